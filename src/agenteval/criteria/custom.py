@@ -1,0 +1,132 @@
+"""Custom criteria: plain Python functions named in the config, or registered from Python.
+
+A function takes `(eval_metric, actual_invocations, expected_invocations,
+conversation_scenario)`, as ADK's custom metrics do, sync or async. It may return a number
+(the overall score; status follows the threshold), a `CriterionResult`, or an object shaped like
+ADK's EvaluationResult (`overall_score`, `overall_eval_status`, `per_invocation_results`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import ConfigDict
+
+from agenteval.criteria.base import Criterion, CriterionResult, EvalContext, InvocationScore
+from agenteval.criteria.registry import MetricSpec, Registry
+from agenteval.errors import DataError
+from agenteval.schema import BaseCriterion, EvalConfig, EvalMetric, EvalStatus
+
+
+class CustomCriterionConfig(BaseCriterion):
+    """A custom metric's criterion: a threshold plus any keys the function wants to read."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def import_function(dotted: str) -> Callable[..., Any]:
+    """Imports `package.module.function`; raises ImportError or AttributeError."""
+    module_name, _, attr = dotted.rpartition(".")
+    if not module_name:
+        raise ImportError(f"{dotted!r} is not a dotted module.function path")
+    fn = getattr(importlib.import_module(module_name), attr)
+    if not callable(fn):
+        raise TypeError(f"{dotted!r} is not callable")
+    return fn  # type: ignore[no-any-return]
+
+
+def _status(value: Any) -> EvalStatus | None:
+    if value is None:
+        return None
+    if isinstance(value, EvalStatus):
+        return value
+    raw = getattr(value, "value", value)
+    return EvalStatus(int(raw)) if isinstance(raw, int) else EvalStatus[str(raw).split(".")[-1]]
+
+
+def to_result(value: Any, n_invocations: int) -> CriterionResult:
+    """Normalises whatever a custom function returned."""
+    if isinstance(value, CriterionResult):
+        return value
+    if isinstance(value, bool) or isinstance(value, (int, float)):
+        score = float(value)
+        return CriterionResult(score, [InvocationScore(score) for _ in range(n_invocations)])
+    if value is None:
+        raise TypeError("the custom metric returned None")
+    overall = getattr(value, "overall_score", None)
+    per = getattr(value, "per_invocation_results", None) or []
+    return CriterionResult(
+        None if overall is None else float(overall),
+        [InvocationScore(getattr(p, "score", None)) for p in per],
+        status=_status(getattr(value, "overall_eval_status", None)),
+    )
+
+
+class FunctionCriterion(Criterion):
+    """Runs a custom metric function."""
+
+    criterion_model = CustomCriterionConfig
+    is_async = True
+
+    def __init__(self, metric_name: str, criterion: BaseCriterion,
+                 fn: Callable[..., Any], path: str | None = None) -> None:
+        super().__init__(metric_name, criterion)
+        self.fn = fn
+        self.path = path
+
+    async def ascore(self, ctx: EvalContext) -> CriterionResult:
+        metric = EvalMetric(
+            metric_name=self.metric_name,
+            criterion=self.criterion.model_dump(),
+            custom_function_path=self.path,
+        )
+        value = self.fn(metric, list(ctx.actual),
+                        list(ctx.expected) if ctx.expected is not None else None, ctx.scenario)
+        if inspect.isawaitable(value):
+            value = await value
+        return to_result(value, len(ctx.actual))
+
+
+def function_spec(name: str, fn: Callable[..., Any], *, path: str | None = None,
+                  description: str = "", min_value: float = 0.0,
+                  max_value: float = 1.0) -> MetricSpec:
+    """A metric spec for a custom function."""
+
+    def factory(metric_name: str, criterion: BaseCriterion) -> Criterion:
+        return FunctionCriterion(metric_name, criterion, fn, path)
+
+    return MetricSpec(name=name, factory=factory, criterion_model=CustomCriterionConfig,
+                      description=description, min_value=min_value, max_value=max_value,
+                      custom_function_path=path)
+
+
+def register_function(name: str, fn: Callable[..., Any], *, registry: Registry | None = None,
+                      description: str = "", min_value: float = 0.0,
+                      max_value: float = 1.0) -> None:
+    """Registers a custom metric function from Python (the default registry if None)."""
+    from agenteval.criteria.registry import default_registry
+
+    (registry or default_registry()).register(function_spec(
+        name, fn, description=description, min_value=min_value, max_value=max_value))
+
+
+def register_config_metrics(registry: Registry, config: EvalConfig,
+                            source: str | Path | None) -> None:
+    """Imports and registers the config's `custom_metrics`; errors name the failing key."""
+    for name, decl in (config.custom_metrics or {}).items():
+        key = f"custom_metrics.{name}.code_config.name"
+        try:
+            fn = import_function(decl.code_config.name)
+        except Exception as e:  # any import-time failure is the config's problem
+            raise DataError(source, key, f"cannot import {decl.code_config.name!r}: {e}") from None
+        interval = ((decl.metric_info or {}).get("metric_value_info") or {}).get("interval") or {}
+        registry.register(
+            function_spec(name, fn, path=decl.code_config.name, description=decl.description,
+                          min_value=float(interval.get("min_value", 0.0)),
+                          max_value=float(interval.get("max_value", 1.0))),
+            replace_existing=True,
+        )

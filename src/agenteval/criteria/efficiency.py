@@ -1,0 +1,104 @@
+"""Efficiency metrics: informational counts, never gating (lower is better).
+
+They read what inference recorded: tool calls, model calls (events with usage metadata or a
+model version), token usage and timings. For data that lacks them (the legacy intermediate form,
+or runs read back from files without timings) the value is None, i.e. not available.
+"""
+
+from __future__ import annotations
+
+from agenteval.criteria.base import Criterion, CriterionResult, EvalContext, InvocationScore, mean
+from agenteval.schema import (
+    DurationDetails,
+    EvalMetricResultDetails,
+    Invocation,
+    TokenUsageDetails,
+)
+
+
+class ToolCallCount(Criterion):
+    """`tool_call_count_v1`: tool calls per invocation; overall, the mean."""
+
+    def score(self, ctx: EvalContext) -> CriterionResult:
+        per = [float(len(inv.tool_calls())) for inv in ctx.actual]
+        return CriterionResult(mean(per), [InvocationScore(v) for v in per])
+
+
+class InferenceCallCount(Criterion):
+    """`inference_call_count_v1`: model calls per invocation; overall, the mean."""
+
+    def score(self, ctx: EvalContext) -> CriterionResult:
+        per: list[float | None] = []
+        for inv in ctx.actual:
+            n = inv.model_call_count()
+            per.append(None if n is None else float(n))
+        return CriterionResult(mean(per), [InvocationScore(v) for v in per])
+
+
+def token_usage(inv: Invocation) -> TokenUsageDetails | None:
+    """Summed token counts of an invocation's model calls; None when none were reported."""
+    usages = inv.usage()
+    if not usages:
+        return None
+
+    def total(attr: str) -> float | None:
+        values = [getattr(u, attr) for u in usages if getattr(u, attr) is not None]
+        return float(sum(values)) if values else None
+
+    prompt, cached = total("prompt_token_count"), total("cached_content_token_count")
+    tool, candidates = total("tool_use_prompt_token_count"), total("candidates_token_count")
+    reasoning = total("thoughts_token_count")
+    inputs = None if prompt is None and tool is None else (prompt or 0.0) + (tool or 0.0)
+    outputs = (None if candidates is None and reasoning is None
+               else (candidates or 0.0) + (reasoning or 0.0))
+    overall = None if inputs is None and outputs is None else (inputs or 0.0) + (outputs or 0.0)
+    return TokenUsageDetails(total_tokens=overall, input_tokens=inputs, prompt_tokens=prompt,
+                             cached_tokens=cached, tool_use_tokens=tool, output_tokens=outputs,
+                             candidates_tokens=candidates, reasoning_tokens=reasoning)
+
+
+class TokenUsage(Criterion):
+    """`token_usage_v1`: total tokens per invocation.
+
+    Overall details: each count summed over invocations and divided by the number of all
+    invocations (a count reported by no invocation stays None).
+    """
+
+    def score(self, ctx: EvalContext) -> CriterionResult:
+        details = [token_usage(inv) for inv in ctx.actual]
+        per = [InvocationScore(d.total_tokens if d else None,
+                               EvalMetricResultDetails(token_usage_details=d) if d else None)
+               for d in details]
+        n = len(details) or 1
+        fields = TokenUsageDetails.model_fields
+        sums: dict[str, float | None] = {}
+        for name in fields:
+            values = [getattr(d, name) for d in details if d and getattr(d, name) is not None]
+            sums[name] = sum(values) / n if values else None
+        overall = TokenUsageDetails(**sums)
+        return CriterionResult(mean([p.score for p in per]), per,
+                               EvalMetricResultDetails(token_usage_details=overall))
+
+
+def duration(inv: Invocation) -> DurationDetails | None:
+    """Where an invocation's seconds went; None when it was not timed."""
+    if inv.duration is None:
+        return None
+    model, tool = inv.model_duration, inv.tool_duration
+    framework = max(inv.duration - (model or 0.0) - (tool or 0.0), 0.0)
+    return DurationDetails(total_seconds=inv.duration, model_seconds=model,
+                           tool_seconds=tool, framework_seconds=framework)
+
+
+class InvocationDuration(Criterion):
+    """`invocation_duration_v1`: seconds per invocation; overall, each part averaged."""
+
+    def score(self, ctx: EvalContext) -> CriterionResult:
+        details = [duration(inv) for inv in ctx.actual]
+        per = [InvocationScore(d.total_seconds if d else None,
+                               EvalMetricResultDetails(duration_details=d) if d else None)
+               for d in details]
+        avg = {name: mean([getattr(d, name) for d in details if d])
+               for name in DurationDetails.model_fields}
+        return CriterionResult(mean([p.score for p in per]), per,
+                               EvalMetricResultDetails(duration_details=DurationDetails(**avg)))

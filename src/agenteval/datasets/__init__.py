@@ -1,0 +1,17 @@
+"""Reading and writing eval sets, configs and sessions, with errors that name file and key."""
+
+from agenteval.datasets.config import default_config_for, load_eval_config
+from agenteval.datasets.files import read_json, write_model, write_text_atomic
+from agenteval.datasets.loader import load_eval_set, load_session_file, migrate, parse_eval_set
+
+__all__ = [
+    "default_config_for",
+    "load_eval_config",
+    "load_eval_set",
+    "load_session_file",
+    "migrate",
+    "parse_eval_set",
+    "read_json",
+    "write_model",
+    "write_text_atomic",
+]

@@ -1,0 +1,33 @@
+"""Loading eval configs and finding the `test_config.json` beside an eval set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from agenteval.datasets.files import read_json
+from agenteval.errors import DataError, from_validation_error
+from agenteval.schema import EvalConfig
+
+
+def load_eval_config(path: str | Path) -> EvalConfig:
+    """Parses a config file; unknown top-level keys are errors (ADK ignores them).
+
+    Unlike ADK, a config path that does not exist is an error, not a silent use of defaults.
+    """
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise DataError(path, "", "expected a JSON object with `criteria`")
+    try:
+        return EvalConfig.model_validate(data)
+    except ValidationError as e:
+        raise from_validation_error(path, e) from None
+
+
+def default_config_for(eval_set_path: str | Path) -> tuple[EvalConfig, Path | None]:
+    """The `test_config.json` beside an eval set if there is one, else the default criteria."""
+    candidate = Path(eval_set_path).parent / "test_config.json"
+    if candidate.is_file():
+        return load_eval_config(candidate), candidate
+    return EvalConfig(), None

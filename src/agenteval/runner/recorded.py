@@ -1,0 +1,59 @@
+"""Scoring recorded runs: an expected eval set against an eval set of what the agent did."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from agenteval.criteria.registry import ConfiguredMetric
+from agenteval.errors import DataError
+from agenteval.runner.scoring import CaseRun, NotEvaluatedPolicy, score_case
+from agenteval.schema import EvalSet, EvalSetResult
+
+
+def pair_runs(expected: EvalSet, actual: EvalSet,
+              actual_source: str | Path | None = None) -> list[CaseRun]:
+    """Pairs cases by eval id; missing ids on either side and unequal turn counts are errors."""
+    actual_index = {c.eval_id: (i, c) for i, c in enumerate(actual.eval_cases)}
+    expected_ids = {c.eval_id for c in expected.eval_cases}
+    extra = [c.eval_id for c in actual.eval_cases if c.eval_id not in expected_ids]
+    if extra:
+        i = actual_index[extra[0]][0]
+        raise DataError(actual_source, f"eval_cases[{i}].eval_id",
+                        f"{extra[0]!r} is not in the expected eval set")
+    runs = []
+    for case in expected.eval_cases:
+        if case.eval_id not in actual_index:
+            raise DataError(actual_source, "eval_cases",
+                            f"no case with eval_id {case.eval_id!r} (the expected set has it)")
+        i, got = actual_index[case.eval_id]
+        if got.conversation is None:
+            raise DataError(actual_source, f"eval_cases[{i}].conversation",
+                            "field required: recorded runs need a conversation")
+        if case.conversation is not None and len(case.conversation) != len(got.conversation):
+            raise DataError(actual_source, f"eval_cases[{i}].conversation",
+                            f"{len(got.conversation)} invocations, but the expected case "
+                            f"{case.eval_id!r} has {len(case.conversation)}")
+        state = got.session_input.state if got.session_input else None
+        runs.append(CaseRun(case=case, actual=list(got.conversation), eval_set_id=expected.eval_set_id,
+                            session_state=got.final_session_state or state))
+    return runs
+
+
+def result_id(eval_set_id: str, app_name: str | None = None) -> str:
+    """A result id in ADK's `<app>_<eval_set_id>_<timestamp>` form."""
+    prefix = f"{app_name}_" if app_name else ""
+    return f"{prefix}{eval_set_id}_{time.time()}"
+
+
+async def score_recorded(expected: EvalSet, actual: EvalSet, metrics: Sequence[ConfiguredMetric],
+                         *, actual_source: str | Path | None = None,
+                         policy: NotEvaluatedPolicy = "fail") -> EvalSetResult:
+    """Scores every case of a recorded run; one EvalSetResult."""
+    runs = pair_runs(expected, actual, actual_source)
+    results = [await score_case(run, metrics, policy) for run in runs]
+    rid = result_id(expected.eval_set_id)
+    return EvalSetResult(eval_set_result_id=rid, eval_set_result_name=rid.replace("/", "_"),
+                         eval_set_id=expected.eval_set_id, eval_case_results=results,
+                         creation_timestamp=time.time())

@@ -1,0 +1,150 @@
+"""The scoring phase: criteria over one case's invocations, assembled into an EvalCaseResult.
+
+Errors are data: a criterion that raises, or returns no score, is recorded with its reason in
+`metric_errors`, and by default fails the case (ADK would silently report NOT_EVALUATED and
+ignore it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agenteval.criteria.base import CriterionResult, EvalContext, InvocationScore
+from agenteval.criteria.registry import ConfiguredMetric
+from agenteval.schema import (
+    EvalCase,
+    EvalCaseResult,
+    EvalMetricResult,
+    EvalMetricResultDetails,
+    EvalMetricResultPerInvocation,
+    EvalStatus,
+    Invocation,
+    MetricError,
+)
+
+NotEvaluatedPolicy = Literal["fail", "ignore"]
+
+
+@dataclass
+class CaseRun:
+    """What one case produced: its actual invocations, or the error that stopped inference."""
+
+    case: EvalCase
+    actual: list[Invocation]
+    eval_set_id: str
+    session_id: str = ""
+    user_id: str | None = None
+    run_index: int = 0
+    error_message: str | None = None
+    session_state: dict[str, Any] | None = None
+    session_details: dict[str, Any] | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+def metric_status(metric: ConfiguredMetric, score: float | None) -> EvalStatus:
+    """PASSED when score ≥ threshold; NOT_EVALUATED without a score; INFORMATIONAL if so."""
+    if metric.spec.informational:
+        return EvalStatus.INFORMATIONAL
+    if score is None:
+        return EvalStatus.NOT_EVALUATED
+    return EvalStatus.PASSED if score >= metric.criterion.threshold else EvalStatus.FAILED
+
+
+def case_status(statuses: Sequence[EvalStatus], policy: NotEvaluatedPolicy) -> EvalStatus:
+    """FAILED if a gating metric failed (or, by default, was not evaluated); else PASSED if any
+    passed; else NOT_EVALUATED."""
+    if EvalStatus.FAILED in statuses:
+        return EvalStatus.FAILED
+    if policy == "fail" and EvalStatus.NOT_EVALUATED in statuses:
+        return EvalStatus.FAILED
+    if EvalStatus.PASSED in statuses:
+        return EvalStatus.PASSED
+    return EvalStatus.NOT_EVALUATED
+
+
+async def run_criterion(metric: ConfiguredMetric, ctx: EvalContext) -> CriterionResult:
+    """Runs one criterion; an exception becomes a result carrying the error."""
+    try:
+        criterion = metric.build()
+        if criterion.is_async:
+            result = await criterion.ascore(ctx)
+        else:
+            result = criterion.score(ctx)
+    except Exception as e:  # a criterion's failure is recorded, never fatal to the run
+        return CriterionResult(None, [], error=f"{type(e).__name__}: {e}")
+    if len(result.per_invocation) != len(ctx.actual) and result.per_invocation:
+        return CriterionResult(None, [], error=(
+            f"returned {len(result.per_invocation)} per-invocation results "
+            f"for {len(ctx.actual)} invocations"))
+    return result
+
+
+def _metric_result(wire: dict[str, Any], status: EvalStatus, score: float | None,
+                   details: EvalMetricResultDetails | None) -> EvalMetricResult:
+    # model_construct: the values were validated when the config was resolved; this runs
+    # once per metric per invocation and dominates the cost of scoring large runs.
+    return EvalMetricResult.model_construct(
+        **wire, score=score, eval_status=status,
+        details=details if details is not None else EvalMetricResultDetails.model_construct(),
+    )
+
+
+async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
+                     policy: NotEvaluatedPolicy = "fail") -> EvalCaseResult:
+    """Scores one case run with every configured metric."""
+    expected = run.case.conversation
+    n = len(run.actual)
+    overall: list[EvalMetricResult] = []
+    per_inv: list[list[EvalMetricResult]] = [[] for _ in range(n)]
+    errors: list[MetricError] = []
+    statuses: list[EvalStatus] = []
+    if run.error_message is None:
+        ctx = EvalContext(actual=run.actual, expected=expected, scenario=run.case.conversation_scenario,
+                          session_state=run.session_state, extras=run.extras)
+        for metric in metrics:
+            if metric.spec.requires_expected and expected is None:
+                result = CriterionResult(None, [], error="needs expected invocations, but the case "
+                                         "is a conversation_scenario")
+            else:
+                result = await run_criterion(metric, ctx)
+            wire = metric.wire().model_dump()
+            status = result.status or metric_status(metric, result.score)
+            if result.error or (status == EvalStatus.NOT_EVALUATED):
+                errors.append(MetricError(metric_name=metric.name,
+                                          message=result.error or "the criterion produced no score"))
+            overall.append(_metric_result(wire, status, result.score, result.details))
+            if not metric.spec.informational:
+                statuses.append(status)
+            scores = result.per_invocation or [InvocationScore(None) for _ in range(n)]
+            for i, inv_score in enumerate(scores):
+                if inv_score.error:
+                    errors.append(MetricError(metric_name=metric.name, message=inv_score.error,
+                                              invocation_index=i))
+                per_inv[i].append(_metric_result(wire, metric_status(metric, inv_score.score),
+                                                 inv_score.score, inv_score.details))
+        final = case_status(statuses, policy)
+    else:
+        final = EvalStatus.FAILED
+    return EvalCaseResult(
+        eval_set_file=run.eval_set_id,
+        eval_set_id=run.eval_set_id,
+        eval_id=run.case.eval_id,
+        final_eval_status=final,
+        overall_eval_metric_results=overall,
+        eval_metric_result_per_invocation=[
+            EvalMetricResultPerInvocation.model_construct(
+                actual_invocation=inv,
+                expected_invocation=expected[i] if expected is not None and i < len(expected) else None,
+                eval_metric_results=per_inv[i],
+            )
+            for i, inv in enumerate(run.actual)
+        ],
+        session_id=run.session_id,
+        session_details=run.session_details,
+        user_id=run.user_id,
+        error_message=run.error_message,
+        metric_errors=errors,
+        run_index=run.run_index,
+    )

@@ -1,0 +1,93 @@
+"""Criterion configurations: what each metric reads from `criteria` in an eval config.
+
+Every model here forbids unknown keys, so a misspelled option is an error rather than a
+silently ignored default (ADK ignores it).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from agenteval.schema.base import WireModel
+from agenteval.schema.rubric import Rubric
+
+DEFAULT_JUDGE_MODEL = "local"
+
+
+class BaseCriterion(WireModel):
+    """The fields every criterion has."""
+
+    threshold: float
+    include_intermediate_responses_in_final: bool = False
+
+
+class MatchType(str, Enum):
+    """How expected and actual tool-call lists are compared."""
+
+    EXACT = "EXACT"
+    IN_ORDER = "IN_ORDER"
+    ANY_ORDER = "ANY_ORDER"
+
+
+_MATCH_TYPE_BY_INDEX = {0: MatchType.EXACT, 1: MatchType.IN_ORDER, 2: MatchType.ANY_ORDER}
+
+
+class ToolTrajectoryCriterion(BaseCriterion):
+    """`tool_trajectory_avg_score` (and the precision/recall measures): match type and args."""
+
+    match_type: MatchType = MatchType.EXACT
+    ignore_args: bool = False
+
+    @field_validator("match_type", mode="before")
+    @classmethod
+    def _normalise_match_type(cls, value: Any) -> Any:
+        # ADK accepts "in-order", "In Order" and the enum's integer values 0/1/2.
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int):
+            return _MATCH_TYPE_BY_INDEX.get(value, value)
+        if isinstance(value, str):
+            return value.strip().upper().replace("-", "_").replace(" ", "_")
+        return value
+
+
+class SingleToolUseCriterion(BaseCriterion):
+    """`tool_trajectory_single_tool_use`: the tool whose use is checked."""
+
+    tool_name: str
+
+
+class JudgeModelOptions(WireModel):
+    """Which judge model to ask, how many samples to vote over, and how many at once."""
+
+    judge_model: str = DEFAULT_JUDGE_MODEL
+    judge_model_config: dict[str, Any] | None = None
+    num_samples: int = Field(default=5, ge=1)
+    parallelism_limit: int = Field(default=1, ge=1)
+
+
+class LlmAsAJudgeCriterion(BaseCriterion):
+    """A criterion scored by an LLM judge."""
+
+    judge_model_options: JudgeModelOptions = Field(default_factory=JudgeModelOptions)
+
+
+class RubricsBasedCriterion(LlmAsAJudgeCriterion):
+    """A judge criterion that checks a list of rubrics."""
+
+    rubrics: list[Rubric] = Field(default_factory=list)
+
+
+class HallucinationsCriterion(LlmAsAJudgeCriterion):
+    """`hallucinations_v1`: optionally also check intermediate natural-language responses."""
+
+    evaluate_intermediate_nl_responses: bool = False
+
+
+class LlmBackedUserSimulatorCriterion(LlmAsAJudgeCriterion):
+    """`per_turn_user_simulator_quality_v1`: the stop signal the simulator uses."""
+
+    stop_signal: str = "</finished>"

@@ -1,0 +1,121 @@
+"""The result document: one `EvalSetResult` per run, in ADK's EvalSetResult layout.
+
+Fields ADK lacks live only on `EvalCaseResult` (where ADK ignores unknown keys), so ADK tooling
+can still read the document.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Any
+
+from pydantic import ConfigDict, Field
+
+from agenteval.schema.base import WireModel
+from agenteval.schema.invocation import Invocation
+from agenteval.schema.rubric import RubricScore
+
+
+class EvalStatus(IntEnum):
+    """Outcome of a metric or case; serialised as ADK's integers."""
+
+    PASSED = 1
+    FAILED = 2
+    NOT_EVALUATED = 3
+    INFORMATIONAL = 4
+
+
+class TokenUsageDetails(WireModel):
+    """Token counts behind `token_usage_v1`; None where no model call reported a count."""
+
+    total_tokens: float | None = None
+    input_tokens: float | None = None
+    prompt_tokens: float | None = None
+    cached_tokens: float | None = None
+    tool_use_tokens: float | None = None
+    output_tokens: float | None = None
+    candidates_tokens: float | None = None
+    reasoning_tokens: float | None = None
+
+
+class DurationDetails(WireModel):
+    """Seconds behind `invocation_duration_v1`: total = model + tool + framework."""
+
+    total_seconds: float | None = None
+    model_seconds: float | None = None
+    tool_seconds: float | None = None
+    framework_seconds: float | None = None
+
+
+class EvalMetricResultDetails(WireModel):
+    """Per-rubric scores and usage breakdowns attached to a metric result."""
+
+    rubric_scores: list[RubricScore] | None = None
+    token_usage_details: TokenUsageDetails | None = None
+    duration_details: DurationDetails | None = None
+
+
+class EvalMetric(WireModel):
+    """A metric as configured: name, threshold and the full criterion."""
+
+    metric_name: str
+    threshold: float | None = None
+    criterion: dict[str, Any] | None = None
+    custom_function_path: str | None = None
+
+
+class EvalMetricResult(EvalMetric):
+    """A metric's score and status for a case or an invocation."""
+
+    score: float | None = None
+    eval_status: EvalStatus
+    details: EvalMetricResultDetails = Field(default_factory=EvalMetricResultDetails)
+
+
+class EvalMetricResultPerInvocation(WireModel):
+    """Every metric's result for one actual invocation, beside the expected one."""
+
+    actual_invocation: Invocation
+    expected_invocation: Invocation | None = None
+    eval_metric_results: list[EvalMetricResult] = Field(default_factory=list)
+
+
+class MetricError(WireModel):
+    """Why a metric could not be evaluated (agenteval extension: ADK drops the reason)."""
+
+    metric_name: str
+    message: str
+    invocation_index: int | None = None
+
+
+class EvalCaseResult(WireModel):
+    """A case's final status, per-metric results, and per-invocation results."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    eval_set_file: str | None = None
+    eval_set_id: str = ""
+    eval_id: str = ""
+    final_eval_status: EvalStatus
+    eval_metric_results: list[Any] | None = None
+    overall_eval_metric_results: list[EvalMetricResult]
+    eval_metric_result_per_invocation: list[EvalMetricResultPerInvocation]
+    session_id: str
+    session_details: dict[str, Any] | None = None
+    user_id: str | None = None
+    # agenteval extensions
+    error_message: str | None = None
+    metric_errors: list[MetricError] = Field(default_factory=list)
+    run_index: int = 0
+
+
+class EvalSetResult(WireModel):
+    """All case results of one run over one eval set."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    eval_set_result_id: str
+    eval_set_result_name: str | None = None
+    eval_set_id: str
+    eval_case_results: list[EvalCaseResult] = Field(default_factory=list)
+    creation_timestamp: float = 0.0
