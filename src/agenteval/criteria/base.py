@@ -90,6 +90,6 @@ class PerInvocationCriterion(Criterion):
     def score(self, ctx: EvalContext) -> CriterionResult:
         if ctx.expected is None:
             raise ValueError(f"{self.metric_name} needs expected invocations")
-        scores = [self.score_pair(a, e) for a, e in zip(ctx.actual, ctx.expected)]
+        scores = [self.score_pair(a, e) for a, e in zip(ctx.actual, ctx.expected, strict=False)]
         overall = sum(scores) / len(scores) if scores else None
         return CriterionResult(overall, [InvocationScore(s) for s in scores])

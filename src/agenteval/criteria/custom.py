@@ -52,7 +52,7 @@ def to_result(value: Any, n_invocations: int) -> CriterionResult:
     """Normalises whatever a custom function returned."""
     if isinstance(value, CriterionResult):
         return value
-    if isinstance(value, bool) or isinstance(value, (int, float)):
+    if isinstance(value, (bool, int, float)):
         score = float(value)
         return CriterionResult(score, [InvocationScore(score) for _ in range(n_invocations)])
     if value is None:

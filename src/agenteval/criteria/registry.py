@@ -7,6 +7,7 @@ out-of-range threshold are errors that name the config file and the key.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,7 +93,9 @@ class Registry:
         key = f"criteria.{name}"
         spec = self.specs.get(name)
         if spec is None:
-            raise DataError(source, key, f"unknown criterion; known: {', '.join(self.names())}")
+            close = difflib.get_close_matches(name, self.names(), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise DataError(source, key, f"unknown criterion; {hint}known: {', '.join(self.names())}")
         if spec.informational:
             raise DataError(source, key, "informational metric: it is always reported and "
                             "takes no threshold; remove it from criteria")

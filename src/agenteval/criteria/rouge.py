@@ -59,7 +59,7 @@ def _words(text: str) -> list[str]:
     pieces: list[str] = []
     for char in text:
         kind = _kind(char)
-        if kind == _WORD or kind == _CLUSTER_MARK:
+        if kind in (_WORD, _CLUSTER_MARK):
             pieces.append(char)
         elif kind == _SEP:
             pieces.append(" ")

@@ -34,7 +34,7 @@ def exact_match(actual: Sequence[FunctionCall], expected: Sequence[FunctionCall]
                 ignore_args: bool) -> bool:
     """Same length and pairwise equal in order."""
     return len(actual) == len(expected) and all(
-        calls_equal(a, e, ignore_args) for a, e in zip(actual, expected)
+        calls_equal(a, e, ignore_args) for a, e in zip(actual, expected, strict=False)
     )
 
 

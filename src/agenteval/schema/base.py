@@ -16,6 +16,7 @@ class WireModel(BaseModel):
         alias_generator=to_camel,
         populate_by_name=True,
         extra="forbid",
+        loc_by_alias=False,  # errors name fields by their snake_case names
     )
 
 

@@ -1,0 +1,124 @@
+"""One small async LLM interface, used by agents, judges and user simulators alike.
+
+A backend turns a `ModelRequest` (chat messages, optional tool declarations, optional
+constrained output, sampling settings, a number of samples) into a `ModelResponse` with one
+`Generation` per sample and the token usage of the call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True)
+class ToolCallRequest:
+    """A tool call the model asked for."""
+
+    name: str
+    args: dict[str, Any]
+    id: str | None = None
+
+
+@dataclass(frozen=True)
+class Message:
+    """A chat message. `tool_calls` on assistant messages; `tool_call_id`/`name` on tool ones."""
+
+    role: Role
+    content: str
+    tool_calls: tuple[ToolCallRequest, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool declaration: name, description and a JSON schema of its parameters."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """What to generate.
+
+    `json_schema` or `grammar` (GBNF) constrain the output where the backend supports it;
+    `n` asks for that many independent samples of the same prompt.
+    """
+
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    json_schema: dict[str, Any] | None = None
+    grammar: str | None = None
+    temperature: float = 0.0
+    seed: int | None = None
+    n: int = 1
+    max_tokens: int = 512
+    stop: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts of one call (summed over samples)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.prompt_tokens + other.prompt_tokens,
+                     self.completion_tokens + other.completion_tokens,
+                     self.cached_tokens + other.cached_tokens)
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One sample: its text and any tool calls the backend parsed out."""
+
+    text: str
+    tool_calls: tuple[ToolCallRequest, ...] = ()
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class ModelResponse:
+    """All samples of one request, with usage and the model's own name for itself."""
+
+    generations: tuple[Generation, ...]
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+
+    @property
+    def text(self) -> str:
+        """The first sample's text."""
+        return self.generations[0].text if self.generations else ""
+
+
+class ModelError(Exception):
+    """A model call failed for good (bad request, refused, unparsable reply)."""
+
+
+class TransientModelError(ModelError):
+    """A model call failed in a way worth retrying (timeout, 429, 5xx, connection reset)."""
+
+
+class ModelUnavailable(ModelError):
+    """The backend cannot be used here (missing extra, missing key); the message says how to fix it."""
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """An async chat model."""
+
+    @property
+    def name(self) -> str:
+        """The model string that selects this model (see `models.resolve`)."""
+        ...
+
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        """Generates `request.n` samples; raises ModelError subclasses on failure."""
+        ...

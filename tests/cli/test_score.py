@@ -1,0 +1,92 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from agenteval.cli.main import cli
+from agenteval.schema import EvalSetResult
+from tests.conftest import PARITY
+from tests.helpers import call, eval_set, inv
+
+
+def _write(path: Path, data: object) -> Path:
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+    return path
+
+
+@pytest.fixture
+def sets(tmp_path: Path) -> tuple[Path, Path]:
+    expected = eval_set("s", {"a": [inv("roll", "You rolled 4", [call("roll_die", sides=6)])],
+                              "b": [inv("hi", "Hello there")]})
+    actual = eval_set("s", {"a": [inv("roll", "You rolled a 4", [call("roll_die", sides=6)])],
+                            "b": [inv("hi", "Hello there")]})
+    e = _write(tmp_path / "e.evalset.json", expected.model_dump(exclude_none=True))
+    a = _write(tmp_path / "a.evalset.json", actual.model_dump(exclude_none=True))
+    return e, a
+
+
+def test_all_pass_exit_0_and_result_document(tmp_path: Path, sets: tuple[Path, Path]) -> None:
+    out = tmp_path / "out" / "result.json"
+    r = CliRunner().invoke(cli, ["score", str(sets[0]), "--actual", str(sets[1]), "--output", str(out),
+                                 "--print_detailed_results"])
+    assert r.exit_code == 0, r.output
+    assert "Eval Run Summary" in r.output and "roll_die(sides=6)" in r.output
+    doc = json.loads(out.read_text())
+    assert doc["eval_set_id"] == "s" and doc["eval_set_result_id"].startswith("s_")
+    case = doc["eval_case_results"][0]
+    assert case["final_eval_status"] == 1
+    assert {m["metric_name"] for m in case["overall_eval_metric_results"]} >= {
+        "tool_trajectory_avg_score", "response_match_score"}
+    EvalSetResult.model_validate(doc)
+
+
+def test_failure_exit_1(tmp_path: Path, sets: tuple[Path, Path]) -> None:
+    cfg = _write(tmp_path / "cfg.json", {"criteria": {"response_match_score": 1.0}})
+    r = CliRunner().invoke(cli, ["score", str(sets[0]), "--actual", str(sets[1]),
+                                 "--config_file_path", str(cfg)])
+    assert r.exit_code == 1
+    assert "FAILED" in r.output
+
+
+@pytest.mark.parametrize(("mutate", "message"), [
+    (lambda d: d["eval_cases"].pop(), "no case with eval_id 'b'"),
+    (lambda d: d["eval_cases"][0]["conversation"].append(d["eval_cases"][0]["conversation"][0]),
+     "eval_cases[0].conversation: 2 invocations"),
+    (lambda d: d["eval_cases"][0].update(eval_id="zz"), "eval_cases[0].eval_id: 'zz' is not in"),
+    (lambda d: d["eval_cases"][0]["conversation"][0].pop("user_content"),
+     "eval_cases[0].conversation[0].user_content: field required"),
+])
+def test_bad_input_exit_2_one_line_no_output(tmp_path: Path, sets: tuple[Path, Path], mutate,  # type: ignore[no-untyped-def]
+                                             message: str) -> None:
+    data = json.loads(sets[1].read_text())
+    mutate(data)
+    _write(sets[1], data)
+    out = tmp_path / "result.json"
+    r = CliRunner().invoke(cli, ["score", str(sets[0]), "--actual", str(sets[1]), "-o", str(out)])
+    assert r.exit_code == 2
+    assert message in r.output and str(sets[1]) in r.output
+    assert not out.exists()
+
+
+def test_missing_file_exit_2(tmp_path: Path) -> None:
+    r = CliRunner().invoke(cli, ["score", str(tmp_path / "nope.json"), "--actual", str(tmp_path / "x.json")])
+    assert r.exit_code == 2 and "file not found" in r.output
+
+
+def test_migrate_command(tmp_path: Path) -> None:
+    new = tmp_path / "m.evalset.json"
+    old = PARITY.parent / "adk" / "trip_planner_agent" / "trip_inquiry.test.json"
+    session = old.parent / "initial.session.json"
+    r = CliRunner().invoke(cli, ["migrate", str(old), str(new), "--initial_session_file", str(session)])
+    assert r.exit_code == 0, r.output
+    assert json.loads(new.read_text())["eval_cases"][0]["session_input"]["user_id"] == "test_user"
+
+
+def test_console_script_starts_without_heavy_imports() -> None:
+    code = ("import sys; from agenteval.cli.main import cli; "
+            "print(sorted(m for m in ('pydantic', 'rich', 'rouge_score', 'nltk') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,0 +1,22 @@
+import pytest
+
+from agenteval.criteria.rouge import rouge1_fmeasure, tokenize
+
+
+@pytest.mark.parametrize(("candidate", "reference", "expected"), [
+    ("The cats are running", "the cat ran", 4 / 7),
+    ("1,000,000", "1000000", 0.0),
+    ("", "", 0.0),
+    ("anything", "", 0.0),
+    ("b a", "a b", 1.0),
+])
+def test_rouge1_f(candidate: str, reference: str, expected: float) -> None:
+    assert rouge1_fmeasure(candidate, reference) == pytest.approx(expected)
+
+
+def test_tokenizer_follows_unicode_rules() -> None:
+    assert tokenize("Running don't user_name") == ["run", "don", "t", "user", "name"]
+    assert tokenize("東京へ") == ["東", "京", "へ"]
+    assert tokenize("café cafe") == ["café", "cafe"]  # no accent folding, non-ASCII not stemmed
+    assert tokenize("ﬁnding ①") == ["find", "1"]  # NFKC first
+    assert tokenize("สวัสดี") == ["ส", "วั", "ส", "ดี"]  # Thai grapheme clusters

@@ -1,0 +1,83 @@
+import asyncio
+
+from agenteval.criteria import CriterionResult, EvalContext, Registry, default_registry
+from agenteval.criteria.custom import register_function
+from agenteval.runner import CaseRun, score_case
+from agenteval.schema import EvalCase, EvalStatus
+from tests.helpers import call, inv
+
+
+def _run(actual: list, expected: list) -> CaseRun:  # type: ignore[type-arg]
+    return CaseRun(case=EvalCase(eval_id="c", conversation=expected), actual=actual, eval_set_id="s")
+
+
+def test_case_passes_when_every_gating_metric_passes() -> None:
+    metrics = default_registry().resolve(default_registry_config())
+    result = asyncio.run(score_case(_run([inv(calls=[call("f")])], [inv(calls=[call("f")])]), metrics))
+    assert result.final_eval_status == EvalStatus.PASSED
+    statuses = {m.metric_name: m.eval_status for m in result.overall_eval_metric_results}
+    assert statuses["tool_call_count_v1"] == EvalStatus.INFORMATIONAL
+    assert result.eval_metric_result_per_invocation[0].eval_metric_results[0].score == 1.0
+
+
+def default_registry_config():  # type: ignore[no-untyped-def]
+    from agenteval.schema import EvalConfig
+
+    return EvalConfig()
+
+
+def _broken_registry() -> Registry:
+    registry = Registry()
+
+    def broken(metric, actual, expected, scenario):  # type: ignore[no-untyped-def]
+        raise RuntimeError("judge unreachable")
+
+    def empty(metric, actual, expected, scenario):  # type: ignore[no-untyped-def]
+        return CriterionResult(None, [])
+
+    register_function("broken", broken, registry=registry)
+    register_function("empty", empty, registry=registry)
+    register_function("ok", lambda *a: 1.0, registry=registry)
+    return registry
+
+
+def test_failed_criterion_is_recorded_and_fails_the_case() -> None:
+    registry = _broken_registry()
+    metrics = [registry.configure(n, 0.5) for n in ("ok", "broken", "empty")]
+    result = asyncio.run(score_case(_run([inv()], [inv()]), metrics))
+    assert result.final_eval_status == EvalStatus.FAILED
+    assert [m.eval_status for m in result.overall_eval_metric_results] == [
+        EvalStatus.PASSED, EvalStatus.NOT_EVALUATED, EvalStatus.NOT_EVALUATED]
+    messages = {e.metric_name: e.message for e in result.metric_errors}
+    assert messages == {"broken": "RuntimeError: judge unreachable",
+                        "empty": "the criterion produced no score"}
+
+
+def test_not_evaluated_can_be_ignored_by_policy() -> None:
+    registry = _broken_registry()
+    metrics = [registry.configure(n, 0.5) for n in ("ok", "broken")]
+    result = asyncio.run(score_case(_run([inv()], [inv()]), metrics, policy="ignore"))
+    assert result.final_eval_status == EvalStatus.PASSED
+    assert result.metric_errors  # still recorded
+
+
+def test_inference_error_fails_case_without_metrics() -> None:
+    run = _run([], [inv()])
+    run.error_message = "ValueError: agent exploded"
+    result = asyncio.run(score_case(run, default_registry().resolve(default_registry_config())))
+    assert result.final_eval_status == EvalStatus.FAILED
+    assert result.error_message == "ValueError: agent exploded"
+
+
+def test_context_reaches_criteria() -> None:
+    seen: list[EvalContext] = []
+    registry = Registry()
+
+    def spy(metric, actual, expected, scenario):  # type: ignore[no-untyped-def]
+        seen.append(EvalContext(actual=actual, expected=expected))
+        return 1.0
+
+    register_function("spy", spy, registry=registry)
+    asyncio.run(score_case(_run([inv("a")], [inv("e")]), [registry.configure("spy", 1.0)]))
+    assert seen[0].actual[0].user_content.text() == "a"
+    assert seen[0].expected is not None and seen[0].expected[0].user_content.text() == "e"

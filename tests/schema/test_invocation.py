@@ -1,0 +1,71 @@
+from agenteval.schema import EvalSet, IntermediateData, Invocation, InvocationEvents
+
+CAMEL = {
+    "evalSetId": "s",
+    "evalCases": [{
+        "evalId": "c1",
+        "conversation": [{
+            "invocationId": "i1",
+            "userContent": {"role": "user", "parts": [{"text": "roll"}]},
+            "finalResponse": {"role": "model", "parts": [{"text": "4", "thought": False}]},
+            "intermediateData": {"invocationEvents": [
+                {"author": "a", "invocationIndex": 0,
+                 "content": {"parts": [{"functionCall": {"id": "x", "name": "roll_die",
+                                                         "args": {"sides": 6}}}]}},
+                {"author": "a", "content": {"parts": [{"functionResponse": {
+                    "id": "x", "name": "roll_die", "response": {"result": 4}}}]}},
+            ]},
+        }],
+        "sessionInput": {"appName": "app", "userId": "u", "state": {"k": 1}},
+    }],
+}
+
+
+def test_camel_case_keys_load_and_dump_snake_case() -> None:
+    s = EvalSet.model_validate(CAMEL)
+    inv = s.eval_cases[0].conversation[0]  # type: ignore[index]
+    assert isinstance(inv.intermediate_data, InvocationEvents)
+    assert [c.name for c in inv.tool_calls()] == ["roll_die"]
+    dumped = s.model_dump(exclude_none=True)
+    assert dumped["eval_cases"][0]["session_input"]["app_name"] == "app"
+    assert EvalSet.model_validate(dumped) == s
+
+
+def test_union_resolution_matches_adk() -> None:
+    legacy = Invocation.model_validate({"user_content": {"parts": [{"text": "q"}]},
+                                        "intermediate_data": {"tool_uses": [{"name": "f"}]}})
+    empty = Invocation.model_validate({"user_content": {"parts": [{"text": "q"}]},
+                                       "intermediate_data": {}})
+    assert isinstance(legacy.intermediate_data, IntermediateData)
+    assert isinstance(empty.intermediate_data, IntermediateData)
+
+
+def test_unknown_genai_part_fields_round_trip() -> None:
+    raw = {"user_content": {"parts": [{"text": "q", "video_metadata": None,
+                                       "executable_code": {"code": "1"}}]}}
+    inv = Invocation.model_validate(raw)
+    assert inv.model_dump(exclude_none=True)["user_content"]["parts"][0]["executable_code"] == {
+        "code": "1"}
+
+
+def test_tool_calls_pair_with_responses_by_id_or_position() -> None:
+    inv = Invocation.model_validate({
+        "user_content": {"parts": [{"text": "q"}]},
+        "intermediate_data": {
+            "tool_uses": [{"name": "f"}, {"name": "g"}, {"id": "3", "name": "h"}],
+            "tool_responses": [{"id": "3", "name": "h", "response": {"v": 3}},
+                               {"name": "f", "response": {"v": 1}},
+                               {"name": "g", "response": {"v": 2}}],
+        },
+    })
+    pairs = [(c.name, r.response if r else None) for c, r in inv.tool_calls_with_responses()]
+    assert pairs == [("f", {"v": 1}), ("g", {"v": 2}), ("h", {"v": 3})]
+
+
+def test_thought_parts_are_text_unless_excluded() -> None:
+    inv = Invocation.model_validate({"user_content": {"parts": [{"text": "q"}]},
+                                     "final_response": {"parts": [{"text": "plan", "thought": True},
+                                                                  {"text": "answer"}]}})
+    assert inv.final_response is not None
+    assert inv.final_response.text() == "plan\nanswer"
+    assert inv.final_response.text(include_thoughts=False) == "answer"
