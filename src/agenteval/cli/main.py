@@ -36,6 +36,45 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
                        output, print_detailed_results))
 
 
+@cli.command(name="eval")
+@click.argument("agent_path", type=click.Path())
+@click.argument("eval_set_file_or_id", nargs=-1, required=True)
+@opt.config_file_path
+@opt.print_detailed_results
+@opt.output
+@click.option("--num_runs", "--num-runs", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Run every case this many times.")
+@click.option("--parallelism", default=4, show_default=True, type=click.IntRange(min=1),
+              help="Cases (and runs) in flight at once.")
+@click.option("--agent_model", "--agent-model", help="Model for the agent, replacing its own "
+              "(e.g. local, openai:gpt-4o-mini, ollama:qwen2.5, openai-compat:M@http://host/v1).")
+@click.option("--judge_model", "--judge-model", help="Judge model for every LLM-judged criterion.")
+@click.option("--eval_storage_uri", "--eval-storage-uri", hidden=True,
+              help="Accepted for adk eval compatibility; only local storage is supported.")
+@click.option("--log_level", "--log-level", default="WARNING", show_default=True,
+              type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
+                                case_sensitive=False))
+@click.option("--no_history", "--no-history", is_flag=True,
+              help="Do not write the result into the agent's .agenteval/eval_history.")
+def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_path: str | None,
+          print_detailed_results: bool, output: str | None, num_runs: int, parallelism: int,
+          agent_model: str | None, judge_model: str | None, eval_storage_uri: str | None,
+          log_level: str, no_history: bool) -> None:
+    """Run the agent at AGENT_PATH over eval sets and score what it did.
+
+    Each EVAL_SET_FILE_OR_ID is an eval-set file, optionally followed by `:id1,id2` to select
+    cases, or the id of a set stored as <AGENT_PATH>/<id>.evalset.json.
+    """
+    from agenteval.cli.run import EvalArgs, eval_command
+
+    sys.exit(opt.guard(eval_command, EvalArgs(
+        agent_path=agent_path, eval_sets=list(eval_set_file_or_id),
+        config_file_path=config_file_path, detailed=print_detailed_results, output=output,
+        num_runs=num_runs, parallelism=parallelism, agent_model=agent_model,
+        judge_model=judge_model, eval_storage_uri=eval_storage_uri, log_level=log_level,
+        history=not no_history)))
+
+
 @cli.command()
 @click.argument("old", type=click.Path(dir_okay=False))
 @click.argument("new", type=click.Path(dir_okay=False))

@@ -1,0 +1,197 @@
+"""The built-in tool-calling agent: a model, an instruction and Python functions as tools.
+
+The tool loop suits small local models as well as hosted ones. Tools are declared to the model
+(backends parse native tool calls, or JSON calls written as text), and each round's tool results
+go back to the model as a plain user message rather than `role: tool` messages: small models such
+as the embedded Qwen tend to repeat a call when fed `role: tool` messages with tools still
+declared, while a plain-text result makes them answer. The loop is bounded, and a call repeated
+verbatim within a turn ends the loop with one last request made without tools.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agenteval.agents.base import SessionSpec, TurnResult
+from agenteval.agents.tools import Tool, as_response
+from agenteval.models.base import LLM, Message, ModelRequest, ModelResponse, ToolCallRequest
+from agenteval.schema import (
+    AgentDetails,
+    AppDetails,
+    Content,
+    FunctionCall,
+    FunctionResponse,
+    InvocationEvent,
+    Part,
+    UsageMetadata,
+)
+
+_CALL_FORMAT = (
+    "To use tools, reply with only a JSON object and nothing else:\n"
+    '{"tool_calls": [{"name": "<tool name>", "arguments": {<arguments>}}]}\n'
+    "You may list several calls. When you have what you need, reply to the user in plain text."
+)
+
+
+def _render_instruction(instruction: str, state: dict[str, Any]) -> str:
+    """Fills `{key}` placeholders from session state; unknown placeholders stay as written."""
+    return re.sub(r"\{(\w+)\}", lambda m: str(state.get(m.group(1), m.group(0))), instruction)
+
+
+@dataclass
+class Agent:
+    """A tool-calling agent.
+
+    `model` is an LLM or a model string resolved by the runner (e.g. `local`); `tools` are
+    Python functions, sync or async, whose schemas come from their signatures and docstrings.
+    """
+
+    name: str
+    model: LLM | str
+    instruction: str = ""
+    tools: Sequence[Callable[..., Any]] = ()
+    description: str = ""
+    max_tool_rounds: int = 5
+    temperature: float = 0.0
+    max_tokens: int = 512
+    _tools: dict[str, Tool] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._tools = {t.name: t for t in map(Tool, self.tools)}
+
+
+class BuiltinSession:
+    """A conversation with a built-in Agent over a resolved model."""
+
+    def __init__(self, agent: Agent, model: LLM, spec: SessionSpec) -> None:
+        self.agent = agent
+        self.model = model
+        self._state = spec.state
+        self._history: list[Message] = []
+        self._call_ids = 0
+
+    def state(self) -> dict[str, Any]:
+        return self._state
+
+    async def close(self) -> None:
+        return None
+
+    def _system(self) -> Message:
+        agent = self.agent
+        text = _render_instruction(agent.instruction, self._state)
+        if agent._tools:
+            catalogue = "\n".join(
+                f"- {t.name}: {t.spec.description} Parameters (JSON schema): "
+                f"{json.dumps(t.spec.parameters.get('properties', {}))}"
+                for t in agent._tools.values())
+            text = f"{text}\n\nTools:\n{catalogue}\n\n{_CALL_FORMAT}"
+        return Message("system", text)
+
+    async def _generate(self, messages: list[Message], with_tools: bool) -> tuple[ModelResponse, float]:
+        started = time.perf_counter()
+        response = await self.model.generate(ModelRequest(
+            messages=tuple(messages),
+            tools=tuple(t.spec for t in self.agent._tools.values()) if with_tools else (),
+            temperature=self.agent.temperature,
+            max_tokens=self.agent.max_tokens,
+        ))
+        return response, time.perf_counter() - started
+
+    def _event(self, response: ModelResponse, parts: list[Part] | None) -> InvocationEvent:
+        usage = response.usage
+        return InvocationEvent(
+            author=self.agent.name,
+            content=Content(role="model", parts=parts) if parts else None,
+            usage_metadata=UsageMetadata(
+                prompt_token_count=usage.prompt_tokens,
+                candidates_token_count=usage.completion_tokens,
+                total_token_count=usage.prompt_tokens + usage.completion_tokens,
+                cached_content_token_count=usage.cached_tokens or None,
+            ),
+            model_version=response.model or self.model.name,
+        )
+
+    async def _run_tool(self, call: ToolCallRequest) -> dict[str, Any]:
+        tool = self.agent._tools.get(call.name)
+        if tool is None:
+            return {"error": f"unknown tool {call.name!r}"}
+        try:
+            return as_response(await tool.call(call.args, self._state))
+        except Exception as e:  # the model sees the tool's error and may recover
+            return {"error": f"{type(e).__name__}: {e}"}
+
+    async def send(self, message: Content) -> TurnResult:
+        user_text = message.text()
+        turn: list[Message] = [Message("user", user_text)]
+        events: list[InvocationEvent] = []
+        model_s = tool_s = 0.0
+        seen: set[str] = set()
+        final_text = ""
+        for round_index in range(self.agent.max_tool_rounds + 1):
+            allow_tools = bool(self.agent._tools) and round_index < self.agent.max_tool_rounds
+            response, took = await self._generate([self._system(), *self._history, *turn], allow_tools)
+            model_s += took
+            generation = response.generations[0]
+            calls = list(generation.tool_calls) if allow_tools else []
+            keys = [json.dumps([c.name, c.args], sort_keys=True, default=str) for c in calls]
+            if not calls or all(k in seen for k in keys):
+                if calls:  # the model is looping on a call it already made: ask for the answer
+                    turn.append(Message("user", "You already have these tool results. "
+                                                "Answer the user now in plain text."))
+                    response, took = await self._generate([self._system(), *self._history, *turn], False)
+                    model_s += took
+                    generation = response.generations[0]
+                final_text = generation.text.strip()
+                events.append(self._event(response, None))
+                break
+            seen.update(keys)
+            ids = []
+            for _ in calls:
+                self._call_ids += 1
+                ids.append(f"call_{self._call_ids}")
+            parts = [Part(text=generation.text)] if generation.text.strip() and not calls else []
+            parts += [Part(function_call=FunctionCall(id=i, name=c.name, args=dict(c.args)))
+                      for i, c in zip(ids, calls, strict=True)]
+            events.append(self._event(response, parts))
+            started = time.perf_counter()
+            results = [await self._run_tool(c) for c in calls]
+            tool_s += time.perf_counter() - started
+            events.append(InvocationEvent(author=self.agent.name, content=Content(role="user", parts=[
+                Part(function_response=FunctionResponse(id=i, name=c.name, response=r))
+                for i, c, r in zip(ids, calls, results, strict=True)])))
+            turn.append(Message("assistant", json.dumps(
+                {"tool_calls": [{"name": c.name, "arguments": c.args} for c in calls]})))
+            feedback = "\n".join(f"Tool {c.name} returned: {json.dumps(r)}"
+                                 for c, r in zip(calls, results, strict=True))
+            turn.append(Message("user", f"{feedback}\nUse these results to answer my request "
+                                        f"({user_text!r}), or call another tool if still needed."))
+        self._history += [Message("user", user_text), *turn[1:], Message("assistant", final_text)]
+        return TurnResult(
+            final_response=Content(role="model", parts=[Part(text=final_text)]),
+            events=events, model_seconds=model_s, tool_seconds=tool_s,
+            app_details=AppDetails(agent_details={self.agent.name: AgentDetails(
+                name=self.agent.name, instructions=self.agent.instruction,
+                tool_declarations=[{"name": t.name, "description": t.spec.description,
+                                    "parameters": t.spec.parameters}
+                                   for t in self.agent._tools.values()])}),
+        )
+
+
+class BuiltinAdapter:
+    """Adapts an `Agent` to the runner's protocol, with its model already resolved."""
+
+    def __init__(self, agent: Agent, model: LLM) -> None:
+        self.agent = agent
+        self.model = model
+
+    @property
+    def name(self) -> str:
+        return self.agent.name
+
+    async def start_session(self, spec: SessionSpec) -> BuiltinSession:
+        return BuiltinSession(self.agent, self.model, spec)

@@ -1,0 +1,82 @@
+"""Plain Python callables as agents.
+
+The callable receives the user's text, and the session state if it takes a second parameter:
+`fn(text)` or `fn(text, state)`, sync or async. It returns the reply text, a `TurnResult`, or a
+dict `{"response": str, "tool_calls": [{"name", "args", "response"?}]}` describing what it did.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+
+from agenteval.agents.base import SessionSpec, TurnResult
+from agenteval.schema import Content, FunctionCall, FunctionResponse, InvocationEvent, Part
+
+
+def _turn_from(value: Any, author: str) -> TurnResult:
+    if isinstance(value, TurnResult):
+        return value
+    if isinstance(value, str):
+        return TurnResult(final_response=Content.from_text(value))
+    if isinstance(value, dict):
+        events = []
+        for i, call in enumerate(value.get("tool_calls", [])):
+            cid = call.get("id") or f"call_{i + 1}"
+            events.append(InvocationEvent(author=author, content=Content(role="model", parts=[
+                Part(function_call=FunctionCall(id=cid, name=call["name"], args=call.get("args", {})))])))
+            if "response" in call:
+                response = call["response"]
+                events.append(InvocationEvent(author=author, content=Content(role="user", parts=[
+                    Part(function_response=FunctionResponse(
+                        id=cid, name=call["name"],
+                        response=response if isinstance(response, dict) else {"result": response}))])))
+        return TurnResult(final_response=Content.from_text(str(value.get("response", ""))),
+                          events=events)
+    raise TypeError(f"an agent callable returned {type(value).__name__}; expected str, dict "
+                    "or TurnResult")
+
+
+class CallableSession:
+    def __init__(self, fn: Callable[..., Any], name: str, spec: SessionSpec) -> None:
+        self.fn = fn
+        self.name = name
+        self._state = spec.state
+        self._takes_state = len(inspect.signature(fn).parameters) >= 2
+
+    def state(self) -> dict[str, Any]:
+        return self._state
+
+    async def close(self) -> None:
+        return None
+
+    async def send(self, message: Content) -> TurnResult:
+        args: tuple[Any, ...] = (message.text(),) + ((self._state,) if self._takes_state else ())
+        started = time.perf_counter()
+        if inspect.iscoroutinefunction(self.fn):
+            value = await self.fn(*args)
+        else:
+            value = await anyio.to_thread.run_sync(lambda: self.fn(*args))
+        turn = _turn_from(value, self.name)
+        if turn.model_seconds is None:
+            turn.model_seconds = time.perf_counter() - started
+        return turn
+
+
+class CallableAdapter:
+    """Adapts a plain function to the runner's protocol."""
+
+    def __init__(self, fn: Callable[..., Any], name: str | None = None) -> None:
+        self.fn = fn
+        self._name = name or getattr(fn, "__name__", "agent")
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    async def start_session(self, spec: SessionSpec) -> CallableSession:
+        return CallableSession(self.fn, self._name, spec)

@@ -1,0 +1,83 @@
+"""Finding the agent under test: a directory or module exposing `root_agent`, as `adk eval`
+loads it, and wrapping it in the right adapter."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from agenteval.agents.base import AgentAdapter
+from agenteval.agents.builtin import Agent, BuiltinAdapter
+from agenteval.agents.callable import CallableAdapter
+from agenteval.errors import AgentEvalError
+from agenteval.models.base import LLM
+
+
+class AgentLoadError(AgentEvalError):
+    """The agent could not be found or imported."""
+
+
+def _import_path(path: Path) -> ModuleType:
+    if path.is_dir():
+        if (path / "__init__.py").is_file():
+            parent = str(path.parent.resolve())
+            if parent not in sys.path:
+                sys.path.insert(0, parent)
+            return importlib.import_module(path.name)
+        path = path / "agent.py"
+    if not path.is_file():
+        raise AgentLoadError(f"{path}: no agent here (expected a package directory, an agent.py, "
+                             "or a .py file exposing root_agent)")
+    name = f"agenteval_agent_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise AgentLoadError(f"{path}: cannot import")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_root_agent(agent_path: str | Path) -> Any:
+    """Imports the agent module and returns its `root_agent` (or `agent.root_agent`)."""
+    path = Path(agent_path)
+    try:
+        module = _import_path(path)
+    except AgentLoadError:
+        raise
+    except Exception as e:
+        raise AgentLoadError(f"{path}: importing the agent failed: {type(e).__name__}: {e}") from e
+    for holder in (module, getattr(module, "agent", None)):
+        if holder is not None and hasattr(holder, "root_agent"):
+            return holder.root_agent
+    raise AgentLoadError(f"{path}: the module defines no `root_agent`")
+
+
+def is_adk_agent(obj: Any) -> bool:
+    """True for a google-adk agent (checked by module name, so google-adk is never imported)."""
+    return any(c.__module__.startswith("google.adk.") for c in type(obj).__mro__)
+
+
+def to_adapter(obj: Any, resolve_model: Callable[[str], LLM],
+               model_override: str | None = None) -> AgentAdapter:
+    """Wraps a loaded agent in its adapter. `model_override` replaces the agent's model."""
+    if isinstance(obj, Agent):
+        model = obj.model
+        if model_override or isinstance(model, str):
+            model = resolve_model(model_override or str(model))
+        return BuiltinAdapter(obj, model)
+    if hasattr(obj, "start_session"):
+        return obj  # type: ignore[no-any-return]
+    if is_adk_agent(obj):
+        from agenteval.agents.adk import AdkAdapter
+
+        return AdkAdapter(obj)
+    if callable(obj):
+        return CallableAdapter(obj)
+    raise AgentLoadError(f"root_agent is a {type(obj).__name__}, which agenteval cannot run: "
+                         "use agenteval.agents.Agent, a callable, an ADK agent or an AgentAdapter")

@@ -1,0 +1,141 @@
+"""The OpenAI chat-completions wire format, shared by the HTTP and the embedded backend.
+
+Both speak it: the embedded llama.cpp server takes the same JSON body in-process.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agenteval.models.base import (
+    Generation,
+    Message,
+    ModelError,
+    ModelRequest,
+    ToolCallRequest,
+    Usage,
+)
+from agenteval.models.toolcall_parse import parse_tool_calls
+
+__all__ = ["build_body", "message_to_wire", "parse_choice", "parse_usage", "server_error_message"]
+
+
+def message_to_wire(message: Message, index: int = 0) -> dict[str, Any]:
+    """One message in OpenAI form; tool calls without an id get `call_<index>_<k>`."""
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {
+                "id": call.id or f"call_{index}_{k}",
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(call.args)},
+            }
+            for k, call in enumerate(message.tool_calls)
+        ]
+    if message.tool_call_id is not None:
+        out["tool_call_id"] = message.tool_call_id
+    if message.name is not None:
+        out["name"] = message.name
+    return out
+
+
+def build_body(
+    request: ModelRequest,
+    *,
+    model: str | None = None,
+    n: int = 1,
+    seed: int | None = None,
+    max_tokens_field: str = "max_tokens",
+) -> dict[str, Any]:
+    """The request body for `n` samples; `seed` overrides `request.seed` (per-call seeds).
+
+    `grammar` is sent as llama.cpp's `grammar` field, which other servers may reject.
+    """
+    if request.json_schema is not None and request.grammar is not None:
+        raise ModelError("set json_schema or grammar, not both")
+    if min(request.n, n) < 1:
+        raise ModelError(f"n must be at least 1, got {min(request.n, n)}")
+    body: dict[str, Any] = {
+        "messages": [message_to_wire(m, i) for i, m in enumerate(request.messages)],
+        "temperature": request.temperature,
+        max_tokens_field: request.max_tokens,
+    }
+    if model is not None:
+        body["model"] = model
+    if n != 1:
+        body["n"] = n
+    if seed is not None:
+        body["seed"] = seed
+    if request.stop:
+        body["stop"] = list(request.stop)
+    if request.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+            }
+            for t in request.tools
+        ]
+    if request.json_schema is not None:
+        body["response_format"] = {
+            "type": "json_schema",
+            # Not "strict": OpenAI's strict mode rejects schemas that leave properties optional.
+            "json_schema": {"name": "response", "schema": request.json_schema},
+        }
+    if request.grammar is not None:
+        body["grammar"] = request.grammar
+    return body
+
+
+def parse_choice(choice: Any, request: ModelRequest) -> Generation:
+    """A `Generation` from one reply choice.
+
+    Structured `tool_calls` win; when tools were declared and there are none, calls written in
+    the text are parsed (see `toolcall_parse`).
+    """
+    if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
+        raise ModelError(f"unexpected choice in reply: {str(choice)[:200]}")
+    message = choice["message"]
+    text = message.get("content") or ""
+    if not isinstance(text, str):  # some servers send content parts
+        text = "".join(p.get("text", "") for p in text if isinstance(p, dict))
+    calls: list[ToolCallRequest] = []
+    for raw in message.get("tool_calls") or ():
+        function = raw.get("function") or {}
+        args: Any = function.get("arguments") or {}
+        if isinstance(args, str):
+            try:
+                args = json.loads(args) if args.strip() else {}
+            except ValueError as exc:
+                raise ModelError(f"tool call arguments are not JSON: {args[:200]!r}") from exc
+        if not isinstance(args, dict):
+            raise ModelError(f"tool call arguments are not an object: {args!r}")
+        calls.append(ToolCallRequest(str(function.get("name", "")), args, raw.get("id")))
+    if not calls and request.tools:
+        calls = list(parse_tool_calls(text, {t.name for t in request.tools}))
+    finish = choice.get("finish_reason")
+    return Generation(text=text, tool_calls=tuple(calls), finish_reason=finish)
+
+
+def parse_usage(reply: dict[str, Any]) -> Usage:
+    """Prompt, completion and cached tokens of a reply (zeros where the server says nothing)."""
+    usage = reply.get("usage") or {}
+    details = usage.get("prompt_tokens_details") or {}
+    return Usage(
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        cached_tokens=int(details.get("cached_tokens") or 0),
+    )
+
+
+def server_error_message(payload: Any) -> str:
+    """The human message in an OpenAI-style error body (`{"error": {"message": ...}}`)."""
+    if isinstance(payload, list) and payload:  # Gemini wraps errors in a list
+        payload = payload[0]
+    if isinstance(payload, dict):
+        error = payload.get("error", payload)
+        if isinstance(error, dict):
+            return str(error.get("message") or error)
+        return str(error)
+    return str(payload)

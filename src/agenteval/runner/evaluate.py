@@ -1,0 +1,86 @@
+"""Running an agent over eval sets: inference then scoring per case, cases and runs in parallel.
+
+Each (case, run) pair is inferred and then scored as soon as its inference ends, under one
+concurrency limit (`parallelism`); model calls are further limited per model by the models
+layer. Results come back in eval-set, case and run order, whatever order they finished in.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import anyio
+
+from agenteval.agents.base import AgentAdapter
+from agenteval.criteria.registry import ConfiguredMetric
+from agenteval.runner.inference import SimulatorFactory, infer_case
+from agenteval.runner.recorded import result_id
+from agenteval.runner.scoring import NotEvaluatedPolicy, score_case
+from agenteval.schema import EvalCase, EvalCaseResult, EvalSet, EvalSetResult
+
+
+@dataclass
+class EvalSetRequest:
+    """One eval set to run, optionally restricted to some case ids."""
+
+    eval_set: EvalSet
+    metrics: Sequence[ConfiguredMetric]
+    case_ids: Sequence[str] | None = None
+    policy: NotEvaluatedPolicy = "fail"
+
+    def cases(self) -> list[EvalCase]:
+        """The selected cases; an unknown id is an error (ADK silently ignores it)."""
+        if not self.case_ids:
+            return list(self.eval_set.eval_cases)
+        known = {c.eval_id: c for c in self.eval_set.eval_cases}
+        missing = [i for i in self.case_ids if i not in known]
+        if missing:
+            raise KeyError(f"eval set {self.eval_set.eval_set_id!r} has no case "
+                           f"{', '.join(map(repr, missing))}")
+        return [known[i] for i in self.case_ids]
+
+
+async def run_evaluation(
+    adapter: AgentAdapter,
+    requests: Sequence[EvalSetRequest],
+    *,
+    num_runs: int = 1,
+    parallelism: int = 4,
+    app_name: str | None = None,
+    on_case_done: Callable[[EvalCaseResult], None] | None = None,
+    simulator: SimulatorFactory | None = None,
+) -> list[EvalSetResult]:
+    """Runs every selected case `num_runs` times; one EvalSetResult per eval set."""
+    if num_runs < 1:
+        raise ValueError("num_runs must be at least 1")
+    if parallelism < 1:
+        raise ValueError("parallelism must be at least 1")
+    jobs = [(ri, case, run, req) for ri, req in enumerate(requests) for case in req.cases()
+            for run in range(num_runs)]
+    slots: list[EvalCaseResult | None] = [None] * len(jobs)
+    limiter = anyio.CapacityLimiter(parallelism)
+
+    async def one(index: int) -> None:
+        _, case, run_index, req = jobs[index]
+        async with limiter:
+            run = await infer_case(adapter, case, req.eval_set.eval_set_id, run_index, app_name,
+                                   simulator)
+            result = await score_case(run, req.metrics, req.policy)
+        slots[index] = result
+        if on_case_done is not None:
+            on_case_done(result)
+
+    async with anyio.create_task_group() as tg:
+        for index in range(len(jobs)):
+            tg.start_soon(one, index)
+
+    out = []
+    for ri, req in enumerate(requests):
+        cases = [r for (jri, *_), r in zip(jobs, slots, strict=True) if jri == ri and r is not None]
+        rid = result_id(req.eval_set.eval_set_id, app_name or adapter.name)
+        out.append(EvalSetResult(eval_set_result_id=rid, eval_set_result_name=rid.replace("/", "_"),
+                                 eval_set_id=req.eval_set.eval_set_id, eval_case_results=cases,
+                                 creation_timestamp=time.time()))
+    return out

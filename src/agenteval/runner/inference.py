@@ -1,0 +1,117 @@
+"""The inference phase: run the agent through one case's user turns in a fresh session."""
+
+from __future__ import annotations
+
+import copy
+import time
+import traceback
+import uuid
+from collections.abc import AsyncIterator, Callable
+
+from agenteval.agents.base import AgentAdapter, SessionSpec, TurnResult
+from agenteval.runner.scoring import CaseRun
+from agenteval.schema import (
+    Content,
+    ConversationScenario,
+    EvalCase,
+    Invocation,
+    InvocationEvents,
+    content_text,
+)
+from agenteval.simulation import LlmUserSimulator
+
+DEFAULT_USER_ID = "test_user_id"
+
+
+def session_spec(case: EvalCase, app_name: str) -> SessionSpec:
+    """A fresh session for one run of a case.
+
+    Unlike ADK, a pinned `session_id` never carries history or state between runs: every run
+    gets its own session, with the case's initial state copied in.
+    """
+    si = case.session_input
+    base = si.session_id if si and si.session_id else "agenteval-session"
+    return SessionSpec(
+        app_name=si.app_name if si else app_name,
+        user_id=si.user_id if si else DEFAULT_USER_ID,
+        session_id=f"{base}-{uuid.uuid4().hex[:12]}",
+        state=copy.deepcopy(si.state) if si else {},
+    )
+
+
+def _error_text(e: BaseException) -> str:
+    frames = traceback.extract_tb(e.__traceback__)
+    where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+    return f"{type(e).__name__}: {e}{where}"
+
+
+SimulatorFactory = Callable[[ConversationScenario], LlmUserSimulator]
+
+
+async def _user_turns(case: EvalCase, simulator: SimulatorFactory | None,
+                      ) -> AsyncIterator[tuple[Content, Callable[[TurnResult], None]]]:
+    """The user messages of a case, each with a callback that tells the source what the agent did.
+
+    A static conversation replays its user turns; a scenario asks the user simulator.
+    """
+    if case.conversation is not None:
+        for expected in case.conversation:
+            yield expected.user_content, lambda turn: None
+        return
+    if case.conversation_scenario is None or simulator is None:
+        raise ValueError("a conversation_scenario case needs a user simulator model")
+    sim = simulator(case.conversation_scenario)
+    count = 0
+    while True:
+        nxt = await sim.next_turn(count)
+        if nxt.message is None:
+            return
+        sim.record("user", nxt.message)
+        yield Content.from_text(nxt.message, role="user"), (
+            lambda turn: sim.record("agent", content_text(turn.final_response)))
+        count += 1
+
+
+async def infer_case(adapter: AgentAdapter, case: EvalCase, eval_set_id: str, run_index: int,
+                     app_name: str | None = None,
+                     simulator: SimulatorFactory | None = None) -> CaseRun:
+    """Replays the case's user turns in order (or simulates them) and records the invocations.
+
+    An exception from the agent ends the case's inference; it is recorded in `error_message`
+    and the invocations recorded so far are kept.
+    """
+    spec = session_spec(case, app_name or adapter.name)
+    run = CaseRun(case=case, actual=[], eval_set_id=eval_set_id, session_id=spec.session_id,
+                  user_id=spec.user_id, run_index=run_index)
+    session = None
+    try:
+        session = await adapter.start_session(spec)
+        i = 0
+        async for user_content, observe in _user_turns(case, simulator):
+            started = time.perf_counter()
+            turn = await session.send(user_content)
+            observe(turn)
+            run.actual.append(Invocation(
+                invocation_id=f"{spec.session_id}-{i}",
+                user_content=user_content,
+                final_response=turn.final_response,
+                intermediate_data=InvocationEvents(invocation_events=turn.events),
+                creation_timestamp=time.time(),
+                duration=round(time.perf_counter() - started, 3),
+                model_duration=None if turn.model_seconds is None else round(turn.model_seconds, 3),
+                tool_duration=None if turn.tool_seconds is None else round(turn.tool_seconds, 3),
+                app_details=turn.app_details,
+            ))
+            i += 1
+        run.session_state = copy.deepcopy(session.state())
+    except Exception as e:  # the agent's failure belongs to this case's result, not the run
+        run.error_message = _error_text(e)
+    finally:
+        if session is not None:
+            try:
+                await session.close()
+            except Exception as e:
+                run.error_message = run.error_message or _error_text(e)
+    run.session_details = {"id": spec.session_id, "app_name": spec.app_name,
+                           "user_id": spec.user_id, "state": run.session_state}
+    return run

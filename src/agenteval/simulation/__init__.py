@@ -1,0 +1,14 @@
+"""User simulation for `conversation_scenario` cases."""
+
+from agenteval.simulation.config import LlmBackedUserSimulatorConfig, parse_simulator_config
+from agenteval.simulation.personas import PERSONAS, persona
+from agenteval.simulation.simulator import LlmUserSimulator, NextTurn
+
+__all__ = [
+    "PERSONAS",
+    "LlmBackedUserSimulatorConfig",
+    "LlmUserSimulator",
+    "NextTurn",
+    "parse_simulator_config",
+    "persona",
+]

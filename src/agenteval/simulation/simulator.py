@@ -1,0 +1,86 @@
+"""The LLM-backed user simulator: plays the user of a `conversation_scenario`.
+
+Turn 1 is the scenario's starting prompt, verbatim. Each later turn is written by a model that
+sees the conversation plan, the persona if any, and the conversation so far, and either writes
+the user's next message or the stop signal when the plan is done (or the agent keeps failing).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from agenteval.models.base import LLM, Message, ModelRequest
+from agenteval.schema import ConversationScenario
+from agenteval.simulation.config import LlmBackedUserSimulatorConfig
+from agenteval.simulation.personas import persona
+
+PROMPT_VERSION = "user-sim-1"
+
+_DEFAULT_TEMPLATE = """You are role-playing a human user talking to an AI agent. Stay in character.
+Your plan for this conversation:
+{plan}
+{persona}
+Conversation so far:
+{history}
+
+Write the user's next message only, in plain text, one or two sentences. Advance the plan: answer
+the agent's questions, give the next request, or correct the agent if it got something wrong.
+If every step of the plan is done, or the agent has failed twice, write exactly {stop_signal}
+and nothing else."""
+
+
+@dataclass
+class NextTurn:
+    """The simulator's decision: a message to send, or None when the conversation is over."""
+
+    message: str | None
+    reason: str
+
+
+class LlmUserSimulator:
+    """Generates user turns for one scenario."""
+
+    def __init__(self, scenario: ConversationScenario, model: LLM,
+                 config: LlmBackedUserSimulatorConfig) -> None:
+        self.scenario = scenario
+        self.model = model
+        self.config = config
+        self.persona = persona(scenario.user_persona)
+        self.history: list[tuple[str, str]] = []
+
+    def record(self, role: str, text: str) -> None:
+        """Adds a message to the transcript the simulator reads."""
+        self.history.append((role, text))
+
+    def prompt(self) -> str:
+        persona_text = ""
+        if self.persona:
+            lines = [f"- {i}" for b in self.persona.behaviors for i in b.behavior_instructions]
+            persona_text = f"\nYour persona: {self.persona.description}\n" + "\n".join(lines) + "\n"
+        history = "\n".join(f"{role}: {text}" for role, text in self.history) or "(nothing yet)"
+        values = {"plan": self.scenario.conversation_plan, "persona": persona_text,
+                  "history": history, "stop_signal": self.config.stop_signal,
+                  "conversation_plan": self.scenario.conversation_plan,
+                  "conversation_history": history}
+        template = self.config.custom_instructions or _DEFAULT_TEMPLATE
+        # Both `{name}` and ADK's Jinja-style `{{ name }}` placeholders; other braces stay as written.
+        return re.sub(r"\{\{\s*(\w+)\s*\}\}|\{(\w+)\}",
+                      lambda m: values.get(m.group(1) or m.group(2), m.group(0)), template)
+
+    async def next_turn(self, turns_so_far: int) -> NextTurn:
+        """The next user message, or None with the reason the conversation ends."""
+        limit = self.config.max_allowed_invocations
+        if limit != -1 and turns_so_far >= limit:
+            return NextTurn(None, "turn limit reached")
+        if turns_so_far == 0:
+            return NextTurn(self.scenario.starting_prompt, "starting prompt")
+        response = await self.model.generate(ModelRequest(
+            messages=(Message("user", self.prompt()),),
+            temperature=self.config.temperature, max_tokens=200))
+        text = response.text.strip()
+        if self.config.stop_signal.lower() in text.lower():
+            return NextTurn(None, "stop signal")
+        if not text:
+            raise RuntimeError("the user simulator produced an empty message")
+        return NextTurn(text, "generated")

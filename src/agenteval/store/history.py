@@ -1,0 +1,51 @@
+"""Result documents in `<root>/.agenteval/eval_history/<result id>.evalset_result.json`."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from agenteval.datasets.files import read_json, write_model
+from agenteval.errors import from_validation_error
+from agenteval.schema import EvalSetResult
+
+SUFFIX = ".evalset_result.json"
+
+
+def history_dir(root: str | Path) -> Path:
+    """The history folder under a project or agent directory."""
+    return Path(root) / ".agenteval" / "eval_history"
+
+
+def _file_name(result_id: str) -> str:
+    # Any character outside a conservative set becomes "_", so ids made from paths are safe.
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", result_id) + SUFFIX
+
+
+def save_result(root: str | Path, result: EvalSetResult) -> Path:
+    """Writes a result document into the history (atomically); returns its path."""
+    path = history_dir(root) / _file_name(result.eval_set_result_id)
+    write_model(path, result, exclude_none=False)
+    return path
+
+
+def load_result(path: str | Path) -> EvalSetResult:
+    """Reads a result document; errors name the file and key."""
+    data = read_json(path)
+    try:
+        return EvalSetResult.model_validate(data)
+    except ValidationError as e:
+        raise from_validation_error(path, e) from None
+
+
+def list_results(root: str | Path) -> list[Path]:
+    """History files, oldest first."""
+    folder = history_dir(root)
+    if not folder.is_dir():
+        return []
+    return sorted(folder.glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime)
+
+
+__all__ = ["history_dir", "list_results", "load_result", "save_result"]
