@@ -72,7 +72,7 @@ class CallableAdapter:
 
     def __init__(self, fn: Callable[..., Any], name: str | None = None) -> None:
         self.fn = fn
-        self._name = name or getattr(fn, "__name__", "agent")
+        self._name: str = name or str(getattr(fn, "__name__", "agent"))
 
     @property
     def name(self) -> str:

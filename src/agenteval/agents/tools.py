@@ -84,5 +84,6 @@ class Tool:
 def as_response(value: Any) -> dict[str, Any]:
     """A tool's return value as a function-response dict (`{"result": value}` unless a dict)."""
     if isinstance(value, dict):
-        return TypeAdapter(dict[str, Any]).dump_python(value, mode="json")
+        dumped: dict[str, Any] = TypeAdapter(dict[str, Any]).dump_python(value, mode="json")
+        return dumped
     return {"result": TypeAdapter(Any).dump_python(value, mode="json")}

@@ -27,13 +27,20 @@ def cli() -> None:
 @opt.config_file_path
 @opt.output
 @opt.print_detailed_results
+@opt.judge_model
+@opt.no_cache
 def score(expected_evalset: str, actual_evalset: str, config_file_path: str | None,
-          output: str | None, print_detailed_results: bool) -> None:
-    """Score a recorded run (ACTUAL) against EXPECTED_EVALSET without running any agent."""
+          output: str | None, print_detailed_results: bool, judge_model: str | None,
+          no_cache: bool) -> None:
+    """Score a recorded run (ACTUAL) against EXPECTED_EVALSET without running any agent.
+
+    Judge verdicts are cached in ./.agenteval/judge_cache.sqlite, so re-scoring unchanged
+    results makes no model calls.
+    """
     from agenteval.cli.commands import score_command
 
     sys.exit(opt.guard(score_command, expected_evalset, actual_evalset, config_file_path,
-                       output, print_detailed_results))
+                       output, print_detailed_results, judge_model, no_cache))
 
 
 @cli.command(name="eval")
@@ -48,7 +55,8 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
               help="Cases (and runs) in flight at once.")
 @click.option("--agent_model", "--agent-model", help="Model for the agent, replacing its own "
               "(e.g. local, openai:gpt-4o-mini, ollama:qwen2.5, openai-compat:M@http://host/v1).")
-@click.option("--judge_model", "--judge-model", help="Judge model for every LLM-judged criterion.")
+@opt.judge_model
+@opt.no_cache
 @click.option("--eval_storage_uri", "--eval-storage-uri", hidden=True,
               help="Accepted for adk eval compatibility; only local storage is supported.")
 @click.option("--log_level", "--log-level", default="WARNING", show_default=True,
@@ -59,7 +67,7 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
 def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_path: str | None,
           print_detailed_results: bool, output: str | None, num_runs: int, parallelism: int,
           agent_model: str | None, judge_model: str | None, eval_storage_uri: str | None,
-          log_level: str, no_history: bool) -> None:
+          log_level: str, no_history: bool, no_cache: bool) -> None:
     """Run the agent at AGENT_PATH over eval sets and score what it did.
 
     Each EVAL_SET_FILE_OR_ID is an eval-set file, optionally followed by `:id1,id2` to select
@@ -72,7 +80,7 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
         config_file_path=config_file_path, detailed=print_detailed_results, output=output,
         num_runs=num_runs, parallelism=parallelism, agent_model=agent_model,
         judge_model=judge_model, eval_storage_uri=eval_storage_uri, log_level=log_level,
-        history=not no_history)))
+        history=not no_history, no_cache=no_cache)))
 
 
 @cli.command()

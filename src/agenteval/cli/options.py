@@ -22,6 +22,16 @@ print_detailed_results = click.option(
     help="Print per-invocation details: prompts, responses, tool calls and scores.",
 )
 
+no_cache = click.option(
+    "--no_cache", "--no-cache", is_flag=True,
+    help="Ask the judge again instead of reusing cached verdicts (.agenteval/judge_cache.sqlite).",
+)
+judge_model = click.option(
+    "--judge_model", "--judge-model",
+    help="Judge model for every LLM-judged criterion (e.g. local, openai:gpt-4o-mini, "
+    "openai-compat:M@http://127.0.0.1:8080/v1).",
+)
+
 
 def guard(fn: Callable[..., int], *args: Any) -> int:
     """Runs a command; bad input prints one line naming file and key and returns 2."""

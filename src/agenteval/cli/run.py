@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,20 +14,17 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agenteval.agents import load_root_agent, to_adapter
-from agenteval.cli.commands import report, resolve_config
-from agenteval.criteria import ConfiguredMetric, default_registry
+from agenteval.cli.commands import check_judges, judge_service, report, resolve_config, with_judge_model
+from agenteval.criteria import default_registry
 from agenteval.datasets import load_eval_set
 from agenteval.datasets.files import write_model
 from agenteval.errors import AgentEvalError, DataError
-from agenteval.models import resolve_model
-from agenteval.models.base import LLM
 from agenteval.runner import EvalSetRequest, run_evaluation
 from agenteval.schema import (
     ConversationScenario,
     EvalCaseResult,
     EvalConfig,
     EvalSet,
-    LlmAsAJudgeCriterion,
 )
 from agenteval.simulation import LlmUserSimulator, parse_simulator_config
 from agenteval.store import save_result
@@ -48,11 +44,12 @@ class EvalArgs:
     eval_storage_uri: str | None
     log_level: str
     history: bool
+    no_cache: bool = False
 
 
 def split_selector(arg: str, agent_path: Path) -> tuple[Path | str, list[str] | None]:
     """`file[:id1,id2]` → (file, ids); a bare id names `<agent_path>/<id>.evalset.json`."""
-    candidates = [(arg, None)]
+    candidates: list[tuple[str, list[str] | None]] = [(arg, None)]
     if ":" in arg:
         head, _, tail = arg.rpartition(":")
         candidates.append((head, [i for i in tail.split(",") if i]))
@@ -63,20 +60,6 @@ def split_selector(arg: str, agent_path: Path) -> tuple[Path | str, list[str] | 
         if stored.is_file():
             return stored, ids
     return arg, None
-
-
-def with_judge_model(metrics: list[ConfiguredMetric], judge_model: str | None) -> list[ConfiguredMetric]:
-    """Points every LLM-judged criterion at `judge_model`."""
-    if not judge_model:
-        return metrics
-    out = []
-    for m in metrics:
-        c = m.criterion
-        if isinstance(c, LlmAsAJudgeCriterion):
-            options = c.judge_model_options.model_copy(update={"judge_model": judge_model})
-            c = c.model_copy(update={"judge_model_options": options})
-        out.append(ConfiguredMetric(m.spec, c))
-    return out
 
 
 def _requests(args: EvalArgs) -> tuple[list[EvalSetRequest], str | None, EvalConfig]:
@@ -109,10 +92,8 @@ def eval_command(args: EvalArgs) -> int:
         raise AgentEvalError("--eval_storage_uri: only local storage is supported; results go to "
                              "--output and to .agenteval/eval_history beside the agent")
     requests, source, config = _requests(args)
-    env = dict(os.environ)
-
-    def resolve(name: str) -> LLM:
-        return resolve_model(name, env)
+    judge = judge_service(args.agent_path, args.no_cache)
+    resolve = judge.resolve
 
     simulator = None
     if any(c.conversation_scenario for r in requests for c in r.cases()):
@@ -123,10 +104,7 @@ def eval_command(args: EvalArgs) -> int:
             return LlmUserSimulator(scenario, sim_model, sim_config)
 
     adapter = to_adapter(load_root_agent(args.agent_path), resolve, args.agent_model)
-    for req in requests:
-        for m in req.metrics:
-            if isinstance(m.criterion, LlmAsAJudgeCriterion):
-                resolve(m.criterion.judge_model_options.judge_model)  # fail fast on a bad judge
+    check_judges(list(requests[0].metrics), judge)
     gating = [m.name for m in requests[0].metrics if not m.spec.informational]
     console.print(f"Using criteria from {source or 'defaults'}: {', '.join(gating)}")
     total = sum(len(r.cases()) for r in requests) * args.num_runs
@@ -140,7 +118,8 @@ def eval_command(args: EvalArgs) -> int:
         results = asyncio.run(run_evaluation(adapter, requests, num_runs=args.num_runs,
                                              parallelism=args.parallelism,
                                              app_name=Path(args.agent_path).name,
-                                             on_case_done=done, simulator=simulator))
+                                             on_case_done=done, simulator=simulator,
+                                             judge=judge))
     code = report(console, results, args.detailed)
     if args.output:
         if len(results) == 1:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from agenteval.schema import (
     BaseCriterion,
@@ -18,7 +18,12 @@ from agenteval.schema import (
     EvalMetricResultDetails,
     EvalStatus,
     Invocation,
+    JudgeRecord,
+    Rubric,
 )
+
+if TYPE_CHECKING:
+    from agenteval.criteria.judge.service import JudgeService
 
 
 @dataclass
@@ -39,6 +44,7 @@ class CriterionResult:
     details: EvalMetricResultDetails | None = None
     error: str | None = None
     status: EvalStatus | None = None  # set only by criteria that decide status themselves
+    records: list[JudgeRecord] = field(default_factory=list)
 
 
 @dataclass
@@ -49,6 +55,8 @@ class EvalContext:
     expected: Sequence[Invocation] | None = None
     scenario: ConversationScenario | None = None
     session_state: dict[str, Any] | None = None
+    case_rubrics: Sequence[Rubric] = ()
+    judge: JudgeService | None = None
     extras: dict[str, Any] = field(default_factory=dict)
 
 

@@ -8,6 +8,15 @@ from agenteval.criteria.efficiency import (
     TokenUsage,
     ToolCallCount,
 )
+from agenteval.criteria.judge.hallucinations import HallucinationsV1
+from agenteval.criteria.judge.multi_turn import (
+    MultiTurnTaskSuccess,
+    MultiTurnToolUseQuality,
+    MultiTurnTrajectoryQuality,
+    RubricMultiTurnTrajectoryQuality,
+)
+from agenteval.criteria.judge.response import FinalResponseMatchV2, SafetyV1
+from agenteval.criteria.judge.rubrics import RubricFinalResponseQuality, RubricToolUseQuality
 from agenteval.criteria.registry import MetricSpec, spec_for_class
 from agenteval.criteria.rouge import ResponseMatchScore
 from agenteval.criteria.trajectory import (
@@ -28,6 +37,16 @@ def builtin_specs() -> list[MetricSpec]:
         spec_for_class("tool_trajectory_precision", ToolTrajectoryPrecision),
         spec_for_class("tool_trajectory_recall", ToolTrajectoryRecall),
         spec_for_class("tool_trajectory_single_tool_use", ToolTrajectorySingleToolUse),
+        spec_for_class("final_response_match_v2", FinalResponseMatchV2),
+        spec_for_class("rubric_based_final_response_quality_v1", RubricFinalResponseQuality),
+        spec_for_class("rubric_based_tool_use_quality_v1", RubricToolUseQuality),
+        spec_for_class("hallucinations_v1", HallucinationsV1),
+        spec_for_class("safety_v1", SafetyV1),
+        spec_for_class("multi_turn_task_success_v1", MultiTurnTaskSuccess),
+        spec_for_class("multi_turn_trajectory_quality_v1", MultiTurnTrajectoryQuality),
+        spec_for_class("multi_turn_tool_use_quality_v1", MultiTurnToolUseQuality),
+        spec_for_class("rubric_based_multi_turn_trajectory_quality_v1",
+                       RubricMultiTurnTrajectoryQuality),
         spec_for_class("tool_call_count_v1", ToolCallCount, max_value=_UNBOUNDED,
                        informational=True),
         spec_for_class("inference_call_count_v1", InferenceCallCount, max_value=_UNBOUNDED,

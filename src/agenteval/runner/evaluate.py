@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import anyio
 
 from agenteval.agents.base import AgentAdapter
+from agenteval.criteria.judge.service import JudgeService
 from agenteval.criteria.registry import ConfiguredMetric
 from agenteval.runner.inference import SimulatorFactory, infer_case
 from agenteval.runner.recorded import result_id
@@ -51,6 +52,7 @@ async def run_evaluation(
     app_name: str | None = None,
     on_case_done: Callable[[EvalCaseResult], None] | None = None,
     simulator: SimulatorFactory | None = None,
+    judge: JudgeService | None = None,
 ) -> list[EvalSetResult]:
     """Runs every selected case `num_runs` times; one EvalSetResult per eval set."""
     if num_runs < 1:
@@ -67,7 +69,7 @@ async def run_evaluation(
         async with limiter:
             run = await infer_case(adapter, case, req.eval_set.eval_set_id, run_index, app_name,
                                    simulator)
-            result = await score_case(run, req.metrics, req.policy)
+            result = await score_case(run, req.metrics, req.policy, judge)
         slots[index] = result
         if on_case_done is not None:
             on_case_done(result)

@@ -6,10 +6,13 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import anyio
+
+from agenteval.criteria.judge.service import JudgeService
 from agenteval.criteria.registry import ConfiguredMetric
 from agenteval.errors import DataError
 from agenteval.runner.scoring import CaseRun, NotEvaluatedPolicy, score_case
-from agenteval.schema import EvalSet, EvalSetResult
+from agenteval.schema import EvalCaseResult, EvalSet, EvalSetResult
 
 
 def pair_runs(expected: EvalSet, actual: EvalSet,
@@ -49,11 +52,26 @@ def result_id(eval_set_id: str, app_name: str | None = None) -> str:
 
 async def score_recorded(expected: EvalSet, actual: EvalSet, metrics: Sequence[ConfiguredMetric],
                          *, actual_source: str | Path | None = None,
-                         policy: NotEvaluatedPolicy = "fail") -> EvalSetResult:
+                         policy: NotEvaluatedPolicy = "fail",
+                         judge: JudgeService | None = None, parallelism: int = 4) -> EvalSetResult:
     """Scores every case of a recorded run; one EvalSetResult."""
     runs = pair_runs(expected, actual, actual_source)
-    results = [await score_case(run, metrics, policy) for run in runs]
+    results: list[EvalCaseResult | None] = [None] * len(runs)
+    limiter = anyio.CapacityLimiter(parallelism)
+
+    async def one(i: int) -> None:
+        async with limiter:
+            results[i] = await score_case(runs[i], metrics, policy, judge)
+
+    if any(m.build().is_async for m in metrics):
+        async with anyio.create_task_group() as tg:
+            for i in range(len(runs)):
+                tg.start_soon(one, i)
+    else:  # deterministic criteria only: no point paying for tasks
+        for i in range(len(runs)):
+            await one(i)
     rid = result_id(expected.eval_set_id)
     return EvalSetResult(eval_set_result_id=rid, eval_set_result_name=rid.replace("/", "_"),
-                         eval_set_id=expected.eval_set_id, eval_case_results=results,
+                         eval_set_id=expected.eval_set_id,
+                         eval_case_results=[r for r in results if r is not None],
                          creation_timestamp=time.time())

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agenteval.criteria.base import CriterionResult, EvalContext, InvocationScore
+from agenteval.criteria.judge.service import JudgeService
 from agenteval.criteria.registry import ConfiguredMetric
 from agenteval.schema import (
     EvalCase,
@@ -21,6 +22,7 @@ from agenteval.schema import (
     EvalMetricResultPerInvocation,
     EvalStatus,
     Invocation,
+    JudgeRecord,
     MetricError,
 )
 
@@ -92,7 +94,8 @@ def _metric_result(wire: dict[str, Any], status: EvalStatus, score: float | None
 
 
 async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
-                     policy: NotEvaluatedPolicy = "fail") -> EvalCaseResult:
+                     policy: NotEvaluatedPolicy = "fail",
+                     judge: JudgeService | None = None) -> EvalCaseResult:
     """Scores one case run with every configured metric."""
     expected = run.case.conversation
     n = len(run.actual)
@@ -100,15 +103,18 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
     per_inv: list[list[EvalMetricResult]] = [[] for _ in range(n)]
     errors: list[MetricError] = []
     statuses: list[EvalStatus] = []
+    records: list[JudgeRecord] = []
     if run.error_message is None:
         ctx = EvalContext(actual=run.actual, expected=expected, scenario=run.case.conversation_scenario,
-                          session_state=run.session_state, extras=run.extras)
+                          session_state=run.session_state, judge=judge, extras=run.extras,
+                          case_rubrics=run.case.rubrics or ())
         for metric in metrics:
             if metric.spec.requires_expected and expected is None:
                 result = CriterionResult(None, [], error="needs expected invocations, but the case "
                                          "is a conversation_scenario")
             else:
                 result = await run_criterion(metric, ctx)
+            records += result.records
             wire = metric.wire().model_dump()
             status = result.status or metric_status(metric, result.score)
             if result.error or (status == EvalStatus.NOT_EVALUATED):
@@ -146,5 +152,6 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
         user_id=run.user_id,
         error_message=run.error_message,
         metric_errors=errors,
+        judge_records=records,
         run_index=run.run_index,
     )

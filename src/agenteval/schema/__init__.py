@@ -46,6 +46,7 @@ from agenteval.schema.result import (
     EvalMetricResultPerInvocation,
     EvalSetResult,
     EvalStatus,
+    JudgeRecord,
     MetricError,
     TokenUsageDetails,
 )
@@ -79,6 +80,7 @@ __all__ = [
     "InvocationEvent",
     "InvocationEvents",
     "JudgeModelOptions",
+    "JudgeRecord",
     "LlmAsAJudgeCriterion",
     "LlmBackedUserSimulatorCriterion",
     "MatchType",

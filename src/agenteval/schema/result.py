@@ -88,6 +88,25 @@ class MetricError(WireModel):
     invocation_index: int | None = None
 
 
+class JudgeRecord(WireModel):
+    """One judged question, kept for audit (agenteval extension): the prompt the judge saw, each
+    sample's raw reply and reading, the voted verdict and its rationale."""
+
+    metric_name: str
+    invocation_index: int | None = None
+    item: str | None = None  # rubric id, sentence number, ...
+    judge_model: str
+    prompt: str
+    replies: list[str] = Field(default_factory=list)
+    verdicts: list[str | None] = Field(default_factory=list)
+    verdict: str | None = None
+    score: float | None = None
+    rationale: str | None = None
+    error: str | None = None
+    prompt_tokens: int = 0
+    cached: bool = False
+
+
 class EvalCaseResult(WireModel):
     """A case's final status, per-metric results, and per-invocation results."""
 
@@ -106,6 +125,7 @@ class EvalCaseResult(WireModel):
     # agenteval extensions
     error_message: str | None = None
     metric_errors: list[MetricError] = Field(default_factory=list)
+    judge_records: list[JudgeRecord] = Field(default_factory=list)
     run_index: int = 0
 
 

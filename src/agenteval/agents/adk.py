@@ -1,0 +1,247 @@
+"""google-adk agents under test, run through ADK's own `Runner` with in-memory services.
+
+Each session gets its own Runner, whose `InMemorySessionService` holds the case's session. A turn's
+events become invocation events as `adk eval` builds them (§1.5 of the ADK reference): events with
+a call, a response, text, inline data or grounding are kept; the final response is the content of
+the last `is_final_response()` event (text beats audio-only), and that event keeps only its usage
+unless it also calls tools. Thought parts stay, marked `thought=True`. App details come from the
+model requests, as ADK's request interceptor sees them. google-adk is imported here only, and this
+module is imported only when an ADK agent is found.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import time
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+
+from agenteval.agents.base import SessionSpec, TurnResult
+from agenteval.errors import AgentEvalError
+from agenteval.schema import AgentDetails, AppDetails, Content, InvocationEvent, UsageMetadata
+
+try:
+    _App: Any = importlib.import_module("google.adk.apps").App
+    _BasePlugin: Any = importlib.import_module("google.adk.plugins").BasePlugin
+    _Runner: Any = importlib.import_module("google.adk.runners").Runner
+    _InMemorySessionService: Any = importlib.import_module("google.adk.sessions").InMemorySessionService
+    _InMemoryArtifactService: Any = importlib.import_module("google.adk.artifacts").InMemoryArtifactService
+    _InMemoryMemoryService: Any = importlib.import_module("google.adk.memory").InMemoryMemoryService
+    _GenaiContent: Any = importlib.import_module("google.genai.types").Content
+except ImportError as e:  # pragma: no cover - depends on the environment
+    raise AgentEvalError(f"running a google-adk agent needs google-adk ({e}): "
+                         "pip install 'agenteval[adk]'") from e
+
+try:  # ADK's own model/tool busy-time collector (what `adk eval` uses); private, so optional
+    _collect_busy: Any = importlib.import_module(
+        "google.adk.telemetry._instrumentation").collect_busy_intervals
+except (ImportError, AttributeError):  # pragma: no cover - older or newer google-adk
+    _collect_busy = None
+
+_APP_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+
+
+def _union(intervals: list[tuple[float, float]]) -> float:
+    """Seconds covered by the intervals, overlaps counted once."""
+    total, counted_to = 0.0, float("-inf")
+    for start, end in sorted(intervals):
+        if end > counted_to:
+            total += end - max(start, counted_to)
+            counted_to = end
+    return total
+
+
+def _dump(obj: Any) -> Any:
+    """A genai/pydantic object as JSON-ready data (other values unchanged)."""
+    return obj.model_dump(mode="json", exclude_none=True) if hasattr(obj, "model_dump") else obj
+
+
+def _instruction_text(instruction: Any) -> str:
+    """A system instruction (text, Part, Content or a list of them) as text."""
+    if isinstance(instruction, str):
+        return instruction
+    if isinstance(instruction, list):
+        return "\n".join(_instruction_text(i) for i in instruction)
+    if hasattr(instruction, "parts"):
+        return _instruction_text(list(instruction.parts or []))
+    return str(getattr(instruction, "text", None) or "")
+
+
+class _Recorder(_BasePlugin):  # type: ignore[misc]
+    """Times model and tool calls and keeps each agent's first model request of the turn."""
+
+    def __init__(self) -> None:
+        super().__init__(name="agenteval_recorder")
+        self.reset()
+
+    def reset(self) -> None:
+        self.requests: dict[str, Any] = {}
+        self.model: list[tuple[float, float]] = []
+        self.tool: list[tuple[float, float]] = []
+        self._model_started: dict[tuple[str, str], float] = {}
+        self._tool_started: dict[Any, float] = {}
+
+    async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
+        self.requests.setdefault(callback_context.agent_name, llm_request)
+        key = (callback_context.invocation_id, callback_context.agent_name)
+        self._model_started[key] = time.monotonic()
+
+    def _end_model(self, callback_context: Any, done: bool) -> None:
+        key = (callback_context.invocation_id, callback_context.agent_name)
+        started = self._model_started.pop(key, None) if done else self._model_started.get(key)
+        if started is not None:  # a streamed call ends once per chunk: the union keeps the last
+            self.model.append((started, time.monotonic()))
+
+    async def after_model_callback(self, *, callback_context: Any, llm_response: Any) -> None:
+        self._end_model(callback_context, done=not llm_response.partial)
+
+    async def on_model_error_callback(self, *, callback_context: Any, llm_request: Any,
+                                      error: Exception) -> None:
+        self._end_model(callback_context, done=True)
+
+    async def before_tool_callback(self, *, tool: Any, tool_args: Any, tool_context: Any) -> None:
+        self._tool_started[tool_context.function_call_id or id(tool_context)] = time.monotonic()
+
+    def _end_tool(self, tool_context: Any) -> None:
+        started = self._tool_started.pop(tool_context.function_call_id or id(tool_context), None)
+        if started is not None:
+            self.tool.append((started, time.monotonic()))
+
+    async def after_tool_callback(self, *, tool: Any, tool_args: Any, tool_context: Any,
+                                  result: Any) -> None:
+        self._end_tool(tool_context)
+
+    async def on_tool_error_callback(self, *, tool: Any, tool_args: Any, tool_context: Any,
+                                     error: Exception) -> None:
+        self._end_tool(tool_context)
+
+    def app_details(self) -> AppDetails:
+        """Each agent's instruction and tool declarations, as sent in its first request."""
+        details = {}
+        for agent, request in self.requests.items():
+            config = getattr(request, "config", None)
+            details[agent] = AgentDetails(
+                name=agent,
+                instructions=_instruction_text(getattr(config, "system_instruction", None)),
+                tool_declarations=[_dump(t) for t in getattr(config, "tools", None) or []])
+        return AppDetails(agent_details=details)
+
+
+def _has_payload(content: Any) -> bool:
+    return any(p.function_call or p.function_response or p.text or p.inline_data
+               for p in content.parts or [])
+
+
+def _has_text(content: Any) -> bool:
+    return any(p.text for p in content.parts or [])
+
+
+def turn_events(events: list[Any]) -> tuple[Content | None, list[InvocationEvent]]:
+    """A turn's ADK events as (final response, invocation events), as `adk eval` converts them."""
+    final: Any = None
+    kept: list[Any] = []
+    for event in events:
+        if event.partial or (event.author or "").lower() == "user":
+            continue
+        content = event.content
+        if content is not None and content.parts:
+            if event.is_final_response() and (final is None or not _has_text(final.content)
+                                              or _has_text(content)):
+                final = event
+            if event.grounding_metadata is not None or _has_payload(content):
+                kept.append(event)
+        elif event.grounding_metadata is not None:
+            kept.append(event)
+    out = []
+    for e in kept:
+        content = e.content if e is not final or e.get_function_calls() else None
+        out.append(InvocationEvent(
+            author=e.author,
+            content=Content.model_validate(_dump(content)) if content is not None else None,
+            grounding_metadata=_dump(e.grounding_metadata),
+            usage_metadata=(UsageMetadata.model_validate(_dump(e.usage_metadata))
+                            if e.usage_metadata is not None else None),
+            model_version=e.model_version,
+        ))
+    final_content = Content.model_validate(_dump(final.content)) if final is not None else None
+    return final_content, out
+
+
+class AdkSession:
+    """One ADK session in its own Runner."""
+
+    def __init__(self, runner: Any, recorder: _Recorder, session: Any) -> None:
+        self._runner = runner
+        self._recorder = recorder
+        self._session = session
+        self._state: dict[str, Any] = dict(session.state)
+
+    def state(self) -> dict[str, Any]:
+        return self._state
+
+    async def send(self, message: Content) -> TurnResult:
+        new_message = _GenaiContent.model_validate(message.model_dump(mode="json", exclude_none=True))
+        recorder = self._recorder
+        recorder.reset()
+        events: list[Any] = []
+        collector: AbstractContextManager[Any] = _collect_busy() if _collect_busy else nullcontext()
+        with collector as busy:
+            agen = self._runner.run_async(user_id=self._session.user_id,
+                                          session_id=self._session.id, new_message=new_message)
+            try:
+                async for event in agen:
+                    events.append(event)
+            finally:
+                await agen.aclose()
+        if busy is not None:
+            model_s, tool_s = busy.model_seconds(), busy.tool_seconds()
+        else:  # the plugin's own timing: tool time spent awaiting a model counts as model time
+            model_s = _union(recorder.model)
+            tool_s = _union(recorder.model + recorder.tool) - model_s
+        await self._refresh_state()
+        final, turn = turn_events(events)
+        return TurnResult(final_response=final, events=turn, model_seconds=model_s,
+                          tool_seconds=tool_s, app_details=recorder.app_details())
+
+    async def _refresh_state(self) -> None:
+        s = self._session
+        current = await self._runner.session_service.get_session(
+            app_name=s.app_name, user_id=s.user_id, session_id=s.id)
+        if current is not None:
+            self._state = dict(current.state)
+
+    async def close(self) -> None:
+        await self._runner.close()
+
+
+class AdkAdapter:
+    """Runs a google-adk agent (`BaseAgent`) or `App` through ADK's `Runner`."""
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+
+    @property
+    def name(self) -> str:
+        return str(self.agent.name)
+
+    def _app(self, spec: SessionSpec, recorder: _Recorder) -> Any:
+        if isinstance(self.agent, _App):
+            return self.agent.model_copy(update={"plugins": [*self.agent.plugins, recorder]})
+        name = next((n for n in (spec.app_name, self.agent.name) if _APP_NAME.match(n)), "agenteval")
+        try:
+            return _App(name=name, root_agent=self.agent, plugins=[recorder])
+        except Exception as e:
+            raise AgentEvalError(f"cannot run {type(self.agent).__name__} {self.name!r} as an ADK "
+                                 f"app: {e}") from e
+
+    async def start_session(self, spec: SessionSpec) -> AdkSession:
+        recorder = _Recorder()
+        runner = _Runner(app=self._app(spec, recorder), app_name=spec.app_name,
+                         session_service=_InMemorySessionService(),
+                         artifact_service=_InMemoryArtifactService(),
+                         memory_service=_InMemoryMemoryService())
+        session = await runner.session_service.create_session(
+            app_name=spec.app_name, user_id=spec.user_id, session_id=spec.session_id,
+            state=spec.state)
+        return AdkSession(runner, recorder, session)

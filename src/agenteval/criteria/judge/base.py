@@ -1,0 +1,121 @@
+"""The judged-criterion base: questions per invocation, majority vote, audit records.
+
+A subclass lists its questions (`JudgeQuestion`: which invocation, which rubric or sentence,
+the prompt, the labels and which labels count as positive) and how per-question scores combine.
+All questions of a case are asked concurrently, up to `parallelism_limit` at once.
+
+Voting: each question gets `num_samples` samples. The verdict is the label most samples chose
+among those that could be read; a tie between the positive and negative side goes to the
+negative side (fail closed). If half or more of the samples could not be read even after a
+retry, the question has no verdict and is a judge error: the metric is not evaluated and, by
+default, the case fails. A pass is never assembled from a minority of readable samples.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import anyio
+
+from agenteval.criteria.base import Criterion, CriterionResult, EvalContext, InvocationScore, mean
+from agenteval.criteria.judge import prompts
+from agenteval.criteria.judge.service import JudgeAnswer
+from agenteval.schema import JudgeRecord, LlmAsAJudgeCriterion
+
+
+@dataclass(frozen=True)
+class JudgeQuestion:
+    """One question for the judge."""
+
+    invocation_index: int
+    item: str | None
+    prompt: str
+    labels: tuple[str, ...] = ("yes", "no")
+    positive: frozenset[str] = frozenset({"yes"})
+
+
+@dataclass
+class Answered:
+    """A question with its voted score (None on judge error) and audit record."""
+
+    question: JudgeQuestion
+    score: float | None
+    record: JudgeRecord
+
+
+def vote(answer: JudgeAnswer, q: JudgeQuestion) -> tuple[float | None, str | None, str | None, str | None]:
+    """(score, label, rationale, error) by majority over the readable samples."""
+    readable = [s.verdict for s in answer.samples if s.verdict is not None]
+    if len(readable) * 2 <= len(answer.samples):
+        return None, None, None, (f"only {len(readable)} of {len(answer.samples)} judge samples could "
+                                  "be read")
+    positive = sum(1 for v in readable if v.label in q.positive)
+    negative = len(readable) - positive
+    side = [v for v in readable if (v.label in q.positive) == (positive > negative)]
+    label = Counter(v.label for v in side).most_common(1)[0][0]
+    rationale = next(v.rationale for v in side if v.label == label)
+    return (1.0 if positive > negative else 0.0), label, rationale, None
+
+
+class JudgeCriterion(Criterion):
+    """Base of the LLM-judged criteria."""
+
+    criterion_model = LlmAsAJudgeCriterion
+    criterion: LlmAsAJudgeCriterion
+    is_async = True
+
+    def questions(self, ctx: EvalContext) -> list[JudgeQuestion]:
+        """The questions to ask for this case."""
+        raise NotImplementedError
+
+    def combine(self, ctx: EvalContext, answered: Sequence[Answered]) -> CriterionResult:
+        """Per invocation: mean of its questions' scores; overall: mean over all questions
+        pooled (so, as in ADK, an invocation with more rubrics weighs more)."""
+        per: list[InvocationScore] = []
+        for i in range(len(ctx.actual)):
+            mine = [a.score for a in answered if a.question.invocation_index == i]
+            per.append(InvocationScore(mean(mine) if mine and None not in mine else None))
+        return CriterionResult(mean([a.score for a in answered]), per)
+
+    async def ascore(self, ctx: EvalContext) -> CriterionResult:
+        if ctx.judge is None:
+            raise RuntimeError("no judge service was given to the scorer")
+        judge = ctx.judge
+        options = self.criterion.judge_model_options
+        questions = self.questions(ctx)
+        if not questions:
+            raise ValueError("nothing to judge (no rubrics or no responses)")
+        answered: list[Answered | None] = [None] * len(questions)
+        limiter = anyio.CapacityLimiter(options.parallelism_limit)
+
+        async def ask(index: int) -> None:
+            q = questions[index]
+            async with limiter:
+                answer = await judge.ask(options.judge_model, prompts.SYSTEM, q.prompt, q.labels,
+                                         options.num_samples)
+            score, label, rationale, error = vote(answer, q)
+            answered[index] = Answered(q, score, JudgeRecord(
+                metric_name=self.metric_name, invocation_index=q.invocation_index, item=q.item,
+                judge_model=options.judge_model, prompt=q.prompt,
+                replies=[s.raw for s in answer.samples],
+                verdicts=[s.verdict.label if s.verdict else None for s in answer.samples],
+                verdict=label, score=score, rationale=rationale, error=error,
+                prompt_tokens=answer.prompt_tokens,
+                cached=all(s.cached for s in answer.samples)))
+
+        async with anyio.create_task_group() as tg:
+            for index in range(len(questions)):
+                tg.start_soon(ask, index)
+        done = [a for a in answered if a is not None]
+        result = self.combine(ctx, done)
+        result.records = [a.record for a in done]
+        failed = [a for a in done if a.score is None]
+        if failed:
+            first = failed[0].record
+            result.score = None
+            result.error = (f"judge error on {len(failed)} of {len(done)} question(s); first: "
+                            f"invocation {first.invocation_index}"
+                            f"{f', {first.item}' if first.item else ''}: {first.error}")
+        return result

@@ -1,0 +1,66 @@
+"""`hallucinations_v1`: is each sentence of a response supported by its context?
+
+Sentences are segmented deterministically (lines and bullets apart, then sentence ends), which
+is exact and free, where ADK spends a judge call that may rewrite or drop sentences. Each
+sentence is labelled supported / unsupported / contradictory / not_applicable against the
+context: the agent's instructions, the user prompt, and the turn's tool calls with their
+results. Invocation score: share of sentences that are supported or not applicable; overall:
+mean over invocations.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from agenteval.criteria.base import CriterionResult, EvalContext, InvocationScore, mean
+from agenteval.criteria.judge import context, prompts
+from agenteval.criteria.judge.base import Answered, JudgeCriterion, JudgeQuestion
+from agenteval.schema import HallucinationsCriterion
+
+LABELS = ("supported", "unsupported", "contradictory", "not_applicable")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of a response: each line (bullet marker removed) split at sentence ends."""
+    out = []
+    for line in text.splitlines():
+        line = _BULLET.sub("", line).strip()
+        if line:
+            out += [s.strip() for s in _SENTENCE_END.split(line) if s.strip()]
+    return out
+
+
+class HallucinationsV1(JudgeCriterion):
+    """`hallucinations_v1`; `evaluate_intermediate_nl_responses` also checks intermediate texts."""
+
+    criterion_model = HallucinationsCriterion
+    criterion: HallucinationsCriterion
+
+    def questions(self, ctx: EvalContext) -> list[JudgeQuestion]:
+        instructions = context.instructions(ctx.actual)
+        qs = []
+        for i, inv in enumerate(ctx.actual):
+            base = (f"Agent instructions: {instructions or 'none given'}\n"
+                    f"User prompt: {context.user_text(inv)}\n"
+                    f"Tool calls and results:\n{context.calls(inv)}")
+            texts = [context.response_text(inv)]
+            if self.criterion.evaluate_intermediate_nl_responses:
+                texts = [t for _, t in inv.intermediate_texts()] + texts
+            n = 0
+            for text in texts:
+                for sentence in sentences(text):
+                    n += 1
+                    qs.append(JudgeQuestion(i, f"sentence {n}", prompts.hallucination(base, sentence),
+                                            labels=LABELS,
+                                            positive=frozenset({"supported", "not_applicable"})))
+        return qs
+
+    def combine(self, ctx: EvalContext, answered: Sequence[Answered]) -> CriterionResult:
+        per = []
+        for i in range(len(ctx.actual)):
+            mine = [a.score for a in answered if a.question.invocation_index == i]
+            per.append(InvocationScore(mean(mine) if mine and None not in mine else None))
+        return CriterionResult(mean([p.score for p in per]), per)

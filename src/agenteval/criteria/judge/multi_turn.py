@@ -1,0 +1,70 @@
+"""Multi-turn criteria: one judgement over the whole conversation, reported on its last turn.
+
+`multi_turn_task_success_v1`, `multi_turn_trajectory_quality_v1` and
+`multi_turn_tool_use_quality_v1` ask one yes/no question each (local judge, no cloud service);
+`rubric_based_multi_turn_trajectory_quality_v1` asks one per TRAJECTORY_QUALITY rubric (from the
+criterion, the case, and every expected invocation). Earlier invocations carry no score.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from agenteval.criteria.base import EvalContext
+from agenteval.criteria.judge import context, prompts
+from agenteval.criteria.judge.base import JudgeCriterion, JudgeQuestion
+from agenteval.criteria.judge.rubrics import RubricCriterion, effective_rubrics
+
+
+def _conversation(ctx: EvalContext) -> str:
+    return prompts.conversation_text([
+        (context.user_text(inv), context.calls(inv), context.response_text(inv)) for inv in ctx.actual])
+
+
+class MultiTurnQuestion(JudgeCriterion):
+    """A yes/no question about the whole conversation."""
+
+    question: ClassVar[str] = ""
+
+    def questions(self, ctx: EvalContext) -> list[JudgeQuestion]:
+        if not ctx.actual:
+            raise ValueError("the conversation has no invocations")
+        return [JudgeQuestion(len(ctx.actual) - 1, None, prompts.multi_turn(
+            context.instructions(ctx.actual), _conversation(ctx), self.question))]
+
+
+class MultiTurnTaskSuccess(MultiTurnQuestion):
+    """`multi_turn_task_success_v1`: did the agent accomplish the user's goals?"""
+
+    question = prompts.MULTI_TURN_QUESTIONS["task_success"]
+
+
+class MultiTurnTrajectoryQuality(MultiTurnQuestion):
+    """`multi_turn_trajectory_quality_v1`: were the agent's steps sensible across the turns?"""
+
+    question = prompts.MULTI_TURN_QUESTIONS["trajectory_quality"]
+
+
+class MultiTurnToolUseQuality(MultiTurnQuestion):
+    """`multi_turn_tool_use_quality_v1`: right tools, right arguments, results used faithfully?"""
+
+    question = prompts.MULTI_TURN_QUESTIONS["tool_use_quality"]
+
+
+class RubricMultiTurnTrajectoryQuality(RubricCriterion):
+    """`rubric_based_multi_turn_trajectory_quality_v1`: rubrics over the whole conversation."""
+
+    rubric_type = "TRAJECTORY_QUALITY"
+
+    def questions(self, ctx: EvalContext) -> list[JudgeQuestion]:
+        if not ctx.actual:
+            raise ValueError("the conversation has no invocations")
+        expected = [r for inv in (ctx.expected or []) for r in (inv.rubrics or [])]
+        rubrics = effective_rubrics(self.criterion, self.rubric_type, ctx.case_rubrics, expected)
+        if not rubrics:
+            raise ValueError(f"no rubrics apply: give rubrics in the criterion, or rubrics of type "
+                             f"{self.rubric_type} on the case or its invocations")
+        convo, instr = _conversation(ctx), context.instructions(ctx.actual)
+        last = len(ctx.actual) - 1
+        return [JudgeQuestion(last, r.rubric_id, prompts.multi_turn_rubric(
+            instr, convo, r.rubric_content.text_property or r.rubric_id)) for r in rubrics]

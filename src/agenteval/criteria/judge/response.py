@@ -1,0 +1,38 @@
+"""`final_response_match_v2` and `safety_v1`: one judged question per invocation."""
+
+from __future__ import annotations
+
+from agenteval.criteria.base import EvalContext
+from agenteval.criteria.judge import context, prompts
+from agenteval.criteria.judge.base import JudgeCriterion, JudgeQuestion
+
+
+class FinalResponseMatchV2(JudgeCriterion):
+    """`final_response_match_v2`: does the actual final response give the same answer as the
+    expected one? Per invocation 1 (valid) or 0 (invalid); overall, the fraction valid."""
+
+    requires_expected = True
+
+    def questions(self, ctx: EvalContext) -> list[JudgeQuestion]:
+        if ctx.expected is None:
+            raise ValueError("final_response_match_v2 needs expected invocations")
+        both = self.criterion.include_intermediate_responses_in_final
+        return [
+            JudgeQuestion(i, None, prompts.final_response_match(
+                context.user_text(exp), context.response_text(exp, both),
+                context.response_text(act, both)),
+                labels=("valid", "invalid"), positive=frozenset({"valid"}))
+            for i, (act, exp) in enumerate(zip(ctx.actual, ctx.expected, strict=True))
+        ]
+
+
+class SafetyV1(JudgeCriterion):
+    """`safety_v1`: does each final response comply with the harm policy? 1 safe, 0 unsafe;
+    overall, the mean. Judged locally against agenteval's written policy (no cloud service)."""
+
+    def questions(self, ctx: EvalContext) -> list[JudgeQuestion]:
+        return [
+            JudgeQuestion(i, None, prompts.safety(context.user_text(inv), context.response_text(inv)),
+                          labels=("safe", "unsafe"), positive=frozenset({"safe"}))
+            for i, inv in enumerate(ctx.actual)
+        ]

@@ -1,0 +1,98 @@
+"""Rubric-based criteria: one judged question per (invocation, rubric).
+
+Effective rubrics for an invocation: the criterion's own rubrics (any type), the case's rubrics
+of the metric's type, and that invocation's expected rubrics of the metric's type. Unlike ADK,
+every invocation keeps its own rubrics (ADK drops all but the last invocation's), and a metric
+left with no rubrics is an error that says which `type` was needed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from agenteval.criteria.base import CriterionResult, EvalContext
+from agenteval.criteria.judge import context, prompts
+from agenteval.criteria.judge.base import Answered, JudgeCriterion, JudgeQuestion
+from agenteval.schema import EvalMetricResultDetails, RubricsBasedCriterion, RubricScore
+from agenteval.schema.rubric import Rubric
+
+
+def effective_rubrics(criterion: RubricsBasedCriterion, rubric_type: str, case_rubrics: Sequence[Rubric],
+                      invocation_rubrics: Sequence[Rubric]) -> list[Rubric]:
+    """The rubrics that apply, with duplicate ids rejected."""
+    chosen = list(criterion.rubrics) + [r for r in [*case_rubrics, *invocation_rubrics]
+                                        if r.type == rubric_type]
+    ids = [r.rubric_id for r in chosen]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise ValueError(f"duplicate rubric id(s): {', '.join(duplicates)}")
+    return chosen
+
+
+def _text(rubric: Rubric) -> str:
+    return rubric.rubric_content.text_property or rubric.description or rubric.rubric_id
+
+
+class RubricCriterion(JudgeCriterion):
+    """Shared logic of the per-invocation rubric criteria."""
+
+    criterion_model = RubricsBasedCriterion
+    criterion: RubricsBasedCriterion
+    rubric_type: ClassVar[str] = ""
+
+    def prompt(self, ctx: EvalContext, index: int, rubric: str) -> str:
+        raise NotImplementedError
+
+    def rubrics_for(self, ctx: EvalContext, index: int) -> list[Rubric]:
+        expected = ctx.expected[index].rubrics if ctx.expected and index < len(ctx.expected) else None
+        return effective_rubrics(self.criterion, self.rubric_type, ctx.case_rubrics, expected or [])
+
+    def questions(self, ctx: EvalContext) -> list[JudgeQuestion]:
+        qs = [JudgeQuestion(i, r.rubric_id, self.prompt(ctx, i, _text(r)))
+              for i in range(len(ctx.actual)) for r in self.rubrics_for(ctx, i)]
+        if not qs:
+            untyped = [r.rubric_id for r in ctx.case_rubrics if r.type is None]
+            hint = (f"; the case's rubrics {', '.join(untyped)} have no type (they need "
+                    f'"type": "{self.rubric_type}")') if untyped else ""
+            raise ValueError(f"no rubrics apply: give rubrics in the criterion, or rubrics of type "
+                             f"{self.rubric_type} on the case or its invocations{hint}")
+        return qs
+
+    def combine(self, ctx: EvalContext, answered: Sequence[Answered]) -> CriterionResult:
+        result = super().combine(ctx, answered)
+        by_id: dict[str, list[Answered]] = {}
+        for a in answered:
+            by_id.setdefault(a.question.item or "", []).append(a)
+        scores = []
+        for rid, items in by_id.items():
+            values = [a.score for a in items if a.score is not None]
+            scores.append(RubricScore(rubric_id=rid, score=sum(values) / len(values) if values else None,
+                                      rationale=items[0].record.rationale))
+        result.details = EvalMetricResultDetails(rubric_scores=scores)
+        return result
+
+
+class RubricFinalResponseQuality(RubricCriterion):
+    """`rubric_based_final_response_quality_v1`: does each final response satisfy each rubric
+    (facts backed by the user prompt and tool results)? Score: share of rubrics met."""
+
+    rubric_type = "FINAL_RESPONSE_QUALITY"
+
+    def prompt(self, ctx: EvalContext, index: int, rubric: str) -> str:
+        inv = ctx.actual[index]
+        both = self.criterion.include_intermediate_responses_in_final
+        return prompts.rubric_final_response(context.user_text(inv), context.calls(inv),
+                                             context.response_text(inv, both), rubric)
+
+
+class RubricToolUseQuality(RubricCriterion):
+    """`rubric_based_tool_use_quality_v1`: does each invocation's tool use satisfy each rubric?
+    The judge sees the tools, the prompt and the calls with results, not the final answer."""
+
+    rubric_type = "TOOL_USE_QUALITY"
+
+    def prompt(self, ctx: EvalContext, index: int, rubric: str) -> str:
+        inv = ctx.actual[index]
+        return prompts.rubric_tool_use(context.user_text(inv), context.declarations(ctx.actual),
+                                       context.calls(inv), rubric)

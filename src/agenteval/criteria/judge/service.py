@@ -1,0 +1,102 @@
+"""Asking judges: sampling, caching and retries behind one call.
+
+`JudgeService.ask` returns `num_samples` parsed verdicts for a prompt. Each sample is cached
+on disk under (model, prompt, sampling settings, sample index), so re-scoring unchanged results
+makes no model calls. A reply that does not parse is retried once with a fresh sample; one that
+still does not parse is kept as None and the raw text is returned for the audit record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from agenteval.criteria.judge.verdict import Verdict, parse_verdict, verdict_schema
+from agenteval.models.base import LLM, Message, ModelRequest
+
+
+class JudgeCache(Protocol):
+    """Key-value storage of judge replies (see `agenteval.store.JudgeCacheDB`)."""
+
+    def get(self, key: str) -> str | None: ...
+
+    def put(self, key: str, value: str) -> None: ...
+
+
+@dataclass
+class Sample:
+    """One judge sample: raw reply and its reading (None if it could not be read)."""
+
+    raw: str
+    verdict: Verdict | None
+    cached: bool = False
+
+
+@dataclass
+class JudgeAnswer:
+    """All samples of one judge question, with the prompt and its token cost."""
+
+    prompt: str
+    samples: list[Sample]
+    prompt_tokens: int = 0
+    model_calls: int = 0
+
+
+@dataclass
+class JudgeService:
+    """Resolves judge models by name and asks them, with caching and a retry for bad replies."""
+
+    resolve: Callable[[str], LLM]
+    cache: JudgeCache | None = None
+    max_tokens: int = 200
+    calls: int = field(default=0, init=False)
+
+    def _key(self, model: str, request: ModelRequest, index: int) -> str:
+        payload = json.dumps({
+            "model": model, "messages": [(m.role, m.content) for m in request.messages],
+            "schema": request.json_schema, "temperature": request.temperature,
+            "max_tokens": request.max_tokens, "index": index,
+        }, sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+    async def ask(self, model: str, system: str, prompt: str, labels: tuple[str, ...],
+                  num_samples: int) -> JudgeAnswer:
+        """`num_samples` verdicts on `prompt`; greedy when one sample, sampled otherwise."""
+        llm = self.resolve(model)
+        request = ModelRequest(
+            messages=(Message("system", system), Message("user", prompt)),
+            json_schema=verdict_schema(labels),
+            temperature=0.0 if num_samples == 1 else 0.7,
+            max_tokens=self.max_tokens,
+        )
+        answer = JudgeAnswer(prompt=prompt, samples=[])
+        replies: dict[int, tuple[str, bool]] = {}
+        for i in range(num_samples):
+            hit = self.cache.get(self._key(model, request, i)) if self.cache else None
+            if hit is not None:
+                replies[i] = (hit, True)
+        missing = [i for i in range(num_samples) if i not in replies]
+        if missing:
+            # One request for all missing samples: backends draw them from a single prefill.
+            response = await llm.generate(replace(request, n=len(missing), seed=missing[0]))
+            answer.model_calls += 1
+            answer.prompt_tokens += response.usage.prompt_tokens
+            for i, gen in zip(missing, response.generations, strict=False):
+                replies[i] = (gen.text, False)
+        for i in range(num_samples):
+            raw, cached = replies.get(i, ("", False))
+            verdict = parse_verdict(raw, labels)
+            if verdict is None:  # one retry with a different seed
+                retry = await llm.generate(replace(request, n=1, seed=1000 + i, temperature=0.7))
+                answer.model_calls += 1
+                answer.prompt_tokens += retry.usage.prompt_tokens
+                raw, cached = retry.text, False
+                verdict = parse_verdict(raw, labels)
+            if verdict is not None and not cached and self.cache is not None:
+                self.cache.put(self._key(model, request, i), raw)
+            answer.samples.append(Sample(raw, verdict, cached))
+        self.calls += answer.model_calls
+        return answer

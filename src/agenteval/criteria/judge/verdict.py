@@ -1,0 +1,83 @@
+"""Judge verdicts: the JSON shape asked for, and a tolerant parser for replies.
+
+Backends that support constrained output are given the JSON schema, so their replies always
+parse. For the others the parser accepts fenced JSON, JSON surrounded by prose, any letter case,
+and a last-resort `verdict: yes` line. It never guesses: a reply it cannot read is None, and the
+caller retries or records a judge error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One sample's reading: a label from the allowed set, and the judge's rationale."""
+
+    label: str
+    rationale: str
+
+
+def verdict_schema(labels: tuple[str, ...]) -> dict[str, Any]:
+    """JSON schema of a reply: a short rationale first (so the label follows from it), then the label."""
+    return {
+        "type": "object",
+        "properties": {
+            "rationale": {"type": "string", "maxLength": 400},
+            "verdict": {"type": "string", "enum": list(labels)},
+        },
+        "required": ["rationale", "verdict"],
+        "additionalProperties": False,
+    }
+
+
+_SYNONYMS = {
+    "true": "yes", "pass": "yes", "passed": "yes", "correct": "yes",
+    "false": "no", "fail": "no", "failed": "no", "incorrect": "no",
+    "not_applicable": "not_applicable", "n/a": "not_applicable",
+}
+
+
+def _normalise(raw: str, labels: tuple[str, ...]) -> str | None:
+    value = raw.strip().strip("\"'`*.").lower().replace("-", "_").replace(" ", "_")
+    if value in labels:
+        return value
+    mapped = _SYNONYMS.get(value)
+    return mapped if mapped in labels else None
+
+
+def _json_objects(text: str) -> list[dict[str, Any]]:
+    """Every JSON object that can be decoded from the text, outermost first."""
+    decoder = json.JSONDecoder()
+    found = []
+    for start in (m.start() for m in re.finditer(r"\{", text)):
+        try:
+            value, _ = decoder.raw_decode(text[start:])
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found
+
+
+def parse_verdict(text: str, labels: tuple[str, ...]) -> Verdict | None:
+    """Reads a verdict from a judge reply; None when there is no unambiguous one."""
+    for obj in _json_objects(text):
+        lowered = {str(k).lower(): v for k, v in obj.items()}
+        raw = lowered.get("verdict", lowered.get("label"))
+        if isinstance(raw, bool):
+            raw = "yes" if raw else "no"
+        if isinstance(raw, str):
+            label = _normalise(raw, labels)
+            if label is not None:
+                return Verdict(label, str(lowered.get("rationale", lowered.get("reasoning", ""))))
+    pattern = r"verdict\W{0,5}([A-Za-z_/ -]{1,20}?)\s*(?:$|[\n.,;])"
+    matches = {_normalise(m, labels) for m in re.findall(pattern, text, flags=re.I | re.M)}
+    matches.discard(None)
+    if len(matches) == 1:
+        return Verdict(matches.pop() or "", text.strip()[:400])
+    return None
