@@ -28,7 +28,7 @@ try:
     _InMemorySessionService: Any = importlib.import_module("google.adk.sessions").InMemorySessionService
     _InMemoryArtifactService: Any = importlib.import_module("google.adk.artifacts").InMemoryArtifactService
     _InMemoryMemoryService: Any = importlib.import_module("google.adk.memory").InMemoryMemoryService
-    _GenaiContent: Any = importlib.import_module("google.genai.types").Content
+    _genai: Any = importlib.import_module("google.genai.types")
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise AgentEvalError(f"running a google-adk agent needs google-adk ({e}): "
                          "pip install 'agenteval[adk]'") from e
@@ -40,6 +40,9 @@ except (ImportError, AttributeError):  # pragma: no cover - older or newer googl
     _collect_busy = None
 
 _APP_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+# What `adk eval` adds to model requests that set no retry options (EnsureRetryOptionsPlugin).
+_RETRY = {"attempts": 7, "initial_delay": 5.0, "max_delay": 120, "exp_base": 2.0,
+          "http_status_codes": [408, 429, 500, 502, 503, 504]}
 
 
 def _union(intervals: list[tuple[float, float]]) -> float:
@@ -69,7 +72,8 @@ def _instruction_text(instruction: Any) -> str:
 
 
 class _Recorder(_BasePlugin):  # type: ignore[misc]
-    """Times model and tool calls and keeps each agent's first model request of the turn."""
+    """Times model and tool calls, keeps each agent's first model request of the turn, and adds
+    `adk eval`'s default retry options to requests that have none."""
 
     def __init__(self) -> None:
         super().__init__(name="agenteval_recorder")
@@ -84,6 +88,10 @@ class _Recorder(_BasePlugin):  # type: ignore[misc]
 
     async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
         self.requests.setdefault(callback_context.agent_name, llm_request)
+        config = llm_request.config = llm_request.config or _genai.GenerateContentConfig()
+        config.http_options = config.http_options or _genai.HttpOptions()
+        config.http_options.retry_options = (config.http_options.retry_options
+                                             or _genai.HttpRetryOptions(**_RETRY))
         key = (callback_context.invocation_id, callback_context.agent_name)
         self._model_started[key] = time.monotonic()
 
@@ -181,7 +189,7 @@ class AdkSession:
         return self._state
 
     async def send(self, message: Content) -> TurnResult:
-        new_message = _GenaiContent.model_validate(message.model_dump(mode="json", exclude_none=True))
+        new_message = _genai.Content.model_validate(message.model_dump(mode="json", exclude_none=True))
         recorder = self._recorder
         recorder.reset()
         events: list[Any] = []
@@ -228,7 +236,8 @@ class AdkAdapter:
     def _app(self, spec: SessionSpec, recorder: _Recorder) -> Any:
         if isinstance(self.agent, _App):
             return self.agent.model_copy(update={"plugins": [*self.agent.plugins, recorder]})
-        name = next((n for n in (spec.app_name, self.agent.name) if _APP_NAME.match(n)), "agenteval")
+        name = next((n for n in (spec.app_name, self.agent.name)
+                     if _APP_NAME.match(n) and n != "user"), "agenteval")
         try:
             return _App(name=name, root_agent=self.agent, plugins=[recorder])
         except Exception as e:
@@ -241,7 +250,11 @@ class AdkAdapter:
                          session_service=_InMemorySessionService(),
                          artifact_service=_InMemoryArtifactService(),
                          memory_service=_InMemoryMemoryService())
-        session = await runner.session_service.create_session(
-            app_name=spec.app_name, user_id=spec.user_id, session_id=spec.session_id,
-            state=spec.state)
+        try:
+            session = await runner.session_service.create_session(
+                app_name=spec.app_name, user_id=spec.user_id, session_id=spec.session_id,
+                state=spec.state)
+        except BaseException:
+            await runner.close()
+            raise
         return AdkSession(runner, recorder, session)

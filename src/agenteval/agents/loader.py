@@ -53,7 +53,13 @@ def load_root_agent(agent_path: str | Path) -> Any:
     except Exception as e:
         raise AgentLoadError(f"{path}: importing the agent failed: {type(e).__name__}: {e}") from e
     for holder in (module, getattr(module, "agent", None)):
-        if holder is not None and hasattr(holder, "root_agent"):
+        if holder is None:
+            continue
+        # Like adk eval: an ADK `app` (with its plugins) wins over the bare root_agent.
+        app = getattr(holder, "app", None)
+        if app is not None and is_adk_agent(app):
+            return app
+        if hasattr(holder, "root_agent"):
             return holder.root_agent
     raise AgentLoadError(f"{path}: the module defines no `root_agent`")
 
