@@ -27,10 +27,10 @@ def check_prime(nums: list[int]) -> str:
     Args:
         nums: The numbers to check.
     """
-    primes = [n for n in nums if n > 1 and all(n % d for d in range(2, int(n**0.5) + 1))]
-    if not primes:
-        return "No prime numbers found."
-    return f"{', '.join(map(str, primes))} are prime numbers."
+    def is_prime(n: int) -> bool:
+        return n > 1 and all(n % d for d in range(2, int(n**0.5) + 1))
+
+    return " ".join(f"{n} is {'prime' if is_prime(n) else 'not prime'}." for n in nums)
 
 
 root_agent = Agent(

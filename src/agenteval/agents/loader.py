@@ -77,6 +77,9 @@ def to_adapter(obj: Any, resolve_model: Callable[[str], LLM],
         if model_override or isinstance(model, str):
             model = resolve_model(model_override or str(model))
         return BuiltinAdapter(obj, model)
+    if model_override:
+        raise AgentLoadError(f"--agent_model applies to agenteval Agent agents only; this "
+                             f"root_agent is a {type(obj).__name__} with its own model")
     if hasattr(obj, "start_session"):
         return obj  # type: ignore[no-any-return]
     if is_adk_agent(obj):

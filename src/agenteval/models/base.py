@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from agenteval.errors import AgentEvalError
+
 Role = Literal["system", "user", "assistant", "tool"]
 
 
@@ -98,7 +100,7 @@ class ModelResponse:
         return self.generations[0].text if self.generations else ""
 
 
-class ModelError(Exception):
+class ModelError(AgentEvalError):
     """A model call failed for good (bad request, refused, unparsable reply)."""
 
 

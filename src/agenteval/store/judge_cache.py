@@ -12,12 +12,20 @@ class JudgeCacheDB:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS judge_cache (key TEXT PRIMARY KEY, reply TEXT NOT NULL)")
-        self._db.commit()
+        self._conn: sqlite3.Connection | None = None
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        # Opened on first use, so a run that never asks a judge leaves no file behind.
+        if self._conn is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(self.path, check_same_thread=False)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("CREATE TABLE IF NOT EXISTS judge_cache "
+                               "(key TEXT PRIMARY KEY, reply TEXT NOT NULL)")
+            self._conn.commit()
+        return self._conn
 
     def get(self, key: str) -> str | None:
         with self._lock:
@@ -31,7 +39,9 @@ class JudgeCacheDB:
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
 
 
 def judge_cache_path(root: str | Path) -> Path:

@@ -1,0 +1,5 @@
+"""`python -m agenteval` runs the command line."""
+
+from agenteval.cli.main import main
+
+main()

@@ -1,0 +1,48 @@
+"""LLM backends: the embedded local model, OpenAI-compatible HTTP endpoints and a scripted
+model for tests, behind one async interface (`LLM`), selected by name with `resolve_model`."""
+
+from agenteval.models.base import (
+    LLM,
+    Generation,
+    Message,
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    ModelUnavailable,
+    Role,
+    ToolCallRequest,
+    ToolSpec,
+    TransientModelError,
+    Usage,
+)
+from agenteval.models.limits import LimitedLLM
+from agenteval.models.local import LocalModel, check_local_available
+from agenteval.models.openai_compat import OpenAICompatModel
+from agenteval.models.resolve import ModelSpec, parse_model_name, resolve_model
+from agenteval.models.scripted import Reply, ScriptedModel
+from agenteval.models.toolcall_parse import parse_tool_calls
+
+__all__ = [
+    "LLM",
+    "Generation",
+    "LimitedLLM",
+    "LocalModel",
+    "Message",
+    "ModelError",
+    "ModelRequest",
+    "ModelResponse",
+    "ModelSpec",
+    "ModelUnavailable",
+    "OpenAICompatModel",
+    "Reply",
+    "Role",
+    "ScriptedModel",
+    "ToolCallRequest",
+    "ToolSpec",
+    "TransientModelError",
+    "Usage",
+    "check_local_available",
+    "parse_model_name",
+    "parse_tool_calls",
+    "resolve_model",
+]

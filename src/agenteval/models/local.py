@@ -1,0 +1,223 @@
+"""The embedded default model: Qwen2.5-Coder-1.5B-Instruct (Q4_K_M) on llama.cpp, in-process.
+
+Runs through `xllamacpp`, whose `Server` embeds llama.cpp's OpenAI-compatible server: requests
+are the same JSON bodies an HTTP client would send, handled without HTTP. The model file is
+assembled and verified by `local_assets`; it is loaded once per process (per configuration)
+and shared by every `LocalModel`, with `slots` parallel sequences of `ctx_per_slot` tokens each.
+
+Sampling `n > 1`: samples run one after another on the same prompt so that llama.cpp reuses the
+prompt's cached prefix (prefill is paid once) and usage stays exact; with a `seed`, sample `i`
+uses `seed + i`. Greedy decoding (`temperature <= 0`) ignores the seed and always yields the
+same text, so it is computed once and repeated `n` times.
+
+Tool calls: this model writes them as JSON in the text, which `toolcall_parse` reads when
+tools were declared.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import logging
+import os
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from agenteval.models.base import (
+    Generation,
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    ModelUnavailable,
+    TransientModelError,
+    Usage,
+)
+from agenteval.models.local_assets import (
+    INSTALL_HINT,
+    ensure_model_file,
+    find_model_parts,
+    model_file,
+    model_file_ready,
+)
+from agenteval.models.openai_wire import build_body, parse_choice, parse_usage, server_error_message
+
+__all__ = ["DEFAULT_CTX_PER_SLOT", "DEFAULT_SLOTS", "MODEL_ID", "LocalModel", "check_local_available"]
+
+log = logging.getLogger(__name__)
+
+MODEL_ID = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+DEFAULT_SLOTS = 4
+DEFAULT_CTX_PER_SLOT = 4096
+# llama.cpp keeps evicted prompt states in RAM to restore them in any slot; its default is 8 GiB.
+_PROMPT_CACHE_MIB = 1024
+_UINT32_SEEDS = 0xFFFFFFFF  # llama.cpp seeds are uint32 and 0xFFFFFFFF means "random"
+
+
+def check_local_available(cache_dir: str | os.PathLike[str] | None = None) -> None:
+    """Raises ModelUnavailable (with the pip command) unless xllamacpp is installed and the
+    model is either assembled in `cache_dir` already or its parts are installed."""
+    if importlib.util.find_spec("xllamacpp") is None:
+        raise ModelUnavailable(f"the embedded model needs xllamacpp; run: {INSTALL_HINT}")
+    if not model_file_ready(cache_dir):
+        find_model_parts()
+
+
+@dataclass(frozen=True)
+class _EngineKey:
+    model_path: str
+    slots: int
+    ctx_per_slot: int
+    threads: int
+
+
+@dataclass(frozen=True)
+class _Engine:
+    server: Any  # xllamacpp.Server, untyped
+    api_key: str  # guards the HTTP listener llama.cpp always opens on 127.0.0.1
+    load_seconds: float
+
+
+_ENGINES: dict[_EngineKey, _Engine] = {}
+# A threading lock, not an async one: loads run in worker threads, possibly from several loops.
+_ENGINES_LOCK = threading.Lock()
+
+
+def _get_engine(cache_dir: Path | None, key: _EngineKey) -> _Engine:
+    """Assembles (first time), then loads (first time) the model; blocking."""
+    with _ENGINES_LOCK:
+        engine = _ENGINES.get(key)
+        if engine is None:
+            check_local_available(cache_dir)
+            ensure_model_file(cache_dir)
+            engine = _ENGINES[key] = _start_server(key)
+        return engine
+
+
+def _start_server(key: _EngineKey) -> _Engine:
+    try:
+        import xllamacpp
+    except ImportError as exc:
+        raise ModelUnavailable(f"cannot import xllamacpp ({exc}); run: {INSTALL_HINT}") from exc
+    params = xllamacpp.CommonParams()
+    params.model.path = key.model_path
+    params.n_parallel = key.slots
+    params.n_ctx = key.slots * key.ctx_per_slot  # split evenly between the slots
+    params.cpuparams.n_threads = key.threads
+    params.cpuparams_batch.n_threads = key.threads
+    params.cache_ram_mib = _PROMPT_CACHE_MIB
+    params.port = 0  # any free port, so processes never clash
+    params.verbosity = -1  # llama.cpp's logs go straight to stderr otherwise
+    api_key = secrets.token_urlsafe(24)
+    params.api_keys = [api_key]
+    start = time.monotonic()
+    try:
+        server = xllamacpp.Server(params)
+    except Exception as exc:
+        raise ModelError(f"failed to load the embedded model {key.model_path}: {exc}") from exc
+    seconds = time.monotonic() - start
+    log.info("loaded %s in %.1f s (%d slots x %d tokens)", MODEL_ID, seconds, key.slots, key.ctx_per_slot)
+    return _Engine(server, api_key, seconds)
+
+
+@atexit.register
+def _shutdown_engines() -> None:
+    # Stop llama.cpp's threads before interpreter teardown rather than in a late finalizer.
+    with _ENGINES_LOCK:
+        _ENGINES.clear()
+
+
+def _default_threads() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class LocalModel:
+    """The embedded model as an `LLM`. Cheap to construct; the model loads on first use."""
+
+    def __init__(
+        self,
+        *,
+        name: str = "local",
+        cache_dir: str | os.PathLike[str] | None = None,
+        slots: int = DEFAULT_SLOTS,
+        ctx_per_slot: int = DEFAULT_CTX_PER_SLOT,
+        threads: int | None = None,
+    ) -> None:
+        """`cache_dir` holds the assembled GGUF (default `~/.cache/agenteval/models`);
+        `slots` sequences decode in parallel, each with a `ctx_per_slot`-token context;
+        `threads` defaults to the CPUs this process may use."""
+        if slots < 1 or ctx_per_slot < 256:
+            raise ValueError("slots must be >= 1 and ctx_per_slot >= 256")
+        self._name = name
+        self._cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.slots = slots
+        self.ctx_per_slot = ctx_per_slot
+        self.threads = threads or _default_threads()
+        # Worker threads blocked in llama.cpp: one per slot; more would only queue in C++.
+        self._calls = anyio.CapacityLimiter(slots)
+        self._key = _EngineKey(str(model_file(cache_dir)), slots, ctx_per_slot, self.threads)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    async def load(self) -> float:
+        """Loads the model now (normally done by the first call); returns its load time in s."""
+        return (await self._engine()).load_seconds
+
+    async def http_endpoint(self) -> tuple[str, str]:
+        """The base URL (`.../v1`) and API key of llama.cpp's own HTTP listener on 127.0.0.1."""
+        engine = await self._engine()
+        return f"{engine.server.listening_address}/v1", engine.api_key
+
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        """Runs `request` on the embedded model; see the module docstring for `n` and seeds."""
+        engine = await self._engine()
+        greedy = request.temperature <= 0
+        calls = 1 if greedy else request.n
+        generations: list[Generation] = []
+        usage = Usage()
+        for i in range(calls):
+            seed = None if request.seed is None else (request.seed + i) % _UINT32_SEEDS
+            body = build_body(request, seed=seed)
+            reply = await anyio.to_thread.run_sync(self._call, engine, body, limiter=self._calls)
+            generations.append(parse_choice(reply["choices"][0], request))
+            usage += parse_usage(reply)
+        if greedy:
+            generations *= request.n
+        return ModelResponse(tuple(generations), usage, MODEL_ID)
+
+    async def _engine(self) -> _Engine:
+        # Looked up each time rather than kept, so that the exit hook can really release it.
+        engine = _ENGINES.get(self._key)
+        if engine is None:
+            engine = await anyio.to_thread.run_sync(_get_engine, self._cache_dir, self._key)
+        return engine
+
+    @staticmethod
+    def _call(engine: _Engine, body: dict[str, Any]) -> dict[str, Any]:
+        try:
+            reply = engine.server.handle_chat_completions(body)
+        except Exception as exc:  # the binding raises plain exceptions
+            raise ModelError(f"embedded model call failed: {exc}") from exc
+        if not isinstance(reply, dict):
+            raise ModelError(f"embedded model returned {type(reply).__name__}")
+        if "error" in reply or "code" in reply:
+            error = reply.get("error", reply)
+            code = error.get("code") if isinstance(error, dict) else None
+            message = f"embedded model: {server_error_message(reply)}"
+            if code in (500, 503):
+                raise TransientModelError(message)
+            raise ModelError(message)
+        if not reply.get("choices"):
+            raise ModelError(f"embedded model reply has no choices: {str(reply)[:200]}")
+        return reply

@@ -1,0 +1,205 @@
+"""Any OpenAI-compatible chat-completions endpoint over HTTP.
+
+Works with vLLM, Ollama, llama.cpp's server, OpenAI and Gemini's OpenAI-compatible endpoint.
+Transient failures (connect errors, timeouts, dropped connections, HTTP 408/429/500/502/503/504)
+are retried up to `max_attempts` calls in all, waiting `Retry-After` when the server sends it
+and otherwise an exponential backoff with jitter; other 4xx replies raise `ModelError` with
+the server's message. Servers that return fewer than `n` choices (some ignore `n`) are asked
+again for the rest, with `seed + k` for the k-th sample when a seed is set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import random
+import time
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import httpx
+
+from agenteval.models.base import (
+    Generation,
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    TransientModelError,
+    Usage,
+)
+from agenteval.models.openai_wire import build_body, parse_choice, parse_usage, server_error_message
+
+__all__ = ["TRANSIENT_STATUS", "OpenAICompatModel"]
+
+log = logging.getLogger(__name__)
+
+TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+_ClientsByLoop = weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient]
+_TRANSIENT_EXC = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+
+
+class OpenAICompatModel:
+    """An `LLM` served by an OpenAI-compatible `/chat/completions` endpoint."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str,
+        api_key: str | None = None,
+        name: str | None = None,
+        timeout: float = 120.0,
+        max_attempts: int = 5,
+        backoff_base: float = 0.5,
+        backoff_max: float = 30.0,
+        max_retry_after: float = 120.0,
+        max_tokens_field: str = "max_tokens",
+        samples_per_call: int | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        """`timeout` bounds each HTTP call (s); `max_attempts` counts the first call;
+        `max_tokens_field` is `max_completion_tokens` for OpenAI's newer models;
+        `samples_per_call` caps `n` per call (None: ask for all at once); `extra_body`
+        is merged into every request body (vendor-specific parameters)."""
+        if not base_url.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must start with http:// or https://, got {base_url!r}")
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self._name = name or f"openai-compat:{model}@{base_url}"
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.timeout = timeout
+        self.max_attempts = max_attempts
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.max_retry_after = max_retry_after
+        self.max_tokens_field = max_tokens_field
+        self.samples_per_call = samples_per_call
+        self.extra_body = dict(extra_body or {})
+        self._transport = transport
+        # One client per asyncio loop: pooled connections cannot cross event loops, and a
+        # resolved model is shared process-wide (e.g. across tests that each run a loop).
+        self._clients: _ClientsByLoop = weakref.WeakKeyDictionary()
+        self._other_client: httpx.AsyncClient | None = None
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        """Asks for `request.n` samples, topping up if the server returns fewer."""
+        generations: list[Generation] = []
+        usage = Usage()
+        model = self.model
+        while len(generations) < request.n:
+            want = request.n - len(generations)
+            if self.samples_per_call is not None:
+                want = min(want, self.samples_per_call)
+            seed = None if request.seed is None else request.seed + len(generations)
+            body = build_body(
+                request, model=self.model, n=want, seed=seed, max_tokens_field=self.max_tokens_field
+            )
+            body.update(self.extra_body)
+            reply = await self._post(body)
+            choices = reply.get("choices")
+            if not isinstance(choices, list) or not choices:
+                raise ModelError(f"{self.name}: reply has no choices: {str(reply)[:300]}")
+            generations.extend(parse_choice(c, request) for c in choices[:want])
+            usage += parse_usage(reply)
+            model = str(reply.get("model") or model)
+        return ModelResponse(tuple(generations), usage, model)
+
+    async def aclose(self) -> None:
+        """Closes the HTTP clients (optional; they are also closed with their loop)."""
+        clients = [*self._clients.values(), *([self._other_client] if self._other_client else [])]
+        self._clients.clear()
+        self._other_client = None
+        for client in clients:
+            await client.aclose()
+
+    async def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+        url = f"{self.base_url}/chat/completions"
+        for attempt in range(1, self.max_attempts + 1):
+            retry_after: float | None = None
+            try:
+                response = await self._client().post(url, json=body, headers=self._headers)
+            except _TRANSIENT_EXC as exc:
+                error: ModelError = TransientModelError(f"{self.name}: {type(exc).__name__}: {exc}")
+            except httpx.HTTPError as exc:
+                raise ModelError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
+            else:
+                if response.is_success:
+                    return self._json(response)
+                message = f"{self.name}: HTTP {response.status_code}: {_error_text(response)}"
+                if response.status_code not in TRANSIENT_STATUS:
+                    raise ModelError(message)
+                error = TransientModelError(message)
+                retry_after = _retry_after_seconds(response.headers.get("retry-after"))
+            if attempt == self.max_attempts:
+                raise error
+            delay = self._delay(attempt, retry_after)
+            log.info("%s; retry %d/%d in %.2f s", error, attempt, self.max_attempts - 1, delay)
+            await anyio.sleep(delay)
+        raise AssertionError("unreachable")  # the loop always returns or raises
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.max_retry_after)
+        # "Equal jitter": half the exponential step, plus a random part of the other half.
+        step = min(self.backoff_max, self.backoff_base * 2.0 ** (attempt - 1))
+        return step / 2 + random.uniform(0, step / 2)
+
+    def _json(self, response: httpx.Response) -> dict[str, Any]:
+        try:
+            payload = response.json()
+        except ValueError as exc:
+            raise ModelError(f"{self.name}: reply is not JSON: {response.text[:300]!r}") from exc
+        if not isinstance(payload, dict):
+            raise ModelError(f"{self.name}: unexpected reply: {str(payload)[:300]}")
+        if payload.get("error"):  # some servers report errors with status 200
+            raise ModelError(f"{self.name}: {server_error_message(payload)}")
+        return payload
+
+    def _client(self) -> httpx.AsyncClient:
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:  # not asyncio (trio)
+            loop = None
+        client = self._clients.get(loop) if loop is not None else self._other_client
+        if client is None or client.is_closed:
+            client = httpx.AsyncClient(
+                timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
+                transport=self._transport,
+            )
+            if loop is not None:
+                self._clients[loop] = client
+            else:
+                self._other_client = client
+        return client
+
+
+def _error_text(response: httpx.Response) -> str:
+    try:
+        return server_error_message(response.json())[:500]
+    except ValueError:
+        return response.text[:500] or response.reason_phrase
+
+
+def _retry_after_seconds(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or an HTTP date); None if absent/bad."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, float(when.timestamp()) - time.time())

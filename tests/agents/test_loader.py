@@ -1,0 +1,34 @@
+from pathlib import Path
+
+import pytest
+
+from agenteval.agents import Agent, AgentLoadError, CallableAdapter, load_root_agent, to_adapter
+from agenteval.agents.builtin import BuiltinAdapter
+from agenteval.models import ScriptedModel
+from tests.conftest import REPO
+
+
+def test_loads_example_package_root_agent() -> None:
+    agent = load_root_agent(REPO / "examples" / "hello_world")
+    assert isinstance(agent, Agent) and agent.name == "hello_world_agent"
+    model = ScriptedModel(["hi"], name="scripted")
+    adapter = to_adapter(agent, lambda name: model, "override")
+    assert isinstance(adapter, BuiltinAdapter) and adapter.model is model
+
+
+def test_loads_single_file_callable(tmp_path: Path) -> None:
+    (tmp_path / "bot.py").write_text("def root_agent(text):\n    return text.upper()\n")
+    adapter = to_adapter(load_root_agent(tmp_path / "bot.py"), lambda n: ScriptedModel([]))
+    assert isinstance(adapter, CallableAdapter) and adapter.name == "root_agent"
+
+
+@pytest.mark.parametrize(("files", "message"), [
+    ({}, "no agent here"),
+    ({"agent.py": "x = 1\n"}, "defines no `root_agent`"),
+    ({"agent.py": "import not_a_module_anywhere\n"}, "importing the agent failed: ModuleNotFoundError"),
+])
+def test_load_errors_are_clear(tmp_path: Path, files: dict[str, str], message: str) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    with pytest.raises(AgentLoadError, match=message):
+        load_root_agent(tmp_path)

@@ -1,0 +1,78 @@
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from agenteval.cli.main import cli
+from tests.helpers import call, eval_set, inv
+
+AGENT = '''
+def root_agent(text, state):
+    if text == "boom":
+        raise RuntimeError("agent exploded")
+    calls = [{"name": "lookup", "args": {"q": text}, "response": {"ok": True}}]
+    return {"response": "answer to " + text, "tool_calls": calls}
+'''
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> tuple[Path, Path]:
+    agent = tmp_path / "my_agent"
+    agent.mkdir()
+    (agent / "agent.py").write_text(AGENT)
+    s = eval_set("myset", {
+        "good": [inv("x", "answer to x", [call("lookup", q="x")])],
+        "boom": [inv("boom", "whatever")],
+    })
+    path = agent / "myset.evalset.json"
+    path.write_text(s.model_dump_json(exclude_none=True))
+    (agent / "test_config.json").write_text(json.dumps({"criteria": {"tool_trajectory_avg_score": 1.0,
+                                                                     "response_match_score": 0.9}}))
+    return agent, path
+
+
+def test_eval_selected_case_passes_and_is_saved(project: tuple[Path, Path], tmp_path: Path) -> None:
+    agent, path = project
+    out = tmp_path / "r.json"
+    r = CliRunner().invoke(cli, ["eval", str(agent), f"{path}:good", "--output", str(out), "--num_runs", "2"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    assert [c["eval_id"] for c in doc["eval_case_results"]] == ["good", "good"]
+    assert [c["run_index"] for c in doc["eval_case_results"]] == [0, 1]
+    history = list((agent / ".agenteval" / "eval_history").glob("*.evalset_result.json"))
+    assert len(history) == 1 and history[0].name.startswith("my_agent_myset_")
+
+
+def test_eval_by_set_id_with_a_failing_case_exits_1(project: tuple[Path, Path]) -> None:
+    agent, _ = project
+    r = CliRunner().invoke(cli, ["eval", str(agent), "myset", "--no_history", "--print_detailed_results"])
+    assert r.exit_code == 1
+    assert "RuntimeError: agent exploded" in r.output
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["{path}:nope"], "no case with eval_id 'nope'"),
+    (["missing.evalset.json"], "file not found"),
+    (["{path}", "--agent_model", "local"], "--agent_model applies to agenteval Agent agents only"),
+])
+def test_eval_bad_input_exits_2(project: tuple[Path, Path], args: list[str], message: str) -> None:
+    agent, path = project
+    r = CliRunner().invoke(cli, ["eval", str(agent), *[a.format(path=path) for a in args], "--no_history"])
+    assert r.exit_code == 2, r.output
+    assert message in r.output
+    assert not (agent / ".agenteval").exists()
+
+
+def test_eval_missing_agent_exits_2(tmp_path: Path, project: tuple[Path, Path]) -> None:
+    r = CliRunner().invoke(cli, ["eval", str(tmp_path / "nowhere"), str(project[1])])
+    assert r.exit_code == 2 and "no agent here" in r.output
+
+
+def test_eval_unknown_model_name_exits_2(project: tuple[Path, Path]) -> None:
+    from tests.conftest import REPO
+
+    example = REPO / "examples" / "hello_world"
+    r = CliRunner().invoke(cli, ["eval", str(example), str(example / "hello_world.evalset.json"),
+                                 "--agent_model", "bogus:thing", "--no_history"])
+    assert r.exit_code == 2 and "bogus:thing" in r.output

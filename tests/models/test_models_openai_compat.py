@@ -1,0 +1,211 @@
+"""The OpenAI-compatible backend against a real HTTP server on 127.0.0.1 (a thread in the test)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import anyio
+import pytest
+
+from agenteval.models import (
+    Message,
+    ModelError,
+    ModelRequest,
+    OpenAICompatModel,
+    ToolCallRequest,
+    ToolSpec,
+    TransientModelError,
+    Usage,
+    resolve_model,
+)
+from agenteval.models import resolve as resolve_module
+
+pytestmark = pytest.mark.anyio
+
+REQUEST = ModelRequest(messages=(Message("user", "Is 7 prime?"),), max_tokens=8)
+
+
+def reply(*texts: str, usage: tuple[int, int, int] = (10, 2, 4)) -> dict[str, Any]:
+    return {
+        "model": "served-model",
+        "choices": [
+            {"index": i, "finish_reason": "stop", "message": {"role": "assistant", "content": t}}
+            for i, t in enumerate(texts)
+        ],
+        "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1],
+                  "prompt_tokens_details": {"cached_tokens": usage[2]}},
+    }
+
+
+@dataclass
+class Step:
+    status: int = 200
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+@dataclass
+class FakeServer:
+    """Answers POSTs with scripted steps (the last one repeats) and records what it got."""
+
+    steps: list[Step] = field(default_factory=list)
+    received: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    base_url: str = ""
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    state = FakeServer()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length", 0))
+            state.received.append(json.loads(self.rfile.read(length)))
+            state.headers.append(dict(self.headers))
+            state.paths.append(self.path)
+            step = state.steps.pop(0) if len(state.steps) > 1 else state.steps[0]
+            time.sleep(step.delay)
+            data = json.dumps(step.body if step.body is not None else reply("YES")).encode()
+            try:
+                self.send_response(step.status)
+                for key, value in step.headers.items():
+                    self.send_header(key, value)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except OSError:  # the client gave up (timeout test)
+                pass
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    state.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield state
+    httpd.shutdown()
+    httpd.server_close()
+    thread.join(5)
+
+
+def model(base_url: str, **kwargs: Any) -> OpenAICompatModel:
+    kwargs.setdefault("backoff_base", 0.01)
+    return OpenAICompatModel(model="m", base_url=base_url, api_key="k", **kwargs)
+
+
+async def test_retries_a_503_then_succeeds(server: FakeServer) -> None:
+    server.steps = [Step(503, {"error": {"message": "overloaded"}}), Step(200, reply("YES"))]
+    response = await model(server.base_url).generate(REQUEST)
+    assert response.text == "YES"
+    assert response.usage == Usage(10, 2, 4)
+    assert response.model == "served-model"
+    assert len(server.received) == 2
+    assert server.paths[0] == "/v1/chat/completions"
+    assert server.headers[0]["Authorization"] == "Bearer k"
+
+
+async def test_honours_retry_after(server: FakeServer) -> None:
+    server.steps = [Step(429, {"error": {"message": "slow down"}}, {"Retry-After": "0.4"}), Step()]
+    start = time.monotonic()
+    assert (await model(server.base_url).generate(REQUEST)).text == "YES"
+    assert time.monotonic() - start >= 0.4
+
+
+async def test_client_errors_raise_with_the_server_message(server: FakeServer) -> None:
+    server.steps = [Step(400, {"error": {"message": "bad 'tools' field", "type": "invalid_request"}})]
+    with pytest.raises(ModelError, match="HTTP 400: bad 'tools' field") as info:
+        await model(server.base_url).generate(REQUEST)
+    assert not isinstance(info.value, TransientModelError)
+    assert len(server.received) == 1  # not retried
+
+
+async def test_gives_up_after_max_attempts(server: FakeServer) -> None:
+    server.steps = [Step(502, {"error": {"message": "bad gateway"}})]
+    with pytest.raises(TransientModelError, match="HTTP 502"):
+        await model(server.base_url, max_attempts=3).generate(REQUEST)
+    assert len(server.received) == 3
+
+
+async def test_timeouts_and_refused_connections_are_transient(server: FakeServer) -> None:
+    server.steps = [Step(delay=0.6)]
+    with pytest.raises(TransientModelError, match="Timeout"):
+        await model(server.base_url, timeout=0.2, max_attempts=2).generate(REQUEST)
+    assert len(server.received) == 2
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    with pytest.raises(TransientModelError, match="ConnectError"):
+        await model(closed, max_attempts=2).generate(REQUEST)
+
+
+async def test_error_body_with_status_200(server: FakeServer) -> None:
+    server.steps = [Step(200, {"error": {"message": "model not loaded"}})]
+    with pytest.raises(ModelError, match="model not loaded"):
+        await model(server.base_url).generate(REQUEST)
+
+
+async def test_request_body_and_tool_calls(server: FakeServer) -> None:
+    structured = reply("")
+    structured["choices"][0]["message"]["tool_calls"] = [
+        {"id": "c9", "type": "function", "function": {"name": "roll_die", "arguments": '{"sides": 20}'}}
+    ]
+    text_call = reply('```json\n{"name": "roll_die", "arguments": {"sides": 6}}\n```')
+    server.steps = [Step(200, structured), Step(200, text_call)]
+    schema = {"type": "object", "properties": {"sides": {"type": "integer"}}}
+    tool = ToolSpec("roll_die", "Roll a die.", schema)
+    request = ModelRequest(
+        messages=(Message("user", "Roll a d20."),), tools=(tool,), temperature=0.3, seed=5,
+        max_tokens=16, stop=("\n\n",), json_schema={"type": "object"},
+    )
+    llm = model(server.base_url, max_tokens_field="max_completion_tokens", extra_body={"top_p": 0.9})
+    first = await llm.generate(request)
+    assert first.generations[0].tool_calls == (ToolCallRequest("roll_die", {"sides": 20}, "c9"),)
+    second = await llm.generate(request)  # calls written as text are parsed as a fallback
+    assert second.generations[0].tool_calls == (ToolCallRequest("roll_die", {"sides": 6}),)
+    body = server.received[0]
+    assert body["model"] == "m" and body["seed"] == 5 and body["temperature"] == 0.3
+    assert body["max_completion_tokens"] == 16 and "max_tokens" not in body
+    assert body["stop"] == ["\n\n"] and body["top_p"] == 0.9 and "n" not in body
+    assert body["tools"][0]["function"]["name"] == "roll_die"
+    assert body["response_format"]["json_schema"]["schema"] == {"type": "object"}
+
+
+async def test_tops_up_when_the_server_ignores_n(server: FakeServer) -> None:
+    server.steps = [Step(200, reply("A")), Step(200, reply("B")), Step(200, reply("C", "extra"))]
+    response = await model(server.base_url).generate(
+        ModelRequest(messages=REQUEST.messages, n=3, seed=7, temperature=0.8))
+    assert [g.text for g in response.generations] == ["A", "B", "C"]
+    assert [(b.get("n", 1), b["seed"]) for b in server.received] == [(3, 7), (2, 8), (1, 9)]
+    assert response.usage == Usage(30, 6, 12)
+
+
+def test_one_instance_serves_several_event_loops(server: FakeServer) -> None:
+    # A resolved model is shared process-wide; its pooled connections must not cross loops.
+    server.steps = [Step()]
+    llm = model(server.base_url)
+    for _ in range(2):
+        assert anyio.run(llm.generate, REQUEST).text == "YES"
+
+
+async def test_resolved_openai_compat_name_uses_the_env_key(
+    server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(resolve_module, "_REGISTRY", {})
+    server.steps = [Step()]
+    llm = resolve_model(f"openai-compat:judge@{server.base_url}", {"AGENTEVAL_API_KEY": "sekrit"})
+    assert (await llm.generate(REQUEST)).text == "YES"
+    assert server.headers[0]["Authorization"] == "Bearer sekrit"
+    assert server.received[0]["model"] == "judge"

@@ -1,0 +1,96 @@
+import asyncio
+from typing import Any
+
+import pytest
+
+from agenteval.agents import Agent, BuiltinAdapter, CallableAdapter
+from agenteval.criteria import default_registry
+from agenteval.models import ScriptedModel, ToolCallRequest
+from agenteval.runner import EvalSetRequest, run_evaluation
+from agenteval.schema import ConversationScenario, EvalCase, EvalConfig, EvalSet, EvalStatus, SessionInput
+from agenteval.simulation import LlmBackedUserSimulatorConfig, LlmUserSimulator
+from tests.helpers import call, eval_set, inv
+
+METRICS = default_registry().resolve(EvalConfig(criteria={"tool_trajectory_avg_score": 1.0}))
+
+
+def echo(text: str, state: dict[str, Any]) -> dict[str, Any]:
+    if text == "boom":
+        raise RuntimeError("agent exploded")
+    state["seen"] = [*state.get("seen", []), text]
+    return {"response": f"echo {text}", "tool_calls": [{"name": "echo", "args": {"t": text}, "response": 1}]}
+
+
+def test_runs_cases_and_runs_in_order_records_errors_and_goes_on() -> None:
+    s = eval_set("s", {
+        "ok": [inv("a", calls=[call("echo", t="a")]), inv("b", calls=[call("echo", t="b")])],
+        "bad": [inv("boom")],
+        "wrong": [inv("c", calls=[call("other")])],
+    })
+    s.eval_cases[0].session_input = SessionInput(app_name="app", user_id="u", state={"seen": ["x"]})
+    (result,) = asyncio.run(run_evaluation(CallableAdapter(echo), [EvalSetRequest(s, METRICS)], num_runs=2,
+                                           parallelism=3))
+    got = [(c.eval_id, c.run_index, c.final_eval_status) for c in result.eval_case_results]
+    assert got == [("ok", 0, EvalStatus.PASSED), ("ok", 1, EvalStatus.PASSED),
+                   ("bad", 0, EvalStatus.FAILED), ("bad", 1, EvalStatus.FAILED),
+                   ("wrong", 0, EvalStatus.FAILED), ("wrong", 1, EvalStatus.FAILED)]
+    ok = result.eval_case_results[0]
+    assert ok.session_details is not None and ok.session_details["state"] == {"seen": ["x", "a", "b"]}
+    assert ok.user_id == "u" and ok.session_id != result.eval_case_results[1].session_id
+    assert s.eval_cases[0].session_input.state == {"seen": ["x"]}  # each run gets a fresh copy
+    bad = result.eval_case_results[2]
+    assert bad.error_message is not None and bad.error_message.startswith("RuntimeError: agent exploded")
+    per = ok.eval_metric_result_per_invocation[0]
+    assert per.actual_invocation.duration is not None
+    assert per.expected_invocation is not None and per.expected_invocation.user_content.text() == "a"
+
+
+def test_cases_proceed_in_parallel_under_the_limit() -> None:
+    model = ScriptedModel(lambda req: "hi", latency=0.2)
+    agent = Agent("a", model)
+    s = eval_set("s", {f"c{i}": [inv("x", calls=[])] for i in range(8)})
+    started = asyncio.run(_timed(run_evaluation(BuiltinAdapter(agent, model), [EvalSetRequest(s, METRICS)],
+                                                parallelism=4)))
+    assert model.max_in_flight == 4
+    assert started < 8 * 0.2  # serial would take 1.6 s
+
+
+async def _timed(coro: Any) -> float:
+    import time
+
+    t = time.perf_counter()
+    await coro
+    return time.perf_counter() - t
+
+
+def test_scenario_cases_are_simulated_until_stop_signal() -> None:
+    user_model = ScriptedModel(["Now roll a d20", "</finished>"])
+    agent_model = ScriptedModel([[ToolCallRequest("roll", {"sides": 6})], "rolled 3", "rolled 17"])
+
+    def roll(sides: int) -> int:
+        """Roll."""
+        return 3
+
+    scenario = ConversationScenario(starting_prompt="Roll a d6", conversation_plan="Roll a d6 then a d20.")
+    s = EvalSet(eval_set_id="sim", eval_cases=[EvalCase(eval_id="sc", conversation_scenario=scenario)])
+    config = LlmBackedUserSimulatorConfig()
+    (result,) = asyncio.run(run_evaluation(
+        BuiltinAdapter(Agent("a", agent_model, tools=[roll]), agent_model),
+        [EvalSetRequest(s, default_registry().resolve(EvalConfig(criteria={})))],
+        simulator=lambda sc: LlmUserSimulator(sc, user_model, config)))
+    (case,) = result.eval_case_results
+    prompts = [p.actual_invocation.user_content.text() for p in case.eval_metric_result_per_invocation]
+    assert prompts == ["Roll a d6", "Now roll a d20"]
+    assert "agent: rolled 3" in user_model.requests[0].messages[0].content
+
+
+def test_scenario_without_simulator_is_a_case_error() -> None:
+    scenario = ConversationScenario(starting_prompt="hi", conversation_plan="p")
+    s = EvalSet(eval_set_id="sim", eval_cases=[EvalCase(eval_id="sc", conversation_scenario=scenario)])
+    (result,) = asyncio.run(run_evaluation(CallableAdapter(echo), [EvalSetRequest(s, METRICS)]))
+    assert "needs a user simulator" in (result.eval_case_results[0].error_message or "")
+
+
+def test_bad_settings() -> None:
+    with pytest.raises(ValueError):
+        asyncio.run(run_evaluation(CallableAdapter(echo), [], num_runs=0))
