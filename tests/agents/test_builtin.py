@@ -47,7 +47,8 @@ def test_tool_loop_records_calls_responses_state_and_usage() -> None:
     agent = Agent("dice", model, "Roll dice. Rolls so far: {rolls}", tools=[roll_die, lookup])
     (turn,), session = _send(agent, model, "roll a d6 and weather in Oslo", state={"rolls": []})
     assert turn.final_response is not None and turn.final_response.text() == "You rolled a 5; Oslo is 21 C."
-    calls = [p.function_call for e in turn.events if e.content for p in e.content.parts or [] if p.function_call]
+    calls = [p.function_call for e in turn.events if e.content for p in e.content.parts or []
+             if p.function_call]
     responses = [p.function_response for e in turn.events if e.content for p in e.content.parts or []
                  if p.function_response]
     assert [(c.name, c.args) for c in calls] == [("roll_die", {"sides": 6}), ("lookup", {"city": "Oslo"})]
