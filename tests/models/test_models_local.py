@@ -22,6 +22,7 @@ from agenteval.models import (
     ToolSpec,
     check_local_available,
 )
+from agenteval.models import local as local_module
 
 
 def _unavailable() -> str | None:
@@ -114,6 +115,7 @@ async def test_concurrent_callers_share_the_model(model: LocalModel) -> None:
         for q in ("Is Tokyo in Japan?", "Is 2 + 2 equal to 5?", "Is the sun hot?"):
             tg.start_soon(one, q)
     assert sorted(results) == ["NO", "YES", "YES"]
+    assert len(local_module._ENGINES) == 1  # every LocalModel used the one loaded model
 
 
 async def test_errors_are_model_errors(model: LocalModel) -> None:

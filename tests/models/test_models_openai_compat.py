@@ -209,3 +209,13 @@ async def test_resolved_openai_compat_name_uses_the_env_key(
     assert (await llm.generate(REQUEST)).text == "YES"
     assert server.headers[0]["Authorization"] == "Bearer sekrit"
     assert server.received[0]["model"] == "judge"
+
+
+async def test_falls_back_to_one_sample_per_call_when_n_is_refused(server: FakeServer) -> None:
+    refused = Step(400, {"error": {"message": "Value must be between 1 <= value <= 2"}})
+    server.steps = [refused, Step(200, reply("A")), Step(200, reply("B")), Step(200, reply("C"))]
+    llm = model(server.base_url)
+    response = await llm.generate(ModelRequest(messages=REQUEST.messages, n=3, temperature=0.8))
+    assert [g.text for g in response.generations] == ["A", "B", "C"]
+    assert [b.get("n", 1) for b in server.received] == [3, 1, 1, 1]
+    assert llm.samples_per_call == 1

@@ -111,6 +111,10 @@ def _start_server(key: _EngineKey) -> _Engine:
     params.n_ctx = key.slots * key.ctx_per_slot  # split evenly between the slots
     params.cpuparams.n_threads = key.threads
     params.cpuparams_batch.n_threads = key.threads
+    # Sleep instead of spin between ops: with spinning, any other busy process (the agent under
+    # test, a second run) cut generation from ~33 to <1 token/s here; idle speed is the same.
+    params.cpuparams.poll = 0
+    params.cpuparams_batch.poll = 0
     params.cache_ram_mib = _PROMPT_CACHE_MIB
     params.port = 0  # any free port, so processes never clash
     params.verbosity = -1  # llama.cpp's logs go straight to stderr otherwise

@@ -5,7 +5,8 @@ Transient failures (connect errors, timeouts, dropped connections, HTTP 408/429/
 are retried up to `max_attempts` calls in all, waiting `Retry-After` when the server sends it
 and otherwise an exponential backoff with jitter; other 4xx replies raise `ModelError` with
 the server's message. Servers that return fewer than `n` choices (some ignore `n`) are asked
-again for the rest, with `seed + k` for the k-th sample when a seed is set.
+again for the rest, with `seed + k` for the k-th sample when a seed is set; a server that
+rejects `n > 1` with a 400/422 is asked for one sample per call from then on.
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ log = logging.getLogger(__name__)
 TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 _ClientsByLoop = weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient]
 _TRANSIENT_EXC = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+
+
+class _Rejected(ModelError):
+    """HTTP 400/422: the server refused the request as malformed."""
 
 
 class OpenAICompatModel:
@@ -105,7 +110,15 @@ class OpenAICompatModel:
                 request, model=self.model, n=want, seed=seed, max_tokens_field=self.max_tokens_field
             )
             body.update(self.extra_body)
-            reply = await self._post(body)
+            try:
+                reply = await self._post(body)
+            except _Rejected:
+                if want == 1:
+                    raise
+                # Some servers cap or refuse `n` (llama.cpp: n <= its slots); ask one at a time.
+                log.info("%s refused n=%d; asking for one sample per call", self.name, want)
+                self.samples_per_call = 1
+                continue
             choices = reply.get("choices")
             if not isinstance(choices, list) or not choices:
                 raise ModelError(f"{self.name}: reply has no choices: {str(reply)[:300]}")
@@ -136,6 +149,8 @@ class OpenAICompatModel:
                 if response.is_success:
                     return self._json(response)
                 message = f"{self.name}: HTTP {response.status_code}: {_error_text(response)}"
+                if response.status_code in (400, 422):
+                    raise _Rejected(message)
                 if response.status_code not in TRANSIENT_STATUS:
                     raise ModelError(message)
                 error = TransientModelError(message)

@@ -1,0 +1,124 @@
+import asyncio
+import json
+from pathlib import Path
+
+from agenteval.criteria import default_registry
+from agenteval.criteria.judge import JudgeService
+from agenteval.criteria.judge.hallucinations import sentences
+from agenteval.models import ModelRequest, ScriptedModel
+from agenteval.runner import CaseRun, score_case
+from agenteval.schema import EvalCase, EvalStatus, Rubric, RubricContent
+from agenteval.store import JudgeCacheDB
+from tests.helpers import call, inv
+
+
+def _judge(script, cache: JudgeCacheDB | None = None) -> tuple[JudgeService, ScriptedModel]:  # type: ignore[no-untyped-def]
+    model = ScriptedModel(script)
+    return JudgeService(lambda name: model, cache), model
+
+
+def _verdict(label: str) -> str:
+    return json.dumps({"rationale": f"says {label}", "verdict": label})
+
+
+def _score(name: str, criterion: object, run: CaseRun, judge: JudgeService):  # type: ignore[no-untyped-def]
+    metric = default_registry().configure(name, criterion)  # type: ignore[arg-type]
+    return asyncio.run(score_case(run, [metric], judge=judge))
+
+
+def _rubric(rid: str, text: str, kind: str | None) -> Rubric:
+    return Rubric(rubric_id=rid, rubric_content=RubricContent(text_property=text), type=kind)
+
+
+def test_final_response_match_v2_votes_and_keeps_audit_records() -> None:
+    judge, model = _judge(lambda req: _verdict("valid" if "Paris" in req.messages[-1].content else "invalid"))
+    run = CaseRun(EvalCase(eval_id="c", conversation=[inv("capital?", "Paris"), inv("and Spain?", "Madrid")]),
+                  [inv("capital?", "It is Paris."), inv("and Spain?", "Lisbon")], "s")
+    result = _score("final_response_match_v2", {"threshold": 0.5, "judge_model_options": {"num_samples": 3}},
+                    run, judge)
+    (overall,) = result.overall_eval_metric_results
+    assert overall.score == 0.5 and overall.eval_status == EvalStatus.PASSED
+    assert len(result.judge_records) == 2
+    first = result.judge_records[0]
+    assert first.verdicts == ["valid"] * 3 and first.rationale == "says valid"
+    assert "<agent_response>\nIt is Paris.\n</agent_response>" in first.prompt
+    assert model.requests[0].json_schema is not None and model.requests[0].n == 3
+
+
+def test_unreadable_judge_is_recorded_and_fails_the_case() -> None:
+    judge, _ = _judge(lambda req: "I cannot decide")
+    run = CaseRun(EvalCase(eval_id="c", conversation=[inv("q", "a")]), [inv("q", "a")], "s")
+    result = _score("final_response_match_v2", 0.5, run, judge)
+    assert result.final_eval_status == EvalStatus.FAILED
+    assert result.overall_eval_metric_results[0].eval_status == EvalStatus.NOT_EVALUATED
+    (err,) = result.metric_errors
+    assert "judge samples could be read" in err.message
+    assert result.judge_records[0].replies[0] == "I cannot decide"
+
+
+def test_rubrics_of_every_invocation_are_used() -> None:
+    asked: list[str] = []
+
+    def script(req: ModelRequest) -> str:
+        asked.append(req.messages[-1].content)
+        return _verdict("yes")
+
+    judge, _ = _judge(script)
+    expected = [inv("a", "x"), inv("b", "y")]
+    expected[0].rubrics = [_rubric("r0", "Mentions x", "FINAL_RESPONSE_QUALITY")]
+    expected[1].rubrics = [_rubric("r1", "Mentions y", "FINAL_RESPONSE_QUALITY"),
+                           _rubric("ignored", "Other type", "TOOL_USE_QUALITY")]
+    case = EvalCase(eval_id="c", conversation=expected,
+                    rubrics=[_rubric("case", "Is polite", "FINAL_RESPONSE_QUALITY")])
+    result = _score("rubric_based_final_response_quality_v1",
+                    {"threshold": 1.0, "judge_model_options": {"num_samples": 1},
+                     "rubrics": [_rubric("crit", "Is short", None).model_dump()]},
+                    CaseRun(case, [inv("a", "x"), inv("b", "y")], "s"), judge)
+    items = [(r.invocation_index, r.item) for r in result.judge_records]
+    assert items == [(0, "crit"), (0, "case"), (0, "r0"), (1, "crit"), (1, "case"), (1, "r1")]
+    scores = result.overall_eval_metric_results[0].details.rubric_scores
+    assert scores is not None and {s.rubric_id for s in scores} == {"crit", "case", "r0", "r1"}
+
+
+def test_untyped_rubrics_give_a_clear_error() -> None:
+    judge, _ = _judge(lambda req: _verdict("yes"))
+    case = EvalCase(eval_id="c", conversation=[inv()], rubrics=[_rubric("r", "x", None)])
+    result = _score("rubric_based_tool_use_quality_v1", 0.5, CaseRun(case, [inv()], "s"), judge)
+    assert 'have no type (they need "type": "TOOL_USE_QUALITY")' in result.metric_errors[0].message
+
+
+def test_hallucinations_label_each_sentence() -> None:
+    judge, _ = _judge(lambda req: _verdict("unsupported" if "17" in req.messages[-1].content else "supported"))
+    actual = [inv("roll", "You rolled a 4. Also, 17 is lucky!\n- Have fun", [call("roll_die", sides=6)])]
+    result = _score("hallucinations_v1", {"threshold": 0.5, "judge_model_options": {"num_samples": 1}},
+                    CaseRun(EvalCase(eval_id="c", conversation=actual), actual, "s"), judge)
+    assert [r.verdict for r in result.judge_records] == ["supported", "unsupported", "supported"]
+    assert result.overall_eval_metric_results[0].score == 2 / 3
+
+
+def test_sentence_segmentation() -> None:
+    assert sentences("Hi there. It is 3.5 km away!\n* one\n2) two") == [
+        "Hi there.", "It is 3.5 km away!", "one", "two"]
+
+
+def test_multi_turn_scores_the_conversation_on_the_last_turn() -> None:
+    judge, model = _judge(lambda req: _verdict("yes"))
+    actual = [inv("book a flight", "which day?"), inv("monday", "booked")]
+    result = _score("multi_turn_task_success_v1", {"threshold": 1, "judge_model_options": {"num_samples": 1}},
+                    CaseRun(EvalCase(eval_id="c", conversation=actual), actual, "s"), judge)
+    per = [p.eval_metric_results[0].score for p in result.eval_metric_result_per_invocation]
+    assert per == [None, 1.0] and result.final_eval_status == EvalStatus.PASSED
+    assert "USER 2: monday" in model.requests[0].messages[-1].content
+
+
+def test_cache_makes_rescoring_free(tmp_path: Path) -> None:
+    cache = JudgeCacheDB(tmp_path / "cache.sqlite")
+    judge, model = _judge(lambda req: _verdict("safe"), cache)
+    actual = [inv("hi", "hello")]
+    run = CaseRun(EvalCase(eval_id="c", conversation=actual), actual, "s")
+    first = _score("safety_v1", 1.0, run, judge)
+    calls = len(model.requests)
+    second = _score("safety_v1", 1.0, run, judge)
+    assert calls == 1 and len(model.requests) == 1
+    assert second.judge_records[0].cached and not first.judge_records[0].cached
+    assert second.overall_eval_metric_results[0].score == 1.0

@@ -1,0 +1,52 @@
+import pytest
+
+from agenteval.criteria.judge.base import JudgeQuestion, vote
+from agenteval.criteria.judge.service import JudgeAnswer, Sample
+from agenteval.criteria.judge.verdict import Verdict, parse_verdict
+
+YN = ("yes", "no")
+
+
+@pytest.mark.parametrize(("text", "label"), [
+    ('{"rationale": "fine", "verdict": "yes"}', "yes"),
+    ('```json\n{"rationale": "r", "verdict": "No"}\n```', "no"),
+    ('Sure! {"verdict": "YES", "rationale": "ok"} hope that helps', "yes"),
+    ('{"verdict": true}', "yes"),
+    ("Rationale: it matches.\nVerdict: no", "no"),
+    ("I think maybe", None),
+    ('{"verdict": "perhaps"}', None),
+    ("Verdict: yes\nVerdict: no", None),  # contradictory: no guess
+    ("", None),
+])
+def test_parse_verdict(text: str, label: str | None) -> None:
+    v = parse_verdict(text, YN)
+    assert (v.label if v else None) == label
+
+
+def test_parse_labels_with_spaces_and_synonyms() -> None:
+    labels = ("supported", "unsupported", "contradictory", "not_applicable")
+    assert parse_verdict('{"verdict": "Not Applicable"}', labels) == Verdict("not_applicable", "")
+    assert parse_verdict('{"verdict": "valid"}', ("valid", "invalid")) is not None
+
+
+def _answer(*labels: str | None) -> JudgeAnswer:
+    return JudgeAnswer("p", [Sample("raw", Verdict(label, f"because {i}") if label else None)
+                             for i, label in enumerate(labels)])
+
+
+Q = JudgeQuestion(0, None, "p")
+
+
+def test_majority_vote_and_rationale_from_the_winning_side() -> None:
+    assert vote(_answer("yes", "no", "yes"), Q) == (1.0, "yes", "because 0", None)
+    assert vote(_answer("no", "no", "yes", None, "no"), Q)[0] == 0.0
+
+
+def test_tie_fails_closed() -> None:
+    assert vote(_answer("yes", "no", None), Q)[0] == 0.0
+
+
+def test_too_few_readable_samples_is_an_error_never_a_pass() -> None:
+    score, label, _, error = vote(_answer("yes", None, None, None, None), Q)
+    assert score is None and label is None
+    assert error == "only 1 of 5 judge samples could be read"
