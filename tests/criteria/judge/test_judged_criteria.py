@@ -88,7 +88,8 @@ def test_untyped_rubrics_give_a_clear_error() -> None:
 
 
 def test_hallucinations_label_each_sentence() -> None:
-    judge, _ = _judge(lambda req: _verdict("unsupported" if "17" in req.messages[-1].content else "supported"))
+    judge, _ = _judge(lambda req: _verdict("unsupported" if "17" in req.messages[-1].content
+                                           else "supported"))
     actual = [inv("roll", "You rolled a 4. Also, 17 is lucky!\n- Have fun", [call("roll_die", sides=6)])]
     result = _score("hallucinations_v1", {"threshold": 0.5, "judge_model_options": {"num_samples": 1}},
                     CaseRun(EvalCase(eval_id="c", conversation=actual), actual, "s"), judge)
