@@ -14,9 +14,9 @@ from agenteval.datasets import default_config_for, load_eval_config, load_eval_s
 from agenteval.datasets.files import write_model
 from agenteval.models import resolve_model
 from agenteval.models.base import LLM
-from agenteval.reporting import case_table, invocation_details, summary
-from agenteval.runner import score_recorded
-from agenteval.schema import EvalConfig, EvalSetResult, EvalStatus, LlmAsAJudgeCriterion
+from agenteval.reporting import case_table, invocation_details, repeat_table, summary
+from agenteval.runner import all_passed, score_recorded
+from agenteval.schema import EvalConfig, EvalSetResult, LlmAsAJudgeCriterion
 from agenteval.store import JudgeCacheDB, judge_cache_path
 
 
@@ -49,9 +49,10 @@ def report(console: Console, results: list[EvalSetResult], detailed: bool) -> in
         for case in cases:
             console.print(invocation_details(case))
     console.print(case_table(cases))
+    if any(s.runs > 1 for r in results for s in r.summary):
+        console.print(repeat_table(results))
     console.print(summary(results))
-    ok = bool(cases) and all(c.final_eval_status == EvalStatus.PASSED for c in cases)
-    return 0 if ok else 1
+    return 0 if all_passed(results) else 1
 
 
 def judge_service(store_root: str | Path, no_cache: bool) -> JudgeService:

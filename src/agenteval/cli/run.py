@@ -81,7 +81,8 @@ def _requests(args: EvalArgs) -> tuple[list[EvalSetRequest], str | None, EvalCon
     else:
         config, source = EvalConfig(), None
     metrics = with_judge_model(default_registry().resolve(config, source), args.judge_model)
-    requests = [EvalSetRequest(s, metrics, ids, config.not_evaluated) for _, s, ids in selected]
+    requests = [EvalSetRequest(s, metrics, ids, config.not_evaluated, config.repeat_gating)
+                for _, s, ids in selected]
     return requests, source, config
 
 

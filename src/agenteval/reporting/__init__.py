@@ -1,5 +1,5 @@
 """Reports over result documents: console (rich)."""
 
-from agenteval.reporting.console import case_table, invocation_details, summary
+from agenteval.reporting.console import case_table, invocation_details, repeat_table, summary
 
-__all__ = ["case_table", "invocation_details", "summary"]
+__all__ = ["case_table", "invocation_details", "repeat_table", "summary"]

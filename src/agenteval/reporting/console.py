@@ -59,15 +59,36 @@ def format_score(score: float | None) -> str:
 
 
 def summary(results: Sequence[EvalSetResult]) -> RenderableType:
-    """The Eval Run Summary: passed and failed cases per eval set."""
+    """The Eval Run Summary: passed and failed cases per eval set (over runs, by the gating rule)."""
     table = Table(title="Eval Run Summary", title_justify="left")
     table.add_column("eval set")
     table.add_column("passed", justify="right", style="green")
     table.add_column("failed", justify="right", style="red")
     for result in results:
-        cases = result.eval_case_results
+        cases = result.summary
         passed = sum(1 for c in cases if c.final_eval_status == EvalStatus.PASSED)
         table.add_row(result.eval_set_id, str(passed), str(len(cases) - passed))
+    return table
+
+
+def repeat_table(results: Sequence[EvalSetResult]) -> RenderableType:
+    """Per case and criterion over repeated runs: mean ± std, 95% CI, pass@k, pass^k, verdict."""
+    table = Table(title="Repeated runs", title_justify="left")
+    for col in ("eval id", "runs", "criterion", "mean", "std", "95% CI", "pass@k", "pass^k", "verdict"):
+        table.add_column(col, overflow="fold")
+    for result in results:
+        for case in result.summary:
+            first = True
+            for m in case.metrics:
+                if m.eval_status == EvalStatus.INFORMATIONAL:
+                    continue
+                ci = "-" if m.ci_low is None else f"[{format_score(m.ci_low)}, {format_score(m.ci_high)}]"
+                table.add_row(case.eval_id if first else "", str(case.runs) if first else "",
+                              m.metric_name, format_score(m.mean), format_score(m.std), ci,
+                              format_score(m.pass_at_k), format_score(m.pass_pow_k),
+                              status_text(m.eval_status))
+                first = False
+    table.caption = f"gating: {results[0].gating if results else 'mean'}"
     return table
 
 

@@ -16,6 +16,7 @@ import anyio
 from agenteval.agents.base import AgentAdapter
 from agenteval.criteria.judge.service import JudgeService
 from agenteval.criteria.registry import ConfiguredMetric
+from agenteval.runner.aggregate import summarise
 from agenteval.runner.inference import SimulatorFactory, infer_case
 from agenteval.runner.recorded import result_id
 from agenteval.runner.scoring import NotEvaluatedPolicy, score_case
@@ -30,6 +31,7 @@ class EvalSetRequest:
     metrics: Sequence[ConfiguredMetric]
     case_ids: Sequence[str] | None = None
     policy: NotEvaluatedPolicy = "fail"
+    gating: str = "mean"
 
     def cases(self) -> list[EvalCase]:
         """The selected cases; an unknown id is an error (ADK silently ignores it)."""
@@ -82,7 +84,9 @@ async def run_evaluation(
     for ri, req in enumerate(requests):
         cases = [r for (jri, *_), r in zip(jobs, slots, strict=True) if jri == ri and r is not None]
         rid = result_id(req.eval_set.eval_set_id, app_name or adapter.name)
-        out.append(EvalSetResult(eval_set_result_id=rid, eval_set_result_name=rid.replace("/", "_"),
-                                 eval_set_id=req.eval_set.eval_set_id, eval_case_results=cases,
-                                 creation_timestamp=time.time()))
+        out.append(summarise(
+            EvalSetResult(eval_set_result_id=rid, eval_set_result_name=rid.replace("/", "_"),
+                          eval_set_id=req.eval_set.eval_set_id, eval_case_results=cases,
+                          creation_timestamp=time.time()),
+            req.gating, req.policy == "ignore"))
     return out

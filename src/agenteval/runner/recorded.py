@@ -11,6 +11,7 @@ import anyio
 from agenteval.criteria.judge.service import JudgeService
 from agenteval.criteria.registry import ConfiguredMetric
 from agenteval.errors import DataError
+from agenteval.runner.aggregate import summarise
 from agenteval.runner.scoring import CaseRun, NotEvaluatedPolicy, score_case
 from agenteval.schema import EvalCaseResult, EvalSet, EvalSetResult
 
@@ -71,7 +72,7 @@ async def score_recorded(expected: EvalSet, actual: EvalSet, metrics: Sequence[C
         for i in range(len(runs)):
             await one(i)
     rid = result_id(expected.eval_set_id)
-    return EvalSetResult(eval_set_result_id=rid, eval_set_result_name=rid.replace("/", "_"),
+    return summarise(EvalSetResult(eval_set_result_id=rid, eval_set_result_name=rid.replace("/", "_"),
                          eval_set_id=expected.eval_set_id,
                          eval_case_results=[r for r in results if r is not None],
-                         creation_timestamp=time.time())
+                         creation_timestamp=time.time()), "mean", policy == "ignore")

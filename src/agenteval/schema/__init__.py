@@ -38,6 +38,7 @@ from agenteval.schema.invocation import (
     UsageMetadata,
 )
 from agenteval.schema.result import (
+    CaseSummary,
     DurationDetails,
     EvalCaseResult,
     EvalMetric,
@@ -48,6 +49,7 @@ from agenteval.schema.result import (
     EvalStatus,
     JudgeRecord,
     MetricError,
+    MetricSummary,
     TokenUsageDetails,
 )
 from agenteval.schema.rubric import Rubric, RubricContent, RubricScore
@@ -58,6 +60,7 @@ __all__ = [
     "AppDetails",
     "BaseCriterion",
     "Blob",
+    "CaseSummary",
     "Content",
     "ConversationScenario",
     "CustomMetricConfig",
@@ -85,6 +88,7 @@ __all__ = [
     "LlmBackedUserSimulatorCriterion",
     "MatchType",
     "MetricError",
+    "MetricSummary",
     "Part",
     "Rubric",
     "RubricContent",

@@ -33,8 +33,11 @@ class EvalConfig(WireModel):
     """The criteria to score with and their thresholds.
 
     `criteria` maps a metric name to a threshold or to a criterion object; each value is
-    validated against its metric's criterion model by the registry. `not_evaluated` is an
-    agenteval extension: by default a criterion that could not be evaluated fails its case.
+    validated against its metric's criterion model by the registry. Extensions:
+    `not_evaluated` — by default a criterion that could not be evaluated fails its case;
+    `repeat_gating` — with repeated runs, a criterion passes when the mean of its per-run
+    scores meets the threshold (`mean`), when every run passes (`all_runs`), or when any run
+    passes (`any_run`).
     """
 
     criteria: dict[str, float | dict[str, Any]] = Field(
@@ -44,6 +47,7 @@ class EvalConfig(WireModel):
     user_simulator_config: dict[str, Any] | None = None
     live_model_config: dict[str, Any] | None = None
     not_evaluated: Literal["fail", "ignore"] = "fail"
+    repeat_gating: Literal["mean", "all_runs", "any_run"] = "mean"
 
 
 class SessionFile(OpenWireModel):

@@ -129,6 +129,37 @@ class EvalCaseResult(WireModel):
     run_index: int = 0
 
 
+class MetricSummary(WireModel):
+    """A criterion's results over the repeated runs of one case (agenteval extension).
+
+    `mean`/`std` are over runs of the case-level score; `ci_low`/`ci_high` a 95% t-interval of
+    the mean; `pass_at_k`/`pass_pow_k` the chance that at least one / all of k runs drawn from
+    these would pass (k = number of runs).
+    """
+
+    metric_name: str
+    threshold: float | None = None
+    runs: int
+    scored_runs: int
+    passed_runs: int
+    mean: float | None = None
+    std: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    pass_at_k: float | None = None
+    pass_pow_k: float | None = None
+    eval_status: EvalStatus
+
+
+class CaseSummary(WireModel):
+    """A case's verdict over its runs, by the configured gating rule (agenteval extension)."""
+
+    eval_id: str
+    runs: int
+    final_eval_status: EvalStatus
+    metrics: list[MetricSummary] = Field(default_factory=list)
+
+
 class EvalSetResult(WireModel):
     """All case results of one run over one eval set."""
 
@@ -139,3 +170,7 @@ class EvalSetResult(WireModel):
     eval_set_id: str
     eval_case_results: list[EvalCaseResult] = Field(default_factory=list)
     creation_timestamp: float = 0.0
+    # agenteval extensions
+    summary: list[CaseSummary] = Field(default_factory=list)
+    gating: str = "mean"
+    metadata: dict[str, Any] = Field(default_factory=dict)

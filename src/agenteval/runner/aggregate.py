@@ -1,0 +1,121 @@
+"""Statistics over repeated runs, and the verdict per case under a gating rule.
+
+For each case and gating criterion, over its runs: mean and standard deviation of the
+case-level score, a 95% confidence interval of the mean (Student's t), and pass@k / pass^k
+with k the number of runs (unbiased estimators over the observed passes; with k = n they are
+"any run passed" and "every run passed").
+
+Gating rules: `mean` (default; as ADK's AgentEvaluator) — the mean of the runs' scores must meet
+the threshold; `all_runs` — every run must pass; `any_run` — one passing run suffices. A run
+whose criterion was not evaluated counts as failing under `all_runs`, and under `mean` the
+criterion fails if any run was not evaluated (no silent averaging over missing scores), unless
+the config's `not_evaluated` is `ignore`.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+
+from agenteval.schema import (
+    CaseSummary,
+    EvalCaseResult,
+    EvalMetricResult,
+    EvalSetResult,
+    EvalStatus,
+    MetricSummary,
+)
+
+# Two-sided 95% Student-t critical values by degrees of freedom (1..30); 1.96 beyond.
+_T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042]
+
+
+def t95(dof: int) -> float:
+    return _T95[dof - 1] if 1 <= dof <= len(_T95) else 1.96
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Chance that at least one of k runs drawn without replacement from n (c passing) passes."""
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_pow_k(n: int, c: int, k: int) -> float:
+    """Chance that all k runs drawn without replacement from n (c passing) pass."""
+    return math.comb(c, k) / math.comb(n, k) if k <= n else 0.0
+
+
+def summarise_metric(results: Sequence[EvalMetricResult], gating: str,
+                     ignore_not_evaluated: bool) -> MetricSummary:
+    """One criterion over the runs of one case."""
+    first = results[0]
+    scores = [r.score for r in results if r.score is not None]
+    n = len(results)
+    passed = sum(1 for r in results if r.eval_status == EvalStatus.PASSED)
+    informational = first.eval_status == EvalStatus.INFORMATIONAL
+    mean = statistics.fmean(scores) if scores else None
+    std = statistics.stdev(scores) if len(scores) > 1 else (0.0 if scores else None)
+    low = high = mean
+    if mean is not None and std is not None and len(scores) > 1:
+        half = t95(len(scores) - 1) * std / math.sqrt(len(scores))
+        low, high = mean - half, mean + half
+    if informational:
+        status = EvalStatus.INFORMATIONAL
+    elif not scores or (len(scores) < n and not ignore_not_evaluated and gating != "any_run"):
+        status = EvalStatus.NOT_EVALUATED
+    elif gating == "all_runs":
+        status = EvalStatus.PASSED if passed == n else EvalStatus.FAILED
+    elif gating == "any_run":
+        status = EvalStatus.PASSED if passed > 0 else EvalStatus.FAILED
+    else:
+        threshold = first.threshold if first.threshold is not None else 0.0
+        status = EvalStatus.PASSED if (mean or 0.0) >= threshold else EvalStatus.FAILED
+    return MetricSummary(
+        metric_name=first.metric_name, threshold=first.threshold, runs=n, scored_runs=len(scores),
+        passed_runs=passed, mean=mean, std=std, ci_low=low, ci_high=high,
+        pass_at_k=None if informational else pass_at_k(n, passed, n),
+        pass_pow_k=None if informational else pass_pow_k(n, passed, n),
+        eval_status=status,
+    )
+
+
+def summarise_case(eval_id: str, runs: Sequence[EvalCaseResult], gating: str,
+                   ignore_not_evaluated: bool) -> CaseSummary:
+    """A case's verdict over its runs: failed if any run failed to infer or any criterion fails."""
+    names = list(dict.fromkeys(m.metric_name for r in runs for m in r.overall_eval_metric_results))
+    metrics = []
+    for name in names:
+        results = [m for r in runs for m in r.overall_eval_metric_results if m.metric_name == name]
+        metrics.append(summarise_metric(results, gating, ignore_not_evaluated))
+    statuses = [m.eval_status for m in metrics if m.eval_status != EvalStatus.INFORMATIONAL]
+    inference_failed = any(r.error_message for r in runs) and gating != "any_run"
+    not_evaluated = EvalStatus.NOT_EVALUATED in statuses and not ignore_not_evaluated
+    if inference_failed or not_evaluated or EvalStatus.FAILED in statuses:
+        final = EvalStatus.FAILED
+    elif EvalStatus.PASSED in statuses:
+        final = EvalStatus.PASSED
+    else:
+        final = EvalStatus.NOT_EVALUATED if not any(r.error_message for r in runs) else EvalStatus.FAILED
+    return CaseSummary(eval_id=eval_id, runs=len(runs), final_eval_status=final, metrics=metrics)
+
+
+def summarise(result: EvalSetResult, gating: str = "mean",
+              ignore_not_evaluated: bool = False) -> EvalSetResult:
+    """Fills `result.summary` (one entry per case, in case order) and returns the result."""
+    by_case: dict[str, list[EvalCaseResult]] = {}
+    for case in result.eval_case_results:
+        by_case.setdefault(case.eval_id, []).append(case)
+    result.summary = [summarise_case(eid, runs, gating, ignore_not_evaluated)
+                      for eid, runs in by_case.items()]
+    result.gating = gating
+    return result
+
+
+def all_passed(results: Sequence[EvalSetResult]) -> bool:
+    """True when every case passed (by its summary) and there was at least one case."""
+    summaries = [s for r in results for s in r.summary]
+    return bool(summaries) and all(s.final_eval_status == EvalStatus.PASSED for s in summaries)
