@@ -159,6 +159,17 @@ def invocation_details(case: EvalCaseResult) -> RenderableType:
             scores.append("\n")
         scores.rstrip()
         table.add_row("scores", scores)
+        verdicts = [r for r in case.judge_records if r.invocation_index == i]
+        if verdicts:
+            lines = Text()
+            for r in verdicts:
+                label = f"{r.metric_name}{f' [{r.item}]' if r.item else ''}: "
+                lines.append(label, style="bold")
+                style = "green" if r.score == 1.0 else "red" if r.score == 0.0 else "yellow"
+                lines.append(f"{r.verdict or 'no verdict'}", style=style)
+                lines.append(f" — {r.rationale or r.error or ''}\n")
+            lines.rstrip()
+            table.add_row("judge rationales", lines)
         parts.append(table)
     for err in case.metric_errors:
         where = "" if err.invocation_index is None else f" (invocation {err.invocation_index})"
