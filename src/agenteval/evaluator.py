@@ -1,0 +1,160 @@
+"""`AgentEvaluator`: ADK's programmatic evaluation API, for use in tests.
+
+`await AgentEvaluator.evaluate(agent_module, path_or_dir, num_runs=2, ...)` finds `*.test.json`
+and `*.evalset.json` files (recursively in a directory), runs each with the `test_config.json`
+beside it, records the results in the run history (which ADK's test path skips), and raises one
+`EvaluationFailed` listing every failing case and criterion with its threshold and score, where
+ADK uses an `assert` inside library code. This is a front end: it reads the environment (model
+API keys) and prints the report when asked.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from rich.console import Console
+
+from agenteval.datasets import load_eval_set
+from agenteval.datasets.files import write_model
+from agenteval.errors import DataError
+from agenteval.reporting import case_table, invocation_details, repeat_table, summary
+from agenteval.runner.job import Job, Selection, resolve_config, run_job
+from agenteval.schema import EvalConfig, EvalSet, EvalSetResult, EvalStatus
+from agenteval.store import save_result
+
+
+class EvaluationFailed(AssertionError):
+    """Some cases failed; `failures` has one line per failing case and criterion."""
+
+    def __init__(self, failures: Sequence[str], results: Sequence[EvalSetResult]) -> None:
+        self.failures = list(failures)
+        self.results = list(results)
+        super().__init__("Following are all the test failures:\n" + "\n".join(self.failures))
+
+
+def failure_lines(results: Sequence[EvalSetResult]) -> list[str]:
+    """`<eval id>: <criterion> expected ≥ <threshold>, got <score>` for every failing criterion."""
+    lines = []
+    for result in results:
+        errors = {(c.eval_id, e.metric_name): e.message for c in result.eval_case_results
+                  for e in c.metric_errors}
+        inference = {c.eval_id: c.error_message for c in result.eval_case_results if c.error_message}
+        for case in result.summary:
+            if case.final_eval_status == EvalStatus.PASSED:
+                continue
+            where = f"{result.eval_set_id}/{case.eval_id}"
+            if case.eval_id in inference:
+                lines.append(f"{where}: the agent failed: {inference[case.eval_id]}")
+            for m in case.metrics:
+                if m.eval_status in (EvalStatus.FAILED, EvalStatus.NOT_EVALUATED):
+                    runs = f" (mean of {m.runs} runs)" if m.runs > 1 else ""
+                    got = "not evaluated" if m.mean is None else f"{m.mean:.4g}{runs}"
+                    reason = errors.get((case.eval_id, m.metric_name))
+                    lines.append(f"{where}: {m.metric_name} expected >= {m.threshold}, got {got}"
+                                 + (f" — {reason}" if reason else ""))
+    return lines
+
+
+def _root_agent(agent_module: Any, agent_name: str | None) -> Any:
+    module = importlib.import_module(agent_module) if isinstance(agent_module, str) else agent_module
+    agent: Any = module
+    if isinstance(module, ModuleType):
+        holder = getattr(module, "agent", module)
+        if not hasattr(holder, "root_agent"):
+            raise DataError(None, "", f"module {module.__name__!r} has no root_agent (nor agent.root_agent)")
+        agent = holder.root_agent
+    if agent_name:
+        found = agent.find_agent(agent_name) if hasattr(agent, "find_agent") else None
+        if found is None:
+            raise DataError(None, "", f"no sub-agent named {agent_name!r}")
+        agent = found
+    return agent
+
+
+class AgentEvaluator:
+    """ADK-compatible entry points, over agenteval's runner."""
+
+    @staticmethod
+    async def evaluate(agent_module: Any, eval_dataset_file_path_or_dir: str | Path, num_runs: int = 2,
+                       agent_name: str | None = None, initial_session_file: str | Path | None = None,
+                       print_detailed_results: bool = True, output_file: str | Path | None = None,
+                       app_name: str | None = None, *, parallelism: int = 4,
+                       agent_model: str | None = None, judge_model: str | None = None,
+                       store_root: str | Path | None = ".") -> list[EvalSetResult]:
+        """Evaluates every eval file at the path (a directory is searched recursively)."""
+        path = Path(eval_dataset_file_path_or_dir)
+        files = sorted([*path.rglob("*.test.json"), *path.rglob("*.evalset.json")]) if path.is_dir() \
+            else [path]
+        if not files:
+            raise DataError(path, "", "no *.test.json or *.evalset.json files found")
+        results: list[EvalSetResult] = []
+        agent = _root_agent(agent_module, agent_name)
+        for file in files:
+            eval_set = load_eval_set(file, initial_session_file)
+            config, source = resolve_config(None, file)
+            results += await AgentEvaluator._run(agent, [Selection(file, eval_set)], config, source,
+                                                 num_runs, parallelism, agent_model, judge_model,
+                                                 app_name, store_root)
+        AgentEvaluator._finish(results, print_detailed_results, output_file)
+        return results
+
+    @staticmethod
+    async def evaluate_eval_set(agent_module: Any, eval_set: EvalSet,
+                                criteria: dict[str, float] | None = None,
+                                eval_config: EvalConfig | None = None, num_runs: int = 2,
+                                agent_name: str | None = None, print_detailed_results: bool = True,
+                                output_file: str | Path | None = None, app_name: str | None = None,
+                                *, parallelism: int = 4, agent_model: str | None = None,
+                                judge_model: str | None = None,
+                                store_root: str | Path | None = ".") -> EvalSetResult:
+        """Evaluates one in-memory eval set with `eval_config` (or the deprecated `criteria`)."""
+        if not eval_set.eval_cases:
+            raise DataError(None, "eval_cases", f"eval set {eval_set.eval_set_id!r} has no cases")
+        config = eval_config or (EvalConfig(criteria=dict(criteria)) if criteria else EvalConfig())
+        agent = _root_agent(agent_module, agent_name)
+        results = await AgentEvaluator._run(agent, [Selection(None, eval_set)], config, None,
+                                            num_runs, parallelism, agent_model, judge_model,
+                                            app_name, store_root)
+        AgentEvaluator._finish(results, print_detailed_results, output_file)
+        return results[0]
+
+    @staticmethod
+    async def _run(agent: Any, selections: list[Selection], config: EvalConfig, source: str | None,
+                   num_runs: int, parallelism: int, agent_model: str | None, judge_model: str | None,
+                   app_name: str | None, store_root: str | Path | None) -> list[EvalSetResult]:
+        if num_runs < 1:
+            raise ValueError("num_runs must be at least 1")
+        job = Job(agent=agent, selections=selections, config=config, config_source=source,
+                  num_runs=num_runs, parallelism=parallelism, agent_model=agent_model,
+                  judge_model=judge_model, app_name=app_name, store_root=store_root)
+        results = await run_job(job, dict(os.environ))
+        if store_root is not None:
+            for r in results:
+                save_result(store_root, r)
+        return results
+
+    @staticmethod
+    def _finish(results: list[EvalSetResult], detailed: bool, output_file: str | Path | None) -> None:
+        if output_file is not None:
+            for r in results:
+                out = Path(output_file)
+                target = out if len(results) == 1 else out.with_name(
+                    f"{out.stem}.{r.eval_set_id}{out.suffix}")
+                write_model(target, r, exclude_none=False)
+        if detailed:
+            console = Console()
+            cases = [c for r in results for c in r.eval_case_results]
+            for case in cases:
+                console.print(invocation_details(case))
+            console.print(case_table(cases))
+            if any(s.runs > 1 for r in results for s in r.summary):
+                console.print(repeat_table(results))
+            console.print(summary(results))
+        failures = failure_lines(results)
+        if failures:
+            raise EvaluationFailed(failures, results)

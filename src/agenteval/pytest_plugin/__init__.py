@@ -1,0 +1,1 @@
+"""pytest integration: eval-set and test files collected as one test item per eval case."""

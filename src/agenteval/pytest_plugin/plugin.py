@@ -1,0 +1,151 @@
+"""The pytest plugin (entry point `pytest11: agenteval`).
+
+Opt-in: nothing is collected unless `--agenteval` is given or the ini option
+`agenteval = true` is set. Then every `*.evalset.json` and `*.test.json` file becomes a
+collector with one item per eval case. The agent is `--agenteval-agent` / ini
+`agenteval_agent`, or else the nearest directory at or above the file that holds an agent
+(`agent.py` or a package exposing `root_agent`). The first item of a file runs the whole file
+once (its cases in parallel), each item then reports its own case; results go to the run
+history under the rootdir. A failing item shows its per-criterion table, errors and judge
+rationales, not a traceback into the framework.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agenteval.errors import AgentEvalError
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("agenteval", "agent evaluation (agenteval)")
+    group.addoption("--agenteval", action="store_true", help="collect *.evalset.json and *.test.json files")
+    group.addoption("--agenteval-agent", help="agent directory or file exposing root_agent")
+    group.addoption("--agenteval-agent-model", help="model for the agent (replaces its own)")
+    group.addoption("--agenteval-judge-model", help="judge model for LLM-judged criteria")
+    group.addoption("--agenteval-num-runs", type=int, help="runs per case (default 1)")
+    group.addoption("--agenteval-parallelism", type=int, help="cases in flight at once (default 4)")
+    parser.addini("agenteval", "collect eval files as tests", type="bool", default=False)
+    parser.addini("agenteval_agent", "agent directory or file exposing root_agent", default="")
+    parser.addini("agenteval_num_runs", "runs per case", default="1")
+    parser.addini("agenteval_judge_model", "judge model for LLM-judged criteria", default="")
+
+
+def _enabled(config: pytest.Config) -> bool:
+    return bool(config.getoption("--agenteval") or config.getini("agenteval"))
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if not _enabled(parent.config):
+        return None
+    if file_path.name.endswith((".evalset.json", ".test.json")):
+        return EvalFile.from_parent(parent, path=file_path)
+    return None
+
+
+def _find_agent(start: Path, stop: Path) -> Path | None:
+    """The nearest folder from `start` up to `stop` with an agent.py or a root_agent package."""
+    for folder in [start, *start.parents]:
+        init = folder / "__init__.py"
+        if (folder / "agent.py").is_file() or (init.is_file() and "root_agent" in init.read_text()):
+            return folder
+        if folder == stop:
+            break
+    return None
+
+
+class EvalCaseFailure(Exception):
+    """A case did not pass; the message is the rendered report."""
+
+
+class EvalFile(pytest.File):
+    """An eval-set file: one item per case; runs all cases together on first use."""
+
+    results: Any = None
+
+    def collect(self) -> Iterator[pytest.Item]:
+        from agenteval.datasets import load_eval_set
+
+        try:
+            eval_set = load_eval_set(self.path)
+        except AgentEvalError as e:
+            raise self.CollectError(str(e)) from None
+        self.eval_set = eval_set
+        for case in eval_set.eval_cases:
+            yield EvalCaseItem.from_parent(self, name=case.eval_id, eval_id=case.eval_id)
+
+    def run_all(self) -> Any:
+        """Runs every case of the file once; later items reuse the results."""
+        if self.results is not None:
+            return self.results
+        from agenteval.agents import load_root_agent
+        from agenteval.runner.job import Job, Selection, resolve_config, run_job
+        from agenteval.store import save_result
+
+        config = self.config
+        agent_opt = config.getoption("--agenteval-agent") or config.getini("agenteval_agent")
+        agent_path = Path(agent_opt) if agent_opt else _find_agent(self.path.parent, config.rootpath)
+        if agent_path is None:
+            raise AgentEvalError(f"{self.path}: no agent found beside or above this file; set "
+                                 "--agenteval-agent or the ini option agenteval_agent")
+        eval_config, source = resolve_config(None, self.path)
+        runs = config.getoption("--agenteval-num-runs") or int(config.getini("agenteval_num_runs"))
+        job = Job(agent=load_root_agent(agent_path), selections=[Selection(self.path, self.eval_set)],
+                  config=eval_config, config_source=source, num_runs=runs,
+                  parallelism=config.getoption("--agenteval-parallelism") or 4,
+                  agent_model=config.getoption("--agenteval-agent-model"),
+                  judge_model=config.getoption("--agenteval-judge-model")
+                  or config.getini("agenteval_judge_model") or None,
+                  app_name=agent_path.resolve().name, store_root=config.rootpath)
+        (result,) = asyncio.run(run_job(job, dict(os.environ)))
+        save_result(config.rootpath, result)
+        self.results = result
+        return result
+
+
+class EvalCaseItem(pytest.Item):
+    """One eval case."""
+
+    def __init__(self, *, eval_id: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.eval_id = eval_id
+
+    def runtest(self) -> None:
+        from agenteval.schema import EvalStatus
+
+        parent = self.parent
+        if not isinstance(parent, EvalFile):
+            raise TypeError("EvalCaseItem outside an EvalFile")
+        result = parent.run_all()
+        summary = next(s for s in result.summary if s.eval_id == self.eval_id)
+        if summary.final_eval_status != EvalStatus.PASSED:
+            raise EvalCaseFailure(_render(result, self.eval_id))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> str:
+        if isinstance(excinfo.value, (EvalCaseFailure, AgentEvalError)):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"eval case {self.eval_id}"
+
+
+def _render(result: Any, eval_id: str) -> str:
+    """The case's criteria table, errors and negative judge rationales, as plain text."""
+    from rich.console import Console
+
+    from agenteval.reporting import case_table, invocation_details
+
+    console = Console(width=110, record=True, file=open(os.devnull, "w"), color_system=None)  # noqa: SIM115
+    cases = [c for c in result.eval_case_results if c.eval_id == eval_id]
+    for case in cases:
+        console.print(invocation_details(case))
+    console.print(case_table(cases))
+    return console.export_text()

@@ -1,0 +1,56 @@
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+from agenteval import AgentEvaluator, EvaluationFailed
+from agenteval.errors import DataError
+from tests.helpers import call, eval_set, inv
+
+AGENT = '''
+def root_agent(text, state):
+    return {"response": "ok", "tool_calls": [{"name": "f", "args": {"q": text}}]}
+'''
+
+
+@pytest.fixture
+def agent_pkg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    pkg = tmp_path / "evalpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from . import agent\n")
+    (pkg / "agent.py").write_text(AGENT)
+    tests = pkg / "evals" / "nested"
+    tests.mkdir(parents=True)
+    (tests / "good.test.json").write_text('[{"query": "a", "expected_tool_use": '
+                                          '[{"tool_name": "f", "tool_input": {"q": "a"}}], "reference": "ok"}]')
+    (tests / "test_config.json").write_text('{"criteria": {"tool_trajectory_avg_score": 1.0}}')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    yield "evalpkg"
+    sys.modules.pop("evalpkg", None)
+    sys.modules.pop("evalpkg.agent", None)
+
+
+def test_evaluate_directory_passes_and_records_history(agent_pkg: str, tmp_path: Path) -> None:
+    results = asyncio.run(AgentEvaluator.evaluate(agent_pkg, tmp_path / "evalpkg" / "evals",
+                                                  print_detailed_results=False))
+    assert len(results) == 1 and len(results[0].eval_case_results) == 2  # num_runs=2 by default
+    assert list((tmp_path / ".agenteval" / "eval_history").glob("*.json"))
+
+
+def test_failures_are_listed_in_one_error(agent_pkg: str) -> None:
+    s = eval_set("s", {"c1": [inv("a", calls=[call("f", q="zzz")])], "c2": [inv("b", calls=[call("g")])]})
+    with pytest.raises(EvaluationFailed) as err:
+        asyncio.run(AgentEvaluator.evaluate_eval_set(agent_pkg, s, criteria={"tool_trajectory_avg_score": 1.0},
+                                                     num_runs=1, print_detailed_results=False))
+    message = str(err.value)
+    assert "s/c1: tool_trajectory_avg_score expected >= 1.0, got 0" in message
+    assert "s/c2: tool_trajectory_avg_score" in message
+    assert isinstance(err.value, AssertionError)
+
+
+def test_empty_directory_is_an_error(tmp_path: Path, agent_pkg: str) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DataError, match=r"no \*.test.json"):
+        asyncio.run(AgentEvaluator.evaluate(agent_pkg, tmp_path / "empty"))

@@ -1,0 +1,56 @@
+"""The pytest plugin, exercised in a child pytest run (pytester)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import call, eval_set, inv
+
+pytest_plugins = ["pytester"]
+
+AGENT = '''
+def root_agent(text, state):
+    return {"response": "answer to " + text,
+            "tool_calls": [{"name": "lookup", "args": {"q": text}, "response": {"ok": True}}]}
+'''
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> Path:
+    agent = pytester.path / "my_agent"
+    agent.mkdir()
+    (agent / "agent.py").write_text(AGENT)
+    s = eval_set("myset", {
+        "good": [inv("x", "answer to x", [call("lookup", q="x")])],
+        "bad": [inv("y", "answer to y", [call("other")])],
+    })
+    (agent / "myset.evalset.json").write_text(s.model_dump_json(exclude_none=True))
+    (agent / "test_config.json").write_text(json.dumps({"criteria": {"tool_trajectory_avg_score": 1.0}}))
+    return agent
+
+
+def test_not_collected_without_opt_in(pytester: pytest.Pytester, project: Path) -> None:
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+def test_one_item_per_case_with_readable_failure(pytester: pytest.Pytester, project: Path) -> None:
+    result = pytester.runpytest("--agenteval", "--agenteval-num-runs", "2", "-v")
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    assert "myset.evalset.json::good PASSED" in out
+    assert "tool_trajectory_avg_score" in out and "other()" in out
+    assert "Traceback" not in out
+    assert list((pytester.path / ".agenteval" / "eval_history").glob("*.evalset_result.json"))
+
+
+def test_ini_opt_in_and_bad_file(pytester: pytest.Pytester, project: Path) -> None:
+    pytester.makeini("[pytest]\nagenteval = true\n")
+    (project / "broken.evalset.json").write_text('{"eval_set_id": "b", "eval_cases": [{"eval_id": 1}]}')
+    result = pytester.runpytest()
+    out = result.stdout.str()
+    assert "broken.evalset.json: eval_cases[0].eval_id" in out
+    result.assert_outcomes(errors=1)  # pytest stops on collection errors, as for any test file
+    result = pytester.runpytest("--continue-on-collection-errors")
+    result.assert_outcomes(passed=1, failed=1, errors=1)
