@@ -22,8 +22,9 @@ def agent_pkg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     (pkg / "agent.py").write_text(AGENT)
     tests = pkg / "evals" / "nested"
     tests.mkdir(parents=True)
-    (tests / "good.test.json").write_text('[{"query": "a", "expected_tool_use": '
-                                          '[{"tool_name": "f", "tool_input": {"q": "a"}}], "reference": "ok"}]')
+    (tests / "good.test.json").write_text(
+        '[{"query": "a", "expected_tool_use": [{"tool_name": "f", "tool_input": {"q": "a"}}], '
+        '"reference": "ok"}]')
     (tests / "test_config.json").write_text('{"criteria": {"tool_trajectory_avg_score": 1.0}}')
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.chdir(tmp_path)
@@ -42,8 +43,9 @@ def test_evaluate_directory_passes_and_records_history(agent_pkg: str, tmp_path:
 def test_failures_are_listed_in_one_error(agent_pkg: str) -> None:
     s = eval_set("s", {"c1": [inv("a", calls=[call("f", q="zzz")])], "c2": [inv("b", calls=[call("g")])]})
     with pytest.raises(EvaluationFailed) as err:
-        asyncio.run(AgentEvaluator.evaluate_eval_set(agent_pkg, s, criteria={"tool_trajectory_avg_score": 1.0},
-                                                     num_runs=1, print_detailed_results=False))
+        asyncio.run(AgentEvaluator.evaluate_eval_set(
+            agent_pkg, s, criteria={"tool_trajectory_avg_score": 1.0}, num_runs=1,
+            print_detailed_results=False))
     message = str(err.value)
     assert "s/c1: tool_trajectory_avg_score expected >= 1.0, got 0" in message
     assert "s/c2: tool_trajectory_avg_score" in message
