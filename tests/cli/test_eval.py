@@ -76,3 +76,17 @@ def test_eval_unknown_model_name_exits_2(project: tuple[Path, Path]) -> None:
     r = CliRunner().invoke(cli, ["eval", str(example), str(example / "hello_world.evalset.json"),
                                  "--agent_model", "bogus:thing", "--no_history"])
     assert r.exit_code == 2 and "bogus:thing" in r.output
+
+
+def test_recorded_run_is_rescored_without_the_agent(project: tuple[Path, Path], tmp_path: Path) -> None:
+    agent, path = project
+    out = tmp_path / "r.json"
+    CliRunner().invoke(cli, ["eval", str(agent), f"{path}:good", "--output", str(out), "--no_history",
+                             "--num_runs", "2"])
+    (agent / "agent.py").write_text("raise SystemExit('the agent must not run')\n")
+    rescored = tmp_path / "re.json"
+    r = CliRunner().invoke(cli, ["score", str(path), "--actual", str(out), "-o", str(rescored)])
+    # Case "boom" was not run, so it is missing from the recorded run.
+    assert r.exit_code == 0, r.output
+    doc = json.loads(rescored.read_text())
+    assert [(c["eval_id"], c["run_index"]) for c in doc["eval_case_results"]] == [("good", 0), ("good", 1)]

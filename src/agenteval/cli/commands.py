@@ -9,12 +9,13 @@ from pathlib import Path
 from rich.console import Console
 
 from agenteval.criteria import default_registry
-from agenteval.datasets import load_eval_set, migrate
+from agenteval.datasets import load_eval_set, migrate, parse_eval_set, read_json
 from agenteval.datasets.files import write_model
 from agenteval.reporting import case_table, invocation_details, repeat_table, summary
 from agenteval.runner import all_passed, score_recorded
 from agenteval.runner.job import check_judges, make_judge, resolve_config, with_judge_model
-from agenteval.schema import EvalSetResult
+from agenteval.schema import EvalSet, EvalSetResult
+from agenteval.store import load_result
 
 
 def report(console: Console, results: list[EvalSetResult], detailed: bool) -> int:
@@ -30,6 +31,14 @@ def report(console: Console, results: list[EvalSetResult], detailed: bool) -> in
     return 0 if all_passed(results) else 1
 
 
+def load_actual(path: str) -> EvalSet | EvalSetResult:
+    """An eval set of actual conversations, or a result document written by `agenteval eval`."""
+    data = read_json(path)
+    if isinstance(data, dict) and "eval_set_result_id" in data:
+        return load_result(path)
+    return parse_eval_set(path, data)
+
+
 def score_command(expected_path: str, actual_path: str, config_file_path: str | None,
                   output: str | None, detailed: bool, judge_model: str | None = None,
                   no_cache: bool = False) -> int:
@@ -37,7 +46,7 @@ def score_command(expected_path: str, actual_path: str, config_file_path: str | 
     config, source = resolve_config(config_file_path, expected_path)
     metrics = with_judge_model(default_registry().resolve(config, source), judge_model)
     expected = load_eval_set(expected_path)
-    actual = load_eval_set(actual_path)
+    actual = load_actual(actual_path)
     judge = make_judge(dict(os.environ), ".", no_cache)
     check_judges(metrics, judge)
     console.print(f"Using criteria from {source or 'defaults'}: "

@@ -45,18 +45,47 @@ def pair_runs(expected: EvalSet, actual: EvalSet,
     return runs
 
 
+def runs_from_result(expected: EvalSet, result: EvalSetResult,
+                     source: str | Path | None = None) -> list[CaseRun]:
+    """The recorded runs of a result document, paired with the expected cases, for re-scoring."""
+    cases = {c.eval_id: c for c in expected.eval_cases}
+    runs = []
+    for i, got in enumerate(result.eval_case_results):
+        case = cases.get(got.eval_id)
+        if case is None:
+            raise DataError(source, f"eval_case_results[{i}].eval_id",
+                            f"{got.eval_id!r} is not in the expected eval set")
+        actual = [p.actual_invocation for p in got.eval_metric_result_per_invocation]
+        if case.conversation is not None and len(actual) != len(case.conversation) \
+                and got.error_message is None:
+            raise DataError(source, f"eval_case_results[{i}].eval_metric_result_per_invocation",
+                            f"{len(actual)} invocations, but the expected case {case.eval_id!r} "
+                            f"has {len(case.conversation)}")
+        state = (got.session_details or {}).get("state")
+        runs.append(CaseRun(case=case, actual=actual, eval_set_id=expected.eval_set_id,
+                            session_id=got.session_id, user_id=got.user_id, run_index=got.run_index,
+                            error_message=got.error_message, session_state=state,
+                            session_details=got.session_details))
+    return runs
+
+
 def result_id(eval_set_id: str, app_name: str | None = None) -> str:
     """A result id in ADK's `<app>_<eval_set_id>_<timestamp>` form."""
     prefix = f"{app_name}_" if app_name else ""
     return f"{prefix}{eval_set_id}_{time.time()}"
 
 
-async def score_recorded(expected: EvalSet, actual: EvalSet, metrics: Sequence[ConfiguredMetric],
+async def score_recorded(expected: EvalSet, actual: EvalSet | EvalSetResult,
+                         metrics: Sequence[ConfiguredMetric],
                          *, actual_source: str | Path | None = None,
                          policy: NotEvaluatedPolicy = "fail",
                          judge: JudgeService | None = None, parallelism: int = 4) -> EvalSetResult:
-    """Scores every case of a recorded run; one EvalSetResult."""
-    runs = pair_runs(expected, actual, actual_source)
+    """Scores every case of a recorded run (an eval set of actual conversations, or a result
+    document's recorded invocations); one EvalSetResult."""
+    if isinstance(actual, EvalSetResult):
+        runs = runs_from_result(expected, actual, actual_source)
+    else:
+        runs = pair_runs(expected, actual, actual_source)
     results: list[EvalCaseResult | None] = [None] * len(runs)
     limiter = anyio.CapacityLimiter(parallelism)
 

@@ -1,0 +1,108 @@
+"""JUnit XML for CI test reports (GitHub, GitLab, Jenkins).
+
+`testsuites` > one `testsuite` per eval set > one `testcase` per eval id (classname = eval set
+id, name = eval id; stable across runs, so CI tracks a case's history). The verdict is the
+case's summary over its repeated runs: FAILED gives a `failure` element whose text lists every
+reason (failing criteria with score vs threshold, metric errors, inference errors, rationales of
+negative judge verdicts); NOT_EVALUATED gives `skipped`. A case run more than once says so in
+the failure message and in `system-out` (mean, 95% CI, pass@k per criterion). `time` is the sum
+of the agent's invocation durations over all runs, omitted when nothing was timed. Characters
+XML 1.0 forbids (control characters, lone surrogates) are written as `\\uXXXX`.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from datetime import datetime, timezone
+
+from agenteval.reporting.console import format_score
+from agenteval.reporting.outcome import CaseOutcome, ci_text, outcomes, problems
+from agenteval.schema import EvalSetResult, EvalStatus
+
+_INVALID_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_MESSAGE_LIMIT = 500
+
+
+def xml_safe(text: str) -> str:
+    """Text with characters XML 1.0 cannot carry replaced by a visible `\\uXXXX`."""
+    return _INVALID_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _time(seconds: float | None) -> str | None:
+    return None if seconds is None else f"{seconds:.3f}"
+
+
+def _set(el: ET.Element, **attrs: str | None) -> None:
+    for key, value in attrs.items():
+        if value is not None:
+            el.set(key, xml_safe(value))
+
+
+def _runs_text(case: CaseOutcome) -> str:
+    lines = [f"{case.num_runs} runs (gating: {case.gating})"]
+    for m in case.summary.metrics:
+        if m.eval_status == EvalStatus.INFORMATIONAL:
+            continue
+        lines.append(f"{m.metric_name}: {m.eval_status.name} mean {format_score(m.mean)} "
+                     f"std {format_score(m.std)} 95% CI {ci_text(m)} passed {m.passed_runs}/{m.runs} "
+                     f"pass@k {format_score(m.pass_at_k)} pass^k {format_score(m.pass_pow_k)}")
+    return "\n".join(lines)
+
+
+def _testcase(parent: ET.Element, case: CaseOutcome) -> None:
+    el = ET.SubElement(parent, "testcase")
+    _set(el, classname=case.eval_set_id, name=case.eval_id, time=_time(case.duration()))
+    runs = f" over {case.num_runs} runs" if case.num_runs > 1 else ""
+    if case.status == EvalStatus.FAILED:
+        lines = problems(case)
+        message = f"failed{runs}: " + ("; ".join(lines) or "no reason recorded")
+        if len(message) > _MESSAGE_LIMIT:
+            message = message[:_MESSAGE_LIMIT - 1] + "…"
+        failure = ET.SubElement(el, "failure")
+        _set(failure, message=message, type="EvalFailure")
+        failure.text = xml_safe("\n".join(lines))
+    elif case.status == EvalStatus.NOT_EVALUATED:
+        skipped = ET.SubElement(el, "skipped")
+        _set(skipped, message=f"not evaluated{runs}: no gating criterion produced a verdict")
+    if case.num_runs > 1:
+        ET.SubElement(el, "system-out").text = xml_safe(_runs_text(case))
+
+
+def _suite(parent: ET.Element, result: EvalSetResult) -> tuple[int, int, int, float | None]:
+    cases = outcomes(result)
+    failures = sum(1 for c in cases if c.status == EvalStatus.FAILED)
+    skipped = sum(1 for c in cases if c.status == EvalStatus.NOT_EVALUATED)
+    times = [t for c in cases if (t := c.duration()) is not None]
+    total_time = sum(times) if times else None
+    suite = ET.SubElement(parent, "testsuite")
+    stamp = (datetime.fromtimestamp(result.creation_timestamp, timezone.utc)
+             .strftime("%Y-%m-%dT%H:%M:%S") if result.creation_timestamp else None)
+    _set(suite, name=result.eval_set_id, tests=str(len(cases)), failures=str(failures), errors="0",
+         skipped=str(skipped), time=_time(total_time), timestamp=stamp)
+    props = ET.SubElement(suite, "properties")
+    for name, value in (("eval_set_result_id", result.eval_set_result_id), ("gating", result.gating)):
+        _set(ET.SubElement(props, "property"), name=name, value=value)
+    for case in cases:
+        _testcase(suite, case)
+    return len(cases), failures, skipped, total_time
+
+
+def junit_xml(results: Sequence[EvalSetResult]) -> str:
+    """The JUnit XML document (UTF-8 declaration included) for one or more eval-set results."""
+    root = ET.Element("testsuites")
+    tests = failures = skipped = 0
+    times: list[float] = []
+    for result in results:
+        n, f, s, t = _suite(root, result)
+        tests, failures, skipped = tests + n, failures + f, skipped + s
+        if t is not None:
+            times.append(t)
+    _set(root, name="agenteval", tests=str(tests), failures=str(failures), errors="0",
+         skipped=str(skipped), time=_time(sum(times)) if times else None)
+    ET.indent(root, space=" ")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+__all__ = ["junit_xml", "xml_safe"]
