@@ -17,7 +17,8 @@ from agenteval.criteria import ConfiguredMetric, default_registry
 from agenteval.criteria.judge import JudgeService
 from agenteval.datasets import default_config_for, load_eval_config, load_eval_set
 from agenteval.errors import DataError
-from agenteval.models import resolve_model
+from agenteval.models import parse_model_name, resolve_model
+from agenteval.models.resolve import DEFAULT_HTTP_CONCURRENCY
 from agenteval.models.base import LLM
 from agenteval.runner.evaluate import EvalSetRequest, run_evaluation
 from agenteval.schema import (
@@ -97,11 +98,16 @@ def with_judge_model(metrics: Sequence[ConfiguredMetric], judge_model: str | Non
     return out
 
 
-def make_judge(env: Mapping[str, str], store_root: str | Path | None, no_cache: bool = False) -> JudgeService:
-    """Judge models resolved with `env`; verdicts cached under `store_root` unless `no_cache`."""
+def make_judge(env: Mapping[str, str], store_root: str | Path | None, no_cache: bool = False,
+               parallelism: int = DEFAULT_HTTP_CONCURRENCY) -> JudgeService:
+    """Judge (and agent) models resolved with `env`; verdicts cached under `store_root` unless
+    `no_cache`. An HTTP model's concurrency limit is raised to `parallelism`, so that the run's
+    parallel cases are not throttled to the backend default; the local model keeps its slots."""
 
     def resolve(name: str) -> LLM:
-        return resolve_model(name, env)
+        http = parse_model_name(name).backend != "local"
+        limit = max(DEFAULT_HTTP_CONCURRENCY, parallelism) if http else None
+        return resolve_model(name, env, max_concurrency=limit)
 
     cache = None if no_cache or store_root is None else JudgeCacheDB(judge_cache_path(store_root))
     return JudgeService(resolve, cache)
@@ -138,7 +144,7 @@ class Job:
 async def run_job(job: Job, env: Mapping[str, str],
                   on_case_done: Callable[[EvalCaseResult], None] | None = None) -> list[EvalSetResult]:
     """Runs the job: one EvalSetResult per selected eval set."""
-    judge = make_judge(env, job.store_root, job.no_cache)
+    judge = make_judge(env, job.store_root, job.no_cache, job.parallelism)
     metrics = job.metrics()
     check_judges(metrics, judge)
     adapter = to_adapter(job.agent, judge.resolve, job.agent_model)
