@@ -17,15 +17,17 @@ from agenteval.reporting.console import format_score
 from agenteval.reporting.outcome import CaseOutcome, ci_text, outcomes, problems, set_counts
 from agenteval.schema import EvalSetResult, EvalStatus
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>-])")
+# Characters Markdown acts on inside a table cell; `_` only at a word boundary (GFM ignores
+# intraword underscores, so `case_0001` stays readable).
+_MD_SPECIAL = re.compile(r"([\\`*\[\]|~])|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
 _DETAIL_LIMIT = 2000
 
 
 def md_escape(text: str) -> str:
-    """Text safe inside a Markdown table cell: HTML-escaped, Markdown punctuation and pipes
-    backslash-escaped, newlines as `<br>`."""
+    """Text safe inside a Markdown table cell: HTML-escaped, Markdown emphasis, code, link and
+    pipe characters backslash-escaped, newlines as `<br>`."""
     escaped = html.escape(text, quote=False)
-    escaped = _MD_SPECIAL.sub(r"\\\1", escaped)
+    escaped = _MD_SPECIAL.sub(lambda m: "\\" + m.group(), escaped)
     return escaped.replace("\r\n", "\n").replace("\n", "<br>")
 
 

@@ -9,15 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agenteval.criteria.efficiency import token_usage
 from agenteval.reporting.console import format_call, format_score
-from agenteval.runner.aggregate import summarise_case
 from agenteval.schema import (
     CaseSummary,
     EvalCaseResult,
     EvalSetResult,
     EvalStatus,
     FunctionCall,
+    Invocation,
     JudgeRecord,
     MetricSummary,
 )
@@ -64,10 +63,18 @@ class CaseOutcome:
 
     def tokens(self) -> float | None:
         """Agent tokens (model calls' total token counts) over all runs; None if none reported."""
-        values = [u.total_tokens for run in self.runs for per in run.eval_metric_result_per_invocation
-                  if (u := token_usage(per.actual_invocation)) is not None
-                  and u.total_tokens is not None]
+        values = [t for run in self.runs for per in run.eval_metric_result_per_invocation
+                  if (t := invocation_tokens(per.actual_invocation)) is not None]
         return sum(values) if values else None
+
+
+def invocation_tokens(inv: Invocation) -> float | None:
+    """Tokens of an invocation's model calls as `token_usage_v1` counts them (prompt + tool-use
+    prompt + candidates + thoughts); None when no call reported a count."""
+    counts = [c for u in inv.usage() for c in (u.prompt_token_count, u.tool_use_prompt_token_count,
+                                               u.candidates_token_count, u.thoughts_token_count)
+              if c is not None]
+    return float(sum(counts)) if counts else None
 
 
 def outcomes(result: EvalSetResult) -> list[CaseOutcome]:
@@ -83,6 +90,9 @@ def outcomes(result: EvalSetResult) -> list[CaseOutcome]:
 
 
 def _fallback_summary(eval_id: str, runs: list[EvalCaseResult], gating: str) -> CaseSummary:
+    # Imported here: the runner package pulls in the criteria (and nltk), slow to import.
+    from agenteval.runner.aggregate import summarise_case
+
     summary = summarise_case(eval_id, runs, gating, ignore_not_evaluated=False)
     if len(runs) == 1:  # one run: its own verdict (which honoured the config's policy) stands
         summary.final_eval_status = runs[0].final_eval_status
@@ -185,6 +195,7 @@ __all__ = [
     "ci_text",
     "criterion_problem",
     "fmt_seconds",
+    "invocation_tokens",
     "is_negative",
     "outcomes",
     "problems",

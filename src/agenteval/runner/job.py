@@ -18,8 +18,8 @@ from agenteval.criteria.judge import JudgeService
 from agenteval.datasets import default_config_for, load_eval_config, load_eval_set
 from agenteval.errors import DataError
 from agenteval.models import parse_model_name, resolve_model
-from agenteval.models.resolve import DEFAULT_HTTP_CONCURRENCY
 from agenteval.models.base import LLM
+from agenteval.models.resolve import DEFAULT_HTTP_CONCURRENCY
 from agenteval.runner.evaluate import EvalSetRequest, run_evaluation
 from agenteval.schema import (
     ConversationScenario,
