@@ -5,7 +5,6 @@ This is the edge where the environment is read (model API keys) and output is pr
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from agenteval.cli.commands import report
 from agenteval.datasets.files import write_model
 from agenteval.errors import AgentEvalError
 from agenteval.runner.job import Job, resolve_config, run_job, select
+from agenteval.runner.sync import run_sync
 from agenteval.schema import EvalCaseResult, EvalConfig
 from agenteval.store import save_result
 
@@ -67,7 +67,7 @@ def eval_command(args: EvalArgs) -> int:
         def done(result: EvalCaseResult) -> None:
             progress.advance(task)
 
-        results = asyncio.run(run_job(job, dict(os.environ), done))
+        results = run_sync(run_job(job, dict(os.environ), done))
     code = report(console, results, args.detailed)
     if args.output:
         if len(results) == 1:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,11 @@ class ConfiguredMetric:
     def build(self) -> Criterion:
         """A fresh criterion instance."""
         return self.spec.factory(self.spec.name, self.criterion)
+
+    @cached_property
+    def wire_dict(self) -> dict[str, Any]:
+        """`wire()` as a dict, computed once (it is copied into every per-invocation result)."""
+        return self.wire().model_dump()
 
     def wire(self) -> EvalMetric:
         """The metric as written into results (ADK's EvalMetric layout)."""

@@ -30,14 +30,14 @@ def read_json(path: str | Path) -> Any:
         raise DataError(p, f"line {e.lineno} column {e.colno}", f"malformed JSON: {e.msg}") from None
 
 
-def write_text_atomic(path: str | Path, text: str) -> None:
+def write_text_atomic(path: str | Path, text: str | bytes) -> None:
     """Writes via a temporary file and a rename, so a crash never leaves a partial file."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8") if isinstance(text, str) else text)
         # mkstemp creates 0600; give the file the permissions an ordinary write would.
         umask = os.umask(0)
         os.umask(umask)
@@ -50,4 +50,5 @@ def write_text_atomic(path: str | Path, text: str) -> None:
 
 def write_model(path: str | Path, model: BaseModel, *, exclude_none: bool = True) -> None:
     """Writes a wire model as indented snake_case JSON, atomically."""
-    write_text_atomic(path, model.model_dump_json(indent=2, exclude_none=exclude_none) + "\n")
+    # Serialised straight to bytes by pydantic-core: no intermediate str for large documents.
+    write_text_atomic(path, model.__pydantic_serializer__.to_json(model, indent=2, exclude_none=exclude_none) + b"\n")

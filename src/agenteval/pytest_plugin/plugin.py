@@ -12,7 +12,6 @@ rationales, not a traceback into the framework.
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -86,6 +85,7 @@ class EvalFile(pytest.File):
             return self.results
         from agenteval.agents import load_root_agent
         from agenteval.runner.job import Job, Selection, resolve_config, run_job
+        from agenteval.runner.sync import run_sync
         from agenteval.store import save_result
 
         config = self.config
@@ -103,7 +103,7 @@ class EvalFile(pytest.File):
                   judge_model=config.getoption("--agenteval-judge-model")
                   or config.getini("agenteval_judge_model") or None,
                   app_name=agent_path.resolve().name, store_root=config.rootpath)
-        (result,) = asyncio.run(run_job(job, dict(os.environ)))
+        (result,) = run_sync(run_job(job, dict(os.environ)))
         save_result(config.rootpath, result)
         self.results = result
         return result

@@ -133,8 +133,9 @@ def criterion_problem(m: MetricSummary, gating: str) -> str:
     if m.eval_status == EvalStatus.NOT_EVALUATED or m.mean is None:
         scored = f" ({m.scored_runs} of {m.runs} runs scored)" if m.runs > 1 else ""
         return f"{m.metric_name}: not evaluated{scored}"
-    if m.runs == 1:
-        return f"{m.metric_name}: score {format_score(m.mean)} < threshold {thr}"
+    if m.runs == 1:  # "<" only when true: a criterion may set its own status
+        below = m.threshold is not None and m.mean < m.threshold
+        return f"{m.metric_name}: score {format_score(m.mean)} {'<' if below else 'vs'} threshold {thr}"
     return (f"{m.metric_name}: mean {format_score(m.mean)} (95% CI {ci_text(m)}) vs threshold {thr}; "
             f"passed {m.passed_runs}/{m.runs} runs (gating: {gating})")
 

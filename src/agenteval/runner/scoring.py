@@ -83,13 +83,18 @@ async def run_criterion(metric: ConfiguredMetric, ctx: EvalContext) -> Criterion
     return result
 
 
+# Shared by every result without details: they are never mutated, and building one per metric
+# per invocation was a measurable share of scoring a large run.
+_NO_DETAILS = EvalMetricResultDetails()
+
+
 def _metric_result(wire: dict[str, Any], status: EvalStatus, score: float | None,
                    details: EvalMetricResultDetails | None) -> EvalMetricResult:
     # model_construct: the values were validated when the config was resolved; this runs
     # once per metric per invocation and dominates the cost of scoring large runs.
     return EvalMetricResult.model_construct(
         **wire, score=score, eval_status=status,
-        details=details if details is not None else EvalMetricResultDetails.model_construct(),
+        details=details if details is not None else _NO_DETAILS,
     )
 
 
@@ -115,7 +120,7 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
             else:
                 result = await run_criterion(metric, ctx)
             records += result.records
-            wire = metric.wire().model_dump()
+            wire = metric.wire_dict
             status = result.status or metric_status(metric, result.score)
             if result.error or (status == EvalStatus.NOT_EVALUATED):
                 errors.append(MetricError(metric_name=metric.name,

@@ -22,17 +22,23 @@ class Verdict:
     rationale: str
 
 
+RATIONALE_CHARS = 120
+
+
 def verdict_schema(labels: tuple[str, ...]) -> dict[str, Any]:
     """JSON schema of a reply: the label, then a short rationale for the audit trail.
 
     The label comes first: measured on the embedded 1.5B judge, writing a rationale first made
-    it talk itself into lenient verdicts ("close enough") more often than deciding first.
+    it talk itself into lenient verdicts ("close enough") more often than deciding first. Being
+    written after the label, the rationale cannot change it, so it is capped at RATIONALE_CHARS:
+    on a CPU, generated tokens cost about 2.5 times as much as prompt tokens, and an uncapped
+    rationale (median 60 tokens) took a third of each verdict's time.
     """
     return {
         "type": "object",
         "properties": {
             "verdict": {"type": "string", "enum": list(labels)},
-            "rationale": {"type": "string", "maxLength": 300},
+            "rationale": {"type": "string", "maxLength": RATIONALE_CHARS},
         },
         "required": ["verdict", "rationale"],
         "additionalProperties": False,

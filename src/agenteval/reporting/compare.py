@@ -1,0 +1,254 @@
+"""Comparing two results of the same eval set: per case and criterion, what changed.
+
+A criterion's score is its summary mean (the score itself for a single run). Per criterion, in
+this order: `added` / `removed` (present on one side only); `newly failed` (PASSED before, not
+PASSED now — failed or not evaluated); `newly passed` (the reverse); `regressed` (score dropped
+by more than `margin`); `improved` (rose by more than `margin`); else `unchanged`. A case is
+added / removed, newly failed / passed by its verdict, else regressed if any criterion regressed
+or newly failed, improved if any improved or newly passed, else unchanged. Regressions are
+`regressed` and `newly failed`, at either level. Informational metrics are not compared. When
+both sides ran a case more than once, `significant` tells whether the 95% CIs are disjoint
+(shown, not used by the rule). Differences within 1e-9 are float noise and never count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from agenteval.reporting.console import format_score
+from agenteval.reporting.markdown import md_escape
+from agenteval.reporting.outcome import CaseOutcome, ci_text, outcomes
+from agenteval.schema import EvalSetResult, EvalStatus, MetricSummary
+
+_EPS = 1e-9
+
+
+class Change(str, Enum):
+    """What happened to a case or criterion between the baseline and the candidate."""
+
+    NEWLY_FAILED = "newly failed"
+    REGRESSED = "regressed"
+    NEWLY_PASSED = "newly passed"
+    IMPROVED = "improved"
+    ADDED = "added"
+    REMOVED = "removed"
+    UNCHANGED = "unchanged"
+
+
+REGRESSIONS = frozenset({Change.REGRESSED, Change.NEWLY_FAILED})
+_ORDER = list(Change)
+_STYLE = {Change.NEWLY_FAILED: "bold red", Change.REGRESSED: "red", Change.NEWLY_PASSED: "bold green",
+          Change.IMPROVED: "green", Change.ADDED: "cyan", Change.REMOVED: "yellow", Change.UNCHANGED: ""}
+
+
+@dataclass(frozen=True)
+class CriterionDelta:
+    """One criterion of one case: before (baseline) and after (candidate) summaries."""
+
+    metric_name: str
+    change: Change
+    before: MetricSummary | None
+    after: MetricSummary | None
+
+    @property
+    def delta(self) -> float | None:
+        """after − before mean score; None unless both were scored."""
+        if self.before is None or self.after is None or self.before.mean is None or self.after.mean is None:
+            return None
+        return self.after.mean - self.before.mean
+
+    @property
+    def significant(self) -> bool | None:
+        """Whether the 95% CIs are disjoint; None unless both sides ran more than once."""
+        b, a = self.before, self.after
+        if b is None or a is None or b.runs < 2 or a.runs < 2:
+            return None
+        bl, bh, al, ah = b.ci_low, b.ci_high, a.ci_low, a.ci_high
+        if bl is None or bh is None or al is None or ah is None:
+            return None
+        return ah < bl or al > bh
+
+
+@dataclass(frozen=True)
+class CaseDelta:
+    """One eval id: verdicts before and after, and its criteria."""
+
+    eval_id: str
+    change: Change
+    before: EvalStatus | None
+    after: EvalStatus | None
+    criteria: list[CriterionDelta]
+
+    @property
+    def regressed(self) -> bool:
+        return self.change in REGRESSIONS or any(c.change in REGRESSIONS for c in self.criteria)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Baseline vs candidate, case by case (in candidate order, then removed cases)."""
+
+    baseline_id: str
+    candidate_id: str
+    baseline_set: str
+    candidate_set: str
+    margin: float
+    cases: list[CaseDelta]
+
+    @property
+    def regressions(self) -> list[CaseDelta]:
+        """Cases that regressed or newly failed, or have a criterion that did."""
+        return [c for c in self.cases if c.regressed]
+
+    @property
+    def has_regressions(self) -> bool:
+        return bool(self.regressions)
+
+    def counts(self) -> dict[Change, int]:
+        """Cases per change (every Change present, zero included)."""
+        out = dict.fromkeys(Change, 0)
+        for c in self.cases:
+            out[c.change] += 1
+        return out
+
+
+def _criterion(name: str, b: MetricSummary | None, a: MetricSummary | None, margin: float) -> CriterionDelta:
+    if b is None or a is None:
+        return CriterionDelta(name, Change.ADDED if b is None else Change.REMOVED, b, a)
+    was, now = b.eval_status == EvalStatus.PASSED, a.eval_status == EvalStatus.PASSED
+    change = Change.UNCHANGED
+    if was and not now:
+        change = Change.NEWLY_FAILED
+    elif now and not was:
+        change = Change.NEWLY_PASSED
+    elif b.mean is not None and a.mean is not None:
+        delta = a.mean - b.mean
+        if delta < -(margin + _EPS):
+            change = Change.REGRESSED
+        elif delta > margin + _EPS:
+            change = Change.IMPROVED
+    return CriterionDelta(name, change, b, a)
+
+
+def _case(eval_id: str, b: CaseOutcome | None, a: CaseOutcome | None, margin: float) -> CaseDelta:
+    def gating(c: CaseOutcome | None) -> dict[str, MetricSummary]:
+        return {m.metric_name: m for m in c.gating_metrics()} if c else {}
+
+    before, after = gating(b), gating(a)
+    names = list(dict.fromkeys([*after, *before]))
+    criteria = [_criterion(n, before.get(n), after.get(n), margin) for n in names]
+    changes = {c.change for c in criteria}
+    if b is None or a is None:
+        change = Change.ADDED if b is None else Change.REMOVED
+    elif b.status == EvalStatus.PASSED and a.status != EvalStatus.PASSED:
+        change = Change.NEWLY_FAILED
+    elif b.status != EvalStatus.PASSED and a.status == EvalStatus.PASSED:
+        change = Change.NEWLY_PASSED
+    elif changes & REGRESSIONS:
+        change = Change.REGRESSED
+    elif changes & {Change.IMPROVED, Change.NEWLY_PASSED}:
+        change = Change.IMPROVED
+    else:
+        change = Change.UNCHANGED
+    return CaseDelta(eval_id, change, b.status if b else None, a.status if a else None, criteria)
+
+
+def compare(a: EvalSetResult, b: EvalSetResult, margin: float = 0.0) -> Comparison:
+    """Compares baseline `a` with candidate `b` (see the module docstring for the rules)."""
+    if margin < 0:
+        raise ValueError("margin must be ≥ 0")
+    base = {c.eval_id: c for c in outcomes(a)}
+    cand = {c.eval_id: c for c in outcomes(b)}
+    ids = list(dict.fromkeys([*cand, *base]))
+    return Comparison(a.eval_set_result_id, b.eval_set_result_id, a.eval_set_id, b.eval_set_id, margin,
+                      [_case(i, base.get(i), cand.get(i), margin) for i in ids])
+
+
+def _value(m: MetricSummary | None) -> str:
+    if m is None:
+        return "-"
+    score = format_score(m.mean)
+    return f"{score} {ci_text(m)}" if m.runs > 1 and m.mean is not None else score
+
+
+def _rows(c: Comparison, show_unchanged: bool) -> list[tuple[CaseDelta, CriterionDelta | None]]:
+    cases = sorted(c.cases, key=lambda d: _ORDER.index(d.change))
+    rows: list[tuple[CaseDelta, CriterionDelta | None]] = []
+    for case in cases:
+        changed = [d for d in case.criteria if show_unchanged or d.change != Change.UNCHANGED]
+        if case.change == Change.UNCHANGED and not changed:
+            continue
+        rows += [(case, d) for d in changed] or [(case, None)]
+    return rows
+
+
+def _headline(c: Comparison) -> str:
+    counts = ", ".join(f"{n} {ch.value}" for ch, n in c.counts().items() if n)
+    sets = c.baseline_set if c.baseline_set == c.candidate_set else f"{c.baseline_set} → {c.candidate_set}"
+    return (f"{sets}: {c.baseline_id} → {c.candidate_id} (margin {c.margin:g}): "
+            f"{counts or 'no cases'}; {len(c.regressions)} regression(s)")
+
+
+def comparison_table(c: Comparison, show_unchanged: bool = False, max_rows: int = 100) -> RenderableType:
+    """A rich table of the changed cases and criteria (regressions first; at most `max_rows`
+    rows, the rest counted), with a headline."""
+    table = Table(title="Comparison", title_justify="left")
+    for col in ("eval id", "case", "criterion", "change", "before", "after", "Δ", "significant"):
+        table.add_column(col, overflow="fold", justify="right" if col == "Δ" else "left")
+    last = None
+    rows = _rows(c, show_unchanged)
+    for case, d in rows[:max_rows]:
+        first = case is not last
+        last = case
+        delta = d.delta if d else None
+        table.add_row(case.eval_id if first else "",
+                      Text(case.change.value, style=_STYLE[case.change]) if first else "",
+                      d.metric_name if d else "-",
+                      Text(d.change.value, style=_STYLE[d.change]) if d else "",
+                      _value(d.before) if d else (case.before.name if case.before else "-"),
+                      _value(d.after) if d else (case.after.name if case.after else "-"),
+                      "-" if delta is None else f"{delta:+.4g}",
+                      {None: "-", True: "yes", False: "no"}[d.significant if d else None])
+    if len(rows) > max_rows:
+        table.caption = f"… and {len(rows) - max_rows} more changed row(s)"
+    style = "red" if c.has_regressions else "green"
+    return Group(table, Text(_headline(c), style=style))
+
+
+def comparison_markdown(c: Comparison, max_rows: int = 200) -> str:
+    """The comparison as Markdown: headline, counts, and a table of changes (regressions first)."""
+    icon = "❌" if c.has_regressions else "✅"
+    out = [f"## {icon} agenteval compare", "", md_escape(_headline(c)), "",
+           "| change | cases |", "|---|---:|"]
+    out += [f"| {ch.value} | {n} |" for ch, n in c.counts().items()]
+    rows = _rows(c, show_unchanged=False)
+    if rows:
+        out += ["", "| eval id | case | criterion | change | before | after | Δ |",
+                "|---|---|---|---|---|---|---:|"]
+        for case, d in rows[:max_rows]:
+            delta = d.delta if d else None
+            before, after = (_value(d.before), _value(d.after)) if d else ("-", "-")
+            out.append(f"| {md_escape(case.eval_id)} | {case.change.value} | "
+                       f"{md_escape(d.metric_name) if d else '-'} | {d.change.value if d else ''} | "
+                       f"{md_escape(before)} | {md_escape(after)} | "
+                       f"{'-' if delta is None else f'{delta:+.4g}'} |")
+        if len(rows) > max_rows:
+            out += ["", f"… and {len(rows) - max_rows} more changed row(s)."]
+    return "\n".join(out) + "\n"
+
+
+__all__ = [
+    "REGRESSIONS",
+    "CaseDelta",
+    "Change",
+    "Comparison",
+    "CriterionDelta",
+    "compare",
+    "comparison_markdown",
+    "comparison_table",
+]

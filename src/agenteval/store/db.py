@@ -1,0 +1,317 @@
+"""Run history in SQLite, beside the result JSON files: `<root>/.agenteval/history.sqlite`.
+
+The JSON document stays the record of a run; the database indexes it for listing, lookup and
+trends. Tables (schema version in `schema_version`):
+
+* `runs` — one row per recorded result: id (`eval_set_result_id`), created (the result's
+  timestamp, epoch seconds), recorded, eval set id, file and sha256, command, agent, agent and
+  judge models, gating, runs per case, case counts, wall-clock and agent seconds, agent tokens,
+  judge prompt tokens, config and meta as JSON, and the result file's path (relative to the
+  root when inside it).
+* `cases` — per run and eval id: position (case order), verdict over runs, runs, agent seconds
+  and tokens, first inference error.
+* `case_metrics` — per run, eval id, run index and criterion: score, threshold, status (ADK's
+  integers). Trends come from joining it with `runs`.
+* `metric_summaries` — per run, eval id and criterion: the summary over repeated runs (mean,
+  std, 95% CI, passed runs, pass@k, pass^k, status).
+
+Recording is one transaction (WAL journal): a run is stored whole or not at all; recording the
+same id again replaces it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sqlite3
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter
+
+from agenteval.errors import DataError
+from agenteval.reporting.outcome import outcomes, set_counts
+from agenteval.schema import CaseSummary, EvalSetResult
+from agenteval.store.history import load_result
+
+SCHEMA_VERSION = 1
+ALIASES = ("latest", "previous")
+
+_SCHEMA = [
+    "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS runs (
+        run_id TEXT PRIMARY KEY, created REAL NOT NULL, recorded REAL NOT NULL,
+        eval_set_id TEXT NOT NULL, eval_set_file TEXT, eval_set_sha256 TEXT, command TEXT,
+        agent TEXT, agent_model TEXT, judge_model TEXT, gating TEXT NOT NULL,
+        num_runs INTEGER NOT NULL, cases_total INTEGER NOT NULL, cases_passed INTEGER NOT NULL,
+        cases_failed INTEGER NOT NULL, cases_not_evaluated INTEGER NOT NULL,
+        duration_seconds REAL, agent_seconds REAL, total_tokens REAL, judge_prompt_tokens INTEGER,
+        config_json TEXT, meta_json TEXT, result_path TEXT NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS runs_created ON runs (created)",
+    "CREATE INDEX IF NOT EXISTS runs_eval_set ON runs (eval_set_id, created)",
+    """CREATE TABLE IF NOT EXISTS cases (
+        run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE, eval_id TEXT NOT NULL,
+        position INTEGER NOT NULL, status INTEGER NOT NULL, runs INTEGER NOT NULL,
+        agent_seconds REAL, total_tokens REAL, error_message TEXT,
+        PRIMARY KEY (run_id, eval_id)) WITHOUT ROWID""",
+    "CREATE INDEX IF NOT EXISTS cases_eval_id ON cases (eval_id)",
+    """CREATE TABLE IF NOT EXISTS case_metrics (
+        run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE, eval_id TEXT NOT NULL,
+        run_index INTEGER NOT NULL, metric_name TEXT NOT NULL, score REAL, threshold REAL,
+        status INTEGER NOT NULL, PRIMARY KEY (run_id, eval_id, run_index, metric_name)) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS metric_summaries (
+        run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE, eval_id TEXT NOT NULL,
+        metric_name TEXT NOT NULL, threshold REAL, runs INTEGER NOT NULL, scored_runs INTEGER NOT NULL,
+        passed_runs INTEGER NOT NULL, mean REAL, std REAL, ci_low REAL, ci_high REAL,
+        pass_at_k REAL, pass_pow_k REAL, status INTEGER NOT NULL,
+        PRIMARY KEY (run_id, eval_id, metric_name)) WITHOUT ROWID""",
+]
+_SUMMARY_FIELDS = ("metric_name", "threshold", "runs", "scored_runs", "passed_runs", "mean", "std",
+                   "ci_low", "ci_high", "pass_at_k", "pass_pow_k", "eval_status")
+_KNOWN_META = ("eval_set_file", "eval_set_sha256", "command", "agent", "agent_model", "judge_model",
+               "duration_seconds", "config")
+_COLUMNS = ("run_id, created, eval_set_id, agent, agent_model, judge_model, num_runs, cases_total, "
+            "cases_passed, cases_failed, duration_seconds, total_tokens, result_path, eval_set_sha256, "
+            "gating")
+
+
+@functools.cache
+def _case_summaries() -> TypeAdapter[list[CaseSummary]]:
+    return TypeAdapter(list[CaseSummary])
+
+
+def history_db_path(root: str | Path) -> Path:
+    """Where a store root keeps its run database."""
+    return Path(root) / ".agenteval" / "history.sqlite"
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """A recorded run as listed: `duration_seconds` is wall clock when the recorder measured it,
+    else the agent's summed invocation durations; `total_tokens` counts agent tokens."""
+
+    run_id: str
+    created: float
+    eval_set_id: str
+    agent: str | None
+    agent_model: str | None
+    judge_model: str | None
+    num_runs: int
+    cases_total: int
+    cases_passed: int
+    cases_failed: int
+    duration_seconds: float | None
+    total_tokens: float | None
+    result_path: Path
+    eval_set_sha256: str | None
+    gating: str
+
+
+def _json(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _sum(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None
+
+
+class RunStore:
+    """The run database of one store root (a project or agent directory). Every call opens its
+    own connection, so one store may be used from several threads or processes."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self.path = history_db_path(root)
+
+    @contextmanager
+    def _connect(self, create: bool) -> Iterator[sqlite3.Connection | None]:
+        if not create and not self.path.is_file():
+            yield None
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with closing(sqlite3.connect(self.path, timeout=30, isolation_level=None)) as conn:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA foreign_keys=ON")
+                self._migrate(conn)
+                yield conn
+        except sqlite3.DatabaseError as e:
+            if isinstance(e, sqlite3.IntegrityError):
+                raise
+            raise DataError(self.path, "", f"cannot use the run database: {e}") from None
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        row = conn.execute("SELECT name FROM sqlite_master WHERE name = 'schema_version'").fetchone()
+        if row is not None:
+            version = conn.execute("SELECT max(version) FROM schema_version").fetchone()[0]
+            if version is not None and version > SCHEMA_VERSION:
+                raise DataError(self.path, "schema_version", f"version {version} was written by a newer "
+                                f"agenteval (this one reads up to {SCHEMA_VERSION})")
+            if version == SCHEMA_VERSION:
+                return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _SCHEMA:
+                conn.execute(statement)
+            if conn.execute("SELECT count(*) FROM schema_version").fetchone()[0] == 0:
+                conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _stored_path(self, path: Path) -> str:
+        resolved = path.resolve()
+        try:
+            return str(resolved.relative_to(self.root.resolve()))
+        except ValueError:
+            return str(resolved)
+
+    def record(self, result: EvalSetResult, result_path: str | Path,
+               meta: Mapping[str, Any] | None = None) -> str:
+        """Records a run whose document is at `result_path`; returns its id.
+
+        `meta` (falling back to `result.metadata`) may give `eval_set_file`, `eval_set_sha256`,
+        `command`, `agent`, `agent_model`, `judge_model` (else the judges named in the judge
+        records), `duration_seconds` (wall clock) and `config` (a model, dict or JSON text); any
+        other keys are kept in `meta_json`.
+        """
+        info = {**result.metadata, **(meta or {})}
+        cases = outcomes(result)
+        counts = set_counts(result, cases)
+        judges = sorted({r.judge_model for c in result.eval_case_results for r in c.judge_records})
+        agent_seconds = _sum([c.duration() for c in cases])
+        duration = info.get("duration_seconds")
+        extra = {k: v for k, v in info.items() if k not in _KNOWN_META}
+        run_id = result.eval_set_result_id
+        run_row = (
+            run_id, result.creation_timestamp or time.time(), time.time(), result.eval_set_id,
+            info.get("eval_set_file") and str(info["eval_set_file"]), info.get("eval_set_sha256"),
+            info.get("command"), info.get("agent"), info.get("agent_model"),
+            info.get("judge_model") or (", ".join(judges) if judges else None), result.gating,
+            max(counts.max_runs, 1), counts.total, counts.passed, counts.failed, counts.not_evaluated,
+            float(duration) if duration is not None else agent_seconds, agent_seconds,
+            _sum([c.tokens() for c in cases]),
+            sum(r.prompt_tokens for c in result.eval_case_results for r in c.judge_records),
+            _json(info.get("config")), _json(extra) if extra else None,
+            self._stored_path(Path(result_path)))
+        case_rows = [(run_id, c.eval_id, i, int(c.status), c.num_runs, c.duration(), c.tokens(),
+                      next((r.error_message for r in c.runs if r.error_message), None))
+                     for i, c in enumerate(cases)]
+        metric_rows = [(run_id, c.eval_id, c.run_index, m.metric_name, m.score, m.threshold,
+                        int(m.eval_status))
+                       for c in result.eval_case_results for m in c.overall_eval_metric_results]
+        summary_rows = [(run_id, c.eval_id, m.metric_name, m.threshold, m.runs, m.scored_runs,
+                         m.passed_runs, m.mean, m.std, m.ci_low, m.ci_high, m.pass_at_k, m.pass_pow_k,
+                         int(m.eval_status)) for c in cases for m in c.summary.metrics]
+        with self._connect(create=True) as conn:
+            assert conn is not None
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))  # cascades
+                conn.execute(f"INSERT INTO runs VALUES ({', '.join('?' * len(run_row))})", run_row)
+                conn.executemany("INSERT INTO cases VALUES (?, ?, ?, ?, ?, ?, ?, ?)", case_rows)
+                conn.executemany("INSERT INTO case_metrics VALUES (?, ?, ?, ?, ?, ?, ?)", metric_rows)
+                conn.executemany("INSERT INTO metric_summaries VALUES "
+                                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", summary_rows)
+                conn.execute("COMMIT")
+            except sqlite3.IntegrityError as e:
+                conn.execute("ROLLBACK")
+                raise DataError(result_path, "eval_case_results", f"cannot record run {run_id!r}: "
+                                f"{e} (a case, run or metric appears twice?)") from None
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        return run_id
+
+    def _row(self, v: tuple[Any, ...]) -> RunRow:
+        path = Path(v[12])
+        return RunRow(run_id=v[0], created=v[1], eval_set_id=v[2], agent=v[3], agent_model=v[4],
+                      judge_model=v[5], num_runs=v[6], cases_total=v[7], cases_passed=v[8],
+                      cases_failed=v[9], duration_seconds=v[10], total_tokens=v[11],
+                      result_path=path if path.is_absolute() else self.root / path,
+                      eval_set_sha256=v[13], gating=v[14])
+
+    def list_runs(self, limit: int | None = None) -> list[RunRow]:
+        """Recorded runs, newest (by creation time) first."""
+        with self._connect(create=False) as conn:
+            if conn is None:
+                return []
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM runs ORDER BY created DESC, rowid DESC "
+                                "LIMIT ?", (-1 if limit is None else limit,)).fetchall()
+        return [self._row(r) for r in rows]
+
+    def resolve(self, ref: str) -> RunRow:
+        """The run named by an id, a unique id prefix, `latest` or `previous` (newest but one).
+        An unknown or ambiguous reference is a DataError naming it."""
+        with self._connect(create=False) as conn:
+            rows: list[Any] = []
+            if conn is not None:
+                if ref in ALIASES:
+                    rows = conn.execute(f"SELECT {_COLUMNS} FROM runs ORDER BY created DESC, rowid DESC "
+                                        "LIMIT 1 OFFSET ?", (ALIASES.index(ref),)).fetchall()
+                else:
+                    rows = conn.execute(f"SELECT {_COLUMNS} FROM runs WHERE run_id = ?", (ref,)).fetchall()
+                    if not rows and ref:
+                        rows = conn.execute(f"SELECT {_COLUMNS} FROM runs WHERE substr(run_id, 1, ?) = ? "
+                                            "ORDER BY created DESC LIMIT 6", (len(ref), ref)).fetchall()
+        if not rows:
+            what = "no previous run" if ref == "previous" else f"no run {ref!r}"
+            raise DataError(self.path, "", f"{what} in the run history")
+        if len(rows) > 1:
+            ids = ", ".join(r[0] for r in rows[:5])
+            raise DataError(self.path, "", f"run {ref!r} is ambiguous: it matches {ids}"
+                            + (", ..." if len(rows) > 5 else ""))
+        return self._row(rows[0])
+
+    def get(self, ref: str) -> EvalSetResult:
+        """The result document of a run (see `resolve` for the accepted references)."""
+        return load_result(self.resolve(ref).result_path)
+
+    def summary(self, ref: str) -> EvalSetResult:
+        """The run's case verdicts and criterion summaries, read from the database alone (fast; the
+        document is not loaded, so `eval_case_results` is empty). Enough for `compare`."""
+        row = self.resolve(ref)
+        with self._connect(create=False) as conn:
+            assert conn is not None
+            cases = conn.execute("SELECT eval_id, runs, status FROM cases WHERE run_id = ? "
+                                 "ORDER BY position", (row.run_id,)).fetchall()
+            metrics = conn.execute(f"SELECT eval_id, {', '.join(_SUMMARY_FIELDS[:-1])}, status "
+                                   "FROM metric_summaries WHERE run_id = ?", (row.run_id,)).fetchall()
+        by_case: dict[str, list[dict[str, Any]]] = {}
+        for eval_id, *values in metrics:
+            by_case.setdefault(eval_id, []).append(dict(zip(_SUMMARY_FIELDS, values, strict=True)))
+        summary = _case_summaries().validate_python(  # one pass through pydantic-core: fastest
+            [{"eval_id": e, "runs": n, "final_eval_status": st, "metrics": by_case.get(e, [])}
+             for e, n, st in cases])
+        return EvalSetResult(eval_set_result_id=row.run_id, eval_set_id=row.eval_set_id,
+                             creation_timestamp=row.created, gating=row.gating, summary=summary)
+
+    def details(self, ref: str) -> dict[str, Any]:
+        """Every stored column of a run (config and meta parsed from JSON), for display."""
+        run_id = self.resolve(ref).run_id
+        with self._connect(create=False) as conn:
+            assert conn is not None
+            cur = conn.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,))
+            names = [d[0] for d in cur.description]
+            out = dict(zip(names, cur.fetchone(), strict=True))
+        for key in ("config_json", "meta_json"):
+            if out.get(key):
+                out[key[:-5]] = json.loads(out.pop(key))
+            else:
+                out.pop(key, None)
+        return out
+
+
+__all__ = ["ALIASES", "SCHEMA_VERSION", "RunRow", "RunStore", "history_db_path"]
