@@ -51,4 +51,5 @@ def write_text_atomic(path: str | Path, text: str | bytes) -> None:
 def write_model(path: str | Path, model: BaseModel, *, exclude_none: bool = True) -> None:
     """Writes a wire model as indented snake_case JSON, atomically."""
     # Serialised straight to bytes by pydantic-core: no intermediate str for large documents.
-    write_text_atomic(path, model.__pydantic_serializer__.to_json(model, indent=2, exclude_none=exclude_none) + b"\n")
+    data = model.__pydantic_serializer__.to_json(model, indent=2, exclude_none=exclude_none)
+    write_text_atomic(path, data + b"\n")
