@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import gc
 import os
+import time
 from pathlib import Path
 
 from rich.console import Console
 
+from agenteval.cli.reports import record_run, write_reports
 from agenteval.criteria import default_registry
 from agenteval.datasets import load_eval_set, migrate, parse_eval_set, read_json
 from agenteval.datasets.files import write_model
@@ -50,20 +52,23 @@ def load_actual(path: str) -> EvalSet | EvalSetResult:
 
 def score_command(expected_path: str, actual_path: str, config_file_path: str | None,
                   output: str | None, detailed: bool, judge_model: str | None = None,
-                  no_cache: bool = False) -> int:
+                  no_cache: bool = False, junit_xml: str | None = None, html: str | None = None,
+                  markdown: str | None = None, history: bool = False) -> int:
     # A large run is millions of long-lived objects that the cyclic GC would rescan again and
     # again while results are built (measured: over half the time of a 10,000-case score). The
     # command creates no garbage cycles worth collecting and ends with the process.
     gc.disable()
     try:
         return _score(expected_path, actual_path, config_file_path, output, detailed, judge_model,
-                      no_cache)
+                      no_cache, junit_xml, html, markdown, history)
     finally:
         gc.enable()
 
 
 def _score(expected_path: str, actual_path: str, config_file_path: str | None,
-           output: str | None, detailed: bool, judge_model: str | None, no_cache: bool) -> int:
+           output: str | None, detailed: bool, judge_model: str | None, no_cache: bool,
+           junit_xml: str | None, html: str | None, markdown: str | None, history: bool) -> int:
+    started = time.monotonic()
     console = Console()
     config, source = resolve_config(config_file_path, expected_path)
     metrics = with_judge_model(default_registry().resolve(config, source), judge_model)
@@ -80,6 +85,14 @@ def _score(expected_path: str, actual_path: str, config_file_path: str | None,
     code = report(console, [result], detailed)
     if output:
         console.print(f"Results written to {Path(output)}")
+    for path in write_reports([result], junit_xml, html, markdown):
+        console.print(f"Report written to {path}")
+    if history:
+        (run_id,) = record_run(".", [result], None, {
+            "command": "score", "judge_model": judge_model, "actual_file": actual_path,
+            "duration_seconds": time.monotonic() - started, "config_file": source,
+            "config": config.model_dump(mode="json")}, eval_set_files=[expected_path])
+        console.print(f"Recorded run {run_id} in .agenteval/history.sqlite")
     return code
 
 

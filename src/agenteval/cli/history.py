@@ -9,6 +9,7 @@ beyond the margin, else 0, or 2 on bad input.
 from __future__ import annotations
 
 import io
+import json
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -65,7 +66,8 @@ def _runs_table(rows: list[RunRow]) -> Table:
     table = Table(title="Runs (newest first)", title_justify="left")
     numeric = ("runs", "passed", "failed", "seconds", "tokens")
     for col in ("run id", "created", "eval set", "agent", "agent model", "judge model", *numeric):
-        table.add_column(col, overflow="fold", justify="right" if col in numeric else "left")
+        table.add_column(col, overflow="fold", justify="right" if col in numeric else "left",
+                         no_wrap=col in ("run id", "created"))
     for r in rows:
         table.add_row(r.run_id, _when(r.created), r.eval_set_id, r.agent or "-", r.agent_model or "-",
                       r.judge_model or "-", str(r.num_runs), f"[green]{r.cases_passed}[/]",
@@ -107,6 +109,10 @@ def _show(root: str, ref: str) -> int:
     for key, value in store.details(row.run_id).items():
         if key in ("created", "recorded") and isinstance(value, float):
             value = _when(value)
+        elif key.endswith("_seconds") and isinstance(value, float):
+            value = f"{value:.3f}"
+        elif isinstance(value, (dict, list)):
+            value = json.dumps(value, ensure_ascii=False)
         table.add_row(key, "-" if value is None else str(value))
     console.print(table)
     if not row.result_path.is_file():

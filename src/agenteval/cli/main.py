@@ -12,12 +12,18 @@ from typing import Any
 import click
 
 from agenteval.cli import options as opt
+from agenteval.cli.history import COMMANDS as HISTORY_COMMANDS
+from agenteval.cli.reports import report_options
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="agenteval")
 def cli() -> None:
     """Evaluate AI agents: final responses and tool trajectories against eval sets."""
+
+
+for _command in HISTORY_COMMANDS:  # runs, report, compare
+    cli.add_command(_command)
 
 
 @cli.command()
@@ -29,9 +35,14 @@ def cli() -> None:
 @opt.print_detailed_results
 @opt.judge_model
 @opt.no_cache
+@report_options
+@click.option("--history", is_flag=True,
+              help="Also save the result into ./.agenteval/eval_history and record it in the run "
+              "database (see `agenteval runs`).")
 def score(expected_evalset: str, actual_evalset: str, config_file_path: str | None,
           output: str | None, print_detailed_results: bool, judge_model: str | None,
-          no_cache: bool) -> None:
+          no_cache: bool, junit_xml: str | None, html: str | None, markdown: str | None,
+          history: bool) -> None:
     """Score a recorded run (ACTUAL) against EXPECTED_EVALSET without running any agent.
 
     Judge verdicts are cached in ./.agenteval/judge_cache.sqlite, so re-scoring unchanged
@@ -40,7 +51,8 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
     from agenteval.cli.commands import score_command
 
     sys.exit(opt.guard(score_command, expected_evalset, actual_evalset, config_file_path,
-                       output, print_detailed_results, judge_model, no_cache))
+                       output, print_detailed_results, judge_model, no_cache, junit_xml, html,
+                       markdown, history))
 
 
 @cli.command(name="eval")
@@ -64,10 +76,12 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
                                 case_sensitive=False))
 @click.option("--no_history", "--no-history", is_flag=True,
               help="Do not write the result into the agent's .agenteval/eval_history.")
+@report_options
 def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_path: str | None,
           print_detailed_results: bool, output: str | None, num_runs: int, parallelism: int,
           agent_model: str | None, judge_model: str | None, eval_storage_uri: str | None,
-          log_level: str, no_history: bool, no_cache: bool) -> None:
+          log_level: str, no_history: bool, no_cache: bool, junit_xml: str | None,
+          html: str | None, markdown: str | None) -> None:
     """Run the agent at AGENT_PATH over eval sets and score what it did.
 
     Each EVAL_SET_FILE_OR_ID is an eval-set file, optionally followed by `:id1,id2` to select
@@ -80,7 +94,8 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
         config_file_path=config_file_path, detailed=print_detailed_results, output=output,
         num_runs=num_runs, parallelism=parallelism, agent_model=agent_model,
         judge_model=judge_model, eval_storage_uri=eval_storage_uri, log_level=log_level,
-        history=not no_history, no_cache=no_cache)))
+        history=not no_history, no_cache=no_cache, junit_xml=junit_xml, html=html,
+        markdown=markdown)))
 
 
 @cli.command()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from agenteval.agents import load_root_agent
 from agenteval.cli.commands import report
+from agenteval.cli.reports import record_run, write_reports
 from agenteval.datasets.files import write_model
 from agenteval.errors import AgentEvalError
 from agenteval.runner.job import Job, resolve_config, run_job, select
@@ -38,9 +40,13 @@ class EvalArgs:
     log_level: str
     history: bool
     no_cache: bool = False
+    junit_xml: str | None = None
+    html: str | None = None
+    markdown: str | None = None
 
 
 def eval_command(args: EvalArgs) -> int:
+    started = time.monotonic()
     logging.basicConfig(level=args.log_level.upper())
     console = Console()
     if args.eval_storage_uri:
@@ -77,7 +83,16 @@ def eval_command(args: EvalArgs) -> int:
             for r in results:
                 write_model(out.with_name(f"{out.stem}.{r.eval_set_id}{out.suffix}"), r, exclude_none=False)
         console.print(f"Results written to {args.output}")
+    for path in write_reports(results, args.junit_xml, args.html, args.markdown):
+        console.print(f"Report written to {path}")
     if args.history:
-        for r in results:
-            console.print(f"History: {save_result(args.agent_path, r)}")
+        paths = [save_result(args.agent_path, r) for r in results]
+        for path in paths:
+            console.print(f"History: {path}")
+        record_run(args.agent_path, results, paths, {
+            "command": "eval", "agent": job.app_name, "agent_model": args.agent_model,
+            "judge_model": args.judge_model, "duration_seconds": time.monotonic() - started,
+            "num_runs": args.num_runs, "parallelism": args.parallelism, "config_file": source,
+            "config": config.model_dump(mode="json")},
+            eval_set_files=[s.path for s in selections])  # one result per selection, in order
     return code

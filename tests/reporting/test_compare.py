@@ -1,0 +1,95 @@
+import io
+
+import pytest
+from rich.console import Console
+
+from agenteval.reporting.compare import Change, compare, comparison_markdown, comparison_table
+from agenteval.schema import EvalCaseResult
+from tests.result_builders import case, result
+
+
+def _cases(scores: dict[str, dict[str, float | None]]) -> list[EvalCaseResult]:
+    return [case(eid, s) for eid, s in scores.items()]
+
+
+BASE = {"same": {"m": 0.9}, "drop": {"m": 0.9}, "tiny": {"m": 0.9}, "rise": {"m": 0.6},
+        "fails": {"m": 0.8}, "fixed": {"m": 0.1}, "gone": {"m": 1.0}}
+CAND = {"same": {"m": 0.9}, "drop": {"m": 0.7}, "tiny": {"m": 0.88}, "rise": {"m": 0.9},
+        "fails": {"m": 0.2}, "fixed": {"m": 0.7}, "new": {"m": 1.0}}
+
+
+def test_changes_per_case_and_criterion() -> None:
+    c = compare(result(_cases(BASE)), result(_cases(CAND), result_id="s_2"), margin=0.05)
+    changes = {d.eval_id: d.change for d in c.cases}
+    assert changes == {"same": Change.UNCHANGED, "drop": Change.REGRESSED, "tiny": Change.UNCHANGED,
+                       "rise": Change.IMPROVED, "fails": Change.NEWLY_FAILED,
+                       "fixed": Change.NEWLY_PASSED, "new": Change.ADDED, "gone": Change.REMOVED}
+    assert {d.eval_id for d in c.regressions} == {"drop", "fails"}
+    assert c.has_regressions and c.counts()[Change.UNCHANGED] == 2
+    drop = next(d for d in c.cases if d.eval_id == "drop").criteria[0]
+    assert drop.change == Change.REGRESSED and drop.delta == pytest.approx(-0.2)
+    assert drop.significant is None  # single runs: no CIs
+
+
+def test_margin_decides_regressions() -> None:
+    a, b = result(_cases({"x": {"m": 0.9}})), result(_cases({"x": {"m": 0.7}}))
+    assert compare(a, b, 0.0).has_regressions
+    assert not compare(a, b, 0.25).has_regressions
+    assert not compare(a, a, 0.0).has_regressions
+    with pytest.raises(ValueError):
+        compare(a, b, -0.1)
+
+
+def test_criterion_regression_inside_a_failing_case() -> None:
+    a = result(_cases({"x": {"m": 0.9, "n": 0.1}}))
+    b = result(_cases({"x": {"m": 0.3, "n": 0.1}}))
+    (d,) = compare(a, b).cases
+    assert d.change == Change.REGRESSED
+    assert [(c.metric_name, c.change) for c in d.criteria] == [("m", Change.NEWLY_FAILED),
+                                                               ("n", Change.UNCHANGED)]
+
+
+def test_added_and_removed_criteria() -> None:
+    a = result(_cases({"x": {"m": 0.9}}))
+    b = result(_cases({"x": {"m": 0.9, "n": 0.9}}))
+    (d,) = compare(a, b).cases
+    assert [(c.metric_name, c.change) for c in d.criteria] == [("m", Change.UNCHANGED), ("n", Change.ADDED)]
+    (d,) = compare(b, a).cases
+    assert d.criteria[1].change == Change.REMOVED and not compare(b, a).has_regressions
+
+
+def test_repeated_runs_use_means_and_flag_significance() -> None:
+    def runs(eid: str, scores: list[float]) -> list[EvalCaseResult]:
+        return [case(eid, {"m": s}, run_index=i) for i, s in enumerate(scores)]
+
+    a = result(runs("x", [0.9, 0.92, 0.94]) + runs("y", [0.2, 0.9, 0.6]))
+    b = result(runs("x", [0.7, 0.72, 0.74]) + runs("y", [0.1, 0.9, 0.5]))
+    c = compare(a, b, margin=0.01)
+    x, y = c.cases
+    assert x.change == Change.REGRESSED and x.criteria[0].delta == pytest.approx(-0.2)
+    assert x.criteria[0].significant is True
+    assert y.criteria[0].change == Change.REGRESSED and y.criteria[0].significant is False
+
+
+def test_renderings() -> None:
+    c = compare(result(_cases(BASE)), result(_cases(CAND), result_id="s_2"), margin=0.05)
+    console = Console(file=io.StringIO(), width=200, record=True)
+    console.print(comparison_table(c))
+    text = console.export_text()
+    assert "newly failed" in text and "s_1 → s_2" in text and "2 regression(s)" in text
+    assert "same" not in text  # unchanged cases are left out
+    md = comparison_markdown(c)
+    assert md.startswith("## ❌ agenteval compare")
+    assert "| fails | newly failed | m | newly failed | 0.8 | 0.2 | -0.6 |" in md
+    assert md.index("| fails |") < md.index("| rise |")  # regressions first
+    ok = comparison_markdown(compare(result(_cases(BASE)), result(_cases(BASE))))
+    assert ok.startswith("## ✅")
+
+
+def test_table_rows_are_capped() -> None:
+    a = result(_cases({f"c{i}": {"m": 0.9} for i in range(30)}))
+    b = result(_cases({f"c{i}": {"m": 0.1} for i in range(30)}))
+    console = Console(file=io.StringIO(), width=200, record=True)
+    console.print(comparison_table(compare(a, b), max_rows=5))
+    text = console.export_text()
+    assert "… and 25 more changed row(s)" in text and "30 regression(s)" in text

@@ -1,0 +1,104 @@
+from html.parser import HTMLParser
+
+import pytest
+
+from agenteval.reporting.html import html_report, tool_call_diff
+from agenteval.schema import EvalMetricResultDetails, MetricError, RubricScore
+from tests.helpers import call
+from tests.result_builders import case, judge, result
+
+_VOID = {"meta", "input", "br", "hr"}
+
+
+class _Balance(HTMLParser):
+    """Checks that every opened element is closed in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str] = []
+        self.errors: list[str] = []
+        self.scripts = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.scripts += tag == "script"
+        if tag not in _VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.stack and self.stack[-1] == tag:
+            self.stack.pop()
+        else:
+            self.errors.append(tag)
+
+
+def _check(html: str) -> _Balance:
+    parser = _Balance()
+    parser.feed(html)
+    assert parser.errors == [] and parser.stack == []
+    return parser
+
+
+def test_everything_from_the_result_is_escaped() -> None:
+    evil = "<script>alert('x')</script>"
+    doc = result([case("id<b>", {"m": 0.1}, response=evil, expected_response="a & b",
+                       calls=[call("t", q=evil)],
+                       metric_errors=[MetricError(metric_name="m", message=evil)],
+                       judge_records=[judge("m", 0.0, evil, verdict="no")])])
+    html = html_report([doc])
+    assert _check(html).scripts == 0
+    assert "<script>" not in html and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in html
+    assert "id&lt;b&gt;" in html and "a &amp; b" in html
+
+
+def test_self_contained() -> None:
+    html = html_report([result([case("a", {"m": 1.0})])])
+    assert html.startswith("<!DOCTYPE html>") and "<style>" in html
+    for needle in ("http://", "https://", "<link", "src="):
+        assert needle not in html
+
+
+def test_tool_call_diff_marks_missing_extra_and_matching() -> None:
+    diff = tool_call_diff(["a(x=1)", "b()", "d()"], ["a(x=1)", "c()", "d()"])
+    assert diff == [(" ", "a(x=1)"), ("-", "b()"), ("+", "c()"), (" ", "d()")]
+    doc = result([case("c", {"m": 0.0}, calls=[call("a", x=1), call("c")],
+                       expected_calls=[call("a", x=1), call("b")])])
+    html = html_report([doc])
+    assert '<span class="m">- b()</span>' in html and '<span class="x">+ c()</span>' in html
+    assert "<span>  a(x=1)</span>" in html
+
+
+def test_case_detail_criteria_judges_and_rubrics() -> None:
+    c = case("c", {"rubric_q": 0.4}, response="got", expected_response="want",
+             judge_records=[judge("rubric_q", 0.0, "misses the date", item="r1", verdict="no"),
+                            judge("rubric_q", 1.0, "states the total", item="r2", verdict="yes")])
+    c.overall_eval_metric_results[0].details = EvalMetricResultDetails(rubric_scores=[
+        RubricScore(rubric_id="r1", score=0.0, rationale="misses the date")])
+    html = html_report([result([c])])
+    _check(html)
+    for needle in ("prompt c", "want", "got", "misses the date", "states the total", "judge prompt",
+                   "rubric scores", "<th>threshold</th>", "0 of 1 case(s) passed"):
+        assert needle in html, needle
+
+
+def test_repeated_runs_show_mean_ci_and_pass_at_k() -> None:
+    doc = result([case("c", {"m": s}, run_index=i) for i, s in enumerate([1.0, 0.0, 1.0])])
+    html = html_report([doc])
+    _check(html)
+    for needle in ("<th>mean</th>", "<th>95% CI</th>", "<th>pass@k</th>", "2/3", "run 1:", "3 runs"):
+        assert needle in html, needle
+
+
+def test_detail_limit_keeps_failing_cases_first() -> None:
+    cases = [case(f"p{i}", {"m": 1.0}) for i in range(5)] + [case("f", {"m": 0.0})]
+    html = html_report([result(cases)], detail_limit=2)
+    _check(html)
+    assert html.count("<h5>invocation 0") == 2
+    assert html.count("Invocation detail omitted") == 4
+    assert html.index("<code>s / f</code>") < html.index("<code>s / p0</code>")
+
+
+@pytest.mark.parametrize("n", [400])
+def test_size_stays_compact_for_passing_cases_beyond_the_limit(n: int) -> None:
+    html = html_report([result([case(f"case_{i:05d}", {"m": 1.0, "n": 0.9}) for i in range(n)])],
+                       detail_limit=0)
+    assert len(html.encode()) / n < 1200

@@ -1,0 +1,80 @@
+import xml.etree.ElementTree as ET
+
+from agenteval.reporting.junit import junit_xml
+from agenteval.schema import EvalSetResult, MetricError
+from tests.result_builders import case, judge, result
+
+
+def _parse(text: str) -> ET.Element:
+    assert text.startswith('<?xml version="1.0" encoding="UTF-8"?>')
+    return ET.fromstring(text.encode("utf-8"))
+
+
+def test_suite_per_set_and_case_per_eval_id() -> None:
+    a = result([case("ok", {"m": 1.0}, duration=1.25), case("bad", {"m": 0.2}, duration=0.5)])
+    b = result([case("x", {"m": 0.9})], result_id="t_1", set_id="t")
+    root = _parse(junit_xml([a, b]))
+    assert root.tag == "testsuites"
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("3", "1", "0")
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == ["s", "t"]
+    assert suites[0].get("time") == "1.750" and suites[1].get("time") is None
+    cases = suites[0].findall("testcase")
+    assert [(c.get("classname"), c.get("name")) for c in cases] == [("s", "ok"), ("s", "bad")]
+    assert cases[0].find("failure") is None and cases[0].get("time") == "1.250"
+    failure = cases[1].find("failure")
+    assert failure is not None
+    assert "m: score 0.2 < threshold 0.5" in (failure.get("message") or "")
+    assert "m: score 0.2 < threshold 0.5" in (failure.text or "")
+
+
+def test_failure_lists_errors_inference_and_negative_judge_rationales() -> None:
+    records = [judge("rubric_q", 0.0, "misses the date", item="r1", verdict="no"),
+               judge("rubric_q", 1.0, "states the total", item="r2", verdict="yes")]
+    doc = result([
+        case("judged", {"rubric_q": 0.5, "other": None}, judge_records=records,
+             metric_errors=[MetricError(metric_name="other", message="custom metric raised KeyError")]),
+        case("crashed", {}, error="agent exploded"),
+    ])
+    root = _parse(junit_xml([doc]))
+    text = {c.get("name"): (c.find("failure").text or "") for c in root.iter("testcase")}  # type: ignore[union-attr]
+    assert "other: not evaluated" in text["judged"]
+    assert "other: custom metric raised KeyError" in text["judged"]
+    assert "judge [rubric_q, invocation 0, r1]: no — misses the date" in text["judged"]
+    assert "states the total" not in text["judged"]  # positive verdicts are not failure reasons
+    assert "inference failed: agent exploded" in text["crashed"]
+
+
+def test_repeated_runs_are_one_testcase_that_says_so() -> None:
+    doc = result([case("c", {"m": s}, run_index=i) for i, s in enumerate([1.0, 0.0, 0.0])])
+    root = _parse(junit_xml([doc]))
+    (tc,) = root.iter("testcase")
+    failure = tc.find("failure")
+    assert failure is not None and "over 3 runs" in (failure.get("message") or "")
+    assert "passed 1/3 runs (gating: mean)" in (failure.text or "")
+    out = tc.find("system-out")
+    assert out is not None and "3 runs (gating: mean)" in (out.text or "") and "pass@k" in (out.text or "")
+
+
+def test_not_evaluated_case_is_skipped() -> None:
+    doc = result([case("n", {"m": None})], ignore_not_evaluated=True)
+    root = _parse(junit_xml([doc]))
+    tc = root.find("testsuite/testcase")
+    assert tc is not None and tc.find("skipped") is not None and root.get("skipped") == "1"
+
+
+def test_control_characters_and_markup_stay_valid_xml() -> None:
+    error = MetricError(metric_name="m", message="bad \x00\x1b byte \ud800 <x/>")
+    doc = result([case("c<&>\x01", {"m": None}, metric_errors=[error])])
+    root = _parse(junit_xml([doc]))
+    tc = root.find("testsuite/testcase")
+    assert tc is not None and tc.get("name") == "c<&>\\u0001"
+    assert "bad \\u0000\\u001b byte \\ud800 <x/>" in (tc.find("failure").text or "")  # type: ignore[union-attr]
+
+
+def test_document_without_summary_is_summarised() -> None:
+    doc = result([case("a", {"m": 0.1}), case("b", {"m": 0.9})])
+    adk_doc = EvalSetResult.model_validate(doc.model_dump(exclude={"summary"}))
+    assert not adk_doc.summary
+    root = _parse(junit_xml([adk_doc]))
+    assert (root.get("tests"), root.get("failures")) == ("2", "1")

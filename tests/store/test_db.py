@@ -1,0 +1,137 @@
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agenteval.errors import DataError
+from agenteval.schema import EvalSetResult
+from agenteval.store import RunStore, history_db_path, save_result
+from tests.result_builders import case, judge, result
+
+
+def _doc(rid: str, created: float, scores: tuple[float, ...] = (1.0, 0.2)) -> EvalSetResult:
+    cases = [case(f"c{i}", {"m": s}, duration=1.5, tokens=10) for i, s in enumerate(scores)]
+    cases[0].judge_records = [judge("m", 1.0, "fine")]
+    return result(cases, result_id=rid, created=created)
+
+
+def _record(store: RunStore, doc: EvalSetResult, **meta: object) -> str:
+    return store.record(doc, save_result(store.root, doc), meta)
+
+
+def test_record_and_list_newest_first(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    assert store.list_runs() == [] and not history_db_path(tmp_path).exists()
+    _record(store, _doc("s_100", 100.0), agent="my_agent", agent_model="local", duration_seconds=4.0,
+            config={"criteria": {"m": 0.5}}, eval_set_sha256="ab" * 32, note="kept")
+    _record(store, _doc("s_300", 300.0, (1.0,)))
+    _record(store, _doc("s_200", 200.0))
+    rows = store.list_runs()
+    assert [r.run_id for r in rows] == ["s_300", "s_200", "s_100"]
+    assert [r.run_id for r in store.list_runs(limit=1)] == ["s_300"]
+    first = rows[-1]
+    assert (first.agent, first.agent_model, first.judge_model) == ("my_agent", "local", "scripted:j")
+    assert (first.cases_total, first.cases_passed, first.cases_failed, first.num_runs) == (2, 1, 1, 1)
+    assert first.duration_seconds == 4.0 and rows[0].duration_seconds == 1.5  # else invocation time
+    assert first.total_tokens == 20.0 and first.eval_set_sha256 == "ab" * 32
+    assert first.result_path.is_file() and first.result_path.is_relative_to(tmp_path)
+    details = store.details("s_100")
+    assert details["config"] == {"criteria": {"m": 0.5}} and details["meta"] == {"note": "kept"}
+    assert details["judge_prompt_tokens"] == 7
+
+
+def test_get_by_id_prefix_and_aliases(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    for rid, t in (("alpha_1", 1.0), ("alpha_2", 2.0), ("beta_3", 3.0)):
+        _record(store, _doc(rid, t))
+    assert store.get("alpha_1").eval_set_result_id == "alpha_1"
+    assert store.get("bet").eval_set_result_id == "beta_3"
+    assert store.get("latest").eval_set_result_id == "beta_3"
+    assert store.get("previous").eval_set_result_id == "alpha_2"
+    with pytest.raises(DataError, match="'alpha' is ambiguous: it matches alpha_"):
+        store.get("alpha")
+    with pytest.raises(DataError, match="no run 'nope_9'"):
+        store.get("nope_9")
+
+
+def test_unknown_id_without_a_database(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match="no run 'x1'"):
+        RunStore(tmp_path).get("x1")
+    with pytest.raises(DataError, match="no previous run"):
+        RunStore(tmp_path).resolve("previous")
+
+
+def test_missing_result_file_names_it(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    doc = _doc("s_1", 1.0)
+    store.record(doc, tmp_path / "gone.json")
+    with pytest.raises(DataError, match=r"gone\.json: file not found"):
+        store.get("s_1")
+
+
+def test_per_case_and_criterion_rows(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    doc = result([case("c", {"m": s, "n": 1.0}, run_index=i) for i, s in enumerate([0.9, 0.1])])
+    _record(store, doc)
+    with sqlite3.connect(store.path) as db:
+        rows = db.execute("SELECT run_id, eval_id, run_index, metric_name, score, threshold, status "
+                          "FROM case_metrics ORDER BY run_index, metric_name").fetchall()
+        summaries = db.execute("SELECT metric_name, runs, mean, status FROM metric_summaries "
+                               "ORDER BY metric_name").fetchall()
+        cases = db.execute("SELECT eval_id, status, runs FROM cases").fetchall()
+    assert rows == [("s_1", "c", 0, "m", 0.9, 0.5, 1), ("s_1", "c", 0, "n", 1.0, 0.5, 1),
+                    ("s_1", "c", 1, "m", 0.1, 0.5, 2), ("s_1", "c", 1, "n", 1.0, 0.5, 1)]
+    assert summaries == [("m", 2, pytest.approx(0.5), 1), ("n", 2, 1.0, 1)]
+    assert cases == [("c", 1, 2)]
+    assert store.list_runs()[0].num_runs == 2
+
+
+def test_recording_is_atomic_and_rerecording_replaces(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    _record(store, _doc("good_1", 1.0))
+    broken = _doc("broken_2", 2.0)
+    broken.eval_case_results.append(broken.eval_case_results[0])  # the same case run twice
+    with pytest.raises(DataError, match="cannot record run 'broken_2'"):
+        store.record(broken, tmp_path / "b.json")
+    assert [r.run_id for r in store.list_runs()] == ["good_1"]
+    with sqlite3.connect(store.path) as db:
+        assert db.execute("SELECT count(*) FROM case_metrics WHERE run_id = 'broken_2'").fetchone() == (0,)
+        assert db.execute("SELECT count(*) FROM cases WHERE run_id = 'broken_2'").fetchone() == (0,)
+    _record(store, _doc("good_1", 1.0, (0.1, 0.1, 0.1)))
+    (row,) = store.list_runs()
+    assert (row.cases_total, row.cases_failed) == (3, 3)
+    with sqlite3.connect(store.path) as db:
+        assert db.execute("SELECT count(*) FROM case_metrics").fetchone() == (3,)
+
+
+def test_schema_version_and_wal(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    _record(store, _doc("s_1", 1.0))
+    with sqlite3.connect(store.path) as db:
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(1,)]
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        db.execute("UPDATE schema_version SET version = 99")
+    with pytest.raises(DataError, match="version 99 was written by a newer agenteval"):
+        store.list_runs()
+
+
+def test_not_a_database(tmp_path: Path) -> None:
+    path = history_db_path(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text("not sqlite at all, just some text that is long enough " * 20)
+    with pytest.raises(DataError, match="cannot use the run database"):
+        RunStore(tmp_path).list_runs()
+
+
+def test_summary_from_the_database_matches_the_document(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    doc = result([case("b", {"m": s, "n": 0.9}, run_index=i) for i, s in enumerate([0.9, 0.1, 0.7])]
+                 + [case("a", {"m": 0.2})], gating="all_runs")
+    _record(store, doc)
+    light = store.summary("latest")
+    assert light.eval_case_results == [] and light.gating == "all_runs"
+    assert [s.eval_id for s in light.summary] == ["b", "a"]  # case order kept
+    for got, want in zip(light.summary, doc.summary, strict=True):
+        assert got.final_eval_status == want.final_eval_status and got.runs == want.runs
+        assert sorted(got.metrics, key=lambda m: m.metric_name) == sorted(want.metrics,
+                                                                           key=lambda m: m.metric_name)
