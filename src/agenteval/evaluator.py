@@ -25,7 +25,7 @@ from agenteval.errors import DataError
 from agenteval.reporting import case_table, invocation_details, repeat_table, summary
 from agenteval.runner.job import Job, Selection, resolve_config, run_job
 from agenteval.schema import EvalConfig, EvalSet, EvalSetResult, EvalStatus
-from agenteval.store import save_result
+from agenteval.store import record_run
 
 
 class EvaluationFailed(AssertionError):
@@ -134,8 +134,10 @@ class AgentEvaluator:
                   judge_model=judge_model, app_name=app_name, store_root=store_root)
         results = await run_job(job, dict(os.environ))
         if store_root is not None:
-            for r in results:
-                save_result(store_root, r)
+            record_run(store_root, results, None, {"command": "AgentEvaluator", "num_runs": num_runs,
+                                                   "agent_model": agent_model, "judge_model": judge_model,
+                                                   "config": config.model_dump(mode="json")},
+                       eval_set_files=[s.path for s in selections])
         return results
 
     @staticmethod

@@ -9,8 +9,8 @@ from click.testing import CliRunner, Result
 
 from agenteval.cli.history import COMMANDS
 from agenteval.cli.main import cli
-from agenteval.cli.reports import file_sha256, record_run, write_reports
-from agenteval.store import RunStore, load_result
+from agenteval.cli.reports import write_reports
+from agenteval.store import RunStore, file_sha256, load_result, record_run
 from tests.conftest import PARITY
 
 # The main group plus the history commands (also right once main.py registers them).

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from agenteval.cli.reports import record_run, write_reports
+from agenteval.cli.reports import write_reports
 from agenteval.criteria import default_registry
 from agenteval.datasets import load_eval_set, migrate, parse_eval_set, read_json
 from agenteval.datasets.files import write_model
@@ -18,7 +18,7 @@ from agenteval.runner import all_passed, score_recorded
 from agenteval.runner.job import check_judges, make_judge, resolve_config, with_judge_model
 from agenteval.runner.sync import run_sync
 from agenteval.schema import EvalSet, EvalSetResult, EvalStatus
-from agenteval.store import load_result
+from agenteval.store import load_result, record_run
 
 MAX_TABLE_CASES = 50
 

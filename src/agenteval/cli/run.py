@@ -16,13 +16,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from agenteval.agents import load_root_agent
 from agenteval.cli.commands import report
-from agenteval.cli.reports import record_run, write_reports
+from agenteval.cli.reports import write_reports
 from agenteval.datasets.files import write_model
 from agenteval.errors import AgentEvalError
 from agenteval.runner.job import Job, resolve_config, run_job, select
 from agenteval.runner.sync import run_sync
 from agenteval.schema import EvalCaseResult, EvalConfig
-from agenteval.store import save_result
+from agenteval.store import record_run, save_result
 
 
 @dataclass

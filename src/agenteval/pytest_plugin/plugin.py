@@ -86,7 +86,7 @@ class EvalFile(pytest.File):
         from agenteval.agents import load_root_agent
         from agenteval.runner.job import Job, Selection, resolve_config, run_job
         from agenteval.runner.sync import run_sync
-        from agenteval.store import save_result
+        from agenteval.store import record_run
 
         config = self.config
         agent_opt = config.getoption("--agenteval-agent") or config.getini("agenteval_agent")
@@ -104,7 +104,9 @@ class EvalFile(pytest.File):
                   or config.getini("agenteval_judge_model") or None,
                   app_name=agent_path.resolve().name, store_root=config.rootpath)
         (result,) = run_sync(run_job(job, dict(os.environ)))
-        save_result(config.rootpath, result)
+        record_run(config.rootpath, [result], None,
+                   {"command": "pytest", "num_runs": runs, "agent": job.app_name,
+                    "config": eval_config.model_dump(mode="json")}, eval_set_files=[self.path])
         self.results = result
         return result
 

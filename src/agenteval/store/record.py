@@ -1,0 +1,43 @@
+"""Recording runs: the result document into the eval history, and a row set into the run DB."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agenteval.schema import EvalSetResult
+from agenteval.store.db import RunStore
+from agenteval.store.history import save_result
+
+
+def file_sha256(path: str | Path) -> str | None:
+    """The sha256 of a file's bytes (hex), or None if it cannot be read."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def record_run(root: str | Path, results: Sequence[EvalSetResult],
+               paths: Sequence[str | Path] | None = None, meta: Mapping[str, Any] | None = None,
+               eval_set_files: Sequence[str | Path | None] | None = None) -> list[str]:
+    """Records results in `<root>/.agenteval/history.sqlite`; returns the run ids.
+
+    `paths[i]` is where `results[i]`'s document was written; with `paths` None each result is
+    first saved into `<root>/.agenteval/eval_history`. `meta` is shared by all results (see
+    `RunStore.record` for its keys); `eval_set_files[i]`, when given, is recorded with the
+    sha256 of its content as the eval set's version.
+    """
+    store = RunStore(root)
+    ids = []
+    for i, result in enumerate(results):
+        path = Path(paths[i]) if paths is not None else save_result(root, result)
+        info = dict(meta or {})
+        set_file = eval_set_files[i] if eval_set_files is not None else None
+        if set_file is not None:
+            info.setdefault("eval_set_file", str(set_file))
+            info.setdefault("eval_set_sha256", file_sha256(set_file))
+        ids.append(store.record(result, path, info))
+    return ids
