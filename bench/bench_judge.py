@@ -1,0 +1,337 @@
+"""Judge accuracy on the hand-labelled set in bench/judge_set/, through the real criteria code.
+
+Every labelled case becomes an EvalCase + CaseRun (as the unit tests build them) and is scored
+with `agenteval.runner.score_case` and a `JudgeService` over the embedded local model, exactly
+as `agenteval score` would score it. Cases run one at a time (unless --jobs), so the seconds per
+verdict are single-request latencies; other processes on the machine make them noisy.
+
+A case's predicted label is positive when the criterion's overall score is 1.0 (one question per
+case, except hallucination cases whose sentence our segmenter splits: then every sentence must
+come out positive, as in the real criterion). Hallucination labels map supported -> positive,
+unsupported / contradictory -> negative.
+
+    python bench/bench_judge.py [--only CRITERION] [--limit N] [--num-samples K] [--jobs J]
+
+Per-case results go to bench/out/judge_results.jsonl (or --out); a summary table to stdout
+and to bench/out/judge_summary.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agenteval.criteria import default_registry
+from agenteval.criteria.judge import JudgeService
+from agenteval.criteria.judge.hallucinations import sentences
+from agenteval.models import LLM, LocalModel, ModelRequest, ModelResponse, Usage, resolve_model
+from agenteval.runner import CaseRun, score_case
+from agenteval.schema import (
+    AgentDetails,
+    AppDetails,
+    Content,
+    EvalCase,
+    EvalCaseResult,
+    FunctionCall,
+    FunctionResponse,
+    IntermediateData,
+    Invocation,
+)
+
+HERE = Path(__file__).resolve().parent
+SET_DIR = HERE / "judge_set"
+OUT_DIR = HERE / "out"
+
+CRITERIA = ("final_response_match", "rubric_final_response", "rubric_tool_use", "hallucinations",
+            "safety")
+METRIC = {
+    "final_response_match": "final_response_match_v2",
+    "rubric_final_response": "rubric_based_final_response_quality_v1",
+    "rubric_tool_use": "rubric_based_tool_use_quality_v1",
+    "hallucinations": "hallucinations_v1",
+    "safety": "safety_v1",
+}
+POSITIVE = {"valid", "yes", "supported", "safe"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Cases -> invocations
+
+
+def invocation(user: str, response: str, calls: list[dict[str, Any]] | None = None,
+               instructions: str = "", declarations: list[dict[str, Any]] | None = None) -> Invocation:
+    """One invocation with the case's tool calls (and results) and, if any, app details."""
+    calls = calls or []
+    app = None
+    if instructions or declarations:
+        app = AppDetails(agent_details={"agent": AgentDetails(
+            name="agent", instructions=instructions, tool_declarations=declarations or [])})
+    return Invocation(
+        user_content=Content.from_text(user, role="user"),
+        final_response=Content.from_text(response),
+        intermediate_data=IntermediateData(
+            tool_uses=[FunctionCall(name=c["name"], args=c.get("args") or {}) for c in calls],
+            tool_responses=[FunctionResponse(name=c["name"], response=c.get("response")) for c in calls]),
+        app_details=app)
+
+
+def _rubric(text: str) -> dict[str, Any]:
+    return {"rubric_id": "r1", "rubric_content": {"text_property": text}}
+
+
+def build(kind: str, case: dict[str, Any], num_samples: int
+          ) -> tuple[CaseRun, str, dict[str, Any]]:
+    """(case run, metric name, criterion config) for one labelled case."""
+    options: dict[str, Any] = {"threshold": 1.0, "judge_model_options": {"num_samples": num_samples}}
+    expected: list[Invocation] | None = None
+    if kind == "final_response_match":
+        actual = [invocation(case["user_prompt"], case["response"])]
+        expected = [invocation(case["user_prompt"], case["reference"])]
+    elif kind == "rubric_final_response":
+        actual = [invocation(case["user_prompt"], case["response"], case.get("tool_calls"))]
+        options["rubrics"] = [_rubric(case["rubric"])]
+    elif kind == "rubric_tool_use":
+        actual = [invocation(case["user_prompt"], case.get("response", ""), case.get("tool_calls"),
+                             declarations=case.get("tool_declarations"))]
+        options["rubrics"] = [_rubric(case["rubric"])]
+    elif kind == "hallucinations":
+        ctx = case["context"]
+        actual = [invocation(ctx["user_prompt"], case["sentence"], ctx.get("tool_calls"),
+                             instructions=ctx.get("instructions", ""))]
+    elif kind == "safety":
+        actual = [invocation(case["user_prompt"], case["response"])]
+    else:
+        raise ValueError(kind)
+    run = CaseRun(EvalCase(eval_id=case["id"], conversation=expected or actual), actual, "s")
+    return run, METRIC[kind], options
+
+
+def load_cases(only: str | None = None, limit: int | None = None,
+               ids: set[str] | None = None) -> list[tuple[str, bool, dict[str, Any]]]:
+    """(criterion, is_injection, case) for every case, injection cases under their criterion."""
+    out: list[tuple[str, bool, dict[str, Any]]] = []
+    for kind in CRITERIA:
+        if only and only not in (kind, "injection"):
+            continue
+        if only != "injection":
+            out += [(kind, False, c) for c in json.loads((SET_DIR / f"{kind}.json").read_text())]
+    for c in json.loads((SET_DIR / "injection.json").read_text()):
+        if only in (None, "injection", c["criterion"]):
+            out.append((c["criterion"], True, c))
+    if ids:
+        out = [x for x in out if x[2]["id"] in ids]
+    if limit:
+        # Keep each group's share: the first `limit` cases of every (criterion, injection) group.
+        groups: dict[tuple[str, bool], int] = {}
+        kept = []
+        for kind, inj, c in out:
+            n = groups.get((kind, inj), 0)
+            if n < limit:
+                kept.append((kind, inj, c))
+            groups[(kind, inj)] = n + 1
+        out = kept
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# A model wrapper that counts calls and tokens (prompt, cached, completion)
+
+
+@dataclass
+class Counting:
+    """Wraps an LLM; accumulates usage and call count (reset per case by the caller)."""
+
+    inner: LLM
+    calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    prompt_tokens_per_call: list[int] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        response = await self.inner.generate(request)
+        self.calls += 1
+        self.usage += response.usage
+        self.prompt_tokens_per_call.append(response.usage.prompt_tokens)
+        return response
+
+    def reset(self) -> None:
+        self.calls, self.usage, self.prompt_tokens_per_call = 0, Usage(), []
+
+
+# ---------------------------------------------------------------------------------------------
+# Running
+
+
+def predicted(result: EvalCaseResult) -> bool | None:
+    """Positive iff the criterion scored 1.0; None on a judge error."""
+    overall = result.overall_eval_metric_results[0]
+    if overall.score is None:
+        return None
+    return bool(overall.score >= 1.0)
+
+
+async def run_case(kind: str, injection: bool, case: dict[str, Any], judge: JudgeService,
+                   model: Counting, num_samples: int) -> dict[str, Any]:
+    run, metric_name, options = build(kind, case, num_samples)
+    metric = default_registry().configure(metric_name, options)
+    model.reset()
+    start = time.perf_counter()
+    result = await score_case(run, [metric], judge=judge)
+    seconds = time.perf_counter() - start
+    gold = case["label"] in POSITIVE
+    pred = predicted(result)
+    questions = max(1, len(result.judge_records))
+    return {
+        "id": case["id"], "criterion": kind, "injection": injection, "label": case["label"],
+        "gold_positive": gold, "pred_positive": pred, "correct": pred == gold,
+        "verdicts": [r.verdict for r in result.judge_records],
+        "sample_verdicts": [r.verdicts for r in result.judge_records],
+        "rationales": [r.rationale for r in result.judge_records],
+        "questions": questions, "num_samples": num_samples,
+        "segmented": sentences(case["sentence"]) if kind == "hallucinations" else None,
+        "seconds": round(seconds, 3), "seconds_per_verdict": round(seconds / questions, 3),
+        "model_calls": model.calls,
+        "prompt_tokens": model.usage.prompt_tokens,
+        "prompt_tokens_per_verdict": model.usage.prompt_tokens / questions,
+        "cached_tokens": model.usage.cached_tokens,
+        "completion_tokens": model.usage.completion_tokens,
+        "errors": [e.message for e in result.metric_errors],
+        "prompts": [r.prompt for r in result.judge_records],
+        "replies": [r.replies for r in result.judge_records],
+    }
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Accuracy, confusion counts (positive = the criterion's passing label), latency, tokens."""
+    def pct(values: list[float], q: float) -> float:
+        values = sorted(values)
+        if not values:
+            return float("nan")
+        k = min(len(values) - 1, max(0, round(q * (len(values) - 1))))
+        return values[k]
+
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(r["criterion"] + (" [injection]" if r["injection"] else ""), []).append(r)
+        if r["injection"]:
+            groups.setdefault("injection (all)", []).append(r)
+        groups.setdefault("all", []).append(r)
+    out = {}
+    order = [f"{k}{s}" for k in CRITERIA for s in ("", " [injection]")] + ["injection (all)", "all"]
+    for name in [o for o in order if o in groups]:
+        g = groups[name]
+        tp = sum(1 for r in g if r["gold_positive"] and r["pred_positive"] is True)
+        fn = sum(1 for r in g if r["gold_positive"] and r["pred_positive"] is False)
+        fp = sum(1 for r in g if not r["gold_positive"] and r["pred_positive"] is True)
+        tn = sum(1 for r in g if not r["gold_positive"] and r["pred_positive"] is False)
+        err = sum(1 for r in g if r["pred_positive"] is None)
+        secs = [r["seconds_per_verdict"] for r in g]
+        toks = [r["prompt_tokens_per_verdict"] for r in g]
+        out[name] = {
+            "n": len(g), "correct": tp + tn, "accuracy": (tp + tn) / len(g),
+            "tp": tp, "fn": fn, "fp": fp, "tn": tn, "errors": err,
+            "median_s": statistics.median(secs), "p90_s": pct(secs, 0.9),
+            "median_prompt_tokens": statistics.median(toks),
+            "wrong": [r["id"] for r in g if not r["correct"]],
+        }
+    return out
+
+
+def print_table(summary: dict[str, Any], file: Any = sys.stdout) -> None:
+    print("| criterion | n | accuracy | TP | FN | FP | TN | err | median s/verdict | p90 s/verdict "
+          "| median prompt tok/verdict |", file=file)
+    print("|---|---|---|---|---|---|---|---|---|---|---|", file=file)
+    for name, s in summary.items():
+        print(f"| {name} | {s['n']} | {s['correct']}/{s['n']} = {100 * s['accuracy']:.0f}% | {s['tp']} | "
+              f"{s['fn']} | {s['fp']} | {s['tn']} | {s['errors']} | {s['median_s']:.2f} | {s['p90_s']:.2f} | "
+              f"{s['median_prompt_tokens']:.0f} |", file=file)
+    for name, s in summary.items():
+        if s["wrong"] and name not in ("all", "injection (all)"):
+            print(f"  wrong in {name}: {', '.join(s['wrong'])}", file=file)
+
+
+THREADS: int | None = None  # --threads: a LocalModel with that many threads instead of the default
+
+
+def local_judge(cache: Any = None) -> tuple[JudgeService, Counting]:
+    """A JudgeService over the embedded model (as `resolve_model("local", {})` gives it)."""
+    model = Counting(LocalModel(threads=THREADS) if THREADS else resolve_model("local", {}))
+    resolve: Callable[[str], LLM] = lambda name: model  # noqa: E731
+    return JudgeService(resolve, cache), model
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    global THREADS
+    THREADS = args.threads
+    cases = load_cases(args.only, args.limit, set(args.ids.split(",")) if args.ids else None)
+    judge, model = local_judge()
+    out_path = Path(args.out)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    rows: list[dict[str, Any]] = []
+    if args.resume and out_path.exists():
+        rows = [json.loads(line) for line in out_path.read_text().splitlines() if line.strip()]
+        done = {r["id"] for r in rows}
+        cases = [c for c in cases if c[2]["id"] not in done]
+    start = time.perf_counter()
+    sink = out_path.open("a" if args.resume else "w")
+    if args.jobs <= 1:
+        for i, (kind, inj, case) in enumerate(cases, 1):
+            row = await run_case(kind, inj, case, judge, model, args.num_samples)
+            rows.append(row)
+            sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+            sink.flush()
+            mark = "ok " if row["correct"] else "BAD"
+            print(f"[{i}/{len(cases)}] {mark} {row['id']:8} gold={row['label']:13} got={row['verdicts']} "
+                  f"{row['seconds']:.1f}s {row['prompt_tokens']}tok", file=sys.stderr, flush=True)
+    else:
+        # Throughput mode for quick iteration: each case gets its own counter.
+        sem = asyncio.Semaphore(args.jobs)
+
+        async def one(kind: str, inj: bool, case: dict[str, Any]) -> dict[str, Any]:
+            async with sem:
+                j, m = local_judge()
+                row = await run_case(kind, inj, case, j, m, args.num_samples)
+                print(f"{'ok ' if row['correct'] else 'BAD'} {row['id']:8} gold={row['label']:13} "
+                      f"got={row['verdicts']}", file=sys.stderr, flush=True)
+                return row
+        new_rows = list(await asyncio.gather(*(one(k, i, c) for k, i, c in cases)))
+        rows += new_rows
+        for row in new_rows:
+            sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+    sink.close()
+    wall = time.perf_counter() - start
+    summary = summarise(rows)
+    Path(args.summary).write_text(json.dumps({"args": vars(args), "wall_seconds": wall,
+                                              "summary": summary}, indent=1))
+    print_table(summary)
+    print(f"\n{len(rows)} cases in {wall:.0f} s; per-case results in {out_path}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--only", choices=[*CRITERIA, "injection"],
+                   help="one criterion (its injection cases included) or only the injection cases")
+    p.add_argument("--limit", type=int, help="at most N cases per criterion (and per injection group)")
+    p.add_argument("--ids", help="comma-separated case ids")
+    p.add_argument("--num-samples", type=int, default=1)
+    p.add_argument("--jobs", type=int, default=1, help="cases at once (latencies are then not per request)")
+    p.add_argument("--threads", type=int, help="llama.cpp threads (default: the CPUs this process may use)")
+    p.add_argument("--resume", action="store_true", help="keep the rows already in --out, run the rest")
+    p.add_argument("--out", default=str(OUT_DIR / "judge_results.jsonl"))
+    p.add_argument("--summary", default=str(OUT_DIR / "judge_summary.json"))
+    asyncio.run(main_async(p.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
