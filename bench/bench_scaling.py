@@ -16,8 +16,8 @@ What it does:
    with `LiteLlm(model="openai/stub", api_base=..., api_key="x")` and the same tool);
 3. agenteval, as a subprocess, the console script at each `--parallelism` P:
    `agenteval eval bench_agent scaling.evalset.json --parallelism P --output ... --no_history`,
-   once with the model concurrency limit the CLI sets (up to commit 1f74137 every HTTP model
-   was capped at 4 concurrent calls whatever `--parallelism` said; since 4b3d4c6 the CLI raises
+   once with the model concurrency limit the CLI sets (before commit 4b3d4c6 every HTTP model
+   was capped at 4 concurrent calls whatever `--parallelism` said; since then the CLI raises
    the cap to max(4, P)) and, for P > 4, once with the limit forced to P: `bench_agent/agent.py`
    resolves its model first with `resolve_model(MODEL, os.environ, max_concurrency=N)` when
    BENCH_MODEL_CONCURRENCY=N is set, and the CLI then gets the same shared instance. The limit
