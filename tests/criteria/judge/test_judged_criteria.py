@@ -41,7 +41,7 @@ def test_final_response_match_v2_votes_and_keeps_audit_records() -> None:
     assert len(result.judge_records) == 2
     first = result.judge_records[0]
     assert first.verdicts == ["valid"] * 3 and first.rationale == "says valid"
-    assert "<agent_response>\nIt is Paris.\n</agent_response>" in first.prompt
+    assert 'Agent answer: "It is Paris."' in first.prompt  # agent text is a quoted JSON string
     assert model.requests[0].json_schema is not None and model.requests[0].n == 3
 
 
@@ -109,7 +109,7 @@ def test_multi_turn_scores_the_conversation_on_the_last_turn() -> None:
                     CaseRun(EvalCase(eval_id="c", conversation=actual), actual, "s"), judge)
     per = [p.eval_metric_results[0].score for p in result.eval_metric_result_per_invocation]
     assert per == [None, 1.0] and result.final_eval_status == EvalStatus.PASSED
-    assert "USER 2: monday" in model.requests[0].messages[-1].content
+    assert 'USER 2: "monday"' in model.requests[0].messages[-1].content
 
 
 def test_cache_makes_rescoring_free(tmp_path: Path) -> None:
