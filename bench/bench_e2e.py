@@ -13,8 +13,9 @@ Contenders, each a fresh process per run, on the same corpus and default criteri
   EvalCaseResult / EvalSetResult assembled as LocalEvalService does, JSON written);
 * `adk+efficiency` (with `--efficiency`): the same plus ADK's four efficiency evaluators, i.e. the
   same metric set agenteval computes;
-* `agenteval+fixes` (with `--what-if`): `profile_e2e.py --what-if all`, i.e. `agenteval score` with
-  the fixes suggested in README.md monkeypatched in (a prototype of what src/ could reach).
+* `agenteval+fixes` and `agenteval+fixes+compact` (with `--what-if`): `profile_e2e.py --what-if
+  all [write-compact]`, i.e. `agenteval score` with the fixes suggested in README.md monkeypatched
+  in (a prototype of what src/ could reach), the second also writing unindented JSON.
 
 One untimed warm-up run of each (so that byte-code caches exist), then `--repeat` timed rounds,
 interleaved. Wall time is measured around the process; CPU time and peak RSS come from
@@ -162,10 +163,15 @@ def main() -> None:
                                             "--efficiency"],
                          out / "e2e_adk_eff.json", out / "e2e_adk_eff.stdout"))
     if args.what_if:
-        runs.insert(1, Runs("agenteval+fixes", [sys.executable, str(BENCH_DIR / "profile_e2e.py"),
-                                                "--what-if", "all", "--n", str(args.n),
-                                                "--seed", str(args.seed), "--out", str(out)],
-                            out / "profile_agenteval.json", out / "e2e_agenteval_fixes.stdout"))
+        for i, (name, fixes) in enumerate((("agenteval+fixes", ["all"]),
+                                           ("agenteval+fixes+compact", ["all", "write-compact"]))):
+            tag = name.replace("agenteval+", "").replace("+", "_")
+            result = out / f"e2e_agenteval_{tag}.json"
+            runs.insert(1 + i, Runs(name, [sys.executable, str(BENCH_DIR / "profile_e2e.py"),
+                                           "--what-if", *fixes, "--n", str(args.n),
+                                           "--seed", str(args.seed), "--out", str(out),
+                                           "--result", str(result)],
+                                    result, out / f"e2e_agenteval_{tag}.stdout"))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
     n_inv = sum(len(c["conversation"]) for c in
@@ -191,14 +197,14 @@ def main() -> None:
     adk_run = next(r for r in runs if r.name == "adk")
     bad, problems = compare(adk_run.output, runs[0].output)
     for r in runs:
-        if r.name == "agenteval+fixes":
+        if r.name.startswith("agenteval+"):
             fixes_bad, fixes_problems = compare(adk_run.output, r.output)
-            print(f"agenteval+fixes result file vs adk: {fixes_bad} cases differ")
+            print(f"{r.name} result file vs adk: {fixes_bad} cases differ")
             bad += fixes_bad
             problems += fixes_problems
     adk_wall = statistics.median(adk_run.wall)
     adk_cpu = statistics.median(adk_run.cpu)
-    print(f"\n{'contender':<16} {'median s':>9} {'best s':>8} {'CPU s':>7} {'peak RSS MiB':>13} "
+    print(f"\n{'contender':<24} {'median s':>9} {'best s':>8} {'CPU s':>7} {'peak RSS MiB':>13} "
           f"{'speed-up vs adk (wall / CPU)':>29}")
     rows = []
     for r in runs:
@@ -207,7 +213,7 @@ def main() -> None:
                      "peak_rss_mib": max(r.maxrss_kb) / 1024, "speedup_vs_adk": adk_wall / med,
                      "speedup_vs_adk_cpu": adk_cpu / cpu, "wall_s": r.wall, "cpu_s": r.cpu,
                      "exit_codes": r.exit_codes, "cmd": r.cmd})
-        print(f"{r.name:<16} {med:>9.2f} {min(r.wall):>8.2f} {cpu:>7.2f} "
+        print(f"{r.name:<24} {med:>9.2f} {min(r.wall):>8.2f} {cpu:>7.2f} "
               f"{max(r.maxrss_kb) / 1024:>13.0f} {adk_wall / med:>20.2f}x / {adk_cpu / cpu:.2f}x")
     efficiency: dict[str, Any] = {}
     eff_run = next((r for r in runs if r.name == "adk+efficiency"), None)

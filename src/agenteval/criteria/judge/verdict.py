@@ -74,6 +74,16 @@ def _json_objects(text: str) -> list[dict[str, Any]]:
     return found
 
 
+def _tidy(rationale: str) -> str:
+    """A rationale cut off at the schema's length cap loses its last partial word (near the cap,
+    a constrained small model tends to fill the last characters with stray one-character
+    tokens) and ends with an ellipsis."""
+    text = rationale.strip()
+    if len(text) < RATIONALE_CHARS or " " not in text:
+        return text
+    return text[:text.rindex(" ")].rstrip(" ,;:") + "…"
+
+
 def parse_verdict(text: str, labels: tuple[str, ...]) -> Verdict | None:
     """Reads a verdict from a judge reply; None when there is no unambiguous one."""
     for obj in _json_objects(text):
@@ -84,7 +94,7 @@ def parse_verdict(text: str, labels: tuple[str, ...]) -> Verdict | None:
         if isinstance(raw, str):
             label = _normalise(raw, labels)
             if label is not None:
-                return Verdict(label, str(lowered.get("rationale", lowered.get("reasoning", ""))))
+                return Verdict(label, _tidy(str(lowered.get("rationale", lowered.get("reasoning", "")))))
     pattern = r"verdict\W{0,5}([A-Za-z_/ -]{1,20}?)\s*(?:$|[\n.,;])"
     matches = {_normalise(m, labels) for m in re.findall(pattern, text, flags=re.I | re.M)}
     matches.discard(None)
