@@ -169,7 +169,7 @@ def run(args: argparse.Namespace) -> None:
 
     from bench_judge import POSITIVE, load_cases, print_table, summarise
 
-    from agenteval.models import Message, ModelRequest, resolve_model
+    from agenteval.models import LocalModel, Message, ModelRequest, resolve_model
 
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -185,7 +185,7 @@ def run(args: argparse.Namespace) -> None:
     rows = [json.loads(line) for line in (work / "prompts.jsonl").read_text().splitlines()]
 
     async def ask() -> None:
-        model = resolve_model("local", {})
+        model = LocalModel(threads=args.threads) if args.threads else resolve_model("local", {})
         for i, row in enumerate(rows, 1):
             request = ModelRequest(messages=(Message("user", row["prompt"]),), temperature=0.0,
                                    max_tokens=args.max_tokens)
@@ -257,6 +257,7 @@ def main() -> None:
     p.add_argument("--limit", type=int)
     p.add_argument("--ids")
     p.add_argument("--max-tokens", type=int, default=640)
+    p.add_argument("--threads", type=int, help="llama.cpp threads (default: the CPUs this process may use)")
     p.add_argument("--out", default=str(HERE / "out" / "judge_results_adk.jsonl"))
     p.add_argument("--ours", default=str(HERE / "out" / "judge_results.jsonl"),
                    help="agenteval results to compare with (from bench_judge.py)")

@@ -14,7 +14,9 @@ written under bench/out/fuzz/seed_<seed>/ and loaded by both sides' own loaders.
 2. every text of the corpus (prompts, responses, intermediate texts) and `--strings` random
    strings drawn from tricky Unicode blocks are tokenized by ADK's `_UnicodeAwareTokenizer`
    and agenteval's `tokenize`, and random string pairs are scored by ADK's ROUGE-1 and
-   agenteval's `rouge1_fmeasure`: all must agree;
+   agenteval's `rouge1_fmeasure`: all must agree; agenteval's two loading paths (the
+   `model_validate_json` fast path of `load_eval_set`, and `json.loads` + `parse_eval_set`, which
+   `agenteval score` uses for the actual set) must give the same values, types included;
 3. portability: agenteval averages per-invocation scores with `sum()`, ADK with a `+=` loop.
    They agree on CPython ≤ 3.11, but CPython 3.12 made `sum()` of floats compensated
    (Neumaier). The check recomputes agenteval's overall scores with 3.12's algorithm and counts
@@ -55,7 +57,7 @@ from google.adk.evaluation.local_eval_sets_manager import load_eval_set_from_fil
 from google.adk.evaluation.trajectory_evaluator import TrajectoryEvaluator  # noqa: E402
 
 from agenteval.criteria import EvalContext, default_registry, rouge1_fmeasure, tokenize  # noqa: E402
-from agenteval.datasets import load_eval_set  # noqa: E402
+from agenteval.datasets import load_eval_set, parse_eval_set, read_json  # noqa: E402
 from agenteval.schema import content_text  # noqa: E402
 
 # Code-point ranges the random strings are drawn from (weights favour the tricky ones).
@@ -174,7 +176,7 @@ def main() -> None:
     totals: dict[str, int] = {}
     header = (f"{'seed':>5} {'cases':>6} {'invs':>6} {'texts':>7} {'strings':>8} "
               + " ".join(f"{v[0].replace('+ignore_args', '+ia'):>12}" for v in variants)
-              + f" {'tokens':>7} {'rouge':>6} {'py3.12':>7}")
+              + f" {'tokens':>7} {'rouge':>6} {'loader':>7} {'py3.12':>7}")
     rows: list[str] = []
     for seed in args.seeds:
         t0 = time.perf_counter()
@@ -183,6 +185,15 @@ def main() -> None:
         a_exp = load_eval_set_from_file(str(exp_path), "fuzz")
         a_act = load_eval_set_from_file(str(act_path), "fuzz")
         e_exp, e_act = load_eval_set(exp_path), load_eval_set(act_path)
+        loader_bad = 0
+        for path, fast in ((exp_path, e_exp), (act_path, e_act)):
+            slow = parse_eval_set(path, read_json(path))
+            for c_fast, c_slow in zip(fast.eval_cases, slow.eval_cases, strict=True):
+                if repr(c_fast.model_dump()) != repr(c_slow.model_dump()):
+                    loader_bad += 1
+                    if loader_bad <= args.show:
+                        print(f"LOADER MISMATCH seed {seed} {path.name} {c_fast.eval_id}: the "
+                              "model_validate_json and json.loads paths give different values")
         a_by, e_by = ({c.eval_id: c for c in s.eval_cases} for s in (a_act, e_act))
         pairs = [(c.eval_id, a_by[c.eval_id].conversation, c.conversation,
                   e_by[c.eval_id].conversation or [], ec.conversation)
@@ -259,7 +270,8 @@ def main() -> None:
                 if rouge_bad <= args.show:
                     print(f"ROUGE MISMATCH seed {seed}: {cand!r} vs {ref!r}: adk={x!r} "
                           f"agenteval={y!r}")
-        failures += tok_bad + rouge_bad
+        failures += tok_bad + rouge_bad + loader_bad
+        totals["loader"] = totals.get("loader", 0) + loader_bad
         totals["tokens"] = totals.get("tokens", 0) + tok_bad
         totals["rouge strings"] = totals.get("rouge strings", 0) + rouge_bad
         totals["py3.12"] = totals.get("py3.12", 0) + py312
@@ -267,17 +279,19 @@ def main() -> None:
             failures += py312
         rows.append(f"{seed:>5} {len(pairs):>6} {n_inv:>6} {len(texts):>7} {len(strings):>8} "
                     + " ".join(f"{c:>12}" for c in counts)
-                    + f" {tok_bad:>7} {rouge_bad:>6} {py312:>7}")
+                    + f" {tok_bad:>7} {rouge_bad:>6} {loader_bad:>7} {py312:>7}")
         print(f"seed {seed}: done in {time.perf_counter() - t0:.1f}s")
 
     print("\nmismatches per check (cases with any differing score; tokens: texts whose token "
-          "lists differ; rouge: random string pairs; py3.12: cases whose overall would differ "
+          "lists differ; rouge: random string pairs; loader: cases loaded differently by agenteval's two "
+          "paths; py3.12: cases whose overall would differ "
           "under CPython >= 3.12 sum())")
     print(header)
     print("\n".join(rows))
     checked = sum(totals.get(v[0], 0) for v in variants)
     print(f"\nscore mismatches: {checked}; tokenizer mismatches: {totals.get('tokens', 0)}; "
           f"ROUGE string-pair mismatches: {totals.get('rouge strings', 0)}; "
+          f"loader mismatches: {totals.get('loader', 0)}; "
           f"latent Python>=3.12 differences: {totals.get('py3.12', 0)}")
     if failures:
         print("FAILED: agenteval differs from ADK", file=sys.stderr)

@@ -60,10 +60,19 @@ class EvalContext:
     extras: dict[str, Any] = field(default_factory=dict)
 
 
+def fsum_left(values: Sequence[float]) -> float:
+    """Left-to-right float sum, as ADK adds scores (Python 3.12's `sum()` compensates rounding,
+    which changes the last digit of some means and would break exact parity)."""
+    total = 0.0
+    for v in values:
+        total += v
+    return total
+
+
 def mean(values: Sequence[float | None]) -> float | None:
     """Mean of the non-None values; None when there are none."""
     present = [v for v in values if v is not None]
-    return sum(present) / len(present) if present else None
+    return fsum_left(present) / len(present) if present else None
 
 
 class Criterion:
@@ -99,5 +108,5 @@ class PerInvocationCriterion(Criterion):
         if ctx.expected is None:
             raise ValueError(f"{self.metric_name} needs expected invocations")
         scores = [self.score_pair(a, e) for a, e in zip(ctx.actual, ctx.expected, strict=False)]
-        overall = sum(scores) / len(scores) if scores else None
+        overall = fsum_left(scores) / len(scores) if scores else None
         return CriterionResult(overall, [InvocationScore(s) for s in scores])

@@ -76,7 +76,9 @@ class TokenUsage(Criterion):
             values = [getattr(d, name) for d in details if d and getattr(d, name) is not None]
             sums[name] = sum(values) / n if values else None
         overall = TokenUsageDetails(**sums)
-        return CriterionResult(mean([p.score for p in per]), per,
+        # As ADK: the overall score is the total over all invocations divided by their number
+        # (an invocation that reported nothing counts as 0).
+        return CriterionResult(overall.total_tokens, per,
                                EvalMetricResultDetails(token_usage_details=overall))
 
 

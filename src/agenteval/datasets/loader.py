@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -65,12 +66,19 @@ def load_eval_set(path: str | Path, initial_session_file: str | Path | None = No
         except OSError:
             text = b""
         if text.lstrip()[:1] == b"{":
-            # Fast path for the current format: parse and validate in pydantic-core in one go.
+            # Fast path for the current format: parse and validate in pydantic-core in one go,
+            # with the cyclic GC paused (it would rescan the growing object graph: 4 s → 0.7 s
+            # for a 37 MB set).
+            enabled = gc.isenabled()
+            gc.disable()
             try:
                 return EvalSet.model_validate_json(text)
             except ValidationError as e:
                 if not any(err["type"] == "json_invalid" for err in e.errors()):
                     raise from_validation_error(path, e) from None
+            finally:
+                if enabled:
+                    gc.enable()
     return parse_eval_set(path, read_json(path), session)
 
 
