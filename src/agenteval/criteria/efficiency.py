@@ -1,5 +1,8 @@
 """Efficiency metrics: informational counts, never gating (lower is better).
 
+Results are built with `trusted` (no validation): every value is a float or None, computed here
+from validated invocations, and a run builds several per invocation.
+
 They read what inference recorded: tool calls, model calls (events with usage metadata or a
 model version), token usage and timings. For data that lacks them (the legacy intermediate form,
 or runs read back from files without timings) the value is None, i.e. not available.
@@ -14,6 +17,7 @@ from agenteval.schema import (
     Invocation,
     TokenUsageDetails,
 )
+from agenteval.schema.base import trusted
 
 
 class ToolCallCount(Criterion):
@@ -52,9 +56,16 @@ def token_usage(inv: Invocation) -> TokenUsageDetails | None:
     outputs = (None if candidates is None and reasoning is None
                else (candidates or 0.0) + (reasoning or 0.0))
     overall = None if inputs is None and outputs is None else (inputs or 0.0) + (outputs or 0.0)
-    return TokenUsageDetails(total_tokens=overall, input_tokens=inputs, prompt_tokens=prompt,
-                             cached_tokens=cached, tool_use_tokens=tool, output_tokens=outputs,
-                             candidates_tokens=candidates, reasoning_tokens=reasoning)
+    return trusted(TokenUsageDetails, {
+        "total_tokens": overall, "input_tokens": inputs, "prompt_tokens": prompt,
+        "cached_tokens": cached, "tool_use_tokens": tool, "output_tokens": outputs,
+        "candidates_tokens": candidates, "reasoning_tokens": reasoning})
+
+
+def _details(token_usage: TokenUsageDetails | None = None,
+             duration: DurationDetails | None = None) -> EvalMetricResultDetails:
+    return trusted(EvalMetricResultDetails, {
+        "rubric_scores": None, "token_usage_details": token_usage, "duration_details": duration})
 
 
 class TokenUsage(Criterion):
@@ -66,8 +77,7 @@ class TokenUsage(Criterion):
 
     def score(self, ctx: EvalContext) -> CriterionResult:
         details = [token_usage(inv) for inv in ctx.actual]
-        per = [InvocationScore(d.total_tokens if d else None,
-                               EvalMetricResultDetails(token_usage_details=d) if d else None)
+        per = [InvocationScore(d.total_tokens if d else None, _details(token_usage=d) if d else None)
                for d in details]
         n = len(details) or 1
         fields = TokenUsageDetails.model_fields
@@ -75,11 +85,11 @@ class TokenUsage(Criterion):
         for name in fields:
             values = [getattr(d, name) for d in details if d and getattr(d, name) is not None]
             sums[name] = sum(values) / n if values else None
-        overall = TokenUsageDetails(**sums)
+        overall = trusted(TokenUsageDetails, sums)
         # As ADK: the overall score is the total over all invocations divided by their number
         # (an invocation that reported nothing counts as 0).
         return CriterionResult(overall.total_tokens, per,
-                               EvalMetricResultDetails(token_usage_details=overall))
+                               _details(token_usage=overall))
 
 
 def duration(inv: Invocation) -> DurationDetails | None:
@@ -88,8 +98,8 @@ def duration(inv: Invocation) -> DurationDetails | None:
         return None
     model, tool = inv.model_duration, inv.tool_duration
     framework = max(inv.duration - (model or 0.0) - (tool or 0.0), 0.0)
-    return DurationDetails(total_seconds=inv.duration, model_seconds=model,
-                           tool_seconds=tool, framework_seconds=framework)
+    return trusted(DurationDetails, {"total_seconds": inv.duration, "model_seconds": model,
+                                     "tool_seconds": tool, "framework_seconds": framework})
 
 
 class InvocationDuration(Criterion):
@@ -97,10 +107,9 @@ class InvocationDuration(Criterion):
 
     def score(self, ctx: EvalContext) -> CriterionResult:
         details = [duration(inv) for inv in ctx.actual]
-        per = [InvocationScore(d.total_seconds if d else None,
-                               EvalMetricResultDetails(duration_details=d) if d else None)
+        per = [InvocationScore(d.total_seconds if d else None, _details(duration=d) if d else None)
                for d in details]
         avg = {name: mean([getattr(d, name) for d in details if d])
                for name in DurationDetails.model_fields}
         return CriterionResult(mean([p.score for p in per]), per,
-                               EvalMetricResultDetails(duration_details=DurationDetails(**avg)))
+                               _details(duration=trusted(DurationDetails, avg)))

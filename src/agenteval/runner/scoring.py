@@ -25,6 +25,7 @@ from agenteval.schema import (
     JudgeRecord,
     MetricError,
 )
+from agenteval.schema.base import trusted
 
 NotEvaluatedPolicy = Literal["fail", "ignore"]
 
@@ -90,12 +91,12 @@ _NO_DETAILS = EvalMetricResultDetails()
 
 def _metric_result(wire: dict[str, Any], status: EvalStatus, score: float | None,
                    details: EvalMetricResultDetails | None) -> EvalMetricResult:
-    # model_construct: the values were validated when the config was resolved; this runs
-    # once per metric per invocation and dominates the cost of scoring large runs.
-    return EvalMetricResult.model_construct(
-        **wire, score=score, eval_status=status,
-        details=details if details is not None else _NO_DETAILS,
-    )
+    # Not validated: the wire values were validated when the config was resolved, and this runs
+    # once per metric per invocation (180,000 times for a 10,000-case run).
+    return trusted(EvalMetricResult, {
+        **wire, "score": score, "eval_status": status,
+        "details": details if details is not None else _NO_DETAILS,
+    })
 
 
 async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
@@ -145,11 +146,12 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
         final_eval_status=final,
         overall_eval_metric_results=overall,
         eval_metric_result_per_invocation=[
-            EvalMetricResultPerInvocation.model_construct(
-                actual_invocation=inv,
-                expected_invocation=expected[i] if expected is not None and i < len(expected) else None,
-                eval_metric_results=per_inv[i],
-            )
+            trusted(EvalMetricResultPerInvocation, {
+                "actual_invocation": inv,
+                "expected_invocation": (expected[i] if expected is not None and i < len(expected)
+                                        else None),
+                "eval_metric_results": per_inv[i],
+            })
             for i, inv in enumerate(run.actual)
         ],
         session_id=run.session_id,

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from functools import cache
+from typing import Any, TypeVar
+
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
@@ -24,3 +27,39 @@ class OpenWireModel(WireModel):
     """A wire model that keeps unknown keys so that they round-trip unchanged."""
 
     model_config = ConfigDict(extra="allow")
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@cache
+def _field_names(cls: type[BaseModel]) -> tuple[str, ...]:
+    if cls.model_config.get("extra") == "allow" or cls.__private_attributes__:
+        raise TypeError(f"{cls.__name__}: trusted() needs a model without extras or private "
+                        "attributes")
+    return tuple(cls.model_fields)
+
+
+def trusted(cls: type[M], values: dict[str, Any]) -> M:
+    """An instance of `cls` holding `values` as given: no validation, no defaults, no copy.
+
+    For hot paths that build hundreds of thousands of results from values that are already of
+    the declared types. `model_construct` does the same but runs a Python loop over fields and
+    defaults (0.7 s for the 180,000 metric results of a 10,000-case run; this: 0.2 s).
+    `values` must name every field; they are reordered into declaration order only when needed,
+    since the serialiser writes keys in `__dict__` order.
+    """
+    names = _field_names(cls)
+    if tuple(values) != names:
+        if sorted(values) != sorted(names):
+            raise TypeError(f"{cls.__name__}: trusted() needs exactly the fields {names}, "
+                            f"got {tuple(values)}")
+        values = {name: values[name] for name in names}
+    obj = cls.__new__(cls)
+    # The slots model_construct sets, set directly (BaseModel.__setattr__ would validate).
+    _set = object.__setattr__
+    _set(obj, "__dict__", values)
+    _set(obj, "__pydantic_fields_set__", set(names))
+    _set(obj, "__pydantic_extra__", None)
+    _set(obj, "__pydantic_private__", None)
+    return obj
