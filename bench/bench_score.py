@@ -185,7 +185,8 @@ def run_agenteval(exp_path: Path, act_path: Path, cfg_dir: Path, repeat: int,
     res.invocations = sum(len(p[1]) for p in pairs)
 
     def clear_caches() -> None:
-        for fn in (getattr(rouge_module, "_ascii_word_tokens", None),
+        for fn in (getattr(rouge_module, "_chunk_tokens", None),
+                   getattr(rouge_module, "_ascii_word_tokens", None),
                    getattr(rouge_module, "_kind", None)):
             if fn is not None and hasattr(fn, "cache_clear"):
                 fn.cache_clear()
