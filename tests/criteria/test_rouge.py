@@ -20,3 +20,18 @@ def test_tokenizer_follows_unicode_rules() -> None:
     assert tokenize("café cafe") == ["café", "cafe"]  # no accent folding, non-ASCII not stemmed
     assert tokenize("ﬁnding ①") == ["find", "1"]  # NFKC first
     assert tokenize("สวัสดี") == ["ส", "วั", "ส", "ดี"]  # Thai grapheme clusters
+
+
+@pytest.mark.parametrize("text", [
+    "Hello, wörld! 東京へ 行く", "สวัสดี ั ครับ", "a\u00a0b\u3000c\u2028d", "x\u0301 \u0301y",
+    "Grüße—running, runs; ran.", "ABC\tdef\nGHI  ＡＢＣ", "",
+])
+def test_chunked_tokens_equal_tokens_of_the_whole_text(text: str) -> None:
+    import unicodedata
+
+    from agenteval.criteria.rouge import _ascii_word_tokens, _words
+
+    normal = unicodedata.normalize("NFKC", text).lower()
+    whole = [t for w in _words(normal) if w
+             for t in (_ascii_word_tokens(w) if w.isascii() else (w,))]
+    assert tokenize(text) == whole

@@ -2,7 +2,13 @@
 
 from agenteval.datasets.config import default_config_for, load_eval_config
 from agenteval.datasets.files import read_json, write_model, write_text_atomic
-from agenteval.datasets.loader import load_eval_set, load_session_file, migrate, parse_eval_set
+from agenteval.datasets.loader import (
+    load_eval_set,
+    load_session_file,
+    migrate,
+    parse_eval_set,
+    validate_eval_set_json,
+)
 
 __all__ = [
     "default_config_for",
@@ -12,6 +18,7 @@ __all__ = [
     "migrate",
     "parse_eval_set",
     "read_json",
+    "validate_eval_set_json",
     "write_model",
     "write_text_atomic",
 ]

@@ -2,15 +2,36 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel
 
 from agenteval.errors import DataError
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pauses the cyclic GC, restoring its previous state on exit.
+
+    Loading a large document builds millions of long-lived objects and no cycles; with the GC
+    on, every allocation threshold rescans the growing graph (a 37 MB eval set: 4.0 s instead
+    of 0.7 s).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def read_json(path: str | Path) -> Any:
@@ -32,12 +53,17 @@ def read_json(path: str | Path) -> Any:
 
 def write_text_atomic(path: str | Path, text: str | bytes) -> None:
     """Writes via a temporary file and a rename, so a crash never leaves a partial file."""
+    _write_chunks_atomic(path, [text.encode("utf-8") if isinstance(text, str) else text])
+
+
+def _write_chunks_atomic(path: str | Path, chunks: Iterable[bytes]) -> None:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8") if isinstance(text, str) else text)
+            for chunk in chunks:
+                f.write(chunk)
         # mkstemp creates 0600; give the file the permissions an ordinary write would.
         umask = os.umask(0)
         os.umask(umask)
@@ -49,7 +75,53 @@ def write_text_atomic(path: str | Path, text: str | bytes) -> None:
 
 
 def write_model(path: str | Path, model: BaseModel, *, exclude_none: bool = True) -> None:
-    """Writes a wire model as indented snake_case JSON, atomically."""
+    """Writes a wire model as indented snake_case JSON, atomically.
+
+    Top-level lists of models (a result's cases, a set's cases) are serialised item by item,
+    with the same bytes as in one piece: a 260 MB result document in one buffer, plus its copy,
+    cost 1–2 s of page faults and 500 MB of peak memory.
+    """
+    _write_chunks_atomic(path, _json_chunks(model, exclude_none))
+
+
+def _dump(model: BaseModel, exclude_none: bool) -> bytes:
     # Serialised straight to bytes by pydantic-core: no intermediate str for large documents.
-    data = model.__pydantic_serializer__.to_json(model, indent=2, exclude_none=exclude_none)
-    write_text_atomic(path, data + b"\n")
+    return model.__pydantic_serializer__.to_json(model, indent=2, exclude_none=exclude_none)
+
+
+@cache
+def _list_fields(cls: type[BaseModel]) -> dict[str, type[BaseModel]]:
+    """Fields typed `list[M]` (M a model) that serialise as their items do on their own."""
+    decorators = cls.__pydantic_decorators__
+    if decorators.model_serializers:
+        return {}
+    custom = {name for d in decorators.field_serializers.values() for name in d.info.fields}
+    found: dict[str, type[BaseModel]] = {}
+    for name, info in cls.model_fields.items():
+        args = get_args(info.annotation)
+        if (get_origin(info.annotation) is list and len(args) == 1 and isinstance(args[0], type)
+                and issubclass(args[0], BaseModel) and not info.exclude and name not in custom):
+            found[name] = args[0]
+    return found
+
+
+def _json_chunks(model: BaseModel, exclude_none: bool) -> Iterator[bytes]:
+    """`_dump(model)` and a newline, in pieces: each streamed list's items one at a time."""
+    lists = {name: value for name, item_type in _list_fields(type(model)).items()
+             if isinstance(value := getattr(model, name), list) and value
+             and all(type(item) is item_type for item in value)}
+    # A list serialises, at indentation depth 1, as `"name": [` + each item (its own pretty JSON
+    # indented by 4 more spaces) + `]`; JSON strings hold no raw newline, so re-indenting is a
+    # replace. Each list is cut out of the rest of the document at its unique `[]` placeholder.
+    markers = {name: b'\n  "' + name.encode() + b'": []' for name in lists}
+    rest = _dump(model.model_copy(update={name: [] for name in lists}), exclude_none) if lists else b""
+    if not lists or any(rest.count(marker) != 1 for marker in markers.values()):
+        yield _dump(model, exclude_none) + b"\n"
+        return
+    for name in sorted(lists, key=lambda n: rest.index(markers[n])):
+        before, _, rest = rest.partition(markers[name])
+        yield before + markers[name][:-1]
+        for i, item in enumerate(lists[name]):
+            yield (b",\n    " if i else b"\n    ") + _dump(item, exclude_none).replace(b"\n", b"\n    ")
+        yield b"\n  ]"
+    yield rest + b"\n"

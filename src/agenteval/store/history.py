@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agenteval.datasets.files import read_json, write_model
+from agenteval.datasets.files import gc_paused, read_json, write_model
 from agenteval.errors import from_validation_error
 from agenteval.schema import EvalSetResult
 
@@ -33,11 +33,12 @@ def save_result(root: str | Path, result: EvalSetResult) -> Path:
 
 def load_result(path: str | Path) -> EvalSetResult:
     """Reads a result document; errors name the file and key."""
-    data = read_json(path)
-    try:
-        return EvalSetResult.model_validate(data)
-    except ValidationError as e:
-        raise from_validation_error(path, e) from None
+    with gc_paused():
+        data = read_json(path)
+        try:
+            return EvalSetResult.model_validate(data)
+        except ValidationError as e:
+            raise from_validation_error(path, e) from None
 
 
 def list_results(root: str | Path) -> list[Path]:
