@@ -222,7 +222,17 @@ def main() -> None:
     if "porter" in fixes:
         import_porter_only()
     from agenteval.cli import commands
-    from agenteval.cli.main import main as cli_main
+    from agenteval.cli.main import cli
+
+    try:  # newer src: the console script keeps the command's objects and skips teardown
+        from agenteval.cli import teardown
+
+        teardown.arm()  # kept as in the console script; this process still returns normally
+    except ImportError:
+        pass
+
+    def cli_main(argv: list[str]) -> None:  # `main()` itself would leave with os._exit
+        cli.main(args=argv, prog_name="agenteval")
 
     apply_fixes(fixes, commands)
 

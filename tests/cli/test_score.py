@@ -90,3 +90,32 @@ def test_console_script_starts_without_heavy_imports() -> None:
             "print(sorted(m for m in ('pydantic', 'rich', 'rouge_score', 'nltk') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(("criteria", "code"), [({"response_match_score": 0.5}, 0),
+                                                ({"response_match_score": 1.0}, 1)])
+def test_console_script_exit_codes_and_output_after_fast_exit(
+        tmp_path: Path, sets: tuple[Path, Path], criteria: dict[str, float], code: int) -> None:
+    cfg = _write(tmp_path / "cfg.json", {"criteria": criteria})
+    out = tmp_path / "result.json"
+    proc = subprocess.run([sys.executable, "-m", "agenteval", "score", str(sets[0]), "--actual",
+                           str(sets[1]), "--config_file_path", str(cfg), "-o", str(out)],
+                          capture_output=True, text=True)
+    assert proc.returncode == code, proc.stderr
+    assert "Eval Run Summary" in proc.stdout and "Results written to" in proc.stdout
+    EvalSetResult.model_validate_json(out.read_bytes())
+
+
+def test_console_script_bad_input_exit_2(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "agenteval", "score", str(tmp_path / "nope.json"),
+                           "--actual", str(tmp_path / "x.json")], capture_output=True, text=True)
+    assert proc.returncode == 2 and "file not found" in proc.stderr
+
+
+def test_in_process_runs_keep_nothing_for_a_fast_exit(tmp_path: Path, sets: tuple[Path, Path]) -> None:
+    from agenteval.cli import teardown
+
+    out = tmp_path / "r.json"
+    r = CliRunner().invoke(cli, ["score", str(sets[0]), "--actual", str(sets[1]), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert not teardown._kept

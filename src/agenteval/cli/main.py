@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from agenteval.cli import options as opt
+from agenteval.cli import teardown
 from agenteval.cli.history import COMMANDS as HISTORY_COMMANDS
 from agenteval.cli.reports import report_options
 
@@ -111,5 +112,15 @@ def migrate(old: str, new: str, initial_session_file: str | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
-    """Console-script entry point."""
-    return cli.main(args=argv, prog_name="agenteval")
+    """Console-script (and `python -m agenteval`) entry point.
+
+    A command that kept its objects for the end (see `teardown`) ends the process here with its
+    exit code, without the interpreter's teardown.
+    """
+    teardown.arm()
+    try:
+        return cli.main(args=argv, prog_name="agenteval")
+    except SystemExit as e:
+        if e.code is None or isinstance(e.code, int):
+            teardown.exit_fast(e.code or 0)
+        raise
