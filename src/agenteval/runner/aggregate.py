@@ -26,6 +26,7 @@ from agenteval.schema import (
     EvalStatus,
     MetricSummary,
 )
+from agenteval.schema.base import trusted
 
 # Two-sided 95% Student-t critical values by degrees of freedom (1..30); 1.96 beyond.
 _T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
@@ -74,13 +75,16 @@ def summarise_metric(results: Sequence[EvalMetricResult], gating: str,
     else:
         threshold = first.threshold if first.threshold is not None else 0.0
         status = EvalStatus.PASSED if (mean or 0.0) >= threshold else EvalStatus.FAILED
-    return MetricSummary(
-        metric_name=first.metric_name, threshold=first.threshold, runs=n, scored_runs=len(scores),
-        passed_runs=passed, mean=mean, std=std, ci_low=low, ci_high=high,
-        pass_at_k=None if informational else pass_at_k(n, passed, n),
-        pass_pow_k=None if informational else pass_pow_k(n, passed, n),
-        eval_status=status,
-    )
+    # Not validated: every value is computed here with its declared type, and a large run
+    # builds one per criterion per case (60,000 for 10,000 cases).
+    return trusted(MetricSummary, {
+        "metric_name": first.metric_name, "threshold": first.threshold, "runs": n,
+        "scored_runs": len(scores), "passed_runs": passed, "mean": mean, "std": std,
+        "ci_low": low, "ci_high": high,
+        "pass_at_k": None if informational else pass_at_k(n, passed, n),
+        "pass_pow_k": None if informational else pass_pow_k(n, passed, n),
+        "eval_status": status,
+    })
 
 
 def summarise_case(eval_id: str, runs: Sequence[EvalCaseResult], gating: str,
