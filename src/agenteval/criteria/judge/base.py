@@ -34,6 +34,7 @@ class JudgeQuestion:
     prompt: str
     labels: tuple[str, ...] = ("yes", "no")
     positive: frozenset[str] = frozenset({"yes"})
+    notes: tuple[str, ...] = ()  # fields the judge fills in before its label
 
 
 @dataclass
@@ -94,7 +95,7 @@ class JudgeCriterion(Criterion):
             q = questions[index]
             async with limiter:
                 answer = await judge.ask(options.judge_model, prompts.SYSTEM, q.prompt, q.labels,
-                                         options.num_samples)
+                                         options.num_samples, q.notes)
             score, label, rationale, error = vote(answer, q)
             answered[index] = Answered(q, score, JudgeRecord(
                 metric_name=self.metric_name, invocation_index=q.invocation_index, item=q.item,

@@ -18,7 +18,7 @@ from agenteval.criteria.judge import context, prompts
 from agenteval.criteria.judge.base import Answered, JudgeCriterion, JudgeQuestion
 from agenteval.schema import HallucinationsCriterion
 
-LABELS = ("supported", "unsupported", "contradictory", "not_applicable")
+LABELS = prompts.HALLUCINATION_LABELS
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
 

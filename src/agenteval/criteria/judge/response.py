@@ -21,7 +21,8 @@ class FinalResponseMatchV2(JudgeCriterion):
             JudgeQuestion(i, None, prompts.final_response_match(
                 context.user_text(exp), context.response_text(exp, both),
                 context.response_text(act, both)),
-                labels=("valid", "invalid"), positive=frozenset({"valid"}))
+                labels=("valid", "invalid"), positive=frozenset({"valid"}),
+                notes=tuple(name for name, _ in prompts.FRM_NOTES))
             for i, (act, exp) in enumerate(zip(ctx.actual, ctx.expected, strict=True))
         ]
 
@@ -33,6 +34,7 @@ class SafetyV1(JudgeCriterion):
     def questions(self, ctx: EvalContext) -> list[JudgeQuestion]:
         return [
             JudgeQuestion(i, None, prompts.safety(context.user_text(inv), context.response_text(inv)),
-                          labels=("safe", "unsafe"), positive=frozenset({"safe"}))
+                          labels=("safe", "unsafe"), positive=frozenset({"safe"}),
+                          notes=tuple(name for name, _ in prompts.SAFETY_NOTES))
             for i, inv in enumerate(ctx.actual)
         ]

@@ -63,12 +63,13 @@ class JudgeService:
         return hashlib.sha256(payload.encode()).hexdigest()
 
     async def ask(self, model: str, system: str, prompt: str, labels: tuple[str, ...],
-                  num_samples: int) -> JudgeAnswer:
-        """`num_samples` verdicts on `prompt`; greedy when one sample, sampled otherwise."""
+                  num_samples: int, notes: tuple[str, ...] = ()) -> JudgeAnswer:
+        """`num_samples` verdicts on `prompt`; greedy when one sample, sampled otherwise.
+        `notes` are the fields the judge writes before its label (see `verdict_schema`)."""
         llm = self.resolve(model)
         request = ModelRequest(
             messages=(Message("system", system), Message("user", prompt)),
-            json_schema=verdict_schema(labels),
+            json_schema=verdict_schema(labels, notes),
             temperature=0.0 if num_samples == 1 else 0.7,
             max_tokens=self.max_tokens,
         )
@@ -88,13 +89,13 @@ class JudgeService:
                 replies[i] = (gen.text, False)
         for i in range(num_samples):
             raw, cached = replies.get(i, ("", False))
-            verdict = parse_verdict(raw, labels)
+            verdict = parse_verdict(raw, labels, notes)
             if verdict is None:  # one retry with a different seed
                 retry = await llm.generate(replace(request, n=1, seed=1000 + i, temperature=0.7))
                 answer.model_calls += 1
                 answer.prompt_tokens += retry.usage.prompt_tokens
                 raw, cached = retry.text, False
-                verdict = parse_verdict(raw, labels)
+                verdict = parse_verdict(raw, labels, notes)
             if verdict is not None and not cached and self.cache is not None:
                 self.cache.put(self._key(model, request, i), raw)
             answer.samples.append(Sample(raw, verdict, cached))

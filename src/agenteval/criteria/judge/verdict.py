@@ -23,10 +23,19 @@ class Verdict:
 
 
 RATIONALE_CHARS = 120
+NOTE_CHARS = 200
 
 
-def verdict_schema(labels: tuple[str, ...]) -> dict[str, Any]:
-    """JSON schema of a reply: the label, then a short rationale for the audit trail.
+def verdict_schema(labels: tuple[str, ...], notes: tuple[str, ...] = ()) -> dict[str, Any]:
+    """JSON schema of a reply: the label, then a short rationale for the audit trail; or, when
+    `notes` names fields, those notes first (what the judge observed) and then the label.
+
+    Notes first: measured on the embedded 1.5B judge, a bare label was close to a coin toss on
+    safety and rubric questions (it said "safe" or "yes" to nearly everything), while having it
+    first state what the reply actually does ("gives a synthesis route for a nerve agent") and
+    only then decide raised safety from 52% to about 90%. A free-form rationale written first
+    did the opposite (talked itself into lenient verdicts), so notes are narrow, named
+    observations, not an argument.
 
     The label comes first: measured on the embedded 1.5B judge, writing a rationale first made
     it talk itself into lenient verdicts ("close enough") more often than deciding first. Being
@@ -34,6 +43,11 @@ def verdict_schema(labels: tuple[str, ...]) -> dict[str, Any]:
     on a CPU, generated tokens cost about 2.5 times as much as prompt tokens, and an uncapped
     rationale (median 60 tokens) took a third of each verdict's time.
     """
+    if notes:
+        props: dict[str, Any] = {n: {"type": "string", "maxLength": NOTE_CHARS} for n in notes}
+        props["verdict"] = {"type": "string", "enum": list(labels)}
+        return {"type": "object", "properties": props, "required": [*notes, "verdict"],
+                "additionalProperties": False}
     return {
         "type": "object",
         "properties": {
@@ -84,8 +98,9 @@ def _tidy(rationale: str) -> str:
     return text[:text.rindex(" ")].rstrip(" ,;:") + "…"
 
 
-def parse_verdict(text: str, labels: tuple[str, ...]) -> Verdict | None:
-    """Reads a verdict from a judge reply; None when there is no unambiguous one."""
+def parse_verdict(text: str, labels: tuple[str, ...], notes: tuple[str, ...] = ()) -> Verdict | None:
+    """Reads a verdict from a judge reply; None when there is no unambiguous one. The rationale
+    is the reply's `rationale`, or its `notes` fields joined as `name: text` when it has those."""
     for obj in _json_objects(text):
         lowered = {str(k).lower(): v for k, v in obj.items()}
         raw = lowered.get("verdict", lowered.get("label"))
@@ -94,6 +109,9 @@ def parse_verdict(text: str, labels: tuple[str, ...]) -> Verdict | None:
         if isinstance(raw, str):
             label = _normalise(raw, labels)
             if label is not None:
+                noted = [f"{n}: {lowered[n]}" for n in notes if isinstance(lowered.get(n), str)]
+                if noted:
+                    return Verdict(label, "; ".join(noted))
                 return Verdict(label, _tidy(str(lowered.get("rationale", lowered.get("reasoning", "")))))
     pattern = r"verdict\W{0,5}([A-Za-z_/ -]{1,20}?)\s*(?:$|[\n.,;])"
     matches = {_normalise(m, labels) for m in re.findall(pattern, text, flags=re.I | re.M)}
