@@ -53,8 +53,11 @@ from agenteval.store import JudgeCacheDB
 MODES = ("seq", "concurrent", "n", "nocache", "server_n")
 
 
-def questions(n_cases: int) -> list[tuple[str, str, tuple[str, ...]]]:
-    """(case id, prompt, labels) of the first question of n_cases cases spread over criteria."""
+Question = tuple[str, str, tuple[str, ...], tuple[str, ...]]
+
+
+def questions(n_cases: int) -> list[Question]:
+    """(case id, prompt, labels, note fields) of the first question of n_cases cases spread over criteria."""
     per = max(1, -(-n_cases // 5))
     out = []
     for kind, _, case in load_cases(limit=per):
@@ -63,20 +66,23 @@ def questions(n_cases: int) -> list[tuple[str, str, tuple[str, ...]]]:
         assert isinstance(criterion, JudgeCriterion)
         ctx = EvalContext(actual=run.actual, expected=run.case.conversation, case_rubrics=())
         q = criterion.questions(ctx)[0]
-        out.append((case["id"], q.prompt, q.labels))
+        out.append((case["id"], q.prompt, q.labels, q.notes))
     # interleave criteria so that a small --cases still covers all five
     out.sort(key=lambda x: (int(x[0].split("-")[1]), x[0]))
     return out[:n_cases]
 
 
-def request(tag: str, prompt: str, labels: tuple[str, ...], k: int) -> ModelRequest:
+def request(tag: str, prompt: str, labels: tuple[str, ...], k: int,
+            notes: tuple[str, ...] = ()) -> ModelRequest:
     return ModelRequest(messages=(Message("system", f"[{tag}] {prompts.SYSTEM}"), Message("user", prompt)),
-                        json_schema=verdict_schema(labels), temperature=0.7, max_tokens=200, n=k, seed=7)
+                        json_schema=verdict_schema(labels, notes), temperature=0.7, max_tokens=200,
+                        n=k, seed=7)
 
 
-async def run_mode(mode: str, tag: str, prompt: str, labels: tuple[str, ...], k: int) -> dict[str, Any]:
+async def run_mode(mode: str, tag: str, prompt: str, labels: tuple[str, ...], k: int,
+                   notes: tuple[str, ...] = ()) -> dict[str, Any]:
     model = resolve_model("local", {})
-    req = request(tag, prompt, labels, k)
+    req = request(tag, prompt, labels, k, notes)
     start = time.perf_counter()
     processed = total = completion = 0
     texts: list[str] = []
@@ -122,9 +128,9 @@ async def main_async(args: argparse.Namespace) -> None:
     modes = args.modes.split(",")
     await resolve_model("local", {}).generate(request("warm-up", "Say yes.", ("yes", "no"), 1))
     rows = []
-    for i, (cid, prompt, labels) in enumerate(qs, 1):
+    for i, (cid, prompt, labels, notes) in enumerate(qs, 1):
         for mode in modes:
-            row = await run_mode(mode, f"{mode}-{cid}-{args.run_tag}", prompt, labels, k)
+            row = await run_mode(mode, f"{mode}-{cid}-{args.run_tag}", prompt, labels, k, notes)
             row["id"] = cid
             rows.append(row)
             print(f"[{i}/{len(qs)}] {cid} {mode:10} {row['seconds']:6.1f}s processed "

@@ -21,8 +21,7 @@ class FinalResponseMatchV2(JudgeCriterion):
             JudgeQuestion(i, None, prompts.final_response_match(
                 context.user_text(exp), context.response_text(exp, both),
                 context.response_text(act, both)),
-                labels=("valid", "invalid"), positive=frozenset({"valid"}),
-                notes=tuple(name for name, _ in prompts.FRM_NOTES))
+                labels=("valid", "invalid"), positive=frozenset({"valid"}))
             for i, (act, exp) in enumerate(zip(ctx.actual, ctx.expected, strict=True))
         ]
 
