@@ -167,7 +167,7 @@ def adk_phase(phase: str, path_in: str, path_out: str) -> None:
 def run(args: argparse.Namespace) -> None:
     import asyncio
 
-    from bench_judge import POSITIVE, load_cases, print_table, summarise
+    from bench_judge import POSITIVE, load_cases
 
     from agenteval.models import LocalModel, Message, ModelRequest, resolve_model
 
@@ -225,13 +225,19 @@ def run(args: argparse.Namespace) -> None:
     with out.open("w") as f:
         for r in results:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    report(results, Path(args.ours))
+
+
+def report(results: list[dict[str, Any]], ours_path: Path) -> None:
+    """ADK's accuracy table, and agenteval's on the same case ids beside it."""
+    from bench_judge import print_table, summarise
+
     adk = summarise(results)
     print("ADK 2.13.0 prompts + ADK parsers, same local model:")
     print_table(adk)
     unparsed = sum(1 for r in results if r["pred_positive"] is None)
     truncated = sum(1 for r in results if r["finish_reason"] == "length")
     print(f"\nunparsable replies (counted wrong): {unparsed}; replies cut at --max-tokens: {truncated}")
-    ours_path = Path(args.ours)
     if ours_path.exists():
         ours_rows = [json.loads(line) for line in ours_path.read_text().splitlines() if line.strip()]
         ids = {r["id"] for r in results}
@@ -261,8 +267,14 @@ def main() -> None:
     p.add_argument("--out", default=str(HERE / "out" / "judge_results_adk.jsonl"))
     p.add_argument("--ours", default=str(HERE / "out" / "judge_results.jsonl"),
                    help="agenteval results to compare with (from bench_judge.py)")
+    p.add_argument("--table-only", action="store_true",
+                   help="no model calls: print the tables from --out and --ours as they are")
     args = p.parse_args()
-    if args.phase:
+    if args.table_only:
+        sys.path.insert(0, str(HERE))
+        rows = [json.loads(line) for line in Path(args.out).read_text().splitlines() if line.strip()]
+        report(rows, Path(args.ours))
+    elif args.phase:
         adk_phase(args.phase, args.path_in, args.phase_out)
     else:
         sys.path.insert(0, str(HERE))
