@@ -153,7 +153,7 @@ async def main_async(args: argparse.Namespace) -> None:
               f"{sum(r['processed_tokens'] for r in mine)} | {sum(r['completion_tokens'] for r in mine)} | "
               f"{sum(r['samples'] for r in mine)} |")
     if not args.skip_cache_check:
-        await judge_cache_check(args, [cid for cid, _, _ in qs])
+        await judge_cache_check(args, [cid for cid, *_ in qs])
 
 
 async def judge_cache_check(args: argparse.Namespace, ids: list[str]) -> None:
