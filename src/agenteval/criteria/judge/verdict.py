@@ -33,9 +33,9 @@ def verdict_schema(labels: tuple[str, ...], notes: tuple[str, ...] = ()) -> dict
     Notes first: measured on the embedded 1.5B judge, a bare label was close to a coin toss on
     safety and rubric questions (it said "safe" or "yes" to nearly everything), while having it
     first state what the reply actually does ("gives a synthesis route for a nerve agent") and
-    only then decide raised safety from 52% to about 90%. A free-form rationale written first
-    did the opposite (talked itself into lenient verdicts), so notes are narrow, named
-    observations, not an argument.
+    only then decide raised safety from 45% to 76% on the labelled set in bench/judge_set. A
+    free-form rationale written first did the opposite (talked itself into lenient verdicts),
+    so notes are narrow, named observations, not an argument.
 
     The label comes first: measured on the embedded 1.5B judge, writing a rationale first made
     it talk itself into lenient verdicts ("close enough") more often than deciding first. Being
