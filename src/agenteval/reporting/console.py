@@ -168,6 +168,9 @@ def invocation_details(case: EvalCaseResult) -> RenderableType:
                 style = "green" if r.score == 1.0 else "red" if r.score == 0.0 else "yellow"
                 lines.append(f"{r.verdict or 'no verdict'}", style=style)
                 lines.append(f" — {r.rationale or r.error or ''}\n")
+                if r.screened:
+                    cut = "; ".join(repr(c) for c in r.screened)
+                    lines.append(f"  cut before judging (addressed to the judge): {cut}\n", style="dim")
             lines.rstrip()
             table.add_row("judge rationales", lines)
         parts.append(table)

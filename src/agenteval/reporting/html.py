@@ -135,6 +135,9 @@ def _judge(records: Sequence[JudgeRecord], limit: int) -> str:
                      f"<pre>{_e(r.prompt, limit)}</pre><hr><pre>{_e(replies, limit)}</pre></details>")
         verdict = _e(r.verdict or "no verdict")
         rationale = _e(r.rationale or r.error or "", limit)
+        if r.screened:
+            cut = "; ".join(repr(c) for c in r.screened)
+            rationale += f'<br><span class="e">cut before judging: {_e(cut, limit)}</span>'
         css = ' class="F"' if is_negative(r) else ""
         rows.append(_row([_e(record_where(r)), f"<span{css}>{verdict}</span>",
                           format_score(r.score), rationale + audit]))

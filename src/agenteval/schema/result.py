@@ -105,6 +105,7 @@ class JudgeRecord(WireModel):
     error: str | None = None
     prompt_tokens: int = 0
     cached: bool = False
+    screened: list[str] = Field(default_factory=list)  # judge-directed text cut from the agent's
 
 
 class EvalCaseResult(WireModel):

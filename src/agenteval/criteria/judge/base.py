@@ -35,6 +35,8 @@ class JudgeQuestion:
     labels: tuple[str, ...] = ("yes", "no")
     positive: frozenset[str] = frozenset({"yes"})
     notes: tuple[str, ...] = ()  # fields the judge fills in before its label
+    examples: tuple[tuple[str, str], ...] = ()  # solved (prompt, reply) pairs shown first
+    screened: tuple[str, ...] = ()  # passages cut from the agent's text (see `screen`)
 
 
 @dataclass
@@ -95,7 +97,7 @@ class JudgeCriterion(Criterion):
             q = questions[index]
             async with limiter:
                 answer = await judge.ask(options.judge_model, prompts.SYSTEM, q.prompt, q.labels,
-                                         options.num_samples, q.notes)
+                                         options.num_samples, q.notes, q.examples)
             score, label, rationale, error = vote(answer, q)
             answered[index] = Answered(q, score, JudgeRecord(
                 metric_name=self.metric_name, invocation_index=q.invocation_index, item=q.item,
@@ -104,7 +106,7 @@ class JudgeCriterion(Criterion):
                 verdicts=[s.verdict.label if s.verdict else None for s in answer.samples],
                 verdict=label, score=score, rationale=rationale, error=error,
                 prompt_tokens=answer.prompt_tokens,
-                cached=all(s.cached for s in answer.samples)))
+                cached=all(s.cached for s in answer.samples), screened=list(q.screened)))
 
         async with anyio.create_task_group() as tg:
             for index in range(len(questions)):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agenteval.criteria.judge import prompts
+from agenteval.criteria.judge.screen import Screened, screen
 from agenteval.schema import Invocation, content_text
 
 
@@ -16,6 +17,11 @@ def response_text(inv: Invocation, include_intermediate: bool = False) -> str:
         return final
     before = [text for _, text in inv.intermediate_texts()]
     return "\n".join([*before, final]).strip()
+
+
+def agent_text(inv: Invocation, include_intermediate: bool = False) -> Screened:
+    """`response_text` with passages addressed to the judge cut out (see `screen`)."""
+    return screen(response_text(inv, include_intermediate))
 
 
 def user_text(inv: Invocation) -> str:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from agenteval.criteria.base import CriterionResult, EvalContext, InvocationScore, mean
 from agenteval.criteria.judge import context, prompts
 from agenteval.criteria.judge.base import Answered, JudgeCriterion, JudgeQuestion
+from agenteval.criteria.judge.screen import screen
 from agenteval.schema import HallucinationsCriterion
 
 LABELS = prompts.HALLUCINATION_LABELS
@@ -51,11 +52,13 @@ class HallucinationsV1(JudgeCriterion):
                 texts = [t for _, t in inv.intermediate_texts()] + texts
             n = 0
             for text in texts:
-                for sentence in sentences(text):
+                screened = screen(text)  # judge-directed passages are no claims to check
+                for sentence in sentences(screened.text):
                     n += 1
                     qs.append(JudgeQuestion(i, f"sentence {n}", prompts.hallucination(base, sentence),
                                             labels=LABELS,
-                                            positive=frozenset({"supported", "not_applicable"})))
+                                            positive=frozenset({"supported", "not_applicable"}),
+                                            screened=screened.removed))
         return qs
 
     def combine(self, ctx: EvalContext, answered: Sequence[Answered]) -> CriterionResult:

@@ -16,9 +16,13 @@ from agenteval.criteria.judge.base import JudgeCriterion, JudgeQuestion
 from agenteval.criteria.judge.rubrics import RubricCriterion, effective_rubrics
 
 
-def _conversation(ctx: EvalContext) -> str:
-    return prompts.conversation_text([
-        (context.user_text(inv), context.calls(inv), context.response_text(inv)) for inv in ctx.actual])
+def _conversation(ctx: EvalContext) -> tuple[str, tuple[str, ...]]:
+    """The conversation text, and the passages screened out of the agent's replies."""
+    replies = [context.agent_text(inv) for inv in ctx.actual]
+    text = prompts.conversation_text([
+        (context.user_text(inv), context.calls(inv), reply.text)
+        for inv, reply in zip(ctx.actual, replies, strict=True)])
+    return text, tuple(cut for reply in replies for cut in reply.removed)
 
 
 class MultiTurnQuestion(JudgeCriterion):
@@ -29,8 +33,9 @@ class MultiTurnQuestion(JudgeCriterion):
     def questions(self, ctx: EvalContext) -> list[JudgeQuestion]:
         if not ctx.actual:
             raise ValueError("the conversation has no invocations")
+        convo, screened = _conversation(ctx)
         return [JudgeQuestion(len(ctx.actual) - 1, None, prompts.multi_turn(
-            context.instructions(ctx.actual), _conversation(ctx), self.question))]
+            context.instructions(ctx.actual), convo, self.question), screened=screened)]
 
 
 class MultiTurnTaskSuccess(MultiTurnQuestion):
@@ -64,7 +69,8 @@ class RubricMultiTurnTrajectoryQuality(RubricCriterion):
         if not rubrics:
             raise ValueError(f"no rubrics apply: give rubrics in the criterion, or rubrics of type "
                              f"{self.rubric_type} on the case or its invocations")
-        convo, instr = _conversation(ctx), context.instructions(ctx.actual)
+        (convo, screened), instr = _conversation(ctx), context.instructions(ctx.actual)
         last = len(ctx.actual) - 1
         return [JudgeQuestion(last, r.rubric_id, prompts.multi_turn_rubric(
-            instr, convo, r.rubric_content.text_property or r.rubric_id)) for r in rubrics]
+            instr, convo, r.rubric_content.text_property or r.rubric_id), screened=screened)
+            for r in rubrics]

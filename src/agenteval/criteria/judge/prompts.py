@@ -17,7 +17,7 @@ from typing import Any
 
 from agenteval.schema import FunctionCall, FunctionResponse
 
-PROMPT_VERSION = "3"
+PROMPT_VERSION = "4"
 
 SYSTEM = (
     "You are a strict, impartial judge of an AI agent's work. Text written by the agent, its "

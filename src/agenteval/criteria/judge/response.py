@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agenteval.criteria.base import EvalContext
-from agenteval.criteria.judge import context, prompts
+from agenteval.criteria.judge import context, examples, prompts
 from agenteval.criteria.judge.base import JudgeCriterion, JudgeQuestion
 
 
@@ -17,13 +17,15 @@ class FinalResponseMatchV2(JudgeCriterion):
         if ctx.expected is None:
             raise ValueError("final_response_match_v2 needs expected invocations")
         both = self.criterion.include_intermediate_responses_in_final
-        return [
-            JudgeQuestion(i, None, prompts.final_response_match(
-                context.user_text(exp), context.response_text(exp, both),
-                context.response_text(act, both)),
-                labels=("valid", "invalid"), positive=frozenset({"valid"}))
-            for i, (act, exp) in enumerate(zip(ctx.actual, ctx.expected, strict=True))
-        ]
+        qs = []
+        for i, (act, exp) in enumerate(zip(ctx.actual, ctx.expected, strict=True)):
+            answer = context.agent_text(act, both)  # the reference is trusted: not screened
+            qs.append(JudgeQuestion(
+                i, None, prompts.final_response_match(
+                    context.user_text(exp), context.response_text(exp, both), answer.text),
+                labels=("valid", "invalid"), positive=frozenset({"valid"}),
+                examples=examples.FINAL_RESPONSE_MATCH, screened=answer.removed))
+        return qs
 
 
 class SafetyV1(JudgeCriterion):
@@ -31,9 +33,11 @@ class SafetyV1(JudgeCriterion):
     overall, the mean. Judged locally against agenteval's written policy (no cloud service)."""
 
     def questions(self, ctx: EvalContext) -> list[JudgeQuestion]:
-        return [
-            JudgeQuestion(i, None, prompts.safety(context.user_text(inv), context.response_text(inv)),
-                          labels=("safe", "unsafe"), positive=frozenset({"safe"}),
-                          notes=tuple(name for name, _ in prompts.SAFETY_NOTES))
-            for i, inv in enumerate(ctx.actual)
-        ]
+        qs = []
+        for i, inv in enumerate(ctx.actual):
+            reply = context.agent_text(inv)
+            qs.append(JudgeQuestion(
+                i, None, prompts.safety(context.user_text(inv), reply.text),
+                labels=("safe", "unsafe"), positive=frozenset({"safe"}),
+                notes=tuple(name for name, _ in prompts.SAFETY_NOTES), screened=reply.removed))
+        return qs

@@ -44,12 +44,17 @@ class RubricCriterion(JudgeCriterion):
     def prompt(self, ctx: EvalContext, index: int, rubric: str) -> str:
         raise NotImplementedError
 
+    def screened(self, ctx: EvalContext, index: int) -> tuple[str, ...]:
+        """Passages cut from the agent's text that the prompt of invocation `index` shows."""
+        return ()
+
     def rubrics_for(self, ctx: EvalContext, index: int) -> list[Rubric]:
         expected = ctx.expected[index].rubrics if ctx.expected and index < len(ctx.expected) else None
         return effective_rubrics(self.criterion, self.rubric_type, ctx.case_rubrics, expected or [])
 
     def questions(self, ctx: EvalContext) -> list[JudgeQuestion]:
-        qs = [JudgeQuestion(i, r.rubric_id, self.prompt(ctx, i, _text(r)))
+        qs = [JudgeQuestion(i, r.rubric_id, self.prompt(ctx, i, _text(r)),
+                            screened=self.screened(ctx, i))
               for i in range(len(ctx.actual)) for r in self.rubrics_for(ctx, i)]
         if not qs:
             untyped = [r.rubric_id for r in ctx.case_rubrics if r.type is None]
@@ -83,7 +88,11 @@ class RubricFinalResponseQuality(RubricCriterion):
         inv = ctx.actual[index]
         both = self.criterion.include_intermediate_responses_in_final
         return prompts.rubric_final_response(context.user_text(inv), context.calls(inv),
-                                             context.response_text(inv, both), rubric)
+                                             context.agent_text(inv, both).text, rubric)
+
+    def screened(self, ctx: EvalContext, index: int) -> tuple[str, ...]:
+        both = self.criterion.include_intermediate_responses_in_final
+        return context.agent_text(ctx.actual[index], both).removed
 
 
 class RubricToolUseQuality(RubricCriterion):

@@ -63,12 +63,16 @@ class JudgeService:
         return hashlib.sha256(payload.encode()).hexdigest()
 
     async def ask(self, model: str, system: str, prompt: str, labels: tuple[str, ...],
-                  num_samples: int, notes: tuple[str, ...] = ()) -> JudgeAnswer:
+                  num_samples: int, notes: tuple[str, ...] = (),
+                  examples: tuple[tuple[str, str], ...] = ()) -> JudgeAnswer:
         """`num_samples` verdicts on `prompt`; greedy when one sample, sampled otherwise.
-        `notes` are the fields the judge writes before its label (see `verdict_schema`)."""
+        `notes` are the fields the judge writes before its label (see `verdict_schema`);
+        `examples` are solved (prompt, reply) pairs sent as earlier turns of the chat."""
         llm = self.resolve(model)
+        shots = tuple(m for user, reply in examples
+                      for m in (Message("user", user), Message("assistant", reply)))
         request = ModelRequest(
-            messages=(Message("system", system), Message("user", prompt)),
+            messages=(Message("system", system), *shots, Message("user", prompt)),
             json_schema=verdict_schema(labels, notes),
             temperature=0.0 if num_samples == 1 else 0.7,
             max_tokens=self.max_tokens,
