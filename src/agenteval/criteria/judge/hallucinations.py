@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 
 from agenteval.criteria.base import CriterionResult, EvalContext, InvocationScore, mean
-from agenteval.criteria.judge import context, prompts
+from agenteval.criteria.judge import context, examples, prompts
 from agenteval.criteria.judge.base import Answered, JudgeCriterion, JudgeQuestion
 from agenteval.criteria.judge.screen import screen
 from agenteval.schema import HallucinationsCriterion
@@ -44,9 +44,8 @@ class HallucinationsV1(JudgeCriterion):
         instructions = context.instructions(ctx.actual)
         qs = []
         for i, inv in enumerate(ctx.actual):
-            base = (f"Agent instructions: {instructions or 'none given'}\n"
-                    f"User prompt: {context.user_text(inv)}\n"
-                    f"Tool calls and results:\n{context.calls(inv)}")
+            base = prompts.hallucination_context(instructions, context.user_text(inv),
+                                                 context.calls(inv))
             texts = [context.response_text(inv)]
             if self.criterion.evaluate_intermediate_nl_responses:
                 texts = [t for _, t in inv.intermediate_texts()] + texts
@@ -58,6 +57,7 @@ class HallucinationsV1(JudgeCriterion):
                     qs.append(JudgeQuestion(i, f"sentence {n}", prompts.hallucination(base, sentence),
                                             labels=LABELS,
                                             positive=frozenset({"supported", "not_applicable"}),
+                                            examples=examples.HALLUCINATIONS,
                                             screened=screened.removed))
         return qs
 
