@@ -13,6 +13,7 @@ from typing import ClassVar
 
 from agenteval.criteria.base import CriterionResult, EvalContext
 from agenteval.criteria.judge import context, prompts
+from agenteval.criteria.judge import examples as judge_examples
 from agenteval.criteria.judge.base import Answered, JudgeCriterion, JudgeQuestion
 from agenteval.schema import EvalMetricResultDetails, RubricsBasedCriterion, RubricScore
 from agenteval.schema.rubric import Rubric
@@ -44,6 +45,8 @@ class RubricCriterion(JudgeCriterion):
     def prompt(self, ctx: EvalContext, index: int, rubric: str) -> str:
         raise NotImplementedError
 
+    examples: ClassVar[tuple[tuple[str, str], ...]] = ()  # solved examples (see `examples`)
+
     def screened(self, ctx: EvalContext, index: int) -> tuple[str, ...]:
         """Passages cut from the agent's text that the prompt of invocation `index` shows."""
         return ()
@@ -54,7 +57,7 @@ class RubricCriterion(JudgeCriterion):
 
     def questions(self, ctx: EvalContext) -> list[JudgeQuestion]:
         qs = [JudgeQuestion(i, r.rubric_id, self.prompt(ctx, i, _text(r)),
-                            screened=self.screened(ctx, i))
+                            examples=self.examples, screened=self.screened(ctx, i))
               for i in range(len(ctx.actual)) for r in self.rubrics_for(ctx, i)]
         if not qs:
             untyped = [r.rubric_id for r in ctx.case_rubrics if r.type is None]
@@ -83,6 +86,7 @@ class RubricFinalResponseQuality(RubricCriterion):
     (facts backed by the user prompt and tool results)? Score: share of rubrics met."""
 
     rubric_type = "FINAL_RESPONSE_QUALITY"
+    examples = judge_examples.RUBRIC_FINAL_RESPONSE
 
     def prompt(self, ctx: EvalContext, index: int, rubric: str) -> str:
         inv = ctx.actual[index]
@@ -100,6 +104,7 @@ class RubricToolUseQuality(RubricCriterion):
     The judge sees the tools, the prompt and the calls with results, not the final answer."""
 
     rubric_type = "TOOL_USE_QUALITY"
+    examples = judge_examples.RUBRIC_TOOL_USE
 
     def prompt(self, ctx: EvalContext, index: int, rubric: str) -> str:
         inv = ctx.actual[index]
