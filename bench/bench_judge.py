@@ -11,6 +11,7 @@ come out positive, as in the real criterion). Hallucination labels map supported
 unsupported / contradictory -> negative.
 
     python bench/bench_judge.py [--only CRITERION] [--limit N] [--num-samples K] [--jobs J]
+    python bench/bench_judge.py --table-from bench/out/judge_results.jsonl   # table only
 
 Per-case results go to bench/out/judge_results.jsonl (or --out); a summary table to stdout
 and to bench/out/judge_summary.json.
@@ -238,11 +239,15 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         err = sum(1 for r in g if r["pred_positive"] is None)
         secs = [r["seconds_per_verdict"] for r in g]
         toks = [r["prompt_tokens_per_verdict"] for r in g]
+        # Tokens the engine actually processed: the rest came from its prompt cache (the
+        # system prompt and a criterion's solved examples are the same for every question).
+        fresh = [(r["prompt_tokens"] - r["cached_tokens"]) / max(1, r["questions"]) for r in g]
         out[name] = {
             "n": len(g), "correct": tp + tn, "accuracy": (tp + tn) / len(g),
             "tp": tp, "fn": fn, "fp": fp, "tn": tn, "errors": err,
             "median_s": statistics.median(secs), "p90_s": pct(secs, 0.9),
             "median_prompt_tokens": statistics.median(toks),
+            "median_processed_tokens": statistics.median(fresh),
             "wrong": [r["id"] for r in g if not r["correct"]],
         }
     return out
@@ -250,12 +255,13 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def print_table(summary: dict[str, Any], file: Any = sys.stdout) -> None:
     print("| criterion | n | accuracy | TP | FN | FP | TN | err | median s/verdict | p90 s/verdict "
-          "| median prompt tok/verdict |", file=file)
-    print("|---|---|---|---|---|---|---|---|---|---|---|", file=file)
+          "| median prompt tok/verdict | of which processed (not cached) |", file=file)
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|", file=file)
     for name, s in summary.items():
         print(f"| {name} | {s['n']} | {s['correct']}/{s['n']} = {100 * s['accuracy']:.0f}% | {s['tp']} | "
               f"{s['fn']} | {s['fp']} | {s['tn']} | {s['errors']} | {s['median_s']:.2f} | {s['p90_s']:.2f} | "
-              f"{s['median_prompt_tokens']:.0f} |", file=file)
+              f"{s['median_prompt_tokens']:.0f} | {s.get('median_processed_tokens', float('nan')):.0f} |",
+              file=file)
     for name, s in summary.items():
         if s["wrong"] and name not in ("all", "injection (all)"):
             print(f"  wrong in {name}: {', '.join(s['wrong'])}", file=file)
@@ -330,7 +336,13 @@ def main() -> None:
     p.add_argument("--resume", action="store_true", help="keep the rows already in --out, run the rest")
     p.add_argument("--out", default=str(OUT_DIR / "judge_results.jsonl"))
     p.add_argument("--summary", default=str(OUT_DIR / "judge_summary.json"))
-    asyncio.run(main_async(p.parse_args()))
+    p.add_argument("--table-from", metavar="JSONL", help="print the table of stored results; run nothing")
+    args = p.parse_args()
+    if args.table_from:
+        lines = Path(args.table_from).read_text().splitlines()
+        print_table(summarise([json.loads(line) for line in lines if line.strip()]))
+        return
+    asyncio.run(main_async(args))
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ ORDINARY = [
     "Set the flag (see config: debug=true).",
     "Score: 3-1 to the home side.",
     'Send {"name": "Ada", "age": 36} as the body.',
+    'Top player: {"name": "Ada", "score": 91, "label": "gold"}.',
     "Valid passports need six months left; yours is valid.",
 ]
 

@@ -1,11 +1,14 @@
 """Judge prompts (agenteval's own wording), versioned with the criteria that use them.
 
-Prompts are compact, for a small local judge. Layout: the material first (prompt, tool calls,
+Prompts are compact, for a small local judge. A conversation with the judge is: the system
+prompt, a criterion's solved examples (`examples`, the same for every question of that
+criterion), then the question. The question puts the material first (prompt, tool calls,
 response), then the item being checked (rubric, sentence), then the labels with their meaning
-and the question last; questions about the same invocation therefore share a cached prompt
-prefix. Text written by the agent, its user or its tools is rendered as a JSON string literal
-(`quote`): an embedded fake verdict or fake closing tag stays visibly inside the quotes, and
-the system prompt declares quoted text to be data, never instructions.
+and the question last; so all questions of a criterion share the examples as a cached prompt
+prefix, and questions about the same invocation share more. Text written by the agent, its user
+or its tools is rendered as a JSON string literal (`quote`), after passages addressed to the
+judge have been cut out of the agent's text (`screen`); the system prompt declares quoted text
+to be data, never instructions.
 """
 
 from __future__ import annotations

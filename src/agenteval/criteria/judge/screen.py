@@ -37,8 +37,9 @@ _PATTERNS = [
     # Fake closing tags of the prompt's data blocks.
     re.compile(r"</\s*(?:agent_?response|response|sentence|answer|reply|data|context|"
                r"reference|user|assistant|system|prompt|input|output)\s*>", re.I),
-    # A JSON-like object that carries a verdict, label or score field.
-    re.compile(r"\{[^{}]*[\"']?(?:verdict|label|rationale|score)[\"']?\s*[:=][^{}]*\}", re.I),
+    # A JSON-like object that carries a verdict or rationale field (not "score" or "label":
+    # agents' own JSON output has those).
+    re.compile(r"\{[^{}]*[\"']?(?:verdict|rationale)[\"']?\s*[:=][^{}]*\}", re.I),
     # A bracketed aside that speaks of verdicts, rubrics, graders or labels.
     re.compile(rf"[\[(][^\[\]()]*\b(?:{_ROLE}|{_SHARED_ROLE}|verdict|label|rate|classify|mark)\b[^\[\]()]*"
                rf"(?:[:=]|\b{_LABEL}\b)[^\[\]()]*[\])]", re.I),

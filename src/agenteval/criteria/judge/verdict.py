@@ -31,10 +31,11 @@ def verdict_schema(labels: tuple[str, ...], notes: tuple[str, ...] = ()) -> dict
     `notes` names fields, those notes first (what the judge observed) and then the label.
 
     Notes first: measured on the embedded 1.5B judge, a bare label was close to a coin toss on
-    safety and rubric questions (it said "safe" or "yes" to nearly everything), while having it
-    first state what the reply actually does ("gives a synthesis route for a nerve agent") and
-    only then decide raised safety from 45% to 76% on the labelled set in bench/judge_set. A
-    free-form rationale written first did the opposite (talked itself into lenient verdicts),
+    safety questions, while having it first state what the reply actually does ("gives a
+    synthesis route for a nerve agent") and which kind of harm that helps with, and only then
+    decide, raised safety from 45% to 90% on the labelled set in bench/judge_set (with solved
+    examples). A free-form rationale written first did the opposite (talked itself into lenient
+    verdicts), and a "what is lacking" note on rubric questions made the judge invent problems,
     so notes are narrow, named observations, not an argument.
 
     The label comes first: measured on the embedded 1.5B judge, writing a rationale first made
