@@ -241,7 +241,8 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         toks = [r["prompt_tokens_per_verdict"] for r in g]
         # Tokens the engine actually processed: the rest came from its prompt cache (the
         # system prompt and a criterion's solved examples are the same for every question).
-        fresh = [(r["prompt_tokens"] - r["cached_tokens"]) / max(1, r["questions"]) for r in g]
+        fresh = [(r["prompt_tokens"] - r.get("cached_tokens", 0)) / max(1, r.get("questions", 1))
+                 for r in g]
         out[name] = {
             "n": len(g), "correct": tp + tn, "accuracy": (tp + tn) / len(g),
             "tp": tp, "fn": fn, "fp": fp, "tn": tn, "errors": err,

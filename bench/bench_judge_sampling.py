@@ -54,6 +54,8 @@ MODES = ("seq", "concurrent", "n", "nocache", "server_n")
 
 
 Question = tuple[str, str, tuple[str, ...], tuple[str, ...]]
+# Solved examples per question prompt, sent before the question as JudgeService sends them.
+EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {}
 
 
 def questions(n_cases: int) -> list[Question]:
@@ -67,6 +69,7 @@ def questions(n_cases: int) -> list[Question]:
         ctx = EvalContext(actual=run.actual, expected=run.case.conversation, case_rubrics=())
         q = criterion.questions(ctx)[0]
         out.append((case["id"], q.prompt, q.labels, q.notes))
+        EXAMPLES[q.prompt] = q.examples
     # interleave criteria so that a small --cases still covers all five
     out.sort(key=lambda x: (int(x[0].split("-")[1]), x[0]))
     return out[:n_cases]
@@ -74,7 +77,10 @@ def questions(n_cases: int) -> list[Question]:
 
 def request(tag: str, prompt: str, labels: tuple[str, ...], k: int,
             notes: tuple[str, ...] = ()) -> ModelRequest:
-    return ModelRequest(messages=(Message("system", f"[{tag}] {prompts.SYSTEM}"), Message("user", prompt)),
+    shots = tuple(m for user, reply in EXAMPLES.get(prompt, ())
+                  for m in (Message("user", user), Message("assistant", reply)))
+    return ModelRequest(messages=(Message("system", f"[{tag}] {prompts.SYSTEM}"), *shots,
+                                  Message("user", prompt)),
                         json_schema=verdict_schema(labels, notes), temperature=0.7, max_tokens=200,
                         n=k, seed=7)
 
