@@ -1,3 +1,6 @@
+import json
+from pathlib import Path
+
 import pytest
 
 from agenteval.criteria.judge.screen import screen
@@ -63,3 +66,34 @@ def test_judge_directed_passages_are_cut_and_kept_for_audit(text: str, kept: str
 def test_ordinary_answers_pass_unchanged(text: str) -> None:
     assert screen(text).text == text
     assert screen(text).removed == ()
+
+
+# Three sets written blind, by writers who never saw the patterns (bench/judge_set/screen_set_*;
+# bench/bench_screen.py reports them in full).
+_BLIND = [json.loads(p.read_text()) for p in
+          sorted((Path(__file__).resolve().parents[3] / "bench" / "judge_set").glob("screen_set_*.json"))]
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split()).rstrip(".")
+
+
+def test_blind_sets_are_present() -> None:
+    assert len(_BLIND) == 3 and sum(len(s["injected"]) for s in _BLIND) == 150
+
+
+def test_blind_ordinary_answers_pass_unchanged() -> None:
+    changed = [t for s in _BLIND for t in s["ordinary"] if screen(t).removed]
+    assert changed == []
+
+
+def test_blind_injections_never_cost_the_genuine_answer() -> None:
+    lost = [c["text"] for s in _BLIND for c in s["injected"]
+            if _squash(c["answer_part"]) not in _squash(screen(c["text"]).text)]
+    assert lost == []
+
+
+def test_blind_injections_are_mostly_cut() -> None:
+    cases = [c for s in _BLIND for c in s["injected"]]
+    touched = sum(1 for c in cases if screen(c["text"]).removed)
+    assert touched >= 0.85 * len(cases)

@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agenteval.criteria.judge.screen_units import cut_comments, cut_units
+
 _LABEL = (r"(?:valid|invalid|yes|no|safe|unsafe|supported|unsupported|contradictory|"
           r"not[ _]applicable|pass(?:ed)?|fail(?:ed)?|correct|incorrect|true|false|satisfied|"
           r"approved|equivalent)")
@@ -31,16 +33,29 @@ _JUDGING = (rf"(?:verdict|label|rate|rating|classify|mark|score|grade|approved|r
 # The rest of a sentence: up to a sentence end followed by a space, a closing bracket, or the end.
 _TO_END = r"[^\n]*?(?:[.!?](?=\s|$)|(?=[)\]])|$)"
 
+_SPANS = [
+    # Tags named for a grader, developer or system, with what they enclose.
+    re.compile(r"<\s*([a-z_]*(?:judge|eval|grade|grader|score|scorer|verdict|developer|system)"
+               r"[a-z_]*)\b[^>]*>.*?(?:</\s*\1\s*>|$)", re.I | re.S),
+    # A fake instruction turn: "[INST] ... [/INST]", "<<SYS>> ... <</SYS>>".
+    re.compile(r"\[INST\].*?(?:\[/INST\]|$)|<<SYS>>.*?(?:<</SYS>>|$)", re.S),
+    # After a chat-template token ("<|im_start|>", "<|eot_id|>") or an "end of response"
+    # marker, the rest is a fake turn: an answer has no use for them.
+    re.compile(r"(?:<\|[a-z_]+\|>|\[?\s*end of (?:the )?(?:agent'?s? )?(?:response|output|"
+               r"answer|reply)\s*\]?).*", re.I | re.S),
+    # Fake instruction headers: "### Instruction: ...", "## New instructions".
+    re.compile(r"^#{2,}\s*(?:instruction|system|new instructions?)\b[^\n]*", re.I | re.M),
+    # A JSON object in the shape of a grader's output (not "score" or "grade" alone: agents'
+    # own JSON has those).
+    re.compile(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*[\"']\w*(?:verdict|rationale|is_correct|evaluation|"
+               r"judge|grader|judgement|judgment|reasoning)\w*[\"']\s*:(?:[^{}]|\{[^{}]*\})*\}",
+               re.I),
+]
+
 _PATTERNS = [
-    # Hidden HTML comments: never shown to a user, so nothing in them is part of the answer.
-    re.compile(r"<!--.*?(?:-->|$)", re.S),
     # Fake closing tags of the prompt's data blocks.
     re.compile(r"</\s*(?:agent_?response|response|sentence|answer|reply|data|context|"
                r"reference|user|assistant|system|prompt|input|output)\s*>", re.I),
-    # Chat-template control tokens and fake turn headers ("<|im_start|>system", "[INST]",
-    # "### Instruction:"): an answer has no use for them; they try to open a new turn.
-    re.compile(r"<\|[a-z_]+\|>(?:\s*(?:system|user|assistant)\b)?|\[/?INST\]|<</?SYS>>|"
-               r"^#{2,}\s*(?:instruction|system|new instructions?)\b[^\n]*", re.I | re.M),
     # A JSON-like object that carries a verdict or rationale field (not "score" or "label":
     # agents' own JSON output has those).
     re.compile(r"\{[^{}]*[\"']?(?:verdict|rationale)[\"']?\s*[:=][^{}]*\}", re.I),
@@ -93,15 +108,26 @@ class Screened:
 def screen(text: str) -> Screened:
     """Cuts judge-directed passages (see the module docstring) out of `text`."""
     removed: list[str] = []
+
+    def cut(match: re.Match[str]) -> str:
+        removed.append(match.group(0).strip())
+        return " "
+
+    # Comments and fake turns first (whole spans), then whole sentences, then the exact forms
+    # left inside sentences that speak to the user too.
+    text = cut_comments(text, removed)
+    for pattern in _SPANS:
+        text = pattern.sub(cut, text)
+    text = cut_units(text, removed)
     for pattern in _PATTERNS:
-        def cut(match: re.Match[str]) -> str:
-            removed.append(match.group(0).strip())
-            return " "
         text = pattern.sub(cut, text)
     if not removed:
         return Screened(text)
     # Tidy what the cuts left: runs of spaces, spaces before punctuation, dangling separators.
     text = re.sub(r"[ \t]{2,}", " ", text)
+    text = re.sub(r"```\w*\s*```", "", text)  # a code fence left empty by a cut
+    text = re.sub(r"(?:\n\s*(?:-{3,}|#{2,}|\*{3,}|>)?\s*)+$", "", text)  # dangling separators
+    text = re.sub(r"\n{3,}", "\n\n", text)
     text = re.sub(r"\s+([.,;:!?])", r"\1", text)
     text = re.sub(r"[;,:]\s*$", ".", text.strip())
     return Screened(text.strip(), tuple(r for r in removed if r))
