@@ -34,6 +34,9 @@ _JUDGING = (rf"(?:verdict|label|rate|rating|classify|mark|score|grade|approved|r
 _TO_END = r"[^\n]*?(?:[.!?](?=\s|$)|(?=[)\]])|$)"
 
 _SPANS = [
+    # Fake closing tags of the prompt's data blocks.
+    re.compile(r"</\s*(?:agent_?response|response|sentence|answer|reply|data|context|"
+               r"reference|user|assistant|system|prompt|input|output|conversation)\s*>", re.I),
     # Tags named for a grader, developer or system, with what they enclose.
     re.compile(r"<\s*([a-z_]*(?:judge|eval|grade|grader|score|scorer|verdict|developer|system)"
                r"[a-z_]*)\b[^>]*>.*?(?:</\s*\1\s*>|$)", re.I | re.S),
@@ -53,9 +56,6 @@ _SPANS = [
 ]
 
 _PATTERNS = [
-    # Fake closing tags of the prompt's data blocks.
-    re.compile(r"</\s*(?:agent_?response|response|sentence|answer|reply|data|context|"
-               r"reference|user|assistant|system|prompt|input|output)\s*>", re.I),
     # A JSON-like object that carries a verdict or rationale field (not "score" or "label":
     # agents' own JSON output has those).
     re.compile(r"\{[^{}]*[\"']?(?:verdict|rationale)[\"']?\s*[:=][^{}]*\}", re.I),

@@ -181,7 +181,7 @@ def _directed(f: str) -> bool:
 
 _MID_ADDRESS = re.compile(rf"\b(?:[\w-]+ )?(?:{_ROLE_WORDS})\W{{0,3}}(?:[\w-]+\W{{0,3}}){{0,3}}[:：,]",
                           re.I)
-_BOUNDARY = re.compile(r"[\]);:—–]|\s-\s")
+_BOUNDARY = re.compile(r"[\]);:—–.!?>]|\s-\s")
 
 
 def split_directed(unit: str) -> tuple[str, str]:
