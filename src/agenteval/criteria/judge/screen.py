@@ -56,9 +56,6 @@ _SPANS = [
 ]
 
 _PATTERNS = [
-    # A JSON-like object that carries a verdict or rationale field (not "score" or "label":
-    # agents' own JSON output has those).
-    re.compile(r"\{[^{}]*[\"']?(?:verdict|rationale)[\"']?\s*[:=][^{}]*\}", re.I),
     # A bracketed aside that speaks of verdicts, rubrics, graders or labels.
     re.compile(rf"[\[(][^\[\]()]*\b(?:{_ROLE}|{_SHARED_ROLE}|verdict|label|rate|classify|mark)\b[^\[\]()]*"
                rf"(?:[:=]|\b{_LABEL}\b)[^\[\]()]*[\])]", re.I),
