@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -22,7 +23,13 @@ from agenteval.datasets import (
 from agenteval.datasets.files import gc_paused, write_model
 from agenteval.reporting import case_table, invocation_details, repeat_table, summary
 from agenteval.runner import all_passed, score_recorded
-from agenteval.runner.job import check_judges, make_judge, resolve_config, with_judge_model
+from agenteval.runner.job import (
+    check_judges,
+    make_judge,
+    near_chance_judges,
+    resolve_config,
+    with_judge_model,
+)
 from agenteval.runner.sync import run_sync
 from agenteval.schema import EvalSet, EvalSetResult, EvalStatus
 from agenteval.store import load_result, record_run
@@ -95,6 +102,7 @@ def _score(expected_path: str, actual_path: str, config_file_path: str | None,
     check_judges(metrics, judge)
     console.print(f"Using criteria from {source or 'defaults'}: "
                   f"{', '.join(m.name for m in metrics if not m.spec.informational)}")
+    warn_near_chance(console, near_chance_judges(metrics))
     result = run_sync(score_recorded(expected, actual, metrics, actual_source=actual_path,
                                         policy=config.not_evaluated, judge=judge))
     if output:
@@ -120,3 +128,12 @@ def migrate_command(old: str, new: str, initial_session_file: str | None) -> int
     eval_set = migrate(old, new, initial_session_file)
     Console().print(f"Wrote {len(eval_set.eval_cases)} eval case(s) to {new}")
     return 0
+
+
+def warn_near_chance(console: Console, names: Sequence[str]) -> None:
+    """Says which criteria run on the embedded judge where its verdicts are near chance."""
+    for name in names:
+        console.print(f"[yellow]Note: {name} is judged by the embedded model, whose verdicts on "
+                      "rubric questions were near chance in agenteval's benchmark "
+                      "(bench/README.md); use --judge_model with a larger model for verdicts "
+                      "you rely on.[/]")
