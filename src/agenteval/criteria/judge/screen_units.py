@@ -174,7 +174,8 @@ def _directed(f: str) -> bool:
     if (len(f) <= 80 and _KV.search(f)) or _SCORE_REQUEST.search(f):
         return True
     judging = _JUDGING.search(f) is not None
-    if _SHARED_ROLE.search(f) and judging:
+    if _SHARED_ROLE.search(f) and (judging or _SHARED_ROLE.sub("", f).strip() == ""):
+        # ... or a bare "Assistant:" head, left behind once what it introduced was cut
         return True
     return _ROLE.search(f) is not None and judging and _ADDRESS.search(f) is not None
 
