@@ -15,6 +15,7 @@ from agenteval.criteria.base import CriterionResult, EvalContext
 from agenteval.criteria.judge import context, prompts
 from agenteval.criteria.judge import examples as judge_examples
 from agenteval.criteria.judge.base import Answered, JudgeCriterion, JudgeQuestion
+from agenteval.criteria.judge.screen import Screened
 from agenteval.schema import EvalMetricResultDetails, RubricsBasedCriterion, RubricScore
 from agenteval.schema.rubric import Rubric
 
@@ -42,23 +43,27 @@ class RubricCriterion(JudgeCriterion):
     criterion: RubricsBasedCriterion
     rubric_type: ClassVar[str] = ""
 
-    def prompt(self, ctx: EvalContext, index: int, rubric: str) -> str:
-        raise NotImplementedError
-
     examples: ClassVar[tuple[tuple[str, str], ...]] = ()  # solved examples (see `examples`)
 
-    def screened(self, ctx: EvalContext, index: int) -> tuple[str, ...]:
-        """Passages cut from the agent's text that the prompt of invocation `index` shows."""
-        return ()
+    def reply(self, ctx: EvalContext, index: int) -> Screened:
+        """The agent's text that the prompts of invocation `index` show, screened once for all
+        its rubrics; empty for criteria whose prompts show no agent text."""
+        return Screened("")
+
+    def prompt(self, ctx: EvalContext, index: int, rubric: str, reply: str) -> str:
+        raise NotImplementedError
 
     def rubrics_for(self, ctx: EvalContext, index: int) -> list[Rubric]:
         expected = ctx.expected[index].rubrics if ctx.expected and index < len(ctx.expected) else None
         return effective_rubrics(self.criterion, self.rubric_type, ctx.case_rubrics, expected or [])
 
     def questions(self, ctx: EvalContext) -> list[JudgeQuestion]:
-        qs = [JudgeQuestion(i, r.rubric_id, self.prompt(ctx, i, _text(r)),
-                            examples=self.examples, screened=self.screened(ctx, i))
-              for i in range(len(ctx.actual)) for r in self.rubrics_for(ctx, i)]
+        qs = []
+        for i in range(len(ctx.actual)):
+            reply = self.reply(ctx, i)
+            qs += [JudgeQuestion(i, r.rubric_id, self.prompt(ctx, i, _text(r), reply.text),
+                                 examples=self.examples, screened=reply.removed)
+                   for r in self.rubrics_for(ctx, i)]
         if not qs:
             untyped = [r.rubric_id for r in ctx.case_rubrics if r.type is None]
             hint = (f"; the case's rubrics {', '.join(untyped)} have no type (they need "
@@ -88,15 +93,14 @@ class RubricFinalResponseQuality(RubricCriterion):
     rubric_type = "FINAL_RESPONSE_QUALITY"
     examples = judge_examples.RUBRIC_FINAL_RESPONSE
 
-    def prompt(self, ctx: EvalContext, index: int, rubric: str) -> str:
-        inv = ctx.actual[index]
+    def reply(self, ctx: EvalContext, index: int) -> Screened:
         both = self.criterion.include_intermediate_responses_in_final
-        return prompts.rubric_final_response(context.user_text(inv), context.calls(inv),
-                                             context.agent_text(inv, both).text, rubric)
+        return context.agent_text(ctx.actual[index], both)
 
-    def screened(self, ctx: EvalContext, index: int) -> tuple[str, ...]:
-        both = self.criterion.include_intermediate_responses_in_final
-        return context.agent_text(ctx.actual[index], both).removed
+    def prompt(self, ctx: EvalContext, index: int, rubric: str, reply: str) -> str:
+        inv = ctx.actual[index]
+        return prompts.rubric_final_response(context.user_text(inv), context.calls(inv), reply,
+                                             rubric)
 
 
 class RubricToolUseQuality(RubricCriterion):
@@ -106,7 +110,7 @@ class RubricToolUseQuality(RubricCriterion):
     rubric_type = "TOOL_USE_QUALITY"
     examples = judge_examples.RUBRIC_TOOL_USE
 
-    def prompt(self, ctx: EvalContext, index: int, rubric: str) -> str:
+    def prompt(self, ctx: EvalContext, index: int, rubric: str, reply: str) -> str:
         inv = ctx.actual[index]
         return prompts.rubric_tool_use(context.user_text(inv), context.declarations(ctx.actual),
                                        context.calls(inv), rubric)
