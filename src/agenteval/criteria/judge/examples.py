@@ -12,8 +12,10 @@ benchmark set in bench/judge_set (other topics, other values).
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from agenteval.criteria.judge import prompts
+from agenteval.schema import FunctionCall, FunctionResponse
 
 
 def _reply(verdict: str, rationale: str) -> str:
@@ -55,8 +57,15 @@ FINAL_RESPONSE_MATCH: tuple[tuple[str, str], ...] = tuple(
 )
 
 
-def _call(name: str, args: dict[str, object], result: dict[str, object]) -> str:
-    return f"1. {name}({json.dumps(args, sort_keys=True)}) -> {json.dumps(result)}"
+def _calls(*calls: tuple[str, dict[str, Any], dict[str, Any]]) -> str:
+    """Tool calls with results, in the very form the real prompts show them."""
+    return prompts.calls_text([(FunctionCall(name=name, args=args),
+                                FunctionResponse(name=name, response=result))
+                               for name, args, result in calls])
+
+
+def _call(name: str, args: dict[str, Any], result: dict[str, Any]) -> str:
+    return _calls((name, args, result))
 
 
 _BALANCE = prompts.hallucination_context(
@@ -166,11 +175,6 @@ RUBRIC_FINAL_RESPONSE: tuple[tuple[str, str], ...] = tuple(
     (prompts.rubric_final_response(user, calls, response, rubric), _reply(verdict, why))
     for user, calls, response, rubric, verdict, why in _RUBRIC_FINAL
 )
-
-
-def _calls(*calls: tuple[str, dict[str, object], dict[str, object]]) -> str:
-    return "\n".join(f"{i}. {name}({json.dumps(args, sort_keys=True)}) -> {json.dumps(result)}"
-                     for i, (name, args, result) in enumerate(calls, 1)) or "none"
 
 
 _ALARM = "- set_alarm(time): Sets an alarm (24-hour HH:MM)."
