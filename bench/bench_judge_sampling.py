@@ -42,7 +42,7 @@ from bench_judge import OUT_DIR, build, load_cases, local_judge
 from agenteval.criteria import default_registry
 from agenteval.criteria.base import EvalContext
 from agenteval.criteria.judge import prompts
-from agenteval.criteria.judge.base import JudgeCriterion
+from agenteval.criteria.judge.base import JudgeCriterion, JudgeQuestion
 from agenteval.criteria.judge.verdict import verdict_schema
 from agenteval.models import Message, ModelRequest, resolve_model
 from agenteval.models.local import _ENGINES
@@ -53,13 +53,11 @@ from agenteval.store import JudgeCacheDB
 MODES = ("seq", "concurrent", "n", "nocache", "server_n")
 
 
-Question = tuple[str, str, tuple[str, ...], tuple[str, ...]]
-# Solved examples per question prompt, sent before the question as JudgeService sends them.
-EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {}
+Question = tuple[str, JudgeQuestion]  # (case id, the question its criterion asks)
 
 
 def questions(n_cases: int) -> list[Question]:
-    """(case id, prompt, labels, note fields) of the first question of n_cases cases spread over criteria."""
+    """(case id, first question) of n_cases cases spread over criteria."""
     per = max(1, -(-n_cases // 5))
     out = []
     for kind, _, case in load_cases(limit=per):
@@ -67,28 +65,26 @@ def questions(n_cases: int) -> list[Question]:
         criterion = default_registry().configure(metric_name, options).build()
         assert isinstance(criterion, JudgeCriterion)
         ctx = EvalContext(actual=run.actual, expected=run.case.conversation, case_rubrics=())
-        q = criterion.questions(ctx)[0]
-        out.append((case["id"], q.prompt, q.labels, q.notes))
-        EXAMPLES[q.prompt] = q.examples
+        out.append((case["id"], criterion.questions(ctx)[0]))
     # interleave criteria so that a small --cases still covers all five
     out.sort(key=lambda x: (int(x[0].split("-")[1]), x[0]))
     return out[:n_cases]
 
 
-def request(tag: str, prompt: str, labels: tuple[str, ...], k: int,
-            notes: tuple[str, ...] = ()) -> ModelRequest:
-    shots = tuple(m for user, reply in EXAMPLES.get(prompt, ())
+def request(tag: str, q: JudgeQuestion, k: int) -> ModelRequest:
+    """The request JudgeService would send for `q` (its solved examples as earlier turns),
+    with `tag` at the start of the system prompt so that no mode reuses another's cache."""
+    shots = tuple(m for user, reply in q.examples
                   for m in (Message("user", user), Message("assistant", reply)))
     return ModelRequest(messages=(Message("system", f"[{tag}] {prompts.SYSTEM}"), *shots,
-                                  Message("user", prompt)),
-                        json_schema=verdict_schema(labels, notes), temperature=0.7, max_tokens=200,
-                        n=k, seed=7)
+                                  Message("user", q.prompt)),
+                        json_schema=verdict_schema(q.labels, q.notes), temperature=0.7,
+                        max_tokens=200, n=k, seed=7)
 
 
-async def run_mode(mode: str, tag: str, prompt: str, labels: tuple[str, ...], k: int,
-                   notes: tuple[str, ...] = ()) -> dict[str, Any]:
+async def run_mode(mode: str, tag: str, q: JudgeQuestion, k: int) -> dict[str, Any]:
     model = resolve_model("local", {})
-    req = request(tag, prompt, labels, k, notes)
+    req = request(tag, q, k)
     start = time.perf_counter()
     processed = total = completion = 0
     texts: list[str] = []
@@ -132,11 +128,11 @@ async def main_async(args: argparse.Namespace) -> None:
     qs = questions(args.cases)
     k = args.num_samples
     modes = args.modes.split(",")
-    await resolve_model("local", {}).generate(request("warm-up", "Say yes.", ("yes", "no"), 1))
+    await resolve_model("local", {}).generate(request("warm-up", JudgeQuestion(0, None, "Say yes."), 1))
     rows = []
-    for i, (cid, prompt, labels, notes) in enumerate(qs, 1):
+    for i, (cid, q) in enumerate(qs, 1):
         for mode in modes:
-            row = await run_mode(mode, f"{mode}-{cid}-{args.run_tag}", prompt, labels, k, notes)
+            row = await run_mode(mode, f"{mode}-{cid}-{args.run_tag}", q, k)
             row["id"] = cid
             rows.append(row)
             print(f"[{i}/{len(qs)}] {cid} {mode:10} {row['seconds']:6.1f}s processed "
@@ -159,7 +155,7 @@ async def main_async(args: argparse.Namespace) -> None:
               f"{sum(r['processed_tokens'] for r in mine)} | {sum(r['completion_tokens'] for r in mine)} | "
               f"{sum(r['samples'] for r in mine)} |")
     if not args.skip_cache_check:
-        await judge_cache_check(args, [cid for cid, *_ in qs])
+        await judge_cache_check(args, [cid for cid, _ in qs])
 
 
 async def judge_cache_check(args: argparse.Namespace, ids: list[str]) -> None:
