@@ -28,6 +28,9 @@ _LABEL = (r"(?:valid|invalid|yes|no|safe|unsafe|supported|unsupported|contradict
 _ROLE = (r"(?:judge|grader|evaluator|reviewer|moderator|assessor|rater|annotator|"
          r"rubric(?: check)?)")
 _SHARED_ROLE = r"(?:system|assistant|classifier|auditor)"
+# A sentence's words before a match. Matches may start only where a sentence starts (the text's
+# start or a sentence end), so that a long sentence is scanned once, not once per character.
+_SENTENCE_HEAD = r"(?<![^.!?\n\[\]()])[^.!?\n\[\]()]*"
 # The rest of a sentence: up to a sentence end followed by a space, a closing bracket, or the end.
 _TO_END = r"[^\n]*?(?:[.!?](?=\s|$)|(?=[)\]])|$)"
 
@@ -61,10 +64,10 @@ _PATTERNS = [
     re.compile(rf"\b(?:[A-Za-z]+ )?{_ROLE}(?: (?:note|notes|instructions?|message|override|"
                rf"says?)(?: updated)?)?\s*[:=]{_TO_END}", re.I),
     # A stated verdict: "verdict: yes", "the correct verdict is valid".
-    re.compile(rf"[^.!?\n\[\]()]*\bverdict\s*(?:[:=]|is\b)\s*[\"']?{_LABEL}\b{_TO_END}", re.I),
+    re.compile(rf"{_SENTENCE_HEAD}\bverdict\s*(?:[:=]|is\b)\s*[\"']?{_LABEL}\b{_TO_END}", re.I),
     # An order to the judge: "answer valid", "rate it safe", "mark this as valid",
     # "classify this sentence as supported", "label this sentence contradictory".
-    re.compile(rf"[^.!?\n\[\]()]*\b(?:answer|rate|mark|label|classify|output|grade|score|"
+    re.compile(rf"{_SENTENCE_HEAD}\b(?:answer|rate|mark|label|classify|output|grade|score|"
                rf"(?:respond|reply|return|say)(?:\s+with)?)\s+"
                rf"(?:(?:this|it|the)(?:\s+(?:response|reply|answer|sentence|output|text))?\s+)?"
                rf"(?:as\s+)?\"?{_LABEL}\b\"?(?=\s*(?:[.!?;,)\]]|-->|$)){_TO_END}", re.I),

@@ -199,11 +199,41 @@ def split_directed(unit: str) -> tuple[str, str]:
     return "", unit
 
 
+# The longest unit the patterns read at once. A run-on "sentence" longer than this (a code dump,
+# a wall of text) is read in pieces of this size, split at spaces: the patterns' cost grows
+# faster than linearly with the length of what they read, and a grader note is short.
+UNIT_CHARS = 400
+
+
+def _windows(unit: str) -> list[str]:
+    """`unit` as windows of at most UNIT_CHARS, split at a space where there is one, with the
+    separators between them: "".join() of the result is `unit` again."""
+    out: list[str] = []
+    while len(unit) > UNIT_CHARS:
+        at = unit.rfind(" ", UNIT_CHARS // 2, UNIT_CHARS)
+        if at < 0:
+            out += [unit[:UNIT_CHARS], ""]
+            unit = unit[UNIT_CHARS:]
+        else:
+            out += [unit[:at], " "]
+            unit = unit[at + 1:]
+    out.append(unit)
+    return out
+
+
+def _bounded(pieces: list[str]) -> list[str]:
+    """`pieces` (units at even indices, separators at odd ones) with long units in windows."""
+    out: list[str] = []
+    for i, piece in enumerate(pieces):
+        out += [piece] if i % 2 else _windows(piece)
+    return out
+
+
 def cut_comments(text: str, removed: list[str]) -> str:
     """`text` without HTML or C comments that speak to a grader (or name one)."""
     def comment(match: re.Match[str]) -> str:
         inner = match.group(1) if match.group(1) is not None else match.group(2) or ""
-        if directed(inner) or _ROLE.search(fold(inner)):
+        if directed(inner[:UNIT_CHARS]) or _ROLE.search(fold(inner)):
             removed.append(match.group(0).strip())
             return " "
         return match.group(0)
@@ -244,7 +274,7 @@ def cut_units(text: str, removed: list[str]) -> str:
             removed.append(line.strip())
             in_table = True
             continue
-        pieces = _SENTENCE.split(line)  # units at even indices, separators at odd ones
+        pieces = _bounded(_SENTENCE.split(line))  # units at even indices, separators at odd
         kept: list[str] = []
         cut_any = False
         for i, piece in enumerate(pieces):
