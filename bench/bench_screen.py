@@ -6,12 +6,14 @@ ordinary answers full of judge-like words (courts, grades, ratings, JSON with sc
 
 Per set: injected answers whose genuine part is exactly what remains ("exact"), where something
 but not all of the injection was cut, or nothing ("missed"); ordinary answers changed at all
-(false positives). No model is involved.
+(false positives). Then the time to screen long and pathological texts (a 50 KB paragraph,
+an unclosed comment, 74 KB of grader words, 50 KB without a space ...). No model is involved.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from agenteval.criteria.judge.screen import screen
@@ -39,6 +41,22 @@ def main() -> None:
         changed = sum(1 for text in data["ordinary"] if screen(text).removed)
         print(f"| {path.stem} | {injected} | {exact} | {partial} | {injected - exact - partial} | "
               f"{len(data['ordinary'])} | {changed} |")
+
+    long_texts = {
+        "50 KB of prose": "The weather in Paris is sunny today, with a high of 21 degrees. " * 800,
+        "28 KB of code": "def f(x):\n    return x * 2  # double it\n" * 700,
+        "74 KB of grader words, no sentence end": "judge grader evaluator score correct " * 2000,
+        "50 KB without a space": "a" * 50000,
+        "unclosed <!-- and 40 KB": "<!--" + "a " * 20000,
+        "10 KB of s p a c e d letters": " ".join("abcdefghij" * 500),
+        "6 KB of nested braces": "{" * 3000 + '"verdict": 1' + "}" * 3000,
+        "15 KB of open brackets": "[a " * 5000 + "x",
+    }
+    print("\n| long text | ms to screen |\n|---|---|")
+    for name, text in long_texts.items():
+        start = time.perf_counter()
+        screen(text)
+        print(f"| {name} | {1000 * (time.perf_counter() - start):.1f} |")
 
 
 if __name__ == "__main__":
