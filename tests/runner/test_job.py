@@ -1,6 +1,3 @@
-from rich.console import Console
-
-from agenteval.cli.commands import warn_near_chance
 from agenteval.criteria import default_registry
 from agenteval.runner.job import near_chance_judges, with_judge_model
 
@@ -25,11 +22,3 @@ def test_rubric_criteria_on_the_embedded_judge_are_flagged() -> None:
 
 def test_a_larger_judge_is_not_flagged() -> None:
     assert near_chance_judges(_metrics("ollama:qwen2.5:14b")) == []
-
-
-def test_the_cli_note_names_the_criterion_and_the_way_out() -> None:
-    console = Console(record=True, width=300, color_system=None)
-    warn_near_chance(console, ["rubric_based_tool_use_quality_v1"])
-    text = console.export_text()
-    assert "rubric_based_tool_use_quality_v1 is judged by the embedded model" in text
-    assert "--judge_model" in text
