@@ -50,6 +50,7 @@ class HallucinationsV1(JudgeCriterion):
             if self.criterion.evaluate_intermediate_nl_responses:
                 texts = [t for _, t in inv.intermediate_texts()] + texts
             n = 0
+            cuts: tuple[str, ...] = ()
             for text in texts:
                 screened = screen(text)  # judge-directed passages are no claims to check
                 for sentence in sentences(screened.text):
@@ -59,6 +60,10 @@ class HallucinationsV1(JudgeCriterion):
                                             positive=frozenset({"supported", "not_applicable"}),
                                             examples=examples.HALLUCINATIONS,
                                             screened=screened.removed))
+                cuts += screened.removed
+            if n == 0 and cuts:
+                raise ValueError(f"invocation {i}: nothing left to check once the text addressed "
+                                 f"to the judge was cut ({'; '.join(repr(c) for c in cuts)})")
         return qs
 
     def combine(self, ctx: EvalContext, answered: Sequence[Answered]) -> CriterionResult:
