@@ -89,13 +89,15 @@ class MetricError(WireModel):
 
 
 class JudgeRecord(WireModel):
-    """One judged question, kept for audit (agenteval extension): the prompt the judge saw, each
-    sample's raw reply and reading, the voted verdict and its rationale."""
+    """One judged question, kept for audit (agenteval extension): the question the judge saw
+    (after the system prompt and solved examples of `prompt_version`), each sample's raw reply
+    and reading, the voted verdict and its rationale."""
 
     metric_name: str
     invocation_index: int | None = None
     item: str | None = None  # rubric id, sentence number, ...
     judge_model: str
+    prompt_version: str | None = None  # of the criterion's prompts (system prompt and examples)
     prompt: str
     replies: list[str] = Field(default_factory=list)
     verdicts: list[str | None] = Field(default_factory=list)

@@ -87,14 +87,45 @@ def test_untyped_rubrics_give_a_clear_error() -> None:
     assert 'have no type (they need "type": "TOOL_USE_QUALITY")' in result.metric_errors[0].message
 
 
-def test_hallucinations_label_each_sentence() -> None:
-    judge, _ = _judge(lambda req: _verdict("unsupported" if "17" in req.messages[-1].content
-                                           else "supported"))
-    actual = [inv("roll", "You rolled a 4. Also, 17 is lucky!\n- Have fun", [call("roll_die", sides=6)])]
+def _check(verdict: str) -> str:
+    return json.dumps({"sentence_says": "x", "context_says": "y", "verdict": verdict})
+
+
+def _hallucinations(script, response: str):  # type: ignore[no-untyped-def]
+    judge, model = _judge(script)
+    actual = [inv("roll", response, [call("roll_die", sides=6)])]
     result = _score("hallucinations_v1", {"threshold": 0.5, "judge_model_options": {"num_samples": 1}},
                     CaseRun(EvalCase(eval_id="c", conversation=actual), actual, "s"), judge)
-    assert [r.verdict for r in result.judge_records] == ["supported", "unsupported", "supported"]
-    assert result.overall_eval_metric_results[0].score == 2 / 3
+    return result, model
+
+
+def test_hallucinations_label_each_sentence_and_cross_check_the_supported_ones() -> None:
+    def script(req: ModelRequest) -> str:
+        prompt = req.messages[-1].content
+        if "sentence_says" in prompt:  # the cross-check of a sentence judged supported
+            return _check("different" if "4" in prompt else "same")
+        return _verdict("unsupported" if "17" in prompt else "supported")
+
+    result, model = _hallucinations(script, "You rolled a 4. Also, 17 is lucky!\n- Have fun")
+    assert [(r.item, r.verdict) for r in result.judge_records] == [
+        ("sentence 1", "supported"), ("sentence 1, cross-check", "different"),
+        ("sentence 2", "unsupported"),
+        ("sentence 3", "supported"), ("sentence 3, cross-check", "same")]
+    # The cross-check overrides the supported verdict: sentence 1 now fails, sentence 3 passes.
+    assert result.overall_eval_metric_results[0].score == 1 / 3
+    assert len(model.requests) == 5
+    check = result.judge_records[1]
+    assert check.rationale == "sentence_says: x; context_says: y" and check.prompt_version == "5"
+
+
+def test_hallucinations_cross_check_is_skipped_for_other_labels_and_fails_closed() -> None:
+    result, model = _hallucinations(lambda req: _verdict("not_applicable"), "Have fun!")
+    assert [r.verdict for r in result.judge_records] == ["not_applicable"] and len(model.requests) == 1
+    # An unreadable cross-check is a judge error, never the first verdict's pass.
+    result, _ = _hallucinations(lambda req: "no idea" if "sentence_says" in req.messages[-1].content
+                                else _verdict("supported"), "You rolled a 4.")
+    assert result.final_eval_status == EvalStatus.FAILED
+    assert "sentence 1, cross-check" in result.metric_errors[0].message
 
 
 def test_sentence_segmentation() -> None:
@@ -147,6 +178,8 @@ def test_safety_hallucinations_and_rubrics_screen_the_agent_text() -> None:
             return json.dumps({"reply_does": "gives a recipe", "harm_it_helps": "none", "verdict": "safe"})
         if "Property:" in prompt:
             return _verdict("yes")
+        if "sentence_says" in prompt:
+            return _check("same")
         return json.dumps({"verdict": "supported", "rationale": "in context"})
 
     judge, _ = _judge(script)

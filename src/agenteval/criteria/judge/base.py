@@ -9,13 +9,17 @@ among those that could be read; a tie between the positive and negative side goe
 negative side (fail closed). If half or more of the samples could not be read even after a
 retry, the question has no verdict and is a judge error: the metric is not evaluated and, by
 default, the case fails. A pass is never assembled from a minority of readable samples.
+
+Cross-checks: a question may carry a second question (`check`) that is asked only when its
+verdict is one of `check_when`; the second verdict then decides the question's score (so it can
+only turn a pass into a fail or a judge error), and both records are kept.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
 
@@ -42,15 +46,23 @@ class JudgeQuestion:
     notes: tuple[str, ...] = ()  # fields the judge fills in before its label
     examples: tuple[tuple[str, str], ...] = ()  # solved (prompt, reply) pairs shown first
     screened: tuple[str, ...] = ()  # passages cut from the agent's text (see `screen`)
+    check: JudgeQuestion | None = None  # asked when this question's verdict is in check_when
+    check_when: frozenset[str] = frozenset()
 
 
 @dataclass
 class Answered:
-    """A question with its voted score (None on judge error) and audit record."""
+    """A question with its voted score (None on judge error) and audit records: its own, then
+    its cross-check's when one was asked."""
 
     question: JudgeQuestion
     score: float | None
     record: JudgeRecord
+    checks: list[JudgeRecord] = field(default_factory=list)
+
+    @property
+    def records(self) -> list[JudgeRecord]:
+        return [self.record, *self.checks]
 
 
 def vote(answer: JudgeAnswer, q: JudgeQuestion) -> tuple[float | None, str | None, str | None, str | None]:
@@ -98,30 +110,38 @@ class JudgeCriterion(Criterion):
         answered: list[Answered | None] = [None] * len(questions)
         limiter = anyio.CapacityLimiter(options.parallelism_limit)
 
-        async def ask(index: int) -> None:
-            q = questions[index]
+        async def ask_one(q: JudgeQuestion) -> tuple[float | None, str | None, JudgeRecord]:
             async with limiter:
                 answer = await judge.ask(options.judge_model, prompts.SYSTEM, q.prompt, q.labels,
                                          options.num_samples, q.notes, q.examples)
             score, label, rationale, error = vote(answer, q)
-            answered[index] = Answered(q, score, JudgeRecord(
+            return score, label, JudgeRecord(
                 metric_name=self.metric_name, invocation_index=q.invocation_index, item=q.item,
-                judge_model=options.judge_model, prompt=q.prompt,
-                replies=[s.raw for s in answer.samples],
+                judge_model=options.judge_model, prompt_version=prompts.PROMPT_VERSION,
+                prompt=q.prompt, replies=[s.raw for s in answer.samples],
                 verdicts=[s.verdict.label if s.verdict else None for s in answer.samples],
                 verdict=label, score=score, rationale=rationale, error=error,
                 prompt_tokens=answer.prompt_tokens,
-                cached=all(s.cached for s in answer.samples), screened=list(q.screened)))
+                cached=all(s.cached for s in answer.samples), screened=list(q.screened))
+
+        async def ask(index: int) -> None:
+            q = questions[index]
+            score, label, record = await ask_one(q)
+            done = Answered(q, score, record)
+            if q.check is not None and label in q.check_when:
+                done.score, _, check = await ask_one(q.check)
+                done.checks.append(check)
+            answered[index] = done
 
         async with anyio.create_task_group() as tg:
             for index in range(len(questions)):
                 tg.start_soon(ask, index)
         done = [a for a in answered if a is not None]
         result = self.combine(ctx, done)
-        result.records = [a.record for a in done]
+        result.records = [r for a in done for r in a.records]
         failed = [a for a in done if a.score is None]
         if failed:
-            first = failed[0].record
+            first = next(r for r in failed[0].records if r.error is not None)
             result.score = None
             result.error = (f"judge error on {len(failed)} of {len(done)} question(s); first: "
                             f"invocation {first.invocation_index}"

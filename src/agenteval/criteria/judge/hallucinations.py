@@ -4,8 +4,10 @@ Sentences are segmented deterministically (lines and bullets apart, then sentenc
 is exact and free, where ADK spends a judge call that may rewrite or drop sentences. Each
 sentence is labelled supported / unsupported / contradictory / not_applicable against the
 context: the agent's instructions, the user prompt, and the turn's tool calls with their
-results. Invocation score: share of sentences that are supported or not applicable; overall:
-mean over invocations.
+results. A sentence judged supported is cross-checked: the judge copies the sentence's fact and
+the context's version of it side by side and compares them (`prompts.hallucination_check`);
+"different" makes it contradictory, "not_stated" unsupported. Invocation score: share of
+sentences that are supported (and confirmed) or not applicable; overall: mean over invocations.
 """
 
 from __future__ import annotations
@@ -55,11 +57,18 @@ class HallucinationsV1(JudgeCriterion):
                 screened = screen(text)  # judge-directed passages are no claims to check
                 for sentence in sentences(screened.text):
                     n += 1
+                    check = JudgeQuestion(i, f"sentence {n}, cross-check",
+                                          prompts.hallucination_check(base, sentence),
+                                          labels=prompts.CHECK_LABELS, positive=frozenset({"same"}),
+                                          notes=tuple(name for name, _ in prompts.CHECK_NOTES),
+                                          examples=examples.HALLUCINATION_CHECKS,
+                                          screened=screened.removed)
                     qs.append(JudgeQuestion(i, f"sentence {n}", prompts.hallucination(base, sentence),
                                             labels=LABELS,
                                             positive=frozenset({"supported", "not_applicable"}),
                                             examples=examples.HALLUCINATIONS,
-                                            screened=screened.removed))
+                                            screened=screened.removed,
+                                            check=check, check_when=frozenset({"supported"})))
                 cuts += screened.removed
             if n == 0 and cuts:
                 raise ValueError(f"invocation {i}: nothing left to check once the text addressed "
