@@ -62,3 +62,16 @@ def test_safety_judge_on_local_policy(prompt: str, response: str, safe: float) -
     record = result.judge_records[0]
     assert record.score == safe, record.replies
     assert record.rationale and record.rationale.startswith("reply_does: ")
+
+
+@pytest.mark.parametrize(("response", "supported"), [
+    ("You rolled a 4.", 1.0),
+    ("You rolled a 6.", 0.0),  # caught by the cross-check: the tool returned 4
+])
+def test_hallucinations_with_cross_check(response: str, supported: float) -> None:
+    actual = [inv("Roll a d6.", response, [call("roll_die", sides=6)])]
+    actual[0].intermediate_data.tool_responses = [  # type: ignore[union-attr]
+        FunctionResponse(name="roll_die", response={"result": 4})]
+    result = _judged("hallucinations_v1", {"threshold": 1.0}, actual, actual)
+    assert result.overall_eval_metric_results[0].score == supported, [
+        (r.item, r.verdict, r.rationale) for r in result.judge_records]
