@@ -165,8 +165,11 @@ def invocation_details(case: EvalCaseResult) -> RenderableType:
             for r in verdicts:
                 label = f"{r.metric_name}{f' [{r.item}]' if r.item else ''}: "
                 lines.append(label, style="bold")
-                style = "green" if r.score == 1.0 else "red" if r.score == 0.0 else "yellow"
-                lines.append(f"{r.verdict or 'no verdict'}", style=style)
+                if r.step and not r.error:  # a preparatory note, not a verdict
+                    lines.append(r.step, style="cyan")
+                else:
+                    style = "green" if r.score == 1.0 else "red" if r.score == 0.0 else "yellow"
+                    lines.append(f"{r.verdict or 'no verdict'}", style=style)
                 lines.append(f" — {r.rationale or r.error or ''}\n")
                 if r.screened:
                     cut = "; ".join(repr(c) for c in r.screened)

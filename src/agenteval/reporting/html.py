@@ -133,7 +133,7 @@ def _judge(records: Sequence[JudgeRecord], limit: int) -> str:
             replies = "\n---\n".join(r.replies)
             audit = (f"<details><summary>judge prompt and replies ({_e(r.judge_model)})</summary>"
                      f"<pre>{_e(r.prompt, limit)}</pre><hr><pre>{_e(replies, limit)}</pre></details>")
-        verdict = _e(r.verdict or "no verdict")
+        verdict = _e(r.step if r.step and not r.error else r.verdict or "no verdict")
         rationale = _e(r.rationale or r.error or "", limit)
         if r.screened:
             cut = "; ".join(repr(c) for c in r.screened)

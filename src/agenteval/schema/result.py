@@ -97,6 +97,7 @@ class JudgeRecord(WireModel):
     invocation_index: int | None = None
     item: str | None = None  # rubric id, sentence number, ...
     judge_model: str
+    step: str | None = None  # a preparatory call (no verdict): "requirement"; None for a verdict
     prompt_version: str | None = None  # of the criterion's prompts (system prompt and examples)
     prompt: str
     replies: list[str] = Field(default_factory=list)

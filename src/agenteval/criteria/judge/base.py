@@ -90,6 +90,22 @@ class JudgeCriterion(Criterion):
         """The questions to ask for this case."""
         raise NotImplementedError
 
+    async def aquestions(self, ctx: EvalContext) -> tuple[list[JudgeQuestion], list[JudgeRecord]]:
+        """The questions, and the records of any preparatory judge calls they were built from
+        (a record with an `error` there makes the criterion a judge error). Default: `questions`."""
+        return self.questions(ctx), []
+
+    def record(self, q: JudgeQuestion, answer: JudgeAnswer) -> JudgeRecord:
+        """The audit record of one answered question, before voting (no verdict yet)."""
+        options = self.criterion.judge_model_options
+        return JudgeRecord(
+            metric_name=self.metric_name, invocation_index=q.invocation_index, item=q.item,
+            judge_model=options.judge_model, prompt_version=prompts.PROMPT_VERSION,
+            prompt=q.prompt, replies=[s.raw for s in answer.samples],
+            verdicts=[s.verdict.label if s.verdict else None for s in answer.samples],
+            prompt_tokens=answer.prompt_tokens, cached=all(s.cached for s in answer.samples),
+            screened=list(q.screened))
+
     def combine(self, ctx: EvalContext, answered: Sequence[Answered]) -> CriterionResult:
         """Per invocation: mean of its questions' scores; overall: mean over all questions
         pooled (so, as in ADK, an invocation with more rubrics weighs more)."""
@@ -104,8 +120,8 @@ class JudgeCriterion(Criterion):
             raise RuntimeError("no judge service was given to the scorer")
         judge = ctx.judge
         options = self.criterion.judge_model_options
-        questions = self.questions(ctx)
-        if not questions:
+        questions, premises = await self.aquestions(ctx)
+        if not questions and not premises:
             raise ValueError("nothing to judge (no rubrics or no responses)")
         answered: list[Answered | None] = [None] * len(questions)
         limiter = anyio.CapacityLimiter(options.parallelism_limit)
@@ -115,14 +131,9 @@ class JudgeCriterion(Criterion):
                 answer = await judge.ask(options.judge_model, prompts.SYSTEM, q.prompt, q.labels,
                                          options.num_samples, q.notes, q.examples)
             score, label, rationale, error = vote(answer, q)
-            return score, label, JudgeRecord(
-                metric_name=self.metric_name, invocation_index=q.invocation_index, item=q.item,
-                judge_model=options.judge_model, prompt_version=prompts.PROMPT_VERSION,
-                prompt=q.prompt, replies=[s.raw for s in answer.samples],
-                verdicts=[s.verdict.label if s.verdict else None for s in answer.samples],
-                verdict=label, score=score, rationale=rationale, error=error,
-                prompt_tokens=answer.prompt_tokens,
-                cached=all(s.cached for s in answer.samples), screened=list(q.screened))
+            record = self.record(q, answer)
+            record.verdict, record.score, record.rationale, record.error = label, score, rationale, error
+            return score, label, record
 
         async def ask(index: int) -> None:
             q = questions[index]
@@ -138,12 +149,14 @@ class JudgeCriterion(Criterion):
                 tg.start_soon(ask, index)
         done = [a for a in answered if a is not None]
         result = self.combine(ctx, done)
-        result.records = [r for a in done for r in a.records]
-        failed = [a for a in done if a.score is None]
+        result.records = [*premises, *(r for a in done for r in a.records)]
+        failed = [r for r in premises if r.error] + [
+            next(r for r in a.records if r.error is not None) for a in done if a.score is None]
         if failed:
-            first = next(r for r in failed[0].records if r.error is not None)
+            first = failed[0]
             result.score = None
-            result.error = (f"judge error on {len(failed)} of {len(done)} question(s); first: "
+            result.error = (f"judge error on {len(failed)} of {len(done) + len(premises)} "
+                            "question(s); first: "
                             f"invocation {first.invocation_index}"
                             f"{f', {first.item}' if first.item else ''}: {first.error}")
         return result

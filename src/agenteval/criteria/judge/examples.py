@@ -169,71 +169,117 @@ SAFETY: tuple[tuple[str, str], ...] = tuple(
 _RATE = _call("get_exchange_rate", {"from": "USD", "to": "JPY"}, {"rate": 151.2})
 _TABLE = _call("book_table", {"party": 4, "time": "19:30"}, {"confirmed": True, "code": "T-19"})
 _DELETE = _call("delete_file", {"path": "report.docx"}, {"ok": False, "error": "permission denied"})
-# (user prompt, calls, response, property, verdict, rationale)
+_MUSEUMS = _call("open_museums", {"date": "today"}, {"open": ["Louvre", "Orsay", "Rodin"]})
+
+
+def _required(text: str) -> str:
+    return json.dumps({prompts.REQUIRED: text}, ensure_ascii=False)
+
+
+# Final-response rubrics, step 1: (user prompt, calls, property, the concrete requirement)
+_REQUIREMENTS = (
+    ("Dollar to yen?", _RATE, "The response states the rate returned by the tool.",
+     "the rate 151.2 JPY per USD"),
+    ("Book a table for 4 at 7:30 pm.", _TABLE, "The response gives the booking code.",
+     "the booking code T-19"),
+    ("Why hasn't my order shipped yet?!", "none", "The response is polite and empathetic.",
+     "polite, empathetic wording that acknowledges the user's frustration"),
+    ("Quelle est la capitale du Pérou ?", "none", "The response is written in French.",
+     "the whole reply in French"),
+    ("Delete report.docx.", _DELETE, "The response reports the tool's outcome correctly.",
+     "that deleting report.docx failed (permission denied)"),
+    ("List the three largest planets.", "none", "The response is at most one sentence long.",
+     "one sentence or less"),
+    ("Which museums are open today?", _MUSEUMS, "The response names every museum the tool returned.",
+     "the museums Louvre, Orsay and Rodin"),
+    ("My router keeps dropping the connection.", "none",
+     "The response tells the user what to do if the problem continues.",
+     "a next step for the user if the problem continues"),
+)
+
+RUBRIC_REQUIREMENTS: tuple[tuple[str, str], ...] = tuple(
+    (prompts.rubric_requirement(user, calls, rubric), _required(required))
+    for user, calls, rubric, required in _REQUIREMENTS
+)
+
+# Step 2: (agent reply, requirement, the reply's words for it, verdict)
 _RUBRIC_FINAL = (
-    ("Dollar to yen?", _RATE, "1 USD is 151.2 JPY today.",
-     "The response states the rate returned by the tool.", "yes", "151.2 as the tool says."),
-    ("Dollar to yen?", _RATE, "1 USD buys about 115 yen.",
-     "The response states the rate returned by the tool.", "no", "115 is not the tool's 151.2."),
-    ("Book a table for 4 at 7:30 pm.", _TABLE, "Your table for four at 7:30 pm is confirmed.",
-     "The response gives the booking code.", "no", "The code T-19 is missing."),
-    ("Why hasn't my order shipped yet?!",
-     _call("order_status", {"order_id": "A17"}, {"status": "packing"}),
-     "It's being packed. Be patient.", "The response is polite and empathetic.", "no",
-     "Curt; no empathy."),
-    ("Quelle est la capitale du Pérou ?", "none", "The capital of Peru is Lima.",
-     "The response is written in French.", "no", "It is written in English."),
-    ("List the three largest planets.", "none", "Jupiter, Saturn and Uranus.",
-     "The response is at most one sentence long.", "yes", "One sentence."),
-    ("Delete report.docx.", _DELETE, "The file has been deleted.",
-     "The response reports the tool's outcome correctly.", "no",
-     "The tool failed (permission denied)."),
-    ("You sent it to my old address!", _call("update_address", {"order_id": "B2"}, {"ok": True}),
-     "Sorry about the mix-up! I've corrected the address.", "The response apologises.", "yes",
-     "It says sorry."),
+    ("1 USD buys about 115 yen.", "the rate 151.2 JPY per USD", "1 USD buys about 115 yen.", "fails"),
+    ("1 USD is 151.2 JPY today.", "the rate 151.2 JPY per USD", "151.2 JPY", "meets"),
+    ("Your table for four at 7:30 pm is confirmed.", "the booking code T-19", "nothing", "fails"),
+    ("It's being packed. Be patient.",
+     "polite, empathetic wording that acknowledges the user's frustration", "Be patient.", "fails"),
+    ("The capital of Peru is Lima.", "the whole reply in French", "The capital of Peru is Lima.",
+     "fails"),
+    ("Sorry about the mix-up! I've corrected the address.", "an apology", "Sorry about the mix-up!",
+     "meets"),
+    ("The file has been deleted.", "that deleting report.docx failed (permission denied)",
+     "The file has been deleted.", "fails"),
+    ("Jupiter, Saturn and Uranus.", "one sentence or less", "Jupiter, Saturn and Uranus.", "meets"),
+    ("Open today: the Louvre and the Orsay.", "the museums Louvre, Orsay and Rodin",
+     "the Louvre and the Orsay", "fails"),
+    ("Restart it and wait two minutes. If it still drops, call us and we'll send a technician.",
+     "a next step for the user if the problem continues",
+     "If it still drops, call us and we'll send a technician.", "meets"),
 )
 
 RUBRIC_FINAL_RESPONSE: tuple[tuple[str, str], ...] = tuple(
-    (prompts.rubric_final_response(user, calls, response, rubric), _reply(verdict, why))
-    for user, calls, response, rubric, verdict, why in _RUBRIC_FINAL
+    (prompts.rubric_final_response(reply, required),
+     json.dumps({"reply_gives": gives, "verdict": verdict}, ensure_ascii=False))
+    for reply, required, gives, verdict in _RUBRIC_FINAL
 )
 
 
+_CURRENCY = "- convert_currency(amounts, to): Converts amounts in USD."
+_SUBSCRIPTION = "- get_subscription(id): Shows a subscription.\n- cancel_subscription(id): Cancels it."
 _ALARM = "- set_alarm(time): Sets an alarm (24-hour HH:MM)."
 _CALENDAR = ("- get_events(date): Lists calendar events.\n"
              "- delete_event(id): Deletes a calendar event.")
-# (declarations, user prompt, calls, property, verdict, rationale)
-_RUBRIC_TOOLS = (
-    ("- convert_currency(amounts, to): Converts amounts in USD.", "Convert 5, 12 and 30 USD to euros.",
-     _calls(("convert_currency", {"amounts": [5, 12, 30], "to": "EUR"}, {"eur": [4.6, 11.1, 27.7]})),
-     "The agent converts every amount the user gave.", "yes", "Meets it."),
-    ("- convert_currency(amounts, to): Converts amounts in USD.", "Convert 5, 12 and 30 USD to euros.",
-     _calls(("convert_currency", {"amounts": [5, 12], "to": "EUR"}, {"eur": [4.6, 11.1]})),
-     "The agent converts every amount the user gave.", "no", "30 is not converted."),
-    ("- get_subscription(id): Shows a subscription.\n- cancel_subscription(id): Cancels it.",
-     "Cancel my subscription S-9.", _calls(("cancel_subscription", {"id": "S-9"}, {"ok": True})),
-     "The agent checks the subscription before cancelling it.", "no",
-     "No get_subscription call before the cancel."),
-    (_ALARM, "Wake me at 6:45.", _calls(("set_alarm", {"time": "06:45"}, {"ok": True})),
-     "The agent passes the time the user asked for.", "yes", "Meets it."),
-    (_ALARM, "Wake me at 6:45.", _calls(("set_alarm", {"time": "07:45"}, {"ok": True})),
-     "The agent passes the time the user asked for.", "no", "07:45 is not 6:45."),
+_CONVERT_ALL = "convert_currency called with amounts 5, 12 and 30 (in one call or several), to EUR"
+_CHECK_FIRST = "get_subscription(id S-9) called before cancel_subscription(id S-9)"
+_ALARM_AT = "set_alarm with time 06:45"
+_READ_ONLY = "only get_events calls; no delete_event call"
+_TRANSLATE = "a translate call with text 'good night' and target German"
+
+# Tool-use rubrics, step 1: (declarations, user prompt, property, the concrete requirement)
+_TOOL_REQUIREMENTS = (
+    (_CURRENCY, "Convert 5, 12 and 30 USD to euros.", "The agent converts every amount the user gave.",
+     _CONVERT_ALL),
+    (_SUBSCRIPTION, "Cancel my subscription S-9.",
+     "The agent checks the subscription before cancelling it.", _CHECK_FIRST),
+    (_ALARM, "Wake me at 6:45.", "The agent passes the time the user asked for.", _ALARM_AT),
     (_CALENDAR, "What's in my calendar today?",
-     _calls(("get_events", {"date": "today"}, {"events": [{"id": "E1", "title": "Dentist"}]}),
+     "The agent only reads data, since the user only asked a question.", _READ_ONLY),
+    ("- translate(text, target): Translates text.", "Translate 'good night' into German.",
+     "The agent uses the translate tool.", _TRANSLATE),
+)
+
+TOOL_REQUIREMENTS: tuple[tuple[str, str], ...] = tuple(
+    (prompts.tool_requirement(user, declarations, rubric), _required(required))
+    for declarations, user, rubric, required in _TOOL_REQUIREMENTS
+)
+
+# Step 2: (calls, requirement, what the calls did, verdict)
+_RUBRIC_TOOLS = (
+    (_calls(("convert_currency", {"amounts": [5, 12], "to": "EUR"}, {"eur": [4.6, 11.1]})),
+     _CONVERT_ALL, "converted 5 and 12 only", "fails"),
+    (_calls(("convert_currency", {"amounts": [5], "to": "EUR"}, {"eur": [4.6]}),
+            ("convert_currency", {"amounts": [12, 30], "to": "EUR"}, {"eur": [11.1, 27.7]})),
+     _CONVERT_ALL, "converted 5, then 12 and 30, to EUR", "meets"),
+    (_calls(("cancel_subscription", {"id": "S-9"}, {"ok": True})), _CHECK_FIRST,
+     "cancelled S-9 without calling get_subscription first", "fails"),
+    (_calls(("set_alarm", {"time": "06:45"}, {"ok": True})), _ALARM_AT, "set_alarm with time 06:45",
+     "meets"),
+    (_calls(("set_alarm", {"time": "07:45"}, {"ok": True})), _ALARM_AT, "set_alarm with time 07:45",
+     "fails"),
+    (_calls(("get_events", {"date": "today"}, {"events": [{"id": "E1"}]}),
             ("delete_event", {"id": "E1"}, {"ok": True})),
-     "The agent only reads data, since the user only asked a question.", "no",
-     "delete_event changes data."),
-    ("- translate(text, target): Translates text.", "Translate 'good night' into German.", "none",
-     "The agent uses the translate tool.", "no", "No tool was called."),
-    ("- search_restaurants(cuisine): Finds restaurants.\n- book(id): Books a table.",
-     "Find a Thai place and book the best-rated one.",
-     _calls(("search_restaurants", {"cuisine": "thai"},
-             {"results": [{"id": "R1", "rating": 4.8}, {"id": "R2", "rating": 4.1}]}),
-            ("book", {"id": "R1"}, {"ok": True})),
-     "The agent books the best-rated restaurant the search returned.", "yes", "Meets it."),
+     _READ_ONLY, "get_events, then delete_event E1", "fails"),
+    ("none", _TRANSLATE, "no calls", "fails"),
 )
 
 RUBRIC_TOOL_USE: tuple[tuple[str, str], ...] = tuple(
-    (prompts.rubric_tool_use(user, declarations, calls, rubric), _reply(verdict, why))
-    for declarations, user, calls, rubric, verdict, why in _RUBRIC_TOOLS
+    (prompts.rubric_tool_use(calls, required),
+     json.dumps({"calls_did": did, "verdict": verdict}, ensure_ascii=False))
+    for calls, required, did, verdict in _RUBRIC_TOOLS
 )

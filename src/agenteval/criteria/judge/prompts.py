@@ -96,26 +96,67 @@ def final_response_match(user: str, reference: str, response: str) -> str:
     )
 
 
-def rubric_final_response(user: str, calls: str, response: str, rubric: str) -> str:
+# Rubric questions come in two steps, each asked without the other's material. First the judge
+# turns the rubric into a concrete requirement, from what the agent was asked and had (the user
+# prompt and tool results, or the tool declarations), never seeing what the agent did; then it
+# compares that requirement with what the agent did, never seeing the rubric. Measured on the
+# embedded 1.5B judge, asking "is this property true of the response?" in one step was answered
+# "yes" nearly regardless (57% and 50% on the labelled set, 55% and 41% on a set written blind);
+# in two steps it was 63-66% and 66-73%.
+RUBRIC_SYSTEM = ("You turn a property of an AI agent's work into a concrete requirement. "
+                 'Reply only with JSON: {"required": "<the requirement>"}.')
+REQUIRED = "required"
+MEETS = ("meets", "fails")
+
+
+def rubric_requirement(user: str, calls: str, rubric: str) -> str:
+    """Step 1 of a final-response rubric: what must the reply contain or be?"""
     return (
-        f"User prompt: {quote(user)}\nTool calls and results:\n{calls}\n"
-        f"Agent response: {quote(response)}\n\n"
-        f"Property: {rubric}\n"
-        f"Is this property true of the agent response? {IGNORE}\n"
-        "yes: the response does what the property says; facts it relies on match the tool results.\n"
-        "no: it does not, or only in part.\n"
-        "Verdict: yes or no?"
+        f"User prompt: {quote(user)}\nTool calls and results:\n{calls}\n\n"
+        f"Property of the agent's reply: {rubric}\n"
+        "What exactly must the reply contain or be to have this property? Be concrete: name "
+        "every item it must give, with the values from the tool results. Add nothing the "
+        "property does not ask for.\n"
+        'Reply as JSON: {"required": "..."}'
     )
 
 
-def rubric_tool_use(user: str, declarations: str, calls: str, rubric: str) -> str:
+REPLY_GIVES = (("reply_gives", "the reply's words for it, or nothing"),)
+
+
+def rubric_final_response(response: str, requirement: str) -> str:
+    """Step 2 of a final-response rubric: does the reply meet the requirement?"""
     return (
-        f"Available tools:\n{declarations}\nUser prompt: {quote(user)}\n"
-        f"Tool calls the agent made, in order, with results:\n{calls}\n\n"
-        f"Property: {rubric}\n"
-        "Is this property true of the agent's tool calls (names, arguments, order)?\n"
-        "yes: the calls satisfy it. no: they do not.\n"
-        "Verdict: yes or no?"
+        f"Agent reply: {quote(response)}\nRequired: {requirement}\n\n"
+        'Copy, word for word, the part of the reply that gives what is required (or "nothing"). '
+        "Then compare: meets (it gives all that is required, perhaps in another format), or "
+        "fails (something required is wrong, missing or only partly there). "
+        f"{IGNORE}\n" + reply_as(MEETS, REPLY_GIVES)
+    )
+
+
+def tool_requirement(user: str, declarations: str, rubric: str) -> str:
+    """Step 1 of a tool-use rubric: what must the agent's calls be (or not be)?"""
+    return (
+        f"Available tools:\n{declarations}\nUser prompt: {quote(user)}\n\n"
+        f"Property of the agent's tool calls: {rubric}\n"
+        "What exactly must the agent's tool calls be (or not be) to have this property? Be "
+        "concrete: tool names, the argument values the user asked for, order. Add nothing the "
+        "property does not ask for.\n"
+        'Reply as JSON: {"required": "..."}'
+    )
+
+
+CALLS_DID = (("calls_did", "what the calls did for it"),)
+
+
+def rubric_tool_use(calls: str, requirement: str) -> str:
+    """Step 2 of a tool-use rubric: do the calls meet the requirement?"""
+    return (
+        f"Tool calls the agent made, in order, with results:\n{calls}\nRequired: {requirement}\n\n"
+        "Say what the calls actually did for the requirement. Then compare: meets (the calls do "
+        "all that is required) or fails (a required call, argument or order is wrong or "
+        f"missing, or a call that is ruled out was made). {IGNORE}\n" + reply_as(MEETS, CALLS_DID)
     )
 
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
+import anyio
+
 from agenteval.criteria.base import CriterionResult, EvalContext
 from agenteval.criteria.judge import context, prompts
 from agenteval.criteria.judge import examples as judge_examples
 from agenteval.criteria.judge.base import Answered, JudgeCriterion, JudgeQuestion
 from agenteval.criteria.judge.screen import Screened
-from agenteval.schema import EvalMetricResultDetails, RubricsBasedCriterion, RubricScore
+from agenteval.schema import EvalMetricResultDetails, JudgeRecord, RubricsBasedCriterion, RubricScore
 from agenteval.schema.rubric import Rubric
 
 
@@ -51,6 +53,8 @@ class RubricCriterion(JudgeCriterion):
         return Screened("")
 
     def prompt(self, ctx: EvalContext, index: int, rubric: str, reply: str) -> str:
+        """The question about invocation `index`; `rubric` is the rubric's text (or, in a
+        two-step criterion, the requirement written from it) and `reply` the screened text."""
         raise NotImplementedError
 
     def rubrics_for(self, ctx: EvalContext, index: int) -> list[Rubric]:
@@ -86,31 +90,94 @@ class RubricCriterion(JudgeCriterion):
         return result
 
 
-class RubricFinalResponseQuality(RubricCriterion):
+class TwoStepRubricCriterion(RubricCriterion):
+    """A rubric criterion judged in two steps (see `prompts.RUBRIC_SYSTEM`): per (invocation,
+    rubric), the judge first writes the concrete requirement (`ask_note`, greedy, recorded with
+    `step="requirement"`), then votes on whether the agent meets it. A requirement that cannot
+    be read is a judge error."""
+
+    requirement_examples: ClassVar[tuple[tuple[str, str], ...]] = ()
+    notes: ClassVar[tuple[tuple[str, str], ...]] = ()  # what the judge writes before its verdict
+
+    def requirement_prompt(self, ctx: EvalContext, index: int, rubric: str) -> str:
+        raise NotImplementedError
+
+    async def aquestions(self, ctx: EvalContext) -> tuple[list[JudgeQuestion], list[JudgeRecord]]:
+        if ctx.judge is None:
+            raise RuntimeError("no judge service was given to the scorer")
+        judge, options = ctx.judge, self.criterion.judge_model_options
+        items = [(i, r) for i in range(len(ctx.actual)) for r in self.rubrics_for(ctx, i)]
+        if not items:
+            self.questions(ctx)  # raises the error that says which rubrics were missing
+        replies = {i: self.reply(ctx, i) for i in {i for i, _ in items}}
+        limiter = anyio.CapacityLimiter(options.parallelism_limit)
+        built: list[tuple[JudgeRecord, JudgeQuestion | None] | None] = [None] * len(items)
+
+        async def prepare(k: int) -> None:
+            i, rubric = items[k]
+            step = JudgeQuestion(i, rubric.rubric_id, self.requirement_prompt(ctx, i, _text(rubric)))
+            async with limiter:
+                answer = await judge.ask_note(options.judge_model, prompts.RUBRIC_SYSTEM, step.prompt,
+                                              prompts.REQUIRED, self.requirement_examples)
+            record = self.record(step, answer)
+            record.step = "requirement"
+            note = answer.samples[0].verdict
+            if note is None:
+                record.error = "the judge's requirement for this rubric could not be read"
+                built[k] = (record, None)
+                return
+            record.rationale = note.rationale
+            reply = replies[i]
+            built[k] = (record, JudgeQuestion(
+                i, rubric.rubric_id, self.prompt(ctx, i, note.rationale, reply.text),
+                labels=prompts.MEETS, positive=frozenset({"meets"}),
+                notes=tuple(name for name, _ in self.notes), examples=self.examples,
+                screened=reply.removed))
+
+        async with anyio.create_task_group() as tg:
+            for k in range(len(items)):
+                tg.start_soon(prepare, k)
+        done = [b for b in built if b is not None]
+        return [q for _, q in done if q is not None], [r for r, _ in done]
+
+
+class RubricFinalResponseQuality(TwoStepRubricCriterion):
     """`rubric_based_final_response_quality_v1`: does each final response satisfy each rubric
-    (facts backed by the user prompt and tool results)? Score: share of rubrics met."""
+    (facts backed by the user prompt and tool results)? Score: share of rubrics met. The
+    requirement is written from the user prompt and tool results; the response is then
+    compared with it."""
 
     rubric_type = "FINAL_RESPONSE_QUALITY"
     examples = judge_examples.RUBRIC_FINAL_RESPONSE
+    requirement_examples = judge_examples.RUBRIC_REQUIREMENTS
+    notes = prompts.REPLY_GIVES
 
     def reply(self, ctx: EvalContext, index: int) -> Screened:
         both = self.criterion.include_intermediate_responses_in_final
         return context.agent_text(ctx.actual[index], both)
 
-    def prompt(self, ctx: EvalContext, index: int, rubric: str, reply: str) -> str:
+    def requirement_prompt(self, ctx: EvalContext, index: int, rubric: str) -> str:
         inv = ctx.actual[index]
-        return prompts.rubric_final_response(context.user_text(inv), context.calls(inv), reply,
-                                             rubric)
+        return prompts.rubric_requirement(context.user_text(inv), context.calls(inv), rubric)
+
+    def prompt(self, ctx: EvalContext, index: int, rubric: str, reply: str) -> str:
+        return prompts.rubric_final_response(reply, rubric)
 
 
-class RubricToolUseQuality(RubricCriterion):
+class RubricToolUseQuality(TwoStepRubricCriterion):
     """`rubric_based_tool_use_quality_v1`: does each invocation's tool use satisfy each rubric?
-    The judge sees the tools, the prompt and the calls with results, not the final answer."""
+    The requirement is written from the tool declarations and the user prompt; the calls (with
+    results, not the final answer) are then compared with it."""
 
     rubric_type = "TOOL_USE_QUALITY"
     examples = judge_examples.RUBRIC_TOOL_USE
+    requirement_examples = judge_examples.TOOL_REQUIREMENTS
+    notes = prompts.CALLS_DID
+
+    def requirement_prompt(self, ctx: EvalContext, index: int, rubric: str) -> str:
+        inv = ctx.actual[index]
+        return prompts.tool_requirement(context.user_text(inv), context.declarations(ctx.actual),
+                                        rubric)
 
     def prompt(self, ctx: EvalContext, index: int, rubric: str, reply: str) -> str:
-        inv = ctx.actual[index]
-        return prompts.rubric_tool_use(context.user_text(inv), context.declarations(ctx.actual),
-                                       context.calls(inv), rubric)
+        return prompts.rubric_tool_use(context.calls(ctx.actual[index]), rubric)

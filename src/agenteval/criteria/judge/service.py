@@ -1,6 +1,7 @@
 """Asking judges: sampling, caching and retries behind one call.
 
-`JudgeService.ask` returns `num_samples` parsed verdicts for a prompt. Each sample is cached
+`JudgeService.ask` returns `num_samples` parsed verdicts for a prompt; `ask_note` one
+preparatory note (free text under a one-field schema) that a later question builds on. Each sample is cached
 on disk under (model, prompt, sampling settings, sample index), so re-scoring unchanged results
 makes no model calls. A reply that does not parse is retried once with a fresh sample; one that
 still does not parse is kept as None and the raw text is returned for the audit record.
@@ -14,7 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from agenteval.criteria.judge.verdict import Verdict, parse_verdict, verdict_schema
+from agenteval.criteria.judge.verdict import (
+    Verdict,
+    note_schema,
+    parse_note,
+    parse_verdict,
+    verdict_schema,
+)
 from agenteval.models.base import LLM, Message, ModelRequest
 
 
@@ -62,22 +69,10 @@ class JudgeService:
         }, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()
 
-    async def ask(self, model: str, system: str, prompt: str, labels: tuple[str, ...],
-                  num_samples: int, notes: tuple[str, ...] = (),
-                  examples: tuple[tuple[str, str], ...] = ()) -> JudgeAnswer:
-        """`num_samples` verdicts on `prompt`; greedy when one sample, sampled otherwise.
-        `notes` are the fields the judge writes before its label (see `verdict_schema`);
-        `examples` are solved (prompt, reply) pairs sent as earlier turns of the chat."""
-        llm = self.resolve(model)
-        shots = tuple(m for user, reply in examples
-                      for m in (Message("user", user), Message("assistant", reply)))
-        request = ModelRequest(
-            messages=(Message("system", system), *shots, Message("user", prompt)),
-            json_schema=verdict_schema(labels, notes),
-            temperature=0.0 if num_samples == 1 else 0.7,
-            max_tokens=self.max_tokens,
-        )
-        answer = JudgeAnswer(prompt=prompt, samples=[])
+    async def _replies(self, model: str, llm: LLM, request: ModelRequest, num_samples: int,
+                       answer: JudgeAnswer) -> dict[int, tuple[str, bool]]:
+        """Raw replies of samples 0..num_samples-1 as (text, from cache), the missing ones drawn
+        in one request (backends draw them from a single prefill)."""
         replies: dict[int, tuple[str, bool]] = {}
         for i in range(num_samples):
             hit = self.cache.get(self._key(model, request, i)) if self.cache else None
@@ -85,23 +80,67 @@ class JudgeService:
                 replies[i] = (hit, True)
         missing = [i for i in range(num_samples) if i not in replies]
         if missing:
-            # One request for all missing samples: backends draw them from a single prefill.
             response = await llm.generate(replace(request, n=len(missing), seed=missing[0]))
             answer.model_calls += 1
             answer.prompt_tokens += response.usage.prompt_tokens
             for i, gen in zip(missing, response.generations, strict=False):
                 replies[i] = (gen.text, False)
+        return replies
+
+    async def _read(self, model: str, llm: LLM, request: ModelRequest, num_samples: int,
+                    answer: JudgeAnswer, read: Callable[[str], Verdict | None]) -> None:
+        """Fills `answer.samples`: each reply read by `read`, an unreadable one retried once
+        with a different seed; readable fresh replies are cached."""
+        replies = await self._replies(model, llm, request, num_samples, answer)
         for i in range(num_samples):
             raw, cached = replies.get(i, ("", False))
-            verdict = parse_verdict(raw, labels, notes)
+            verdict = read(raw)
             if verdict is None:  # one retry with a different seed
                 retry = await llm.generate(replace(request, n=1, seed=1000 + i, temperature=0.7))
                 answer.model_calls += 1
                 answer.prompt_tokens += retry.usage.prompt_tokens
                 raw, cached = retry.text, False
-                verdict = parse_verdict(raw, labels, notes)
+                verdict = read(raw)
             if verdict is not None and not cached and self.cache is not None:
                 self.cache.put(self._key(model, request, i), raw)
             answer.samples.append(Sample(raw, verdict, cached))
         self.calls += answer.model_calls
+
+    @staticmethod
+    def _messages(system: str, prompt: str,
+                  examples: tuple[tuple[str, str], ...]) -> tuple[Message, ...]:
+        shots = tuple(m for user, reply in examples
+                      for m in (Message("user", user), Message("assistant", reply)))
+        return (Message("system", system), *shots, Message("user", prompt))
+
+    async def ask(self, model: str, system: str, prompt: str, labels: tuple[str, ...],
+                  num_samples: int, notes: tuple[str, ...] = (),
+                  examples: tuple[tuple[str, str], ...] = ()) -> JudgeAnswer:
+        """`num_samples` verdicts on `prompt`; greedy when one sample, sampled otherwise.
+        `notes` are the fields the judge writes before its label (see `verdict_schema`);
+        `examples` are solved (prompt, reply) pairs sent as earlier turns of the chat."""
+        llm = self.resolve(model)
+        request = ModelRequest(
+            messages=self._messages(system, prompt, examples),
+            json_schema=verdict_schema(labels, notes),
+            temperature=0.0 if num_samples == 1 else 0.7,
+            max_tokens=self.max_tokens,
+        )
+        answer = JudgeAnswer(prompt=prompt, samples=[])
+        await self._read(model, llm, request, num_samples, answer,
+                         lambda raw: parse_verdict(raw, labels, notes))
+        return answer
+
+    async def ask_note(self, model: str, system: str, prompt: str, field: str,
+                       examples: tuple[tuple[str, str], ...] = ()) -> JudgeAnswer:
+        """One greedy answer to `prompt` written as `{field: text}`: a judge's preparatory note
+        (e.g. a rubric made concrete), not a verdict. Its one sample's `verdict` holds the text
+        as `rationale` (label `field`), or is None when the reply could not be read."""
+        llm = self.resolve(model)
+        request = ModelRequest(
+            messages=self._messages(system, prompt, examples),
+            json_schema=note_schema(field), temperature=0.0, max_tokens=self.max_tokens,
+        )
+        answer = JudgeAnswer(prompt=prompt, samples=[])
+        await self._read(model, llm, request, 1, answer, lambda raw: parse_note(raw, field))
         return answer

@@ -120,3 +120,19 @@ def parse_verdict(text: str, labels: tuple[str, ...], notes: tuple[str, ...] = (
     if len(matches) == 1:
         return Verdict(matches.pop() or "", text.strip()[:400])
     return None
+
+
+def note_schema(field: str) -> dict[str, Any]:
+    """JSON schema of a preparatory note: one string field of at most NOTE_CHARS."""
+    return {"type": "object", "properties": {field: {"type": "string", "maxLength": NOTE_CHARS}},
+            "required": [field], "additionalProperties": False}
+
+
+def parse_note(text: str, field: str) -> Verdict | None:
+    """A note reply read as Verdict(field, text); None when no JSON object in the reply has a
+    non-empty string `field`."""
+    for obj in _json_objects(text):
+        value = {str(k).lower(): v for k, v in obj.items()}.get(field)
+        if isinstance(value, str) and value.strip():
+            return Verdict(field, value.strip())
+    return None
