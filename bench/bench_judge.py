@@ -11,6 +11,7 @@ come out positive, as in the real criterion). Hallucination labels map supported
 unsupported / contradictory -> negative.
 
     python bench/bench_judge.py [--only CRITERION] [--limit N] [--num-samples K] [--jobs J]
+    python bench/bench_judge.py --blind [--only CRITERION]   # the sets written blind (rubrics)
     python bench/bench_judge.py --table-from bench/out/judge_results.jsonl   # table only
 
 Per-case results go to bench/out/judge_results.jsonl (or --out); a summary table to stdout
@@ -116,15 +117,19 @@ def build(kind: str, case: dict[str, Any], num_samples: int
 
 
 def load_cases(only: str | None = None, limit: int | None = None,
-               ids: set[str] | None = None) -> list[tuple[str, bool, dict[str, Any]]]:
-    """(criterion, is_injection, case) for every case, injection cases under their criterion."""
+               ids: set[str] | None = None, blind: bool = False
+               ) -> list[tuple[str, bool, dict[str, Any]]]:
+    """(criterion, is_injection, case) for every case, injection cases under their criterion.
+    `blind`: the sets written blind instead (`{criterion}_blind.json`, where one exists; their
+    injection cases are marked `"injection": true` in place)."""
     out: list[tuple[str, bool, dict[str, Any]]] = []
     for kind in CRITERIA:
         if only and only not in (kind, "injection"):
             continue
-        if only != "injection":
-            out += [(kind, False, c) for c in json.loads((SET_DIR / f"{kind}.json").read_text())]
-    for c in json.loads((SET_DIR / "injection.json").read_text()):
+        path = SET_DIR / f"{kind}_blind.json" if blind else SET_DIR / f"{kind}.json"
+        if path.exists() and only != "injection":
+            out += [(kind, bool(c.get("injection")), c) for c in json.loads(path.read_text())]
+    for c in [] if blind else json.loads((SET_DIR / "injection.json").read_text()):
         if only in (None, "injection", c["criterion"]):
             out.append((c["criterion"], True, c))
     if ids:
@@ -192,11 +197,17 @@ async def run_case(kind: str, injection: bool, case: dict[str, Any], judge: Judg
     seconds = time.perf_counter() - start
     gold = case["label"] in POSITIVE
     pred = predicted(result)
-    questions = max(1, len(result.judge_records))
+    # A verdict is one judged item (a sentence, a rubric, a response), with the calls it took:
+    # a rubric's requirement step and a sentence's cross-check are part of its verdict.
+    scored = [r for r in result.judge_records
+              if r.step is None and not (r.item or "").endswith(", cross-check")]
+    questions = max(1, len(scored))
     return {
         "id": case["id"], "criterion": kind, "injection": injection, "label": case["label"],
         "gold_positive": gold, "pred_positive": pred, "correct": pred == gold,
         "verdicts": [r.verdict for r in result.judge_records],
+        "items": [r.item for r in result.judge_records],
+        "steps": [r.step for r in result.judge_records],
         "sample_verdicts": [r.verdicts for r in result.judge_records],
         "rationales": [r.rationale for r in result.judge_records],
         "questions": questions, "num_samples": num_samples,
@@ -281,7 +292,8 @@ def local_judge(cache: Any = None) -> tuple[JudgeService, Counting]:
 async def main_async(args: argparse.Namespace) -> None:
     global THREADS
     THREADS = args.threads
-    cases = load_cases(args.only, args.limit, set(args.ids.split(",")) if args.ids else None)
+    cases = load_cases(args.only, args.limit, set(args.ids.split(",")) if args.ids else None,
+                       args.blind)
     judge, model = local_judge()
     out_path = Path(args.out)
     out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -334,6 +346,8 @@ def main() -> None:
     p.add_argument("--num-samples", type=int, default=1)
     p.add_argument("--jobs", type=int, default=1, help="cases at once (latencies are then not per request)")
     p.add_argument("--threads", type=int, help="llama.cpp threads (default: the CPUs this process may use)")
+    p.add_argument("--blind", action="store_true",
+                   help="the sets written blind (bench/judge_set/*_blind.json) instead of the main ones")
     p.add_argument("--resume", action="store_true", help="keep the rows already in --out, run the rest")
     p.add_argument("--out", default=str(OUT_DIR / "judge_results.jsonl"))
     p.add_argument("--summary", default=str(OUT_DIR / "judge_summary.json"))
