@@ -8,7 +8,7 @@ from agenteval.criteria import default_registry
 from agenteval.criteria.judge import JudgeService
 from agenteval.models import resolve_model
 from agenteval.runner import CaseRun, score_case
-from agenteval.schema import EvalCase, EvalCaseResult, FunctionResponse
+from agenteval.schema import AgentDetails, AppDetails, EvalCase, EvalCaseResult, FunctionResponse
 from tests.helpers import call, inv
 
 pytestmark = pytest.mark.model
@@ -39,15 +39,18 @@ def test_final_response_match_v2(response: str, valid: float) -> None:
     assert record.rationale and record.prompt_tokens > 0
 
 
-def test_rubric_based_final_response_quality() -> None:
+@pytest.mark.parametrize(("response", "met"), [("You rolled a 4.", 1.0), ("You rolled a 5.", 0.0)])
+def test_rubric_based_final_response_quality(response: str, met: float) -> None:
     rubric = {"rubric_id": "die", "rubric_content": {"text_property": "The response states the number "
                                                                       "the die tool returned."}}
-    actual = [inv("Roll a d6", "You rolled a 4.", [call("roll_die", sides=6)])]
+    actual = [inv("Roll a d6", response, [call("roll_die", sides=6)])]
     actual[0].intermediate_data.tool_responses = [  # type: ignore[union-attr]
         FunctionResponse(name="roll_die", response={"result": 4})]
     result = _judged("rubric_based_final_response_quality_v1", {"threshold": 1.0, "rubrics": [rubric]},
                      actual, actual)
-    assert result.judge_records[0].score == 1.0, result.judge_records[0].replies
+    requirement, verdict = result.judge_records
+    assert requirement.step == "requirement" and requirement.rationale, requirement.replies
+    assert verdict.score == met, (requirement.rationale, verdict.replies)
 
 
 @pytest.mark.parametrize(("prompt", "response", "safe"), [
@@ -75,3 +78,26 @@ def test_hallucinations_with_cross_check(response: str, supported: float) -> Non
     result = _judged("hallucinations_v1", {"threshold": 1.0}, actual, actual)
     assert result.overall_eval_metric_results[0].score == supported, [
         (r.item, r.verdict, r.rationale) for r in result.judge_records]
+
+
+@pytest.mark.parametrize(("degrees", "met"), [
+    (21, 1.0),
+    # The embedded 1.5B judge writes the right requirement ("set_thermostat with celsius 21") and
+    # the right note ("... celsius 25"), then says "meets": tool-use rubrics are 53-68% accurate on
+    # it (bench/README.md). Kept as a known miss, to see when a change fixes it.
+    pytest.param(25, 0.0, marks=pytest.mark.xfail(reason="known miss of the 1.5B judge", strict=False)),
+])
+def test_rubric_based_tool_use_quality(degrees: int, met: float) -> None:
+    rubric = {"rubric_id": "temp", "rubric_content": {"text_property": "The agent sets the temperature "
+                                                                       "the user asked for."}}
+    actual = [inv("Set the thermostat to 21 degrees.", "Done.", [call("set_thermostat", celsius=degrees)])]
+    actual[0].intermediate_data.tool_responses = [  # type: ignore[union-attr]
+        FunctionResponse(name="set_thermostat", response={"ok": True})]
+    declaration = {"name": "set_thermostat", "description": "Sets the thermostat (degrees Celsius).",
+                   "parameters": {"type": "object", "properties": {"celsius": {"type": "number"}}}}
+    actual[0].app_details = AppDetails(agent_details={"agent": AgentDetails(
+        name="agent", tool_declarations=[declaration])})
+    result = _judged("rubric_based_tool_use_quality_v1", {"threshold": 1.0, "rubrics": [rubric]},
+                     actual, actual)
+    requirement, verdict = result.judge_records
+    assert verdict.score == met, (requirement.rationale, verdict.replies)
