@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from agenteval.cli.commands import warn_near_chance
+from agenteval.cli.commands import warn_weak_judges
 from agenteval.cli.main import cli
 from agenteval.schema import EvalSetResult
 from tests.conftest import PARITY
@@ -125,7 +125,7 @@ def test_in_process_runs_keep_nothing_for_a_fast_exit(tmp_path: Path, sets: tupl
 
 def test_the_cli_note_names_the_criterion_and_the_way_out() -> None:
     console = Console(record=True, width=300, color_system=None)
-    warn_near_chance(console, ["rubric_based_tool_use_quality_v1"])
+    warn_weak_judges(console, ["rubric_based_tool_use_quality_v1"])
     text = console.export_text()
     assert "rubric_based_tool_use_quality_v1 is judged by the embedded model" in text
     assert "--judge_model" in text

@@ -26,8 +26,8 @@ from agenteval.runner import all_passed, score_recorded
 from agenteval.runner.job import (
     check_judges,
     make_judge,
-    near_chance_judges,
     resolve_config,
+    weak_judges,
     with_judge_model,
 )
 from agenteval.runner.sync import run_sync
@@ -102,7 +102,7 @@ def _score(expected_path: str, actual_path: str, config_file_path: str | None,
     check_judges(metrics, judge)
     console.print(f"Using criteria from {source or 'defaults'}: "
                   f"{', '.join(m.name for m in metrics if not m.spec.informational)}")
-    warn_near_chance(console, near_chance_judges(metrics))
+    warn_weak_judges(console, weak_judges(metrics))
     result = run_sync(score_recorded(expected, actual, metrics, actual_source=actual_path,
                                         policy=config.not_evaluated, judge=judge))
     if output:
@@ -130,10 +130,10 @@ def migrate_command(old: str, new: str, initial_session_file: str | None) -> int
     return 0
 
 
-def warn_near_chance(console: Console, names: Sequence[str]) -> None:
-    """Says which criteria run on the embedded judge where its verdicts are near chance."""
+def warn_weak_judges(console: Console, names: Sequence[str]) -> None:
+    """Says which criteria run on the embedded judge where its verdicts are weak."""
     for name in names:
         console.print(f"[yellow]Note: {name} is judged by the embedded model, whose verdicts on "
-                      "rubric questions were near chance in agenteval's benchmark "
+                      "rubric questions were right only 53-74% of the time in agenteval's benchmark "
                       "(bench/README.md); use --judge_model with a larger model for verdicts "
                       "you rely on.[/]")

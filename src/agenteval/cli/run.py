@@ -15,11 +15,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agenteval.agents import load_root_agent
-from agenteval.cli.commands import report, warn_near_chance
+from agenteval.cli.commands import report, warn_weak_judges
 from agenteval.cli.reports import write_reports
 from agenteval.datasets.files import write_model
 from agenteval.errors import AgentEvalError
-from agenteval.runner.job import Job, near_chance_judges, resolve_config, run_job, select
+from agenteval.runner.job import Job, resolve_config, run_job, select, weak_judges
 from agenteval.runner.sync import run_sync
 from agenteval.schema import EvalCaseResult, EvalConfig
 from agenteval.store import record_run, save_result
@@ -65,7 +65,7 @@ def eval_command(args: EvalArgs) -> int:
               no_cache=args.no_cache)
     gating = [m.name for m in job.metrics() if not m.spec.informational]
     console.print(f"Using criteria from {source or 'defaults'}: {', '.join(gating)}")
-    warn_near_chance(console, near_chance_judges(job.metrics()))
+    warn_weak_judges(console, weak_judges(job.metrics()))
     total = sum(len(s.case_ids or s.eval_set.eval_cases) for s in selections) * args.num_runs
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=Console(stderr=True), transient=True) as progress:

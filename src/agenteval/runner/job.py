@@ -15,7 +15,7 @@ from typing import Any
 from agenteval.agents import to_adapter
 from agenteval.criteria import ConfiguredMetric, default_registry
 from agenteval.criteria.judge import JudgeService
-from agenteval.criteria.judge.base import NEAR_CHANCE_ON_EMBEDDED
+from agenteval.criteria.judge.base import WEAK_ON_EMBEDDED
 from agenteval.datasets import default_config_for, load_eval_config, load_eval_set
 from agenteval.errors import DataError
 from agenteval.models import parse_model_name, resolve_model
@@ -99,13 +99,13 @@ def with_judge_model(metrics: Sequence[ConfiguredMetric], judge_model: str | Non
     return out
 
 
-def near_chance_judges(metrics: Sequence[ConfiguredMetric]) -> list[str]:
+def weak_judges(metrics: Sequence[ConfiguredMetric]) -> list[str]:
     """Names of the metrics judged by the embedded model on questions where it was measured to
-    be near chance (`NEAR_CHANCE_ON_EMBEDDED`): verdicts a user should not rely on."""
+    be weak (`WEAK_ON_EMBEDDED`): verdicts a user should not rely on."""
     out = []
     for m in metrics:
         c = m.criterion
-        if (m.name in NEAR_CHANCE_ON_EMBEDDED and isinstance(c, LlmAsAJudgeCriterion)
+        if (m.name in WEAK_ON_EMBEDDED and isinstance(c, LlmAsAJudgeCriterion)
                 and parse_model_name(c.judge_model_options.judge_model).backend == "local"):
             out.append(m.name)
     return out

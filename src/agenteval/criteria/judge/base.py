@@ -28,9 +28,9 @@ from agenteval.criteria.judge import prompts
 from agenteval.criteria.judge.service import JudgeAnswer
 from agenteval.schema import JudgeRecord, LlmAsAJudgeCriterion
 
-# Criteria whose verdicts on the embedded 1.5B judge were near chance on the labelled set
-# (bench/README.md, "LLM judges on the embedded model"): front ends say so when they run there.
-NEAR_CHANCE_ON_EMBEDDED = frozenset({
+# Criteria whose verdicts on the embedded 1.5B judge stay well below the 90% goal (53-74% on
+# the labelled and blind sets, bench/README.md): front ends say so when they run there.
+WEAK_ON_EMBEDDED = frozenset({
     "rubric_based_final_response_quality_v1", "rubric_based_tool_use_quality_v1"})
 
 
