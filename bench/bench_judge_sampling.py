@@ -56,16 +56,21 @@ MODES = ("seq", "concurrent", "n", "nocache", "server_n")
 Question = tuple[str, JudgeQuestion]  # (case id, the question its criterion asks)
 
 
-def questions(n_cases: int) -> list[Question]:
-    """(case id, first question) of n_cases cases spread over criteria."""
+async def questions(n_cases: int) -> list[Question]:
+    """(case id, first question) of n_cases cases spread over criteria. A two-step rubric
+    criterion's question is its second step, built from the requirement the judge wrote (that
+    greedy first call is not part of the sampling comparison)."""
     per = max(1, -(-n_cases // 5))
+    judge, _ = local_judge()
     out = []
     for kind, _, case in load_cases(limit=per):
         run, metric_name, options = build(kind, case, 1)
         criterion = default_registry().configure(metric_name, options).build()
         assert isinstance(criterion, JudgeCriterion)
-        ctx = EvalContext(actual=run.actual, expected=run.case.conversation, case_rubrics=())
-        out.append((case["id"], criterion.questions(ctx)[0]))
+        ctx = EvalContext(actual=run.actual, expected=run.case.conversation, case_rubrics=(),
+                          judge=judge)
+        asked, _ = await criterion.aquestions(ctx)
+        out.append((case["id"], asked[0]))
     # interleave criteria so that a small --cases still covers all five
     out.sort(key=lambda x: (int(x[0].split("-")[1]), x[0]))
     return out[:n_cases]
@@ -125,7 +130,7 @@ async def run_mode(mode: str, tag: str, q: JudgeQuestion, k: int) -> dict[str, A
 
 
 async def main_async(args: argparse.Namespace) -> None:
-    qs = questions(args.cases)
+    qs = await questions(args.cases)
     k = args.num_samples
     modes = args.modes.split(",")
     await resolve_model("local", {}).generate(request("warm-up", JudgeQuestion(0, None, "Say yes."), 1))

@@ -67,8 +67,7 @@ class RubricMultiTurnTrajectoryQuality(RubricCriterion):
         expected = [r for inv in (ctx.expected or []) for r in (inv.rubrics or [])]
         rubrics = effective_rubrics(self.criterion, self.rubric_type, ctx.case_rubrics, expected)
         if not rubrics:
-            raise ValueError(f"no rubrics apply: give rubrics in the criterion, or rubrics of type "
-                             f"{self.rubric_type} on the case or its invocations")
+            raise self.no_rubrics(ctx)
         (convo, screened), instr = _conversation(ctx), context.instructions(ctx.actual)
         last = len(ctx.actual) - 1
         return [JudgeQuestion(last, r.rubric_id, prompts.multi_turn_rubric(

@@ -1,4 +1,7 @@
-"""Rubric-based criteria: one judged question per (invocation, rubric).
+"""Rubric-based criteria: one judged item per (invocation, rubric).
+
+The final-response and tool-use criteria ask each item in two steps (`TwoStepRubricCriterion`):
+the concrete requirement, then whether the agent meets it; see `prompts.RUBRIC_SYSTEM` for why.
 
 Effective rubrics for an invocation: the criterion's own rubrics (any type), the case's rubrics
 of the metric's type, and that invocation's expected rubrics of the metric's type. Unlike ADK,
@@ -39,42 +42,23 @@ def _text(rubric: Rubric) -> str:
 
 
 class RubricCriterion(JudgeCriterion):
-    """Shared logic of the per-invocation rubric criteria."""
+    """Shared logic of the rubric criteria: which rubrics apply, and per-rubric scores."""
 
     criterion_model = RubricsBasedCriterion
     criterion: RubricsBasedCriterion
     rubric_type: ClassVar[str] = ""
 
-    examples: ClassVar[tuple[tuple[str, str], ...]] = ()  # solved examples (see `examples`)
-
-    def reply(self, ctx: EvalContext, index: int) -> Screened:
-        """The agent's text that the prompts of invocation `index` show, screened once for all
-        its rubrics; empty for criteria whose prompts show no agent text."""
-        return Screened("")
-
-    def prompt(self, ctx: EvalContext, index: int, rubric: str, reply: str) -> str:
-        """The question about invocation `index`; `rubric` is the rubric's text (or, in a
-        two-step criterion, the requirement written from it) and `reply` the screened text."""
-        raise NotImplementedError
-
     def rubrics_for(self, ctx: EvalContext, index: int) -> list[Rubric]:
         expected = ctx.expected[index].rubrics if ctx.expected and index < len(ctx.expected) else None
         return effective_rubrics(self.criterion, self.rubric_type, ctx.case_rubrics, expected or [])
 
-    def questions(self, ctx: EvalContext) -> list[JudgeQuestion]:
-        qs = []
-        for i in range(len(ctx.actual)):
-            reply = self.reply(ctx, i)
-            qs += [JudgeQuestion(i, r.rubric_id, self.prompt(ctx, i, _text(r), reply.text),
-                                 examples=self.examples, screened=reply.removed)
-                   for r in self.rubrics_for(ctx, i)]
-        if not qs:
-            untyped = [r.rubric_id for r in ctx.case_rubrics if r.type is None]
-            hint = (f"; the case's rubrics {', '.join(untyped)} have no type (they need "
-                    f'"type": "{self.rubric_type}")') if untyped else ""
-            raise ValueError(f"no rubrics apply: give rubrics in the criterion, or rubrics of type "
-                             f"{self.rubric_type} on the case or its invocations{hint}")
-        return qs
+    def no_rubrics(self, ctx: EvalContext) -> ValueError:
+        """The error for a case where no rubric applies, naming the `type` that was needed."""
+        untyped = [r.rubric_id for r in ctx.case_rubrics if r.type is None]
+        hint = (f"; the case's rubrics {', '.join(untyped)} have no type (they need "
+                f'"type": "{self.rubric_type}")') if untyped else ""
+        return ValueError(f"no rubrics apply: give rubrics in the criterion, or rubrics of type "
+                          f"{self.rubric_type} on the case or its invocations{hint}")
 
     def combine(self, ctx: EvalContext, answered: Sequence[Answered]) -> CriterionResult:
         result = super().combine(ctx, answered)
@@ -96,11 +80,26 @@ class TwoStepRubricCriterion(RubricCriterion):
     `step="requirement"`), then votes on whether the agent meets it. A requirement that cannot
     be read is a judge error."""
 
-    requirement_examples: ClassVar[tuple[tuple[str, str], ...]] = ()
+    examples: ClassVar[tuple[tuple[str, str], ...]] = ()  # solved step-2 questions
+    requirement_examples: ClassVar[tuple[tuple[str, str], ...]] = ()  # solved step-1 questions
     notes: ClassVar[tuple[tuple[str, str], ...]] = ()  # what the judge writes before its verdict
 
+    def reply(self, ctx: EvalContext, index: int) -> Screened:
+        """The agent's text that the step-2 prompts of invocation `index` show, screened once
+        for all its rubrics; empty for criteria whose prompts show no agent text."""
+        return Screened("")
+
     def requirement_prompt(self, ctx: EvalContext, index: int, rubric: str) -> str:
+        """Step 1: the prompt asking for the concrete requirement of `rubric`."""
         raise NotImplementedError
+
+    def prompt(self, ctx: EvalContext, index: int, requirement: str, reply: str) -> str:
+        """Step 2: does invocation `index` (its screened `reply`, or its calls) meet
+        `requirement`?"""
+        raise NotImplementedError
+
+    def questions(self, ctx: EvalContext) -> list[JudgeQuestion]:
+        raise NotImplementedError("two-step rubric questions need the judge: use aquestions")
 
     async def aquestions(self, ctx: EvalContext) -> tuple[list[JudgeQuestion], list[JudgeRecord]]:
         if ctx.judge is None:
@@ -108,7 +107,7 @@ class TwoStepRubricCriterion(RubricCriterion):
         judge, options = ctx.judge, self.criterion.judge_model_options
         items = [(i, r) for i in range(len(ctx.actual)) for r in self.rubrics_for(ctx, i)]
         if not items:
-            self.questions(ctx)  # raises the error that says which rubrics were missing
+            raise self.no_rubrics(ctx)
         replies = {i: self.reply(ctx, i) for i in {i for i, _ in items}}
         limiter = anyio.CapacityLimiter(options.parallelism_limit)
         built: list[tuple[JudgeRecord, JudgeQuestion | None] | None] = [None] * len(items)
@@ -160,8 +159,8 @@ class RubricFinalResponseQuality(TwoStepRubricCriterion):
         inv = ctx.actual[index]
         return prompts.rubric_requirement(context.user_text(inv), context.calls(inv), rubric)
 
-    def prompt(self, ctx: EvalContext, index: int, rubric: str, reply: str) -> str:
-        return prompts.rubric_final_response(reply, rubric)
+    def prompt(self, ctx: EvalContext, index: int, requirement: str, reply: str) -> str:
+        return prompts.rubric_final_response(reply, requirement)
 
 
 class RubricToolUseQuality(TwoStepRubricCriterion):
@@ -179,5 +178,5 @@ class RubricToolUseQuality(TwoStepRubricCriterion):
         return prompts.tool_requirement(context.user_text(inv), context.declarations(ctx.actual),
                                         rubric)
 
-    def prompt(self, ctx: EvalContext, index: int, rubric: str, reply: str) -> str:
-        return prompts.rubric_tool_use(context.calls(ctx.actual[index]), rubric)
+    def prompt(self, ctx: EvalContext, index: int, requirement: str, reply: str) -> str:
+        return prompts.rubric_tool_use(context.calls(ctx.actual[index]), requirement)
