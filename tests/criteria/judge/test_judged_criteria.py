@@ -87,13 +87,17 @@ def test_rubrics_of_every_invocation_are_used() -> None:
     assert scores is not None and {s.rubric_id for s in scores} == {"crit", "case", "r0", "r1"}
 
 
+def _one_rubric(name: str, judge: JudgeService, response: str, rubric_id: str, text: str):  # type: ignore[no-untyped-def]
+    actual = [inv("Roll a d6", response, [call("roll_die", sides=6)])]
+    rubric = {"rubric_id": rubric_id, "rubric_content": {"text_property": text}}
+    return _score(name, {"threshold": 1.0, "judge_model_options": {"num_samples": 1}, "rubrics": [rubric]},
+                  CaseRun(EvalCase(eval_id="c", conversation=actual), actual, "s"), judge)
+
+
 def test_rubrics_are_judged_in_two_steps_each_kept_for_audit() -> None:
     judge, model = _judge(_rubric_script(lambda prompt: '"You rolled a 4."' in prompt))
-    actual = [inv("Roll a d6", "You rolled a 4.", [call("roll_die", sides=6)])]
-    rubric = {"rubric_id": "die", "rubric_content": {"text_property": "States the die result."}}
-    result = _score("rubric_based_final_response_quality_v1",
-                    {"threshold": 1.0, "judge_model_options": {"num_samples": 1}, "rubrics": [rubric]},
-                    CaseRun(EvalCase(eval_id="c", conversation=actual), actual, "s"), judge)
+    result = _one_rubric("rubric_based_final_response_quality_v1", judge, "You rolled a 4.", "die",
+                         "States the die result.")
     need, verdict = result.judge_records
     assert (need.step, need.item, need.rationale) == ("requirement", "die", "needs: States the die result.")
     assert need.verdict is None and need.score is None and "Roll a d6" in need.prompt
@@ -106,11 +110,7 @@ def test_rubrics_are_judged_in_two_steps_each_kept_for_audit() -> None:
 
 def test_tool_use_rubric_requirement_is_written_without_the_calls() -> None:
     judge, _ = _judge(_rubric_script(lambda prompt: "roll_die" in prompt))
-    actual = [inv("Roll a d6", "4", [call("roll_die", sides=6)])]
-    rubric = {"rubric_id": "t", "rubric_content": {"text_property": "Rolls a six-sided die."}}
-    result = _score("rubric_based_tool_use_quality_v1",
-                    {"threshold": 1.0, "judge_model_options": {"num_samples": 1}, "rubrics": [rubric]},
-                    CaseRun(EvalCase(eval_id="c", conversation=actual), actual, "s"), judge)
+    result = _one_rubric("rubric_based_tool_use_quality_v1", judge, "4", "t", "Rolls a six-sided die.")
     need, verdict = result.judge_records
     assert "roll_die(" not in need.prompt and '{"sides": 6}' in verdict.prompt
     assert verdict.score == 1.0
@@ -118,11 +118,7 @@ def test_tool_use_rubric_requirement_is_written_without_the_calls() -> None:
 
 def test_an_unreadable_requirement_is_a_judge_error() -> None:
     judge, _ = _judge(lambda req: "no idea")
-    actual = [inv("q", "a")]
-    rubric = {"rubric_id": "r", "rubric_content": {"text_property": "Is short."}}
-    result = _score("rubric_based_final_response_quality_v1",
-                    {"threshold": 0.5, "judge_model_options": {"num_samples": 1}, "rubrics": [rubric]},
-                    CaseRun(EvalCase(eval_id="c", conversation=actual), actual, "s"), judge)
+    result = _one_rubric("rubric_based_final_response_quality_v1", judge, "a", "r", "Is short.")
     assert result.final_eval_status == EvalStatus.FAILED
     assert "requirement for this rubric could not be read" in result.metric_errors[0].message
     assert [r.step for r in result.judge_records] == ["requirement"]
