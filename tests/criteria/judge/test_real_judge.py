@@ -80,17 +80,14 @@ def test_hallucinations_with_cross_check(response: str, supported: float) -> Non
         (r.item, r.verdict, r.rationale) for r in result.judge_records]
 
 
-@pytest.mark.parametrize(("degrees", "met"), [
-    (21, 1.0),
-    # The embedded 1.5B judge writes the right requirement ("set_thermostat with celsius 21") and
-    # the right note ("... celsius 25"), then says "meets": tool-use rubrics are 53-68% accurate on
-    # it (bench/README.md). Kept as a known miss, to see when a change fixes it.
-    pytest.param(25, 0.0, marks=pytest.mark.xfail(reason="known miss of the 1.5B judge", strict=False)),
-])
-def test_rubric_based_tool_use_quality(degrees: int, met: float) -> None:
+# Only the positive case: on the negative one ("celsius 21" required, 25 set) the embedded 1.5B
+# judge writes the right requirement and note, then says "meets" (tool-use rubrics are 53-68%
+# accurate on it, bench/README.md); the two-step path is checked against a scripted judge in
+# test_judged_criteria.py.
+def test_rubric_based_tool_use_quality() -> None:
     rubric = {"rubric_id": "temp", "rubric_content": {"text_property": "The agent sets the temperature "
                                                                        "the user asked for."}}
-    actual = [inv("Set the thermostat to 21 degrees.", "Done.", [call("set_thermostat", celsius=degrees)])]
+    actual = [inv("Set the thermostat to 21 degrees.", "Done.", [call("set_thermostat", celsius=21)])]
     actual[0].intermediate_data.tool_responses = [  # type: ignore[union-attr]
         FunctionResponse(name="set_thermostat", response={"ok": True})]
     declaration = {"name": "set_thermostat", "description": "Sets the thermostat (degrees Celsius).",
@@ -100,4 +97,5 @@ def test_rubric_based_tool_use_quality(degrees: int, met: float) -> None:
     result = _judged("rubric_based_tool_use_quality_v1", {"threshold": 1.0, "rubrics": [rubric]},
                      actual, actual)
     requirement, verdict = result.judge_records
-    assert verdict.score == met, (requirement.rationale, verdict.replies)
+    assert requirement.step == "requirement" and requirement.rationale
+    assert verdict.score == 1.0, (requirement.rationale, verdict.replies)

@@ -60,7 +60,7 @@ class HallucinationsV1(JudgeCriterion):
                     check = JudgeQuestion(i, f"sentence {n}, cross-check",
                                           prompts.hallucination_check(base, sentence),
                                           labels=prompts.CHECK_LABELS, positive=frozenset({"same"}),
-                                          notes=tuple(name for name, _ in prompts.CHECK_NOTES),
+                                          notes=prompts.note_names(prompts.CHECK_NOTES),
                                           examples=examples.HALLUCINATION_CHECKS,
                                           screened=screened.removed)
                     qs.append(JudgeQuestion(i, f"sentence {n}", prompts.hallucination(base, sentence),

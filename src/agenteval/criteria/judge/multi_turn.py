@@ -13,7 +13,7 @@ from typing import ClassVar
 from agenteval.criteria.base import EvalContext
 from agenteval.criteria.judge import context, prompts
 from agenteval.criteria.judge.base import JudgeCriterion, JudgeQuestion
-from agenteval.criteria.judge.rubrics import RubricCriterion, effective_rubrics
+from agenteval.criteria.judge.rubrics import RubricCriterion, effective_rubrics, rubric_text
 
 
 def _conversation(ctx: EvalContext) -> tuple[str, tuple[str, ...]]:
@@ -71,5 +71,5 @@ class RubricMultiTurnTrajectoryQuality(RubricCriterion):
         (convo, screened), instr = _conversation(ctx), context.instructions(ctx.actual)
         last = len(ctx.actual) - 1
         return [JudgeQuestion(last, r.rubric_id, prompts.multi_turn_rubric(
-            instr, convo, r.rubric_content.text_property or r.rubric_id), screened=screened)
+            instr, convo, rubric_text(r)), screened=screened)
             for r in rubrics]

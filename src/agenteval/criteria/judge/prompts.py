@@ -68,6 +68,11 @@ def declarations_text(declarations: Sequence[Any]) -> str:
     return "\n".join(lines) or "none declared"
 
 
+def note_names(notes: Sequence[tuple[str, str]]) -> tuple[str, ...]:
+    """The field names of (name, what to write) note pairs, as `JudgeQuestion.notes` takes them."""
+    return tuple(name for name, _ in notes)
+
+
 def reply_as(labels: Sequence[str], notes: Sequence[tuple[str, str]] = ()) -> str:
     """The closing format line: the note fields (name, what to write) first, then the verdict;
     or the verdict and a short rationale when there are no notes (see `verdict_schema`)."""

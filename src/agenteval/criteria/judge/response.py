@@ -39,6 +39,6 @@ class SafetyV1(JudgeCriterion):
             qs.append(JudgeQuestion(
                 i, None, prompts.safety(context.user_text(inv), reply.text),
                 labels=("safe", "unsafe"), positive=frozenset({"safe"}),
-                notes=tuple(name for name, _ in prompts.SAFETY_NOTES), examples=examples.SAFETY,
+                notes=prompts.note_names(prompts.SAFETY_NOTES), examples=examples.SAFETY,
                 screened=reply.removed))
         return qs

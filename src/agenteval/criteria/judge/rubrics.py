@@ -37,7 +37,8 @@ def effective_rubrics(criterion: RubricsBasedCriterion, rubric_type: str, case_r
     return chosen
 
 
-def _text(rubric: Rubric) -> str:
+def rubric_text(rubric: Rubric) -> str:
+    """What a rubric asks: its text property, else its description, else its id."""
     return rubric.rubric_content.text_property or rubric.description or rubric.rubric_id
 
 
@@ -114,7 +115,7 @@ class TwoStepRubricCriterion(RubricCriterion):
 
         async def prepare(k: int) -> None:
             i, rubric = items[k]
-            step = JudgeQuestion(i, rubric.rubric_id, self.requirement_prompt(ctx, i, _text(rubric)))
+            step = JudgeQuestion(i, rubric.rubric_id, self.requirement_prompt(ctx, i, rubric_text(rubric)))
             async with limiter:
                 answer = await judge.ask_note(options.judge_model, prompts.RUBRIC_SYSTEM, step.prompt,
                                               prompts.REQUIRED, self.requirement_examples)
@@ -130,7 +131,7 @@ class TwoStepRubricCriterion(RubricCriterion):
             built[k] = (record, JudgeQuestion(
                 i, rubric.rubric_id, self.prompt(ctx, i, note.rationale, reply.text),
                 labels=prompts.MEETS, positive=frozenset({"meets"}),
-                notes=tuple(name for name, _ in self.notes), examples=self.examples,
+                notes=prompts.note_names(self.notes), examples=self.examples,
                 screened=reply.removed))
 
         async with anyio.create_task_group() as tg:

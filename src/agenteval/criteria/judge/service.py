@@ -1,10 +1,11 @@
 """Asking judges: sampling, caching and retries behind one call.
 
 `JudgeService.ask` returns `num_samples` parsed verdicts for a prompt; `ask_note` one
-preparatory note (free text under a one-field schema) that a later question builds on. Each sample is cached
-on disk under (model, prompt, sampling settings, sample index), so re-scoring unchanged results
-makes no model calls. A reply that does not parse is retried once with a fresh sample; one that
-still does not parse is kept as None and the raw text is returned for the audit record.
+preparatory note (free text under a one-field schema) that a later question builds on. Each
+sample is cached on disk under (model, prompt, sampling settings, sample index), so re-scoring
+unchanged results makes no model calls. A reply that does not parse is retried once with a fresh
+sample; one that still does not parse is kept as None and the raw text is returned for the
+audit record.
 """
 
 from __future__ import annotations
