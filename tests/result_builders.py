@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agenteval.runner.aggregate import summarise
 from agenteval.schema import (
     Content,
     EvalCaseResult,
@@ -22,6 +21,7 @@ from agenteval.schema import (
     Part,
     UsageMetadata,
 )
+from agenteval.verdicts.aggregate import summarise
 
 THRESHOLD = 0.5
 

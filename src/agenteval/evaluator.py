@@ -20,12 +20,11 @@ from typing import Any
 from rich.console import Console
 
 from agenteval.datasets import load_eval_set
-from agenteval.datasets.files import write_model
 from agenteval.errors import DataError
-from agenteval.reporting import case_table, invocation_details, repeat_table, summary
-from agenteval.runner.job import Job, Selection, resolve_config, run_job
-from agenteval.schema import EvalConfig, EvalSet, EvalSetResult, EvalStatus
-from agenteval.store import record_run
+from agenteval.reporting import console_report
+from agenteval.runner import EvalJob, Selection, Services, resolve_config, run
+from agenteval.schema import Concurrency, EvalConfig, EvalSet, EvalSetResult, EvalStatus
+from agenteval.store import record, write_outputs
 
 
 class EvaluationFailed(AssertionError):
@@ -58,6 +57,13 @@ def failure_lines(results: Sequence[EvalSetResult]) -> list[str]:
                     lines.append(f"{where}: {m.metric_name} expected >= {m.threshold}, got {got}"
                                  + (f" — {reason}" if reason else ""))
     return lines
+
+
+def _module_name(agent_module: Any) -> str | None:
+    """The agent's module as the user named it, for the run header."""
+    if isinstance(agent_module, str):
+        return agent_module
+    return getattr(agent_module, "__name__", None)
 
 
 def _root_agent(agent_module: Any, agent_name: str | None) -> Any:
@@ -99,7 +105,7 @@ class AgentEvaluator:
             config, source = resolve_config(None, file)
             results += await AgentEvaluator._run(agent, [Selection(file, eval_set)], config, source,
                                                  num_runs, parallelism, agent_model, judge_model,
-                                                 app_name, store_root)
+                                                 app_name, store_root, _module_name(agent_module))
         AgentEvaluator._finish(results, print_detailed_results, output_file)
         return results
 
@@ -119,44 +125,36 @@ class AgentEvaluator:
         agent = _root_agent(agent_module, agent_name)
         results = await AgentEvaluator._run(agent, [Selection(None, eval_set)], config, None,
                                             num_runs, parallelism, agent_model, judge_model,
-                                            app_name, store_root)
+                                            app_name, store_root, _module_name(agent_module))
         AgentEvaluator._finish(results, print_detailed_results, output_file)
         return results[0]
 
     @staticmethod
     async def _run(agent: Any, selections: list[Selection], config: EvalConfig, source: str | None,
                    num_runs: int, parallelism: int, agent_model: str | None, judge_model: str | None,
-                   app_name: str | None, store_root: str | Path | None) -> list[EvalSetResult]:
+                   app_name: str | None, store_root: str | Path | None,
+                   agent_path: str | None) -> list[EvalSetResult]:
         if num_runs < 1:
             raise ValueError("num_runs must be at least 1")
-        job = Job(agent=agent, selections=selections, config=config, config_source=source,
-                  num_runs=num_runs, parallelism=parallelism, agent_model=agent_model,
-                  judge_model=judge_model, app_name=app_name, store_root=store_root)
-        results = await run_job(job, dict(os.environ))
+        concurrency = Concurrency(cases=parallelism)
+        job = EvalJob(config=config, config_source=source, judge_model=judge_model,
+                      concurrency=concurrency, command="AgentEvaluator", agent=agent,
+                      selections=selections, num_runs=num_runs, agent_model=agent_model,
+                      app_name=app_name, agent_path=agent_path)
+        services = Services.create(dict(os.environ), concurrency, store_root=store_root)
+        done = await run(job, services)
         if store_root is not None:
-            record_run(store_root, results, None, {"command": "AgentEvaluator", "num_runs": num_runs,
-                                                   "agent_model": agent_model, "judge_model": judge_model,
-                                                   "config": config.model_dump(mode="json")},
-                       eval_set_files=[s.path for s in selections])
-        return results
+            record(store_root, done)
+        return done.results
 
     @staticmethod
     def _finish(results: list[EvalSetResult], detailed: bool, output_file: str | Path | None) -> None:
         if output_file is not None:
-            for r in results:
-                out = Path(output_file)
-                target = out if len(results) == 1 else out.with_name(
-                    f"{out.stem}.{r.eval_set_id}{out.suffix}")
-                write_model(target, r, exclude_none=False)
+            write_outputs(results, output_file)
         if detailed:
             console = Console()
-            cases = [c for r in results for c in r.eval_case_results]
-            for case in cases:
-                console.print(invocation_details(case))
-            console.print(case_table(cases))
-            if any(s.runs > 1 for r in results for s in r.summary):
-                console.print(repeat_table(results))
-            console.print(summary(results))
+            for renderable in console_report(results, detailed=True):
+                console.print(renderable)
         failures = failure_lines(results)
         if failures:
             raise EvaluationFailed(failures, results)

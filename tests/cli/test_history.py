@@ -9,7 +9,7 @@ from click.testing import CliRunner, Result
 
 from agenteval.cli.history import COMMANDS
 from agenteval.cli.main import cli
-from agenteval.cli.reports import write_reports
+from agenteval.reporting import write_reports
 from agenteval.store import RunStore, file_sha256, load_result, record_run
 from tests.conftest import PARITY
 
@@ -71,7 +71,8 @@ def test_runs_in_empty_root(tmp_path: Path) -> None:
 def test_runs_show(history: Path) -> None:
     r = _run("runs", "--root", history, "show", "latest")
     assert r.exit_code == 0, r.output
-    assert "eval_set_sha256" in r.output and "Eval Run Summary" in r.output and "FAILED" in r.output
+    assert "run.eval_sets[0].sha256" in r.output and "run.command" in r.output
+    assert "Eval Run Summary" in r.output and "FAILED" in r.output
     assert _run("runs", "show", "nope", "--root", history).exit_code == 2
 
 

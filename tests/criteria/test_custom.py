@@ -5,8 +5,15 @@ from pathlib import Path
 
 import pytest
 
-from agenteval.criteria import CriterionResult, EvalContext, InvocationScore, Registry, default_registry
-from agenteval.criteria.custom import register_function
+from agenteval.criteria import (
+    CriterionResult,
+    EvalContext,
+    InvocationScore,
+    Registry,
+    default_registry,
+    register_function,
+    resolve_metrics,
+)
 from agenteval.datasets import load_eval_config
 from agenteval.errors import DataError
 from tests.helpers import inv
@@ -28,7 +35,7 @@ def test_config_custom_metric_runs_with_its_extra_keys(tmp_path: Path,
         "criteria": {"shortness": {"threshold": 0.5, "max_words": 2}},
         "custom_metrics": {"shortness": {"code_config": {"name": "my_metrics.shortness"}}},
     }))
-    (metric,) = default_registry().resolve(load_eval_config(cfg), cfg, include_informational=False)
+    (metric,) = resolve_metrics(load_eval_config(cfg), cfg, include_informational=False)
     ctx = EvalContext(actual=[inv(response="a b"), inv(response="a b c")])
     result = asyncio.run(metric.build().ascore(ctx))
     assert result.score == 0.5
@@ -41,7 +48,7 @@ def test_unimportable_custom_metric_names_the_key(tmp_path: Path) -> None:
     cfg.write_text(json.dumps({"criteria": {"m": 1.0},
                                "custom_metrics": {"m": {"code_config": {"name": "nowhere.fn"}}}}))
     with pytest.raises(DataError) as err:
-        default_registry().resolve(load_eval_config(cfg), cfg)
+        resolve_metrics(load_eval_config(cfg), cfg)
     assert err.value.path == "custom_metrics.m.code_config.name"
 
 

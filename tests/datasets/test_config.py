@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from agenteval.criteria import default_registry
+from agenteval.criteria import resolve_metrics
 from agenteval.datasets import default_config_for, load_eval_config
 from agenteval.errors import DataError
 from agenteval.schema import MatchType, ToolTrajectoryCriterion
@@ -12,7 +12,7 @@ from tests.conftest import ADK
 def _resolve(tmp_path: Path, text: str) -> list[str]:
     p = tmp_path / "cfg.json"
     p.write_text(text)
-    return [m.name for m in default_registry().resolve(load_eval_config(p), p)]
+    return [m.name for m in resolve_metrics(load_eval_config(p), p)]
 
 
 def test_test_config_beside_eval_set_is_found() -> None:

@@ -4,14 +4,14 @@ from typing import Any
 import pytest
 
 from agenteval.agents import Agent, BuiltinAdapter, CallableAdapter
-from agenteval.criteria import default_registry
+from agenteval.criteria import resolve_metrics
 from agenteval.models import ScriptedModel, ToolCallRequest
 from agenteval.runner import EvalSetRequest, run_evaluation
 from agenteval.schema import ConversationScenario, EvalCase, EvalConfig, EvalSet, EvalStatus, SessionInput
 from agenteval.simulation import LlmBackedUserSimulatorConfig, LlmUserSimulator
 from tests.helpers import call, eval_set, inv
 
-METRICS = default_registry().resolve(EvalConfig(criteria={"tool_trajectory_avg_score": 1.0}))
+METRICS = resolve_metrics(EvalConfig(criteria={"tool_trajectory_avg_score": 1.0}))
 
 
 def echo(text: str, state: dict[str, Any]) -> dict[str, Any]:
@@ -76,7 +76,7 @@ def test_scenario_cases_are_simulated_until_stop_signal() -> None:
     config = LlmBackedUserSimulatorConfig()
     (result,) = asyncio.run(run_evaluation(
         BuiltinAdapter(Agent("a", agent_model, tools=[roll]), agent_model),
-        [EvalSetRequest(s, default_registry().resolve(EvalConfig(criteria={})))],
+        [EvalSetRequest(s, resolve_metrics(EvalConfig(criteria={})))],
         simulator=lambda sc: LlmUserSimulator(sc, user_model, config)))
     (case,) = result.eval_case_results
     prompts = [p.actual_invocation.user_content.text() for p in case.eval_metric_result_per_invocation]

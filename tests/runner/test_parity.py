@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from agenteval.criteria import default_registry
+from agenteval.criteria import resolve_metrics
 from agenteval.datasets import load_eval_config, load_eval_set
 from agenteval.runner import score_recorded
 from tests.conftest import PARITY
@@ -21,7 +21,7 @@ CONFIGS = {
 @pytest.mark.parametrize("config", sorted(CONFIGS))
 def test_scores_equal_adk(config: str) -> None:
     reference = json.loads((PARITY / "adk_scores.json").read_text())["scores"]
-    metrics = default_registry().resolve(load_eval_config(PARITY / f"{config}.json"),
+    metrics = resolve_metrics(load_eval_config(PARITY / f"{config}.json"),
                                          include_informational=False)
     result = asyncio.run(score_recorded(load_eval_set(PARITY / "expected.evalset.json"),
                                         load_eval_set(PARITY / "actual.evalset.json"), metrics))

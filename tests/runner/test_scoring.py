@@ -1,7 +1,12 @@
 import asyncio
 
-from agenteval.criteria import CriterionResult, EvalContext, Registry, default_registry
-from agenteval.criteria.custom import register_function
+from agenteval.criteria import (
+    CriterionResult,
+    EvalContext,
+    Registry,
+    register_function,
+    resolve_metrics,
+)
 from agenteval.runner import CaseRun, score_case
 from agenteval.schema import EvalCase, EvalStatus
 from tests.helpers import call, inv
@@ -12,7 +17,7 @@ def _run(actual: list, expected: list) -> CaseRun:  # type: ignore[type-arg]
 
 
 def test_case_passes_when_every_gating_metric_passes() -> None:
-    metrics = default_registry().resolve(default_registry_config())
+    metrics = resolve_metrics(default_registry_config())
     result = asyncio.run(score_case(_run([inv(calls=[call("f")])], [inv(calls=[call("f")])]), metrics))
     assert result.final_eval_status == EvalStatus.PASSED
     statuses = {m.metric_name: m.eval_status for m in result.overall_eval_metric_results}
@@ -64,7 +69,7 @@ def test_not_evaluated_can_be_ignored_by_policy() -> None:
 def test_inference_error_fails_case_without_metrics() -> None:
     run = _run([], [inv()])
     run.error_message = "ValueError: agent exploded"
-    result = asyncio.run(score_case(run, default_registry().resolve(default_registry_config())))
+    result = asyncio.run(score_case(run, resolve_metrics(default_registry_config())))
     assert result.final_eval_status == EvalStatus.FAILED
     assert result.error_message == "ValueError: agent exploded"
 

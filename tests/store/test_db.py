@@ -4,8 +4,8 @@ from pathlib import Path
 import pytest
 
 from agenteval.errors import DataError
-from agenteval.schema import EvalSetResult
-from agenteval.store import RunStore, history_db_path, save_result
+from agenteval.schema import EvalSetRef, EvalSetResult, ModelRoles, Run, RunSpec
+from agenteval.store import RunStore, history_db_path, record, save_result
 from tests.result_builders import case, judge, result
 
 
@@ -108,7 +108,7 @@ def test_schema_version_and_wal(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     _record(store, _doc("s_1", 1.0))
     with sqlite3.connect(store.path) as db:
-        assert db.execute("SELECT version FROM schema_version").fetchall() == [(1,)]
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         db.execute("UPDATE schema_version SET version = 99")
     with pytest.raises(DataError, match="version 99 was written by a newer agenteval"):
@@ -135,3 +135,56 @@ def test_summary_from_the_database_matches_the_document(tmp_path: Path) -> None:
         assert got.final_eval_status == want.final_eval_status and got.runs == want.runs
         assert sorted(got.metrics, key=lambda m: m.metric_name) == sorted(want.metrics,
                                                                            key=lambda m: m.metric_name)
+
+
+def _v1_database(root: Path) -> None:
+    """A run database as version 1 wrote it (no run columns), holding one run."""
+    path = history_db_path(root)
+    path.parent.mkdir(parents=True)
+    with sqlite3.connect(path) as db:
+        db.executescript("""
+            CREATE TABLE schema_version (version INTEGER NOT NULL);
+            INSERT INTO schema_version VALUES (1);
+            CREATE TABLE runs (
+                run_id TEXT PRIMARY KEY, created REAL NOT NULL, recorded REAL NOT NULL,
+                eval_set_id TEXT NOT NULL, eval_set_file TEXT, eval_set_sha256 TEXT, command TEXT,
+                agent TEXT, agent_model TEXT, judge_model TEXT, gating TEXT NOT NULL,
+                num_runs INTEGER NOT NULL, cases_total INTEGER NOT NULL, cases_passed INTEGER NOT NULL,
+                cases_failed INTEGER NOT NULL, cases_not_evaluated INTEGER NOT NULL,
+                duration_seconds REAL, agent_seconds REAL, total_tokens REAL,
+                judge_prompt_tokens INTEGER, config_json TEXT, meta_json TEXT,
+                result_path TEXT NOT NULL);
+            INSERT INTO runs VALUES ('old_1', 5.0, 5.0, 'old', NULL, NULL, 'score', NULL, NULL,
+                NULL, 'mean', 1, 2, 1, 1, 0, 1.0, 1.0, NULL, 0, NULL, NULL, 'x.json');
+        """)
+
+
+def test_a_version_1_database_is_upgraded_in_place(tmp_path: Path) -> None:
+    _v1_database(tmp_path)
+    store = RunStore(tmp_path)
+    assert [r.run_id for r in store.list_runs()] == ["old_1"]
+    assert store.header("old_1") is None and store.list_runs()[0].run_group is None
+    _record(store, _doc("new_1", 9.0))
+    assert [r.run_id for r in store.list_runs()] == ["new_1", "old_1"]
+    with sqlite3.connect(store.path) as db:
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
+
+
+def test_record_a_run_keeps_its_header_and_groups_its_documents(tmp_path: Path) -> None:
+    spec = RunSpec(run_id="20261123-101010-abcdef", command="eval", num_runs=1,
+                   eval_sets=[EvalSetRef(eval_set_id="a", file="a.evalset.json", sha256="0" * 64),
+                              EvalSetRef(eval_set_id="b")],
+                   models=ModelRoles(agent="local", judge=["local"]), duration_seconds=2.5)
+    docs = [_doc("a_1", 1.0), _doc("b_1", 1.0)]
+    docs[0].eval_set_id, docs[1].eval_set_id = "a", "b"
+    for doc in docs:
+        doc.run = spec
+    paths = record(tmp_path, Run(spec, docs))
+    assert [p.name for p in paths] == ["a_1.evalset_result.json", "b_1.evalset_result.json"]
+    store = RunStore(tmp_path)
+    assert [r.run_id for r in store.documents(spec.run_id)] == ["a_1", "b_1"]
+    assert store.header("a_1") == spec == store.get("b_1").run
+    details = store.details("a_1")
+    assert (details["command"], details["agent_model"], details["judge_model"]) == ("eval", "local", "local")
+    assert (details["eval_set_file"], details["eval_set_sha256"]) == ("a.evalset.json", "0" * 64)
+    assert details["duration_seconds"] == 2.5 and details["run_group"] == spec.run_id

@@ -90,3 +90,17 @@ def to_adapter(obj: Any, resolve_model: Callable[[str], LLM],
         return CallableAdapter(obj)
     raise AgentLoadError(f"root_agent is a {type(obj).__name__}, which agenteval cannot run: "
                          "use agenteval.agents.Agent, a callable, an ADK agent or an AgentAdapter")
+
+
+def describe(adapter: AgentAdapter) -> tuple[str, str | None]:
+    """(kind, model name) of an adapter, for the run header: `builtin`, `callable`, `adk` or
+    `adapter`; the model is the one the agent runs on when it can be told, else None."""
+    if isinstance(adapter, BuiltinAdapter):
+        return "builtin", adapter.model.name
+    if isinstance(adapter, CallableAdapter):
+        return "callable", None
+    if type(adapter).__name__ == "AdkAdapter":  # not imported: google-adk is optional
+        root = getattr(getattr(adapter, "agent", None), "root_agent", None) or getattr(adapter, "agent", None)
+        model = getattr(root, "model", None)
+        return "adk", model if isinstance(model, str) and model else getattr(model, "model", None)
+    return "adapter", None

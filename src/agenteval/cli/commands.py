@@ -1,126 +1,118 @@
-"""Command bodies: load inputs, call the runner, print reports, write results."""
+"""Command bodies of `score` and `migrate`, and the tail every run command shares: print the
+report, write the result documents and report files, record the run in the history.
+
+This is the edge where the environment is read (model API keys) and output is printed; the
+work itself is the runner's (`agenteval.runner.rescore`).
+"""
 
 from __future__ import annotations
 
 import os
-import time
+import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import ValidationError
 from rich.console import Console
 
 from agenteval.cli import teardown
-from agenteval.cli.reports import write_reports
-from agenteval.criteria import default_registry
-from agenteval.datasets import (
-    load_eval_set,
-    migrate,
-    parse_eval_set,
-    read_json,
-    validate_eval_set_json,
-)
-from agenteval.datasets.files import gc_paused, write_model
-from agenteval.reporting import case_table, invocation_details, repeat_table, summary
-from agenteval.runner import all_passed, score_recorded
-from agenteval.runner.job import (
-    check_judges,
-    make_judge,
+from agenteval.cli.progress import ProgressBar
+from agenteval.datasets import load_eval_set, migrate
+from agenteval.datasets.files import gc_paused
+from agenteval.reporting import console_report, write_reports
+from agenteval.runner import (
+    ScoreJob,
+    Selection,
+    Services,
+    load_actual,
+    rescore,
     resolve_config,
     weak_judges,
-    with_judge_model,
 )
 from agenteval.runner.sync import run_sync
-from agenteval.schema import EvalSet, EvalSetResult, EvalStatus
-from agenteval.store import load_result, record_run
+from agenteval.schema import Concurrency, EvalSetResult, Run
+from agenteval.store import record, write_outputs
+from agenteval.verdicts import all_passed
 
 MAX_TABLE_CASES = 50
 
 
-def report(console: Console, results: list[EvalSetResult], detailed: bool) -> int:
+@dataclass
+class Outputs:
+    """Where a run's results go besides the console."""
+
+    output: str | None = None
+    junit_xml: str | None = None
+    html: str | None = None
+    markdown: str | None = None
+    history_root: str | None = None  # record the run in this store (None: not at all)
+
+
+@dataclass
+class ScoreArgs:
+    expected: str
+    actual: str
+    config_file_path: str | None = None
+    detailed: bool = False
+    judge_model: str | None = None
+    no_cache: bool = False
+    parallelism: int = 4
+    model_parallelism: dict[str, int] = field(default_factory=dict)
+    outputs: Outputs = field(default_factory=Outputs)
+
+
+def report(console: Console, results: Sequence[EvalSetResult], detailed: bool) -> int:
     """Prints the reports; returns the exit code (1 if any case did not pass)."""
-    cases = [c for r in results for c in r.eval_case_results]
-    if detailed:
-        for case in cases:
-            console.print(invocation_details(case))
-    shown = cases
-    if len(cases) > MAX_TABLE_CASES and not detailed:
-        # A 10,000-row table helps nobody and costs more than scoring: show what did not pass.
-        shown = [c for c in cases if c.final_eval_status != EvalStatus.PASSED][:MAX_TABLE_CASES]
-        console.print(f"{len(cases)} case runs; showing {len(shown)} that did not pass "
-                      "(all are in the result document; --print_detailed_results shows all)")
-    console.print(case_table(shown))
-    if any(s.runs > 1 for r in results for s in r.summary):
-        console.print(repeat_table(results))
-    console.print(summary(results))
+    for renderable in console_report(results, detailed, MAX_TABLE_CASES):
+        console.print(renderable)
     return 0 if all_passed(results) else 1
 
 
-def load_actual(path: str) -> EvalSet | EvalSetResult:
-    """An eval set of actual conversations, or a result document written by `agenteval eval`."""
-    try:
-        text = Path(path).read_bytes()
-    except OSError:
-        text = b""  # read_json below reports the file as missing or unreadable
-    head = text[:4096]
-    if b"eval_set_result_id" not in head and b"evalSetResultId" not in head:
-        # Fast path for an eval set (a result document, which starts with its id, skips it).
-        # Whatever it rejects takes the general path below, which tells result documents
-        # apart and locates errors.
-        try:
-            return validate_eval_set_json(text)
-        except ValidationError:
-            pass
-    data = read_json(path)
-    if isinstance(data, dict) and "eval_set_result_id" in data:
-        return load_result(path)
-    return parse_eval_set(path, data)
+def finish(console: Console, run: Run, detailed: bool, outputs: Outputs) -> int:
+    """Reports the run, writes what `outputs` asks for, records it; returns the exit code."""
+    code = report(console, run.results, detailed)
+    if outputs.output:
+        write_outputs(run.results, outputs.output)
+        console.print(f"Results written to {outputs.output}")
+    for path in write_reports(run.results, outputs.junit_xml, outputs.html, outputs.markdown):
+        console.print(f"Report written to {path}")
+    if outputs.history_root is not None:
+        for path in record(outputs.history_root, run):
+            console.print(f"History: {path}")
+        console.print(f"Recorded run {run.run_id} in "
+                      f"{Path(outputs.history_root) / '.agenteval' / 'history.sqlite'}")
+    return code
 
 
-def score_command(expected_path: str, actual_path: str, config_file_path: str | None,
-                  output: str | None, detailed: bool, judge_model: str | None = None,
-                  no_cache: bool = False, junit_xml: str | None = None, html: str | None = None,
-                  markdown: str | None = None, history: bool = False) -> int:
+def score_command(args: ScoreArgs) -> int:
     # A large run is millions of long-lived objects that the cyclic GC would rescan again and
     # again while results are built (measured: over half the time of a 10,000-case score). The
     # command creates no garbage cycles worth collecting and ends with the process.
     with gc_paused():
-        return _score(expected_path, actual_path, config_file_path, output, detailed, judge_model,
-                      no_cache, junit_xml, html, markdown, history)
+        return _score(args)
 
 
-def _score(expected_path: str, actual_path: str, config_file_path: str | None,
-           output: str | None, detailed: bool, judge_model: str | None, no_cache: bool,
-           junit_xml: str | None, html: str | None, markdown: str | None, history: bool) -> int:
-    started = time.monotonic()
+def _score(args: ScoreArgs) -> int:
     console = Console()
-    config, source = resolve_config(config_file_path, expected_path)
-    metrics = with_judge_model(default_registry().resolve(config, source), judge_model)
-    expected = load_eval_set(expected_path)
-    actual = load_actual(actual_path)
-    judge = make_judge(dict(os.environ), ".", no_cache)
-    check_judges(metrics, judge)
+    config, source = resolve_config(args.config_file_path, args.expected)
+    expected = load_eval_set(args.expected)
+    actual = load_actual(args.actual)
+    concurrency = Concurrency(cases=args.parallelism, model_calls=args.model_parallelism)
+    job = ScoreJob(config=config, config_source=source, judge_model=args.judge_model,
+                   concurrency=concurrency, command="score", argv=sys.argv[1:],
+                   expected=Selection(Path(args.expected), expected), actual=actual,
+                   actual_source=args.actual)
+    metrics = job.metrics()
+    services = Services.create(dict(os.environ), concurrency, store_root=".", no_cache=args.no_cache)
     console.print(f"Using criteria from {source or 'defaults'}: "
                   f"{', '.join(m.name for m in metrics if not m.spec.informational)}")
     warn_weak_judges(console, weak_judges(metrics))
-    result = run_sync(score_recorded(expected, actual, metrics, actual_source=actual_path,
-                                        policy=config.not_evaluated, judge=judge))
-    if output:
-        write_model(output, result, exclude_none=False)
-    code = report(console, [result], detailed)
-    if output:
-        console.print(f"Results written to {Path(output)}")
-    for path in write_reports([result], junit_xml, html, markdown):
-        console.print(f"Report written to {path}")
-    if history:
-        (run_id,) = record_run(".", [result], None, {
-            "command": "score", "judge_model": judge_model, "actual_file": actual_path,
-            "duration_seconds": time.monotonic() - started, "config_file": source,
-            "config": config.model_dump(mode="json")}, eval_set_files=[expected_path])
-        console.print(f"Recorded run {run_id} in .agenteval/history.sqlite")
+    with ProgressBar("scoring") as progress:
+        run = run_sync(rescore(job, services, progress))
+    code = finish(console, run, args.detailed, args.outputs)
     # Freeing these one object at a time is the last 0.6 s of a 10,000-case run; the console
     # script ends the process without doing it.
-    teardown.keep(expected, actual, result)
+    teardown.keep(expected, actual, run)
     return code
 
 

@@ -8,11 +8,10 @@ beyond the margin, else 0, or 2 on bad input.
 
 from __future__ import annotations
 
-import io
 import json
+import shlex
 import sys
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -20,36 +19,15 @@ import click
 from agenteval.cli import options as opt
 
 if TYPE_CHECKING:
-    from rich.console import Console
     from rich.table import Table
 
-    from agenteval.schema import EvalSetResult
     from agenteval.store import RunRow
 
-FORMATS = ("console", "html", "junit", "markdown")
+FORMATS = ("console", "html", "junit", "markdown")  # agenteval.reporting.FORMATS, without importing it
 _FAILING_SHOWN = 20
 
 root_option = click.option("--root", type=click.Path(file_okay=False), default=None,
                            help="Store root holding .agenteval/ (default: the current directory).")
-
-
-def _is_path(ref: str) -> bool:
-    return Path(ref).exists() or ref.endswith(".json")
-
-
-def load_run(ref: str, root: str | Path) -> EvalSetResult:
-    """A result document by file path, or by run id / prefix / alias from the store at `root`."""
-    from agenteval.store import RunStore, load_result
-
-    return load_result(ref) if _is_path(ref) else RunStore(root).get(ref)
-
-
-def load_summary(ref: str, root: str | Path) -> EvalSetResult:
-    """Like `load_run`, but a stored run comes from the database alone (verdicts and criterion
-    summaries, no case results): fast even for runs with large documents."""
-    from agenteval.store import RunStore, load_result
-
-    return load_result(ref) if _is_path(ref) else RunStore(root).summary(ref)
 
 
 def _when(ts: float) -> str:
@@ -91,30 +69,59 @@ def _list(root: str, limit: int | None) -> int:
     return 0
 
 
+def _flatten(value: object, prefix: str = "") -> list[tuple[str, object]]:
+    """`{"models": {"agent": "local"}}` → `[("models.agent", "local")]`; a list of objects is
+    numbered (`eval_sets[0].file`), other lists stay whole."""
+    if isinstance(value, dict) and value:
+        return [kv for k, v in value.items() for kv in _flatten(v, f"{prefix}.{k}" if prefix else k)]
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return [kv for i, v in enumerate(value) for kv in _flatten(v, f"{prefix}[{i}]")]
+    return [(prefix, value)]
+
+
+def _show_value(key: str, value: object) -> str:
+    if key.split(".")[-1] in ("created", "recorded", "started", "ended") and isinstance(value, float):
+        return _when(value)
+    if key.endswith("_seconds") and isinstance(value, float):
+        return f"{value:.3f}"
+    if key.endswith("argv") and isinstance(value, list):
+        return shlex.join(str(v) for v in value)
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False) if value else "-"
+    return "-" if value is None else str(value)
+
+
 def _show(root: str, ref: str) -> int:
     from rich.console import Console
     from rich.table import Table
 
     from agenteval.reporting import summary
-    from agenteval.reporting.outcome import criterion_problem, outcomes
+    from agenteval.reporting.outcome import criterion_problem
     from agenteval.schema import EvalStatus
     from agenteval.store import RunStore
+    from agenteval.verdicts.outcome import outcomes
 
     store = RunStore(root)
     row = store.resolve(ref)
     console = Console()
     table = Table(title=f"Run {row.run_id}", title_justify="left", show_header=False)
-    table.add_column("field", style="bold")
+    table.add_column("field", style="bold", no_wrap=True)
     table.add_column("value", overflow="fold")
-    for key, value in store.details(row.run_id).items():
-        if key in ("created", "recorded") and isinstance(value, float):
-            value = _when(value)
-        elif key.endswith("_seconds") and isinstance(value, float):
-            value = f"{value:.3f}"
-        elif isinstance(value, (dict, list)):
-            value = json.dumps(value, ensure_ascii=False)
-        table.add_row(key, "-" if value is None else str(value))
+    details = store.details(row.run_id)
+    header = details.pop("spec", None)
+    details.pop("run_group", None)
+    if header is not None:  # the run header, as the result document holds it
+        details.pop("config", None)
+        details = {"document": details.pop("run_id"), "result_path": details.pop("result_path"),
+                   "recorded": details.pop("recorded"), **{f"run.{k}": v for k, v in header.items()}}
+    for key, value in _flatten(details):
+        table.add_row(key, _show_value(key, value))
     console.print(table)
+    if row.run_group:
+        others = [r for r in store.documents(row.run_group) if r.run_id != row.run_id]
+        if others:
+            console.print(f"Other eval sets of run {row.run_group}: "
+                          + ", ".join(f"{r.eval_set_id} ({r.run_id})" for r in others))
     if not row.result_path.is_file():
         console.print(f"[yellow]result document missing: {row.result_path}[/]")
     result = store.summary(row.run_id)  # from the database: no need to load the document
@@ -164,29 +171,18 @@ def show(ctx: click.Context, run: str, root: str | None) -> None:
     sys.exit(opt.guard(_show, root or ctx.obj.get("root") or ".", run))
 
 
-def _console_text(result: EvalSetResult, console: Console) -> None:
-    from agenteval.reporting import case_table, repeat_table, summary
-
-    console.print(case_table(result.eval_case_results))
-    if any(s.runs > 1 for s in result.summary):
-        console.print(repeat_table([result]))
-    console.print(summary([result]))
-
-
 def _report(ref: str, root: str, fmt: str, output: str | None) -> int:
-    from rich.console import Console
-
-    from agenteval.cli.reports import render_report
     from agenteval.datasets.files import write_text_atomic
+    from agenteval.reporting import console_report, render_report
+    from agenteval.store import load_run
 
     result = load_run(ref, root)
-    if fmt == "console":
-        if output:
-            console = Console(file=io.StringIO(), width=160, record=True)
-            _console_text(result, console)
-            write_text_atomic(output, console.export_text())
-        else:
-            _console_text(result, Console())
+    if fmt == "console" and not output:
+        from rich.console import Console
+
+        console = Console()
+        for renderable in console_report([result]):
+            console.print(renderable)
         return 0
     text = render_report(fmt, [result])
     if output:
@@ -214,6 +210,7 @@ def _compare(ref_a: str, ref_b: str, root: str, margin: float, markdown: str | N
     from agenteval.datasets.files import write_text_atomic
     from agenteval.reporting.compare import compare as compare_results
     from agenteval.reporting.compare import comparison_markdown, comparison_table
+    from agenteval.store import load_summary
 
     a, b = load_summary(ref_a, root), load_summary(ref_b, root)
     console = Console()
@@ -245,4 +242,4 @@ def compare(run_a: str, run_b: str, root: str | None, margin: float, markdown: s
 
 COMMANDS = (runs, report, compare)
 
-__all__ = ["COMMANDS", "compare", "load_run", "load_summary", "report", "runs"]
+__all__ = ["COMMANDS", "compare", "report", "runs"]

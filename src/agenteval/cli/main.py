@@ -14,7 +14,7 @@ import click
 from agenteval.cli import options as opt
 from agenteval.cli import teardown
 from agenteval.cli.history import COMMANDS as HISTORY_COMMANDS
-from agenteval.cli.reports import report_options
+from agenteval.cli.options import report_options
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -34,6 +34,8 @@ for _command in HISTORY_COMMANDS:  # runs, report, compare
 @opt.config_file_path
 @opt.output
 @opt.print_detailed_results
+@opt.parallelism
+@opt.model_parallelism
 @opt.judge_model
 @opt.no_cache
 @report_options
@@ -41,19 +43,22 @@ for _command in HISTORY_COMMANDS:  # runs, report, compare
               help="Also save the result into ./.agenteval/eval_history and record it in the run "
               "database (see `agenteval runs`).")
 def score(expected_evalset: str, actual_evalset: str, config_file_path: str | None,
-          output: str | None, print_detailed_results: bool, judge_model: str | None,
-          no_cache: bool, junit_xml: str | None, html: str | None, markdown: str | None,
-          history: bool) -> None:
+          output: str | None, print_detailed_results: bool, parallelism: int,
+          model_parallelism: dict[str, int], judge_model: str | None, no_cache: bool,
+          junit_xml: str | None, html: str | None, markdown: str | None, history: bool) -> None:
     """Score a recorded run (ACTUAL) against EXPECTED_EVALSET without running any agent.
 
     Judge verdicts are cached in ./.agenteval/judge_cache.sqlite, so re-scoring unchanged
     results makes no model calls.
     """
-    from agenteval.cli.commands import score_command
+    from agenteval.cli.commands import Outputs, ScoreArgs, score_command
 
-    sys.exit(opt.guard(score_command, expected_evalset, actual_evalset, config_file_path,
-                       output, print_detailed_results, judge_model, no_cache, junit_xml, html,
-                       markdown, history))
+    sys.exit(opt.guard(score_command, ScoreArgs(
+        expected=expected_evalset, actual=actual_evalset, config_file_path=config_file_path,
+        detailed=print_detailed_results, judge_model=judge_model, no_cache=no_cache,
+        parallelism=parallelism, model_parallelism=model_parallelism,
+        outputs=Outputs(output=output, junit_xml=junit_xml, html=html, markdown=markdown,
+                        history_root="." if history else None))))
 
 
 @cli.command(name="eval")
@@ -64,8 +69,8 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
 @opt.output
 @click.option("--num_runs", "--num-runs", default=1, show_default=True, type=click.IntRange(min=1),
               help="Run every case this many times.")
-@click.option("--parallelism", default=4, show_default=True, type=click.IntRange(min=1),
-              help="Cases (and runs) in flight at once.")
+@opt.parallelism
+@opt.model_parallelism
 @click.option("--agent_model", "--agent-model", help="Model for the agent, replacing its own "
               "(e.g. local, openai:gpt-4o-mini, ollama:qwen2.5, openai-compat:M@http://host/v1).")
 @opt.judge_model
@@ -80,7 +85,8 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
 @report_options
 def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_path: str | None,
           print_detailed_results: bool, output: str | None, num_runs: int, parallelism: int,
-          agent_model: str | None, judge_model: str | None, eval_storage_uri: str | None,
+          model_parallelism: dict[str, int], agent_model: str | None, judge_model: str | None,
+          eval_storage_uri: str | None,
           log_level: str, no_history: bool, no_cache: bool, junit_xml: str | None,
           html: str | None, markdown: str | None) -> None:
     """Run the agent at AGENT_PATH over eval sets and score what it did.
@@ -88,15 +94,17 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
     Each EVAL_SET_FILE_OR_ID is an eval-set file, optionally followed by `:id1,id2` to select
     cases, or the id of a set stored as <AGENT_PATH>/<id>.evalset.json.
     """
+    from agenteval.cli.commands import Outputs
     from agenteval.cli.run import EvalArgs, eval_command
 
     sys.exit(opt.guard(eval_command, EvalArgs(
         agent_path=agent_path, eval_sets=list(eval_set_file_or_id),
-        config_file_path=config_file_path, detailed=print_detailed_results, output=output,
-        num_runs=num_runs, parallelism=parallelism, agent_model=agent_model,
+        config_file_path=config_file_path, detailed=print_detailed_results, num_runs=num_runs,
+        parallelism=parallelism, model_parallelism=model_parallelism, agent_model=agent_model,
         judge_model=judge_model, eval_storage_uri=eval_storage_uri, log_level=log_level,
-        history=not no_history, no_cache=no_cache, junit_xml=junit_xml, html=html,
-        markdown=markdown)))
+        no_cache=no_cache,
+        outputs=Outputs(output=output, junit_xml=junit_xml, html=html, markdown=markdown,
+                        history_root=None if no_history else agent_path))))
 
 
 @cli.command()

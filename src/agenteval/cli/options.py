@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import click
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 config_file_path = click.option(
     "--config_file_path", "--config-file-path", "config_file_path",
@@ -31,6 +33,42 @@ judge_model = click.option(
     help="Judge model for every LLM-judged criterion (e.g. local, openai:gpt-4o-mini, "
     "openai-compat:M@http://127.0.0.1:8080/v1).",
 )
+
+
+parallelism = click.option(
+    "--parallelism", default=4, show_default=True, type=click.IntRange(min=1),
+    help="Case runs in flight at once.",
+)
+
+
+def _model_limit(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for value in values:
+        name, sep, count = value.rpartition("=")
+        if not sep or not name or not count.isdigit() or int(count) < 1:
+            raise click.BadParameter(f"{value!r}: write MODEL=N with N >= 1, e.g. local=2 or "
+                                     "openai:gpt-4o-mini=16")
+        out[name] = int(count)
+    return out
+
+
+model_parallelism = click.option(
+    "--model_parallelism", "--model-parallelism", "model_parallelism", multiple=True,
+    callback=_model_limit, metavar="MODEL=N",
+    help="Calls in flight at once to one model endpoint (repeatable), shared by the agent, the "
+    "judges and the user simulator. Default: the embedded model's slots; for HTTP endpoints "
+    "the larger of 4 and --parallelism.",
+)
+
+
+def report_options(fn: F) -> F:
+    """The report-file options: `junit_xml`, `html`, `markdown` (each a path or None)."""
+    fn = click.option("--markdown", type=click.Path(dir_okay=False),
+                      help="Write a Markdown summary (e.g. to $GITHUB_STEP_SUMMARY).")(fn)
+    fn = click.option("--html", type=click.Path(dir_okay=False),
+                      help="Write a self-contained HTML report.")(fn)
+    return click.option("--junit_xml", "--junit-xml", "junit_xml", type=click.Path(dir_okay=False),
+                        help="Write a JUnit XML report (one testcase per eval case).")(fn)
 
 
 def guard(fn: Callable[..., int], *args: Any) -> int:

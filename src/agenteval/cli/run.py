@@ -1,4 +1,4 @@
-"""`agenteval eval`: load the agent and eval sets, run, report, save.
+"""`agenteval eval`: load the agent and eval sets, run them through the runner, report, save.
 
 This is the edge where the environment is read (model API keys) and output is printed.
 """
@@ -7,46 +7,39 @@ from __future__ import annotations
 
 import logging
 import os
-import time
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agenteval.agents import load_root_agent
-from agenteval.cli.commands import report, warn_weak_judges
-from agenteval.cli.reports import write_reports
-from agenteval.datasets.files import write_model
+from agenteval.cli.commands import Outputs, finish, warn_weak_judges
+from agenteval.cli.progress import ProgressBar
 from agenteval.errors import AgentEvalError
-from agenteval.runner.job import Job, resolve_config, run_job, select, weak_judges
+from agenteval.runner import EvalJob, Services, resolve_config, run, select, weak_judges
 from agenteval.runner.sync import run_sync
-from agenteval.schema import EvalCaseResult, EvalConfig
-from agenteval.store import record_run, save_result
+from agenteval.schema import Concurrency, EvalConfig
 
 
 @dataclass
 class EvalArgs:
     agent_path: str
     eval_sets: list[str]
-    config_file_path: str | None
-    detailed: bool
-    output: str | None
-    num_runs: int
-    parallelism: int
-    agent_model: str | None
-    judge_model: str | None
-    eval_storage_uri: str | None
-    log_level: str
-    history: bool
+    config_file_path: str | None = None
+    detailed: bool = False
+    num_runs: int = 1
+    parallelism: int = 4
+    model_parallelism: dict[str, int] = field(default_factory=dict)
+    agent_model: str | None = None
+    judge_model: str | None = None
+    eval_storage_uri: str | None = None
+    log_level: str = "WARNING"
     no_cache: bool = False
-    junit_xml: str | None = None
-    html: str | None = None
-    markdown: str | None = None
+    outputs: Outputs = field(default_factory=Outputs)
 
 
 def eval_command(args: EvalArgs) -> int:
-    started = time.monotonic()
     logging.basicConfig(level=args.log_level.upper())
     console = Console()
     if args.eval_storage_uri:
@@ -58,42 +51,18 @@ def eval_command(args: EvalArgs) -> int:
         config, source = resolve_config(args.config_file_path, selections[0].path)
     else:
         config, source = EvalConfig(), None
-    job = Job(agent=load_root_agent(args.agent_path), selections=selections, config=config,
-              config_source=source, num_runs=args.num_runs, parallelism=args.parallelism,
-              agent_model=args.agent_model, judge_model=args.judge_model,
-              app_name=Path(args.agent_path).resolve().name, store_root=args.agent_path,
-              no_cache=args.no_cache)
-    gating = [m.name for m in job.metrics() if not m.spec.informational]
-    console.print(f"Using criteria from {source or 'defaults'}: {', '.join(gating)}")
-    warn_weak_judges(console, weak_judges(job.metrics()))
-    total = sum(len(s.case_ids or s.eval_set.eval_cases) for s in selections) * args.num_runs
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task("evaluating", total=total)
-
-        def done(result: EvalCaseResult) -> None:
-            progress.advance(task)
-
-        results = run_sync(run_job(job, dict(os.environ), done))
-    code = report(console, results, args.detailed)
-    if args.output:
-        if len(results) == 1:
-            write_model(args.output, results[0], exclude_none=False)
-        else:  # several eval sets: one document each, beside the requested name
-            out = Path(args.output)
-            for r in results:
-                write_model(out.with_name(f"{out.stem}.{r.eval_set_id}{out.suffix}"), r, exclude_none=False)
-        console.print(f"Results written to {args.output}")
-    for path in write_reports(results, args.junit_xml, args.html, args.markdown):
-        console.print(f"Report written to {path}")
-    if args.history:
-        paths = [save_result(args.agent_path, r) for r in results]
-        for path in paths:
-            console.print(f"History: {path}")
-        record_run(args.agent_path, results, paths, {
-            "command": "eval", "agent": job.app_name, "agent_model": args.agent_model,
-            "judge_model": args.judge_model, "duration_seconds": time.monotonic() - started,
-            "num_runs": args.num_runs, "parallelism": args.parallelism, "config_file": source,
-            "config": config.model_dump(mode="json")},
-            eval_set_files=[s.path for s in selections])  # one result per selection, in order
-    return code
+    concurrency = Concurrency(cases=args.parallelism, model_calls=args.model_parallelism)
+    job = EvalJob(config=config, config_source=source, judge_model=args.judge_model,
+                  concurrency=concurrency, command="eval", argv=sys.argv[1:],
+                  agent=load_root_agent(args.agent_path), selections=selections,
+                  num_runs=args.num_runs, agent_model=args.agent_model,
+                  app_name=Path(args.agent_path).resolve().name, agent_path=args.agent_path)
+    metrics = job.metrics()
+    console.print(f"Using criteria from {source or 'defaults'}: "
+                  f"{', '.join(m.name for m in metrics if not m.spec.informational)}")
+    warn_weak_judges(console, weak_judges(metrics))
+    services = Services.create(dict(os.environ), concurrency, store_root=args.agent_path,
+                               no_cache=args.no_cache)
+    with ProgressBar() as progress:
+        result = run_sync(run(job, services, progress))
+    return finish(console, result, args.detailed, args.outputs)

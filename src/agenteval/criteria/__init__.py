@@ -7,15 +7,15 @@ from agenteval.criteria.base import (
     InvocationScore,
     PerInvocationCriterion,
 )
-from agenteval.criteria.custom import register_function
-from agenteval.criteria.registry import (
-    ConfiguredMetric,
-    MetricSpec,
-    Registry,
+from agenteval.criteria.defaults import (
     default_registry,
     register_criterion,
+    register_function,
+    resolve_metrics,
 )
+from agenteval.criteria.registry import Registry
 from agenteval.criteria.rouge import rouge1_fmeasure, tokenize
+from agenteval.criteria.spec import ConfiguredMetric, MetricSpec
 
 __all__ = [
     "ConfiguredMetric",
@@ -29,6 +29,7 @@ __all__ = [
     "default_registry",
     "register_criterion",
     "register_function",
+    "resolve_metrics",
     "rouge1_fmeasure",
     "tokenize",
 ]

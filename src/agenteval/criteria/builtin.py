@@ -17,8 +17,8 @@ from agenteval.criteria.judge.multi_turn import (
 )
 from agenteval.criteria.judge.response import FinalResponseMatchV2, SafetyV1
 from agenteval.criteria.judge.rubrics import RubricFinalResponseQuality, RubricToolUseQuality
-from agenteval.criteria.registry import MetricSpec, spec_for_class
 from agenteval.criteria.rouge import ResponseMatchScore
+from agenteval.criteria.spec import MetricSpec, spec_for_class
 from agenteval.criteria.trajectory import (
     ToolTrajectoryAvgScore,
     ToolTrajectoryPrecision,

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ConfigDict
 
 from agenteval.criteria.base import Criterion, CriterionResult, EvalContext, InvocationScore
-from agenteval.criteria.registry import MetricSpec, Registry
+from agenteval.criteria.spec import MetricSpec
 from agenteval.errors import DataError
 from agenteval.schema import BaseCriterion, EvalConfig, EvalMetric, EvalStatus
 
@@ -104,19 +104,10 @@ def function_spec(name: str, fn: Callable[..., Any], *, path: str | None = None,
                       custom_function_path=path)
 
 
-def register_function(name: str, fn: Callable[..., Any], *, registry: Registry | None = None,
-                      description: str = "", min_value: float = 0.0,
-                      max_value: float = 1.0) -> None:
-    """Registers a custom metric function from Python (the default registry if None)."""
-    from agenteval.criteria.registry import default_registry
-
-    (registry or default_registry()).register(function_spec(
-        name, fn, description=description, min_value=min_value, max_value=max_value))
-
-
-def register_config_metrics(registry: Registry, config: EvalConfig,
-                            source: str | Path | None) -> None:
-    """Imports and registers the config's `custom_metrics`; errors name the failing key."""
+def config_specs(config: EvalConfig, source: str | Path | None) -> list[MetricSpec]:
+    """Specs for the config's `custom_metrics`, their functions imported; errors name the
+    failing key."""
+    specs = []
     for name, decl in (config.custom_metrics or {}).items():
         key = f"custom_metrics.{name}.code_config.name"
         try:
@@ -124,9 +115,8 @@ def register_config_metrics(registry: Registry, config: EvalConfig,
         except Exception as e:  # any import-time failure is the config's problem
             raise DataError(source, key, f"cannot import {decl.code_config.name!r}: {e}") from None
         interval = ((decl.metric_info or {}).get("metric_value_info") or {}).get("interval") or {}
-        registry.register(
+        specs.append(
             function_spec(name, fn, path=decl.code_config.name, description=decl.description,
                           min_value=float(interval.get("min_value", 0.0)),
-                          max_value=float(interval.get("max_value", 1.0))),
-            replace_existing=True,
-        )
+                          max_value=float(interval.get("max_value", 1.0))))
+    return specs

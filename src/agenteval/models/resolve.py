@@ -14,11 +14,12 @@ Scheme:
   `gemini:gemini-2.5-flash`.
 
 `resolve_model(name, env)` takes the environment from the caller (the CLI passes os.environ;
-library code never reads it). Resolving the same name (with the same key and cache dir) again
-in a process returns the same instance, so concurrency limits and the loaded local model are
-shared. Every model comes wrapped in a `LimitedLLM`; `max_concurrency` defaults to the local
-model's slot count, or 4 for HTTP backends, and when given for an already resolved name it
-changes that shared limit.
+library code never reads it). It is for code that uses a model directly: resolving the same name
+(with the same key and cache dir) again in a process returns the same instance, so its
+concurrency limit is shared process-wide. Every model comes wrapped in a `LimitedLLM`;
+`max_concurrency` defaults to the local model's slot count, or 4 for HTTP backends, and when
+given for an already resolved name it changes that shared limit. A run does not use this: it
+gets its models from its own `ModelPool` (`agenteval.models.pool`), whose limits are its own.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from agenteval.models.limits import LimitedLLM
 from agenteval.models.local import LocalModel, check_local_available
 from agenteval.models.openai_compat import OpenAICompatModel
 
-__all__ = ["DEFAULT_HTTP_CONCURRENCY", "ModelSpec", "parse_model_name", "resolve_model"]
+__all__ = ["DEFAULT_HTTP_CONCURRENCY", "ModelSpec", "api_key", "build_model", "parse_model_name",
+           "resolve_model"]
 
 DEFAULT_HTTP_CONCURRENCY = 4
 LOCAL_ALIASES = ("local", "local:qwen2.5-coder-1.5b")
@@ -101,23 +103,31 @@ def resolve_model(
     `~/.cache/agenteval/models`); HTTP backends ignore it.
     """
     spec = parse_model_name(name)
-    api_key = next((env[v] for v in spec.key_vars if env.get(v)), None)
-    if spec.key_required and api_key is None:
-        raise ModelUnavailable(f"model {name!r} needs an API key: set {' or '.join(spec.key_vars)}")
+    key_value = api_key(spec, env)
     directory = str(Path(cache_dir).expanduser()) if cache_dir is not None else None
-    key = (spec.name, api_key, directory if spec.backend == "local" else None)
+    key = (spec.name, key_value, directory if spec.backend == "local" else None)
     with _REGISTRY_LOCK:
         model = _REGISTRY.get(key)
         if model is None:
-            model = _REGISTRY[key] = _build(spec, api_key, directory, max_concurrency)
+            model = _REGISTRY[key] = build_model(spec, key_value, directory, max_concurrency)
         elif max_concurrency is not None:
             model.max_concurrency = max_concurrency
     return model
 
 
-def _build(
-    spec: ModelSpec, api_key: str | None, cache_dir: str | None, max_concurrency: int | None
+def api_key(spec: ModelSpec, env: Mapping[str, str]) -> str | None:
+    """The API key for `spec` from `env`; ModelUnavailable when a required key is missing."""
+    value = next((env[v] for v in spec.key_vars if env.get(v)), None)
+    if spec.key_required and value is None:
+        raise ModelUnavailable(f"model {spec.name!r} needs an API key: set {' or '.join(spec.key_vars)}")
+    return value
+
+
+def build_model(
+    spec: ModelSpec, key: str | None, cache_dir: str | None, max_concurrency: int | None
 ) -> LimitedLLM:
+    """A new model for `spec` behind its own limit (default: the local model's slots, or 4
+    for HTTP). The local model's engine is shared by every instance in the process."""
     if spec.backend == "local":
         check_local_available(cache_dir)
         local = LocalModel(name=spec.name, cache_dir=cache_dir)
@@ -125,7 +135,7 @@ def _build(
     http = OpenAICompatModel(
         model=spec.model,
         base_url=spec.base_url,
-        api_key=api_key,
+        api_key=key,
         name=spec.name,
         # OpenAI's newer models refuse `max_tokens`; all of its chat models take this one.
         max_tokens_field="max_completion_tokens" if spec.base_url == OPENAI_URL else "max_tokens",

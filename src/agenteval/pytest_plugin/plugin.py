@@ -84,9 +84,10 @@ class EvalFile(pytest.File):
         if self.results is not None:
             return self.results
         from agenteval.agents import load_root_agent
-        from agenteval.runner.job import Job, Selection, resolve_config, run_job
+        from agenteval.runner import EvalJob, Selection, Services, resolve_config, run
         from agenteval.runner.sync import run_sync
-        from agenteval.store import record_run
+        from agenteval.schema import Concurrency
+        from agenteval.store import record
 
         config = self.config
         agent_opt = config.getoption("--agenteval-agent") or config.getini("agenteval_agent")
@@ -96,17 +97,18 @@ class EvalFile(pytest.File):
                                  "--agenteval-agent or the ini option agenteval_agent")
         eval_config, source = resolve_config(None, self.path)
         runs = config.getoption("--agenteval-num-runs") or int(config.getini("agenteval_num_runs"))
-        job = Job(agent=load_root_agent(agent_path), selections=[Selection(self.path, self.eval_set)],
-                  config=eval_config, config_source=source, num_runs=runs,
-                  parallelism=config.getoption("--agenteval-parallelism") or 4,
-                  agent_model=config.getoption("--agenteval-agent-model"),
-                  judge_model=config.getoption("--agenteval-judge-model")
-                  or config.getini("agenteval_judge_model") or None,
-                  app_name=agent_path.resolve().name, store_root=config.rootpath)
-        (result,) = run_sync(run_job(job, dict(os.environ)))
-        record_run(config.rootpath, [result], None,
-                   {"command": "pytest", "num_runs": runs, "agent": job.app_name,
-                    "config": eval_config.model_dump(mode="json")}, eval_set_files=[self.path])
+        concurrency = Concurrency(cases=config.getoption("--agenteval-parallelism") or 4)
+        job = EvalJob(config=eval_config, config_source=source, concurrency=concurrency,
+                      judge_model=config.getoption("--agenteval-judge-model")
+                      or config.getini("agenteval_judge_model") or None,
+                      command="pytest", argv=list(config.invocation_params.args),
+                      agent=load_root_agent(agent_path), selections=[Selection(self.path, self.eval_set)],
+                      num_runs=runs, agent_model=config.getoption("--agenteval-agent-model"),
+                      app_name=agent_path.resolve().name, agent_path=str(agent_path))
+        services = Services.create(dict(os.environ), concurrency, store_root=config.rootpath)
+        done = run_sync(run(job, services))
+        record(config.rootpath, done)
+        (result,) = done.results
         self.results = result
         return result
 

@@ -1,5 +1,13 @@
-"""Reports over result documents: console (rich)."""
+"""Reports over result documents: console (rich), JUnit, HTML, Markdown, comparisons."""
 
-from agenteval.reporting.console import case_table, invocation_details, repeat_table, summary
+from agenteval.reporting.console import (
+    case_table,
+    console_report,
+    invocation_details,
+    repeat_table,
+    summary,
+)
+from agenteval.reporting.render import FORMATS, render_report, write_reports
 
-__all__ = ["case_table", "invocation_details", "repeat_table", "summary"]
+__all__ = ["FORMATS", "case_table", "console_report", "invocation_details", "render_report",
+           "repeat_table", "summary", "write_reports"]

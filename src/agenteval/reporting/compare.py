@@ -22,8 +22,9 @@ from rich.text import Text
 
 from agenteval.reporting.console import format_score
 from agenteval.reporting.markdown import md_escape
-from agenteval.reporting.outcome import CaseOutcome, ci_text, outcomes
+from agenteval.reporting.outcome import ci_text
 from agenteval.schema import EvalSetResult, EvalStatus, MetricSummary
+from agenteval.verdicts.outcome import CaseOutcome, outcomes
 
 _EPS = 1e-9
 

@@ -181,3 +181,26 @@ def invocation_details(case: EvalCaseResult) -> RenderableType:
         where = "" if err.invocation_index is None else f" (invocation {err.invocation_index})"
         parts.append(Text(f"{err.metric_name}{where}: {err.message}", style="yellow"))
     return Group(*parts)
+
+
+def console_report(results: Sequence[EvalSetResult], detailed: bool = False,
+                   max_cases: int | None = None) -> list[RenderableType]:
+    """What a run's report shows, in order: per-invocation details (when `detailed`), the case
+    table, the repeated-run table (when cases ran more than once) and the summary. Past
+    `max_cases` case runs (and not `detailed`) the table lists only those that did not pass,
+    at most `max_cases`, after a line that says so."""
+    cases = [c for r in results for c in r.eval_case_results]
+    out: list[RenderableType] = []
+    if detailed:
+        out += [invocation_details(case) for case in cases]
+    shown = cases
+    if max_cases is not None and len(cases) > max_cases and not detailed:
+        # A 10,000-row table helps nobody and costs more than scoring: show what did not pass.
+        shown = [c for c in cases if c.final_eval_status != EvalStatus.PASSED][:max_cases]
+        out.append(f"{len(cases)} case runs; showing {len(shown)} that did not pass "
+                   "(all are in the result document; --print_detailed_results shows all)")
+    out.append(case_table(shown))
+    if any(s.runs > 1 for r in results for s in r.summary):
+        out.append(repeat_table(results))
+    out.append(summary(results))
+    return out

@@ -24,16 +24,7 @@ from datetime import datetime, timezone
 from html import escape
 
 from agenteval.reporting.console import format_score
-from agenteval.reporting.outcome import (
-    CaseOutcome,
-    call_lines,
-    ci_text,
-    fmt_seconds,
-    is_negative,
-    outcomes,
-    record_where,
-    set_counts,
-)
+from agenteval.reporting.outcome import call_lines, ci_text, fmt_seconds, is_negative, record_where
 from agenteval.schema import (
     EvalCaseResult,
     EvalMetricResultPerInvocation,
@@ -42,6 +33,7 @@ from agenteval.schema import (
     JudgeRecord,
     content_text,
 )
+from agenteval.verdicts.outcome import CaseOutcome, outcomes, set_counts
 
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:1.5em;color:#1d1d1f}

@@ -18,8 +18,9 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from agenteval.reporting.console import format_score
-from agenteval.reporting.outcome import CaseOutcome, ci_text, outcomes, problems
+from agenteval.reporting.outcome import ci_text, problems
 from agenteval.schema import EvalSetResult, EvalStatus
+from agenteval.verdicts.outcome import CaseOutcome, outcomes
 
 _INVALID_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _MESSAGE_LIMIT = 500

@@ -14,8 +14,9 @@ import re
 from collections.abc import Sequence
 
 from agenteval.reporting.console import format_score
-from agenteval.reporting.outcome import CaseOutcome, ci_text, outcomes, problems, set_counts
+from agenteval.reporting.outcome import ci_text, problems
 from agenteval.schema import EvalSetResult, EvalStatus
+from agenteval.verdicts.outcome import CaseOutcome, outcomes, set_counts
 
 # Characters Markdown acts on inside a table cell; `_` only at a word boundary (GFM ignores
 # intraword underscores, so `case_0001` stays readable).

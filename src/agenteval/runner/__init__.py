@@ -1,22 +1,41 @@
-"""The runner: inference and scoring phases, over one result document."""
+"""The runner: one entry point for every front end (`run`, `rescore`), over one result document.
 
-from agenteval.runner.aggregate import all_passed, summarise
+A job (`EvalJob`, `ScoreJob`) says what to do; `Services` hold the run's models, limits and
+judge cache; the result is a `Run` (header + one `EvalSetResult` per eval set). The phases
+underneath (inference, scoring) are exported for tools that drive them directly.
+"""
+
 from agenteval.runner.evaluate import EvalSetRequest, run_evaluation
 from agenteval.runner.inference import infer_case, session_spec
-from agenteval.runner.recorded import pair_runs, score_recorded
+from agenteval.runner.job import EvalJob, JobOptions, ScoreJob, weak_judges, with_judge_model
+from agenteval.runner.recorded import load_actual, pair_runs, score_recorded
+from agenteval.runner.run import Run, rescore, run
 from agenteval.runner.scoring import CaseRun, case_status, metric_status, score_case
+from agenteval.runner.selection import Selection, resolve_config, select
+from agenteval.runner.services import Services
 
 __all__ = [
     "CaseRun",
+    "EvalJob",
     "EvalSetRequest",
-    "all_passed",
+    "JobOptions",
+    "Run",
+    "ScoreJob",
+    "Selection",
+    "Services",
     "case_status",
     "infer_case",
+    "load_actual",
     "metric_status",
     "pair_runs",
+    "rescore",
+    "resolve_config",
+    "run",
     "run_evaluation",
     "score_case",
     "score_recorded",
+    "select",
     "session_spec",
-    "summarise",
+    "weak_judges",
+    "with_judge_model",
 ]

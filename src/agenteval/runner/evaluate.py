@@ -15,12 +15,14 @@ import anyio
 
 from agenteval.agents.base import AgentAdapter
 from agenteval.criteria.judge.service import JudgeService
-from agenteval.criteria.registry import ConfiguredMetric
-from agenteval.runner.aggregate import summarise
+from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.runner.inference import SimulatorFactory, infer_case
 from agenteval.runner.recorded import result_id
 from agenteval.runner.scoring import NotEvaluatedPolicy, score_case
 from agenteval.schema import EvalCase, EvalCaseResult, EvalSet, EvalSetResult
+from agenteval.schema.progress import CaseFinished, CaseStarted, Listener
+from agenteval.schema.run import RunSpec
+from agenteval.verdicts.aggregate import summarise
 
 
 @dataclass
@@ -55,8 +57,11 @@ async def run_evaluation(
     on_case_done: Callable[[EvalCaseResult], None] | None = None,
     simulator: SimulatorFactory | None = None,
     judge: JudgeService | None = None,
+    listener: Listener | None = None,
+    header: RunSpec | None = None,
 ) -> list[EvalSetResult]:
-    """Runs every selected case `num_runs` times; one EvalSetResult per eval set."""
+    """Runs every selected case `num_runs` times; one EvalSetResult per eval set (carrying
+    `header` as its `run`). `listener` hears each case run start and finish."""
     if num_runs < 1:
         raise ValueError("num_runs must be at least 1")
     if parallelism < 1:
@@ -68,11 +73,17 @@ async def run_evaluation(
 
     async def one(index: int) -> None:
         _, case, run_index, req = jobs[index]
+        set_id = req.eval_set.eval_set_id
         async with limiter:
-            run = await infer_case(adapter, case, req.eval_set.eval_set_id, run_index, app_name,
-                                   simulator)
+            started = time.monotonic()
+            if listener is not None:
+                listener(CaseStarted(set_id, case.eval_id, run_index))
+            run = await infer_case(adapter, case, set_id, run_index, app_name, simulator)
             result = await score_case(run, req.metrics, req.policy, judge)
         slots[index] = result
+        if listener is not None:
+            listener(CaseFinished(set_id, case.eval_id, run_index, result.final_eval_status,
+                                  time.monotonic() - started, result.error_message))
         if on_case_done is not None:
             on_case_done(result)
 
@@ -87,6 +98,6 @@ async def run_evaluation(
         out.append(summarise(
             EvalSetResult(eval_set_result_id=rid, eval_set_result_name=rid.replace("/", "_"),
                           eval_set_id=req.eval_set.eval_set_id, eval_case_results=cases,
-                          creation_timestamp=time.time()),
+                          creation_timestamp=time.time(), run=header),
             req.gating, req.policy == "ignore"))
     return out

@@ -7,13 +7,40 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
+from pydantic import ValidationError
 
 from agenteval.criteria.judge.service import JudgeService
-from agenteval.criteria.registry import ConfiguredMetric
+from agenteval.criteria.spec import ConfiguredMetric
+from agenteval.datasets import parse_eval_set, read_json, validate_eval_set_json
 from agenteval.errors import DataError
-from agenteval.runner.aggregate import summarise
 from agenteval.runner.scoring import CaseRun, NotEvaluatedPolicy, score_case
 from agenteval.schema import EvalCaseResult, EvalSet, EvalSetResult
+from agenteval.schema.progress import CaseFinished, CaseStarted, Listener
+from agenteval.schema.run import RunSpec
+from agenteval.store import load_result
+from agenteval.verdicts.aggregate import summarise
+
+
+def load_actual(path: str | Path) -> EvalSet | EvalSetResult:
+    """What an agent did: an eval set of actual conversations, or a result document written by
+    `agenteval eval` (told apart by its `eval_set_result_id`)."""
+    try:
+        text = Path(path).read_bytes()
+    except OSError:
+        text = b""  # read_json below reports the file as missing or unreadable
+    head = text[:4096]
+    if b"eval_set_result_id" not in head and b"evalSetResultId" not in head:
+        # Fast path for an eval set (a result document, which starts with its id, skips it).
+        # Whatever it rejects takes the general path below, which tells result documents
+        # apart and locates errors.
+        try:
+            return validate_eval_set_json(text)
+        except ValidationError:
+            pass
+    data = read_json(path)
+    if isinstance(data, dict) and "eval_set_result_id" in data:
+        return load_result(path)
+    return parse_eval_set(path, data)
 
 
 def pair_runs(expected: EvalSet, actual: EvalSet,
@@ -78,10 +105,13 @@ def result_id(eval_set_id: str, app_name: str | None = None) -> str:
 async def score_recorded(expected: EvalSet, actual: EvalSet | EvalSetResult,
                          metrics: Sequence[ConfiguredMetric],
                          *, actual_source: str | Path | None = None,
-                         policy: NotEvaluatedPolicy = "fail",
-                         judge: JudgeService | None = None, parallelism: int = 4) -> EvalSetResult:
+                         policy: NotEvaluatedPolicy = "fail", gating: str = "mean",
+                         judge: JudgeService | None = None, parallelism: int = 4,
+                         listener: Listener | None = None,
+                         header: RunSpec | None = None) -> EvalSetResult:
     """Scores every case of a recorded run (an eval set of actual conversations, or a result
-    document's recorded invocations); one EvalSetResult."""
+    document's recorded invocations); one EvalSetResult, summarised over repeated runs by
+    `gating` and carrying `header` as its `run`."""
     if isinstance(actual, EvalSetResult):
         runs = runs_from_result(expected, actual, actual_source)
     else:
@@ -90,8 +120,16 @@ async def score_recorded(expected: EvalSet, actual: EvalSet | EvalSetResult,
     limiter = anyio.CapacityLimiter(parallelism)
 
     async def one(i: int) -> None:
+        run = runs[i]
         async with limiter:
-            results[i] = await score_case(runs[i], metrics, policy, judge)
+            started = time.monotonic()
+            if listener is not None:
+                listener(CaseStarted(run.eval_set_id, run.case.eval_id, run.run_index))
+            result = results[i] = await score_case(run, metrics, policy, judge)
+        if listener is not None:
+            listener(CaseFinished(run.eval_set_id, run.case.eval_id, run.run_index,
+                                  result.final_eval_status, time.monotonic() - started,
+                                  result.error_message))
 
     if any(m.build().is_async for m in metrics):
         async with anyio.create_task_group() as tg:
@@ -104,4 +142,4 @@ async def score_recorded(expected: EvalSet, actual: EvalSet | EvalSetResult,
     return summarise(EvalSetResult(eval_set_result_id=rid, eval_set_result_name=rid.replace("/", "_"),
                          eval_set_id=expected.eval_set_id,
                          eval_case_results=[r for r in results if r is not None],
-                         creation_timestamp=time.time()), "mean", policy == "ignore")
+                         creation_timestamp=time.time(), run=header), gating, policy == "ignore")

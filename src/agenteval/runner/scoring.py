@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from agenteval.criteria.base import CriterionResult, EvalContext, InvocationScore
 from agenteval.criteria.judge.service import JudgeService
-from agenteval.criteria.registry import ConfiguredMetric
+from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.schema import (
     EvalCase,
     EvalCaseResult,

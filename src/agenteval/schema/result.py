@@ -1,11 +1,12 @@
 """The result document: one `EvalSetResult` per run, in ADK's EvalSetResult layout.
 
-Fields ADK lacks live only on `EvalCaseResult` (where ADK ignores unknown keys), so ADK tooling
-can still read the document.
+Fields ADK lacks are extensions on `EvalCaseResult` and `EvalSetResult`, whose ADK models ignore
+unknown keys, so ADK tooling can still read the document.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
@@ -14,6 +15,7 @@ from pydantic import ConfigDict, Field
 from agenteval.schema.base import WireModel
 from agenteval.schema.invocation import Invocation
 from agenteval.schema.rubric import RubricScore
+from agenteval.schema.run import RunSpec
 
 
 class EvalStatus(IntEnum):
@@ -177,4 +179,18 @@ class EvalSetResult(WireModel):
     # agenteval extensions
     summary: list[CaseSummary] = Field(default_factory=list)
     gating: str = "mean"
+    run: RunSpec | None = None  # the header of the run that wrote this document
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+@dataclass
+class Run:
+    """One run of the runner: its header and one result document per eval set (in selection
+    order), each document carrying the same header as `run`."""
+
+    spec: RunSpec
+    results: list[EvalSetResult]
+
+    @property
+    def run_id(self) -> str:
+        return self.spec.run_id

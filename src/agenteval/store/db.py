@@ -6,8 +6,9 @@ trends. Tables (schema version in `schema_version`):
 * `runs` — one row per recorded result: id (`eval_set_result_id`), created (the result's
   timestamp, epoch seconds), recorded, eval set id, file and sha256, command, agent, agent and
   judge models, gating, runs per case, case counts, wall-clock and agent seconds, agent tokens,
-  judge prompt tokens, config and meta as JSON, and the result file's path (relative to the
-  root when inside it).
+  judge prompt tokens, config and meta as JSON, the result file's path (relative to the
+  root when inside it), and (since version 2) the run it belongs to (`run_group`, shared by the
+  documents of one run over several eval sets) with its header as JSON (`spec_json`).
 * `cases` — per run and eval id: position (case order), verdict over runs, runs, agent seconds
   and tokens, first inference error.
 * `case_metrics` — per run, eval id, run index and criterion: score, threshold, status (ADK's
@@ -34,11 +35,11 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 
 from agenteval.errors import DataError
-from agenteval.reporting.outcome import outcomes, set_counts
-from agenteval.schema import CaseSummary, EvalSetResult
+from agenteval.schema import CaseSummary, EvalSetResult, RunSpec
 from agenteval.store.history import load_result
+from agenteval.verdicts.outcome import outcomes, set_counts
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 ALIASES = ("latest", "previous")
 
 _SCHEMA = [
@@ -50,9 +51,10 @@ _SCHEMA = [
         num_runs INTEGER NOT NULL, cases_total INTEGER NOT NULL, cases_passed INTEGER NOT NULL,
         cases_failed INTEGER NOT NULL, cases_not_evaluated INTEGER NOT NULL,
         duration_seconds REAL, agent_seconds REAL, total_tokens REAL, judge_prompt_tokens INTEGER,
-        config_json TEXT, meta_json TEXT, result_path TEXT NOT NULL)""",
+        config_json TEXT, meta_json TEXT, result_path TEXT NOT NULL, run_group TEXT, spec_json TEXT)""",
     "CREATE INDEX IF NOT EXISTS runs_created ON runs (created)",
     "CREATE INDEX IF NOT EXISTS runs_eval_set ON runs (eval_set_id, created)",
+    "CREATE INDEX IF NOT EXISTS runs_group ON runs (run_group)",
     """CREATE TABLE IF NOT EXISTS cases (
         run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE, eval_id TEXT NOT NULL,
         position INTEGER NOT NULL, status INTEGER NOT NULL, runs INTEGER NOT NULL,
@@ -76,7 +78,9 @@ _KNOWN_META = ("eval_set_file", "eval_set_sha256", "command", "agent", "agent_mo
                "duration_seconds", "config")
 _COLUMNS = ("run_id, created, eval_set_id, agent, agent_model, judge_model, num_runs, cases_total, "
             "cases_passed, cases_failed, duration_seconds, total_tokens, result_path, eval_set_sha256, "
-            "gating")
+            "gating, run_group")
+# Version 1 databases gain the run columns in place.
+_V2_COLUMNS = ("ALTER TABLE runs ADD COLUMN run_group TEXT", "ALTER TABLE runs ADD COLUMN spec_json TEXT")
 
 
 @functools.cache
@@ -109,6 +113,7 @@ class RunRow:
     result_path: Path
     eval_set_sha256: str | None
     gating: str
+    run_group: str | None = None  # the run (RunSpec.run_id) this document belongs to
 
 
 def _json(value: Any) -> str | None:
@@ -119,6 +124,23 @@ def _json(value: Any) -> str | None:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _header_meta(result: EvalSetResult) -> dict[str, Any]:
+    """What the run header says about this document, in `record`'s meta keys."""
+    spec = result.run
+    if spec is None:
+        return {}
+    ref = next((r for r in spec.eval_sets if r.eval_set_id == result.eval_set_id), None)
+    return {k: v for k, v in {
+        "command": spec.command, "agent": spec.agent.name if spec.agent else None,
+        "agent_model": spec.models.agent,
+        "judge_model": ", ".join(spec.models.judge) if spec.models.judge else None,
+        "duration_seconds": spec.duration_seconds, "config": spec.config,
+        "config_file": spec.config_file, "eval_set_file": ref.file if ref else None,
+        "eval_set_sha256": ref.sha256 if ref else None, "num_runs": spec.num_runs,
+        "parallelism": spec.concurrency.cases, "actual_file": spec.actual_file,
+    }.items() if v is not None}
 
 
 def _sum(values: list[float | None]) -> float | None:
@@ -162,10 +184,16 @@ class RunStore:
                 return
         conn.execute("BEGIN IMMEDIATE")
         try:
+            version = None
+            if conn.execute("SELECT name FROM sqlite_master WHERE name = 'runs'").fetchone():
+                version = conn.execute("SELECT max(version) FROM schema_version").fetchone()[0]
+            if version == 1:
+                for statement in _V2_COLUMNS:
+                    conn.execute(statement)
             for statement in _SCHEMA:
                 conn.execute(statement)
-            if conn.execute("SELECT count(*) FROM schema_version").fetchone()[0] == 0:
-                conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+            conn.execute("DELETE FROM schema_version")
+            conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -182,12 +210,14 @@ class RunStore:
                meta: Mapping[str, Any] | None = None) -> str:
         """Records a run whose document is at `result_path`; returns its id.
 
-        `meta` (falling back to `result.metadata`) may give `eval_set_file`, `eval_set_sha256`,
+        The document's run header (`result.run`) gives the run group, command, agent, models,
+        duration, config and the eval set's file and hash; `meta` (then `result.metadata`)
+        may add to or replace them: `eval_set_file`, `eval_set_sha256`,
         `command`, `agent`, `agent_model`, `judge_model` (else the judges named in the judge
         records), `duration_seconds` (wall clock) and `config` (a model, dict or JSON text); any
         other keys are kept in `meta_json`.
         """
-        info = {**result.metadata, **(meta or {})}
+        info = {**result.metadata, **_header_meta(result), **(meta or {})}
         cases = outcomes(result)
         counts = set_counts(result, cases)
         judges = sorted({r.judge_model for c in result.eval_case_results for r in c.judge_records})
@@ -205,7 +235,8 @@ class RunStore:
             _sum([c.tokens() for c in cases]),
             sum(r.prompt_tokens for c in result.eval_case_results for r in c.judge_records),
             _json(info.get("config")), _json(extra) if extra else None,
-            self._stored_path(Path(result_path)))
+            self._stored_path(Path(result_path)), result.run.run_id if result.run else None,
+            result.run.model_dump_json() if result.run else None)
         case_rows = [(run_id, c.eval_id, i, int(c.status), c.num_runs, c.duration(), c.tokens(),
                       next((r.error_message for r in c.runs if r.error_message), None))
                      for i, c in enumerate(cases)]
@@ -241,7 +272,7 @@ class RunStore:
                       judge_model=v[5], num_runs=v[6], cases_total=v[7], cases_passed=v[8],
                       cases_failed=v[9], duration_seconds=v[10], total_tokens=v[11],
                       result_path=path if path.is_absolute() else self.root / path,
-                      eval_set_sha256=v[13], gating=v[14])
+                      eval_set_sha256=v[13], gating=v[14], run_group=v[15])
 
     def list_runs(self, limit: int | None = None) -> list[RunRow]:
         """Recorded runs, newest (by creation time) first."""
@@ -306,12 +337,29 @@ class RunStore:
             cur = conn.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,))
             names = [d[0] for d in cur.description]
             out = dict(zip(names, cur.fetchone(), strict=True))
-        for key in ("config_json", "meta_json"):
+        for key in ("config_json", "meta_json", "spec_json"):
             if out.get(key):
                 out[key[:-5]] = json.loads(out.pop(key))
             else:
                 out.pop(key, None)
         return out
+
+    def header(self, ref: str) -> RunSpec | None:
+        """The run header recorded with a document (None for documents recorded without one)."""
+        run_id = self.resolve(ref).run_id
+        with self._connect(create=False) as conn:
+            assert conn is not None
+            (text,) = conn.execute("SELECT spec_json FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return None if text is None else RunSpec.model_validate_json(text)
+
+    def documents(self, run_group: str) -> list[RunRow]:
+        """Every document recorded for one run (its eval sets), in creation order."""
+        with self._connect(create=False) as conn:
+            if conn is None:
+                return []
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM runs WHERE run_group = ? "
+                                "ORDER BY created, rowid", (run_group,)).fetchall()
+        return [self._row(r) for r in rows]
 
 
 __all__ = ["ALIASES", "SCHEMA_VERSION", "RunRow", "RunStore", "history_db_path"]

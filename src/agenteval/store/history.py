@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -10,6 +9,7 @@ from pydantic import ValidationError
 from agenteval.datasets.files import gc_paused, read_json, write_model
 from agenteval.errors import from_validation_error
 from agenteval.schema import EvalSetResult
+from agenteval.store.output import safe_name
 
 SUFFIX = ".evalset_result.json"
 
@@ -21,7 +21,7 @@ def history_dir(root: str | Path) -> Path:
 
 def _file_name(result_id: str) -> str:
     # Any character outside a conservative set becomes "_", so ids made from paths are safe.
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", result_id) + SUFFIX
+    return safe_name(result_id) + SUFFIX
 
 
 def save_result(root: str | Path, result: EvalSetResult) -> Path:

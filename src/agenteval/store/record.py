@@ -1,4 +1,7 @@
-"""Recording runs: the result document into the eval history, and a row set into the run DB."""
+"""Recording runs: each result document into the eval history, and its rows into the run DB.
+
+`record(root, run)` is what every front end calls after a run; `record_run` records result
+documents that have no run object (e.g. files written elsewhere)."""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agenteval.schema import EvalSetResult
+from agenteval.schema import EvalSetResult, Run
 from agenteval.store.db import RunStore
 from agenteval.store.history import save_result
 
@@ -41,3 +44,14 @@ def record_run(root: str | Path, results: Sequence[EvalSetResult],
             info.setdefault("eval_set_sha256", file_sha256(set_file))
         ids.append(store.record(result, path, info))
     return ids
+
+
+def record(root: str | Path, run: Run, paths: Sequence[str | Path] | None = None) -> list[Path]:
+    """Saves each of the run's documents into `<root>/.agenteval/eval_history` (unless `paths`
+    says where they already are) and records them in the run database, under the run's id
+    (shared by all of them) with its header. Returns the documents' paths."""
+    store = RunStore(root)
+    saved = [Path(p) for p in paths] if paths is not None else [save_result(root, r) for r in run.results]
+    for result, path in zip(run.results, saved, strict=True):
+        store.record(result, path)
+    return saved

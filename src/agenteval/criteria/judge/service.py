@@ -24,6 +24,7 @@ from agenteval.criteria.judge.verdict import (
     verdict_schema,
 )
 from agenteval.models.base import LLM, Message, ModelRequest
+from agenteval.schema.progress import JudgeCallDone
 
 
 class JudgeCache(Protocol):
@@ -55,12 +56,18 @@ class JudgeAnswer:
 
 @dataclass
 class JudgeService:
-    """Resolves judge models by name and asks them, with caching and a retry for bad replies."""
+    """Asks judge models, with caching and a retry for bad replies.
+
+    `resolve` gives the model for a name (a run passes its `ModelPool.get`, so judges share the
+    run's per-endpoint limits); `listener`, if set, is told of every answered question.
+    `calls` and `prompt_tokens` count the model calls made (cache hits cost none)."""
 
     resolve: Callable[[str], LLM]
     cache: JudgeCache | None = None
     max_tokens: int = 200
+    listener: Callable[[JudgeCallDone], None] | None = None
     calls: int = field(default=0, init=False)
+    prompt_tokens: int = field(default=0, init=False)
 
     def _key(self, model: str, request: ModelRequest, index: int) -> str:
         payload = json.dumps({
@@ -106,6 +113,12 @@ class JudgeService:
                 self.cache.put(self._key(model, request, i), raw)
             answer.samples.append(Sample(raw, verdict, cached))
         self.calls += answer.model_calls
+        self.prompt_tokens += answer.prompt_tokens
+        if self.listener is not None:
+            self.listener(JudgeCallDone(model=model, model_calls=answer.model_calls,
+                                        prompt_tokens=answer.prompt_tokens,
+                                        samples=len(answer.samples),
+                                        cached=answer.model_calls == 0))
 
     @staticmethod
     def _messages(system: str, prompt: str,

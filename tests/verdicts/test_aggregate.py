@@ -1,7 +1,7 @@
 import pytest
 
-from agenteval.runner.aggregate import pass_at_k, pass_pow_k, summarise
 from agenteval.schema import EvalCaseResult, EvalMetricResult, EvalSetResult, EvalStatus
+from agenteval.verdicts.aggregate import pass_at_k, pass_pow_k, summarise
 
 
 def _case(eval_id: str, run: int, score: float | None, threshold: float = 0.5,

@@ -1,0 +1,78 @@
+"""Metric specs: how a metric's criterion is built and what its scores mean, and a metric as
+configured for a run (its spec with a validated criterion)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from agenteval.criteria.base import Criterion
+from agenteval.schema import BaseCriterion, EvalMetric
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A registered metric: how to build its criterion and what scores mean."""
+
+    name: str
+    factory: Callable[[str, BaseCriterion], Criterion]
+    criterion_model: type[BaseCriterion]
+    description: str = ""
+    min_value: float = 0.0
+    max_value: float = 1.0
+    informational: bool = False  # reported, never gating; a threshold is not allowed
+    requires_expected: bool = False
+    custom_function_path: str | None = None
+
+
+@dataclass(frozen=True)
+class ConfiguredMetric:
+    """A metric as configured for a run: its spec, its validated criterion, its wire form."""
+
+    spec: MetricSpec
+    criterion: BaseCriterion
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def build(self) -> Criterion:
+        """A fresh criterion instance."""
+        return self.spec.factory(self.spec.name, self.criterion)
+
+    @cached_property
+    def wire_dict(self) -> dict[str, Any]:
+        """`wire()` as a dict, computed once (it is copied into every per-invocation result)."""
+        return self.wire().model_dump()
+
+    def wire(self) -> EvalMetric:
+        """The metric as written into results (ADK's EvalMetric layout)."""
+        if self.spec.informational:
+            return EvalMetric(metric_name=self.name)
+        return EvalMetric(
+            metric_name=self.name,
+            threshold=self.criterion.threshold,
+            criterion=self.criterion.model_dump(exclude_none=True),
+            custom_function_path=self.spec.custom_function_path,
+        )
+
+
+def spec_for_class(name: str, cls: type[Criterion], description: str = "",
+                   min_value: float = 0.0, max_value: float = 1.0,
+                   informational: bool = False) -> MetricSpec:
+    """A spec whose factory is a Criterion subclass."""
+    return MetricSpec(
+        name=name,
+        factory=cls,
+        criterion_model=cls.criterion_model,
+        description=description or (cls.__doc__ or "").strip().splitlines()[0],
+        min_value=min_value,
+        max_value=max_value,
+        informational=informational,
+        requires_expected=cls.requires_expected,
+    )
+
+
+__all__ = ["ConfiguredMetric", "MetricSpec", "spec_for_class"]

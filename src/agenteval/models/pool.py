@@ -1,0 +1,80 @@
+"""The models of one run: each endpoint built once, behind the run's own limits.
+
+A `ModelPool` is handed to a run (agent, judges and user simulator all take their models from
+it), so two runs in one process never change each other's limits. Limits are calls in flight
+per endpoint, keyed by canonical model name (`parse_model_name(name).name`); an endpoint not
+listed gets its backend's default (the embedded model's slots; for HTTP, `default_http`).
+The embedded model's engine is shared by the whole process whatever the pool (loading it
+twice would cost minutes and gigabytes); a pool only bounds its own calls into it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+
+from agenteval.errors import DataError
+from agenteval.models.base import ModelUnavailable
+from agenteval.models.limits import LimitedLLM
+from agenteval.models.resolve import DEFAULT_HTTP_CONCURRENCY, api_key, build_model, parse_model_name
+
+__all__ = ["ModelPool", "check_limits"]
+
+
+def check_limits(limits: Mapping[str, int]) -> dict[str, int]:
+    """Limits keyed by canonical model name; a DataError naming a bad name or a limit below 1."""
+    out: dict[str, int] = {}
+    for name, limit in limits.items():
+        try:
+            canonical = parse_model_name(name).name
+        except ModelUnavailable as e:
+            raise DataError(None, f"model_calls.{name}", str(e)) from None
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise DataError(None, f"model_calls.{name}", "calls in flight must be an integer >= 1, "
+                            f"got {limit!r}")
+        out[canonical] = limit
+    return out
+
+
+class ModelPool:
+    """Models by name for one run, each resolved once with `env` (API keys come from it)."""
+
+    def __init__(self, env: Mapping[str, str], limits: Mapping[str, int] | None = None, *,
+                 default_http: int = DEFAULT_HTTP_CONCURRENCY,
+                 cache_dir: str | os.PathLike[str] | None = None) -> None:
+        if default_http < 1:
+            raise ValueError(f"default_http must be at least 1, got {default_http}")
+        self._env = dict(env)
+        self._limits = check_limits(limits or {})
+        self._default_http = default_http
+        self._cache_dir = str(Path(cache_dir).expanduser()) if cache_dir is not None else None
+        self._models: dict[str, LimitedLLM] = {}
+        self._lock = threading.Lock()
+
+    def get(self, name: str) -> LimitedLLM:
+        """The model `name` selects; ModelUnavailable if it cannot be used here (unknown
+        scheme, missing key, missing local extra), naming what to set or install."""
+        spec = parse_model_name(name)
+        with self._lock:
+            model = self._models.get(spec.name)
+            if model is None:
+                limit = self._limits.get(spec.name)
+                if limit is None and spec.backend != "local":
+                    limit = self._default_http
+                model = build_model(spec, api_key(spec, self._env), self._cache_dir, limit)
+                self._models[spec.name] = model
+        return model
+
+    def limits(self) -> dict[str, int]:
+        """Calls in flight per endpoint: the configured limits, and those of every model used."""
+        out = dict(self._limits)
+        with self._lock:
+            out.update({name: m.max_concurrency for name, m in self._models.items()})
+        return out
+
+    def names(self) -> list[str]:
+        """Canonical names of the models used so far."""
+        with self._lock:
+            return list(self._models)

@@ -1,0 +1,123 @@
+"""The one way to run a job: `run` (infer, then score) and `rescore` (score what was recorded).
+
+Every front end (the CLI's `eval` and `score`, `AgentEvaluator`, the pytest plugin) calls one of
+these and gets a `Run`: its header (`RunSpec`) and one result document per eval set, each
+document carrying the header. Models, limits and the judge cache come from the `Services`
+handed in; progress goes to the `listener` as typed events.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agenteval.agents import describe, to_adapter
+from agenteval.criteria import ConfiguredMetric
+from agenteval.criteria.judge import JudgeService
+from agenteval.errors import AgentEvalError
+from agenteval.models import parse_model_name
+from agenteval.runner.evaluate import EvalSetRequest, run_evaluation
+from agenteval.runner.header import finish_header, start_header
+from agenteval.runner.job import EvalJob, ScoreJob, judge_models
+from agenteval.runner.recorded import score_recorded
+from agenteval.runner.services import Services
+from agenteval.schema import (
+    AgentInfo,
+    ConversationScenario,
+    EvalSetResult,
+    ModelRoles,
+    Run,
+    RunSpec,
+)
+from agenteval.schema.progress import JudgeCallDone, Listener, RunFinished, RunStarted
+from agenteval.simulation import LlmUserSimulator, parse_simulator_config
+
+
+def _judge(services: Services, listener: Listener | None) -> JudgeService:
+    def heard(event: JudgeCallDone) -> None:
+        if listener is not None:
+            listener(event)
+
+    return JudgeService(services.models.get, services.judge_cache, listener=heard)
+
+
+def _check_judges(metrics: list[ConfiguredMetric], services: Services) -> None:
+    """Resolves every judge model up front, so a bad name or a missing key fails before any work."""
+    for name in judge_models(metrics):
+        services.models.get(name)
+
+
+def _canonical(name: str) -> str:
+    return parse_model_name(name).name
+
+
+def _finish(header: RunSpec, results: list[EvalSetResult], judge: JudgeService,
+            services: Services, listener: Listener | None) -> Run:
+    finish_header(header, results, judge.calls, judge.prompt_tokens, services.models.limits())
+    if listener is not None:
+        t = header.totals
+        listener(RunFinished(header.run_id, t.passed, t.failed, t.not_evaluated,
+                             header.duration_seconds or 0.0))
+    return Run(header, results)
+
+
+async def run(job: EvalJob, services: Services, listener: Listener | None = None) -> Run:
+    """Runs the job's agent over its eval sets and scores every case run."""
+    if job.agent is None:
+        raise AgentEvalError("EvalJob.agent is required")
+    if job.num_runs < 1:
+        raise ValueError("num_runs must be at least 1")
+    metrics = job.metrics()
+    _check_judges(metrics, services)
+    judge = _judge(services, listener)
+    adapter = to_adapter(job.agent, services.models.get, job.agent_model)
+    kind, agent_model = describe(adapter)
+    requests = [EvalSetRequest(s.eval_set, metrics, s.case_ids, job.config.not_evaluated,
+                               job.config.repeat_gating) for s in job.selections]
+    simulator: Any = None
+    sim_model_name = None
+    if any(c.conversation_scenario for r in requests for c in r.cases()):
+        sim_config = parse_simulator_config(job.config.user_simulator_config, job.config_source)
+        sim_model = services.models.get(sim_config.model)
+        sim_model_name = _canonical(sim_config.model)
+
+        def simulator(scenario: ConversationScenario) -> LlmUserSimulator:
+            return LlmUserSimulator(scenario, sim_model, sim_config)
+
+    roles = ModelRoles(agent=_canonical(agent_model) if kind == "builtin" and agent_model else agent_model,
+                       judge=[_canonical(n) for n in judge_models(metrics)],
+                       user_simulator=sim_model_name)
+    header = start_header(job, job.selections, roles, job.num_runs)
+    header.agent = AgentInfo(name=job.app_name or adapter.name, path=job.agent_path, kind=kind)
+    if listener is not None:
+        listener(RunStarted(header.run_id, sum(len(r.cases()) for r in requests) * job.num_runs))
+    results = await run_evaluation(adapter, requests, num_runs=job.num_runs,
+                                   parallelism=job.concurrency.cases, app_name=job.app_name,
+                                   simulator=simulator, judge=judge, listener=listener,
+                                   header=header)
+    return _finish(header, results, judge, services, listener)
+
+
+async def rescore(job: ScoreJob, services: Services, listener: Listener | None = None) -> Run:
+    """Scores what an agent already did (`job.actual`) against the expected eval set."""
+    if job.expected is None or job.actual is None:
+        raise AgentEvalError("ScoreJob.expected and ScoreJob.actual are required")
+    metrics = job.metrics()
+    _check_judges(metrics, services)
+    judge = _judge(services, listener)
+    roles = ModelRoles(judge=[_canonical(n) for n in judge_models(metrics)])
+    header = start_header(job, [job.expected], roles)
+    header.actual_file = None if job.actual_source is None else str(job.actual_source)
+    if listener is not None:
+        runs = (len(job.actual.eval_case_results) if isinstance(job.actual, EvalSetResult)
+                else len(job.actual.eval_cases))
+        listener(RunStarted(header.run_id, runs))
+    result = await score_recorded(job.expected.eval_set, job.actual, metrics,
+                                  actual_source=job.actual_source, policy=job.config.not_evaluated,
+                                  gating=job.config.repeat_gating, judge=judge,
+                                  parallelism=job.concurrency.cases, listener=listener,
+                                  header=header)
+    header.num_runs = max((s.runs for s in result.summary), default=1)
+    return _finish(header, [result], judge, services, listener)
+
+
+__all__ = ["Run", "rescore", "run"]

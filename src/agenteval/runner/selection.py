@@ -1,0 +1,69 @@
+"""Choosing what a run covers: eval sets and cases from command-line style selectors, and the
+eval config that goes with them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agenteval.datasets import default_config_for, load_eval_config, load_eval_set
+from agenteval.errors import DataError
+from agenteval.schema import EvalConfig, EvalSet
+
+
+@dataclass
+class Selection:
+    """An eval set to run and, optionally, the case ids to run from it."""
+
+    path: Path | None
+    eval_set: EvalSet
+    case_ids: list[str] | None = None
+
+    def case_count(self) -> int:
+        return len(self.case_ids) if self.case_ids else len(self.eval_set.eval_cases)
+
+
+def split_selector(arg: str, agent_dir: Path | None) -> tuple[Path | None, list[str] | None]:
+    """`file[:id1,id2]` → (file, ids); a bare id names `<agent_dir>/<id>.evalset.json`."""
+    candidates: list[tuple[str, list[str] | None]] = [(arg, None)]
+    if ":" in arg:
+        head, _, tail = arg.rpartition(":")
+        candidates.append((head, [i for i in tail.split(",") if i]))
+    for name, ids in candidates:
+        if Path(name).is_file():
+            return Path(name), ids
+        if agent_dir is not None and (agent_dir / f"{name}.evalset.json").is_file():
+            return agent_dir / f"{name}.evalset.json", ids
+    return None, None
+
+
+def select(args: Sequence[str], agent_dir: Path | None = None,
+           initial_session_file: str | Path | None = None) -> list[Selection]:
+    """Loads every `file[:ids]` argument; an unknown file or case id is a DataError."""
+    out = []
+    for arg in args:
+        path, ids = split_selector(arg, agent_dir)
+        if path is None:
+            raise DataError(arg, "", "file not found (and no such eval set id under the agent)")
+        eval_set = load_eval_set(path, initial_session_file)
+        known = {c.eval_id for c in eval_set.eval_cases}
+        for i in ids or []:
+            if i not in known:
+                raise DataError(path, "eval_cases", f"no case with eval_id {i!r}")
+        out.append(Selection(path, eval_set, ids))
+    return out
+
+
+def resolve_config(config_file_path: str | Path | None,
+                   eval_set_path: str | Path | None) -> tuple[EvalConfig, str | None]:
+    """The flag's config file, else test_config.json beside the set, else the defaults."""
+    if config_file_path:
+        return load_eval_config(config_file_path), str(config_file_path)
+    if eval_set_path is None:
+        return EvalConfig(), None
+    config, found = default_config_for(eval_set_path)
+    return config, str(found) if found else None
+
+
+__all__ = ["Selection", "resolve_config", "select", "split_selector"]

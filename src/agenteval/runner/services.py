@@ -1,0 +1,40 @@
+"""What a run uses but does not own: its models (with their limits) and the judge cache.
+
+One `Services` is handed to each run; nothing in the runner looks anything up process-wide, so
+two runs in one process (two evals started from a web page, say) keep their limits apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from agenteval.criteria.judge.service import JudgeCache
+from agenteval.models.pool import ModelPool
+from agenteval.models.resolve import DEFAULT_HTTP_CONCURRENCY
+from agenteval.schema import Concurrency
+from agenteval.store import JudgeCacheDB, judge_cache_path
+
+
+@dataclass
+class Services:
+    """The models of a run (`ModelPool`) and where judge verdicts are cached (None: nowhere)."""
+
+    models: ModelPool
+    judge_cache: JudgeCache | None = None
+
+    @classmethod
+    def create(cls, env: Mapping[str, str], concurrency: Concurrency | None = None, *,
+               store_root: str | Path | None = None, no_cache: bool = False) -> Services:
+        """Services for one run: models resolved with `env` (API keys), limited per endpoint as
+        `concurrency.model_calls` says (HTTP endpoints not listed get room for every case in
+        flight, at least 4); verdicts cached under `store_root` unless `no_cache`."""
+        concurrency = concurrency or Concurrency()
+        pool = ModelPool(env, concurrency.model_calls,
+                         default_http=max(DEFAULT_HTTP_CONCURRENCY, concurrency.cases))
+        cache = None if no_cache or store_root is None else JudgeCacheDB(judge_cache_path(store_root))
+        return cls(pool, cache)
+
+
+__all__ = ["Services"]

@@ -1,0 +1,72 @@
+"""Progress of a run, as data: what the runner reports while it works.
+
+The console's progress bar consumes these today; anything that watches a run (a web page over
+server-sent events, a journal) takes the same stream. Events are plain frozen dataclasses:
+cheap to build, safe to hand across threads, and serialisable with `dataclasses.asdict`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from agenteval.schema.result import EvalStatus
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    """The run is about to start `total` case runs ((case, run) pairs)."""
+
+    run_id: str
+    total: int
+
+
+@dataclass(frozen=True)
+class CaseStarted:
+    """A case run went into flight."""
+
+    eval_set_id: str
+    eval_id: str
+    run_index: int
+
+
+@dataclass(frozen=True)
+class CaseFinished:
+    """A case run was scored: its status, and the agent's error if inference failed."""
+
+    eval_set_id: str
+    eval_id: str
+    run_index: int
+    status: EvalStatus
+    seconds: float
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class JudgeCallDone:
+    """A judge question was answered: `model_calls` requests to `model` (0 when every sample
+    came from the cache), `prompt_tokens` processed by them, `samples` verdicts read."""
+
+    model: str
+    model_calls: int
+    prompt_tokens: int
+    samples: int
+    cached: bool
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    """The run ended (every case run scored)."""
+
+    run_id: str
+    passed: int
+    failed: int
+    not_evaluated: int
+    seconds: float
+
+
+ProgressEvent = RunStarted | CaseStarted | CaseFinished | JudgeCallDone | RunFinished
+Listener = Callable[[ProgressEvent], None]
+
+__all__ = ["CaseFinished", "CaseStarted", "JudgeCallDone", "Listener", "ProgressEvent", "RunFinished",
+           "RunStarted"]

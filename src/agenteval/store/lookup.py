@@ -1,0 +1,28 @@
+"""Finding a stored run: by a result file's path, or by a reference into the run database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agenteval.schema import EvalSetResult
+from agenteval.store.db import RunStore
+from agenteval.store.history import load_result
+
+
+def is_path(ref: str) -> bool:
+    """A reference that names a file (an existing path, or anything ending in `.json`)."""
+    return Path(ref).exists() or ref.endswith(".json")
+
+
+def load_run(ref: str, root: str | Path) -> EvalSetResult:
+    """A result document by file path, or by run id / prefix / alias from the store at `root`."""
+    return load_result(ref) if is_path(ref) else RunStore(root).get(ref)
+
+
+def load_summary(ref: str, root: str | Path) -> EvalSetResult:
+    """Like `load_run`, but a stored run comes from the database alone (verdicts and criterion
+    summaries, no case results): fast even for runs with large documents."""
+    return load_result(ref) if is_path(ref) else RunStore(root).summary(ref)
+
+
+__all__ = ["is_path", "load_run", "load_summary"]
