@@ -67,6 +67,19 @@ def import_porter_only() -> None:
     from nltk.stem import porter  # noqa: F401
 
 
+def holder(commands: Any, name: str) -> Any:
+    """The module whose global `name` the score command looks up: the command module itself in
+    older src; the store's output module (write_model) or the console report (case_table) since
+    the command went through the runner."""
+    import importlib
+
+    for module in (commands, "agenteval.store.output", "agenteval.reporting.console"):
+        mod = importlib.import_module(module) if isinstance(module, str) else module
+        if hasattr(mod, name):
+            return mod
+    raise AttributeError(name)
+
+
 def apply_fixes(fixes: set[str], commands: Any) -> None:
     from agenteval.runner import scoring
     from agenteval.schema import EvalSet, EvalStatus
@@ -100,9 +113,9 @@ def apply_fixes(fixes: set[str], commands: Any) -> None:
                 f.write(b"\n")
             tmp.replace(path)
 
-        commands.write_model = write_model
+        holder(commands, "write_model").write_model = write_model
     if "table" in fixes:
-        real_table = commands.case_table
+        real_table = holder(commands, "case_table").case_table
 
         def case_table(results: Any) -> Any:
             from rich.console import Group
@@ -118,7 +131,7 @@ def apply_fixes(fixes: set[str], commands: Any) -> None:
                         "all); see the result file")
             return Group(real_table(shown), note)
 
-        commands.case_table = case_table
+        holder(commands, "case_table").case_table = case_table
     if "construct" in fixes:
         from agenteval.schema import EvalMetricResult, EvalMetricResultDetails
 
@@ -241,7 +254,8 @@ def main() -> None:
     commands.load_eval_set = timed("load expected eval set", commands.load_eval_set)
     if hasattr(commands, "load_actual"):  # actual runs may also be result documents
         commands.load_actual = timed("load actual eval set", commands.load_actual)
-    commands.write_model = timed("write result JSON", commands.write_model)
+    out_module = holder(commands, "write_model")
+    out_module.write_model = timed("write result JSON", out_module.write_model)
     commands.report = timed("print report (rich tables)", commands.report)
     # Scoring runs through `run_sync` (newer src) or `asyncio.run` (older src).
     uses_run_sync = hasattr(commands, "run_sync")

@@ -90,3 +90,38 @@ def test_recorded_run_is_rescored_without_the_agent(project: tuple[Path, Path], 
     assert r.exit_code == 0, r.output
     doc = json.loads(rescored.read_text())
     assert [(c["eval_id"], c["run_index"]) for c in doc["eval_case_results"]] == [("good", 0), ("good", 1)]
+
+
+def test_several_eval_sets_share_one_run_id_in_documents_and_history(project: tuple[Path, Path],
+                                                                      tmp_path: Path) -> None:
+    agent, path = project
+    other = eval_set("team/other", {"x": [inv("x", "answer to x", [call("lookup", q="x")])]})
+    other_path = agent / "other.evalset.json"
+    other_path.write_text(other.model_dump_json(exclude_none=True))
+    out = tmp_path / "r.json"
+    r = CliRunner().invoke(cli, ["eval", str(agent), f"{path}:good", str(other_path), "--output", str(out),
+                                 "--parallelism", "3", "--model_parallelism", "local=1"])
+    assert r.exit_code == 0, r.output
+    docs = [json.loads((tmp_path / f"r.{name}.json").read_text()) for name in ("myset", "team_other")]
+    headers = [d["run"] for d in docs]
+    assert headers[0] == headers[1] and headers[0]["command"] == "eval"
+    assert [e["eval_set_id"] for e in headers[0]["eval_sets"]] == ["myset", "team/other"]
+    assert headers[0]["concurrency"] == {"cases": 3, "model_calls": {"local": 1}}
+    assert headers[0]["agent"] == {"name": "my_agent", "path": str(agent), "kind": "callable"}
+    from agenteval.store import RunStore
+
+    store = RunStore(agent)
+    group = {r.run_group for r in store.list_runs()}
+    assert group == {headers[0]["run_id"]} and len(store.documents(headers[0]["run_id"])) == 2
+    shown = CliRunner().invoke(cli, ["runs", "--root", str(agent), "show", "latest"], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    assert headers[0]["run_id"] in shown.output and "run.agent.kind" in shown.output
+    assert "Other eval sets of run" in shown.output
+
+
+@pytest.mark.parametrize("value", ["local", "local=0", "=3", "nope=2"])
+def test_bad_model_parallelism_exits_2_before_anything_runs(project: tuple[Path, Path], value: str) -> None:
+    agent, path = project
+    r = CliRunner().invoke(cli, ["eval", str(agent), str(path), "--model_parallelism", value])
+    assert r.exit_code == 2, r.output
+    assert not (agent / ".agenteval").exists()

@@ -129,3 +129,33 @@ def test_the_cli_note_names_the_criterion_and_the_way_out() -> None:
     text = console.export_text()
     assert "rubric_based_tool_use_quality_v1 is judged by the embedded model" in text
     assert "--judge_model" in text
+
+
+def test_score_takes_parallelism_and_honours_repeat_gating(tmp_path: Path) -> None:
+    expected = eval_set("s", {"a": [inv("roll", "4", [call("roll_die", sides=6)])]})
+    e = _write(tmp_path / "e.evalset.json", expected.model_dump(exclude_none=True))
+    # A result document with three runs of case "a": the middle one called the tool wrongly.
+    first = tmp_path / "first.json"
+    runs = eval_set("s", {"a": [inv("roll", "4", [call("roll_die", sides=6)])]})
+    a = _write(tmp_path / "a.evalset.json", runs.model_dump(exclude_none=True))
+    assert CliRunner().invoke(cli, ["score", str(e), "--actual", str(a), "-o", str(first)]).exit_code == 0
+    doc = json.loads(first.read_text())
+    case = doc["eval_case_results"][0]
+    wrong = json.loads(json.dumps(case))
+    wrong["run_index"] = 1
+    wrong["eval_metric_result_per_invocation"][0]["actual_invocation"]["intermediate_data"] = {
+        "tool_uses": [{"name": "roll_die", "args": {"sides": 20}}]}
+    third = {**case, "run_index": 2}
+    doc["eval_case_results"] = [case, wrong, third]
+    recorded = _write(tmp_path / "recorded.json", doc)
+    for gating, code in (("any_run", 0), ("all_runs", 1)):
+        config = _write(tmp_path / f"{gating}.json", {"criteria": {"tool_trajectory_avg_score": 1.0},
+                                                      "repeat_gating": gating})
+        out = tmp_path / f"{gating}.out.json"
+        r = CliRunner().invoke(cli, ["score", str(e), "--actual", str(recorded), "--config_file_path",
+                                     str(config), "--parallelism", "2", "-o", str(out)])
+        assert r.exit_code == code, r.output
+        result = json.loads(out.read_text())
+        assert result["gating"] == gating and result["run"]["gating"] == gating
+        assert result["run"]["concurrency"]["cases"] == 2 and result["run"]["num_runs"] == 3
+        assert result["run"]["command"] == "score" and result["run"]["actual_file"] == str(recorded)

@@ -38,6 +38,12 @@ def test_evaluate_directory_passes_and_records_history(agent_pkg: str, tmp_path:
                                                   print_detailed_results=False))
     assert len(results) == 1 and len(results[0].eval_case_results) == 2  # num_runs=2 by default
     assert list((tmp_path / ".agenteval" / "eval_history").glob("*.json"))
+    from agenteval.store import RunStore
+
+    header = RunStore(tmp_path).header("latest")
+    assert header is not None and header.command == "AgentEvaluator" and header.num_runs == 2
+    assert header.agent is not None and (header.agent.path, header.agent.kind) == ("evalpkg", "callable")
+    assert results[0].run == header
 
 
 def test_failures_are_listed_in_one_error(agent_pkg: str) -> None:

@@ -43,6 +43,12 @@ def test_one_item_per_case_with_readable_failure(pytester: pytest.Pytester, proj
     assert "tool_trajectory_avg_score" in out and "other()" in out
     assert "Traceback" not in out
     assert list((pytester.path / ".agenteval" / "eval_history").glob("*.evalset_result.json"))
+    from agenteval.store import RunStore
+
+    header = RunStore(pytester.path).header("latest")
+    assert header is not None and header.command == "pytest" and header.num_runs == 2
+    assert header.agent is not None and (header.agent.name, header.agent.kind) == ("my_agent", "callable")
+    assert header.eval_sets[0].eval_set_id == "myset" and header.eval_sets[0].sha256
 
 
 def test_ini_opt_in_and_bad_file(pytester: pytest.Pytester, project: Path) -> None:

@@ -6,6 +6,10 @@ per endpoint, keyed by canonical model name (`parse_model_name(name).name`); an 
 listed gets its backend's default (the embedded model's slots; for HTTP, `default_http`).
 The embedded model's engine is shared by the whole process whatever the pool (loading it
 twice would cost minutes and gigabytes); a pool only bounds its own calls into it.
+
+A caller may also hand the pool ready-made models under names of its own choosing (`provided`:
+an `LLM` implementation of theirs, or a scripted model in tests); those names are used as they
+are, without parsing.
 """
 
 from __future__ import annotations
@@ -16,19 +20,20 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from agenteval.errors import DataError
-from agenteval.models.base import ModelUnavailable
+from agenteval.models.base import LLM, ModelUnavailable
 from agenteval.models.limits import LimitedLLM
 from agenteval.models.resolve import DEFAULT_HTTP_CONCURRENCY, api_key, build_model, parse_model_name
 
 __all__ = ["ModelPool", "check_limits"]
 
 
-def check_limits(limits: Mapping[str, int]) -> dict[str, int]:
-    """Limits keyed by canonical model name; a DataError naming a bad name or a limit below 1."""
+def check_limits(limits: Mapping[str, int], known: Mapping[str, object] | None = None) -> dict[str, int]:
+    """Limits keyed by canonical model name (names in `known` as they are); a DataError naming
+    a bad name or a limit below 1."""
     out: dict[str, int] = {}
     for name, limit in limits.items():
         try:
-            canonical = parse_model_name(name).name
+            canonical = name if known and name in known else parse_model_name(name).name
         except ModelUnavailable as e:
             raise DataError(None, f"model_calls.{name}", str(e)) from None
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
@@ -43,19 +48,25 @@ class ModelPool:
 
     def __init__(self, env: Mapping[str, str], limits: Mapping[str, int] | None = None, *,
                  default_http: int = DEFAULT_HTTP_CONCURRENCY,
-                 cache_dir: str | os.PathLike[str] | None = None) -> None:
+                 cache_dir: str | os.PathLike[str] | None = None,
+                 provided: Mapping[str, LLM] | None = None) -> None:
         if default_http < 1:
             raise ValueError(f"default_http must be at least 1, got {default_http}")
         self._env = dict(env)
-        self._limits = check_limits(limits or {})
+        self._limits = check_limits(limits or {}, provided)
         self._default_http = default_http
         self._cache_dir = str(Path(cache_dir).expanduser()) if cache_dir is not None else None
-        self._models: dict[str, LimitedLLM] = {}
+        self._models: dict[str, LimitedLLM] = {
+            name: LimitedLLM(llm, self._limits.get(name, default_http))
+            for name, llm in (provided or {}).items()}
         self._lock = threading.Lock()
 
     def get(self, name: str) -> LimitedLLM:
         """The model `name` selects; ModelUnavailable if it cannot be used here (unknown
         scheme, missing key, missing local extra), naming what to set or install."""
+        with self._lock:
+            if name in self._models:  # a provided model, or one resolved under this very name
+                return self._models[name]
         spec = parse_model_name(name)
         with self._lock:
             model = self._models.get(spec.name)

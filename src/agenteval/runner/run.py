@@ -14,7 +14,7 @@ from agenteval.agents import describe, to_adapter
 from agenteval.criteria import ConfiguredMetric
 from agenteval.criteria.judge import JudgeService
 from agenteval.errors import AgentEvalError
-from agenteval.models import parse_model_name
+from agenteval.models import ModelUnavailable, parse_model_name
 from agenteval.runner.evaluate import EvalSetRequest, run_evaluation
 from agenteval.runner.header import finish_header, start_header
 from agenteval.runner.job import EvalJob, ScoreJob, judge_models
@@ -47,7 +47,12 @@ def _check_judges(metrics: list[ConfiguredMetric], services: Services) -> None:
 
 
 def _canonical(name: str) -> str:
-    return parse_model_name(name).name
+    """The canonical spelling of a model name; a name the pool was handed a model under (not a
+    scheme) stays as it is."""
+    try:
+        return parse_model_name(name).name
+    except ModelUnavailable:
+        return name
 
 
 def _finish(header: RunSpec, results: list[EvalSetResult], judge: JudgeService,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agenteval.criteria.judge.service import JudgeCache
+from agenteval.models.base import LLM
 from agenteval.models.pool import ModelPool
 from agenteval.models.resolve import DEFAULT_HTTP_CONCURRENCY
 from agenteval.schema import Concurrency
@@ -26,13 +27,16 @@ class Services:
 
     @classmethod
     def create(cls, env: Mapping[str, str], concurrency: Concurrency | None = None, *,
-               store_root: str | Path | None = None, no_cache: bool = False) -> Services:
+               store_root: str | Path | None = None, no_cache: bool = False,
+               models: Mapping[str, LLM] | None = None) -> Services:
         """Services for one run: models resolved with `env` (API keys), limited per endpoint as
         `concurrency.model_calls` says (HTTP endpoints not listed get room for every case in
-        flight, at least 4); verdicts cached under `store_root` unless `no_cache`."""
+        flight, at least 4), plus any ready-made `models` under their own names; verdicts
+        cached under `store_root` unless `no_cache`."""
         concurrency = concurrency or Concurrency()
         pool = ModelPool(env, concurrency.model_calls,
-                         default_http=max(DEFAULT_HTTP_CONCURRENCY, concurrency.cases))
+                         default_http=max(DEFAULT_HTTP_CONCURRENCY, concurrency.cases),
+                         provided=models)
         cache = None if no_cache or store_root is None else JudgeCacheDB(judge_cache_path(store_root))
         return cls(pool, cache)
 

@@ -1,0 +1,48 @@
+"""The import graph stays a one-way street: no circles, and every arrow points down a floor.
+
+Read from the source with `ast` (`tests/import_graph.py`); lazy imports inside functions count.
+"""
+
+import pytest
+
+from tests.import_graph import cycles, module_graph, package_graph
+
+# Floors, bottom first: a package may import packages on lower floors only.
+FLOORS = [
+    {"schema", "errors"},
+    {"datasets", "models", "verdicts"},
+    {"criteria", "agents", "simulation", "store", "reporting"},
+    {"runner"},
+    {"cli", "pytest_plugin", "evaluator", "web"},
+    {"__main__", "(root)"},  # entry points: `python -m agenteval`, `agenteval.AgentEvaluator`
+]
+FLOOR = {pkg: i for i, floor in enumerate(FLOORS) for pkg in floor}
+
+
+def test_no_module_imports_itself_back() -> None:
+    assert cycles(module_graph()) == []
+
+
+def test_no_package_circles() -> None:
+    assert cycles(package_graph()) == []
+
+
+def test_every_package_has_a_floor() -> None:
+    assert sorted(set(package_graph()) - set(FLOOR)) == []
+
+
+@pytest.mark.parametrize("pkg", sorted(package_graph()))
+def test_arrows_point_down(pkg: str) -> None:
+    up = sorted(t for t in package_graph()[pkg] if FLOOR[t] >= FLOOR[pkg])
+    assert up == [], f"{pkg} (floor {FLOOR[pkg]}) imports {up} on its own floor or above"
+
+
+def test_the_registry_imports_nothing_registered_in_it() -> None:
+    imports = module_graph()["agenteval.criteria.registry"]
+    criteria = sorted(m for m in imports if m.startswith("agenteval.criteria"))
+    assert criteria == ["agenteval.criteria.spec"]
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
