@@ -82,7 +82,8 @@ def test_the_header_round_trips_and_adk_reads_the_document(tmp_path: Path) -> No
 
 
 def test_a_judged_run_names_its_judge_and_counts_its_calls() -> None:
-    judge = ScriptedModel(lambda req: _verdict("valid" if "echo x" in req.messages[-1].content else "invalid"))
+    judge = ScriptedModel(lambda req: _verdict("valid" if "echo x" in req.messages[-1].content
+                                               else "invalid"))
     config = EvalConfig(criteria={"final_response_match_v2": {
         "threshold": 0.5, "judge_model_options": {"judge_model": "my-judge", "num_samples": 1}}})
     events: list[object] = []
