@@ -28,16 +28,13 @@ from agenteval.schema import (
     Run,
     RunSpec,
 )
-from agenteval.schema.progress import JudgeCallDone, Listener, RunFinished, RunStarted
+from agenteval.schema.progress import Listener, RunFinished, RunStarted
 from agenteval.simulation import LlmUserSimulator, parse_simulator_config
 
 
 def _judge(services: Services, listener: Listener | None) -> JudgeService:
-    def heard(event: JudgeCallDone) -> None:
-        if listener is not None:
-            listener(event)
-
-    return JudgeService(services.models.get, services.judge_cache, listener=heard)
+    """The run's judge: its models from the run's pool, verdicts cached where services say."""
+    return JudgeService(services.models.get, services.judge_cache, listener=listener)
 
 
 def _check_judges(metrics: list[ConfiguredMetric], services: Services) -> None:
