@@ -20,3 +20,6 @@ def parity_dir() -> Path:
 @pytest.fixture
 def adk_dir() -> Path:
     return ADK
+
+
+from tests.fake_server import server  # noqa: E402, F401  (the fixture, for every test)

@@ -7,19 +7,23 @@ work itself is the runner's (`agenteval.runner.rescore`).
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import click
 from rich.console import Console
 
 from agenteval.cli import teardown
 from agenteval.cli.progress import ProgressBar
 from agenteval.datasets import load_eval_set, migrate
-from agenteval.datasets.files import gc_paused
-from agenteval.reporting import console_report, write_reports
+from agenteval.datasets.files import gc_paused, write_text_atomic
+from agenteval.datasets.targets import check_targets
+from agenteval.errors import AgentEvalError
+from agenteval.reporting import console_report, render_report
 from agenteval.runner import (
     ScoreJob,
     Selection,
@@ -31,7 +35,7 @@ from agenteval.runner import (
 )
 from agenteval.runner.sync import run_sync
 from agenteval.schema import Concurrency, EvalSetResult, Run
-from agenteval.store import record, write_outputs
+from agenteval.store import RunStore, history_db_path, output_paths, record, write_outputs
 from agenteval.verdicts import all_passed
 
 MAX_TABLE_CASES = 50
@@ -47,6 +51,20 @@ class Outputs:
     markdown: str | None = None
     history_root: str | None = None  # record the run in this store (None: not at all)
 
+    def check(self, eval_set_ids: Sequence[str]) -> None:
+        """Before the run: every target can be written and the run history can be used; a
+        DataError naming the file and the option otherwise (nothing has run, nothing is written)."""
+        targets: dict[str, str | Path | None] = {}
+        if self.output:
+            for i, path in enumerate(output_paths(eval_set_ids, self.output)):
+                targets["--output" if i == 0 else f"--output ({eval_set_ids[i]})"] = path
+        targets.update({"--junit_xml": self.junit_xml, "--html": self.html, "--markdown": self.markdown})
+        if self.history_root is not None:
+            targets["run history"] = history_db_path(self.history_root)
+        check_targets(targets)
+        if self.history_root is not None:
+            RunStore(self.history_root).check()
+
 
 @dataclass
 class ScoreArgs:
@@ -58,6 +76,8 @@ class ScoreArgs:
     no_cache: bool = False
     parallelism: int = 4
     model_parallelism: dict[str, int] = field(default_factory=dict)
+    judge_timeout: float | None = None
+    judge_attempts: int | None = None
     outputs: Outputs = field(default_factory=Outputs)
 
 
@@ -69,19 +89,37 @@ def report(console: Console, results: Sequence[EvalSetResult], detailed: bool) -
 
 
 def finish(console: Console, run: Run, detailed: bool, outputs: Outputs) -> int:
-    """Reports the run, writes what `outputs` asks for, records it; returns the exit code."""
+    """Reports the run, writes what `outputs` asks for, records it; returns the exit code.
+
+    A target that fails although it was checked (a full disk, say) is reported and the other
+    targets are still written: one failed write never loses the others. Exit 2 then."""
     code = report(console, run.results, detailed)
+    failed: list[str] = []
+
+    def attempt(write: Callable[[], str]) -> None:
+        try:
+            console.print(write())
+        except AgentEvalError as e:
+            failed.append(str(e))
+
     if outputs.output:
-        write_outputs(run.results, outputs.output)
-        console.print(f"Results written to {outputs.output}")
-    for path in write_reports(run.results, outputs.junit_xml, outputs.html, outputs.markdown):
-        console.print(f"Report written to {path}")
+        output = outputs.output
+        attempt(lambda: f"Results written to {', '.join(map(str, write_outputs(run.results, output)))}")
+    for fmt, path in (("junit", outputs.junit_xml), ("html", outputs.html), ("markdown", outputs.markdown)):
+        if path:
+            attempt(functools.partial(_report_file, run, fmt, path))
     if outputs.history_root is not None:
-        for path in record(outputs.history_root, run):
-            console.print(f"History: {path}")
-        console.print(f"Recorded run {run.run_id} in "
-                      f"{Path(outputs.history_root) / '.agenteval' / 'history.sqlite'}")
-    return code
+        root = outputs.history_root
+        attempt(lambda: "\n".join([*(f"History: {p}" for p in record(root, run)),
+                                   f"Recorded run {run.run_id} in {history_db_path(root)}"]))
+    for message in failed:
+        click.echo(f"error: {message}", err=True)
+    return 2 if failed else code
+
+
+def _report_file(run: Run, fmt: str, path: str) -> str:
+    write_text_atomic(path, render_report(fmt, run.results))
+    return f"Report written to {path}"
 
 
 def score_command(args: ScoreArgs) -> int:
@@ -99,11 +137,13 @@ def _score(args: ScoreArgs) -> int:
     actual = load_actual(args.actual)
     concurrency = Concurrency(cases=args.parallelism, model_calls=args.model_parallelism)
     job = ScoreJob(config=config, config_source=source, judge_model=args.judge_model,
-                   concurrency=concurrency, command="score", argv=sys.argv[1:],
+                   concurrency=concurrency, judge_timeout=args.judge_timeout,
+                   judge_attempts=args.judge_attempts, command="score", argv=sys.argv[1:],
                    expected=Selection(Path(args.expected), expected), actual=actual,
                    actual_source=args.actual)
     metrics = job.metrics()
-    services = Services.create(dict(os.environ), concurrency, store_root=".", no_cache=args.no_cache)
+    args.outputs.check([expected.eval_set_id])
+    services = Services.for_job(job, dict(os.environ), store_root=".", no_cache=args.no_cache)
     console.print(f"Using criteria from {source or 'defaults'}: "
                   f"{', '.join(m.name for m in metrics if not m.spec.informational)}")
     warn_weak_judges(console, weak_judges(metrics))

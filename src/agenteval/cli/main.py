@@ -37,6 +37,7 @@ for _command in HISTORY_COMMANDS:  # runs, report, compare
 @opt.parallelism
 @opt.model_parallelism
 @opt.judge_model
+@opt.judge_endpoint_options
 @opt.no_cache
 @report_options
 @click.option("--history", is_flag=True,
@@ -44,8 +45,9 @@ for _command in HISTORY_COMMANDS:  # runs, report, compare
               "database (see `agenteval runs`).")
 def score(expected_evalset: str, actual_evalset: str, config_file_path: str | None,
           output: str | None, print_detailed_results: bool, parallelism: int,
-          model_parallelism: dict[str, int], judge_model: str | None, no_cache: bool,
-          junit_xml: str | None, html: str | None, markdown: str | None, history: bool) -> None:
+          model_parallelism: dict[str, int], judge_model: str | None, judge_timeout: float | None,
+          judge_attempts: int | None, no_cache: bool, junit_xml: str | None, html: str | None,
+          markdown: str | None, history: bool) -> None:
     """Score a recorded run (ACTUAL) against EXPECTED_EVALSET without running any agent.
 
     Judge verdicts are cached in ./.agenteval/judge_cache.sqlite, so re-scoring unchanged
@@ -57,6 +59,7 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
         expected=expected_evalset, actual=actual_evalset, config_file_path=config_file_path,
         detailed=print_detailed_results, judge_model=judge_model, no_cache=no_cache,
         parallelism=parallelism, model_parallelism=model_parallelism,
+        judge_timeout=judge_timeout, judge_attempts=judge_attempts,
         outputs=Outputs(output=output, junit_xml=junit_xml, html=html, markdown=markdown,
                         history_root="." if history else None))))
 
@@ -74,6 +77,7 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
 @click.option("--agent_model", "--agent-model", help="Model for the agent, replacing its own "
               "(e.g. local, openai:gpt-4o-mini, ollama:qwen2.5, openai-compat:M@http://host/v1).")
 @opt.judge_model
+@opt.judge_endpoint_options
 @opt.no_cache
 @click.option("--eval_storage_uri", "--eval-storage-uri", hidden=True,
               help="Accepted for adk eval compatibility; only local storage is supported.")
@@ -86,7 +90,7 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
 def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_path: str | None,
           print_detailed_results: bool, output: str | None, num_runs: int, parallelism: int,
           model_parallelism: dict[str, int], agent_model: str | None, judge_model: str | None,
-          eval_storage_uri: str | None,
+          judge_timeout: float | None, judge_attempts: int | None, eval_storage_uri: str | None,
           log_level: str, no_history: bool, no_cache: bool, junit_xml: str | None,
           html: str | None, markdown: str | None) -> None:
     """Run the agent at AGENT_PATH over eval sets and score what it did.
@@ -102,7 +106,7 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
         config_file_path=config_file_path, detailed=print_detailed_results, num_runs=num_runs,
         parallelism=parallelism, model_parallelism=model_parallelism, agent_model=agent_model,
         judge_model=judge_model, eval_storage_uri=eval_storage_uri, log_level=log_level,
-        no_cache=no_cache,
+        no_cache=no_cache, judge_timeout=judge_timeout, judge_attempts=judge_attempts,
         outputs=Outputs(output=output, junit_xml=junit_xml, html=html, markdown=markdown,
                         history_root=None if no_history else agent_path))))
 

@@ -61,6 +61,15 @@ model_parallelism = click.option(
 )
 
 
+def judge_endpoint_options(fn: F) -> F:
+    """`--judge_timeout S` and `--judge_attempts N`: how long to wait for a judge and how often to try."""
+    fn = click.option("--judge_attempts", "--judge-attempts", type=click.IntRange(min=1),
+                      help="Tries of one judge call, the first included, for transient failures "
+                      "(timeouts, 429, 5xx). Default 3.")(fn)
+    return click.option("--judge_timeout", "--judge-timeout", type=click.FloatRange(min=0, min_open=True),
+                        metavar="S", help="Seconds to wait for one judge reply. Default 60.")(fn)
+
+
 def report_options(fn: F) -> F:
     """The report-file options: `junit_xml`, `html`, `markdown` (each a path or None)."""
     fn = click.option("--markdown", type=click.Path(dir_okay=False),

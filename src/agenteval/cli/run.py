@@ -36,6 +36,8 @@ class EvalArgs:
     eval_storage_uri: str | None = None
     log_level: str = "WARNING"
     no_cache: bool = False
+    judge_timeout: float | None = None
+    judge_attempts: int | None = None
     outputs: Outputs = field(default_factory=Outputs)
 
 
@@ -53,7 +55,8 @@ def eval_command(args: EvalArgs) -> int:
         config, source = EvalConfig(), None
     concurrency = Concurrency(cases=args.parallelism, model_calls=args.model_parallelism)
     job = EvalJob(config=config, config_source=source, judge_model=args.judge_model,
-                  concurrency=concurrency, command="eval", argv=sys.argv[1:],
+                  concurrency=concurrency, judge_timeout=args.judge_timeout,
+                  judge_attempts=args.judge_attempts, command="eval", argv=sys.argv[1:],
                   agent=load_root_agent(args.agent_path), selections=selections,
                   num_runs=args.num_runs, agent_model=args.agent_model,
                   app_name=Path(args.agent_path).resolve().name, agent_path=args.agent_path)
@@ -61,8 +64,9 @@ def eval_command(args: EvalArgs) -> int:
     console.print(f"Using criteria from {source or 'defaults'}: "
                   f"{', '.join(m.name for m in metrics if not m.spec.informational)}")
     warn_weak_judges(console, weak_judges(metrics))
-    services = Services.create(dict(os.environ), concurrency, store_root=args.agent_path,
-                               no_cache=args.no_cache)
+    args.outputs.check([s.eval_set.eval_set_id for s in selections])
+    services = Services.for_job(job, dict(os.environ), store_root=args.agent_path,
+                                no_cache=args.no_cache)
     with ProgressBar() as progress:
         result = run_sync(run(job, services, progress))
     return finish(console, result, args.detailed, args.outputs)

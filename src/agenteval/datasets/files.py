@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import gc
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -57,21 +55,11 @@ def write_text_atomic(path: str | Path, text: str | bytes) -> None:
 
 
 def _write_chunks_atomic(path: str | Path, chunks: Iterable[bytes]) -> None:
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for chunk in chunks:
-                f.write(chunk)
-        # mkstemp creates 0600; give the file the permissions an ordinary write would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    # One way of writing for every output (atomic for files, streamed for FIFOs and devices,
+    # through symbolic links): see agenteval.datasets.targets.
+    from agenteval.datasets.targets import write_target
+
+    write_target(path, chunks)
 
 
 def write_model(path: str | Path, model: BaseModel, *, exclude_none: bool = True) -> None:

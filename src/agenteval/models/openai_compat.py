@@ -15,6 +15,7 @@ import asyncio
 import email.utils
 import logging
 import random
+import re
 import time
 import weakref
 from collections.abc import Mapping
@@ -121,7 +122,7 @@ class OpenAICompatModel:
                 continue
             choices = reply.get("choices")
             if not isinstance(choices, list) or not choices:
-                raise ModelError(f"{self.name}: reply has no choices: {str(reply)[:300]}")
+                raise ModelError(f"the reply from {self.base_url} has no choices: {str(reply)[:300]}")
             generations.extend(parse_choice(c, request) for c in choices[:want])
             usage += parse_usage(reply)
             model = str(reply.get("model") or model)
@@ -136,19 +137,21 @@ class OpenAICompatModel:
             await client.aclose()
 
     async def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The reply's JSON; ModelError saying what happened (status and server message, timeout,
+        unreachable host, dropped connection), after `max_attempts` tries for transient ones."""
         url = f"{self.base_url}/chat/completions"
         for attempt in range(1, self.max_attempts + 1):
             retry_after: float | None = None
             try:
                 response = await self._client().post(url, json=body, headers=self._headers)
             except _TRANSIENT_EXC as exc:
-                error: ModelError = TransientModelError(f"{self.name}: {type(exc).__name__}: {exc}")
+                error: ModelError = TransientModelError(_transport_error(exc, url, self.timeout))
             except httpx.HTTPError as exc:
-                raise ModelError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
+                raise ModelError(_transport_error(exc, url, self.timeout)) from exc
             else:
                 if response.is_success:
                     return self._json(response)
-                message = f"{self.name}: HTTP {response.status_code}: {_error_text(response)}"
+                message = f"HTTP {response.status_code} from {url}: {_error_text(response)}"
                 if response.status_code in (400, 422):
                     raise _Rejected(message)
                 if response.status_code not in TRANSIENT_STATUS:
@@ -156,6 +159,8 @@ class OpenAICompatModel:
                 error = TransientModelError(message)
                 retry_after = _retry_after_seconds(response.headers.get("retry-after"))
             if attempt == self.max_attempts:
+                if self.max_attempts > 1:
+                    raise type(error)(f"{error} (after {self.max_attempts} attempts)")
                 raise error
             delay = self._delay(attempt, retry_after)
             log.info("%s; retry %d/%d in %.2f s", error, attempt, self.max_attempts - 1, delay)
@@ -173,11 +178,13 @@ class OpenAICompatModel:
         try:
             payload = response.json()
         except ValueError as exc:
-            raise ModelError(f"{self.name}: reply is not JSON: {response.text[:300]!r}") from exc
+            raise ModelError(f"the reply from {response.url} (HTTP {response.status_code}) is not "
+                             f"JSON: {_body_text(response)!r}") from exc
         if not isinstance(payload, dict):
-            raise ModelError(f"{self.name}: unexpected reply: {str(payload)[:300]}")
+            raise ModelError(f"unexpected reply from {response.url}: {str(payload)[:300]}")
         if payload.get("error"):  # some servers report errors with status 200
-            raise ModelError(f"{self.name}: {server_error_message(payload)}")
+            raise ModelError(f"{response.url} answered HTTP {response.status_code} with an error: "
+                             f"{server_error_message(payload)}")
         return payload
 
     def _client(self) -> httpx.AsyncClient:
@@ -199,10 +206,31 @@ class OpenAICompatModel:
 
 
 def _error_text(response: httpx.Response) -> str:
+    """The server's own error message: from a JSON error body, else the body's text."""
     try:
         return server_error_message(response.json())[:500]
     except ValueError:
-        return response.text[:500] or response.reason_phrase
+        return _body_text(response) or response.reason_phrase
+
+
+def _body_text(response: httpx.Response, limit: int = 300) -> str:
+    """A body as readable text: an HTML page by its title (or its text without tags)."""
+    text = response.text
+    if "<html" in text[:500].lower() or "html" in response.headers.get("content-type", ""):
+        title = re.search(r"<title[^>]*>(.*?)</title>", text, re.I | re.S)
+        text = title.group(1) if title else re.sub(r"<[^>]+>", " ", text)
+    return " ".join(text.split())[:limit]
+
+
+def _transport_error(exc: httpx.HTTPError, url: str, timeout: float) -> str:
+    """What went wrong on the way to `url`, in words."""
+    if isinstance(exc, httpx.TimeoutException):
+        return f"no reply from {url} within {timeout:g} s ({type(exc).__name__})"
+    if isinstance(exc, httpx.ConnectError):
+        return f"cannot connect to {url}: {exc or type(exc).__name__}"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return f"the connection to {url} was dropped: {exc or type(exc).__name__}"
+    return f"{type(exc).__name__} on {url}: {exc}"
 
 
 def _retry_after_seconds(value: str | None) -> float | None:

@@ -23,8 +23,16 @@ from agenteval.errors import DataError
 from agenteval.models.base import LLM, ModelUnavailable
 from agenteval.models.limits import LimitedLLM
 from agenteval.models.resolve import DEFAULT_HTTP_CONCURRENCY, api_key, build_model, parse_model_name
+from agenteval.schema.endpoint import EndpointOptions
 
 __all__ = ["ModelPool", "check_limits"]
+
+
+def _canonical_key(name: str) -> str:
+    try:
+        return parse_model_name(name).name
+    except ModelUnavailable as e:
+        raise DataError(None, f"endpoints.{name}", str(e)) from None
 
 
 def check_limits(limits: Mapping[str, int], known: Mapping[str, object] | None = None) -> dict[str, int]:
@@ -49,15 +57,19 @@ class ModelPool:
     def __init__(self, env: Mapping[str, str], limits: Mapping[str, int] | None = None, *,
                  default_http: int = DEFAULT_HTTP_CONCURRENCY,
                  cache_dir: str | os.PathLike[str] | None = None,
-                 provided: Mapping[str, LLM] | None = None) -> None:
+                 provided: Mapping[str, LLM] | None = None,
+                 endpoints: Mapping[str, EndpointOptions] | None = None) -> None:
         if default_http < 1:
             raise ValueError(f"default_http must be at least 1, got {default_http}")
         self._env = dict(env)
         self._limits = check_limits(limits or {}, provided)
+        self._options = {name if provided and name in provided else _canonical_key(name): o
+                         for name, o in (endpoints or {}).items()}
         self._default_http = default_http
         self._cache_dir = str(Path(cache_dir).expanduser()) if cache_dir is not None else None
         self._models: dict[str, LimitedLLM] = {
-            name: LimitedLLM(llm, self._limits.get(name, default_http))
+            name: LimitedLLM(llm, self._limits.get(name, default_http),
+                             self.options(name).give_up_after)
             for name, llm in (provided or {}).items()}
         self._lock = threading.Lock()
 
@@ -74,9 +86,14 @@ class ModelPool:
                 limit = self._limits.get(spec.name)
                 if limit is None and spec.backend != "local":
                     limit = self._default_http
-                model = build_model(spec, api_key(spec, self._env), self._cache_dir, limit)
+                model = build_model(spec, api_key(spec, self._env), self._cache_dir, limit,
+                                    self.options(spec.name))
                 self._models[spec.name] = model
         return model
+
+    def options(self, name: str) -> EndpointOptions:
+        """The settings of an endpoint (by canonical name): as configured, else the defaults."""
+        return self._options.get(name) or EndpointOptions()
 
     def limits(self) -> dict[str, int]:
         """Calls in flight per endpoint: the configured limits, and those of every model used."""

@@ -34,6 +34,7 @@ from agenteval.models.base import ModelUnavailable
 from agenteval.models.limits import LimitedLLM
 from agenteval.models.local import LocalModel, check_local_available
 from agenteval.models.openai_compat import OpenAICompatModel
+from agenteval.schema.endpoint import EndpointOptions
 
 __all__ = ["DEFAULT_HTTP_CONCURRENCY", "ModelSpec", "api_key", "build_model", "parse_model_name",
            "resolve_model"]
@@ -124,20 +125,25 @@ def api_key(spec: ModelSpec, env: Mapping[str, str]) -> str | None:
 
 
 def build_model(
-    spec: ModelSpec, key: str | None, cache_dir: str | None, max_concurrency: int | None
+    spec: ModelSpec, key: str | None, cache_dir: str | None, max_concurrency: int | None,
+    options: EndpointOptions | None = None,
 ) -> LimitedLLM:
     """A new model for `spec` behind its own limit (default: the local model's slots, or 4
-    for HTTP). The local model's engine is shared by every instance in the process."""
+    for HTTP), with the endpoint's timeout, attempts and give-up rule (`options`, default
+    `EndpointOptions()`). The local model's engine is shared by every instance in the process."""
+    options = options or EndpointOptions()
     if spec.backend == "local":
         check_local_available(cache_dir)
         local = LocalModel(name=spec.name, cache_dir=cache_dir)
-        return LimitedLLM(local, max_concurrency or local.slots)
+        return LimitedLLM(local, max_concurrency or local.slots, options.give_up_after)
     http = OpenAICompatModel(
         model=spec.model,
         base_url=spec.base_url,
         api_key=key,
         name=spec.name,
+        timeout=options.timeout,
+        max_attempts=options.attempts,
         # OpenAI's newer models refuse `max_tokens`; all of its chat models take this one.
         max_tokens_field="max_completion_tokens" if spec.base_url == OPENAI_URL else "max_tokens",
     )
-    return LimitedLLM(http, max_concurrency or DEFAULT_HTTP_CONCURRENCY)
+    return LimitedLLM(http, max_concurrency or DEFAULT_HTTP_CONCURRENCY, options.give_up_after)

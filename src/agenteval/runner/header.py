@@ -5,12 +5,12 @@ from __future__ import annotations
 import importlib.metadata
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 
 from agenteval.runner.job import JobOptions
 from agenteval.runner.selection import Selection
-from agenteval.schema import EvalSetResult, EvalStatus
+from agenteval.schema import EndpointOptions, EvalSetResult, EvalStatus
 from agenteval.schema.run import EvalSetRef, ModelRoles, RunSpec, RunTotals
 from agenteval.store import file_sha256
 from agenteval.verdicts import outcomes
@@ -38,7 +38,7 @@ def eval_set_ref(selection: Selection) -> EvalSetRef:
 
 
 def start_header(job: JobOptions, selections: Sequence[Selection], models: ModelRoles,
-                 num_runs: int = 1) -> RunSpec:
+                 num_runs: int = 1, endpoints: Mapping[str, EndpointOptions] | None = None) -> RunSpec:
     """The header of a run about to start."""
     config = job.config
     return RunSpec(
@@ -46,6 +46,7 @@ def start_header(job: JobOptions, selections: Sequence[Selection], models: Model
         eval_sets=[eval_set_ref(s) for s in selections],
         config=config.model_dump(mode="json", exclude_none=True), config_file=job.config_source,
         models=models, concurrency=job.concurrency, num_runs=num_runs,
+        endpoints=dict(endpoints or {}),
         gating=config.repeat_gating, not_evaluated=config.not_evaluated,
         agenteval_version=agenteval_version(), started=time.time())
 

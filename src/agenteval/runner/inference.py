@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import copy
 import time
-import traceback
 import uuid
 from collections.abc import AsyncIterator, Callable
 
 from agenteval.agents.base import AgentAdapter, SessionSpec, TurnResult
+from agenteval.errors import describe
 from agenteval.runner.scoring import CaseRun
 from agenteval.schema import (
     Content,
@@ -37,12 +37,6 @@ def session_spec(case: EvalCase, app_name: str) -> SessionSpec:
         session_id=f"{base}-{uuid.uuid4().hex[:12]}",
         state=copy.deepcopy(si.state) if si else {},
     )
-
-
-def _error_text(e: BaseException) -> str:
-    frames = traceback.extract_tb(e.__traceback__)
-    where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
-    return f"{type(e).__name__}: {e}{where}"
 
 
 SimulatorFactory = Callable[[ConversationScenario], LlmUserSimulator]
@@ -104,14 +98,16 @@ async def infer_case(adapter: AgentAdapter, case: EvalCase, eval_set_id: str, ru
             ))
             i += 1
         run.session_state = copy.deepcopy(session.state())
-    except Exception as e:  # the agent's failure belongs to this case's result, not the run
-        run.error_message = _error_text(e)
+    except (Exception, SystemExit) as e:  # the agent's failure belongs to this case, not the run
+        # SystemExit too: an agent calling sys.exit() must not end the run (KeyboardInterrupt
+        # and cancellation still do).
+        run.error_message = describe(e)
     finally:
         if session is not None:
             try:
                 await session.close()
-            except Exception as e:
-                run.error_message = run.error_message or _error_text(e)
+            except (Exception, SystemExit) as e:
+                run.error_message = run.error_message or describe(e)
     run.session_details = {"id": spec.session_id, "app_name": spec.app_name,
                            "user_id": spec.user_id, "state": run.session_state}
     return run

@@ -17,7 +17,14 @@ from agenteval.criteria import ConfiguredMetric, resolve_metrics
 from agenteval.criteria.judge.base import WEAK_ON_EMBEDDED
 from agenteval.models import parse_model_name
 from agenteval.runner.selection import Selection
-from agenteval.schema import Concurrency, EvalConfig, EvalSet, EvalSetResult, LlmAsAJudgeCriterion
+from agenteval.schema import (
+    Concurrency,
+    EndpointOptions,
+    EvalConfig,
+    EvalSet,
+    EvalSetResult,
+    LlmAsAJudgeCriterion,
+)
 from agenteval.schema.run import RunCommand
 
 
@@ -57,18 +64,33 @@ def weak_judges(metrics: Sequence[ConfiguredMetric]) -> list[str]:
 @dataclass
 class JobOptions:
     """What every job has: the config (and where it came from), a judge model replacing the
-    config's, concurrency, and who asked (`command`, `argv`) for the run header."""
+    config's, concurrency, endpoint settings, and who asked (`command`, `argv`) for the run
+    header. `judge_timeout` / `judge_attempts`, when set, apply to every judge endpoint."""
 
     config: EvalConfig = field(default_factory=EvalConfig)
     config_source: str | None = None
     judge_model: str | None = None
     concurrency: Concurrency = field(default_factory=Concurrency)
+    endpoints: dict[str, EndpointOptions] = field(default_factory=dict)
+    judge_timeout: float | None = None
+    judge_attempts: int | None = None
     command: RunCommand = "api"
     argv: list[str] | None = None
 
     def metrics(self) -> list[ConfiguredMetric]:
         """The config's metrics (informational ones included), judges overridden."""
         return with_judge_model(resolve_metrics(self.config, self.config_source), self.judge_model)
+
+    def endpoint_settings(self, metrics: Sequence[ConfiguredMetric]) -> dict[str, EndpointOptions]:
+        """Settings per endpoint: `endpoints`, with the judge timeout and attempts laid over
+        those of every judge model the metrics use."""
+        out = dict(self.endpoints)
+        update = {k: v for k, v in (("timeout", self.judge_timeout),
+                                    ("attempts", self.judge_attempts)) if v is not None}
+        if update:
+            for name in judge_models(metrics):
+                out[name] = out.get(name, EndpointOptions()).model_copy(update=update)
+        return out
 
 
 @dataclass

@@ -88,7 +88,7 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
     roles = ModelRoles(agent=_canonical(agent_model) if kind == "builtin" and agent_model else agent_model,
                        judge=[_canonical(n) for n in judge_models(metrics)],
                        user_simulator=sim_model_name)
-    header = start_header(job, job.selections, roles, job.num_runs)
+    header = start_header(job, job.selections, roles, job.num_runs, job.endpoint_settings(metrics))
     header.agent = AgentInfo(name=job.app_name or adapter.name, path=job.agent_path, kind=kind)
     if listener is not None:
         listener(RunStarted(header.run_id, sum(len(r.cases()) for r in requests) * job.num_runs))
@@ -107,7 +107,7 @@ async def rescore(job: ScoreJob, services: Services, listener: Listener | None =
     _check_judges(metrics, services)
     judge = _judge(services, listener)
     roles = ModelRoles(judge=[_canonical(n) for n in judge_models(metrics)])
-    header = start_header(job, [job.expected], roles)
+    header = start_header(job, [job.expected], roles, endpoints=job.endpoint_settings(metrics))
     header.actual_file = None if job.actual_source is None else str(job.actual_source)
     if listener is not None:
         runs = (len(job.actual.eval_case_results) if isinstance(job.actual, EvalSetResult)

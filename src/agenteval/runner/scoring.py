@@ -14,6 +14,7 @@ from typing import Any, Literal
 from agenteval.criteria.base import CriterionResult, EvalContext, InvocationScore
 from agenteval.criteria.judge.service import JudgeService
 from agenteval.criteria.spec import ConfiguredMetric
+from agenteval.errors import describe
 from agenteval.schema import (
     EvalCase,
     EvalCaseResult,
@@ -75,8 +76,8 @@ async def run_criterion(metric: ConfiguredMetric, ctx: EvalContext) -> Criterion
             result = await criterion.ascore(ctx)
         else:
             result = criterion.score(ctx)
-    except Exception as e:  # a criterion's failure is recorded, never fatal to the run
-        return CriterionResult(None, [], error=f"{type(e).__name__}: {e}")
+    except (Exception, SystemExit) as e:  # a criterion's failure is recorded, never fatal to the run
+        return CriterionResult(None, [], error=describe(e))
     if len(result.per_invocation) != len(ctx.actual) and result.per_invocation:
         return CriterionResult(None, [], error=(
             f"returned {len(result.per_invocation)} per-invocation results "

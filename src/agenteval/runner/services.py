@@ -14,7 +14,8 @@ from agenteval.criteria.judge.service import JudgeCache
 from agenteval.models.base import LLM
 from agenteval.models.pool import ModelPool
 from agenteval.models.resolve import DEFAULT_HTTP_CONCURRENCY
-from agenteval.schema import Concurrency
+from agenteval.runner.job import JobOptions
+from agenteval.schema import Concurrency, EndpointOptions
 from agenteval.store import JudgeCacheDB, judge_cache_path
 
 
@@ -28,17 +29,26 @@ class Services:
     @classmethod
     def create(cls, env: Mapping[str, str], concurrency: Concurrency | None = None, *,
                store_root: str | Path | None = None, no_cache: bool = False,
-               models: Mapping[str, LLM] | None = None) -> Services:
+               models: Mapping[str, LLM] | None = None,
+               endpoints: Mapping[str, EndpointOptions] | None = None) -> Services:
         """Services for one run: models resolved with `env` (API keys), limited per endpoint as
         `concurrency.model_calls` says (HTTP endpoints not listed get room for every case in
-        flight, at least 4), plus any ready-made `models` under their own names; verdicts
-        cached under `store_root` unless `no_cache`."""
+        flight, at least 4), with `endpoints` settings (timeouts, attempts), plus any
+        ready-made `models` under their own names; verdicts cached under `store_root` unless
+        `no_cache`."""
         concurrency = concurrency or Concurrency()
         pool = ModelPool(env, concurrency.model_calls,
                          default_http=max(DEFAULT_HTTP_CONCURRENCY, concurrency.cases),
-                         provided=models)
+                         provided=models, endpoints=endpoints)
         cache = None if no_cache or store_root is None else JudgeCacheDB(judge_cache_path(store_root))
         return cls(pool, cache)
+
+    @classmethod
+    def for_job(cls, job: JobOptions, env: Mapping[str, str], *, store_root: str | Path | None = None,
+                no_cache: bool = False, models: Mapping[str, LLM] | None = None) -> Services:
+        """Services as the job asks for them (its concurrency and endpoint settings)."""
+        return cls.create(env, job.concurrency, store_root=store_root, no_cache=no_cache,
+                          models=models, endpoints=job.endpoint_settings(job.metrics()))
 
 
 __all__ = ["Services"]

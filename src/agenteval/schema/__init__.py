@@ -20,6 +20,7 @@ from agenteval.schema.criterion import (
     SingleToolUseCriterion,
     ToolTrajectoryCriterion,
 )
+from agenteval.schema.endpoint import EndpointOptions
 from agenteval.schema.evalset import (
     ConversationScenario,
     EvalCase,
@@ -69,6 +70,7 @@ __all__ = [
     "ConversationScenario",
     "CustomMetricConfig",
     "DurationDetails",
+    "EndpointOptions",
     "EvalCase",
     "EvalCaseResult",
     "EvalConfig",

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from agenteval.schema.base import WireModel
+from agenteval.schema.endpoint import EndpointOptions
 
 RunCommand = Literal["eval", "score", "AgentEvaluator", "pytest", "web", "api"]
 
@@ -84,6 +85,7 @@ class RunSpec(WireModel):
     actual_file: str | None = None  # re-scoring: what the agent did
     models: ModelRoles = Field(default_factory=ModelRoles)
     concurrency: Concurrency = Field(default_factory=Concurrency)
+    endpoints: dict[str, EndpointOptions] = Field(default_factory=dict)  # settings given, by model
     num_runs: int = 1
     gating: str = "mean"
     not_evaluated: str = "fail"

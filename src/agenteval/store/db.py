@@ -344,6 +344,20 @@ class RunStore:
                 out.pop(key, None)
         return out
 
+    def check(self) -> None:
+        """A DataError now if the database exists but cannot be used (corrupt, not a database,
+        written by a newer agenteval), so a run does not find out only after it finished; an
+        absent database is fine (it is created on first record)."""
+        with self._connect(create=False) as conn:
+            if conn is not None:
+                try:
+                    conn.execute("SELECT count(*) FROM runs").fetchone()
+                    (verdict,) = conn.execute("PRAGMA quick_check").fetchone()
+                except sqlite3.DatabaseError as e:
+                    raise DataError(self.path, "", f"cannot use the run database: {e}") from None
+                if verdict != "ok":
+                    raise DataError(self.path, "", f"the run database is damaged: {verdict}")
+
     def header(self, ref: str) -> RunSpec | None:
         """The run header recorded with a document (None for documents recorded without one)."""
         run_id = self.resolve(ref).run_id

@@ -21,17 +21,18 @@ def safe_name(text: str) -> str:
     return "_" + name if name.startswith(".") or not name else name
 
 
-def output_paths(results: Sequence[EvalSetResult], output: str | Path) -> list[Path]:
-    """Where each document goes for `output`."""
+def output_paths(eval_set_ids: Sequence[str], output: str | Path) -> list[Path]:
+    """Where the document of each eval set goes for `output` (known before the run, so that
+    the targets can be checked first)."""
     out = Path(output)
-    if len(results) == 1:
+    if len(eval_set_ids) == 1:
         return [out]
-    return [out.with_name(f"{out.stem}.{safe_name(r.eval_set_id)}{out.suffix}") for r in results]
+    return [out.with_name(f"{out.stem}.{safe_name(i)}{out.suffix}") for i in eval_set_ids]
 
 
 def write_outputs(results: Sequence[EvalSetResult], output: str | Path) -> list[Path]:
-    """Writes the documents (atomically, parent folders created); returns their paths."""
-    paths = output_paths(results, output)
+    """Writes the documents (see `agenteval.datasets.targets`); returns their paths."""
+    paths = output_paths([r.eval_set_id for r in results], output)
     for result, path in zip(results, paths, strict=True):
         write_model(path, result, exclude_none=False)
     return paths

@@ -66,7 +66,10 @@ class Answered:
 
 
 def vote(answer: JudgeAnswer, q: JudgeQuestion) -> tuple[float | None, str | None, str | None, str | None]:
-    """(score, label, rationale, error) by majority over the readable samples."""
+    """(score, label, rationale, error) by majority over the readable samples; the judge's
+    own failure, when it could not be asked, is the error."""
+    if answer.error is not None:
+        return None, None, None, answer.error
     readable = [s.verdict for s in answer.samples if s.verdict is not None]
     if len(readable) * 2 <= len(answer.samples):
         return None, None, None, (f"only {len(readable)} of {len(answer.samples)} judge samples could "

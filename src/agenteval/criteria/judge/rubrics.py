@@ -121,9 +121,9 @@ class TwoStepRubricCriterion(RubricCriterion):
                                               prompts.REQUIRED, self.requirement_examples)
             record = self.record(step, answer)
             record.step = "requirement"
-            note = answer.samples[0].verdict
+            note = answer.samples[0].verdict if answer.samples else None
             if note is None:
-                record.error = "the judge's requirement for this rubric could not be read"
+                record.error = answer.error or "the judge's requirement for this rubric could not be read"
                 built[k] = (record, None)
                 return
             record.rationale = note.rationale

@@ -5,7 +5,9 @@ preparatory note (free text under a one-field schema) that a later question buil
 sample is cached on disk under (model, prompt, sampling settings, sample index), so re-scoring
 unchanged results makes no model calls. A reply that does not parse is retried once with a fresh
 sample; one that still does not parse is kept as None and the raw text is returned for the
-audit record.
+audit record. A call that fails (the server's error, a timeout, a refused connection, after the
+backend's retries) does not raise: the answer carries `error`, saying what happened, so the
+question becomes a judge error with its cause and its audit record.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from agenteval.criteria.judge.verdict import (
     parse_verdict,
     verdict_schema,
 )
-from agenteval.models.base import LLM, Message, ModelRequest
+from agenteval.errors import describe
+from agenteval.models.base import LLM, Message, ModelError, ModelRequest
 from agenteval.schema.progress import JudgeCallDone
 
 
@@ -52,6 +55,7 @@ class JudgeAnswer:
     samples: list[Sample]
     prompt_tokens: int = 0
     model_calls: int = 0
+    error: str | None = None  # why the judge could not be asked (the samples are then partial)
 
 
 @dataclass
@@ -98,7 +102,23 @@ class JudgeService:
     async def _read(self, model: str, llm: LLM, request: ModelRequest, num_samples: int,
                     answer: JudgeAnswer, read: Callable[[str], Verdict | None]) -> None:
         """Fills `answer.samples`: each reply read by `read`, an unreadable one retried once
-        with a different seed; readable fresh replies are cached."""
+        with a different seed; readable fresh replies are cached. A failed call sets
+        `answer.error` instead of raising."""
+        try:
+            await self._fill(model, llm, request, num_samples, answer, read)
+        except Exception as e:  # the judge's failure belongs to this question's record
+            answer.error = f"judge {model}: {e}" if isinstance(e, ModelError) else \
+                f"judge {model}: {describe(e)}"
+        self.calls += answer.model_calls
+        self.prompt_tokens += answer.prompt_tokens
+        if self.listener is not None:
+            self.listener(JudgeCallDone(model=model, model_calls=answer.model_calls,
+                                        prompt_tokens=answer.prompt_tokens,
+                                        samples=len(answer.samples),
+                                        cached=answer.model_calls == 0 and answer.error is None))
+
+    async def _fill(self, model: str, llm: LLM, request: ModelRequest, num_samples: int,
+                    answer: JudgeAnswer, read: Callable[[str], Verdict | None]) -> None:
         replies = await self._replies(model, llm, request, num_samples, answer)
         for i in range(num_samples):
             raw, cached = replies.get(i, ("", False))
@@ -112,13 +132,6 @@ class JudgeService:
             if verdict is not None and not cached and self.cache is not None:
                 self.cache.put(self._key(model, request, i), raw)
             answer.samples.append(Sample(raw, verdict, cached))
-        self.calls += answer.model_calls
-        self.prompt_tokens += answer.prompt_tokens
-        if self.listener is not None:
-            self.listener(JudgeCallDone(model=model, model_calls=answer.model_calls,
-                                        prompt_tokens=answer.prompt_tokens,
-                                        samples=len(answer.samples),
-                                        cached=answer.model_calls == 0))
 
     @staticmethod
     def _messages(system: str, prompt: str,

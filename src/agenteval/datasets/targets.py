@@ -1,0 +1,125 @@
+"""Output targets: checked before a run, written in one way after it.
+
+Every file agenteval writes for the user (result documents, reports, migrated eval sets, the
+run history's documents) goes through `write_target`, and the front ends check every target
+the user named with `check_targets` before any case runs, so a run is never lost to an output
+path that could not have been written.
+
+What a target may be:
+- a regular file, or a path that does not exist yet (missing folders are created): written
+  atomically, to a temporary file beside it then renamed over it, so a reader never sees half
+  a file and a failed write leaves the old file as it was;
+- a symbolic link: written through. The file the link points to is replaced (atomically, as
+  above) and the link stays a link; a dangling link creates its target.
+- a FIFO or a character device (`/dev/stdout`, a named pipe, `/dev/null`): written as a stream,
+  never replaced by a regular file;
+- anything else (a directory, a socket, a block device, a file that refuses writing such as
+  `/proc/version`, a path under a regular file) is refused before the run.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from agenteval.errors import DataError
+
+
+def _nearest_existing(path: Path) -> Path:
+    for candidate in (path, *path.parents):
+        if os.path.lexists(candidate):
+            return candidate
+    return Path(".")
+
+
+def check_target(path: str | Path, what: str) -> None:
+    """DataError(path, what, why) unless `path` can be written as described above. Nothing is
+    created or changed (a probe file in the folder is removed again)."""
+    p = Path(os.path.realpath(path))  # a link is checked as the file it points to
+    try:
+        mode = os.stat(p).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as e:
+        raise DataError(path, what, f"cannot be written: {e.strerror}") from None
+    if mode is not None:
+        if stat.S_ISDIR(mode):
+            raise DataError(path, what, "is a directory")
+        if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
+            return  # written as a stream
+        if not stat.S_ISREG(mode):
+            raise DataError(path, what, "is neither a regular file, a FIFO nor a character device")
+        try:  # append mode opens without truncating: the file is left as it is
+            with open(p, "ab"):
+                pass
+        except OSError as e:
+            raise DataError(path, what, f"cannot be written: {e.strerror}") from None
+        folder = p.parent
+    else:
+        existing = _nearest_existing(p.parent)
+        if not existing.is_dir():
+            raise DataError(path, what, f"cannot be created: {existing} is not a directory")
+        folder = existing
+    try:  # the rename needs a file of our own in the folder
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".agenteval-probe-")
+    except OSError as e:
+        raise DataError(path, what, f"cannot be written: cannot create files in {folder}: "
+                        f"{e.strerror}") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def check_targets(targets: Mapping[str, str | Path | None]) -> None:
+    """Checks every named target (option name → path; None skipped); two options naming one
+    file are refused too."""
+    seen: dict[str, str] = {}
+    for what, path in targets.items():
+        if path is None:
+            continue
+        real = os.path.realpath(path)
+        if real in seen and not _is_stream(real):
+            raise DataError(path, what, f"is also the target of {seen[real]}")
+        seen[real] = what
+        check_target(path, what)
+
+
+def _is_stream(path: str | Path) -> bool:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
+
+
+def write_target(path: str | Path, chunks: Iterable[bytes]) -> None:
+    """Writes the bytes of `chunks` to `path` as the module docstring says; an OSError becomes
+    a DataError naming the file (the old content, if any, is then left as it was)."""
+    target = Path(os.path.realpath(path))
+    try:
+        if _is_stream(target):
+            with open(target, "wb") as stream:
+                for chunk in chunks:
+                    stream.write(chunk)
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                for chunk in chunks:
+                    f.write(chunk)
+            # mkstemp creates 0600; give the file the permissions an ordinary write would.
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as e:
+        raise DataError(path, "", f"cannot be written: {e.strerror or e}") from None
+
+
+__all__ = ["check_target", "check_targets", "write_target"]
