@@ -22,13 +22,39 @@ class AgentLoadError(AgentEvalError):
     """The agent could not be found or imported."""
 
 
+def _shadows(name: str, folder: Path) -> bool:
+    """True when importing `name` would not give the package in `folder`: a standard-library
+    module of that name, or a module already imported from elsewhere (`json/`, `test/`, ...)."""
+    if name in sys.stdlib_module_names or name in sys.builtin_module_names:
+        return True
+    module = sys.modules.get(name)
+    origin = getattr(module, "__file__", None) if module is not None else None
+    return module is not None and (origin is None or Path(origin).resolve().parent != folder.resolve())
+
+
+def _import_package(path: Path) -> ModuleType:
+    """The package directory `path`, imported by its name as `adk eval` does (so its absolute
+    imports of itself work), or under a private name when that name is taken."""
+    if not _shadows(path.name, path):
+        parent = str(path.parent.resolve())
+        if parent not in sys.path:
+            sys.path.insert(0, parent)
+        return importlib.import_module(path.name)
+    name = f"agenteval_agent_{path.name}_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, path / "__init__.py",
+                                                  submodule_search_locations=[str(path)])
+    if spec is None or spec.loader is None:
+        raise AgentLoadError(f"{path}: cannot import")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def _import_path(path: Path) -> ModuleType:
     if path.is_dir():
         if (path / "__init__.py").is_file():
-            parent = str(path.parent.resolve())
-            if parent not in sys.path:
-                sys.path.insert(0, parent)
-            return importlib.import_module(path.name)
+            return _import_package(path)
         path = path / "agent.py"
     if not path.is_file():
         raise AgentLoadError(f"{path}: no agent here (expected a package directory, an agent.py, "
@@ -50,6 +76,8 @@ def load_root_agent(agent_path: str | Path) -> Any:
         module = _import_path(path)
     except AgentLoadError:
         raise
+    except SystemExit as e:  # sys.exit() at import must not end agenteval, even with code 0
+        raise AgentLoadError(f"{path}: importing the agent failed: it called sys.exit({e.code!r})") from e
     except Exception as e:
         raise AgentLoadError(f"{path}: importing the agent failed: {type(e).__name__}: {e}") from e
     for holder in (module, getattr(module, "agent", None)):

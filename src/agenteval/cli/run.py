@@ -53,6 +53,7 @@ def eval_command(args: EvalArgs) -> int:
         config, source = resolve_config(args.config_file_path, selections[0].path)
     else:
         config, source = EvalConfig(), None
+    args.outputs.check([s.eval_set.eval_set_id for s in selections])  # before the agent is imported
     concurrency = Concurrency(cases=args.parallelism, model_calls=args.model_parallelism)
     job = EvalJob(config=config, config_source=source, judge_model=args.judge_model,
                   concurrency=concurrency, judge_timeout=args.judge_timeout,
@@ -64,7 +65,6 @@ def eval_command(args: EvalArgs) -> int:
     console.print(f"Using criteria from {source or 'defaults'}: "
                   f"{', '.join(m.name for m in metrics if not m.spec.informational)}")
     warn_weak_judges(console, weak_judges(metrics))
-    args.outputs.check([s.eval_set.eval_set_id for s in selections])
     services = Services.for_job(job, dict(os.environ), store_root=args.agent_path,
                                 no_cache=args.no_cache)
     with ProgressBar() as progress:

@@ -41,7 +41,7 @@ def check_target(path: str | Path, what: str) -> None:
     p = Path(os.path.realpath(path))  # a link is checked as the file it points to
     try:
         mode = os.stat(p).st_mode
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         mode = None
     except OSError as e:
         raise DataError(path, what, f"cannot be written: {e.strerror}") from None

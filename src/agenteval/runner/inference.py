@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Callable
 from agenteval.agents.base import AgentAdapter, SessionSpec, TurnResult
 from agenteval.errors import describe
 from agenteval.runner.scoring import CaseRun
+from agenteval.runner.values import make_model_safe, make_safe
 from agenteval.schema import (
     Content,
     ConversationScenario,
@@ -85,7 +86,7 @@ async def infer_case(adapter: AgentAdapter, case: EvalCase, eval_set_id: str, ru
             started = time.perf_counter()
             turn = await session.send(user_content)
             observe(turn)
-            run.actual.append(Invocation(
+            invocation = Invocation(
                 invocation_id=f"{spec.session_id}-{i}",
                 user_content=user_content,
                 final_response=turn.final_response,
@@ -95,9 +96,13 @@ async def infer_case(adapter: AgentAdapter, case: EvalCase, eval_set_id: str, ru
                 model_duration=None if turn.model_seconds is None else round(turn.model_seconds, 3),
                 tool_duration=None if turn.tool_seconds is None else round(turn.tool_seconds, 3),
                 app_details=turn.app_details,
-            ))
+            )
+            # What the agent produced is made JSON-safe here, where it enters, so that writing
+            # the result can never fail on one case's value (see runner.values).
+            make_model_safe(invocation, f"invocation {i}", run.warnings)
+            run.actual.append(invocation)
             i += 1
-        run.session_state = copy.deepcopy(session.state())
+        run.session_state = make_safe(session.state(), "session state", run.warnings)
     except (Exception, SystemExit) as e:  # the agent's failure belongs to this case, not the run
         # SystemExit too: an agent calling sys.exit() must not end the run (KeyboardInterrupt
         # and cancellation still do).

@@ -13,17 +13,18 @@ from typing import Any
 from agenteval.agents import describe, to_adapter
 from agenteval.criteria import ConfiguredMetric
 from agenteval.criteria.judge import JudgeService
-from agenteval.errors import AgentEvalError
+from agenteval.errors import AgentEvalError, DataError
 from agenteval.models import ModelUnavailable, parse_model_name
 from agenteval.runner.evaluate import EvalSetRequest, run_evaluation
 from agenteval.runner.header import finish_header, start_header
-from agenteval.runner.job import EvalJob, ScoreJob, judge_models
+from agenteval.runner.job import EvalJob, JobOptions, ScoreJob, judge_models
 from agenteval.runner.recorded import score_recorded
 from agenteval.runner.services import Services
 from agenteval.schema import (
     AgentInfo,
     ConversationScenario,
     EvalSetResult,
+    LlmAsAJudgeCriterion,
     ModelRoles,
     Run,
     RunSpec,
@@ -37,10 +38,19 @@ def _judge(services: Services, listener: Listener | None) -> JudgeService:
     return JudgeService(services.models.get, services.judge_cache, listener=listener)
 
 
-def _check_judges(metrics: list[ConfiguredMetric], services: Services) -> None:
-    """Resolves every judge model up front, so a bad name or a missing key fails before any work."""
-    for name in judge_models(metrics):
-        services.models.get(name)
+def _check_judges(metrics: list[ConfiguredMetric], job: JobOptions, services: Services) -> None:
+    """Resolves every judge model up front, so a bad name or a missing key fails before any
+    work, naming where the name came from (the flag, or the config file and key)."""
+    for m in metrics:
+        if not isinstance(m.criterion, LlmAsAJudgeCriterion):
+            continue
+        try:
+            services.models.get(m.criterion.judge_model_options.judge_model)
+        except ModelUnavailable as e:
+            if job.judge_model:
+                raise DataError(None, "--judge_model", str(e)) from None
+            raise DataError(job.config_source, f"criteria.{m.name}.judge_model_options.judge_model",
+                            str(e)) from None
 
 
 def _canonical(name: str) -> str:
@@ -69,7 +79,7 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
     if job.num_runs < 1:
         raise ValueError("num_runs must be at least 1")
     metrics = job.metrics()
-    _check_judges(metrics, services)
+    _check_judges(metrics, job, services)
     judge = _judge(services, listener)
     adapter = to_adapter(job.agent, services.models.get, job.agent_model)
     kind, agent_model = describe(adapter)
@@ -79,7 +89,10 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
     sim_model_name = None
     if any(c.conversation_scenario for r in requests for c in r.cases()):
         sim_config = parse_simulator_config(job.config.user_simulator_config, job.config_source)
-        sim_model = services.models.get(sim_config.model)
+        try:
+            sim_model = services.models.get(sim_config.model)
+        except ModelUnavailable as e:
+            raise DataError(job.config_source, "user_simulator_config.model", str(e)) from None
         sim_model_name = _canonical(sim_config.model)
 
         def simulator(scenario: ConversationScenario) -> LlmUserSimulator:
@@ -104,7 +117,7 @@ async def rescore(job: ScoreJob, services: Services, listener: Listener | None =
     if job.expected is None or job.actual is None:
         raise AgentEvalError("ScoreJob.expected and ScoreJob.actual are required")
     metrics = job.metrics()
-    _check_judges(metrics, services)
+    _check_judges(metrics, job, services)
     judge = _judge(services, listener)
     roles = ModelRoles(judge=[_canonical(n) for n in judge_models(metrics)])
     header = start_header(job, [job.expected], roles, endpoints=job.endpoint_settings(metrics))

@@ -45,6 +45,7 @@ class CaseRun:
     session_state: dict[str, Any] | None = None
     session_details: dict[str, Any] | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # values the agent gave that lost information
 
 
 def metric_status(metric: ConfiguredMetric, score: float | None) -> EvalStatus:
@@ -162,4 +163,5 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
         metric_errors=errors,
         judge_records=records,
         run_index=run.run_index,
+        warnings=run.warnings,
     )

@@ -20,6 +20,8 @@ class WireModel(BaseModel):
         populate_by_name=True,
         extra="forbid",
         loc_by_alias=False,  # errors name fields by their snake_case names
+        # JSON has no NaN or infinity; pydantic would write them as null, losing the value.
+        ser_json_inf_nan="strings",
     )
 
 

@@ -133,6 +133,7 @@ class EvalCaseResult(WireModel):
     metric_errors: list[MetricError] = Field(default_factory=list)
     judge_records: list[JudgeRecord] = Field(default_factory=list)
     run_index: int = 0
+    warnings: list[str] = Field(default_factory=list)  # e.g. a value of the agent's written as its repr
 
 
 class MetricSummary(WireModel):
