@@ -28,6 +28,7 @@ from agenteval.runner import (
     ScoreJob,
     Selection,
     Services,
+    check_judges,
     load_actual,
     rescore,
     resolve_config,
@@ -132,18 +133,21 @@ def score_command(args: ScoreArgs) -> int:
 
 def _score(args: ScoreArgs) -> int:
     console = Console()
+    # Everything that can be refused without the eval sets is checked first: a bad config on a
+    # 10,000-case set fails at once.
     config, source = resolve_config(args.config_file_path, args.expected)
-    expected = load_eval_set(args.expected)
-    actual = load_actual(args.actual)
     concurrency = Concurrency(cases=args.parallelism, model_calls=args.model_parallelism)
     job = ScoreJob(config=config, config_source=source, judge_model=args.judge_model,
                    concurrency=concurrency, judge_timeout=args.judge_timeout,
                    judge_attempts=args.judge_attempts, command="score", argv=sys.argv[1:],
-                   expected=Selection(Path(args.expected), expected), actual=actual,
                    actual_source=args.actual)
     metrics = job.metrics()
-    args.outputs.check([expected.eval_set_id])
     services = Services.for_job(job, dict(os.environ), store_root=".", no_cache=args.no_cache)
+    check_judges(metrics, job, services)
+    expected = load_eval_set(args.expected)
+    args.outputs.check([expected.eval_set_id])
+    actual = load_actual(args.actual)
+    job.expected, job.actual = Selection(Path(args.expected), expected), actual
     console.print(f"Using criteria from {source or 'defaults'}: "
                   f"{', '.join(m.name for m in metrics if not m.spec.informational)}")
     warn_weak_judges(console, weak_judges(metrics))

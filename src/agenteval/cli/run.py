@@ -17,7 +17,16 @@ from agenteval.agents import load_root_agent
 from agenteval.cli.commands import Outputs, finish, warn_weak_judges
 from agenteval.cli.progress import ProgressBar
 from agenteval.errors import AgentEvalError
-from agenteval.runner import EvalJob, Services, resolve_config, run, select, weak_judges
+from agenteval.runner import (
+    EvalJob,
+    Services,
+    check_judges,
+    config_beside,
+    resolve_config,
+    run,
+    select,
+    weak_judges,
+)
 from agenteval.runner.sync import run_sync
 from agenteval.schema import Concurrency, EvalConfig
 
@@ -47,26 +56,31 @@ def eval_command(args: EvalArgs) -> int:
     if args.eval_storage_uri:
         raise AgentEvalError("--eval_storage_uri: only local storage is supported; results go to "
                              "--output and to .agenteval/eval_history beside the agent")
-    selections = select(args.eval_sets, Path(args.agent_path))
-    # Like adk eval: test_config.json beside the eval set is used when exactly one set is given.
-    if args.config_file_path or len(selections) == 1:
-        config, source = resolve_config(args.config_file_path, selections[0].path)
+    agent_dir = Path(args.agent_path)
+    # Everything that can be refused without the eval sets is checked first: a bad config on a
+    # 10,000-case set fails at once. Like adk eval, test_config.json beside the eval set is used
+    # when exactly one set is given.
+    beside = config_beside(args.eval_sets, agent_dir)
+    if args.config_file_path or beside is not None:
+        config, source = resolve_config(args.config_file_path, beside)
     else:
         config, source = EvalConfig(), None
-    args.outputs.check([s.eval_set.eval_set_id for s in selections])  # before the agent is imported
     concurrency = Concurrency(cases=args.parallelism, model_calls=args.model_parallelism)
     job = EvalJob(config=config, config_source=source, judge_model=args.judge_model,
                   concurrency=concurrency, judge_timeout=args.judge_timeout,
                   judge_attempts=args.judge_attempts, command="eval", argv=sys.argv[1:],
-                  agent=load_root_agent(args.agent_path), selections=selections,
                   num_runs=args.num_runs, agent_model=args.agent_model,
-                  app_name=Path(args.agent_path).resolve().name, agent_path=args.agent_path)
+                  app_name=agent_dir.resolve().name, agent_path=args.agent_path)
     metrics = job.metrics()
+    services = Services.for_job(job, dict(os.environ), store_root=args.agent_path,
+                                no_cache=args.no_cache)
+    check_judges(metrics, job, services)
+    job.selections = select(args.eval_sets, agent_dir)
+    args.outputs.check([s.eval_set.eval_set_id for s in job.selections])  # before the agent is imported
+    job.agent = load_root_agent(args.agent_path)
     console.print(f"Using criteria from {source or 'defaults'}: "
                   f"{', '.join(m.name for m in metrics if not m.spec.informational)}")
     warn_weak_judges(console, weak_judges(metrics))
-    services = Services.for_job(job, dict(os.environ), store_root=args.agent_path,
-                                no_cache=args.no_cache)
     with ProgressBar() as progress:
         result = run_sync(run(job, services, progress))
     return finish(console, result, args.detailed, args.outputs)

@@ -9,9 +9,9 @@ from agenteval.runner.evaluate import EvalSetRequest, run_evaluation
 from agenteval.runner.inference import infer_case, session_spec
 from agenteval.runner.job import EvalJob, JobOptions, ScoreJob, weak_judges, with_judge_model
 from agenteval.runner.recorded import load_actual, pair_runs, score_recorded
-from agenteval.runner.run import Run, rescore, run
+from agenteval.runner.run import Run, check_judges, rescore, run
 from agenteval.runner.scoring import CaseRun, case_status, metric_status, score_case
-from agenteval.runner.selection import Selection, resolve_config, select
+from agenteval.runner.selection import Selection, config_beside, resolve_config, select
 from agenteval.runner.services import Services
 
 __all__ = [
@@ -24,6 +24,8 @@ __all__ = [
     "Selection",
     "Services",
     "case_status",
+    "check_judges",
+    "config_beside",
     "infer_case",
     "load_actual",
     "metric_status",

@@ -38,9 +38,10 @@ def _judge(services: Services, listener: Listener | None) -> JudgeService:
     return JudgeService(services.models.get, services.judge_cache, listener=listener)
 
 
-def _check_judges(metrics: list[ConfiguredMetric], job: JobOptions, services: Services) -> None:
+def check_judges(metrics: list[ConfiguredMetric], job: JobOptions, services: Services) -> None:
     """Resolves every judge model up front, so a bad name or a missing key fails before any
-    work, naming where the name came from (the flag, or the config file and key)."""
+    work, naming where the name came from (the flag, or the config file and key). `run` and
+    `rescore` do it first; a front end may do it even before loading the eval sets."""
     for m in metrics:
         if not isinstance(m.criterion, LlmAsAJudgeCriterion):
             continue
@@ -79,7 +80,7 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
     if job.num_runs < 1:
         raise ValueError("num_runs must be at least 1")
     metrics = job.metrics()
-    _check_judges(metrics, job, services)
+    check_judges(metrics, job, services)
     judge = _judge(services, listener)
     adapter = to_adapter(job.agent, services.models.get, job.agent_model)
     kind, agent_model = describe(adapter)
@@ -117,7 +118,7 @@ async def rescore(job: ScoreJob, services: Services, listener: Listener | None =
     if job.expected is None or job.actual is None:
         raise AgentEvalError("ScoreJob.expected and ScoreJob.actual are required")
     metrics = job.metrics()
-    _check_judges(metrics, job, services)
+    check_judges(metrics, job, services)
     judge = _judge(services, listener)
     roles = ModelRoles(judge=[_canonical(n) for n in judge_models(metrics)])
     header = start_header(job, [job.expected], roles, endpoints=job.endpoint_settings(metrics))
@@ -135,4 +136,4 @@ async def rescore(job: ScoreJob, services: Services, listener: Listener | None =
     return _finish(header, [result], judge, services, listener)
 
 
-__all__ = ["Run", "rescore", "run"]
+__all__ = ["Run", "check_judges", "rescore", "run"]

@@ -38,6 +38,14 @@ def split_selector(arg: str, agent_dir: Path | None) -> tuple[Path | None, list[
     return None, None
 
 
+def config_beside(args: Sequence[str], agent_dir: Path | None = None) -> Path | None:
+    """The eval-set file whose `test_config.json` applies (the only one given, as `adk eval`
+    does), found without loading any set; None with several sets or an unknown one."""
+    if len(args) != 1:
+        return None
+    return split_selector(args[0], agent_dir)[0]
+
+
 def select(args: Sequence[str], agent_dir: Path | None = None,
            initial_session_file: str | Path | None = None) -> list[Selection]:
     """Loads every `file[:ids]` argument; an unknown file or case id is a DataError."""
@@ -66,4 +74,4 @@ def resolve_config(config_file_path: str | Path | None,
     return config, str(found) if found else None
 
 
-__all__ = ["Selection", "resolve_config", "select", "split_selector"]
+__all__ = ["Selection", "config_beside", "resolve_config", "select", "split_selector"]
