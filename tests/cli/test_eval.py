@@ -66,7 +66,7 @@ def test_eval_bad_input_exits_2(project: tuple[Path, Path], args: list[str], mes
 
 def test_eval_missing_agent_exits_2(tmp_path: Path, project: tuple[Path, Path]) -> None:
     r = CliRunner().invoke(cli, ["eval", str(tmp_path / "nowhere"), str(project[1])])
-    assert r.exit_code == 2 and "no agent here" in r.output
+    assert r.exit_code == 2 and "nowhere: does not exist" in r.output
 
 
 def test_eval_unknown_model_name_exits_2(project: tuple[Path, Path]) -> None:

@@ -150,3 +150,24 @@ def test_an_unknown_judge_model_in_the_config_names_the_file_and_key(tmp_path: P
     assert r.exit_code == 2, r.output
     assert f"{cfg}: criteria.final_response_match_v2.judge_model_options.judge_model: unknown model " \
            "'bogus:thing'" in r.output
+
+
+def test_standard_output_can_take_the_result_document(tmp_path: Path) -> None:
+    agent, path = _project(tmp_path)
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-m", "agenteval", "eval", str(agent), f"{path}:good",
+                        "--no_history", "-o", "/dev/stdout"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    document = p.stdout[p.stdout.index("\n{") + 1:p.stdout.rindex("}") + 1]
+    assert json.loads(document)["eval_set_id"] == "set1"
+    assert p.stdout.index("Eval Run Summary") < p.stdout.index("\n{")  # the report comes first
+
+
+def test_an_unusable_simulator_model_is_refused_even_without_scenarios(tmp_path: Path) -> None:
+    agent, path = _project(tmp_path)
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"criteria": {}, "user_simulator_config": {"model": "nope:x"}}))
+    r = _eval(agent, path, "--config_file_path", cfg, "--no_history")
+    assert r.exit_code == 2 and f"{cfg}: user_simulator_config.model: unknown model 'nope:x'" in r.output

@@ -3,7 +3,13 @@
 from agenteval.agents.base import AgentAdapter, AgentSession, SessionSpec, TurnResult
 from agenteval.agents.builtin import Agent, BuiltinAdapter
 from agenteval.agents.callable import CallableAdapter
-from agenteval.agents.loader import AgentLoadError, describe, load_root_agent, to_adapter
+from agenteval.agents.loader import (
+    AgentLoadError,
+    check_agent_path,
+    describe,
+    load_root_agent,
+    to_adapter,
+)
 from agenteval.agents.tools import Tool, ToolContext
 
 __all__ = [
@@ -17,6 +23,7 @@ __all__ = [
     "Tool",
     "ToolContext",
     "TurnResult",
+    "check_agent_path",
     "describe",
     "load_root_agent",
     "to_adapter",

@@ -69,6 +69,17 @@ def _import_path(path: Path) -> ModuleType:
     return module
 
 
+def check_agent_path(agent_path: str | Path) -> None:
+    """An AgentLoadError now unless `agent_path` could hold an agent (a folder, or a .py file),
+    without importing anything: a wrong path is reported before other checks."""
+    path = Path(agent_path)
+    if path.is_dir() or (path.is_file() and path.suffix == ".py"):
+        return
+    what = "does not exist" if not path.exists() else "is not a folder or a .py file"
+    raise AgentLoadError(f"{path}: {what} (expected a package directory, a folder with agent.py, "
+                         "or a .py file exposing root_agent)")
+
+
 def load_root_agent(agent_path: str | Path) -> Any:
     """Imports the agent module and returns its `root_agent` (or `agent.root_agent`)."""
     path = Path(agent_path)

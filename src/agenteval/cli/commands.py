@@ -95,6 +95,7 @@ def finish(console: Console, run: Run, detailed: bool, outputs: Outputs) -> int:
     A target that fails although it was checked (a full disk, say) is reported and the other
     targets are still written: one failed write never loses the others. Exit 2 then."""
     code = report(console, run.results, detailed)
+    console.file.flush()  # a target may be /dev/stdout: the report comes first
     failed: list[str] = []
 
     def attempt(write: Callable[[], str]) -> None:

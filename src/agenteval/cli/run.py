@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from agenteval.agents import load_root_agent
+from agenteval.agents import check_agent_path, load_root_agent
 from agenteval.cli.commands import Outputs, finish, warn_weak_judges
 from agenteval.cli.progress import ProgressBar
 from agenteval.errors import AgentEvalError
@@ -56,6 +56,7 @@ def eval_command(args: EvalArgs) -> int:
     if args.eval_storage_uri:
         raise AgentEvalError("--eval_storage_uri: only local storage is supported; results go to "
                              "--output and to .agenteval/eval_history beside the agent")
+    check_agent_path(args.agent_path)
     agent_dir = Path(args.agent_path)
     # Everything that can be refused without the eval sets is checked first: a bad config on a
     # 10,000-case set fails at once. Like adk eval, test_config.json beside the eval set is used

@@ -40,7 +40,9 @@ def check_target(path: str | Path, what: str) -> None:
     created or changed (a probe file in the folder is removed again)."""
     p = Path(os.path.realpath(path))  # a link is checked as the file it points to
     try:
-        mode = os.stat(p).st_mode
+        # stat through the name given: /dev/stdout resolves to /proc/self/fd/1, whose real path
+        # ("pipe:[123]") cannot be opened by name.
+        mode = os.stat(path).st_mode
     except (FileNotFoundError, NotADirectoryError):
         mode = None
     except OSError as e:
@@ -48,7 +50,7 @@ def check_target(path: str | Path, what: str) -> None:
     if mode is not None:
         if stat.S_ISDIR(mode):
             raise DataError(path, what, "is a directory")
-        if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
+        if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or (stat.S_ISSOCK(mode) and _is_std_stream(path)):
             return  # written as a stream
         if not stat.S_ISREG(mode):
             raise DataError(path, what, "is neither a regular file, a FIFO nor a character device")
@@ -86,12 +88,17 @@ def check_targets(targets: Mapping[str, str | Path | None]) -> None:
         check_target(path, what)
 
 
+def _is_std_stream(path: str | Path) -> bool:
+    # /dev/stdout and /dev/stderr may be sockets (a service's log): written as streams too.
+    return str(path) in ("/dev/stdout", "/dev/stderr")
+
+
 def _is_stream(path: str | Path) -> bool:
     try:
         mode = os.stat(path).st_mode
     except OSError:
         return False
-    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or (stat.S_ISSOCK(mode) and _is_std_stream(path))
 
 
 def write_target(path: str | Path, chunks: Iterable[bytes]) -> None:
@@ -99,8 +106,8 @@ def write_target(path: str | Path, chunks: Iterable[bytes]) -> None:
     a DataError naming the file (the old content, if any, is then left as it was)."""
     target = Path(os.path.realpath(path))
     try:
-        if _is_stream(target):
-            with open(target, "wb") as stream:
+        if _is_stream(path):
+            with open(path, "wb") as stream:
                 for chunk in chunks:
                     stream.write(chunk)
             return

@@ -39,9 +39,10 @@ def _judge(services: Services, listener: Listener | None) -> JudgeService:
 
 
 def check_judges(metrics: list[ConfiguredMetric], job: JobOptions, services: Services) -> None:
-    """Resolves every judge model up front, so a bad name or a missing key fails before any
-    work, naming where the name came from (the flag, or the config file and key). `run` and
-    `rescore` do it first; a front end may do it even before loading the eval sets."""
+    """Resolves every judge model (and the user simulator's) up front, so a bad name or a
+    missing key fails before any work, naming where the name came from (the flag, or the config
+    file and key). `run` and `rescore` do it first; a front end may do it even before loading
+    the eval sets."""
     for m in metrics:
         if not isinstance(m.criterion, LlmAsAJudgeCriterion):
             continue
@@ -52,6 +53,12 @@ def check_judges(metrics: list[ConfiguredMetric], job: JobOptions, services: Ser
                 raise DataError(None, "--judge_model", str(e)) from None
             raise DataError(job.config_source, f"criteria.{m.name}.judge_model_options.judge_model",
                             str(e)) from None
+    if job.config.user_simulator_config is not None:  # checked whether or not a case needs it
+        sim_config = parse_simulator_config(job.config.user_simulator_config, job.config_source)
+        try:
+            services.models.get(sim_config.model)
+        except ModelUnavailable as e:
+            raise DataError(job.config_source, "user_simulator_config.model", str(e)) from None
 
 
 def _canonical(name: str) -> str:
