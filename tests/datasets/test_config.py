@@ -27,7 +27,7 @@ def test_defaults_without_config(tmp_path: Path) -> None:
 
 
 def test_informational_metrics_are_always_added(tmp_path: Path) -> None:
-    names = _resolve(tmp_path, '{"criteria": {"response_match_score": "0.5"}}')
+    names = _resolve(tmp_path, '{"criteria": {"response_match_score": 0.5}}')
     assert names[0] == "response_match_score"
     assert {"tool_call_count_v1", "token_usage_v1", "invocation_duration_v1",
             "inference_call_count_v1"} <= set(names)

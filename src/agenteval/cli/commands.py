@@ -161,8 +161,9 @@ def _score(args: ScoreArgs) -> int:
     return code
 
 
-def migrate_command(old: str, new: str, initial_session_file: str | None) -> int:
-    eval_set = migrate(old, new, initial_session_file)
+def migrate_command(old: str, new: str, initial_session_file: str | None,
+                    force: bool = False) -> int:
+    eval_set = migrate(old, new, initial_session_file, force=force)
     Console().print(f"Wrote {len(eval_set.eval_cases)} eval case(s) to {new}")
     return 0
 

@@ -116,11 +116,12 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
 @click.argument("new", type=click.Path(dir_okay=False))
 @click.option("--initial_session_file", "--initial-session-file", type=click.Path(dir_okay=False),
               help="Session file whose app, user and state become the case's session_input.")
-def migrate(old: str, new: str, initial_session_file: str | None) -> None:
+@click.option("--force", is_flag=True, help="Replace NEW if it exists (never OLD itself).")
+def migrate(old: str, new: str, initial_session_file: str | None, force: bool) -> None:
     """Convert a legacy *.test.json (or old eval-set list) file OLD into an eval set NEW."""
     from agenteval.cli.commands import migrate_command
 
-    sys.exit(opt.guard(migrate_command, old, new, initial_session_file))
+    sys.exit(opt.guard(migrate_command, old, new, initial_session_file, force))
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -4,6 +4,9 @@ A function takes `(eval_metric, actual_invocations, expected_invocations,
 conversation_scenario)`, as ADK's custom metrics do, sync or async. It may return a number
 (the overall score; status follows the threshold), a `CriterionResult`, or an object shaped like
 ADK's EvaluationResult (`overall_score`, `overall_eval_status`, `per_invocation_results`).
+A score outside the metric's declared interval (`metric_info.metric_value_info.interval`,
+default [0, 1]) is the criterion's error, not a score: a metric that returns 5 on a 0-1 scale
+is broken, and its 5 would pass any threshold.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from agenteval.criteria.base import Criterion, CriterionResult, EvalContext, Inv
 from agenteval.criteria.spec import MetricSpec
 from agenteval.errors import DataError
 from agenteval.schema import BaseCriterion, EvalConfig, EvalMetric, EvalStatus
+from agenteval.schema.config import Interval
 
 
 class CustomCriterionConfig(BaseCriterion):
@@ -67,16 +71,18 @@ def to_result(value: Any, n_invocations: int) -> CriterionResult:
 
 
 class FunctionCriterion(Criterion):
-    """Runs a custom metric function."""
+    """Runs a custom metric function; scores outside `interval` make the result an error."""
 
     criterion_model = CustomCriterionConfig
     is_async = True
 
     def __init__(self, metric_name: str, criterion: BaseCriterion,
-                 fn: Callable[..., Any], path: str | None = None) -> None:
+                 fn: Callable[..., Any], path: str | None = None,
+                 interval: Interval | None = None) -> None:
         super().__init__(metric_name, criterion)
         self.fn = fn
         self.path = path
+        self.interval = interval or Interval()
 
     async def ascore(self, ctx: EvalContext) -> CriterionResult:
         metric = EvalMetric(
@@ -88,25 +94,38 @@ class FunctionCriterion(Criterion):
                         list(ctx.expected) if ctx.expected is not None else None, ctx.scenario)
         if inspect.isawaitable(value):
             value = await value
-        return to_result(value, len(ctx.actual))
+        return self.checked(to_result(value, len(ctx.actual)))
+
+    def checked(self, result: CriterionResult) -> CriterionResult:
+        """`result`, or an error result if a score in it lies outside the declared interval."""
+        scores = [("score", result.score)] + [
+            (f"invocation {i + 1}'s score", p.score) for i, p in enumerate(result.per_invocation)]
+        for what, score in scores:
+            if score is not None and not self.interval.contains(score):
+                return CriterionResult(None, [], error=(
+                    f"the custom metric returned {what} {score}, outside its declared interval "
+                    f"{self.interval} (metric_info.metric_value_info.interval)"))
+        return result
 
 
 def function_spec(name: str, fn: Callable[..., Any], *, path: str | None = None,
                   description: str = "", min_value: float = 0.0,
-                  max_value: float = 1.0) -> MetricSpec:
-    """A metric spec for a custom function."""
+                  max_value: float = 1.0, interval: Interval | None = None) -> MetricSpec:
+    """A metric spec for a custom function whose scores lie in `interval` (default: the closed
+    [min_value, max_value])."""
+    scores = interval or Interval(min_value=min_value, max_value=max_value)
 
     def factory(metric_name: str, criterion: BaseCriterion) -> Criterion:
-        return FunctionCriterion(metric_name, criterion, fn, path)
+        return FunctionCriterion(metric_name, criterion, fn, path, scores)
 
     return MetricSpec(name=name, factory=factory, criterion_model=CustomCriterionConfig,
-                      description=description, min_value=min_value, max_value=max_value,
-                      custom_function_path=path)
+                      description=description, min_value=scores.min_value,
+                      max_value=scores.max_value, custom_function_path=path)
 
 
 def config_specs(config: EvalConfig, source: str | Path | None) -> list[MetricSpec]:
     """Specs for the config's `custom_metrics`, their functions imported; errors name the
-    failing key."""
+    failing key. (`metric_info` was validated with the config.)"""
     specs = []
     for name, decl in (config.custom_metrics or {}).items():
         key = f"custom_metrics.{name}.code_config.name"
@@ -114,9 +133,7 @@ def config_specs(config: EvalConfig, source: str | Path | None) -> list[MetricSp
             fn = import_function(decl.code_config.name)
         except Exception as e:  # any import-time failure is the config's problem
             raise DataError(source, key, f"cannot import {decl.code_config.name!r}: {e}") from None
-        interval = ((decl.metric_info or {}).get("metric_value_info") or {}).get("interval") or {}
-        specs.append(
-            function_spec(name, fn, path=decl.code_config.name, description=decl.description,
-                          min_value=float(interval.get("min_value", 0.0)),
-                          max_value=float(interval.get("max_value", 1.0))))
+        interval = decl.metric_info.interval() if decl.metric_info is not None else Interval()
+        specs.append(function_spec(name, fn, path=decl.code_config.name,
+                                   description=decl.description, interval=interval))
     return specs

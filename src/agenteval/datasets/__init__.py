@@ -3,6 +3,7 @@
 from agenteval.datasets.config import default_config_for, load_eval_config
 from agenteval.datasets.files import read_json, write_model, write_text_atomic
 from agenteval.datasets.loader import (
+    check_unique_ids,
     load_eval_set,
     load_session_file,
     migrate,
@@ -11,6 +12,7 @@ from agenteval.datasets.loader import (
 )
 
 __all__ = [
+    "check_unique_ids",
     "default_config_for",
     "load_eval_config",
     "load_eval_set",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import gc
 import json
 from collections.abc import Iterable, Iterator
@@ -12,6 +13,7 @@ from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel
 
+from agenteval.datasets.nesting import MAX_DEPTH, check_depth
 from agenteval.errors import DataError
 
 
@@ -32,21 +34,41 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def read_json(path: str | Path) -> Any:
-    """Parses a JSON file; a missing file or malformed JSON is a DataError naming the file."""
+def read_bytes(path: str | Path) -> bytes:
+    """A JSON file's bytes without a leading UTF-8 byte-order mark (Windows editors write one);
+    a missing or unreadable file is a DataError naming it."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        data = p.read_bytes()
     except FileNotFoundError:
         raise DataError(p, "", "file not found") from None
     except IsADirectoryError:
         raise DataError(p, "", "is a directory, expected a JSON file") from None
-    except (OSError, UnicodeDecodeError) as e:
+    except OSError as e:
         raise DataError(p, "", f"cannot read: {e}") from None
+    return data[len(codecs.BOM_UTF8):] if data.startswith(codecs.BOM_UTF8) else data
+
+
+def parse_json(file: str | Path | None, data: bytes, max_depth: int = MAX_DEPTH) -> Any:
+    """Parses JSON bytes (UTF-8, a leading byte-order mark allowed). Malformed JSON, bytes that
+    are not UTF-8 and nesting deeper than `max_depth` are DataErrors naming the file and where."""
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8):]
+    check_depth(file, data, max_depth)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DataError(file, "", f"cannot read: {e}") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        raise DataError(p, f"line {e.lineno} column {e.colno}", f"malformed JSON: {e.msg}") from None
+        raise DataError(file, f"line {e.lineno} column {e.colno}", f"malformed JSON: {e.msg}") from None
+
+
+def read_json(path: str | Path, max_depth: int = MAX_DEPTH) -> Any:
+    """Parses a JSON file; a missing file, malformed JSON and nesting deeper than `max_depth`
+    are DataErrors naming the file (and the place)."""
+    return parse_json(path, read_bytes(path), max_depth)
 
 
 def write_text_atomic(path: str | Path, text: str | bytes) -> None:

@@ -46,23 +46,18 @@ class _LegacyTurn(BaseModel):
     reference: str | None = None
 
 
-def is_legacy_turn_list(data: Any) -> bool:
-    """A `.test.json` turn list: a JSON list whose items have a `query`."""
-    return isinstance(data, list) and all(isinstance(t, dict) and "query" in t for t in data)
-
-
 def is_legacy_session_list(data: Any) -> bool:
-    """The old eval-set file: a non-empty list of `{name, data: [turns]}`."""
-    return (
-        isinstance(data, list)
-        and bool(data)
-        and all(isinstance(s, dict) and "data" in s and "name" in s for s in data)
-    )
+    """The old eval-set file: a non-empty list of `{name, data: [turns], initial_session}`, told
+    from a `.test.json` turn list by its first item (each item is then checked)."""
+    return (isinstance(data, list) and bool(data) and isinstance(data[0], dict)
+            and "data" in data[0] and "query" not in data[0])
 
 
 def _invocations(file: str | Path, turns: list[Any], prefix: str) -> list[Invocation]:
     out = []
     for i, raw in enumerate(turns):
+        if not isinstance(raw, dict):
+            raise DataError(file, f"{prefix}[{i}]", "expected a turn: an object with `query`")
         try:
             turn = _LegacyTurn.model_validate(raw)
         except ValidationError as e:
@@ -115,9 +110,28 @@ def convert_turn_list(
 
 
 def convert_session_list(file: str | Path, data: list[Any]) -> EvalSet:
-    """Each `{name, data, initial_session}` item becomes a case named `name`."""
+    """Each `{name, data, initial_session}` item becomes a case whose eval id is `name`.
+
+    A `name` that is missing, null or not a string is an error, as it is in ADK (whose EvalCase
+    requires a string id): a made-up id (say, the file's stem and the index) would change when
+    cases are reordered and could not be chosen on the command line or matched against recorded
+    runs. Two items with one name are an error too, naming both.
+    """
     cases = []
+    first: dict[str, int] = {}
     for i, item in enumerate(data):
+        if not isinstance(item, dict):
+            raise DataError(file, f"[{i}]", "expected an object with `name` and `data`")
+        for key in ("name", "data"):
+            if key not in item:
+                raise DataError(file, f"[{i}].{key}", "field required")
+        name = item["name"]
+        if not isinstance(name, str):
+            got = "null" if name is None else type(name).__name__
+            raise DataError(file, f"[{i}].name", f"expected a string (the case's eval_id), got {got}")
+        j = first.setdefault(name, i)
+        if j != i:
+            raise DataError(file, f"[{i}].name", f"duplicate eval_id {name!r} (also [{j}].name)")
         if not isinstance(item["data"], list):
             raise DataError(file, f"[{i}].data", "expected a list of turns")
         session = None
@@ -128,7 +142,7 @@ def convert_session_list(file: str | Path, data: list[Any]) -> EvalSet:
                 raise from_validation_error(file, e, f"[{i}].initial_session") from None
         cases.append(
             EvalCase(
-                eval_id=str(item["name"]),
+                eval_id=name,
                 conversation=_invocations(file, item["data"], f"[{i}].data"),
                 session_input=session_input_from(session),
             )

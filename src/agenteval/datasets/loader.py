@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import codecs
+import os
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from agenteval.datasets.files import gc_paused, read_json, write_model
+from agenteval.datasets.files import gc_paused, parse_json, read_bytes, read_json, write_model
 from agenteval.datasets.legacy import (
     convert_session_list,
     convert_turn_list,
     is_legacy_session_list,
-    is_legacy_turn_list,
 )
+from agenteval.datasets.nesting import check_depth
 from agenteval.errors import DataError, from_validation_error
 from agenteval.schema import EvalSet, SessionFile
 
@@ -35,13 +37,15 @@ def _parse_eval_set(file: str | Path, data: Any, initial_session: SessionFile | 
         if initial_session is not None:
             raise DataError(file, "", "an initial session file applies only to legacy test files")
         try:
-            return EvalSet.model_validate(data)
+            eval_set = EvalSet.model_validate(data)
         except ValidationError as e:
             raise from_validation_error(file, e) from None
-    if is_legacy_turn_list(data):
-        return convert_turn_list(file, data, initial_session)
+        check_unique_ids(file, eval_set)
+        return eval_set
     if is_legacy_session_list(data):
         return convert_session_list(file, data)
+    if isinstance(data, list):  # a `.test.json` turn list: each turn is checked, with its path
+        return convert_turn_list(file, data, initial_session)
     raise DataError(
         file,
         "",
@@ -61,35 +65,61 @@ def load_session_file(path: str | Path) -> SessionFile:
         raise from_validation_error(path, e) from None
 
 
-def validate_eval_set_json(text: bytes) -> EvalSet:
+def validate_eval_set_json(text: bytes, file: str | Path | None = None) -> EvalSet:
     """A current-format eval set parsed and validated from JSON bytes in one go by pydantic-core
-    (faster than `json.loads` + `model_validate`, same values); raises ValidationError."""
+    (faster than `json.loads` + `model_validate`, same values).
+
+    Raises ValidationError for what the schema rejects (the caller locates it, or tries the
+    other formats), and a DataError naming `file` for nesting deeper than the limit and for
+    duplicate eval ids.
+    """
+    if text.startswith(codecs.BOM_UTF8):
+        text = text[len(codecs.BOM_UTF8):]
+    check_depth(file, text)
     with gc_paused():
-        return EvalSet.model_validate_json(text)
+        eval_set = EvalSet.model_validate_json(text)
+    check_unique_ids(file, eval_set)
+    return eval_set
+
+
+def check_unique_ids(file: str | Path | None, eval_set: EvalSet) -> None:
+    """Refuses an eval set holding two cases with one eval id: results, history rows and the
+    pairing of actual with expected cases are all keyed by it (ADK refuses adding one too)."""
+    first: dict[str, int] = {}
+    for i, case in enumerate(eval_set.eval_cases):
+        j = first.setdefault(case.eval_id, i)
+        if j != i:
+            raise DataError(file, f"eval_cases[{i}].eval_id",
+                            f"duplicate eval_id {case.eval_id!r} (also eval_cases[{j}])")
 
 
 def load_eval_set(path: str | Path, initial_session_file: str | Path | None = None) -> EvalSet:
-    """Loads an eval-set file in any supported format."""
+    """Loads an eval-set file in any supported format (a leading byte-order mark allowed)."""
     session = load_session_file(initial_session_file) if initial_session_file else None
-    if session is None:
+    text = read_bytes(path)
+    if session is None and text.lstrip()[:1] == b"{":
         try:
-            text = Path(path).read_bytes()
-        except OSError:
-            text = b""
-        if text.lstrip()[:1] == b"{":
-            try:
-                return validate_eval_set_json(text)
-            except ValidationError as e:
-                if not any(err["type"] == "json_invalid" for err in e.errors()):
-                    raise from_validation_error(path, e) from None
+            return validate_eval_set_json(text, path)
+        except ValidationError as e:
+            if not any(err["type"] == "json_invalid" for err in e.errors()):
+                raise from_validation_error(path, e) from None
     with gc_paused():
-        return parse_eval_set(path, read_json(path), session)
+        return parse_eval_set(path, parse_json(path, text), session)
 
 
-def migrate(
-    old: str | Path, new: str | Path, initial_session_file: str | Path | None = None
-) -> EvalSet:
-    """Converts a legacy file into a current-format eval set written to `new`."""
+def migrate(old: str | Path, new: str | Path, initial_session_file: str | Path | None = None,
+            *, force: bool = False) -> EvalSet:
+    """Converts a legacy file into a current-format eval set written to `new`.
+
+    An existing file `new` (or the file a link `new` points to) is replaced only with `force`;
+    the source itself never is, by any of its names, since the legacy file is the only copy of
+    what a faulty conversion would lose. Streams (`/dev/stdout`, a FIFO) are written as usual.
+    """
+    if _same_file(old, new):
+        raise DataError(new, "", f"is the source file {str(old)!r}; write the eval set to "
+                        "another file")
+    if os.path.isfile(new) and not force:
+        raise DataError(new, "", "already exists; use --force to replace it")
     data = read_json(old)
     if isinstance(data, dict):
         raise DataError(old, "", "already in the current eval-set format; nothing to migrate")
@@ -97,3 +127,12 @@ def migrate(
     eval_set = parse_eval_set(old, data, session)
     write_model(new, eval_set)
     return eval_set
+
+
+def _same_file(a: str | Path, b: str | Path) -> bool:
+    if Path(a).resolve() == Path(b).resolve():
+        return True
+    try:  # hard links, and names that resolve() cannot equate (case-insensitive file systems)
+        return os.path.samefile(a, b)
+    except OSError:  # either does not exist
+        return False

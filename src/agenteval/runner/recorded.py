@@ -11,41 +11,61 @@ from pydantic import ValidationError
 
 from agenteval.criteria.judge.service import JudgeService
 from agenteval.criteria.spec import ConfiguredMetric
-from agenteval.datasets import parse_eval_set, read_json, validate_eval_set_json
-from agenteval.errors import DataError
+from agenteval.datasets import check_unique_ids, parse_eval_set, validate_eval_set_json
+from agenteval.datasets.files import gc_paused, parse_json, read_bytes
+from agenteval.datasets.nesting import MAX_RESULT_DEPTH
+from agenteval.errors import DataError, from_validation_error
 from agenteval.runner.scoring import CaseRun, NotEvaluatedPolicy, score_case
 from agenteval.schema import EvalCaseResult, EvalSet, EvalSetResult
 from agenteval.schema.progress import CaseFinished, CaseStarted, Listener
 from agenteval.schema.run import RunSpec
-from agenteval.store import load_result
 from agenteval.verdicts.aggregate import summarise
 
 
 def load_actual(path: str | Path) -> EvalSet | EvalSetResult:
     """What an agent did: an eval set of actual conversations, or a result document written by
-    `agenteval eval` (told apart by its `eval_set_result_id`)."""
-    try:
-        text = Path(path).read_bytes()
-    except OSError:
-        text = b""  # read_json below reports the file as missing or unreadable
+    `agenteval eval` (told apart by its `eval_set_result_id`). Either is refused when it holds
+    one eval id twice (one (eval id, run index) pair, for a result document)."""
+    text = read_bytes(path)
     head = text[:4096]
     if b"eval_set_result_id" not in head and b"evalSetResultId" not in head:
         # Fast path for an eval set (a result document, which starts with its id, skips it).
         # Whatever it rejects takes the general path below, which tells result documents
         # apart and locates errors.
         try:
-            return validate_eval_set_json(text)
+            return validate_eval_set_json(text, path)
         except ValidationError:
             pass
-    data = read_json(path)
+    # A result document nests an eval set's content a few levels deeper than the set does.
+    data = parse_json(path, text, MAX_RESULT_DEPTH)
     if isinstance(data, dict) and "eval_set_result_id" in data:
-        return load_result(path)
+        with gc_paused():
+            try:
+                result = EvalSetResult.model_validate(data)
+            except ValidationError as e:
+                raise from_validation_error(path, e) from None
+        check_unique_runs(path, result)
+        return result
     return parse_eval_set(path, data)
+
+
+def check_unique_runs(source: str | Path | None, result: EvalSetResult) -> None:
+    """Refuses a result document holding one run of one case twice: re-scored, the copies would
+    count as two runs of the statistics (or one would be dropped)."""
+    first: dict[tuple[str, int], int] = {}
+    for i, got in enumerate(result.eval_case_results):
+        j = first.setdefault((got.eval_id, got.run_index), i)
+        if j != i:
+            raise DataError(source, f"eval_case_results[{i}]",
+                            f"duplicate run {got.run_index} of eval_id {got.eval_id!r} "
+                            f"(also eval_case_results[{j}])")
 
 
 def pair_runs(expected: EvalSet, actual: EvalSet,
               actual_source: str | Path | None = None) -> list[CaseRun]:
-    """Pairs cases by eval id; missing ids on either side and unequal turn counts are errors."""
+    """Pairs cases by eval id; missing or repeated ids and unequal turn counts are errors."""
+    check_unique_ids(None, expected)  # loaded sets were checked; these may come from Python
+    check_unique_ids(actual_source, actual)
     actual_index = {c.eval_id: (i, c) for i, c in enumerate(actual.eval_cases)}
     expected_ids = {c.eval_id for c in expected.eval_cases}
     extra = [c.eval_id for c in actual.eval_cases if c.eval_id not in expected_ids]
@@ -74,7 +94,10 @@ def pair_runs(expected: EvalSet, actual: EvalSet,
 
 def runs_from_result(expected: EvalSet, result: EvalSetResult,
                      source: str | Path | None = None) -> list[CaseRun]:
-    """The recorded runs of a result document, paired with the expected cases, for re-scoring."""
+    """The recorded runs of a result document, paired with the expected cases, for re-scoring;
+    a run recorded twice is an error."""
+    check_unique_ids(None, expected)
+    check_unique_runs(source, result)
     cases = {c.eval_id: c for c in expected.eval_cases}
     runs = []
     for i, got in enumerate(result.eval_case_results):

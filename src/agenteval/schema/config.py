@@ -1,10 +1,17 @@
-"""Eval configuration (`test_config.json` / `--config_file_path`) as written on disk."""
+"""Eval configuration (`test_config.json` / `--config_file_path`) as written on disk.
+
+A user writes these files by hand, so the models here are strict about types where ADK coerces:
+a quoted `"0.8"` or a `true` where a number belongs, or `"no"` where a boolean belongs, is an
+error naming its key instead of a silently different value. Integers are numbers (`1` for 1.0).
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import json
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator, ConfigDict, Field, GetCoreSchemaHandler, model_validator
+from pydantic_core import PydanticCustomError, core_schema
 
 from agenteval.schema.base import OpenWireModel, WireModel
 
@@ -14,22 +21,130 @@ DEFAULT_CRITERIA: dict[str, float | dict[str, Any]] = {
 }
 
 
-class CodeConfig(WireModel):
+class _ConfigModel(WireModel):
+    """A config model: unknown keys and wrong types are errors."""
+
+    model_config = ConfigDict(strict=True)
+
+
+def _threshold_or_object(value: Any) -> Any:
+    # A bare threshold or a criterion object, nothing that merely converts to one.
+    if isinstance(value, dict) or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        return value
+    raise PydanticCustomError("criterion_type", "expected a threshold (a number) or a criterion "
+                              "object, got {got}", {"got": _describe(value)})
+
+
+def _describe(value: Any) -> str:
+    """A JSON value as a user wrote it: `the string '0.8'`, `true`, `null`, `a list`."""
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    return {"list": "a list", "dict": "an object"}.get(type(value).__name__, type(value).__name__)
+
+
+CriterionValue = Annotated[float | dict[str, Any], BeforeValidator(_threshold_or_object)]
+"""A `criteria` entry; the object form is validated later by its metric's criterion model."""
+
+
+class _DictValidatedAs:
+    """Validates a dict against `model` (errors located by its keys) and keeps the dict, with
+    the keys that were written in their snake_case names: for a section whose consumer takes
+    a plain dict but that should be refused when the file is loaded."""
+
+    def __init__(self, model: type[WireModel]) -> None:
+        self.model = model
+
+    def __get_pydantic_core_schema__(self, source: Any,
+                                     handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        def to_dict(value: WireModel) -> dict[str, Any]:
+            return value.model_dump(exclude_unset=True)
+
+        return core_schema.no_info_after_validator_function(
+            to_dict, handler.generate_schema(self.model),
+            serialization=core_schema.plain_serializer_function_ser_schema(lambda value: value))
+
+
+class CodeConfig(_ConfigModel):
     """Where a custom metric's function lives: a dotted `module.function` path."""
 
     name: str
     args: list[Any] | None = None
 
 
-class CustomMetricConfig(WireModel):
+class Interval(_ConfigModel):
+    """The values a metric's scores take, e.g. [0, 1] (ADK's Interval; an open end excludes
+    the bound itself)."""
+
+    min_value: float = 0.0
+    max_value: float = 1.0
+    open_at_min: bool = False
+    open_at_max: bool = False
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Interval:
+        if not self.min_value <= self.max_value:  # also refuses NaN
+            raise PydanticCustomError("interval", "min_value {low} is not at most max_value "
+                                      "{high}", {"low": self.min_value, "high": self.max_value})
+        return self
+
+    def contains(self, value: float) -> bool:
+        """Whether `value` lies in the interval (NaN never does)."""
+        above = value > self.min_value if self.open_at_min else value >= self.min_value
+        below = value < self.max_value if self.open_at_max else value <= self.max_value
+        return above and below
+
+    def __str__(self) -> str:
+        return (f"{'(' if self.open_at_min else '['}{self.min_value}, "
+                f"{self.max_value}{')' if self.open_at_max else ']'}")
+
+
+class MetricValueInfo(_ConfigModel):
+    """What a metric's values are: an interval."""
+
+    interval: Interval | None = None
+
+
+class MetricInfo(_ConfigModel):
+    """ADK's MetricInfo for a custom metric; every key is optional here (the name is the
+    metric's key in `custom_metrics`, the interval defaults to [0, 1])."""
+
+    metric_name: str | None = None
+    description: str | None = None
+    metric_value_info: MetricValueInfo | None = None
+    requires_threshold: bool | None = None
+
+    def interval(self) -> Interval:
+        """The declared interval, [0, 1] if none."""
+        info = self.metric_value_info
+        return info.interval if info is not None and info.interval is not None else Interval()
+
+
+class CustomMetricConfig(_ConfigModel):
     """A custom metric declared in the config (it runs only if `criteria` names it too)."""
 
     code_config: CodeConfig
-    metric_info: dict[str, Any] | None = None
+    metric_info: MetricInfo | None = None
     description: str = ""
 
 
-class EvalConfig(WireModel):
+class UserSimulatorConfig(_ConfigModel):
+    """`user_simulator_config` as written: the LLM-backed simulator's settings (see
+    `agenteval.simulation.config`, which reads the dict this leaves); a missing or null `type`
+    means `llm_backed`, as in ADK."""
+
+    type: Literal["llm_backed"] | None = None
+    model: str = "local"
+    model_configuration: dict[str, Any] | None = None
+    max_allowed_invocations: int = Field(default=20, ge=-1)
+    custom_instructions: str | None = None
+    include_function_calls: bool = False
+    stop_signal: str = "</finished>"
+    temperature: float = 0.7
+
+
+class EvalConfig(_ConfigModel):
     """The criteria to score with and their thresholds.
 
     `criteria` maps a metric name to a threshold or to a criterion object; each value is
@@ -40,11 +155,9 @@ class EvalConfig(WireModel):
     passes (`any_run`).
     """
 
-    criteria: dict[str, float | dict[str, Any]] = Field(
-        default_factory=lambda: dict(DEFAULT_CRITERIA)
-    )
+    criteria: dict[str, CriterionValue] = Field(default_factory=lambda: dict(DEFAULT_CRITERIA))
     custom_metrics: dict[str, CustomMetricConfig] | None = None
-    user_simulator_config: dict[str, Any] | None = None
+    user_simulator_config: Annotated[dict[str, Any], _DictValidatedAs(UserSimulatorConfig)] | None = None
     live_model_config: dict[str, Any] | None = None
     not_evaluated: Literal["fail", "ignore"] = "fail"
     repeat_gating: Literal["mean", "all_runs", "any_run"] = "mean"

@@ -1,7 +1,10 @@
 """Criterion configurations: what each metric reads from `criteria` in an eval config.
 
 Every model here forbids unknown keys, so a misspelled option is an error rather than a
-silently ignored default (ADK ignores it).
+silently ignored default (ADK ignores it), and is strict about types: a user writes these by
+hand, and a quoted `"0.8"` or a `true` threshold, or `"ignore_args": "no"` (which lax parsing
+reads as False), is a mistake to report, not to guess at (ADK coerces them). An integer is
+still a number (`"threshold": 1`).
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from agenteval.schema.base import WireModel
 from agenteval.schema.rubric import Rubric
@@ -19,6 +22,8 @@ DEFAULT_JUDGE_MODEL = "local"
 
 class BaseCriterion(WireModel):
     """The fields every criterion has."""
+
+    model_config = ConfigDict(strict=True)
 
     threshold: float
     include_intermediate_responses_in_final: bool = False
@@ -38,7 +43,9 @@ _MATCH_TYPE_BY_INDEX = {0: MatchType.EXACT, 1: MatchType.IN_ORDER, 2: MatchType.
 class ToolTrajectoryCriterion(BaseCriterion):
     """`tool_trajectory_avg_score` (and the precision/recall measures): match type and args."""
 
-    match_type: MatchType = MatchType.EXACT
+    # Not strict: the validator below turns ADK's spellings into names, which strict mode would
+    # refuse (it takes only MatchType members from Python).
+    match_type: MatchType = Field(default=MatchType.EXACT, strict=False)
     ignore_args: bool = False
 
     @field_validator("match_type", mode="before")
@@ -62,6 +69,8 @@ class SingleToolUseCriterion(BaseCriterion):
 
 class JudgeModelOptions(WireModel):
     """Which judge model to ask, how many samples to vote over, and how many at once."""
+
+    model_config = ConfigDict(strict=True)
 
     judge_model: str = DEFAULT_JUDGE_MODEL
     judge_model_config: dict[str, Any] | None = None
