@@ -1,4 +1,5 @@
 import json
+import re
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -6,6 +7,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner, Result
+from rich.cells import cell_len
 
 from agenteval.cli.history import COMMANDS
 from agenteval.cli.main import cli
@@ -74,6 +76,84 @@ def test_runs_show(history: Path) -> None:
     assert "run.eval_sets[0].sha256" in r.output and "run.command" in r.output
     assert "Eval Run Summary" in r.output and "FAILED" in r.output
     assert _run("runs", "show", "nope", "--root", history).exit_code == 2
+
+
+def _lines_at(width: int, *args: str | Path) -> list[str]:
+    """The command's output at `width` columns (COLUMNS), lines without trailing blanks."""
+    r = CliRunner().invoke(APP, [str(a) for a in args], env={"COLUMNS": str(width)})
+    assert r.exit_code == 0, r.output
+    lines = [line.rstrip() for line in r.output.splitlines()]
+    assert max(cell_len(line) for line in lines) <= width, r.output
+    return lines
+
+
+def _headers(lines: list[str]) -> list[str]:
+    """Each column's header of the first boxed table, its lines joined ('' when squeezed out)."""
+    top = next(i for i, line in enumerate(lines) if line.startswith("┏"))
+    end = next(i for i, line in enumerate(lines) if line.startswith("┡"))
+    rows = [line[1:-1].split("┃") for line in lines[top + 1:end]]
+    return [" ".join(r[i].strip() for r in rows if r[i].strip()) for i in range(len(rows[0]))]
+
+
+RUN_COLUMNS = ["run id", "created", "eval set", "agent", "agent model", "judge model", "runs", "passed",
+               "failed", "seconds", "tokens"]
+
+
+@pytest.mark.parametrize("width", [80, 100, 120, 200])
+def test_runs_reads_at_any_width(history: Path, width: int) -> None:
+    lines = _lines_at(width, "runs", "--root", history)
+    headers = _headers(lines)
+    assert all(headers) and {"run id", "created", "eval set", "passed", "failed"} <= set(headers), headers
+    assert headers == [c for c in RUN_COLUMNS if c in headers]  # in their order
+    for row in RunStore(history).list_runs():  # each id whole on one line: ready to copy
+        assert any(row.run_id in line for line in lines), "\n".join(lines)
+    caption = " ".join(lines[next(i for i, line in enumerate(lines) if line.startswith("└")) + 1:])
+    hidden = [c for c in RUN_COLUMNS if c not in headers]
+    if hidden:  # named, and where to find them
+        assert f"Hidden at this width: {', '.join(hidden)}" in " ".join(caption.split())
+        assert "`agenteval runs show RUN` shows every field" in " ".join(caption.split())
+    else:
+        assert width == 200 and not caption.strip()
+    if width == 80:  # what gives way: empty columns, then the least used
+        assert hidden == ["agent", "agent model", "judge model", "runs", "seconds", "tokens"]
+    if width == 100:  # the agent, with a value, outlasts the empty model columns
+        assert hidden == ["agent model", "judge model", "runs", "tokens"]
+    assert re.search(r"│ \d{4}-\d\d-\d\d \d\d:\d\d:\d\d │", "\n".join(lines))  # to the second
+
+
+def _fields(lines: list[str]) -> dict[str, str]:
+    """The field table of `runs show`: field → value, each rejoined from its wrapped lines (a
+    field continues on the next line after a trailing dot; a value where the field is blank)."""
+    fields: dict[str, str] = {}
+    key = ""
+    for line in lines[:next(i for i, line in enumerate(lines) if line.startswith("└"))]:
+        if not line.startswith("│"):
+            continue
+        k, v = (part.strip() for part in line.split("│")[1:3])
+        if k and key.endswith("."):
+            fields[key + k] = fields.pop(key) + v
+            key += k
+        elif k:
+            key, fields[k] = k, v
+        else:
+            fields[key] += v
+    return fields
+
+
+def test_runs_show_at_80_columns_wraps_field_names_at_dots_and_leaves_values_room(history: Path) -> None:
+    lines = _lines_at(80, "runs", "show", "latest", "--root", history)
+    fields = _fields(lines)
+    key = "run.config.criteria.tool_trajectory_avg_score.threshold"
+    assert fields[key] == "1.0" and key not in "".join(lines)  # wrapped, and rejoined whole
+    assert any(line.startswith("│ tool_trajectory_avg_score.") for line in lines)
+    sha = file_sha256(EXPECTED)
+    assert fields["run.eval_sets[0].sha256"] == sha
+    assert any(sha[:40] in line for line in lines)  # the values get the room, not the names
+    # What `runs` hides at 80 columns is here.
+    assert {"run.num_runs", "run.duration_seconds", "run.models.agent", "run.models.judge",
+            "run.totals.agent_tokens"} <= set(fields)
+    assert _headers(lines) == ["eval set", "passed", "failed"]  # the summary, then the failing cases
+    assert any(line.startswith("│ case_") and "tool_trajectory_avg_score: score" in line for line in lines)
 
 
 @pytest.mark.parametrize("fmt", ["junit", "html", "markdown", "console"])

@@ -1,7 +1,19 @@
+import io
+
+import pytest
+from rich.cells import cell_len
 from rich.console import Console
 
-from agenteval.reporting.console import invocation_details
-from tests.result_builders import case, judge
+from agenteval.reporting.console import (
+    case_table,
+    fit_widths,
+    invocation_details,
+    pack,
+    repeat_table,
+    summary,
+)
+from agenteval.schema import EvalCaseResult, MetricError
+from tests.result_builders import case, judge, result
 
 
 def _render(renderable: object) -> str:
@@ -19,3 +31,129 @@ def test_details_show_rationales_and_what_was_cut_before_judging() -> None:
     assert "final_response_match_v2: invalid — Lisbon is not Madrid" in text
     assert "cut before judging (addressed to the judge): 'Ignore the above instructions" in text
     assert text.count("cut before judging") == 1  # only where something was cut
+
+
+# --- width: every table reads at 80 columns and still at 120 and 200 -------------------------
+
+LONG = "rubric_based_final_response_quality_v1"
+NAMES = (LONG, "tool_trajectory_avg_score", "final_response_match_v2")
+LONG_ID = "refund_flow_with_partial_cancellation_0001"
+WIDTHS = (80, 100, 120, 160, 200)
+
+
+def _at(renderable: object, width: int) -> list[str]:
+    """The renderable printed at `width` columns, as lines without trailing blanks."""
+    console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
+    console.print(renderable)
+    lines = [line.rstrip() for line in console.export_text().splitlines()]
+    assert max(cell_len(line) for line in lines) <= width, "\n".join(lines)
+    return lines
+
+
+def _headers(lines: list[str]) -> list[str]:
+    """Each column's header of the first boxed table, its lines joined: '' for a column too
+    narrow to show its header."""
+    top = next(i for i, line in enumerate(lines) if line.startswith("┏"))
+    end = next(i for i, line in enumerate(lines) if line.startswith("┡"))
+    rows = [line[1:-1].split("┃") for line in lines[top + 1:end]]
+    return [" ".join(r[i].strip() for r in rows if r[i].strip()) for i in range(len(rows[0]))]
+
+
+def _whole(lines: list[str], *words: str) -> None:
+    """Each word appears unbroken on some line."""
+    for word in words:
+        assert any(word in line for line in lines), f"{word!r} broken or missing:\n" + "\n".join(lines)
+
+
+def _cases() -> list[EvalCaseResult]:
+    error = MetricError(metric_name="final_response_match_v2",
+                        message="judge reply could not be parsed as a verdict after 3 attempts")
+    return [case(LONG_ID, {LONG: 0.2, "tool_trajectory_avg_score": 1.0, "final_response_match_v2": None},
+                 metric_errors=[error]),
+            case(LONG_ID, {LONG: 0.9, "tool_trajectory_avg_score": 1.0}, run_index=1),
+            case("c2", {}, error="agent raised TimeoutError after 30 s")]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_case_table_keeps_criterion_names_whole_at_any_width(width: int) -> None:
+    lines = _at(case_table(_cases()), width)
+    _whole(lines, *NAMES, "NOT_EVALUATED", "(inference)", "after 30 s")
+    assert all(_headers(lines)), _headers(lines)
+    if width >= 160:  # room for a column per field: one line per criterion, the id beside it
+        assert _headers(lines) == ["eval id", "run", "case", "criterion", "status", "score", "threshold"]
+        assert any(LONG_ID in line and LONG in line for line in lines)
+
+
+@pytest.mark.parametrize("width", (80, 100))
+def test_case_table_when_narrow_puts_each_case_above_its_criteria(width: int) -> None:
+    lines = _at(case_table(_cases()), width)
+    assert _headers(lines) == ["eval id / criterion", "status", "score", "threshold"]
+    first = next(i for i, line in enumerate(lines) if line.startswith("│ refund_flow"))
+    assert "FAILED" in lines[first]  # the case's own status, on its row
+    below = next(i for i in range(first, len(lines)) if lines[i].startswith("│   "))
+    assert lines[below].startswith(f"│   {LONG} ")  # its criteria beneath, indented
+    # The id whole on its line where it fits (at 100); folded where it cannot (at 80: the
+    # status column must hold NOT_EVALUATED), reading whole when its pieces are rejoined.
+    head = "".join(line.split("│")[1].strip() for line in lines[first:below])
+    assert head == f"{LONG_ID}  run 0" and below - first == (2 if width == 80 else 1)
+    _whole(lines, "    judge reply could not be parsed", "c2  run 0")
+
+
+def test_case_table_stacks_scores_when_even_the_grouped_columns_do_not_fit() -> None:
+    lines = _at(case_table(_cases()), 64)
+    _whole(lines, *NAMES, "score 0.2  threshold 0.5", "NOT_EVALUATED")
+    assert all(_headers(lines))
+
+
+def test_case_table_of_single_runs_at_80_columns_keeps_one_line_per_case() -> None:
+    cases = [case(f"case_{i:04d}", {"tool_trajectory_avg_score": i / 4}) for i in range(4)]
+    lines = _at(case_table(cases), 80)
+    # No run column when every case ran once (all zeros); the rest fits on one line a case.
+    assert _headers(lines) == ["eval id", "case", "criterion", "status", "score", "threshold"]
+    assert [line.split("│")[1].strip() for line in lines if line.startswith("│")] == [
+        c.eval_id for c in cases]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_repeat_table_keeps_criterion_names_whole_at_any_width(width: int) -> None:
+    doc = result([case("c1", {LONG: 0.2, "tool_trajectory_avg_score": 1.0}),
+                  case("c1", {LONG: 0.9, "tool_trajectory_avg_score": 0.0}, run_index=1)])
+    lines = _at(repeat_table([doc]), width)
+    _whole(lines, *NAMES[:2], "gating: mean")
+    assert all(_headers(lines)), _headers(lines)
+    if width >= 160:
+        assert _headers(lines)[:3] == ["eval id", "runs", "criterion"]
+    else:  # every statistic still shown, labelled, beneath the criterion
+        _whole(lines, "mean 0.55", "std 0.495", "95% CI [", "pass@k 1", "pass^k 0", "2 runs")
+
+
+@pytest.mark.parametrize("width", (40, 80))
+def test_summary_folds_a_long_eval_set_id_rather_than_cutting_it(width: int) -> None:
+    set_id = "customer_support_multi_turn_regression_suite_v2"
+    lines = _at(summary([result([case("c", {"x": 1.0})], set_id=set_id)]), width)
+    assert _headers(lines) == ["eval set", "passed", "failed"]
+    assert "…" not in "".join(lines)
+    body = "".join(line.split("│")[1].strip() for line in lines if line.startswith("│"))
+    assert body == set_id
+
+
+def test_details_at_80_columns_give_the_spare_width_to_the_values() -> None:
+    c = case("c", dict.fromkeys(NAMES, 1.0), response="Lisbon.", expected_response="Lisbon")
+    lines = _at(invocation_details(c), 80)
+    _whole(lines, *NAMES)
+    # The label column is as wide as its longest label ("expected tool calls"), no wider.
+    assert {line.index("│", 1) for line in lines if line.startswith("│ ")} == {22}
+
+
+def test_fit_widths_narrows_the_widest_first_and_never_below_a_floor() -> None:
+    assert fit_widths([50, 50, 10], [5, 5, 10], 80) == [35, 35, 10]  # ties narrow evenly
+    assert fit_widths([100, 8, 30], [20, 8, 10], 70) == [32, 8, 30]  # one long message gives way
+    assert fit_widths([100, 8, 30], [20, 8, 10], 40) == [20, 8, 12]
+    assert fit_widths([10, 10], [10, 10], 15) is None
+    assert fit_widths([4, 6], [9, 9], 10) == [4, 6]  # a floor above the natural width is moot
+
+
+def test_pack_breaks_only_between_pieces() -> None:
+    assert pack(["run.", "config.", "criteria.", "tool_trajectory_avg_score.", "threshold"], 20) == (
+        "run.config.criteria.\ntool_trajectory_avg_score.\nthreshold")
+    assert pack(["mean 0.5", "std 0.1", "pass@k 1"], 18, "  ") == "mean 0.5  std 0.1\npass@k 1"

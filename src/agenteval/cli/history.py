@@ -19,7 +19,7 @@ import click
 from agenteval.cli import options as opt
 
 if TYPE_CHECKING:
-    from rich.table import Table
+    from rich.console import RenderableType
 
     from agenteval.store import RunRow
 
@@ -38,20 +38,68 @@ def _num(value: float | None, fmt: str = "{:.1f}") -> str:
     return "-" if value is None else fmt.format(value)
 
 
-def _runs_table(rows: list[RunRow]) -> Table:
-    from rich.table import Table
+_RUNS_COLUMNS = ("run id", "created", "eval set", "agent", "agent model", "judge model",
+                 "runs", "passed", "failed", "seconds", "tokens")
+_NUMERIC = ("runs", "passed", "failed", "seconds", "tokens")
+# What gives way when the run list is wider than the terminal, in this order: columns with no
+# value in any row; then long ids fold; then these columns go, least used first ("created"
+# loses its seconds rather than going). Run id, eval set and pass/fail counts always stay.
+_RUNS_SHED = ("tokens", "runs", "seconds", "judge model", "agent model", "created", "agent")
 
-    table = Table(title="Runs (newest first)", title_justify="left")
-    numeric = ("runs", "passed", "failed", "seconds", "tokens")
-    for col in ("run id", "created", "eval set", "agent", "agent model", "judge model", *numeric):
-        table.add_column(col, overflow="fold", justify="right" if col in numeric else "left",
-                         no_wrap=col in ("run id", "created"))
-    for r in rows:
-        table.add_row(r.run_id, _when(r.created), r.eval_set_id, r.agent or "-", r.agent_model or "-",
-                      r.judge_model or "-", str(r.num_runs), f"[green]{r.cases_passed}[/]",
-                      f"[red]{r.cases_failed}[/]" if r.cases_failed else "0",
-                      _num(r.duration_seconds), _num(r.total_tokens, "{:.0f}"))
-    return table
+
+def _runs_table(rows: list[RunRow]) -> RenderableType:
+    """The run list, newest first, built for the width it is printed at: every column where
+    they fit; narrower, empty columns hidden, then long ids folded, then the columns in
+    `_RUNS_SHED` hidden in turn. The caption names what is hidden (`agenteval runs show RUN`
+    shows every field)."""
+    from rich.text import Text
+
+    from agenteval.reporting.console import ByWidth, Col, fit_table
+
+    cells: dict[str, list[Text]] = {
+        "run id": [Text(r.run_id) for r in rows],
+        "created": [Text(_when(r.created)) for r in rows],
+        "eval set": [Text(r.eval_set_id) for r in rows],
+        "agent": [Text(r.agent or "-") for r in rows],
+        "agent model": [Text(r.agent_model or "-") for r in rows],
+        "judge model": [Text(r.judge_model or "-") for r in rows],
+        "runs": [Text(str(r.num_runs)) for r in rows],
+        "passed": [Text(str(r.cases_passed), style="green") for r in rows],
+        "failed": [Text(str(r.cases_failed), style="red" if r.cases_failed else "") for r in rows],
+        "seconds": [Text(_num(r.duration_seconds)) for r in rows],
+        "tokens": [Text(_num(r.total_tokens, "{:.0f}")) for r in rows],
+    }
+    to_minutes = [Text(t.plain[:16]) for t in cells["created"]]  # minutes tell runs apart well enough
+    empty = [c for c in _RUNS_SHED if c != "created" and all(t.plain == "-" for t in cells[c])]
+    # (column to hide or shorten, whether ids may fold); None: as it stands.
+    steps = [(None, False), *((c, False) for c in empty), (None, True),
+             *((c, True) for c in _RUNS_SHED if c not in empty)]
+
+    def build(width: int) -> RenderableType:
+        shown, short = list(_RUNS_COLUMNS), False
+        for n, (step, fold) in enumerate(steps):
+            if step == "created":
+                short = True
+            elif step is not None:
+                shown.remove(step)
+            hidden = [c for c in _RUNS_COLUMNS if c not in shown]
+            floors = {"run id": max(20, width * 3 // 10), "eval set": 12, "agent": 12,
+                      "agent model": 12, "judge model": 12} if fold else {}
+            cols = [Col(c, "right" if c in _NUMERIC else "left", floors.get(c)) for c in shown]
+            # Once a column has gone, the full time may fit again: minutes only when it does not.
+            for minutes in (False, True) if short else (False,):
+                data = {**cells, "created": to_minutes} if minutes else cells
+                table = fit_table(cols, [[data[c][i] for c in shown] for i in range(len(rows))], width,
+                                  force=n == len(steps) - 1 and minutes == short,
+                                  title="Runs (newest first)", title_justify="left",
+                                  caption=f"Hidden at this width: {', '.join(hidden)} (`agenteval runs "
+                                          "show RUN` shows every field)" if hidden else None,
+                                  caption_justify="left")
+                if table is not None:
+                    return table
+        raise AssertionError("the last step forces a table")
+
+    return ByWidth(build)
 
 
 def _list(root: str, limit: int | None) -> int:
@@ -91,9 +139,43 @@ def _show_value(key: str, value: object) -> str:
     return "-" if value is None else str(value)
 
 
+def _fields_table(title: str, fields: list[tuple[str, str]]) -> RenderableType:
+    """Field / value rows, built for the width they are printed at. Field names stay whole up
+    to half the width; past that they wrap at their dots to 2/5 of it (`run.config.criteria.` /
+    `tool_trajectory_avg_score.` / `threshold`), so no name breaks mid-word and the values keep
+    the most room. Values fold."""
+    from rich.text import Text
+
+    from agenteval.reporting.console import ByWidth, Col, fit_table, pack
+
+    def wrapped(name: str, width: int) -> str:
+        parts = name.split(".")
+        return pack([*(f"{p}." for p in parts[:-1]), parts[-1]], width)
+
+    def build(width: int) -> RenderableType:
+        room = width - 7  # two boxed columns, padded
+        whole = max((len(k) for k, _ in fields), default=0) <= room // 2
+        cap = max([room * 2 // 5, *(len(p) + 1 for k, _ in fields for p in k.split("."))])
+        rows = [(Text(k if whole else wrapped(k, cap), style="bold"), Text(v)) for k, v in fields]
+        return fit_table([Col("field"), Col("value", floor=1)], rows, width, force=True, title=title,
+                         title_justify="left", show_header=False)
+
+    return ByWidth(build)
+
+
+def _failing_table(rows: list[tuple[str, str, str]]) -> RenderableType:
+    """Cases not passed: eval id, status, and why (one criterion problem a line; words wrap,
+    a long eval id folds)."""
+    from agenteval.reporting.console import ID_FLOOR, ByWidth, Col, fit_table
+
+    cols = (Col("eval id", floor=ID_FLOOR), Col("status"), Col("why", floor=20))
+    return ByWidth(lambda width: fit_table(
+        cols, [(i, s, why or "inference failed or no gating criterion") for i, s, why in rows], width,
+        force=True, title="Cases not passed", title_justify="left"))
+
+
 def _show(root: str, ref: str) -> int:
     from rich.console import Console
-    from rich.table import Table
 
     from agenteval.reporting import summary
     from agenteval.reporting.outcome import criterion_problem
@@ -104,9 +186,6 @@ def _show(root: str, ref: str) -> int:
     store = RunStore(root)
     row = store.resolve(ref)
     console = Console()
-    table = Table(title=f"Run {row.run_id}", title_justify="left", show_header=False)
-    table.add_column("field", style="bold", no_wrap=True)
-    table.add_column("value", overflow="fold")
     details = store.details(row.run_id)
     header = details.pop("spec", None)
     details.pop("run_group", None)
@@ -114,8 +193,7 @@ def _show(root: str, ref: str) -> int:
         details.pop("config", None)
         details = {"document": details.pop("run_id"), "result_path": details.pop("result_path"),
                    "recorded": details.pop("recorded"), **{f"run.{k}": v for k, v in header.items()}}
-    for key, value in _flatten(details):
-        table.add_row(key, _show_value(key, value))
+    table = _fields_table(f"Run {row.run_id}", [(k, _show_value(k, v)) for k, v in _flatten(details)])
     console.print(table)
     if row.run_group:
         others = [r for r in store.documents(row.run_group) if r.run_id != row.run_id]
@@ -128,12 +206,8 @@ def _show(root: str, ref: str) -> int:
     console.print(summary([result]))
     failing = [c for c in outcomes(result) if c.status != EvalStatus.PASSED]
     if failing:
-        cases = Table(title="Cases not passed", title_justify="left")
-        for col in ("eval id", "status", "why"):
-            cases.add_column(col, overflow="fold")
-        for c in failing[:_FAILING_SHOWN]:
-            why = "\n".join(criterion_problem(m, c.gating) for m in c.failing_metrics())
-            cases.add_row(c.eval_id, c.status.name, why or "inference failed or no gating criterion")
+        cases = _failing_table([(c.eval_id, c.status.name, "\n".join(
+            criterion_problem(m, c.gating) for m in c.failing_metrics())) for c in failing[:_FAILING_SHOWN]])
         console.print(cases)
         if len(failing) > _FAILING_SHOWN:
             console.print(f"... and {len(failing) - _FAILING_SHOWN} more; see `agenteval report "

@@ -1,15 +1,20 @@
 """Console report: the run summary, a per-case criterion table, and per-invocation details.
 
-Functions build rich renderables; printing them is the front end's job.
+Functions build rich renderables; printing them is the front end's job. The tables are built
+for the width they are printed at (`ByWidth`, `fit_table`): at 80 columns they change layout
+rather than break criterion names mid-word or squeeze columns to nothing.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, overload
 
-from rich.console import Group, RenderableType
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, JustifyMethod, RenderableType, RenderResult
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -20,6 +25,7 @@ from agenteval.schema import (
     EvalStatus,
     FunctionCall,
     Invocation,
+    MetricSummary,
     content_text,
 )
 
@@ -58,72 +64,282 @@ def format_score(score: float | None) -> str:
     return f"{score:.4g}"
 
 
+# --- fitting tables to the terminal ---------------------------------------------------------
+
+# Long ids fold to no narrower than this before a table switches to a narrower layout: a
+# 20-column id folded once or twice still reads; a 6-column one does not.
+ID_FLOOR = 20
+INDENT = "  "  # criteria under their case in the grouped layouts
+
+
+class ByWidth:
+    """A renderable built for the width it is printed at: `build(width)` runs when rich renders
+    (or measures) it, so one report reads well on an 80-column terminal and a 200-column one."""
+
+    def __init__(self, build: Callable[[int], RenderableType]) -> None:
+        self.build = build
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.build(options.max_width)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement.get(console, options, self.build(options.max_width))
+
+
+@dataclass(frozen=True)
+class Col:
+    """A column for `fit_table`. `floor`: the narrowest it may wrap (at spaces) or fold to; None
+    means its widest line, so it never wraps. Its header wraps only at spaces."""
+
+    header: str
+    justify: JustifyMethod = "left"
+    floor: int | None = None
+    style: str = ""
+
+
+def text_width(cell: str | Text) -> int:
+    """The width of the widest line of `cell`."""
+    plain = cell.plain if isinstance(cell, Text) else cell
+    return max(cell_len(line) for line in plain.split("\n"))
+
+
+def fit_widths(naturals: Sequence[int], floors: Sequence[int], room: int) -> list[int] | None:
+    """Column widths summing to at most `room`: each column at its natural width where room
+    allows, else the widest of those above their floor narrowed first (so one long message
+    gives way before short columns do); None when the floors alone exceed `room`."""
+    floors = [min(f, n) for f, n in zip(floors, naturals, strict=True)]
+    if sum(floors) > room:
+        return None
+    widths = list(naturals)
+    excess = sum(widths) - room
+    while excess > 0:
+        shrinkable = [j for j in range(len(widths)) if widths[j] > floors[j]]
+        i = max(shrinkable, key=widths.__getitem__)
+        if any(widths[j] == widths[i] for j in shrinkable if j != i):
+            step = 1  # tied widest columns take turns, so they end up even
+        else:  # down to the next widest shrinkable column, or to the floor, in one step
+            step = widths[i] - max([floors[i], *(widths[j] for j in shrinkable if j != i)])
+        step = min(step, excess)
+        widths[i] -= step
+        excess -= step
+    return widths
+
+
+@overload
+def fit_table(cols: Sequence[Col], rows: Sequence[Sequence[str | Text]], width: int, *,
+              force: Literal[True], **kwargs: Any) -> Table: ...
+
+
+@overload
+def fit_table(cols: Sequence[Col], rows: Sequence[Sequence[str | Text]], width: int, *,
+              force: bool = False, **kwargs: Any) -> Table | None: ...
+
+
+def fit_table(cols: Sequence[Col], rows: Sequence[Sequence[str | Text]], width: int, *,
+              force: bool = False, **kwargs: Any) -> Table | None:
+    """`rows` under `cols` as a table (Table keyword arguments in `kwargs`) no wider than
+    `width`, at the widths `fit_widths` gives. When even the floors do not fit: None; or, with
+    `force` (the last resort of a narrowest layout), the columns that may wrap narrowed past
+    their floors (down to their headers' longest word) while the others stay whole, and when
+    that fails too, the table left to rich to squeeze."""
+    naturals = [max([cell_len(c.header), *(text_width(r[i]) for r in rows)]) for i, c in enumerate(cols)]
+    words = [max(cell_len(w) for w in c.header.split() or [""]) for c in cols]
+    floors = [max(words[i], naturals[i] if c.floor is None else c.floor) for i, c in enumerate(cols)]
+    # A boxed table with one space of padding each side spends 3 columns per column, plus 1.
+    room = width - 3 * len(cols) - 1
+    widths = fit_widths(naturals, floors, room)
+    if widths is None and not force:
+        return None
+    if widths is None:
+        widths = fit_widths(naturals, [naturals[i] if c.floor is None else words[i]
+                                       for i, c in enumerate(cols)], room)
+    table = Table(**kwargs)
+    for i, c in enumerate(cols):
+        table.add_column(c.header, justify=c.justify, style=c.style, overflow="fold",
+                         width=None if widths is None else widths[i])
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def pack(pieces: Iterable[str], width: int, sep: str = "") -> str:
+    """`pieces` joined by `sep` into lines of at most `width` where possible, breaking only
+    between pieces: dotted keys at their dots, labelled statistics between labels."""
+    lines: list[str] = []
+    for piece in pieces:
+        if lines and cell_len(lines[-1] + sep + piece) <= width:
+            lines[-1] += sep + piece
+        else:
+            lines.append(piece)
+    return "\n".join(lines)
+
+
+def _longest(names: Iterable[str], least: int = 0) -> int:
+    return max([least, *(cell_len(n) for n in names)])
+
+
+# --- the tables -----------------------------------------------------------------------------
+
+
 def summary(results: Sequence[EvalSetResult]) -> RenderableType:
-    """The Eval Run Summary: passed and failed cases per eval set (over runs, by the gating rule)."""
-    table = Table(title="Eval Run Summary", title_justify="left")
-    table.add_column("eval set")
-    table.add_column("passed", justify="right", style="green")
-    table.add_column("failed", justify="right", style="red")
+    """The Eval Run Summary: passed and failed cases per eval set (over runs, by the gating rule).
+    A long eval set id folds; it is never cut."""
+    rows = []
     for result in results:
         cases = result.summary
         passed = sum(1 for c in cases if c.final_eval_status == EvalStatus.PASSED)
-        table.add_row(result.eval_set_id, str(passed), str(len(cases) - passed))
-    return table
+        rows.append((result.eval_set_id, str(passed), str(len(cases) - passed)))
+    cols = (Col("eval set", floor=ID_FLOOR), Col("passed", "right", style="green"),
+            Col("failed", "right", style="red"))
+    return ByWidth(lambda width: fit_table(cols, rows, width, force=True, title="Eval Run Summary",
+                                           title_justify="left"))
+
+
+def _ci(m: MetricSummary) -> str:
+    return "-" if m.ci_low is None else f"[{format_score(m.ci_low)}, {format_score(m.ci_high)}]"
 
 
 def repeat_table(results: Sequence[EvalSetResult]) -> RenderableType:
-    """Per case and criterion over repeated runs: mean ± std, 95% CI, pass@k, pass^k, verdict."""
-    table = Table(title="Repeated runs", title_justify="left")
-    for col in ("eval id", "runs", "criterion", "mean", "std", "95% CI", "pass@k", "pass^k", "verdict"):
-        table.add_column(col, overflow="fold")
-    for result in results:
-        for case in result.summary:
-            first = True
-            for m in case.metrics:
-                if m.eval_status == EvalStatus.INFORMATIONAL:
-                    continue
-                ci = "-" if m.ci_low is None else f"[{format_score(m.ci_low)}, {format_score(m.ci_high)}]"
-                table.add_row(case.eval_id if first else "", str(case.runs) if first else "",
-                              m.metric_name, format_score(m.mean), format_score(m.std), ci,
-                              format_score(m.pass_at_k), format_score(m.pass_pow_k),
-                              status_text(m.eval_status))
-                first = False
-    table.caption = f"gating: {results[0].gating if results else 'mean'}"
-    return table
+    """Per case and criterion over repeated runs: mean ± std, 95% CI, pass@k, pass^k, verdict.
+    A column per statistic where they fit; narrower, each case on a row above its criteria and
+    the statistics, labelled, on lines beneath each criterion's name."""
+    cases = [(case, [m for m in case.metrics if m.eval_status != EvalStatus.INFORMATIONAL])
+             for result in results for case in result.summary]
+    names = _longest(m.metric_name for _, metrics in cases for m in metrics)
+    verdicts = _longest((m.eval_status.name for _, metrics in cases for m in metrics), len("verdict"))
+    gating = f"gating: {results[0].gating if results else 'mean'}"
+
+    def wide(width: int) -> Table | None:
+        rows = [(case.eval_id if i == 0 else "", str(case.runs) if i == 0 else "", m.metric_name,
+                 format_score(m.mean), format_score(m.std), _ci(m), format_score(m.pass_at_k),
+                 format_score(m.pass_pow_k), status_text(m.eval_status))
+                for case, metrics in cases for i, m in enumerate(metrics)]
+        cols = (Col("eval id", floor=ID_FLOOR), Col("runs", "right"), Col("criterion", floor=names),
+                *(Col(h, "right") for h in ("mean", "std", "95% CI", "pass@k", "pass^k")), Col("verdict"))
+        return fit_table(cols, rows, width, title="Repeated runs", title_justify="left", caption=gating)
+
+    def stacked(width: int) -> Table:
+        # The first column takes all the width the verdicts leave; the statistics are packed
+        # into it so that a label never parts from its value.
+        room = width - (3 * 2 + 1) - verdicts - len(INDENT) * 2  # two boxed, padded columns
+        rows: list[tuple[Text, Text]] = []
+        for case, metrics in cases:
+            rows.append((Text(case.eval_id, style="bold") + Text(f"  {case.runs} runs", style="dim"),
+                         Text("")))
+            for m in metrics:
+                stats = (f"mean {format_score(m.mean)}", f"std {format_score(m.std)}", f"95% CI {_ci(m)}",
+                         f"pass@k {format_score(m.pass_at_k)}", f"pass^k {format_score(m.pass_pow_k)}")
+                lines = pack(stats, room, "  ").split("\n")
+                label = Text(INDENT + m.metric_name)
+                for line in lines:
+                    label.append(f"\n{INDENT * 2}{line}", style="dim")
+                rows.append((label, status_text(m.eval_status)))
+        cols = (Col("eval id / criterion", floor=max(names + len(INDENT), ID_FLOOR)), Col("verdict"))
+        return fit_table(cols, rows, width, force=True, title="Repeated runs", title_justify="left",
+                         caption=gating)
+
+    return ByWidth(lambda width: wide(width) or stacked(width))
 
 
 def _threshold(m: EvalMetricResult) -> str:
     return "-" if m.threshold is None else format_score(m.threshold)
 
 
-def case_table(results: Iterable[EvalCaseResult]) -> RenderableType:
-    """One row per case and criterion: status, score, threshold, and any error."""
-    table = Table(show_lines=False)
-    for col in ("eval id", "run", "case", "criterion", "status", "score", "threshold"):
-        table.add_column(col, justify="right" if col in ("score", "threshold", "run") else "left",
-                         overflow="fold", min_width=6 if col != "criterion" else 24)
-    for case in results:
-        first = True
-        errors = {e.metric_name: e.message for e in case.metric_errors if e.invocation_index is None}
-        rows: list[tuple[str, Text, str, str]] = [
-            (m.metric_name, status_text(m.eval_status), format_score(m.score), _threshold(m))
+@dataclass(frozen=True)
+class _Line:
+    """One criterion of a case in `case_table`: name, status, score, threshold, and any error."""
+
+    name: str
+    status: Text
+    score: str
+    threshold: str
+    error: str | None = None
+
+
+def _lines(case: EvalCaseResult) -> list[_Line]:
+    if case.error_message:
+        return [_Line("(inference)", status_text(EvalStatus.FAILED), "-", "-")]
+    errors = {e.metric_name: e.message for e in case.metric_errors if e.invocation_index is None}
+    return [_Line(m.metric_name, status_text(m.eval_status), format_score(m.score), _threshold(m),
+                  errors.get(m.metric_name))
             for m in case.overall_eval_metric_results
             # Informational metrics are shown in the detailed report; here they are noise.
-            if m.eval_status != EvalStatus.INFORMATIONAL
-        ]
-        if case.error_message:
-            rows = [("(inference)", status_text(EvalStatus.FAILED), "-", "-")]
-        for name, status, score, thr in rows:
-            label = Text(name)
-            if name in errors:
-                label.append(f"\n{errors[name]}", style="yellow")
-            table.add_row(case.eval_id if first else "", str(case.run_index) if first else "",
-                          status_text(case.final_eval_status) if first else Text(""),
-                          label, status, score, thr)
-            first = False
-        if case.error_message:
-            table.add_row("", "", "", Text(case.error_message, style="red"), "", "", "")
-    return table
+            if m.eval_status != EvalStatus.INFORMATIONAL]
+
+
+def _indented(text: str, width: int, indent: str) -> str:
+    """`text` wrapped at spaces to `width`, every line behind `indent` (a word too long for a
+    line is left for rich to fold)."""
+    return "\n".join(indent + line for para in text.split("\n")
+                     for line in pack(para.split(" "), width - cell_len(indent), " ").split("\n"))
+
+
+def case_table(results: Iterable[EvalCaseResult]) -> RenderableType:
+    """One row per case and criterion: status, score, threshold, and any error. Built for the
+    width it is printed at: a column per field where they fit (a long eval id folds);
+    narrower, each case (id, run, status) on a row above its indented criteria; narrower
+    still, each criterion's score and threshold on a line beneath its name. A criterion name
+    is never broken while the narrowest layout has room for it. Run numbers are shown only
+    when some case ran more than once."""
+    cases = [(case, _lines(case)) for case in results]
+    names = _longest((line.name for _, lines in cases for line in lines), len("(inference)"))
+    statuses = _longest([*(line.status.plain for _, lines in cases for line in lines),
+                         *(case.final_eval_status.name for case, _ in cases)], len("status"))
+    runs = any(case.run_index for case, _ in cases)  # show run numbers only when there are several
+
+    def wide(width: int) -> Table | None:
+        rows: list[tuple[str | Text, ...]] = []
+        for case, lines in cases:
+            for i, line in enumerate(lines):
+                label = Text(line.name)
+                if line.error:
+                    label.append(f"\n{line.error}", style="yellow")
+                rows.append((case.eval_id if i == 0 else "", str(case.run_index) if i == 0 else "",
+                             status_text(case.final_eval_status) if i == 0 else "",
+                             label, line.status, line.score, line.threshold))
+            if case.error_message:
+                rows.append(("", "", "", Text(case.error_message, style="red"), "", "", ""))
+        cols = [Col("eval id", floor=ID_FLOOR), Col("run", "right"), Col("case"),
+                Col("criterion", floor=names), Col("status"), Col("score", "right"),
+                Col("threshold", "right")]
+        if not runs:  # every case ran once: a column of zeros says nothing
+            cols.pop(1)
+            rows = [r[:1] + r[2:] for r in rows]
+        return fit_table(cols, rows, width)
+
+    def grouped(width: int, stack: bool) -> tuple[list[Col], list[tuple[str | Text, ...]]]:
+        cols = [Col("eval id / criterion", floor=max(names + len(INDENT), ID_FLOOR)), Col("status")]
+        if not stack:
+            cols += [Col("score", "right"), Col("threshold", "right")]
+        # The first column gets what the others leave; messages are wrapped to it by hand so
+        # that they stay indented under their criterion.
+        others = statuses + (0 if stack else (
+            _longest((line.score for _, lines in cases for line in lines), len("score"))
+            + _longest((line.threshold for _, lines in cases for line in lines), len("threshold"))))
+        room = width - 3 * len(cols) - 1 - others
+        rows: list[tuple[str | Text, ...]] = []
+        for case, lines in cases:
+            head = Text(case.eval_id, style="bold")
+            if runs:
+                head.append(f"  run {case.run_index}", style="dim")
+            rows.append((head, status_text(case.final_eval_status), "", ""))
+            for line in lines:
+                label = Text(INDENT + line.name)
+                if stack and (line.score, line.threshold) != ("-", "-"):
+                    label.append(f"\n{INDENT * 2}score {line.score}  threshold {line.threshold}",
+                                 style="dim")
+                if line.error:
+                    label.append("\n" + _indented(line.error, room, INDENT * 2), style="yellow")
+                rows.append((label, line.status, line.score, line.threshold))
+            if case.error_message:
+                rows.append((Text(_indented(case.error_message, room, INDENT), style="red"), "", "", ""))
+        return cols, [r[:len(cols)] for r in rows]
+
+    def build(width: int) -> Table:
+        return (wide(width) or fit_table(*grouped(width, False), width)
+                or fit_table(*grouped(width, True), width, force=True))
+
+    return ByWidth(build)
 
 
 def invocation_details(case: EvalCaseResult) -> RenderableType:
@@ -138,7 +354,8 @@ def invocation_details(case: EvalCaseResult) -> RenderableType:
         table = Table(title=f"invocation {i}", title_justify="left", show_header=False,
                       show_lines=True, expand=True)
         table.add_column("field", style="bold", no_wrap=True)
-        table.add_column("value", overflow="fold")
+        # All the spare width goes to the values; the labels keep their natural width.
+        table.add_column("value", overflow="fold", ratio=1)
         expected = per.expected_invocation
         actual = per.actual_invocation
         table.add_row("prompt", content_text(actual.user_content))
