@@ -10,7 +10,7 @@ from tests.import_graph import cycles, module_graph, package_graph
 # Floors, bottom first: a package may import packages on lower floors only.
 FLOORS = [
     {"schema", "errors"},
-    {"datasets", "models", "verdicts"},
+    {"datasets", "models", "verdicts", "tracing"},
     {"criteria", "agents", "simulation", "store", "reporting"},
     {"runner"},
     {"cli", "pytest_plugin", "evaluator", "web"},

@@ -30,6 +30,7 @@ from agenteval.schema import (
     Part,
     UsageMetadata,
 )
+from agenteval.tracing.genai import agent_step, model_call, model_reply, tool_call, tool_result
 
 _CALL_FORMAT = (
     "To use tools, reply with only a JSON object and nothing else:\n"
@@ -94,12 +95,19 @@ class BuiltinSession:
 
     async def _generate(self, messages: list[Message], with_tools: bool) -> tuple[ModelResponse, float]:
         started = time.perf_counter()
-        response = await self.model.generate(ModelRequest(
-            messages=tuple(messages),
-            tools=tuple(t.spec for t in self.agent._tools.values()) if with_tools else (),
-            temperature=self.agent.temperature,
-            max_tokens=self.agent.max_tokens,
-        ))
+        tools = tuple(t.spec for t in self.agent._tools.values()) if with_tools else ()
+        with model_call(self.model.name, [{"role": m.role, "content": m.content} for m in messages],
+                        [t.name for t in tools]) as recorded:
+            response = await self.model.generate(ModelRequest(
+                messages=tuple(messages), tools=tools, temperature=self.agent.temperature,
+                max_tokens=self.agent.max_tokens,
+            ))
+            generation = response.generations[0]
+            usage = response.usage
+            model_reply(recorded, model=response.model or self.model.name, text=generation.text,
+                        tool_calls=[{"name": c.name, "arguments": c.args} for c in generation.tool_calls],
+                        input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens,
+                        cached_tokens=usage.cached_tokens)
         return response, time.perf_counter() - started
 
     def _event(self, response: ModelResponse, parts: list[Part] | None) -> InvocationEvent:
@@ -116,16 +124,30 @@ class BuiltinSession:
             model_version=response.model or self.model.name,
         )
 
-    async def _run_tool(self, call: ToolCallRequest) -> dict[str, Any]:
-        tool = self.agent._tools.get(call.name)
-        if tool is None:
-            return {"error": f"unknown tool {call.name!r}"}
-        try:
-            return as_response(await tool.call(call.args, self._state))
-        except Exception as e:  # the model sees the tool's error and may recover
-            return {"error": f"{type(e).__name__}: {e}"}
+    async def _run_tool(self, call: ToolCallRequest, call_id: str) -> dict[str, Any]:
+        with tool_call(call.name, call_id, call.args) as recorded:
+            tool = self.agent._tools.get(call.name)
+            error = None
+            if tool is None:
+                error = f"unknown tool {call.name!r}"
+                result: dict[str, Any] = {"error": error}
+            else:
+                try:
+                    result = as_response(await tool.call(call.args, self._state))
+                except Exception as e:  # the model sees the tool's error and may recover
+                    error = f"{type(e).__name__}: {e}"
+                    result = {"error": error}
+            tool_result(recorded, result, error)
+            return result
 
     async def send(self, message: Content) -> TurnResult:
+        with agent_step(self.agent.name, message.text()) as recorded:
+            result = await self._send(message)
+            if recorded is not None:
+                recorded.set("output.value", result.final_response.text() if result.final_response else "")
+            return result
+
+    async def _send(self, message: Content) -> TurnResult:
         user_text = message.text()
         turn: list[Message] = [Message("user", user_text)]
         events: list[InvocationEvent] = []
@@ -159,7 +181,7 @@ class BuiltinSession:
                       for i, c in zip(ids, calls, strict=True)]
             events.append(self._event(response, parts))
             started = time.perf_counter()
-            results = [await self._run_tool(c) for c in calls]
+            results = [await self._run_tool(c, i) for c, i in zip(calls, ids, strict=True)]
             tool_s += time.perf_counter() - started
             events.append(InvocationEvent(author=self.agent.name, content=Content(role="user", parts=[
                 Part(function_response=FunctionResponse(id=i, name=c.name, response=r))

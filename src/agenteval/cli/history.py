@@ -247,9 +247,12 @@ def show(ctx: click.Context, run: str, root: str | None) -> None:
 
 def _report(ref: str, root: str, fmt: str, output: str | None) -> int:
     from agenteval.datasets.files import write_text_atomic
+    from agenteval.datasets.targets import check_target
     from agenteval.reporting import console_report, render_report
     from agenteval.store import load_run
 
+    if output:
+        check_target(output, "--output")  # before any work
     result = load_run(ref, root)
     if fmt == "console" and not output:
         from rich.console import Console
@@ -282,10 +285,13 @@ def _compare(ref_a: str, ref_b: str, root: str, margin: float, markdown: str | N
     from rich.console import Console
 
     from agenteval.datasets.files import write_text_atomic
+    from agenteval.datasets.targets import check_target
     from agenteval.reporting.compare import compare as compare_results
     from agenteval.reporting.compare import comparison_markdown, comparison_table
     from agenteval.store import load_summary
 
+    if markdown:
+        check_target(markdown, "--markdown")  # before any work
     a, b = load_summary(ref_a, root), load_summary(ref_b, root)
     console = Console()
     if a.eval_set_id != b.eval_set_id:

@@ -21,6 +21,7 @@ from agenteval.schema import (
     JudgeRecord,
     Rubric,
 )
+from agenteval.schema.trace import Trace
 
 if TYPE_CHECKING:
     from agenteval.criteria.judge.service import JudgeService
@@ -58,6 +59,7 @@ class EvalContext:
     case_rubrics: Sequence[Rubric] = ()
     judge: JudgeService | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+    trace: Trace | None = None  # the case run's spans, when they were recorded
 
 
 def fsum_left(values: Sequence[float]) -> float:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import anyio
@@ -22,6 +23,7 @@ from agenteval.runner.scoring import NotEvaluatedPolicy, score_case
 from agenteval.schema import EvalCase, EvalCaseResult, EvalSet, EvalSetResult
 from agenteval.schema.progress import CaseFinished, CaseStarted, Listener
 from agenteval.schema.run import RunSpec
+from agenteval.tracing import TraceRecorder, recording, span
 from agenteval.verdicts.aggregate import summarise
 
 
@@ -59,9 +61,12 @@ async def run_evaluation(
     judge: JudgeService | None = None,
     listener: Listener | None = None,
     header: RunSpec | None = None,
+    traces: bool = True,
 ) -> list[EvalSetResult]:
     """Runs every selected case `num_runs` times; one EvalSetResult per eval set (carrying
-    `header` as its `run`). `listener` hears each case run start and finish."""
+    `header` as its `run`). `listener` hears each case run start and finish. With `traces`,
+    each case run's spans (agent steps, model and tool calls, simulated user turns, judge
+    calls) are recorded into its result's `trace`."""
     if num_runs < 1:
         raise ValueError("num_runs must be at least 1")
     if parallelism < 1:
@@ -78,8 +83,16 @@ async def run_evaluation(
             started = time.monotonic()
             if listener is not None:
                 listener(CaseStarted(set_id, case.eval_id, run_index))
-            run = await infer_case(adapter, case, set_id, run_index, app_name, simulator)
-            result = await score_case(run, req.metrics, req.policy, judge)
+            recorder = TraceRecorder() if traces else None
+            with recording(recorder) if recorder else nullcontext(), \
+                    span("case", f"case {case.eval_id}", {"agenteval.eval_set_id": set_id,
+                                                         "agenteval.eval_id": case.eval_id,
+                                                         "agenteval.run_index": run_index}):
+                run = await infer_case(adapter, case, set_id, run_index, app_name, simulator)
+                run.trace = recorder.trace if recorder else None
+                with span("scoring", "scoring"):
+                    result = await score_case(run, req.metrics, req.policy, judge)
+            result.trace = run.trace
         slots[index] = result
         if listener is not None:
             listener(CaseFinished(set_id, case.eval_id, run_index, result.final_eval_status,

@@ -20,6 +20,8 @@ from agenteval.schema import (
     content_text,
 )
 from agenteval.simulation import LlmUserSimulator
+from agenteval.tracing import current_recorder, span
+from agenteval.tracing.figures import figures
 
 DEFAULT_USER_ID = "test_user_id"
 
@@ -58,7 +60,11 @@ async def _user_turns(case: EvalCase, simulator: SimulatorFactory | None,
     sim = simulator(case.conversation_scenario)
     count = 0
     while True:
-        nxt = await sim.next_turn(count)
+        with span("user_simulator", "simulate user turn", {"agenteval.invocation_index": count}) as s:
+            nxt = await sim.next_turn(count)
+            if s is not None:
+                s.set("output.value", nxt.message)
+                s.set("agenteval.finished", nxt.message is None)
         if nxt.message is None:
             return
         sim.record("user", nxt.message)
@@ -84,17 +90,31 @@ async def infer_case(adapter: AgentAdapter, case: EvalCase, eval_set_id: str, ru
         i = 0
         async for user_content, observe in _user_turns(case, simulator):
             started = time.perf_counter()
-            turn = await session.send(user_content)
+            with span("invocation", f"invocation {i}", {
+                    "agenteval.invocation_index": i, "input.value": user_content.text(),
+                    "gen_ai.conversation.id": spec.session_id}) as recorded:
+                turn = await session.send(user_content)
+                if recorded is not None:
+                    recorded.set("output.value", content_text(turn.final_response))
+            elapsed = time.perf_counter() - started
             observe(turn)
+            model_s, tool_s = turn.model_seconds, turn.tool_seconds
+            if recorded is not None and (current := current_recorder()) is not None:
+                # The one source of the figures: the spans (an adapter that records none keeps
+                # the seconds it measured itself).
+                fig = figures(current.trace, recorded.span)
+                elapsed = fig.duration if fig.duration is not None else elapsed
+                if fig.model_calls or fig.tool_calls:
+                    model_s, tool_s = fig.model_seconds, fig.tool_seconds
             invocation = Invocation(
                 invocation_id=f"{spec.session_id}-{i}",
                 user_content=user_content,
                 final_response=turn.final_response,
                 intermediate_data=InvocationEvents(invocation_events=turn.events),
                 creation_timestamp=time.time(),
-                duration=round(time.perf_counter() - started, 3),
-                model_duration=None if turn.model_seconds is None else round(turn.model_seconds, 3),
-                tool_duration=None if turn.tool_seconds is None else round(turn.tool_seconds, 3),
+                duration=round(elapsed, 3),
+                model_duration=None if model_s is None else round(model_s, 3),
+                tool_duration=None if tool_s is None else round(tool_s, 3),
                 app_details=turn.app_details,
             )
             # What the agent produced is made JSON-safe here, where it enters, so that writing

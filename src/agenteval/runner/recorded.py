@@ -115,7 +115,7 @@ def runs_from_result(expected: EvalSet, result: EvalSetResult,
         runs.append(CaseRun(case=case, actual=actual, eval_set_id=expected.eval_set_id,
                             session_id=got.session_id, user_id=got.user_id, run_index=got.run_index,
                             error_message=got.error_message, session_state=state,
-                            session_details=got.session_details))
+                            session_details=got.session_details, trace=got.trace))
     return runs
 
 

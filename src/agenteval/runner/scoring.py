@@ -27,6 +27,7 @@ from agenteval.schema import (
     MetricError,
 )
 from agenteval.schema.base import trusted
+from agenteval.schema.trace import Trace
 
 NotEvaluatedPolicy = Literal["fail", "ignore"]
 
@@ -46,6 +47,7 @@ class CaseRun:
     session_details: dict[str, Any] | None = None
     extras: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # values the agent gave that lost information
+    trace: Trace | None = None  # what happened inside, when it was recorded
 
 
 def metric_status(metric: ConfiguredMetric, score: float | None) -> EvalStatus:
@@ -115,7 +117,7 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
     if run.error_message is None:
         ctx = EvalContext(actual=run.actual, expected=expected, scenario=run.case.conversation_scenario,
                           session_state=run.session_state, judge=judge, extras=run.extras,
-                          case_rubrics=run.case.rubrics or ())
+                          case_rubrics=run.case.rubrics or (), trace=run.trace)
         for metric in metrics:
             if metric.spec.requires_expected and expected is None:
                 result = CriterionResult(None, [], error="needs expected invocations, but the case "
@@ -164,4 +166,5 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
         judge_records=records,
         run_index=run.run_index,
         warnings=run.warnings,
+        trace=run.trace,
     )

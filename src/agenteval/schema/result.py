@@ -16,6 +16,7 @@ from agenteval.schema.base import WireModel
 from agenteval.schema.invocation import Invocation
 from agenteval.schema.rubric import RubricScore
 from agenteval.schema.run import RunSpec
+from agenteval.schema.trace import Trace
 
 
 class EvalStatus(IntEnum):
@@ -134,6 +135,7 @@ class EvalCaseResult(WireModel):
     judge_records: list[JudgeRecord] = Field(default_factory=list)
     run_index: int = 0
     warnings: list[str] = Field(default_factory=list)  # e.g. a value of the agent's written as its repr
+    trace: Trace | None = None  # the case run's spans (see agenteval.schema.trace)
 
 
 class MetricSummary(WireModel):

@@ -1,0 +1,81 @@
+"""Efficiency figures of an invocation, read from its spans: the one place they are computed.
+
+Inference writes them into the invocation (`duration`, `model_duration`, `tool_duration`), and
+the efficiency criteria read them from the trace when there is one, so the numbers in the
+result document, the reports and the criteria are the same numbers.
+
+- `duration`: the invocation span's length.
+- `model_seconds`: time covered by model calls (`llm` spans), overlaps counted once.
+- `tool_seconds`: time covered by tool calls and not by a model call (ADK's rule: a tool waiting
+  on a model, e.g. an agent used as a tool, counts as model time).
+- `model_calls`, `tool_calls`: the number of `llm` and `tool` spans.
+- token counts: the `gen_ai.usage.*` attributes of the `llm` spans, summed (None when no model
+  call reported them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agenteval.schema.trace import Span, Trace
+
+
+def union_seconds(intervals: list[tuple[float, float]]) -> float:
+    """Seconds covered by the intervals, overlaps counted once."""
+    total, counted_to = 0.0, float("-inf")
+    for start, end in sorted(intervals):
+        if end > counted_to:
+            total += end - max(start, counted_to)
+            counted_to = end
+    return total
+
+
+def _intervals(spans: list[Span]) -> list[tuple[float, float]]:
+    return [(s.start, s.end) for s in spans if s.end is not None]
+
+
+def _tokens(spans: list[Span], key: str) -> int | None:
+    values = [v for s in spans if isinstance(v := s.attributes.get(key), int)]
+    return sum(values) if values else None
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What one invocation cost (see the module docstring)."""
+
+    duration: float | None
+    model_seconds: float | None
+    tool_seconds: float | None
+    model_calls: int
+    tool_calls: int
+    input_tokens: int | None
+    output_tokens: int | None
+    cached_tokens: int | None
+
+
+def figures(trace: Trace, invocation: Span) -> Figures:
+    """The figures of `invocation`, one of `trace`'s invocation spans."""
+    inside = trace.below(invocation.span_id)
+    llm = [s for s in inside if s.kind == "llm"]
+    tool = [s for s in inside if s.kind == "tool"]
+    model_s = union_seconds(_intervals(llm)) if llm else None
+    tool_s = union_seconds(_intervals(llm) + _intervals(tool)) - (model_s or 0.0) if tool else None
+    if tool_s is not None and not llm:
+        tool_s = union_seconds(_intervals(tool))
+    return Figures(
+        duration=invocation.duration, model_seconds=model_s, tool_seconds=tool_s,
+        model_calls=len(llm), tool_calls=len(tool),
+        input_tokens=_tokens(llm, "gen_ai.usage.input_tokens"),
+        output_tokens=_tokens(llm, "gen_ai.usage.output_tokens"),
+        cached_tokens=_tokens(llm, "gen_ai.usage.cache_read.input_tokens"))
+
+
+def invocation_figures(trace: Trace | None, index: int) -> Figures | None:
+    """The figures of the `index`-th invocation of a trace; None without a trace or that span."""
+    if trace is None:
+        return None
+    spans = trace.invocations()
+    return figures(trace, spans[index]) if index < len(spans) else None
+
+
+__all__ = ["Figures", "figures", "invocation_figures", "union_seconds"]

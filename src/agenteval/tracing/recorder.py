@@ -1,0 +1,141 @@
+"""Recording spans while a case runs, without threading a recorder through every call.
+
+The runner opens a `TraceRecorder` for each case run (`recording(...)`); code anywhere below it
+(the built-in agent, adapters, the user simulator, judges) opens spans with `span(kind, name,
+attributes)`. Context variables carry the recorder and the current span, so spans nest by the
+call structure, across `await` and into tasks started inside them. With no recorder active,
+`span` does nothing and costs a context-variable lookup: code that records runs unchanged
+outside a run.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from agenteval.schema.trace import MAX_VALUE_CHARS, AttributeValue, Span, SpanKind, Trace
+
+_RECORDER: ContextVar[TraceRecorder | None] = ContextVar("agenteval_recorder", default=None)
+_CURRENT: ContextVar[Span | None] = ContextVar("agenteval_span", default=None)
+
+
+def new_span_id() -> str:
+    return secrets.token_hex(8)
+
+
+def new_trace_id() -> str:
+    return secrets.token_hex(16)
+
+
+def bounded(text: str, limit: int = MAX_VALUE_CHARS) -> tuple[str, bool]:
+    """`text` cut to `limit` characters (its head and tail kept, the cut marked in the text),
+    and whether it was cut."""
+    if len(text) <= limit:
+        return text, False
+    marker = f" …[{len(text) - limit} characters cut]… "
+    keep = max(0, limit - len(marker))
+    head = keep * 2 // 3
+    return text[:head] + marker + text[len(text) - (keep - head):], True
+
+
+def as_attribute(value: Any) -> tuple[AttributeValue, bool]:
+    """A value as a span attribute: primitives as they are, lists of strings as they are, any
+    other value as JSON text; text bounded (see `bounded`). Returns (value, whether it was cut)."""
+    if isinstance(value, (bool, int, float)):
+        return value, False
+    if isinstance(value, str):
+        return bounded(value)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        cut = [bounded(v) for v in value]
+        return [v for v, _ in cut], any(c for _, c in cut)
+    return bounded(json.dumps(value, ensure_ascii=False, default=str))
+
+
+class ActiveSpan:
+    """A span being recorded: set attributes, mark an error."""
+
+    def __init__(self, span: Span) -> None:
+        self.span = span
+
+    @property
+    def span_id(self) -> str:
+        return self.span.span_id
+
+    def set(self, key: str, value: Any) -> None:
+        """Sets an attribute (None is skipped)."""
+        if value is None:
+            return
+        attr, cut = as_attribute(value)
+        self.span.attributes[key] = attr
+        if cut and key not in self.span.truncated:
+            self.span.truncated.append(key)
+
+    def update(self, attributes: Mapping[str, Any]) -> None:
+        for key, value in attributes.items():
+            self.set(key, value)
+
+    def fail(self, message: str) -> None:
+        self.span.status, self.span.error = "error", message
+
+
+class TraceRecorder:
+    """The spans of one case run."""
+
+    def __init__(self, trace_id: str | None = None) -> None:
+        self.trace = Trace(trace_id=trace_id or new_trace_id())
+
+    def start(self, kind: SpanKind, name: str, parent: Span | None,
+              attributes: Mapping[str, Any] | None = None) -> ActiveSpan:
+        span = Span(span_id=new_span_id(), parent_id=parent.span_id if parent else None, name=name,
+                    kind=kind, start=time.time())
+        self.trace.spans.append(span)
+        active = ActiveSpan(span)
+        active.update(attributes or {})
+        return active
+
+
+def current_recorder() -> TraceRecorder | None:
+    return _RECORDER.get()
+
+
+@contextmanager
+def recording(recorder: TraceRecorder) -> Iterator[TraceRecorder]:
+    """Makes `recorder` the one spans go to, inside the block (and tasks started in it)."""
+    token = _RECORDER.set(recorder)
+    parent = _CURRENT.set(None)
+    try:
+        yield recorder
+    finally:
+        _CURRENT.reset(parent)
+        _RECORDER.reset(token)
+
+
+@contextmanager
+def span(kind: SpanKind, name: str,
+         attributes: Mapping[str, Any] | None = None) -> Iterator[ActiveSpan | None]:
+    """Records a span around the block, child of the current one; yields it (None when no
+    recorder is active). An exception leaving the block marks the span as an error and
+    propagates."""
+    recorder = _RECORDER.get()
+    if recorder is None:
+        yield None
+        return
+    active = recorder.start(kind, name, _CURRENT.get(), attributes)
+    token = _CURRENT.set(active.span)
+    try:
+        yield active
+    except BaseException as e:
+        active.fail(f"{type(e).__name__}: {e}")
+        raise
+    finally:
+        active.span.end = time.time()
+        _CURRENT.reset(token)
+
+
+__all__ = ["ActiveSpan", "TraceRecorder", "as_attribute", "bounded", "current_recorder", "new_span_id",
+           "new_trace_id", "recording", "span"]
