@@ -103,6 +103,7 @@ class EvalJob(JobOptions):
     agent_model: str | None = None
     app_name: str | None = None
     agent_path: str | None = None
+    traces: bool = True  # record each case run's spans into its result
 
 
 @dataclass

@@ -116,7 +116,7 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
     results = await run_evaluation(adapter, requests, num_runs=job.num_runs,
                                    parallelism=job.concurrency.cases, app_name=job.app_name,
                                    simulator=simulator, judge=judge, listener=listener,
-                                   header=header)
+                                   header=header, traces=job.traces)
     return _finish(header, results, judge, services, listener)
 
 

@@ -1,0 +1,78 @@
+"""Recording spans: nesting by call structure, across tasks, bounded payloads, no-op outside a run."""
+
+import asyncio
+import json
+
+import anyio
+import pytest
+
+from agenteval.schema.trace import MAX_VALUE_CHARS, Span, Trace
+from agenteval.tracing import TraceRecorder, recording, span
+from agenteval.tracing.figures import union_seconds
+from agenteval.tracing.recorder import as_attribute, bounded
+
+
+def test_spans_nest_by_call_structure_and_across_tasks() -> None:
+    recorder = TraceRecorder()
+
+    async def step(name: str) -> None:
+        with span("tool", name):
+            await anyio.sleep(0.01)
+
+    async def main() -> None:
+        with recording(recorder), span("case", "case") as root, span("agent", "agent") as agent:
+            assert root is not None and agent is not None
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(step, "a")
+                tg.start_soon(step, "b")
+
+    asyncio.run(main())
+    spans = {s.name: s for s in recorder.trace.spans}
+    assert spans["agent"].parent_id == spans["case"].span_id
+    assert spans["a"].parent_id == spans["b"].parent_id == spans["agent"].span_id
+    assert all(s.end is not None and s.end >= s.start for s in spans.values())
+    assert len(recorder.trace.trace_id) == 32 and len(spans["a"].span_id) == 16
+    assert [s.name for s in recorder.trace.below(spans["case"].span_id)] in (
+        ["agent", "a", "b"], ["agent", "b", "a"])
+
+
+def test_no_recorder_no_spans() -> None:
+    with span("tool", "x") as s:
+        assert s is None
+
+
+def test_an_exception_marks_the_span_and_propagates() -> None:
+    recorder = TraceRecorder()
+    with pytest.raises(ValueError), recording(recorder), span("tool", "t"):
+        raise ValueError("bad input")
+    (s,) = recorder.trace.spans
+    assert (s.status, s.error) == ("error", "ValueError: bad input") and s.end is not None
+
+
+def test_payloads_are_bounded_with_the_cut_marked() -> None:
+    text, cut = bounded("x" * 10_000)
+    assert cut and len(text) <= MAX_VALUE_CHARS and "characters cut]" in text
+    assert text.startswith("x") and text.endswith("x")
+    assert bounded("short") == ("short", False)
+    value, cut = as_attribute({"args": "y" * 9000})
+    assert cut and isinstance(value, str) and len(value) <= MAX_VALUE_CHARS
+    assert as_attribute({"a": 1}) == (json.dumps({"a": 1}), False)
+    assert as_attribute(["a", "b"]) == (["a", "b"], False) and as_attribute(3) == (3, False)
+    recorder = TraceRecorder()
+    with recording(recorder), span("llm", "m", {"gen_ai.input.messages": "z" * 5000}):
+        pass
+    assert recorder.trace.spans[0].truncated == ["gen_ai.input.messages"]
+
+
+def test_union_counts_overlaps_once() -> None:
+    assert union_seconds([(0, 2), (1, 3), (5, 6)]) == 4
+    assert union_seconds([]) == 0
+
+
+def test_invocations_come_in_turn_order() -> None:
+    t = Trace(trace_id="0" * 32, spans=[
+        Span(span_id="b", name="invocation 1", kind="invocation", start=1,
+             attributes={"agenteval.invocation_index": 1}),
+        Span(span_id="a", name="invocation 0", kind="invocation", start=2,
+             attributes={"agenteval.invocation_index": 0})])
+    assert [s.span_id for s in t.invocations()] == ["a", "b"]
