@@ -16,6 +16,8 @@ from agenteval.criteria import (
 )
 from agenteval.datasets import load_eval_config
 from agenteval.errors import DataError
+from agenteval.runner import CaseRun, score_case
+from agenteval.schema import EvalCase, EvalCaseResult, EvalStatus
 from tests.helpers import inv
 
 MODULE = '''
@@ -61,3 +63,71 @@ def test_python_api_registration() -> None:
     register_function("half", always_half, registry=registry)
     metric = registry.configure("half", 0.4)
     assert asyncio.run(metric.build().ascore(EvalContext(actual=[inv()]))).score == 0.5
+
+
+SCORES = '''
+def five(eval_metric, actual_invocations, expected_invocations, conversation_scenario):
+    return 5
+
+
+class Result:
+    overall_score = 0.5
+    overall_eval_status = 1
+    per_invocation_results = [type("P", (), {"score": -1.0})()]
+
+
+def per_invocation_out(eval_metric, actual_invocations, expected_invocations, conversation_scenario):
+    return Result()
+
+
+def one(eval_metric, actual_invocations, expected_invocations, conversation_scenario):
+    return 1.0
+'''
+
+
+def _score_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fn: str,
+                metric_info: dict[str, object] | None, threshold: float = 0.5) -> EvalCaseResult:
+    (tmp_path / "scores_mod.py").write_text(SCORES)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "scores_mod", raising=False)
+    cfg = tmp_path / "cfg.json"
+    decl: dict[str, object] = {"code_config": {"name": f"scores_mod.{fn}"}}
+    if metric_info is not None:
+        decl["metric_info"] = metric_info
+    cfg.write_text(json.dumps({"criteria": {"m": threshold}, "custom_metrics": {"m": decl}}))
+    metrics = resolve_metrics(load_eval_config(cfg), cfg, include_informational=False)
+    run = CaseRun(case=EvalCase(eval_id="c", conversation=[inv()]), actual=[inv()], eval_set_id="s")
+    return asyncio.run(score_case(run, metrics))
+
+
+@pytest.mark.parametrize(("fn", "metric_info", "message"), [
+    ("five", None, "returned score 5.0, outside its declared interval [0.0, 1.0]"),
+    ("five", {"metric_value_info": {"interval": {"min_value": 0, "max_value": 4}}},
+     "score 5.0, outside its declared interval [0.0, 4.0]"),
+    ("per_invocation_out", None, "invocation 1's score -1.0, outside"),
+    ("one", {"metric_value_info": {"interval": {"open_at_max": True}}},
+     "score 1.0, outside its declared interval [0.0, 1.0)"),
+])
+def test_a_score_outside_the_declared_interval_fails_the_case(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fn: str,
+        metric_info: dict[str, object] | None, message: str) -> None:
+    result = _score_with(tmp_path, monkeypatch, fn, metric_info)
+    assert result.final_eval_status == EvalStatus.FAILED
+    (error,) = result.metric_errors
+    assert error.metric_name == "m" and message in error.message
+    assert result.overall_eval_metric_results[0].score is None
+
+
+def test_a_score_inside_a_wider_declared_interval_counts(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    info = {"metric_value_info": {"interval": {"min_value": 0, "max_value": 10}}}
+    result = _score_with(tmp_path, monkeypatch, "five", info, threshold=4)
+    assert result.final_eval_status == EvalStatus.PASSED and not result.metric_errors
+    assert result.overall_eval_metric_results[0].score == 5.0
+
+
+def test_register_function_declares_its_range() -> None:
+    registry = Registry()
+    register_function("tens", lambda *args: 50, registry=registry, max_value=10)
+    result = asyncio.run(registry.configure("tens", 5).build().ascore(EvalContext(actual=[inv()])))
+    assert result.score is None and result.error is not None and "[0.0, 10.0]" in result.error

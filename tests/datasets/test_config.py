@@ -1,3 +1,4 @@
+import json
 from pathlib import Path
 
 import pytest
@@ -5,7 +6,7 @@ import pytest
 from agenteval.criteria import resolve_metrics
 from agenteval.datasets import default_config_for, load_eval_config
 from agenteval.errors import DataError
-from agenteval.schema import MatchType, ToolTrajectoryCriterion
+from agenteval.schema import EvalConfig, MatchType, ToolTrajectoryCriterion
 from tests.conftest import ADK
 
 
@@ -63,3 +64,101 @@ def test_config_errors_name_file_and_key(tmp_path: Path, text: str, key: str, me
 def test_missing_config_file_is_an_error() -> None:
     with pytest.raises(DataError, match="file not found"):
         load_eval_config("/nonexistent/test_config.json")
+
+
+@pytest.mark.parametrize(("criterion", "key", "message"), [
+    ('"response_match_score": "0.8"', "criteria.response_match_score",
+     "expected a threshold (a number) or a criterion object, got the string '0.8'"),
+    ('"response_match_score": true', "criteria.response_match_score", "got true"),
+    ('"response_match_score": null', "criteria.response_match_score", "got null"),
+    ('"response_match_score": {"threshold": "0.8"}', "criteria.response_match_score.threshold",
+     "valid number"),
+    ('"response_match_score": {"threshold": true}', "criteria.response_match_score.threshold",
+     "valid number"),
+    ('"tool_trajectory_avg_score": {"threshold": 1, "ignore_args": "no"}',
+     "criteria.tool_trajectory_avg_score.ignore_args", "valid boolean"),
+    ('"tool_trajectory_avg_score": {"threshold": 1, "ignore_args": 0}',
+     "criteria.tool_trajectory_avg_score.ignore_args", "valid boolean"),
+    ('"tool_trajectory_avg_score": {"threshold": 1, "match_type": true}',
+     "criteria.tool_trajectory_avg_score.match_type", "EXACT"),
+    ('"tool_trajectory_single_tool_use": {"threshold": 1, "tool_name": 5}',
+     "criteria.tool_trajectory_single_tool_use.tool_name", "valid string"),
+    ('"final_response_match_v2": {"threshold": 1, "judge_model_options": {"num_samples": "5"}}',
+     "criteria.final_response_match_v2.judge_model_options.num_samples", "valid integer"),
+    ('"final_response_match_v2": {"threshold": 1, "judge_model_options": {"num_samples": 5.0}}',
+     "criteria.final_response_match_v2.judge_model_options.num_samples", "valid integer"),
+    ('"hallucinations_v1": {"threshold": 1, "evaluate_intermediate_nl_responses": "yes"}',
+     "criteria.hallucinations_v1.evaluate_intermediate_nl_responses", "valid boolean"),
+])
+def test_wrong_types_are_errors_not_coerced(tmp_path: Path, criterion: str, key: str,
+                                            message: str) -> None:
+    with pytest.raises(DataError) as err:
+        _resolve(tmp_path, f'{{"criteria": {{{criterion}}}}}')
+    assert (err.value.file, err.value.path) == (str(tmp_path / "cfg.json"), key)
+    assert message in err.value.message
+
+
+@pytest.mark.parametrize(("section", "key", "message"), [
+    ('"user_simulator_config": {"temperature": "0.2"}', "user_simulator_config.temperature",
+     "valid number"),
+    ('"user_simulator_config": {"include_function_calls": "no"}',
+     "user_simulator_config.include_function_calls", "valid boolean"),
+    ('"user_simulator_config": {"maxAllowedInvocations": "3"}',
+     "user_simulator_config.max_allowed_invocations", "valid integer"),
+    ('"user_simulator_config": {"modle": "local"}', "user_simulator_config.modle", "unknown key"),
+    ('"not_evaluated": true', "not_evaluated", "'fail' or 'ignore'"),
+    ('"custom_metrics": {"m": {"code_config": {"name": "a.b"}, "description": 1}}',
+     "custom_metrics.m.description", "valid string"),
+])
+def test_wrong_types_outside_criteria(tmp_path: Path, section: str, key: str, message: str) -> None:
+    p = tmp_path / "cfg.json"
+    p.write_text(f'{{"criteria": {{"response_match_score": 0.5}}, {section}}}')
+    with pytest.raises(DataError) as err:
+        load_eval_config(p)
+    assert (err.value.file, err.value.path) == (str(p), key)
+    assert message in err.value.message
+
+
+def test_integers_are_numbers_and_the_simulator_config_stays_a_dict(tmp_path: Path) -> None:
+    p = tmp_path / "cfg.json"
+    p.write_text('{"criteria": {"response_match_score": 1, "tool_trajectory_avg_score": '
+                 '{"threshold": 0, "match_type": 1}}, "user_simulator_config": '
+                 '{"maxAllowedInvocations": 3, "temperature": 1, "type": null}}')
+    config = load_eval_config(p)
+    assert config.criteria["response_match_score"] == 1.0
+    metrics = {m.name: m for m in resolve_metrics(config, p)}
+    criterion = metrics["tool_trajectory_avg_score"].criterion
+    assert isinstance(criterion, ToolTrajectoryCriterion)
+    assert (criterion.threshold, criterion.match_type) == (0.0, MatchType.IN_ORDER)
+    # Only the keys written, by their snake_case names, as the simulator reads them.
+    assert config.user_simulator_config == {"max_allowed_invocations": 3, "temperature": 1.0,
+                                            "type": None}
+    assert EvalConfig.model_validate_json(config.model_dump_json()) == config
+
+
+@pytest.mark.parametrize(("metric_info", "key", "message"), [
+    ({"metric_value_info": {"interval": {"min_value": "low"}}},
+     "custom_metrics.m.metric_info.metric_value_info.interval.min_value", "valid number"),
+    ({"metric_value_info": [0, 1]}, "custom_metrics.m.metric_info.metric_value_info",
+     "valid dictionary"),
+    ({"metric_value_info": {"interval": {"min_value": 2, "max_value": 1}}},
+     "custom_metrics.m.metric_info.metric_value_info.interval", "min_value 2.0 is not at most"),
+    ({"metric_value_info": {"interval": {"open_at_max": "yes"}}},
+     "custom_metrics.m.metric_info.metric_value_info.interval.open_at_max", "valid boolean"),
+    ([], "custom_metrics.m.metric_info", "valid dictionary"),
+])
+def test_custom_metric_info_is_validated(tmp_path: Path, metric_info: object, key: str,
+                                         message: str) -> None:
+    p = tmp_path / "cfg.json"
+    p.write_text(json.dumps({"criteria": {"m": 0.5}, "custom_metrics": {
+        "m": {"code_config": {"name": "nowhere.fn"}, "metric_info": metric_info}}}))
+    with pytest.raises(DataError) as err:
+        resolve_metrics(load_eval_config(p), p)
+    assert (err.value.file, err.value.path) == (str(p), key)
+    assert message in err.value.message
+
+
+def test_config_with_a_byte_order_mark(tmp_path: Path) -> None:
+    p = tmp_path / "cfg.json"
+    p.write_bytes(b'\xef\xbb\xbf{"criteria": {"response_match_score": 0.5}}')
+    assert load_eval_config(p).criteria == {"response_match_score": 0.5}

@@ -1,9 +1,18 @@
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from agenteval.datasets import load_eval_config, load_eval_set, load_session_file, migrate
+from agenteval.datasets import (
+    load_eval_config,
+    load_eval_set,
+    load_session_file,
+    migrate,
+    parse_eval_set,
+    read_json,
+    validate_eval_set_json,
+)
 from agenteval.errors import DataError
 from tests.conftest import ADK, SHARED
 
@@ -82,3 +91,102 @@ def test_bad_files_name_file_and_json_path(tmp_path: Path, content: str, where: 
 def test_missing_file() -> None:
     with pytest.raises(DataError, match="file not found"):
         load_eval_set("/nonexistent/x.evalset.json")
+
+
+def _case(eval_id: object) -> dict[str, object]:
+    return {"eval_id": eval_id, "conversation": [
+        {"user_content": {"role": "user", "parts": [{"text": "hi"}]}}]}
+
+
+@pytest.mark.parametrize("initial_space", ["", "\n"])
+def test_duplicate_eval_ids_name_both_positions(tmp_path: Path, initial_space: str) -> None:
+    p = tmp_path / "x.evalset.json"
+    p.write_text(initial_space + json.dumps(
+        {"eval_set_id": "s", "eval_cases": [_case("a"), _case("b"), _case("c"), _case("a")]}))
+    for load in (load_eval_set, lambda path: parse_eval_set(path, read_json(path)),
+                 lambda path: validate_eval_set_json(path.read_bytes(), path)):
+        with pytest.raises(DataError) as err:
+            load(p)
+        assert str(err.value) == (f"{p}: eval_cases[3].eval_id: duplicate eval_id 'a' "
+                                  "(also eval_cases[0])")
+
+
+@pytest.mark.parametrize(("sessions", "where", "message"), [
+    ([{"name": "a", "data": []}, {"name": "a", "data": []}], "[1].name",
+     "duplicate eval_id 'a' (also [0].name)"),
+    ([{"name": None, "data": []}], "[0].name", "expected a string (the case's eval_id), got null"),
+    ([{"name": 1, "data": []}], "[0].name", "expected a string (the case's eval_id), got int"),
+    ([{"name": "a", "data": []}, {"data": []}], "[1].name", "field required"),
+    ([{"name": "a", "data": []}, 3], "[1]", "expected an object with `name` and `data`"),
+    ([{"name": "a", "data": [{"query": "q"}, {"reference": "r"}]}], "[0].data[1].query",
+     "field required"),
+])
+def test_old_session_list_mistakes(tmp_path: Path, sessions: object, where: str,
+                                   message: str) -> None:
+    p = tmp_path / "old.json"
+    p.write_text(json.dumps(sessions))
+    with pytest.raises(DataError) as err:
+        load_eval_set(p)
+    assert (err.value.file, err.value.path, err.value.message) == (str(p), where, message)
+
+
+@pytest.mark.parametrize(("turns", "where", "message"), [
+    ([{"query": "a"}, {"reference": "b"}], "[1].query", "field required"),
+    ([{"query": "a"}, "b"], "[1]", "expected a turn: an object with `query`"),
+    ([{"query": "a", "expected_tool_use": {}}], "[0].expected_tool_use", "valid list"),
+])
+def test_legacy_turn_list_mistakes_are_located(tmp_path: Path, turns: object, where: str,
+                                               message: str) -> None:
+    p = tmp_path / "f.test.json"
+    p.write_text(json.dumps(turns))
+    with pytest.raises(DataError) as err:
+        load_eval_set(p)
+    assert (err.value.file, err.value.path) == (str(p), where)
+    assert message in err.value.message
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def test_a_byte_order_mark_is_accepted_in_every_input(tmp_path: Path) -> None:
+    current = tmp_path / "x.evalset.json"
+    current.write_bytes(BOM + json.dumps({"eval_set_id": "s", "eval_cases": [_case("a")]}).encode())
+    assert load_eval_set(current).eval_cases[0].eval_id == "a"
+    assert validate_eval_set_json(current.read_bytes()).eval_cases[0].eval_id == "a"
+    legacy = tmp_path / "old.test.json"
+    legacy.write_bytes(BOM + b'[{"query": "hi"}]')
+    session = tmp_path / "s.session.json"
+    session.write_bytes(BOM + b'{"app_name": "app", "state": {"k": 1}}')
+    (case,) = load_eval_set(legacy, session).eval_cases
+    assert case.session_input is not None and case.session_input.state == {"k": 1}
+    assert load_session_file(session).app_name == "app"
+
+
+def _legacy(tmp_path: Path) -> Path:
+    old = tmp_path / "old.test.json"
+    old.write_text('[{"query": "hi", "reference": "hello"}]')
+    return old
+
+
+def test_migrate_refuses_an_existing_file_unless_forced(tmp_path: Path) -> None:
+    old, new = _legacy(tmp_path), tmp_path / "new.evalset.json"
+    new.write_text("precious")
+    with pytest.raises(DataError) as err:
+        migrate(old, new)
+    assert (err.value.file, err.value.message) == (str(new), "already exists; use --force to replace it")
+    assert new.read_text() == "precious"
+    migrate(old, new, force=True)
+    assert load_eval_set(new).eval_cases[0].conversation
+
+
+def test_migrate_never_writes_over_its_source(tmp_path: Path) -> None:
+    old = _legacy(tmp_path)
+    data = old.read_bytes()
+    link = tmp_path / "link.json"
+    link.symlink_to(old)
+    hard = tmp_path / "hard.json"
+    os.link(old, hard)
+    for new in (old, tmp_path / "." / old.name, link, hard):
+        with pytest.raises(DataError, match="is the source file"):
+            migrate(old, new, force=True)
+    assert old.read_bytes() == data

@@ -7,6 +7,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from agenteval.datasets.files import read_json
+from agenteval.datasets.nesting import MAX_DEPTH
 from agenteval.errors import DataError, from_validation_error
 from agenteval.schema import EvalConfig
 
@@ -16,7 +17,7 @@ def load_eval_config(path: str | Path) -> EvalConfig:
 
     Unlike ADK, a config path that does not exist is an error, not a silent use of defaults.
     """
-    data = read_json(path)
+    data = read_json(path, MAX_DEPTH)
     if not isinstance(data, dict):
         raise DataError(path, "", "expected a JSON object with `criteria`")
     try:

@@ -13,7 +13,7 @@ from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel
 
-from agenteval.datasets.nesting import MAX_DEPTH, check_depth
+from agenteval.datasets.nesting import MAX_RESULT_DEPTH, check_depth
 from agenteval.errors import DataError
 
 
@@ -49,7 +49,7 @@ def read_bytes(path: str | Path) -> bytes:
     return data[len(codecs.BOM_UTF8):] if data.startswith(codecs.BOM_UTF8) else data
 
 
-def parse_json(file: str | Path | None, data: bytes, max_depth: int = MAX_DEPTH) -> Any:
+def parse_json(file: str | Path | None, data: bytes, max_depth: int) -> Any:
     """Parses JSON bytes (UTF-8, a leading byte-order mark allowed). Malformed JSON, bytes that
     are not UTF-8 and nesting deeper than `max_depth` are DataErrors naming the file and where."""
     if data.startswith(codecs.BOM_UTF8):
@@ -65,9 +65,10 @@ def parse_json(file: str | Path | None, data: bytes, max_depth: int = MAX_DEPTH)
         raise DataError(file, f"line {e.lineno} column {e.colno}", f"malformed JSON: {e.msg}") from None
 
 
-def read_json(path: str | Path, max_depth: int = MAX_DEPTH) -> Any:
+def read_json(path: str | Path, max_depth: int = MAX_RESULT_DEPTH) -> Any:
     """Parses a JSON file; a missing file, malformed JSON and nesting deeper than `max_depth`
-    are DataErrors naming the file (and the place)."""
+    are DataErrors naming the file (and the place). The default is the limit for result
+    documents; the files a user writes are read with `nesting.MAX_DEPTH`."""
     return parse_json(path, read_bytes(path), max_depth)
 
 

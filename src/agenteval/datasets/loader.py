@@ -15,7 +15,7 @@ from agenteval.datasets.legacy import (
     convert_turn_list,
     is_legacy_session_list,
 )
-from agenteval.datasets.nesting import check_depth
+from agenteval.datasets.nesting import MAX_DEPTH, check_depth
 from agenteval.errors import DataError, from_validation_error
 from agenteval.schema import EvalSet, SessionFile
 
@@ -56,7 +56,7 @@ def _parse_eval_set(file: str | Path, data: Any, initial_session: SessionFile | 
 
 def load_session_file(path: str | Path) -> SessionFile:
     """An initial-session file (`app_name`, `user_id`, `state`; other session keys kept)."""
-    data = read_json(path)
+    data = read_json(path, MAX_DEPTH)
     if not isinstance(data, dict):
         raise DataError(path, "", "expected a JSON object")
     try:
@@ -75,7 +75,7 @@ def validate_eval_set_json(text: bytes, file: str | Path | None = None) -> EvalS
     """
     if text.startswith(codecs.BOM_UTF8):
         text = text[len(codecs.BOM_UTF8):]
-    check_depth(file, text)
+    check_depth(file, text, MAX_DEPTH)
     with gc_paused():
         eval_set = EvalSet.model_validate_json(text)
     check_unique_ids(file, eval_set)
@@ -104,7 +104,7 @@ def load_eval_set(path: str | Path, initial_session_file: str | Path | None = No
             if not any(err["type"] == "json_invalid" for err in e.errors()):
                 raise from_validation_error(path, e) from None
     with gc_paused():
-        return parse_eval_set(path, parse_json(path, text), session)
+        return parse_eval_set(path, parse_json(path, text, MAX_DEPTH), session)
 
 
 def migrate(old: str | Path, new: str | Path, initial_session_file: str | Path | None = None,
@@ -120,7 +120,7 @@ def migrate(old: str | Path, new: str | Path, initial_session_file: str | Path |
                         "another file")
     if os.path.isfile(new) and not force:
         raise DataError(new, "", "already exists; use --force to replace it")
-    data = read_json(old)
+    data = read_json(old, MAX_DEPTH)
     if isinstance(data, dict):
         raise DataError(old, "", "already in the current eval-set format; nothing to migrate")
     session = load_session_file(initial_session_file) if initial_session_file else None

@@ -15,14 +15,13 @@ from pathlib import Path
 from agenteval.errors import DataError
 
 MAX_DEPTH = 100
-"""Objects and arrays inside one another that an eval set, config or session file may hold.
+"""How deep objects and arrays may nest in the files a user writes: eval sets (every format),
+configs and session files. Real eval sets nest about 15 levels, tool-call arguments included."""
 
-Real eval sets nest about 15 levels (tool-call arguments included); 100 leaves room for deep
-session state or arguments, and for the few levels a result document adds around them."""
-
-MAX_RESULT_DEPTH = MAX_DEPTH + 28
-"""The limit for result documents: they hold an eval set's invocations and a config a few
-levels deeper than their own files do, so whatever passed `MAX_DEPTH` can be read back."""
+MAX_RESULT_DEPTH = 128
+"""The limit for result documents (and the default for other JSON): they hold an eval set's
+invocations, and the config, one or two levels deeper than those files do, so whatever passed
+`MAX_DEPTH` can be read back."""
 
 # Every byte but the structural ones (brackets, and quotes that delimit strings) is dropped.
 _NOT_STRUCTURE = bytes(range(256)).translate(None, b'[]{}"')
@@ -74,14 +73,14 @@ def _unescaped(data: bytes) -> bytes:
     return bytes(buf)
 
 
-def check_depth(file: str | Path | None, data: bytes, limit: int = MAX_DEPTH) -> None:
+def check_depth(file: str | Path | None, data: bytes, limit: int) -> None:
     """Raises a DataError naming the JSON path where `data` nests deeper than `limit`."""
     if not too_deep(data, limit):
         return
     where = deepest_path(data, limit)
     if where is not None:
-        raise DataError(file, where, f"nested more than {limit} levels deep (the limit for "
-                        "JSON input)")
+        raise DataError(file, where, f"nested more than {limit} levels deep, the most "
+                        "agenteval reads")
 
 
 def deepest_path(data: bytes, limit: int) -> str | None:
