@@ -162,3 +162,35 @@ def test_loader_detects_adk_agents_and_apps() -> None:
     assert isinstance(adapter, AdkAdapter) and adapter.name == "shop_agent"
     app_adapter = to_adapter(App(name="shop_app", root_agent=agent), no_model)
     assert isinstance(app_adapter, AdkAdapter) and app_adapter.name == "shop_app"
+
+
+def test_adk_runs_are_traced_from_adks_own_callbacks() -> None:
+    from agenteval.tracing import TraceRecorder, recording
+
+    recorder = TraceRecorder()
+
+    async def traced() -> CaseRun:
+        with recording(recorder):
+            return await infer_case(AdkAdapter(_agent(_script())), _case(), "set", 0)
+
+    run = asyncio.run(traced())
+    _check_turn(run)
+    trace = recorder.trace
+    (invocation,) = trace.invocations()
+    steps = trace.below(invocation.span_id)
+    assert [s.kind for s in steps] == ["agent", "llm", "tool", "llm"]
+    agent, first, tool, second = steps
+    assert agent.name == "invoke_agent shop" and first.name == "chat scripted-model"
+    assert INSTRUCTION in str(first.attributes["gen_ai.input.messages"])
+    assert first.attributes["gen_ai.request.tools"] == ["add_item"]
+    assert '"name": "add_item"' in str(first.attributes["gen_ai.output.messages"])
+    assert (first.attributes["gen_ai.usage.input_tokens"], first.attributes["gen_ai.usage.output_tokens"]) \
+        == (10, 5)
+    assert tool.name == "execute_tool add_item" and tool.attributes["gen_ai.tool.call.id"] == "call-1"
+    assert tool.attributes["gen_ai.tool.call.arguments"] == '{"item": "pear"}'
+    assert tool.attributes["gen_ai.tool.call.result"] == '{"cart": ["apple", "pear"]}'
+    assert second.attributes["output.value"] == "Added a pear."
+    assert all(s.end is not None for s in steps)
+    (actual,) = run.actual
+    assert actual.tool_duration is not None and actual.tool_duration >= 0.05  # the tool sleeps 50 ms
+    assert actual.model_duration is not None and actual.model_duration >= 0.1  # two 50 ms calls

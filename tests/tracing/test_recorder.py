@@ -76,3 +76,12 @@ def test_invocations_come_in_turn_order() -> None:
         Span(span_id="a", name="invocation 0", kind="invocation", start=2,
              attributes={"agenteval.invocation_index": 0})])
     assert [s.span_id for s in t.invocations()] == ["a", "b"]
+
+
+def test_values_json_cannot_hold_are_recorded_without_failing() -> None:
+    cyclic: list[object] = []
+    cyclic.append(cyclic)
+    value, _ = as_attribute({"c": cyclic})
+    assert isinstance(value, str) and value.startswith("<not recordable as JSON: ValueError")
+    value, _ = as_attribute({"o": object()})
+    assert isinstance(value, str) and "<object object at" in value

@@ -20,6 +20,13 @@ from typing import Any
 from agenteval.agents.base import SessionSpec, TurnResult
 from agenteval.errors import AgentEvalError
 from agenteval.schema import AgentDetails, AppDetails, Content, InvocationEvent, UsageMetadata
+from agenteval.tracing.genai import (
+    agent_step,
+    model_reply,
+    start_model_call,
+    start_tool_call,
+    tool_result,
+)
 
 try:
     _App: Any = importlib.import_module("google.adk.apps").App
@@ -71,9 +78,46 @@ def _instruction_text(instruction: Any) -> str:
     return str(getattr(instruction, "text", None) or "")
 
 
+def _request_messages(llm_request: Any) -> list[dict[str, Any]]:
+    """An ADK model request's contents as role/content messages, for the trace."""
+    out: list[dict[str, Any]] = []
+    config = getattr(llm_request, "config", None)
+    system = _instruction_text(getattr(config, "system_instruction", None))
+    if system:
+        out.append({"role": "system", "content": system})
+    for content in getattr(llm_request, "contents", None) or []:
+        out.append({"role": content.role or "user",
+                    "content": [_dump(p) for p in content.parts or []]})
+    return out
+
+
+def _tool_names(llm_request: Any) -> list[str]:
+    config = getattr(llm_request, "config", None)
+    return [str(d.name) for t in getattr(config, "tools", None) or []
+            for d in getattr(t, "function_declarations", None) or []]
+
+
+def _reply(span: Any, llm_response: Any) -> None:
+    """An ADK model response recorded on its span: text, tool calls, token counts."""
+    content = llm_response.content
+    parts = content.parts if content is not None and content.parts else []
+    usage = llm_response.usage_metadata
+    model_reply(
+        span, model=getattr(llm_response, "model_version", None),
+        text="".join(p.text for p in parts if p.text and not p.thought),
+        tool_calls=[{"name": p.function_call.name, "arguments": dict(p.function_call.args or {})}
+                    for p in parts if p.function_call],
+        input_tokens=getattr(usage, "prompt_token_count", None),
+        output_tokens=getattr(usage, "candidates_token_count", None),
+        cached_tokens=getattr(usage, "cached_content_token_count", None))
+    if getattr(llm_response, "error_code", None):
+        span.fail(f"{llm_response.error_code}: {getattr(llm_response, 'error_message', '')}")
+
+
 class _Recorder(_BasePlugin):  # type: ignore[misc]
-    """Times model and tool calls, keeps each agent's first model request of the turn, and adds
-    `adk eval`'s default retry options to requests that have none."""
+    """Records model and tool calls as spans (and times them, for runs without a trace), keeps
+    each agent's first model request of the turn, and adds `adk eval`'s default retry options to
+    requests that have none."""
 
     def __init__(self) -> None:
         super().__init__(name="agenteval_recorder")
@@ -85,6 +129,8 @@ class _Recorder(_BasePlugin):  # type: ignore[misc]
         self.tool: list[tuple[float, float]] = []
         self._model_started: dict[tuple[str, str], float] = {}
         self._tool_started: dict[Any, float] = {}
+        self._model_spans: dict[tuple[str, str], Any] = {}
+        self._tool_spans: dict[Any, Any] = {}
 
     async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
         self.requests.setdefault(callback_context.agent_name, llm_request)
@@ -94,35 +140,54 @@ class _Recorder(_BasePlugin):  # type: ignore[misc]
                                              or _genai.HttpRetryOptions(**_RETRY))
         key = (callback_context.invocation_id, callback_context.agent_name)
         self._model_started[key] = time.monotonic()
+        model = str(getattr(llm_request, "model", None) or "model")
+        self._model_spans[key] = start_model_call(model, _request_messages(llm_request),
+                                                  _tool_names(llm_request))
 
-    def _end_model(self, callback_context: Any, done: bool) -> None:
+    def _end_model(self, callback_context: Any, done: bool, llm_response: Any = None,
+                   error: BaseException | None = None) -> None:
         key = (callback_context.invocation_id, callback_context.agent_name)
         started = self._model_started.pop(key, None) if done else self._model_started.get(key)
         if started is not None:  # a streamed call ends once per chunk: the union keeps the last
             self.model.append((started, time.monotonic()))
+        span = self._model_spans.pop(key, None) if done else None
+        if span is not None:
+            if llm_response is not None:
+                _reply(span, llm_response)
+            if error is not None:
+                span.fail(f"{type(error).__name__}: {error}")
+            span.end()
 
     async def after_model_callback(self, *, callback_context: Any, llm_response: Any) -> None:
-        self._end_model(callback_context, done=not llm_response.partial)
+        self._end_model(callback_context, not llm_response.partial, llm_response)
 
     async def on_model_error_callback(self, *, callback_context: Any, llm_request: Any,
                                       error: Exception) -> None:
-        self._end_model(callback_context, done=True)
+        self._end_model(callback_context, True, error=error)
 
     async def before_tool_callback(self, *, tool: Any, tool_args: Any, tool_context: Any) -> None:
-        self._tool_started[tool_context.function_call_id or id(tool_context)] = time.monotonic()
+        key = tool_context.function_call_id or id(tool_context)
+        self._tool_started[key] = time.monotonic()
+        self._tool_spans[key] = start_tool_call(str(getattr(tool, "name", tool)),
+                                                tool_context.function_call_id, dict(tool_args or {}))
 
-    def _end_tool(self, tool_context: Any) -> None:
-        started = self._tool_started.pop(tool_context.function_call_id or id(tool_context), None)
+    def _end_tool(self, tool_context: Any, result: Any = None, error: BaseException | None = None) -> None:
+        key = tool_context.function_call_id or id(tool_context)
+        started = self._tool_started.pop(key, None)
         if started is not None:
             self.tool.append((started, time.monotonic()))
+        span = self._tool_spans.pop(key, None)
+        if span is not None:
+            tool_result(span, _dump(result), None if error is None else f"{type(error).__name__}: {error}")
+            span.end()
 
     async def after_tool_callback(self, *, tool: Any, tool_args: Any, tool_context: Any,
                                   result: Any) -> None:
-        self._end_tool(tool_context)
+        self._end_tool(tool_context, result)
 
     async def on_tool_error_callback(self, *, tool: Any, tool_args: Any, tool_context: Any,
                                      error: Exception) -> None:
-        self._end_tool(tool_context)
+        self._end_tool(tool_context, error=error)
 
     def app_details(self) -> AppDetails:
         """Each agent's instruction and tool declarations, as sent in its first request."""
@@ -189,6 +254,13 @@ class AdkSession:
         return self._state
 
     async def send(self, message: Content) -> TurnResult:
+        with agent_step(self._runner.app_name, message.text()) as recorded:
+            turn = await self._send(message)
+            if recorded is not None and turn.final_response is not None:
+                recorded.set("output.value", turn.final_response.text())
+            return turn
+
+    async def _send(self, message: Content) -> TurnResult:
         new_message = _genai.Content.model_validate(message.model_dump(mode="json", exclude_none=True))
         recorder = self._recorder
         recorder.reset()

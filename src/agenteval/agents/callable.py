@@ -16,6 +16,7 @@ import anyio
 
 from agenteval.agents.base import SessionSpec, TurnResult
 from agenteval.schema import Content, FunctionCall, FunctionResponse, InvocationEvent, Part
+from agenteval.tracing.genai import agent_step, tool_call, tool_result
 
 
 def _turn_from(value: Any, author: str) -> TurnResult:
@@ -41,6 +42,20 @@ def _turn_from(value: Any, author: str) -> TurnResult:
                     "or TurnResult")
 
 
+def _record_reported_calls(turn: TurnResult) -> None:
+    """The tool calls the callable reported, as tool spans (untimed: they happened inside it)."""
+    responses = {p.function_response.id: p.function_response.response for e in turn.events
+                 for p in (e.content.parts or [] if e.content else []) if p.function_response}
+    for e in turn.events:
+        for p in (e.content.parts or [] if e.content else []):
+            if p.function_call is not None:
+                fc = p.function_call
+                with tool_call(fc.name or "", fc.id, fc.args) as s:
+                    if s is not None:
+                        s.set("agenteval.untimed", True)
+                    tool_result(s, responses.get(fc.id))
+
+
 class CallableSession:
     def __init__(self, fn: Callable[..., Any], name: str, spec: SessionSpec) -> None:
         self.fn = fn
@@ -57,12 +72,16 @@ class CallableSession:
     async def send(self, message: Content) -> TurnResult:
         args: tuple[Any, ...] = (message.text(),) + ((self._state,) if self._takes_state else ())
         started = time.perf_counter()
-        if inspect.iscoroutinefunction(self.fn):
-            value = await self.fn(*args)
-        else:
-            value = await anyio.to_thread.run_sync(lambda: self.fn(*args))
-        turn = _turn_from(value, self.name)
-        if turn.model_seconds is None:
+        with agent_step(self.name, message.text()) as recorded:
+            if inspect.iscoroutinefunction(self.fn):
+                value = await self.fn(*args)
+            else:
+                value = await anyio.to_thread.run_sync(lambda: self.fn(*args))
+            turn = _turn_from(value, self.name)
+            if recorded is not None:
+                _record_reported_calls(turn)
+                recorded.set("output.value", turn.final_response.text() if turn.final_response else "")
+        if turn.model_seconds is None:  # the callable's own time: it is not known how it was spent
             turn.model_seconds = time.perf_counter() - started
         return turn
 

@@ -104,7 +104,7 @@ async def infer_case(adapter: AgentAdapter, case: EvalCase, eval_set_id: str, ru
                 # the seconds it measured itself).
                 fig = figures(current.trace, recorded.span)
                 elapsed = fig.duration if fig.duration is not None else elapsed
-                if fig.model_calls or fig.tool_calls:
+                if fig.model_seconds is not None or fig.tool_seconds is not None:
                     model_s, tool_s = fig.model_seconds, fig.tool_seconds
             invocation = Invocation(
                 invocation_id=f"{spec.session_id}-{i}",

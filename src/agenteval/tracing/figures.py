@@ -5,9 +5,11 @@ the efficiency criteria read them from the trace when there is one, so the numbe
 result document, the reports and the criteria are the same numbers.
 
 - `duration`: the invocation span's length.
-- `model_seconds`: time covered by model calls (`llm` spans), overlaps counted once.
+- `model_seconds`: time covered by model calls (`llm` spans), overlaps counted once; None when
+  no model call was timed.
 - `tool_seconds`: time covered by tool calls and not by a model call (ADK's rule: a tool waiting
-  on a model, e.g. an agent used as a tool, counts as model time).
+  on a model, e.g. an agent used as a tool, counts as model time); None when no tool call was
+  timed (calls an agent only reported, marked `agenteval.untimed`, count but have no time).
 - `model_calls`, `tool_calls`: the number of `llm` and `tool` spans.
 - token counts: the `gen_ai.usage.*` attributes of the `llm` spans, summed (None when no model
   call reported them).
@@ -31,7 +33,9 @@ def union_seconds(intervals: list[tuple[float, float]]) -> float:
 
 
 def _intervals(spans: list[Span]) -> list[tuple[float, float]]:
-    return [(s.start, s.end) for s in spans if s.end is not None]
+    # Calls an agent reported after the fact (`agenteval.untimed`) have no time of their own.
+    return [(s.start, s.end) for s in spans
+            if s.end is not None and not s.attributes.get("agenteval.untimed")]
 
 
 def _tokens(spans: list[Span], key: str) -> int | None:
@@ -58,10 +62,9 @@ def figures(trace: Trace, invocation: Span) -> Figures:
     inside = trace.below(invocation.span_id)
     llm = [s for s in inside if s.kind == "llm"]
     tool = [s for s in inside if s.kind == "tool"]
-    model_s = union_seconds(_intervals(llm)) if llm else None
-    tool_s = union_seconds(_intervals(llm) + _intervals(tool)) - (model_s or 0.0) if tool else None
-    if tool_s is not None and not llm:
-        tool_s = union_seconds(_intervals(tool))
+    model_s = union_seconds(_intervals(llm)) if _intervals(llm) else None
+    timed_tools = _intervals(tool)
+    tool_s = (union_seconds(_intervals(llm) + timed_tools) - (model_s or 0.0)) if timed_tools else None
     return Figures(
         duration=invocation.duration, model_seconds=model_s, tool_seconds=tool_s,
         model_calls=len(llm), tool_calls=len(tool),

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from agenteval.tracing.recorder import ActiveSpan, span
+from agenteval.tracing.recorder import ActiveSpan, span, start_span
 
 
 @contextmanager
@@ -20,15 +20,36 @@ def agent_step(agent: str, user_text: str | None) -> Iterator[ActiveSpan | None]
         yield s
 
 
+def _model_attributes(model: str, messages: Sequence[Mapping[str, Any]],
+                      tools: Sequence[str]) -> dict[str, Any]:
+    return {"gen_ai.operation.name": "chat", "gen_ai.request.model": model,
+            "openinference.span.kind": "LLM", "gen_ai.input.messages": list(messages),
+            "gen_ai.request.tools": list(tools) or None}
+
+
+def _tool_attributes(name: str, call_id: str | None, args: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
+            "gen_ai.tool.call.id": call_id, "openinference.span.kind": "TOOL",
+            "gen_ai.tool.call.arguments": dict(args or {})}
+
+
 @contextmanager
 def model_call(model: str, messages: Sequence[Mapping[str, Any]],
                tools: Sequence[str] = ()) -> Iterator[ActiveSpan | None]:
     """One model request (`chat MODEL`): the messages sent and the tools offered."""
-    with span("llm", f"chat {model}", {
-            "gen_ai.operation.name": "chat", "gen_ai.request.model": model,
-            "openinference.span.kind": "LLM", "gen_ai.input.messages": list(messages),
-            "gen_ai.request.tools": list(tools) or None}) as s:
+    with span("llm", f"chat {model}", _model_attributes(model, messages, tools)) as s:
         yield s
+
+
+def start_model_call(model: str, messages: Sequence[Mapping[str, Any]],
+                     tools: Sequence[str] = ()) -> ActiveSpan | None:
+    """`model_call` for a request that begins in one callback and ends in another."""
+    return start_span("llm", f"chat {model}", _model_attributes(model, messages, tools))
+
+
+def start_tool_call(name: str, call_id: str | None, args: Mapping[str, Any] | None) -> ActiveSpan | None:
+    """`tool_call` for a tool that begins in one callback and ends in another."""
+    return start_span("tool", f"execute_tool {name}", _tool_attributes(name, call_id, args))
 
 
 def model_reply(s: ActiveSpan | None, *, model: str | None, text: str,
@@ -50,10 +71,7 @@ def model_reply(s: ActiveSpan | None, *, model: str | None, text: str,
 @contextmanager
 def tool_call(name: str, call_id: str | None, args: Mapping[str, Any] | None) -> Iterator[ActiveSpan | None]:
     """One tool execution (`execute_tool NAME`) with its arguments."""
-    with span("tool", f"execute_tool {name}", {
-            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
-            "gen_ai.tool.call.id": call_id, "openinference.span.kind": "TOOL",
-            "gen_ai.tool.call.arguments": dict(args or {})}) as s:
+    with span("tool", f"execute_tool {name}", _tool_attributes(name, call_id, args)) as s:
         yield s
 
 
@@ -67,4 +85,5 @@ def tool_result(s: ActiveSpan | None, result: Any, error: str | None = None) -> 
         s.fail(error)
 
 
-__all__ = ["agent_step", "model_call", "model_reply", "tool_call", "tool_result"]
+__all__ = ["agent_step", "model_call", "model_reply", "start_model_call", "start_tool_call", "tool_call",
+           "tool_result"]

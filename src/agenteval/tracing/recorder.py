@@ -53,7 +53,11 @@ def as_attribute(value: Any) -> tuple[AttributeValue, bool]:
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         cut = [bounded(v) for v in value]
         return [v for v, _ in cut], any(c for _, c in cut)
-    return bounded(json.dumps(value, ensure_ascii=False, default=str))
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=repr)
+    except (ValueError, TypeError, RecursionError) as e:  # a cycle, say: recording never fails a run
+        text = f"<not recordable as JSON: {type(e).__name__}: {e}>"
+    return bounded(text)
 
 
 class ActiveSpan:
@@ -82,6 +86,11 @@ class ActiveSpan:
     def fail(self, message: str) -> None:
         self.span.status, self.span.error = "error", message
 
+    def end(self) -> None:
+        """Ends a span opened with `start_span` (once; later calls change nothing)."""
+        if self.span.end is None:
+            self.span.end = time.time()
+
 
 class TraceRecorder:
     """The spans of one case run."""
@@ -101,6 +110,14 @@ class TraceRecorder:
 
 def current_recorder() -> TraceRecorder | None:
     return _RECORDER.get()
+
+
+def start_span(kind: SpanKind, name: str,
+               attributes: Mapping[str, Any] | None = None) -> ActiveSpan | None:
+    """Opens a span under the current one without entering it, for steps that begin in one
+    callback and end in another (end it with `ActiveSpan.end`); None with no recorder."""
+    recorder = _RECORDER.get()
+    return None if recorder is None else recorder.start(kind, name, _CURRENT.get(), attributes)
 
 
 @contextmanager
@@ -138,4 +155,4 @@ def span(kind: SpanKind, name: str,
 
 
 __all__ = ["ActiveSpan", "TraceRecorder", "as_attribute", "bounded", "current_recorder", "new_span_id",
-           "new_trace_id", "recording", "span"]
+           "new_trace_id", "recording", "span", "start_span"]
