@@ -66,3 +66,29 @@ def test_traces_can_be_turned_off() -> None:
     case = _run([[ToolCallRequest("roll_die", {"sides": 6})], "You rolled 4"], ["Roll a d6"], traces=False)
     assert case.trace is None
     assert case.eval_metric_result_per_invocation[0].actual_invocation.duration is not None
+
+
+def test_efficiency_metrics_come_from_the_trace_and_judges_are_linked_to_their_spans() -> None:
+    model = ScriptedModel([[ToolCallRequest("roll_die", {"sides": 6})], "You rolled 4"], latency=0.01)
+    judge = ScriptedModel(lambda req: json.dumps({"rationale": "same answer", "verdict": "valid"}))
+    s = eval_set("s", {"c": [inv("Roll a d6", "You rolled 4", [call("roll_die", sides=6)])]})
+    config = EvalConfig(criteria={"final_response_match_v2": {
+        "threshold": 0.5, "judge_model_options": {"judge_model": "j", "num_samples": 1}}})
+    job = EvalJob(agent=Agent("dice", "m", tools=[roll_die]), selections=[Selection(None, s)], config=config)
+    case = asyncio.run(run(job, Services.create({}, models={"m": model, "j": judge}))).results[0] \
+        .eval_case_results[0]
+    assert case.trace is not None
+    metrics = {m.metric_name: m for m in case.overall_eval_metric_results}
+    llm = [sp for sp in case.trace.spans if sp.kind == "llm"]
+    assert metrics["inference_call_count_v1"].score == len(llm) == 2
+    assert metrics["tool_call_count_v1"].score == 1
+    tokens = sum(int(sp.attributes["gen_ai.usage.input_tokens"])
+                 + int(sp.attributes["gen_ai.usage.output_tokens"]) for sp in llm)
+    assert metrics["token_usage_v1"].score == tokens
+    (record,) = case.judge_records
+    (judge_span,) = [sp for sp in case.trace.spans if sp.kind == "judge"]
+    assert record.span_id == judge_span.span_id and judge_span.name == "judge final_response_match_v2"
+    assert judge_span.attributes["agenteval.verdict"] == "valid"
+    assert judge_span.attributes["agenteval.invocation_index"] == 0
+    scoring = next(sp for sp in case.trace.spans if sp.kind == "scoring")
+    assert judge_span.parent_id == scoring.span_id

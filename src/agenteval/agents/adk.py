@@ -109,7 +109,9 @@ def _reply(span: Any, llm_response: Any) -> None:
                     for p in parts if p.function_call],
         input_tokens=getattr(usage, "prompt_token_count", None),
         output_tokens=getattr(usage, "candidates_token_count", None),
-        cached_tokens=getattr(usage, "cached_content_token_count", None))
+        cached_tokens=getattr(usage, "cached_content_token_count", None),
+        reasoning_tokens=getattr(usage, "thoughts_token_count", None),
+        tool_use_tokens=getattr(usage, "tool_use_prompt_token_count", None))
     if getattr(llm_response, "error_code", None):
         span.fail(f"{llm_response.error_code}: {getattr(llm_response, 'error_message', '')}")
 

@@ -3,9 +3,12 @@
 Results are built with `trusted` (no validation): every value is a float or None, computed here
 from validated invocations, and a run builds several per invocation.
 
-They read what inference recorded: tool calls, model calls (events with usage metadata or a
-model version), token usage and timings. For data that lacks them (the legacy intermediate form,
-or runs read back from files without timings) the value is None, i.e. not available.
+They read the case run's trace when there is one (`agenteval.tracing.figures`: the spans are
+the one source of counts, tokens and timings; inference writes the same timings into the
+invocations). Without a trace (results read back from ADK files) they read what the invocations
+say: tool calls, model calls (events with usage metadata or a model version), token usage and
+timings. Where the data lacks them (the legacy intermediate form, files without timings) the
+value is None, i.e. not available.
 """
 
 from __future__ import annotations
@@ -18,13 +21,19 @@ from agenteval.schema import (
     TokenUsageDetails,
 )
 from agenteval.schema.base import trusted
+from agenteval.tracing.figures import Figures, invocation_figures
+
+
+def _figures(ctx: EvalContext) -> list[Figures | None]:
+    return [invocation_figures(ctx.trace, i) for i in range(len(ctx.actual))]
 
 
 class ToolCallCount(Criterion):
     """`tool_call_count_v1`: tool calls per invocation; overall, the mean."""
 
     def score(self, ctx: EvalContext) -> CriterionResult:
-        per = [float(len(inv.tool_calls())) for inv in ctx.actual]
+        per = [float(f.tool_calls if f is not None else len(inv.tool_calls()))
+               for inv, f in zip(ctx.actual, _figures(ctx), strict=True)]
         return CriterionResult(mean(per), [InvocationScore(v) for v in per])
 
 
@@ -33,14 +42,19 @@ class InferenceCallCount(Criterion):
 
     def score(self, ctx: EvalContext) -> CriterionResult:
         per: list[float | None] = []
-        for inv in ctx.actual:
-            n = inv.model_call_count()
+        for inv, f in zip(ctx.actual, _figures(ctx), strict=True):
+            n = f.model_calls if f is not None and f.model_calls else inv.model_call_count()
             per.append(None if n is None else float(n))
         return CriterionResult(mean(per), [InvocationScore(v) for v in per])
 
 
-def token_usage(inv: Invocation) -> TokenUsageDetails | None:
-    """Summed token counts of an invocation's model calls; None when none were reported."""
+def _counts(inv: Invocation, fig: Figures | None) -> tuple[float | None, ...] | None:
+    """(prompt, cached, tool-use prompt, candidates, reasoning) tokens, from the spans when they
+    reported any, else from the invocation's usage metadata; None when nothing reported."""
+    if fig is not None and (fig.input_tokens is not None or fig.output_tokens is not None):
+        return tuple(None if v is None else float(v) for v in (
+            fig.input_tokens, fig.cached_tokens, fig.tool_use_tokens, fig.output_tokens,
+            fig.reasoning_tokens))
     usages = inv.usage()
     if not usages:
         return None
@@ -49,9 +63,17 @@ def token_usage(inv: Invocation) -> TokenUsageDetails | None:
         values = [getattr(u, attr) for u in usages if getattr(u, attr) is not None]
         return float(sum(values)) if values else None
 
-    prompt, cached = total("prompt_token_count"), total("cached_content_token_count")
-    tool, candidates = total("tool_use_prompt_token_count"), total("candidates_token_count")
-    reasoning = total("thoughts_token_count")
+    return (total("prompt_token_count"), total("cached_content_token_count"),
+            total("tool_use_prompt_token_count"), total("candidates_token_count"),
+            total("thoughts_token_count"))
+
+
+def token_usage(inv: Invocation, fig: Figures | None = None) -> TokenUsageDetails | None:
+    """Summed token counts of an invocation's model calls; None when none were reported."""
+    counts = _counts(inv, fig)
+    if counts is None:
+        return None
+    prompt, cached, tool, candidates, reasoning = counts
     inputs = None if prompt is None and tool is None else (prompt or 0.0) + (tool or 0.0)
     outputs = (None if candidates is None and reasoning is None
                else (candidates or 0.0) + (reasoning or 0.0))
@@ -76,7 +98,7 @@ class TokenUsage(Criterion):
     """
 
     def score(self, ctx: EvalContext) -> CriterionResult:
-        details = [token_usage(inv) for inv in ctx.actual]
+        details = [token_usage(inv, f) for inv, f in zip(ctx.actual, _figures(ctx), strict=True)]
         per = [InvocationScore(d.total_tokens if d else None, _details(token_usage=d) if d else None)
                for d in details]
         n = len(details) or 1

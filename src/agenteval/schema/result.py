@@ -112,6 +112,7 @@ class JudgeRecord(WireModel):
     prompt_tokens: int = 0
     cached: bool = False
     screened: list[str] = Field(default_factory=list)  # judge-directed text cut from the agent's
+    span_id: str | None = None  # the judge span of this call in the case's trace
 
 
 class EvalCaseResult(WireModel):

@@ -55,6 +55,8 @@ class Figures:
     input_tokens: int | None
     output_tokens: int | None
     cached_tokens: int | None
+    reasoning_tokens: int | None = None
+    tool_use_tokens: int | None = None
 
 
 def figures(trace: Trace, invocation: Span) -> Figures:
@@ -70,7 +72,9 @@ def figures(trace: Trace, invocation: Span) -> Figures:
         model_calls=len(llm), tool_calls=len(tool),
         input_tokens=_tokens(llm, "gen_ai.usage.input_tokens"),
         output_tokens=_tokens(llm, "gen_ai.usage.output_tokens"),
-        cached_tokens=_tokens(llm, "gen_ai.usage.cache_read.input_tokens"))
+        cached_tokens=_tokens(llm, "gen_ai.usage.cache_read.input_tokens"),
+        reasoning_tokens=_tokens(llm, "agenteval.usage.reasoning_tokens"),
+        tool_use_tokens=_tokens(llm, "agenteval.usage.tool_use_prompt_tokens"))
 
 
 def invocation_figures(trace: Trace | None, index: int) -> Figures | None:

@@ -54,9 +54,11 @@ def start_tool_call(name: str, call_id: str | None, args: Mapping[str, Any] | No
 
 def model_reply(s: ActiveSpan | None, *, model: str | None, text: str,
                 tool_calls: Sequence[Mapping[str, Any]] = (), input_tokens: int | None = None,
-                output_tokens: int | None = None, cached_tokens: int | None = None) -> None:
+                output_tokens: int | None = None, cached_tokens: int | None = None,
+                reasoning_tokens: int | None = None, tool_use_tokens: int | None = None) -> None:
     """Records a model's reply on its span: the text, the tool calls it asked for, token counts
-    (cached prompt tokens where the backend says)."""
+    (cached prompt tokens where the backend says; reasoning and tool-use prompt tokens, which
+    the GenAI conventions do not name yet, under `agenteval.usage.*`)."""
     if s is None:
         return
     message: dict[str, Any] = {"role": "assistant", "content": text}
@@ -65,7 +67,9 @@ def model_reply(s: ActiveSpan | None, *, model: str | None, text: str,
     s.update({"gen_ai.response.model": model, "gen_ai.output.messages": [message],
               "output.value": text, "gen_ai.usage.input_tokens": input_tokens,
               "gen_ai.usage.output_tokens": output_tokens,
-              "gen_ai.usage.cache_read.input_tokens": cached_tokens or None})
+              "gen_ai.usage.cache_read.input_tokens": cached_tokens or None,
+              "agenteval.usage.reasoning_tokens": reasoning_tokens,
+              "agenteval.usage.tool_use_prompt_tokens": tool_use_tokens})
 
 
 @contextmanager

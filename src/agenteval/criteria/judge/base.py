@@ -26,6 +26,7 @@ import anyio
 from agenteval.criteria.base import Criterion, CriterionResult, EvalContext, InvocationScore, mean
 from agenteval.criteria.judge import prompts
 from agenteval.criteria.judge.service import JudgeAnswer
+from agenteval.criteria.judge.spans import judge_span, judged
 from agenteval.schema import JudgeRecord, LlmAsAJudgeCriterion
 
 # Criteria whose verdicts on the embedded 1.5B judge stay well below the 90% goal (53-74% on
@@ -131,11 +132,15 @@ class JudgeCriterion(Criterion):
 
         async def ask_one(q: JudgeQuestion) -> tuple[float | None, str | None, JudgeRecord]:
             async with limiter:
-                answer = await judge.ask(options.judge_model, prompts.SYSTEM, q.prompt, q.labels,
-                                         options.num_samples, q.notes, q.examples)
-            score, label, rationale, error = vote(answer, q)
-            record = self.record(q, answer)
-            record.verdict, record.score, record.rationale, record.error = label, score, rationale, error
+                with judge_span(self.metric_name, q.invocation_index, q.item, options.judge_model,
+                                q.prompt) as recorded:
+                    answer = await judge.ask(options.judge_model, prompts.SYSTEM, q.prompt, q.labels,
+                                             options.num_samples, q.notes, q.examples)
+                    score, label, rationale, error = vote(answer, q)
+                    record = self.record(q, answer)
+                    record.verdict, record.score, record.rationale, record.error = (
+                        label, score, rationale, error)
+                    judged(recorded, record)
             return score, label, record
 
         async def ask(index: int) -> None:

@@ -21,6 +21,7 @@ from agenteval.criteria.judge import context, prompts
 from agenteval.criteria.judge import examples as judge_examples
 from agenteval.criteria.judge.base import Answered, JudgeCriterion, JudgeQuestion
 from agenteval.criteria.judge.screen import Screened
+from agenteval.criteria.judge.spans import judge_span, judged
 from agenteval.schema import EvalMetricResultDetails, JudgeRecord, RubricsBasedCriterion, RubricScore
 from agenteval.schema.rubric import Rubric
 
@@ -117,16 +118,22 @@ class TwoStepRubricCriterion(RubricCriterion):
             i, rubric = items[k]
             step = JudgeQuestion(i, rubric.rubric_id, self.requirement_prompt(ctx, i, rubric_text(rubric)))
             async with limiter:
-                answer = await judge.ask_note(options.judge_model, prompts.RUBRIC_SYSTEM, step.prompt,
-                                              prompts.REQUIRED, self.requirement_examples)
-            record = self.record(step, answer)
-            record.step = "requirement"
-            note = answer.samples[0].verdict if answer.samples else None
+                with judge_span(self.metric_name, i, rubric.rubric_id, options.judge_model,
+                                step.prompt, "requirement") as recorded:
+                    answer = await judge.ask_note(options.judge_model, prompts.RUBRIC_SYSTEM,
+                                                  step.prompt, prompts.REQUIRED, self.requirement_examples)
+                    record = self.record(step, answer)
+                    record.step = "requirement"
+                    note = answer.samples[0].verdict if answer.samples else None
+                    if note is None:
+                        record.error = (answer.error
+                                        or "the judge's requirement for this rubric could not be read")
+                    else:
+                        record.rationale = note.rationale
+                    judged(recorded, record)
             if note is None:
-                record.error = answer.error or "the judge's requirement for this rubric could not be read"
                 built[k] = (record, None)
                 return
-            record.rationale = note.rationale
             reply = replies[i]
             built[k] = (record, JudgeQuestion(
                 i, rubric.rubric_id, self.prompt(ctx, i, note.rationale, reply.text),
