@@ -15,6 +15,7 @@ from agenteval.cli import options as opt
 from agenteval.cli import teardown
 from agenteval.cli.history import COMMANDS as HISTORY_COMMANDS
 from agenteval.cli.options import report_options
+from agenteval.cli.trace import trace as trace_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -25,6 +26,7 @@ def cli() -> None:
 
 for _command in HISTORY_COMMANDS:  # runs, report, compare
     cli.add_command(_command)
+cli.add_command(trace_command)
 
 
 @cli.command()
@@ -86,12 +88,14 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
                                 case_sensitive=False))
 @click.option("--no_history", "--no-history", is_flag=True,
               help="Do not write the result into the agent's .agenteval/eval_history.")
+@click.option("--no_traces", "--no-traces", is_flag=True,
+              help="Do not record what the agent did inside each invocation (spans).")
 @report_options
 def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_path: str | None,
           print_detailed_results: bool, output: str | None, num_runs: int, parallelism: int,
           model_parallelism: dict[str, int], agent_model: str | None, judge_model: str | None,
           judge_timeout: float | None, judge_attempts: int | None, eval_storage_uri: str | None,
-          log_level: str, no_history: bool, no_cache: bool, junit_xml: str | None,
+          log_level: str, no_history: bool, no_traces: bool, no_cache: bool, junit_xml: str | None,
           html: str | None, markdown: str | None) -> None:
     """Run the agent at AGENT_PATH over eval sets and score what it did.
 
@@ -107,6 +111,7 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
         parallelism=parallelism, model_parallelism=model_parallelism, agent_model=agent_model,
         judge_model=judge_model, eval_storage_uri=eval_storage_uri, log_level=log_level,
         no_cache=no_cache, judge_timeout=judge_timeout, judge_attempts=judge_attempts,
+        traces=not no_traces,
         outputs=Outputs(output=output, junit_xml=junit_xml, html=html, markdown=markdown,
                         history_root=None if no_history else agent_path))))
 

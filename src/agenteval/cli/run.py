@@ -47,6 +47,7 @@ class EvalArgs:
     no_cache: bool = False
     judge_timeout: float | None = None
     judge_attempts: int | None = None
+    traces: bool = True
     outputs: Outputs = field(default_factory=Outputs)
 
 
@@ -71,7 +72,7 @@ def eval_command(args: EvalArgs) -> int:
                   concurrency=concurrency, judge_timeout=args.judge_timeout,
                   judge_attempts=args.judge_attempts, command="eval", argv=sys.argv[1:],
                   num_runs=args.num_runs, agent_model=args.agent_model,
-                  app_name=agent_dir.resolve().name, agent_path=args.agent_path)
+                  app_name=agent_dir.resolve().name, agent_path=args.agent_path, traces=args.traces)
     metrics = job.metrics()
     services = Services.for_job(job, dict(os.environ), store_root=args.agent_path,
                                 no_cache=args.no_cache)

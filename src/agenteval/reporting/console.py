@@ -18,6 +18,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from agenteval.reporting.trace import trace_tree
 from agenteval.schema import (
     EvalCaseResult,
     EvalMetricResult,
@@ -394,6 +395,8 @@ def invocation_details(case: EvalCaseResult) -> RenderableType:
             lines.rstrip()
             table.add_row("judge rationales", lines)
         parts.append(table)
+        if case.trace is not None:
+            parts.append(trace_tree(case.trace, f"trace of invocation {i}", invocation=i))
     for err in case.metric_errors:
         where = "" if err.invocation_index is None else f" (invocation {err.invocation_index})"
         parts.append(Text(f"{err.metric_name}{where}: {err.message}", style="yellow"))

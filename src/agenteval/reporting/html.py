@@ -25,6 +25,7 @@ from html import escape
 
 from agenteval.reporting.console import format_score
 from agenteval.reporting.outcome import call_lines, ci_text, fmt_seconds, is_negative, record_where
+from agenteval.reporting.trace import trace_html
 from agenteval.schema import (
     EvalCaseResult,
     EvalMetricResultPerInvocation,
@@ -47,6 +48,7 @@ details.c.cF,details.c.cN{border-color:#b3261e}summary{cursor:pointer}
 .io td{width:45%}.io th{width:8em}.m{background:#fde3e1}.x{background:#fff1c2}.e{color:#555}
 .note{color:#666;font-size:.92em}.err{color:#b3261e}ul{margin:.2em 0;padding-left:1.4em}
 #hp:checked~#cases .cP{display:none}
+.trace{font-size:.92em;margin:.2em 0 .6em}
 """
 _OPEN = 50  # failing cases shown expanded
 _LETTER = {EvalStatus.PASSED: "P", EvalStatus.FAILED: "F", EvalStatus.NOT_EVALUATED: "N",
@@ -147,7 +149,8 @@ def _rubrics(run: EvalCaseResult, limit: int) -> str:
 
 def _run(run: EvalCaseResult, multi: bool, limit: int) -> str:
     parts = [f"<h4>run {run.run_index}: {_status(run.final_eval_status)}</h4>"] if multi else []
-    parts += [_invocation(i, per, limit) for i, per in enumerate(run.eval_metric_result_per_invocation)]
+    parts += [_invocation(i, per, limit) + (trace_html(run.trace, i) if run.trace is not None else "")
+              for i, per in enumerate(run.eval_metric_result_per_invocation)]
     parts.append(_rubrics(run, limit))
     if run.judge_records:
         parts.append(_judge(run.judge_records, limit))

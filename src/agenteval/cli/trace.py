@@ -1,0 +1,50 @@
+"""`agenteval trace RUN [CASE_ID]`: the trace tree of a stored run's cases, in the terminal."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from agenteval.cli import options as opt
+
+
+def _trace(ref: str, case_id: str | None, root: str, run_index: int | None, invocation: int | None) -> int:
+    from rich.console import Console
+
+    from agenteval.errors import DataError
+    from agenteval.reporting.trace import trace_tree
+    from agenteval.store import load_run
+
+    result = load_run(ref, root)
+    cases = [c for c in result.eval_case_results
+             if (case_id is None or c.eval_id == case_id)
+             and (run_index is None or c.run_index == run_index)]
+    if not cases:
+        known = ", ".join(dict.fromkeys(c.eval_id for c in result.eval_case_results)) or "none"
+        what = f"case {case_id!r}" + ("" if run_index is None else f" run {run_index}")
+        raise DataError(ref, "eval_case_results", f"no {what} in this run (cases: {known})")
+    console = Console()
+    for case in cases:
+        title = f"{result.eval_set_id} / {case.eval_id}  run {case.run_index}"
+        if case.trace is None:
+            console.print(f"{title}: no trace recorded (traces are recorded by `agenteval eval`; "
+                          "this result was scored from a file, or run with --no_traces)")
+            continue
+        console.print(trace_tree(case.trace, title, invocation))
+    return 0
+
+
+@click.command()
+@click.argument("run")
+@click.argument("case_id", required=False)
+@click.option("--root", type=click.Path(file_okay=False), default=None,
+              help="Store root holding .agenteval/ (default: the current directory).")
+@click.option("--run_index", "--run-index", type=click.IntRange(min=0), help="Only this repeat of the case.")
+@click.option("--invocation", type=click.IntRange(min=0), help="Only this invocation (user turn).")
+def trace(run: str, case_id: str | None, root: str | None, run_index: int | None,
+          invocation: int | None) -> None:
+    """Show the trace of RUN's cases (or of CASE_ID): each invocation's agent steps, model calls
+    with tokens, tool calls with arguments and results, simulated user turns and judge calls,
+    with their durations. RUN is a run id, a unique prefix, latest, previous or a result file."""
+    sys.exit(opt.guard(_trace, run, case_id, root or ".", run_index, invocation))

@@ -1,0 +1,65 @@
+"""`agenteval trace`, and the trace in --print_detailed_results and the HTML report."""
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from agenteval.cli.main import cli
+from tests.helpers import call, eval_set, inv
+
+AGENT = '''
+def root_agent(text, state):
+    return {"response": "answer to " + text,
+            "tool_calls": [{"name": "lookup", "args": {"q": text}, "response": {"ok": "<script>x</script>"}}]}
+'''
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    agent = tmp_path / "my_agent"
+    agent.mkdir()
+    (agent / "agent.py").write_text(AGENT)
+    s = eval_set("myset", {"good": [inv("x", "answer to x", [call("lookup", q="x")]),
+                                    inv("y", "answer to y", [call("lookup", q="y")])]})
+    (agent / "myset.evalset.json").write_text(s.model_dump_json(exclude_none=True))
+    return agent
+
+
+def _cli(*args: str | Path) -> str:
+    r = CliRunner().invoke(cli, [str(a) for a in args], env={"COLUMNS": "160"})
+    assert r.exit_code in (0, 1), r.output
+    return r.output
+
+
+def test_trace_command_prints_the_tree(project: Path) -> None:
+    _cli("eval", project, "myset")
+    out = _cli("trace", "latest", "good", "--root", project)
+    assert "myset / good  run 0" in out and "invocation 1" in out
+    assert 'execute_tool lookup' in out and 'args {"q": "y"}' in out
+    one = _cli("trace", "latest", "--root", project, "--invocation", "0")
+    assert 'args {"q": "x"}' in one and 'args {"q": "y"}' not in one
+    r = CliRunner().invoke(cli, ["trace", "latest", "nope", "--root", str(project)])
+    assert r.exit_code == 2 and "no case 'nope' in this run (cases: good)" in r.output
+
+
+def test_a_scored_result_says_it_has_no_trace(project: Path, tmp_path: Path) -> None:
+    out_file = tmp_path / "s.json"
+    _cli("score", project / "myset.evalset.json", "--actual", project / "myset.evalset.json", "-o", out_file)
+    assert "no trace recorded" in _cli("trace", out_file)
+
+
+def test_details_and_html_show_the_trace_escaped(project: Path, tmp_path: Path) -> None:
+    report = tmp_path / "r.html"
+    out = _cli("eval", project, "myset", "--print_detailed_results", "--html", report, "--no_history")
+    assert "trace of invocation 0" in out and "execute_tool lookup" in out
+    page = report.read_text()
+    assert page.count("<details class=trace>") == 2
+    assert "<script>x</script>" not in page and "&lt;script&gt;" in page
+
+
+def test_no_traces(project: Path, tmp_path: Path) -> None:
+    out_file = tmp_path / "r.json"
+    _cli("eval", project, "myset", "--no_traces", "-o", out_file, "--no_history")
+    assert json.loads(out_file.read_text())["eval_case_results"][0]["trace"] is None
