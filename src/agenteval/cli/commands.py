@@ -37,6 +37,8 @@ from agenteval.runner import (
 from agenteval.runner.sync import run_sync
 from agenteval.schema import Concurrency, EvalSetResult, Run
 from agenteval.store import RunStore, history_db_path, output_paths, record, write_outputs
+from agenteval.tracing.otel import export as export_traces
+from agenteval.tracing.otel import traces_url
 from agenteval.verdicts import all_passed
 
 MAX_TABLE_CASES = 50
@@ -51,6 +53,7 @@ class Outputs:
     html: str | None = None
     markdown: str | None = None
     history_root: str | None = None  # record the run in this store (None: not at all)
+    otlp_endpoint: str | None = None  # export the traces to this OTLP/HTTP collector
 
     def check(self, eval_set_ids: Sequence[str]) -> None:
         """Before the run: every target can be written and the run history can be used; a
@@ -114,6 +117,10 @@ def finish(console: Console, run: Run, detailed: bool, outputs: Outputs) -> int:
         root = outputs.history_root
         attempt(lambda: "\n".join([*(f"History: {p}" for p in record(root, run)),
                                    f"Recorded run {run.run_id} in {history_db_path(root)}"]))
+    if outputs.otlp_endpoint:
+        endpoint = outputs.otlp_endpoint
+        attempt(lambda: f"Exported {export_traces(run.results, endpoint, run_id=run.run_id)} spans to "
+                        f"{traces_url(endpoint)}")
     for message in failed:
         click.echo(f"error: {message}", err=True)
     return 2 if failed else code

@@ -6,6 +6,7 @@ Exit codes: 0 every case passed, 1 a case failed, 2 bad input.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -42,6 +43,7 @@ cli.add_command(trace_command)
 @opt.judge_endpoint_options
 @opt.no_cache
 @report_options
+@opt.otlp_endpoint
 @click.option("--history", is_flag=True,
               help="Also save the result into ./.agenteval/eval_history and record it in the run "
               "database (see `agenteval runs`).")
@@ -49,7 +51,7 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
           output: str | None, print_detailed_results: bool, parallelism: int,
           model_parallelism: dict[str, int], judge_model: str | None, judge_timeout: float | None,
           judge_attempts: int | None, no_cache: bool, junit_xml: str | None, html: str | None,
-          markdown: str | None, history: bool) -> None:
+          markdown: str | None, otlp_endpoint: str | None, history: bool) -> None:
     """Score a recorded run (ACTUAL) against EXPECTED_EVALSET without running any agent.
 
     Judge verdicts are cached in ./.agenteval/judge_cache.sqlite, so re-scoring unchanged
@@ -63,7 +65,8 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
         parallelism=parallelism, model_parallelism=model_parallelism,
         judge_timeout=judge_timeout, judge_attempts=judge_attempts,
         outputs=Outputs(output=output, junit_xml=junit_xml, html=html, markdown=markdown,
-                        history_root="." if history else None))))
+                        history_root="." if history else None,
+                        otlp_endpoint=opt.otlp_from(otlp_endpoint, dict(os.environ))))))
 
 
 @cli.command(name="eval")
@@ -91,12 +94,13 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
 @click.option("--no_traces", "--no-traces", is_flag=True,
               help="Do not record what the agent did inside each invocation (spans).")
 @report_options
+@opt.otlp_endpoint
 def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_path: str | None,
           print_detailed_results: bool, output: str | None, num_runs: int, parallelism: int,
           model_parallelism: dict[str, int], agent_model: str | None, judge_model: str | None,
           judge_timeout: float | None, judge_attempts: int | None, eval_storage_uri: str | None,
           log_level: str, no_history: bool, no_traces: bool, no_cache: bool, junit_xml: str | None,
-          html: str | None, markdown: str | None) -> None:
+          html: str | None, markdown: str | None, otlp_endpoint: str | None) -> None:
     """Run the agent at AGENT_PATH over eval sets and score what it did.
 
     Each EVAL_SET_FILE_OR_ID is an eval-set file, optionally followed by `:id1,id2` to select
@@ -113,7 +117,8 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
         no_cache=no_cache, judge_timeout=judge_timeout, judge_attempts=judge_attempts,
         traces=not no_traces,
         outputs=Outputs(output=output, junit_xml=junit_xml, html=html, markdown=markdown,
-                        history_root=None if no_history else agent_path))))
+                        history_root=None if no_history else agent_path,
+                        otlp_endpoint=opt.otlp_from(otlp_endpoint, dict(os.environ))))))
 
 
 @cli.command()

@@ -70,6 +70,20 @@ def judge_endpoint_options(fn: F) -> F:
                         metavar="S", help="Seconds to wait for one judge reply. Default 60.")(fn)
 
 
+otlp_endpoint = click.option(
+    "--otlp_endpoint", "--otlp-endpoint", metavar="URL",
+    help="Export the run's traces over OTLP/HTTP to this collector (base URL, e.g. "
+    "http://localhost:4318; default: $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or "
+    "$OTEL_EXPORTER_OTLP_ENDPOINT when set). Needs pip install 'agenteval[otel]'.",
+)
+
+
+def otlp_from(flag: str | None, env: dict[str, str]) -> str | None:
+    """The OTLP endpoint: the flag, else the standard OpenTelemetry variables (the traces URL as
+    it is, or the base URL), else None (nothing is exported)."""
+    return flag or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+
+
 def report_options(fn: F) -> F:
     """The report-file options: `junit_xml`, `html`, `markdown` (each a path or None)."""
     fn = click.option("--markdown", type=click.Path(dir_okay=False),
