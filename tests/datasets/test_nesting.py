@@ -17,6 +17,7 @@ from agenteval.datasets import (
     read_json,
     write_model,
 )
+from agenteval.datasets.files import parse_json
 from agenteval.datasets.nesting import MAX_DEPTH, deepest_path, too_deep
 from agenteval.errors import DataError
 
@@ -119,3 +120,30 @@ def test_the_deepest_eval_set_allowed_loads_writes_and_loads_again(tmp_path: Pat
     write_model(out, eval_set)
     assert load_eval_set(out) == eval_set
     assert _depth(read_json(out)) == MAX_DEPTH
+
+
+@pytest.mark.parametrize("text", [
+    "[" * 10_000,
+    '{"a": ' * 10_000,
+    '{"eval_set_id": "s", "eval_cases": ' + "[" * 10_000 + "]" * 5,
+    "[" * 10_000 + '"' + "]" * 10_000,  # an unterminated string swallows the closing brackets
+    '["\\\\"' + ", [" * 10_000,
+])
+def test_malformed_deep_input_is_refused_before_the_parser_recurses(text: str) -> None:
+    with pytest.raises(DataError) as err:
+        parse_json("f.json", text.encode(), MAX_DEPTH)
+    assert "nested more than 100 levels deep" in err.value.message
+
+
+def test_no_truncation_or_garbling_of_deep_input_reaches_a_recursion_error() -> None:
+    rng = random.Random(3)
+    whole = json.dumps({"a": [{"b": "x\\\"[{"}] * 3, "c": json.loads(_nested(300))}).encode()
+    for _ in range(300):
+        text = bytearray(whole[:rng.randint(0, len(whole))])
+        for _ in range(rng.randint(0, 3)):
+            if text:
+                text[rng.randrange(len(text))] = rng.choice(b'[]{}",:\\ ')
+        try:
+            parse_json("f.json", bytes(text), MAX_DEPTH)
+        except DataError:
+            pass
