@@ -26,6 +26,7 @@ from agenteval.schema import (
     LlmAsAJudgeCriterion,
 )
 from agenteval.schema.run import RunCommand
+from agenteval.tracing.ingest import TraceConversations
 
 
 def with_judge_model(metrics: Sequence[ConfiguredMetric], judge_model: str | None) -> list[ConfiguredMetric]:
@@ -111,7 +112,7 @@ class ScoreJob(JobOptions):
     """Score `actual` (what an agent did) against the expected eval set."""
 
     expected: Selection | None = None
-    actual: EvalSet | EvalSetResult | None = None
+    actual: EvalSet | EvalSetResult | TraceConversations | None = None
     actual_source: str | Path | None = None
 
 

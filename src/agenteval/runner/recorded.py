@@ -19,15 +19,26 @@ from agenteval.runner.scoring import CaseRun, NotEvaluatedPolicy, score_case
 from agenteval.schema import EvalCaseResult, EvalSet, EvalSetResult
 from agenteval.schema.progress import CaseFinished, CaseStarted, Listener
 from agenteval.schema.run import RunSpec
+from agenteval.tracing.ingest import TraceConversations, read_traces
+from agenteval.tracing.otlp_json import looks_like_otlp
 from agenteval.verdicts.aggregate import summarise
 
+Actual = EvalSet | EvalSetResult | TraceConversations
 
-def load_actual(path: str | Path) -> EvalSet | EvalSetResult:
-    """What an agent did: an eval set of actual conversations, or a result document written by
-    `agenteval eval` (told apart by its `eval_set_result_id`). Either is refused when it holds
-    one eval id twice (one (eval id, run index) pair, for a result document)."""
+
+def load_actual(path: str | Path) -> Actual:
+    """What an agent did: an eval set of actual conversations, a result document written by
+    `agenteval eval` (told apart by its `eval_set_result_id`), or an OpenTelemetry trace export
+    (OTLP/JSON, told apart by its `resourceSpans`; see `agenteval.tracing.ingest`). An eval set
+    or result document is refused when it holds one eval id twice (one (eval id, run index)
+    pair, for a result document)."""
     text = read_bytes(path)
     head = text[:4096]
+    if looks_like_otlp(head):
+        try:
+            return read_traces(path, text.decode("utf-8-sig"))
+        except UnicodeDecodeError as e:
+            raise DataError(path, "", f"cannot read: {e}") from None
     if b"eval_set_result_id" not in head and b"evalSetResultId" not in head:
         # Fast path for an eval set (a result document, which starts with its id, skips it).
         # Whatever it rejects takes the general path below, which tells result documents
@@ -125,7 +136,7 @@ def result_id(eval_set_id: str, app_name: str | None = None) -> str:
     return f"{prefix}{eval_set_id}_{time.time()}"
 
 
-async def score_recorded(expected: EvalSet, actual: EvalSet | EvalSetResult,
+async def score_recorded(expected: EvalSet, actual: Actual,
                          metrics: Sequence[ConfiguredMetric],
                          *, actual_source: str | Path | None = None,
                          policy: NotEvaluatedPolicy = "fail", gating: str = "mean",
@@ -137,6 +148,11 @@ async def score_recorded(expected: EvalSet, actual: EvalSet | EvalSetResult,
     `gating` and carrying `header` as its `run`."""
     if isinstance(actual, EvalSetResult):
         runs = runs_from_result(expected, actual, actual_source)
+    elif isinstance(actual, TraceConversations):
+        conversations, traces = actual.match(expected)
+        runs = pair_runs(expected, conversations, actual_source)
+        for run in runs:
+            run.trace = traces.get(run.case.eval_id)
     else:
         runs = pair_runs(expected, actual, actual_source)
     results: list[EvalCaseResult | None] = [None] * len(runs)

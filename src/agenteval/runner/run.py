@@ -31,6 +31,7 @@ from agenteval.schema import (
 )
 from agenteval.schema.progress import Listener, RunFinished, RunStarted
 from agenteval.simulation import LlmUserSimulator, parse_simulator_config
+from agenteval.tracing.ingest import TraceConversations
 
 
 def _judge(services: Services, listener: Listener | None) -> JudgeService:
@@ -132,6 +133,7 @@ async def rescore(job: ScoreJob, services: Services, listener: Listener | None =
     header.actual_file = None if job.actual_source is None else str(job.actual_source)
     if listener is not None:
         runs = (len(job.actual.eval_case_results) if isinstance(job.actual, EvalSetResult)
+                else len(job.actual.conversations) if isinstance(job.actual, TraceConversations)
                 else len(job.actual.eval_cases))
         listener(RunStarted(header.run_id, runs))
     result = await score_recorded(job.expected.eval_set, job.actual, metrics,

@@ -1,0 +1,377 @@
+"""Traces in: what an agent of any framework did, read from the OpenTelemetry spans it exported.
+
+The rule, for every file (OTLP/JSON, `agenteval.tracing.otlp_json`):
+
+1. **Turns.** Each trace is one user turn (ADK, the OpenAI Agents SDK and LangGraph export one
+   trace per run), except agenteval's own traces, whose `invocation` spans are the turns.
+2. **Conversations.** Turns with the same session id (`session.id` (OpenInference),
+   `gen_ai.conversation.id` (GenAI conventions), `gcp.vertex.agent.session_id` (ADK's legacy
+   spans), `agenteval.eval_id`) form one conversation, in start order. A turn without one is a
+   conversation of its own.
+3. **Matching to eval cases.** A conversation whose session id is an `eval_id` of the expected
+   set is that case; otherwise the case whose first user message is the conversation's first
+   user message (when exactly one is). Anything left unmatched on either side is an error
+   naming it.
+4. **Content of a turn.** Model calls are the LLM spans (`openinference.span.kind` LLM, or
+   `gen_ai.operation.name` chat / generate_content / text_completion, or ADK's `call_llm`),
+   without the ones nested in another model call. The user message is the last user message of
+   the first model call's input; the tool calls are those the model calls asked for, in order;
+   their results come from the tool spans (`gen_ai.tool.call.result`, ADK's
+   `gcp.vertex.agent.tool_response`, OpenInference TOOL `output.value`), paired by order and
+   name; the final response is the text of the last model call's output. Token counts come
+   from `gen_ai.usage.*` or `llm.token_count.*`.
+
+Spans that carry no messages at all (an exporter left content capture off) are an error that
+says so, never empty answers. The spans themselves are kept, as the case's trace.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agenteval.errors import DataError
+from agenteval.schema import (
+    Content,
+    EvalCase,
+    EvalSet,
+    FunctionCall,
+    FunctionResponse,
+    IntermediateData,
+    Invocation,
+)
+from agenteval.schema.trace import Span, Trace
+from agenteval.tracing.otlp_json import OtlpSpan, read_otlp_json
+from agenteval.tracing.recorder import as_attribute, new_span_id
+
+SESSION_KEYS = ("session.id", "gen_ai.conversation.id", "gcp.vertex.agent.session_id", "agenteval.eval_id")
+_MODEL_OPERATIONS = ("chat", "generate_content", "text_completion")
+_KIND = {"LLM": "llm", "TOOL": "tool", "AGENT": "agent", "CHAIN": "other", "EVALUATOR": "judge"}
+
+
+def _is_model(s: OtlpSpan) -> bool:
+    a = s.attributes
+    return (a.get("openinference.span.kind") == "LLM" or a.get("gen_ai.operation.name") in _MODEL_OPERATIONS
+            or s.name == "call_llm")
+
+
+def _is_tool(s: OtlpSpan) -> bool:
+    a = s.attributes
+    return a.get("openinference.span.kind") == "TOOL" or a.get("gen_ai.operation.name") == "execute_tool"
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+@dataclass
+class Message:
+    role: str
+    text: str = ""
+    tool_calls: list[tuple[str | None, str, dict[str, Any]]] = field(default_factory=list)
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(_text_of(p) for p in content)
+    if isinstance(content, dict):
+        if content.get("type") in ("text", None) and isinstance(content.get("content"), str):
+            return str(content["content"])
+        if isinstance(content.get("text"), str) and not content.get("thought"):
+            return str(content["text"])
+    return ""
+
+
+def _semconv_messages(raw: Any) -> list[Message]:
+    """GenAI-convention messages (`parts`), agenteval's (`content`, `tool_calls`) or genai
+    contents (`parts` with `text` / `function_call`)."""
+    out = []
+    for m in raw if isinstance(raw, list) else []:
+        if not isinstance(m, dict):
+            continue
+        role = str(m.get("role") or "")
+        msg = Message("user" if role in ("user", "human")
+                      else "assistant" if role in ("assistant", "model", "ai") else role)
+        parts = m.get("parts") if isinstance(m.get("parts"), list) else None
+        if parts is None:
+            msg.text = _text_of(m.get("content"))
+            for c in m.get("tool_calls") or []:
+                msg.tool_calls.append((c.get("id"), str(c.get("name")), _json(c.get("arguments")) or {}))
+        else:
+            msg.text = "".join(_text_of(p) for p in parts)
+            for p in parts:
+                if p.get("type") == "tool_call":
+                    msg.tool_calls.append((p.get("id"), str(p.get("name")), _json(p.get("arguments")) or {}))
+                elif isinstance(p.get("function_call"), dict):
+                    fc = p["function_call"]
+                    msg.tool_calls.append((fc.get("id"), str(fc.get("name")), fc.get("args") or {}))
+        if any(p.get("type") == "tool_call_response" or "function_response" in p for p in parts or []):
+            msg.role = "tool"
+        out.append(msg)
+    return out
+
+
+def _flat_messages(a: dict[str, Any], prefix: str) -> list[Message]:
+    """OpenInference's flattened `llm.input_messages.{i}.message.*` / `llm.output_messages...`."""
+    by_index: dict[int, dict[str, Any]] = {}
+    for key, value in a.items():
+        if key.startswith(prefix):
+            index, _, rest = key[len(prefix):].partition(".message.")
+            if index.isdigit():
+                by_index.setdefault(int(index), {})[rest] = value
+    out = []
+    for i in sorted(by_index):
+        fields = by_index[i]
+        role = str(fields.get("role", ""))
+        msg = Message("assistant" if role in ("assistant", "ai") else role)
+        msg.text = str(fields.get("content") or "") or "".join(
+            str(v) for k, v in sorted(fields.items()) if k.startswith("contents.") and k.endswith(".text"))
+        calls: dict[int, dict[str, Any]] = {}
+        for k, v in fields.items():
+            if k.startswith("tool_calls."):
+                number, _, field_name = k[len("tool_calls."):].partition(".tool_call.")
+                if number.isdigit():
+                    calls.setdefault(int(number), {})[field_name] = v
+        for n in sorted(calls):
+            c = calls[n]
+            msg.tool_calls.append((c.get("id"), str(c.get("function.name")),
+                                   _json(c.get("function.arguments")) or {}))
+        out.append(msg)
+    return out
+
+
+def _model_io(s: OtlpSpan) -> tuple[list[Message], list[Message]] | None:
+    """(input, output) messages of a model call; None when the span carries no content."""
+    a = s.attributes
+    if "gen_ai.input.messages" in a or "gen_ai.output.messages" in a:
+        return (_semconv_messages(_json(a.get("gen_ai.input.messages"))),
+                _semconv_messages(_json(a.get("gen_ai.output.messages"))))
+    if "gcp.vertex.agent.llm_request" in a and a["gcp.vertex.agent.llm_request"] not in ("{}", {}):
+        request = _json(a["gcp.vertex.agent.llm_request"])
+        response = _json(a.get("gcp.vertex.agent.llm_response"))
+        contents = request.get("contents", []) if isinstance(request, dict) else []
+        reply = [response["content"]] if isinstance(response, dict) and response.get("content") else []
+        return _semconv_messages(contents), _semconv_messages(reply)
+    if any(k.startswith(("llm.input_messages.", "llm.output_messages.")) for k in a):
+        return _flat_messages(a, "llm.input_messages."), _flat_messages(a, "llm.output_messages.")
+    return None
+
+
+def _tool_result(s: OtlpSpan) -> Any:
+    a = s.attributes
+    for key in ("gen_ai.tool.call.result", "gcp.vertex.agent.tool_response", "output.value"):
+        if key in a:
+            value = _json(a[key])
+            # LangChain's serialised ToolMessage: the result is its content
+            data = value.get("data") if isinstance(value, dict) and value.get("type") == "tool" else None
+            if isinstance(data, dict):
+                value = _json(data.get("content"))
+            return value
+    return None
+
+
+def _tool_args(s: OtlpSpan) -> dict[str, Any] | None:
+    for key in ("gen_ai.tool.call.arguments", "gcp.vertex.agent.tool_call_args", "input.value"):
+        value = _json(s.attributes.get(key))
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def _tool_name(s: OtlpSpan) -> str:
+    a = s.attributes
+    name = a.get("gen_ai.tool.name") or a.get("tool.name")
+    return str(name) if name else s.name.removeprefix("execute_tool ").strip()
+
+
+@dataclass
+class Turn:
+    """One user turn read from spans."""
+
+    spans: list[OtlpSpan]
+    session: str | None
+    start: float
+    user_text: str = ""
+    final_text: str = ""
+    calls: list[tuple[str | None, str, dict[str, Any]]] = field(default_factory=list)
+    results: list[tuple[str, Any]] = field(default_factory=list)
+    has_content: bool = False
+    model_ids: set[str] = field(default_factory=set)  # the spans counted as model calls
+
+
+def _below(spans: list[OtlpSpan], root: OtlpSpan) -> list[OtlpSpan]:
+    kids: dict[str | None, list[OtlpSpan]] = {}
+    for s in spans:
+        kids.setdefault(s.parent_id, []).append(s)
+    out, stack = [root], [root]
+    while stack:
+        for k in kids.get(stack.pop().span_id, []):
+            out.append(k)
+            stack.append(k)
+    return out
+
+
+def _turn(spans: list[OtlpSpan]) -> Turn:
+    spans = sorted(spans, key=lambda s: s.start)
+    ids = {s.span_id: s for s in spans}
+
+    def nested(s: OtlpSpan) -> bool:  # a model span inside another model call (ADK's call_llm)
+        parent = ids.get(s.parent_id or "")
+        while parent is not None:
+            if _is_model(parent):
+                return True
+            parent = ids.get(parent.parent_id or "")
+        return False
+
+    session = next((str(s.attributes[k]) for s in spans for k in SESSION_KEYS if s.attributes.get(k)), None)
+    turn = Turn(spans, session, spans[0].start)
+    models = [s for s in spans if _is_model(s) and not nested(s)]
+    turn.model_ids = {s.span_id for s in models}
+    io = [x for x in (_model_io(s) for s in models) if x is not None]
+    turn.has_content = bool(io)
+    if io:
+        users = [m for m in io[0][0] if m.role == "user" and m.text]
+        turn.user_text = users[-1].text if users else ""
+        turn.final_text = "".join(m.text for m in io[-1][1] if m.role == "assistant")
+        turn.calls = [c for _, out in io for m in out for c in m.tool_calls]
+    tools = [s for s in spans if _is_tool(s)]
+    if not turn.calls:  # the model's requests were not recorded: the tool spans say what ran
+        turn.calls = [(None, _tool_name(s), _tool_args(s) or {}) for s in tools]
+    turn.results = [(_tool_name(s), _tool_result(s)) for s in tools]
+    return turn
+
+
+def turns(spans: Sequence[OtlpSpan]) -> list[Turn]:
+    """The turns of a file's spans, in start order (see the module docstring)."""
+    by_trace: dict[str, list[OtlpSpan]] = {}
+    for s in spans:
+        by_trace.setdefault(s.trace_id, []).append(s)
+    out = []
+    for trace_spans in by_trace.values():
+        invocations = [s for s in trace_spans if "agenteval.invocation_index" in s.attributes
+                       and s.name.startswith("invocation")]
+        if invocations:  # agenteval's own export: one trace per case run, turns inside it
+            case = next((s for s in trace_spans if "agenteval.eval_id" in s.attributes), None)
+            for inv in invocations:
+                t = _turn(_below(trace_spans, inv))
+                t.session = str(case.attributes["agenteval.eval_id"]) if case else t.session
+                out.append(t)
+        else:
+            out.append(_turn(trace_spans))
+    return sorted(out, key=lambda t: t.start)
+
+
+def _invocation(t: Turn) -> Invocation:
+    results = list(t.results)
+    responses = []
+    for call_id, name, _ in t.calls:  # pair results with calls by name, in order
+        k = next((i for i, (n, _) in enumerate(results) if n == name), None)
+        if k is not None:
+            _, value = results.pop(k)
+            response = value if isinstance(value, dict) else {"result": value}
+            responses.append(FunctionResponse(id=call_id, name=name, response=response))
+    return Invocation(
+        user_content=Content.from_text(t.user_text, role="user"),
+        final_response=Content.from_text(t.final_text),
+        intermediate_data=IntermediateData(
+            tool_uses=[FunctionCall(id=i, name=n, args=a) for i, n, a in t.calls],
+            tool_responses=responses))
+
+
+def _trace(t: Turn, index: int) -> list[Span]:
+    """A turn's spans in agenteval's form, under an invocation span of its own."""
+    root = Span(span_id=new_span_id(), name=f"invocation {index}", kind="invocation", start=t.start,
+                end=max((s.end or s.start) for s in t.spans),
+                attributes={"agenteval.invocation_index": index, "input.value": t.user_text,
+                            "output.value": t.final_text})
+    ids = {s.span_id for s in t.spans}
+    out = [root]
+    for s in t.spans:
+        a = dict(s.attributes)
+        if "llm.token_count.prompt" in a:  # OpenInference's counts under the GenAI names
+            a.setdefault("gen_ai.usage.input_tokens", a["llm.token_count.prompt"])
+            a.setdefault("gen_ai.usage.output_tokens", a.get("llm.token_count.completion"))
+        kind = ("llm" if s.span_id in t.model_ids else "tool" if _is_tool(s)
+                else "agent" if a.get("gen_ai.operation.name") == "invoke_agent"
+                else _KIND.get(str(a.get("openinference.span.kind")), "other"))
+        if kind == "llm" and s.span_id not in t.model_ids:
+            kind = "other"
+        attrs: dict[str, Any] = {}
+        truncated = []
+        for k, v in a.items():
+            if v is None:
+                continue
+            attrs[k], cut = as_attribute(v)
+            if cut:
+                truncated.append(k)
+        out.append(Span(span_id=s.span_id, parent_id=s.parent_id if s.parent_id in ids else root.span_id,
+                        name=s.name, kind=kind, start=s.start, end=s.end,
+                        status="error" if s.status == "error" else "ok", error=s.error,
+                        attributes=attrs, truncated=truncated))
+    return out
+
+
+@dataclass
+class TraceConversations:
+    """What a trace file says the agent did, by conversation, before matching to eval cases."""
+
+    source: str
+    conversations: dict[str, list[Turn]]
+
+    def match(self, expected: EvalSet) -> tuple[EvalSet, dict[str, Trace]]:
+        """An eval set of the actual conversations under the expected cases' ids, and their traces."""
+        cases = {c.eval_id: c for c in expected.eval_cases}
+        first: dict[str, list[str]] = {}
+        for c in expected.eval_cases:
+            if c.conversation:
+                first.setdefault(c.conversation[0].user_content.text(), []).append(c.eval_id)
+        matched: dict[str, list[Turn]] = {}
+        for key, conv in self.conversations.items():
+            eval_id = key if key in cases else None
+            if eval_id is None:
+                candidates = first.get(conv[0].user_text, [])
+                eval_id = candidates[0] if len(candidates) == 1 else None
+            if eval_id is None:
+                raise DataError(self.source, f"conversation {key!r}", "matches no eval case: its session "
+                                f"id is no eval_id and its first user message {conv[0].user_text!r} is not "
+                                "the first message of exactly one case")
+            if eval_id in matched:
+                raise DataError(self.source, f"conversation {key!r}", f"matches case {eval_id!r}, "
+                                "which another conversation already matched")
+            matched[eval_id] = conv
+        for eval_id, conv in matched.items():
+            if not all(t.has_content for t in conv):
+                raise DataError(self.source, f"conversation {eval_id!r}", "the spans carry no messages: "
+                                "the exporter did not capture content (for Google ADK set "
+                                "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY)")
+        actual = EvalSet(eval_set_id=expected.eval_set_id, eval_cases=[
+            EvalCase(eval_id=eval_id, conversation=[_invocation(t) for t in conv])
+            for eval_id, conv in matched.items()])
+        traces = {eval_id: Trace(trace_id=conv[0].spans[0].trace_id,
+                                 spans=[s for i, t in enumerate(conv) for s in _trace(t, i)])
+                  for eval_id, conv in matched.items()}
+        return actual, traces
+
+
+def read_traces(path: str | Path, text: str | None = None) -> TraceConversations:
+    """The conversations of an OTLP/JSON trace file."""
+    spans = read_otlp_json(path, text)
+    if not spans:
+        raise DataError(path, "resourceSpans", "no spans in this file")
+    conversations: dict[str, list[Turn]] = {}
+    for n, turn in enumerate(turns(spans)):
+        conversations.setdefault(turn.session or f"trace {n}", []).append(turn)
+    return TraceConversations(str(path), conversations)
+
+
+__all__ = ["SESSION_KEYS", "TraceConversations", "Turn", "read_traces", "turns"]

@@ -1,0 +1,166 @@
+"""Reading OTLP/JSON trace files: what OTLP/HTTP JSON, the OpenTelemetry Collector's file
+exporter and the SDKs' JSON encoders write (`{"resourceSpans": [...]}`), one document per file
+or one per line (JSON lines).
+
+Spans come back as `OtlpSpan`: hex ids, times in epoch seconds, attribute values decoded from
+their typed wrappers (`stringValue`, `intValue` as a decimal string, `doubleValue`, `boolValue`,
+`arrayValue`, `kvlistValue`). A malformed file or span is a DataError naming the file and the
+JSON path of the span.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agenteval.errors import DataError
+
+
+@dataclass
+class OtlpSpan:
+    """One span as exported (`where` is its JSON path in the file, for error messages)."""
+
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    start: float
+    end: float | None
+    attributes: dict[str, Any]
+    status: str  # "ok", "error" or "unset"
+    error: str | None
+    resource: dict[str, Any] = field(default_factory=dict)
+    where: str = ""
+
+
+def _value(v: Any, where: str, source: str | Path) -> Any:
+    if not isinstance(v, dict) or len(v) > 1:
+        raise DataError(source, where, "an attribute value must be an object with one typed key "
+                        "(stringValue, intValue, doubleValue, boolValue, arrayValue, kvlistValue)")
+    if not v:
+        return None
+    ((kind, raw),) = v.items()
+    if kind == "stringValue":
+        return str(raw)
+    if kind == "intValue":
+        try:
+            return int(raw)
+        except (TypeError, ValueError):
+            raise DataError(source, where, f"intValue {raw!r} is not an integer") from None
+    if kind == "doubleValue":
+        return float(raw)
+    if kind == "boolValue":
+        return bool(raw)
+    if kind == "bytesValue":
+        return str(raw)
+    if kind == "arrayValue":
+        return [_value(x, f"{where}.arrayValue.values[{i}]", source)
+                for i, x in enumerate((raw or {}).get("values", []))]
+    if kind == "kvlistValue":
+        return {kv.get("key"): _value(kv.get("value", {}), f"{where}.kvlistValue.values[{i}]", source)
+                for i, kv in enumerate((raw or {}).get("values", []))}
+    raise DataError(source, where, f"unknown attribute value type {kind!r}")
+
+
+def _attributes(items: Any, where: str, source: str | Path) -> dict[str, Any]:
+    if items is None:
+        return {}
+    if not isinstance(items, list):
+        raise DataError(source, where, "attributes must be a list of {key, value}")
+    out = {}
+    for i, kv in enumerate(items):
+        if not isinstance(kv, dict) or not isinstance(kv.get("key"), str):
+            raise DataError(source, f"{where}[{i}]", "an attribute needs a string `key`")
+        out[kv["key"]] = _value(kv.get("value", {}), f"{where}[{i}].value", source)
+    return out
+
+
+def _hex_id(raw: Any, digits: int, where: str, source: str | Path, required: bool = True) -> str | None:
+    if raw in (None, "") and not required:
+        return None
+    text = str(raw or "").lower()
+    if len(text) != digits or any(c not in "0123456789abcdef" for c in text) or set(text) == {"0"}:
+        if not required and set(text) <= {"0"}:
+            return None
+        raise DataError(source, where, f"must be {digits} hex digits, got {raw!r}")
+    return text
+
+
+def _seconds(raw: Any, where: str, source: str | Path, required: bool = True) -> float | None:
+    if raw in (None, "", "0", 0) and not required:
+        return None
+    try:
+        return int(raw) / 1e9
+    except (TypeError, ValueError):
+        raise DataError(source, where, f"must be nanoseconds since the epoch, got {raw!r}") from None
+
+
+def spans_of(document: Any, source: str | Path, prefix: str = "") -> list[OtlpSpan]:
+    """The spans of one ExportTraceServiceRequest document."""
+    if not isinstance(document, dict) or not isinstance(document.get("resourceSpans"), list):
+        raise DataError(source, prefix or "resourceSpans", "not an OTLP trace export: expected an object "
+                        "with a `resourceSpans` list")
+    out = []
+    for r, rs in enumerate(document["resourceSpans"]):
+        rwhere = f"{prefix}resourceSpans[{r}]"
+        resource = _attributes((rs.get("resource") or {}).get("attributes"), f"{rwhere}.resource.attributes",
+                               source)
+        for s, ss in enumerate(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []):
+            for k, raw in enumerate(ss.get("spans") or []):
+                where = f"{rwhere}.scopeSpans[{s}].spans[{k}]"
+                if not isinstance(raw, dict):
+                    raise DataError(source, where, "a span must be an object")
+                status = raw.get("status") or {}
+                code = status.get("code", 0)
+                code = {"STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}.get(code, code)
+                name = raw.get("name")
+                if not isinstance(name, str):
+                    raise DataError(source, f"{where}.name", "a span needs a name")
+                start = _seconds(raw.get("startTimeUnixNano"), f"{where}.startTimeUnixNano", source)
+                if start is None:
+                    raise DataError(source, f"{where}.startTimeUnixNano", "field required")
+                out.append(OtlpSpan(
+                    trace_id=str(_hex_id(raw.get("traceId"), 32, f"{where}.traceId", source)),
+                    span_id=str(_hex_id(raw.get("spanId"), 16, f"{where}.spanId", source)),
+                    parent_id=_hex_id(raw.get("parentSpanId"), 16, f"{where}.parentSpanId", source,
+                                      required=False),
+                    name=name, start=start,
+                    end=_seconds(raw.get("endTimeUnixNano"), f"{where}.endTimeUnixNano", source, False),
+                    attributes=_attributes(raw.get("attributes"), f"{where}.attributes", source),
+                    status={1: "ok", 2: "error"}.get(code, "unset"),
+                    error=status.get("message") if code == 2 else None,
+                    resource=resource, where=where))
+    return out
+
+
+def read_otlp_json(path: str | Path, text: str | None = None) -> list[OtlpSpan]:
+    """Every span of an OTLP/JSON file (one document, or JSON lines of documents)."""
+    if text is None:
+        try:
+            text = Path(path).read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as e:
+            raise DataError(path, "", f"cannot read: {e}") from None
+    try:
+        return spans_of(json.loads(text), path)
+    except json.JSONDecodeError:
+        pass
+    out: list[OtlpSpan] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            document = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise DataError(path, f"line {n}", f"malformed JSON: {e.msg}") from None
+        out += spans_of(document, path, f"line {n}: ")
+    return out
+
+
+def looks_like_otlp(head: bytes) -> bool:
+    """Whether a file's first bytes look like an OTLP/JSON trace export."""
+    return b'"resourceSpans"' in head or b'"resource_spans"' in head
+
+
+__all__ = ["OtlpSpan", "looks_like_otlp", "read_otlp_json", "spans_of"]
