@@ -96,7 +96,10 @@ class BuiltinSession:
     async def _generate(self, messages: list[Message], with_tools: bool) -> tuple[ModelResponse, float]:
         started = time.perf_counter()
         tools = tuple(t.spec for t in self.agent._tools.values()) if with_tools else ()
-        with model_call(self.model.name, [{"role": m.role, "content": m.content} for m in messages],
+        # The system message (instruction and tool catalogue) is the same in every call of a
+        # turn: the trace keeps it once per turn, on the agent step, not on every model call.
+        with model_call(self.model.name, [{"role": m.role, "content": m.content} for m in messages
+                                          if m.role != "system"],
                         [t.name for t in tools]) as recorded:
             response = await self.model.generate(ModelRequest(
                 messages=tuple(messages), tools=tools, temperature=self.agent.temperature,
@@ -142,6 +145,8 @@ class BuiltinSession:
 
     async def send(self, message: Content) -> TurnResult:
         with agent_step(self.agent.name, message.text()) as recorded:
+            if recorded is not None:
+                recorded.set("gen_ai.system_instructions", self._system().content)
             result = await self._send(message)
             if recorded is not None:
                 recorded.set("output.value", result.final_response.text() if result.final_response else "")

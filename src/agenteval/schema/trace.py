@@ -26,7 +26,7 @@ SpanKind = Literal["case", "invocation", "agent", "llm", "tool", "user_simulator
                    "other"]
 AttributeValue = str | int | float | bool | list[str]
 
-MAX_VALUE_CHARS = 4000  # one attribute's text; longer text keeps its head and tail
+MAX_VALUE_CHARS = 2000  # one attribute's text; longer text keeps its head and tail
 
 
 class Span(WireModel):
