@@ -85,12 +85,15 @@ def validate_eval_set_json(text: bytes, file: str | Path | None = None) -> EvalS
 def check_unique_ids(file: str | Path | None, eval_set: EvalSet) -> None:
     """Refuses an eval set holding two cases with one eval id: results, history rows and the
     pairing of actual with expected cases are all keyed by it (ADK refuses adding one too)."""
+    ids = [case.eval_id for case in eval_set.eval_cases]
+    if len(set(ids)) == len(ids):
+        return
     first: dict[str, int] = {}
-    for i, case in enumerate(eval_set.eval_cases):
-        j = first.setdefault(case.eval_id, i)
+    for i, eval_id in enumerate(ids):
+        j = first.setdefault(eval_id, i)
         if j != i:
             raise DataError(file, f"eval_cases[{i}].eval_id",
-                            f"duplicate eval_id {case.eval_id!r} (also eval_cases[{j}])")
+                            f"duplicate eval_id {eval_id!r} (also eval_cases[{j}])")
 
 
 def load_eval_set(path: str | Path, initial_session_file: str | Path | None = None) -> EvalSet:
