@@ -58,3 +58,12 @@ def test_models_are_made_safe_in_place() -> None:
                          "Opaque: Opaque(42)>"}
     assert notes == ["calls[0].args.x: Opaque cannot be written as JSON; written as its repr"]
     assert json.loads(call.model_dump_json())["args"]["when"] == "2024-01-02T03:04:00"
+
+
+def test_unpaired_surrogates_become_replacement_characters() -> None:
+    notes: list[str] = []
+    call = FunctionCall(name="f\ud800", args={"q": "a\udc00b", "ok": "é"})
+    make_safe(call, "call", notes)
+    assert call.name == "f\ufffd" and call.args == {"q": "a\ufffdb", "ok": "é"}
+    assert len(notes) == 2 and "unpaired surrogate" in notes[0]
+    call.model_dump_json()  # writable

@@ -141,6 +141,11 @@ def main(argv: list[str] | None = None) -> Any:
     exit code, without the interpreter's teardown.
     """
     teardown.arm()
+    for stream in (sys.stdout, sys.stderr):
+        # A terminal or pipe that cannot show a character (a non-UTF-8 locale) gets an escape
+        # instead of ending the command with a UnicodeEncodeError.
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         return cli.main(args=argv, prog_name="agenteval")
     except SystemExit as e:

@@ -9,6 +9,7 @@ result document can never fail for one case's value and lose the others. The rep
 - values with a standard JSON form take it (dates and times as ISO 8601 text, UUIDs, decimals
   and paths as text, bytes as UTF-8 text, enums as their value, sets as lists, dataclasses and
   pydantic models as objects), as pydantic writes them;
+- text holding an unpaired UTF-16 surrogate (which UTF-8 cannot hold) gets U+FFFD in its place;
 - anything else becomes the text `<unserialisable TYPE: repr>` (the repr cut at 200 characters),
   a container that contains itself `<cycle>`, and nesting past 100 levels
   `<nested deeper than 100 levels>`.
@@ -40,7 +41,16 @@ def _unserialisable(value: Any) -> str:
 def make_safe(value: Any, where: str, notes: list[str], depth: int = 0,
               path_ids: frozenset[int] = frozenset()) -> Any:
     """`value` as the module docstring says; what was lost is appended to `notes` with `where`."""
-    if value is None or isinstance(value, (str, bool, int)):
+    if isinstance(value, str):
+        if value.isascii():
+            return value
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: no UTF-8 (so no JSON file) can hold it
+            notes.append(f"{where}: text with an unpaired surrogate; each written as U+FFFD")
+            return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in value)
+        return value
+    if value is None or isinstance(value, (bool, int)):
         return value
     if isinstance(value, float):
         if math.isfinite(value):
@@ -75,7 +85,7 @@ def make_safe(value: Any, where: str, notes: list[str], depth: int = 0,
 def make_model_safe(model: BaseModel, where: str, notes: list[str], depth: int = 0) -> None:
     """Makes every field and extra key of a (wire) model safe, in place."""
     for name, value in list(model.__dict__.items()):
-        if value is not None and not isinstance(value, (str, bool, int)):
+        if value is not None and not isinstance(value, (bool, int)):
             model.__dict__[name] = make_safe(value, f"{where}.{name}", notes, depth + 1)
     extra = model.__pydantic_extra__
     if extra:
