@@ -13,7 +13,7 @@ from agenteval.criteria.judge.service import JudgeService
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.datasets import check_unique_ids, parse_eval_set, validate_eval_set_json
 from agenteval.datasets.files import gc_paused, parse_json, read_bytes
-from agenteval.datasets.nesting import MAX_RESULT_DEPTH
+from agenteval.datasets.nesting import MAX_RESULT_DEPTH, check_depth
 from agenteval.errors import DataError, from_validation_error
 from agenteval.runner.scoring import CaseRun, NotEvaluatedPolicy, score_case
 from agenteval.schema import EvalCaseResult, EvalSet, EvalSetResult
@@ -35,6 +35,7 @@ def load_actual(path: str | Path) -> Actual:
     text = read_bytes(path)
     head = text[:4096]
     if looks_like_otlp(head):
+        check_depth(path, text, MAX_RESULT_DEPTH)  # a trace export is read by `json` too
         try:
             return read_traces(path, text.decode("utf-8-sig"))
         except UnicodeDecodeError as e:
