@@ -90,3 +90,43 @@ def test_judge_settings_are_validated(tmp_path: Path) -> None:
     for flag, value in (("--judge_timeout", "0"), ("--judge_attempts", "0"), ("--judge_timeout", "x")):
         r = CliRunner().invoke(cli, ["score", "e.json", "--actual", "a.json", flag, value])
         assert r.exit_code == 2 and flag in r.output
+
+
+def test_endpoint_settings_in_the_config(server: FakeServer, tmp_path: Path) -> None:
+    server.steps = [Step(delay=1.5)]
+    url = f"openai-compat:m@{server.base_url}"
+    expected = tmp_path / "e.evalset.json"
+    expected.write_text(eval_set("s", {"c": [inv("capital of France?", "Paris")]}).model_dump_json(
+        exclude_none=True))
+    config = tmp_path / "cfg.json"
+    config.write_text(json.dumps({
+        "criteria": {"final_response_match_v2": {"threshold": 0.5, "judge_model_options": {
+            "judge_model": url, "num_samples": 1}}},
+        "endpoints": {url: {"timeout": 0.2, "attempts": 1, "max_concurrency": 2}}}))
+    out = tmp_path / "out.json"
+    r = CliRunner().invoke(cli, ["score", str(expected), "--actual", str(expected), "--config_file_path",
+                                 str(config), "-o", str(out), "--no_cache"])
+    assert r.exit_code == 1, r.output
+    doc = json.loads(out.read_text())
+    assert "within 0.2 s" in doc["eval_case_results"][0]["metric_errors"][0]["message"]
+    assert doc["run"]["endpoints"][url] == {"timeout": 0.2, "attempts": 1, "give_up_after": 3}
+    assert doc["run"]["concurrency"]["model_calls"] == {url: 2}
+
+
+@pytest.mark.parametrize(("endpoints", "message"), [
+    ({"bogus:x": {"timeout": 1}}, "cfg.json: endpoints.bogus:x: unknown model 'bogus:x'"),
+    ({"local": {"timeout": "1"}}, "cfg.json: endpoints.local.timeout: Input should be a valid number"),
+    ({"local": {"attempts": 0}}, "cfg.json: endpoints.local.attempts: Input should be greater than or equal"),
+    ({"local": {"retries": 2}}, "cfg.json: endpoints.local.retries: unknown key"),
+])
+def test_bad_endpoint_settings_name_the_file_and_key(tmp_path: Path, endpoints: dict[str, Any],
+                                                     message: str) -> None:
+    expected = tmp_path / "e.evalset.json"
+    expected.write_text(eval_set("s", {"c": [inv("q", "a")]}).model_dump_json(exclude_none=True))
+    config = tmp_path / "cfg.json"
+    config.write_text(json.dumps({"criteria": {"response_match_score": 0.5}, "endpoints": endpoints}))
+    r = CliRunner().invoke(cli, ["score", str(expected), "--actual", str(expected), "--config_file_path",
+                                 str(config), "-o", str(tmp_path / "o.json")])
+    assert r.exit_code == 2, r.output
+    assert message.replace("cfg.json", str(config)) in r.output
+    assert not (tmp_path / "o.json").exists()

@@ -15,7 +15,8 @@ from typing import Any
 
 from agenteval.criteria import ConfiguredMetric, resolve_metrics
 from agenteval.criteria.judge.base import WEAK_ON_EMBEDDED
-from agenteval.models import parse_model_name
+from agenteval.errors import DataError
+from agenteval.models import ModelUnavailable, parse_model_name
 from agenteval.runner.selection import Selection
 from agenteval.schema import (
     Concurrency,
@@ -78,14 +79,32 @@ class JobOptions:
     command: RunCommand = "api"
     argv: list[str] | None = None
 
+    def _canonical(self, name: str) -> str:
+        try:
+            return parse_model_name(name).name
+        except ModelUnavailable as e:
+            raise DataError(self.config_source, f"endpoints.{name}", str(e)) from None
+
+    def model_limits(self) -> dict[str, int]:
+        """Calls in flight per endpoint: the config's `endpoints.*.max_concurrency`, with the
+        command line's (`concurrency.model_calls`) over them."""
+        limits = {self._canonical(n): e.max_concurrency for n, e in (self.config.endpoints or {}).items()
+                  if e.max_concurrency is not None}
+        return {**limits, **self.concurrency.model_calls}
+
     def metrics(self) -> list[ConfiguredMetric]:
         """The config's metrics (informational ones included), judges overridden."""
         return with_judge_model(resolve_metrics(self.config, self.config_source), self.judge_model)
 
     def endpoint_settings(self, metrics: Sequence[ConfiguredMetric]) -> dict[str, EndpointOptions]:
-        """Settings per endpoint: `endpoints`, with the judge timeout and attempts laid over
-        those of every judge model the metrics use."""
-        out = dict(self.endpoints)
+        """Settings per endpoint (canonical model names): the config's `endpoints`, then
+        `endpoints`, with the judge timeout and attempts laid over those of every judge model
+        the metrics use. A model name no backend understands names the config key."""
+        out: dict[str, EndpointOptions] = {}
+        for name, given in (self.config.endpoints or {}).items():
+            fields = given.model_dump(exclude_none=True, exclude={"max_concurrency"})
+            out[self._canonical(name)] = EndpointOptions(**fields)
+        out.update(self.endpoints)
         update = {k: v for k, v in (("timeout", self.judge_timeout),
                                     ("attempts", self.judge_attempts)) if v is not None}
         if update:

@@ -46,8 +46,10 @@ class Services:
     @classmethod
     def for_job(cls, job: JobOptions, env: Mapping[str, str], *, store_root: str | Path | None = None,
                 no_cache: bool = False, models: Mapping[str, LLM] | None = None) -> Services:
-        """Services as the job asks for them (its concurrency and endpoint settings)."""
-        return cls.create(env, job.concurrency, store_root=store_root, no_cache=no_cache,
+        """Services as the job asks for them (its concurrency and endpoint settings, the
+        config's and the command line's)."""
+        concurrency = job.concurrency.model_copy(update={"model_calls": job.model_limits()})
+        return cls.create(env, concurrency, store_root=store_root, no_cache=no_cache,
                           models=models, endpoints=job.endpoint_settings(job.metrics()))
 
 

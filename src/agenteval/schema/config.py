@@ -144,6 +144,18 @@ class UserSimulatorConfig(_ConfigModel):
     temperature: float = 0.7
 
 
+class EndpointConfig(_ConfigModel):
+    """`endpoints.<model name>` in an eval config (agenteval extension): how to talk to that
+    model endpoint, for the agent, the judges and the user simulator alike. Unset fields keep
+    their defaults (`agenteval.schema.endpoint.EndpointOptions`); `max_concurrency` is calls in
+    flight (the command line's `--model_parallelism` wins over it)."""
+
+    timeout: float | None = Field(default=None, gt=0)
+    attempts: int | None = Field(default=None, ge=1)
+    give_up_after: int | None = Field(default=None, ge=1)
+    max_concurrency: int | None = Field(default=None, ge=1)
+
+
 class EvalConfig(_ConfigModel):
     """The criteria to score with and their thresholds.
 
@@ -161,6 +173,7 @@ class EvalConfig(_ConfigModel):
     live_model_config: dict[str, Any] | None = None
     not_evaluated: Literal["fail", "ignore"] = "fail"
     repeat_gating: Literal["mean", "all_runs", "any_run"] = "mean"
+    endpoints: dict[str, EndpointConfig] | None = None
 
 
 class SessionFile(OpenWireModel):
