@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import gc
 import json
+import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -60,9 +61,31 @@ def parse_json(file: str | Path | None, data: bytes, max_depth: int) -> Any:
     except UnicodeDecodeError as e:
         raise DataError(file, "", f"cannot read: {e}") from None
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as e:
         raise DataError(file, f"line {e.lineno} column {e.colno}", f"malformed JSON: {e.msg}") from None
+    if _SURROGATE_ESCAPE.search(data):  # rare: only then is the parsed value walked
+        _check_surrogates(file, value, "")
+    return value
+
+
+# A \uD800-\uDFFF escape: JSON allows one alone, UTF-8 (so no file agenteval writes) cannot hold it.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _check_surrogates(file: str | Path | None, value: Any, where: str) -> None:
+    """A DataError at the first string (or key) holding an unpaired surrogate."""
+    if isinstance(value, str):
+        if any(0xD800 <= ord(c) <= 0xDFFF for c in value):
+            raise DataError(file, where, "holds an unpaired UTF-16 surrogate (a \\uD800-\\uDFFF escape "
+                            "alone), which UTF-8 cannot hold")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _check_surrogates(file, k, f"{where}.{k}" if where else str(k))
+            _check_surrogates(file, v, f"{where}.{k}" if where else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_surrogates(file, v, f"{where}[{i}]")
 
 
 def read_json(path: str | Path, max_depth: int = MAX_RESULT_DEPTH) -> Any:

@@ -59,6 +59,10 @@ def select(args: Sequence[str], agent_dir: Path | None = None,
         for i in ids or []:
             if i not in known:
                 raise DataError(path, "eval_cases", f"no case with eval_id {i!r}")
+        seen = next((o for o in out if o.eval_set.eval_set_id == eval_set.eval_set_id), None)
+        if seen is not None:  # their results, files and history rows are all keyed by the id
+            raise DataError(path, "eval_set_id", f"{eval_set.eval_set_id!r} is also the id of {seen.path}; "
+                            "select its cases as one argument (FILE:id1,id2) or give each set its own id")
         out.append(Selection(path, eval_set, ids))
     return out
 
