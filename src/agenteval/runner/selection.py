@@ -49,7 +49,7 @@ def config_beside(args: Sequence[str], agent_dir: Path | None = None) -> Path | 
 def select(args: Sequence[str], agent_dir: Path | None = None,
            initial_session_file: str | Path | None = None) -> list[Selection]:
     """Loads every `file[:ids]` argument; an unknown file or case id is a DataError."""
-    out = []
+    out: list[Selection] = []
     for arg in args:
         path, ids = split_selector(arg, agent_dir)
         if path is None:

@@ -4,27 +4,21 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import ValidationError
 
 from agenteval.errors import from_validation_error
-from agenteval.schema.base import WireModel
+from agenteval.schema.config import UserSimulatorConfig
 
 
-class LlmBackedUserSimulatorConfig(WireModel):
+class LlmBackedUserSimulatorConfig(UserSimulatorConfig):
     """An LLM plays the user: the scenario's starting prompt first, then generated turns.
 
     `max_allowed_invocations` counts user turns including the first (-1: no limit);
-    the conversation ends when the simulated user writes `stop_signal`.
+    the conversation ends when the simulated user writes `stop_signal`. The fields are the
+    config's (`agenteval.schema.config.UserSimulatorConfig`), with the type filled in.
     """
 
-    type: Literal["llm_backed"] = "llm_backed"
-    model: str = "local"
-    model_configuration: dict[str, Any] | None = None
-    max_allowed_invocations: int = Field(default=20, ge=-1)
-    custom_instructions: str | None = None
-    include_function_calls: bool = False
-    stop_signal: str = "</finished>"
-    temperature: float = 0.7
+    type: Literal["llm_backed"] | None = "llm_backed"
 
 
 def parse_simulator_config(raw: dict[str, Any] | None,
