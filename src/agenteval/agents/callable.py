@@ -76,7 +76,8 @@ class CallableSession:
             if inspect.iscoroutinefunction(self.fn):
                 value = await self.fn(*args)
             else:
-                value = await anyio.to_thread.run_sync(lambda: self.fn(*args))
+                # Abandoned on cancel (a case timeout): the thread cannot be stopped, the run goes on.
+                value = await anyio.to_thread.run_sync(lambda: self.fn(*args), abandon_on_cancel=True)
             turn = _turn_from(value, self.name)
             if recorded is not None:
                 _record_reported_calls(turn)

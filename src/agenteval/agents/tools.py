@@ -78,7 +78,7 @@ class Tool:
             kwargs[CONTEXT_PARAM] = ToolContext(state)
         if self.is_async:
             return await self.fn(**kwargs)
-        return await anyio.to_thread.run_sync(lambda: self.fn(**kwargs))
+        return await anyio.to_thread.run_sync(lambda: self.fn(**kwargs), abandon_on_cancel=True)
 
 
 def as_response(value: Any) -> dict[str, Any]:

@@ -104,16 +104,28 @@ def _runs_table(rows: list[RunRow]) -> RenderableType:
 
 def _list(root: str, limit: int | None) -> int:
     from rich.console import Console
+    from rich.table import Table
 
     from agenteval.store import RunStore
+    from agenteval.store.journal import Journal
 
     store = RunStore(root)
     rows = store.list_runs(limit)
+    unfinished = [r for r in Journal(root).runs() if r.status != "finished"]
     console = Console()
-    if not rows:
+    if not rows and not unfinished:
         console.print(f"No runs recorded in {store.path}")
-    else:
+    elif rows:
         console.print(_runs_table(rows))
+    if unfinished:
+        # Runs the journal holds that never finished: a crash, a kill, or still going.
+        table = Table(title="Unfinished runs (agenteval eval ... --resume RUN finishes one)",
+                      title_justify="left")
+        for col in ("run id", "started", "status", "done", "errors"):
+            table.add_column(col, overflow="fold", justify="right" if col in ("done", "errors") else "left")
+        for r in unfinished:
+            table.add_row(r.run_id, _when(r.started), r.status, f"{r.done}/{r.total}", str(r.errors))
+        console.print(table)
     return 0
 
 

@@ -93,13 +93,23 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
               help="Do not write the result into the agent's .agenteval/eval_history.")
 @click.option("--no_traces", "--no-traces", is_flag=True,
               help="Do not record what the agent did inside each invocation (spans).")
+@click.option("--case_timeout", "--case-timeout", type=click.FloatRange(min=0, min_open=True), metavar="S",
+              help="Stop a case run after S seconds and record it with a timeout error (the run goes "
+              "on). Default: the config's case_timeout, else none.")
+@click.option("--resume", metavar="RUN",
+              help="Finish the interrupted run RUN (its id or a unique prefix, see `agenteval runs`): "
+              "run only the case runs it lacks. The eval sets and config must be unchanged.")
+@click.option("--retry_errors", "--retry-errors", metavar="RUN",
+              help="Like --resume, and also run again the case runs of RUN that ended in an agent or "
+              "judge error.")
 @report_options
 @opt.otlp_endpoint
 def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_path: str | None,
           print_detailed_results: bool, output: str | None, num_runs: int, parallelism: int,
           model_parallelism: dict[str, int], agent_model: str | None, judge_model: str | None,
           judge_timeout: float | None, judge_attempts: int | None, eval_storage_uri: str | None,
-          log_level: str, no_history: bool, no_traces: bool, no_cache: bool, junit_xml: str | None,
+          log_level: str, no_history: bool, no_traces: bool, case_timeout: float | None,
+          resume: str | None, retry_errors: str | None, no_cache: bool, junit_xml: str | None,
           html: str | None, markdown: str | None, otlp_endpoint: str | None) -> None:
     """Run the agent at AGENT_PATH over eval sets and score what it did.
 
@@ -115,7 +125,8 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
         parallelism=parallelism, model_parallelism=model_parallelism, agent_model=agent_model,
         judge_model=judge_model, eval_storage_uri=eval_storage_uri, log_level=log_level,
         no_cache=no_cache, judge_timeout=judge_timeout, judge_attempts=judge_attempts,
-        traces=not no_traces,
+        traces=not no_traces, case_timeout=case_timeout, resume=retry_errors or resume,
+        retry_errors=retry_errors is not None,
         outputs=Outputs(output=output, junit_xml=junit_xml, html=html, markdown=markdown,
                         history_root=None if no_history else agent_path,
                         otlp_endpoint=opt.otlp_from(otlp_endpoint, dict(os.environ))))))

@@ -48,6 +48,9 @@ class EvalArgs:
     judge_timeout: float | None = None
     judge_attempts: int | None = None
     traces: bool = True
+    case_timeout: float | None = None
+    resume: str | None = None
+    retry_errors: bool = False
     outputs: Outputs = field(default_factory=Outputs)
 
 
@@ -72,10 +75,14 @@ def eval_command(args: EvalArgs) -> int:
                   concurrency=concurrency, judge_timeout=args.judge_timeout,
                   judge_attempts=args.judge_attempts, command="eval", argv=sys.argv[1:],
                   num_runs=args.num_runs, agent_model=args.agent_model,
-                  app_name=agent_dir.resolve().name, agent_path=args.agent_path, traces=args.traces)
+                  app_name=agent_dir.resolve().name, agent_path=args.agent_path, traces=args.traces,
+                  case_timeout=args.case_timeout, resume=args.resume, retry_errors=args.retry_errors)
+    if args.resume and args.outputs.history_root is None:
+        raise AgentEvalError("--resume / --retry_errors: the run journal lives in the run history; "
+                             "drop --no_history")
     metrics = job.metrics()
     services = Services.for_job(job, dict(os.environ), store_root=args.agent_path,
-                                no_cache=args.no_cache)
+                                no_cache=args.no_cache, journal=args.outputs.history_root is not None)
     check_judges(metrics, job, services)
     job.selections = select(args.eval_sets, agent_dir)
     args.outputs.check([s.eval_set.eval_set_id for s in job.selections])  # before the agent is imported

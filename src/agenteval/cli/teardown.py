@@ -5,7 +5,9 @@ result one object at a time (about 10^7 objects: 0.6 s at 10,000 cases) and then
 module. Instead, the command hands them to `keep`, and the console-script entry point leaves
 with `os._exit` once stdout and stderr are flushed, as mypy does. Only `arm()`, called by that
 entry point, enables this: in-process callers (click's CliRunner in tests, code calling `cli`)
-keep ordinary returns and exceptions.
+keep ordinary returns and exceptions. The same fast exit is taken when threads the command gave
+up on are still running (an agent call past its case timeout), which the interpreter would
+otherwise wait for.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+import threading
 
 _armed = False
 _kept: list[object] = []
@@ -32,10 +35,17 @@ def keep(*objects: object) -> None:
         gc.freeze()
 
 
+def _abandoned_threads() -> bool:
+    """Threads still running that the command gave up on (an agent's call past its case timeout):
+    the interpreter would wait for them at exit, however long they take."""
+    return any(t.is_alive() and not t.daemon for t in threading.enumerate()
+               if t is not threading.main_thread())
+
+
 def exit_fast(code: int) -> None:
     """Ends the process with `code` at once if a command kept its objects; otherwise, or when
     an output stream cannot be flushed (e.g. a closed pipe), returns for a normal exit."""
-    if not _kept:
+    if not _kept and not _abandoned_threads():
         return
     try:
         sys.stdout.flush()

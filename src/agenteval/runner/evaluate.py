@@ -8,7 +8,7 @@ layer. Results come back in eval-set, case and run order, whatever order they fi
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 
@@ -62,18 +62,25 @@ async def run_evaluation(
     listener: Listener | None = None,
     header: RunSpec | None = None,
     traces: bool = True,
+    finished: Mapping[tuple[str, str, int], EvalCaseResult] | None = None,
+    case_timeout: float | None = None,
 ) -> list[EvalSetResult]:
     """Runs every selected case `num_runs` times; one EvalSetResult per eval set (carrying
-    `header` as its `run`). `listener` hears each case run start and finish. With `traces`,
-    each case run's spans (agent steps, model and tool calls, simulated user turns, judge
-    calls) are recorded into its result's `trace`."""
+    `header` as its `run`). `listener` hears each case run start and finish; `on_case_done`
+    gets each result as soon as it is known. With `traces`, each case run's spans (agent steps,
+    model and tool calls, simulated user turns, judge calls) are recorded into its result's
+    `trace`. Case runs in `finished` (by eval set id, eval id, run index: a resumed run's) are
+    not run again; their results take their places. A case run that takes longer than
+    `case_timeout` seconds is stopped and recorded with a timeout error."""
     if num_runs < 1:
         raise ValueError("num_runs must be at least 1")
     if parallelism < 1:
         raise ValueError("parallelism must be at least 1")
     jobs = [(ri, case, run, req) for ri, req in enumerate(requests) for case in req.cases()
             for run in range(num_runs)]
-    slots: list[EvalCaseResult | None] = [None] * len(jobs)
+    done = finished or {}
+    slots: list[EvalCaseResult | None] = [done.get((req.eval_set.eval_set_id, case.eval_id, run))
+                                          for _, case, run, req in jobs]
     limiter = anyio.CapacityLimiter(parallelism)
 
     async def one(index: int) -> None:
@@ -88,7 +95,8 @@ async def run_evaluation(
                     span("case", f"case {case.eval_id}", {"agenteval.eval_set_id": set_id,
                                                          "agenteval.eval_id": case.eval_id,
                                                          "agenteval.run_index": run_index}):
-                run = await infer_case(adapter, case, set_id, run_index, app_name, simulator)
+                run = await infer_case(adapter, case, set_id, run_index, app_name, simulator,
+                                       timeout=case_timeout)
                 run.trace = recorder.trace if recorder else None
                 with span("scoring", "scoring"):
                     result = await score_case(run, req.metrics, req.policy, judge)
@@ -102,7 +110,8 @@ async def run_evaluation(
 
     async with anyio.create_task_group() as tg:
         for index in range(len(jobs)):
-            tg.start_soon(one, index)
+            if slots[index] is None:
+                tg.start_soon(one, index)
 
     out = []
     for ri, req in enumerate(requests):

@@ -7,6 +7,8 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 
+import anyio
+
 from agenteval.agents.base import AgentAdapter, SessionSpec, TurnResult
 from agenteval.errors import describe
 from agenteval.runner.scoring import CaseRun
@@ -24,6 +26,7 @@ from agenteval.tracing import current_recorder, span
 from agenteval.tracing.figures import figures
 
 DEFAULT_USER_ID = "test_user_id"
+_CLOSE_SECONDS = 10.0
 
 
 def session_spec(case: EvalCase, app_name: str) -> SessionSpec:
@@ -75,15 +78,32 @@ async def _user_turns(case: EvalCase, simulator: SimulatorFactory | None,
 
 async def infer_case(adapter: AgentAdapter, case: EvalCase, eval_set_id: str, run_index: int,
                      app_name: str | None = None,
-                     simulator: SimulatorFactory | None = None) -> CaseRun:
+                     simulator: SimulatorFactory | None = None,
+                     timeout: float | None = None) -> CaseRun:
     """Replays the case's user turns in order (or simulates them) and records the invocations.
 
     An exception from the agent ends the case's inference; it is recorded in `error_message`
-    and the invocations recorded so far are kept.
+    and the invocations recorded so far are kept. So is running past `timeout` seconds: the
+    agent is cancelled where it waits (a thread it started cannot be stopped, and finishes
+    unobserved) and the case records a timeout error.
     """
     spec = session_spec(case, app_name or adapter.name)
     run = CaseRun(case=case, actual=[], eval_set_id=eval_set_id, session_id=spec.session_id,
                   user_id=spec.user_id, run_index=run_index)
+    with anyio.move_on_after(timeout) as scope:
+        await _converse(adapter, case, spec, run, simulator)
+    if scope.cancelled_caught:
+        done = len(run.actual)
+        run.error_message = (f"TimeoutError: the case took longer than {timeout:g} s (case timeout); "
+                             f"{done} turn{'' if done == 1 else 's'} finished before are kept")
+    run.session_details = {"id": spec.session_id, "app_name": spec.app_name,
+                           "user_id": spec.user_id, "state": run.session_state}
+    return run
+
+
+async def _converse(adapter: AgentAdapter, case: EvalCase, spec: SessionSpec, run: CaseRun,
+                    simulator: SimulatorFactory | None) -> None:
+    """The turns of one case run, recorded into `run` as they finish."""
     session = None
     try:
         session = await adapter.start_session(spec)
@@ -129,10 +149,10 @@ async def infer_case(adapter: AgentAdapter, case: EvalCase, eval_set_id: str, ru
         run.error_message = describe(e)
     finally:
         if session is not None:
-            try:
-                await session.close()
-            except (Exception, SystemExit) as e:
-                run.error_message = run.error_message or describe(e)
-    run.session_details = {"id": spec.session_id, "app_name": spec.app_name,
-                           "user_id": spec.user_id, "state": run.session_state}
-    return run
+            # Shielded, so a session is closed even when the case was cancelled (timed out);
+            # bounded, so a close that hangs cannot hang the run.
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_SECONDS):
+                try:
+                    await session.close()
+                except (Exception, SystemExit) as e:
+                    run.error_message = run.error_message or describe(e)

@@ -124,6 +124,9 @@ class EvalJob(JobOptions):
     app_name: str | None = None
     agent_path: str | None = None
     traces: bool = True  # record each case run's spans into its result
+    case_timeout: float | None = None  # seconds per case run (else the config's case_timeout)
+    resume: str | None = None  # a journaled run to finish: only what it lacks is run
+    retry_errors: bool = False  # with `resume`: also run again what ended in an error
 
 
 @dataclass

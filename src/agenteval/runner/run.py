@@ -15,6 +15,7 @@ from agenteval.criteria import ConfiguredMetric
 from agenteval.criteria.judge import JudgeService
 from agenteval.errors import AgentEvalError, DataError
 from agenteval.models import ModelUnavailable, parse_model_name
+from agenteval.runner.durable import fingerprint, resume_from
 from agenteval.runner.evaluate import EvalSetRequest, run_evaluation
 from agenteval.runner.header import finish_header, start_header
 from agenteval.runner.job import EvalJob, JobOptions, ScoreJob, judge_models
@@ -23,6 +24,7 @@ from agenteval.runner.services import Services
 from agenteval.schema import (
     AgentInfo,
     ConversationScenario,
+    EvalCaseResult,
     EvalSetResult,
     LlmAsAJudgeCriterion,
     ModelRoles,
@@ -112,13 +114,30 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
                        user_simulator=sim_model_name)
     header = start_header(job, job.selections, roles, job.num_runs, job.endpoint_settings(metrics))
     header.agent = AgentInfo(name=job.app_name or adapter.name, path=job.agent_path, kind=kind)
+    journal = services.journal
+    if job.resume is not None and journal is None:
+        raise AgentEvalError("resuming a run needs the run journal (a store root for the run)")
+    kept = resume_from(job, journal, header) if journal is not None else {}
+    total = sum(len(r.cases()) for r in requests) * job.num_runs
+    if journal is not None:
+        journal.begin(header, fingerprint(job), total)
     if listener is not None:
-        listener(RunStarted(header.run_id, sum(len(r.cases()) for r in requests) * job.num_runs))
+        listener(RunStarted(header.run_id, total - len(kept)))
+
+    def journaled(result: EvalCaseResult) -> None:
+        if journal is not None:
+            journal.append(header.run_id, result.eval_set_id, result)
+
     results = await run_evaluation(adapter, requests, num_runs=job.num_runs,
                                    parallelism=job.concurrency.cases, app_name=job.app_name,
                                    simulator=simulator, judge=judge, listener=listener,
-                                   header=header, traces=job.traces)
-    return _finish(header, results, judge, services, listener)
+                                   header=header, traces=job.traces, finished=kept,
+                                   on_case_done=journaled,
+                                   case_timeout=job.case_timeout or job.config.case_timeout)
+    done = _finish(header, results, judge, services, listener)
+    if journal is not None:
+        journal.finish(header.run_id)
+    return done
 
 
 async def rescore(job: ScoreJob, services: Services, listener: Listener | None = None) -> Run:

@@ -17,6 +17,7 @@ from agenteval.models.resolve import DEFAULT_HTTP_CONCURRENCY
 from agenteval.runner.job import JobOptions
 from agenteval.schema import Concurrency, EndpointOptions
 from agenteval.store import JudgeCacheDB, judge_cache_path
+from agenteval.store.journal import Journal
 
 
 @dataclass
@@ -25,32 +26,37 @@ class Services:
 
     models: ModelPool
     judge_cache: JudgeCache | None = None
+    journal: Journal | None = None  # where each finished case run is committed at once
 
     @classmethod
     def create(cls, env: Mapping[str, str], concurrency: Concurrency | None = None, *,
                store_root: str | Path | None = None, no_cache: bool = False,
                models: Mapping[str, LLM] | None = None,
-               endpoints: Mapping[str, EndpointOptions] | None = None) -> Services:
+               endpoints: Mapping[str, EndpointOptions] | None = None,
+               journal: bool = False) -> Services:
         """Services for one run: models resolved with `env` (API keys), limited per endpoint as
         `concurrency.model_calls` says (HTTP endpoints not listed get room for every case in
         flight, at least 4), with `endpoints` settings (timeouts, attempts), plus any
         ready-made `models` under their own names; verdicts cached under `store_root` unless
-        `no_cache`."""
+        `no_cache`; with `journal`, each finished case run is committed to the journal under
+        `store_root` as soon as it is known."""
         concurrency = concurrency or Concurrency()
         pool = ModelPool(env, concurrency.model_calls,
                          default_http=max(DEFAULT_HTTP_CONCURRENCY, concurrency.cases),
                          provided=models, endpoints=endpoints)
         cache = None if no_cache or store_root is None else JudgeCacheDB(judge_cache_path(store_root))
-        return cls(pool, cache)
+        return cls(pool, cache, Journal(store_root) if journal and store_root is not None else None)
 
     @classmethod
     def for_job(cls, job: JobOptions, env: Mapping[str, str], *, store_root: str | Path | None = None,
-                no_cache: bool = False, models: Mapping[str, LLM] | None = None) -> Services:
+                no_cache: bool = False, models: Mapping[str, LLM] | None = None,
+                journal: bool = False) -> Services:
         """Services as the job asks for them (its concurrency and endpoint settings, the
         config's and the command line's)."""
         concurrency = job.concurrency.model_copy(update={"model_calls": job.model_limits()})
         return cls.create(env, concurrency, store_root=store_root, no_cache=no_cache,
-                          models=models, endpoints=job.endpoint_settings(job.metrics()))
+                          models=models, endpoints=job.endpoint_settings(job.metrics()),
+                          journal=journal)
 
 
 __all__ = ["Services"]

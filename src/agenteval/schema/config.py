@@ -174,6 +174,7 @@ class EvalConfig(_ConfigModel):
     not_evaluated: Literal["fail", "ignore"] = "fail"
     repeat_gating: Literal["mean", "all_runs", "any_run"] = "mean"
     endpoints: dict[str, EndpointConfig] | None = None
+    case_timeout: float | None = Field(default=None, gt=0)  # seconds per case run
 
 
 class SessionFile(OpenWireModel):
