@@ -2,6 +2,7 @@
 running only what is missing; `--retry_errors`; `--case_timeout`."""
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -130,3 +131,33 @@ def test_a_hung_case_times_out_and_the_run_goes_on(project: tuple[Path, Path], t
     cases = {c["eval_id"]: c for c in json.loads(out.read_text())["eval_case_results"]}
     assert "TimeoutError: the case took longer than 0.5 s" in cases["c2"]["error_message"]
     assert sum(c["final_eval_status"] == 1 for c in cases.values()) == 9
+
+
+def test_what_a_kill_leaves_behind_is_tidied(project: tuple[Path, Path]) -> None:
+    agent, path = project
+    assert _eval(agent, path).returncode == 0
+    history = agent / ".agenteval" / "eval_history"
+    (doc,) = history.glob("*.json")
+    orphan = history / "orphan_run.evalset_result.json"  # written, then killed before recording
+    old_id = json.loads(doc.read_text())["eval_set_result_id"]
+    orphan.write_text(doc.read_text().replace(old_id, "orphan_run"))
+    dead = history / ".x.evalset_result.json.999999.abc123.tmp"  # a writer killed mid-write
+    dead.write_text("half a document")
+    live = history / f".y.evalset_result.json.{os.getpid()}.abc123.tmp"  # one being written now
+    live.write_text("being written")
+    assert _eval(agent, path).returncode == 0
+    assert not dead.exists() and live.exists()
+    listing = CliRunner().invoke(cli, ["runs", "--root", str(agent)], env={"COLUMNS": "200"})
+    assert "orphan_run" in listing.output
+
+
+def test_two_processes_share_one_store(project: tuple[Path, Path]) -> None:
+    agent, path = project
+    procs = [subprocess.Popen([sys.executable, "-m", "agenteval", "eval", str(agent), str(path)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    assert len(Journal(agent).runs()) == 2 and all(r.status == "finished" for r in Journal(agent).runs())
+    listing = CliRunner().invoke(cli, ["runs", "--root", str(agent)], env={"COLUMNS": "200"})
+    assert listing.output.count("dur_agent_dur_") == 2

@@ -35,6 +35,31 @@ def _nearest_existing(path: Path) -> Path:
     return Path(".")
 
 
+TEMP_SUFFIX = ".tmp"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_temporaries(folder: str | Path) -> list[Path]:
+    """Removes the temporary files that writers killed mid-write left in `folder` (those whose
+    writer process is gone); returns them."""
+    removed = []
+    for path in Path(folder).glob(f".*{TEMP_SUFFIX}"):
+        parts = path.name.rsplit(".", 3)  # .NAME . PID . RANDOM .tmp
+        if len(parts) == 4 and parts[1].isdigit() and not _pid_alive(int(parts[1])):
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
 def check_target(path: str | Path, what: str) -> None:
     """DataError(path, what, why) unless `path` can be written as described above. Nothing is
     created or changed (a probe file in the folder is removed again)."""
@@ -112,7 +137,10 @@ def write_target(path: str | Path, chunks: Iterable[bytes]) -> None:
                     stream.write(chunk)
             return
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        # The writer's pid is in the name, so a temporary file left by a killed writer can be
+        # told apart from one being written (see `remove_stale_temporaries`).
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.{os.getpid()}.",
+                                   suffix=TEMP_SUFFIX)
         try:
             with os.fdopen(fd, "wb") as f:
                 for chunk in chunks:
@@ -129,4 +157,4 @@ def write_target(path: str | Path, chunks: Iterable[bytes]) -> None:
         raise DataError(path, "", f"cannot be written: {e.strerror or e}") from None
 
 
-__all__ = ["check_target", "check_targets", "write_target"]
+__all__ = ["check_target", "check_targets", "remove_stale_temporaries", "write_target"]

@@ -10,9 +10,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from agenteval.datasets.targets import remove_stale_temporaries
+from agenteval.errors import AgentEvalError
 from agenteval.schema import EvalSetResult, Run
 from agenteval.store.db import RunStore
-from agenteval.store.history import save_result
+from agenteval.store.history import history_dir, list_results, load_result, save_result
 
 
 def file_sha256(path: str | Path) -> str | None:
@@ -46,11 +48,30 @@ def record_run(root: str | Path, results: Sequence[EvalSetResult],
     return ids
 
 
+def tidy(root: str | Path) -> None:
+    """Leaves nothing a killed run left behind: removes temporary files of writers that died
+    mid-write, and records result documents that were written but never recorded (a kill
+    between the two steps), so every document in the history is in the database."""
+    folder = history_dir(root)
+    if not folder.is_dir():
+        return
+    remove_stale_temporaries(folder)
+    store = RunStore(root)
+    known = {row.result_path.resolve() for row in store.list_runs()}
+    for path in list_results(root):
+        if path.resolve() not in known:
+            try:
+                store.record(load_result(path), path)
+            except AgentEvalError:  # not a result document after all: leave it be
+                continue
+
+
 def record(root: str | Path, run: Run, paths: Sequence[str | Path] | None = None) -> list[Path]:
     """Saves each of the run's documents into `<root>/.agenteval/eval_history` (unless `paths`
     says where they already are) and records them in the run database, under the run's id
     (shared by all of them) with its header. Returns the documents' paths."""
     store = RunStore(root)
+    tidy(root)
     saved = [Path(p) for p in paths] if paths is not None else [save_result(root, r) for r in run.results]
     for result, path in zip(run.results, saved, strict=True):
         store.record(result, path)
