@@ -57,3 +57,40 @@ def test_provided_models_are_used_under_their_own_names_within_their_limit() -> 
 
     asyncio.run(many())
     assert model.max_in_flight == 2 and pool.limits() == {"mine": 2}
+
+
+def test_rates_hold_across_every_caller_of_an_endpoint() -> None:
+    import time
+
+    from agenteval.schema import EndpointOptions
+
+    model = ScriptedModel(lambda req: "ok")
+    # 120 requests a minute = 2 a second; the bucket starts full (a minute's allowance), so
+    # drain it first, then 4 more calls need about 2 seconds whoever makes them.
+    pool = ModelPool({}, {"mine": 8}, provided={"mine": model},
+                     endpoints={"mine": EndpointOptions(requests_per_minute=120)})
+    llm = pool.get("mine")
+    request = ModelRequest(messages=(Message("user", "hi"),))
+
+    async def burst(n: int) -> None:
+        await asyncio.gather(*(llm.generate(request) for _ in range(n)))
+
+    asyncio.run(burst(120))
+    started = time.monotonic()
+    asyncio.run(burst(4))
+    assert 1.5 <= time.monotonic() - started < 4
+
+
+def test_token_rate_waits_for_the_debt_of_earlier_replies() -> None:
+    import time
+
+    from agenteval.models.rate import RateBucket
+
+    async def main() -> float:
+        bucket = RateBucket(600)  # 10 tokens a second
+        bucket.spend(600 + 10)  # a reply used a minute's allowance and 10 more
+        started = time.monotonic()
+        await bucket.take(0)
+        return time.monotonic() - started
+
+    assert 0.8 <= asyncio.run(main()) < 2

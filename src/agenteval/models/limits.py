@@ -5,6 +5,7 @@ from __future__ import annotations
 import anyio
 
 from agenteval.models.base import LLM, ModelError, ModelRequest, ModelResponse
+from agenteval.models.rate import RateBucket
 
 __all__ = ["LimitedLLM"]
 
@@ -15,10 +16,12 @@ class LimitedLLM:
     The limit belongs to this wrapper, so every caller sharing the wrapper shares the limit.
     With `give_up_after` N, once N calls in a row have failed (each after the backend's own
     retries), later calls fail at once with the last error instead of waiting on a dead
-    endpoint again; a success in between resets the count.
+    endpoint again; a success in between resets the count. `requests_per_minute` and
+    `tokens_per_minute` keep every caller of the wrapper to those rates together.
     """
 
-    def __init__(self, inner: LLM, max_concurrency: int, give_up_after: int | None = None) -> None:
+    def __init__(self, inner: LLM, max_concurrency: int, give_up_after: int | None = None,
+                 requests_per_minute: float | None = None, tokens_per_minute: float | None = None) -> None:
         if max_concurrency < 1:
             raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
         if give_up_after is not None and give_up_after < 1:
@@ -28,6 +31,8 @@ class LimitedLLM:
         self.give_up_after = give_up_after
         self._failures = 0
         self._last_error: str | None = None
+        self._requests = RateBucket(requests_per_minute) if requests_per_minute else None
+        self._tokens = RateBucket(tokens_per_minute) if tokens_per_minute else None
 
     @property
     def name(self) -> str:
@@ -56,6 +61,10 @@ class LimitedLLM:
             if self._given_up():  # decided while this call waited for its slot
                 raise ModelError(f"not asked: the last {self._failures} calls to {self.name} "
                                  f"failed; the last error: {self._last_error}")
+            if self._requests is not None:
+                await self._requests.take()
+            if self._tokens is not None:
+                await self._tokens.take(0)  # wait while earlier replies' tokens are still owed
             try:
                 response = await self.inner.generate(request)
             except ModelError as e:
@@ -63,4 +72,6 @@ class LimitedLLM:
                 self._last_error = str(e)
                 raise
             self._failures = 0
+            if self._tokens is not None:
+                self._tokens.spend(response.usage.prompt_tokens + response.usage.completion_tokens)
             return response

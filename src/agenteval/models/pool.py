@@ -69,7 +69,8 @@ class ModelPool:
         self._cache_dir = str(Path(cache_dir).expanduser()) if cache_dir is not None else None
         self._models: dict[str, LimitedLLM] = {
             name: LimitedLLM(llm, self._limits.get(name, default_http),
-                             self.options(name).give_up_after)
+                             self.options(name).give_up_after, self.options(name).requests_per_minute,
+                             self.options(name).tokens_per_minute)
             for name, llm in (provided or {}).items()}
         self._lock = threading.Lock()
 

@@ -135,7 +135,8 @@ def build_model(
     if spec.backend == "local":
         check_local_available(cache_dir)
         local = LocalModel(name=spec.name, cache_dir=cache_dir)
-        return LimitedLLM(local, max_concurrency or local.slots, options.give_up_after)
+        return LimitedLLM(local, max_concurrency or local.slots, options.give_up_after,
+                          options.requests_per_minute, options.tokens_per_minute)
     http = OpenAICompatModel(
         model=spec.model,
         base_url=spec.base_url,
@@ -146,4 +147,5 @@ def build_model(
         # OpenAI's newer models refuse `max_tokens`; all of its chat models take this one.
         max_tokens_field="max_completion_tokens" if spec.base_url == OPENAI_URL else "max_tokens",
     )
-    return LimitedLLM(http, max_concurrency or DEFAULT_HTTP_CONCURRENCY, options.give_up_after)
+    return LimitedLLM(http, max_concurrency or DEFAULT_HTTP_CONCURRENCY, options.give_up_after,
+                      options.requests_per_minute, options.tokens_per_minute)

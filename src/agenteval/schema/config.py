@@ -154,6 +154,8 @@ class EndpointConfig(_ConfigModel):
     attempts: int | None = Field(default=None, ge=1)
     give_up_after: int | None = Field(default=None, ge=1)
     max_concurrency: int | None = Field(default=None, ge=1)
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    tokens_per_minute: float | None = Field(default=None, gt=0)
 
 
 class EvalConfig(_ConfigModel):
