@@ -74,6 +74,9 @@ def test_a_killed_run_is_listed_and_resumed_without_redoing_finished_cases(proje
     assert (run.status, run.done, run.total) == ("interrupted", 6, 10)
     listing = CliRunner().invoke(cli, ["runs", "--root", str(agent)], env={"COLUMNS": "200"})
     assert "Unfinished runs" in listing.output and run.run_id in listing.output and "6/10" in listing.output
+    shown = CliRunner().invoke(cli, ["runs", "--root", str(agent), "show", run.run_id],
+                               env={"COLUMNS": "200"})
+    assert "interrupted, 6 of 10 case runs finished" in shown.output and "--resume" in shown.output
 
     (agent / "kill").unlink()
     (agent / "calls.log").unlink()

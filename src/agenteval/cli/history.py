@@ -186,9 +186,32 @@ def _failing_table(rows: list[tuple[str, str, str]]) -> RenderableType:
         force=True, title="Cases not passed", title_justify="left"))
 
 
+def _show_unfinished(root: str, ref: str) -> int:
+    """`runs show` for a run the journal holds but the history does not (it never finished)."""
+    from rich.console import Console
+
+    from agenteval.errors import DataError
+    from agenteval.store.journal import Journal
+
+    journal = Journal(root)
+    if not journal.path.is_file():
+        raise DataError(root, "", f"no run {ref!r} in the run history")
+    found = journal.get(ref)  # DataError naming the journal when unknown there too
+    spec = journal.spec(found.run_id)
+    console = Console()
+    console.print(f"Run {found.run_id}: {found.status}, {found.done} of {found.total} case runs finished "
+                  f"({found.errors} with errors), started {_when(found.started)}, last update "
+                  f"{_when(found.updated)}")
+    sets = " ".join(e.file or e.eval_set_id for e in spec.eval_sets)
+    console.print(f"Finish it with: agenteval eval {spec.agent.path if spec.agent else 'AGENT'} {sets} "
+                  f"--resume {found.run_id}")
+    return 0
+
+
 def _show(root: str, ref: str) -> int:
     from rich.console import Console
 
+    from agenteval.errors import DataError
     from agenteval.reporting import summary
     from agenteval.reporting.outcome import criterion_problem
     from agenteval.schema import EvalStatus
@@ -196,7 +219,10 @@ def _show(root: str, ref: str) -> int:
     from agenteval.verdicts.outcome import outcomes
 
     store = RunStore(root)
-    row = store.resolve(ref)
+    try:
+        row = store.resolve(ref)
+    except DataError:
+        return _show_unfinished(root, ref)
     console = Console()
     details = store.details(row.run_id)
     header = details.pop("spec", None)
