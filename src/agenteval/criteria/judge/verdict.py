@@ -2,8 +2,9 @@
 
 Backends that support constrained output are given the JSON schema, so their replies always
 parse. For the others the parser accepts fenced JSON, JSON surrounded by prose, any letter case,
-and a last-resort `verdict: yes` line. It never guesses: a reply it cannot read is None, and the
-caller retries or records a judge error.
+a last-resort `verdict: yes` line, and plain synonyms of a question's labels (see
+`POSITIVE_WORDS`: "yes" to a valid/invalid question is "valid"). It never guesses: a reply it
+cannot read unambiguously is None, and the caller retries or records a judge error.
 """
 
 from __future__ import annotations
@@ -60,19 +61,29 @@ def verdict_schema(labels: tuple[str, ...], notes: tuple[str, ...] = ()) -> dict
     }
 
 
-_SYNONYMS = {
-    "true": "yes", "pass": "yes", "passed": "yes", "correct": "yes",
-    "false": "no", "fail": "no", "failed": "no", "incorrect": "no",
-    "not_applicable": "not_applicable", "n/a": "not_applicable",
-}
+# Plain words for "the property holds" and "it does not", whatever the question's own labels:
+# a judge on another server that answers "yes" to a valid/invalid question still gave a verdict
+# (ADK scores it; agenteval used to find no verdict). A reply maps to a question's label only
+# when exactly one of the question's labels is of that polarity: "no" to a hallucination question
+# (unsupported or contradictory?) stays unreadable rather than guessed.
+POSITIVE_WORDS = frozenset({"yes", "true", "pass", "passed", "correct", "valid", "meets", "met", "safe",
+                            "supported", "same", "ok", "good", "acceptable"})
+NEGATIVE_WORDS = frozenset({"no", "false", "fail", "fails", "failed", "incorrect", "invalid", "not_met",
+                            "unsafe", "unsupported", "contradictory", "different", "not_stated", "bad",
+                            "unacceptable", "wrong"})
+_SPELLINGS = {"n/a": "not_applicable", "na": "not_applicable", "notapplicable": "not_applicable"}
 
 
 def _normalise(raw: str, labels: tuple[str, ...]) -> str | None:
     value = raw.strip().strip("\"'`*.").lower().replace("-", "_").replace(" ", "_")
+    value = _SPELLINGS.get(value, value)
     if value in labels:
         return value
-    mapped = _SYNONYMS.get(value)
-    return mapped if mapped in labels else None
+    for words in (POSITIVE_WORDS, NEGATIVE_WORDS):
+        if value in words:
+            matching = [label for label in labels if label in words]
+            return matching[0] if len(matching) == 1 else None
+    return None
 
 
 def _json_objects(text: str) -> list[dict[str, Any]]:
