@@ -98,35 +98,53 @@ class OpenAICompatModel:
         return self._name
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
-        """Asks for `request.n` samples, topping up if the server returns fewer."""
+        """Asks for `request.n` samples in one call; when the server gives fewer (it ignores or
+        refuses `n`), the missing ones are asked for concurrently, one per call, each with its
+        own seed, rather than one after another."""
         generations: list[Generation] = []
         usage = Usage()
         model = self.model
-        while len(generations) < request.n:
-            want = request.n - len(generations)
-            if self.samples_per_call is not None:
-                want = min(want, self.samples_per_call)
-            seed = None if request.seed is None else request.seed + len(generations)
-            body = build_body(
-                request, model=self.model, n=want, seed=seed, max_tokens_field=self.max_tokens_field
-            )
-            body.update(self.extra_body)
-            try:
-                reply = await self._post(body)
-            except _Rejected:
-                if want == 1:
-                    raise
-                # Some servers cap or refuse `n` (llama.cpp: n <= its slots); ask one at a time.
-                log.info("%s refused n=%d; asking for one sample per call", self.name, want)
+        first = request.n if self.samples_per_call is None else min(request.n, self.samples_per_call)
+        try:
+            replies = [await self._ask(request, first, request.seed)]
+        except _Rejected:
+            if first == 1:
+                raise
+            # Some servers cap or refuse `n` (llama.cpp: n <= its slots); ask one at a time.
+            log.info("%s refused n=%d; asking for one sample per call", self.name, first)
+            self.samples_per_call = 1
+            replies = [await self._ask(request, 1, request.seed)]
+        got = len(replies[0].get("choices", []))
+        missing = request.n - min(got, first)
+        if missing > 0:
+            if got < first:  # asked for n, got fewer: the server ignores `n`
                 self.samples_per_call = 1
-                continue
-            choices = reply.get("choices")
-            if not isinstance(choices, list) or not choices:
-                raise ModelError(f"the reply from {self.base_url} has no choices: {str(reply)[:300]}")
-            generations.extend(parse_choice(c, request) for c in choices[:want])
+            done = min(got, first)
+            seeds = [None if request.seed is None else request.seed + done + i for i in range(missing)]
+            extra: list[dict[str, Any] | None] = [None] * missing
+
+            async def one(i: int) -> None:
+                extra[i] = await self._ask(request, 1, seeds[i])
+
+            async with anyio.create_task_group() as tg:
+                for i in range(missing):
+                    tg.start_soon(one, i)
+            replies += [r for r in extra if r is not None]
+        for reply, want in zip(replies, [first] + [1] * (len(replies) - 1), strict=True):
+            generations.extend(parse_choice(c, request) for c in reply["choices"][:want])
             usage += parse_usage(reply)
             model = str(reply.get("model") or model)
-        return ModelResponse(tuple(generations), usage, model)
+        return ModelResponse(tuple(generations[: request.n]), usage, model)
+
+    async def _ask(self, request: ModelRequest, n: int, seed: int | None) -> dict[str, Any]:
+        """One call for `n` samples; ModelError when the reply has no choices."""
+        body = build_body(request, model=self.model, n=n, seed=seed, max_tokens_field=self.max_tokens_field)
+        body.update(self.extra_body)
+        reply = await self._post(body)
+        choices = reply.get("choices")
+        if not isinstance(choices, list) or not choices:
+            raise ModelError(f"the reply from {self.base_url} has no choices: {str(reply)[:300]}")
+        return reply
 
     async def aclose(self) -> None:
         """Closes the HTTP clients (optional; they are also closed with their loop)."""
