@@ -82,6 +82,7 @@ class ScoreArgs:
     model_parallelism: dict[str, int] = field(default_factory=dict)
     judge_timeout: float | None = None
     judge_attempts: int | None = None
+    escalate_judge_model: str | None = None
     outputs: Outputs = field(default_factory=Outputs)
 
 
@@ -147,7 +148,8 @@ def _score(args: ScoreArgs) -> int:
     concurrency = Concurrency(cases=args.parallelism, model_calls=args.model_parallelism)
     job = ScoreJob(config=config, config_source=source, judge_model=args.judge_model,
                    concurrency=concurrency, judge_timeout=args.judge_timeout,
-                   judge_attempts=args.judge_attempts, command="score", argv=sys.argv[1:],
+                   judge_attempts=args.judge_attempts, escalate_judge_model=args.escalate_judge_model,
+                   command="score", argv=sys.argv[1:],
                    actual_source=args.actual)
     metrics = job.metrics()
     services = Services.for_job(job, dict(os.environ), store_root=".", no_cache=args.no_cache)

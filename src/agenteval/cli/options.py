@@ -61,6 +61,13 @@ model_parallelism = click.option(
 )
 
 
+escalate_judge_model = click.option(
+    "--escalate_judge_model", "--escalate-judge-model", metavar="MODEL",
+    help="Ask this (stronger) judge again whenever a verdict's confidence is below its criterion's "
+    "judge_model_options.min_confidence; only those items are escalated.",
+)
+
+
 def judge_endpoint_options(fn: F) -> F:
     """`--judge_timeout S` and `--judge_attempts N`: how long to wait for a judge and how often to try."""
     fn = click.option("--judge_attempts", "--judge-attempts", type=click.IntRange(min=1),

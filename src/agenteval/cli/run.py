@@ -47,6 +47,7 @@ class EvalArgs:
     no_cache: bool = False
     judge_timeout: float | None = None
     judge_attempts: int | None = None
+    escalate_judge_model: str | None = None
     traces: bool = True
     case_timeout: float | None = None
     resume: str | None = None
@@ -73,7 +74,8 @@ def eval_command(args: EvalArgs) -> int:
     concurrency = Concurrency(cases=args.parallelism, model_calls=args.model_parallelism)
     job = EvalJob(config=config, config_source=source, judge_model=args.judge_model,
                   concurrency=concurrency, judge_timeout=args.judge_timeout,
-                  judge_attempts=args.judge_attempts, command="eval", argv=sys.argv[1:],
+                  judge_attempts=args.judge_attempts, escalate_judge_model=args.escalate_judge_model,
+                  command="eval", argv=sys.argv[1:],
                   num_runs=args.num_runs, agent_model=args.agent_model,
                   app_name=agent_dir.resolve().name, agent_path=args.agent_path, traces=args.traces,
                   case_timeout=args.case_timeout, resume=args.resume, retry_errors=args.retry_errors)

@@ -58,6 +58,7 @@ def totals(results: Sequence[EvalSetResult], judge_calls: int, judge_prompt_toke
     tokens = [t for c in cases if (t := c.tokens()) is not None]
     statuses = [c.status for c in cases]
     runs = [run for r in results for run in r.eval_case_results]
+    records = [record for run in runs for record in run.judge_records]
     return RunTotals(
         cases=len(cases), case_runs=len(runs),
         passed=statuses.count(EvalStatus.PASSED), failed=statuses.count(EvalStatus.FAILED),
@@ -66,7 +67,9 @@ def totals(results: Sequence[EvalSetResult], judge_calls: int, judge_prompt_toke
         metric_errors=sum(len(run.metric_errors) for run in runs),
         agent_seconds=sum(seconds) if seconds else None,
         agent_tokens=sum(tokens) if tokens else None,
-        judge_calls=judge_calls, judge_prompt_tokens=judge_prompt_tokens)
+        judge_calls=judge_calls, judge_prompt_tokens=judge_prompt_tokens,
+        judge_uncertain=sum(1 for r in records if r.uncertain and r.escalated is None),
+        judge_escalated=sum(1 for r in records if r.escalated is not None))
 
 
 def finish_header(header: RunSpec, results: Sequence[EvalSetResult], judge_calls: int,

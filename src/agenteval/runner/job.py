@@ -30,15 +30,18 @@ from agenteval.schema.run import RunCommand
 from agenteval.tracing.ingest import TraceConversations
 
 
-def with_judge_model(metrics: Sequence[ConfiguredMetric], judge_model: str | None) -> list[ConfiguredMetric]:
-    """Points every LLM-judged criterion at `judge_model`."""
-    if not judge_model:
+def with_judge_model(metrics: Sequence[ConfiguredMetric], judge_model: str | None,
+                     escalate_to: str | None = None) -> list[ConfiguredMetric]:
+    """Points every LLM-judged criterion at `judge_model` (and its uncertain verdicts at
+    `escalate_to`), where given."""
+    update = {k: v for k, v in (("judge_model", judge_model), ("escalate_to", escalate_to)) if v}
+    if not update:
         return list(metrics)
     out = []
     for m in metrics:
         c = m.criterion
         if isinstance(c, LlmAsAJudgeCriterion):
-            options = c.judge_model_options.model_copy(update={"judge_model": judge_model})
+            options = c.judge_model_options.model_copy(update=update)
             c = c.model_copy(update={"judge_model_options": options})
         out.append(ConfiguredMetric(m.spec, c))
     return out
@@ -46,8 +49,9 @@ def with_judge_model(metrics: Sequence[ConfiguredMetric], judge_model: str | Non
 
 def judge_models(metrics: Sequence[ConfiguredMetric]) -> list[str]:
     """The judge model names the metrics use, in first-use order."""
-    names = [m.criterion.judge_model_options.judge_model for m in metrics
-             if isinstance(m.criterion, LlmAsAJudgeCriterion)]
+    names = [name for m in metrics if isinstance(m.criterion, LlmAsAJudgeCriterion)
+             for name in (m.criterion.judge_model_options.judge_model,
+                          m.criterion.judge_model_options.escalate_to) if name]
     return list(dict.fromkeys(names))
 
 
@@ -72,6 +76,7 @@ class JobOptions:
     config: EvalConfig = field(default_factory=EvalConfig)
     config_source: str | None = None
     judge_model: str | None = None
+    escalate_judge_model: str | None = None  # where every judged criterion's uncertain verdicts go
     concurrency: Concurrency = field(default_factory=Concurrency)
     endpoints: dict[str, EndpointOptions] = field(default_factory=dict)
     judge_timeout: float | None = None
@@ -94,7 +99,8 @@ class JobOptions:
 
     def metrics(self) -> list[ConfiguredMetric]:
         """The config's metrics (informational ones included), judges overridden."""
-        return with_judge_model(resolve_metrics(self.config, self.config_source), self.judge_model)
+        return with_judge_model(resolve_metrics(self.config, self.config_source), self.judge_model,
+                                self.escalate_judge_model)
 
     def endpoint_settings(self, metrics: Sequence[ConfiguredMetric]) -> dict[str, EndpointOptions]:
         """Settings per endpoint (canonical model names): the config's `endpoints`, then

@@ -49,13 +49,19 @@ def check_judges(metrics: list[ConfiguredMetric], job: JobOptions, services: Ser
     for m in metrics:
         if not isinstance(m.criterion, LlmAsAJudgeCriterion):
             continue
-        try:
-            services.models.get(m.criterion.judge_model_options.judge_model)
-        except ModelUnavailable as e:
-            if job.judge_model:
-                raise DataError(None, "--judge_model", str(e)) from None
-            raise DataError(job.config_source, f"criteria.{m.name}.judge_model_options.judge_model",
-                            str(e)) from None
+        options = m.criterion.judge_model_options
+        for key, name, flag in (("judge_model", options.judge_model, job.judge_model),
+                                ("escalate_to", options.escalate_to, job.escalate_judge_model)):
+            if not name:
+                continue
+            try:
+                services.models.get(name)
+            except ModelUnavailable as e:
+                if flag:
+                    raise DataError(None, "--judge_model" if key == "judge_model" else
+                                    "--escalate_judge_model", str(e)) from None
+                raise DataError(job.config_source, f"criteria.{m.name}.judge_model_options.{key}",
+                                str(e)) from None
     if job.config.user_simulator_config is not None:  # checked whether or not a case needs it
         sim_config = parse_simulator_config(job.config.user_simulator_config, job.config_source)
         try:

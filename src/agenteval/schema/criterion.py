@@ -68,7 +68,12 @@ class SingleToolUseCriterion(BaseCriterion):
 
 
 class JudgeModelOptions(WireModel):
-    """Which judge model to ask, how many samples to vote over, and how many at once."""
+    """Which judge model to ask, how many samples to vote over, and how many at once.
+
+    agenteval extensions: `min_confidence` — a verdict whose confidence (the share of samples
+    that agree with it) is below this is *uncertain*, never a pass: the item is asked again of
+    `escalate_to` when one is set, else the criterion is not evaluated, with the reason.
+    """
 
     model_config = ConfigDict(strict=True)
 
@@ -76,6 +81,8 @@ class JudgeModelOptions(WireModel):
     judge_model_config: dict[str, Any] | None = None
     num_samples: int = Field(default=5, ge=1)
     parallelism_limit: int = Field(default=1, ge=1)
+    min_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    escalate_to: str | None = None
 
 
 class LlmAsAJudgeCriterion(BaseCriterion):

@@ -113,6 +113,9 @@ class JudgeRecord(WireModel):
     cached: bool = False
     screened: list[str] = Field(default_factory=list)  # judge-directed text cut from the agent's
     span_id: str | None = None  # the judge span of this call in the case's trace
+    confidence: float | None = None  # share of the samples agreeing with the verdict (None: 1 sample)
+    uncertain: bool = False  # below the criterion's min_confidence (escalated, or not evaluated)
+    escalated: JudgeRecord | None = None  # the stronger judge's answer to the same question
 
 
 class EvalCaseResult(WireModel):

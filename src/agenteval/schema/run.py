@@ -61,6 +61,8 @@ class RunTotals(WireModel):
     agent_tokens: float | None = None
     judge_calls: int = 0  # model calls made by judges (cache hits excluded)
     judge_prompt_tokens: int = 0
+    judge_uncertain: int = 0  # verdicts below min_confidence that nobody decided (not evaluated)
+    judge_escalated: int = 0  # uncertain verdicts a stronger judge decided
 
 
 class AgentInfo(WireModel):

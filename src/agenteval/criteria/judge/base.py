@@ -83,6 +83,16 @@ def vote(answer: JudgeAnswer, q: JudgeQuestion) -> tuple[float | None, str | Non
     return (1.0 if positive > negative else 0.0), label, rationale, None
 
 
+def agreement(answer: JudgeAnswer, q: JudgeQuestion, label: str | None) -> float | None:
+    """The verdict's confidence: the share of all samples (unreadable ones included) on the
+    verdict's side; None with a single sample, which says nothing about it."""
+    if label is None or len(answer.samples) < 2:
+        return None
+    side = label in q.positive
+    return sum(1 for s in answer.samples
+               if s.verdict is not None and (s.verdict.label in q.positive) == side) / len(answer.samples)
+
+
 class JudgeCriterion(Criterion):
     """Base of the LLM-judged criteria."""
 
@@ -130,18 +140,36 @@ class JudgeCriterion(Criterion):
         answered: list[Answered | None] = [None] * len(questions)
         limiter = anyio.CapacityLimiter(options.parallelism_limit)
 
+        async def answer(q: JudgeQuestion, model: str) -> JudgeRecord:
+            """One judge model's voted answer to `q`, as its audit record."""
+            with judge_span(self.metric_name, q.invocation_index, q.item, model, q.prompt) as recorded:
+                reply = await judge.ask(model, prompts.SYSTEM, q.prompt, q.labels, options.num_samples,
+                                        q.notes, q.examples)
+                score, label, rationale, error = vote(reply, q)
+                record = self.record(q, reply)
+                record.judge_model = model
+                record.verdict, record.score, record.rationale, record.error = label, score, rationale, error
+                record.confidence = agreement(reply, q, label)
+                judged(recorded, record)
+            return record
+
         async def ask_one(q: JudgeQuestion) -> tuple[float | None, str | None, JudgeRecord]:
             async with limiter:
-                with judge_span(self.metric_name, q.invocation_index, q.item, options.judge_model,
-                                q.prompt) as recorded:
-                    answer = await judge.ask(options.judge_model, prompts.SYSTEM, q.prompt, q.labels,
-                                             options.num_samples, q.notes, q.examples)
-                    score, label, rationale, error = vote(answer, q)
-                    record = self.record(q, answer)
-                    record.verdict, record.score, record.rationale, record.error = (
-                        label, score, rationale, error)
-                    judged(recorded, record)
-            return score, label, record
+                record = await answer(q, options.judge_model)
+                threshold = options.min_confidence
+                if (threshold is not None and record.error is None and record.confidence is not None
+                        and record.confidence < threshold):
+                    # Uncertain: never a pass. The stronger judge decides, or nobody does.
+                    record.uncertain = True
+                    if options.escalate_to:
+                        strong = record.escalated = await answer(q, options.escalate_to)
+                        record.score, record.verdict = strong.score, strong.verdict
+                        record.rationale, record.error = strong.rationale, strong.error
+                    else:
+                        record.score = None
+                        record.error = (f"judge uncertain: {record.verdict} with confidence "
+                                        f"{record.confidence:.2f}, below min_confidence {threshold:g}")
+            return record.score, record.verdict, record
 
         async def ask(index: int) -> None:
             q = questions[index]

@@ -294,8 +294,8 @@ function chatView(main, app) {
   const s = S.session;
   const messages = h("div", { class: "messages", id: "messages" });
   const head = h("div", { class: "chathead row" },
-    h("strong", { text: s ? `Session ${s.id}` : "New session" }),
-    h("span", { class: "muted", text: s ? `model: ${s.model || "the agent's own"}` : `model: ${S.model || "the agent's own"}` }));
+    h("strong", { id: "chat-title", text: s ? `Session ${s.id}` : "New session" }),
+    h("span", { class: "muted", text: `model: ${(s ? s.model : S.model) || "the agent's own"}` }));
   const input = h("textarea", { id: "chat-input", placeholder: `Message ${app}… (Enter sends, Shift+Enter new line)` });
   const send = h("button", { class: "primary", id: "send", text: "Send" });
   const submit = async () => {
@@ -318,7 +318,7 @@ function turnView(t, i) {
   const results = t.tool_responses || [];
   const calls = (t.tool_calls || []).map((c, k) => {
     const r = results[k];
-    return h("details", { class: "tool" }, h("summary", { text: "🔧 " + callLine(c) + (r ? "  →  " + short(oneLine(r.response), 80) : "") }),
+    return h("details", { class: "tool" }, h("summary", {}, h("span", { class: "tag", text: "tool" }), " " + callLine(c) + (r ? "  →  " + short(oneLine(r.response), 80) : "")),
       h("pre", { text: "args: " + json(c.args ?? null) + (r ? "\nresult: " + json(r.response) : "") }));
   });
   const reply = t.error ? h("div", { class: "msg error", text: "Agent error: " + t.error })
@@ -333,6 +333,7 @@ async function sendMessage(app, text, messages) {
     // the address names the session now, without a re-render that would drop the typed text
     history.replaceState(null, "", link("app", app, "chat", S.session.id));
     messages.replaceChildren();
+    $("#chat-title").textContent = `Session ${S.session.id}`;
   }
   const pending = h("div", { class: "turn" }, h("div", { class: "msg user", text }), h("div", { class: "msg agent pending", text: "…" }));
   messages.append(pending);
@@ -871,10 +872,15 @@ async function showCaseResult(token, runId, caseId, opts) {
       text: `${m.metric_name} ${fmt(m.score)}${m.threshold !== null && m.threshold !== undefined ? " / " + fmt(m.threshold) : ""}` })))));
   if (r.error_message) page.append(errorBox(new Error("The agent failed: " + r.error_message)));
   for (const e of r.metric_errors || []) page.append(h("div", { class: "error-box", text: `${e.metric_name}${e.invocation_index != null ? " (invocation " + e.invocation_index + ")" : ""}: ${e.message}` }));
+  // invocations on the left, the trace beside them (sticky), so hovering a trace row shows its turn
+  const left = h("div", { class: "case-main" });
   const diffs = d.invocations || [];
-  (r.eval_metric_result_per_invocation || []).forEach((per, i) => page.append(invocationResult(d, per, i, diffs[i] || {}, runId)));
-  if ((r.judge_records || []).length) page.append(judgeTable(r.judge_records));
-  if (r.trace && r.trace.spans && r.trace.spans.length) page.append(h("div", { class: "card" }, h("h3", { text: "Trace" }), traceView(caseGroups(r))));
+  (r.eval_metric_result_per_invocation || []).forEach((per, i) => left.append(invocationResult(d, per, i, diffs[i] || {}, runId)));
+  if ((r.judge_records || []).length) left.append(judgeTable(r.judge_records));
+  const spans = r.trace && r.trace.spans && r.trace.spans.length;
+  const right = h("aside", { class: "case-trace card" }, h("h3", { text: "Trace" }),
+    spans ? traceView(caseGroups(r)) : h("p", { class: "muted", text: "No trace was recorded for this case run." }));
+  page.append(h("div", { class: "case-grid" }, left, right));
   paint(token, page);
   if (opts.inv) { const el = $(`#inv-${CSS.escape(opts.inv)}`); if (el) { el.scrollIntoView(); el.classList.add("hl"); } }
 }
@@ -1054,7 +1060,7 @@ function traceView(groups) {
     const rows = treeOrder(g.spans, g.roots || rootsOf(g.spans));
     const t0 = Math.min(...rows.map((r) => r.span.start)), t1 = Math.max(...rows.map((r) => r.span.end ?? r.span.start));
     const span = Math.max(1e-6, t1 - t0);
-    const el = h("div", { class: "tgroup" }, h("div", { class: "label", title: g.label, text: "👤 " + (g.label || "(no message)") }));
+    const el = h("div", { class: "tgroup" }, h("div", { class: "label", title: g.label, text: g.label || "(no message)" }));
     for (const { span: s, depth } of rows) {
       const a = s.attributes || {};
       const tokens = a["gen_ai.usage.input_tokens"] !== undefined ? `${a["gen_ai.usage.input_tokens"] ?? "?"}/${a["gen_ai.usage.output_tokens"] ?? "?"}` : "";
