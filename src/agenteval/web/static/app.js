@@ -45,7 +45,9 @@ function svg(tag, attrs, ...kids) {
 }
 
 const $ = (sel, root = document) => root.querySelector(sel);
-function replace(el, ...kids) { el.replaceChildren(); for (const k of kids.flat()) if (k) el.append(k); return el; }
+/** Appends the children that exist (null, undefined and false are skipped, unlike Element.append). */
+function add(el, ...kids) { for (const k of kids.flat(Infinity)) if (k) el.append(k); return el; }
+function replace(el, ...kids) { el.replaceChildren(); return add(el, ...kids); }
 
 function toast(message, bad = false) {
   const el = h("div", { class: "toast" + (bad ? " bad" : ""), role: bad ? "alert" : "status", text: message });
@@ -730,11 +732,13 @@ function lineChart(series, labels, w, ht) {
 }
 
 /** Vertical bars, one per item ({label, value}); the tooltip gives the exact value. */
-function barChart(items, w, ht, unit) {
+function barChart(items, w, ht, unit, xTicks) {
   const pad = { l: 40, r: 6, t: 8, b: 18 };
+  const root = svg("svg", { width: w, height: ht, viewBox: `0 0 ${w} ${ht}`, role: "img" });
+  // ticks spread evenly along the x axis (the histogram's 0, 0.5, 1)
+  (xTicks || []).forEach((t, i, all) => root.append(svg("text", { x: pad.l + (i * (w - pad.l - pad.r - 12)) / Math.max(1, all.length - 1), y: ht - 4, text: t })));
   const max = Math.max(1e-9, ...items.map((i) => i.value || 0));
   const bw = Math.max(1, (w - pad.l - pad.r) / Math.max(1, items.length));
-  const root = svg("svg", { width: w, height: ht, viewBox: `0 0 ${w} ${ht}`, role: "img" });
   root.append(svg("text", { x: 2, y: pad.t + 8, text: fmt(max, max < 10 ? 2 : 0) + unit }), svg("text", { x: 2, y: ht - pad.b, text: "0" }));
   items.forEach((it, i) => {
     const hgt = ((it.value || 0) / max) * (ht - pad.t - pad.b);
@@ -834,7 +838,7 @@ function runCharts(cases, names) {
   const out = [];
   for (const n of names.filter((x) => !INFORMATIONAL.has(x))) {
     const scores = cases.map((c) => (c.metrics || []).find((m) => m.name === n)).filter((m) => m && typeof m.score === "number").map((m) => m.score);
-    if (scores.length) out.push(chart(`${n}: score distribution (${scores.length} scores)`, barChart(histogram(scores), 260, 120, "")));
+    if (scores.length) out.push(chart(`${n}: score distribution (${scores.length} scores)`, barChart(histogram(scores), 260, 130, "", ["0", "0.5", "1"])));
   }
   const metric = (c, n) => { const m = (c.metrics || []).find((x) => x.name === n); return m ? m.score : null; };
   const lat = cases.slice(0, 200).map((c) => ({ label: c.eval_id, value: c.duration ?? metric(c, "invocation_duration_v1") }));
@@ -912,9 +916,10 @@ function invocationResult(d, per, i, diff, runId) {
     onclick: () => acceptActual(d, i, act) }) : null;
   return h("div", { class: "inv card", id: `inv-${i}`, "data-inv": i },
     h("div", { class: "head" }, h("strong", { text: `Invocation ${i}` }), act.duration ? h("span", { class: "muted", text: fmtSecs(act.duration) }) : null,
-      h("span", { class: "grow" }), metrics.map((m) => h("span", { class: "badge " + statusClass(m.eval_status), text: `${m.metric_name} ${fmt(m.score)}` })),
+      h("span", { class: "grow" }), metrics.filter((m) => !INFORMATIONAL.has(m.metric_name)).map((m) => h("span", { class: "badge " + statusClass(m.eval_status), text: `${m.metric_name} ${fmt(m.score)}` })),
       h("a", { class: "muted", href: link("runs", runId, "cases", d.result.eval_id, "run", d.result.run_index || 0, "inv", i), title: "link to this invocation", text: "#" })),
     h("div", { class: "msg user", text: contentText(act.user_content) }),
+    h("div", { class: "muted small", text: metrics.filter((m) => INFORMATIONAL.has(m.metric_name)).map((m) => `${m.metric_name.replace(/_v1$/, "").replace(/_/g, " ")} ${fmt(m.score)}`).join(" · ") }),
     h("div", { class: "sides" }, h("div", {}, h("h4", { text: "Expected response" }), h("pre", { class: "expected" }, wantEl)),
       h("div", {}, h("h4", { text: "Actual response" }), h("pre", { class: "actual" }, gotEl))),
     h("h4", { text: "Tool calls (− expected, not made · + made, not expected)" }), callBox, args,
@@ -963,7 +968,14 @@ function judgeTable(records) {
     h("tbody", {}, records.map((r) => h("tr", { class: r.step ? "muted" : "" }, h("td", { text: r.metric_name }), h("td", { text: r.invocation_index ?? "–" }),
       h("td", { text: r.item || "" }), h("td", {}, r.error ? badge(2, "error") : h("span", { class: "badge " + (r.score === null || r.score === undefined ? "info" : r.score >= 1 ? "ok" : "bad"), text: r.step || r.verdict || "–" })),
       h("td", { text: fmt(r.score) }), h("td", { class: "rationale", text: r.rationale || r.error || "" }),
-      h("td", {}, h("button", { class: "icon judge-audit", text: "prompt & reply", onclick: () => judgeDialog(r) })))))));
+      h("td", { class: "nowrap" }, h("button", { class: "icon judge-audit", text: "prompt & reply", onclick: () => judgeDialog(r) }),
+        r.span_id ? h("button", { class: "icon", title: "show this judge call in the trace", text: "trace", onclick: () => showSpan(r.span_id) }) : null))))));
+}
+
+/** Opens a span of the trace on the page (a judge call's, from its record) as if its row were clicked. */
+function showSpan(spanId) {
+  const row = document.querySelector(`.trow[data-span="${CSS.escape(spanId)}"]`);
+  if (row) { row.scrollIntoView({ block: "nearest" }); row.click(); } else toast("that span is not in the trace", true);
 }
 
 function judgeDialog(r) {
@@ -1009,7 +1021,7 @@ async function showCompare(token, a, b, query) {
         k.delta !== null && k.delta !== undefined ? ` (${k.delta >= 0 ? "+" : ""}${fmt(k.delta)})` : "", ` ${k.change}`,
         k.significant ? " · significant" : "", flaky(k.after) ? ` · flips (${k.after.passed_runs}/${k.after.runs} passed)` : "")))));
   }
-  page.append(h("table", { class: "cmp" }, h("thead", {}, h("tr", {}, ["case", "change", "before", "after", "criteria"].map((t) => h("th", { text: t })))), body),
+  add(page, h("table", { class: "cmp" }, h("thead", {}, h("tr", {}, ["case", "change", "before", "after", "criteria"].map((t) => h("th", { text: t })))), body),
     rows.length > 500 ? h("p", { class: "muted", text: `first 500 of ${rows.length} cases shown` }) : null,
     rows.length ? null : h("p", { class: "muted", text: "Nothing changed." }));
   paint(token, page);
@@ -1063,7 +1075,7 @@ function traceView(groups) {
     const el = h("div", { class: "tgroup" }, h("div", { class: "label", title: g.label, text: g.label || "(no message)" }));
     for (const { span: s, depth } of rows) {
       const a = s.attributes || {};
-      const tokens = a["gen_ai.usage.input_tokens"] !== undefined ? `${a["gen_ai.usage.input_tokens"] ?? "?"}/${a["gen_ai.usage.output_tokens"] ?? "?"}` : "";
+      const tokens = tokenText(a);
       const dur = s.end === null || s.end === undefined ? null : s.end - s.start;
       const row = h("div", { class: "trow" + (s.status === "error" ? " err" : ""), "data-span": s.span_id, title: `${s.name} · ${fmtSecs(dur)}${tokens ? " · tokens in/out " + tokens : ""}` },
         h("div", { class: "name", style: `padding-left: ${Math.min(depth, 12) * 12}px` }, h("span", { class: "k k-" + s.kind }), s.name),
@@ -1077,6 +1089,12 @@ function traceView(groups) {
     box.append(el);
   }
   return box;
+}
+/** "412/18" (input/output tokens of a model or judge call), "412 in" without an output count. */
+function tokenText(a) {
+  const i = a["gen_ai.usage.input_tokens"], o = a["gen_ai.usage.output_tokens"];
+  if (i === undefined || i === null) return "";
+  return o === undefined || o === null ? `${i} in` : `${i}/${o}`;
 }
 function highlight(selector, on) { if (!selector) return; const el = $(selector); if (el) { el.classList.toggle("hl", on); if (on) el.scrollIntoView({ block: "nearest" }); } }
 
@@ -1145,7 +1163,7 @@ function stepGraph(rows, selected) {
   for (const p of pos) {
     const s = p.s, a = s.attributes || {};
     const color = { llm: "#7c5cd6", tool: "#e08a1e", judge: "#16794a" }[s.kind] || "#2f6fde";
-    const sub = [fmtSecs(s.end == null ? null : s.end - s.start), a["gen_ai.usage.input_tokens"] !== undefined ? `${a["gen_ai.usage.input_tokens"]}/${a["gen_ai.usage.output_tokens"]} tok` : ""].filter(Boolean).join(" · ");
+    const sub = [fmtSecs(s.end == null ? null : s.end - s.start), tokenText(a) && tokenText(a) + " tokens"].filter(Boolean).join(" · ");
     root.append(svg("g", { "data-span": s.span_id },
       svg("rect", { x: p.x, y: p.y, width: W, height: H, rx: 6, fill: s.span_id === selected ? "#d4e3fb" : "#fff", stroke: s.status === "error" ? "#b42318" : color, "stroke-width": s.span_id === selected ? 3 : 1.5 }),
       svg("text", { x: p.x + 8, y: p.y + 14, style: "font-weight: 600; fill: #1d2430", text: short(s.name, 30) }),

@@ -1,0 +1,165 @@
+"""Real-browser test support: a test agents folder, a scripted OpenAI-compatible judge, the web
+server under uvicorn on a free 127.0.0.1 port (a thread of the test process), and headless
+Chromium driven by Playwright (Debian's `chromium`; Playwright's own download is never used)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update", "--no-first-run",
+                 "--disable-sync"]
+
+# Markup that would run or break out of an attribute if any of it reached innerHTML.
+PAYLOAD = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">"\'><svg onload=window.__xss=3>'
+
+SHOP_AGENT = '''\
+"""A scripted agent (a plain callable): weather and table bookings, with the tools it used."""
+
+
+def root_agent(text, state):
+    state["turns"] = state.get("turns", 0) + 1
+    low = text.lower()
+    if "weather" in low:
+        city = "Paris" if "paris" in low else "London"
+        state["city"] = city
+        return {"response": f"It is 21°C and sunny in {city}.",
+                "tool_calls": [{"name": "get_weather", "args": {"city": city, "unit": "celsius"},
+                                "response": {"temp_c": 21, "sky": "sunny"}}]}
+    if "book" in low:
+        return {"response": "Booked a table for 2 at 19:00 at Chez Marcel.",
+                "tool_calls": [{"name": "find_restaurant", "args": {"area": "centre"},
+                                "response": {"name": "Chez Marcel"}},
+                               {"name": "book_table", "args": {"restaurant": "Chez Marcel", "people": 2},
+                                "response": {"ok": True}}]}
+    return "Hello! Ask me about the weather or to book a table."
+'''
+
+EVIL_AGENT = f'''\
+"""An agent whose every string is markup: reply, tool name, argument name and value, result."""
+
+P = {PAYLOAD!r}
+
+
+def root_agent(text):
+    calls = [{{"name": "t" + P, "args": {{P: P}}, "response": {{"r": P}}}}]
+    return {{"response": P + " " + text, "tool_calls": calls}}
+'''
+
+
+def find_chromium() -> str | None:
+    """Debian's chromium (or the browser named by AGENTEVAL_CHROMIUM); None when there is none."""
+    for candidate in (os.environ.get("AGENTEVAL_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
+                      shutil.which("chromium-browser"), shutil.which("google-chrome")):
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def write_agents(root: Path) -> Path:
+    """AGENTS_DIR with `shop` (the callable above) and `evil` (markup payloads everywhere)."""
+    for name, source in (("shop", SHOP_AGENT), ("evil", EVIL_AGENT)):
+        (root / name).mkdir(parents=True, exist_ok=True)
+        (root / name / "agent.py").write_text(source, encoding="utf-8")
+    return root
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Judge:
+    """A scripted OpenAI-compatible judge. Its verdict reads the question it was asked: a
+    reference of 25°C against an answer of 21°C is `invalid`, anything else `valid`; a question
+    holding markup gets the markup back in its rationale (so the page must show it as text)."""
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+        judge = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+                question = str(body.get("messages", [{}])[-1].get("content", ""))
+                judge.prompts.append(question)
+                verdict, why = "valid", "Both answers give the same facts."
+                if "25°C" in question:
+                    verdict = "invalid"
+                    why = "The reference says 25°C and cloudy; the response says 21°C and sunny."
+                if "<script>" in question:
+                    why = "Echo: " + PAYLOAD
+                message = {"role": "assistant", "content": json.dumps({"verdict": verdict, "rationale": why})}
+                choice = {"index": 0, "finish_reason": "stop", "message": message}
+                data = json.dumps({"model": "judge", "choices": [choice],
+                                   "usage": {"prompt_tokens": 50, "completion_tokens": 12}}).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.model = f"openai-compat:judge@http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@contextmanager
+def serve(app: Any) -> Iterator[str]:
+    """Runs the ASGI app under uvicorn on a free port in a thread; yields its base URL."""
+    import uvicorn
+
+    port = free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the web server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@contextmanager
+def chromium(executable: str) -> Iterator[Any]:
+    """A headless Chromium from `executable`, through Playwright's synchronous API."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def shot(page: Any, folder: Path, name: str) -> Path:
+    """A screenshot of the page as a test artefact."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path

@@ -1,0 +1,261 @@
+"""The web UI in a real browser: headless Chromium (Debian's package) driven by Playwright against
+the real server (`agenteval.web.app.create_app` under uvicorn), a callable agent and a scripted
+judge. One end-to-end path through every screen, and the markup-payload test. Screenshots are
+written to the test's tmp folder (and to AGENTEVAL_SCREENSHOTS when set, to refresh docs/)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.web.browser_support import PAYLOAD, Judge, chromium, find_chromium, serve, shot, write_agents
+
+CRITERIA = ("tool_trajectory_avg_score", "final_response_match_v2")
+
+
+def app_factory(agents_dir: Path) -> Any:
+    """The real server's app (a function, so it is easy to find what the tests run against)."""
+    from agenteval.web.app import create_app
+
+    return create_app(agents_dir)
+
+
+@pytest.fixture(scope="module")
+def executable() -> str:
+    path = find_chromium()
+    if path is None:
+        pytest.skip("no Chromium found (/usr/bin/chromium; apt-get install chromium): browser tests skipped")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        pytest.skip("the playwright package is not installed (pip install -e '.[dev]'): "
+                    "browser tests skipped")
+    return path
+
+
+@pytest.fixture(scope="module")
+def judge() -> Iterator[Judge]:
+    j = Judge()
+    yield j
+    j.close()
+
+
+@pytest.fixture(scope="module")
+def agents_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_agents(tmp_path_factory.mktemp("agents"))
+
+
+@pytest.fixture(scope="module")
+def base_url(executable: str, agents_dir: Path) -> Iterator[str]:
+    try:
+        app = app_factory(agents_dir)
+    except ImportError as e:
+        pytest.skip(f"the web server cannot be imported ({e}; pip install -e '.[web]'): "
+                    "browser tests skipped")
+    with serve(app) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser(executable: str) -> Iterator[Any]:
+    with chromium(executable) as b:
+        yield b
+
+
+@pytest.fixture
+def shots(tmp_path: Path) -> Path:
+    folder = os.environ.get("AGENTEVAL_SCREENSHOTS")
+    return Path(folder) if folder else tmp_path / "shots"
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1400, "height": 860})
+    context.set_default_timeout(10_000)
+    p = context.new_page()
+    errors: list[str] = []
+    p.on("pageerror", lambda e: errors.append(str(e)))
+    p.errors = errors
+    yield p
+    context.close()
+
+
+def send(page: Any, text: str, turn: int) -> None:
+    page.fill("#chat-input", text)
+    page.click("#send")
+    page.wait_for_selector(f'.turn[data-turn="{turn}"] .msg.agent, .turn[data-turn="{turn}"] .msg.error')
+
+
+def run_with_two_criteria(page: Any, judge: Judge) -> str:
+    """Opens the metric dialog, keeps the trajectory, adds the judged criterion on the scripted
+    judge (threshold 0.5, one sample), starts, follows the progress; returns the result's id."""
+    page.click("#run-eval")
+    page.wait_for_selector("dialog[open] [data-criterion]")
+    assert page.locator("dialog [data-criterion]").count() >= 10  # every criterion is offered
+    page.uncheck('[data-criterion="response_match_score"]')
+    page.check('[data-criterion="tool_trajectory_avg_score"]')
+    page.check('[data-criterion="final_response_match_v2"]')
+    page.fill('[data-threshold="final_response_match_v2"]', "0.5")
+    page.fill('[data-judge-model="final_response_match_v2"]', judge.model)
+    page.fill('[data-samples="final_response_match_v2"]', "1")
+    page.click("#start-run")
+    link = page.wait_for_selector(".prog .open-results", timeout=20_000)
+    href = link.get_attribute("href")
+    assert href and href.startswith("#/runs/")
+    page.click(".prog button[title=close]")
+    return str(href)
+
+
+def load_case(path: Path, eval_id: str) -> dict[str, Any]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return next(c for c in data["eval_cases"] if c["eval_id"] == eval_id)
+
+
+def tool_calls(invocation: dict[str, Any]) -> list[dict[str, Any]]:
+    data = invocation.get("intermediate_data") or {}
+    if "tool_uses" in data:
+        return list(data["tool_uses"])
+    return [p["function_call"] for e in data.get("invocation_events", [])
+            for p in (e.get("content") or {}).get("parts") or [] if p.get("function_call")]
+
+
+def test_end_to_end(page: Any, base_url: str, agents_dir: Path, judge: Judge, shots: Path) -> None:
+    # chat: tool calls inline, state visible, the trace grouped by user message
+    page.goto(base_url + "/#/app/shop")
+    send(page, "What's the weather in Paris?", 0)
+    send(page, "Please book a table", 1)
+    assert "21°C" in page.inner_text('.turn[data-turn="0"] .msg.agent')
+    assert "get_weather" in page.inner_text('.turn[data-turn="0"] .tool summary')
+    assert re.search(r"#/app/shop/chat/[\w-]+$", page.url)
+    page.click('[data-tab="state"]')
+    assert '"city": "Paris"' in page.inner_text("#session-state")
+    page.click('[data-tab="trace"]')
+    page.hover(".tgroup:nth-child(2) .trow >> nth=0")
+    page.wait_for_selector('.turn[data-turn="1"].hl')
+    shot(page, shots, "chat")
+
+    # eval tab: a new set, the session added as a case
+    page.click('[data-tab="eval"]')
+    page.fill("#new-set", "smoke")
+    page.click("text=Create eval set")
+    page.wait_for_url("**/#/app/shop/evalsets/smoke")
+    page.fill("#new-case-id", "paris")
+    page.click("#add-session")
+    page.wait_for_selector("#case-editor")
+    baseline = run_with_two_criteria(page, judge)  # the earlier run, before the edit
+
+    # edit the expected response and one expected tool argument; the file is rewritten
+    page.click("#edit-case")
+    page.fill('.inv[data-inv="0"] .edit-response', "It is 25°C and cloudy in Paris.")
+    arg_names = page.locator('.inv[data-inv="0"] .arg-name')
+    unit = next(i for i in range(arg_names.count()) if arg_names.nth(i).input_value() == "unit")
+    page.locator('.inv[data-inv="0"] .arg-value').nth(unit).fill("fahrenheit")
+    shot(page, shots, "case-editor")
+    page.click("#save-case")
+    page.wait_for_selector("#edit-case")
+    set_file = agents_dir / "shop" / "smoke.evalset.json"
+    case = load_case(set_file, "paris")
+    assert case["conversation"][0]["final_response"]["parts"][0]["text"] == "It is 25°C and cloudy in Paris."
+    assert tool_calls(case["conversation"][0])[0]["args"] == {"city": "Paris", "unit": "fahrenheit"}
+
+    # run with two criteria: the trajectory fails, the judged criterion passes; each cell its own colour
+    candidate = run_with_two_criteria(page, judge)
+    page.goto(base_url + "/" + candidate)
+    row = page.wait_for_selector('tr[data-case="paris"]')
+    cells = row.query_selector_all("td")
+    header = [t.strip() for t in page.locator("table.cases thead th").all_inner_texts()]
+    status = {name: cells[header.index(name)].get_attribute("class") for name in CRITERIA}
+    assert status == {"tool_trajectory_avg_score": "bad", "final_response_match_v2": "ok"}
+    shot(page, shots, "run")
+
+    # the failure: expected vs actual, the argument-level diff, the failing score, the judge
+    page.click('tr[data-case="paris"] a')
+    page.wait_for_selector("#inv-0")
+    assert "25°C" in page.inner_text("#inv-0 .expected del")
+    argdiff = page.inner_text("#inv-0 .argdiff")
+    assert "unit" in argdiff and "fahrenheit" in argdiff and "celsius" in argdiff
+    assert "tool_trajectory_avg_score" in page.inner_text("#inv-0 .failing-scores")
+    assert "The reference says 25°C" in page.inner_text(".judges")
+    shot(page, shots, "case-result")
+    page.locator(".judge-audit").first.click()
+    assert "Reference answer" in page.inner_text("dialog[open] .judge-prompt")
+    assert '"invalid"' in page.inner_text("dialog[open] .judge-reply")
+    shot(page, shots, "judge")
+    page.keyboard.press("Escape")
+
+    # the case's trace: hovering highlights the invocation, clicking opens the drawer
+    page.hover(".trace .tgroup >> nth=0 >> .trow >> nth=0")
+    page.wait_for_selector("#inv-0.hl")
+    page.locator('.trace .trow:has(.k-tool)').first.click()
+    page.click('#drawer [data-tab="Request"]')
+    assert "Paris" in page.inner_text("#drawer .dcontent")
+    page.click('#drawer [data-tab="Graph"]')
+    page.wait_for_selector("#drawer svg.graph g")
+    shot(page, shots, "trace")
+    page.keyboard.press("Escape")
+
+    # accept the actual turn as the expected one: the file follows
+    page.click("#inv-0 .accept")
+    page.wait_for_selector(".toast >> text=now expects the actual turn")
+    assert "21°C" in load_case(set_file, "paris")["conversation"][0]["final_response"]["parts"][0]["text"]
+
+    # compare with the earlier run
+    page.goto(base_url + "/" + candidate)
+    page.wait_for_selector("#compare-with option >> nth=1", state="attached")
+    page.select_option("#compare-with", baseline.rsplit("/", 1)[1])
+    page.wait_for_selector(".compare .counts")
+    assert "1 newly failed" in page.inner_text(".compare .counts")
+    shot(page, shots, "compare")
+
+    # the run history with its trend chart
+    page.goto(base_url + "/#/runs?app=shop&eval_set=smoke")
+    page.wait_for_selector(".chart svg circle")
+    assert page.locator("table.runs tbody tr").count() == 2
+    shot(page, shots, "runs")
+    assert page.errors == []
+
+
+def hostile_elements(page: Any) -> int:
+    """Elements the payload would have created had any of it been parsed as HTML."""
+    return int(page.evaluate("document.querySelectorAll('img[src=x], svg[onload], #view script, "
+                             "#drawer script, dialog script, [onerror], [onload]').length"))
+
+
+def test_markup_from_agents_judges_and_ids_stays_text(page: Any, base_url: str, judge: Judge) -> None:
+    page.goto(base_url + "/#/app/evil")
+    send(page, "hi", 0)
+    page.click(".tool summary")
+    assert PAYLOAD in page.inner_text('.turn[data-turn="0"] .msg.agent')
+    assert PAYLOAD in page.inner_text(".tool")
+    page.click('[data-tab="trace"]')
+    page.locator(".trow").first.click()
+
+    page.click('[data-tab="eval"]')
+    page.fill("#new-set", "xss")
+    page.click("text=Create eval set")
+    page.wait_for_url("**/#/app/evil/evalsets/xss")
+    case_id = 'x"><img src=x onerror="window.__xss=4">'
+    page.fill("#new-case-id", case_id)
+    page.click("#add-session")
+    page.wait_for_selector("#case-editor")
+    assert case_id in page.inner_text("#case-editor h3")
+    result = run_with_two_criteria(page, judge)
+    page.goto(base_url + "/" + result)
+    page.wait_for_selector("table.cases tbody tr a")
+    page.click("table.cases tbody tr a")
+    page.wait_for_selector(".judges")
+    assert PAYLOAD in page.inner_text(".judges")
+    page.locator(".judge-audit").first.click()
+    page.keyboard.press("Escape")
+    page.locator(".trace .trow").first.click()
+    page.click('#drawer [data-tab="Response"]')
+    page.click('#drawer [data-tab="Graph"]')
+    assert page.evaluate("window.__xss") is None
+    assert hostile_elements(page) == 0
+    assert page.errors == []
