@@ -34,18 +34,12 @@ from typing import Any
 from agenteval.criteria import default_registry
 from agenteval.criteria.judge import JudgeService
 from agenteval.criteria.judge.hallucinations import sentences
+from agenteval.criteria.judge.labelled import POSITIVE, criterion_config
+from agenteval.criteria.judge.labelled import build as build_labelled
 from agenteval.models import LLM, LocalModel, ModelRequest, ModelResponse, Usage, resolve_model
 from agenteval.runner import CaseRun, score_case
 from agenteval.schema import (
-    AgentDetails,
-    AppDetails,
-    Content,
-    EvalCase,
     EvalCaseResult,
-    FunctionCall,
-    FunctionResponse,
-    IntermediateData,
-    Invocation,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -54,66 +48,19 @@ OUT_DIR = HERE / "out"
 
 CRITERIA = ("final_response_match", "rubric_final_response", "rubric_tool_use", "hallucinations",
             "safety")
-METRIC = {
-    "final_response_match": "final_response_match_v2",
-    "rubric_final_response": "rubric_based_final_response_quality_v1",
-    "rubric_tool_use": "rubric_based_tool_use_quality_v1",
-    "hallucinations": "hallucinations_v1",
-    "safety": "safety_v1",
-}
-POSITIVE = {"valid", "yes", "supported", "safe"}
 
 
 # ---------------------------------------------------------------------------------------------
 # Cases -> invocations
 
 
-def invocation(user: str, response: str, calls: list[dict[str, Any]] | None = None,
-               instructions: str = "", declarations: list[dict[str, Any]] | None = None) -> Invocation:
-    """One invocation with the case's tool calls (and results) and, if any, app details."""
-    calls = calls or []
-    app = None
-    if instructions or declarations:
-        app = AppDetails(agent_details={"agent": AgentDetails(
-            name="agent", instructions=instructions, tool_declarations=declarations or [])})
-    return Invocation(
-        user_content=Content.from_text(user, role="user"),
-        final_response=Content.from_text(response),
-        intermediate_data=IntermediateData(
-            tool_uses=[FunctionCall(name=c["name"], args=c.get("args") or {}) for c in calls],
-            tool_responses=[FunctionResponse(name=c["name"], response=c.get("response")) for c in calls]),
-        app_details=app)
-
-
-def _rubric(text: str) -> dict[str, Any]:
-    return {"rubric_id": "r1", "rubric_content": {"text_property": text}}
-
-
 def build(kind: str, case: dict[str, Any], num_samples: int
           ) -> tuple[CaseRun, str, dict[str, Any]]:
-    """(case run, metric name, criterion config) for one labelled case."""
-    options: dict[str, Any] = {"threshold": 1.0, "judge_model_options": {"num_samples": num_samples}}
-    expected: list[Invocation] | None = None
-    if kind == "final_response_match":
-        actual = [invocation(case["user_prompt"], case["response"])]
-        expected = [invocation(case["user_prompt"], case["reference"])]
-    elif kind == "rubric_final_response":
-        actual = [invocation(case["user_prompt"], case["response"], case.get("tool_calls"))]
-        options["rubrics"] = [_rubric(case["rubric"])]
-    elif kind == "rubric_tool_use":
-        actual = [invocation(case["user_prompt"], case.get("response", ""), case.get("tool_calls"),
-                             declarations=case.get("tool_declarations"))]
-        options["rubrics"] = [_rubric(case["rubric"])]
-    elif kind == "hallucinations":
-        ctx = case["context"]
-        actual = [invocation(ctx["user_prompt"], case["sentence"], ctx.get("tool_calls"),
-                             instructions=ctx.get("instructions", ""))]
-    elif kind == "safety":
-        actual = [invocation(case["user_prompt"], case["response"])]
-    else:
-        raise ValueError(kind)
-    run = CaseRun(EvalCase(eval_id=case["id"], conversation=expected or actual), actual, "s")
-    return run, METRIC[kind], options
+    """(case run, metric name, criterion config) for one labelled case (the package's reading
+    of labelled sets, as `agenteval judge calibrate` uses it)."""
+    labelled = build_labelled(kind, case)
+    run = CaseRun(labelled.case, labelled.actual, "s")
+    return run, labelled.metric, criterion_config(labelled, num_samples)
 
 
 def load_cases(only: str | None = None, limit: int | None = None,

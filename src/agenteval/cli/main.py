@@ -15,6 +15,7 @@ import click
 from agenteval.cli import options as opt
 from agenteval.cli import teardown
 from agenteval.cli.history import COMMANDS as HISTORY_COMMANDS
+from agenteval.cli.judge import judge as judge_group
 from agenteval.cli.options import report_options
 from agenteval.cli.trace import trace as trace_command
 
@@ -28,6 +29,7 @@ def cli() -> None:
 for _command in HISTORY_COMMANDS:  # runs, report, compare
     cli.add_command(_command)
 cli.add_command(trace_command)
+cli.add_command(judge_group)
 
 
 @cli.command()

@@ -1,0 +1,96 @@
+"""`agenteval judge calibrate LABELS`: how right the judge is on labelled cases, and the
+confidence thresholds that make its committed verdicts agree with the labels often enough."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from agenteval.cli import options as opt
+
+
+def _calibrate(labels: str, judge_model: str | None, num_samples: int, target: float,
+               write: str | None, limit: int | None, parallelism: int) -> int:
+    import json
+    import os
+    from pathlib import Path
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from agenteval.criteria import default_registry
+    from agenteval.criteria.judge import JudgeService
+    from agenteval.criteria.judge.labelled import load_labelled
+    from agenteval.datasets.files import read_json, write_text_atomic
+    from agenteval.datasets.targets import check_target
+    from agenteval.runner.calibrate import calibrate
+    from agenteval.runner.services import Services
+    from agenteval.runner.sync import run_sync
+
+    cases = load_labelled(labels)
+    if limit:
+        cases = cases[:limit]
+    if write:
+        check_target(write, "--write")
+    services = Services.create(dict(os.environ), store_root=".")
+    if judge_model:
+        services.models.get(judge_model)  # a bad name or a missing key fails before any work
+    judge = JudgeService(services.models.get, services.judge_cache)
+    console = Console()
+    console.print(f"Judging {len(cases)} labelled cases with {judge_model or 'the criteria defaults'} "
+                  f"({num_samples} samples each)...")
+    results = run_sync(calibrate(cases, judge, num_samples=num_samples, judge_model=judge_model,
+                                 target=target, parallelism=parallelism))
+    table = Table(title=f"Judge calibration (target agreement {target:.0%})", title_justify="left")
+    for col in ("criterion", "cases", "accuracy", "min_confidence", "agreement", "coverage"):
+        table.add_column(col, justify="left" if col == "criterion" else "right")
+    for c in results:
+        table.add_row(c.metric, str(len(c.outcomes)), f"{c.accuracy:.0%}",
+                      "-" if c.threshold is None else f"{c.threshold:.2f}",
+                      "-" if c.agreement is None else f"{c.agreement:.0%}",
+                      "-" if c.coverage is None else f"{c.coverage:.0%}")
+    console.print(table)
+    unreachable = [c.metric for c in results if c.threshold is None]
+    if unreachable:
+        console.print(f"[yellow]No threshold reaches {target:.0%} for: {', '.join(unreachable)}[/]")
+    if write:
+        config = read_json(write) if Path(write).is_file() else {"criteria": {}}
+        criteria = config.setdefault("criteria", {})
+        registry = default_registry()
+        for c in results:
+            if c.threshold is None:
+                continue
+            entry = criteria.get(c.metric)
+            if not isinstance(entry, dict):
+                default = registry.configure(c.metric, {}).criterion.threshold if entry is None else entry
+                entry = criteria[c.metric] = {"threshold": default}
+            entry.setdefault("judge_model_options", {})["min_confidence"] = round(c.threshold, 4)
+        write_text_atomic(write, json.dumps(config, indent=2) + "\n")
+        console.print(f"Thresholds written to {write}")
+    return 0
+
+
+@click.group()
+def judge() -> None:
+    """The LLM judge: calibrate it on labelled cases."""
+
+
+@judge.command()
+@click.argument("labels", type=click.Path(exists=True))
+@opt.judge_model
+@click.option("--num_samples", "--num-samples", type=click.IntRange(min=2), default=5, show_default=True,
+              help="Samples per verdict: a verdict's confidence is the share of samples agreeing with it.")
+@click.option("--target", type=click.FloatRange(0, 1), default=0.9, show_default=True,
+              help="Agreement the committed verdicts must reach.")
+@click.option("--write", type=click.Path(dir_okay=False), metavar="CONFIG",
+              help="Store each reachable threshold as judge_model_options.min_confidence in this "
+              "eval config.")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N cases.")
+@opt.parallelism
+def calibrate(labels: str, judge_model: str | None, num_samples: int, target: float, write: str | None,
+              limit: int | None, parallelism: int) -> None:
+    """Judge the labelled cases in LABELS (a file or a folder of them; format in README
+    "Calibrating the judge") and print per criterion: accuracy, and the min_confidence at which
+    the committed verdicts agree with the labels at --target, with the coverage it leaves."""
+    sys.exit(opt.guard(_calibrate, labels, judge_model, num_samples, target, write, limit, parallelism))

@@ -1,0 +1,159 @@
+"""Labelled judge sets: cases with the verdict an honest, careful judge would give.
+
+The format (documented for users in README "Calibrating the judge", and the one of
+`bench/judge_set`): a JSON list of cases, each with an `id`, a `label` and the fields of its kind:
+
+| kind (`criterion`, or the file name) | fields | labels (positive first) |
+|---|---|---|
+| `final_response_match` | `user_prompt`, `reference`, `response` | valid / invalid |
+| `rubric_final_response` | `user_prompt`, `tool_calls`?, `response`, `rubric` | yes / no |
+| `rubric_tool_use` | `user_prompt`, `tool_declarations`?, `tool_calls`, `rubric` | yes / no |
+| `hallucinations` | `context` (`user_prompt`, `tool_calls`?, `instructions`?), `sentence` | supported / no |
+| `safety` | `user_prompt`, `response` | safe / unsafe |
+
+(`hallucinations`' negative labels are `unsupported` and `contradictory`.) A tool call is
+`{"name", "args", "response"}`. A case names its kind with `criterion`; without
+it, the kind is the file's name (`safety.json`, `rubric_tool_use_blind.json`, ...).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agenteval.errors import DataError
+from agenteval.schema import (
+    AgentDetails,
+    AppDetails,
+    Content,
+    EvalCase,
+    FunctionCall,
+    FunctionResponse,
+    IntermediateData,
+    Invocation,
+)
+
+METRIC = {
+    "final_response_match": "final_response_match_v2",
+    "rubric_final_response": "rubric_based_final_response_quality_v1",
+    "rubric_tool_use": "rubric_based_tool_use_quality_v1",
+    "hallucinations": "hallucinations_v1",
+    "safety": "safety_v1",
+}
+POSITIVE = frozenset({"valid", "yes", "supported", "safe"})
+_REQUIRED = {"final_response_match": ("user_prompt", "reference", "response"),
+             "rubric_final_response": ("user_prompt", "response", "rubric"),
+             "rubric_tool_use": ("user_prompt", "rubric"),
+             "hallucinations": ("context", "sentence"), "safety": ("user_prompt", "response")}
+
+
+@dataclass(frozen=True)
+class LabelledCase:
+    """One labelled case ready to score: the metric, its expected and actual invocations."""
+
+    id: str
+    kind: str
+    label: str
+    metric: str
+    case: EvalCase
+    actual: list[Invocation]
+    rubric: str | None = None
+
+    @property
+    def positive(self) -> bool:
+        return self.label in POSITIVE
+
+
+def invocation(user: str, response: str, calls: list[dict[str, Any]] | None = None,
+               instructions: str = "", declarations: list[dict[str, Any]] | None = None) -> Invocation:
+    """One invocation with the case's tool calls (and results) and, if any, app details."""
+    calls = calls or []
+    app = None
+    if instructions or declarations:
+        app = AppDetails(agent_details={"agent": AgentDetails(
+            name="agent", instructions=instructions, tool_declarations=declarations or [])})
+    return Invocation(
+        user_content=Content.from_text(user, role="user"),
+        final_response=Content.from_text(response),
+        intermediate_data=IntermediateData(
+            tool_uses=[FunctionCall(name=c["name"], args=c.get("args", {})) for c in calls],
+            tool_responses=[FunctionResponse(name=c["name"], response=c.get("response", {}))
+                            for c in calls]),
+        app_details=app,
+    )
+
+
+def build(kind: str, raw: dict[str, Any]) -> LabelledCase:
+    """A labelled case of `kind` from its JSON fields."""
+    expected: list[Invocation] | None = None
+    rubric = None
+    if kind == "final_response_match":
+        actual = [invocation(raw["user_prompt"], raw["response"])]
+        expected = [invocation(raw["user_prompt"], raw["reference"])]
+    elif kind == "rubric_final_response":
+        actual = [invocation(raw["user_prompt"], raw["response"], raw.get("tool_calls"))]
+        rubric = raw["rubric"]
+    elif kind == "rubric_tool_use":
+        actual = [invocation(raw["user_prompt"], raw.get("response", ""), raw.get("tool_calls"),
+                             declarations=raw.get("tool_declarations"))]
+        rubric = raw["rubric"]
+    elif kind == "hallucinations":
+        ctx = raw["context"]
+        actual = [invocation(ctx["user_prompt"], raw["sentence"], ctx.get("tool_calls"),
+                             instructions=ctx.get("instructions", ""))]
+    else:  # safety
+        actual = [invocation(raw["user_prompt"], raw["response"])]
+    case = EvalCase(eval_id=str(raw["id"]), conversation=expected or actual)
+    return LabelledCase(str(raw["id"]), kind, str(raw["label"]), METRIC[kind], case, actual, rubric)
+
+
+def criterion_config(case: LabelledCase, num_samples: int, judge_model: str | None = None,
+                     ) -> dict[str, Any]:
+    """The criterion object that scores one labelled case (threshold 1: the one item passes)."""
+    options: dict[str, Any] = {"num_samples": num_samples}
+    if judge_model:
+        options["judge_model"] = judge_model
+    config: dict[str, Any] = {"threshold": 1.0, "judge_model_options": options}
+    if case.rubric is not None:
+        config["rubrics"] = [{"rubric_id": "r1", "rubric_content": {"text_property": case.rubric}}]
+    return config
+
+
+def kind_of(path: Path) -> str | None:
+    name = path.name.removesuffix(".json").removesuffix("_blind")
+    return name if name in METRIC else None
+
+
+def load_labelled(path: str | Path) -> list[LabelledCase]:
+    """The cases of a labelled file (or of every `*.json` in a folder); errors name the file
+    and the case."""
+    path = Path(path)
+    files = sorted(p for p in path.glob("*.json") if not p.name.startswith("screen_set")) \
+        if path.is_dir() else [path]
+    out: list[LabelledCase] = []
+    for file in files:
+        try:
+            cases = json.loads(file.read_text(encoding="utf-8-sig"))
+        except (OSError, ValueError) as e:
+            raise DataError(file, "", f"cannot read a labelled set: {e}") from None
+        if not isinstance(cases, list):
+            raise DataError(file, "", "a labelled set is a JSON list of cases")
+        for i, raw in enumerate(cases):
+            where = f"[{i}]"
+            if not isinstance(raw, dict):
+                raise DataError(file, where, "a case is an object")
+            kind = raw.get("criterion") or kind_of(file)
+            if kind not in METRIC:
+                raise DataError(file, f"{where}.criterion", f"unknown kind {kind!r}; one of "
+                                f"{', '.join(METRIC)} (or name the file after the kind)")
+            for key in ("id", "label", *_REQUIRED[kind]):
+                if key not in raw:
+                    raise DataError(file, f"{where}.{key}", "field required")
+            out.append(build(kind, raw))
+    return out
+
+
+__all__ = ["METRIC", "POSITIVE", "LabelledCase", "build", "criterion_config", "invocation",
+           "load_labelled"]

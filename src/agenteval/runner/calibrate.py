@@ -1,0 +1,104 @@
+"""Calibrating a judge on labelled cases: how often it is right, and the confidence above which
+its verdicts agree with the labels often enough to be trusted.
+
+Each labelled case is scored by its criterion, through the same `score_case` every run uses.
+A case's confidence is the lowest confidence of its verdicts (a sentence split in two must be
+sure of both). For each criterion: accuracy over all cases; and, for the target agreement, the
+lowest confidence threshold at which the verdicts at or above it (the committed ones) agree
+with the labels at least that often, with the coverage (the share committed) it leaves. A
+threshold is a criterion's `judge_model_options.min_confidence`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import anyio
+
+from agenteval.criteria import default_registry
+from agenteval.criteria.judge.labelled import LabelledCase, criterion_config
+from agenteval.criteria.judge.service import JudgeService
+from agenteval.runner.scoring import CaseRun, score_case
+
+
+@dataclass
+class Outcome:
+    """One labelled case judged: right or wrong (None: the judge gave no verdict) and how sure."""
+
+    case: LabelledCase
+    correct: bool | None
+    confidence: float | None
+
+
+@dataclass
+class Calibration:
+    """One criterion's calibration (see the module docstring)."""
+
+    metric: str
+    outcomes: list[Outcome] = field(default_factory=list)
+    target: float = 0.9
+    threshold: float | None = None
+    agreement: float | None = None  # on the committed verdicts at `threshold`
+    coverage: float | None = None
+
+    @property
+    def accuracy(self) -> float:
+        return sum(1 for o in self.outcomes if o.correct) / len(self.outcomes) if self.outcomes else 0.0
+
+    def at(self, threshold: float) -> tuple[float | None, float]:
+        """(agreement, coverage) when verdicts below `threshold` abstain."""
+        committed = [o for o in self.outcomes if o.correct is not None
+                     and (o.confidence if o.confidence is not None else 1.0) >= threshold]
+        coverage = len(committed) / len(self.outcomes) if self.outcomes else 0.0
+        agreement = sum(1 for o in committed if o.correct) / len(committed) if committed else None
+        return agreement, coverage
+
+    def choose(self) -> None:
+        """The lowest threshold that reaches the target agreement (None when none does)."""
+        candidates = sorted({0.0, *(o.confidence for o in self.outcomes if o.confidence is not None)})
+        for t in candidates:
+            agreement, coverage = self.at(t)
+            if agreement is not None and agreement >= self.target:
+                self.threshold, self.agreement, self.coverage = t, agreement, coverage
+                return
+
+
+async def calibrate(cases: Sequence[LabelledCase], judge: JudgeService, *, num_samples: int = 5,
+                    judge_model: str | None = None, target: float = 0.9, parallelism: int = 1,
+                    on_case: Callable[[Outcome], None] | None = None) -> list[Calibration]:
+    """Judges every case and calibrates each criterion (in first-seen order)."""
+    registry = default_registry()
+    by_metric: dict[str, Calibration] = {}
+    outcomes: list[Outcome | None] = [None] * len(cases)
+    limiter = anyio.CapacityLimiter(parallelism)
+
+    async def one(i: int) -> None:
+        case = cases[i]
+        metric = registry.configure(case.metric, criterion_config(case, num_samples, judge_model))
+        run = CaseRun(case=case.case, actual=case.actual, eval_set_id="labelled")
+        async with limiter:
+            result = await score_case(run, [metric], judge=judge)
+        overall = result.overall_eval_metric_results[0]
+        verdicts = [r for r in result.judge_records if r.step is None]
+        confidences = [r.confidence for r in verdicts if r.confidence is not None]
+        predicted = None if overall.score is None else overall.score >= 1.0
+        outcome = Outcome(case, None if predicted is None else predicted == case.positive,
+                          min(confidences) if confidences else None)
+        outcomes[i] = outcome
+        if on_case is not None:
+            on_case(outcome)
+
+    async with anyio.create_task_group() as tg:
+        for i in range(len(cases)):
+            tg.start_soon(one, i)
+    for outcome in outcomes:
+        if outcome is not None:
+            by_metric.setdefault(outcome.case.metric, Calibration(outcome.case.metric, target=target)) \
+                .outcomes.append(outcome)
+    for calibration in by_metric.values():
+        calibration.choose()
+    return list(by_metric.values())
+
+
+__all__ = ["Calibration", "Outcome", "calibrate"]

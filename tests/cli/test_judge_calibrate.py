@@ -1,0 +1,60 @@
+"""`agenteval judge calibrate`: accuracy and thresholds on labelled cases, with a judge over HTTP."""
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from agenteval.cli.main import cli
+from agenteval.criteria.judge.labelled import load_labelled
+from agenteval.runner.calibrate import Calibration, Outcome
+from tests.fake_server import FakeServer, Step
+
+BENCH_SET = Path(__file__).resolve().parents[2] / "bench" / "judge_set"
+
+
+def _reply(*labels: str) -> dict[str, object]:
+    return {"model": "j", "usage": {"prompt_tokens": 5, "completion_tokens": 2}, "choices": [
+        {"index": i, "finish_reason": "stop",
+         "message": {"role": "assistant", "content": json.dumps({"verdict": v, "rationale": "r"})}}
+        for i, v in enumerate(labels)]}
+
+
+def test_the_shipped_labelled_sets_load() -> None:
+    cases = load_labelled(BENCH_SET)
+    assert len(cases) >= 169 and {c.metric for c in cases} >= {"safety_v1", "final_response_match_v2"}
+
+
+def test_a_threshold_is_the_lowest_confidence_that_reaches_the_target() -> None:
+    c = Calibration("m", target=0.9)
+    cases = load_labelled(BENCH_SET / "safety.json")[:10]
+    # sure and right, unsure and wrong: a threshold between the two separates them
+    c.outcomes = [Outcome(case, correct, conf) for case, (correct, conf) in zip(
+        cases, [(True, 1.0)] * 6 + [(False, 0.6), (True, 0.6), (False, 0.4), (True, 0.8)], strict=True)]
+    c.choose()
+    assert c.accuracy == 0.8 and (c.threshold, c.agreement, c.coverage) == (0.8, 1.0, 0.7)
+
+
+def test_calibrate_judges_the_set_and_writes_thresholds(server: FakeServer, tmp_path: Path) -> None:
+    labels = tmp_path / "safety.json"
+    cases = json.loads((BENCH_SET / "safety.json").read_text())[:4]
+    labels.write_text(json.dumps(cases))
+    # the judge: sure "safe" for the first two cases, split 3-2 "unsafe" for the others
+    server.steps = [Step(200, _reply(*["safe"] * 5))] * 2 + [Step(200, _reply("unsafe", "unsafe", "unsafe",
+                                                                               "safe", "safe"))] * 2
+    config = tmp_path / "cfg.json"
+    config.write_text(json.dumps({"criteria": {"safety_v1": 0.8}}))
+    r = CliRunner().invoke(cli, ["judge", "calibrate", str(labels), "--judge_model",
+                                 f"openai-compat:j@{server.base_url}", "--write", str(config)],
+                           env={"COLUMNS": "160"})
+    assert r.exit_code == 0, r.output
+    assert "safety_v1" in r.output and "Thresholds written to" in r.output
+    written = json.loads(config.read_text())["criteria"]["safety_v1"]
+    assert written["threshold"] == 0.8 and 0 <= written["judge_model_options"]["min_confidence"] <= 1
+
+
+def test_a_bad_labelled_set_names_the_file_and_case(tmp_path: Path) -> None:
+    labels = tmp_path / "safety.json"
+    labels.write_text(json.dumps([{"id": "x", "label": "safe", "user_prompt": "hi"}]))
+    r = CliRunner().invoke(cli, ["judge", "calibrate", str(labels)])
+    assert r.exit_code == 2 and f"{labels}: [0].response: field required" in r.output
