@@ -36,7 +36,8 @@ def _calibrate(labels: str, judge_model: str | None, num_samples: int, target: f
     services = Services.create(dict(os.environ), store_root=".")
     if judge_model:
         services.models.get(judge_model)  # a bad name or a missing key fails before any work
-    judge = JudgeService(services.models.get, services.judge_cache)
+    # Every sample is drawn (no early stop): a verdict's confidence is what is calibrated.
+    judge = JudgeService(services.models.get, services.judge_cache, early_stop=False)
     console = Console()
     console.print(f"Judging {len(cases)} labelled cases with {judge_model or 'the criteria defaults'} "
                   f"({num_samples} samples each)...")

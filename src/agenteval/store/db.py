@@ -37,6 +37,7 @@ from pydantic import BaseModel, TypeAdapter
 from agenteval.errors import DataError
 from agenteval.schema import CaseSummary, EvalSetResult, RunSpec
 from agenteval.store.history import load_result
+from agenteval.store.sqlite import use_wal
 from agenteval.verdicts.outcome import outcomes, set_counts
 
 SCHEMA_VERSION = 2
@@ -164,7 +165,7 @@ class RunStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             with closing(sqlite3.connect(self.path, timeout=30, isolation_level=None)) as conn:
-                conn.execute("PRAGMA journal_mode=WAL")
+                use_wal(conn)
                 conn.execute("PRAGMA foreign_keys=ON")
                 self._migrate(conn)
                 yield conn

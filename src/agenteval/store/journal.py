@@ -23,6 +23,7 @@ from pathlib import Path
 
 from agenteval.errors import DataError
 from agenteval.schema import EvalCaseResult, RunSpec
+from agenteval.store.sqlite import use_wal
 
 _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS journal_runs (
@@ -86,14 +87,22 @@ class Journal:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             with closing(sqlite3.connect(self.path, timeout=60, isolation_level=None)) as conn:
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")  # WAL: durable at each checkpoint, never corrupt
-                conn.execute("PRAGMA foreign_keys=ON")
-                for statement in _SCHEMA:
-                    conn.execute(statement)
+                self._prepare(conn)
                 yield conn
         except sqlite3.DatabaseError as e:
             raise DataError(self.path, "", f"cannot use the run journal: {e}") from None
+
+    @staticmethod
+    def _prepare(conn: sqlite3.Connection) -> None:
+        """WAL mode and the tables, changed only when needed: with several processes sharing the
+        journal, a write at every connection is a lock taken for nothing."""
+        use_wal(conn)
+        conn.execute("PRAGMA synchronous=NORMAL")  # WAL: durable at each checkpoint, never corrupt
+        conn.execute("PRAGMA foreign_keys=ON")
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not {"journal_runs", "journal_cases"} <= tables:
+            for statement in _SCHEMA:
+                conn.execute(statement)
 
     def begin(self, spec: RunSpec, fingerprint: str, total: int) -> None:
         """Records a run as started by this process (a resumed run keeps its finished cases)."""

@@ -6,6 +6,8 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from agenteval.store.sqlite import use_wal
+
 
 class JudgeCacheDB:
     """Key → reply text. Safe to share between the tasks of one process (one connection, a lock)."""
@@ -21,7 +23,7 @@ class JudgeCacheDB:
         if self._conn is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(self.path, check_same_thread=False)
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            use_wal(self._conn)
             self._conn.execute("CREATE TABLE IF NOT EXISTS judge_cache "
                                "(key TEXT PRIMARY KEY, reply TEXT NOT NULL)")
             self._conn.commit()

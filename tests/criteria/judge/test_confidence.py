@@ -29,7 +29,8 @@ def _model(labels: tuple[str, ...]) -> ScriptedModel:
 
 
 def test_every_verdict_carries_its_confidence() -> None:
-    result = _score({}, _model(("valid", "valid", "valid", "invalid", "valid")))
+    # The first three samples disagree, so all five are drawn (no early stop).
+    result = _score({}, _model(("valid", "valid", "invalid", "valid", "valid")))
     (record,) = result.judge_records
     assert record.verdict == "valid" and record.confidence == 0.8 and not record.uncertain
 

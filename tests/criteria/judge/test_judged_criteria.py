@@ -41,9 +41,10 @@ def test_final_response_match_v2_votes_and_keeps_audit_records() -> None:
     assert overall.score == 0.5 and overall.eval_status == EvalStatus.PASSED
     assert len(result.judge_records) == 2
     first = result.judge_records[0]
-    assert first.verdicts == ["valid"] * 3 and first.rationale == "says valid"
+    # Early stop: 2 of 3 samples agree, so the third cannot change the vote and is not drawn.
+    assert first.verdicts == ["valid"] * 2 and first.rationale == "says valid"
     assert 'Agent answer: "It is Paris."' in first.prompt  # agent text is a quoted JSON string
-    assert model.requests[0].json_schema is not None and model.requests[0].n == 3
+    assert model.requests[0].json_schema is not None and model.requests[0].n == 2
 
 
 def test_unreadable_judge_is_recorded_and_fails_the_case() -> None:

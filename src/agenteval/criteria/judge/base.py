@@ -143,8 +143,9 @@ class JudgeCriterion(Criterion):
         async def answer(q: JudgeQuestion, model: str) -> JudgeRecord:
             """One judge model's voted answer to `q`, as its audit record."""
             with judge_span(self.metric_name, q.invocation_index, q.item, model, q.prompt) as recorded:
+                # A verdict whose confidence is judged (min_confidence) needs every sample.
                 reply = await judge.ask(model, prompts.SYSTEM, q.prompt, q.labels, options.num_samples,
-                                        q.notes, q.examples)
+                                        q.notes, q.examples, early_stop=options.min_confidence is None)
                 score, label, rationale, error = vote(reply, q)
                 record = self.record(q, reply)
                 record.judge_model = model

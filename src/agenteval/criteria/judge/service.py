@@ -70,6 +70,7 @@ class JudgeService:
     cache: JudgeCache | None = None
     max_tokens: int = 200
     listener: Callable[[JudgeCallDone], None] | None = None
+    early_stop: bool = True  # stop sampling once a majority agrees (see `_fill`)
     calls: int = field(default=0, init=False)
     prompt_tokens: int = field(default=0, init=False)
 
@@ -81,16 +82,16 @@ class JudgeService:
         }, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()
 
-    async def _replies(self, model: str, llm: LLM, request: ModelRequest, num_samples: int,
+    async def _replies(self, model: str, llm: LLM, request: ModelRequest, indices: range,
                        answer: JudgeAnswer) -> dict[int, tuple[str, bool]]:
-        """Raw replies of samples 0..num_samples-1 as (text, from cache), the missing ones drawn
+        """Raw replies of the samples `indices` as (text, from cache), the missing ones drawn
         in one request (backends draw them from a single prefill)."""
         replies: dict[int, tuple[str, bool]] = {}
-        for i in range(num_samples):
+        for i in indices:
             hit = self.cache.get(self._key(model, request, i)) if self.cache else None
             if hit is not None:
                 replies[i] = (hit, True)
-        missing = [i for i in range(num_samples) if i not in replies]
+        missing = [i for i in indices if i not in replies]
         if missing:
             response = await llm.generate(replace(request, n=len(missing), seed=missing[0]))
             answer.model_calls += 1
@@ -100,12 +101,14 @@ class JudgeService:
         return replies
 
     async def _read(self, model: str, llm: LLM, request: ModelRequest, num_samples: int,
-                    answer: JudgeAnswer, read: Callable[[str], Verdict | None]) -> None:
+                    answer: JudgeAnswer, read: Callable[[str], Verdict | None],
+                    early_stop: bool = False) -> None:
         """Fills `answer.samples`: each reply read by `read`, an unreadable one retried once
         with a different seed; readable fresh replies are cached. A failed call sets
         `answer.error` instead of raising."""
         try:
-            await self._fill(model, llm, request, num_samples, answer, read)
+            await self._fill(model, llm, request, num_samples, answer, read,
+                             early_stop and self.early_stop)
         except Exception as e:  # the judge's failure belongs to this question's record
             answer.error = f"judge {model}: {e}" if isinstance(e, ModelError) else \
                 f"judge {model}: {describe(e)}"
@@ -118,9 +121,22 @@ class JudgeService:
                                         cached=answer.model_calls == 0 and answer.error is None))
 
     async def _fill(self, model: str, llm: LLM, request: ModelRequest, num_samples: int,
-                    answer: JudgeAnswer, read: Callable[[str], Verdict | None]) -> None:
-        replies = await self._replies(model, llm, request, num_samples, answer)
-        for i in range(num_samples):
+                    answer: JudgeAnswer, read: Callable[[str], Verdict | None],
+                    early_stop: bool) -> None:
+        # Early stop: a majority of the samples first; when they all read the same label the
+        # vote is decided whatever the rest would say, so the rest are not drawn (a sure
+        # 5-sample verdict costs 3 samples). Otherwise the rest are drawn and all are voted on.
+        # Not when the caller wants the verdict's confidence measured on every sample.
+        first = num_samples if num_samples < 3 or not early_stop else num_samples // 2 + 1
+        await self._fill_range(model, llm, request, range(first), answer, read)
+        labels = {s.verdict.label if s.verdict else None for s in answer.samples}
+        if first < num_samples and (len(labels) != 1 or None in labels):
+            await self._fill_range(model, llm, request, range(first, num_samples), answer, read)
+
+    async def _fill_range(self, model: str, llm: LLM, request: ModelRequest, indices: range,
+                          answer: JudgeAnswer, read: Callable[[str], Verdict | None]) -> None:
+        replies = await self._replies(model, llm, request, indices, answer)
+        for i in indices:
             raw, cached = replies.get(i, ("", False))
             verdict = read(raw)
             if verdict is None:  # one retry with a different seed
@@ -142,10 +158,11 @@ class JudgeService:
 
     async def ask(self, model: str, system: str, prompt: str, labels: tuple[str, ...],
                   num_samples: int, notes: tuple[str, ...] = (),
-                  examples: tuple[tuple[str, str], ...] = ()) -> JudgeAnswer:
+                  examples: tuple[tuple[str, str], ...] = (), early_stop: bool = True) -> JudgeAnswer:
         """`num_samples` verdicts on `prompt`; greedy when one sample, sampled otherwise.
         `notes` are the fields the judge writes before its label (see `verdict_schema`);
-        `examples` are solved (prompt, reply) pairs sent as earlier turns of the chat."""
+        `examples` are solved (prompt, reply) pairs sent as earlier turns of the chat. With
+        `early_stop` (and the service's), sampling stops once a majority agrees."""
         llm = self.resolve(model)
         request = ModelRequest(
             messages=self._messages(system, prompt, examples),
@@ -155,7 +172,7 @@ class JudgeService:
         )
         answer = JudgeAnswer(prompt=prompt, samples=[])
         await self._read(model, llm, request, num_samples, answer,
-                         lambda raw: parse_verdict(raw, labels, notes))
+                         lambda raw: parse_verdict(raw, labels, notes), early_stop)
         return answer
 
     async def ask_note(self, model: str, system: str, prompt: str, field: str,
