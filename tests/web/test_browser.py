@@ -92,7 +92,7 @@ def send(page: Any, text: str, turn: int) -> None:
     page.wait_for_selector(f'.turn[data-turn="{turn}"] .msg.agent, .turn[data-turn="{turn}"] .msg.error')
 
 
-def run_with_two_criteria(page: Any, judge: Judge) -> str:
+def run_with_two_criteria(page: Any, judge: Judge, shots: Path | None = None) -> str:
     """Opens the metric dialog, keeps the trajectory, adds the judged criterion on the scripted
     judge (threshold 0.5, one sample), starts, follows the progress; returns the result's id."""
     page.click("#run-eval")
@@ -104,6 +104,8 @@ def run_with_two_criteria(page: Any, judge: Judge) -> str:
     page.fill('[data-threshold="final_response_match_v2"]', "0.5")
     page.fill('[data-judge-model="final_response_match_v2"]', judge.model)
     page.fill('[data-samples="final_response_match_v2"]', "1")
+    if shots is not None:
+        shot(page, shots, "metric-dialog")
     page.click("#start-run")
     link = page.wait_for_selector(".prog .open-results", timeout=20_000)
     href = link.get_attribute("href")
@@ -133,6 +135,9 @@ def test_end_to_end(page: Any, base_url: str, agents_dir: Path, judge: Judge, sh
     assert "21°C" in page.inner_text('.turn[data-turn="0"] .msg.agent')
     assert "get_weather" in page.inner_text('.turn[data-turn="0"] .tool summary')
     assert re.search(r"#/app/shop/chat/[\w-]+$", page.url)
+    page.reload()  # the session is saved: its deep link brings it back
+    page.wait_for_selector('.turn[data-turn="1"] .msg.agent')
+    assert page.locator(".sessions li.on").count() == 1
     page.click('[data-tab="state"]')
     assert '"city": "Paris"' in page.inner_text("#session-state")
     page.click('[data-tab="trace"]')
@@ -148,7 +153,7 @@ def test_end_to_end(page: Any, base_url: str, agents_dir: Path, judge: Judge, sh
     page.fill("#new-case-id", "paris")
     page.click("#add-session")
     page.wait_for_selector("#case-editor")
-    baseline = run_with_two_criteria(page, judge)  # the earlier run, before the edit
+    baseline = run_with_two_criteria(page, judge, shots)  # the earlier run, before the edit
 
     # edit the expected response and one expected tool argument; the file is rewritten
     page.click("#edit-case")
@@ -218,6 +223,12 @@ def test_end_to_end(page: Any, base_url: str, agents_dir: Path, judge: Judge, sh
     page.wait_for_selector(".chart svg circle")
     assert page.locator("table.runs tbody tr").count() == 2
     shot(page, shots, "runs")
+
+    # open a result JSON file: it becomes a run the page shows like any other
+    document = next((agents_dir / "shop" / ".agenteval" / "eval_history").glob("*.json"))
+    page.set_input_files("#open-file", str(document))
+    page.wait_for_selector(".run table.cases tbody tr")
+    assert page.locator(".run h2").inner_text().startswith("Run")
     assert page.errors == []
 
 

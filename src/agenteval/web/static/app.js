@@ -893,7 +893,7 @@ function repeatStats(summary) {
   const head = ["criterion", "threshold", "runs", "passed", "mean", "std", "95% CI", "pass@k", "pass^k", "verdict"];
   return h("div", { class: "card" }, h("h3", { text: "Repeated-run statistics" }), h("table", { class: "repeat" },
     h("thead", {}, h("tr", {}, head.map((t) => h("th", { text: t })))),
-    h("tbody", {}, (summary.metrics || []).map((m) => h("tr", {}, h("td", { text: m.metric_name }), h("td", { text: fmt(m.threshold) }),
+    h("tbody", {}, (summary.metrics || []).filter((m) => !INFORMATIONAL.has(m.metric_name)).map((m) => h("tr", {}, h("td", { text: m.metric_name }), h("td", { text: fmt(m.threshold) }),
       h("td", { text: `${m.scored_runs}/${m.runs}` }), h("td", { text: m.passed_runs }), h("td", { text: fmt(m.mean) }), h("td", { text: fmt(m.std) }),
       h("td", { text: m.ci_low === null || m.ci_low === undefined ? "–" : `${fmt(m.ci_low)} – ${fmt(m.ci_high)}` }),
       h("td", { text: fmt(m.pass_at_k) }), h("td", { text: fmt(m.pass_pow_k) }), h("td", {}, badge(m.eval_status)))))));
