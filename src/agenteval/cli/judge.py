@@ -11,7 +11,7 @@ from agenteval.cli import options as opt
 
 
 def _calibrate(labels: str, judge_model: str | None, num_samples: int, target: float,
-               write: str | None, limit: int | None, parallelism: int) -> int:
+               write: str | None, limit: int | None, parallelism: int, details: str | None) -> int:
     import json
     import os
     from pathlib import Path
@@ -33,6 +33,8 @@ def _calibrate(labels: str, judge_model: str | None, num_samples: int, target: f
         cases = cases[:limit]
     if write:
         check_target(write, "--write")
+    if details:
+        check_target(details, "--details")
     services = Services.create(dict(os.environ), store_root=".")
     if judge_model:
         services.models.get(judge_model)  # a bad name or a missing key fails before any work
@@ -52,6 +54,10 @@ def _calibrate(labels: str, judge_model: str | None, num_samples: int, target: f
                       "-" if c.agreement is None else f"{c.agreement:.0%}",
                       "-" if c.coverage is None else f"{c.coverage:.0%}")
     console.print(table)
+    if details:
+        write_text_atomic(details, "".join(json.dumps({
+            "id": o.case.id, "metric": c.metric, "label": o.case.label, "correct": o.correct,
+            "confidence": o.confidence}) + "\n" for c in results for o in c.outcomes))
     unreachable = [c.metric for c in results if c.threshold is None]
     if unreachable:
         console.print(f"[yellow]No threshold reaches {target:.0%} for: {', '.join(unreachable)}[/]")
@@ -88,10 +94,14 @@ def judge() -> None:
               help="Store each reachable threshold as judge_model_options.min_confidence in this "
               "eval config.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N cases.")
+@click.option("--details", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Also write each case's outcome (id, criterion, label, right or wrong, confidence) "
+              "as JSON lines.")
 @opt.parallelism
 def calibrate(labels: str, judge_model: str | None, num_samples: int, target: float, write: str | None,
-              limit: int | None, parallelism: int) -> None:
+              limit: int | None, parallelism: int, details: str | None) -> None:
     """Judge the labelled cases in LABELS (a file or a folder of them; format in README
     "Calibrating the judge") and print per criterion: accuracy, and the min_confidence at which
     the committed verdicts agree with the labels at --target, with the coverage it leaves."""
-    sys.exit(opt.guard(_calibrate, labels, judge_model, num_samples, target, write, limit, parallelism))
+    sys.exit(opt.guard(_calibrate, labels, judge_model, num_samples, target, write, limit, parallelism,
+                       details))
