@@ -211,11 +211,11 @@ async function showApp(token, app, sub) {
   const [kind, id, more, caseId] = sub;
   if (kind === "evalsets" && S.sideTab !== "eval") S.sideTab = "eval";
   if (kind === "chat" && id && (!S.session || S.session.id !== id || S.session.app_name !== app)) {
-    S.session = await api(`${sessionsPath(app)}/${enc(id)}`);
-  } else if (kind !== "chat" && kind !== "evalsets") {
-    S.session = S.session && S.session.app_name === app && !kind ? S.session : null;
+    S.session = { app_name: app, ...(await api(`${sessionsPath(app)}/${enc(id)}`)) };
   }
-  if (S.session && S.session.app_name && S.session.app_name !== app) S.session = null;
+  if (S.session && S.session.app_name !== app) S.session = null;
+  // the bare app address shows the session in hand, so its address names it (a deep link)
+  if (!kind && S.session) history.replaceState(null, "", link("app", app, "chat", S.session.id));
   const main = h("section", { class: "main" });
   const side = h("aside", { class: "side" });
   const view = h("div", { class: "app" }, side, main);
@@ -331,7 +331,7 @@ function turnView(t, i) {
 async function sendMessage(app, text, messages) {
   if (!S.session) {
     const body = S.model ? { model: S.model } : {};
-    S.session = { ...(await api(sessionsPath(app), { method: "POST", body })), turns: [] };
+    S.session = { app_name: app, turns: [], ...(await api(sessionsPath(app), { method: "POST", body })) };
     // the address names the session now, without a re-render that would drop the typed text
     history.replaceState(null, "", link("app", app, "chat", S.session.id));
     messages.replaceChildren();
@@ -346,7 +346,7 @@ async function sendMessage(app, text, messages) {
   finally { pending.remove(); }
   if (!S.session || S.session.id !== sid) return; // the user moved to another session meanwhile
   // re-read the session: the state after the turn, and the turn exactly as stored
-  S.session = await api(`${sessionsPath(app)}/${enc(sid)}`);
+  S.session = { app_name: app, ...(await api(`${sessionsPath(app)}/${enc(sid)}`)) };
   const turns = S.session.turns || [];
   messages.append(turnView(turns[turns.length - 1] || turn, turns.length - 1));
   messages.scrollTop = messages.scrollHeight;
@@ -770,6 +770,7 @@ async function showRun(token, runId, query) {
   const total = first.total ?? cases.length;
   const names = run.criteria && run.criteria.length ? run.criteria : [...new Set(cases.flatMap((c) => c.metrics.map((m) => m.name)))];
   const page = h("div", { class: "page run" });
+  if (S.apps.some((a) => a.name === row.agent)) $("#app-picker").value = row.agent;
   page.append(h("div", { class: "row" }, h("h2", { class: "grow" }, "Run ", h("span", { class: "mono", text: id })),
     h("a", { class: "btn", href: `/api/runs/${enc(id)}/export`, download: `${id}.html`, id: "export", text: "Export HTML" }),
     compareMenu(id, row)),
@@ -913,7 +914,7 @@ function invocationResult(d, per, i, diff, runId) {
     h("tbody", {}, diff.arg_diffs.map((a) => h("tr", {}, h("td", { text: "#" + ((a.call ?? 0) + 1) }), h("td", { text: a.name }), h("td", { class: "mono", text: a.arg }),
       h("td", { class: "mono", text: oneLine(a.expected) }), h("td", { class: "mono bad", text: a.missing ? "(missing)" : oneLine(a.actual) }))))) : null;
   const accept = exp && failing.length ? h("button", { class: "accept", text: "Accept actual turn as expected", title: "write this actual turn into the eval set as the new expected one",
-    onclick: () => acceptActual(d, i, act) }) : null;
+    onclick: () => acceptActual(d, i, act, runId) }) : null;
   return h("div", { class: "inv card", id: `inv-${i}`, "data-inv": i },
     h("div", { class: "head" }, h("strong", { text: `Invocation ${i}` }), act.duration ? h("span", { class: "muted", text: fmtSecs(act.duration) }) : null,
       h("span", { class: "grow" }), metrics.filter((m) => !INFORMATIONAL.has(m.metric_name)).map((m) => h("span", { class: "badge " + statusClass(m.eval_status), text: `${m.metric_name} ${fmt(m.score)}` })),
@@ -946,10 +947,11 @@ function wordDiff(a, b) {
 }
 
 /** Writes the actual turn into the eval set as the expected one (ADK's "accept actual"). */
-async function acceptActual(d, i, act) {
-  const app = d.app || (d.result.session_details && d.result.session_details.app_name) || currentAppOfRun();
+async function acceptActual(d, i, act, runId) {
   const setId = d.result.eval_set_id;
   try {
+    const app = d.app || (await runApp(runId));
+    if (!app) throw new Error("this run names no agent folder: its eval set cannot be edited from here");
     const c = await api(casePath(app, setId, d.result.eval_id));
     const inv = c.conversation && c.conversation[i];
     if (!inv) throw new Error(`case ${d.result.eval_id} has no turn ${i}`);
@@ -959,7 +961,11 @@ async function acceptActual(d, i, act) {
     toast(`turn ${i} of ${d.result.eval_id} in ${setId} now expects the actual turn`);
   } catch (err) { toast(err.message, true); }
 }
-function currentAppOfRun() { return $("#app-picker").value; }
+/** The agent folder a run belongs to, from its header. */
+async function runApp(runId) {
+  const run = await api(`/api/runs/${enc(runId)}`);
+  return (run.row && (run.row.app || run.row.agent)) || (run.run && run.run.agent && run.run.agent.name) || null;
+}
 
 function judgeTable(records) {
   const head = ["criterion", "invocation", "item", "verdict", "score", "rationale", ""];
