@@ -20,6 +20,7 @@ from typing import Any
 from agenteval.agents.base import SessionSpec, TurnResult
 from agenteval.errors import AgentEvalError
 from agenteval.schema import AgentDetails, AppDetails, Content, InvocationEvent, UsageMetadata
+from agenteval.tracing.figures import union_seconds
 from agenteval.tracing.genai import (
     agent_step,
     model_reply,
@@ -50,16 +51,6 @@ _APP_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 # What `adk eval` adds to model requests that set no retry options (EnsureRetryOptionsPlugin).
 _RETRY = {"attempts": 7, "initial_delay": 5.0, "max_delay": 120, "exp_base": 2.0,
           "http_status_codes": [408, 429, 500, 502, 503, 504]}
-
-
-def _union(intervals: list[tuple[float, float]]) -> float:
-    """Seconds covered by the intervals, overlaps counted once."""
-    total, counted_to = 0.0, float("-inf")
-    for start, end in sorted(intervals):
-        if end > counted_to:
-            total += end - max(start, counted_to)
-            counted_to = end
-    return total
 
 
 def _dump(obj: Any) -> Any:
@@ -279,8 +270,8 @@ class AdkSession:
         if busy is not None:
             model_s, tool_s = busy.model_seconds(), busy.tool_seconds()
         else:  # the plugin's own timing: tool time spent awaiting a model counts as model time
-            model_s = _union(recorder.model)
-            tool_s = _union(recorder.model + recorder.tool) - model_s
+            model_s = union_seconds(recorder.model)
+            tool_s = union_seconds(recorder.model + recorder.tool) - model_s
         await self._refresh_state()
         final, turn = turn_events(events)
         return TurnResult(final_response=final, events=turn, model_seconds=model_s,

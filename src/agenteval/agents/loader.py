@@ -40,11 +40,15 @@ def _import_package(path: Path) -> ModuleType:
         if parent not in sys.path:
             sys.path.insert(0, parent)
         return importlib.import_module(path.name)
-    name = f"agenteval_agent_{path.name}_{abs(hash(str(path.resolve())))}"
-    spec = importlib.util.spec_from_file_location(name, path / "__init__.py",
-                                                  submodule_search_locations=[str(path)])
+    return _exec(f"agenteval_agent_{path.name}_{abs(hash(str(path.resolve())))}", path / "__init__.py",
+                 [str(path)])
+
+
+def _exec(name: str, location: Path, search: list[str] | None = None) -> ModuleType:
+    """Imports the file `location` as module `name` (a package when `search` is given)."""
+    spec = importlib.util.spec_from_file_location(name, location, submodule_search_locations=search)
     if spec is None or spec.loader is None:
-        raise AgentLoadError(f"{path}: cannot import")
+        raise AgentLoadError(f"{location}: cannot import")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
@@ -59,14 +63,7 @@ def _import_path(path: Path) -> ModuleType:
     if not path.is_file():
         raise AgentLoadError(f"{path}: no agent here (expected a package directory, an agent.py, "
                              "or a .py file exposing root_agent)")
-    name = f"agenteval_agent_{abs(hash(str(path.resolve())))}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise AgentLoadError(f"{path}: cannot import")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return _exec(f"agenteval_agent_{abs(hash(str(path.resolve())))}", path)
 
 
 def check_agent_path(agent_path: str | Path) -> None:

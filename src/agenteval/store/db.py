@@ -26,8 +26,8 @@ import functools
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import closing, contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,7 @@ from pydantic import BaseModel, TypeAdapter
 from agenteval.errors import DataError
 from agenteval.schema import CaseSummary, EvalSetResult, RunSpec
 from agenteval.store.history import load_result
-from agenteval.store.sqlite import use_wal
+from agenteval.store.sqlite import connect
 from agenteval.verdicts.outcome import outcomes, set_counts
 
 SCHEMA_VERSION = 2
@@ -157,22 +157,12 @@ class RunStore:
         self.root = Path(root)
         self.path = history_db_path(root)
 
-    @contextmanager
-    def _connect(self, create: bool) -> Iterator[sqlite3.Connection | None]:
-        if not create and not self.path.is_file():
-            yield None
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            with closing(sqlite3.connect(self.path, timeout=30, isolation_level=None)) as conn:
-                use_wal(conn)
-                conn.execute("PRAGMA foreign_keys=ON")
-                self._migrate(conn)
-                yield conn
-        except sqlite3.DatabaseError as e:
-            if isinstance(e, sqlite3.IntegrityError):
-                raise
-            raise DataError(self.path, "", f"cannot use the run database: {e}") from None
+    def _connect(self, create: bool) -> AbstractContextManager[sqlite3.Connection | None]:
+        return connect(self.path, create, self._prepare, "the run database")
+
+    def _prepare(self, conn: sqlite3.Connection) -> None:
+        conn.execute("PRAGMA foreign_keys=ON")
+        self._migrate(conn)
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         row = conn.execute("SELECT name FROM sqlite_master WHERE name = 'schema_version'").fetchone()

@@ -16,14 +16,13 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
 from agenteval.errors import DataError
 from agenteval.schema import EvalCaseResult, RunSpec
-from agenteval.store.sqlite import use_wal
+from agenteval.store.sqlite import connect
 
 _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS journal_runs (
@@ -79,24 +78,13 @@ class Journal:
         self.root = Path(root)
         self.path = journal_path(root)
 
-    @contextmanager
-    def _connect(self, create: bool) -> Iterator[sqlite3.Connection | None]:
-        if not create and not self.path.is_file():
-            yield None
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            with closing(sqlite3.connect(self.path, timeout=60, isolation_level=None)) as conn:
-                self._prepare(conn)
-                yield conn
-        except sqlite3.DatabaseError as e:
-            raise DataError(self.path, "", f"cannot use the run journal: {e}") from None
+    def _connect(self, create: bool) -> AbstractContextManager[sqlite3.Connection | None]:
+        return connect(self.path, create, self._prepare, "the run journal")
 
     @staticmethod
     def _prepare(conn: sqlite3.Connection) -> None:
         """WAL mode and the tables, changed only when needed: with several processes sharing the
         journal, a write at every connection is a lock taken for nothing."""
-        use_wal(conn)
         conn.execute("PRAGMA synchronous=NORMAL")  # WAL: durable at each checkpoint, never corrupt
         conn.execute("PRAGMA foreign_keys=ON")
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+
+from agenteval.errors import DataError
 
 
 def use_wal(conn: sqlite3.Connection, busy_seconds: float = 60.0) -> None:
@@ -22,4 +27,27 @@ def use_wal(conn: sqlite3.Connection, busy_seconds: float = 60.0) -> None:
             time.sleep(0.1)
 
 
-__all__ = ["use_wal"]
+
+
+@contextmanager
+def connect(path: Path, create: bool, prepare: Callable[[sqlite3.Connection], None],
+            what: str) -> Iterator[sqlite3.Connection | None]:
+    """A connection to the database at `path` (autocommit, WAL, `prepare` run first), or None
+    when it does not exist and `create` is false; a database that cannot be used is a
+    DataError naming it and `what` it is."""
+    if not create and not path.is_file():
+        yield None
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with closing(sqlite3.connect(path, timeout=60, isolation_level=None)) as conn:
+            use_wal(conn)
+            prepare(conn)
+            yield conn
+    except sqlite3.DatabaseError as e:
+        if isinstance(e, sqlite3.IntegrityError):
+            raise
+        raise DataError(path, "", f"cannot use {what}: {e}") from None
+
+
+__all__ = ["connect", "use_wal"]
