@@ -27,9 +27,17 @@ SHOP_AGENT = '''\
 """A scripted agent (a plain callable): weather and table bookings, with the tools it used."""
 
 
+import time
+
+
 def root_agent(text, state):
     state["turns"] = state.get("turns", 0) + 1
     low = text.lower()
+    if "crash" in low:
+        raise RuntimeError("<b>the agent crashed</b>")
+    if "slow" in low:
+        time.sleep(0.2)
+        return "Done, slowly."
     if "weather" in low:
         city = "Paris" if "paris" in low else "London"
         state["city"] = city
@@ -66,9 +74,13 @@ def find_chromium() -> str | None:
     return None
 
 
+BROKEN_AGENT = 'raise ImportError("this agent cannot be imported")\n'
+
+
 def write_agents(root: Path) -> Path:
-    """AGENTS_DIR with `shop` (the callable above) and `evil` (markup payloads everywhere)."""
-    for name, source in (("shop", SHOP_AGENT), ("evil", EVIL_AGENT)):
+    """AGENTS_DIR with `shop` (the callable above), `evil` (markup payloads everywhere) and
+    `broken` (fails to import)."""
+    for name, source in (("shop", SHOP_AGENT), ("evil", EVIL_AGENT), ("broken", BROKEN_AGENT)):
         (root / name).mkdir(parents=True, exist_ok=True)
         (root / name / "agent.py").write_text(source, encoding="utf-8")
     return root

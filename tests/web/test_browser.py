@@ -270,3 +270,28 @@ def test_markup_from_agents_judges_and_ids_stays_text(page: Any, base_url: str, 
     assert page.evaluate("window.__xss") is None
     assert hostile_elements(page) == 0
     assert page.errors == []
+
+
+def test_broken_agent_crashed_turn_and_cancelled_run_show_in_the_page(page: Any, base_url: str) -> None:
+    page.goto(base_url + "/#/app/broken")
+    assert "cannot be imported" in page.inner_text("#view .error-box")
+    page.goto(base_url + "/#/app/shop")
+    send(page, "crash now", 0)
+    assert "the agent crashed" in page.inner_text('.turn[data-turn="0"] .msg.error')
+    send(page, "slow please", 1)  # the server is still up
+    assert "slowly" in page.inner_text('.turn[data-turn="1"] .msg.agent')
+
+    page.click('[data-tab="eval"]')
+    page.fill("#new-set", "slow")
+    page.click("text=Create eval set")
+    page.wait_for_url("**/#/app/shop/evalsets/slow")
+    page.fill("#new-case-id", "slow")
+    page.click("#add-session")
+    page.wait_for_selector("#case-editor")
+    page.click("#run-eval")
+    page.fill("#num-runs", "100")
+    page.click("#start-run")
+    page.wait_for_selector(".prog .log div")
+    page.click(".prog >> text=Cancel")
+    page.wait_for_selector(".prog .pstatus >> text=cancelled", timeout=20_000)
+    assert page.errors == []
