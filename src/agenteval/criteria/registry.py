@@ -64,6 +64,10 @@ class Registry:
             criterion = spec.criterion_model.model_validate(raw)
         except ValidationError as e:
             raise from_validation_error(source, e, key) from None
+        try:  # a criterion that checks its own settings (trajectory matchers) does it when built
+            spec.factory(name, criterion)
+        except ValueError as e:
+            raise DataError(source, key, str(e)) from None
         t = criterion.threshold
         if not spec.min_value <= t <= spec.max_value:
             raise DataError(source, f"{key}.threshold" if isinstance(value, dict) else key,

@@ -3,13 +3,16 @@
 `tool_trajectory_avg_score` reproduces ADK 2.13.0 exactly: per invocation 1.0 on a match and
 0.0 otherwise, averaged over invocations. Two calls are equal when their names are equal and,
 unless `ignore_args`, their `args` compare equal as Python values (so 1 == 1.0, "1" != 1,
-None != {}, and key order does not matter). Call ids are never compared.
+None != {}, and key order does not matter). Call ids are never compared. With `args_match`
+(an agenteval extension, `agenteval.criteria.args_match`) arguments are compared per tool and
+per argument as configured instead.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from agenteval.criteria.args_match import ArgsComparer
 from agenteval.criteria.base import (
     CriterionResult,
     EvalContext,
@@ -24,14 +27,19 @@ from agenteval.schema import (
     ToolTrajectoryCriterion,
 )
 
+# How two calls (actual, expected) compare: `ignore_args` as ADK has it, or a comparer.
+Equality = bool | Callable[[FunctionCall, FunctionCall], bool]
 
-def calls_equal(a: FunctionCall, b: FunctionCall, ignore_args: bool) -> bool:
-    """Same tool name and, unless ignored, equal arguments."""
+
+def calls_equal(a: FunctionCall, b: FunctionCall, ignore_args: Equality) -> bool:
+    """Same tool name and, unless ignored, equal arguments (or as the comparer says)."""
+    if callable(ignore_args):
+        return ignore_args(a, b)
     return a.name == b.name and (ignore_args or a.args == b.args)
 
 
 def exact_match(actual: Sequence[FunctionCall], expected: Sequence[FunctionCall],
-                ignore_args: bool) -> bool:
+                ignore_args: Equality) -> bool:
     """Same length and pairwise equal in order."""
     return len(actual) == len(expected) and all(
         calls_equal(a, e, ignore_args) for a, e in zip(actual, expected, strict=False)
@@ -39,7 +47,7 @@ def exact_match(actual: Sequence[FunctionCall], expected: Sequence[FunctionCall]
 
 
 def in_order_match(actual: Sequence[FunctionCall], expected: Sequence[FunctionCall],
-                   ignore_args: bool) -> bool:
+                   ignore_args: Equality) -> bool:
     """Every expected call appears in the actual list, in order; extra calls are allowed."""
     pending = iter(expected)
     want = next(pending, None)
@@ -52,7 +60,7 @@ def in_order_match(actual: Sequence[FunctionCall], expected: Sequence[FunctionCa
 
 
 def matched_count(actual: Sequence[FunctionCall], expected: Sequence[FunctionCall],
-                  ignore_args: bool) -> int:
+                  ignore_args: Equality) -> int:
     """Size of a largest one-to-one matching between equal expected and actual calls.
 
     Call equality is an equivalence relation, so taking the first unused equal call for each
@@ -70,7 +78,7 @@ def matched_count(actual: Sequence[FunctionCall], expected: Sequence[FunctionCal
 
 
 def any_order_match(actual: Sequence[FunctionCall], expected: Sequence[FunctionCall],
-                    ignore_args: bool) -> bool:
+                    ignore_args: Equality) -> bool:
     """Every expected call appears in the actual list with its multiplicity; extras allowed."""
     return matched_count(actual, expected, ignore_args) == len(expected)
 
@@ -82,49 +90,54 @@ _MATCHERS = {
 }
 
 
-class ToolTrajectoryAvgScore(PerInvocationCriterion):
-    """`tool_trajectory_avg_score`: 1/0 per invocation by match type, mean over the case."""
+class _Trajectory(PerInvocationCriterion):
+    """The trajectory criteria's common part: how calls compare (`ignore_args`, `args_match`)."""
 
     criterion_model = ToolTrajectoryCriterion
     criterion: ToolTrajectoryCriterion
 
+    def __init__(self, metric_name: str, criterion: ToolTrajectoryCriterion) -> None:
+        super().__init__(metric_name, criterion)
+        # Built here, so a bad matcher is a config error before anything runs (see the registry).
+        self.equal: Equality = (ArgsComparer(criterion.args_match).equal
+                                if criterion.args_match and not criterion.ignore_args
+                                else criterion.ignore_args)
+
+
+class ToolTrajectoryAvgScore(_Trajectory):
+    """`tool_trajectory_avg_score`: 1/0 per invocation by match type, mean over the case."""
+
     def score_pair(self, actual: Invocation, expected: Invocation) -> float:
         match = _MATCHERS[self.criterion.match_type]
-        ok = match(actual.tool_calls(), expected.tool_calls(), self.criterion.ignore_args)
+        ok = match(actual.tool_calls(), expected.tool_calls(), self.equal)
         return 1.0 if ok else 0.0
 
 
-class ToolTrajectoryPrecision(PerInvocationCriterion):
+class ToolTrajectoryPrecision(_Trajectory):
     """`tool_trajectory_precision`: matched actual calls / actual calls, per invocation.
 
     Matching is one-to-one and order-free (as ANY_ORDER); `ignore_args` compares names only.
     No actual calls scores 1.0 when none were expected and 0.0 otherwise.
     """
 
-    criterion_model = ToolTrajectoryCriterion
-    criterion: ToolTrajectoryCriterion
-
     def score_pair(self, actual: Invocation, expected: Invocation) -> float:
         got, want = actual.tool_calls(), expected.tool_calls()
         if not got:
             return 1.0 if not want else 0.0
-        return matched_count(got, want, self.criterion.ignore_args) / len(got)
+        return matched_count(got, want, self.equal) / len(got)
 
 
-class ToolTrajectoryRecall(PerInvocationCriterion):
+class ToolTrajectoryRecall(_Trajectory):
     """`tool_trajectory_recall`: matched expected calls / expected calls, per invocation.
 
     No expected calls scores 1.0.
     """
 
-    criterion_model = ToolTrajectoryCriterion
-    criterion: ToolTrajectoryCriterion
-
     def score_pair(self, actual: Invocation, expected: Invocation) -> float:
         got, want = actual.tool_calls(), expected.tool_calls()
         if not want:
             return 1.0
-        return matched_count(got, want, self.criterion.ignore_args) / len(want)
+        return matched_count(got, want, self.equal) / len(want)
 
 
 class ToolTrajectorySingleToolUse(PerInvocationCriterion):

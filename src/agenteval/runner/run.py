@@ -20,6 +20,7 @@ from agenteval.runner.evaluate import EvalSetRequest, run_evaluation
 from agenteval.runner.header import finish_header, start_header
 from agenteval.runner.job import EvalJob, JobOptions, ScoreJob, judge_models
 from agenteval.runner.recorded import score_recorded
+from agenteval.runner.selection import check_args_match
 from agenteval.runner.services import Services
 from agenteval.schema import (
     AgentInfo,
@@ -98,6 +99,7 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
     metrics = job.metrics()
     check_judges(metrics, job, services)
     judge = _judge(services, listener)
+    check_args_match(metrics, [s.eval_set for s in job.selections], job.config_source)
     adapter = to_adapter(job.agent, services.models.get, job.agent_model)
     kind, agent_model = describe(adapter)
     requests = [EvalSetRequest(s.eval_set, metrics, s.case_ids, job.config.not_evaluated,
@@ -153,6 +155,7 @@ async def rescore(job: ScoreJob, services: Services, listener: Listener | None =
     metrics = job.metrics()
     check_judges(metrics, job, services)
     judge = _judge(services, listener)
+    check_args_match(metrics, [job.expected.eval_set], job.config_source)
     roles = ModelRoles(judge=[_canonical(n) for n in judge_models(metrics)])
     header = start_header(job, [job.expected], roles, endpoints=job.endpoint_settings(metrics))
     header.actual_file = None if job.actual_source is None else str(job.actual_source)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.datasets import default_config_for, load_eval_config, load_eval_set
 from agenteval.errors import DataError
 from agenteval.schema import EvalConfig, EvalSet
@@ -67,6 +68,32 @@ def select(args: Sequence[str], agent_dir: Path | None = None,
     return out
 
 
+def check_args_match(metrics: Sequence[ConfiguredMetric], eval_sets: Sequence[EvalSet],
+                     source: str | None) -> None:
+    """Every tool and argument a trajectory criterion's `args_match` names appears in an expected
+    tool call of the eval sets (`*` stands for any); a DataError naming the config key otherwise
+    (a misspelled name would silently match nothing)."""
+    calls = [c for s in eval_sets for case in s.eval_cases for inv in case.conversation or []
+             for c in inv.tool_calls()]
+    args: dict[str, set[str]] = {}
+    for c in calls:
+        args.setdefault(c.name or "", set()).update((c.args or {}).keys())
+    every_arg = {a for names in args.values() for a in names}
+    for m in metrics:
+        table = getattr(m.criterion, "args_match", None) or {}
+        for tool, per_arg in table.items():
+            key = f"criteria.{m.name}.args_match.{tool}"
+            if tool != "*" and tool not in args:
+                raise DataError(source, key, f"no expected tool call is named {tool!r} "
+                                f"(tools called: {', '.join(sorted(args)) or 'none'})")
+            known = every_arg if tool == "*" else args[tool]
+            for arg in per_arg:
+                if arg != "*" and arg not in known:
+                    whose = "no expected call" if tool == "*" else f"no expected call of {tool!r}"
+                    raise DataError(source, f"{key}.{arg}", f"{whose} has an argument {arg!r} "
+                                    f"(arguments: {', '.join(sorted(known)) or 'none'})")
+
+
 def resolve_config(config_file_path: str | Path | None,
                    eval_set_path: str | Path | None) -> tuple[EvalConfig, str | None]:
     """The flag's config file, else test_config.json beside the set, else the defaults."""
@@ -78,4 +105,4 @@ def resolve_config(config_file_path: str | Path | None,
     return config, str(found) if found else None
 
 
-__all__ = ["Selection", "config_beside", "resolve_config", "select", "split_selector"]
+__all__ = ["Selection", "check_args_match", "config_beside", "resolve_config", "select", "split_selector"]

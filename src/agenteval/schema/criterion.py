@@ -47,6 +47,8 @@ class ToolTrajectoryCriterion(BaseCriterion):
     # refuse (it takes only MatchType members from Python).
     match_type: MatchType = Field(default=MatchType.EXACT, strict=False)
     ignore_args: bool = False
+    # agenteval extension: per tool and argument matchers (agenteval.criteria.args_match)
+    args_match: dict[str, dict[str, Any]] | None = None
 
     @field_validator("match_type", mode="before")
     @classmethod
