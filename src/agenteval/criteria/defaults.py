@@ -9,8 +9,10 @@ from typing import Any
 
 from agenteval.criteria.base import Criterion
 from agenteval.criteria.custom import config_specs, function_spec
+from agenteval.criteria.plugins import load_plugin
 from agenteval.criteria.registry import Registry, with_specs
 from agenteval.criteria.spec import ConfiguredMetric, spec_for_class
+from agenteval.errors import DataError
 from agenteval.schema import EvalConfig
 
 _DEFAULT: Registry | None = None
@@ -34,11 +36,25 @@ def resolve_metrics(config: EvalConfig, source: str | Path | None = None,
     """The config's metrics, validated against `registry` (default: the default registry); the
     config's `custom_metrics` are imported and registered into a private fork first."""
     registry = registry or default_registry()
+    _add_plugins(registry, config, source)
     if config.custom_metrics:
         registry = registry.fork()
         for spec in config_specs(config, source):
             registry.register(spec, replace_existing=True)
     return registry.resolve(config, source, include_informational)
+
+
+def _add_plugins(registry: Registry, config: EvalConfig, source: str | Path | None) -> None:
+    """Registers the plugin criteria the config names that the registry does not know yet."""
+    custom = set(config.custom_metrics or {})
+    for name in config.criteria:
+        if registry.get(name) is None and name not in custom:
+            try:
+                spec = load_plugin(name)
+            except ValueError as e:
+                raise DataError(source, f"criteria.{name}", str(e)) from None
+            if spec is not None:
+                registry.register(spec)
 
 
 def register_criterion(name: str, *, description: str = "", min_value: float = 0.0,
