@@ -14,6 +14,7 @@ import click
 
 from agenteval.cli import options as opt
 from agenteval.cli import teardown
+from agenteval.cli.eval_set import eval_set as eval_set_group
 from agenteval.cli.history import COMMANDS as HISTORY_COMMANDS
 from agenteval.cli.judge import judge as judge_group
 from agenteval.cli.options import report_options
@@ -30,6 +31,7 @@ for _command in HISTORY_COMMANDS:  # runs, report, compare
     cli.add_command(_command)
 cli.add_command(trace_command)
 cli.add_command(judge_group)
+cli.add_command(eval_set_group)
 
 
 @cli.command()

@@ -1,0 +1,141 @@
+"""`agenteval eval_set ...`: write eval sets beside an agent (ADK's `adk eval_set` commands, and
+`record` and `generate_eval_cases` on any model)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from agenteval.cli import options as opt
+
+
+@click.group(name="eval_set")
+def eval_set() -> None:
+    """Create eval sets and add cases to them (AGENT_PATH/EVAL_SET_ID.evalset.json)."""
+
+
+def _create(agent_path: str, eval_set_id: str) -> int:
+    from agenteval.datasets.authoring import create_eval_set
+
+    click.echo(f"Created {create_eval_set(agent_path, eval_set_id)}")
+    return 0
+
+
+@eval_set.command()
+@click.argument("agent_path", type=click.Path(exists=True, file_okay=False))
+@click.argument("eval_set_id")
+def create(agent_path: str, eval_set_id: str) -> None:
+    """Create an empty eval set EVAL_SET_ID for the agent (an error if it exists)."""
+    sys.exit(opt.guard(_create, agent_path, eval_set_id))
+
+
+def _add(agent_path: str, eval_set_id: str, scenarios_file: str, session_input_file: str | None) -> int:
+    from agenteval.datasets.authoring import add_cases, load_scenarios, load_session_input, scenario_cases
+
+    session = load_session_input(session_input_file) if session_input_file else None
+    added, skipped = add_cases(agent_path, eval_set_id, scenario_cases(load_scenarios(scenarios_file),
+                                                                        session), skip_existing=True)
+    click.echo(f"Added {len(added)} scenario case(s) to {eval_set_id}"
+               + (f"; {len(skipped)} already there: {', '.join(skipped)}" if skipped else ""))
+    return 0
+
+
+@eval_set.command(name="add_eval_case")
+@click.argument("agent_path", type=click.Path(exists=True, file_okay=False))
+@click.argument("eval_set_id")
+@click.option("--scenarios_file", "--scenarios-file", required=True, type=click.Path(dir_okay=False),
+              help='Conversation scenarios: {"scenarios": [{"starting_prompt", "conversation_plan", ...}]}.')
+@click.option("--session_input_file", "--session-input-file", type=click.Path(dir_okay=False),
+              help="The session each case starts with: {app_name, user_id, state}.")
+def add_eval_case(agent_path: str, eval_set_id: str, scenarios_file: str,
+                  session_input_file: str | None) -> None:
+    """Add one conversation-scenario case per scenario (ids as ADK makes them; existing ones skipped)."""
+    sys.exit(opt.guard(_add, agent_path, eval_set_id, scenarios_file, session_input_file))
+
+
+def _record(agent_path: str, eval_set_id: str, prompts: tuple[str, ...], prompts_file: str | None,
+            eval_id: str | None, agent_model: str | None) -> int:
+    import os
+    from pathlib import Path
+
+    from agenteval.agents import load_root_agent, to_adapter
+    from agenteval.datasets.authoring import add_cases, eval_set_path
+    from agenteval.errors import DataError
+    from agenteval.runner.authoring import record_case
+    from agenteval.runner.services import Services
+    from agenteval.runner.sync import run_sync
+
+    eval_set_path(agent_path, eval_set_id)  # a bad id fails before the agent runs
+    turns = list(prompts)
+    if prompts_file:
+        turns += [line.strip() for line in Path(prompts_file).read_text(encoding="utf-8").splitlines()
+                  if line.strip()]
+    if not turns:
+        raise DataError(None, "--prompt", "give the user's message(s): --prompt TEXT or --prompts_file F")
+    services = Services.create(dict(os.environ))
+    adapter = to_adapter(load_root_agent(agent_path), services.models.get, agent_model)
+    case = run_sync(record_case(adapter, turns, eval_id, Path(agent_path).resolve().name))
+    added, _ = add_cases(agent_path, eval_set_id, [case])
+    click.echo(f"Recorded case {added[0]} ({len(turns)} turn(s)) in {eval_set_id}")
+    return 0
+
+
+@eval_set.command()
+@click.argument("agent_path", type=click.Path(exists=True))
+@click.argument("eval_set_id")
+@click.option("--prompt", "prompts", multiple=True, help="A user message (repeat for more turns).")
+@click.option("--prompts_file", "--prompts-file", type=click.Path(exists=True, dir_okay=False),
+              help="User messages, one per line (after any --prompt).")
+@click.option("--eval_id", "--eval-id", help="The new case's id (default: recorded_<hash>).")
+@click.option("--agent_model", "--agent-model", help="Model for the agent, replacing its own.")
+def record(agent_path: str, eval_set_id: str, prompts: tuple[str, ...], prompts_file: str | None,
+           eval_id: str | None, agent_model: str | None) -> None:
+    """Run the agent on the prompts (one session) and store what it did as a new static case."""
+    sys.exit(opt.guard(_record, agent_path, eval_set_id, prompts, prompts_file, eval_id, agent_model))
+
+
+def _generate(agent_path: str, eval_set_id: str, count: int, model: str, instruction: str | None,
+              session_input_file: str | None) -> int:
+    import os
+
+    from agenteval.agents import load_root_agent
+    from agenteval.datasets.authoring import (
+        add_cases,
+        eval_set_path,
+        load_session_input,
+        scenario_cases,
+    )
+    from agenteval.runner.authoring import describe_agent, generate_scenarios
+    from agenteval.runner.services import Services
+    from agenteval.runner.sync import run_sync
+
+    eval_set_path(agent_path, eval_set_id)
+    session = load_session_input(session_input_file) if session_input_file else None
+    llm = Services.create(dict(os.environ)).models.get(model)
+    description = describe_agent(load_root_agent(agent_path))
+    result = run_sync(generate_scenarios(llm, description, count, instruction=instruction))
+    added, skipped = add_cases(agent_path, eval_set_id, scenario_cases(result.scenarios, session),
+                               skip_existing=True)
+    click.echo(f"Generated {len(added)} scenario case(s) in {eval_set_id} from {result.attempts} "
+               f"attempt(s) in {result.seconds:.1f} s: {result.first_write_valid} valid as written, "
+               f"{result.duplicates} near-duplicate(s) dropped, {len(result.invalid)} invalid"
+               + (f", {len(skipped)} already in the set" if skipped else ""))
+    for line in result.invalid:
+        click.echo(f"  invalid: {line}")
+    return 0 if len(added) + len(skipped) >= count else 1
+
+
+@eval_set.command(name="generate_eval_cases")
+@click.argument("agent_path", type=click.Path(exists=True))
+@click.argument("eval_set_id")
+@click.option("--count", type=click.IntRange(min=1), default=5, show_default=True)
+@click.option("--model", default="local", show_default=True, help="The model that writes the scenarios.")
+@click.option("--instruction", help="What the scenarios should focus on.")
+@click.option("--session_input_file", "--session-input-file", type=click.Path(dir_okay=False))
+def generate_eval_cases(agent_path: str, eval_set_id: str, count: int, model: str, instruction: str | None,
+                        session_input_file: str | None) -> None:
+    """Have a model write COUNT realistic conversation scenarios for the agent (from its
+    instruction and tools), checked and deduplicated, and add them as cases. Exit 1 when fewer
+    than COUNT could be written."""
+    sys.exit(opt.guard(_generate, agent_path, eval_set_id, count, model, instruction, session_input_file))

@@ -1,0 +1,103 @@
+"""Writing eval sets beside an agent, as `adk eval_set` does: create one, add cases to it.
+
+A set lives at `AGENT_PATH/<eval_set_id>.evalset.json` (ADK's place for it). Every write goes
+through `write_model` (atomic) and the file is read back by agenteval's own loader, so what is
+written always loads, in agenteval and in ADK.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from agenteval.datasets.files import read_json, write_model
+from agenteval.datasets.loader import load_eval_set
+from agenteval.errors import DataError, from_validation_error
+from agenteval.schema import ConversationScenario, EvalCase, EvalSet, SessionInput
+
+SET_ID = re.compile(r"^[a-zA-Z0-9_]+$")  # ADK's rule for the ids it creates
+
+
+def eval_set_path(agent_dir: str | Path, eval_set_id: str) -> Path:
+    """Where the set `eval_set_id` of the agent lives; a DataError for an id ADK would refuse."""
+    if not SET_ID.match(eval_set_id):
+        raise DataError(None, "EVAL_SET_ID", f"{eval_set_id!r}: use letters, digits and _ only")
+    return Path(agent_dir) / f"{eval_set_id}.evalset.json"
+
+
+def create_eval_set(agent_dir: str | Path, eval_set_id: str) -> Path:
+    """Writes an empty eval set; a DataError when one exists already."""
+    path = eval_set_path(agent_dir, eval_set_id)
+    if path.exists():
+        raise DataError(path, "", "already exists")
+    write_model(path, EvalSet(eval_set_id=eval_set_id, name=eval_set_id, eval_cases=[],
+                              creation_timestamp=time.time()))
+    return path
+
+
+def scenario_id(scenario: ConversationScenario) -> str:
+    """ADK's id for a scenario case: the first 8 hex digits of the sha256 of its sorted JSON."""
+    text = json.dumps(scenario.model_dump(mode="json", exclude_none=True), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def load_scenarios(path: str | Path) -> list[ConversationScenario]:
+    """A scenarios file (`{"scenarios": [...]}`, as `adk eval_set add_eval_case` reads)."""
+    data = read_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("scenarios"), list):
+        raise DataError(path, "scenarios", "expected an object with a `scenarios` list")
+    out = []
+    for i, raw in enumerate(data["scenarios"]):
+        try:
+            out.append(ConversationScenario.model_validate(raw))
+        except ValidationError as e:
+            raise from_validation_error(path, e, f"scenarios[{i}]") from None
+    return out
+
+
+def load_session_input(path: str | Path) -> SessionInput:
+    try:
+        return SessionInput.model_validate(read_json(path))
+    except ValidationError as e:
+        raise from_validation_error(path, e) from None
+
+
+def add_cases(agent_dir: str | Path, eval_set_id: str, cases: Sequence[EvalCase],
+              skip_existing: bool = False) -> tuple[list[str], list[str]]:
+    """Appends cases to the set (created when missing); returns (added ids, skipped ids). An id
+    the set has already is skipped with `skip_existing`, else a DataError."""
+    path = eval_set_path(agent_dir, eval_set_id)
+    eval_set = load_eval_set(path) if path.exists() else EvalSet(
+        eval_set_id=eval_set_id, name=eval_set_id, eval_cases=[], creation_timestamp=time.time())
+    known = {c.eval_id for c in eval_set.eval_cases}
+    added, skipped = [], []
+    for case in cases:
+        if case.eval_id in known:
+            if not skip_existing:
+                raise DataError(path, "eval_cases", f"already has a case {case.eval_id!r}")
+            skipped.append(case.eval_id)
+            continue
+        eval_set.eval_cases.append(case)
+        known.add(case.eval_id)
+        added.append(case.eval_id)
+    if added:
+        write_model(path, eval_set)
+        load_eval_set(path)  # what was written loads
+    return added, skipped
+
+
+def scenario_cases(scenarios: Sequence[ConversationScenario],
+                   session_input: SessionInput | None) -> list[EvalCase]:
+    """One conversation-scenario case per scenario, with ADK's ids."""
+    return [EvalCase(eval_id=scenario_id(s), conversation_scenario=s, session_input=session_input,
+                     creation_timestamp=time.time()) for s in scenarios]
+
+
+__all__ = ["SET_ID", "add_cases", "create_eval_set", "eval_set_path", "load_scenarios",
+           "load_session_input", "scenario_cases", "scenario_id"]

@@ -1,0 +1,145 @@
+"""Writing eval cases with the agent or a model: recording what the agent does for some prompts
+(a static case), and having a model write conversation scenarios for the agent.
+
+Generated scenarios are checked before they are kept: a valid `ConversationScenario` with a
+starting prompt and a plan of sensible length, and not a near-duplicate of one already kept
+(token overlap of the starting prompts, Jaccard >= `DUPLICATE_OVERLAP`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from agenteval.agents import Agent, AgentAdapter
+from agenteval.errors import AgentEvalError
+from agenteval.models.base import LLM, Message, ModelRequest
+from agenteval.runner.inference import infer_case
+from agenteval.schema import Content, ConversationScenario, EvalCase, Invocation
+
+DUPLICATE_OVERLAP = 0.7
+MAX_PROMPT_CHARS = 600
+MAX_PLAN_CHARS = 2000
+
+
+async def record_case(adapter: AgentAdapter, prompts: Sequence[str], eval_id: str | None = None,
+                      app_name: str | None = None) -> EvalCase:
+    """Runs the agent through `prompts` (one turn each, one session) and returns what it did as
+    a static case: its answers and tool calls become the expected ones. An agent error is an
+    AgentEvalError (nothing is recorded)."""
+    turns = [Invocation(user_content=Content.from_text(p, role="user")) for p in prompts]
+    digest = hashlib.sha256("\n".join(prompts).encode()).hexdigest()[:8]
+    case = EvalCase(eval_id=eval_id or f"recorded_{digest}", conversation=turns,
+                    creation_timestamp=time.time())
+    run = await infer_case(adapter, case, "record", 0, app_name)
+    if run.error_message:
+        raise AgentEvalError(f"the agent failed, nothing was recorded: {run.error_message}")
+    recorded = [inv.model_copy(update={"duration": None, "model_duration": None, "tool_duration": None})
+                for inv in run.actual]
+    return case.model_copy(update={"conversation": recorded})
+
+
+def describe_agent(agent: Any) -> str:
+    """What a scenario writer needs to know of an agent: its instruction and its tools."""
+    if isinstance(agent, Agent):
+        tools = [{"name": t.name, "description": t.spec.description, "parameters": t.spec.parameters}
+                 for t in agent._tools.values()]
+        return json.dumps({"agent": agent.name, "instruction": agent.instruction, "tools": tools})
+    instruction = getattr(agent, "instruction", None)
+    tools = [{"name": getattr(t, "name", getattr(t, "__name__", str(t))),
+              "description": (getattr(t, "description", None) or getattr(t, "__doc__", None) or "").strip()}
+             for t in getattr(agent, "tools", None) or []]
+    return json.dumps({"agent": getattr(agent, "name", type(agent).__name__),
+                       "instruction": instruction if isinstance(instruction, str) else
+                       (getattr(agent, "__doc__", None) or ""), "tools": tools})
+
+
+_SYSTEM = ("You write test scenarios for an AI agent. A scenario is what a realistic user wants "
+           "from the agent: the first message the user sends, and a plan saying what the user wants "
+           "to get done over the conversation and when they are satisfied. Scenarios must be things "
+           "this agent can actually help with, using its tools, and each must be different from the "
+           "ones listed as written already.")
+_SCHEMA = {"type": "object", "properties": {
+    "starting_prompt": {"type": "string", "maxLength": MAX_PROMPT_CHARS},
+    "conversation_plan": {"type": "string", "maxLength": MAX_PLAN_CHARS},
+    "user_persona": {"type": "string", "enum": ["NOVICE", "EXPERT", "EVALUATOR"]}},
+    "required": ["starting_prompt", "conversation_plan", "user_persona"], "additionalProperties": False}
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.lower()))
+
+
+def near_duplicate(a: str, b: str) -> bool:
+    wa, wb = _words(a), _words(b)
+    return bool(wa or wb) and len(wa & wb) / len(wa | wb) >= DUPLICATE_OVERLAP
+
+
+@dataclass
+class Generation:
+    """What scenario generation gave: the kept scenarios, and what it dropped and why."""
+
+    scenarios: list[ConversationScenario] = field(default_factory=list)
+    invalid: list[str] = field(default_factory=list)  # one line each: why
+    duplicates: int = 0
+    attempts: int = 0
+    seconds: float = 0.0
+    first_write_valid: int = 0  # of the attempts, how many were valid as written
+
+
+async def generate_scenarios(llm: LLM, agent_description: str, count: int, *,
+                             instruction: str | None = None, max_attempts: int | None = None) -> Generation:
+    """Asks `llm` for scenarios one at a time (each told the ones kept so far) until `count` are
+    kept or `max_attempts` (3 x count) replies were read."""
+    out = Generation()
+    started = time.monotonic()
+    limit = max_attempts or 3 * count
+    while len(out.scenarios) < count and out.attempts < limit:
+        kept = "\n".join(f"- {s.starting_prompt}" for s in out.scenarios) or "(none yet)"
+        focus = f"Focus: {instruction}\n\n" if instruction else ""
+        prompt = (f"The agent:\n{agent_description}\n\n{focus}"
+                  f"Scenarios written already (write a different one):\n{kept}\n\n"
+                  "Write one new scenario as JSON with starting_prompt, conversation_plan and "
+                  "user_persona (NOVICE, EXPERT or EVALUATOR).")
+        reply = await llm.generate(ModelRequest(
+            messages=(Message("system", _SYSTEM), Message("user", prompt)), json_schema=_SCHEMA,
+            temperature=0.9, seed=out.attempts, max_tokens=400))
+        out.attempts += 1
+        try:
+            scenario = ConversationScenario.model_validate_json(reply.text)
+        except ValidationError as e:
+            out.invalid.append(f"attempt {out.attempts}: not a scenario ({e.errors()[0]['msg']})")
+            continue
+        problem = _problem(scenario)
+        if problem:
+            out.invalid.append(f"attempt {out.attempts}: {problem}")
+            continue
+        out.first_write_valid += 1
+        if any(near_duplicate(scenario.starting_prompt, s.starting_prompt) for s in out.scenarios):
+            out.duplicates += 1
+            continue
+        out.scenarios.append(scenario)
+    out.seconds = time.monotonic() - started
+    return out
+
+
+def _problem(s: ConversationScenario) -> str | None:
+    """Why a scenario is not usable, or None."""
+    if len(s.starting_prompt.strip()) < 3:
+        return "empty starting prompt"
+    if len(s.conversation_plan.strip()) < 10:
+        return "no real conversation plan"
+    if len(s.starting_prompt) > MAX_PROMPT_CHARS or len(s.conversation_plan) > MAX_PLAN_CHARS:
+        return "too long"
+    return None
+
+
+__all__ = ["DUPLICATE_OVERLAP", "Generation", "describe_agent", "generate_scenarios", "near_duplicate",
+           "record_case"]

@@ -1,0 +1,99 @@
+"""`agenteval eval_set`: create, add_eval_case, record, generate_eval_cases; what they write
+loads in agenteval and in ADK."""
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from agenteval.cli.main import cli
+from agenteval.datasets import load_eval_set
+from agenteval.runner.authoring import near_duplicate
+from tests.fake_server import FakeServer, Step
+
+AGENT = '''
+def root_agent(text, state):
+    """Looks orders up."""
+    return {"response": "order " + text + " is shipped",
+            "tool_calls": [{"name": "lookup", "args": {"order": text}, "response": {"status": "shipped"}}]}
+'''
+
+
+@pytest.fixture
+def agent(tmp_path: Path) -> Path:
+    folder = tmp_path / "shop"
+    folder.mkdir()
+    (folder / "agent.py").write_text(AGENT)
+    return folder
+
+
+def _cli(*args: str | Path) -> str:
+    r = CliRunner().invoke(cli, [str(a) for a in args])
+    assert r.exit_code == 0, r.output
+    return r.output
+
+
+def _adk_loads(path: Path) -> None:
+    adk = pytest.importorskip("google.adk.evaluation.eval_set")
+    adk.EvalSet.model_validate_json(path.read_text())
+
+
+def test_create_add_and_record(agent: Path, tmp_path: Path) -> None:
+    assert "Created" in _cli("eval_set", "create", agent, "orders")
+    r = CliRunner().invoke(cli, ["eval_set", "create", str(agent), "orders"])
+    assert r.exit_code == 2 and "already exists" in r.output
+    assert CliRunner().invoke(cli, ["eval_set", "create", str(agent), "bad/id"]).exit_code == 2
+    scenarios = tmp_path / "scenarios.json"
+    scenarios.write_text(json.dumps({"scenarios": [
+        {"starting_prompt": "Where is order 7?", "conversation_plan": "Ask for order 7, then thank."}]}))
+    session = tmp_path / "session.json"
+    session.write_text(json.dumps({"app_name": "shop", "user_id": "u", "state": {"tier": "gold"}}))
+    assert "Added 1 scenario case(s)" in _cli("eval_set", "add_eval_case", agent, "orders",
+                                             "--scenarios_file", scenarios, "--session_input_file", session)
+    again = _cli("eval_set", "add_eval_case", agent, "orders", "--scenarios_file", scenarios)
+    assert "1 already there" in again
+    out = _cli("eval_set", "record", agent, "orders", "--prompt", "A1", "--prompt", "B2", "--eval_id", "two")
+    assert "Recorded case two (2 turn(s))" in out
+    path = agent / "orders.evalset.json"
+    s = load_eval_set(path)
+    scenario_case, recorded = s.eval_cases
+    assert len(scenario_case.eval_id) == 8 and scenario_case.session_input is not None
+    assert recorded.conversation is not None and len(recorded.conversation) == 2
+    assert recorded.conversation[1].final_response is not None
+    assert recorded.conversation[1].final_response.text() == "order B2 is shipped"
+    assert [c.args for c in recorded.conversation[1].tool_calls()] == [{"order": "B2"}]
+    _adk_loads(path)
+    # the recorded case passes when the agent is evaluated on it again
+    r = CliRunner().invoke(cli, ["eval", str(agent), f"{path}:two", "--no_history"])
+    assert r.exit_code == 0, r.output
+
+
+def test_generate_eval_cases_keeps_valid_distinct_scenarios(agent: Path, server: FakeServer) -> None:
+    def reply(content: str) -> Step:
+        return Step(200, {"model": "w", "usage": {"prompt_tokens": 9, "completion_tokens": 9},
+                          "choices": [{"index": 0, "finish_reason": "stop",
+                                       "message": {"role": "assistant", "content": content}}]})
+
+    def scenario(prompt: str) -> str:
+        return json.dumps({"starting_prompt": prompt, "conversation_plan": "Ask, then confirm and stop.",
+                           "user_persona": "NOVICE"})
+
+    server.steps = [reply(scenario("Where is my order 12?")), reply("not json at all"),
+                    reply(scenario("where is my order 12")), reply(scenario("Cancel order 9 please")),
+                    reply(scenario("Can I return a broken kettle?"))]
+    out = _cli("eval_set", "generate_eval_cases", agent, "gen", "--count", "3", "--model",
+               f"openai-compat:w@{server.base_url}")
+    assert "Generated 3 scenario case(s) in gen from 5 attempt(s)" in out
+    assert "4 valid as written, 1 near-duplicate(s) dropped, 1 invalid" in out
+    path = agent / "gen.evalset.json"
+    prompts = [c.conversation_scenario.starting_prompt for c in load_eval_set(path).eval_cases
+               if c.conversation_scenario]
+    assert prompts == ["Where is my order 12?", "Cancel order 9 please", "Can I return a broken kettle?"]
+    assert "Looks orders up." in server.received[0]["messages"][1]["content"]  # the agent was described
+    _adk_loads(path)
+
+
+def test_near_duplicates() -> None:
+    assert near_duplicate("Where is my order 12?", "where is my order 12")
+    assert not near_duplicate("Where is my order 12?", "Cancel order 9 please")
