@@ -130,7 +130,9 @@ def load_labelled(path: str | Path) -> list[LabelledCase]:
     """The cases of a labelled file (or of every `*.json` in a folder); errors name the file
     and the case."""
     path = Path(path)
-    files = sorted(p for p in path.glob("*.json") if not p.name.startswith("screen_set")) \
+    # A folder: the files named after a kind (others, like the screening sets, are not labelled
+    # judge cases of these kinds).
+    files = sorted(p for p in path.glob("*.json") if kind_of(p) or p.name == "injection.json") \
         if path.is_dir() else [path]
     out: list[LabelledCase] = []
     for file in files:
