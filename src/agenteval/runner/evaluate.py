@@ -1,29 +1,28 @@
 """Running an agent over eval sets: inference then scoring per case, cases and runs in parallel.
 
-Each (case, run) pair is inferred and then scored as soon as its inference ends, under one
-concurrency limit (`parallelism`); model calls are further limited per model by the models
-layer. Results come back in eval-set, case and run order, whatever order they finished in.
+Each (case, run) pair is inferred and then scored as soon as its inference ends, by an executor
+(`runner.executors`: this process's event loop under one concurrency limit, `parallelism`, or a
+Ray cluster); model calls are further limited per model by the models layer. Results come back
+in eval-set, case and run order, whatever order they finished in.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass
-
-import anyio
 
 from agenteval.agents.base import AgentAdapter
 from agenteval.criteria.judge.service import JudgeService
 from agenteval.criteria.spec import ConfiguredMetric
-from agenteval.runner.inference import SimulatorFactory, infer_case
+from agenteval.runner.executors.base import Executor, Unit
+from agenteval.runner.executors.local import LocalExecutor
+from agenteval.runner.inference import SimulatorFactory
 from agenteval.runner.recorded import result_id
-from agenteval.runner.scoring import NotEvaluatedPolicy, score_case
+from agenteval.runner.scoring import NotEvaluatedPolicy
 from agenteval.schema import EvalCase, EvalCaseResult, EvalSet, EvalSetResult
-from agenteval.schema.progress import CaseFinished, CaseStarted, Listener
+from agenteval.schema.progress import CaseFinished, Listener
 from agenteval.schema.run import RunSpec
-from agenteval.tracing import TraceRecorder, recording, span
 from agenteval.verdicts.aggregate import summarise
 
 
@@ -64,6 +63,7 @@ async def run_evaluation(
     traces: bool = True,
     finished: Mapping[tuple[str, str, int], EvalCaseResult] | None = None,
     case_timeout: float | None = None,
+    executor: Executor | None = None,
 ) -> list[EvalSetResult]:
     """Runs every selected case `num_runs` times; one EvalSetResult per eval set (carrying
     `header` as its `run`). `listener` hears each case run start and finish; `on_case_done`
@@ -71,51 +71,39 @@ async def run_evaluation(
     model and tool calls, simulated user turns, judge calls) are recorded into its result's
     `trace`. Case runs in `finished` (by eval set id, eval id, run index: a resumed run's) are
     not run again; their results take their places. A case run that takes longer than
-    `case_timeout` seconds is stopped and recorded with a timeout error."""
+    `case_timeout` seconds is stopped and recorded with a timeout error. The case runs go to
+    `executor` (default: a `LocalExecutor` over this process's event loop, built from the
+    arguments above); whatever runs them, their results come back here, one at a time."""
     if num_runs < 1:
         raise ValueError("num_runs must be at least 1")
     if parallelism < 1:
         raise ValueError("parallelism must be at least 1")
-    jobs = [(ri, case, run, req) for ri, req in enumerate(requests) for case in req.cases()
+    plan = [(ri, req, case, run) for ri, req in enumerate(requests) for case in req.cases()
             for run in range(num_runs)]
+    units = [Unit(i, req.eval_set.eval_set_id, case, run, req.metrics, req.policy)
+             for i, (_, req, case, run) in enumerate(plan)]
     done = finished or {}
-    slots: list[EvalCaseResult | None] = [done.get((req.eval_set.eval_set_id, case.eval_id, run))
-                                          for _, case, run, req in jobs]
-    limiter = anyio.CapacityLimiter(parallelism)
+    slots: list[EvalCaseResult | None] = [done.get((u.eval_set_id, u.case.eval_id, u.run_index))
+                                          for u in units]
+    if executor is None:
+        executor = LocalExecutor(adapter, parallelism, app_name, simulator, judge, listener, traces,
+                                 case_timeout)
 
-    async def one(index: int) -> None:
-        _, case, run_index, req = jobs[index]
-        set_id = req.eval_set.eval_set_id
-        async with limiter:
-            started = time.monotonic()
-            if listener is not None:
-                listener(CaseStarted(set_id, case.eval_id, run_index))
-            recorder = TraceRecorder() if traces else None
-            with recording(recorder) if recorder else nullcontext(), \
-                    span("case", f"case {case.eval_id}", {"agenteval.eval_set_id": set_id,
-                                                         "agenteval.eval_id": case.eval_id,
-                                                         "agenteval.run_index": run_index}):
-                run = await infer_case(adapter, case, set_id, run_index, app_name, simulator,
-                                       timeout=case_timeout)
-                run.trace = recorder.trace if recorder else None
-                with span("scoring", "scoring"):
-                    result = await score_case(run, req.metrics, req.policy, judge)
-            result.trace = run.trace
-        slots[index] = result
+    def accept(unit: Unit, result: EvalCaseResult, seconds: float) -> None:
+        if slots[unit.index] is not None:  # a retried unit reported twice: the first result stands
+            return
+        slots[unit.index] = result
         if listener is not None:
-            listener(CaseFinished(set_id, case.eval_id, run_index, result.final_eval_status,
-                                  time.monotonic() - started, result.error_message))
+            listener(CaseFinished(unit.eval_set_id, unit.case.eval_id, unit.run_index,
+                                  result.final_eval_status, seconds, result.error_message))
         if on_case_done is not None:
             on_case_done(result)
 
-    async with anyio.create_task_group() as tg:
-        for index in range(len(jobs)):
-            if slots[index] is None:
-                tg.start_soon(one, index)
+    await executor.execute([u for u in units if slots[u.index] is None], accept)
 
     out = []
     for ri, req in enumerate(requests):
-        cases = [r for (jri, *_), r in zip(jobs, slots, strict=True) if jri == ri and r is not None]
+        cases = [r for (o, *_), r in zip(plan, slots, strict=True) if o == ri and r is not None]
         rid = result_id(req.eval_set.eval_set_id, app_name or adapter.name)
         out.append(summarise(
             EvalSetResult(eval_set_result_id=rid, eval_set_result_name=rid.replace("/", "_"),

@@ -1,0 +1,77 @@
+"""The local executor: every unit in this process's event loop, `parallelism` at a time."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass
+
+import anyio
+
+from agenteval.agents.base import AgentAdapter
+from agenteval.criteria.judge.service import JudgeService
+from agenteval.runner.executors.base import Done, Unit
+from agenteval.runner.inference import SimulatorFactory, infer_case
+from agenteval.runner.scoring import score_case
+from agenteval.schema import EvalCaseResult
+from agenteval.schema.progress import CaseStarted, Listener
+from agenteval.tracing import TraceRecorder, recording, span
+
+
+async def run_unit(unit: Unit, adapter: AgentAdapter, *, app_name: str | None = None,
+                   simulator: SimulatorFactory | None = None, judge: JudgeService | None = None,
+                   traces: bool = True, case_timeout: float | None = None) -> EvalCaseResult:
+    """Infers one case run and scores it as soon as its inference ends. With `traces`, its
+    spans (agent steps, model and tool calls, simulated user turns, judge calls) are recorded
+    into the result's `trace`; a run longer than `case_timeout` seconds is stopped and recorded
+    with a timeout error. Every executor runs its units through this."""
+    recorder = TraceRecorder() if traces else None
+    with recording(recorder) if recorder else nullcontext(), \
+            span("case", f"case {unit.case.eval_id}", {"agenteval.eval_set_id": unit.eval_set_id,
+                                                      "agenteval.eval_id": unit.case.eval_id,
+                                                      "agenteval.run_index": unit.run_index}):
+        run = await infer_case(adapter, unit.case, unit.eval_set_id, unit.run_index, app_name,
+                               simulator, timeout=case_timeout)
+        run.trace = recorder.trace if recorder else None
+        with span("scoring", "scoring"):
+            result = await score_case(run, unit.metrics, unit.policy, judge)
+    result.trace = run.trace
+    return result
+
+
+@dataclass
+class LocalExecutor:
+    """Runs units as tasks of the calling event loop, at most `parallelism` at once; model
+    calls are further limited per endpoint by the models layer (the run's `ModelPool`)."""
+
+    adapter: AgentAdapter
+    parallelism: int = 4
+    app_name: str | None = None
+    simulator: SimulatorFactory | None = None
+    judge: JudgeService | None = None
+    listener: Listener | None = None
+    traces: bool = True
+    case_timeout: float | None = None
+
+    async def execute(self, units: Sequence[Unit], done: Done) -> None:
+        if self.parallelism < 1:
+            raise ValueError("parallelism must be at least 1")
+        limiter = anyio.CapacityLimiter(self.parallelism)
+
+        async def one(unit: Unit) -> None:
+            async with limiter:
+                started = time.monotonic()
+                if self.listener is not None:
+                    self.listener(CaseStarted(unit.eval_set_id, unit.case.eval_id, unit.run_index))
+                result = await run_unit(unit, self.adapter, app_name=self.app_name,
+                                        simulator=self.simulator, judge=self.judge, traces=self.traces,
+                                        case_timeout=self.case_timeout)
+            done(unit, result, time.monotonic() - started)
+
+        async with anyio.create_task_group() as tg:
+            for unit in units:
+                tg.start_soon(one, unit)
+
+
+__all__ = ["LocalExecutor", "run_unit"]
