@@ -127,7 +127,7 @@ def tool_calls(invocation: dict[str, Any]) -> list[dict[str, Any]]:
             for p in (e.get("content") or {}).get("parts") or [] if p.get("function_call")]
 
 
-def test_end_to_end(page: Any, base_url: str, agents_dir: Path, judge: Judge, shots: Path) -> None:
+def test_end_to_end(page: Any, base_url: str, agents_dir: Path, judge: Judge, shots: Path, tmp_path: Path) -> None:
     # chat: tool calls inline, state visible, the trace grouped by user message
     page.goto(base_url + "/#/app/shop")
     send(page, "What's the weather in Paris?", 0)
@@ -224,11 +224,15 @@ def test_end_to_end(page: Any, base_url: str, agents_dir: Path, judge: Judge, sh
     assert page.locator("table.runs tbody tr").count() == 2
     shot(page, shots, "runs")
 
-    # open a result JSON file: it becomes a run the page shows like any other
-    document = next((agents_dir / "shop" / ".agenteval" / "eval_history").glob("*.json"))
-    page.set_input_files("#open-file", str(document))
+    # open a result JSON file (one from elsewhere: a CI artefact, say): the page shows it as a run
+    recorded = next((agents_dir / "shop" / ".agenteval" / "eval_history").glob("*.json"))
+    document = json.loads(recorded.read_text(encoding="utf-8"))
+    document["eval_set_result_id"] = "from_ci_artefact"
+    opened = tmp_path / "from_ci.json"
+    opened.write_text(json.dumps(document), encoding="utf-8")
+    page.set_input_files("#open-file", str(opened))
     page.wait_for_selector(".run table.cases tbody tr")
-    assert page.locator(".run h2").inner_text().startswith("Run")
+    assert "from_ci_artefact" in page.locator(".run h2").inner_text()
     assert page.errors == []
 
 

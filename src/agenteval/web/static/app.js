@@ -126,6 +126,21 @@ async function api(path, { method = "GET", body } = {}) {
   return data;
 }
 
+/** A page of rows and the number of matching rows (the X-Total-Count header). */
+async function apiPage(path) {
+  const res = await fetch(path, { headers: { Accept: "application/json" } });
+  const data = await res.json().catch(() => null);
+  if (!res.ok) throw new ApiError(res.status, `${res.status}: ${(data && data.detail) || res.statusText}`);
+  const header = res.headers.get("X-Total-Count");
+  const items = Array.isArray(data) ? data : (data && data.cases) || [];
+  return { items, total: header !== null ? Number(header) : data && data.total !== undefined ? data.total : null };
+}
+
+/** A query string of the parameters that have a value (an empty filter is no filter). */
+function qs(params) {
+  return new URLSearchParams(Object.entries(params).filter(([, v]) => v !== "" && v !== null && v !== undefined)).toString();
+}
+
 const appPath = (app) => `/apps/${enc(app)}`;
 const sessionsPath = (app) => `${appPath(app)}/users/${enc(USER)}/sessions`;
 const setPath = (app, set) => `${appPath(app)}/eval-sets/${enc(set)}`;
@@ -250,7 +265,7 @@ async function sessionsTab(body, app) {
   if (!list.length) { body.append(h("p", { class: "muted", text: "No sessions yet: say something to the agent." })); return; }
   list.sort((a, b) => (b.created || 0) - (a.created || 0));
   body.append(h("ul", { class: "list sessions" }, list.map((s) => h("li", { class: S.session && S.session.id === s.id ? "on" : "" },
-    h("a", { href: link("app", app, "chat", s.id), title: s.id, text: `${short(s.id, 18)} · ${s.turns ?? "?"} turns` }),
+    h("a", { href: link("app", app, "chat", s.id), title: s.id, text: `${short(s.id, 18)} · ${s.num_turns ?? s.turns ?? "?"} turns` }),
     h("span", { class: "muted", text: fmtTime(s.created) }),
     h("button", { class: "icon danger", title: "delete session", text: "✕", onclick: async () => {
       await api(`${sessionsPath(app)}/${enc(s.id)}`, { method: "DELETE" });
@@ -415,7 +430,7 @@ function addSessionForm(app, setId, cases) {
 }
 
 async function setHistory(app, setId) {
-  const rows = await api(`/api/runs?app=${enc(app)}&eval_set=${enc(setId)}&limit=10`);
+  const rows = await api("/api/runs?" + qs({ app, eval_set: setId, limit: 10 }));
   const list = Array.isArray(rows) ? rows : rows.runs || [];
   const box = h("div", {}, h("h3", { text: "Eval history of this set" }));
   if (!list.length) return box.append(h("p", { class: "muted", text: "No runs yet." })), box;
@@ -651,8 +666,8 @@ function watchRun(runId, label) {
 async function showRuns(token, query) {
   const { app = "", eval_set = "", status = "" } = query;
   const offset = Number(query.offset || 0);
-  const qs = new URLSearchParams({ app, eval_set, status, limit: 50, offset });
-  const [data, trends] = await Promise.all([api("/api/runs?" + qs), api(`/api/trends?app=${enc(app)}&eval_set=${enc(eval_set)}`).catch(() => [])]);
+  const [data, trends] = await Promise.all([api("/api/runs?" + qs({ app, eval_set, status, limit: 50, offset })),
+    api("/api/trends?" + qs({ app, eval_set })).catch(() => [])]);
   const rows = Array.isArray(data) ? data : data.runs || [];
   const f = { app: h("select", { name: "app" }, h("option", { value: "", text: "every agent" }), S.apps.map((a) => h("option", { value: a.name, text: a.name }))),
     eval_set: h("input", { name: "eval_set", placeholder: "eval set id", value: eval_set }),
@@ -761,14 +776,17 @@ const INFORMATIONAL = new Set(["tool_call_count_v1", "inference_call_count_v1", 
 
 async function showRun(token, runId, query) {
   const status = query.status || "";
-  const [run, first] = await Promise.all([api(`/api/runs/${enc(runId)}`), api(casesUrl(runId, 0, status))]);
-  const row = run.row || {};
-  const spec = run.run || {};
+  const [run, first] = await Promise.all([api(`/api/runs/${enc(runId)}`), apiPage(casesUrl(runId, 0, status))]);
+  const row = run.row || run; // the history row's fields
+  const spec = run.header || run.run || {};
   const id = row.run_id || runId;
   const counts = run.counts || {};
-  const cases = [...(first.cases || [])];
+  const cases = [...first.items];
   const total = first.total ?? cases.length;
-  const names = run.criteria && run.criteria.length ? run.criteria : [...new Set(cases.flatMap((c) => c.metrics.map((m) => m.name)))];
+  const summaries = run.cases || [];
+  const names = [...new Set([...summaries.flatMap((c) => (c.metrics || []).map((m) => m.metric_name)), ...cases.flatMap((c) => c.metrics.map((m) => m.name))])]
+    .sort((a, b) => INFORMATIONAL.has(a) - INFORMATIONAL.has(b)); // gating criteria first
+  const failing = run.failing || summaries.filter((c) => statusOf(c.status) !== "passed").map((c) => ({ eval_id: c.eval_id, problems: c.problems }));
   const page = h("div", { class: "page run" });
   if (S.apps.some((a) => a.name === row.agent)) $("#app-picker").value = row.agent;
   page.append(h("div", { class: "row" }, h("h2", { class: "grow" }, "Run ", h("span", { class: "mono", text: id })),
@@ -781,9 +799,9 @@ async function showRun(token, runId, query) {
     time: fmtSecs(row.duration_seconds), tokens: fmt(row.total_tokens, 0) })),
   h("div", { class: "row", style: "margin-top: 8px" }, badge("passed", `${counts.passed ?? row.cases_passed ?? 0} passed`),
     badge("failed", `${counts.failed ?? row.cases_failed ?? 0} failed`), counts.not_evaluated ? badge(3, `${counts.not_evaluated} not evaluated`) : null,
-    h("span", { class: "muted", text: `${counts.cases ?? row.cases_total ?? total} cases` }))));
-  if ((run.failing || []).length) {
-    page.append(h("div", { class: "card failing" }, h("h3", { text: "Why cases failed" }), h("ul", {}, run.failing.map((f) =>
+    h("span", { class: "muted", text: `${counts.total ?? counts.cases ?? row.cases_total ?? total} cases` + (counts.max_runs > 1 ? `, up to ${counts.max_runs} runs each` : "") }))));
+  if (failing.length) {
+    page.append(h("div", { class: "card failing" }, h("h3", { text: "Why cases failed" + (failing.length > 100 ? ` (first 100 of ${failing.length})` : "") }), h("ul", {}, failing.slice(0, 100).map((f) =>
       h("li", {}, h("a", { href: link("runs", id, "cases", f.eval_id), text: f.eval_id }), ": ", (f.problems || []).join("; "))))));
   }
   const charts = h("div", { class: "charts" });
@@ -801,9 +819,9 @@ async function showRun(token, runId, query) {
   };
   more.addEventListener("click", async () => {
     more.disabled = true;
-    const next = await api(casesUrl(id, cases.length, status));
-    cases.push(...(next.cases || []));
-    addRows(next.cases || []);
+    const next = await apiPage(casesUrl(id, cases.length, status));
+    cases.push(...next.items);
+    addRows(next.items);
     more.disabled = false;
   });
   page.append(h("h3", { text: "Charts" }), charts, h("div", { class: "row", style: "margin: 14px 0 6px" }, h("h3", { class: "grow", style: "margin: 0", text: "Cases" }), filter, loaded),
@@ -851,7 +869,7 @@ function runCharts(cases, names) {
 
 function compareMenu(id, row) {
   const sel = h("select", { id: "compare-with" }, h("option", { value: "", text: "Compare with…" }));
-  api(`/api/runs?eval_set=${enc(row.eval_set_id || "")}&app=${enc(row.agent || "")}&limit=50`).then((rows) => {
+  api("/api/runs?" + qs({ eval_set: row.eval_set_id, app: row.app || row.agent, limit: 50 })).then((rows) => {
     for (const r of Array.isArray(rows) ? rows : rows.runs || []) if (r.run_id !== id) sel.append(h("option", { value: r.run_id, text: `${r.run_id} (${r.cases_passed}/${r.cases_total})` }));
   }).catch(() => {});
   sel.addEventListener("change", () => sel.value && go(link("compare", sel.value, id)));
@@ -864,14 +882,19 @@ async function showCaseResult(token, runId, caseId, opts) {
   const runIndex = Number(opts.run || 0);
   const d = await api(`/api/runs/${enc(runId)}/cases/${enc(caseId)}?run_index=${runIndex}`);
   const r = d.result;
+  const runs = Array.isArray(d.runs) ? d.runs : Array.from({ length: d.runs || 1 }, (_, k) => k);
+  const summary = Array.isArray(d.summary) ? d.summary : (d.summary && d.summary.metrics) || [];
   const page = h("div", { class: "page case-result" });
   page.append(h("p", {}, h("a", { href: link("runs", runId), text: "← run " + runId })),
-    h("div", { class: "row" }, h("h2", { class: "grow" }, "Case ", h("span", { text: caseId })), badge(r.final_eval_status)));
-  if (d.runs > 1) {
-    page.append(h("div", { class: "row" }, h("span", { text: "Repeated runs:" }), Array.from({ length: d.runs }, (_, k) =>
+    h("div", { class: "row" }, h("h2", { class: "grow" }, "Case ", h("span", { text: caseId })),
+      runs.length > 1 ? h("span", { class: "muted", text: `run ${runIndex}: ` }) : null, badge(r.final_eval_status),
+      runs.length > 1 ? [h("span", { class: "muted", text: " over all runs: " }), badge(d.verdict)] : null));
+  if (runs.length > 1) {
+    page.append(h("div", { class: "row" }, h("span", { text: "Repeated runs:" }), runs.map((k) =>
       h("a", { class: "btn" + (k === runIndex ? " primary" : ""), href: link("runs", runId, "cases", caseId, "run", k), text: `run ${k}` }))));
+    if (summary.length) page.append(repeatStats(summary));
   }
-  if (d.summary && d.runs > 1) page.append(repeatStats(d.summary));
+  if ((d.problems || []).length) page.append(h("div", { class: "card problems" }, h("h3", { text: "Why it did not pass" }), h("ul", {}, d.problems.map((p) => h("li", { text: p })))));
   page.append(h("div", { class: "card" }, h("h3", { text: "Criteria" }), h("div", { class: "row criteria" }, (r.overall_eval_metric_results || []).map((m) =>
     h("span", { class: "badge " + statusClass(m.eval_status), "data-metric": m.metric_name, title: statusOf(m.eval_status),
       text: `${m.metric_name} ${fmt(m.score)}${m.threshold !== null && m.threshold !== undefined ? " / " + fmt(m.threshold) : ""}` })))));
@@ -890,11 +913,11 @@ async function showCaseResult(token, runId, caseId, opts) {
   if (opts.inv) { const el = $(`#inv-${CSS.escape(opts.inv)}`); if (el) { el.scrollIntoView(); el.classList.add("hl"); } }
 }
 
-function repeatStats(summary) {
+function repeatStats(metrics) {
   const head = ["criterion", "threshold", "runs", "passed", "mean", "std", "95% CI", "pass@k", "pass^k", "verdict"];
   return h("div", { class: "card" }, h("h3", { text: "Repeated-run statistics" }), h("table", { class: "repeat" },
     h("thead", {}, h("tr", {}, head.map((t) => h("th", { text: t })))),
-    h("tbody", {}, (summary.metrics || []).filter((m) => !INFORMATIONAL.has(m.metric_name)).map((m) => h("tr", {}, h("td", { text: m.metric_name }), h("td", { text: fmt(m.threshold) }),
+    h("tbody", {}, metrics.filter((m) => !INFORMATIONAL.has(m.metric_name)).map((m) => h("tr", {}, h("td", { text: m.metric_name }), h("td", { text: fmt(m.threshold) }),
       h("td", { text: `${m.scored_runs}/${m.runs}` }), h("td", { text: m.passed_runs }), h("td", { text: fmt(m.mean) }), h("td", { text: fmt(m.std) }),
       h("td", { text: m.ci_low === null || m.ci_low === undefined ? "–" : `${fmt(m.ci_low)} – ${fmt(m.ci_high)}` }),
       h("td", { text: fmt(m.pass_at_k) }), h("td", { text: fmt(m.pass_pow_k) }), h("td", {}, badge(m.eval_status)))))));
@@ -907,12 +930,14 @@ function invocationResult(d, per, i, diff, runId) {
   const failing = metrics.filter((m) => statusOf(m.eval_status) === "failed");
   const want = exp ? contentText(exp.final_response) : null, got = contentText(act.final_response);
   const [wantEl, gotEl] = want === null ? [h("span", { class: "muted", text: "(no reference)" }), h("span", { text: got })] : wordDiff(want, got);
-  const lines = diff.tool_call_diff || (exp ? null : invCalls(act).map((c) => [" ", callLine(c)]));
+  const lines = diff.tool_call_diff ? diff.tool_call_diff.map((x) => (Array.isArray(x) ? x : [x.op, x.call]))
+    : exp ? null : invCalls(act).map((c) => [" ", callLine(c)]);
+  const argRows = argDiffRows(diff);
   const callBox = lines ? h("pre", { class: "box diff" }, lines.length ? lines.map(([k, t]) => h("div", { class: k === "-" ? "m" : k === "+" ? "x" : "", text: `${k} ${t}` })) : h("span", { class: "muted", text: "(no tool calls)" }))
     : h("div", { class: "sides" }, h("pre", { text: invCalls(exp).map(callLine).join("\n") || "(none)" }), h("pre", { text: invCalls(act).map(callLine).join("\n") || "(none)" }));
-  const args = (diff.arg_diffs || []).length ? h("table", { class: "argdiff" }, h("thead", {}, h("tr", {}, ["call", "tool", "argument", "expected", "actual"].map((t) => h("th", { text: t })))),
-    h("tbody", {}, diff.arg_diffs.map((a) => h("tr", {}, h("td", { text: "#" + ((a.call ?? 0) + 1) }), h("td", { text: a.name }), h("td", { class: "mono", text: a.arg }),
-      h("td", { class: "mono", text: oneLine(a.expected) }), h("td", { class: "mono bad", text: a.missing ? "(missing)" : oneLine(a.actual) }))))) : null;
+  const args = argRows.length ? h("table", { class: "argdiff" }, h("thead", {}, h("tr", {}, ["call", "tool", "argument", "expected", "actual"].map((t) => h("th", { text: t })))),
+    h("tbody", {}, argRows.map((a) => h("tr", {}, h("td", { text: a.call }), h("td", { text: a.tool }), h("td", { class: "mono", text: a.arg }),
+      h("td", { class: "mono", text: a.expected }), h("td", { class: "mono bad", text: a.actual }))))) : null;
   const accept = exp && failing.length ? h("button", { class: "accept", text: "Accept actual turn as expected", title: "write this actual turn into the eval set as the new expected one",
     onclick: () => acceptActual(d, i, act, runId) }) : null;
   return h("div", { class: "inv card", id: `inv-${i}`, "data-inv": i },
@@ -927,6 +952,22 @@ function invocationResult(d, per, i, diff, runId) {
     failing.length ? h("div", { class: "failing-scores" }, h("h4", { text: "Failing scores" }), failing.map((m) =>
       h("div", { class: "bad", text: `${m.metric_name}: score ${fmt(m.score)} < threshold ${fmt(m.threshold)}` }))) : null,
     accept);
+}
+
+/** Argument-level diff rows (which call, which argument, expected vs actual) from the server's
+ * pairing of expected and actual calls; calls not made or not expected are rows of their own. */
+function argDiffRows(diff) {
+  const show = (v, missing) => (missing ? "(missing)" : oneLine(v ?? null));
+  if (Array.isArray(diff.arg_diffs)) {
+    return diff.arg_diffs.map((a) => ({ call: "#" + ((a.call ?? 0) + 1), tool: a.name, arg: a.arg, expected: show(a.expected), actual: show(a.actual, a.missing) }));
+  }
+  return (diff.argument_diff || []).flatMap((p) => {
+    const call = p.expected_index !== null && p.expected_index !== undefined ? `#${p.expected_index + 1}` : `actual #${p.actual_index + 1}`;
+    if (p.status === "missing") return [{ call, tool: p.tool, arg: "–", expected: "(this call)", actual: "(not made)" }];
+    if (p.status === "unexpected") return [{ call, tool: p.tool, arg: "–", expected: "(not expected)", actual: "(this call)" }];
+    return (p.arguments || []).map((a) => ({ call, tool: p.tool, arg: a.name,
+      expected: show(a.expected, a.missing === "expected"), actual: show(a.actual, a.missing === "actual") }));
+  });
 }
 
 /** Word-level diff (LCS) of two texts: words only in `a` struck out, only in `b` marked. Long
@@ -964,7 +1005,8 @@ async function acceptActual(d, i, act, runId) {
 /** The agent folder a run belongs to, from its header. */
 async function runApp(runId) {
   const run = await api(`/api/runs/${enc(runId)}`);
-  return (run.row && (run.row.app || run.row.agent)) || (run.run && run.run.agent && run.run.agent.name) || null;
+  const row = run.row || run, spec = run.header || run.run || {};
+  return row.app || row.agent || (spec.agent && spec.agent.name) || null;
 }
 
 function judgeTable(records) {
