@@ -127,7 +127,8 @@ def tool_calls(invocation: dict[str, Any]) -> list[dict[str, Any]]:
             for p in (e.get("content") or {}).get("parts") or [] if p.get("function_call")]
 
 
-def test_end_to_end(page: Any, base_url: str, agents_dir: Path, judge: Judge, shots: Path, tmp_path: Path) -> None:
+def test_end_to_end(page: Any, base_url: str, agents_dir: Path, judge: Judge, shots: Path,
+                    tmp_path: Path) -> None:
     # chat: tool calls inline, state visible, the trace grouped by user message
     page.goto(base_url + "/#/app/shop")
     send(page, "What's the weather in Paris?", 0)
