@@ -92,7 +92,7 @@ def send(page: Any, text: str, turn: int) -> None:
     page.wait_for_selector(f'.turn[data-turn="{turn}"] .msg.agent, .turn[data-turn="{turn}"] .msg.error')
 
 
-def run_with_two_criteria(page: Any, judge: Judge, shots: Path | None = None) -> str:
+def run_with_two_criteria(page: Any, judge: Judge, shots: Path | None = None, city: str = "exact") -> str:
     """Opens the metric dialog, keeps the trajectory, adds the judged criterion on the scripted
     judge (threshold 0.5, one sample), starts, follows the progress; returns the result's id."""
     page.click("#run-eval")
@@ -104,6 +104,9 @@ def run_with_two_criteria(page: Any, judge: Judge, shots: Path | None = None) ->
     page.fill('[data-threshold="final_response_match_v2"]', "0.5")
     page.fill('[data-judge-model="final_response_match_v2"]', judge.model)
     page.fill('[data-samples="final_response_match_v2"]', "1")
+    if city != "exact":  # per-argument matching of the trajectory criterion (args_match)
+        page.click('.crit:has([data-criterion="tool_trajectory_avg_score"]) details.argsmatch summary')
+        page.select_option('[data-args-match="tool_trajectory_avg_score:get_weather:city"]', city)
     if shots is not None:
         shot(page, shots, "metric-dialog")
     page.click("#start-run")
@@ -171,13 +174,14 @@ def test_end_to_end(page: Any, base_url: str, agents_dir: Path, judge: Judge, sh
     assert tool_calls(case["conversation"][0])[0]["args"] == {"city": "Paris", "unit": "fahrenheit"}
 
     # run with two criteria: the trajectory fails, the judged criterion passes; each cell its own colour
-    candidate = run_with_two_criteria(page, judge)
+    candidate = run_with_two_criteria(page, judge, city="text")
     page.goto(base_url + "/" + candidate)
     row = page.wait_for_selector('tr[data-case="paris"]')
     cells = row.query_selector_all("td")
     header = [t.strip() for t in page.locator("table.cases thead th").all_inner_texts()]
     status = {name: cells[header.index(name)].get_attribute("class") for name in CRITERIA}
     assert status == {"tool_trajectory_avg_score": "bad", "final_response_match_v2": "ok"}
+    assert '"args_match":{"get_weather":{"city":"text"}}' in page.inner_text(".run .kv")
     shot(page, shots, "run")
 
     # the failure: expected vs actual, the argument-level diff, the failing score, the judge

@@ -379,7 +379,10 @@ async function evalSetView(main, app, setId, caseId) {
   const selected = new Set();
   const runBtn = h("button", { class: "primary", id: "run-eval", text: "Run evaluation…" });
   const count = () => { runBtn.textContent = selected.size ? `Run evaluation (${selected.size})…` : "Run evaluation (all)…"; };
-  runBtn.addEventListener("click", () => metricDialog(app, setId, selected.size ? [...selected] : null));
+  runBtn.addEventListener("click", () => {
+    const ids = selected.size ? [...selected] : null;
+    metricDialog(app, setId, ids, expectedArgs(ids ? cases.filter((c) => selected.has(c.eval_id)) : cases));
+  });
   page.append(h("div", { class: "row" }, h("h2", { class: "grow", text: `Eval set ${setId}` }), runBtn),
     addSessionForm(app, setId, cases));
   // a 10,000-case set renders 200 rows at a time
@@ -558,12 +561,51 @@ function criterionOptions(c) {
   if (c.name.startsWith("tool_trajectory_")) return ["ignore_args"];
   return [];
 }
+// criteria that take `args_match` (per tool and argument matchers)
+const ARGS_MATCH = new Set(["tool_trajectory_avg_score", "tool_trajectory_precision", "tool_trajectory_recall"]);
+const MATCHERS = ["exact", "ignore", "text", "number", "regex", "subset", "superset"];
+
+/** Every (tool, argument) of the expected calls of these cases: what args_match can name. */
+function expectedArgs(cases) {
+  const out = new Map();
+  for (const c of cases) for (const inv of c.conversation || []) for (const call of invCalls(inv)) {
+    if (!out.has(call.name)) out.set(call.name, new Set());
+    for (const k of Object.keys(call.args || {})) out.get(call.name).add(k);
+  }
+  return out;
+}
+
+/** The argument-matching table of a trajectory criterion; value() → its args_match or null. */
+function argsMatchEditor(name, args) {
+  const rows = [...args].flatMap(([tool, names]) => [...names].map((arg) => {
+    const matcher = h("select", { "data-args-match": `${name}:${tool}:${arg}` }, MATCHERS.map((m) => h("option", { value: m, text: m })));
+    const param = h("input", { placeholder: "", style: "width: 140px", hidden: true });
+    matcher.addEventListener("change", () => {
+      param.hidden = !["number", "regex"].includes(matcher.value);
+      param.placeholder = matcher.value === "number" ? "tolerance (abs)" : "pattern (default: expected)";
+    });
+    return { tool, arg, matcher, param };
+  }));
+  const el = rows.length ? h("details", { class: "argsmatch" }, h("summary", { text: `argument matching (${rows.length} arguments in the expected calls)` }),
+    h("table", {}, h("tbody", {}, rows.slice(0, 60).map((r) => h("tr", {}, h("td", { class: "mono", text: `${r.tool}.${r.arg}` }), h("td", {}, r.matcher), h("td", {}, r.param)))))) : null;
+  const value = () => {
+    const out = {};
+    for (const r of rows) {
+      const m = r.matcher.value, p = r.param.value.trim();
+      if (m === "exact") continue;
+      const spec = m === "number" ? { match: "number", abs: Number(p) || 0 } : m === "regex" && p ? { match: "regex", pattern: p } : m;
+      (out[r.tool] = out[r.tool] || {})[r.arg] = spec;
+    }
+    return Object.keys(out).length ? out : null;
+  };
+  return { el, value };
+}
 const DEFAULT_ON = ["tool_trajectory_avg_score", "response_match_score"]; // ADK's defaults
 
-async function metricDialog(app, setId, evalIds) {
+async function metricDialog(app, setId, evalIds, args) {
   if (!S.criteria) S.criteria = await api("/api/criteria");
   const dialog = $("#dialog");
-  const rows = S.criteria.map((c) => criterionRow(c));
+  const rows = S.criteria.map((c) => criterionRow(c, args));
   const runs = h("input", { type: "number", id: "num-runs", min: 1, value: 1, style: "width: 70px" });
   const start = async () => {
     const criteria = {};
@@ -585,7 +627,7 @@ async function metricDialog(app, setId, evalIds) {
 
 /** One criterion in the dialog: enable box, threshold (slider for scored ones), judge model and
  * samples for judged ones, match options for trajectory ones. value() → what the API takes. */
-function criterionRow(c) {
+function criterionRow(c, args) {
   const lo = c.min_value ?? 0, hi = c.max_value ?? 1;
   const on = h("input", { type: "checkbox", "data-criterion": c.name, checked: DEFAULT_ON.includes(c.name) && !c.informational, disabled: c.informational });
   const thr = h("input", { type: "number", class: "thr", step: "any", min: lo, max: hi, value: c.default_threshold ?? hi, "data-threshold": c.name });
@@ -605,9 +647,11 @@ function criterionRow(c) {
     if (o === "tool_name") opts[o] = h("input", { placeholder: "tool name" });
     optEls.push(h("label", {}, o.replace("_", " ") + " ", opts[o]));
   }
+  const matching = ARGS_MATCH.has(c.name) && args ? argsMatchEditor(c.name, args) : null;
   const el = h("div", { class: "crit" }, on, h("strong", { text: c.name }),
     c.informational ? h("span", { class: "muted", text: "informational: always reported" }) : h("span", {}, slider, " ", thr),
-    h("div", { class: "desc", text: c.description || "" }), optEls.length ? h("div", { class: "opts" }, optEls) : null);
+    h("div", { class: "desc", text: c.description || "" }), optEls.length ? h("div", { class: "opts" }, optEls) : null,
+    matching && matching.el ? h("div", { class: "opts" }, matching.el) : null);
   const value = () => {
     if (!on.checked || c.informational) return undefined;
     const threshold = Number(thr.value);
@@ -615,6 +659,8 @@ function criterionRow(c) {
     if (opts.match_type) extra.match_type = opts.match_type.value;
     if (opts.ignore_args && opts.ignore_args.checked) extra.ignore_args = true;
     if (opts.tool_name) extra.tool_name = opts.tool_name.value.trim();
+    const argsMatch = matching && matching.value();
+    if (argsMatch) extra.args_match = argsMatch;
     if (c.judged) extra.judge_model_options = { judge_model: opts.judge_model.value.trim() || "local", num_samples: Number(opts.num_samples.value) || 5 };
     const plain = Object.keys(extra).length === 0 || (extra.match_type === "EXACT" && Object.keys(extra).length === 1);
     return plain ? threshold : { threshold, ...extra };
@@ -796,7 +842,8 @@ async function showRun(token, runId, query) {
     agent: row.agent || (spec.agent && spec.agent.name), "eval set": run.eval_set_id || row.eval_set_id, command: spec.command,
     created: fmtTime(row.created), "agent model": row.agent_model, "judge model": row.judge_model,
     runs: row.num_runs > 1 ? `${row.num_runs} per case (gating: ${run.gating || row.gating})` : null,
-    time: fmtSecs(row.duration_seconds), tokens: fmt(row.total_tokens, 0) })),
+    time: fmtSecs(row.duration_seconds), tokens: fmt(row.total_tokens, 0),
+    criteria: spec.config && spec.config.criteria ? oneLine(spec.config.criteria) : null })),
   h("div", { class: "row", style: "margin-top: 8px" }, badge("passed", `${counts.passed ?? row.cases_passed ?? 0} passed`),
     badge("failed", `${counts.failed ?? row.cases_failed ?? 0} failed`), counts.not_evaluated ? badge(3, `${counts.not_evaluated} not evaluated`) : null,
     h("span", { class: "muted", text: `${counts.total ?? counts.cases ?? row.cases_total ?? total} cases` + (counts.max_runs > 1 ? `, up to ${counts.max_runs} runs each` : "") }))));
