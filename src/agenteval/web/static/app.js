@@ -830,7 +830,7 @@ async function showRun(token, runId, query) {
   const cases = [...first.items];
   const total = first.total ?? cases.length;
   const summaries = run.cases || [];
-  const names = [...new Set([...summaries.flatMap((c) => (c.metrics || []).map((m) => m.metric_name)), ...cases.flatMap((c) => c.metrics.map((m) => m.name))])]
+  const names = [...new Set([...(run.criteria || []), ...summaries.flatMap((c) => (c.metrics || []).map((m) => m.metric_name)), ...cases.flatMap((c) => c.metrics.map((m) => m.name))])]
     .sort((a, b) => INFORMATIONAL.has(a) - INFORMATIONAL.has(b)); // gating criteria first
   const failing = run.failing || summaries.filter((c) => statusOf(c.status) !== "passed").map((c) => ({ eval_id: c.eval_id, problems: c.problems }));
   const page = h("div", { class: "page run" });
@@ -848,7 +848,8 @@ async function showRun(token, runId, query) {
     badge("failed", `${counts.failed ?? row.cases_failed ?? 0} failed`), counts.not_evaluated ? badge(3, `${counts.not_evaluated} not evaluated`) : null,
     h("span", { class: "muted", text: `${counts.total ?? counts.cases ?? row.cases_total ?? total} cases` + (counts.max_runs > 1 ? `, up to ${counts.max_runs} runs each` : "") }))));
   if (failing.length) {
-    page.append(h("div", { class: "card failing" }, h("h3", { text: "Why cases failed" + (failing.length > 100 ? ` (first 100 of ${failing.length})` : "") }), h("ul", {}, failing.slice(0, 100).map((f) =>
+    const all = Math.max(failing.length, run.cases_not_passed || 0);
+    page.append(h("div", { class: "card failing" }, h("h3", { text: "Why cases failed" + (all > 100 ? ` (first 100 of ${all})` : "") }), h("ul", {}, failing.slice(0, 100).map((f) =>
       h("li", {}, h("a", { href: link("runs", id, "cases", f.eval_id), text: f.eval_id }), ": ", (f.problems || []).join("; "))))));
   }
   const charts = h("div", { class: "charts" });
