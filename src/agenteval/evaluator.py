@@ -66,6 +66,23 @@ def _module_name(agent_module: Any) -> str | None:
     return getattr(agent_module, "__name__", None)
 
 
+def _agent_location(agent_module: Any, agent_name: str | None, executor: str) -> str | None:
+    """The agent for the run header: its module's name; for the Ray executor, where every
+    worker imports it from (the module's package folder or file)."""
+    if executor == "local":
+        return _module_name(agent_module)
+    if agent_name:
+        raise DataError(None, "", f"agent_name={agent_name!r} selects a sub-agent in this process; the "
+                        f"{executor} executor imports the agent module's root_agent on every worker")
+    module = importlib.import_module(agent_module) if isinstance(agent_module, str) else agent_module
+    file = getattr(module, "__file__", None)
+    if not isinstance(module, ModuleType) or file is None:
+        raise DataError(None, "", f"the {executor} executor imports the agent on every worker: pass its "
+                        "module (or module name), not an agent object")
+    path = Path(file)
+    return str(path.parent if path.name == "__init__.py" else path)
+
+
 def _root_agent(agent_module: Any, agent_name: str | None) -> Any:
     module = importlib.import_module(agent_module) if isinstance(agent_module, str) else agent_module
     agent: Any = module
@@ -91,8 +108,10 @@ class AgentEvaluator:
                        print_detailed_results: bool = True, output_file: str | Path | None = None,
                        app_name: str | None = None, *, parallelism: int = 4,
                        agent_model: str | None = None, judge_model: str | None = None,
-                       store_root: str | Path | None = ".") -> list[EvalSetResult]:
-        """Evaluates every eval file at the path (a directory is searched recursively)."""
+                       store_root: str | Path | None = ".", executor: str = "local") -> list[EvalSetResult]:
+        """Evaluates every eval file at the path (a directory is searched recursively).
+        `executor="ray"` runs the cases on a Ray cluster (the one `RAY_ADDRESS` names, else a
+        new local one), each worker importing the agent module itself."""
         path = Path(eval_dataset_file_path_or_dir)
         files = sorted([*path.rglob("*.test.json"), *path.rglob("*.evalset.json")]) if path.is_dir() \
             else [path]
@@ -100,12 +119,13 @@ class AgentEvaluator:
             raise DataError(path, "", "no *.test.json or *.evalset.json files found")
         results: list[EvalSetResult] = []
         agent = _root_agent(agent_module, agent_name)
+        where = _agent_location(agent_module, agent_name, executor)
         for file in files:
             eval_set = load_eval_set(file, initial_session_file)
             config, source = resolve_config(None, file)
             results += await AgentEvaluator._run(agent, [Selection(file, eval_set)], config, source,
                                                  num_runs, parallelism, agent_model, judge_model,
-                                                 app_name, store_root, _module_name(agent_module))
+                                                 app_name, store_root, where, executor)
         AgentEvaluator._finish(results, print_detailed_results, output_file)
         return results
 
@@ -117,15 +137,18 @@ class AgentEvaluator:
                                 output_file: str | Path | None = None, app_name: str | None = None,
                                 *, parallelism: int = 4, agent_model: str | None = None,
                                 judge_model: str | None = None,
-                                store_root: str | Path | None = ".") -> EvalSetResult:
-        """Evaluates one in-memory eval set with `eval_config` (or the deprecated `criteria`)."""
+                                store_root: str | Path | None = ".",
+                                executor: str = "local") -> EvalSetResult:
+        """Evaluates one in-memory eval set with `eval_config` (or the deprecated `criteria`);
+        `executor` as for `evaluate`."""
         if not eval_set.eval_cases:
             raise DataError(None, "eval_cases", f"eval set {eval_set.eval_set_id!r} has no cases")
         config = eval_config or (EvalConfig(criteria=dict(criteria)) if criteria else EvalConfig())
         agent = _root_agent(agent_module, agent_name)
         results = await AgentEvaluator._run(agent, [Selection(None, eval_set)], config, None,
                                             num_runs, parallelism, agent_model, judge_model,
-                                            app_name, store_root, _module_name(agent_module))
+                                            app_name, store_root,
+                                            _agent_location(agent_module, agent_name, executor), executor)
         AgentEvaluator._finish(results, print_detailed_results, output_file)
         return results[0]
 
@@ -133,14 +156,14 @@ class AgentEvaluator:
     async def _run(agent: Any, selections: list[Selection], config: EvalConfig, source: str | None,
                    num_runs: int, parallelism: int, agent_model: str | None, judge_model: str | None,
                    app_name: str | None, store_root: str | Path | None,
-                   agent_path: str | None) -> list[EvalSetResult]:
+                   agent_path: str | None, executor: str = "local") -> list[EvalSetResult]:
         if num_runs < 1:
             raise ValueError("num_runs must be at least 1")
         concurrency = Concurrency(cases=parallelism)
         job = EvalJob(config=config, config_source=source, judge_model=judge_model,
                       concurrency=concurrency, command="AgentEvaluator", agent=agent,
                       selections=selections, num_runs=num_runs, agent_model=agent_model,
-                      app_name=app_name, agent_path=agent_path)
+                      app_name=app_name, agent_path=agent_path, executor=executor)
         services = Services.create(dict(os.environ), concurrency, store_root=store_root)
         done = await run(job, services)
         if store_root is not None:

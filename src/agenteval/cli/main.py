@@ -110,6 +110,11 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
 @click.option("--retry_errors", "--retry-errors", metavar="RUN",
               help="Like --resume, and also run again the case runs of RUN that ended in an agent or "
               "judge error.")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Where case runs go: this process, or a Ray cluster (pip install 'agenteval[ray]').")
+@click.option("--ray_address", "--ray-address", metavar="auto|ray://HOST:PORT",
+              help="With --executor ray: the cluster to use. Default: the one `ray start` runs on this "
+              "machine, else a new local one.")
 @report_options
 @opt.otlp_endpoint
 def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_path: str | None,
@@ -119,7 +124,8 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
           eval_storage_uri: str | None,
           log_level: str, no_history: bool, no_traces: bool, case_timeout: float | None,
           resume: str | None, retry_errors: str | None, no_cache: bool, junit_xml: str | None,
-          html: str | None, markdown: str | None, otlp_endpoint: str | None) -> None:
+          html: str | None, markdown: str | None, otlp_endpoint: str | None, executor: str,
+          ray_address: str | None) -> None:
     """Run the agent at AGENT_PATH over eval sets and score what it did.
 
     Each EVAL_SET_FILE_OR_ID is an eval-set file, optionally followed by `:id1,id2` to select
@@ -137,6 +143,7 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
         escalate_judge_model=escalate_judge_model, traces=not no_traces, case_timeout=case_timeout,
         resume=retry_errors or resume,
         retry_errors=retry_errors is not None,
+        executor=executor, ray_address=ray_address,
         outputs=Outputs(output=output, junit_xml=junit_xml, html=html, markdown=markdown,
                         history_root=None if no_history else agent_path,
                         otlp_endpoint=opt.otlp_from(otlp_endpoint, dict(os.environ))))))

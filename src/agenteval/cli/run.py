@@ -52,6 +52,8 @@ class EvalArgs:
     case_timeout: float | None = None
     resume: str | None = None
     retry_errors: bool = False
+    executor: str = "local"
+    ray_address: str | None = None
     outputs: Outputs = field(default_factory=Outputs)
 
 
@@ -78,7 +80,8 @@ def eval_command(args: EvalArgs) -> int:
                   command="eval", argv=sys.argv[1:],
                   num_runs=args.num_runs, agent_model=args.agent_model,
                   app_name=agent_dir.resolve().name, agent_path=args.agent_path, traces=args.traces,
-                  case_timeout=args.case_timeout, resume=args.resume, retry_errors=args.retry_errors)
+                  case_timeout=args.case_timeout, resume=args.resume, retry_errors=args.retry_errors,
+                  executor=args.executor, ray_address=args.ray_address)
     if args.resume and args.outputs.history_root is None:
         raise AgentEvalError("--resume / --retry_errors: the run journal lives in the run history; "
                              "drop --no_history")

@@ -30,6 +30,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--agenteval-judge-model", help="judge model for LLM-judged criteria")
     group.addoption("--agenteval-num-runs", type=int, help="runs per case (default 1)")
     group.addoption("--agenteval-parallelism", type=int, help="cases in flight at once (default 4)")
+    group.addoption("--agenteval-executor", choices=["local", "ray"], default="local",
+                    help="where case runs go: this process, or a Ray cluster (RAY_ADDRESS, else a new "
+                    "local one; pip install 'agenteval[ray]')")
     parser.addini("agenteval", "collect eval files as tests", type="bool", default=False)
     parser.addini("agenteval_agent", "agent directory or file exposing root_agent", default="")
     parser.addini("agenteval_num_runs", "runs per case", default="1")
@@ -104,13 +107,27 @@ class EvalFile(pytest.File):
                       command="pytest", argv=list(config.invocation_params.args),
                       agent=load_root_agent(agent_path), selections=[Selection(self.path, self.eval_set)],
                       num_runs=runs, agent_model=config.getoption("--agenteval-agent-model"),
-                      app_name=agent_path.resolve().name, agent_path=str(agent_path))
+                      app_name=agent_path.resolve().name, agent_path=str(agent_path),
+                      executor=config.getoption("--agenteval-executor"))
         services = Services.create(dict(os.environ), concurrency, store_root=config.rootpath)
+        if job.executor == "ray":
+            _share_ray(config)
         done = run_sync(run(job, services))
         record(config.rootpath, done)
         (result,) = done.results
         self.results = result
         return result
+
+
+def _share_ray(config: pytest.Config) -> None:
+    """Connects to Ray once for the session (starting a cluster costs seconds), for every eval
+    file's run; disconnects (stopping a cluster it started) when the session ends."""
+    from agenteval.runner.executors.ray_worker import import_ray
+
+    ray = import_ray()
+    if not ray.is_initialized():
+        ray.init(**({} if os.environ.get("RAY_ADDRESS") else {"include_dashboard": False}))
+        config.add_cleanup(ray.shutdown)
 
 
 class EvalCaseItem(pytest.Item):

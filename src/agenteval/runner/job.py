@@ -133,6 +133,8 @@ class EvalJob(JobOptions):
     case_timeout: float | None = None  # seconds per case run (else the config's case_timeout)
     resume: str | None = None  # a journaled run to finish: only what it lacks is run
     retry_errors: bool = False  # with `resume`: also run again what ended in an error
+    executor: str = "local"  # where case runs go: "local" (this process) or "ray" (runner.executors)
+    ray_address: str | None = None  # with "ray": the cluster (auto, ray://HOST:PORT); None: local
 
 
 @dataclass

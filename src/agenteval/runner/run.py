@@ -17,6 +17,7 @@ from agenteval.errors import AgentEvalError, DataError
 from agenteval.models import ModelUnavailable, parse_model_name
 from agenteval.runner.durable import fingerprint, resume_from
 from agenteval.runner.evaluate import EvalSetRequest, run_evaluation
+from agenteval.runner.executors.pick import executor_for
 from agenteval.runner.header import finish_header, start_header
 from agenteval.runner.job import EvalJob, JobOptions, ScoreJob, judge_models
 from agenteval.runner.recorded import score_recorded
@@ -99,6 +100,7 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
     metrics = job.metrics()
     check_judges(metrics, job, services)
     judge = _judge(services, listener)
+    executor = executor_for(job, services, judge, listener)  # None: the local executor
     check_args_match(metrics, [s.eval_set for s in job.selections], job.config_source)
     adapter = to_adapter(job.agent, services.models.get, job.agent_model)
     kind, agent_model = describe(adapter)
@@ -141,7 +143,8 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
                                    simulator=simulator, judge=judge, listener=listener,
                                    header=header, traces=job.traces, finished=kept,
                                    on_case_done=journaled,
-                                   case_timeout=job.case_timeout or job.config.case_timeout)
+                                   case_timeout=job.case_timeout or job.config.case_timeout,
+                                   executor=executor)
     done = _finish(header, results, judge, services, listener)
     if journal is not None:
         journal.finish(header.run_id)

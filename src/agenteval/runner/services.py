@@ -27,6 +27,7 @@ class Services:
     models: ModelPool
     judge_cache: JudgeCache | None = None
     journal: Journal | None = None  # where each finished case run is committed at once
+    provided: tuple[str, ...] = ()  # names of the models handed in as objects (`create(models=...)`)
 
     @classmethod
     def create(cls, env: Mapping[str, str], concurrency: Concurrency | None = None, *,
@@ -45,7 +46,8 @@ class Services:
                          default_http=max(DEFAULT_HTTP_CONCURRENCY, concurrency.cases),
                          provided=models, endpoints=endpoints)
         cache = None if no_cache or store_root is None else JudgeCacheDB(judge_cache_path(store_root))
-        return cls(pool, cache, Journal(store_root) if journal and store_root is not None else None)
+        return cls(pool, cache, Journal(store_root) if journal and store_root is not None else None,
+                   tuple(models or ()))
 
     @classmethod
     def for_job(cls, job: JobOptions, env: Mapping[str, str], *, store_root: str | Path | None = None,

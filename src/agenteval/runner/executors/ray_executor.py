@@ -1,0 +1,245 @@
+"""The Ray executor: a run's (case, run) units spread over a Ray cluster.
+
+Ray is the engine: workers are Ray actors (one per CPU of the cluster unless told otherwise),
+each unit is one actor call, and a worker that dies is restarted by Ray, which runs its
+unfinished calls again (`max_task_retries`). The driver (this process) keeps `parallelism`
+units in flight, each sent to the least busy worker, takes results as they finish
+(`ray.wait`) and alone reports them: the journal, the history and the result document are
+written here, never on a worker. Calls to each model endpoint are limited across the cluster
+by one named limiter actor per endpoint (`cluster_limits`), judge verdicts cached by one
+actor on the driver's machine. Ray is imported when a run uses this executor, never before.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import math
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+
+from agenteval.criteria.judge.service import JudgeService
+from agenteval.errors import AgentEvalError
+from agenteval.models.resolve import DEFAULT_HTTP_CONCURRENCY, parse_model_name
+from agenteval.runner.executors.base import Done, Unit
+from agenteval.runner.executors.cluster_limits import EndpointLimiter
+from agenteval.runner.executors.ray_worker import (
+    EvalWorker,
+    JudgeCacheServer,
+    UnitDone,
+    WireUnit,
+    WorkerSetup,
+    agent_location,
+    import_ray,
+)
+from agenteval.runner.job import EvalJob
+from agenteval.runner.scoring import CaseRun, score_case
+from agenteval.runner.services import Services
+from agenteval.schema import EvalCaseResult
+from agenteval.schema.progress import CaseStarted, Listener
+from agenteval.simulation import parse_simulator_config
+from agenteval.store.judge_cache import JudgeCacheDB
+
+log = logging.getLogger(__name__)
+
+RETRIES = 3  # runs of a unit again after its worker died (Ray's max_task_retries)
+_POLL = 1.0  # seconds one ray.wait blocks, so a cancelled run stops within about that
+
+
+class RayExecutor:
+    """Runs units on Ray workers. `address`: the cluster (`auto`, `ray://HOST:PORT`, ...;
+    None: the one this process is connected to, else a new local one); `workers`: how many
+    (default: one per CPU of the cluster)."""
+
+    def __init__(self, job: EvalJob, services: Services, judge: JudgeService,
+                 listener: Listener | None = None, *, address: str | None = None,
+                 workers: int | None = None) -> None:
+        if job.agent_path is None:
+            raise AgentEvalError("the Ray executor loads the agent on every worker from its path "
+                                 "(EvalJob.agent_path); an agent given only as an object runs with "
+                                 "the local executor")
+        if services.provided:
+            raise AgentEvalError(f"the Ray executor resolves models by name on every worker; models "
+                                 f"handed to Services ({', '.join(sorted(services.provided))}) live "
+                                 "in this process only: use the local executor")
+        if workers is not None and workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
+        self.job, self.services, self.judge, self.listener = job, services, judge, listener
+        self.address = address if address is not None else job.ray_address
+        self.workers = workers
+        self.parallelism = job.concurrency.cases
+        self.ray: Any = import_ray()  # now: a missing Ray fails before anything has run
+
+    async def execute(self, units: Sequence[Unit], done: Done) -> None:
+        if not units:
+            return
+        ray = self.ray
+        connected_here = not ray.is_initialized()
+        if connected_here:
+            extra = {} if self.address else {"include_dashboard": False}
+            ray.init(address=self.address, logging_level=logging.WARNING, **extra)
+        actors: list[Any] = []
+        try:
+            metric_sets: dict[int, int] = {}
+            for unit in units:
+                metric_sets.setdefault(id(unit.metrics), len(metric_sets))
+            firsts = {id(u.metrics): u.metrics for u in units}
+            setup = self._setup([firsts[k] for k in metric_sets], units, actors)
+            workers = self._start(setup, len(units), actors)
+            await self._ready(workers)
+            await self._dispatch(workers, units, metric_sets, done)
+        finally:
+            for actor in actors:
+                ray.kill(actor, no_restart=True)
+            if connected_here:
+                ray.shutdown()
+
+    def _setup(self, metrics: list[Any], units: Sequence[Unit], actors: list[Any]) -> WorkerSetup:
+        """What workers need; creates the limiter actors and the judge cache's actor."""
+        ray, job = self.ray, self.job
+        assert job.agent_path is not None
+        endpoints = job.endpoint_settings(job.metrics())
+        limits = self.services.models.limits()
+        tag = uuid.uuid4().hex[:8]  # this run's actors apart from any other run's on the cluster
+        limiters: dict[str, str] = {}
+        limiter_class = ray.remote(EndpointLimiter)
+        for name, limit in limits.items():
+            if parse_model_name(name).backend == "local":
+                continue  # the embedded model runs inside each worker: its slots are per process
+            options = endpoints.get(name)
+            limiters[name] = f"agenteval-limit-{tag}-{name}"
+            actors.append(limiter_class.options(name=limiters[name], num_cpus=0).remote(
+                limit, options.requests_per_minute if options else None,
+                options.tokens_per_minute if options else None))
+            if options is not None:  # the limiter keeps the rates for the whole cluster
+                endpoints[name] = options.model_copy(update={"requests_per_minute": None,
+                                                             "tokens_per_minute": None})
+        simulator = None
+        if any(u.case.conversation_scenario is not None for u in units):
+            simulator = parse_simulator_config(job.config.user_simulator_config, job.config_source)
+        return WorkerSetup(
+            agent_path=agent_location(job.agent_path), agent_model=job.agent_model, app_name=job.app_name,
+            metrics=metrics, limits=limits, default_http=max(DEFAULT_HTTP_CONCURRENCY, self.parallelism),
+            endpoints=endpoints, limiters=limiters, cache=self._cache(tag, actors), simulator=simulator,
+            judge_max_tokens=self.judge.max_tokens, judge_early_stop=self.judge.early_stop,
+            traces=job.traces, case_timeout=job.case_timeout or job.config.case_timeout)
+
+    def _cache(self, tag: str, actors: list[Any]) -> str | None:
+        """The name of an actor serving the run's judge cache from this machine (None: no cache)."""
+        ray, cache = self.ray, self.services.judge_cache
+        if cache is None:
+            return None
+        if importlib.import_module("ray.util.client").ray.is_connected():
+            # Ray Client: this process is not on the cluster, so no actor can open its files.
+            log.warning("judge verdicts are not cached on a Ray Client connection (ray://)")
+            return None
+        strategies = importlib.import_module("ray.util.scheduling_strategies")
+        here = strategies.NodeAffinitySchedulingStrategy(
+            ray.get_runtime_context().get_node_id(), soft=False)
+        name = f"agenteval-judge-cache-{tag}"
+        actors.append(ray.remote(JudgeCacheServer).options(name=name, num_cpus=0, scheduling_strategy=here)
+                      .remote(str(cache.path) if isinstance(cache, JudgeCacheDB) else cache))
+        return name
+
+    def _start(self, setup: WorkerSetup, units: int, actors: list[Any]) -> list[Any]:
+        """The worker actors, each taking up to its share of the units in flight."""
+        ray = self.ray
+        cpus = float(ray.cluster_resources().get("CPU", 1.0))
+        count = min(self.workers or max(1, int(cpus)), units, self.parallelism)
+        worker_class = ray.remote(EvalWorker).options(
+            num_cpus=min(1.0, cpus / count), max_concurrency=math.ceil(self.parallelism / count),
+            max_restarts=-1, max_task_retries=RETRIES)
+        workers = [worker_class.remote(setup, i) for i in range(count)]
+        actors.extend(workers)
+        return workers
+
+    async def _ready(self, workers: list[Any]) -> None:
+        """Waits until every worker has loaded the agent; one that cannot fails the run here,
+        with its reason (an agent missing on a worker's machine, a failing import)."""
+        ray = self.ray
+        refs = [w.ready.remote() for w in workers]
+        while refs:
+            for ref in await self._wait(refs):
+                refs.remove(ref)
+                try:
+                    ray.get(ref)
+                except ray.exceptions.RayError as e:
+                    raise AgentEvalError(f"a Ray worker could not start: {_cause(e)}") from None
+
+    async def _wait(self, refs: list[Any]) -> list[Any]:
+        """The refs that are done (at least one, unless `_POLL` seconds pass first)."""
+        ray = self.ray
+
+        def wait() -> list[Any]:
+            ready, rest = ray.wait(refs, num_returns=1, timeout=_POLL)
+            if ready and rest:  # take every other result that is in too
+                more, _ = ray.wait(rest, num_returns=len(rest), timeout=0)
+                ready += more
+            return list(ready)
+
+        return await anyio.to_thread.run_sync(wait)
+
+    async def _dispatch(self, workers: list[Any], units: Sequence[Unit], metric_sets: dict[int, int],
+                        done: Done) -> None:
+        """Keeps `parallelism` units in flight and reports each result as it comes."""
+        busy = [0] * len(workers)
+        pending: dict[Any, tuple[Unit, int, float]] = {}
+        todo = iter(units)
+
+        def submit() -> None:
+            while len(pending) < self.parallelism and (unit := next(todo, None)) is not None:
+                w = min(range(len(workers)), key=busy.__getitem__)
+                wire = WireUnit(unit.index, unit.eval_set_id, unit.case, unit.run_index,
+                                metric_sets[id(unit.metrics)], unit.policy)
+                pending[workers[w].run.remote(wire)] = (unit, w, time.monotonic())
+                busy[w] += 1
+                if self.listener is not None:
+                    self.listener(CaseStarted(unit.eval_set_id, unit.case.eval_id, unit.run_index))
+
+        submit()
+        while pending:
+            for ref in await self._wait(list(pending)):
+                unit, w, sent = pending.pop(ref)
+                busy[w] -= 1
+                result, seconds = await self._take(ref, unit, sent)
+                done(unit, result, seconds)
+            submit()
+
+    async def _take(self, ref: Any, unit: Unit, sent: float) -> tuple[EvalCaseResult, float]:
+        """The result behind a finished ref; a unit Ray gave up on is an error result."""
+        ray = self.ray
+        try:
+            out: UnitDone = ray.get(ref)
+        except ray.exceptions.RayActorError as e:
+            message = (f"WorkerDied: the Ray worker running this case run died {RETRIES + 1} times "
+                       f"(the case was run again each time); the last: {_first_line(e)}")
+        except ray.exceptions.RayError as e:
+            message = f"{_cause(e)} (on a Ray worker)"
+        else:
+            self.judge.calls += out.judge_calls
+            self.judge.prompt_tokens += out.judge_prompt_tokens
+            if self.listener is not None:
+                for event in out.judge_events:
+                    self.listener(event)
+            return EvalCaseResult.model_validate_json(out.result_json), out.seconds
+        run = CaseRun(case=unit.case, actual=[], eval_set_id=unit.eval_set_id, run_index=unit.run_index,
+                      error_message=message)
+        return await score_case(run, unit.metrics, unit.policy), time.monotonic() - sent
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def _cause(error: BaseException) -> str:
+    """`Type: message` of what went wrong on the worker (Ray wraps it, traceback and all)."""
+    cause = getattr(error, "cause", None) or error
+    return f"{type(cause).__name__}: {_first_line(cause)}"
+
+
+__all__ = ["RETRIES", "RayExecutor"]

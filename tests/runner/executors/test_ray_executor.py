@@ -1,0 +1,166 @@
+"""The Ray executor on a real local Ray cluster (2 CPUs, so 2 workers): the same scores as the
+local executor, judges included; a worker killed mid-run costs nothing but time; the calls in
+flight to one endpoint stay within its limit across workers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from agenteval.agents import load_root_agent
+from agenteval.cli.main import cli
+from agenteval.errors import AgentEvalError
+from agenteval.runner import EvalJob, Selection, Services, run
+from agenteval.schema import Concurrency, EvalConfig, Run
+from agenteval.schema.progress import CaseFinished, CaseStarted, JudgeCallDone
+from agenteval.store.journal import Journal
+from tests.helpers import call, eval_set, inv
+from tests.runner.executors.conftest import ChatServer
+
+AGENT = '''
+import os, signal
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+def root_agent(text):
+    with open(HERE / "calls.log", "a") as log:
+        log.write(f"{text} {os.getpid()}\\n")
+    if text == "case 3" and (HERE / "kill").exists() and not (HERE / "killed").exists():
+        (HERE / "killed").touch()
+        os.kill(os.getpid(), signal.SIGKILL)  # the worker process dies, once
+    parity = "even" if int(text.split()[-1]) % 2 == 0 else "odd"
+    return {"response": f"answer to {text}, {parity}",
+            "tool_calls": [{"name": "lookup", "args": {"q": text}}]}
+'''
+
+CASES = 8
+
+
+def _project(tmp_path: Path) -> tuple[Path, Path]:
+    agent = tmp_path / "ray_agent"
+    agent.mkdir()
+    (agent / "agent.py").write_text(AGENT)
+    s = eval_set("rayset", {f"c{i}": [inv(f"case {i}", f"answer to case {i}, even",
+                                          [call("lookup", q=f"case {i}" if i != 5 else "other")])]
+                            for i in range(CASES)})
+    path = agent / "rayset.evalset.json"
+    path.write_text(s.model_dump_json(exclude_none=True))
+    return agent, path
+
+
+def _judge_says(text: str) -> str:
+    verdict = "invalid" if ", odd" in text else "valid"
+    return json.dumps({"rationale": f"it is {verdict}", "verdict": verdict})
+
+
+def _scores(done: Run) -> list[tuple[str, int, int, list[tuple[str, float | None]]]]:
+    """Every case run's status and scores, but the seconds it took."""
+    return [(c.eval_id, c.run_index, int(c.final_eval_status),
+             [(m.metric_name, m.score) for m in c.overall_eval_metric_results
+              if m.metric_name != "invocation_duration_v1"])
+            for r in done.results for c in r.eval_case_results]
+
+
+def test_ray_scores_what_the_local_executor_scores(ray_cluster: Any, tmp_path: Path,
+                                                   chat_server: Callable[..., ChatServer]) -> None:
+    judge = chat_server(_judge_says)
+    agent, path = _project(tmp_path)
+    s = eval_set("rayset", {})
+    s = type(s).model_validate_json(path.read_text())
+    config = EvalConfig(criteria={
+        "tool_trajectory_avg_score": 1.0, "response_match_score": 0.5,
+        "final_response_match_v2": {"threshold": 0.5, "judge_model_options": {
+            "judge_model": f"openai-compat:judge@{judge.base_url}", "num_samples": 1}}})
+    runs = {}
+    for executor in ("local", "ray"):
+        events: list[object] = []
+        job = EvalJob(config=config, concurrency=Concurrency(cases=4), agent=load_root_agent(agent),
+                      agent_path=str(agent), selections=[Selection(path, s)], num_runs=2, executor=executor)
+        runs[executor] = (asyncio.run(run(job, Services.create({}, job.concurrency), events.append)), events)
+    (local, local_events), (remote, remote_events) = runs["local"], runs["ray"]
+    assert _scores(remote) == _scores(local)
+    statuses = [c.final_eval_status for c in remote.results[0].summary]
+    assert sum(s == 1 for s in statuses) == 4  # the even ones pass; the judge fails the odd ones
+    assert remote.spec.totals == local.spec.totals.model_copy(
+        update={"agent_seconds": remote.spec.totals.agent_seconds})
+    assert remote.spec.totals.judge_calls == 2 * CASES == judge.requests // 2
+    for events in (local_events, remote_events):
+        assert sum(isinstance(e, CaseStarted) for e in events) == 2 * CASES
+        assert sum(isinstance(e, CaseFinished) for e in events) == 2 * CASES
+        assert sum(isinstance(e, JudgeCallDone) for e in events) == 2 * CASES
+    # both workers took units, each importing the agent once
+    pids = {line.split()[-1] for line in (agent / "calls.log").read_text().splitlines()[2 * CASES:]}
+    assert len(pids) == 2
+    case = remote.results[0].eval_case_results[0]
+    assert case.trace is not None and case.judge_records and case.judge_records[0].verdict == "valid"
+
+
+def test_a_worker_killed_mid_run_has_its_case_runs_run_again_and_each_kept_once(
+        ray_cluster: Any, tmp_path: Path) -> None:
+    agent, path = _project(tmp_path)
+    (agent / "kill").touch()
+    out = tmp_path / "out.json"
+    r = CliRunner().invoke(cli, ["eval", str(agent), str(path), "--executor", "ray", "--parallelism", "4",
+                                 "--num_runs", "2", "--output", str(out)])
+    assert r.exit_code == 1, r.output  # c1, c3, c5, c7 fail on their merits
+    assert (agent / "killed").exists()
+    doc = json.loads(out.read_text())
+    got = sorted((c["eval_id"], c["run_index"]) for c in doc["eval_case_results"])
+    assert got == sorted((f"c{i}", k) for i in range(CASES) for k in range(2))
+    assert not [c for c in doc["eval_case_results"] if c.get("error_message")]
+    calls = (agent / "calls.log").read_text().splitlines()
+    assert len([c for c in calls if c.startswith("case 3 ")]) == 3  # killed once, then both runs
+    journal = Journal(agent)
+    (journaled,) = journal.runs()
+    assert journaled.status == "finished" and journaled.done == 2 * CASES == journaled.total
+
+
+AGENT_ON_STUB = '''
+from agenteval.agents import Agent
+
+root_agent = Agent(name="stubbed", model="openai-compat:stub@{url}", instruction="Answer.")
+'''
+
+
+def test_calls_to_one_endpoint_stay_within_its_limit_across_workers(
+        ray_cluster: Any, tmp_path: Path, chat_server: Callable[..., ChatServer]) -> None:
+    stub = chat_server(lambda text: "an answer", delay=0.2)
+    agent = tmp_path / "stub_agent"
+    agent.mkdir()
+    (agent / "agent.py").write_text(AGENT_ON_STUB.format(url=stub.base_url))
+    s = eval_set("stubset", {f"c{i}": [inv("hello", "an answer")] for i in range(8)})
+    job = EvalJob(config=EvalConfig(criteria={"response_match_score": 0.5}),
+                  concurrency=Concurrency(cases=8, model_calls={f"openai-compat:stub@{stub.base_url}": 3}),
+                  agent=load_root_agent(agent), agent_path=str(agent), selections=[Selection(None, s)],
+                  executor="ray")
+    done = asyncio.run(run(job, Services.for_job(job, {})))
+    assert done.spec.totals.passed == 8 and stub.requests == 8
+    assert stub.peak == 3  # 8 cases in flight on 2 workers, 3 calls at a time between them
+    assert done.spec.concurrency.model_calls[f"openai-compat:stub@{stub.base_url}"] == 3
+
+
+def test_an_agent_object_without_a_path_runs_only_locally(tmp_path: Path) -> None:
+    job = EvalJob(agent=lambda text: "hi", selections=[Selection(None, eval_set("s", {"a": [inv("x")]}))],
+                  executor="ray")
+    with pytest.raises(AgentEvalError, match="loads the agent on every worker from its path"):
+        asyncio.run(run(job, Services.create({})))
+    job.executor = "spark"
+    with pytest.raises(AgentEvalError, match="unknown executor 'spark'; choose one of local, ray"):
+        asyncio.run(run(job, Services.create({})))
+
+
+def test_without_ray_the_flag_says_how_to_install_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    agent, path = _project(tmp_path)
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray: ImportError
+    r = CliRunner().invoke(cli, ["eval", str(agent), str(path), "--executor", "ray", "--no_history"])
+    assert r.exit_code == 2
+    assert "pip install 'agenteval[ray]'" in r.output
+    assert not (agent / "calls.log").exists()
