@@ -5,7 +5,7 @@ Read from the source with `ast` (`tests/import_graph.py`); lazy imports inside f
 
 import pytest
 
-from tests.import_graph import cycles, module_graph, package_graph
+from tests.import_graph import cycles, module_graph, package_graph, package_of
 
 # Floors, bottom first: a package may import packages on lower floors only.
 FLOORS = [
@@ -13,7 +13,8 @@ FLOORS = [
     {"datasets", "models", "verdicts", "tracing"},
     {"criteria", "agents", "simulation", "store", "reporting"},
     {"runner"},
-    {"cli", "pytest_plugin", "evaluator", "web"},
+    {"web"},  # a front end too, below cli only because `agenteval web` launches it
+    {"cli", "pytest_plugin", "evaluator"},
     {"__main__", "(root)"},  # entry points: `python -m agenteval`, `agenteval.AgentEvaluator`
 ]
 FLOOR = {pkg: i for i, floor in enumerate(FLOORS) for pkg in floor}
@@ -35,6 +36,12 @@ def test_every_package_has_a_floor() -> None:
 def test_arrows_point_down(pkg: str) -> None:
     up = sorted(t for t in package_graph()[pkg] if FLOOR[t] >= FLOOR[pkg])
     assert up == [], f"{pkg} (floor {FLOOR[pkg]}) imports {up} on its own floor or above"
+
+
+def test_only_the_web_command_imports_web() -> None:
+    importers = sorted(m for m, targets in module_graph().items()
+                       if package_of(m) != "web" and any(package_of(t) == "web" for t in targets))
+    assert importers == ["agenteval.cli.web"]
 
 
 def test_the_registry_imports_nothing_registered_in_it() -> None:

@@ -19,6 +19,7 @@ from agenteval.cli.history import COMMANDS as HISTORY_COMMANDS
 from agenteval.cli.judge import judge as judge_group
 from agenteval.cli.options import report_options
 from agenteval.cli.trace import trace as trace_command
+from agenteval.cli.web import web as web_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -32,6 +33,7 @@ for _command in HISTORY_COMMANDS:  # runs, report, compare
 cli.add_command(trace_command)
 cli.add_command(judge_group)
 cli.add_command(eval_set_group)
+cli.add_command(web_command)
 
 
 @cli.command()

@@ -1,0 +1,132 @@
+"""Chatting with an agent: one turn at a time in a live agent session, each turn recorded as an
+eval-set invocation with its trace, and the session saved after every turn.
+
+Live agent sessions are kept in memory while the server runs, so the agent remembers the
+conversation as it would in an eval run. After a restart (or for a session created elsewhere),
+the next turn opens a fresh agent session with the stored state: the agent keeps the state,
+not its own memory of the earlier turns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from agenteval.agents import AgentSession, SessionSpec, to_adapter
+from agenteval.errors import DataError, describe
+from agenteval.models import ModelUnavailable, parse_model_name
+from agenteval.models.scripted import ScriptedModel
+from agenteval.runner import Services
+from agenteval.runner.values import make_model_safe, make_safe
+from agenteval.schema import Content, Invocation, InvocationEvents, content_text
+from agenteval.store.sessions import ChatSession, ChatTurn
+from agenteval.tracing import TraceRecorder, recording, span
+from agenteval.tracing.figures import figures
+from agenteval.web.agents import LoadedAgent
+
+
+@dataclass
+class _Live:
+    session: AgentSession | None = None
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+def check_model(agent: LoadedAgent, model: str | None) -> None:
+    """A DataError (key `model`) unless the agent can run on `model`: a name some backend
+    understands, for an agent whose model can be replaced (agenteval's own `Agent`)."""
+    if not model:
+        return
+    try:
+        parse_model_name(model)
+        to_adapter(agent.agent, lambda name: ScriptedModel([], name=name), model)
+    except ModelUnavailable as e:
+        raise DataError(None, "model", str(e)) from None
+    except Exception as e:  # AgentLoadError: this agent brings its own model
+        raise DataError(None, "model", str(e)) from None
+
+
+class ChatService:
+    """Live chat sessions over one model pool (API keys from `env`)."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.models = Services.create(env).models
+        self._live: dict[tuple[str, str], _Live] = {}
+
+    def _slot(self, app: str, session_id: str) -> _Live:
+        return self._live.setdefault((app, session_id), _Live())
+
+    def lock(self, app: str, session_id: str) -> asyncio.Lock:
+        """The session's lock: hold it from reading the session to saving it after a turn, so
+        two messages to one session never interleave."""
+        return self._slot(app, session_id).lock
+
+    async def send(self, agent: LoadedAgent, session: ChatSession, text: str) -> ChatTurn:
+        """Runs one turn and appends it to `session` (in memory; the caller saves it). An agent
+        that fails (to start, or in the turn) gives a turn carrying its error."""
+        return await self._turn(agent, session, self._slot(agent.name, session.id), text)
+
+    async def _turn(self, agent: LoadedAgent, session: ChatSession, live: _Live, text: str) -> ChatTurn:
+        index = len(session.turns)
+        user = Content.from_text(text, role="user")
+        recorder = TraceRecorder()
+        result = error = recorded = None
+        started = time.perf_counter()
+        with recording(recorder):
+            try:
+                with span("invocation", f"invocation {index}", {
+                        "agenteval.invocation_index": index, "input.value": text,
+                        "gen_ai.conversation.id": session.id}) as recorded:
+                    if live.session is None:
+                        adapter = to_adapter(agent.agent, self.models.get, session.model)
+                        live.session = await adapter.start_session(SessionSpec(
+                            session.app_name, session.user_id, session.id, copy.deepcopy(session.state)))
+                    result = await live.session.send(user)
+                    if recorded is not None:
+                        recorded.set("output.value", content_text(result.final_response))
+            except (Exception, SystemExit) as e:  # the agent's failure is the turn's, not the server's
+                error = describe(e)
+        elapsed = time.perf_counter() - started
+        model_s = result.model_seconds if result else None
+        tool_s = result.tool_seconds if result else None
+        if recorded is not None:  # the spans are the one source of the figures, as in eval runs
+            fig = figures(recorder.trace, recorded.span)
+            elapsed = fig.duration if fig.duration is not None else elapsed
+            if fig.model_seconds is not None or fig.tool_seconds is not None:
+                model_s, tool_s = fig.model_seconds, fig.tool_seconds
+        invocation = Invocation(
+            invocation_id=f"{session.id}-{index}", user_content=user,
+            final_response=result.final_response if result else None,
+            intermediate_data=InvocationEvents(invocation_events=result.events if result else []),
+            creation_timestamp=time.time(), duration=round(elapsed, 3),
+            model_duration=None if model_s is None else round(model_s, 3),
+            tool_duration=None if tool_s is None else round(tool_s, 3),
+            app_details=result.app_details if result else None)
+        warnings: list[str] = []
+        make_model_safe(invocation, f"invocation {index}", warnings)
+        if live.session is not None:
+            try:
+                session.state = make_safe(live.session.state(), "session state", warnings)
+            except Exception as e:  # an adapter whose state() fails keeps the last known state
+                warnings.append(f"session state: {describe(e)}")
+        turn = ChatTurn(invocation=invocation, trace=recorder.trace, error=error, warnings=warnings)
+        session.turns.append(turn)
+        return turn
+
+    async def forget(self, app: str, session_id: str) -> None:
+        """Closes and drops the live agent session, if any."""
+        live = self._live.pop((app, session_id), None)
+        if live is not None and live.session is not None:
+            with contextlib.suppress(Exception):  # best effort: the session is gone either way
+                await live.session.close()
+
+    async def close(self) -> None:
+        """Closes every live agent session (at server shutdown)."""
+        for app, session_id in list(self._live):
+            await self.forget(app, session_id)
+
+
+__all__ = ["ChatService", "check_model"]

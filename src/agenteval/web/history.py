@@ -1,0 +1,96 @@
+"""The run stores the server reads: each agent folder's and AGENTS_DIR's own (where
+`agenteval score --history` run from it records), found by run id, never by path.
+
+A run is named by its document id (`eval_set_result_id`, the history's `run_id`) or by its run
+id (`RunSpec.run_id`, the history's `run_group`; the first document of the run). Result
+documents are read through a small cache, so paging through one large run reads it once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+from agenteval.errors import DataError
+from agenteval.schema import EvalSetResult
+from agenteval.store import RunRow, RunStore, load_result
+from agenteval.web.agents import AgentsDir
+
+_CACHED_DOCUMENTS = 4
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A recorded document: the store it is in (`app` None for AGENTS_DIR's own) and its row."""
+
+    app: str | None
+    root: Path
+    row: RunRow
+
+
+class Stores:
+    """Every run store under AGENTS_DIR."""
+
+    def __init__(self, agents: AgentsDir) -> None:
+        self.agents = agents
+        self._documents: OrderedDict[tuple[str, float, int], EvalSetResult] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def roots(self, app: str | None = None) -> list[tuple[str | None, Path]]:
+        """(app, store root) of every store, or of one app's."""
+        if app is not None:
+            folder = self.agents.folder(app)
+            return [] if folder is None else [(app, folder)]
+        out: list[tuple[str | None, Path]] = [(name, self.agents.root / name) for name in self.agents.names()]
+        return [*out, (None, self.agents.root)]
+
+    def runs(self, app: str | None = None) -> list[StoredRun]:
+        """Recorded documents, newest first. A store whose database cannot be read is left out
+        of the full list (and is an error when asked for by its app)."""
+        out = []
+        for name, root in self.roots(app):
+            try:
+                rows = RunStore(root).list_runs()
+            except DataError:
+                if app is not None:
+                    raise
+                continue
+            out += [StoredRun(name, root, r) for r in rows]
+        return sorted(out, key=lambda s: s.row.created, reverse=True)
+
+    def find(self, run_id: str, app: str | None = None) -> StoredRun | None:
+        """The document with this id, else the first document of the run with this run id."""
+        runs = self.runs(app)
+        found = next((s for s in runs if s.row.run_id == run_id), None)
+        if found is None:
+            group = [s for s in runs if s.row.run_group == run_id]
+            found = min(group, key=lambda s: s.row.created) if group else None
+        return found
+
+    def document(self, stored: StoredRun) -> EvalSetResult:
+        """The run's result document (cached by path, modification time and size)."""
+        path = stored.row.result_path
+        try:
+            info = path.stat()
+        except OSError as e:
+            raise DataError(path, "", f"the run's result document cannot be read: {e.strerror}") from None
+        key = (str(path), info.st_mtime, info.st_size)
+        with self._lock:
+            if key in self._documents:
+                self._documents.move_to_end(key)
+                return self._documents[key]
+        result = load_result(path)
+        with self._lock:
+            self._documents[key] = result
+            while len(self._documents) > _CACHED_DOCUMENTS:
+                self._documents.popitem(last=False)
+        return result
+
+    def summary(self, stored: StoredRun) -> EvalSetResult:
+        """Verdicts and criterion summaries from the database alone (no case results)."""
+        return RunStore(stored.root).summary(stored.row.run_id)
+
+
+__all__ = ["StoredRun", "Stores"]

@@ -1,0 +1,48 @@
+"""Agents (`/api/apps`, ADK's `/list-apps`) and the criteria a run may use (`/api/criteria`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from agenteval.criteria import default_registry
+from agenteval.schema import LlmAsAJudgeCriterion
+from agenteval.schema.config import DEFAULT_CRITERIA
+from agenteval.web.context import WebDep
+
+router = APIRouter(tags=["agents"])
+
+
+@router.get("/api/apps")
+def list_agents(web: WebDep) -> list[dict[str, Any]]:
+    """Every agent folder, imported: its kind, or the error that stopped its import."""
+    out = []
+    for name in web.agents.names():
+        loaded = web.agents.load(name)
+        if loaded is not None:
+            out.append({"name": name, "kind": loaded.kind, "error": loaded.error})
+    return out
+
+
+@router.get("/list-apps")
+def list_app_names(web: WebDep) -> list[str]:
+    """ADK's dev-server route: the agent names."""
+    return web.agents.names()
+
+
+@router.get("/api/criteria", tags=["eval sets"])
+def list_criteria() -> list[dict[str, Any]]:
+    """Every registered criterion: whether a judge scores it, its score range, its default
+    threshold (agenteval's default config's, else None), and whether it is informational."""
+    out = []
+    for name in default_registry().names():
+        spec = default_registry().specs[name]
+        default = DEFAULT_CRITERIA.get(name)
+        if isinstance(default, dict):
+            default = default.get("threshold")
+        out.append({"name": name, "description": spec.description,
+                    "judged": issubclass(spec.criterion_model, LlmAsAJudgeCriterion),
+                    "min_value": spec.min_value, "max_value": spec.max_value,
+                    "default_threshold": default, "informational": spec.informational})
+    return out

@@ -1,0 +1,79 @@
+"""Results across runs: comparing two runs, trends for the charts, opening a result document
+from elsewhere, and ADK's `/apps/{app}/eval-results` routes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio.to_thread
+from fastapi import APIRouter, Query, Request
+from pydantic import ValidationError
+
+from agenteval.datasets.files import parse_json
+from agenteval.datasets.nesting import MAX_RESULT_DEPTH
+from agenteval.errors import DataError, from_validation_error
+from agenteval.reporting.compare import compare
+from agenteval.schema import EvalSetResult
+from agenteval.store import record_run
+from agenteval.web.context import Web, WebDep, conflict, not_found
+from agenteval.web.views import comparison_json, trend_point
+
+router = APIRouter(tags=["results"])
+UPLOAD = "uploaded document"
+
+
+@router.get("/api/compare")
+def compare_runs(web: WebDep, a: str, b: str, margin: float = Query(0.0, ge=0.0, le=1.0)) -> dict[str, Any]:
+    """Baseline `a` against candidate `b`, case by case and criterion by criterion, as
+    `agenteval compare` computes it (from the history's summaries)."""
+    base, cand = web.run(a), web.run(b)
+    return comparison_json(compare(web.stores.summary(base), web.stores.summary(cand), margin))
+
+
+@router.get("/api/trends")
+def trends(web: WebDep, app: str | None = None, eval_set: str | None = None,
+           limit: int = Query(100, ge=1, le=1000)) -> list[dict[str, Any]]:
+    """Per run (oldest first, the newest `limit`): pass rate and each criterion's mean score."""
+    if app is not None:
+        web.app_dir(app)
+    runs = [s for s in web.stores.runs(app) if eval_set is None or s.row.eval_set_id == eval_set][:limit]
+    return [trend_point(s, web.stores.summary(s)) for s in reversed(runs)]
+
+
+@router.post("/api/results/open", status_code=201)
+async def open_result(request: Request, web: WebDep) -> dict[str, Any]:
+    """Stores a result document (the body) as an uploaded run in AGENTS_DIR's own history and
+    returns its id (409 when a run by that id is recorded already)."""
+    body = await request.body()
+    run_id: str = await anyio.to_thread.run_sync(_store_upload, web, body)
+    return {"run_id": run_id}
+
+
+def _store_upload(web: Web, body: bytes) -> str:
+    data = parse_json(UPLOAD, body, MAX_RESULT_DEPTH)
+    if not isinstance(data, dict):
+        raise DataError(UPLOAD, "", "expected a result document (a JSON object)")
+    try:
+        result = EvalSetResult.model_validate(data)
+    except ValidationError as e:
+        raise from_validation_error(UPLOAD, e) from None
+    if web.stores.find(result.eval_set_result_id) is not None:
+        conflict(f"run {result.eval_set_result_id!r} is recorded already")
+    (run_id,) = record_run(web.agents.root, [result], meta={"uploaded": True})
+    return run_id
+
+
+@router.get("/apps/{app}/eval-results")
+def list_eval_results(app: str, web: WebDep) -> list[str]:
+    """ADK's route: the result ids in the agent's history, newest first."""
+    return [s.row.run_id for s in web.stores.runs(app)] if web.app_dir(app) else []
+
+
+@router.get("/apps/{app}/eval-results/{result_id}")
+def get_eval_result(app: str, result_id: str, web: WebDep) -> dict[str, Any]:
+    """ADK's route: one result document of the agent's history, as stored."""
+    web.app_dir(app)
+    stored = next((s for s in web.stores.runs(app) if s.row.run_id == result_id), None)
+    if stored is None:
+        not_found(f"agent {app!r} has no result {result_id!r}")
+    return web.stores.document(stored).model_dump(mode="json")

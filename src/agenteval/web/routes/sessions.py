@@ -1,0 +1,85 @@
+"""Chat sessions (ADK's `/apps/{app}/users/{user_id}/sessions` shapes): create, list, read,
+delete, and send a message (one agent turn, recorded with its trace)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio.to_thread
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field
+
+from agenteval.store.sessions import ChatSession
+from agenteval.web.chat import check_model
+from agenteval.web.context import Web, WebDep, not_found
+from agenteval.web.views import session_json, turn_json
+
+router = APIRouter(prefix="/apps/{app}/users/{user_id}/sessions", tags=["sessions"])
+
+UserId = str  # any text (never part of a path); checked against the stored session
+
+
+class NewSession(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    state: dict[str, Any] = Field(default_factory=dict)
+    model: str | None = Field(default=None, description="Model for the agent, replacing its own "
+                              "(agenteval Agent only), e.g. `openai-compat:M@http://host/v1`.")
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1, max_length=100_000)
+
+
+def _session(web: Web, app: str, user_id: str, session_id: str) -> ChatSession:
+    session = web.sessions(app).get(session_id)
+    if session is None or session.user_id != user_id:
+        not_found(f"no session {session_id!r} of user {user_id!r} for agent {app!r}")
+    return session
+
+
+@router.post("")
+def create_session(app: str, user_id: UserId, web: WebDep, body: NewSession | None = None) -> dict[str, Any]:
+    """A new session with `state`; `model` (checked now) replaces the agent's model."""
+    body = body or NewSession()
+    agent = web.agent(app)
+    check_model(agent, body.model)
+    return session_json(web.sessions(app).create(app, user_id, body.state, body.model))
+
+
+@router.get("")
+def list_sessions(app: str, user_id: UserId, web: WebDep) -> list[dict[str, Any]]:
+    """The user's sessions with this agent, oldest first (without their turns)."""
+    store = web.sessions(app)
+    sessions = (store.get(i) for i in store.ids())
+    return [session_json(s, turns=False) for s in sessions if s is not None and s.user_id == user_id]
+
+
+@router.get("/{session_id}")
+def get_session(app: str, user_id: UserId, session_id: str, web: WebDep) -> dict[str, Any]:
+    """The session with its turns and its current state."""
+    return session_json(_session(web, app, user_id, session_id))
+
+
+@router.delete("/{session_id}")
+async def delete_session(app: str, user_id: UserId, session_id: str, web: WebDep) -> dict[str, Any]:
+    await anyio.to_thread.run_sync(_session, web, app, user_id, session_id)
+    await web.chat.forget(app, session_id)
+    await anyio.to_thread.run_sync(web.sessions(app).delete, session_id)
+    return {"deleted": session_id}
+
+
+@router.post("/{session_id}/messages")
+async def send_message(app: str, user_id: UserId, session_id: str, body: Message,
+                       web: WebDep) -> dict[str, Any]:
+    """Runs the agent for one turn. An agent that fails gives a turn with its `error` (status
+    200); the turn is saved with the session either way. Returns the turn and the state now."""
+    agent = await anyio.to_thread.run_sync(web.agent, app)
+    await anyio.to_thread.run_sync(_session, web, app, user_id, session_id)  # 404 before any lock
+    async with web.chat.lock(app, session_id):
+        session = await anyio.to_thread.run_sync(_session, web, app, user_id, session_id)
+        turn = await web.chat.send(agent, session, body.text)
+        await anyio.to_thread.run_sync(web.sessions(app).save, session)
+    return {**turn_json(turn), "index": len(session.turns) - 1, "state": session.state}
