@@ -31,6 +31,9 @@ from agenteval.verdicts import CaseOutcome, outcomes, set_counts
 from agenteval.web.history import StoredRun
 
 
+MAX_RUN_CASES = 100  # cases not passed listed with a run; the rest are paged by /cases
+
+
 def status_word(status: EvalStatus) -> str:
     return status.name.lower()
 
@@ -97,18 +100,28 @@ def _summary_metric(m: MetricSummary) -> dict[str, Any]:
     return {**m.model_dump(mode="json"), "status": status_word(m.eval_status)}
 
 
-def run_view(stored: StoredRun, summary: EvalSetResult, header: RunSpec | None) -> dict[str, Any]:
-    """A run: its header, per case the verdict, criteria summaries and why it failed
-    (`criterion_problem` lines), and the counts."""
+def run_view(stored: StoredRun, summary: EvalSetResult, header: RunSpec | None,
+             max_cases: int = MAX_RUN_CASES) -> dict[str, Any]:
+    """A run: its header, the counts, the criteria it was scored with (gating ones first), and
+    the cases that did not pass (at most `max_cases`; all of them are paged by `/cases`), each
+    with its verdict, criteria summaries and why it failed (`criterion_problem` lines)."""
     cases = outcomes(summary)
     counts = set_counts(summary, cases)
+    gating: dict[str, None] = {}
+    informational: dict[str, None] = {}
+    for c in cases:
+        for m in c.summary.metrics:
+            (informational if m.eval_status == EvalStatus.INFORMATIONAL else gating)[m.metric_name] = None
+    not_passed = [c for c in cases if c.status != EvalStatus.PASSED]
     return {
         **run_row(stored), "header": header.model_dump(mode="json") if header else None,
         "counts": dataclasses.asdict(counts),
+        "criteria": [*gating, *(n for n in informational if n not in gating)],
+        "cases_not_passed": len(not_passed),
         "cases": [{"eval_id": c.eval_id, "status": status_word(c.status), "runs": c.num_runs,
                    "metrics": [_summary_metric(m) for m in c.summary.metrics],
                    "problems": [criterion_problem(m, c.gating) for m in c.failing_metrics()]}
-                  for c in cases]}
+                  for c in not_passed[:max_cases]]}
 
 
 def case_rows(result: EvalSetResult, offset: int, limit: int,
