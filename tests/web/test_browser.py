@@ -154,9 +154,10 @@ def test_end_to_end(page: Any, base_url: str, agents_dir: Path, judge: Judge, sh
     page.fill("#new-set", "smoke")
     page.click("text=Create eval set")
     page.wait_for_url("**/#/app/shop/evalsets/smoke")
-    page.fill("#new-case-id", "paris")
-    page.click("#add-session")
-    page.wait_for_selector("#case-editor")
+    for eval_id in ("booking", "paris"):  # the same session twice: one case is edited, one not
+        page.fill("#new-case-id", eval_id)
+        page.click("#add-session")
+        page.wait_for_selector(f'#case-editor h3:has-text("Case {eval_id}")')
     baseline = run_with_two_criteria(page, judge, shots)  # the earlier run, before the edit
 
     # edit the expected response and one expected tool argument; the file is rewritten
@@ -216,6 +217,7 @@ def test_end_to_end(page: Any, base_url: str, agents_dir: Path, judge: Judge, sh
     assert "21°C" in load_case(set_file, "paris")["conversation"][0]["final_response"]["parts"][0]["text"]
 
     # compare with the earlier run
+    page.evaluate("document.getElementById('toasts').replaceChildren()")
     page.goto(base_url + "/" + candidate)
     page.wait_for_selector("#compare-with option >> nth=1", state="attached")
     page.select_option("#compare-with", baseline.rsplit("/", 1)[1])

@@ -335,7 +335,8 @@ function turnView(t, i) {
   const results = t.tool_responses || [];
   const calls = (t.tool_calls || []).map((c, k) => {
     const r = results[k];
-    return h("details", { class: "tool" }, h("summary", {}, h("span", { class: "tag", text: "tool" }), " " + callLine(c) + (r ? "  →  " + short(oneLine(r.response), 80) : "")),
+    const result = r ? "  →  " + short(oneLine(r.response), 80) : "";
+    return h("details", { class: "tool" }, h("summary", {}, h("span", { class: "tag", text: "tool" }), " " + callLine(c) + result),
       h("pre", { text: "args: " + json(c.args ?? null) + (r ? "\nresult: " + json(r.response) : "") }));
   });
   const reply = t.error ? h("div", { class: "msg error", text: "Agent error: " + t.error })
@@ -396,8 +397,12 @@ async function evalSetView(main, app, setId, caseId) {
   const more = h("button", { text: "Show more", onclick: () => showMore() });
   const showMore = () => {
     for (const c of cases.slice(shown, shown + 200)) {
-      const box = h("input", { type: "checkbox", "data-case": c.eval_id, onchange: (e) => { e.target.checked ? selected.add(c.eval_id) : selected.delete(c.eval_id); count(); } });
-      const first = c.conversation && c.conversation[0] ? contentText(c.conversation[0].user_content) : c.conversation_scenario ? "(scenario) " + c.conversation_scenario.starting_prompt : "";
+      const box = h("input", { type: "checkbox", "data-case": c.eval_id, onchange: (e) => {
+        if (e.target.checked) selected.add(c.eval_id); else selected.delete(c.eval_id);
+        count();
+      } });
+      const first = c.conversation && c.conversation[0] ? contentText(c.conversation[0].user_content)
+        : c.conversation_scenario ? "(scenario) " + c.conversation_scenario.starting_prompt : "";
       rows.append(h("tr", { class: c.eval_id === caseId ? "sel" : "" }, h("td", {}, box),
         h("td", {}, h("a", { href: link("app", app, "evalsets", setId, "cases", c.eval_id), text: c.eval_id })),
         h("td", { text: c.conversation ? c.conversation.length : "–" }), h("td", { text: short(first, 90) })));
@@ -407,7 +412,8 @@ async function evalSetView(main, app, setId, caseId) {
   };
   showMore();
   count();
-  page.append(h("h3", { text: `Cases (${cases.length})` }), cases.length ? table : h("p", { class: "muted", text: "No cases yet: chat with the agent, then add the session here." }), more);
+  const none = h("p", { class: "muted", text: "No cases yet: chat with the agent, then add the session here." });
+  page.append(h("h3", { text: `Cases (${cases.length})` }), cases.length ? table : none, more);
   if (caseId) {
     const c = cases.find((x) => x.eval_id === caseId);
     page.append(c ? caseEditor(app, setId, c) : errorBox(new Error(`no case ${caseId} in ${setId}`)));
@@ -450,7 +456,8 @@ function caseEditor(app, setId, original) {
     const c = draft || original;
     const edit = !!draft;
     const head = h("div", { class: "row" }, h("h3", { class: "grow", text: `Case ${c.eval_id}` }),
-      edit ? [h("button", { class: "primary", id: "save-case", text: "Save", onclick: save }), h("button", { text: "Cancel", onclick: () => { draft = null; render(); } })]
+      edit ? [h("button", { class: "primary", id: "save-case", text: "Save", onclick: save }),
+        h("button", { text: "Cancel", onclick: () => { draft = null; render(); } })]
         : [h("button", { id: "edit-case", title: "Edit current eval case", text: "✎ Edit", onclick: () => { draft = structuredClone(original); render(); } }),
           h("button", { class: "danger", id: "delete-case", text: "Delete case", onclick: del })]);
     const body = c.conversation ? c.conversation.map((inv, i) => invocationEditor(c, inv, i, edit, render))
@@ -483,7 +490,8 @@ function invocationEditor(c, inv, i, edit, rerender) {
     edit ? h("button", { class: "icon danger", title: "delete this message (the whole turn)", text: "Delete message",
       onclick: () => { c.conversation.splice(i, 1); rerender(); } }) : null);
   const userText = contentText(inv.user_content);
-  const user = edit ? h("textarea", { class: "edit-user", rows: 2, value: userText, oninput: (e) => { inv.user_content = { role: "user", parts: [{ text: e.target.value }] }; } })
+  const user = edit ? h("textarea", { class: "edit-user", rows: 2, value: userText,
+    oninput: (e) => { inv.user_content = { role: "user", parts: [{ text: e.target.value }] }; } })
     : h("div", { class: "msg user", text: userText });
   const resp = contentText(inv.final_response);
   const response = edit ? h("textarea", { class: "edit-response", rows: 3, value: resp,
@@ -587,7 +595,8 @@ function argsMatchEditor(name, args) {
     return { tool, arg, matcher, param };
   }));
   const el = rows.length ? h("details", { class: "argsmatch" }, h("summary", { text: `argument matching (${rows.length} arguments in the expected calls)` }),
-    h("table", {}, h("tbody", {}, rows.slice(0, 60).map((r) => h("tr", {}, h("td", { class: "mono", text: `${r.tool}.${r.arg}` }), h("td", {}, r.matcher), h("td", {}, r.param)))))) : null;
+    h("table", {}, h("tbody", {}, rows.slice(0, 60).map((r) =>
+      h("tr", {}, h("td", { class: "mono", text: `${r.tool}.${r.arg}` }), h("td", {}, r.matcher), h("td", {}, r.param)))))) : null;
   const value = () => {
     const out = {};
     for (const r of rows) {
@@ -698,7 +707,10 @@ function watchRun(runId, label) {
       done++; statusOf(e.status) === "passed" ? passed++ : failed++;
       say(`${statusOf(e.status)}: ${e.eval_id}${e.error ? " (" + short(e.error, 60) + ")" : ""}`);
     } else if (e.type === "JudgeCallDone") say(`judge ${e.model}: ${e.samples} sample(s)${e.cached ? " (cached)" : ""}`);
-    else if (e.type === "RunFinished") finish(`finished: ${e.passed} passed, ${e.failed} failed, ${e.not_evaluated || 0} not evaluated`, (e.result_ids || [])[0] || e.run_id || runId);
+    else if (e.type === "RunFinished") {
+      finish(`finished: ${e.passed} passed, ${e.failed} failed, ${e.not_evaluated || 0} not evaluated`,
+        (e.result_ids || [])[0] || e.run_id || runId);
+    }
     else if (e.type === "RunFailed") { finish("failed: " + (e.error || "the run stopped")); box.classList.add("bad"); }
     else if (e.type === "RunCancelled") finish("cancelled");
     if (!ended) status.textContent = `${done} / ${total || "?"} case runs · ${passed} passed · ${failed} failed`;
@@ -719,7 +731,10 @@ async function showRuns(token, query) {
     eval_set: h("input", { name: "eval_set", placeholder: "eval set id", value: eval_set }),
     status: h("select", { name: "status" }, ["", "passed", "failed"].map((s) => h("option", { value: s, text: s || "any status" }))) };
   f.app.value = app; f.status.value = status;
-  const apply = (e) => { e.preventDefault(); const q = new URLSearchParams(); for (const [k, el] of Object.entries(f)) if (el.value) q.set(k, el.value); go("#/runs?" + q); };
+  const apply = (e) => {
+    e.preventDefault();
+    go("#/runs?" + qs(Object.fromEntries(Object.entries(f).map(([k, el]) => [k, el.value]))));
+  };
   const page = h("div", { class: "page" }, h("h2", { text: "Run history" }),
     h("form", { class: "row card filters", onsubmit: apply }, f.app, f.eval_set, f.status, h("button", { class: "primary", text: "Filter" })));
   if (trends.length > 1) page.append(trendCharts(trends, !eval_set));
@@ -781,30 +796,35 @@ function lineChart(series, labels, w, ht) {
   const x = (i) => pad.l + (n > 1 ? (i * (w - pad.l - pad.r)) / (n - 1) : 0);
   const y = (v) => pad.t + (1 - v) * (ht - pad.t - pad.b);
   const root = svg("svg", { width: w, height: ht, viewBox: `0 0 ${w} ${ht}`, role: "img" });
-  for (const v of [0, 0.5, 1]) root.append(svg("line", { x1: pad.l, x2: w - pad.r, y1: y(v), y2: y(v), stroke: "#e4e7ec" }), svg("text", { x: 4, y: y(v) + 3, text: v.toFixed(1) }));
+  for (const v of [0, 0.5, 1]) {
+    root.append(svg("line", { x1: pad.l, x2: w - pad.r, y1: y(v), y2: y(v), stroke: "#e4e7ec" }),
+      svg("text", { x: 4, y: y(v) + 3, text: v.toFixed(1) }));
+  }
   series.forEach((s, k) => {
     const color = COLORS[k % COLORS.length];
     const pts = s.values.map((v, i) => (v === null || v === undefined ? null : [x(i), y(Math.max(0, Math.min(1, v)))]));
     const d = pts.map((p, i) => (p ? `${i && pts[i - 1] ? "L" : "M"}${p[0].toFixed(1)},${p[1].toFixed(1)}` : "")).join("");
     root.append(svg("path", { d, fill: "none", stroke: color, "stroke-width": 2 }));
-    pts.forEach((p, i) => p && root.append(svg("circle", { cx: p[0], cy: p[1], r: 3, fill: color }, svg("title", { text: `${s.name} ${fmt(s.values[i])} · ${labels[i]}` }))));
+    pts.forEach((p, i) => p && root.append(svg("circle", { cx: p[0], cy: p[1], r: 3, fill: color },
+      svg("title", { text: `${s.name} ${fmt(s.values[i])} · ${labels[i]}` }))));
   });
   return root;
 }
 
 /** Vertical bars, one per item ({label, value}); the tooltip gives the exact value. */
 function barChart(items, w, ht, unit, xTicks) {
-  const pad = { l: 40, r: 6, t: 8, b: 18 };
+  const pad = { l: 46, r: 6, t: 8, b: 18 };
+  const label = (v) => (unit === " s" ? fmtSecs(v) : fmt(v, v < 10 ? 2 : 0) + unit);
   const root = svg("svg", { width: w, height: ht, viewBox: `0 0 ${w} ${ht}`, role: "img" });
   // ticks spread evenly along the x axis (the histogram's 0, 0.5, 1)
   (xTicks || []).forEach((t, i, all) => root.append(svg("text", { x: pad.l + (i * (w - pad.l - pad.r - 12)) / Math.max(1, all.length - 1), y: ht - 4, text: t })));
   const max = Math.max(1e-9, ...items.map((i) => i.value || 0));
-  const bw = Math.max(1, (w - pad.l - pad.r) / Math.max(1, items.length));
-  root.append(svg("text", { x: 2, y: pad.t + 8, text: fmt(max, max < 10 ? 2 : 0) + unit }), svg("text", { x: 2, y: ht - pad.b, text: "0" }));
+  const bw = Math.min(28, Math.max(1, (w - pad.l - pad.r) / Math.max(1, items.length))); // few cases: no slabs
+  root.append(svg("text", { x: 2, y: pad.t + 8, text: label(max) }), svg("text", { x: 2, y: ht - pad.b, text: "0" }));
   items.forEach((it, i) => {
     const hgt = ((it.value || 0) / max) * (ht - pad.t - pad.b);
     root.append(svg("rect", { x: pad.l + i * bw, y: ht - pad.b - hgt, width: Math.max(1, bw - 1), height: hgt, fill: it.color || COLORS[0] },
-      svg("title", { text: `${it.label}: ${fmt(it.value)}${unit}` })));
+      svg("title", { text: `${it.label}: ${label(it.value || 0)}` })));
   });
   return root;
 }
@@ -813,7 +833,9 @@ function barChart(items, w, ht, unit, xTicks) {
 function histogram(scores, lo = 0, hi = 1) {
   const bins = Array(10).fill(0);
   for (const s of scores) bins[Math.min(9, Math.max(0, Math.floor(((s - lo) / (hi - lo || 1)) * 10)))]++;
-  return bins.map((count, i) => ({ label: `${fmt(lo + (i * (hi - lo)) / 10)}–${fmt(lo + ((i + 1) * (hi - lo)) / 10)}`, value: count, color: i >= 8 ? COLORS[2] : i < 5 ? COLORS[3] : COLORS[1] }));
+  const edge = (i) => fmt(lo + (i * (hi - lo)) / 10);
+  // low scores red, middling amber, high green
+  return bins.map((count, i) => ({ label: `${edge(i)}–${edge(i + 1)}`, value: count, color: i >= 8 ? COLORS[2] : i < 5 ? COLORS[3] : COLORS[1] }));
 }
 
 // ---------------------------------------------------------------- one run
@@ -830,7 +852,8 @@ async function showRun(token, runId, query) {
   const cases = [...first.items];
   const total = first.total ?? cases.length;
   const summaries = run.cases || [];
-  const names = [...new Set([...(run.criteria || []), ...summaries.flatMap((c) => (c.metrics || []).map((m) => m.metric_name)), ...cases.flatMap((c) => c.metrics.map((m) => m.name))])]
+  const names = [...new Set([...(run.criteria || []), ...summaries.flatMap((c) => (c.metrics || []).map((m) => m.metric_name)),
+    ...cases.flatMap((c) => c.metrics.map((m) => m.name))])]
     .sort((a, b) => INFORMATIONAL.has(a) - INFORMATIONAL.has(b)); // gating criteria first
   const failing = run.failing || summaries.filter((c) => statusOf(c.status) !== "passed").map((c) => ({ eval_id: c.eval_id, problems: c.problems }));
   const page = h("div", { class: "page run" });
@@ -846,10 +869,12 @@ async function showRun(token, runId, query) {
     criteria: spec.config && spec.config.criteria ? oneLine(spec.config.criteria) : null })),
   h("div", { class: "row", style: "margin-top: 8px" }, badge("passed", `${counts.passed ?? row.cases_passed ?? 0} passed`),
     badge("failed", `${counts.failed ?? row.cases_failed ?? 0} failed`), counts.not_evaluated ? badge(3, `${counts.not_evaluated} not evaluated`) : null,
-    h("span", { class: "muted", text: `${counts.total ?? counts.cases ?? row.cases_total ?? total} cases` + (counts.max_runs > 1 ? `, up to ${counts.max_runs} runs each` : "") }))));
+    h("span", { class: "muted", text: `${counts.total ?? counts.cases ?? row.cases_total ?? total} cases`
+      + (counts.max_runs > 1 ? `, up to ${counts.max_runs} runs each` : "") }))));
   if (failing.length) {
     const all = Math.max(failing.length, run.cases_not_passed || 0);
-    page.append(h("div", { class: "card failing" }, h("h3", { text: "Why cases failed" + (all > 100 ? ` (first 100 of ${all})` : "") }), h("ul", {}, failing.slice(0, 100).map((f) =>
+    const title = "Why cases failed" + (all > 100 ? ` (first 100 of ${all})` : "");
+    page.append(h("div", { class: "card failing" }, h("h3", { text: title }), h("ul", {}, failing.slice(0, 100).map((f) =>
       h("li", {}, h("a", { href: link("runs", id, "cases", f.eval_id), text: f.eval_id }), ": ", (f.problems || []).join("; "))))));
   }
   const charts = h("div", { class: "charts" });
@@ -872,7 +897,8 @@ async function showRun(token, runId, query) {
     addRows(next.items);
     more.disabled = false;
   });
-  page.append(h("h3", { text: "Charts" }), charts, h("div", { class: "row", style: "margin: 14px 0 6px" }, h("h3", { class: "grow", style: "margin: 0", text: "Cases" }), filter, loaded),
+  page.append(h("h3", { text: "Charts" }), charts,
+    h("div", { class: "row", style: "margin: 14px 0 6px" }, h("h3", { class: "grow", style: "margin: 0", text: "Cases" }), filter, loaded),
     h("table", { class: "cases" }, h("thead", {}, h("tr", {}, ["case", "run", "verdict", ...names].map((t) => h("th", { text: t })))), tbody), more);
   addRows(cases);
   paint(token, page);
@@ -881,6 +907,8 @@ async function showRun(token, runId, query) {
 function casesUrl(runId, offset, status) {
   return `/api/runs/${enc(runId)}/cases?offset=${offset}&limit=${PAGE}` + (status ? "&status=" + enc(status) : "");
 }
+
+function headRow(titles) { return h("thead", {}, h("tr", {}, titles.map((t) => h("th", { text: t })))); }
 
 function kvs(obj) {
   return Object.entries(obj).filter(([, v]) => v !== null && v !== undefined && v !== "–" && v !== "")
@@ -918,7 +946,9 @@ function runCharts(cases, names) {
 function compareMenu(id, row) {
   const sel = h("select", { id: "compare-with" }, h("option", { value: "", text: "Compare with…" }));
   api("/api/runs?" + qs({ eval_set: row.eval_set_id, app: row.app || row.agent, limit: 50 })).then((rows) => {
-    for (const r of Array.isArray(rows) ? rows : rows.runs || []) if (r.run_id !== id) sel.append(h("option", { value: r.run_id, text: `${r.run_id} (${r.cases_passed}/${r.cases_total})` }));
+    for (const r of Array.isArray(rows) ? rows : rows.runs || []) {
+      if (r.run_id !== id) sel.append(h("option", { value: r.run_id, text: `${r.run_id} (${r.cases_passed}/${r.cases_total})` }));
+    }
   }).catch(() => {});
   sel.addEventListener("change", () => sel.value && go(link("compare", sel.value, id)));
   return sel;
@@ -942,12 +972,17 @@ async function showCaseResult(token, runId, caseId, opts) {
       h("a", { class: "btn" + (k === runIndex ? " primary" : ""), href: link("runs", runId, "cases", caseId, "run", k), text: `run ${k}` }))));
     if (summary.length) page.append(repeatStats(summary));
   }
-  if ((d.problems || []).length) page.append(h("div", { class: "card problems" }, h("h3", { text: "Why it did not pass" }), h("ul", {}, d.problems.map((p) => h("li", { text: p })))));
+  if ((d.problems || []).length) {
+    page.append(h("div", { class: "card problems" }, h("h3", { text: "Why it did not pass" }), h("ul", {}, d.problems.map((p) => h("li", { text: p })))));
+  }
   page.append(h("div", { class: "card" }, h("h3", { text: "Criteria" }), h("div", { class: "row criteria" }, (r.overall_eval_metric_results || []).map((m) =>
     h("span", { class: "badge " + statusClass(m.eval_status), "data-metric": m.metric_name, title: statusOf(m.eval_status),
       text: `${m.metric_name} ${fmt(m.score)}${m.threshold !== null && m.threshold !== undefined ? " / " + fmt(m.threshold) : ""}` })))));
   if (r.error_message) page.append(errorBox(new Error("The agent failed: " + r.error_message)));
-  for (const e of r.metric_errors || []) page.append(h("div", { class: "error-box", text: `${e.metric_name}${e.invocation_index != null ? " (invocation " + e.invocation_index + ")" : ""}: ${e.message}` }));
+  for (const e of r.metric_errors || []) {
+    const where = e.invocation_index !== null && e.invocation_index !== undefined ? ` (invocation ${e.invocation_index})` : "";
+    page.append(h("div", { class: "error-box", text: `${e.metric_name}${where}: ${e.message}` }));
+  }
   // invocations on the left, the trace beside them (sticky), so hovering a trace row shows its turn
   const left = h("div", { class: "case-main" });
   const diffs = d.invocations || [];
@@ -976,24 +1011,30 @@ function invocationResult(d, per, i, diff, runId) {
   const act = per.actual_invocation, exp = per.expected_invocation;
   const metrics = per.eval_metric_results || [];
   const failing = metrics.filter((m) => statusOf(m.eval_status) === "failed");
+  const gating = metrics.filter((m) => !INFORMATIONAL.has(m.metric_name)), info = metrics.filter((m) => INFORMATIONAL.has(m.metric_name));
+  const here = link("runs", runId, "cases", d.result.eval_id, "run", d.result.run_index || 0, "inv", i);
   const want = exp ? contentText(exp.final_response) : null, got = contentText(act.final_response);
   const [wantEl, gotEl] = want === null ? [h("span", { class: "muted", text: "(no reference)" }), h("span", { text: got })] : wordDiff(want, got);
   const lines = diff.tool_call_diff ? diff.tool_call_diff.map((x) => (Array.isArray(x) ? x : [x.op, x.call]))
     : exp ? null : invCalls(act).map((c) => [" ", callLine(c)]);
   const argRows = argDiffRows(diff);
-  const callBox = lines ? h("pre", { class: "box diff" }, lines.length ? lines.map(([k, t]) => h("div", { class: k === "-" ? "m" : k === "+" ? "x" : "", text: `${k} ${t}` })) : h("span", { class: "muted", text: "(no tool calls)" }))
-    : h("div", { class: "sides" }, h("pre", { text: invCalls(exp).map(callLine).join("\n") || "(none)" }), h("pre", { text: invCalls(act).map(callLine).join("\n") || "(none)" }));
-  const args = argRows.length ? h("table", { class: "argdiff" }, h("thead", {}, h("tr", {}, ["call", "tool", "argument", "expected", "actual"].map((t) => h("th", { text: t })))),
+  const diffLine = ([k, t]) => h("div", { class: k === "-" ? "m" : k === "+" ? "x" : "", text: `${k} ${t}` });
+  const callBox = lines
+    ? h("pre", { class: "box diff" }, lines.length ? lines.map(diffLine) : h("span", { class: "muted", text: "(no tool calls)" }))
+    : h("div", { class: "sides" }, h("pre", { text: invCalls(exp).map(callLine).join("\n") || "(none)" }),
+      h("pre", { text: invCalls(act).map(callLine).join("\n") || "(none)" }));
+  const args = argRows.length ? h("table", { class: "argdiff" }, headRow(["call", "tool", "argument", "expected", "actual"]),
     h("tbody", {}, argRows.map((a) => h("tr", {}, h("td", { text: a.call }), h("td", { text: a.tool }), h("td", { class: "mono", text: a.arg }),
       h("td", { class: "mono", text: a.expected }), h("td", { class: "mono bad", text: a.actual }))))) : null;
-  const accept = exp && failing.length ? h("button", { class: "accept", text: "Accept actual turn as expected", title: "write this actual turn into the eval set as the new expected one",
+  const accept = exp && failing.length ? h("button", { class: "accept", text: "Accept actual turn as expected",
+    title: "write this actual turn into the eval set as the new expected one",
     onclick: () => acceptActual(d, i, act, runId) }) : null;
   return h("div", { class: "inv card", id: `inv-${i}`, "data-inv": i },
     h("div", { class: "head" }, h("strong", { text: `Invocation ${i}` }), act.duration ? h("span", { class: "muted", text: fmtSecs(act.duration) }) : null,
-      h("span", { class: "grow" }), metrics.filter((m) => !INFORMATIONAL.has(m.metric_name)).map((m) => h("span", { class: "badge " + statusClass(m.eval_status), text: `${m.metric_name} ${fmt(m.score)}` })),
-      h("a", { class: "muted", href: link("runs", runId, "cases", d.result.eval_id, "run", d.result.run_index || 0, "inv", i), title: "link to this invocation", text: "#" })),
+      h("span", { class: "grow" }), gating.map((m) => h("span", { class: "badge " + statusClass(m.eval_status), text: `${m.metric_name} ${fmt(m.score)}` })),
+      h("a", { class: "muted", href: here, title: "link to this invocation", text: "#" })),
     h("div", { class: "msg user", text: contentText(act.user_content) }),
-    h("div", { class: "muted small", text: metrics.filter((m) => INFORMATIONAL.has(m.metric_name)).map((m) => `${m.metric_name.replace(/_v1$/, "").replace(/_/g, " ")} ${fmt(m.score)}`).join(" · ") }),
+    h("div", { class: "muted small", text: info.map((m) => `${m.metric_name.replace(/_v1$/, "").replace(/_/g, " ")} ${fmt(m.score)}`).join(" · ") }),
     h("div", { class: "sides" }, h("div", {}, h("h4", { text: "Expected response" }), h("pre", { class: "expected" }, wantEl)),
       h("div", {}, h("h4", { text: "Actual response" }), h("pre", { class: "actual" }, gotEl))),
     h("h4", { text: "Tool calls (− expected, not made · + made, not expected)" }), callBox, args,
@@ -1062,7 +1103,7 @@ function judgeTable(records) {
   return h("div", { class: "card judges" }, h("h3", { text: "Judge verdicts" }), h("table", {},
     h("thead", {}, h("tr", {}, head.map((t) => h("th", { text: t })))),
     h("tbody", {}, records.map((r) => h("tr", { class: r.step ? "muted" : "" }, h("td", { text: r.metric_name }), h("td", { text: r.invocation_index ?? "–" }),
-      h("td", { text: r.item || "" }), h("td", {}, r.error ? badge(2, "error") : h("span", { class: "badge " + (r.score === null || r.score === undefined ? "info" : r.score >= 1 ? "ok" : "bad"), text: r.step || r.verdict || "–" })),
+      h("td", { text: r.item || "" }), h("td", {}, r.error ? badge(2, "error") : verdictBadge(r)),
       h("td", { text: fmt(r.score) }), h("td", { class: "rationale", text: r.rationale || r.error || "" }),
       h("td", { class: "nowrap" }, h("button", { class: "icon judge-audit", text: "prompt & reply", onclick: () => judgeDialog(r) }),
         r.span_id ? h("button", { class: "icon", title: "show this judge call in the trace", text: "trace", onclick: () => showSpan(r.span_id) }) : null))))));
@@ -1074,9 +1115,15 @@ function showSpan(spanId) {
   if (row) { row.scrollIntoView({ block: "nearest" }); row.click(); } else toast("that span is not in the trace", true);
 }
 
+function verdictBadge(r) {
+  const tone = r.score === null || r.score === undefined ? "info" : r.score >= 1 ? "ok" : "bad";
+  return h("span", { class: "badge " + tone, text: r.step || r.verdict || "–" });
+}
+
 function judgeDialog(r) {
   const dialog = $("#dialog");
-  replace(dialog, h("div", { class: "dhead" }, h("span", { class: "grow", text: `${r.metric_name} · ${r.judge_model}${r.prompt_version ? " · prompts " + r.prompt_version : ""}` }),
+  const title = `${r.metric_name} · ${r.judge_model}${r.prompt_version ? " · prompts " + r.prompt_version : ""}`;
+  replace(dialog, h("div", { class: "dhead" }, h("span", { class: "grow", text: title }),
     h("button", { class: "icon", text: "✕", onclick: () => dialog.close() })),
   h("div", { class: "dbody" }, h("dl", { class: "kv" }, kvs({ verdict: r.verdict, score: fmt(r.score), rationale: r.rationale, error: r.error,
     "prompt tokens": r.prompt_tokens, cached: r.cached ? "yes" : null, "votes": (r.verdicts || []).map((v) => v ?? "unreadable").join(", ") })),
@@ -1098,12 +1145,15 @@ async function showCompare(token, a, b, query) {
   const flips = c.cases.filter((x) => x.criteria.some((k) => flaky(k.after) || flaky(k.before)));
   const tone = { "newly failed": "bad", regressed: "bad", "newly passed": "ok", improved: "ok", added: "info", removed: "na", unchanged: "info" };
   const page = h("div", { class: "page compare" }, h("h2", { text: "Compare runs" }),
-    h("div", { class: "card" }, h("dl", { class: "kv" }, h("dt", { text: "baseline" }), h("dd", {}, h("a", { class: "mono", href: link("runs", c.baseline_id), text: c.baseline_id }), ` (${c.baseline_set})`),
+    h("div", { class: "card" }, h("dl", { class: "kv" },
+      h("dt", { text: "baseline" }), h("dd", {}, h("a", { class: "mono", href: link("runs", c.baseline_id), text: c.baseline_id }), ` (${c.baseline_set})`),
       h("dt", { text: "candidate" }), h("dd", {}, h("a", { class: "mono", href: link("runs", c.candidate_id), text: c.candidate_id }), ` (${c.candidate_set})`),
       h("dt", { text: "margin" }), h("dd", { text: fmt(c.margin) })),
-    h("div", { class: "row counts", style: "margin-top: 8px" }, Object.entries(counts).map(([k, n]) => h("span", { class: "badge " + (tone[k] || "info"), text: `${n} ${k}` })),
+    h("div", { class: "row counts", style: "margin-top: 8px" },
+      Object.entries(counts).map(([k, n]) => h("span", { class: "badge " + (tone[k] || "info"), text: `${n} ${k}` })),
       flips.length ? h("span", { class: "badge na", text: `${flips.length} flip between repeated runs` }) : null)),
-  h("div", { class: "row" }, h("a", { class: "btn", href: link("compare", a, b) + "?" + new URLSearchParams({ margin, all: showAll ? "0" : "1" }), text: showAll ? "Hide unchanged" : "Show unchanged" }),
+  h("div", { class: "row" }, h("a", { class: "btn", href: link("compare", a, b) + "?" + qs({ margin, all: showAll ? "0" : "1" }),
+    text: showAll ? "Hide unchanged" : "Show unchanged" }),
     h("a", { class: "btn", href: link("compare", b, a), text: "Swap" })));
   const rows = c.cases.filter((x) => showAll || x.change !== "unchanged" || x.criteria.some((k) => k.change !== "unchanged"));
   const body = h("tbody");
@@ -1146,16 +1196,22 @@ function treeOrder(spans, roots) {
   for (const r of roots) walk(r, 0);
   return out;
 }
-function rootsOf(spans) { const ids = new Set(spans.map((s) => s.span_id)); return spans.filter((s) => !s.parent_id || !ids.has(s.parent_id)).sort((p, q) => p.start - q.start); }
+function rootsOf(spans) {
+  const ids = new Set(spans.map((s) => s.span_id));
+  return spans.filter((s) => !s.parent_id || !ids.has(s.parent_id)).sort((p, q) => p.start - q.start);
+}
 
 /** A case's trace grouped by invocation (its user message), then what came after (scoring). */
 function caseGroups(r) {
   const spans = r.trace.spans;
-  const invs = spans.filter((s) => s.kind === "invocation").sort((p, q) => (p.attributes["agenteval.invocation_index"] ?? 0) - (q.attributes["agenteval.invocation_index"] ?? 0) || p.start - q.start);
+  const index = (s) => s.attributes["agenteval.invocation_index"] ?? 0;
+  const invs = spans.filter((s) => s.kind === "invocation").sort((p, q) => index(p) - index(q) || p.start - q.start);
   const pers = r.eval_metric_result_per_invocation || [];
-  const groups = invs.map((inv, i) => ({ label: contentText((pers[i] || {}).actual_invocation && pers[i].actual_invocation.user_content) || inv.attributes["input.value"] || inv.name,
+  const userText = (i) => contentText(pers[i] && pers[i].actual_invocation && pers[i].actual_invocation.user_content);
+  const groups = invs.map((inv, i) => ({ label: userText(i) || inv.attributes["input.value"] || inv.name,
     spans, roots: [inv], target: `#inv-${i}` }));
-  const rest = rootsOf(spans).flatMap((root) => (root.kind === "case" ? spans.filter((s) => s.parent_id === root.span_id && s.kind !== "invocation") : root.kind === "invocation" ? [] : [root]));
+  const rest = rootsOf(spans).flatMap((root) => (root.kind === "case"
+    ? spans.filter((s) => s.parent_id === root.span_id && s.kind !== "invocation") : root.kind === "invocation" ? [] : [root]));
   if (rest.length) groups.push({ label: "scoring and other steps", spans, roots: rest, target: null });
   return groups;
 }
@@ -1173,13 +1229,18 @@ function traceView(groups) {
       const a = s.attributes || {};
       const tokens = tokenText(a);
       const dur = s.end === null || s.end === undefined ? null : s.end - s.start;
-      const row = h("div", { class: "trow" + (s.status === "error" ? " err" : ""), "data-span": s.span_id, title: `${s.name} · ${fmtSecs(dur)}${tokens ? " · tokens in/out " + tokens : ""}` },
+      const row = h("div", { class: "trow" + (s.status === "error" ? " err" : ""), "data-span": s.span_id,
+        title: `${s.name} · ${fmtSecs(dur)}${tokens ? " · tokens in/out " + tokens : ""}` },
         h("div", { class: "name", style: `padding-left: ${Math.min(depth, 12) * 12}px` }, h("span", { class: "k k-" + s.kind }), s.name),
         h("div", { class: "wf" }, h("div", { style: `left: ${(100 * (s.start - t0)) / span}%; width: ${(100 * (dur || 0)) / span}%` })),
         h("div", { class: "tok", text: tokens || fmtSecs(dur) }));
       row.addEventListener("mouseenter", () => highlight(g.target, true));
       row.addEventListener("mouseleave", () => highlight(g.target, false));
-      row.addEventListener("click", () => { for (const o of document.querySelectorAll(".trow.on")) o.classList.remove("on"); row.classList.add("on"); openSpan(s, rows); });
+      row.addEventListener("click", () => {
+        for (const o of document.querySelectorAll(".trow.on")) o.classList.remove("on");
+        row.classList.add("on");
+        openSpan(s, rows);
+      });
       el.append(row);
     }
     box.append(el);
@@ -1192,7 +1253,12 @@ function tokenText(a) {
   if (i === undefined || i === null) return "";
   return o === undefined || o === null ? `${i} in` : `${i}/${o}`;
 }
-function highlight(selector, on) { if (!selector) return; const el = $(selector); if (el) { el.classList.toggle("hl", on); if (on) el.scrollIntoView({ block: "nearest" }); } }
+function highlight(selector, on) {
+  const el = selector && $(selector);
+  if (!el) return;
+  el.classList.toggle("hl", on);
+  if (on) el.scrollIntoView({ block: "nearest" });
+}
 
 const DRAWER_TABS = ["Event", "Request", "Response", "Graph"];
 
@@ -1200,8 +1266,10 @@ function openSpan(s, rows, tab = "Event") {
   const drawer = $("#drawer");
   drawer.hidden = false;
   const content = h("div", { class: "dcontent" });
-  const tabs = h("nav", { class: "tabs" }, DRAWER_TABS.map((t) => h("button", { class: t === tab ? "on" : "", "data-tab": t, text: t, onclick: () => openSpan(s, rows, t) })));
-  replace(drawer, h("div", { class: "dtop" }, h("strong", { text: s.name }), h("span", { class: "muted", text: `${s.kind} · ${fmtSecs(s.end == null ? null : s.end - s.start)}` }),
+  const tabs = h("nav", { class: "tabs" }, DRAWER_TABS.map((t) =>
+    h("button", { class: t === tab ? "on" : "", "data-tab": t, text: t, onclick: () => openSpan(s, rows, t) })));
+  const took = fmtSecs(s.end === null || s.end === undefined ? null : s.end - s.start);
+  replace(drawer, h("div", { class: "dtop" }, h("strong", { text: s.name }), h("span", { class: "muted", text: `${s.kind} · ${took}` }),
     tabs, h("span", { class: "grow" }), h("button", { class: "icon", title: "close", text: "✕", onclick: closeDrawer })), content);
   const a = s.attributes || {};
   if (tab === "Event") content.append(h("pre", { class: "raw-span", text: json(s) }));
@@ -1222,7 +1290,9 @@ function spanPayload(s, a, which) {
   const out = h("div", { class: "msgs payload" });
   if (which === "request" && a["gen_ai.request.model"]) out.append(h("p", { class: "muted", text: "model: " + a["gen_ai.request.model"] }));
   if (which === "response" && a["gen_ai.usage.input_tokens"] !== undefined) {
-    out.append(h("p", { class: "muted", text: `tokens: ${a["gen_ai.usage.input_tokens"]} in / ${a["gen_ai.usage.output_tokens"]} out` + (a["gen_ai.usage.cache_read.input_tokens"] ? ` (${a["gen_ai.usage.cache_read.input_tokens"]} cached)` : "") }));
+    const cached = a["gen_ai.usage.cache_read.input_tokens"];
+    out.append(h("p", { class: "muted", text: `tokens: ${a["gen_ai.usage.input_tokens"]} in / ${a["gen_ai.usage.output_tokens"] ?? "?"} out`
+      + (cached ? ` (${cached} cached)` : "") }));
   }
   let any = false;
   for (const k of list) {
@@ -1232,12 +1302,14 @@ function spanPayload(s, a, which) {
     const v = attr(a[k]);
     out.append(h("h4", { text: k }));
     if (Array.isArray(v) && v.every((m) => m && typeof m === "object" && "role" in m)) {
-      for (const m of v) out.append(h("div", { class: "m" }, h("div", { class: "role", text: m.role }), h("pre", { text: typeof m.content === "string" ? m.content : json(m.content ?? null) }),
+      for (const m of v) out.append(h("div", { class: "m" }, h("div", { class: "role", text: m.role }),
+        h("pre", { text: typeof m.content === "string" ? m.content : json(m.content ?? null) }),
         m.tool_calls ? h("pre", { class: "muted", text: "tool calls: " + json(m.tool_calls) }) : null));
     } else out.append(h("pre", { class: "box", text: typeof v === "string" ? v : json(v) }));
   }
   if (s.error) { any = true; out.append(h("div", { class: "error-box", text: s.error })); }
-  if (!any) out.append(h("p", { class: "muted", text: `No ${which} recorded on this span${s.kind === "agent" || s.kind === "invocation" ? ": open one of its model or tool steps" : ""}.` }));
+  const hint = s.kind === "agent" || s.kind === "invocation" ? ": open one of its model or tool steps" : "";
+  if (!any) out.append(h("p", { class: "muted", text: `No ${which} recorded on this span${hint}.` }));
   if ((s.truncated || []).length) out.append(h("p", { class: "muted", text: "cut to 2,000 characters: " + s.truncated.join(", ") }));
   return out;
 }
@@ -1250,18 +1322,22 @@ function stepGraph(rows, selected) {
   const steps = rows.slice(0, 80);
   const width = 3 * (W + 40) + 20, height = 30 + steps.length * (H + GAP);
   const root = svg("svg", { class: "graph", width, height, viewBox: `0 0 ${width} ${height}`, role: "img" },
-    svg("defs", {}, svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: "auto" }, svg("path", { d: "M0,0L10,5L0,10z", fill: "#98a2b3" }))));
+    svg("defs", {}, svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: "auto" },
+      svg("path", { d: "M0,0L10,5L0,10z", fill: "#98a2b3" }))));
   ["agent", "model", "tools"].forEach((t, i) => root.append(svg("text", { x: 20 + i * (W + 40), y: 14, text: t.toUpperCase() })));
   const pos = steps.map(({ span: s }, i) => ({ s, x: 20 + (lane[s.kind] ?? 0) * (W + 40), y: 24 + i * (H + GAP) }));
   pos.forEach((p, i) => {
-    if (i) { const q = pos[i - 1]; root.append(svg("path", { d: `M${q.x + W / 2},${q.y + H} L${p.x + W / 2},${p.y}`, stroke: "#98a2b3", fill: "none", "marker-end": "url(#arrow)" })); }
+    if (!i) return;
+    const q = pos[i - 1];
+    root.append(svg("path", { d: `M${q.x + W / 2},${q.y + H} L${p.x + W / 2},${p.y}`, stroke: "#98a2b3", fill: "none", "marker-end": "url(#arrow)" }));
   });
   for (const p of pos) {
     const s = p.s, a = s.attributes || {};
     const color = { llm: "#7c5cd6", tool: "#e08a1e", judge: "#16794a" }[s.kind] || "#2f6fde";
     const sub = [fmtSecs(s.end == null ? null : s.end - s.start), tokenText(a) && tokenText(a) + " tokens"].filter(Boolean).join(" · ");
     root.append(svg("g", { "data-span": s.span_id },
-      svg("rect", { x: p.x, y: p.y, width: W, height: H, rx: 6, fill: s.span_id === selected ? "#d4e3fb" : "#fff", stroke: s.status === "error" ? "#b42318" : color, "stroke-width": s.span_id === selected ? 3 : 1.5 }),
+      svg("rect", { x: p.x, y: p.y, width: W, height: H, rx: 6, fill: s.span_id === selected ? "#d4e3fb" : "#fff",
+        stroke: s.status === "error" ? "#b42318" : color, "stroke-width": s.span_id === selected ? 3 : 1.5 }),
       svg("text", { x: p.x + 8, y: p.y + 14, style: "font-weight: 600; fill: #1d2430", text: short(s.name, 30) }),
       svg("text", { x: p.x + 8, y: p.y + 27, text: sub }), svg("title", { text: s.name })));
   }
