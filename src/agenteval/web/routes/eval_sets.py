@@ -93,6 +93,7 @@ class AddSession(BaseModel):
 def add_session(app: str, set_id: str, body: AddSession, web: WebDep) -> dict[str, Any]:
     """The chat session as a new static case: its answered turns become the conversation, the
     state it started from the case's `session_input.state` (409 if the eval id exists)."""
+    web.eval_set_path(app, set_id)  # 404 first when there is no such set
     session = web.sessions(app).get(body.session_id)
     if session is None or session.user_id != body.user_id:
         not_found(f"no session {body.session_id!r} of user {body.user_id!r} for agent {app!r}")
@@ -154,9 +155,11 @@ class RunRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     eval_ids: list[str] | None = Field(default=None, description="Cases to run (null: every case).")
-    criteria: dict[str, float | dict[str, Any]] | None = Field(
-        default=None, description="Criteria as in an eval config (null: test_config.json beside "
-        "the set, else the defaults).")
+    # Values are checked by the criteria registry, as a config file's are (strictly: "0.8" is
+    # not a threshold).
+    criteria: dict[str, Any] | None = Field(
+        default=None, description="Criteria as in an eval config: name to threshold or criterion "
+        "object (null: test_config.json beside the set, else the defaults).")
     judge_model: str | None = None
     num_samples: int | None = Field(default=None, ge=1, le=100)
     num_runs: int = Field(default=1, ge=1, le=1000)
@@ -164,12 +167,11 @@ class RunRequest(BaseModel):
     parallelism: int = Field(default=4, ge=1, le=256)
 
 
-def _with_samples(criteria: dict[str, float | dict[str, Any]],
-                  num_samples: int | None) -> dict[str, float | dict[str, Any]]:
+def _with_samples(criteria: dict[str, Any], num_samples: int | None) -> dict[str, Any]:
     """`num_samples` laid over every judged criterion's `judge_model_options`."""
     if num_samples is None:
         return criteria
-    out: dict[str, float | dict[str, Any]] = {}
+    out: dict[str, Any] = {}
     for name, value in criteria.items():
         spec = default_registry().get(name)
         if spec is not None and issubclass(spec.criterion_model, LlmAsAJudgeCriterion):

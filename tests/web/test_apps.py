@@ -1,0 +1,53 @@
+"""Agents and criteria over real HTTP: discovery like `adk web`, a broken agent listed with its
+error while the server stays up, and every criterion offered to the metric dialog."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tests.web.api_support import ECHO_AGENT, Live, agents_dir, live  # noqa: F401
+
+
+def test_agents_are_listed_with_their_kind_and_a_broken_one_with_its_error(live: Live) -> None:
+    apps = {a["name"]: a for a in live.get("/api/apps").json()}
+    assert sorted(apps) == ["broken", "dice", "echo", "slow"]  # not hidden, not folders without agent.py
+    assert apps["echo"] == {"name": "echo", "kind": "callable", "error": None}
+    assert apps["dice"]["kind"] == "builtin"
+    assert apps["broken"]["kind"] is None
+    assert "ImportError: this agent cannot be imported" in apps["broken"]["error"]
+    assert live.get("/list-apps").json() == ["broken", "dice", "echo", "slow"]
+    r = live.post("/apps/broken/users/u/sessions", json={})
+    assert r.status_code == 400 and "cannot be loaded" in r.json()["detail"]
+    assert live.get("/api/apps").status_code == 200  # still up
+
+
+def test_an_agent_folder_linked_from_outside_is_not_offered(live: Live, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "agent.py").write_text(ECHO_AGENT)
+    os.symlink(outside, live.agents_dir / "linked")
+    assert "linked" not in live.get("/list-apps").json()
+    assert live.get("/apps/linked/eval-sets").status_code == 404
+
+
+def test_every_criterion_is_offered_with_its_range_and_default(live: Live) -> None:
+    criteria = {c["name"]: c for c in live.get("/api/criteria").json()}
+    assert len(criteria) >= 18
+    assert criteria["tool_trajectory_avg_score"]["default_threshold"] == 1.0
+    assert criteria["response_match_score"]["default_threshold"] == 0.8
+    assert criteria["final_response_match_v2"]["judged"] is True
+    assert criteria["tool_trajectory_avg_score"]["judged"] is False
+    assert criteria["token_usage_v1"]["informational"] is True
+    assert all(c["description"] for c in criteria.values())
+
+
+def test_the_page_and_the_api_docs_are_served(live: Live) -> None:
+    page = live.get("/")
+    if page.status_code == 200:  # the page ships beside the server (web/static)
+        assert page.headers["content-type"].startswith("text/html")
+        assert "default-src 'self'" in page.headers["content-security-policy"]
+    else:
+        assert page.status_code == 404 and "not installed" in page.json()["detail"]
+    assert live.get("/openapi.json").json()["info"]["title"] == "agenteval web"
+    assert live.get("/static/../agent.py").status_code == 404

@@ -1,0 +1,118 @@
+"""Eval sets over real HTTP (ADK's route shapes): created, listed, read; a chat session added
+as a case; a case read, edited, deleted; the file rewritten after every change and still
+loaded by agenteval and by Google ADK."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from google.adk.evaluation.eval_set import EvalSet as AdkEvalSet
+
+from agenteval.datasets import load_eval_set
+from tests.web.api_support import Live, agents_dir, live  # noqa: F401
+
+SETS = "/apps/echo/eval-sets"
+
+
+def _file(live: Live, set_id: str = "smoke") -> Path:
+    return live.agents_dir / "echo" / f"{set_id}.evalset.json"
+
+
+def _loads_everywhere(path: Path) -> None:
+    load_eval_set(path)
+    AdkEvalSet.model_validate_json(path.read_text())
+
+
+def _with_session(live: Live, *texts: str) -> str:
+    sid = live.session(state={"city": "Paris"})
+    for text in texts:
+        live.say(sid, text)
+    return sid
+
+
+def test_a_set_is_created_listed_and_read(live: Live) -> None:
+    assert live.get(SETS).json() == []
+    r = live.post(f"{SETS}/smoke")
+    assert r.status_code == 201 and r.json()["eval_set_id"] == "smoke" and r.json()["eval_cases"] == []
+    _loads_everywhere(_file(live))
+    assert live.post(f"{SETS}/smoke").status_code == 409
+    assert live.get(SETS).json() == ["smoke"] == live.get("/apps/echo/eval_sets").json()
+    assert live.get(f"{SETS}/smoke").json()["eval_set_id"] == "smoke"
+    assert live.get(f"{SETS}/nope").status_code == 404
+
+
+def test_a_session_becomes_a_case_and_edits_keep_the_file_loadable(live: Live) -> None:
+    live.post(f"{SETS}/smoke")
+    sid = _with_session(live, "roll a d6", "boom", "thanks")
+    r = live.post(f"{SETS}/smoke/add-session", json={"eval_id": "c1", "session_id": sid, "user_id": "u"})
+    assert r.status_code == 201, r.text
+    case = r.json()
+    assert [inv["user_content"]["parts"][0]["text"] for inv in case["conversation"]] == ["roll a d6", "thanks"]
+    assert case["session_input"] == {"app_name": "echo", "user_id": "u", "state": {"city": "Paris"}}
+    _loads_everywhere(_file(live))
+    again = live.post(f"{SETS}/smoke/add-session", json={"eval_id": "c1", "session_id": sid, "user_id": "u"})
+    assert again.status_code == 409
+    assert live.get(f"{SETS}/smoke/eval-cases/c1").json() == case
+
+    edited: dict[str, Any] = json.loads(json.dumps(case))
+    edited["conversation"][0]["final_response"]["parts"][0]["text"] = "You rolled a 6."
+    events = edited["conversation"][0]["intermediate_data"]["invocation_events"]
+    call = next(p["function_call"] for e in events for p in e["content"]["parts"] if "function_call" in p)
+    call["args"] = {"sides": 20}
+    del edited["conversation"][1]
+    r = live.put(f"{SETS}/smoke/eval-cases/c1", json=edited)
+    assert r.status_code == 200, r.text
+    stored = load_eval_set(_file(live)).case("c1")
+    assert stored is not None and stored.conversation is not None and len(stored.conversation) == 1
+    assert stored.conversation[0].tool_calls()[0].args == {"sides": 20}
+    _loads_everywhere(_file(live))
+
+    assert live.delete(f"{SETS}/smoke/eval-cases/c1").json() == {"deleted": "c1"}
+    assert live.get(f"{SETS}/smoke/eval-cases/c1").status_code == 404
+    assert load_eval_set(_file(live)).eval_cases == []
+    _loads_everywhere(_file(live))
+
+
+def test_bad_edits_are_refused_naming_the_key(live: Live) -> None:
+    live.post(f"{SETS}/smoke")
+    sid = _with_session(live, "hello")
+    live.post(f"{SETS}/smoke/add-session", json={"eval_id": "c1", "session_id": sid, "user_id": "u"})
+    case = live.get(f"{SETS}/smoke/eval-cases/c1").json()
+    before = _file(live).read_bytes()
+    r = live.put(f"{SETS}/smoke/eval-cases/c1", json={**case, "eval_id": "c2"})
+    assert r.status_code == 400 and r.json()["detail"].startswith("request body: eval_id: ")
+    r = live.put(f"{SETS}/smoke/eval-cases/c1", json={**case, "conversation": [{"final_response": None}]})
+    assert r.status_code == 400
+    assert r.json()["detail"] == "request body: conversation[0].user_content: field required"
+    r = live.put(f"{SETS}/smoke/eval-cases/c1", json={**case, "bogus": 1, "conversation": None})
+    assert r.status_code == 400
+    assert live.put(f"{SETS}/smoke/eval-cases/nope", json={**case, "eval_id": "nope"}).status_code == 404
+    assert _file(live).read_bytes() == before  # nothing written
+
+
+def test_adding_a_session_needs_a_session_with_answers(live: Live) -> None:
+    live.post(f"{SETS}/smoke")
+    sid = _with_session(live, "boom")
+    r = live.post(f"{SETS}/smoke/add-session", json={"eval_id": "c", "session_id": sid, "user_id": "u"})
+    assert r.status_code == 400 and "no answered turn" in r.json()["detail"]
+    r = live.post(f"{SETS}/smoke/add-session", json={"eval_id": "c", "session_id": sid, "user_id": "x"})
+    assert r.status_code == 404
+    r = live.post(f"{SETS}/nope/add-session", json={"eval_id": "c", "session_id": sid, "user_id": "u"})
+    assert r.status_code == 404
+
+
+def test_an_existing_adk_style_set_is_read_and_kept_loadable(live: Live) -> None:
+    path = _file(live, "camel")
+    path.write_text(json.dumps({"evalSetId": "camel", "evalCases": [{
+        "evalId": "c1", "conversation": [{"invocationId": "i", "userContent": {"parts": [{"text": "hi"}],
+                                                                              "role": "user"},
+                                          "finalResponse": {"parts": [{"text": "echo: hi"}], "role": "model"}}]}]}))
+    assert live.get(f"{SETS}/camel/eval-cases/c1").json()["conversation"][0]["final_response"]["parts"][0] \
+        == {"text": "echo: hi"}
+    sid = _with_session(live, "hi")
+    assert live.post(f"{SETS}/camel/add-session",
+                     json={"eval_id": "c2", "session_id": sid, "user_id": "u"}).status_code == 201
+    _loads_everywhere(path)
+    assert [c.eval_id for c in load_eval_set(path).eval_cases] == ["c1", "c2"]

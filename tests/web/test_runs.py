@@ -1,0 +1,187 @@
+"""Runs over real HTTP: started in the background, followed by server-sent events, recorded in
+the agent's history like a CLI run, paged, opened, exported, compared, charted; cancelled; a
+crashed run is a RunFailed event and the server stays up; bad requests refused before running."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+from agenteval.store import RunStore
+from tests.web.api_support import Live, agents_dir, live  # noqa: F401
+
+TRAJECTORY = {"tool_trajectory_avg_score": 1.0}
+
+
+def _set_with_cases(live: Live, app: str = "echo", texts: tuple[str, ...] = ("roll a d6", "hello")) -> None:
+    live.post(f"/apps/{app}/eval-sets/smoke")
+    for i, text in enumerate(texts):
+        sid = live.session(app)
+        live.say(sid, text, app=app)
+        r = live.post(f"/apps/{app}/eval-sets/smoke/add-session",
+                      json={"eval_id": f"c{i}", "session_id": sid, "user_id": "u"})
+        assert r.status_code == 201, r.text
+
+
+def _run(live: Live, app: str = "echo", **body: Any) -> str:
+    r = live.post(f"/apps/{app}/eval-sets/smoke/run", json={"criteria": TRAJECTORY, **body})
+    assert r.status_code == 202, r.text
+    return str(r.json()["run_id"])
+
+
+def test_a_run_streams_its_events_and_is_recorded_like_a_cli_run(live: Live) -> None:
+    _set_with_cases(live)
+    run_id = _run(live)
+    events = live.events(run_id)
+    types = [e["type"] for e in events]
+    assert types[0] == "RunStarted" and events[0]["total"] == 2 and events[0]["run_id"] == run_id
+    assert sorted(types[1:-1]) == ["CaseFinished", "CaseFinished", "CaseStarted", "CaseStarted"]
+    finished = events[-1]
+    assert finished["type"] == "RunFinished" and finished["passed"] == 2 and finished["failed"] == 0
+    (result_id,) = finished["result_ids"]
+    assert live.events(run_id) == events  # replayed whole to a late reader
+    row = RunStore(live.agents_dir / "echo").resolve(result_id)
+    assert row.run_group == run_id and row.cases_passed == 2
+    assert RunStore(live.agents_dir / "echo").header(result_id).command == "web"  # type: ignore[union-attr]
+    for ref in (run_id, result_id):  # the run id and the document id both name it
+        view = live.get(f"/api/runs/{ref}").json()
+        assert view["run_id"] == result_id and view["state"] == "finished" and view["status"] == "passed"
+        assert view["counts"]["passed"] == 2 and view["cases"] == [] and view["cases_not_passed"] == 0
+        assert view["criteria"][0] == "tool_trajectory_avg_score"
+        assert view["header"]["command"] == "web" and view["header"]["agent"]["kind"] == "callable"
+    assert live.get("/apps/echo/eval-results").json() == [result_id]
+    doc = live.get(f"/apps/echo/eval-results/{result_id}").json()
+    assert doc["eval_set_result_id"] == result_id and len(doc["eval_case_results"]) == 2
+    assert live.post(f"/api/runs/{run_id}/cancel").status_code == 409
+
+
+def test_cases_are_paged_filtered_and_opened_one_by_one(live: Live) -> None:
+    _set_with_cases(live, texts=("roll a d6", "hello", "hi", "hey"))
+    path = live.agents_dir / "echo" / "smoke.evalset.json"
+    data = json.loads(path.read_text())
+    data["eval_cases"][1]["conversation"][0]["final_response"]["parts"][0]["text"] = "something else"
+    path.write_text(json.dumps(data))
+    run_id = _run(live, criteria={"response_match_score": 0.9}, num_runs=2)
+    result_id = live.events(run_id)[-1]["result_ids"][0]
+    page = live.get(f"/api/runs/{result_id}/cases", params={"limit": 3})
+    assert page.headers["x-total-count"] == "8" and len(page.json()) == 3
+    failed = live.get(f"/api/runs/{result_id}/cases", params={"status": "failed"})
+    assert failed.headers["x-total-count"] == "2"
+    assert {(r["eval_id"], r["run_index"]) for r in failed.json()} == {("c1", 0), ("c1", 1)}
+    metric = failed.json()[0]["metrics"][0]
+    assert metric["name"] == "response_match_score" and metric["status"] == "failed" and metric["threshold"] == 0.9
+    view = live.get(f"/api/runs/{result_id}").json()
+    assert [c["eval_id"] for c in view["cases"]] == ["c1"] and view["cases_not_passed"] == 1
+    assert view["cases"][0]["problems"][0].startswith("response_match_score: mean ")
+    case = live.get(f"/api/runs/{result_id}/cases/c1", params={"run_index": 1}).json()
+    assert case["run_index"] == 1 and case["runs"] == [0, 1] and case["verdict"] == "failed"
+    inv = case["invocations"][0]
+    assert inv["expected_response"] == "something else" and inv["actual_response"] == "echo: hello"
+    assert case["result"]["trace"]["spans"][0]["kind"] == "case"
+    assert live.get(f"/api/runs/{result_id}/cases/c1", params={"run_index": 5}).status_code == 404
+    assert live.get(f"/api/runs/{result_id}/cases/nope").status_code == 404
+    assert live.get(f"/api/runs/{result_id}/cases", params={"status": "bogus"}).status_code == 400
+
+
+def test_runs_are_listed_filtered_charted_and_exported(live: Live) -> None:
+    _set_with_cases(live, texts=("roll a d6",))
+    first = live.events(_run(live))[-1]["result_ids"][0]
+    second = live.events(_run(live, criteria={"response_match_score": 1.0, **TRAJECTORY}))[-1]["result_ids"][0]
+    rows = live.get("/api/runs").json()
+    assert [r["run_id"] for r in rows] == [second, first]
+    assert rows[0]["app"] == "echo" and rows[0]["status"] == "passed" and rows[0]["eval_set_id"] == "smoke"
+    assert len(live.get("/api/runs", params={"app": "echo", "eval_set": "smoke", "limit": 1}).json()) == 1
+    assert live.get("/api/runs", params={"offset": 1}).json()[0]["run_id"] == first
+    assert live.get("/api/runs", params={"status": "failed"}).json() == []
+    assert live.get("/api/runs", params={"eval_set": "other"}).json() == []
+    assert live.get("/api/runs", params={"app": "nope"}).status_code == 404
+    trend = live.get("/api/trends", params={"app": "echo"}).json()
+    assert [t["run_id"] for t in trend] == [first, second]
+    assert trend[1]["pass_rate"] == 1.0 and set(trend[1]["criteria"]) == {"response_match_score",
+                                                                        "tool_trajectory_avg_score"}
+    export = live.get(f"/api/runs/{first}/export")
+    assert export.headers["content-type"].startswith("text/html")
+    assert export.headers["content-disposition"].startswith("attachment; filename=")
+    assert "<html" in export.text and "script-src" not in export.headers["content-security-policy"]
+    diff = live.get("/api/compare", params={"a": first, "b": second}).json()
+    assert diff["baseline_id"] == first and diff["cases"][0]["change"] == "unchanged"
+    assert diff["counts"]["unchanged"] == 1 and diff["has_regressions"] is False
+    assert live.get("/api/compare", params={"a": first, "b": "nope"}).status_code == 404
+    assert live.get("/api/compare", params={"a": first, "b": second, "margin": -1}).status_code == 400
+
+
+def test_a_run_is_cancelled(live: Live) -> None:
+    live.post("/apps/slow/eval-sets/smoke")
+    path = live.agents_dir / "slow" / "smoke.evalset.json"
+    path.write_text(json.dumps({"eval_set_id": "smoke", "eval_cases": [{
+        "eval_id": "c", "conversation": [{"user_content": {"parts": [{"text": "slow please"}]},
+                                          "final_response": {"parts": [{"text": "done"}]}}]}]}))
+    started = time.monotonic()
+    run_id = _run(live, app="slow", criteria={"response_match_score": 0.5})
+    assert live.get(f"/api/runs/{run_id}").json()["state"] == "running"
+    r = live.post(f"/api/runs/{run_id}/cancel")
+    assert r.status_code == 202
+    events = live.events(run_id)
+    assert events[-1] == {"type": "RunCancelled", "run_id": run_id}
+    assert time.monotonic() - started < 5
+    assert live.get(f"/api/runs/{run_id}").json()["state"] == "cancelled"
+    assert live.post(f"/api/runs/{run_id}/cancel").status_code == 409
+    assert RunStore(live.agents_dir / "slow").list_runs() == []  # nothing recorded
+    assert live.post("/api/runs/nope/cancel").status_code == 404
+    assert live.get("/api/runs/nope/events").status_code == 404
+
+
+def test_a_run_that_crashes_is_a_failed_event_and_the_server_stays_up(
+        live: Live, monkeypatch: pytest.MonkeyPatch) -> None:
+    _set_with_cases(live, texts=("hello",))
+
+    def broken_record(*args: Any) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr("agenteval.web.jobs.record", broken_record)
+    run_id = _run(live)
+    last = live.events(run_id)[-1]
+    assert last["type"] == "RunFailed" and "OSError: disk full" in last["error"]
+    assert live.get(f"/api/runs/{run_id}").json()["state"] == "failed"
+    monkeypatch.undo()
+    assert live.events(_run(live))[-1]["type"] == "RunFinished"
+
+
+@pytest.mark.parametrize(("body", "status", "detail"), [
+    ({"criteria": {"bogus_metric": 0.5}}, 400, "request body: criteria.bogus_metric: unknown criterion"),
+    ({"criteria": {"response_match_score": 2.0}}, 400, "threshold 2.0 is outside [0.0, 1.0]"),
+    ({"criteria": {"response_match_score": "0.8"}}, 400, "criteria.response_match_score"),
+    ({"eval_ids": ["nope"]}, 400, "no case with eval_id 'nope'"),
+    ({"eval_ids": []}, 400, "select at least one case"),
+    ({"judge_model": "bogus:x", "criteria": {"final_response_match_v2": 0.5}}, 400, "--judge_model: unknown model"),
+    ({"num_runs": 0}, 400, "body.num_runs"),
+    ({"agent_model": "openai-compat:m@http://127.0.0.1:9/v1"}, 400, "agenteval Agent agents only"),
+])
+def test_bad_run_requests_are_refused_before_anything_runs(live: Live, body: dict[str, Any], status: int,
+                                                           detail: str) -> None:
+    _set_with_cases(live, texts=("hello",))
+    r = live.post("/apps/echo/eval-sets/smoke/run", json=body)
+    assert r.status_code == status and detail in r.json()["detail"], r.text
+    assert live.get("/api/runs").json() == []
+    assert live.post("/apps/echo/eval-sets/nope/run", json={}).status_code == 404
+    assert live.post("/apps/broken/eval-sets/smoke/run", json={}).status_code in (400, 404)
+
+
+def test_a_result_document_is_opened_as_an_uploaded_run(live: Live) -> None:
+    _set_with_cases(live, texts=("hello",))
+    result_id = live.events(_run(live))[-1]["result_ids"][0]
+    doc = live.get(f"/apps/echo/eval-results/{result_id}").json()
+    assert live.post("/api/results/open", content=json.dumps(doc)).status_code == 409
+    doc["eval_set_result_id"] = "uploaded-1"
+    r = live.post("/api/results/open", content=json.dumps(doc))
+    assert r.status_code == 201 and r.json() == {"run_id": "uploaded-1"}
+    assert live.get("/api/runs/uploaded-1").json()["app"] is None
+    assert live.get("/api/runs/uploaded-1/cases").headers["x-total-count"] == "1"
+    for bad, detail in ((b"[1]", "expected a result document"), (b"{", "malformed JSON"),
+                        (b'{"eval_set_id": "s"}', "eval_set_result_id: field required"),
+                        (b"[" * 200 + b"]" * 200, "nest")):
+        r = live.post("/api/results/open", content=bad)
+        assert r.status_code == 400 and detail in r.json()["detail"], r.text
