@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tests.web.api_support import ECHO_AGENT, Live, agents_dir, live  # noqa: F401
+from tests.web.api_support import ECHO_AGENT, Live
 
 
 def test_agents_are_listed_with_their_kind_and_a_broken_one_with_its_error(live: Live) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 from google.adk.evaluation.eval_set import EvalSet as AdkEvalSet
 
 from agenteval.datasets import load_eval_set
-from tests.web.api_support import Live, agents_dir, live  # noqa: F401
+from tests.web.api_support import Live
 
 SETS = "/apps/echo/eval-sets"
 
@@ -49,7 +49,8 @@ def test_a_session_becomes_a_case_and_edits_keep_the_file_loadable(live: Live) -
     r = live.post(f"{SETS}/smoke/add-session", json={"eval_id": "c1", "session_id": sid, "user_id": "u"})
     assert r.status_code == 201, r.text
     case = r.json()
-    assert [inv["user_content"]["parts"][0]["text"] for inv in case["conversation"]] == ["roll a d6", "thanks"]
+    prompts = [inv["user_content"]["parts"][0]["text"] for inv in case["conversation"]]
+    assert prompts == ["roll a d6", "thanks"]
     assert case["session_input"] == {"app_name": "echo", "user_id": "u", "state": {"city": "Paris"}}
     _loads_everywhere(_file(live))
     again = live.post(f"{SETS}/smoke/add-session", json={"eval_id": "c1", "session_id": sid, "user_id": "u"})
@@ -105,10 +106,10 @@ def test_adding_a_session_needs_a_session_with_answers(live: Live) -> None:
 
 def test_an_existing_adk_style_set_is_read_and_kept_loadable(live: Live) -> None:
     path = _file(live, "camel")
-    path.write_text(json.dumps({"evalSetId": "camel", "evalCases": [{
-        "evalId": "c1", "conversation": [{"invocationId": "i", "userContent": {"parts": [{"text": "hi"}],
-                                                                              "role": "user"},
-                                          "finalResponse": {"parts": [{"text": "echo: hi"}], "role": "model"}}]}]}))
+    turn = {"invocationId": "i", "userContent": {"parts": [{"text": "hi"}], "role": "user"},
+            "finalResponse": {"parts": [{"text": "echo: hi"}], "role": "model"}}
+    case = {"evalId": "c1", "conversation": [turn]}
+    path.write_text(json.dumps({"evalSetId": "camel", "evalCases": [case]}))
     assert live.get(f"{SETS}/camel/eval-cases/c1").json()["conversation"][0]["final_response"]["parts"][0] \
         == {"text": "echo: hi"}
     sid = _with_session(live, "hi")

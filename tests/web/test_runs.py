@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agenteval.store import RunStore
-from tests.web.api_support import Live, agents_dir, live  # noqa: F401
+from tests.web.api_support import Live
 
 TRAJECTORY = {"tool_trajectory_avg_score": 1.0}
 
@@ -72,7 +72,7 @@ def test_cases_are_paged_filtered_and_opened_one_by_one(live: Live) -> None:
     assert failed.headers["x-total-count"] == "2"
     assert {(r["eval_id"], r["run_index"]) for r in failed.json()} == {("c1", 0), ("c1", 1)}
     metric = failed.json()[0]["metrics"][0]
-    assert metric["name"] == "response_match_score" and metric["status"] == "failed" and metric["threshold"] == 0.9
+    assert (metric["name"], metric["status"], metric["threshold"]) == ("response_match_score", "failed", 0.9)
     view = live.get(f"/api/runs/{result_id}").json()
     assert [c["eval_id"] for c in view["cases"]] == ["c1"] and view["cases_not_passed"] == 1
     assert view["cases"][0]["problems"][0].startswith("response_match_score: mean ")
@@ -89,7 +89,8 @@ def test_cases_are_paged_filtered_and_opened_one_by_one(live: Live) -> None:
 def test_runs_are_listed_filtered_charted_and_exported(live: Live) -> None:
     _set_with_cases(live, texts=("roll a d6",))
     first = live.events(_run(live))[-1]["result_ids"][0]
-    second = live.events(_run(live, criteria={"response_match_score": 1.0, **TRAJECTORY}))[-1]["result_ids"][0]
+    both = {"response_match_score": 1.0, **TRAJECTORY}
+    second = live.events(_run(live, criteria=both))[-1]["result_ids"][0]
     rows = live.get("/api/runs").json()
     assert [r["run_id"] for r in rows] == [second, first]
     assert rows[0]["app"] == "echo" and rows[0]["status"] == "passed" and rows[0]["eval_set_id"] == "smoke"
@@ -156,7 +157,8 @@ def test_a_run_that_crashes_is_a_failed_event_and_the_server_stays_up(
     ({"criteria": {"response_match_score": "0.8"}}, 400, "criteria.response_match_score"),
     ({"eval_ids": ["nope"]}, 400, "no case with eval_id 'nope'"),
     ({"eval_ids": []}, 400, "select at least one case"),
-    ({"judge_model": "bogus:x", "criteria": {"final_response_match_v2": 0.5}}, 400, "--judge_model: unknown model"),
+    ({"judge_model": "bogus:x", "criteria": {"final_response_match_v2": 0.5}}, 400,
+     "--judge_model: unknown model"),
     ({"num_runs": 0}, 400, "body.num_runs"),
     ({"agent_model": "openai-compat:m@http://127.0.0.1:9/v1"}, 400, "agenteval Agent agents only"),
 ])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from tests.fake_server import FakeServer, Step, reply
-from tests.web.api_support import Live, agents_dir, live  # noqa: F401
+from tests.web.api_support import Live
 
 
 def test_a_session_is_created_listed_read_and_deleted(live: Live) -> None:
@@ -43,7 +43,7 @@ def test_a_message_runs_one_turn_with_tool_calls_state_and_trace(live: Live) -> 
     s = live.get(f"/apps/echo/users/u/sessions/{sid}").json()
     assert [t["response"] for t in s["turns"]] == ["You rolled a 4.", "echo: hello"]
     assert s["state"]["turns"] == 2 and s["initial_state"] == {"city": "Paris"}
-    assert [e["author"] for e in s["events"] if e["invocation_index"] == 0][0] == "user"
+    assert next(e["author"] for e in s["events"] if e["invocation_index"] == 0) == "user"
 
 
 def test_an_agent_that_raises_or_exits_gives_an_error_turn_and_the_server_stays_up(live: Live) -> None:
@@ -58,8 +58,8 @@ def test_an_agent_that_raises_or_exits_gives_an_error_turn_and_the_server_stays_
 
 
 def test_a_model_can_be_chosen_for_agentevals_own_agent(live: Live, server: FakeServer) -> None:
-    server.steps = [Step(body=reply(json.dumps({"tool_calls": [{"name": "roll_die", "arguments": {"sides": 6}}]}))),
-                    Step(body=reply("You rolled a 4."))]
+    call = {"tool_calls": [{"name": "roll_die", "arguments": {"sides": 6}}]}
+    server.steps = [Step(body=reply(json.dumps(call))), Step(body=reply("You rolled a 4."))]
     model = f"openai-compat:scripted@{server.base_url}"
     sid = live.session("dice", model=model)
     turn = live.say(sid, "roll a d6", app="dice")

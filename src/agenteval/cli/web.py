@@ -42,7 +42,8 @@ def _serve(agents_dir: str, host: str, port: int, token: str | None) -> int:
 
     root = Path(agents_dir)
     if not root.is_dir():
-        click.echo(f"error: {agents_dir}: not a directory (expected a folder holding agent folders)", err=True)
+        click.echo(f"error: {agents_dir}: not a directory (expected a folder holding agent folders)",
+                   err=True)
         return 2
     names = AgentsDir(root).names()
     if not names:

@@ -30,7 +30,6 @@ from agenteval.store.sessions import ChatSession, ChatTurn
 from agenteval.verdicts import CaseOutcome, outcomes, set_counts
 from agenteval.web.history import StoredRun
 
-
 MAX_RUN_CASES = 100  # cases not passed listed with a run; the rest are paged by /cases
 
 
