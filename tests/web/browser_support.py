@@ -78,9 +78,10 @@ BROKEN_AGENT = 'raise ImportError("this agent cannot be imported")\n'
 
 
 def write_agents(root: Path) -> Path:
-    """AGENTS_DIR with `shop` (the callable above), `evil` (markup payloads everywhere) and
-    `broken` (fails to import)."""
-    for name, source in (("shop", SHOP_AGENT), ("evil", EVIL_AGENT), ("broken", BROKEN_AGENT)):
+    """AGENTS_DIR with `shop` (the callable above), `evil` (markup payloads everywhere),
+    `broken` (fails to import) and `dice` (the built-in agent, on a model chosen in the page)."""
+    for name, source in (("shop", SHOP_AGENT), ("evil", EVIL_AGENT), ("broken", BROKEN_AGENT),
+                         ("dice", DICE_AGENT)):
         (root / name).mkdir(parents=True, exist_ok=True)
         (root / name / "agent.py").write_text(source, encoding="utf-8")
     return root
@@ -92,27 +93,56 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class Judge:
-    """A scripted OpenAI-compatible judge. Its verdict reads the question it was asked: a
-    reference of 25°C against an answer of 21°C is `invalid`, anything else `valid`; a question
-    holding markup gets the markup back in its rationale (so the page must show it as text)."""
+DICE_AGENT = '''\
+"""agenteval's built-in agent: its model is chosen in the page (the scripted model of the tests)."""
+
+from agenteval.agents import Agent
+
+
+def roll_die(sides: int) -> int:
+    """Roll a die and return the result.
+
+    Args:
+        sides: The number of sides of the die.
+    """
+    return 4
+
+
+root_agent = Agent(name="dice", model="local", instruction="Roll dice with roll_die.", tools=[roll_die])
+'''
+
+
+def _answer(question: str) -> str:
+    """What the scripted model replies. As the built-in agent: a request to roll asks for
+    roll_die, a tool result is turned into the answer. As a judge: a reference of 25°C against
+    an answer of 21°C is `invalid`, anything else `valid`; a question holding markup gets the
+    markup back in its rationale (so the page must show it as text)."""
+    if "Tool roll_die returned:" in question:
+        return "You rolled a 4."
+    if "Verdict" not in question and "roll" in question.lower():
+        return json.dumps({"tool_calls": [{"name": "roll_die", "arguments": {"sides": 6}}]})
+    verdict, why = "valid", "Both answers give the same facts."
+    if "25°C" in question:
+        verdict = "invalid"
+        why = "The reference says 25°C and cloudy; the response says 21°C and sunny."
+    if "<script>" in question:
+        why = "Echo: " + PAYLOAD
+    return json.dumps({"verdict": verdict, "rationale": why})
+
+
+class ScriptedModel:
+    """A scripted OpenAI-compatible model server (see `_answer`), on a free port."""
 
     def __init__(self) -> None:
         self.prompts: list[str] = []
-        judge = self
+        model = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
                 question = str(body.get("messages", [{}])[-1].get("content", ""))
-                judge.prompts.append(question)
-                verdict, why = "valid", "Both answers give the same facts."
-                if "25°C" in question:
-                    verdict = "invalid"
-                    why = "The reference says 25°C and cloudy; the response says 21°C and sunny."
-                if "<script>" in question:
-                    why = "Echo: " + PAYLOAD
-                message = {"role": "assistant", "content": json.dumps({"verdict": verdict, "rationale": why})}
+                model.prompts.append(question)
+                message = {"role": "assistant", "content": _answer(question)}
                 choice = {"index": 0, "finish_reason": "stop", "message": message}
                 data = json.dumps({"model": "judge", "choices": [choice],
                                    "usage": {"prompt_tokens": 50, "completion_tokens": 12}}).encode()
@@ -126,7 +156,7 @@ class Judge:
                 pass
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.model = f"openai-compat:judge@http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.model = f"openai-compat:scripted@http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
     def close(self) -> None:

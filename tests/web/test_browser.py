@@ -14,7 +14,15 @@ from typing import Any
 
 import pytest
 
-from tests.web.browser_support import PAYLOAD, Judge, chromium, find_chromium, serve, shot, write_agents
+from tests.web.browser_support import (
+    PAYLOAD,
+    ScriptedModel,
+    chromium,
+    find_chromium,
+    serve,
+    shot,
+    write_agents,
+)
 
 CRITERIA = ("tool_trajectory_avg_score", "final_response_match_v2")
 
@@ -40,8 +48,9 @@ def executable() -> str:
 
 
 @pytest.fixture(scope="module")
-def judge() -> Iterator[Judge]:
-    j = Judge()
+def judge() -> Iterator[ScriptedModel]:
+    """The scripted model: the judge of the judged criterion, and the built-in agent's model."""
+    j = ScriptedModel()
     yield j
     j.close()
 
@@ -92,7 +101,8 @@ def send(page: Any, text: str, turn: int) -> None:
     page.wait_for_selector(f'.turn[data-turn="{turn}"] .msg.agent, .turn[data-turn="{turn}"] .msg.error')
 
 
-def run_with_two_criteria(page: Any, judge: Judge, shots: Path | None = None, city: str = "exact") -> str:
+def run_with_two_criteria(page: Any, judge: ScriptedModel, shots: Path | None = None,
+                          city: str = "exact") -> str:
     """Opens the metric dialog, keeps the trajectory, adds the judged criterion on the scripted
     judge (threshold 0.5, one sample), starts, follows the progress; returns the result's id."""
     page.click("#run-eval")
@@ -130,7 +140,7 @@ def tool_calls(invocation: dict[str, Any]) -> list[dict[str, Any]]:
             for p in (e.get("content") or {}).get("parts") or [] if p.get("function_call")]
 
 
-def test_end_to_end(page: Any, base_url: str, agents_dir: Path, judge: Judge, shots: Path,
+def test_end_to_end(page: Any, base_url: str, agents_dir: Path, judge: ScriptedModel, shots: Path,
                     tmp_path: Path) -> None:
     # chat: tool calls inline, state visible, the trace grouped by user message
     page.goto(base_url + "/#/app/shop")
@@ -249,7 +259,7 @@ def hostile_elements(page: Any) -> int:
                              "#drawer script, dialog script, [onerror], [onload]').length"))
 
 
-def test_markup_from_agents_judges_and_ids_stays_text(page: Any, base_url: str, judge: Judge) -> None:
+def test_markup_from_agents_judges_and_ids_stays_text(page: Any, base_url: str, judge: ScriptedModel) -> None:
     page.goto(base_url + "/#/app/evil")
     send(page, "hi", 0)
     page.click(".tool summary")
@@ -305,4 +315,26 @@ def test_broken_agent_crashed_turn_and_cancelled_run_show_in_the_page(page: Any,
     page.wait_for_selector(".prog .log div")
     page.click(".prog >> text=Cancel")
     page.wait_for_selector(".prog .pstatus >> text=cancelled", timeout=20_000)
+    assert page.errors == []
+
+
+def test_a_chosen_model_and_the_trace_of_its_calls(page: Any, base_url: str, judge: ScriptedModel,
+                                                   shots: Path) -> None:
+    page.goto(base_url + "/#/app/dice")
+    page.fill("#model", judge.model)  # the model for new sessions
+    page.press("#model", "Tab")
+    send(page, "Roll a d6 for me", 0)
+    assert "You rolled a 4." in page.inner_text('.turn[data-turn="0"] .msg.agent')
+    assert "roll_die" in page.inner_text('.turn[data-turn="0"] .tool summary')
+    assert "scripted" in page.inner_text(".chathead")
+    page.click('[data-tab="trace"]')
+    page.locator(".trow:has(.k-llm)").first.click()
+    page.click('#drawer [data-tab="Request"]')
+    assert "Roll a d6 for me" in page.inner_text("#drawer .dcontent")
+    page.click('#drawer [data-tab="Response"]')
+    response = page.inner_text("#drawer .dcontent")
+    assert "roll_die" in response and "tokens: 50 in / 12 out" in response
+    page.click('#drawer [data-tab="Graph"]')
+    assert page.locator("#drawer svg.graph g").count() >= 4  # agent, two model calls, the tool
+    shot(page, shots, "trace-chat")
     assert page.errors == []

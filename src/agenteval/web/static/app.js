@@ -312,7 +312,7 @@ function chatView(main, app) {
   const messages = h("div", { class: "messages", id: "messages" });
   const head = h("div", { class: "chathead row" },
     h("strong", { id: "chat-title", text: s ? `Session ${s.id}` : "New session" }),
-    h("span", { class: "muted", text: `model: ${(s ? s.model : S.model) || "the agent's own"}` }));
+    h("span", { class: "muted", id: "chat-model", text: `model: ${(s ? s.model : S.model) || "the agent's own"}` }));
   const input = h("textarea", { id: "chat-input", placeholder: `Message ${app}… (Enter sends, Shift+Enter new line)` });
   const send = h("button", { class: "primary", id: "send", text: "Send" });
   const submit = async () => {
@@ -352,6 +352,7 @@ async function sendMessage(app, text, messages) {
     history.replaceState(null, "", link("app", app, "chat", S.session.id));
     messages.replaceChildren();
     $("#chat-title").textContent = `Session ${S.session.id}`;
+    $("#chat-model").textContent = `model: ${S.session.model || "the agent's own"}`;
   }
   const pending = h("div", { class: "turn" }, h("div", { class: "msg user", text }), h("div", { class: "msg agent pending", text: "…" }));
   messages.append(pending);
@@ -1338,7 +1339,7 @@ function stepGraph(rows, selected) {
     root.append(svg("g", { "data-span": s.span_id },
       svg("rect", { x: p.x, y: p.y, width: W, height: H, rx: 6, fill: s.span_id === selected ? "#d4e3fb" : "#fff",
         stroke: s.status === "error" ? "#b42318" : color, "stroke-width": s.span_id === selected ? 3 : 1.5 }),
-      svg("text", { x: p.x + 8, y: p.y + 14, style: "font-weight: 600; fill: #1d2430", text: short(s.name, 30) }),
+      svg("text", { x: p.x + 8, y: p.y + 14, style: "font-weight: 600; fill: #1d2430", text: short(s.name, 27) }),
       svg("text", { x: p.x + 8, y: p.y + 27, text: sub }), svg("title", { text: s.name })));
   }
   return root;
