@@ -112,10 +112,13 @@ def run_view(stored: StoredRun, summary: EvalSetResult, header: RunSpec | None,
         for m in c.summary.metrics:
             (informational if m.eval_status == EvalStatus.INFORMATIONAL else gating)[m.metric_name] = None
     not_passed = [c for c in cases if c.status != EvalStatus.PASSED]
+    configured = list((header.config.get("criteria") or {}) if header else {})
+    rank = {name: i for i, name in enumerate(configured)}  # the config's order, where known
+    ordered = sorted(gating, key=lambda n: rank.get(n, len(rank)))
     return {
         **run_row(stored), "header": header.model_dump(mode="json") if header else None,
         "counts": dataclasses.asdict(counts),
-        "criteria": [*gating, *(n for n in informational if n not in gating)],
+        "criteria": [*ordered, *(n for n in informational if n not in gating)],
         "cases_not_passed": len(not_passed),
         "cases": [{"eval_id": c.eval_id, "status": status_word(c.status), "runs": c.num_runs,
                    "metrics": [_summary_metric(m) for m in c.summary.metrics],
