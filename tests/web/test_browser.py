@@ -194,6 +194,10 @@ def test_end_to_end(page: Any, base_url: str, agents_dir: Path, judge: ScriptedM
     assert status == {"tool_trajectory_avg_score": "bad", "final_response_match_v2": "ok"}
     assert '"args_match":{"get_weather":{"city":"text"}}' in page.inner_text(".run .kv")
     shot(page, shots, "run")
+    with page.expect_download() as download:  # the run as one static HTML file
+        page.click("#export")
+    exported = Path(download.value.path()).read_text(encoding="utf-8")
+    assert exported.lstrip().lower().startswith("<!doctype html") and "paris" in exported
 
     # the failure: expected vs actual, the argument-level diff, the failing score, the judge
     page.click('tr[data-case="paris"] a')
