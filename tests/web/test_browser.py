@@ -102,7 +102,7 @@ def send(page: Any, text: str, turn: int) -> None:
 
 
 def run_with_two_criteria(page: Any, judge: ScriptedModel, shots: Path | None = None,
-                          city: str = "exact") -> str:
+                          city: str = "exact", runs: int = 1) -> str:
     """Opens the metric dialog, keeps the trajectory, adds the judged criterion on the scripted
     judge (threshold 0.5, one sample), starts, follows the progress; returns the result's id."""
     page.click("#run-eval")
@@ -117,6 +117,7 @@ def run_with_two_criteria(page: Any, judge: ScriptedModel, shots: Path | None = 
     if city != "exact":  # per-argument matching of the trajectory criterion (args_match)
         page.click('.crit:has([data-criterion="tool_trajectory_avg_score"]) details.argsmatch summary')
         page.select_option('[data-args-match="tool_trajectory_avg_score:get_weather:city"]', city)
+    page.fill("#num-runs", str(runs))
     if shots is not None:
         shot(page, shots, "metric-dialog")
     page.click("#start-run")
@@ -281,11 +282,13 @@ def test_markup_from_agents_judges_and_ids_stays_text(page: Any, base_url: str, 
     page.click("#add-session")
     page.wait_for_selector("#case-editor")
     assert case_id in page.inner_text("#case-editor h3")
-    result = run_with_two_criteria(page, judge)
+    result = run_with_two_criteria(page, judge, runs=2)
     page.goto(base_url + "/" + result)
     page.wait_for_selector("table.cases tbody tr a")
     page.click("table.cases tbody tr a")
     page.wait_for_selector(".judges")
+    assert page.locator(".repeat tbody tr").count() == 2  # repeated-run statistics per criterion
+    assert page.locator("a.btn:has-text('run 1')").count() == 1
     assert PAYLOAD in page.inner_text(".judges")
     page.locator(".judge-audit").first.click()
     page.keyboard.press("Escape")
