@@ -20,7 +20,7 @@ from agenteval.criteria import default_registry
 from agenteval.datasets import write_model
 from agenteval.errors import DataError, from_validation_error
 from agenteval.runner import EvalJob, Selection, Services, check_judges, resolve_config
-from agenteval.schema import EvalCase, EvalSet, LlmAsAJudgeCriterion, SessionInput
+from agenteval.schema import EvalCase, EvalConfig, EvalSet, LlmAsAJudgeCriterion, SessionInput
 from agenteval.store import RunStore
 from agenteval.web.context import Web, WebDep, conflict, not_found
 from agenteval.web.paths import plain_name
@@ -197,12 +197,15 @@ def prepare_run(web: Web, app: str, set_id: str, body: RunRequest) -> tuple[Eval
             if eval_set.case(eval_id) is None:
                 raise DataError(path, "eval_cases", f"no case with eval_id {eval_id!r}")
     config, source = resolve_config(None, path)
-    if body.criteria is not None:
-        config = config.model_copy(update={"criteria": _with_samples(body.criteria, body.num_samples)})
-        source = BODY
-    elif body.num_samples is not None:
-        criteria = _with_samples(dict(config.criteria), body.num_samples)
-        config = config.model_copy(update={"criteria": criteria})
+    if body.criteria is not None or body.num_samples is not None:
+        criteria = _with_samples(config.criteria if body.criteria is None else body.criteria,
+                                 body.num_samples)
+        try:  # read as a config file's `criteria` is (an integer threshold is a number)
+            checked = EvalConfig.model_validate({"criteria": criteria}).criteria
+        except ValidationError as e:
+            raise from_validation_error(BODY, e) from None
+        config = config.model_copy(update={"criteria": checked})
+        source = BODY if body.criteria is not None else source
     job = EvalJob(agent=agent.agent, selections=[Selection(path, eval_set, body.eval_ids)],
                   config=config, config_source=source, judge_model=body.judge_model, command="web",
                   num_runs=body.num_runs, agent_model=body.agent_model, app_name=app,
