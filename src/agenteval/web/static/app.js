@@ -845,7 +845,9 @@ const INFORMATIONAL = new Set(["tool_call_count_v1", "inference_call_count_v1", 
 
 async function showRun(token, runId, query) {
   const status = query.status || "";
-  const [run, first] = await Promise.all([api(`/api/runs/${enc(runId)}`), apiPage(casesUrl(runId, 0, status))]);
+  const run = await api(`/api/runs/${enc(runId)}`);
+  if (run.state && run.state !== "finished") return paint(token, unfinishedRun(runId, run));
+  const first = await apiPage(casesUrl(run.run_id || runId, 0, status));
   const row = run.row || run; // the history row's fields
   const spec = run.header || run.run || {};
   const id = row.run_id || runId;
@@ -903,6 +905,17 @@ async function showRun(token, runId, query) {
     h("table", { class: "cases" }, h("thead", {}, h("tr", {}, ["case", "run", "verdict", ...names].map((t) => h("th", { text: t })))), tbody), more);
   addRows(cases);
   paint(token, page);
+}
+
+/** A run this server started that is not recorded yet (or never will be): its state, and its
+ * documents once there are some. */
+function unfinishedRun(runId, run) {
+  const docs = run.result_ids || [];
+  return h("div", { class: "page" }, h("h2", {}, "Run ", h("span", { class: "mono", text: runId })),
+    h("div", { class: "card" }, h("p", {}, "This run is ", h("strong", { text: run.state }), "."),
+      run.error ? errorBox(new Error(run.error)) : null,
+      docs.map((d) => h("p", {}, h("a", { href: link("runs", d), text: "Results " + d }))),
+      h("button", { text: "Reload", onclick: () => route() })));
 }
 
 function casesUrl(runId, offset, status) {
