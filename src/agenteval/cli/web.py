@@ -68,7 +68,9 @@ def _serve(agents_dir: str, host: str, port: int, token: str | None) -> int:
     url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
     click.echo(f"agenteval web: {len(names)} agent(s) under {root.resolve()}")
     click.echo(f"Serving on {url}  (API docs: http://{shown}:{port}/docs; Ctrl-C stops)")
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    # Open event streams of running runs must not hold Ctrl-C up: after a few seconds the
+    # server stops anyway (and cancels what still runs).
+    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
     return 0
 
 

@@ -66,8 +66,10 @@ def get_session(app: str, user_id: UserId, session_id: str, web: WebDep) -> dict
 @router.delete("/{session_id}")
 async def delete_session(app: str, user_id: UserId, session_id: str, web: WebDep) -> dict[str, Any]:
     await anyio.to_thread.run_sync(_session, web, app, user_id, session_id)
-    await web.chat.forget(app, session_id)
-    await anyio.to_thread.run_sync(web.sessions(app).delete, session_id)
+    async with web.chat.lock(app, session_id):  # a turn in flight is saved first, then deleted
+        await anyio.to_thread.run_sync(_session, web, app, user_id, session_id)
+        await web.chat.forget(app, session_id)
+        await anyio.to_thread.run_sync(web.sessions(app).delete, session_id)
     return {"deleted": session_id}
 
 
