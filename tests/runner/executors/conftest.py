@@ -1,5 +1,6 @@
-"""One local Ray cluster (2 CPUs, no dashboard) shared by every Ray test of the session: starting
-one costs seconds. Skipped, with the reason, when Ray is not installed."""
+"""One local Ray cluster (2 CPUs, no dashboard) shared by the Ray tests of a module (starting one
+costs seconds), stopped after them, so the rest of the suite does not share the machine with an
+idle cluster. Skipped, with the reason, when Ray is not installed."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from tests.fake_server import reply
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[Any]:
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'agenteval[ray]')")
     started = not ray.is_initialized()

@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 from click.testing import CliRunner
 
 from agenteval.agents import load_root_agent
 from agenteval.cli.main import cli
-from agenteval.errors import AgentEvalError
 from agenteval.runner import EvalJob, Selection, Services, run
 from agenteval.schema import Concurrency, EvalConfig, Run
 from agenteval.schema.progress import CaseFinished, CaseStarted, JudgeCallDone
@@ -80,11 +80,13 @@ def test_ray_scores_what_the_local_executor_scores(ray_cluster: Any, tmp_path: P
         "final_response_match_v2": {"threshold": 0.5, "judge_model_options": {
             "judge_model": f"openai-compat:judge@{judge.base_url}", "num_samples": 1}}})
     runs = {}
-    for executor in ("local", "ray"):
+    for executor, store in (("local", None), ("ray", tmp_path), ("ray again", tmp_path)):
         events: list[object] = []
         job = EvalJob(config=config, concurrency=Concurrency(cases=4), agent=load_root_agent(agent),
-                      agent_path=str(agent), selections=[Selection(path, s)], num_runs=2, executor=executor)
-        runs[executor] = (asyncio.run(run(job, Services.create({}, job.concurrency), events.append)), events)
+                      agent_path=str(agent), selections=[Selection(path, s)], num_runs=2,
+                      executor=executor.split()[0])
+        services = Services.create({}, job.concurrency, store_root=store)  # the verdict cache there
+        runs[executor] = (asyncio.run(run(job, services, events.append)), events)
     (local, local_events), (remote, remote_events) = runs["local"], runs["ray"]
     assert _scores(remote) == _scores(local)
     statuses = [c.final_eval_status for c in remote.results[0].summary]
@@ -92,12 +94,16 @@ def test_ray_scores_what_the_local_executor_scores(ray_cluster: Any, tmp_path: P
     assert remote.spec.totals == local.spec.totals.model_copy(
         update={"agent_seconds": remote.spec.totals.agent_seconds})
     assert remote.spec.totals.judge_calls == 2 * CASES == judge.requests // 2
+    # the workers' verdicts went to the driver's cache: asked again, the judge is not called
+    again = runs["ray again"][0]
+    assert _scores(again) == _scores(local) and again.spec.totals.judge_calls == 0
+    assert all(r.cached for c in again.results[0].eval_case_results for r in c.judge_records)
     for events in (local_events, remote_events):
         assert sum(isinstance(e, CaseStarted) for e in events) == 2 * CASES
         assert sum(isinstance(e, CaseFinished) for e in events) == 2 * CASES
         assert sum(isinstance(e, JudgeCallDone) for e in events) == 2 * CASES
     # both workers took units, each importing the agent once
-    pids = {line.split()[-1] for line in (agent / "calls.log").read_text().splitlines()[2 * CASES:]}
+    pids = {line.split()[-1] for line in (agent / "calls.log").read_text().splitlines()[2 * CASES:4 * CASES]}
     assert len(pids) == 2
     case = remote.results[0].eval_case_results[0]
     assert case.trace is not None and case.judge_records and case.judge_records[0].verdict == "valid"
@@ -147,20 +153,50 @@ def test_calls_to_one_endpoint_stay_within_its_limit_across_workers(
     assert done.spec.concurrency.model_calls[f"openai-compat:stub@{stub.base_url}"] == 3
 
 
-def test_an_agent_object_without_a_path_runs_only_locally(tmp_path: Path) -> None:
-    job = EvalJob(agent=lambda text: "hi", selections=[Selection(None, eval_set("s", {"a": [inv("x")]}))],
-                  executor="ray")
-    with pytest.raises(AgentEvalError, match="loads the agent on every worker from its path"):
-        asyncio.run(run(job, Services.create({})))
-    job.executor = "spark"
-    with pytest.raises(AgentEvalError, match="unknown executor 'spark'; choose one of local, ray"):
-        asyncio.run(run(job, Services.create({})))
+DRIVER_KILLER = '''
+import os, signal
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+def root_agent(text):
+    with open(HERE / "calls.log", "a") as log:
+        log.write(text + "\\n")
+    if text == "case 6" and not (HERE / "killed").exists():
+        (HERE / "killed").touch()
+        os.kill(int((HERE / "driver.pid").read_text()), signal.SIGKILL)  # the driver dies, once
+    return {"response": "answer to " + text, "tool_calls": [{"name": "lookup", "args": {"q": text}}]}
+'''
 
 
-def test_without_ray_the_flag_says_how_to_install_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    agent, path = _project(tmp_path)
-    monkeypatch.setitem(sys.modules, "ray", None)  # import ray: ImportError
-    r = CliRunner().invoke(cli, ["eval", str(agent), str(path), "--executor", "ray", "--no_history"])
-    assert r.exit_code == 2
-    assert "pip install 'agenteval[ray]'" in r.output
-    assert not (agent / "calls.log").exists()
+def test_a_killed_driver_is_resumed_without_redoing_finished_case_runs(ray_cluster: Any,
+                                                                       tmp_path: Path) -> None:
+    agent = tmp_path / "driver_agent"
+    agent.mkdir()
+    (agent / "agent.py").write_text(DRIVER_KILLER)
+    s = eval_set("drv", {f"c{i}": [inv(f"case {i}", f"answer to case {i}", [call("lookup", q=f"case {i}")])]
+                         for i in range(10)})
+    path = agent / "drv.evalset.json"
+    path.write_text(s.model_dump_json(exclude_none=True))
+    address = ray_cluster.get_runtime_context().gcs_address  # drivers join the session's cluster
+    argv = [sys.executable, "-m", "agenteval", "eval", str(agent), str(path), "--executor", "ray",
+            "--ray_address", address, "--parallelism", "1"]
+    driver = subprocess.Popen([*argv, "-o", str(tmp_path / "never.json")], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    (agent / "driver.pid").write_text(str(driver.pid))
+    driver.communicate(timeout=120)
+    assert driver.returncode == -signal.SIGKILL and not (tmp_path / "never.json").exists()
+    (interrupted,) = Journal(agent).runs()
+    assert interrupted.status == "interrupted" and interrupted.done == 6 and interrupted.total == 10
+    before = len((agent / "calls.log").read_text().splitlines())
+
+    out = tmp_path / "out.json"
+    resumed = subprocess.run([*argv, "--resume", interrupted.run_id, "-o", str(out)], capture_output=True,
+                             text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    again = (agent / "calls.log").read_text().splitlines()[before:]
+    assert sorted(again) == ["case 6", "case 7", "case 8", "case 9"]  # no finished case run redone
+    doc = json.loads(out.read_text())
+    assert doc["run"]["run_id"] == interrupted.run_id
+    assert sorted(c["eval_id"] for c in doc["eval_case_results"]) == sorted(f"c{i}" for i in range(10))
+    assert Journal(agent).runs()[0].status == "finished"

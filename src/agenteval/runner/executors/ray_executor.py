@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import logging
 import math
+import socket
 import time
 import uuid
 from collections.abc import Sequence
@@ -48,6 +49,7 @@ log = logging.getLogger(__name__)
 
 RETRIES = 3  # runs of a unit again after its worker died (Ray's max_task_retries)
 _POLL = 1.0  # seconds one ray.wait blocks, so a cancelled run stops within about that
+_CONNECT_TIMEOUT = 10.0  # seconds to reach a cluster's HOST:PORT
 
 
 class RayExecutor:
@@ -80,8 +82,7 @@ class RayExecutor:
         ray = self.ray
         connected_here = not ray.is_initialized()
         if connected_here:
-            extra = {} if self.address else {"include_dashboard": False}
-            ray.init(address=self.address, logging_level=logging.WARNING, **extra)
+            self._connect()
         actors: list[Any] = []
         try:
             metric_sets: dict[int, int] = {}
@@ -97,6 +98,17 @@ class RayExecutor:
                 ray.kill(actor, no_restart=True)
             if connected_here:
                 ray.shutdown()
+
+    def _connect(self) -> None:
+        """Joins the cluster at `address` (None: the one `ray start` runs here, else a new local
+        one); a cluster that cannot be reached is an AgentEvalError naming the address."""
+        extra = {} if self.address else {"include_dashboard": False}
+        try:
+            _check_reachable(self.address)
+            self.ray.init(address=self.address, logging_level=logging.WARNING, **extra)
+        except (OSError, ValueError, RuntimeError) as e:  # OSError: refused, timed out, unknown host
+            where = f"the Ray cluster at {self.address}" if self.address else "a local Ray cluster"
+            raise AgentEvalError(f"cannot use {where}: {_first_line(e)}") from None
 
     def _setup(self, metrics: list[Any], units: Sequence[Unit], actors: list[Any]) -> WorkerSetup:
         """What workers need; creates the limiter actors and the judge cache's actor."""
@@ -229,6 +241,18 @@ class RayExecutor:
         run = CaseRun(case=unit.case, actual=[], eval_set_id=unit.eval_set_id, run_index=unit.run_index,
                       error_message=message)
         return await score_case(run, unit.metrics, unit.policy), time.monotonic() - sent
+
+
+def _check_reachable(address: str | None) -> None:
+    """A ConnectionError now when `address` is a HOST:PORT nothing listens on (Ray itself would
+    keep retrying for minutes); `auto`, `local` and `ray://` addresses are left to Ray."""
+    if not address or "://" in address or ":" not in address:
+        return
+    host, _, port = address.rpartition(":")
+    if not port.isdigit():
+        return
+    with socket.create_connection((host, int(port)), timeout=_CONNECT_TIMEOUT):
+        pass
 
 
 def _first_line(error: BaseException) -> str:

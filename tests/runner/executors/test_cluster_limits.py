@@ -1,0 +1,100 @@
+"""The limiter actor's body and the model wrapper, without Ray: slots across holders, slots of a
+dead worker incarnation given back, a call cancelled while waiting for a slot gives it back."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine, Generator
+from typing import Any
+
+from agenteval.models import ScriptedModel
+from agenteval.models.base import Message, ModelRequest
+from agenteval.runner.executors.cluster_limits import ClusterLimitedLLM, EndpointLimiter
+
+
+def test_slots_are_shared_by_every_holder_and_come_back_on_release() -> None:
+    async def main() -> None:
+        limiter = EndpointLimiter(2)
+        assert await limiter.acquire("0:a") and await limiter.acquire("1:b")
+        third = asyncio.ensure_future(limiter.acquire("1:b"))
+        await asyncio.sleep(0.01)
+        assert not third.done() and limiter.stats() == {"limit": 2, "in_flight": 2, "peak": 2}
+        limiter.release("0:a")
+        assert await third and limiter.in_flight == 2
+        limiter.release("0:a")  # holds none any more: gives back nothing
+        assert limiter.in_flight == 2
+
+    asyncio.run(main())
+
+
+def test_a_dead_incarnations_slots_come_back_and_a_late_grant_is_returned() -> None:
+    async def main() -> None:
+        limiter = EndpointLimiter(2)
+        assert await limiter.acquire("0:old") and await limiter.acquire("0:old")
+        waiting = asyncio.ensure_future(limiter.acquire("0:old"))  # queued when the process died
+        await asyncio.sleep(0.01)
+        limiter.forget("0", "0:new")  # the restarted worker 0
+        assert await waiting is False  # granted to a dead holder: given back at once
+        assert limiter.in_flight == 0
+        limiter.release("0:old")  # a release sent just before dying changes nothing
+        assert await limiter.acquire("0:new") and await limiter.acquire("1:x")
+        assert limiter.in_flight == 2 and limiter.peak == 2
+
+    asyncio.run(main())
+
+
+class _Ref:
+    """An ObjectRef stand-in: awaitable, with `future()`."""
+
+    def __init__(self, coro: Coroutine[Any, Any, Any]) -> None:
+        self.task = asyncio.ensure_future(coro)
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        return asyncio.shield(self.task).__await__()
+
+    def future(self) -> asyncio.Future[Any]:
+        return self.task
+
+
+class _Handle:
+    """An actor-handle stand-in calling the limiter in this loop."""
+
+    def __init__(self, limiter: EndpointLimiter) -> None:
+        outer = self
+
+        class Method:
+            def __init__(self, name: str) -> None:
+                self.name = name
+
+            def remote(self, *args: Any) -> _Ref:
+                fn = getattr(outer.limiter, self.name)
+
+                async def call() -> Any:
+                    out = fn(*args)
+                    return await out if asyncio.iscoroutine(out) else out
+
+                return _Ref(call())
+
+        self.limiter = limiter
+        self.acquire, self.release = Method("acquire"), Method("release")
+
+
+def test_the_wrapper_holds_a_slot_per_call_and_a_cancelled_wait_gives_its_slot_back() -> None:
+    async def main() -> None:
+        limiter = EndpointLimiter(1)
+        model = ClusterLimitedLLM(ScriptedModel(lambda req: "hi", latency=0.05), _Handle(limiter), "0:a")
+        request = ModelRequest(messages=(Message("user", "hello"),))
+        replies = await asyncio.gather(*(model.generate(request) for _ in range(3)))
+        assert [r.text for r in replies] == ["hi"] * 3 and limiter.peak == 1
+        await asyncio.sleep(0.01)
+        assert limiter.in_flight == 0
+        held = asyncio.ensure_future(model.generate(request))
+        await asyncio.sleep(0.01)
+        waiting = asyncio.ensure_future(model.generate(request))
+        await asyncio.sleep(0.01)
+        waiting.cancel()  # a case timeout while waiting for the slot
+        await held
+        await asyncio.sleep(0.05)
+        assert limiter.in_flight == 0  # the slot granted after the cancel came back
+
+    asyncio.run(main())
