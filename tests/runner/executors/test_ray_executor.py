@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from agenteval.agents import load_root_agent
 from agenteval.cli.main import cli
 from agenteval.runner import EvalJob, Selection, Services, run
+from agenteval.runner.executors.ray_executor import RETRIES
 from agenteval.schema import Concurrency, EvalConfig, Run
 from agenteval.schema.progress import CaseFinished, CaseStarted, JudgeCallDone
 from agenteval.store.journal import Journal
@@ -36,6 +37,8 @@ def root_agent(text):
     if text == "case 3" and (HERE / "kill").exists() and not (HERE / "killed").exists():
         (HERE / "killed").touch()
         os.kill(os.getpid(), signal.SIGKILL)  # the worker process dies, once
+    if text == "case 3" and (HERE / "always_kill").exists():
+        os.kill(os.getpid(), signal.SIGKILL)  # ... every time
     parity = "even" if int(text.split()[-1]) % 2 == 0 else "odd"
     return {"response": f"answer to {text}, {parity}",
             "tool_calls": [{"name": "lookup", "args": {"q": text}}]}
@@ -127,6 +130,23 @@ def test_a_worker_killed_mid_run_has_its_case_runs_run_again_and_each_kept_once(
     journal = Journal(agent)
     (journaled,) = journal.runs()
     assert journaled.status == "finished" and journaled.done == 2 * CASES == journaled.total
+
+
+def test_a_case_run_that_keeps_killing_its_worker_fails_with_the_reason_and_the_run_goes_on(
+        ray_cluster: Any, tmp_path: Path) -> None:
+    agent, path = _project(tmp_path)
+    (agent / "always_kill").touch()
+    out = tmp_path / "out.json"
+    r = CliRunner().invoke(cli, ["eval", str(agent), str(path), "--executor", "ray", "--parallelism", "2",
+                                 "--output", str(out), "--no_history"])
+    assert r.exit_code == 1, r.output
+    cases = {c["eval_id"]: c for c in json.loads(out.read_text())["eval_case_results"]}
+    assert sorted(cases) == sorted(f"c{i}" for i in range(CASES))
+    assert cases["c3"]["error_message"].startswith("WorkerDied: the Ray worker running this case run died, "
+                                                   f"and Ray gave up after running it again up to {RETRIES}")
+    assert [k for k, c in cases.items() if c.get("error_message")] == ["c3"]
+    calls = (agent / "calls.log").read_text().splitlines()
+    assert len([c for c in calls if c.startswith("case 3 ")]) == RETRIES + 1
 
 
 AGENT_ON_STUB = '''

@@ -16,6 +16,7 @@ import importlib
 import logging
 import math
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Sequence
@@ -51,6 +52,12 @@ RETRIES = 3  # runs of a unit again after its worker died (Ray's max_task_retrie
 _POLL = 1.0  # seconds one ray.wait blocks, so a cancelled run stops within about that
 _CONNECT_TIMEOUT = 10.0  # seconds to reach a cluster's HOST:PORT
 
+# One Ray connection per process, shared by every run in it (two evals started from the web UI):
+# the runs using it, and whether a run made it (then the last run to end closes it).
+_connection = threading.Lock()
+_runs = 0
+_owned = False
+
 
 class RayExecutor:
     """Runs units on Ray workers. `address`: the cluster (`auto`, `ray://HOST:PORT`, ...;
@@ -80,9 +87,7 @@ class RayExecutor:
         if not units:
             return
         ray = self.ray
-        connected_here = not ray.is_initialized()
-        if connected_here:
-            self._connect()
+        self._connect()
         actors: list[Any] = []
         try:
             metric_sets: dict[int, int] = {}
@@ -96,19 +101,34 @@ class RayExecutor:
         finally:
             for actor in actors:
                 ray.kill(actor, no_restart=True)
-            if connected_here:
-                ray.shutdown()
+            self._disconnect()
 
     def _connect(self) -> None:
         """Joins the cluster at `address` (None: the one `ray start` runs here, else a new local
-        one); a cluster that cannot be reached is an AgentEvalError naming the address."""
-        extra = {} if self.address else {"include_dashboard": False}
-        try:
-            _check_reachable(self.address)
-            self.ray.init(address=self.address, logging_level=logging.WARNING, **extra)
-        except (OSError, ValueError, RuntimeError) as e:  # OSError: refused, timed out, unknown host
-            where = f"the Ray cluster at {self.address}" if self.address else "a local Ray cluster"
-            raise AgentEvalError(f"cannot use {where}: {_first_line(e)}") from None
+        one), unless this process is connected already (then that connection is used, whatever
+        `address` says); a cluster that cannot be reached is an AgentEvalError naming it."""
+        global _runs, _owned
+        with _connection:
+            if not self.ray.is_initialized():
+                extra = {} if self.address else {"include_dashboard": False}
+                try:
+                    _check_reachable(self.address)
+                    self.ray.init(address=self.address, logging_level=logging.WARNING, **extra)
+                except (OSError, ValueError, RuntimeError) as e:  # OSError: refused, timed out, unknown host
+                    where = f"the Ray cluster at {self.address}" if self.address else "a local Ray cluster"
+                    raise AgentEvalError(f"cannot use {where}: {_first_line(e)}") from None
+                _owned = True
+            _runs += 1
+
+    def _disconnect(self) -> None:
+        """Leaves the cluster (stopping it if it was started here) when the last run in this
+        process that uses the connection it made ends."""
+        global _runs, _owned
+        with _connection:
+            _runs -= 1
+            if _runs == 0 and _owned:
+                self.ray.shutdown()
+                _owned = False
 
     def _setup(self, metrics: list[Any], units: Sequence[Unit], actors: list[Any]) -> WorkerSetup:
         """What workers need; creates the limiter actors and the judge cache's actor."""
@@ -227,8 +247,8 @@ class RayExecutor:
         try:
             out: UnitDone = ray.get(ref)
         except ray.exceptions.RayActorError as e:
-            message = (f"WorkerDied: the Ray worker running this case run died {RETRIES + 1} times "
-                       f"(the case was run again each time); the last: {_first_line(e)}")
+            message = (f"WorkerDied: the Ray worker running this case run died, and Ray gave up after "
+                       f"running it again up to {RETRIES} times: {_first_line(e)}")
         except ray.exceptions.RayError as e:
             message = f"{_cause(e)} (on a Ray worker)"
         else:
