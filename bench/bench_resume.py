@@ -1,0 +1,178 @@
+"""kill -9 during a run, then `--resume`: finished cases redone, time to resume, final document.
+
+    python bench/bench_resume.py [--cases 200] [--turns 3] [--latency 0.05] [--parallelism 8] \
+        [--at 0.25 0.5 0.9]
+
+Uses `bench_scaling.py`'s stub server, eval set and agent package (one tool call and a final text
+per turn, so 2 model calls per turn). Per kill point F:
+
+1. `agenteval eval bench_agent scaling.evalset.json --parallelism P --output ...` (run history
+   on, so the run is journaled) is started and SIGKILLed as soon as the journal holds F x cases
+   finished case runs;
+2. the finished case runs at that moment are snapshotted (their journal rows);
+3. `agenteval eval ... --resume RUN` finishes it. "Redone" counts snapshotted case runs whose
+   journal row changed (0 is the goal: a finished case is never run again); model calls made by
+   the resumed process are read from the stub (a case in flight at the kill is redone in full);
+4. the final document is compared with an uninterrupted run's: same cases, same statuses and
+   scores for every metric but invocation_duration_v1 (times and ids differ by nature).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_scaling
+from bench_scaling import Stub, agenteval_script, child_env, snake, write_fixtures
+
+OUT = bench_scaling.OUT.parent / "resume"  # not bench_scaling's folder: the benches may run at once
+bench_scaling.OUT = OUT
+JOURNAL = OUT / "bench_agent" / ".agenteval" / "journal.sqlite"
+
+
+def journal_rows(run_id: str | None = None) -> dict[tuple[str, int], str]:
+    if not JOURNAL.exists():
+        return {}
+    conn = sqlite3.connect(JOURNAL, timeout=30)
+    try:
+        query = "SELECT eval_id, run_index, result_json FROM journal_cases"
+        rows = conn.execute(query + (" WHERE run_id = ?" if run_id else ""),
+                            (run_id,) if run_id else ()).fetchall()
+    except sqlite3.OperationalError:  # tables not created yet
+        return {}
+    finally:
+        conn.close()
+    return {(r[0], r[1]): r[2] for r in rows}
+
+
+def run_ids() -> set[str]:
+    if not JOURNAL.exists():
+        return set()
+    conn = sqlite3.connect(JOURNAL, timeout=30)
+    try:
+        return {r[0] for r in conn.execute("SELECT run_id FROM journal_runs")}
+    finally:
+        conn.close()
+
+
+def latest_run_id() -> str:
+    conn = sqlite3.connect(JOURNAL, timeout=30)
+    try:
+        return str(conn.execute("SELECT run_id FROM journal_runs ORDER BY started DESC").fetchone()[0])
+    finally:
+        conn.close()
+
+
+TIMED = {"invocation_duration_v1"}  # wall-clock seconds: differ between any two runs
+
+
+def scores(path: Path) -> dict[str, Any]:
+    """Per case: status and every metric's score/status, per invocation and overall (but
+    durations, which are measurements of time)."""
+    doc = snake(json.loads(path.read_text(encoding="utf-8")))
+    out: dict[str, Any] = {}
+    for case in doc["eval_case_results"]:
+        out[f"{case['eval_id']}#{case.get('run_index', 0)}"] = {
+            "status": case["final_eval_status"],
+            "overall": sorted((m["metric_name"], m.get("score"), m.get("eval_status"))
+                              for m in case["overall_eval_metric_results"]
+                              if m["metric_name"] not in TIMED),
+            "per_invocation": [sorted((m["metric_name"], m.get("score"), m.get("eval_status"))
+                                      for m in inv["eval_metric_results"]
+                                      if m["metric_name"] not in TIMED)
+                               for inv in case["eval_metric_result_per_invocation"]]}
+    return out
+
+
+def eval_cmd(evalset: Path, parallelism: int, output: Path, *extra: str) -> list[str]:
+    return [agenteval_script(), "eval", str(OUT / "bench_agent"), str(evalset),
+            "--config_file_path", str(OUT / "test_config.json"), "--parallelism", str(parallelism),
+            "--output", str(output), *extra]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cases", type=int, default=200)
+    ap.add_argument("--turns", type=int, default=3)
+    ap.add_argument("--latency", type=float, default=0.05)
+    ap.add_argument("--parallelism", type=int, default=8)
+    ap.add_argument("--at", type=float, nargs="+", default=[0.25, 0.5, 0.9])
+    args = ap.parse_args()
+    env = child_env()
+    stub = Stub(args.latency, timeout=3600)
+    rows = []
+    try:
+        evalset = write_fixtures(stub.base_url, args.cases, args.turns)
+        shutil.rmtree(OUT / "bench_agent" / ".agenteval", ignore_errors=True)
+        reference = OUT / "resume_reference.json"
+        started = time.monotonic()
+        subprocess.run(eval_cmd(evalset, args.parallelism, reference), env=env, check=True,
+                       capture_output=True)
+        full_s = time.monotonic() - started
+        expected = scores(reference)
+        for fraction in args.at:
+            target = int(args.cases * fraction)
+            output = OUT / f"resume_{int(fraction * 100)}.json"
+            output.unlink(missing_ok=True)
+            before = run_ids()
+            proc = subprocess.Popen(eval_cmd(evalset, args.parallelism, output), env=env,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            run_id = None
+            while proc.poll() is None:
+                if run_id is None and JOURNAL.exists():
+                    try:
+                        candidate = latest_run_id()
+                    except (sqlite3.OperationalError, TypeError):
+                        candidate = None
+                    run_id = candidate if candidate and candidate not in before else run_id
+                if run_id and len(journal_rows(run_id)) >= target:
+                    proc.send_signal(signal.SIGKILL)
+                    break
+                time.sleep(0.01)
+            proc.wait()
+            if run_id is None:
+                sys.exit("the run finished before its journal was seen; raise --cases")
+            snapshot = journal_rows(run_id)
+            stub.reset()
+            started = time.monotonic()
+            resumed = subprocess.run(eval_cmd(evalset, args.parallelism, output, "--resume", run_id),
+                                     env=env, capture_output=True, text=True)
+            resume_s = time.monotonic() - started
+            if resumed.returncode not in (0, 1):
+                sys.exit(f"--resume failed ({resumed.returncode}): {resumed.stderr[-2000:]}")
+            after = journal_rows(run_id)
+            redone = sum(after.get(key) != value for key, value in snapshot.items())
+            calls = stub.stats()["requests"]
+            missing = args.cases - len(snapshot)
+            got = scores(output)
+            rows.append({
+                "kill_at": fraction, "finished_at_kill": len(snapshot), "finished_redone": redone,
+                "resume_model_calls": calls, "calls_for_missing": missing * args.turns * 2,
+                "resume_s": round(resume_s, 2), "uninterrupted_s": round(full_s, 2),
+                "same_cases": sorted(got) == sorted(expected),
+                "same_scores": got == expected})
+            print(json.dumps(rows[-1]), flush=True)
+    finally:
+        stub.stop()
+    print("\n| kill at | finished at kill | finished redone | resume model calls (missing x 6) "
+          "| resume s | uninterrupted s | same cases | same scores |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['kill_at']:.0%} | {r['finished_at_kill']} | {r['finished_redone']} | "
+              f"{r['resume_model_calls']} ({r['calls_for_missing']}) | {r['resume_s']} | "
+              f"{r['uninterrupted_s']} | {r['same_cases']} | {r['same_scores']} |")
+    (OUT / "resume_summary.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
