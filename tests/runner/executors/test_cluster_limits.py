@@ -82,7 +82,8 @@ class _Handle:
 def test_the_wrapper_holds_a_slot_per_call_and_a_cancelled_wait_gives_its_slot_back() -> None:
     async def main() -> None:
         limiter = EndpointLimiter(1)
-        model = ClusterLimitedLLM(ScriptedModel(lambda req: "hi", latency=0.05), _Handle(limiter), "0:a")
+        model = ClusterLimitedLLM(ScriptedModel(lambda req: "hi", latency=0.05), _Handle(limiter), "0:a",
+                                  reuse=False)
         request = ModelRequest(messages=(Message("user", "hello"),))
         replies = await asyncio.gather(*(model.generate(request) for _ in range(3)))
         assert [r.text for r in replies] == ["hi"] * 3 and limiter.peak == 1
@@ -96,5 +97,38 @@ def test_the_wrapper_holds_a_slot_per_call_and_a_cancelled_wait_gives_its_slot_b
         await held
         await asyncio.sleep(0.05)
         assert limiter.in_flight == 0  # the slot granted after the cancel came back
+
+    asyncio.run(main())
+
+
+def test_a_slot_serves_a_few_calls_of_its_worker_in_a_row_then_goes_back() -> None:
+    async def main() -> None:
+        limiter = EndpointLimiter(2)
+        model = ClusterLimitedLLM(ScriptedModel(lambda req: "hi"), _Handle(limiter), "0:a")
+        request = ModelRequest(messages=(Message("user", "hello"),))
+        for _ in range(ClusterLimitedLLM.REUSES * 2):  # one case's calls, one after the other
+            await model.generate(request)
+        assert model.acquired == 2  # one slot per REUSES calls, not two messages per call
+        await asyncio.sleep(0.01)
+        assert limiter.in_flight == 0  # the second went back after its REUSES-th call
+        await model.generate(request)
+        await asyncio.sleep(ClusterLimitedLLM.LINGER * 3)
+        assert limiter.in_flight == 0 and model.acquired == 3  # an unused slot goes back soon
+
+    asyncio.run(main())
+
+
+def test_a_slot_goes_back_at_once_when_a_call_of_its_worker_waits_at_the_limiter() -> None:
+    async def main() -> None:
+        limiter = EndpointLimiter(1)
+        model = ClusterLimitedLLM(ScriptedModel(lambda req: "hi", latency=0.05), _Handle(limiter), "0:a")
+        request = ModelRequest(messages=(Message("user", "hello"),))
+        first = asyncio.ensure_future(model.generate(request))
+        await asyncio.sleep(0.01)
+        second = asyncio.ensure_future(model.generate(request))  # waits at the limiter
+        await asyncio.gather(first, second)
+        assert model.acquired == 2 and limiter.peak == 1
+        await asyncio.sleep(ClusterLimitedLLM.LINGER * 3)
+        assert limiter.in_flight == 0
 
     asyncio.run(main())

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from agenteval.models.base import LLM, ModelRequest, ModelResponse
@@ -76,14 +77,36 @@ class EndpointLimiter:
         return {"limit": self.limit, "in_flight": self.in_flight, "peak": self.peak}
 
 
+@dataclass
+class _Slot:
+    """A slot this worker holds: calls it served, tokens they used, its give-back timer."""
+
+    uses: int = 0
+    tokens: int = 0
+    timer: asyncio.TimerHandle | None = None
+
+
 class ClusterLimitedLLM:
     """`inner` behind a slot of the endpoint's `EndpointLimiter` actor (`limiter`, a Ray actor
-    handle), held by `holder` (this worker's incarnation) for the length of each call."""
+    handle), held by `holder` (this worker's incarnation) for the length of each call.
 
-    def __init__(self, inner: LLM, limiter: Any, holder: str) -> None:
+    Asking the actor costs two messages per call. With `reuse` (an endpoint without rates to
+    keep, whose limiter counts slots, not requests), a slot whose call ended is kept for
+    `LINGER` seconds for this worker's next call, unless one of this worker's calls is already
+    waiting at the actor, and goes back after `REUSES` calls in a row, so a worker that keeps
+    busy cannot keep other workers' calls waiting for long."""
+
+    LINGER = 0.02
+    REUSES = 8
+
+    def __init__(self, inner: LLM, limiter: Any, holder: str, reuse: bool = True) -> None:
         self.inner = inner
         self._limiter = limiter
         self._holder = holder
+        self._reuse = reuse
+        self._idle: list[_Slot] = []
+        self._waiting = 0  # this worker's calls waiting at the actor
+        self.acquired = 0  # slots asked of the actor (a count, for tests and benchmarks)
 
     @property
     def name(self) -> str:
@@ -91,6 +114,24 @@ class ClusterLimitedLLM:
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
         """`inner.generate` once the cluster has a slot for it."""
+        slot = self._idle.pop() if self._idle else None
+        if slot is not None and slot.timer is not None:
+            slot.timer.cancel()
+        if slot is None:
+            slot = await self._acquire()
+        tokens = 0
+        try:
+            response = await self.inner.generate(request)
+            tokens = response.usage.prompt_tokens + response.usage.completion_tokens
+            return response
+        finally:
+            if slot is not None:
+                self._done(slot, tokens)
+
+    async def _acquire(self) -> _Slot | None:
+        """A slot from the actor (None: refused, this holder being forgotten, never when alive)."""
+        self.acquired += 1
+        self._waiting += 1
         ref = self._limiter.acquire.remote(self._holder)
         try:
             granted = await ref
@@ -99,14 +140,26 @@ class ClusterLimitedLLM:
             # and must then be given back, or the cluster loses it for the rest of the run.
             ref.future().add_done_callback(self._give_back_if_granted)
             raise
-        tokens = 0
-        try:
-            response = await self.inner.generate(request)
-            tokens = response.usage.prompt_tokens + response.usage.completion_tokens
-            return response
         finally:
-            if granted:
-                self._limiter.release.remote(self._holder, tokens)  # no need to wait for it
+            self._waiting -= 1
+        return _Slot() if granted else None
+
+    def _done(self, slot: _Slot, tokens: int) -> None:
+        slot.uses += 1
+        slot.tokens += tokens
+        if not self._reuse or slot.uses >= self.REUSES or self._waiting:
+            self._give_back(slot)
+            return
+        slot.timer = asyncio.get_running_loop().call_later(self.LINGER, self._expire, slot)
+        self._idle.append(slot)
+
+    def _expire(self, slot: _Slot) -> None:
+        if slot in self._idle:
+            self._idle.remove(slot)
+            self._give_back(slot)
+
+    def _give_back(self, slot: _Slot) -> None:
+        self._limiter.release.remote(self._holder, slot.tokens)  # no need to wait for it
 
     def _give_back_if_granted(self, future: Any) -> None:
         if not future.cancelled() and future.exception() is None and future.result():

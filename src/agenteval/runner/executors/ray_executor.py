@@ -138,6 +138,7 @@ class RayExecutor:
         limits = self.services.models.limits()
         tag = uuid.uuid4().hex[:8]  # this run's actors apart from any other run's on the cluster
         limiters: dict[str, str] = {}
+        rated: set[str] = set()
         limiter_class = ray.remote(EndpointLimiter)
         for name, limit in limits.items():
             if parse_model_name(name).backend == "local":
@@ -147,7 +148,8 @@ class RayExecutor:
             actors.append(limiter_class.options(name=limiters[name], num_cpus=0).remote(
                 limit, options.requests_per_minute if options else None,
                 options.tokens_per_minute if options else None))
-            if options is not None:  # the limiter keeps the rates for the whole cluster
+            if options is not None and (options.requests_per_minute or options.tokens_per_minute):
+                rated.add(name)  # the limiter keeps the rates for the whole cluster
                 endpoints[name] = options.model_copy(update={"requests_per_minute": None,
                                                              "tokens_per_minute": None})
         simulator = None
@@ -156,7 +158,8 @@ class RayExecutor:
         return WorkerSetup(
             agent_path=agent_location(job.agent_path), agent_model=job.agent_model, app_name=job.app_name,
             metrics=metrics, limits=limits, default_http=max(DEFAULT_HTTP_CONCURRENCY, self.parallelism),
-            endpoints=endpoints, limiters=limiters, cache=self._cache(tag, actors), simulator=simulator,
+            endpoints=endpoints, limiters=limiters, cache=self._cache(tag, actors), rated=frozenset(rated),
+            simulator=simulator,
             judge_max_tokens=self.judge.max_tokens, judge_early_stop=self.judge.early_stop,
             traces=job.traces, case_timeout=job.case_timeout or job.config.case_timeout)
 

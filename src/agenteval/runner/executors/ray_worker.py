@@ -70,6 +70,7 @@ class WorkerSetup:
     # Actors by name (handles in an actor's arguments would tie its restarts to the object store)
     limiters: dict[str, str] = field(default_factory=dict)  # endpoint -> its EndpointLimiter
     cache: str | None = None  # the JudgeCacheServer, or None: no verdict cache
+    rated: frozenset[str] = frozenset()  # endpoints whose limiter keeps a rate (slots not reused)
     simulator: LlmBackedUserSimulatorConfig | None = None
     judge_max_tokens: int = 200
     judge_early_stop: bool = True
@@ -156,8 +157,10 @@ class EvalWorker:
         each process's own: its slots are limited per process)."""
         if name not in self._models:
             llm: LLM = self._pool.get(name)
-            limiter = self._limiters.get(parse_model_name(name).name)
-            self._models[name] = llm if limiter is None else ClusterLimitedLLM(llm, limiter, self.holder)
+            endpoint = parse_model_name(name).name
+            limiter = self._limiters.get(endpoint)
+            self._models[name] = llm if limiter is None else ClusterLimitedLLM(
+                llm, limiter, self.holder, reuse=endpoint not in self.setup.rated)
         return self._models[name]
 
     def ready(self) -> int:
