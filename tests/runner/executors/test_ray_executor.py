@@ -1,6 +1,8 @@
 """The Ray executor on a real local Ray cluster (2 CPUs, so 2 workers): the same scores as the
-local executor, judges included; a worker killed mid-run costs nothing but time; the calls in
-flight to one endpoint stay within its limit across workers."""
+local executor, judges included (their verdicts in the driver's cache); a worker killed mid-run
+costs nothing but time, one killed again and again fails its case run alone; calls in flight to
+one endpoint stay within its limit across workers; a killed driver is resumed; the CLI, the
+Python API and the pytest plugin all reach it."""
 
 from __future__ import annotations
 
@@ -13,8 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
+from agenteval import AgentEvaluator
 from agenteval.agents import load_root_agent
 from agenteval.cli.main import cli
 from agenteval.runner import EvalJob, Selection, Services, run
@@ -45,6 +49,7 @@ def root_agent(text):
 '''
 
 CASES = 8
+pytest_plugins = ["pytester"]
 
 
 def _project(tmp_path: Path) -> tuple[Path, Path]:
@@ -220,3 +225,37 @@ def test_a_killed_driver_is_resumed_without_redoing_finished_case_runs(ray_clust
     assert doc["run"]["run_id"] == interrupted.run_id
     assert sorted(c["eval_id"] for c in doc["eval_case_results"]) == sorted(f"c{i}" for i in range(10))
     assert Journal(agent).runs()[0].status == "finished"
+
+
+def _package(root: Path, name: str) -> Path:
+    """A package `name` under `root` whose `agent` module holds the test agent."""
+    package = root / name
+    package.mkdir()
+    (package / "__init__.py").write_text("from . import agent as agent\n")
+    (package / "agent.py").write_text(AGENT)
+    return package
+
+
+def test_agent_evaluator_runs_on_ray(ray_cluster: Any, tmp_path: Path,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    package = _package(tmp_path, "ray_eval_agent")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    s = eval_set("api", {f"c{i}": [inv(f"case {i}", f"answer to case {i}, even",
+                                       [call("lookup", q=f"case {i}")])] for i in (0, 2)})
+    result = asyncio.run(AgentEvaluator.evaluate_eval_set(
+        "ray_eval_agent", s, criteria={"tool_trajectory_avg_score": 1.0}, num_runs=1,
+        print_detailed_results=False, store_root=None, executor="ray"))
+    assert [c.final_eval_status for c in result.eval_case_results] == [1, 1]
+    assert result.run is not None and result.run.agent is not None and result.run.agent.path == str(package)
+    assert len((package / "calls.log").read_text().splitlines()) == 2
+
+
+def test_the_pytest_plugin_runs_on_ray(ray_cluster: Any, pytester: pytest.Pytester) -> None:
+    package = _package(pytester.path, "plugin_agent")
+    s = eval_set("pset", {"good": [inv("case 0", "answer to case 0, even", [call("lookup", q="case 0")])],
+                          "bad": [inv("case 1", "answer to case 1, odd", [call("other")])]})
+    (package / "pset.evalset.json").write_text(s.model_dump_json(exclude_none=True))
+    (package / "test_config.json").write_text(json.dumps({"criteria": {"tool_trajectory_avg_score": 1.0}}))
+    result = pytester.runpytest("--agenteval", "--agenteval-executor", "ray")
+    result.assert_outcomes(passed=1, failed=1)
+    assert len((package / "calls.log").read_text().splitlines()) == 2
