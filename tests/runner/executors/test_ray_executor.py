@@ -23,7 +23,7 @@ from agenteval.agents import load_root_agent
 from agenteval.cli.main import cli
 from agenteval.runner import EvalJob, Selection, Services, run
 from agenteval.runner.executors.ray_executor import RETRIES
-from agenteval.schema import Concurrency, EvalConfig, Run
+from agenteval.schema import Concurrency, EvalConfig, EvalSet, Run
 from agenteval.schema.progress import CaseFinished, CaseStarted, JudgeCallDone
 from agenteval.store.journal import Journal
 from tests.helpers import call, eval_set, inv
@@ -81,14 +81,14 @@ def test_ray_scores_what_the_local_executor_scores(ray_cluster: Any, tmp_path: P
                                                    chat_server: Callable[..., ChatServer]) -> None:
     judge = chat_server(_judge_says)
     agent, path = _project(tmp_path)
-    s = eval_set("rayset", {})
-    s = type(s).model_validate_json(path.read_text())
+    s = EvalSet.model_validate_json(path.read_text())
     config = EvalConfig(criteria={
         "tool_trajectory_avg_score": 1.0, "response_match_score": 0.5,
         "final_response_match_v2": {"threshold": 0.5, "judge_model_options": {
             "judge_model": f"openai-compat:judge@{judge.base_url}", "num_samples": 1}}})
     runs = {}
-    for executor, store in (("local", None), ("ray", tmp_path), ("ray again", tmp_path)):
+    plan = (("local", None), ("ray", None), ("ray cached", tmp_path), ("ray again", tmp_path))
+    for executor, store in plan:
         events: list[object] = []
         job = EvalJob(config=config, concurrency=Concurrency(cases=4), agent=load_root_agent(agent),
                       agent_path=str(agent), selections=[Selection(path, s)], num_runs=2,
@@ -101,8 +101,10 @@ def test_ray_scores_what_the_local_executor_scores(ray_cluster: Any, tmp_path: P
     assert sum(s == 1 for s in statuses) == 4  # the even ones pass; the judge fails the odd ones
     assert remote.spec.totals == local.spec.totals.model_copy(
         update={"agent_seconds": remote.spec.totals.agent_seconds})
-    assert remote.spec.totals.judge_calls == 2 * CASES == judge.requests // 2
-    # the workers' verdicts went to the driver's cache: asked again, the judge is not called
+    assert remote.spec.totals.judge_calls == 2 * CASES == local.spec.totals.judge_calls
+    # the workers' verdicts went to the driver's cache (two runs of a case may both miss it):
+    # asked again, the judge is not called
+    assert 0 < runs["ray cached"][0].spec.totals.judge_calls <= 2 * CASES
     again = runs["ray again"][0]
     assert _scores(again) == _scores(local) and again.spec.totals.judge_calls == 0
     assert all(r.cached for c in again.results[0].eval_case_results for r in c.judge_records)
@@ -110,7 +112,7 @@ def test_ray_scores_what_the_local_executor_scores(ray_cluster: Any, tmp_path: P
         assert sum(isinstance(e, CaseStarted) for e in events) == 2 * CASES
         assert sum(isinstance(e, CaseFinished) for e in events) == 2 * CASES
         assert sum(isinstance(e, JudgeCallDone) for e in events) == 2 * CASES
-    # both workers took units, each importing the agent once
+    # both workers took units
     pids = {line.split()[-1] for line in (agent / "calls.log").read_text().splitlines()[2 * CASES:4 * CASES]}
     assert len(pids) == 2
     case = remote.results[0].eval_case_results[0]

@@ -117,19 +117,27 @@ class JudgeCacheServer:
 
 
 class RemoteJudgeCache:
-    """A `JudgeCache` over a `JudgeCacheServer` actor. A lookup waits for the answer (the judge
-    asks synchronously; one local round trip, far below a judge call); a store does not wait."""
+    """A `JudgeCache` over a `JudgeCacheServer` actor, for one unit. A lookup waits for the
+    answer (the judge asks synchronously; one local round trip, far below a judge call); a
+    store does not, but `flush` waits for the unit's stores, so none is lost when the run ends
+    (and its actors are stopped) right after the unit's result."""
 
     def __init__(self, server: Any) -> None:
         self._ray = import_ray()
         self._server = server
+        self._stores: list[Any] = []
 
     def get(self, key: str) -> str | None:
         value: str | None = self._ray.get(self._server.get.remote(key))
         return value
 
     def put(self, key: str, value: str) -> None:
-        self._server.put.remote(key, value)
+        self._stores.append(self._server.put.remote(key, value))
+
+    async def flush(self) -> None:
+        for ref in self._stores:
+            await ref
+        self._stores.clear()
 
 
 class EvalWorker:
@@ -149,7 +157,7 @@ class EvalWorker:
         self._pool = ModelPool(os.environ, setup.limits, default_http=setup.default_http,
                                endpoints=setup.endpoints)
         self._models: dict[str, LLM] = {}
-        self._cache = RemoteJudgeCache(ray.get_actor(setup.cache)) if setup.cache is not None else None
+        self._cache_server = ray.get_actor(setup.cache) if setup.cache is not None else None
         self._adapter = to_adapter(load_agent(setup.agent_path), self.model, setup.agent_model)
 
     def model(self, name: str) -> LLM:
@@ -176,7 +184,8 @@ class EvalWorker:
         """Infers and scores one unit."""
         setup = self.setup
         events: list[JudgeCallDone] = []
-        judge = JudgeService(self.model, self._cache, max_tokens=setup.judge_max_tokens,
+        cache = RemoteJudgeCache(self._cache_server) if self._cache_server is not None else None
+        judge = JudgeService(self.model, cache, max_tokens=setup.judge_max_tokens,
                              listener=events.append, early_stop=setup.judge_early_stop)
         unit = Unit(wire.index, wire.eval_set_id, wire.case, wire.run_index, setup.metrics[wire.metrics],
                     wire.policy)
@@ -184,6 +193,8 @@ class EvalWorker:
         result = await run_unit(unit, self._adapter, app_name=setup.app_name,
                                 simulator=self._simulator if setup.simulator else None, judge=judge,
                                 traces=setup.traces, case_timeout=setup.case_timeout)
+        if cache is not None:
+            await cache.flush()
         return UnitDone(result.model_dump_json(exclude_none=False), time.monotonic() - started,
                         judge.calls, judge.prompt_tokens, events)
 
