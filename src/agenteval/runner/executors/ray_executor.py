@@ -25,6 +25,7 @@ from typing import Any
 import anyio
 
 from agenteval.criteria.judge.service import JudgeService
+from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.errors import AgentEvalError
 from agenteval.models.resolve import DEFAULT_HTTP_CONCURRENCY, parse_model_name
 from agenteval.runner.executors.base import Done, Unit
@@ -90,11 +91,14 @@ class RayExecutor:
         self._connect()
         actors: list[Any] = []
         try:
+            # Each eval set's metrics go to the workers once; a unit names its set's by index.
             metric_sets: dict[int, int] = {}
+            distinct: list[Sequence[ConfiguredMetric]] = []
             for unit in units:
-                metric_sets.setdefault(id(unit.metrics), len(metric_sets))
-            firsts = {id(u.metrics): u.metrics for u in units}
-            setup = self._setup([firsts[k] for k in metric_sets], units, actors)
+                if id(unit.metrics) not in metric_sets:
+                    metric_sets[id(unit.metrics)] = len(distinct)
+                    distinct.append(unit.metrics)
+            setup = self._setup(distinct, units, actors)
             workers = self._start(setup, len(units), actors)
             await self._ready(workers)
             await self._dispatch(workers, units, metric_sets, done)
@@ -130,7 +134,8 @@ class RayExecutor:
                 self.ray.shutdown()
                 _owned = False
 
-    def _setup(self, metrics: list[Any], units: Sequence[Unit], actors: list[Any]) -> WorkerSetup:
+    def _setup(self, metrics: list[Sequence[ConfiguredMetric]], units: Sequence[Unit],
+               actors: list[Any]) -> WorkerSetup:
         """What workers need; creates the limiter actors and the judge cache's actor."""
         ray, job = self.ray, self.job
         assert job.agent_path is not None
