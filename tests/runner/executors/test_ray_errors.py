@@ -22,7 +22,10 @@ def test_an_agent_object_without_a_path_runs_only_locally(tmp_path: Path) -> Non
                   executor="ray")
     with pytest.raises(AgentEvalError, match="loads the agent on every worker from its path"):
         asyncio.run(run(job, Services.create({})))
-    job.executor = "spark"
+    job.executor, job.ray_address = "local", "auto"
+    with pytest.raises(AgentEvalError, match=r"Ray address \(auto\) is for the Ray executor: add --executor"):
+        asyncio.run(run(job, Services.create({})))
+    job.executor, job.ray_address = "spark", None
     with pytest.raises(AgentEvalError, match="unknown executor 'spark'; choose one of local, ray"):
         asyncio.run(run(job, Services.create({})))
 

@@ -16,8 +16,11 @@ def executor_for(job: EvalJob, services: Services, judge: JudgeService,
                  listener: Listener | None = None) -> Executor | None:
     """The executor `job.executor` names: None for "local" (`run_evaluation` builds its own),
     a `RayExecutor` for "ray" (an AgentEvalError now if Ray is not installed, or the job cannot
-    run there); an unknown name is an AgentEvalError."""
+    run there); an unknown name, or a Ray address for the local executor, is an AgentEvalError."""
     if job.executor == "local":
+        if job.ray_address:
+            raise AgentEvalError(f"a Ray address ({job.ray_address}) is for the Ray executor: add "
+                                 "--executor ray (EvalJob.executor='ray')")
         return None
     if job.executor == "ray":
         from agenteval.runner.executors.ray_executor import RayExecutor
