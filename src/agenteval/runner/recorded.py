@@ -12,13 +12,14 @@ from pydantic import ValidationError
 from agenteval.criteria.judge.service import JudgeService
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.datasets import check_unique_ids, parse_eval_set, validate_eval_set_json
-from agenteval.datasets.files import gc_paused, parse_json, read_bytes
+from agenteval.datasets.files import parse_json, read_bytes
 from agenteval.datasets.nesting import MAX_RESULT_DEPTH, check_depth
-from agenteval.errors import DataError, from_validation_error
+from agenteval.errors import DataError
 from agenteval.runner.scoring import CaseRun, NotEvaluatedPolicy, score_case
 from agenteval.schema import EvalCaseResult, EvalSet, EvalSetResult
 from agenteval.schema.progress import CaseFinished, CaseStarted, Listener
 from agenteval.schema.run import RunSpec
+from agenteval.store.history import parse_result
 from agenteval.tracing.ingest import TraceConversations, read_traces
 from agenteval.tracing.otlp_json import looks_like_otlp
 from agenteval.verdicts.aggregate import summarise
@@ -51,11 +52,7 @@ def load_actual(path: str | Path) -> Actual:
     # A result document nests an eval set's content a few levels deeper than the set does.
     data = parse_json(path, text, MAX_RESULT_DEPTH)
     if isinstance(data, dict) and "eval_set_result_id" in data:
-        with gc_paused():
-            try:
-                result = EvalSetResult.model_validate(data)
-            except ValidationError as e:
-                raise from_validation_error(path, e) from None
+        result = parse_result(path, data)
         check_unique_runs(path, result)
         return result
     return parse_eval_set(path, data)

@@ -2,7 +2,7 @@
 where result documents are written and found."""
 
 from agenteval.store.db import RunRow, RunStore, history_db_path
-from agenteval.store.history import history_dir, list_results, load_result, save_result
+from agenteval.store.history import history_dir, list_results, load_result, parse_result, save_result
 from agenteval.store.judge_cache import JudgeCacheDB, judge_cache_path
 from agenteval.store.lookup import is_path, load_run, load_summary
 from agenteval.store.output import output_paths, write_outputs
@@ -22,6 +22,7 @@ __all__ = [
     "load_run",
     "load_summary",
     "output_paths",
+    "parse_result",
     "record",
     "record_run",
     "save_result",

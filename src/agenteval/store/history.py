@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from agenteval.datasets.files import gc_paused, read_json, write_model
-from agenteval.errors import from_validation_error
+from agenteval.errors import DataError, from_validation_error
 from agenteval.schema import EvalSetResult
 from agenteval.store.output import safe_name
 
@@ -34,11 +35,18 @@ def save_result(root: str | Path, result: EvalSetResult) -> Path:
 def load_result(path: str | Path) -> EvalSetResult:
     """Reads a result document; errors name the file and key."""
     with gc_paused():
-        data = read_json(path)
+        return parse_result(path, read_json(path))
+
+
+def parse_result(source: str | Path, data: Any) -> EvalSetResult:
+    """A result document from parsed JSON; errors name `source` and the key."""
+    if not isinstance(data, dict):
+        raise DataError(source, "", "expected a result document (a JSON object)")
+    with gc_paused():  # ~10^6 objects for a large run: no collections while they are built
         try:
             return EvalSetResult.model_validate(data)
         except ValidationError as e:
-            raise from_validation_error(path, e) from None
+            raise from_validation_error(source, e) from None
 
 
 def list_results(root: str | Path) -> list[Path]:
@@ -49,4 +57,4 @@ def list_results(root: str | Path) -> list[Path]:
     return sorted(folder.glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime)
 
 
-__all__ = ["history_dir", "list_results", "load_result", "save_result"]
+__all__ = ["history_dir", "list_results", "load_result", "parse_result", "save_result"]

@@ -7,14 +7,11 @@ from typing import Any
 
 import anyio.to_thread
 from fastapi import APIRouter, Query, Request
-from pydantic import ValidationError
 
 from agenteval.datasets.files import parse_json
 from agenteval.datasets.nesting import MAX_RESULT_DEPTH
-from agenteval.errors import DataError, from_validation_error
 from agenteval.reporting.compare import compare
-from agenteval.schema import EvalSetResult
-from agenteval.store import record_run
+from agenteval.store import parse_result, record_run
 from agenteval.web.context import Web, WebDep, conflict, not_found
 from agenteval.web.views import comparison_json, trend_point
 
@@ -50,13 +47,7 @@ async def open_result(request: Request, web: WebDep) -> dict[str, Any]:
 
 
 def _store_upload(web: Web, body: bytes) -> str:
-    data = parse_json(UPLOAD, body, MAX_RESULT_DEPTH)
-    if not isinstance(data, dict):
-        raise DataError(UPLOAD, "", "expected a result document (a JSON object)")
-    try:
-        result = EvalSetResult.model_validate(data)
-    except ValidationError as e:
-        raise from_validation_error(UPLOAD, e) from None
+    result = parse_result(UPLOAD, parse_json(UPLOAD, body, MAX_RESULT_DEPTH))
     if web.stores.find(result.eval_set_result_id) is not None:
         conflict(f"run {result.eval_set_result_id!r} is recorded already")
     (run_id,) = record_run(web.agents.root, [result], meta={"uploaded": True})
