@@ -7,6 +7,7 @@ work itself is the runner's (`agenteval.runner.rescore`).
 
 from __future__ import annotations
 
+import codecs
 import functools
 import os
 import sys
@@ -24,6 +25,7 @@ from agenteval.datasets.files import gc_paused, write_text_atomic
 from agenteval.datasets.targets import check_targets
 from agenteval.errors import AgentEvalError
 from agenteval.reporting import console_report, render_report
+from agenteval.reporting.console import streamed_report
 from agenteval.runner import (
     ScoreJob,
     Selection,
@@ -34,11 +36,13 @@ from agenteval.runner import (
     resolve_config,
     weak_judges,
 )
+from agenteval.runner.streamed import open_eval_set, rescore_files
 from agenteval.runner.sync import run_sync
 from agenteval.schema import Concurrency, EvalSetResult, Run
 from agenteval.store import RunStore, history_db_path, output_paths, record, write_outputs
 from agenteval.tracing.otel import export as export_traces
 from agenteval.tracing.otel import traces_url
+from agenteval.tracing.otlp_json import looks_like_otlp
 from agenteval.verdicts import all_passed
 
 MAX_TABLE_CASES = 50
@@ -154,6 +158,8 @@ def _score(args: ScoreArgs) -> int:
     metrics = job.metrics()
     services = Services.for_job(job, dict(os.environ), store_root=".", no_cache=args.no_cache)
     check_judges(metrics, job, services)
+    if streams(args):
+        return _score_streamed(console, args, job, services)
     expected = load_eval_set(args.expected)
     args.outputs.check([expected.eval_set_id])
     actual = load_actual(args.actual)
@@ -168,6 +174,48 @@ def _score(args: ScoreArgs) -> int:
     # script ends the process without doing it.
     teardown.keep(expected, actual, run)
     return code
+
+
+def streams(args: ScoreArgs) -> bool:
+    """Whether `score` can run in bounded memory (`runner.streamed`): both files are
+    current-format eval sets, and nothing but the result document and the console report (not
+    the per-invocation details) is asked for. Report files, the history and trace export still
+    read the whole run."""
+    o = args.outputs
+    if args.detailed or o.junit_xml or o.html or o.markdown or o.history_root or o.otlp_endpoint:
+        return False
+    return all(_eval_set_head(p) for p in (args.expected, args.actual))
+
+
+def _eval_set_head(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False  # the loader says what is wrong with it
+    head = head.removeprefix(codecs.BOM_UTF8).lstrip()
+    return head[:1] == b"{" and not looks_like_otlp(head) and b"eval_set_result_id" not in head \
+        and b"evalSetResultId" not in head
+
+
+def _score_streamed(console: Console, args: ScoreArgs, job: ScoreJob, services: Services) -> int:
+    metrics = job.metrics()
+    shell, _ = open_eval_set(args.expected)  # its id names the output targets, checked first
+    args.outputs.check([shell.eval_set_id])
+    console.print(f"Using criteria from {job.config_source or 'defaults'}: "
+                  f"{', '.join(m.name for m in metrics if not m.spec.informational)}")
+    warn_weak_judges(console, weak_judges(metrics))
+    output = args.outputs.output
+    with ProgressBar("scoring") as progress:
+        run = run_sync(rescore_files(job, args.expected, args.actual, services, output, progress,
+                                     keep=MAX_TABLE_CASES))
+    t = run.spec.totals
+    for renderable in streamed_report(run.eval_set_id, t.case_runs, t.passed, run.first,
+                                      run.not_passed, MAX_TABLE_CASES):
+        console.print(renderable)
+    if output:
+        console.print(f"Results written to {output}")
+    return 0 if t.passed == t.cases else 1
 
 
 def migrate_command(old: str, new: str, initial_session_file: str | None,

@@ -31,7 +31,7 @@ class ProgressBar:
 
     def __call__(self, event: ProgressEvent) -> None:
         if isinstance(event, RunStarted):
-            self._progress.update(self._task, total=event.total)
+            self._progress.update(self._task, total=event.total or None)  # 0: not known
         elif isinstance(event, CaseFinished):
             self._progress.advance(self._task)
         elif isinstance(event, JudgeCallDone) and event.model_calls:

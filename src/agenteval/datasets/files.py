@@ -6,7 +6,7 @@ import codecs
 import gc
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
@@ -139,23 +139,51 @@ def _list_fields(cls: type[BaseModel]) -> dict[str, type[BaseModel]]:
     return found
 
 
+def shell_pieces(model: BaseModel, names: Sequence[str], exclude_none: bool) -> list[bytes] | None:
+    """`_dump(model)` cut where its (empty) list fields `names` are, in document order: piece
+    0 ends with the first list's `"name": [`, each next piece starts with that list's `]` and
+    ends with the next one's `[`, the last ends the document (with a newline). Items written
+    between the pieces by `list_item` give the document `_dump` would write with the lists
+    filled. None when a list's place cannot be found unambiguously."""
+    # A list serialises, at indentation depth 1, as `"name": [` + each item (its own pretty JSON
+    # indented by 4 more spaces) + `]`; JSON strings hold no raw newline, so re-indenting is a
+    # replace. Each list is cut out of the rest of the document at its unique `[]` placeholder.
+    rest = _dump(model, exclude_none)
+    markers = {name: b'\n  "' + name.encode() + b'": []' for name in names}
+    if any(rest.count(marker) != 1 for marker in markers.values()):
+        return None
+    pieces = []
+    opening = b""
+    for name in sorted(names, key=lambda n: rest.index(markers[n])):
+        before, _, rest = rest.partition(markers[name])
+        pieces.append(opening + before + markers[name][:-1])
+        opening = b"\n  ]"
+    pieces.append(opening + rest + b"\n")
+    return pieces
+
+
+def list_item(item: BaseModel, index: int, exclude_none: bool) -> bytes:
+    """Item `index` of a list field placed by `shell_pieces`."""
+    return (b",\n    " if index else b"\n    ") + _dump(item, exclude_none).replace(b"\n", b"\n    ")
+
+
 def _json_chunks(model: BaseModel, exclude_none: bool) -> Iterator[bytes]:
     """`_dump(model)` and a newline, in pieces: each streamed list's items one at a time."""
     lists = {name: value for name, item_type in _list_fields(type(model)).items()
              if isinstance(value := getattr(model, name), list) and value
              and all(type(item) is item_type for item in value)}
-    # A list serialises, at indentation depth 1, as `"name": [` + each item (its own pretty JSON
-    # indented by 4 more spaces) + `]`; JSON strings hold no raw newline, so re-indenting is a
-    # replace. Each list is cut out of the rest of the document at its unique `[]` placeholder.
-    markers = {name: b'\n  "' + name.encode() + b'": []' for name in lists}
-    rest = _dump(model.model_copy(update={name: [] for name in lists}), exclude_none) if lists else b""
-    if not lists or any(rest.count(marker) != 1 for marker in markers.values()):
+    pieces = shell_pieces(model.model_copy(update={name: [] for name in lists}), list(lists),
+                          exclude_none) if lists else None
+    if pieces is None:
         yield _dump(model, exclude_none) + b"\n"
         return
-    for name in sorted(lists, key=lambda n: rest.index(markers[n])):
-        before, _, rest = rest.partition(markers[name])
-        yield before + markers[name][:-1]
+    order = sorted(lists, key=lambda n: _field_index(type(model), n))
+    for piece, name in zip(pieces, order, strict=False):
+        yield piece
         for i, item in enumerate(lists[name]):
-            yield (b",\n    " if i else b"\n    ") + _dump(item, exclude_none).replace(b"\n", b"\n    ")
-        yield b"\n  ]"
-    yield rest + b"\n"
+            yield list_item(item, i, exclude_none)
+    yield pieces[-1]
+
+
+def _field_index(cls: type[BaseModel], name: str) -> int:
+    return list(cls.model_fields).index(name)

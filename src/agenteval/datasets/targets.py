@@ -126,35 +126,70 @@ def _is_stream(path: str | Path) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or (stat.S_ISSOCK(mode) and _is_std_stream(path))
 
 
-def write_target(path: str | Path, chunks: Iterable[bytes]) -> None:
-    """Writes the bytes of `chunks` to `path` as the module docstring says; an OSError becomes
-    a DataError naming the file (the old content, if any, is then left as it was)."""
-    target = Path(os.path.realpath(path))
-    try:
-        if _is_stream(path):
-            with open(path, "wb") as stream:
-                for chunk in chunks:
-                    stream.write(chunk)
-            return
-        target.parent.mkdir(parents=True, exist_ok=True)
-        # The writer's pid is in the name, so a temporary file left by a killed writer can be
-        # told apart from one being written (see `remove_stale_temporaries`).
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.{os.getpid()}.",
-                                   suffix=TEMP_SUFFIX)
+class TargetWriter:
+    """Writes one target as the module docstring says, a piece at a time: `write` pieces as
+    they come, then `commit` (the temporary file replaces the target) or `abort` (it is
+    removed; the old content, if any, stays). An OSError is a DataError naming the file."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = path
+        self._tmp: str | None = None
         try:
-            with os.fdopen(fd, "wb") as f:
-                for chunk in chunks:
-                    f.write(chunk)
-            # mkstemp creates 0600; give the file the permissions an ordinary write would.
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError as e:
-        raise DataError(path, "", f"cannot be written: {e.strerror or e}") from None
+            if _is_stream(path):
+                self._file = open(path, "wb")  # noqa: SIM115 (closed by commit or abort)
+                return
+            target = Path(os.path.realpath(path))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            # The writer's pid is in the name, so a temporary file left by a killed writer can
+            # be told apart from one being written (see `remove_stale_temporaries`).
+            fd, self._tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.{os.getpid()}.",
+                                             suffix=TEMP_SUFFIX)
+            self._target = target
+            self._file = os.fdopen(fd, "wb")
+        except OSError as e:
+            raise self._error(e) from None
+
+    def _error(self, e: OSError) -> DataError:
+        return DataError(self.path, "", f"cannot be written: {e.strerror or e}")
+
+    def write(self, chunk: bytes) -> None:
+        try:
+            self._file.write(chunk)
+        except OSError as e:
+            self.abort()
+            raise self._error(e) from None
+
+    def commit(self) -> None:
+        try:
+            self._file.close()
+            if self._tmp is not None:
+                # mkstemp creates 0600; give the file the permissions an ordinary write would.
+                umask = os.umask(0)
+                os.umask(umask)
+                os.chmod(self._tmp, 0o666 & ~umask)
+                os.replace(self._tmp, self._target)
+                self._tmp = None
+        except OSError as e:
+            self.abort()
+            raise self._error(e) from None
+
+    def abort(self) -> None:
+        self._file.close()
+        if self._tmp is not None:
+            Path(self._tmp).unlink(missing_ok=True)
+            self._tmp = None
 
 
-__all__ = ["check_target", "check_targets", "remove_stale_temporaries", "write_target"]
+def write_target(path: str | Path, chunks: Iterable[bytes]) -> None:
+    """Writes the bytes of `chunks` to `path` with a `TargetWriter`."""
+    writer = TargetWriter(path)
+    try:
+        for chunk in chunks:
+            writer.write(chunk)
+    except BaseException:
+        writer.abort()
+        raise
+    writer.commit()
+
+
+__all__ = ["TargetWriter", "check_target", "check_targets", "remove_stale_temporaries", "write_target"]

@@ -185,11 +185,17 @@ def _longest(names: Iterable[str], least: int = 0) -> int:
 def summary(results: Sequence[EvalSetResult]) -> RenderableType:
     """The Eval Run Summary: passed and failed cases per eval set (over runs, by the gating rule).
     A long eval set id folds; it is never cut."""
-    rows = []
+    counts = []
     for result in results:
         cases = result.summary
         passed = sum(1 for c in cases if c.final_eval_status == EvalStatus.PASSED)
-        rows.append((result.eval_set_id, str(passed), str(len(cases) - passed)))
+        counts.append((result.eval_set_id, passed, len(cases) - passed))
+    return summary_table(counts)
+
+
+def summary_table(counts: Sequence[tuple[str, int, int]]) -> RenderableType:
+    """The Eval Run Summary from (eval set id, passed, failed) counts."""
+    rows = [(eval_set_id, str(passed), str(failed)) for eval_set_id, passed, failed in counts]
     cols = (Col("eval set", floor=ID_FLOOR), Col("passed", "right", style="green"),
             Col("failed", "right", style="red"))
     return ByWidth(lambda width: fit_table(cols, rows, width, force=True, title="Eval Run Summary",
@@ -401,6 +407,21 @@ def invocation_details(case: EvalCaseResult) -> RenderableType:
         where = "" if err.invocation_index is None else f" (invocation {err.invocation_index})"
         parts.append(Text(f"{err.metric_name}{where}: {err.message}", style="yellow"))
     return Group(*parts)
+
+
+def streamed_report(eval_set_id: str, case_runs: int, passed: int, first: Sequence[EvalCaseResult],
+                    not_passed: Sequence[EvalCaseResult], max_cases: int) -> list[RenderableType]:
+    """`console_report` of a run scored in bounded memory (one run per case), from its counts,
+    its first `max_cases` case runs and its first `max_cases` that did not pass."""
+    out: list[RenderableType] = []
+    shown = first
+    if case_runs > max_cases:
+        shown = not_passed
+        out.append(f"{case_runs} case runs; showing {len(shown)} that did not pass "
+                   "(all are in the result document; --print_detailed_results shows all)")
+    out.append(case_table(shown))
+    out.append(summary_table([(eval_set_id, passed, case_runs - passed)]))
+    return out
 
 
 def console_report(results: Sequence[EvalSetResult], detailed: bool = False,

@@ -14,6 +14,7 @@ from agenteval.schema import EndpointOptions, EvalSetResult, EvalStatus
 from agenteval.schema.run import EvalSetRef, ModelRoles, RunSpec, RunTotals
 from agenteval.store import file_sha256
 from agenteval.verdicts import outcomes
+from agenteval.verdicts.outcome import CaseOutcome
 
 
 @cache
@@ -51,36 +52,67 @@ def start_header(job: JobOptions, selections: Sequence[Selection], models: Model
         agenteval_version=agenteval_version(), started=time.time())
 
 
+class TotalsCounter:
+    """Run totals counted case by case, as cases finish (see `totals`)."""
+
+    def __init__(self) -> None:
+        self.cases = self.case_runs = self.agent_errors = self.metric_errors = 0
+        self.statuses = dict.fromkeys(EvalStatus, 0)
+        self.seconds: float | None = None
+        self.tokens: float | None = None
+        self.uncertain = self.escalated = 0
+
+    def add(self, case: CaseOutcome) -> None:
+        """One eval id's verdict over its runs, and the runs."""
+        self.cases += 1
+        self.statuses[case.status] += 1
+        if (s := case.duration()) is not None:
+            self.seconds = (self.seconds or 0.0) + s
+        if (t := case.tokens()) is not None:
+            self.tokens = (self.tokens or 0.0) + t
+        for run in case.runs:
+            self.case_runs += 1
+            self.agent_errors += bool(run.error_message)
+            self.metric_errors += len(run.metric_errors)
+            for r in run.judge_records:
+                self.uncertain += r.uncertain and r.escalated is None
+                self.escalated += r.escalated is not None
+
+    def totals(self, judge_calls: int, judge_prompt_tokens: int) -> RunTotals:
+        return RunTotals(
+            cases=self.cases, case_runs=self.case_runs, passed=self.statuses[EvalStatus.PASSED],
+            failed=self.statuses[EvalStatus.FAILED], not_evaluated=self.statuses[EvalStatus.NOT_EVALUATED],
+            agent_errors=self.agent_errors, metric_errors=self.metric_errors,
+            agent_seconds=self.seconds, agent_tokens=self.tokens, judge_calls=judge_calls,
+            judge_prompt_tokens=judge_prompt_tokens, judge_uncertain=self.uncertain,
+            judge_escalated=self.escalated)
+
+
 def totals(results: Sequence[EvalSetResult], judge_calls: int, judge_prompt_tokens: int) -> RunTotals:
     """Counts over every eval set's results (verdicts by case, over repeated runs)."""
-    cases = [c for r in results for c in outcomes(r)]
-    seconds = [s for c in cases if (s := c.duration()) is not None]
-    tokens = [t for c in cases if (t := c.tokens()) is not None]
-    statuses = [c.status for c in cases]
-    runs = [run for r in results for run in r.eval_case_results]
-    records = [record for run in runs for record in run.judge_records]
-    return RunTotals(
-        cases=len(cases), case_runs=len(runs),
-        passed=statuses.count(EvalStatus.PASSED), failed=statuses.count(EvalStatus.FAILED),
-        not_evaluated=statuses.count(EvalStatus.NOT_EVALUATED),
-        agent_errors=sum(1 for run in runs if run.error_message),
-        metric_errors=sum(len(run.metric_errors) for run in runs),
-        agent_seconds=sum(seconds) if seconds else None,
-        agent_tokens=sum(tokens) if tokens else None,
-        judge_calls=judge_calls, judge_prompt_tokens=judge_prompt_tokens,
-        judge_uncertain=sum(1 for r in records if r.uncertain and r.escalated is None),
-        judge_escalated=sum(1 for r in records if r.escalated is not None))
+    counter = TotalsCounter()
+    for r in results:
+        for case in outcomes(r):
+            counter.add(case)
+    return counter.totals(judge_calls, judge_prompt_tokens)
+
+
+def end_header(header: RunSpec, run_totals: RunTotals, model_calls: dict[str, int]) -> RunSpec:
+    """The header completed in place with its end time, duration, the limits the endpoints
+    actually had, and `run_totals`."""
+    header.ended = time.time()
+    header.duration_seconds = header.ended - header.started
+    header.concurrency = header.concurrency.model_copy(update={"model_calls": model_calls})
+    header.totals = run_totals
+    return header
 
 
 def finish_header(header: RunSpec, results: Sequence[EvalSetResult], judge_calls: int,
                   judge_prompt_tokens: int, model_calls: dict[str, int]) -> RunSpec:
     """The header completed in place (every document of the run holds this same object):
     end time, duration, the limits the endpoints actually had, and the totals."""
-    header.ended = time.time()
-    header.duration_seconds = header.ended - header.started
-    header.concurrency = header.concurrency.model_copy(update={"model_calls": model_calls})
-    header.totals = totals(results, judge_calls, judge_prompt_tokens)
-    return header
+    return end_header(header, totals(results, judge_calls, judge_prompt_tokens), model_calls)
 
 
-__all__ = ["agenteval_version", "finish_header", "new_run_id", "start_header", "totals"]
+__all__ = ["TotalsCounter", "agenteval_version", "end_header", "finish_header", "new_run_id",
+           "start_header", "totals"]

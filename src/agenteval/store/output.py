@@ -7,11 +7,14 @@ named `<stem>.<eval set id><suffix>`, the id made safe for a file name (an id is
 from __future__ import annotations
 
 import re
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from agenteval.datasets.files import write_model
-from agenteval.schema import EvalSetResult
+from agenteval.datasets.files import list_item, shell_pieces, write_model
+from agenteval.datasets.targets import TargetWriter
+from agenteval.errors import AgentEvalError
+from agenteval.schema import CaseSummary, EvalCaseResult, EvalSetResult
 
 
 def safe_name(text: str) -> str:
@@ -38,4 +41,53 @@ def write_outputs(results: Sequence[EvalSetResult], output: str | Path) -> list[
     return paths
 
 
-__all__ = ["output_paths", "safe_name", "write_outputs"]
+_LISTS = ("eval_case_results", "summary")
+
+
+class DocumentWriter:
+    """Writes one result document as its cases finish, holding none of them: each case result
+    goes to the target's temporary file when `add`ed, each case summary to a spool (the
+    summaries come after the cases in the document), and `commit` writes the rest of the
+    document (the header, known only at the end) and puts it in place. The bytes are those
+    `write_outputs` writes for the same document. `abort` leaves the target as it was."""
+
+    def __init__(self, path: str | Path, shell: EvalSetResult) -> None:
+        pieces = shell_pieces(shell, _LISTS, exclude_none=False)
+        if pieces is None:
+            raise AgentEvalError(f"cannot lay out result document {shell.eval_set_result_id!r}")
+        self._prelude = pieces[0]
+        self._target = TargetWriter(path)
+        self._target.write(self._prelude)
+        self._spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed by commit or abort)
+        self.cases = self.summaries = 0
+
+    def add(self, result: EvalCaseResult) -> None:
+        self._target.write(list_item(result, self.cases, exclude_none=False))
+        self.cases += 1
+
+    def add_summary(self, summary: CaseSummary) -> None:
+        self._spool.write(list_item(summary, self.summaries, exclude_none=False))
+        self.summaries += 1
+
+    def commit(self, shell: EvalSetResult) -> None:
+        """Ends the document with `shell`'s other fields (its lists empty) and puts it in place."""
+        pieces = shell_pieces(shell, _LISTS, exclude_none=False)
+        if pieces is None or pieces[0] != self._prelude:
+            self.abort()
+            raise AgentEvalError("the result document's id changed while it was written")
+        try:
+            self._target.write(pieces[1])
+            self._spool.seek(0)
+            while block := self._spool.read(1 << 20):
+                self._target.write(block)
+            self._target.write(pieces[2])
+        finally:
+            self._spool.close()
+        self._target.commit()
+
+    def abort(self) -> None:
+        self._spool.close()
+        self._target.abort()
+
+
+__all__ = ["DocumentWriter", "output_paths", "safe_name", "write_outputs"]

@@ -1,0 +1,115 @@
+"""Checking a JSON file's nesting a chunk at a time, before a streaming parser reads it.
+
+`nesting.too_deep` needs the whole text in memory; a file read as a stream (see
+`datasets.stream`) is checked here instead, in chunks of `CHUNK` bytes, so that memory does not
+grow with the file. The same C-speed steps apply to each chunk (escapes dropped, every byte but
+brackets and quotes dropped, strings removed, innermost bracket pairs removed pass by pass),
+with what a chunk leaves open (the depth, a string not yet closed, a trailing backslash)
+carried into the next. A streaming parser must never see a nesting bomb: ijson's builder
+takes time and memory without bound on one (measured: 100,000 levels did not finish in 60 s).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from agenteval.datasets.files import parse_json, read_bytes
+from agenteval.errors import DataError
+
+CHUNK = 8 << 20
+
+_NOT_STRUCTURE = bytes(range(256)).translate(None, b'[]{}"')
+_ONE_BRACKET = bytes.maketrans(b"[{]}", b"(())")
+_STRING = re.compile(rb'"[^"]*"')
+_ESCAPE = re.compile(rb"\\.", re.S)
+# A \uD800-\uDFFF escape that is not half of a pair: JSON allows one alone, UTF-8 cannot hold
+# it (see `files.parse_json`). ijson would replace it, so the file must not reach it unnoticed.
+_HIGH = rb"\\u[dD][89abAB][0-9a-fA-F]{2}"
+_LOW = rb"\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+_LONE_SURROGATE = re.compile(_HIGH + b"(?!" + _LOW + b")|(?<!" + _HIGH + b")" + _LOW)
+
+
+class DepthScan:
+    """Feeds a JSON text in pieces; `deepest` is an upper bound of how deep it nests (exact when
+    the deepest point lies within one chunk, at most the depth at a chunk's end too high
+    otherwise, which errs on the side of refusing), and `surrogates` whether it may hold a
+    surrogate escape that is not half of a pair (a chunk's last escape counts as lone)."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.deepest = 0
+        self.surrogates = False
+        self._in_string = False
+        self._carry = b""
+        self._tail = b""  # the last bytes seen: a surrogate escape may straddle two chunks
+
+    def feed(self, chunk: bytes, limit: int) -> None:
+        if not self.surrogates and b"\\" in self._tail + chunk:
+            self.surrogates = _LONE_SURROGATE.search(self._tail + chunk) is not None
+        self._tail = chunk[-11:]
+        data = self._carry + chunk
+        self._carry = b""
+        if data.endswith(b"\\"):  # the escape's second byte is in the next chunk
+            run = len(data) - len(data.rstrip(b"\\"))
+            if run % 2:
+                data, self._carry = data[:-1], b"\\"
+        if b"\\" in data:
+            data = _ESCAPE.sub(b"", data)
+        s = data.translate(None, _NOT_STRUCTURE)
+        if self._in_string:
+            end = s.find(b'"')
+            if end < 0:
+                return
+            s, self._in_string = s[end + 1:], False
+        # Outside a string quotes alternate open/close: dropping adjacent pairs keeps that so.
+        s = s.replace(b'""', b"")
+        if b'"' in s:
+            s = _STRING.sub(b"", s)
+            if b'"' in s:  # a string left open at the chunk's end
+                s, self._in_string = s[:s.index(b'"')], True
+        t = b"(" * self.depth + s.translate(_ONE_BRACKET)
+        passes = 0  # each removes the innermost pairs: one level of every branch
+        while passes <= limit and len(shorter := t.replace(b"()", b"")) != len(t):
+            t, passes = shorter, passes + 1
+        opened = t.count(b"(")
+        self.deepest = max(self.deepest, passes + opened)
+        self.depth = opened if b")" not in t else 0  # unmatched closers: the parser will say so
+
+
+def chunks(f: BinaryIO, size: int = CHUNK) -> Iterator[bytes]:
+    first = True
+    while block := f.read(size):
+        if first and block.startswith(codecs.BOM_UTF8):
+            block = block[len(codecs.BOM_UTF8):]
+        first = False
+        yield block
+
+
+def scan_file(path: str | Path, limit: int) -> DepthScan:
+    """Scans the file at `path` without holding it: a DataError naming it (and, as
+    `files.parse_json` does, the JSON path) when it nests deeper than `limit` or holds a lone
+    surrogate escape."""
+    scan = DepthScan()
+    try:
+        with open(path, "rb") as f:
+            for block in chunks(f):
+                scan.feed(block, limit)
+                if scan.deepest > limit:
+                    break
+    except FileNotFoundError:
+        raise DataError(path, "", "file not found") from None
+    except IsADirectoryError:
+        raise DataError(path, "", "is a directory, expected a JSON file") from None
+    except OSError as e:
+        raise DataError(path, "", f"cannot read: {e}") from None
+    if scan.deepest > limit or scan.surrogates:
+        # Bad input only: read whole, by the standard parser, to name the place.
+        parse_json(path, read_bytes(path), limit)
+    return scan
+
+
+__all__ = ["CHUNK", "DepthScan", "chunks", "scan_file"]

@@ -1,0 +1,122 @@
+"""Reading a large eval set or result document one case at a time.
+
+`CaseStream` reads a document's top-level list (`eval_cases` of an eval set,
+`eval_case_results` of a result document) item by item with ijson's C parser and validates
+each item on its own, so memory holds one case at a time however many the file has. The file
+is first scanned for nesting deeper than the limit (`datasets.scan`). An invalid item is a
+DataError naming the file and the item's JSON path (`eval_cases[7].conversation[0]...`), as
+when the file is loaded whole.
+
+The other top-level keys (`eval_set_id`, ...) are read before the list when they come first,
+as every writer of these files puts them; one that comes after the list costs a second pass.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO, Generic, TypeVar
+
+import ijson
+from pydantic import BaseModel, ValidationError
+
+from agenteval.datasets.files import parse_json, read_bytes
+from agenteval.datasets.nesting import MAX_RESULT_DEPTH
+from agenteval.datasets.scan import scan_file
+from agenteval.errors import DataError, from_validation_error
+
+M = TypeVar("M", bound=BaseModel)
+
+_SCALARS = ("string", "number", "boolean", "null")
+
+
+def _open(path: str | Path) -> BinaryIO:
+    f = open(path, "rb")  # noqa: SIM115 (closed by the caller)
+    if f.read(len(codecs.BOM_UTF8)) != codecs.BOM_UTF8:
+        f.seek(0)
+    return f
+
+
+def _malformed(path: str | Path, e: Exception) -> DataError:
+    """The error for a file ijson could not parse: the standard parser's, which names the line
+    and column (bad input only, so reading it whole is fine), else ijson's message."""
+    try:
+        parse_json(path, read_bytes(path), MAX_RESULT_DEPTH)
+    except DataError as located:
+        return located
+    return DataError(path, "", f"malformed JSON: {e}")
+
+
+def read_head(path: str | Path, list_key: str, wanted: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The top-level keys of the JSON object at `path` that come before `list_key`, and
+    `wanted` keys wherever they are. A DataError when the file is not a JSON object."""
+    head: dict[str, Any] = {}
+    with _open(path) as f:
+        events = ijson.parse(f, use_float=True)
+        try:
+            prefix, event, value = next(events)
+            if event != "start_map":
+                raise DataError(path, "", "expected a JSON object")
+            builder: Any = None
+            key = ""
+            for prefix, event, value in events:
+                if builder is not None:  # inside a key's object or array value
+                    builder.event(event, value)
+                    if prefix == key and event in ("end_map", "end_array"):
+                        head[key], builder = builder.value, None
+                    continue
+                if prefix == "" and event == "map_key":
+                    if value == list_key:
+                        break
+                    key = value
+                elif prefix == key and event in _SCALARS:
+                    head[key] = value
+                elif prefix == key and event in ("start_map", "start_array"):
+                    builder = ijson.ObjectBuilder()
+                    builder.event(event, value)
+        except ijson.JSONError as e:
+            raise _malformed(path, e) from None
+    missing = [k for k in wanted if k not in head]
+    for k in missing:  # after the list: one more pass (no writer we know puts them there)
+        with _open(path) as f:
+            try:
+                found = list(ijson.items(f, k, use_float=True))
+            except ijson.JSONError as e:
+                raise _malformed(path, e) from None
+        if found:
+            head[k] = found[0]
+    return head
+
+
+class CaseStream(Generic[M]):
+    """The items of `list_key` in the JSON object at `path`, validated as `model`, with their
+    index. The file's nesting is checked on construction (before anything else reads it);
+    each item is parsed when iterated."""
+
+    def __init__(self, path: str | Path, list_key: str, model: type[M], max_depth: int) -> None:
+        self.path = path
+        self.list_key = list_key
+        self.model = model
+        scan_file(path, max_depth)
+
+    def __iter__(self) -> Iterator[tuple[int, M]]:
+        where = self.list_key
+        with _open(self.path) as f:
+            items = ijson.items(f, f"{self.list_key}.item", use_float=True)
+            i = 0
+            while True:
+                try:
+                    data = next(items)
+                except StopIteration:
+                    return
+                except ijson.JSONError as e:
+                    raise _malformed(self.path, e) from None
+                try:
+                    yield i, self.model.model_validate(data)
+                except ValidationError as e:
+                    raise from_validation_error(self.path, e, f"{where}[{i}]") from None
+                i += 1
+
+
+__all__ = ["CaseStream", "read_head"]
