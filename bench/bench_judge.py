@@ -13,6 +13,7 @@ unsupported / contradictory -> negative.
     python bench/bench_judge.py [--only CRITERION] [--limit N] [--num-samples K] [--jobs J]
     python bench/bench_judge.py --blind [--only CRITERION]   # the sets written blind (rubrics)
     python bench/bench_judge.py --table-from bench/out/judge_results.jsonl   # table only
+    python bench/bench_judge.py --sampled ...   # every sample generated (before issue 16's one pass)
 
 Per-case results go to bench/out/judge_results.jsonl (or --out); a summary table to stdout
 and to bench/out/judge_summary.json.
@@ -156,6 +157,10 @@ async def run_case(kind: str, injection: bool, case: dict[str, Any], judge: Judg
         "items": [r.item for r in result.judge_records],
         "steps": [r.step for r in result.judge_records],
         "sample_verdicts": [r.verdicts for r in result.judge_records],
+        "confidences": [r.confidence for r in result.judge_records],
+        "confidence_sources": [r.confidence_source for r in result.judge_records],
+        "label_probs": [r.label_probs for r in result.judge_records],
+        "case_confidence": min((r.confidence for r in scored if r.confidence is not None), default=None),
         "rationales": [r.rationale for r in result.judge_records],
         "questions": questions, "num_samples": num_samples,
         "segmented": sentences(case["sentence"]) if kind == "hallucinations" else None,
@@ -227,18 +232,22 @@ def print_table(summary: dict[str, Any], file: Any = sys.stdout) -> None:
 
 
 THREADS: int | None = None  # --threads: a LocalModel with that many threads instead of the default
+LOGPROBS = 20  # --sampled: 0, every sample generated (no one-pass verdicts from log-probabilities)
+RATIONALE = True  # --no-rationale: one-pass verdicts stop at the label
 
 
 def local_judge(cache: Any = None) -> tuple[JudgeService, Counting]:
     """A JudgeService over the embedded model (as `resolve_model("local", {})` gives it)."""
     model = Counting(LocalModel(threads=THREADS) if THREADS else resolve_model("local", {}))
     resolve: Callable[[str], LLM] = lambda name: model  # noqa: E731
-    return JudgeService(resolve, cache), model
+    return JudgeService(resolve, cache, logprobs=LOGPROBS, rationale=RATIONALE), model
 
 
 async def main_async(args: argparse.Namespace) -> None:
-    global THREADS
+    global THREADS, LOGPROBS, RATIONALE
     THREADS = args.threads
+    LOGPROBS = 0 if args.sampled else 20
+    RATIONALE = not args.no_rationale
     cases = load_cases(args.only, args.limit, set(args.ids.split(",")) if args.ids else None,
                        args.blind)
     judge, model = local_judge()
@@ -296,6 +305,10 @@ def main() -> None:
     p.add_argument("--blind", action="store_true",
                    help="the sets written blind (bench/judge_set/*_blind.json) instead of the main ones")
     p.add_argument("--resume", action="store_true", help="keep the rows already in --out, run the rest")
+    p.add_argument("--sampled", action="store_true",
+                   help="generate every sample (as before issue 16), not one pass with log-probabilities")
+    p.add_argument("--no-rationale", action="store_true",
+                   help="one-pass verdicts whose label comes first stop at the label (no rationale)")
     p.add_argument("--out", default=str(OUT_DIR / "judge_results.jsonl"))
     p.add_argument("--summary", default=str(OUT_DIR / "judge_summary.json"))
     p.add_argument("--table-from", metavar="JSONL", help="print the table of stored results; run nothing")

@@ -152,3 +152,37 @@ async def test_falls_back_to_one_sample_per_call_when_n_is_refused(server: FakeS
     assert sorted(g.text for g in response.generations) == ["A", "B", "C"]
     assert [b.get("n", 1) for b in server.received] == [3, 1, 1, 1]
     assert llm.samples_per_call == 1
+
+
+def with_logprobs(text: str, tokens: list[tuple[str, float, list[tuple[str, float]]]]) -> dict[str, Any]:
+    """A reply whose choice carries OpenAI-style `logprobs.content` for `tokens`."""
+    body = reply(text)
+    body["choices"][0]["logprobs"] = {"content": [
+        {"token": t, "logprob": lp, "top_logprobs": [{"token": a, "logprob": alp} for a, alp in top]}
+        for t, lp, top in tokens]}
+    return body
+
+
+async def test_asks_for_and_reads_log_probabilities(server: FakeServer) -> None:
+    server.steps = [Step(200, with_logprobs("yes", [("yes", -0.1, [("yes", -0.1), ("no", -2.4)])]))]
+    response = await model(server.base_url).generate(
+        ModelRequest(messages=REQUEST.messages, logprobs=5))
+    assert server.received[0]["logprobs"] is True and server.received[0]["top_logprobs"] == 5
+    (token,) = response.generations[0].logprobs or ()
+    assert token.token == "yes" and token.logprob == -0.1 and token.top == (("yes", -0.1), ("no", -2.4))
+    plain = await model(server.base_url).generate(REQUEST)  # not asked: neither sent nor read
+    assert "logprobs" not in server.received[1] and plain.generations[0].logprobs is None
+
+
+async def test_a_server_that_refuses_log_probabilities_is_asked_without_them(server: FakeServer) -> None:
+    refused = Step(400, {"error": {"message": "logprobs is not supported"}})
+    server.steps = [refused, Step(200, reply("yes"))]
+    llm = model(server.base_url)
+    asking = ModelRequest(messages=REQUEST.messages, logprobs=5)
+    first = await llm.generate(asking)
+    assert first.text == "yes" and first.generations[0].logprobs is None and llm.logprobs_refused
+    await llm.generate(asking)  # from then on, not asked for
+    assert ["logprobs" in b for b in server.received] == [True, False, False]
+    server.steps = [Step(400, {"error": {"message": "bad model"}})]
+    with pytest.raises(ModelError, match="bad model"):  # refused for another reason: still an error
+        await model(server.base_url).generate(asking)

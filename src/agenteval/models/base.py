@@ -49,7 +49,9 @@ class ModelRequest:
     """What to generate.
 
     `json_schema` or `grammar` (GBNF) constrain the output where the backend supports it;
-    `n` asks for that many independent samples of the same prompt.
+    `n` asks for that many independent samples of the same prompt; `logprobs` > 0 asks for the
+    log-probability of each generated token and of that many most likely alternatives at each
+    position, where the backend gives them (the generations' `logprobs` are None otherwise).
     """
 
     messages: tuple[Message, ...]
@@ -61,6 +63,7 @@ class ModelRequest:
     n: int = 1
     max_tokens: int = 512
     stop: tuple[str, ...] = ()
+    logprobs: int = 0
 
 
 @dataclass(frozen=True)
@@ -78,12 +81,24 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class TokenLogprob:
+    """One generated token with its log-probability and the most likely alternatives at its
+    position (token text, log-probability), as the backend reported them."""
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True)
 class Generation:
-    """One sample: its text and any tool calls the backend parsed out."""
+    """One sample: its text, any tool calls the backend parsed out, and its tokens'
+    log-probabilities when they were asked for and given."""
 
     text: str
     tool_calls: tuple[ToolCallRequest, ...] = ()
     finish_reason: str | None = None
+    logprobs: tuple[TokenLogprob, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,10 @@ are retried up to `max_attempts` calls in all, waiting `Retry-After` when the se
 and otherwise an exponential backoff with jitter; other 4xx replies raise `ModelError` with
 the server's message. Servers that return fewer than `n` choices (some ignore `n`) are asked
 again for the rest, with `seed + k` for the k-th sample when a seed is set; a server that
-rejects `n > 1` with a 400/422 is asked for one sample per call from then on.
+rejects `n > 1` with a 400/422 is asked for one sample per call from then on. Likewise a server
+that rejects `logprobs` (a 400/422 that a request without them does not get) is asked without
+them from then on; the generations then carry no log-probabilities, as from a server that
+ignores the parameter.
 """
 
 from __future__ import annotations
@@ -87,6 +90,7 @@ class OpenAICompatModel:
         self.max_tokens_field = max_tokens_field
         self.samples_per_call = samples_per_call
         self.extra_body = dict(extra_body or {})
+        self.logprobs_refused = False  # set once the server rejected a request for them
         self._transport = transport
         # One client per asyncio loop: pooled connections cannot cross event loops, and a
         # resolved model is shared process-wide (e.g. across tests that each run a loop).
@@ -140,7 +144,19 @@ class OpenAICompatModel:
         """One call for `n` samples; ModelError when the reply has no choices."""
         body = build_body(request, model=self.model, n=n, seed=seed, max_tokens_field=self.max_tokens_field)
         body.update(self.extra_body)
-        reply = await self._post(body)
+        if self.logprobs_refused:
+            body.pop("logprobs", None)
+            body.pop("top_logprobs", None)
+        try:
+            reply = await self._post(body)
+        except _Rejected:
+            if "logprobs" not in body:
+                raise
+            body.pop("logprobs")
+            body.pop("top_logprobs", None)
+            reply = await self._post(body)  # still rejected: not because of the log-probabilities
+            log.info("%s refused logprobs; asking without them", self.name)
+            self.logprobs_refused = True
         choices = reply.get("choices")
         if not isinstance(choices, list) or not choices:
             raise ModelError(f"the reply from {self.base_url} has no choices: {str(reply)[:300]}")

@@ -13,12 +13,14 @@ from agenteval.models.base import (
     Message,
     ModelError,
     ModelRequest,
+    TokenLogprob,
     ToolCallRequest,
     Usage,
 )
 from agenteval.models.toolcall_parse import parse_tool_calls
 
-__all__ = ["build_body", "message_to_wire", "parse_choice", "parse_usage", "server_error_message"]
+__all__ = ["build_body", "message_to_wire", "parse_choice", "parse_logprobs", "parse_usage",
+           "server_error_message"]
 
 
 def message_to_wire(message: Message, index: int = 0) -> dict[str, Any]:
@@ -50,7 +52,8 @@ def build_body(
 ) -> dict[str, Any]:
     """The request body for `n` samples; `seed` overrides `request.seed` (per-call seeds).
 
-    `grammar` is sent as llama.cpp's `grammar` field, which other servers may reject.
+    `grammar` is sent as llama.cpp's `grammar` field, which other servers may reject;
+    `request.logprobs` as `logprobs: true, top_logprobs: k`.
     """
     if request.json_schema is not None and request.grammar is not None:
         raise ModelError("set json_schema or grammar, not both")
@@ -85,6 +88,9 @@ def build_body(
         }
     if request.grammar is not None:
         body["grammar"] = request.grammar
+    if request.logprobs > 0:
+        body["logprobs"] = True
+        body["top_logprobs"] = request.logprobs
     return body
 
 
@@ -115,7 +121,28 @@ def parse_choice(choice: Any, request: ModelRequest) -> Generation:
     if not calls and request.tools:
         calls = list(parse_tool_calls(text, {t.name for t in request.tools}))
     finish = choice.get("finish_reason")
-    return Generation(text=text, tool_calls=tuple(calls), finish_reason=finish)
+    logprobs = parse_logprobs(choice.get("logprobs")) if request.logprobs > 0 else None
+    return Generation(text=text, tool_calls=tuple(calls), finish_reason=finish, logprobs=logprobs)
+
+
+def parse_logprobs(raw: Any) -> tuple[TokenLogprob, ...] | None:
+    """The tokens of `choice.logprobs.content` (OpenAI's form, which llama.cpp's server and vLLM
+    also use); None when there are none or they are not in that form (a server that ignores
+    the parameter), so the caller falls back to what it does without them."""
+    content = raw.get("content") if isinstance(raw, dict) else None
+    if not isinstance(content, list) or not content:
+        return None
+    tokens = []
+    for entry in content:
+        if not isinstance(entry, dict) or not isinstance(entry.get("token"), str):
+            return None
+        logprob = entry.get("logprob")
+        if not isinstance(logprob, (int, float)):
+            return None
+        top = tuple((str(t["token"]), float(t["logprob"])) for t in entry.get("top_logprobs") or ()
+                    if isinstance(t, dict) and isinstance(t.get("logprob"), (int, float)) and "token" in t)
+        tokens.append(TokenLogprob(entry["token"], float(logprob), top))
+    return tuple(tokens)
 
 
 def parse_usage(reply: dict[str, Any]) -> Usage:

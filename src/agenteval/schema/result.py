@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -113,7 +113,12 @@ class JudgeRecord(WireModel):
     cached: bool = False
     screened: list[str] = Field(default_factory=list)  # judge-directed text cut from the agent's
     span_id: str | None = None  # the judge span of this call in the case's trace
-    confidence: float | None = None  # share of the samples agreeing with the verdict (None: 1 sample)
+    # How sure the judge was of the verdict's side: its probability at the verdict token where
+    # the backend gave log-probabilities ("logprobs"), else the share of the samples agreeing
+    # with it ("samples"; None with one sample). `label_probs`: each label's probability.
+    confidence: float | None = None
+    confidence_source: Literal["logprobs", "samples"] | None = None
+    label_probs: dict[str, float] | None = None
     uncertain: bool = False  # below the criterion's min_confidence (escalated, or not evaluated)
     escalated: JudgeRecord | None = None  # the stronger judge's answer to the same question
 

@@ -44,7 +44,10 @@ def test_final_response_match_v2_votes_and_keeps_audit_records() -> None:
     # Early stop: 2 of 3 samples agree, so the third cannot change the vote and is not drawn.
     assert first.verdicts == ["valid"] * 2 and first.rationale == "says valid"
     assert 'Agent answer: "It is Paris."' in first.prompt  # agent text is a quoted JSON string
-    assert model.requests[0].json_schema is not None and model.requests[0].n == 2
+    # The first sample is asked for with log-probabilities (a scripted model gives none, so the
+    # samples are written, not drawn); early stop then needs one more for a majority of 3.
+    assert model.requests[0].json_schema is not None and model.requests[0].logprobs > 0
+    assert [r.n for r in model.requests[:2]] == [1, 1] and first.confidence_source == "samples"
 
 
 def test_unreadable_judge_is_recorded_and_fails_the_case() -> None:
@@ -196,7 +199,7 @@ def test_cache_makes_rescoring_free(tmp_path: Path) -> None:
     first = _score("safety_v1", 1.0, run, judge)
     calls = len(model.requests)
     second = _score("safety_v1", 1.0, run, judge)
-    assert calls == 1 and len(model.requests) == 1
+    assert calls == 2 and len(model.requests) == 2  # the first sample, then the rest of a majority
     assert second.judge_records[0].cached and not first.judge_records[0].cached
     assert second.overall_eval_metric_results[0].score == 1.0
 

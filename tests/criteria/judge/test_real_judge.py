@@ -99,3 +99,19 @@ def test_rubric_based_tool_use_quality() -> None:
     requirement, verdict = result.judge_records
     assert requirement.step == "requirement" and requirement.rationale
     assert verdict.score == 1.0, (requirement.rationale, verdict.replies)
+
+
+def test_a_verdict_carries_its_probability_from_one_pass() -> None:
+    # num_samples 5, yet one model call: the samples are drawn from the verdict token's
+    # probabilities, which are the verdict's confidence.
+    judge = JudgeService(lambda n: resolve_model(n, {}))
+    metric = default_registry().configure("final_response_match_v2", {
+        "threshold": 0.5, "judge_model_options": {"num_samples": 5, "min_confidence": 0.0}})
+    case = EvalCase(eval_id="c", conversation=[inv("How much is my refund?", "Your refund is $1,000.")])
+    run = CaseRun(case, [inv("How much is my refund?", "The refund is $100.")], "s")
+    result = asyncio.run(score_case(run, [metric], judge=judge))
+    (record,) = result.judge_records
+    assert record.confidence_source == "logprobs" and judge.calls == 1, record.replies
+    assert record.label_probs is not None and abs(sum(record.label_probs.values()) - 1) < 1e-3
+    assert record.verdict == "invalid" and record.confidence is not None and record.confidence > 0.5
+    assert len(record.verdicts) == 5 and len(record.replies) == 1

@@ -20,11 +20,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar, Literal
 
 import anyio
 
 from agenteval.criteria.base import Criterion, CriterionResult, EvalContext, InvocationScore, mean
 from agenteval.criteria.judge import prompts
+from agenteval.criteria.judge.logprobs import side_probability
 from agenteval.criteria.judge.service import JudgeAnswer
 from agenteval.criteria.judge.spans import judge_span, judged
 from agenteval.schema import JudgeRecord, LlmAsAJudgeCriterion
@@ -83,9 +85,22 @@ def vote(answer: JudgeAnswer, q: JudgeQuestion) -> tuple[float | None, str | Non
     return (1.0 if positive > negative else 0.0), label, rationale, None
 
 
+def confidence(answer: JudgeAnswer, q: JudgeQuestion, label: str | None
+               ) -> tuple[float | None, Literal["logprobs", "samples"] | None]:
+    """The verdict's confidence and where it comes from: the probability of the verdict's side
+    at the verdict token when the answer has label probabilities, else the samples' agreement
+    (None with a single sample, which says nothing about it)."""
+    if label is None:
+        return None, None
+    if answer.distribution is not None:
+        return side_probability(answer.distribution, q.positive, label), "logprobs"
+    share = agreement(answer, q, label)
+    return share, None if share is None else "samples"
+
+
 def agreement(answer: JudgeAnswer, q: JudgeQuestion, label: str | None) -> float | None:
-    """The verdict's confidence: the share of all samples (unreadable ones included) on the
-    verdict's side; None with a single sample, which says nothing about it."""
+    """The share of all samples (unreadable ones included) on the verdict's side; None with a
+    single sample."""
     if label is None or len(answer.samples) < 2:
         return None
     side = label in q.positive
@@ -99,6 +114,18 @@ class JudgeCriterion(Criterion):
     criterion_model = LlmAsAJudgeCriterion
     criterion: LlmAsAJudgeCriterion
     is_async = True
+    # The shipped min_confidence for verdicts whose confidence is a probability (from
+    # log-probabilities), used when judge_model_options sets none; chosen on the labelled
+    # sets in bench/judge_set (see docs). None: no default threshold.
+    default_min_confidence: ClassVar[float | None] = None
+
+    def min_confidence(self, source: str | None) -> float | None:
+        """The threshold below which a verdict of this confidence source is uncertain: the
+        configured one, else the shipped default for probabilities."""
+        configured = self.criterion.judge_model_options.min_confidence
+        if configured is not None:
+            return configured
+        return self.default_min_confidence if source == "logprobs" else None
 
     def questions(self, ctx: EvalContext) -> list[JudgeQuestion]:
         """The questions to ask for this case."""
@@ -115,10 +142,12 @@ class JudgeCriterion(Criterion):
         return JudgeRecord(
             metric_name=self.metric_name, invocation_index=q.invocation_index, item=q.item,
             judge_model=options.judge_model, prompt_version=prompts.PROMPT_VERSION,
-            prompt=q.prompt, replies=[s.raw for s in answer.samples],
+            prompt=q.prompt, replies=[s.raw for s in answer.samples if s.raw or not s.drawn],
             verdicts=[s.verdict.label if s.verdict else None for s in answer.samples],
             prompt_tokens=answer.prompt_tokens, cached=all(s.cached for s in answer.samples),
-            screened=list(q.screened))
+            screened=list(q.screened),
+            label_probs=None if answer.distribution is None else
+            {k: round(v, 4) for k, v in answer.distribution.items()})
 
     def combine(self, ctx: EvalContext, answered: Sequence[Answered]) -> CriterionResult:
         """Per invocation: mean of its questions' scores; overall: mean over all questions
@@ -145,19 +174,19 @@ class JudgeCriterion(Criterion):
             with judge_span(self.metric_name, q.invocation_index, q.item, model, q.prompt) as recorded:
                 # A verdict whose confidence is judged (min_confidence) needs every sample.
                 reply = await judge.ask(model, prompts.SYSTEM, q.prompt, q.labels, options.num_samples,
-                                        q.notes, q.examples, early_stop=options.min_confidence is None)
+                                        q.notes, q.examples, early_stop=not options.min_confidence)
                 score, label, rationale, error = vote(reply, q)
                 record = self.record(q, reply)
                 record.judge_model = model
                 record.verdict, record.score, record.rationale, record.error = label, score, rationale, error
-                record.confidence = agreement(reply, q, label)
+                record.confidence, record.confidence_source = confidence(reply, q, label)
                 judged(recorded, record)
             return record
 
         async def ask_one(q: JudgeQuestion) -> tuple[float | None, str | None, JudgeRecord]:
             async with limiter:
                 record = await answer(q, options.judge_model)
-                threshold = options.min_confidence
+                threshold = self.min_confidence(record.confidence_source)
                 if (threshold is not None and record.error is None and record.confidence is not None
                         and record.confidence < threshold):
                     # Uncertain: never a pass. The stronger judge decides, or nobody does.
@@ -168,7 +197,8 @@ class JudgeCriterion(Criterion):
                         record.rationale, record.error = strong.rationale, strong.error
                     else:
                         record.score = None
-                        record.error = (f"judge uncertain: {record.verdict} with confidence "
+                        how = "p=" if record.confidence_source == "logprobs" else "confidence "
+                        record.error = (f"judge uncertain: {record.verdict} with {how}"
                                         f"{record.confidence:.2f}, below min_confidence {threshold:g}")
             return record.score, record.verdict, record
 

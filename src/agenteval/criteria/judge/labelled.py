@@ -111,8 +111,9 @@ def build(kind: str, raw: dict[str, Any]) -> LabelledCase:
 
 def criterion_config(case: LabelledCase, num_samples: int, judge_model: str | None = None,
                      ) -> dict[str, Any]:
-    """The criterion object that scores one labelled case (threshold 1: the one item passes)."""
-    options: dict[str, Any] = {"num_samples": num_samples}
+    """The criterion object that scores one labelled case (threshold 1: the one item passes;
+    min_confidence 0: every verdict is committed, so that its confidence can be calibrated)."""
+    options: dict[str, Any] = {"num_samples": num_samples, "min_confidence": 0.0}
     if judge_model:
         options["judge_model"] = judge_model
     config: dict[str, Any] = {"threshold": 1.0, "judge_model_options": options}

@@ -1,9 +1,19 @@
 """Asking judges: sampling, caching and retries behind one call.
 
 `JudgeService.ask` returns `num_samples` parsed verdicts for a prompt; `ask_note` one
-preparatory note (free text under a one-field schema) that a later question builds on. Each
-sample is cached on disk under (model, prompt, sampling settings, sample index), so re-scoring
-unchanged results makes no model calls. A reply that does not parse is retried once with a fresh
+preparatory note (free text under a one-field schema) that a later question builds on.
+
+One pass where the backend gives log-probabilities (the embedded engine, OpenAI-compatible
+servers that support `logprobs`): the judge writes one greedy reply, and its label's
+probabilities at the verdict token (`logprobs.label_distribution`) are the answer's
+`distribution`; the `num_samples` samples are drawn from it (at the sampling temperature, with
+a seed taken from the question, so re-scoring draws the same ones) instead of being generated
+one by one. The verdict's confidence is then its probability. A backend that returns no
+log-probabilities (or refuses them) is remembered, and its samples are generated as below.
+
+Each generated sample is cached on disk under (model, prompt, sampling settings, sample index),
+a one-pass reply with its label probabilities under its own key, so re-scoring unchanged
+results makes no model calls. A reply that does not parse is retried once with a fresh
 sample; one that still does not parse is kept as None and the raw text is returned for the
 audit record. A call that fails (the server's error, a timeout, a refused connection, after the
 backend's retries) does not raise: the answer carries `error`, saying what happened, so the
@@ -14,10 +24,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from agenteval.criteria.judge.logprobs import draw, label_distribution
 from agenteval.criteria.judge.verdict import (
     Verdict,
     note_schema,
@@ -40,11 +51,14 @@ class JudgeCache(Protocol):
 
 @dataclass
 class Sample:
-    """One judge sample: raw reply and its reading (None if it could not be read)."""
+    """One judge sample: raw reply and its reading (None if it could not be read). A `drawn`
+    sample was drawn from the answer's label distribution, not written: its `raw` is the one
+    written reply for the first drawn sample and empty for the others."""
 
     raw: str
     verdict: Verdict | None
     cached: bool = False
+    drawn: bool = False
 
 
 @dataclass
@@ -56,6 +70,7 @@ class JudgeAnswer:
     prompt_tokens: int = 0
     model_calls: int = 0
     error: str | None = None  # why the judge could not be asked (the samples are then partial)
+    distribution: dict[str, float] | None = None  # label probabilities at the verdict token
 
 
 @dataclass
@@ -71,10 +86,16 @@ class JudgeService:
     max_tokens: int = 200
     listener: Callable[[JudgeCallDone], None] | None = None
     early_stop: bool = True  # stop sampling once a majority agrees (see `_fill`)
+    logprobs: int = 20  # alternatives per token asked for in one-pass verdicts; 0: never one pass
+    # One-pass verdicts whose label comes first: also write the rationale after it (for the
+    # audit record), or stop at the label.
+    rationale: bool = True
     calls: int = field(default=0, init=False)
     prompt_tokens: int = field(default=0, init=False)
+    # Models that answered without log-probabilities: their samples are generated.
+    _no_logprobs: set[str] = field(default_factory=set, init=False)
 
-    def _key(self, model: str, request: ModelRequest, index: int) -> str:
+    def _key(self, model: str, request: ModelRequest, index: int | str) -> str:
         payload = json.dumps({
             "model": model, "messages": [(m.role, m.content) for m in request.messages],
             "schema": request.json_schema, "temperature": request.temperature,
@@ -83,11 +104,14 @@ class JudgeService:
         return hashlib.sha256(payload.encode()).hexdigest()
 
     async def _replies(self, model: str, llm: LLM, request: ModelRequest, indices: range,
-                       answer: JudgeAnswer) -> dict[int, tuple[str, bool]]:
+                       answer: JudgeAnswer, have: dict[int, tuple[str, bool]]) -> dict[int, tuple[str, bool]]:
         """Raw replies of the samples `indices` as (text, from cache), the missing ones drawn
-        in one request (backends draw them from a single prefill)."""
-        replies: dict[int, tuple[str, bool]] = {}
+        in one request (backends draw them from a single prefill); `have` are replies already
+        written for some of them."""
+        replies = {i: have[i] for i in indices if i in have}
         for i in indices:
+            if i in replies:
+                continue
             hit = self.cache.get(self._key(model, request, i)) if self.cache else None
             if hit is not None:
                 replies[i] = (hit, True)
@@ -100,15 +124,11 @@ class JudgeService:
                 replies[i] = (gen.text, False)
         return replies
 
-    async def _read(self, model: str, llm: LLM, request: ModelRequest, num_samples: int,
-                    answer: JudgeAnswer, read: Callable[[str], Verdict | None],
-                    early_stop: bool = False) -> None:
-        """Fills `answer.samples`: each reply read by `read`, an unreadable one retried once
-        with a different seed; readable fresh replies are cached. A failed call sets
-        `answer.error` instead of raising."""
+    async def _read(self, model: str, answer: JudgeAnswer, fill: Callable[[], Awaitable[None]]) -> None:
+        """Runs `fill` (which fills `answer.samples`), counting its calls and telling the
+        listener. A failed call sets `answer.error` instead of raising."""
         try:
-            await self._fill(model, llm, request, num_samples, answer, read,
-                             early_stop and self.early_stop)
+            await fill()
         except Exception as e:  # the judge's failure belongs to this question's record
             answer.error = f"judge {model}: {e}" if isinstance(e, ModelError) else \
                 f"judge {model}: {describe(e)}"
@@ -122,20 +142,21 @@ class JudgeService:
 
     async def _fill(self, model: str, llm: LLM, request: ModelRequest, num_samples: int,
                     answer: JudgeAnswer, read: Callable[[str], Verdict | None],
-                    early_stop: bool) -> None:
+                    early_stop: bool, have: dict[int, tuple[str, bool]] | None = None) -> None:
         # Early stop: a majority of the samples first; when they all read the same label the
         # vote is decided whatever the rest would say, so the rest are not drawn (a sure
         # 5-sample verdict costs 3 samples). Otherwise the rest are drawn and all are voted on.
         # Not when the caller wants the verdict's confidence measured on every sample.
         first = num_samples if num_samples < 3 or not early_stop else num_samples // 2 + 1
-        await self._fill_range(model, llm, request, range(first), answer, read)
+        await self._fill_range(model, llm, request, range(first), answer, read, have or {})
         labels = {s.verdict.label if s.verdict else None for s in answer.samples}
         if first < num_samples and (len(labels) != 1 or None in labels):
-            await self._fill_range(model, llm, request, range(first, num_samples), answer, read)
+            await self._fill_range(model, llm, request, range(first, num_samples), answer, read, {})
 
     async def _fill_range(self, model: str, llm: LLM, request: ModelRequest, indices: range,
-                          answer: JudgeAnswer, read: Callable[[str], Verdict | None]) -> None:
-        replies = await self._replies(model, llm, request, indices, answer)
+                          answer: JudgeAnswer, read: Callable[[str], Verdict | None],
+                          have: dict[int, tuple[str, bool]]) -> None:
+        replies = await self._replies(model, llm, request, indices, answer, have)
         for i in indices:
             raw, cached = replies.get(i, ("", False))
             verdict = read(raw)
@@ -161,7 +182,8 @@ class JudgeService:
                   examples: tuple[tuple[str, str], ...] = (), early_stop: bool = True) -> JudgeAnswer:
         """`num_samples` verdicts on `prompt`; greedy when one sample, sampled otherwise.
         `notes` are the fields the judge writes before its label (see `verdict_schema`);
-        `examples` are solved (prompt, reply) pairs sent as earlier turns of the chat. With
+        `examples` are solved (prompt, reply) pairs sent as earlier turns of the chat. One pass
+        where the backend gives log-probabilities (see the module docstring); otherwise, with
         `early_stop` (and the service's), sampling stops once a majority agrees."""
         llm = self.resolve(model)
         request = ModelRequest(
@@ -171,9 +193,67 @@ class JudgeService:
             max_tokens=self.max_tokens,
         )
         answer = JudgeAnswer(prompt=prompt, samples=[])
-        await self._read(model, llm, request, num_samples, answer,
-                         lambda raw: parse_verdict(raw, labels, notes), early_stop)
+
+        def read(raw: str) -> Verdict | None:
+            return parse_verdict(raw, labels, notes)
+
+        async def fill() -> None:
+            have: dict[int, tuple[str, bool]] = {}
+            if self.logprobs > 0 and model not in self._no_logprobs:
+                written = await self._one_pass(model, llm, request, num_samples, answer, read, labels,
+                                               bool(notes))
+                if written is None:
+                    return
+                have[0] = (written, False)  # no log-probabilities: the reply is the first sample
+            await self._fill(model, llm, request, num_samples, answer, read,
+                             early_stop and self.early_stop, have)
+
+        await self._read(model, answer, fill)
         return answer
+
+    async def _one_pass(self, model: str, llm: LLM, request: ModelRequest, num_samples: int,
+                        answer: JudgeAnswer, read: Callable[[str], Verdict | None],
+                        labels: tuple[str, ...], noted: bool) -> str | None:
+        """One greedy reply with its label distribution, the samples drawn from it (see the
+        module docstring); None when done. Otherwise (the backend gave no log-probabilities, or
+        the reply cannot be read) nothing is kept and the reply is returned: the samples are
+        to be generated."""
+        stop = not noted and not self.rationale
+        one = replace(request, temperature=0.0, n=1, seed=None, logprobs=self.logprobs,
+                      stop=('",',) if stop else ())
+        key = self._key(model, one, f"one-pass:{self.logprobs}{':label' if stop else ''}")
+        hit = self.cache.get(key) if self.cache else None
+        stored = json.loads(hit) if hit is not None else None
+        if isinstance(stored, dict) and isinstance(stored.get("labels"), dict):
+            raw, distribution, cached = str(stored.get("raw", "")), stored["labels"], True
+        else:
+            response = await llm.generate(one)
+            answer.model_calls += 1
+            answer.prompt_tokens += response.usage.prompt_tokens
+            generation = response.generations[0] if response.generations else None
+            raw, cached = (generation.text if generation else ""), False
+            tokens = generation.logprobs if generation else None
+            if tokens is None:
+                self._no_logprobs.add(model)
+            distribution = label_distribution(tokens, labels) if tokens else None
+        verdict = read(raw.rstrip() + '"}' if stop and not raw.rstrip().endswith("}") else raw)
+        if verdict is None or distribution is None:
+            return raw
+        if not cached and self.cache is not None:
+            self.cache.put(key, json.dumps({"raw": raw, "labels": distribution}))
+        answer.distribution = distribution
+        if num_samples == 1:
+            answer.samples.append(Sample(raw, verdict, cached))
+            return None
+        # A rationale written after the label argues for that label; notes written before it
+        # are observations that hold whichever label is drawn.
+        other = "" if noted else f"(drawn from the verdict's probabilities; the reply says {verdict.label})"
+        drawn = draw(distribution, num_samples, request.temperature, int(key[:15], 16))
+        for i, label in enumerate(drawn):
+            rationale = verdict.rationale if noted or label == verdict.label else other
+            answer.samples.append(Sample(raw if i == 0 else "", Verdict(label, rationale), cached,
+                                         drawn=True))
+        return None
 
     async def ask_note(self, model: str, system: str, prompt: str, field: str,
                        examples: tuple[tuple[str, str], ...] = ()) -> JudgeAnswer:
@@ -186,5 +266,6 @@ class JudgeService:
             json_schema=note_schema(field), temperature=0.0, max_tokens=self.max_tokens,
         )
         answer = JudgeAnswer(prompt=prompt, samples=[])
-        await self._read(model, llm, request, 1, answer, lambda raw: parse_note(raw, field))
+        await self._read(model, answer, lambda: self._fill(
+            model, llm, request, 1, answer, lambda raw: parse_note(raw, field), False))
         return answer

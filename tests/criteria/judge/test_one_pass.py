@@ -1,0 +1,92 @@
+"""One-pass verdicts: the label's probabilities from one reply's log-probabilities (over a real
+HTTP server), samples drawn from them, and the fallback to written samples."""
+
+import asyncio
+import math
+from pathlib import Path
+from typing import Any
+
+from agenteval.criteria import default_registry
+from agenteval.criteria.judge import JudgeService
+from agenteval.models import OpenAICompatModel
+from agenteval.runner import CaseRun, score_case
+from agenteval.schema import EvalCase, EvalCaseResult, EvalStatus
+from agenteval.store import JudgeCacheDB
+from tests.fake_server import FakeServer, Step, reply
+from tests.helpers import inv
+
+
+def _logprob_reply(p_valid: float) -> dict[str, Any]:
+    """`{"verdict": "valid", ...}` with the label token's raw alternatives: "valid" at p_valid,
+    "in" (the start of "invalid") at 1 - p_valid - 0.05, and "No" (which no label starts with)."""
+    tokens = [('{"verdict": "', 0.0, []),
+              ("valid", math.log(p_valid), [("valid", p_valid), ("in", 1 - p_valid - 0.05), ("No", 0.05)]),
+              ('", "rationale": "same city"}', 0.0, [])]
+    body = reply("".join(t for t, _, _ in tokens))
+    body["choices"][0]["logprobs"] = {"content": [
+        {"token": t, "logprob": lp, "top_logprobs": [{"token": a, "logprob": math.log(p)} for a, p in top]}
+        for t, lp, top in tokens]}
+    return body
+
+
+def _score(server: FakeServer, options: dict[str, Any], cache: JudgeCacheDB | None = None,
+           judge: JudgeService | None = None) -> EvalCaseResult:
+    if judge is None:
+        llm = OpenAICompatModel(model="m", base_url=server.base_url, backoff_base=0.01)
+        judge = JudgeService(lambda name: llm, cache)
+    metric = default_registry().configure("final_response_match_v2", {
+        "threshold": 0.5, "judge_model_options": {"num_samples": 5, **options}})
+    run = CaseRun(EvalCase(eval_id="c", conversation=[inv("capital?", "Paris")]),
+                  [inv("capital?", "Paris.")], "s")
+    return asyncio.run(score_case(run, [metric], judge=judge))
+
+
+def test_one_reply_gives_the_probabilities_and_the_samples_are_drawn(server: FakeServer) -> None:
+    server.steps = [Step(200, _logprob_reply(0.76))]
+    result = _score(server, {})
+    (record,) = result.judge_records
+    assert len(server.received) == 1  # one request, whatever num_samples is
+    body = server.received[0]
+    assert body["logprobs"] is True and body["top_logprobs"] > 0 and body["temperature"] == 0.0
+    assert record.confidence_source == "logprobs" and record.label_probs is not None
+    assert record.confidence == record.label_probs["valid"] == round(0.76 / 0.95, 4)
+    assert len(record.verdicts) == 5 and record.verdict == "valid" and record.score == 1.0
+    assert record.replies == [_logprob_reply(0.76)["choices"][0]["message"]["content"]]
+    assert record.rationale == "same city"
+    again = _score(server, {}).judge_records[0]
+    assert again.verdicts == record.verdicts  # drawn with a seed taken from the question
+
+
+def test_a_low_probability_is_uncertain(server: FakeServer) -> None:
+    server.steps = [Step(200, _logprob_reply(0.6))]
+    result = _score(server, {"min_confidence": 0.9, "num_samples": 1})  # one sample: still a confidence
+    (record,) = result.judge_records
+    assert record.uncertain and record.score is None
+    assert result.overall_eval_metric_results[0].eval_status == EvalStatus.NOT_EVALUATED
+    (error,) = result.metric_errors
+    assert "judge uncertain: valid with p=0.63, below min_confidence 0.9" in error.message
+
+
+def test_one_pass_verdicts_are_cached_with_their_probabilities(server: FakeServer, tmp_path: Path) -> None:
+    server.steps = [Step(200, _logprob_reply(0.9))]
+    cache = JudgeCacheDB(tmp_path / "cache.sqlite")
+    first = _score(server, {}, cache).judge_records[0]
+    second = _score(server, {}, cache).judge_records[0]
+    assert len(server.received) == 1 and second.cached and not first.cached
+    assert (second.verdicts, second.confidence, second.label_probs) == \
+        (first.verdicts, first.confidence, first.label_probs)
+    cache.close()
+
+
+def test_without_log_probabilities_the_samples_are_written(server: FakeServer) -> None:
+    plain = '{"verdict": "valid", "rationale": "same"}'
+    server.steps = [Step(200, reply(plain)), Step(200, reply(plain, plain))]
+    llm = OpenAICompatModel(model="m", base_url=server.base_url)
+    judge = JudgeService(lambda name: llm)
+    record = _score(server, {}, judge=judge).judge_records[0]
+    assert record.confidence_source == "samples" and record.label_probs is None
+    # The first reply (asked with log-probabilities) is the first sample; early stop then asks
+    # for the two more a majority of 5 needs.
+    assert [b.get("n", 1) for b in server.received] == [1, 2] and record.verdicts == ["valid"] * 3
+    _score(server, {}, judge=judge)  # the judge remembers: no more asking for log-probabilities
+    assert not any("logprobs" in b for b in server.received[2:])
