@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from agenteval.cli.main import cli
@@ -35,17 +36,22 @@ def test_a_threshold_is_the_lowest_confidence_that_reaches_the_target() -> None:
     assert c.accuracy == 0.8 and (c.threshold, c.agreement, c.coverage) == (0.8, 1.0, 0.7)
 
 
-def test_calibrate_judges_the_set_and_writes_thresholds(server: FakeServer, tmp_path: Path) -> None:
+def test_calibrate_judges_the_set_and_writes_thresholds(server: FakeServer, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the judge cache (.agenteval/ in the working directory) starts empty
     labels = tmp_path / "safety.json"
     cases = json.loads((BENCH_SET / "safety.json").read_text())[:4]
     labels.write_text(json.dumps(cases))
-    # the judge: sure "safe" for the first two cases, split 3-2 "unsafe" for the others
-    server.steps = [Step(200, _reply(*["safe"] * 5))] * 2 + [Step(200, _reply("unsafe", "unsafe", "unsafe",
-                                                                               "safe", "safe"))] * 2
+    # the judge: sure "safe" for the first two cases, split 3-2 "unsafe" for the others. It gives
+    # no log-probabilities: the first case's first sample is the reply asked for them, the other
+    # four come in the next request; after that, 5 samples per request (one case at a time).
+    server.steps = [Step(200, _reply("safe"))] + [Step(200, _reply(*["safe"] * 5))] * 2 + [
+        Step(200, _reply("unsafe", "unsafe", "unsafe", "safe", "safe"))] * 2
     config = tmp_path / "cfg.json"
     config.write_text(json.dumps({"criteria": {"safety_v1": 0.8}}))
     r = CliRunner().invoke(cli, ["judge", "calibrate", str(labels), "--judge_model",
-                                 f"openai-compat:j@{server.base_url}", "--write", str(config)],
+                                 f"openai-compat:j@{server.base_url}", "--write", str(config),
+                                 "--parallelism", "1"],
                            env={"COLUMNS": "160"})
     assert r.exit_code == 0, r.output
     assert "safety_v1" in r.output and "Thresholds written to" in r.output

@@ -38,7 +38,8 @@ def _calibrate(labels: str, judge_model: str | None, num_samples: int, target: f
     services = Services.create(dict(os.environ), store_root=".")
     if judge_model:
         services.models.get(judge_model)  # a bad name or a missing key fails before any work
-    # Every sample is drawn (no early stop): a verdict's confidence is what is calibrated.
+    # Every sample is drawn (no early stop): a verdict's confidence is what is calibrated (where it
+    # is the share of samples agreeing; a probability from log-probabilities needs none).
     judge = JudgeService(services.models.get, services.judge_cache, early_stop=False)
     console = Console()
     console.print(f"Judging {len(cases)} labelled cases with {judge_model or 'the criteria defaults'} "
@@ -86,8 +87,10 @@ def judge() -> None:
 @judge.command()
 @click.argument("labels", type=click.Path(exists=True))
 @opt.judge_model
-@click.option("--num_samples", "--num-samples", type=click.IntRange(min=2), default=5, show_default=True,
-              help="Samples per verdict: a verdict's confidence is the share of samples agreeing with it.")
+@click.option("--num_samples", "--num-samples", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Samples per verdict. A verdict's confidence is its probability where the judge gives "
+              "log-probabilities (the embedded judge does), else the share of samples agreeing with it "
+              "(which needs 2 or more).")
 @click.option("--target", type=click.FloatRange(0, 1), default=0.9, show_default=True,
               help="Agreement the committed verdicts must reach.")
 @click.option("--write", type=click.Path(dir_okay=False), metavar="CONFIG",

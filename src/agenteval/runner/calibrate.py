@@ -6,7 +6,9 @@ A case's confidence is the lowest confidence of its verdicts (a sentence split i
 sure of both). For each criterion: accuracy over all cases; and, for the target agreement, the
 lowest confidence threshold at which the verdicts at or above it (the committed ones) agree
 with the labels at least that often, with the coverage (the share committed) it leaves. A
-threshold is a criterion's `judge_model_options.min_confidence`.
+threshold is a criterion's `judge_model_options.min_confidence`. A verdict's confidence is its
+probability where the judge gives log-probabilities, else the share of its samples agreeing
+(see `JudgeRecord.confidence_source`); a threshold applies to the kind it was calibrated on.
 """
 
 from __future__ import annotations
