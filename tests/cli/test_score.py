@@ -159,3 +159,21 @@ def test_score_takes_parallelism_and_honours_repeat_gating(tmp_path: Path) -> No
         assert result["gating"] == gating and result["run"]["gating"] == gating
         assert result["run"]["concurrency"]["cases"] == 2 and result["run"]["num_runs"] == 3
         assert result["run"]["command"] == "score" and result["run"]["actual_file"] == str(recorded)
+
+
+def test_streamed_and_whole_runs_write_one_document(tmp_path: Path, sets: tuple[Path, Path]) -> None:
+    """`score` writing only the document streams it (runner.streamed); asked for a report file
+    too, it loads the sets whole. Both documents hold the same cases, summaries and totals."""
+    docs = []
+    for name, extra in (("streamed", []), ("whole", ["--markdown", str(tmp_path / "r.md")])):
+        out = tmp_path / f"{name}.json"
+        r = CliRunner().invoke(cli, ["score", str(sets[0]), "--actual", str(sets[1]), "-o", str(out),
+                                     *extra], env={"COLUMNS": "160"})
+        assert r.exit_code == 0, r.output
+        assert "Eval Run Summary" in r.output and f"Results written to {out}" in r.output
+        docs.append(json.loads(out.read_text()))
+    streamed, whole = docs
+    for key in ("eval_case_results", "summary", "gating", "eval_set_id"):
+        assert streamed[key] == whole[key]
+    assert streamed["run"]["totals"] == whole["run"]["totals"]
+    assert streamed["run"]["eval_sets"] == whole["run"]["eval_sets"]

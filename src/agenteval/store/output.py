@@ -44,6 +44,10 @@ def write_outputs(results: Sequence[EvalSetResult], output: str | Path) -> list[
 _LISTS = ("eval_case_results", "summary")
 
 
+def _pieces(shell: EvalSetResult) -> list[bytes] | None:
+    return shell_pieces(shell.model_copy(update=dict.fromkeys(_LISTS, [])), _LISTS, exclude_none=False)
+
+
 class DocumentWriter:
     """Writes one result document as its cases finish, holding none of them: each case result
     goes to the target's temporary file when `add`ed, each case summary to a spool (the
@@ -52,7 +56,7 @@ class DocumentWriter:
     `write_outputs` writes for the same document. `abort` leaves the target as it was."""
 
     def __init__(self, path: str | Path, shell: EvalSetResult) -> None:
-        pieces = shell_pieces(shell, _LISTS, exclude_none=False)
+        pieces = _pieces(shell)
         if pieces is None:
             raise AgentEvalError(f"cannot lay out result document {shell.eval_set_result_id!r}")
         self._prelude = pieces[0]
@@ -70,8 +74,9 @@ class DocumentWriter:
         self.summaries += 1
 
     def commit(self, shell: EvalSetResult) -> None:
-        """Ends the document with `shell`'s other fields (its lists empty) and puts it in place."""
-        pieces = shell_pieces(shell, _LISTS, exclude_none=False)
+        """Ends the document with `shell`'s other fields (its lists are not written) and puts it
+        in place."""
+        pieces = _pieces(shell)
         if pieces is None or pieces[0] != self._prelude:
             self.abort()
             raise AgentEvalError("the result document's id changed while it was written")

@@ -18,9 +18,11 @@ from agenteval.store.history import history_dir, list_results, load_result, save
 
 
 def file_sha256(path: str | Path) -> str | None:
-    """The sha256 of a file's bytes (hex), or None if it cannot be read."""
+    """The sha256 of a file's bytes (hex), or None if it cannot be read. Read in blocks: an eval
+    set may be larger than the memory a run should take."""
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
     except OSError:
         return None
 

@@ -1,0 +1,81 @@
+"""The nesting scan of files read as streams: the same answer in any chunking."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agenteval.datasets.scan import DepthScan, scan_file
+from agenteval.errors import DataError
+
+
+def _nested(rng: random.Random, depth: int) -> Any:
+    if depth == 0:  # strings full of what a scan must not count: brackets, quotes, backslashes
+        return rng.choice(['a\\"]{', "x", 1, None, "\\\\", '\\\\"[', "\\", "é}"])
+    if rng.random() < 0.5:
+        return [_nested(rng, depth - 1)]
+    return {"k[\\\\": _nested(rng, depth - 1), "z": '}}"['}
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+def test_depth_is_exact_in_one_chunk_and_bounded_across_chunks() -> None:
+    rng = random.Random(7)
+    for _ in range(200):
+        value = {"a": [_nested(rng, rng.randint(0, 40)) for _ in range(4)]}
+        text = json.dumps(value, ensure_ascii=False).encode()
+        true = _depth(value)
+        for size in (1, 2, 3, 7, 64, len(text)):
+            scan = DepthScan()
+            for i in range(0, len(text), size):
+                scan.feed(text[i:i + size], 100)
+            assert scan.depth == 0
+            assert true <= scan.deepest <= 2 * true + 1, (size, true, scan.deepest)
+            if size == len(text):
+                assert scan.deepest == true
+
+
+@pytest.mark.parametrize(("text", "lone"), [
+    (b'{"a": "\\ud83d\\ude00"}', False),  # a pair: an emoji, escaped
+    (b'{"a": "\\ud800x"}', True),
+    (b'{"a": "\\udc00"}', True),
+    (b'{"a": "plain"}', False),
+])
+def test_lone_surrogate_escapes_are_noticed(text: bytes, lone: bool) -> None:
+    scan = DepthScan()
+    scan.feed(text, 100)
+    assert scan.surrogates is lone
+
+
+def test_scan_file_names_the_place_of_a_bomb(tmp_path: Path) -> None:
+    path = tmp_path / "bomb.json"
+    path.write_bytes(b'{"eval_set_id": "s", "eval_cases": [{"state": ' + b"[" * 500 + b"]" * 500 + b"}]}")
+    with pytest.raises(DataError) as e:
+        scan_file(path, 100)
+    assert str(path) in str(e.value) and "eval_cases[0].state" in str(e.value)
+    assert "nested more than 100 levels" in str(e.value)
+
+
+def test_scan_file_refuses_a_lone_surrogate_where_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_bytes(b'{"eval_set_id": "s\\ud800", "eval_cases": []}')
+    with pytest.raises(DataError, match="eval_set_id: holds an unpaired UTF-16 surrogate"):
+        scan_file(path, 100)
+
+
+def test_scan_file_passes_what_is_fine_and_says_what_is_missing(tmp_path: Path) -> None:
+    fine = tmp_path / "fine.json"
+    fine.write_text(json.dumps({"a": [[{"b": "\\ud83d\\ude00 [[["}]]}))
+    assert scan_file(fine, 100).deepest == 4
+    with pytest.raises(DataError, match="file not found"):
+        scan_file(tmp_path / "missing.json", 100)
