@@ -45,7 +45,7 @@ _LISTS = ("eval_case_results", "summary")
 
 
 def _pieces(shell: EvalSetResult) -> list[bytes] | None:
-    return shell_pieces(shell.model_copy(update=dict.fromkeys(_LISTS, [])), _LISTS, exclude_none=False)
+    return shell_pieces(shell.model_copy(update={key: [] for key in _LISTS}), _LISTS, exclude_none=False)
 
 
 class DocumentWriter:

@@ -21,8 +21,11 @@ def file_sha256(path: str | Path) -> str | None:
     """The sha256 of a file's bytes (hex), or None if it cannot be read. Read in blocks: an eval
     set may be larger than the memory a run should take."""
     try:
+        digest = hashlib.sha256()
         with open(path, "rb") as f:
-            return hashlib.file_digest(f, "sha256").hexdigest()
+            while block := f.read(1 << 20):
+                digest.update(block)
+        return digest.hexdigest()
     except OSError:
         return None
 
