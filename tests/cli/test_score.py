@@ -177,3 +177,21 @@ def test_streamed_and_whole_runs_write_one_document(tmp_path: Path, sets: tuple[
         assert streamed[key] == whole[key]
     assert streamed["run"]["totals"] == whole["run"]["totals"]
     assert streamed["run"]["eval_sets"] == whole["run"]["eval_sets"]
+
+
+def test_a_streamed_run_goes_into_the_history_as_a_whole_one_does(tmp_path: Path, sets: tuple[Path, Path],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from agenteval.store import RunStore
+
+    monkeypatch.chdir(tmp_path)
+    rows = {}
+    for name, extra in (("streamed", []), ("whole", ["--markdown", str(tmp_path / "r.md")])):
+        r = CliRunner().invoke(cli, ["score", str(sets[0]), "--actual", str(sets[1]), "--history", *extra])
+        assert r.exit_code == 0, r.output
+        assert "Recorded run" in r.output
+        rows[name] = RunStore(tmp_path).list_runs()[0]
+    streamed, whole = rows["streamed"], rows["whole"]
+    assert streamed.run_id != whole.run_id
+    for field in ("eval_set_id", "cases_total", "cases_passed", "cases_failed", "num_runs", "gating"):
+        assert getattr(streamed, field) == getattr(whole, field), field
+    assert streamed.result_path.is_file() and json.loads(streamed.result_path.read_text())["summary"]

@@ -40,6 +40,8 @@ from agenteval.runner.streamed import open_eval_set, rescore_files
 from agenteval.runner.sync import run_sync
 from agenteval.schema import Concurrency, EvalSetResult, Run
 from agenteval.store import RunStore, history_db_path, output_paths, record, write_outputs
+from agenteval.store.history import history_path
+from agenteval.store.record import record_streamed
 from agenteval.tracing.otel import export as export_traces
 from agenteval.tracing.otel import traces_url
 from agenteval.tracing.otlp_json import looks_like_otlp
@@ -178,11 +180,11 @@ def _score(args: ScoreArgs) -> int:
 
 def streams(args: ScoreArgs) -> bool:
     """Whether `score` can run in bounded memory (`runner.streamed`): both files are
-    current-format eval sets, and nothing but the result document and the console report (not
-    the per-invocation details) is asked for. Report files, the history and trace export still
+    current-format eval sets, and nothing but the result document, the history and the console
+    report (not the per-invocation details) is asked for. Report files and trace export still
     read the whole run."""
     o = args.outputs
-    if args.detailed or o.junit_xml or o.html or o.markdown or o.history_root or o.otlp_endpoint:
+    if args.detailed or o.junit_xml or o.html or o.markdown or o.otlp_endpoint:
         return False
     return all(_eval_set_head(p) for p in (args.expected, args.actual))
 
@@ -205,9 +207,14 @@ def _score_streamed(console: Console, args: ScoreArgs, job: ScoreJob, services: 
     console.print(f"Using criteria from {job.config_source or 'defaults'}: "
                   f"{', '.join(m.name for m in metrics if not m.spec.informational)}")
     warn_weak_judges(console, weak_judges(metrics))
-    output = args.outputs.output
+    output, root = args.outputs.output, args.outputs.history_root
+
+    def targets(document: EvalSetResult) -> list[Path]:
+        return [*([Path(output)] if output else []),
+                *([history_path(root, document.eval_set_result_id)] if root is not None else [])]
+
     with ProgressBar("scoring") as progress:
-        run = run_sync(rescore_files(job, args.expected, args.actual, services, output, progress,
+        run = run_sync(rescore_files(job, args.expected, args.actual, services, targets, progress,
                                      keep=MAX_TABLE_CASES))
     t = run.spec.totals
     for renderable in streamed_report(run.eval_set_id, t.case_runs, t.passed, run.first,
@@ -215,6 +222,13 @@ def _score_streamed(console: Console, args: ScoreArgs, job: ScoreJob, services: 
         console.print(renderable)
     if output:
         console.print(f"Results written to {output}")
+    if root is not None:
+        try:
+            record_streamed(root, run.paths[-1], run.document)
+        except AgentEvalError as e:  # the document is written; say what could not be recorded
+            click.echo(f"error: {e}", err=True)
+            return 2
+        console.print(f"History: {run.paths[-1]}\nRecorded run {run.run_id} in {history_db_path(root)}")
     return 0 if t.passed == t.cases else 1
 
 

@@ -15,7 +15,7 @@ to redo, so the two files are then read once, and a refusal part-way leaves noth
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -50,13 +50,18 @@ class StreamedRun:
     first `keep` case runs and the first `keep` that did not pass."""
 
     spec: RunSpec
-    eval_set_id: str
+    document: EvalSetResult  # the result document without its cases and summaries
+    paths: list[Path] = field(default_factory=list)  # where it was written
     first: list[EvalCaseResult] = field(default_factory=list)
     not_passed: list[EvalCaseResult] = field(default_factory=list)
 
     @property
     def run_id(self) -> str:
         return self.spec.run_id
+
+    @property
+    def eval_set_id(self) -> str:
+        return self.document.eval_set_id
 
 
 def open_eval_set(path: str | Path) -> tuple[EvalSet, CaseStream[EvalCase]]:
@@ -157,11 +162,15 @@ async def ordered_map(items: Iterator[T], fn: Callable[[T], Awaitable[R]], paral
             tg.start_soon(one, index, item)
 
 
+Targets = Callable[[EvalSetResult], Sequence[Path]]
+
+
 async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: str | Path,
-                        services: Services, output: str | Path | None = None,
+                        services: Services, output: str | Path | Targets | None = None,
                         listener: Listener | None = None, keep: int = 50) -> StreamedRun:
     """Scores the actual eval set at `actual_path` against the expected one at `expected_path`,
-    streaming the result document to `output` (none written when None)."""
+    streaming the result document to `output`: a path, or a function of the document (its id)
+    giving the paths to write it to; none written when None."""
     metrics = job.metrics()
     check_judges(metrics, job, services)
     shell, expected = open_eval_set(expected_path)
@@ -179,12 +188,14 @@ async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: s
     rid = result_id(shell.eval_set_id)
     document = EvalSetResult(eval_set_result_id=rid, eval_set_result_name=rid.replace("/", "_"),
                              eval_set_id=shell.eval_set_id)
-    writer = DocumentWriter(output, document) if output is not None else None
+    paths = [Path(output)] if isinstance(output, (str, Path)) else \
+        list(output(document)) if output is not None else []
+    writer = DocumentWriter(paths, document) if paths else None
     if listener is not None:
         listener(RunStarted(header.run_id, total))  # 0: not known yet
     policy, gating = job.config.not_evaluated, job.config.repeat_gating
     counter = TotalsCounter()
-    out = StreamedRun(header, shell.eval_set_id)
+    out = StreamedRun(header, document, paths)
 
     async def score(run: CaseRun) -> tuple[EvalCaseResult, float]:
         started = time.monotonic()
@@ -217,9 +228,10 @@ async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: s
                 emit(await score(run))
         header.eval_sets[0].cases = counter.cases
         end_header(header, counter.totals(judge.calls, judge.prompt_tokens), services.models.limits())
+        out.document = document.model_copy(update={"creation_timestamp": time.time(),
+                                                   "gating": gating, "run": header})
         if writer is not None:
-            writer.commit(document.model_copy(update={"creation_timestamp": time.time(),
-                                                       "gating": gating, "run": header}))
+            writer.commit(out.document)
     except BaseException:
         if writer is not None:
             writer.abort()

@@ -26,7 +26,7 @@ import functools
 import json
 import sqlite3
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,10 +35,10 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 
 from agenteval.errors import DataError
-from agenteval.schema import CaseSummary, EvalSetResult, RunSpec
+from agenteval.schema import CaseSummary, EvalSetResult, EvalStatus, RunSpec
 from agenteval.store.history import load_result
 from agenteval.store.sqlite import connect
-from agenteval.verdicts.outcome import outcomes, set_counts
+from agenteval.verdicts.outcome import CaseOutcome, outcomes
 
 SCHEMA_VERSION = 2
 ALIASES = ("latest", "previous")
@@ -208,45 +208,67 @@ class RunStore:
         records), `duration_seconds` (wall clock) and `config` (a model, dict or JSON text); any
         other keys are kept in `meta_json`.
         """
+        return self.record_outcomes(result, outcomes(result), result_path, meta)
+
+    def record_outcomes(self, result: EvalSetResult, cases: Iterable[CaseOutcome],
+                        result_path: str | Path, meta: Mapping[str, Any] | None = None) -> str:
+        """`record` of a document whose cases come from `cases` (each eval id's summary and
+        runs), consumed one at a time, so that a large run is recorded in bounded memory;
+        `result` gives everything else (its own case lists are not read)."""
         info = {**result.metadata, **_header_meta(result), **(meta or {})}
-        cases = outcomes(result)
-        counts = set_counts(result, cases)
-        judges = sorted({r.judge_model for c in result.eval_case_results for r in c.judge_records})
-        agent_seconds = _sum([c.duration() for c in cases])
         duration = info.get("duration_seconds")
         extra = {k: v for k, v in info.items() if k not in _KNOWN_META}
         run_id = result.eval_set_result_id
         run_row = (
             run_id, result.creation_timestamp or time.time(), time.time(), result.eval_set_id,
             info.get("eval_set_file") and str(info["eval_set_file"]), info.get("eval_set_sha256"),
-            info.get("command"), info.get("agent"), info.get("agent_model"),
-            info.get("judge_model") or (", ".join(judges) if judges else None), result.gating,
-            max(counts.max_runs, 1), counts.total, counts.passed, counts.failed, counts.not_evaluated,
-            float(duration) if duration is not None else agent_seconds, agent_seconds,
-            _sum([c.tokens() for c in cases]),
-            sum(r.prompt_tokens for c in result.eval_case_results for r in c.judge_records),
+            info.get("command"), info.get("agent"), info.get("agent_model"), None, result.gating,
+            1, 0, 0, 0, 0, None, None, None, 0,  # counts: set once the cases are in
             _json(info.get("config")), _json(extra) if extra else None,
             self._stored_path(Path(result_path)), result.run.run_id if result.run else None,
             result.run.model_dump_json() if result.run else None)
-        case_rows = [(run_id, c.eval_id, i, int(c.status), c.num_runs, c.duration(), c.tokens(),
-                      next((r.error_message for r in c.runs if r.error_message), None))
-                     for i, c in enumerate(cases)]
-        metric_rows = [(run_id, c.eval_id, c.run_index, m.metric_name, m.score, m.threshold,
-                        int(m.eval_status))
-                       for c in result.eval_case_results for m in c.overall_eval_metric_results]
-        summary_rows = [(run_id, c.eval_id, m.metric_name, m.threshold, m.runs, m.scored_runs,
-                         m.passed_runs, m.mean, m.std, m.ci_low, m.ci_high, m.pass_at_k, m.pass_pow_k,
-                         int(m.eval_status)) for c in cases for m in c.summary.metrics]
+        judges: set[str] = set()
+        statuses = dict.fromkeys(EvalStatus, 0)
+        max_runs = judge_tokens = 0
+        agent_seconds: float | None = None
+        total_tokens: float | None = None
         with self._connect(create=True) as conn:
             assert conn is not None
             conn.execute("BEGIN IMMEDIATE")
             try:
                 conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))  # cascades
                 conn.execute(f"INSERT INTO runs VALUES ({', '.join('?' * len(run_row))})", run_row)
-                conn.executemany("INSERT INTO cases VALUES (?, ?, ?, ?, ?, ?, ?, ?)", case_rows)
-                conn.executemany("INSERT INTO case_metrics VALUES (?, ?, ?, ?, ?, ?, ?)", metric_rows)
-                conn.executemany("INSERT INTO metric_summaries VALUES "
-                                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", summary_rows)
+                for i, c in enumerate(cases):
+                    statuses[c.status] += 1
+                    max_runs = max(max_runs, c.num_runs)
+                    case_seconds, case_tokens = c.duration(), c.tokens()
+                    agent_seconds = _sum([agent_seconds, case_seconds])
+                    total_tokens = _sum([total_tokens, case_tokens])
+                    conn.execute("INSERT INTO cases VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (
+                        run_id, c.eval_id, i, int(c.status), c.num_runs, case_seconds, case_tokens,
+                        next((r.error_message for r in c.runs if r.error_message), None)))
+                    conn.executemany("INSERT INTO case_metrics VALUES (?, ?, ?, ?, ?, ?, ?)", [
+                        (run_id, r.eval_id, r.run_index, m.metric_name, m.score, m.threshold,
+                         int(m.eval_status)) for r in c.runs for m in r.overall_eval_metric_results])
+                    conn.executemany("INSERT INTO metric_summaries VALUES "
+                                     "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+                                         (run_id, c.eval_id, m.metric_name, m.threshold, m.runs,
+                                          m.scored_runs, m.passed_runs, m.mean, m.std, m.ci_low,
+                                          m.ci_high, m.pass_at_k, m.pass_pow_k, int(m.eval_status))
+                                         for m in c.summary.metrics])
+                    for r in c.runs:
+                        for record in r.judge_records:
+                            judges.add(record.judge_model)
+                            judge_tokens += record.prompt_tokens
+                conn.execute(
+                    "UPDATE runs SET judge_model = ?, num_runs = ?, cases_total = ?, cases_passed = ?, "
+                    "cases_failed = ?, cases_not_evaluated = ?, duration_seconds = ?, agent_seconds = ?, "
+                    "total_tokens = ?, judge_prompt_tokens = ? WHERE run_id = ?",
+                    (info.get("judge_model") or (", ".join(sorted(judges)) if judges else None),
+                     max(max_runs, 1), sum(statuses.values()), statuses[EvalStatus.PASSED],
+                     statuses[EvalStatus.FAILED], statuses[EvalStatus.NOT_EVALUATED],
+                     float(duration) if duration is not None else agent_seconds, agent_seconds,
+                     total_tokens, judge_tokens, run_id))
                 conn.execute("COMMIT")
             except sqlite3.IntegrityError as e:
                 conn.execute("ROLLBACK")

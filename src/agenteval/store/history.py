@@ -25,9 +25,14 @@ def _file_name(result_id: str) -> str:
     return safe_name(result_id) + SUFFIX
 
 
+def history_path(root: str | Path, result_id: str) -> Path:
+    """Where the history keeps the document of result `result_id`."""
+    return history_dir(root) / _file_name(result_id)
+
+
 def save_result(root: str | Path, result: EvalSetResult) -> Path:
     """Writes a result document into the history (atomically); returns its path."""
-    path = history_dir(root) / _file_name(result.eval_set_result_id)
+    path = history_path(root, result.eval_set_result_id)
     write_model(path, result, exclude_none=False)
     return path
 
@@ -57,4 +62,4 @@ def list_results(root: str | Path) -> list[Path]:
     return sorted(folder.glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime)
 
 
-__all__ = ["history_dir", "list_results", "load_result", "parse_result", "save_result"]
+__all__ = ["history_dir", "history_path", "list_results", "load_result", "parse_result", "save_result"]

@@ -49,24 +49,34 @@ def _pieces(shell: EvalSetResult) -> list[bytes] | None:
 
 
 class DocumentWriter:
-    """Writes one result document as its cases finish, holding none of them: each case result
-    goes to the target's temporary file when `add`ed, each case summary to a spool (the
-    summaries come after the cases in the document), and `commit` writes the rest of the
-    document (the header, known only at the end) and puts it in place. The bytes are those
+    """Writes one result document (to each of `paths`) as its cases finish, holding none of
+    them: each case result goes to the targets' temporary files when `add`ed, each case summary
+    to a spool (the summaries come after the cases in the document), and `commit` writes the
+    rest of the document (the header, known only at the end) and puts it in place. The bytes are those
     `write_outputs` writes for the same document. `abort` leaves the target as it was."""
 
-    def __init__(self, path: str | Path, shell: EvalSetResult) -> None:
+    def __init__(self, paths: Sequence[str | Path], shell: EvalSetResult) -> None:
         pieces = _pieces(shell)
         if pieces is None:
             raise AgentEvalError(f"cannot lay out result document {shell.eval_set_result_id!r}")
         self._prelude = pieces[0]
-        self._target = TargetWriter(path)
-        self._target.write(self._prelude)
+        self._targets: list[TargetWriter] = []
+        try:
+            for path in paths:  # the same bytes to each (the output and the history's copy)
+                self._targets.append(TargetWriter(path))
+                self._targets[-1].write(self._prelude)
+        except BaseException:
+            self.abort()
+            raise
         self._spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed by commit or abort)
         self.cases = self.summaries = 0
 
+    def _write(self, chunk: bytes) -> None:
+        for target in self._targets:
+            target.write(chunk)
+
     def add(self, result: EvalCaseResult) -> None:
-        self._target.write(list_item(result, self.cases, exclude_none=False))
+        self._write(list_item(result, self.cases, exclude_none=False))
         self.cases += 1
 
     def add_summary(self, summary: CaseSummary) -> None:
@@ -81,18 +91,24 @@ class DocumentWriter:
             self.abort()
             raise AgentEvalError("the result document's id changed while it was written")
         try:
-            self._target.write(pieces[1])
+            self._write(pieces[1])
             self._spool.seek(0)
             while block := self._spool.read(1 << 20):
-                self._target.write(block)
-            self._target.write(pieces[2])
+                self._write(block)
+            self._write(pieces[2])
+            for target in self._targets:
+                target.commit()
+        except BaseException:
+            self.abort()
+            raise
         finally:
             self._spool.close()
-        self._target.commit()
 
     def abort(self) -> None:
-        self._spool.close()
-        self._target.abort()
+        if hasattr(self, "_spool"):
+            self._spool.close()
+        for target in self._targets:
+            target.abort()
 
 
 __all__ = ["DocumentWriter", "output_paths", "safe_name", "write_outputs"]

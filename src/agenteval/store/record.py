@@ -6,15 +6,18 @@ documents that have no run object (e.g. files written elsewhere)."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from agenteval.datasets.nesting import MAX_RESULT_DEPTH
+from agenteval.datasets.stream import CaseStream
 from agenteval.datasets.targets import remove_stale_temporaries
-from agenteval.errors import AgentEvalError
-from agenteval.schema import EvalSetResult, Run
+from agenteval.errors import AgentEvalError, DataError
+from agenteval.schema import CaseSummary, EvalCaseResult, EvalSetResult, Run
 from agenteval.store.db import RunStore
 from agenteval.store.history import history_dir, list_results, load_result, save_result
+from agenteval.verdicts.outcome import CaseOutcome
 
 
 def file_sha256(path: str | Path) -> str | None:
@@ -69,6 +72,25 @@ def tidy(root: str | Path) -> None:
                 store.record(load_result(path), path)
             except AgentEvalError:  # not a result document after all: leave it be
                 continue
+
+
+def streamed_outcomes(path: str | Path, shell: EvalSetResult) -> Iterator[CaseOutcome]:
+    """The cases of the document at `path` written with one run per case (as streamed scoring
+    writes it), read back one at a time: each run with its summary."""
+    runs = CaseStream(path, "eval_case_results", EvalCaseResult, MAX_RESULT_DEPTH)
+    summaries = CaseStream(path, "summary", CaseSummary, MAX_RESULT_DEPTH)
+    for (i, run), (_, summary) in zip(runs, summaries, strict=True):
+        if run.eval_id != summary.eval_id:
+            raise DataError(path, f"summary[{i}].eval_id", f"{summary.eval_id!r}, but "
+                            f"eval_case_results[{i}] is of {run.eval_id!r}")
+        yield CaseOutcome(shell.eval_set_id, shell.gating, summary, [run])
+
+
+def record_streamed(root: str | Path, path: str | Path, shell: EvalSetResult) -> str:
+    """Records the streamed document at `path` (in the history of `root`) in the run database,
+    reading its cases back one at a time; `shell` is the document but its case lists."""
+    tidy(root)
+    return RunStore(root).record_outcomes(shell, streamed_outcomes(path, shell), path)
 
 
 def record(root: str | Path, run: Run, paths: Sequence[str | Path] | None = None) -> list[Path]:
