@@ -250,7 +250,11 @@ async def main_async(args: argparse.Namespace) -> None:
     RATIONALE = not args.no_rationale
     cases = load_cases(args.only, args.limit, set(args.ids.split(",")) if args.ids else None,
                        args.blind)
-    judge, model = local_judge()
+    cache = None
+    if args.cache:
+        from agenteval.store import JudgeCacheDB
+        cache = JudgeCacheDB(Path(args.cache))
+    judge, model = local_judge(cache)
     out_path = Path(args.out)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
@@ -307,6 +311,8 @@ def main() -> None:
     p.add_argument("--resume", action="store_true", help="keep the rows already in --out, run the rest")
     p.add_argument("--sampled", action="store_true",
                    help="generate every sample (as before issue 16), not one pass with log-probabilities")
+    p.add_argument("--cache", metavar="SQLITE",
+                   help="a judge cache (re-running with another vote or threshold then costs no model call)")
     p.add_argument("--no-rationale", action="store_true",
                    help="one-pass verdicts whose label comes first stop at the label (no rationale)")
     p.add_argument("--out", default=str(OUT_DIR / "judge_results.jsonl"))

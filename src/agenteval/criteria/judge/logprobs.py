@@ -119,10 +119,25 @@ def side_probability(distribution: dict[str, float], positive: frozenset[str], l
 
 def draw(distribution: dict[str, float], n: int, temperature: float, seed: int) -> list[str]:
     """`n` labels drawn from `distribution` sharpened to `temperature` (p ** (1 / T), as a
-    sampler at that temperature would), reproducibly for a given seed (the same seed gives the
-    same first draws whatever `n` is)."""
+    sampler at that temperature would), by systematic sampling: the points (i + u) / n of the
+    cumulative distribution, with one offset u from the seed. Each label then comes up
+    floor(n p) or ceil(n p) times, never by luck far from its probability: drawn one by one, five
+    samples of a 60/40 question give the 40% side the majority a third of the time, which made
+    the vote noisier than the one greedy reply (measured: 31/39 against 34/39 right on
+    final_response_match). Reproducible for a given seed; in order of the labels' first draw."""
     labels = sorted(label for label, p in distribution.items() if p > 0)
     top = max(distribution[label] for label in labels)
     weights = [math.exp((math.log(distribution[label]) - math.log(top)) / max(temperature, 1e-3))
                for label in labels]
-    return random.Random(seed).choices(labels, weights, k=n)
+    total = sum(weights)
+    rng = random.Random(seed)
+    offset = rng.random()
+    out, cumulative, k = [], 0.0, 0
+    for i in range(n):
+        point = (i + offset) / n * total
+        while k < len(labels) - 1 and cumulative + weights[k] <= point:
+            cumulative += weights[k]
+            k += 1
+        out.append(labels[k])
+    rng.shuffle(out)
+    return out
