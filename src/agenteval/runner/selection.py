@@ -10,7 +10,7 @@ from pathlib import Path
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.datasets import default_config_for, load_eval_config, load_eval_set
 from agenteval.errors import DataError
-from agenteval.schema import EvalConfig, EvalSet
+from agenteval.schema import EvalCase, EvalConfig, EvalSet
 
 
 @dataclass
@@ -73,11 +73,27 @@ def check_args_match(metrics: Sequence[ConfiguredMetric], eval_sets: Sequence[Ev
     """Every tool and argument a trajectory criterion's `args_match` names appears in an expected
     tool call of the eval sets (`*` stands for any); a DataError naming the config key otherwise
     (a misspelled name would silently match nothing)."""
-    calls = [c for s in eval_sets for case in s.eval_cases for inv in case.conversation or []
-             for c in inv.tool_calls()]
     args: dict[str, set[str]] = {}
-    for c in calls:
-        args.setdefault(c.name or "", set()).update((c.args or {}).keys())
+    for s in eval_sets:
+        for case in s.eval_cases:
+            add_tool_args(case, args)
+    check_args_table(metrics, args, source)
+
+
+def uses_args_match(metrics: Sequence[ConfiguredMetric]) -> bool:
+    return any(getattr(m.criterion, "args_match", None) for m in metrics)
+
+
+def add_tool_args(case: EvalCase, args: dict[str, set[str]]) -> None:
+    """Adds the argument names of each tool the case's expected invocations call to `args`."""
+    for inv in case.conversation or []:
+        for c in inv.tool_calls():
+            args.setdefault(c.name or "", set()).update((c.args or {}).keys())
+
+
+def check_args_table(metrics: Sequence[ConfiguredMetric], args: dict[str, set[str]],
+                     source: str | None) -> None:
+    """`check_args_match` given the argument names per tool of the expected calls."""
     every_arg = {a for names in args.values() for a in names}
     for m in metrics:
         table = getattr(m.criterion, "args_match", None) or {}
@@ -105,4 +121,5 @@ def resolve_config(config_file_path: str | Path | None,
     return config, str(found) if found else None
 
 
-__all__ = ["Selection", "check_args_match", "config_beside", "resolve_config", "select", "split_selector"]
+__all__ = ["Selection", "add_tool_args", "check_args_match", "check_args_table", "config_beside", "resolve_config", "select", "split_selector",
+           "uses_args_match"]

@@ -30,7 +30,12 @@ from agenteval.runner.job import ScoreJob, judge_models
 from agenteval.runner.recorded import result_id
 from agenteval.runner.run import _canonical, _judge, check_judges
 from agenteval.runner.scoring import CaseRun, score_case
-from agenteval.runner.selection import Selection, check_args_match
+from agenteval.runner.selection import (
+    Selection,
+    add_tool_args,
+    check_args_table,
+    uses_args_match,
+)
 from agenteval.runner.services import Services
 from agenteval.schema import EvalCase, EvalCaseResult, EvalSet, EvalSetResult, EvalStatus, ModelRoles, RunSpec
 from agenteval.schema.progress import CaseFinished, CaseStarted, Listener, RunFinished, RunStarted
@@ -175,7 +180,11 @@ async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: s
     check_judges(metrics, job, services)
     shell, expected = open_eval_set(expected_path)
     _, actual = open_eval_set(actual_path)
-    check_args_match(metrics, [shell], job.config_source)
+    if uses_args_match(metrics):  # the tools and arguments it names must be in expected calls
+        args: dict[str, set[str]] = {}
+        for _, case in expected:
+            add_tool_args(case, args)
+        check_args_table(metrics, args, job.config_source)
     judged = any(m.build().is_async for m in metrics)
     total = 0
     if judged:  # everything is read and checked before the first judge call
