@@ -121,5 +121,5 @@ def resolve_config(config_file_path: str | Path | None,
     return config, str(found) if found else None
 
 
-__all__ = ["Selection", "add_tool_args", "check_args_match", "check_args_table", "config_beside", "resolve_config", "select", "split_selector",
-           "uses_args_match"]
+__all__ = ["Selection", "add_tool_args", "check_args_match", "check_args_table", "config_beside",
+           "resolve_config", "select", "split_selector", "uses_args_match"]
