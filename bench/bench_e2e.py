@@ -174,8 +174,13 @@ def main() -> None:
                                     result, out / f"e2e_agenteval_{tag}.stdout"))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
-    n_inv = sum(len(c["conversation"]) for c in
-                json.loads(exp.read_text(encoding="utf-8"))["eval_cases"])
+    # Counted in a child process: a child's peak RSS (from wait4) starts at its parent's RSS when
+    # it is forked (Linux keeps ru_maxrss across fork and exec), so this process must never hold
+    # the parsed corpus (1.4 GB for 50,000 cases), or every contender's peak would include it.
+    n_inv = int(subprocess.run(
+        [sys.executable, "-c", "import json, sys; print(sum(len(c['conversation']) for c in "
+         "json.load(open(sys.argv[1], encoding='utf-8'))['eval_cases']))", str(exp)],
+        capture_output=True, text=True, check=True).stdout)
     print(f"corpus: {exp.name} / {act.name}: {args.n} cases, {n_inv} invocations "
           f"({exp.stat().st_size / 1e6:.0f} + {act.stat().st_size / 1e6:.0f} MB); "
           f"python {platform.python_version()}, {os.cpu_count()} cores")
