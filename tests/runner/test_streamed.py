@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -138,3 +139,21 @@ def test_a_legacy_file_is_not_streamed(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="expected a JSON object"):
         asyncio.run(rescore_files(ScoreJob(), legacy, legacy, Services.create({})))
     assert isinstance(load_eval_set(legacy), EvalSet)  # the loader reads it
+
+
+def test_ordered_map_raises_the_first_error_itself() -> None:
+    def items() -> Iterator[int]:
+        yield 1
+        raise DataError("f.json", "eval_cases[1]", "bad")
+
+    async def same(i: int) -> int:
+        return i
+
+    with pytest.raises(DataError, match=r"f.json: eval_cases\[1\]: bad"):
+        anyio.run(ordered_map, items(), same, 2, lambda i: None)
+
+    def full(i: int) -> None:
+        raise DataError("out.json", "", "cannot be written: No space left on device")
+
+    with pytest.raises(DataError, match="No space left"):
+        anyio.run(ordered_map, iter(range(10)), same, 2, full)

@@ -146,25 +146,37 @@ async def ordered_map(items: Iterator[T], fn: Callable[[T], Awaitable[R]], paral
                       emit: Callable[[R], None]) -> None:
     """`emit(await fn(item))` for every item, in item order, with at most `parallelism` calls
     running and at most 4 × `parallelism` results waiting for an earlier one (memory stays
-    bounded however many items there are)."""
+    bounded however many items there are). The first error (from `items`, `fn` or `emit`) stops
+    the rest and is raised as it is, not wrapped in an exception group."""
     slots = anyio.Semaphore(4 * parallelism)
     limiter = anyio.CapacityLimiter(parallelism)
     done: dict[int, R] = {}
     next_index = 0
+    failed: list[BaseException] = []
 
-    async def one(index: int, item: T) -> None:
+    async def one(index: int, item: T, scope: anyio.CancelScope) -> None:
         nonlocal next_index
-        async with limiter:
-            done[index] = await fn(item)
-        while next_index in done:
-            emit(done.pop(next_index))
-            next_index += 1
-            slots.release()
+        try:
+            async with limiter:
+                done[index] = await fn(item)
+            while next_index in done:
+                emit(done.pop(next_index))
+                next_index += 1
+                slots.release()
+        except Exception as e:  # kept, and raised once the others are stopped
+            failed.append(e)
+            scope.cancel()
 
     async with anyio.create_task_group() as tg:
-        for index, item in enumerate(items):
-            await slots.acquire()
-            tg.start_soon(one, index, item)
+        try:
+            for index, item in enumerate(items):
+                await slots.acquire()
+                tg.start_soon(one, index, item, tg.cancel_scope)
+        except Exception as e:  # as above
+            failed.append(e)
+            tg.cancel_scope.cancel()
+    if failed:
+        raise failed[0]
 
 
 Targets = Callable[[EvalSetResult], Sequence[Path]]
