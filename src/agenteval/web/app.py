@@ -6,6 +6,7 @@ backends) is handed in by the front end (`agenteval web`); nothing here reads `o
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import AsyncIterator, Collection, Mapping
 from contextlib import asynccontextmanager
@@ -16,6 +17,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.types import Scope
 
 from agenteval.errors import AgentEvalError, describe, json_path
 from agenteval.web.context import Web
@@ -28,6 +30,21 @@ _TOKEN = re.compile(r"[A-Za-z0-9._~-]{1,256}")
 # is not covered.
 PAGE_POLICY = ("default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
                "object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
+
+
+class PageFiles(StaticFiles):
+    """The page's own files (web/static). Its scripts are ES modules, which a browser runs only
+    when they are served with a JavaScript type, whatever the platform's MIME table says of `.js`
+    (some map it to text/plain). Every file is revalidated on each load (`no-cache`, answered by
+    its ETag), so after an upgrade the page never mixes modules of two versions."""
+
+    def file_response(self, full_path: str | os.PathLike[str], stat_result: os.stat_result, scope: Scope,
+                      status_code: int = 200) -> Response:
+        response = super().file_response(full_path, stat_result, scope, status_code)
+        if response.status_code != 304 and os.fspath(full_path).endswith(".js"):
+            response.headers["content-type"] = "text/javascript; charset=utf-8"
+        response.headers["cache-control"] = "no-cache"
+        return response
 
 
 def _bad_input(request: Request, exc: Exception) -> Response:
@@ -83,7 +100,7 @@ def create_app(agents_dir: str | Path, *, token: str | None = None, env: Mapping
         return FileResponse(index, headers={"content-security-policy": PAGE_POLICY,
                                             "cache-control": "no-cache"})
 
-    app.mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static")
+    app.mount("/static", PageFiles(directory=STATIC, check_dir=False), name="static")
     app.add_middleware(Gate, token=token, allowed_hosts=None if allowed_hosts == "*" else allowed_hosts)
     return app
 

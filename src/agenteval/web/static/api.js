@@ -1,0 +1,51 @@
+/* The JSON API (docs/web-api.md): one request, a page of rows, and the ADK-style paths. */
+
+import { enc, oneLine } from "./format.js";
+
+export const USER = "user"; // chat sessions are stored under one user id: the page has one user
+
+class ApiError extends Error {
+  constructor(status, message) { super(message); this.status = status; }
+}
+
+/** One JSON request. Same-origin fetch sends the page's Origin on POST/PUT/DELETE, which the
+ * server checks, and the token cookie when the server was opened with ?token=. */
+export async function api(path, { method = "GET", body } = {}) {
+  const init = { method, headers: { Accept: "application/json" } };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = typeof body === "string" ? body : JSON.stringify(body);
+  }
+  const res = await fetch(path, init);
+  const text = await res.text();
+  let data = text;
+  try { data = text ? JSON.parse(text) : null; } catch { /* a non-JSON body is shown as text */ }
+  if (!res.ok) {
+    const detail = data && typeof data === "object" && "detail" in data ? data.detail : data;
+    throw new ApiError(res.status, `${res.status}: ${typeof detail === "string" ? detail : oneLine(detail)}`);
+  }
+  return data;
+}
+
+/** A page of rows and the number of matching rows (the X-Total-Count header). */
+export async function apiPage(path) {
+  const res = await fetch(path, { headers: { Accept: "application/json" } });
+  const data = await res.json().catch(() => null);
+  if (!res.ok) throw new ApiError(res.status, `${res.status}: ${(data && data.detail) || res.statusText}`);
+  const header = res.headers.get("X-Total-Count");
+  const items = Array.isArray(data) ? data : (data && data.cases) || [];
+  return { items, total: header !== null ? Number(header) : data && data.total !== undefined ? data.total : null };
+}
+
+/** A query string of the parameters that have a value (an empty filter is no filter). */
+export function qs(params) {
+  return new URLSearchParams(Object.entries(params).filter(([, v]) => v !== "" && v !== null && v !== undefined)).toString();
+}
+
+export const appPath = (app) => `/apps/${enc(app)}`;
+
+export const sessionsPath = (app) => `${appPath(app)}/users/${enc(USER)}/sessions`;
+
+export const setPath = (app, set) => `${appPath(app)}/eval-sets/${enc(set)}`;
+
+export const casePath = (app, set, id) => `${setPath(app, set)}/eval-cases/${enc(id)}`;

@@ -1,0 +1,118 @@
+/* A case of an eval set, viewed and edited (ADK's edit mode). */
+
+import { api, casePath } from "../api.js";
+import { h, replace, toast } from "../dom.js";
+import { callLine, contentText, invCalls, json, oneLine } from "../format.js";
+import { go, link } from "../nav.js";
+
+export function caseEditor(app, setId, original) {
+  const box = h("div", { class: "card", id: "case-editor" });
+  let draft = null; // a deep copy while editing; null in view mode
+  const render = () => {
+    const c = draft || original;
+    const edit = !!draft;
+    const head = h("div", { class: "row" }, h("h3", { class: "grow", text: `Case ${c.eval_id}` }),
+      edit ? [h("button", { class: "primary", id: "save-case", text: "Save", onclick: save }),
+        h("button", { text: "Cancel", onclick: () => { draft = null; render(); } })]
+        : [h("button", { id: "edit-case", title: "Edit current eval case", text: "✎ Edit", onclick: () => { draft = structuredClone(original); render(); } }),
+          h("button", { class: "danger", id: "delete-case", text: "Delete case", onclick: del })]);
+    const body = c.conversation ? c.conversation.map((inv, i) => invocationEditor(c, inv, i, edit, render))
+      : [h("pre", { class: "box", text: json(c.conversation_scenario) })];
+    replace(box, head, state(c), body);
+  };
+  const state = (c) => c.session_input && Object.keys(c.session_input.state || {}).length
+    ? h("details", {}, h("summary", { text: "initial session state" }), h("pre", { class: "box", text: json(c.session_input.state) })) : null;
+  const save = async () => {
+    try {
+      await api(casePath(app, setId, original.eval_id), { method: "PUT", body: draft });
+      original = draft; draft = null; render(); toast("case saved");
+    } catch (err) { toast(err.message, true); }
+  };
+  const del = async () => {
+    if (!confirm(`Delete case ${original.eval_id}?`)) return;
+    try { await api(casePath(app, setId, original.eval_id), { method: "DELETE" }); toast("case deleted"); go(link("app", app, "evalsets", setId)); }
+    catch (err) { toast(err.message, true); }
+  };
+  render();
+  return box;
+}
+
+/** One invocation of a case: user message, expected tool calls, expected response; in edit
+ * mode every part is editable, calls can be added, removed and moved, the turn deleted. */
+function invocationEditor(c, inv, i, edit, rerender) {
+  const calls = invCalls(inv);
+  const el = h("div", { class: "inv", "data-inv": i });
+  const head = h("div", { class: "head" }, h("strong", { text: `Turn ${i + 1}` }), h("span", { class: "grow" }),
+    edit ? h("button", { class: "icon danger", title: "delete this message (the whole turn)", text: "Delete message",
+      onclick: () => { c.conversation.splice(i, 1); rerender(); } }) : null);
+  const userText = contentText(inv.user_content);
+  const user = edit ? h("textarea", { class: "edit-user", rows: 2, value: userText,
+    oninput: (e) => { inv.user_content = { role: "user", parts: [{ text: e.target.value }] }; } })
+    : h("div", { class: "msg user", text: userText });
+  const resp = contentText(inv.final_response);
+  const response = edit ? h("textarea", { class: "edit-response", rows: 3, value: resp,
+    oninput: (e) => { inv.final_response = { role: "model", parts: [{ text: e.target.value }] }; } })
+    : h("div", { class: "msg agent", text: resp || "(no expected response)" });
+  const callList = edit ? callsEditor(inv, calls, rerender)
+    : calls.length ? h("pre", { class: "box", text: calls.map(callLine).join("\n") }) : h("p", { class: "muted", text: "no tool calls expected" });
+  return replace(el, head, h("h4", { text: "User" }), user, h("h4", { text: "Expected tool calls" }), callList,
+    h("h4", { text: "Expected response" }), response);
+}
+
+function callsEditor(inv, calls, rerender) {
+  const list = calls.map((call) => ({ ...call, args: { ...(call.args || {}) } }));
+  const commit = () => { setInvCalls(inv, list); rerender(); };
+  const move = (k, d) => { const [x] = list.splice(k, 1); list.splice(k + d, 0, x); commit(); };
+  const rows = list.map((call, k) => h("div", { class: "call" },
+    h("input", { class: "call-name", value: call.name || "", "aria-label": "tool name", oninput: (e) => { call.name = e.target.value; setInvCalls(inv, list); } }),
+    argsEditor(call, () => setInvCalls(inv, list), commit),
+    h("div", { class: "row" },
+      h("button", { class: "icon", title: "move up", text: "↑", disabled: k === 0, onclick: () => move(k, -1) }),
+      h("button", { class: "icon", title: "move down", text: "↓", disabled: k === list.length - 1, onclick: () => move(k, 1) }),
+      h("button", { class: "icon danger", title: "remove call", text: "✕", onclick: () => { list.splice(k, 1); commit(); } }))));
+  return h("div", { class: "calls" }, rows, h("button", { class: "add-call", text: "+ tool call",
+    onclick: () => { list.push({ name: "tool_name", args: {} }); commit(); } }));
+}
+
+/** Arguments as name / JSON value rows: a value that is not valid JSON is kept as a string. */
+function argsEditor(call, update, commit) {
+  const grid = h("div", { class: "args" });
+  for (const name of Object.keys(call.args)) {
+    const value = h("input", { class: "arg-value", value: oneLine(call.args[name]), title: "a JSON value; plain text is a string",
+      oninput: (e) => { call.args[name] = parseLoose(e.target.value); update(); } });
+    const key = h("input", { class: "arg-name", value: name, onchange: (e) => {
+      const v = call.args[name]; delete call.args[name]; call.args[e.target.value] = v; commit();
+    } });
+    grid.append(key, value, h("button", { class: "icon", title: "remove argument", text: "✕", onclick: () => { delete call.args[name]; commit(); } }));
+  }
+  grid.append(h("button", { class: "icon add-arg", style: "grid-column: 1 / 4; justify-self: start", text: "+ argument",
+    onclick: () => { let n = "arg"; for (let i = 2; n in call.args; i++) n = "arg" + i; call.args[n] = ""; commit(); } }));
+  return grid;
+}
+
+function parseLoose(text) { try { return JSON.parse(text); } catch { return text; } }
+
+/** Writes edited calls back in the invocation's own form (legacy `tool_uses` or ADK's current
+ * `invocation_events`, where other events such as tool responses and texts are kept). */
+function setInvCalls(inv, calls) {
+  const clean = calls.map((c) => ({ ...(c.id ? { id: c.id } : {}), name: c.name, args: c.args }));
+  const d = inv.intermediate_data;
+  if (!d || !Array.isArray(d.invocation_events)) {
+    if (!d && !clean.length) return;
+    inv.intermediate_data = { tool_uses: clean, tool_responses: (d && d.tool_responses) || [], intermediate_responses: (d && d.intermediate_responses) || [] };
+    return;
+  }
+  const kept = [];
+  let at = -1;
+  for (const e of d.invocation_events) {
+    const parts = (e.content && e.content.parts) || [];
+    if (!parts.some((p) => p.function_call)) { kept.push(e); continue; }
+    if (at < 0) at = kept.length;
+    const rest = parts.filter((p) => !p.function_call);
+    if (rest.length) kept.push({ ...e, content: { ...e.content, parts: rest } });
+  }
+  const author = (d.invocation_events.find((e) => e.author) || {}).author || "agent";
+  const added = clean.map((c) => ({ author, content: { role: "model", parts: [{ function_call: c }] } }));
+  kept.splice(at < 0 ? kept.length : at, 0, ...added);
+  inv.intermediate_data = { invocation_events: kept };
+}

@@ -1,0 +1,55 @@
+/* Two runs compared case by case, and the picker of the two. */
+
+import { api, qs } from "../api.js";
+import { add, badge, h } from "../dom.js";
+import { enc, fmt } from "../format.js";
+import { go, link, paint } from "../nav.js";
+
+export async function showCompare(token, a, b, query) {
+  if (!a || !b) return comparePicker(token);
+  const margin = query.margin || "0";
+  const c = await api(`/api/compare?a=${enc(a)}&b=${enc(b)}&margin=${enc(margin)}`);
+  const showAll = query.all === "1";
+  const counts = c.counts || {};
+  const flaky = (m) => m && m.runs > 1 && m.passed_runs > 0 && m.passed_runs < m.runs;
+  const flips = c.cases.filter((x) => x.criteria.some((k) => flaky(k.after) || flaky(k.before)));
+  const tone = { "newly failed": "bad", regressed: "bad", "newly passed": "ok", improved: "ok", added: "info", removed: "na", unchanged: "info" };
+  const page = h("div", { class: "page compare" }, h("h2", { text: "Compare runs" }),
+    h("div", { class: "card" }, h("dl", { class: "kv" },
+      h("dt", { text: "baseline" }), h("dd", {}, h("a", { class: "mono", href: link("runs", c.baseline_id), text: c.baseline_id }), ` (${c.baseline_set})`),
+      h("dt", { text: "candidate" }), h("dd", {}, h("a", { class: "mono", href: link("runs", c.candidate_id), text: c.candidate_id }), ` (${c.candidate_set})`),
+      h("dt", { text: "margin" }), h("dd", { text: fmt(c.margin) })),
+    h("div", { class: "row counts", style: "margin-top: 8px" },
+      Object.entries(counts).map(([k, n]) => h("span", { class: "badge " + (tone[k] || "info"), text: `${n} ${k}` })),
+      flips.length ? h("span", { class: "badge na", text: `${flips.length} flip between repeated runs` }) : null)),
+  h("div", { class: "row" }, h("a", { class: "btn", href: link("compare", a, b) + "?" + qs({ margin, all: showAll ? "0" : "1" }),
+    text: showAll ? "Hide unchanged" : "Show unchanged" }),
+    h("a", { class: "btn", href: link("compare", b, a), text: "Swap" })));
+  const rows = c.cases.filter((x) => showAll || x.change !== "unchanged" || x.criteria.some((k) => k.change !== "unchanged"));
+  const body = h("tbody");
+  for (const x of rows.slice(0, 500)) {
+    const crit = x.criteria.filter((k) => showAll || k.change !== "unchanged");
+    body.append(h("tr", {}, h("td", {}, h("a", { href: link("runs", c.candidate_id, "cases", x.eval_id), text: x.eval_id })),
+      h("td", {}, h("span", { class: "badge " + (tone[x.change] || "info"), text: x.change })),
+      h("td", {}, x.before === null ? "–" : badge(x.before)), h("td", {}, x.after === null ? "–" : badge(x.after)),
+      h("td", {}, crit.map((k) => h("div", { class: tone[k.change] === "bad" ? "bad" : "" },
+        `${k.metric_name}: ${fmt(k.before && k.before.mean)} → ${fmt(k.after && k.after.mean)}`,
+        k.delta !== null && k.delta !== undefined ? ` (${k.delta >= 0 ? "+" : ""}${fmt(k.delta)})` : "", ` ${k.change}`,
+        k.significant ? " · significant" : "", flaky(k.after) ? ` · flips (${k.after.passed_runs}/${k.after.runs} passed)` : "")))));
+  }
+  add(page, h("table", { class: "cmp" }, h("thead", {}, h("tr", {}, ["case", "change", "before", "after", "criteria"].map((t) => h("th", { text: t })))), body),
+    rows.length > 500 ? h("p", { class: "muted", text: `first 500 of ${rows.length} cases shown` }) : null,
+    rows.length ? null : h("p", { class: "muted", text: "Nothing changed." }));
+  paint(token, page);
+}
+
+async function comparePicker(token) {
+  const data = await api("/api/runs?limit=100");
+  const rows = Array.isArray(data) ? data : data.runs || [];
+  const opt = (r) => h("option", { value: r.run_id, text: `${r.run_id} · ${r.eval_set_id} · ${r.cases_passed}/${r.cases_total}` });
+  const a = h("select", { id: "cmp-a" }, rows.map(opt)), b = h("select", { id: "cmp-b" }, rows.map(opt));
+  if (rows.length > 1) a.value = rows[1].run_id;
+  paint(token, h("div", { class: "page" }, h("h2", { text: "Compare two runs" }),
+    h("div", { class: "card row" }, h("label", {}, "baseline ", a), h("label", {}, "candidate ", b),
+      h("button", { class: "primary", text: "Compare", onclick: () => go(link("compare", a.value, b.value)) }))));
+}

@@ -1,0 +1,85 @@
+/* An eval set: its cases, adding the chat session as a case, starting a run, its history. */
+
+import { USER, api, qs, setPath } from "../api.js";
+import { $, errorBox, h, replace, toast } from "../dom.js";
+import { contentText, enc, short } from "../format.js";
+import { go, link } from "../nav.js";
+import { S } from "../state.js";
+import { caseEditor } from "./case-editor.js";
+import { expectedArgs, metricDialog } from "./metric-dialog.js";
+import { runTable } from "./runs.js";
+
+export async function evalSetView(main, app, setId, caseId) {
+  const set = await api(setPath(app, setId));
+  const cases = set.eval_cases || [];
+  const page = h("div", { class: "page" });
+  replace(main, page);
+  const selected = new Set();
+  const runBtn = h("button", { class: "primary", id: "run-eval", text: "Run evaluation…" });
+  const count = () => { runBtn.textContent = selected.size ? `Run evaluation (${selected.size})…` : "Run evaluation (all)…"; };
+  runBtn.addEventListener("click", () => {
+    const ids = selected.size ? [...selected] : null;
+    metricDialog(app, setId, ids, expectedArgs(ids ? cases.filter((c) => selected.has(c.eval_id)) : cases));
+  });
+  page.append(h("div", { class: "row" }, h("h2", { class: "grow", text: `Eval set ${setId}` }), runBtn),
+    addSessionForm(app, setId, cases));
+  // a 10,000-case set renders 200 rows at a time
+  const rows = h("tbody");
+  const all = h("input", { type: "checkbox", title: "select all", onchange: (e) => {
+    for (const box of rows.querySelectorAll("input[type=checkbox]")) { box.checked = e.target.checked; box.dispatchEvent(new Event("change")); }
+  } });
+  const table = h("table", { class: "cases" }, h("thead", {}, h("tr", {}, h("th", {}, all), h("th", { text: "eval id" }),
+    h("th", { text: "turns" }), h("th", { text: "first user message" }))), rows);
+  let shown = 0;
+  const more = h("button", { text: "Show more", onclick: () => showMore() });
+  const showMore = () => {
+    for (const c of cases.slice(shown, shown + 200)) {
+      const box = h("input", { type: "checkbox", "data-case": c.eval_id, onchange: (e) => {
+        if (e.target.checked) selected.add(c.eval_id); else selected.delete(c.eval_id);
+        count();
+      } });
+      const first = c.conversation && c.conversation[0] ? contentText(c.conversation[0].user_content)
+        : c.conversation_scenario ? "(scenario) " + c.conversation_scenario.starting_prompt : "";
+      rows.append(h("tr", { class: c.eval_id === caseId ? "sel" : "" }, h("td", {}, box),
+        h("td", {}, h("a", { href: link("app", app, "evalsets", setId, "cases", c.eval_id), text: c.eval_id })),
+        h("td", { text: c.conversation ? c.conversation.length : "–" }), h("td", { text: short(first, 90) })));
+    }
+    shown = Math.min(cases.length, shown + 200);
+    more.hidden = shown >= cases.length;
+  };
+  showMore();
+  count();
+  const none = h("p", { class: "muted", text: "No cases yet: chat with the agent, then add the session here." });
+  page.append(h("h3", { text: `Cases (${cases.length})` }), cases.length ? table : none, more);
+  if (caseId) {
+    const c = cases.find((x) => x.eval_id === caseId);
+    page.append(c ? caseEditor(app, setId, c) : errorBox(new Error(`no case ${caseId} in ${setId}`)));
+  }
+  page.append(await setHistory(app, setId));
+  if (caseId) { const ed = $("#case-editor", page); if (ed) setTimeout(() => ed.scrollIntoView({ block: "start" }), 0); }
+}
+
+function addSessionForm(app, setId, cases) {
+  const s = S.session && S.session.app_name === app ? S.session : null;
+  if (!s) return h("p", { class: "muted", text: "Chat with the agent to add a session here as a new case (or open a saved session from the Sessions tab)." });
+  const id = h("input", { id: "new-case-id", value: `case_${s.id.slice(0, 8)}_${cases.length + 1}`.replace(/[^\w-]/g, "_") });
+  const add = async () => {
+    try {
+      await api(`${setPath(app, setId)}/add-session`, { method: "POST", body: { eval_id: id.value.trim(), session_id: s.id, user_id: USER } });
+      toast(`added session ${s.id} as ${id.value.trim()}`);
+      go(link("app", app, "evalsets", setId, "cases", id.value.trim()));
+    } catch (err) { toast(err.message, true); }
+  };
+  return h("div", { class: "card row" }, h("span", { text: "Current session " }), h("code", { text: s.id }),
+    h("span", { text: ` (${(s.turns || []).length} turns) as case` }), id,
+    h("button", { id: "add-session", text: "Add current session", onclick: add }));
+}
+
+async function setHistory(app, setId) {
+  const rows = await api("/api/runs?" + qs({ app, eval_set: setId, limit: 10 }));
+  const list = Array.isArray(rows) ? rows : rows.runs || [];
+  const box = h("div", {}, h("h3", { text: "Eval history of this set" }));
+  if (!list.length) return box.append(h("p", { class: "muted", text: "No runs yet." })), box;
+  box.append(runTable(list, false), h("p", {}, h("a", { href: `#/runs?app=${enc(app)}&eval_set=${enc(setId)}`, text: "All runs and trends →" })));
+  return box;
+}

@@ -1,0 +1,125 @@
+/* The dialog that starts a run: criteria, thresholds, judge and argument-matching options. */
+
+import { api, setPath } from "../api.js";
+import { $, h, replace, toast } from "../dom.js";
+import { invCalls } from "../format.js";
+import { S } from "../state.js";
+import { watchRun } from "./progress.js";
+
+/** Options of built-in criteria beyond the threshold (the API lists names and ranges only). */
+function criterionOptions(c) {
+  if (c.name === "tool_trajectory_avg_score") return ["match_type", "ignore_args"];
+  if (c.name === "tool_trajectory_single_tool_use") return ["tool_name"];
+  if (c.name.startsWith("tool_trajectory_")) return ["ignore_args"];
+  return [];
+}
+
+// criteria that take `args_match` (per tool and argument matchers)
+const ARGS_MATCH = new Set(["tool_trajectory_avg_score", "tool_trajectory_precision", "tool_trajectory_recall"]);
+
+const MATCHERS = ["exact", "ignore", "text", "number", "regex", "subset", "superset"];
+
+/** Every (tool, argument) of the expected calls of these cases: what args_match can name. */
+export function expectedArgs(cases) {
+  const out = new Map();
+  for (const c of cases) for (const inv of c.conversation || []) for (const call of invCalls(inv)) {
+    if (!out.has(call.name)) out.set(call.name, new Set());
+    for (const k of Object.keys(call.args || {})) out.get(call.name).add(k);
+  }
+  return out;
+}
+
+/** The argument-matching table of a trajectory criterion; value() → its args_match or null. */
+function argsMatchEditor(name, args) {
+  const rows = [...args].flatMap(([tool, names]) => [...names].map((arg) => {
+    const matcher = h("select", { "data-args-match": `${name}:${tool}:${arg}` }, MATCHERS.map((m) => h("option", { value: m, text: m })));
+    const param = h("input", { placeholder: "", style: "width: 140px", hidden: true });
+    matcher.addEventListener("change", () => {
+      param.hidden = !["number", "regex"].includes(matcher.value);
+      param.placeholder = matcher.value === "number" ? "tolerance (abs)" : "pattern (default: expected)";
+    });
+    return { tool, arg, matcher, param };
+  }));
+  const el = rows.length ? h("details", { class: "argsmatch" }, h("summary", { text: `argument matching (${rows.length} arguments in the expected calls)` }),
+    h("table", {}, h("tbody", {}, rows.slice(0, 60).map((r) =>
+      h("tr", {}, h("td", { class: "mono", text: `${r.tool}.${r.arg}` }), h("td", {}, r.matcher), h("td", {}, r.param)))))) : null;
+  const value = () => {
+    const out = {};
+    for (const r of rows) {
+      const m = r.matcher.value, p = r.param.value.trim();
+      if (m === "exact") continue;
+      const spec = m === "number" ? { match: "number", abs: Number(p) || 0 } : m === "regex" && p ? { match: "regex", pattern: p } : m;
+      (out[r.tool] = out[r.tool] || {})[r.arg] = spec;
+    }
+    return Object.keys(out).length ? out : null;
+  };
+  return { el, value };
+}
+
+const DEFAULT_ON = ["tool_trajectory_avg_score", "response_match_score"]; // ADK's defaults
+
+export async function metricDialog(app, setId, evalIds, args) {
+  if (!S.criteria) S.criteria = await api("/api/criteria");
+  const dialog = $("#dialog");
+  const rows = S.criteria.map((c) => criterionRow(c, args));
+  const runs = h("input", { type: "number", id: "num-runs", min: 1, value: 1, style: "width: 70px" });
+  const start = async () => {
+    const criteria = {};
+    for (const r of rows) { const v = r.value(); if (v !== undefined) criteria[r.name] = v; }
+    try {
+      const out = await api(`${setPath(app, setId)}/run`, { method: "POST",
+        body: { eval_ids: evalIds, criteria, num_runs: Number(runs.value) || 1 } });
+      dialog.close();
+      watchRun(out.run_id, `${app} / ${setId}`);
+    } catch (err) { toast(err.message, true); }
+  };
+  replace(dialog, h("div", { class: "dhead" }, h("span", { class: "grow", text: "EVALUATION METRIC" }),
+    h("span", { class: "muted", text: evalIds ? `${evalIds.length} case(s)` : "all cases" })),
+  h("div", { class: "dbody" }, rows.map((r) => r.el), h("div", { class: "row", style: "margin-top: 10px" }, h("label", { text: "Runs per case " }), runs)),
+  h("div", { class: "dfoot" }, h("button", { text: "Cancel", onclick: () => dialog.close() }),
+    h("button", { class: "primary", id: "start-run", text: "Start", onclick: start })));
+  dialog.showModal();
+}
+
+/** One criterion in the dialog: enable box, threshold (slider for scored ones), judge model and
+ * samples for judged ones, match options for trajectory ones. value() → what the API takes. */
+function criterionRow(c, args) {
+  const lo = c.min_value ?? 0, hi = c.max_value ?? 1;
+  const on = h("input", { type: "checkbox", "data-criterion": c.name, checked: DEFAULT_ON.includes(c.name) && !c.informational, disabled: c.informational });
+  const thr = h("input", { type: "number", class: "thr", step: "any", min: lo, max: hi, value: c.default_threshold ?? hi, "data-threshold": c.name });
+  const slider = h("input", { type: "range", min: lo, max: hi, step: (hi - lo) / 100 || 0.01, value: thr.value, "aria-label": c.name + " threshold" });
+  slider.addEventListener("input", () => { thr.value = slider.value; });
+  thr.addEventListener("input", () => { slider.value = thr.value; });
+  const opts = {};
+  const optEls = [];
+  if (c.judged) {
+    opts.judge_model = h("input", { "data-judge-model": c.name, value: "local", style: "width: 260px" });
+    opts.num_samples = h("input", { type: "number", min: 1, value: 5, style: "width: 60px", "data-samples": c.name });
+    optEls.push(h("label", {}, "judge model ", opts.judge_model), h("label", {}, "samples ", opts.num_samples));
+  }
+  for (const o of criterionOptions(c)) {
+    if (o === "match_type") opts[o] = h("select", { "data-match": c.name }, ["EXACT", "IN_ORDER", "ANY_ORDER"].map((m) => h("option", { value: m, text: m })));
+    if (o === "ignore_args") opts[o] = h("input", { type: "checkbox" });
+    if (o === "tool_name") opts[o] = h("input", { placeholder: "tool name" });
+    optEls.push(h("label", {}, o.replace("_", " ") + " ", opts[o]));
+  }
+  const matching = ARGS_MATCH.has(c.name) && args ? argsMatchEditor(c.name, args) : null;
+  const el = h("div", { class: "crit" }, on, h("strong", { text: c.name }),
+    c.informational ? h("span", { class: "muted", text: "informational: always reported" }) : h("span", {}, slider, " ", thr),
+    h("div", { class: "desc", text: c.description || "" }), optEls.length ? h("div", { class: "opts" }, optEls) : null,
+    matching && matching.el ? h("div", { class: "opts" }, matching.el) : null);
+  const value = () => {
+    if (!on.checked || c.informational) return undefined;
+    const threshold = Number(thr.value);
+    const extra = {};
+    if (opts.match_type) extra.match_type = opts.match_type.value;
+    if (opts.ignore_args && opts.ignore_args.checked) extra.ignore_args = true;
+    if (opts.tool_name) extra.tool_name = opts.tool_name.value.trim();
+    const argsMatch = matching && matching.value();
+    if (argsMatch) extra.args_match = argsMatch;
+    if (c.judged) extra.judge_model_options = { judge_model: opts.judge_model.value.trim() || "local", num_samples: Number(opts.num_samples.value) || 5 };
+    const plain = Object.keys(extra).length === 0 || (extra.match_type === "EXACT" && Object.keys(extra).length === 1);
+    return plain ? threshold : { threshold, ...extra };
+  };
+  return { name: c.name, el, value };
+}

@@ -1,0 +1,69 @@
+/* The run history: filters, trends, the run table (also used by an eval set's history). */
+
+import { api, qs } from "../api.js";
+import { chart, lineChart } from "../charts.js";
+import { badge, h } from "../dom.js";
+import { fmt, fmtSecs, fmtTime } from "../format.js";
+import { go, link, paint } from "../nav.js";
+import { S } from "../state.js";
+
+export async function showRuns(token, query) {
+  const { app = "", eval_set = "", status = "" } = query;
+  const offset = Number(query.offset || 0);
+  const [data, trends] = await Promise.all([api("/api/runs?" + qs({ app, eval_set, status, limit: 50, offset })),
+    api("/api/trends?" + qs({ app, eval_set })).catch(() => [])]);
+  const rows = Array.isArray(data) ? data : data.runs || [];
+  const f = { app: h("select", { name: "app" }, h("option", { value: "", text: "every agent" }), S.apps.map((a) => h("option", { value: a.name, text: a.name }))),
+    eval_set: h("input", { name: "eval_set", placeholder: "eval set id", value: eval_set }),
+    status: h("select", { name: "status" }, ["", "passed", "failed"].map((s) => h("option", { value: s, text: s || "any status" }))) };
+  f.app.value = app; f.status.value = status;
+  const apply = (e) => {
+    e.preventDefault();
+    go("#/runs?" + qs(Object.fromEntries(Object.entries(f).map(([k, el]) => [k, el.value]))));
+  };
+  const page = h("div", { class: "page" }, h("h2", { text: "Run history" }),
+    h("form", { class: "row card filters", onsubmit: apply }, f.app, f.eval_set, f.status, h("button", { class: "primary", text: "Filter" })));
+  if (trends.length > 1) page.append(trendCharts(trends, !eval_set));
+  const table = runTable(rows, true);
+  page.append(table);
+  const nav = h("div", { class: "row", style: "margin-top: 8px" });
+  const to = (o) => { const q = new URLSearchParams(query); q.set("offset", Math.max(0, o)); return "#/runs?" + q; };
+  if (offset > 0) nav.append(h("a", { class: "btn", href: to(offset - 50), text: "← newer" }));
+  if (rows.length === 50) nav.append(h("a", { class: "btn", href: to(offset + 50), text: "older →" }));
+  page.append(nav);
+  paint(token, page);
+}
+
+/** Run rows; with `pick`, two checkboxes choose a baseline and a candidate to compare. */
+export function runTable(rows, pick) {
+  const chosen = [];
+  const cmp = h("button", { id: "compare-selected", text: "Compare selected (pick 2)", disabled: true,
+    onclick: () => go(link("compare", chosen[0], chosen[1])) });
+  const body = rows.map((r) => {
+    const rate = r.cases_total ? r.cases_passed / r.cases_total : null;
+    const box = pick ? h("input", { type: "checkbox", "data-run": r.run_id, onchange: (e) => {
+      if (e.target.checked) chosen.push(r.run_id); else chosen.splice(chosen.indexOf(r.run_id), 1);
+      cmp.disabled = chosen.length !== 2;
+    } }) : null;
+    return h("tr", {}, pick ? h("td", {}, box) : null,
+      h("td", {}, h("a", { href: link("runs", r.run_id), class: "mono", text: r.run_id })),
+      h("td", { text: fmtTime(r.created) }), h("td", { text: r.agent || r.app || "–" }), h("td", { text: r.eval_set_id }),
+      h("td", {}, badge(r.status || (r.cases_failed ? "failed" : "passed"))),
+      h("td", { text: `${r.cases_passed}/${r.cases_total}` + (r.num_runs > 1 ? ` ×${r.num_runs}` : "") }),
+      h("td", { text: rate === null ? "–" : Math.round(rate * 100) + "%" }),
+      h("td", { text: fmtSecs(r.duration_seconds) }), h("td", { text: fmt(r.total_tokens, 0) }),
+      h("td", { class: "muted", text: [r.agent_model, r.judge_model].filter(Boolean).join(" / ") || "–" }));
+  });
+  const head = ["run", "created", "agent", "eval set", "verdict", "passed", "rate", "time", "tokens", "models"];
+  const table = h("table", { class: "runs" }, h("thead", {}, h("tr", {}, pick ? h("th") : null, head.map((t) => h("th", { text: t })))), h("tbody", {}, body));
+  return pick ? h("div", {}, h("div", { class: "row", style: "margin: 6px 0" }, cmp), table) : table;
+}
+
+/** Pass rate and mean score per criterion, one point per run, oldest first. */
+function trendCharts(trends, mixed) {
+  const names = [...new Set(trends.flatMap((t) => Object.keys(t.criteria || {})))];
+  const series = [{ name: "pass rate", values: trends.map((t) => t.pass_rate) },
+    ...names.map((n) => ({ name: n, values: trends.map((t) => (t.criteria || {})[n] ?? null) }))];
+  return h("div", { class: "card" }, h("h3", { text: "Trends across the run history" + (mixed ? " (filter by eval set to compare like with like)" : "") }),
+    h("div", { class: "charts" }, chart("Pass rate and mean score per criterion", lineChart(series, trends.map((t) => t.run_id), 640, 200), series)));
+}

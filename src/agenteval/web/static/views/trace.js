@@ -1,0 +1,75 @@
+/* A trace as rows grouped by user message, with timings and tokens. */
+
+import { $, h } from "../dom.js";
+import { contentText, fmtSecs, tokenText } from "../format.js";
+import { openSpan } from "./span.js";
+
+/** Spans in tree order with their depth, children by start time, from the given roots. */
+function treeOrder(spans, roots) {
+  const kids = new Map();
+  for (const s of spans) { const k = s.parent_id || ""; if (!kids.has(k)) kids.set(k, []); kids.get(k).push(s); }
+  for (const list of kids.values()) list.sort((p, q) => p.start - q.start);
+  const out = [];
+  const walk = (s, depth) => { out.push({ span: s, depth }); for (const c of kids.get(s.span_id) || []) walk(c, depth + 1); };
+  for (const r of roots) walk(r, 0);
+  return out;
+}
+
+function rootsOf(spans) {
+  const ids = new Set(spans.map((s) => s.span_id));
+  return spans.filter((s) => !s.parent_id || !ids.has(s.parent_id)).sort((p, q) => p.start - q.start);
+}
+
+/** A case's trace grouped by invocation (its user message), then what came after (scoring). */
+export function caseGroups(r) {
+  const spans = r.trace.spans;
+  const index = (s) => s.attributes["agenteval.invocation_index"] ?? 0;
+  const invs = spans.filter((s) => s.kind === "invocation").sort((p, q) => index(p) - index(q) || p.start - q.start);
+  const pers = r.eval_metric_result_per_invocation || [];
+  const userText = (i) => contentText(pers[i] && pers[i].actual_invocation && pers[i].actual_invocation.user_content);
+  const groups = invs.map((inv, i) => ({ label: userText(i) || inv.attributes["input.value"] || inv.name,
+    spans, roots: [inv], target: `#inv-${i}` }));
+  const rest = rootsOf(spans).flatMap((root) => (root.kind === "case"
+    ? spans.filter((s) => s.parent_id === root.span_id && s.kind !== "invocation") : root.kind === "invocation" ? [] : [root]));
+  if (rest.length) groups.push({ label: "scoring and other steps", spans, roots: rest, target: null });
+  return groups;
+}
+
+/** Rows grouped by user message; hovering highlights the message (group.target), clicking
+ * opens the span in the drawer. Each row shows its timing against the group and its tokens. */
+export function traceView(groups) {
+  const box = h("div", { class: "trace" });
+  for (const g of groups) {
+    const rows = treeOrder(g.spans, g.roots || rootsOf(g.spans));
+    const t0 = Math.min(...rows.map((r) => r.span.start)), t1 = Math.max(...rows.map((r) => r.span.end ?? r.span.start));
+    const span = Math.max(1e-6, t1 - t0);
+    const el = h("div", { class: "tgroup" }, h("div", { class: "label", title: g.label, text: g.label || "(no message)" }));
+    for (const { span: s, depth } of rows) {
+      const a = s.attributes || {};
+      const tokens = tokenText(a);
+      const dur = s.end === null || s.end === undefined ? null : s.end - s.start;
+      const row = h("div", { class: "trow" + (s.status === "error" ? " err" : ""), "data-span": s.span_id,
+        title: `${s.name} · ${fmtSecs(dur)}${tokens ? " · tokens in/out " + tokens : ""}` },
+        h("div", { class: "name", style: `padding-left: ${Math.min(depth, 12) * 12}px` }, h("span", { class: "k k-" + s.kind }), s.name),
+        h("div", { class: "wf" }, h("div", { style: `left: ${(100 * (s.start - t0)) / span}%; width: ${(100 * (dur || 0)) / span}%` })),
+        h("div", { class: "tok", text: tokens || fmtSecs(dur) }));
+      row.addEventListener("mouseenter", () => highlight(g.target, true));
+      row.addEventListener("mouseleave", () => highlight(g.target, false));
+      row.addEventListener("click", () => {
+        for (const o of document.querySelectorAll(".trow.on")) o.classList.remove("on");
+        row.classList.add("on");
+        openSpan(s, rows);
+      });
+      el.append(row);
+    }
+    box.append(el);
+  }
+  return box;
+}
+
+function highlight(selector, on) {
+  const el = selector && $(selector);
+  if (!el) return;
+  el.classList.toggle("hl", on);
+  if (on) el.scrollIntoView({ block: "nearest" });
+}
