@@ -36,9 +36,11 @@ from agenteval.runner import (
     resolve_config,
     weak_judges,
 )
-from agenteval.runner.streamed import open_eval_set, rescore_files
+from agenteval.runner.result_stream import is_result_document
+from agenteval.runner.streamed import RunsApart, open_eval_set, rescore_files
 from agenteval.runner.sync import run_sync
 from agenteval.schema import Concurrency, EvalSetResult, Run
+from agenteval.schema.progress import ProgressEvent, RunStarted
 from agenteval.store import RunStore, history_db_path, output_paths, record, write_outputs
 from agenteval.store.history import history_path
 from agenteval.store.record import record_streamed
@@ -161,14 +163,15 @@ def _score(args: ScoreArgs) -> int:
     services = Services.for_job(job, dict(os.environ), store_root=".", no_cache=args.no_cache)
     check_judges(metrics, job, services)
     if streams(args):
-        return _score_streamed(console, args, job, services)
+        try:
+            return _score_streamed(console, args, job, services)
+        except RunsApart:  # a hand-made document: read whole (nothing was scored or written)
+            pass
     expected = load_eval_set(args.expected)
     args.outputs.check([expected.eval_set_id])
     actual = load_actual(args.actual)
     job.expected, job.actual = Selection(Path(args.expected), expected), actual
-    console.print(f"Using criteria from {source or 'defaults'}: "
-                  f"{', '.join(m.name for m in metrics if not m.spec.informational)}")
-    warn_weak_judges(console, weak_judges(metrics))
+    _say_criteria(console, job)
     with ProgressBar("scoring") as progress:
         run = run_sync(rescore(job, services, progress))
     code = finish(console, run, args.detailed, args.outputs)
@@ -179,14 +182,14 @@ def _score(args: ScoreArgs) -> int:
 
 
 def streams(args: ScoreArgs) -> bool:
-    """Whether `score` can run in bounded memory (`runner.streamed`): both files are
-    current-format eval sets, and nothing but the result document, the history and the console
-    report (not the per-invocation details) is asked for. Report files and trace export still
-    read the whole run."""
+    """Whether `score` can run in bounded memory (`runner.streamed`): the expected file is a
+    current-format eval set, the actual one too or a result document, and nothing but the
+    result document, the history and the console report (not the per-invocation details) is
+    asked for. Report files and trace export still read the whole run."""
     o = args.outputs
     if args.detailed or o.junit_xml or o.html or o.markdown or o.otlp_endpoint:
         return False
-    return all(_eval_set_head(p) for p in (args.expected, args.actual))
+    return _eval_set_head(args.expected) and (_eval_set_head(args.actual) or is_result_document(args.actual))
 
 
 def _eval_set_head(path: str) -> bool:
@@ -200,13 +203,24 @@ def _eval_set_head(path: str) -> bool:
         and b"evalSetResultId" not in head
 
 
-def _score_streamed(console: Console, args: ScoreArgs, job: ScoreJob, services: Services) -> int:
+def _say_criteria(console: Console, job: ScoreJob) -> None:
     metrics = job.metrics()
-    shell, _ = open_eval_set(args.expected)  # its id names the output targets, checked first
-    args.outputs.check([shell.eval_set_id])
     console.print(f"Using criteria from {job.config_source or 'defaults'}: "
                   f"{', '.join(m.name for m in metrics if not m.spec.informational)}")
     warn_weak_judges(console, weak_judges(metrics))
+
+
+def _score_streamed(console: Console, args: ScoreArgs, job: ScoreJob, services: Services) -> int:
+    shell, _ = open_eval_set(args.expected)  # its id names the output targets, checked first
+    args.outputs.check([shell.eval_set_id])
+    said = False
+
+    def criteria(event: ProgressEvent) -> None:  # said once the run starts (not on a fallback)
+        nonlocal said
+        if isinstance(event, RunStarted) and not said:
+            said = True
+            _say_criteria(console, job)
+
     output, root = args.outputs.output, args.outputs.history_root
 
     def targets(document: EvalSetResult) -> list[Path]:
@@ -214,11 +228,15 @@ def _score_streamed(console: Console, args: ScoreArgs, job: ScoreJob, services: 
                 *([history_path(root, document.eval_set_result_id)] if root is not None else [])]
 
     with ProgressBar("scoring") as progress:
-        run = run_sync(rescore_files(job, args.expected, args.actual, services, targets, progress,
+        def listen(event: ProgressEvent) -> None:
+            criteria(event)
+            progress(event)
+
+        run = run_sync(rescore_files(job, args.expected, args.actual, services, targets, listen,
                                      keep=MAX_TABLE_CASES))
     t = run.spec.totals
-    for renderable in streamed_report(run.eval_set_id, t.case_runs, t.passed, run.first,
-                                      run.not_passed, MAX_TABLE_CASES):
+    for renderable in streamed_report(run.eval_set_id, t.case_runs, t.cases, t.passed, run.first,
+                                      run.not_passed, run.summaries, MAX_TABLE_CASES):
         console.print(renderable)
     if output:
         console.print(f"Results written to {output}")

@@ -20,6 +20,7 @@ from rich.text import Text
 
 from agenteval.reporting.trace import trace_tree
 from agenteval.schema import (
+    CaseSummary,
     EvalCaseResult,
     EvalMetricResult,
     EvalSetResult,
@@ -409,10 +410,12 @@ def invocation_details(case: EvalCaseResult) -> RenderableType:
     return Group(*parts)
 
 
-def streamed_report(eval_set_id: str, case_runs: int, passed: int, first: Sequence[EvalCaseResult],
-                    not_passed: Sequence[EvalCaseResult], max_cases: int) -> list[RenderableType]:
-    """`console_report` of a run scored in bounded memory (one run per case), from its counts,
-    its first `max_cases` case runs and its first `max_cases` that did not pass."""
+def streamed_report(eval_set_id: str, case_runs: int, cases: int, passed: int,
+                    first: Sequence[EvalCaseResult], not_passed: Sequence[EvalCaseResult],
+                    summaries: Sequence[CaseSummary], max_cases: int) -> list[RenderableType]:
+    """`console_report` of a run scored in bounded memory, from its counts, its first
+    `max_cases` case runs, its first `max_cases` that did not pass, and its first `max_cases`
+    cases' verdicts over their runs (the repeated-run table, when cases ran more than once)."""
     out: list[RenderableType] = []
     shown = first
     if case_runs > max_cases:
@@ -420,7 +423,13 @@ def streamed_report(eval_set_id: str, case_runs: int, passed: int, first: Sequen
         out.append(f"{case_runs} case runs; showing {len(shown)} that did not pass "
                    "(all are in the result document; --print_detailed_results shows all)")
     out.append(case_table(shown))
-    out.append(summary_table([(eval_set_id, passed, case_runs - passed)]))
+    if any(s.runs > 1 for s in summaries):
+        shell = EvalSetResult(eval_set_result_id="", eval_set_id=eval_set_id, summary=list(summaries))
+        if cases > len(summaries):
+            out.append(f"{cases} cases; repeated runs of the first {len(summaries)} below "
+                       "(all are in the result document)")
+        out.append(repeat_table([shell]))
+    out.append(summary_table([(eval_set_id, passed, cases - passed)]))
     return out
 
 

@@ -56,7 +56,7 @@ class TotalsCounter:
     """Run totals counted case by case, as cases finish (see `totals`)."""
 
     def __init__(self) -> None:
-        self.cases = self.case_runs = self.agent_errors = self.metric_errors = 0
+        self.cases = self.case_runs = self.agent_errors = self.metric_errors = self.max_runs = 0
         self.statuses = dict.fromkeys(EvalStatus, 0)
         self.seconds: float | None = None
         self.tokens: float | None = None
@@ -65,6 +65,7 @@ class TotalsCounter:
     def add(self, case: CaseOutcome) -> None:
         """One eval id's verdict over its runs, and the runs."""
         self.cases += 1
+        self.max_runs = max(self.max_runs, case.num_runs)
         self.statuses[case.status] += 1
         if (s := case.duration()) is not None:
             self.seconds = (self.seconds or 0.0) + s

@@ -28,6 +28,13 @@ from agenteval.errors import DataError
 from agenteval.runner.header import TotalsCounter, end_header, start_header
 from agenteval.runner.job import ScoreJob, judge_models
 from agenteval.runner.recorded import result_id
+from agenteval.runner.result_stream import (
+    adjacent_runs,
+    expected_ids,
+    is_result_document,
+    open_results,
+    result_runs,
+)
 from agenteval.runner.run import _canonical, _judge, check_judges
 from agenteval.runner.scoring import CaseRun, score_case
 from agenteval.runner.selection import (
@@ -37,7 +44,16 @@ from agenteval.runner.selection import (
     uses_args_match,
 )
 from agenteval.runner.services import Services
-from agenteval.schema import EvalCase, EvalCaseResult, EvalSet, EvalSetResult, EvalStatus, ModelRoles, RunSpec
+from agenteval.schema import (
+    CaseSummary,
+    EvalCase,
+    EvalCaseResult,
+    EvalSet,
+    EvalSetResult,
+    EvalStatus,
+    ModelRoles,
+    RunSpec,
+)
 from agenteval.schema.progress import CaseFinished, CaseStarted, Listener, RunFinished, RunStarted
 from agenteval.store.output import DocumentWriter
 from agenteval.verdicts.aggregate import summarise_case
@@ -52,12 +68,13 @@ _HEAD_KEYS = ("eval_set_id",)
 @dataclass
 class StreamedRun:
     """What stays of a streamed run: its header (with the totals) and, for the report, the
-    first `keep` case runs and the first `keep` that did not pass."""
+    first `keep` case runs, the first `keep` that did not pass and the first `keep` verdicts."""
 
     spec: RunSpec
     document: EvalSetResult  # the result document without its cases and summaries
     paths: list[Path] = field(default_factory=list)  # where it was written
     first: list[EvalCaseResult] = field(default_factory=list)
+    summaries: list[CaseSummary] = field(default_factory=list)  # the first `keep` cases' verdicts
     not_passed: list[EvalCaseResult] = field(default_factory=list)
 
     @property
@@ -182,16 +199,35 @@ async def ordered_map(items: Iterator[T], fn: Callable[[T], Awaitable[R]], paral
 Targets = Callable[[EvalSetResult], Sequence[Path]]
 
 
+class RunsApart(DataError):
+    """The result document to re-score lists some case's runs apart: it is re-scored in memory."""
+
+
 async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: str | Path,
                         services: Services, output: str | Path | Targets | None = None,
                         listener: Listener | None = None, keep: int = 50) -> StreamedRun:
-    """Scores the actual eval set at `actual_path` against the expected one at `expected_path`,
-    streaming the result document to `output`: a path, or a function of the document (its id)
-    giving the paths to write it to; none written when None."""
+    """Scores what the agent did, at `actual_path` (an eval set of actual conversations, or a
+    result document whose recorded runs are re-scored), against the expected eval set at
+    `expected_path`, streaming the result document to `output`: a path, or a function of the
+    document (its id) giving the paths to write it to; none written when None. A result
+    document whose runs of one case are apart raises `RunsApart` before anything is scored."""
     metrics = job.metrics()
     check_judges(metrics, job, services)
     shell, expected = open_eval_set(expected_path)
-    _, actual = open_eval_set(actual_path)
+    if is_result_document(actual_path):
+        results = open_results(actual_path)
+        if not adjacent_runs(actual_path):
+            raise RunsApart(actual_path, "eval_case_results", "a case's runs are apart")
+        cases = expected_ids(expected)
+
+        def case_runs() -> Iterator[CaseRun]:
+            return result_runs(expected, results, shell.eval_set_id)
+    else:
+        _, actual = open_eval_set(actual_path)
+        cases = 0
+
+        def case_runs() -> Iterator[CaseRun]:
+            return pair_streams(expected, actual, shell.eval_set_id)
     if uses_args_match(metrics):  # the tools and arguments it names must be in expected calls
         args: dict[str, set[str]] = {}
         for _, case in expected:
@@ -200,7 +236,7 @@ async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: s
     judged = any(m.build().is_async for m in metrics)
     total = 0
     if judged:  # everything is read and checked before the first judge call
-        total = sum(1 for _ in pair_streams(expected, actual, shell.eval_set_id))
+        total = sum(1 for _ in case_runs())
     judge = _judge(services, listener)
     roles = ModelRoles(judge=[_canonical(n) for n in judge_models(metrics)])
     header = start_header(job, [Selection(Path(expected_path), shell)], roles,
@@ -217,6 +253,7 @@ async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: s
     policy, gating = job.config.not_evaluated, job.config.repeat_gating
     counter = TotalsCounter()
     out = StreamedRun(header, document, paths)
+    group: list[EvalCaseResult] = []  # the runs of the case being scored
 
     async def score(run: CaseRun) -> tuple[EvalCaseResult, float]:
         started = time.monotonic()
@@ -224,30 +261,42 @@ async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: s
             listener(CaseStarted(run.eval_set_id, run.case.eval_id, run.run_index))
         return await score_case(run, metrics, policy, judge), started
 
+    def close_case() -> None:
+        """Summarises the case whose runs are all scored."""
+        summary = summarise_case(group[0].eval_id, group, gating, policy == "ignore")
+        counter.add(CaseOutcome(group[0].eval_set_id, gating, summary, list(group)))
+        if writer is not None:
+            writer.add_summary(summary)
+        if len(out.summaries) < keep:
+            out.summaries.append(summary)
+        if summary.final_eval_status != EvalStatus.PASSED:
+            out.not_passed += group[:keep - len(out.not_passed)]
+        group.clear()
+
     def emit(scored: tuple[EvalCaseResult, float]) -> None:
         result, started = scored
-        summary = summarise_case(result.eval_id, [result], gating, policy == "ignore")
-        counter.add(CaseOutcome(result.eval_set_id, gating, summary, [result]))
+        if group and group[0].eval_id != result.eval_id:
+            close_case()
+        group.append(result)
         if writer is not None:
             writer.add(result)
-            writer.add_summary(summary)
         if len(out.first) < keep:
             out.first.append(result)
-        if summary.final_eval_status != EvalStatus.PASSED and len(out.not_passed) < keep:
-            out.not_passed.append(result)
         if listener is not None:
             listener(CaseFinished(result.eval_set_id, result.eval_id, result.run_index,
                                   result.final_eval_status, time.monotonic() - started,
                                   result.error_message))
 
     try:
-        runs = pair_streams(expected, actual, shell.eval_set_id)
         if judged:
-            await ordered_map(runs, score, job.concurrency.cases, emit)
+            await ordered_map(case_runs(), score, job.concurrency.cases, emit)
         else:  # deterministic criteria only: no point paying for tasks
-            for run in runs:
+            for run in case_runs():
                 emit(await score(run))
-        header.eval_sets[0].cases = counter.cases
+        if group:
+            close_case()
+        header.eval_sets[0].cases = cases or counter.cases
+        header.num_runs = max(counter.max_runs, 1)
         end_header(header, counter.totals(judge.calls, judge.prompt_tokens), services.models.limits())
         out.document = document.model_copy(update={"creation_timestamp": time.time(),
                                                    "gating": gating, "run": header})
@@ -264,4 +313,4 @@ async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: s
     return out
 
 
-__all__ = ["StreamedRun", "open_eval_set", "ordered_map", "pair_streams", "rescore_files"]
+__all__ = ["RunsApart", "StreamedRun", "open_eval_set", "ordered_map", "pair_streams", "rescore_files"]

@@ -1,0 +1,121 @@
+"""Re-scoring a result document a run at a time: the recorded runs of `eval_case_results`,
+each paired with its expected case, with the checks of `recorded.runs_from_result`.
+
+A result document lists a case's runs one after another (agenteval writes eval set, case, run
+order), which is what lets each case be summarised as soon as its last run is scored. A document
+whose runs of one case are apart (`adjacent_runs` says) is re-scored in memory instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import ijson
+
+from agenteval.datasets.nesting import MAX_RESULT_DEPTH
+from agenteval.datasets.stream import CaseStream
+from agenteval.errors import DataError
+from agenteval.runner.scoring import CaseRun
+from agenteval.schema import EvalCase, EvalCaseResult
+
+
+def _ids(path: str | Path, prefix: str) -> Iterator[str]:
+    with open(path, "rb") as f:
+        try:
+            yield from ijson.items(f, prefix)
+        except ijson.JSONError as e:
+            raise DataError(path, "", f"malformed JSON: {e}") from None
+
+
+def adjacent_runs(path: str | Path) -> bool:
+    """Whether every eval id's runs in the result document at `path` come one after another."""
+    seen: set[str] = set()
+    last = None
+    for eval_id in _ids(path, "eval_case_results.item.eval_id"):
+        if eval_id != last:
+            if eval_id in seen:
+                return False
+            seen.add(eval_id)
+            last = eval_id
+    return True
+
+
+def expected_ids(expected: CaseStream[EvalCase]) -> int:
+    """The number of cases of the expected set; a DataError at a repeated eval id (read by id
+    alone, so the set is not validated twice)."""
+    first: dict[str, int] = {}
+    for i, eval_id in enumerate(_ids(expected.path, "eval_cases.item.eval_id")):
+        if (j := first.setdefault(eval_id, i)) != i:
+            raise DataError(expected.path, f"eval_cases[{i}].eval_id",
+                            f"duplicate eval_id {eval_id!r} (also eval_cases[{j}])")
+    return len(first)
+
+
+class ExpectedLookup:
+    """Expected cases by eval id, read forward through their stream: a run whose case is behind
+    the read position costs one more pass from the start (none when the runs follow the set's
+    order, as agenteval writes them)."""
+
+    def __init__(self, stream: CaseStream[EvalCase]) -> None:
+        self._stream = stream
+        self._cases = iter(stream)
+        self._current: EvalCase | None = None
+
+    def get(self, eval_id: str) -> EvalCase | None:
+        if self._current is not None and self._current.eval_id == eval_id:
+            return self._current
+        for _ in range(2):  # on to the end, then once more from the start
+            for _, case in self._cases:
+                if case.eval_id == eval_id:
+                    self._current = case
+                    return case
+            self._cases = iter(self._stream)
+        return None
+
+
+def is_result_document(path: str | Path) -> bool:
+    """Whether the JSON file at `path` looks like a result document (its id comes first)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return b"eval_set_result_id" in head or b"evalSetResultId" in head
+
+
+def open_results(path: str | Path) -> CaseStream[EvalCaseResult]:
+    """The case runs of the result document at `path` (its nesting checked first)."""
+    return CaseStream(path, "eval_case_results", EvalCaseResult, MAX_RESULT_DEPTH)
+
+
+def result_runs(expected: CaseStream[EvalCase], results: CaseStream[EvalCaseResult],
+                eval_set_id: str) -> Iterator[CaseRun]:
+    """The recorded runs of a result document, in its order, each with its expected case; an
+    unknown eval id, a run recorded twice or a wrong number of invocations is a DataError naming
+    the run."""
+    path = results.path
+    lookup = ExpectedLookup(expected)
+    seen: dict[tuple[str, int], int] = {}
+    for i, got in results:
+        if (j := seen.setdefault((got.eval_id, got.run_index), i)) != i:
+            raise DataError(path, f"eval_case_results[{i}]", f"duplicate run {got.run_index} of eval_id "
+                            f"{got.eval_id!r} (also eval_case_results[{j}])")
+        case = lookup.get(got.eval_id)
+        if case is None:
+            raise DataError(path, f"eval_case_results[{i}].eval_id",
+                            f"{got.eval_id!r} is not in the expected eval set")
+        actual = [p.actual_invocation for p in got.eval_metric_result_per_invocation]
+        if case.conversation is not None and len(actual) != len(case.conversation) \
+                and got.error_message is None:
+            raise DataError(path, f"eval_case_results[{i}].eval_metric_result_per_invocation",
+                            f"{len(actual)} invocations, but the expected case {case.eval_id!r} "
+                            f"has {len(case.conversation)}")
+        yield CaseRun(case=case, actual=actual, eval_set_id=eval_set_id, session_id=got.session_id,
+                      user_id=got.user_id, run_index=got.run_index, error_message=got.error_message,
+                      session_state=(got.session_details or {}).get("state"),
+                      session_details=got.session_details, trace=got.trace)
+
+
+__all__ = ["ExpectedLookup", "adjacent_runs", "expected_ids", "is_result_document", "open_results",
+           "result_runs"]
