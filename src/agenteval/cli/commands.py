@@ -40,7 +40,6 @@ from agenteval.runner.result_stream import is_result_document
 from agenteval.runner.streamed import RunsApart, open_eval_set, rescore_files
 from agenteval.runner.sync import run_sync
 from agenteval.schema import Concurrency, EvalSetResult, Run
-from agenteval.schema.progress import ProgressEvent, RunStarted
 from agenteval.store import RunStore, history_db_path, output_paths, record, write_outputs
 from agenteval.store.history import history_path
 from agenteval.store.record import record_streamed
@@ -162,16 +161,22 @@ def _score(args: ScoreArgs) -> int:
     metrics = job.metrics()
     services = Services.for_job(job, dict(os.environ), store_root=".", no_cache=args.no_cache)
     check_judges(metrics, job, services)
+    said = False
     if streams(args):
+        shell, _ = open_eval_set(args.expected)  # its id names the output targets, checked first
+        args.outputs.check([shell.eval_set_id])
+        _say_criteria(console, job)
+        said = True
         try:
             return _score_streamed(console, args, job, services)
-        except RunsApart:  # a hand-made document: read whole (nothing was scored or written)
+        except RunsApart:  # a hand-made document: read whole (nothing is written yet)
             pass
     expected = load_eval_set(args.expected)
     args.outputs.check([expected.eval_set_id])
     actual = load_actual(args.actual)
     job.expected, job.actual = Selection(Path(args.expected), expected), actual
-    _say_criteria(console, job)
+    if not said:
+        _say_criteria(console, job)
     with ProgressBar("scoring") as progress:
         run = run_sync(rescore(job, services, progress))
     code = finish(console, run, args.detailed, args.outputs)
@@ -211,16 +216,6 @@ def _say_criteria(console: Console, job: ScoreJob) -> None:
 
 
 def _score_streamed(console: Console, args: ScoreArgs, job: ScoreJob, services: Services) -> int:
-    shell, _ = open_eval_set(args.expected)  # its id names the output targets, checked first
-    args.outputs.check([shell.eval_set_id])
-    said = False
-
-    def criteria(event: ProgressEvent) -> None:  # said once the run starts (not on a fallback)
-        nonlocal said
-        if isinstance(event, RunStarted) and not said:
-            said = True
-            _say_criteria(console, job)
-
     output, root = args.outputs.output, args.outputs.history_root
 
     def targets(document: EvalSetResult) -> list[Path]:
@@ -228,11 +223,7 @@ def _score_streamed(console: Console, args: ScoreArgs, job: ScoreJob, services: 
                 *([history_path(root, document.eval_set_result_id)] if root is not None else [])]
 
     with ProgressBar("scoring") as progress:
-        def listen(event: ProgressEvent) -> None:
-            criteria(event)
-            progress(event)
-
-        run = run_sync(rescore_files(job, args.expected, args.actual, services, targets, listen,
+        run = run_sync(rescore_files(job, args.expected, args.actual, services, targets, progress,
                                      keep=MAX_TABLE_CASES))
     t = run.spec.totals
     for renderable in streamed_report(run.eval_set_id, t.case_runs, t.cases, t.passed, run.first,

@@ -3,7 +3,8 @@ each paired with its expected case, with the checks of `recorded.runs_from_resul
 
 A result document lists a case's runs one after another (agenteval writes eval set, case, run
 order), which is what lets each case be summarised as soon as its last run is scored. A document
-whose runs of one case are apart (`adjacent_runs` says) is re-scored in memory instead.
+whose runs of one case are apart raises `RunsApart` when the first run out of place is read (a
+judged run reads the whole document before its first judge call, so it is found then).
 """
 
 from __future__ import annotations
@@ -28,17 +29,8 @@ def _ids(path: str | Path, prefix: str) -> Iterator[str]:
             raise DataError(path, "", f"malformed JSON: {e}") from None
 
 
-def adjacent_runs(path: str | Path) -> bool:
-    """Whether every eval id's runs in the result document at `path` come one after another."""
-    seen: set[str] = set()
-    last = None
-    for eval_id in _ids(path, "eval_case_results.item.eval_id"):
-        if eval_id != last:
-            if eval_id in seen:
-                return False
-            seen.add(eval_id)
-            last = eval_id
-    return True
+class RunsApart(DataError):
+    """The result document lists some case's runs apart: it is re-scored in memory instead."""
 
 
 def expected_ids(expected: CaseStream[EvalCase]) -> int:
@@ -97,7 +89,16 @@ def result_runs(expected: CaseStream[EvalCase], results: CaseStream[EvalCaseResu
     path = results.path
     lookup = ExpectedLookup(expected)
     seen: dict[tuple[str, int], int] = {}
+    closed: set[str] = set()  # eval ids whose runs are behind
+    last = None
     for i, got in results:
+        if got.eval_id != last:
+            if got.eval_id in closed:
+                raise RunsApart(path, f"eval_case_results[{i}].eval_id",
+                                f"a run of {got.eval_id!r} apart from its others")
+            if last is not None:
+                closed.add(last)
+            last = got.eval_id
         if (j := seen.setdefault((got.eval_id, got.run_index), i)) != i:
             raise DataError(path, f"eval_case_results[{i}]", f"duplicate run {got.run_index} of eval_id "
                             f"{got.eval_id!r} (also eval_case_results[{j}])")
@@ -117,5 +118,5 @@ def result_runs(expected: CaseStream[EvalCase], results: CaseStream[EvalCaseResu
                       session_details=got.session_details, trace=got.trace)
 
 
-__all__ = ["ExpectedLookup", "adjacent_runs", "expected_ids", "is_result_document", "open_results",
+__all__ = ["ExpectedLookup", "RunsApart", "expected_ids", "is_result_document", "open_results",
            "result_runs"]

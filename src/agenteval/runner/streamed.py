@@ -29,7 +29,7 @@ from agenteval.runner.header import TotalsCounter, end_header, start_header
 from agenteval.runner.job import ScoreJob, judge_models
 from agenteval.runner.recorded import result_id
 from agenteval.runner.result_stream import (
-    adjacent_runs,
+    RunsApart,
     expected_ids,
     is_result_document,
     open_results,
@@ -199,10 +199,6 @@ async def ordered_map(items: Iterator[T], fn: Callable[[T], Awaitable[R]], paral
 Targets = Callable[[EvalSetResult], Sequence[Path]]
 
 
-class RunsApart(DataError):
-    """The result document to re-score lists some case's runs apart: it is re-scored in memory."""
-
-
 async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: str | Path,
                         services: Services, output: str | Path | Targets | None = None,
                         listener: Listener | None = None, keep: int = 50) -> StreamedRun:
@@ -210,14 +206,13 @@ async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: s
     result document whose recorded runs are re-scored), against the expected eval set at
     `expected_path`, streaming the result document to `output`: a path, or a function of the
     document (its id) giving the paths to write it to; none written when None. A result
-    document whose runs of one case are apart raises `RunsApart` before anything is scored."""
+    document whose runs of one case are apart raises `RunsApart` (see `result_stream`),
+    nothing written."""
     metrics = job.metrics()
     check_judges(metrics, job, services)
     shell, expected = open_eval_set(expected_path)
     if is_result_document(actual_path):
         results = open_results(actual_path)
-        if not adjacent_runs(actual_path):
-            raise RunsApart(actual_path, "eval_case_results", "a case's runs are apart")
         cases = expected_ids(expected)
 
         def case_runs() -> Iterator[CaseRun]:
