@@ -32,9 +32,9 @@ _HIGH = re.compile(rb"\\u[dD][89abAB]")
 
 
 class DepthScan:
-    """Feeds a JSON text in pieces; `deepest` is an upper bound of how deep it nests (exact when
-    the deepest point lies within one chunk, at most the depth at a chunk's end too high
-    otherwise, which errs on the side of refusing), and `surrogates` whether it may hold a
+    """Feeds a JSON text in pieces; `deepest` is an upper bound of how deep it nests (exact
+    when it is fed whole; in chunks, at most the depth at a chunk's end too high, which errs on
+    the side of refusing), and `surrogates` whether it may hold a
     surrogate escape that is not half of a pair (a chunk's last escape counts as lone)."""
 
     def __init__(self) -> None:
@@ -46,20 +46,24 @@ class DepthScan:
         self._tail = b""  # the last bytes seen: a surrogate escape may straddle two chunks
 
     def feed(self, chunk: bytes, limit: int) -> None:
-        if not self.surrogates and b"\\" in self._tail + chunk:
-            self.surrogates = _lone_surrogate(self._tail + chunk)
+        if not self.surrogates:  # a plain search first: the regex is slower
+            edge = self._tail + chunk[:11]
+            if any(p in chunk or p in edge for p in (b"\\ud", b"\\uD")):
+                self.surrogates = _lone_surrogate(self._tail + chunk)
         self._tail = chunk[-11:]
-        data = self._carry + chunk
+        data = self._carry + chunk if self._carry else chunk
         self._carry = b""
         if data.endswith(b"\\"):  # the escape's second byte is in the next chunk
             run = len(data) - len(data.rstrip(b"\\"))
             if run % 2:
                 data, self._carry = data[:-1], b"\\"
-        if b"\\" in data:
-            # Escaped backslashes, then escaped quotes: pairs are taken from the left, as a
-            # parser reads them, and bytes.replace builds no object per escape (a regex sub
-            # over an 8 MB chunk holding a million escapes briefly took 140 MB).
-            data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+        # Escaped backslashes, then escaped quotes: pairs are taken from the left, as a parser
+        # reads them, and bytes.replace builds no object per escape (a regex sub over an 8 MB
+        # chunk holding a million escapes briefly took 140 MB).
+        if b"\\\\" in data:
+            data = data.replace(b"\\\\", b"")
+        if b'\\"' in data:
+            data = data.replace(b'\\"', b"")
         s = data.translate(None, _NOT_STRUCTURE)
         if self._in_string:
             end = s.find(b'"')
@@ -72,13 +76,17 @@ class DepthScan:
             s = _STRING.sub(b"", s)
             if b'"' in s:  # a string left open at the chunk's end
                 s, self._in_string = s[:s.index(b'"')], True
-        t = b"(" * self.depth + s.translate(_ONE_BRACKET)
+        t = s.translate(_ONE_BRACKET)
         passes = 0  # each removes the innermost pairs: one level of every branch
         while passes <= limit and len(shorter := t.replace(b"()", b"")) != len(t):
             t, passes = shorter, passes + 1
-        opened = t.count(b"(")
-        self.deepest = max(self.deepest, passes + opened)
-        self.depth = opened if b")" not in t else 0  # unmatched closers: the parser will say so
+        # Left: `)` a times, then `(` b times. A point of the chunk is at most `passes` levels
+        # inside pairs it closes itself, below at most b unclosed `(` before it: so at most
+        # depth + b + passes deep (exact when the deepest pair is inside every unclosed one).
+        closed = t.count(b")")
+        opened = len(t) - closed
+        self.deepest = max(self.deepest, self.depth + opened + passes)
+        self.depth = max(self.depth - closed, 0) + opened  # too many closers: the parser says so
 
 
 def _lone_surrogate(data: bytes) -> bool:
