@@ -195,3 +195,19 @@ def test_a_streamed_run_goes_into_the_history_as_a_whole_one_does(tmp_path: Path
     for field in ("eval_set_id", "cases_total", "cases_passed", "cases_failed", "num_runs", "gating"):
         assert getattr(streamed, field) == getattr(whole, field), field
     assert streamed.result_path.is_file() and json.loads(streamed.result_path.read_text())["summary"]
+
+
+def test_streamed_junit_is_the_whole_runs(tmp_path: Path, sets: tuple[Path, Path]) -> None:
+    """JUnit XML written case by case (streamed `score`) holds what the in-memory report holds."""
+    import re
+
+    reports = []
+    for name, extra in (("streamed", []), ("whole", ["--markdown", str(tmp_path / "r.md")])):
+        junit = tmp_path / f"{name}.xml"
+        r = CliRunner().invoke(cli, ["score", str(sets[0]), "--actual", str(sets[1]), "--junit_xml",
+                                     str(junit), *extra], env={"COLUMNS": "300"})
+        assert r.exit_code == 0, r.output
+        assert f"Report written to {junit}" in r.output
+        # ids and the timestamp differ between two runs
+        reports.append(re.sub(r'(value="s_[0-9.]+"|timestamp="[^"]+")', "", junit.read_text()))
+    assert reports[0] == reports[1] and reports[0].count("<testcase") == 2

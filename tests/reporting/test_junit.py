@@ -1,4 +1,5 @@
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 from agenteval.reporting.junit import junit_xml
 from agenteval.schema import EvalSetResult, MetricError
@@ -78,3 +79,24 @@ def test_document_without_summary_is_summarised() -> None:
     assert not adk_doc.summary
     root = _parse(junit_xml([adk_doc]))
     assert (root.get("tests"), root.get("failures")) == ("2", "1")
+
+
+def test_a_report_streamed_case_by_case_has_the_bytes_of_one_rendered_whole(tmp_path: Path) -> None:
+    from agenteval.reporting.junit import JUnitStream
+    from agenteval.verdicts.outcome import outcomes
+
+    records = [judge("rubric_q", 0.0, "misses <the> date", item="r1", verdict="no")]
+    doc = result([case("ok", {"m": 1.0}, duration=1.25),
+                  *[case("rep", {"m": s}, run_index=i) for i, s in enumerate([1.0, 0.0])],
+                  case("judged", {"rubric_q": 0.0}, judge_records=records),
+                  case("crashed", {}, error="agent\x07exploded")])
+    stream = JUnitStream(tmp_path / "j.xml")
+    for outcome in outcomes(doc):
+        stream.add(outcome)
+    assert not (tmp_path / "j.xml").exists()
+    stream.commit(doc)
+    assert (tmp_path / "j.xml").read_text(encoding="utf-8") == junit_xml([doc])
+    aborted = JUnitStream(tmp_path / "k.xml")
+    aborted.add(outcomes(doc)[0])
+    aborted.abort()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["j.xml"]

@@ -26,6 +26,7 @@ from agenteval.datasets.targets import check_targets
 from agenteval.errors import AgentEvalError
 from agenteval.reporting import console_report, render_report
 from agenteval.reporting.console import streamed_report
+from agenteval.reporting.junit import JUnitStream
 from agenteval.runner import (
     ScoreJob,
     Selection,
@@ -189,10 +190,10 @@ def _score(args: ScoreArgs) -> int:
 def streams(args: ScoreArgs) -> bool:
     """Whether `score` can run in bounded memory (`runner.streamed`): the expected file is a
     current-format eval set, the actual one too or a result document, and nothing but the
-    result document, the history and the console report (not the per-invocation details) is
-    asked for. Report files and trace export still read the whole run."""
+    result document, the history, JUnit XML and the console report (not the per-invocation
+    details) is asked for. HTML and Markdown reports and trace export still read the whole run."""
     o = args.outputs
-    if args.detailed or o.junit_xml or o.html or o.markdown or o.otlp_endpoint:
+    if args.detailed or o.html or o.markdown or o.otlp_endpoint:
         return False
     return _eval_set_head(args.expected) and (_eval_set_head(args.actual) or is_result_document(args.actual))
 
@@ -222,15 +223,28 @@ def _score_streamed(console: Console, args: ScoreArgs, job: ScoreJob, services: 
         return [*([Path(output)] if output else []),
                 *([history_path(root, document.eval_set_result_id)] if root is not None else [])]
 
-    with ProgressBar("scoring") as progress:
-        run = run_sync(rescore_files(job, args.expected, args.actual, services, targets, progress,
-                                     keep=MAX_TABLE_CASES))
+    junit = JUnitStream(args.outputs.junit_xml) if args.outputs.junit_xml else None
+    try:
+        with ProgressBar("scoring") as progress:
+            run = run_sync(rescore_files(job, args.expected, args.actual, services, targets, progress,
+                                         keep=MAX_TABLE_CASES, on_case=None if junit is None else junit.add))
+    except BaseException:
+        if junit is not None:
+            junit.abort()
+        raise
     t = run.spec.totals
     for renderable in streamed_report(run.eval_set_id, t.case_runs, t.cases, t.passed, run.first,
                                       run.not_passed, run.summaries, MAX_TABLE_CASES):
         console.print(renderable)
     if output:
         console.print(f"Results written to {output}")
+    if junit is not None:
+        try:
+            junit.commit(run.document)
+        except AgentEvalError as e:
+            click.echo(f"error: {e}", err=True)
+            return 2
+        console.print(f"Report written to {args.outputs.junit_xml}")
     if root is not None:
         try:
             record_streamed(root, run.paths[-1], run.document)

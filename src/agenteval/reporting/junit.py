@@ -13,10 +13,13 @@ XML 1.0 forbids (control characters, lone surrogates) are written as `\\uXXXX`.
 from __future__ import annotations
 
 import re
+import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from datetime import datetime, timezone
+from pathlib import Path
 
+from agenteval.datasets.targets import TargetWriter
 from agenteval.reporting.console import format_score
 from agenteval.reporting.outcome import ci_text, problems
 from agenteval.schema import EvalSetResult, EvalStatus
@@ -71,39 +74,107 @@ def _testcase(parent: ET.Element, case: CaseOutcome) -> None:
         ET.SubElement(el, "system-out").text = xml_safe(_runs_text(case))
 
 
+def _suite_head(parent: ET.Element, result: EvalSetResult, tests: int, failures: int, skipped: int,
+                total_time: float | None) -> ET.Element:
+    """A `testsuite` element with its counts and properties, its test cases not yet in it."""
+    suite = ET.SubElement(parent, "testsuite")
+    stamp = (datetime.fromtimestamp(result.creation_timestamp, timezone.utc)
+             .strftime("%Y-%m-%dT%H:%M:%S") if result.creation_timestamp else None)
+    _set(suite, name=result.eval_set_id, tests=str(tests), failures=str(failures), errors="0",
+         skipped=str(skipped), time=_time(total_time), timestamp=stamp)
+    props = ET.SubElement(suite, "properties")
+    for name, value in (("eval_set_result_id", result.eval_set_result_id), ("gating", result.gating)):
+        _set(ET.SubElement(props, "property"), name=name, value=value)
+    return suite
+
+
 def _suite(parent: ET.Element, result: EvalSetResult) -> tuple[int, int, int, float | None]:
     cases = outcomes(result)
     failures = sum(1 for c in cases if c.status == EvalStatus.FAILED)
     skipped = sum(1 for c in cases if c.status == EvalStatus.NOT_EVALUATED)
     times = [t for c in cases if (t := c.duration()) is not None]
     total_time = sum(times) if times else None
-    suite = ET.SubElement(parent, "testsuite")
-    stamp = (datetime.fromtimestamp(result.creation_timestamp, timezone.utc)
-             .strftime("%Y-%m-%dT%H:%M:%S") if result.creation_timestamp else None)
-    _set(suite, name=result.eval_set_id, tests=str(len(cases)), failures=str(failures), errors="0",
-         skipped=str(skipped), time=_time(total_time), timestamp=stamp)
-    props = ET.SubElement(suite, "properties")
-    for name, value in (("eval_set_result_id", result.eval_set_result_id), ("gating", result.gating)):
-        _set(ET.SubElement(props, "property"), name=name, value=value)
+    suite = _suite_head(parent, result, len(cases), failures, skipped, total_time)
     for case in cases:
         _testcase(suite, case)
     return len(cases), failures, skipped, total_time
 
 
+def _root(tests: int, failures: int, skipped: int, times: Sequence[float]) -> ET.Element:
+    root = ET.Element("testsuites")
+    _set(root, name="agenteval", tests=str(tests), failures=str(failures), errors="0",
+         skipped=str(skipped), time=_time(sum(times)) if times else None)
+    return root
+
+
+_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
+
+
 def junit_xml(results: Sequence[EvalSetResult]) -> str:
     """The JUnit XML document (UTF-8 declaration included) for one or more eval-set results."""
-    root = ET.Element("testsuites")
+    suites = ET.Element("suites")
     tests = failures = skipped = 0
     times: list[float] = []
     for result in results:
-        n, f, s, t = _suite(root, result)
+        n, f, s, t = _suite(suites, result)
         tests, failures, skipped = tests + n, failures + f, skipped + s
         if t is not None:
             times.append(t)
-    _set(root, name="agenteval", tests=str(tests), failures=str(failures), errors="0",
-         skipped=str(skipped), time=_time(sum(times)) if times else None)
+    root = _root(tests, failures, skipped, times)
+    root.extend(suites)
     ET.indent(root, space=" ")
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    return _DECLARATION + ET.tostring(root, encoding="unicode") + "\n"
 
 
-__all__ = ["junit_xml", "xml_safe"]
+class JUnitStream:
+    """The JUnit XML of one eval set's run written as its cases are decided, holding none of
+    them: each `add`ed case's `testcase` goes to a spool; `commit` writes the document (the
+    counts, known only at the end, come first) to `path` in one atomic write, with the bytes
+    `junit_xml` gives for the same run. `abort` writes nothing."""
+
+    def __init__(self, path: str | Path) -> None:
+        self._target = TargetWriter(path)
+        self._spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed by commit or abort)
+        self.tests = self.failures = self.skipped = 0
+        self._time: float | None = None
+
+    def add(self, case: CaseOutcome) -> None:
+        holder = ET.Element("suite")
+        _testcase(holder, case)
+        el = holder[0]
+        ET.indent(el, space=" ", level=2)
+        self._spool.write((("\n  " if self.tests else "") + ET.tostring(el, encoding="unicode"))
+                          .encode("utf-8"))
+        self.tests += 1
+        self.failures += case.status == EvalStatus.FAILED
+        self.skipped += case.status == EvalStatus.NOT_EVALUATED
+        if (t := case.duration()) is not None:
+            self._time = (self._time or 0.0) + t
+
+    def commit(self, result: EvalSetResult) -> None:
+        """Writes the document of `result` (its id, eval set, time and gating; its cases are
+        those added)."""
+        root = _root(self.tests, self.failures, self.skipped, [] if self._time is None else [self._time])
+        suite = _suite_head(root, result, self.tests, self.failures, self.skipped, self._time)
+        ET.SubElement(suite, "placeholder")
+        ET.indent(root, space=" ")
+        before, _, after = ET.tostring(root, encoding="unicode").partition("<placeholder />")
+        try:
+            self._target.write((_DECLARATION + before).encode("utf-8"))
+            self._spool.seek(0)
+            while block := self._spool.read(1 << 20):
+                self._target.write(block)
+            self._target.write((after + "\n").encode("utf-8"))
+            self._target.commit()
+        except BaseException:
+            self._target.abort()
+            raise
+        finally:
+            self._spool.close()
+
+    def abort(self) -> None:
+        self._spool.close()
+        self._target.abort()
+
+
+__all__ = ["JUnitStream", "junit_xml", "xml_safe"]

@@ -201,11 +201,13 @@ Targets = Callable[[EvalSetResult], Sequence[Path]]
 
 async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: str | Path,
                         services: Services, output: str | Path | Targets | None = None,
-                        listener: Listener | None = None, keep: int = 50) -> StreamedRun:
+                        listener: Listener | None = None, keep: int = 50,
+                        on_case: Callable[[CaseOutcome], None] | None = None) -> StreamedRun:
     """Scores what the agent did, at `actual_path` (an eval set of actual conversations, or a
     result document whose recorded runs are re-scored), against the expected eval set at
     `expected_path`, streaming the result document to `output`: a path, or a function of the
-    document (its id) giving the paths to write it to; none written when None. A result
+    document (its id) giving the paths to write it to; none written when None. `on_case` gets
+    each case's outcome (its verdict and runs) once its last run is scored. A result
     document whose runs of one case are apart raises `RunsApart` (see `result_stream`),
     nothing written."""
     metrics = job.metrics()
@@ -259,7 +261,10 @@ async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: s
     def close_case() -> None:
         """Summarises the case whose runs are all scored."""
         summary = summarise_case(group[0].eval_id, group, gating, policy == "ignore")
-        counter.add(CaseOutcome(group[0].eval_set_id, gating, summary, list(group)))
+        outcome = CaseOutcome(group[0].eval_set_id, gating, summary, list(group))
+        counter.add(outcome)
+        if on_case is not None:
+            on_case(outcome)
         if writer is not None:
             writer.add_summary(summary)
         if len(out.summaries) < keep:
