@@ -165,7 +165,7 @@ def test_streamed_and_whole_runs_write_one_document(tmp_path: Path, sets: tuple[
     """`score` writing only the document streams it (runner.streamed); asked for a report file
     too, it loads the sets whole. Both documents hold the same cases, summaries and totals."""
     docs = []
-    for name, extra in (("streamed", []), ("whole", ["--markdown", str(tmp_path / "r.md")])):
+    for name, extra in (("streamed", []), ("whole", ["--html", str(tmp_path / "r.html")])):
         out = tmp_path / f"{name}.json"
         r = CliRunner().invoke(cli, ["score", str(sets[0]), "--actual", str(sets[1]), "-o", str(out),
                                      *extra], env={"COLUMNS": "160"})
@@ -185,7 +185,7 @@ def test_a_streamed_run_goes_into_the_history_as_a_whole_one_does(tmp_path: Path
 
     monkeypatch.chdir(tmp_path)
     rows = {}
-    for name, extra in (("streamed", []), ("whole", ["--markdown", str(tmp_path / "r.md")])):
+    for name, extra in (("streamed", []), ("whole", ["--html", str(tmp_path / "r.html")])):
         r = CliRunner().invoke(cli, ["score", str(sets[0]), "--actual", str(sets[1]), "--history", *extra])
         assert r.exit_code == 0, r.output
         assert "Recorded run" in r.output
@@ -202,7 +202,7 @@ def test_streamed_junit_is_the_whole_runs(tmp_path: Path, sets: tuple[Path, Path
     import re
 
     reports = []
-    for name, extra in (("streamed", []), ("whole", ["--markdown", str(tmp_path / "r.md")])):
+    for name, extra in (("streamed", []), ("whole", ["--html", str(tmp_path / "r.html")])):
         junit = tmp_path / f"{name}.xml"
         r = CliRunner().invoke(cli, ["score", str(sets[0]), "--actual", str(sets[1]), "--junit_xml",
                                      str(junit), *extra], env={"COLUMNS": "300"})
@@ -211,3 +211,18 @@ def test_streamed_junit_is_the_whole_runs(tmp_path: Path, sets: tuple[Path, Path
         # ids and the timestamp differ between two runs
         reports.append(re.sub(r'(value="s_[0-9.]+"|timestamp="[^"]+")', "", junit.read_text()))
     assert reports[0] == reports[1] and reports[0].count("<testcase") == 2
+
+
+def test_streamed_markdown_is_the_whole_runs(tmp_path: Path, sets: tuple[Path, Path]) -> None:
+    """The Markdown summary gathered case by case (streamed `score`) is the in-memory one."""
+    texts = []
+    cfg = _write(tmp_path / "cfg.json", {"criteria": {"response_match_score": 0.99}})
+    for name, extra in (("streamed", []), ("whole", ["--html", str(tmp_path / "r.html")])):
+        md = tmp_path / f"{name}.md"
+        r = CliRunner().invoke(cli, ["score", str(sets[0]), "--actual", str(sets[1]), "--markdown",
+                                     str(md), "--config_file_path", str(cfg), *extra],
+                               env={"COLUMNS": "300"})
+        assert r.exit_code == 1, r.output  # one case fails: the summary lists it
+        assert f"Report written to {md}" in r.output
+        texts.append(md.read_text())
+    assert texts[0] == texts[1] and "### Failing cases" in texts[0]

@@ -27,6 +27,7 @@ from agenteval.errors import AgentEvalError
 from agenteval.reporting import console_report, render_report
 from agenteval.reporting.console import streamed_report
 from agenteval.reporting.junit import JUnitStream
+from agenteval.reporting.markdown import MarkdownStream
 from agenteval.runner import (
     ScoreJob,
     Selection,
@@ -48,6 +49,7 @@ from agenteval.tracing.otel import export as export_traces
 from agenteval.tracing.otel import traces_url
 from agenteval.tracing.otlp_json import looks_like_otlp
 from agenteval.verdicts import all_passed
+from agenteval.verdicts.outcome import CaseOutcome
 
 MAX_TABLE_CASES = 50
 
@@ -190,10 +192,11 @@ def _score(args: ScoreArgs) -> int:
 def streams(args: ScoreArgs) -> bool:
     """Whether `score` can run in bounded memory (`runner.streamed`): the expected file is a
     current-format eval set, the actual one too or a result document, and nothing but the
-    result document, the history, JUnit XML and the console report (not the per-invocation
-    details) is asked for. HTML and Markdown reports and trace export still read the whole run."""
+    result document, the history, JUnit XML, the Markdown summary and the console report (not
+    the per-invocation details) is asked for. The HTML report and trace export still read the
+    whole run."""
     o = args.outputs
-    if args.detailed or o.html or o.markdown or o.otlp_endpoint:
+    if args.detailed or o.html or o.otlp_endpoint:
         return False
     return _eval_set_head(args.expected) and (_eval_set_head(args.actual) or is_result_document(args.actual))
 
@@ -224,10 +227,17 @@ def _score_streamed(console: Console, args: ScoreArgs, job: ScoreJob, services: 
                 *([history_path(root, document.eval_set_result_id)] if root is not None else [])]
 
     junit = JUnitStream(args.outputs.junit_xml) if args.outputs.junit_xml else None
+    markdown = MarkdownStream() if args.outputs.markdown else None
+    sinks = [s.add for s in (junit, markdown) if s is not None]
+
+    def on_case(case: CaseOutcome) -> None:
+        for sink in sinks:
+            sink(case)
+
     try:
         with ProgressBar("scoring") as progress:
             run = run_sync(rescore_files(job, args.expected, args.actual, services, targets, progress,
-                                         keep=MAX_TABLE_CASES, on_case=None if junit is None else junit.add))
+                                         keep=MAX_TABLE_CASES, on_case=on_case))
     except BaseException:
         if junit is not None:
             junit.abort()
@@ -245,6 +255,13 @@ def _score_streamed(console: Console, args: ScoreArgs, job: ScoreJob, services: 
             click.echo(f"error: {e}", err=True)
             return 2
         console.print(f"Report written to {args.outputs.junit_xml}")
+    if markdown is not None and args.outputs.markdown:
+        try:
+            write_text_atomic(args.outputs.markdown, markdown.text(run.document))
+        except AgentEvalError as e:
+            click.echo(f"error: {e}", err=True)
+            return 2
+        console.print(f"Report written to {args.outputs.markdown}")
     if root is not None:
         try:
             record_streamed(root, run.paths[-1], run.document)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from agenteval.reporting.console import format_score
 from agenteval.reporting.outcome import ci_text, problems
 from agenteval.schema import EvalSetResult, EvalStatus
-from agenteval.verdicts.outcome import CaseOutcome, outcomes, set_counts
+from agenteval.verdicts.outcome import CaseOutcome, SetCounts, outcomes, set_counts
 
 # Characters Markdown acts on inside a table cell; `_` only at a word boundary (GFM ignores
 # intraword underscores, so `case_0001` stays readable).
@@ -66,29 +66,59 @@ def _details(case: CaseOutcome) -> str:
 def markdown_summary(results: Sequence[EvalSetResult], max_cases: int = 100) -> str:
     """The Markdown summary of one or more eval-set results (see the module docstring)."""
     per_set = [(r, outcomes(r)) for r in results]
-    counts = [(r, set_counts(r, cases)) for r, cases in per_set]
-    total = sum(c.total for _, c in counts)
+    counts = [(r.eval_set_id, set_counts(r, cases), r.gating) for r, cases in per_set]
     failed = [c for _, cases in per_set for c in cases if c.status != EvalStatus.PASSED]
+    return _render(counts, failed[:max_cases], len(failed))
+
+
+def _render(counts: Sequence[tuple[str, SetCounts, str]], shown: Sequence[CaseOutcome],
+            failed: int) -> str:
+    total = sum(c.total for _, c, _ in counts)
     icon = "✅" if total and not failed else "❌"
-    out = [f"## {icon} agenteval: {total - len(failed)} of {total} case(s) passed", "",
+    out = [f"## {icon} agenteval: {total - failed} of {total} case(s) passed", "",
            "| eval set | cases | passed | failed | not evaluated | runs | gating |",
            "|---|---:|---:|---:|---:|---:|---|"]
-    for r, c in counts:
-        out.append(f"| {md_escape(r.eval_set_id)} | {c.total} | {c.passed} | {c.failed} "
-                   f"| {c.not_evaluated} | {c.max_runs} | {md_escape(r.gating)} |")
+    for eval_set_id, c, gating in counts:
+        out.append(f"| {md_escape(eval_set_id)} | {c.total} | {c.passed} | {c.failed} "
+                   f"| {c.not_evaluated} | {c.max_runs} | {md_escape(gating)} |")
     if not failed:
         return "\n".join(out) + "\n"
-    shown = failed[:max_cases]
     out += ["", "### Failing cases", "",
             "| case | criterion | score | threshold | status |", "|---|---|---|---:|---|"]
     for case in shown:
         out += _failure_rows(case)
-    if len(failed) > len(shown):
-        out += ["", f"… and {len(failed) - len(shown)} more failing case(s), not listed here; "
+    if failed > len(shown):
+        out += ["", f"… and {failed - len(shown)} more failing case(s), not listed here; "
                 "see the HTML or JUnit report."]
     out += ["", "### Details", ""]
     out += [_details(case) for case in shown]
     return "\n".join(out) + "\n"
 
 
-__all__ = ["markdown_summary", "md_escape"]
+class MarkdownStream:
+    """The Markdown summary of one eval set's run, gathered as its cases are decided: counts,
+    and the first `max_cases` cases that did not pass (all the summary lists), so memory does
+    not grow with the run. `text` gives what `markdown_summary` gives for the same run."""
+
+    def __init__(self, max_cases: int = 100) -> None:
+        self.max_cases = max_cases
+        self.statuses = dict.fromkeys(EvalStatus, 0)
+        self.max_runs = 0
+        self.shown: list[CaseOutcome] = []
+
+    def add(self, case: CaseOutcome) -> None:
+        self.statuses[case.status] += 1
+        self.max_runs = max(self.max_runs, case.num_runs)
+        if case.status != EvalStatus.PASSED and len(self.shown) < self.max_cases:
+            self.shown.append(case)
+
+    def text(self, result: EvalSetResult) -> str:
+        """The summary, for the document `result` (its eval set and gating)."""
+        s = self.statuses
+        counts = SetCounts(sum(s.values()), s[EvalStatus.PASSED], s[EvalStatus.FAILED],
+                           s[EvalStatus.NOT_EVALUATED], self.max_runs)
+        return _render([(result.eval_set_id, counts, result.gating)], self.shown,
+                       counts.total - counts.passed)
+
+
+__all__ = ["MarkdownStream", "markdown_summary", "md_escape"]
