@@ -1,12 +1,12 @@
 """A scripted OpenAI-compatible HTTP server on 127.0.0.1 (a thread in the test process): a real
-server, for testing the HTTP backend and everything that calls it."""
+server, for testing the HTTP backend and everything that calls it (Ray workers included)."""
 
 from __future__ import annotations
 
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 
 
-def reply(*texts: str, usage: tuple[int, int, int] = (10, 2, 4)) -> dict[str, Any]:
+def reply(*texts: str, usage: tuple[int, int, int] = (10, 2, 4),
+          model: str = "served-model") -> dict[str, Any]:
+    """A chat completion with one choice per text; usage is (prompt, completion, cached) tokens."""
     return {
-        "model": "served-model",
+        "model": model,
         "choices": [
             {"index": i, "finish_reason": "stop", "message": {"role": "assistant", "content": t}}
             for i, t in enumerate(texts)
@@ -35,57 +37,105 @@ class Step:
     drop: bool = False  # close the connection without answering
 
 
+Respond = Callable[[dict[str, Any]], Step]
+"""A reply function: the step answering a request, given its JSON body."""
+
+
+def last_message(body: dict[str, Any]) -> str:
+    """The text of a chat request's last message (content parts as JSON)."""
+    content = body["messages"][-1]["content"]
+    return content if isinstance(content, str) else json.dumps(content)
+
+
+def chat(answer: Callable[[str], str], delay: float = 0.0, usage: tuple[int, int, int] = (10, 2, 4),
+         model: str = "served-model") -> Respond:
+    """A reply function answering `answer(the last message's text)` after `delay` seconds."""
+    return lambda body: Step(body=reply(answer(last_message(body)), usage=usage, model=model), delay=delay)
+
+
 @dataclass
 class FakeServer:
-    """Answers POSTs with scripted steps (the last one repeats) and records what it got."""
+    """Answers POSTs with `respond(body)` when set, else with scripted steps (the last one repeats);
+    records what it got, and the most requests it ever had in flight at once."""
 
     steps: list[Step] = field(default_factory=list)
+    respond: Respond | None = None
     received: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
     base_url: str = ""
+    in_flight: int = 0
+    peak: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _httpd: ThreadingHTTPServer | None = field(default=None, repr=False)
+    _thread: threading.Thread | None = field(default=None, repr=False)
+
+    def start(self) -> FakeServer:
+        """Serves on a free port of 127.0.0.1 from a thread of this process; sets `base_url`."""
+        state = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                state._answer(self)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stops serving and frees the port."""
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(5)
+
+    def _next_step(self, request: dict[str, Any]) -> Step:
+        if self.respond is not None:
+            return self.respond(request)
+        with self._lock:
+            return self.steps.pop(0) if len(self.steps) > 1 else self.steps[0]
+
+    def _answer(self, handler: BaseHTTPRequestHandler) -> None:
+        request = json.loads(handler.rfile.read(int(handler.headers.get("content-length", 0))))
+        with self._lock:
+            self.received.append(request)
+            self.headers.append(dict(handler.headers))
+            self.paths.append(handler.path)
+            self.in_flight += 1
+            self.peak = max(self.peak, self.in_flight)
+        try:
+            step = self._next_step(request)
+            time.sleep(step.delay)
+        finally:  # out of flight before answering, so a request it lets through cannot overlap it
+            with self._lock:
+                self.in_flight -= 1
+        if step.drop:  # close the connection without an answer
+            handler.close_connection = True
+            return
+        body = step.body if step.body is not None else reply("YES")
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        try:
+            handler.send_response(step.status)
+            for key, value in step.headers.items():
+                handler.send_header(key, value)
+            if "content-type" not in {k.lower() for k in step.headers}:
+                handler.send_header("content-type", "application/json")
+            handler.send_header("content-length", str(len(data)))
+            handler.end_headers()
+            handler.wfile.write(data)
+        except OSError:  # the client gave up (timeout test)
+            pass
 
 
 @pytest.fixture
 def server() -> Iterator[FakeServer]:
-    state = FakeServer()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            length = int(self.headers.get("content-length", 0))
-            state.received.append(json.loads(self.rfile.read(length)))
-            state.headers.append(dict(self.headers))
-            state.paths.append(self.path)
-            step = state.steps.pop(0) if len(state.steps) > 1 else state.steps[0]
-            time.sleep(step.delay)
-            if step.drop:  # close the connection without an answer
-                self.close_connection = True
-                return
-            body = step.body if step.body is not None else reply("YES")
-            data = body if isinstance(body, bytes) else json.dumps(body).encode()
-            try:
-                self.send_response(step.status)
-                for key, value in step.headers.items():
-                    self.send_header(key, value)
-                if "content-type" not in {k.lower() for k in step.headers}:
-                    self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-            except OSError:  # the client gave up (timeout test)
-                pass
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    state.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
+    state = FakeServer().start()
     yield state
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join(5)
-
-
+    state.close()

@@ -12,9 +12,10 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from tests.fake_server import FakeServer, chat
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                  "--disable-background-networking", "--disable-component-update", "--no-first-run",
@@ -130,38 +131,13 @@ def _answer(question: str) -> str:
     return json.dumps({"verdict": verdict, "rationale": why})
 
 
-class ScriptedModel:
-    """A scripted OpenAI-compatible model server (see `_answer`), on a free port."""
+class ScriptedModel(FakeServer):
+    """The scripted model (see `_answer`): a FakeServer, started at once; `model` is its name."""
 
     def __init__(self) -> None:
-        self.prompts: list[str] = []
-        model = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
-                question = str(body.get("messages", [{}])[-1].get("content", ""))
-                model.prompts.append(question)
-                message = {"role": "assistant", "content": _answer(question)}
-                choice = {"index": 0, "finish_reason": "stop", "message": message}
-                data = json.dumps({"model": "judge", "choices": [choice],
-                                   "usage": {"prompt_tokens": 50, "completion_tokens": 12}}).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.model = f"openai-compat:scripted@http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(respond=chat(_answer, usage=(50, 12, 0), model="judge"))
+        self.start()
+        self.model = f"openai-compat:scripted@{self.base_url}"
 
 
 @contextmanager

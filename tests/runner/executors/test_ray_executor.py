@@ -11,7 +11,6 @@ import json
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +25,8 @@ from agenteval.runner.executors.ray_executor import RETRIES
 from agenteval.schema import Concurrency, EvalConfig, EvalSet, Run
 from agenteval.schema.progress import CaseFinished, CaseStarted, JudgeCallDone
 from agenteval.store.journal import Journal
+from tests.fake_server import FakeServer, chat
 from tests.helpers import call, eval_set, inv
-from tests.runner.executors.conftest import ChatServer
 
 AGENT = '''
 import os, signal
@@ -78,14 +77,14 @@ def _scores(done: Run) -> list[tuple[str, int, int, list[tuple[str, float | None
 
 
 def test_ray_scores_what_the_local_executor_scores(ray_cluster: Any, tmp_path: Path,
-                                                   chat_server: Callable[..., ChatServer]) -> None:
-    judge = chat_server(_judge_says)
+                                                   server: FakeServer) -> None:
+    server.respond = chat(_judge_says)  # the judge
     agent, path = _project(tmp_path)
     s = EvalSet.model_validate_json(path.read_text())
     config = EvalConfig(criteria={
         "tool_trajectory_avg_score": 1.0, "response_match_score": 0.5,
         "final_response_match_v2": {"threshold": 0.5, "judge_model_options": {
-            "judge_model": f"openai-compat:judge@{judge.base_url}", "num_samples": 1}}})
+            "judge_model": f"openai-compat:judge@{server.base_url}", "num_samples": 1}}})
     runs = {}
     plan = (("local", None), ("ray", None), ("ray cached", tmp_path), ("ray again", tmp_path))
     for executor, store in plan:
@@ -164,20 +163,20 @@ root_agent = Agent(name="stubbed", model="openai-compat:stub@{url}", instruction
 
 
 def test_calls_to_one_endpoint_stay_within_its_limit_across_workers(
-        ray_cluster: Any, tmp_path: Path, chat_server: Callable[..., ChatServer]) -> None:
-    stub = chat_server(lambda text: "an answer", delay=0.2)
+        ray_cluster: Any, tmp_path: Path, server: FakeServer) -> None:
+    server.respond = chat(lambda text: "an answer", delay=0.2)
     agent = tmp_path / "stub_agent"
     agent.mkdir()
-    (agent / "agent.py").write_text(AGENT_ON_STUB.format(url=stub.base_url))
+    (agent / "agent.py").write_text(AGENT_ON_STUB.format(url=server.base_url))
     s = eval_set("stubset", {f"c{i}": [inv("hello", "an answer")] for i in range(8)})
     job = EvalJob(config=EvalConfig(criteria={"response_match_score": 0.5}),
-                  concurrency=Concurrency(cases=8, model_calls={f"openai-compat:stub@{stub.base_url}": 3}),
+                  concurrency=Concurrency(cases=8, model_calls={f"openai-compat:stub@{server.base_url}": 3}),
                   agent=load_root_agent(agent), agent_path=str(agent), selections=[Selection(None, s)],
                   executor="ray")
     done = asyncio.run(run(job, Services.for_job(job, {})))
-    assert done.spec.totals.passed == 8 and stub.requests == 8
-    assert stub.peak == 3  # 8 cases in flight on 2 workers, 3 calls at a time between them
-    assert done.spec.concurrency.model_calls[f"openai-compat:stub@{stub.base_url}"] == 3
+    assert done.spec.totals.passed == 8 and len(server.received) == 8
+    assert server.peak == 3  # 8 cases in flight on 2 workers, 3 calls at a time between them
+    assert done.spec.concurrency.model_calls[f"openai-compat:stub@{server.base_url}"] == 3
 
 
 DRIVER_KILLER = '''
