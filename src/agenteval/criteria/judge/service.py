@@ -198,13 +198,12 @@ class JudgeService:
             return parse_verdict(raw, labels, notes)
 
         async def fill() -> None:
-            have: dict[int, tuple[str, bool]] = {}
+            have: dict[int, tuple[str, bool]] | None = {}
             if self.logprobs > 0 and model not in self._no_logprobs:
-                written = await self._one_pass(model, llm, request, num_samples, answer, read, labels,
-                                               bool(notes))
-                if written is None:
+                have = await self._one_pass(model, llm, request, num_samples, answer, read, labels,
+                                            bool(notes))
+                if have is None:
                     return
-                have[0] = (written, False)  # no log-probabilities: the reply is the first sample
             await self._fill(model, llm, request, num_samples, answer, read,
                              early_stop and self.early_stop, have)
 
@@ -213,11 +212,11 @@ class JudgeService:
 
     async def _one_pass(self, model: str, llm: LLM, request: ModelRequest, num_samples: int,
                         answer: JudgeAnswer, read: Callable[[str], Verdict | None],
-                        labels: tuple[str, ...], noted: bool) -> str | None:
+                        labels: tuple[str, ...], noted: bool) -> dict[int, tuple[str, bool]] | None:
         """One greedy reply with its label distribution, the samples drawn from it (see the
-        module docstring); None when done. Otherwise (the backend gave no log-probabilities, or
-        the reply cannot be read) nothing is kept and the reply is returned: the samples are
-        to be generated."""
+        module docstring); None when done. Otherwise the samples are to be written (the backend
+        gave no log-probabilities, the reply cannot be read, or they were written and cached
+        before) and nothing is kept: the reply is returned as the first sample's, if any."""
         stop = not noted and not self.rationale
         one = replace(request, temperature=0.0, n=1, seed=None, logprobs=self.logprobs,
                       stop=('",',) if stop else ())
@@ -226,6 +225,8 @@ class JudgeService:
         stored = json.loads(hit) if hit is not None else None
         if isinstance(stored, dict) and isinstance(stored.get("labels"), dict):
             raw, distribution, cached = str(stored.get("raw", "")), stored["labels"], True
+        elif self.cache is not None and self.cache.get(self._key(model, request, 0)) is not None:
+            return {}  # answered by written samples before (a judge without log-probabilities)
         else:
             response = await llm.generate(one)
             answer.model_calls += 1
@@ -238,7 +239,7 @@ class JudgeService:
             distribution = label_distribution(tokens, labels) if tokens else None
         verdict = read(raw.rstrip() + '"}' if stop and not raw.rstrip().endswith("}") else raw)
         if verdict is None or distribution is None:
-            return raw
+            return {0: (raw, False)}  # the reply is the first sample
         if not cached and self.cache is not None:
             self.cache.put(key, json.dumps({"raw": raw, "labels": distribution}))
         answer.distribution = distribution
