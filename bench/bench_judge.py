@@ -233,21 +233,19 @@ def print_table(summary: dict[str, Any], file: Any = sys.stdout) -> None:
 
 THREADS: int | None = None  # --threads: a LocalModel with that many threads instead of the default
 LOGPROBS = 20  # --sampled: 0, every sample generated (no one-pass verdicts from log-probabilities)
-RATIONALE = True  # --no-rationale: one-pass verdicts stop at the label
 
 
 def local_judge(cache: Any = None) -> tuple[JudgeService, Counting]:
     """A JudgeService over the embedded model (as `resolve_model("local", {})` gives it)."""
     model = Counting(LocalModel(threads=THREADS) if THREADS else resolve_model("local", {}))
     resolve: Callable[[str], LLM] = lambda name: model  # noqa: E731
-    return JudgeService(resolve, cache, logprobs=LOGPROBS, rationale=RATIONALE), model
+    return JudgeService(resolve, cache, logprobs=LOGPROBS), model
 
 
 async def main_async(args: argparse.Namespace) -> None:
-    global THREADS, LOGPROBS, RATIONALE
+    global THREADS, LOGPROBS
     THREADS = args.threads
     LOGPROBS = 0 if args.sampled else 20
-    RATIONALE = not args.no_rationale
     cases = load_cases(args.only, args.limit, set(args.ids.split(",")) if args.ids else None,
                        args.blind)
     cache = None
@@ -313,8 +311,6 @@ def main() -> None:
                    help="generate every sample (as before issue 16), not one pass with log-probabilities")
     p.add_argument("--cache", metavar="SQLITE",
                    help="a judge cache (re-running with another vote or threshold then costs no model call)")
-    p.add_argument("--no-rationale", action="store_true",
-                   help="one-pass verdicts whose label comes first stop at the label (no rationale)")
     p.add_argument("--out", default=str(OUT_DIR / "judge_results.jsonl"))
     p.add_argument("--summary", default=str(OUT_DIR / "judge_summary.json"))
     p.add_argument("--table-from", metavar="JSONL", help="print the table of stored results; run nothing")

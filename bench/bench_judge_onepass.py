@@ -8,7 +8,8 @@ rotated from case to case so that no configuration always runs first on a busy m
   sampled5   num_samples 5, written samples, early stop (the default before issue 16)
   onepass1   num_samples 1, one greedy reply with log-probabilities (confidence from them)
   onepass5   num_samples 5, the same reply, the 5 samples drawn from the verdict token
-  label5     as onepass5, but a verdict-first reply stops at its label (no rationale)
+  label5     (removed) as onepass5, a verdict-first reply stopped at its label by a stop string:
+             llama.cpp then reported wrong probabilities (0.9999 where it gives 0.64 without)
 
 No judge cache. The engine's prompt cache keeps each criterion's system prompt and solved
 examples (as in any real run, after the first question); every question itself is processed
@@ -42,9 +43,9 @@ from bench_judge import OUT_DIR, Counting, load_cases, run_case
 from agenteval.criteria.judge import JudgeService
 from agenteval.models import LLM, LocalModel, Message, ModelRequest, ModelResponse, resolve_model
 
-CONFIGS: dict[str, tuple[int, int, bool]] = {  # name: (num_samples, logprobs, rationale)
-    "sampled1": (1, 0, True), "sampled5": (5, 0, True),
-    "onepass1": (1, 20, True), "onepass5": (5, 20, True), "label5": (5, 20, False),
+CONFIGS: dict[str, tuple[int, int]] = {  # name: (num_samples, logprobs)
+    "sampled1": (1, 0), "sampled5": (5, 0), "onepass1": (1, 20), "onepass5": (5, 20),
+    "label5": (5, 20),  # only to read the rows of earlier runs
 }
 
 
@@ -64,10 +65,10 @@ THREADS: int | None = None  # --threads: llama.cpp threads (1 holds up best on a
 
 
 def judge_for(config: str, tag: str) -> tuple[JudgeService, Counting]:
-    _, logprobs, rationale = CONFIGS[config]
+    _, logprobs = CONFIGS[config]
     model = Tagged(LocalModel(threads=THREADS) if THREADS else resolve_model("local", {}), tag=tag)
     resolve: Callable[[str], LLM] = lambda name: model  # noqa: E731
-    return JudgeService(resolve, None, logprobs=logprobs, rationale=rationale), model
+    return JudgeService(resolve, None, logprobs=logprobs), model
 
 
 def pct(values: list[float], q: float) -> float:
@@ -142,7 +143,7 @@ def main() -> None:
     p.add_argument("--ids")
     p.add_argument("--blind", action="store_true")
     p.add_argument("--threads", type=int)
-    p.add_argument("--configs", default="sampled1,sampled5,onepass1,onepass5,label5")
+    p.add_argument("--configs", default="sampled1,sampled5,onepass1,onepass5")
     p.add_argument("--run-tag", default=str(int(time.time())))
     p.add_argument("--out", default=str(OUT_DIR / "judge_onepass.jsonl"))
     p.add_argument("--table-from", metavar="JSONL")

@@ -87,9 +87,6 @@ class JudgeService:
     listener: Callable[[JudgeCallDone], None] | None = None
     early_stop: bool = True  # stop sampling once a majority agrees (see `_fill`)
     logprobs: int = 20  # alternatives per token asked for in one-pass verdicts; 0: never one pass
-    # One-pass verdicts whose label comes first: also write the rationale after it (for the
-    # audit record), or stop at the label.
-    rationale: bool = True
     calls: int = field(default=0, init=False)
     prompt_tokens: int = field(default=0, init=False)
     # Models that answered without log-probabilities: their samples are generated.
@@ -217,10 +214,11 @@ class JudgeService:
         module docstring); None when done. Otherwise the samples are to be written (the backend
         gave no log-probabilities, the reply cannot be read, or they were written and cached
         before) and nothing is kept: the reply is returned as the first sample's, if any."""
-        stop = not noted and not self.rationale
-        one = replace(request, temperature=0.0, n=1, seed=None, logprobs=self.logprobs,
-                      stop=('",',) if stop else ())
-        key = self._key(model, one, f"one-pass:{self.logprobs}{':label' if stop else ''}")
+        # The rationale a verdict-first reply writes after its label stays: it is the audit
+        # record's one rationale, and stopping at the label with a stop string made llama.cpp
+        # report wrong probabilities (0.9999 for a label it gives 0.64 without the stop string).
+        one = replace(request, temperature=0.0, n=1, seed=None, logprobs=self.logprobs)
+        key = self._key(model, one, f"one-pass:{self.logprobs}")
         hit = self.cache.get(key) if self.cache else None
         stored = json.loads(hit) if hit is not None else None
         if isinstance(stored, dict) and isinstance(stored.get("labels"), dict):
@@ -237,7 +235,7 @@ class JudgeService:
             if tokens is None:
                 self._no_logprobs.add(model)
             distribution = label_distribution(tokens, labels) if tokens else None
-        verdict = read(raw.rstrip() + '"}' if stop and not raw.rstrip().endswith("}") else raw)
+        verdict = read(raw)
         if verdict is None or distribution is None:
             return {0: (raw, False)}  # the reply is the first sample
         if not cached and self.cache is not None:
