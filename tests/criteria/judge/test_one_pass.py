@@ -90,3 +90,26 @@ def test_without_log_probabilities_the_samples_are_written(server: FakeServer) -
     assert [b.get("n", 1) for b in server.received] == [1, 2] and record.verdicts == ["valid"] * 3
     _score(server, {}, judge=judge)  # the judge remembers: no more asking for log-probabilities
     assert not any("logprobs" in b for b in server.received[2:])
+
+
+def test_shipped_thresholds_apply_to_probabilities_unless_configured(server: FakeServer) -> None:
+    from agenteval.criteria.judge.response import FinalResponseMatchV2
+    shipped = FinalResponseMatchV2.default_min_confidence
+    assert shipped is not None and 0.5 < shipped < 1
+    low = shipped * 0.95 - 0.1  # p(valid) = low / 0.95 once "No" is dropped: below the threshold
+    server.steps = [Step(200, _logprob_reply(low))]
+    record = _score(server, {"num_samples": 1}).judge_records[0]
+    assert record.uncertain and record.score is None and record.confidence is not None
+    assert f"below min_confidence {shipped:g}" in (record.error or "")
+    off = _score(server, {"num_samples": 1, "min_confidence": 0}).judge_records[0]
+    assert not off.uncertain and off.score == 1.0  # a configured threshold wins, 0 turns it off
+
+
+def test_written_samples_are_cached_too(server: FakeServer, tmp_path: Path) -> None:
+    server.steps = [Step(200, reply('{"verdict": "valid", "rationale": "same"}'))]
+    cache = JudgeCacheDB(tmp_path / "cache.sqlite")
+    first = _score(server, {"num_samples": 1}, cache).judge_records[0]
+    second = _score(server, {"num_samples": 1}, cache).judge_records[0]  # a new judge service
+    assert len(server.received) == 1 and second.cached and not first.cached
+    assert first.confidence_source is None and second.verdict == "valid"
+    cache.close()

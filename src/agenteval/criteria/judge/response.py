@@ -12,6 +12,9 @@ class FinalResponseMatchV2(JudgeCriterion):
     expected one? Per invocation 1 (valid) or 0 (invalid); overall, the fraction valid."""
 
     requires_expected = True
+    # Measured on bench/judge_set with the embedded judge (47 cases): 87% right; verdicts at
+    # p >= 0.55 agree with the labels 93% of the time and cover 87% of the cases.
+    default_min_confidence = 0.55
 
     def questions(self, ctx: EvalContext) -> list[JudgeQuestion]:
         if ctx.expected is None:
