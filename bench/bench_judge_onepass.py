@@ -19,7 +19,10 @@ from reusing another's. Every criterion is warmed up with one untimed case first
     python bench/bench_judge_onepass.py [--limit 2] [--configs sampled1,sampled5,onepass1,onepass5]
     python bench/bench_judge_onepass.py --table-from bench/out/judge_onepass.jsonl
 
-Per-case rows go to --out; tables to stdout.
+Per-case rows go to --out; tables to stdout. Besides wall seconds, each row has the CPU seconds
+the process spent (llama.cpp's threads included): with `--threads 1` that is close to what the
+verdict takes on an idle core, and far less sensitive than wall time to other work on the
+machine.
 """
 
 from __future__ import annotations
@@ -78,24 +81,29 @@ def pct(values: list[float], q: float) -> float:
 
 def tables(rows: list[dict[str, Any]]) -> None:
     configs = [c for c in CONFIGS if any(r["config"] == c for r in rows)]
-    print("| configuration | cases | verdicts | accuracy | median s/verdict | p90 s/verdict | model calls "
-          "| completion tokens |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| configuration | cases | verdicts | accuracy | median s/verdict | p90 s/verdict "
+          "| median CPU s/verdict | p90 CPU s/verdict | model calls | completion tokens |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for c in configs:
         mine = [r for r in rows if r["config"] == c]
         per = [r["seconds_per_verdict"] for r in mine]
+        cpu = [r.get("cpu_seconds_per_verdict", float("nan")) for r in mine]
         print(f"| {c} | {len(mine)} | {sum(r['questions'] for r in mine)} | "
               f"{sum(r['correct'] for r in mine)}/{len(mine)} | {statistics.median(per):.2f} | "
-              f"{pct(per, 0.9):.2f} | {sum(r['model_calls'] for r in mine)} | "
-              f"{sum(r['completion_tokens'] for r in mine)} |")
+              f"{pct(per, 0.9):.2f} | {statistics.median(cpu):.2f} | {pct(cpu, 0.9):.2f} | "
+              f"{sum(r['model_calls'] for r in mine)} | {sum(r['completion_tokens'] for r in mine)} |")
     kinds = sorted({r["criterion"] for r in rows})
-    print("\nMedian seconds per case (the whole criterion: every question, requirement and cross-check):\n")
+    print("\nMedian seconds per case, wall / CPU (the whole criterion: every question, requirement and "
+          "cross-check):\n")
     print("| criterion | " + " | ".join(configs) + " |")
     print("|---|" + "---|" * len(configs))
     for k in kinds:
-        cells = [statistics.median([r["seconds"] for r in rows if r["config"] == c and r["criterion"] == k])
-                 for c in configs]
-        print(f"| {k} | " + " | ".join(f"{x:.1f}" for x in cells) + " |")
+        cells = []
+        for c in configs:
+            mine = [r for r in rows if r["config"] == c and r["criterion"] == k]
+            cells.append(f"{statistics.median([r['seconds'] for r in mine]):.1f} / "
+                         f"{statistics.median([r.get('cpu_seconds', float('nan')) for r in mine]):.1f}")
+        print(f"| {k} | " + " | ".join(cells) + " |")
     by_case: dict[str, dict[str, Any]] = {}
     for r in rows:
         by_case.setdefault(r["id"], {})[r["config"]] = r["pred_positive"]
@@ -124,13 +132,17 @@ async def main_async(args: argparse.Namespace) -> None:
             order = configs[i % len(configs):] + configs[:i % len(configs)]
             for config in order:
                 judge, model = judge_for(config, f"{config}-{case['id']}-{args.run_tag}")
+                cpu = time.process_time()
                 row = await run_case(kind, inj, case, judge, model, CONFIGS[config][0])
+                row["cpu_seconds"] = time.process_time() - cpu
+                row["cpu_seconds_per_verdict"] = row["cpu_seconds"] / row["questions"]
                 row["config"], row["load"] = config, os.getloadavg()[0]
                 rows.append(row)
                 sink.write(json.dumps(row, ensure_ascii=False) + "\n")
                 sink.flush()
                 print(f"[{i + 1}/{len(cases)}] {config:9} {'ok ' if row['correct'] else 'BAD'} {row['id']:8} "
-                      f"{row['seconds']:6.1f}s calls={row['model_calls']} load={row['load']:.2f}",
+                      f"{row['seconds']:6.1f}s cpu={row['cpu_seconds']:.1f}s calls={row['model_calls']} "
+                      f"load={row['load']:.2f}",
                       file=sys.stderr, flush=True)
     print(f"load after: {os.getloadavg()}", file=sys.stderr)
     tables(rows)
