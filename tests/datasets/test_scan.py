@@ -11,6 +11,7 @@ import pytest
 
 from agenteval.datasets.scan import DepthScan, scan_file
 from agenteval.errors import DataError
+from tests.datasets.test_nesting import _depth
 
 
 def _nested(rng: random.Random, depth: int) -> Any:
@@ -19,14 +20,6 @@ def _nested(rng: random.Random, depth: int) -> Any:
     if rng.random() < 0.5:
         return [_nested(rng, depth - 1)]
     return {"k[\\\\": _nested(rng, depth - 1), "z": '}}"['}
-
-
-def _depth(value: Any) -> int:
-    if isinstance(value, dict):
-        return 1 + max((_depth(v) for v in value.values()), default=0)
-    if isinstance(value, list):
-        return 1 + max((_depth(v) for v in value), default=0)
-    return 0
 
 
 def test_depth_is_exact_in_one_chunk_and_bounded_across_chunks() -> None:

@@ -16,7 +16,7 @@ from agenteval.datasets.files import parse_json, read_bytes
 from agenteval.datasets.nesting import MAX_RESULT_DEPTH, check_depth
 from agenteval.errors import DataError
 from agenteval.runner.scoring import CaseRun, NotEvaluatedPolicy, score_case
-from agenteval.schema import EvalCaseResult, EvalSet, EvalSetResult
+from agenteval.schema import EvalCase, EvalCaseResult, EvalSet, EvalSetResult
 from agenteval.schema.progress import CaseFinished, CaseStarted, Listener
 from agenteval.schema.run import RunSpec
 from agenteval.store.history import parse_result
@@ -88,17 +88,24 @@ def pair_runs(expected: EvalSet, actual: EvalSet,
             raise DataError(actual_source, "eval_cases",
                             f"no case with eval_id {case.eval_id!r} (the expected set has it)")
         i, got = actual_index[case.eval_id]
-        if got.conversation is None:
-            raise DataError(actual_source, f"eval_cases[{i}].conversation",
-                            "field required: recorded runs need a conversation")
-        if case.conversation is not None and len(case.conversation) != len(got.conversation):
-            raise DataError(actual_source, f"eval_cases[{i}].conversation",
-                            f"{len(got.conversation)} invocations, but the expected case "
-                            f"{case.eval_id!r} has {len(case.conversation)}")
-        state = got.session_input.state if got.session_input else None
-        runs.append(CaseRun(case=case, actual=list(got.conversation), eval_set_id=expected.eval_set_id,
-                            session_state=got.final_session_state or state))
+        runs.append(paired_case(case, got, i, expected.eval_set_id, actual_source))
     return runs
+
+
+def paired_case(case: EvalCase, got: EvalCase, i: int, eval_set_id: str,
+                source: str | Path | None) -> CaseRun:
+    """The run of expected `case` that actual case `got` (`eval_cases[i]` of `source`)
+    recorded; a missing conversation or another number of turns is an error."""
+    if got.conversation is None:
+        raise DataError(source, f"eval_cases[{i}].conversation",
+                        "field required: recorded runs need a conversation")
+    if case.conversation is not None and len(case.conversation) != len(got.conversation):
+        raise DataError(source, f"eval_cases[{i}].conversation",
+                        f"{len(got.conversation)} invocations, but the expected case "
+                        f"{case.eval_id!r} has {len(case.conversation)}")
+    state = got.session_input.state if got.session_input else None
+    return CaseRun(case=case, actual=list(got.conversation), eval_set_id=eval_set_id,
+                   session_state=got.final_session_state or state)
 
 
 def runs_from_result(expected: EvalSet, result: EvalSetResult,
@@ -114,18 +121,24 @@ def runs_from_result(expected: EvalSet, result: EvalSetResult,
         if case is None:
             raise DataError(source, f"eval_case_results[{i}].eval_id",
                             f"{got.eval_id!r} is not in the expected eval set")
-        actual = [p.actual_invocation for p in got.eval_metric_result_per_invocation]
-        if case.conversation is not None and len(actual) != len(case.conversation) \
-                and got.error_message is None:
-            raise DataError(source, f"eval_case_results[{i}].eval_metric_result_per_invocation",
-                            f"{len(actual)} invocations, but the expected case {case.eval_id!r} "
-                            f"has {len(case.conversation)}")
-        state = (got.session_details or {}).get("state")
-        runs.append(CaseRun(case=case, actual=actual, eval_set_id=expected.eval_set_id,
-                            session_id=got.session_id, user_id=got.user_id, run_index=got.run_index,
-                            error_message=got.error_message, session_state=state,
-                            session_details=got.session_details, trace=got.trace))
+        runs.append(recorded_run(case, got, i, expected.eval_set_id, source))
     return runs
+
+
+def recorded_run(case: EvalCase, got: EvalCaseResult, i: int, eval_set_id: str,
+                 source: str | Path | None) -> CaseRun:
+    """The run of expected `case` that result `got` (`eval_case_results[i]` of `source`)
+    recorded, to score again; another number of turns (but for a run that failed) is an error."""
+    actual = [p.actual_invocation for p in got.eval_metric_result_per_invocation]
+    if case.conversation is not None and len(actual) != len(case.conversation) \
+            and got.error_message is None:
+        raise DataError(source, f"eval_case_results[{i}].eval_metric_result_per_invocation",
+                        f"{len(actual)} invocations, but the expected case {case.eval_id!r} "
+                        f"has {len(case.conversation)}")
+    return CaseRun(case=case, actual=actual, eval_set_id=eval_set_id, session_id=got.session_id,
+                   user_id=got.user_id, run_index=got.run_index, error_message=got.error_message,
+                   session_state=(got.session_details or {}).get("state"),
+                   session_details=got.session_details, trace=got.trace)
 
 
 def result_id(eval_set_id: str, app_name: str | None = None) -> str:

@@ -17,6 +17,7 @@ import ijson
 from agenteval.datasets.nesting import MAX_RESULT_DEPTH
 from agenteval.datasets.stream import CaseStream
 from agenteval.errors import DataError
+from agenteval.runner.recorded import recorded_run
 from agenteval.runner.scoring import CaseRun
 from agenteval.schema import EvalCase, EvalCaseResult
 
@@ -106,16 +107,7 @@ def result_runs(expected: CaseStream[EvalCase], results: CaseStream[EvalCaseResu
         if case is None:
             raise DataError(path, f"eval_case_results[{i}].eval_id",
                             f"{got.eval_id!r} is not in the expected eval set")
-        actual = [p.actual_invocation for p in got.eval_metric_result_per_invocation]
-        if case.conversation is not None and len(actual) != len(case.conversation) \
-                and got.error_message is None:
-            raise DataError(path, f"eval_case_results[{i}].eval_metric_result_per_invocation",
-                            f"{len(actual)} invocations, but the expected case {case.eval_id!r} "
-                            f"has {len(case.conversation)}")
-        yield CaseRun(case=case, actual=actual, eval_set_id=eval_set_id, session_id=got.session_id,
-                      user_id=got.user_id, run_index=got.run_index, error_message=got.error_message,
-                      session_state=(got.session_details or {}).get("state"),
-                      session_details=got.session_details, trace=got.trace)
+        yield recorded_run(case, got, i, eval_set_id, path)
 
 
 __all__ = ["ExpectedLookup", "RunsApart", "expected_ids", "is_result_document", "open_results",

@@ -27,7 +27,7 @@ from agenteval.datasets.stream import CaseStream, read_head
 from agenteval.errors import DataError
 from agenteval.runner.header import TotalsCounter, end_header, start_header
 from agenteval.runner.job import ScoreJob, judge_models
-from agenteval.runner.recorded import result_id
+from agenteval.runner.recorded import paired_case, result_id
 from agenteval.runner.result_stream import (
     RunsApart,
     expected_ids,
@@ -135,16 +135,7 @@ def pair_streams(expected: CaseStream[EvalCase], actual: CaseStream[EvalCase],
                 raise DataError(src, "eval_cases",
                                 f"no case with eval_id {case.eval_id!r} (the expected set has it)")
         i, got = ahead.pop(case.eval_id)
-        if got.conversation is None:
-            raise DataError(src, f"eval_cases[{i}].conversation",
-                            "field required: recorded runs need a conversation")
-        if case.conversation is not None and len(case.conversation) != len(got.conversation):
-            raise DataError(src, f"eval_cases[{i}].conversation",
-                            f"{len(got.conversation)} invocations, but the expected case "
-                            f"{case.eval_id!r} has {len(case.conversation)}")
-        state = got.session_input.state if got.session_input else None
-        yield CaseRun(case=case, actual=list(got.conversation), eval_set_id=eval_set_id,
-                      session_state=got.final_session_state or state)
+        yield paired_case(case, got, i, eval_set_id, src)
     while read_actual():
         pass
     _refuse_extra(src, ahead, lambda eval_id: False)
