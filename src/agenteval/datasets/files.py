@@ -35,18 +35,25 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+@contextmanager
+def reading(path: str | Path) -> Iterator[None]:
+    """Turns the OSError of reading the file at `path` into a DataError naming it."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise DataError(path, "", "file not found") from None
+    except IsADirectoryError:
+        raise DataError(path, "", "is a directory, expected a JSON file") from None
+    except OSError as e:
+        raise DataError(path, "", f"cannot read: {e}") from None
+
+
 def read_bytes(path: str | Path) -> bytes:
     """A JSON file's bytes without a leading UTF-8 byte-order mark (Windows editors write one);
     a missing or unreadable file is a DataError naming it."""
     p = Path(path)
-    try:
+    with reading(p):
         data = p.read_bytes()
-    except FileNotFoundError:
-        raise DataError(p, "", "file not found") from None
-    except IsADirectoryError:
-        raise DataError(p, "", "is a directory, expected a JSON file") from None
-    except OSError as e:
-        raise DataError(p, "", f"cannot read: {e}") from None
     return data[len(codecs.BOM_UTF8):] if data.startswith(codecs.BOM_UTF8) else data
 
 

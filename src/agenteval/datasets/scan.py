@@ -17,8 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from agenteval.datasets.files import parse_json, read_bytes
-from agenteval.errors import DataError
+from agenteval.datasets.files import parse_json, read_bytes, reading
 
 CHUNK = 4 << 20
 
@@ -118,18 +117,11 @@ def scan_file(path: str | Path, limit: int) -> DepthScan:
     `files.parse_json` does, the JSON path) when it nests deeper than `limit` or holds a lone
     surrogate escape."""
     scan = DepthScan()
-    try:
-        with open(path, "rb") as f:
-            for block in chunks(f):
-                scan.feed(block, limit)
-                if scan.deepest > limit:
-                    break
-    except FileNotFoundError:
-        raise DataError(path, "", "file not found") from None
-    except IsADirectoryError:
-        raise DataError(path, "", "is a directory, expected a JSON file") from None
-    except OSError as e:
-        raise DataError(path, "", f"cannot read: {e}") from None
+    with reading(path), open(path, "rb") as f:
+        for block in chunks(f):
+            scan.feed(block, limit)
+            if scan.deepest > limit:
+                break
     if scan.deepest > limit or scan.surrogates:
         # Bad input only: read whole, by the standard parser, to name the place.
         parse_json(path, read_bytes(path), limit)

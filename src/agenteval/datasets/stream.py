@@ -38,7 +38,7 @@ def _open(path: str | Path) -> BinaryIO:
     return f
 
 
-def _malformed(path: str | Path, e: Exception) -> DataError:
+def malformed(path: str | Path, e: Exception) -> DataError:
     """The error for a file ijson could not parse: the standard parser's, which names the line
     and column (bad input only, so reading it whole is fine), else ijson's message."""
     try:
@@ -76,14 +76,14 @@ def read_head(path: str | Path, list_key: str, wanted: tuple[str, ...] = ()) -> 
                     builder = ijson.ObjectBuilder()
                     builder.event(event, value)
         except ijson.JSONError as e:
-            raise _malformed(path, e) from None
+            raise malformed(path, e) from None
     missing = [k for k in wanted if k not in head]
     for k in missing:  # after the list: one more pass (no writer we know puts them there)
         with _open(path) as f:
             try:
                 found = list(ijson.items(f, k, use_float=True))
             except ijson.JSONError as e:
-                raise _malformed(path, e) from None
+                raise malformed(path, e) from None
         if found:
             head[k] = found[0]
     return head
@@ -111,7 +111,7 @@ class CaseStream(Generic[M]):
                 except StopIteration:
                     return
                 except ijson.JSONError as e:
-                    raise _malformed(self.path, e) from None
+                    raise malformed(self.path, e) from None
                 try:
                     yield i, self.model.model_validate(data)
                 except ValidationError as e:
@@ -119,4 +119,4 @@ class CaseStream(Generic[M]):
                 i += 1
 
 
-__all__ = ["CaseStream", "read_head"]
+__all__ = ["CaseStream", "malformed", "read_head"]

@@ -15,7 +15,7 @@ from pathlib import Path
 import ijson
 
 from agenteval.datasets.nesting import MAX_RESULT_DEPTH
-from agenteval.datasets.stream import CaseStream
+from agenteval.datasets.stream import CaseStream, malformed
 from agenteval.errors import DataError
 from agenteval.runner.recorded import recorded_run
 from agenteval.runner.scoring import CaseRun
@@ -27,7 +27,7 @@ def _ids(path: str | Path, prefix: str) -> Iterator[str]:
         try:
             yield from ijson.items(f, prefix)
         except ijson.JSONError as e:
-            raise DataError(path, "", f"malformed JSON: {e}") from None
+            raise malformed(path, e) from None
 
 
 class RunsApart(DataError):

@@ -60,6 +60,7 @@ class DocumentWriter:
         if pieces is None:
             raise AgentEvalError(f"cannot lay out result document {shell.eval_set_result_id!r}")
         self._prelude = pieces[0]
+        self._spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed by commit or abort)
         self._targets: list[TargetWriter] = []
         try:
             for path in paths:  # the same bytes to each (the output and the history's copy)
@@ -68,7 +69,6 @@ class DocumentWriter:
         except BaseException:
             self.abort()
             raise
-        self._spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed by commit or abort)
         self.cases = self.summaries = 0
 
     def _write(self, chunk: bytes) -> None:
@@ -105,8 +105,7 @@ class DocumentWriter:
             self._spool.close()
 
     def abort(self) -> None:
-        if hasattr(self, "_spool"):
-            self._spool.close()
+        self._spool.close()
         for target in self._targets:
             target.abort()
 
