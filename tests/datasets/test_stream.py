@@ -48,10 +48,27 @@ def test_malformed_json_names_line_and_column(tmp_path: Path) -> None:
 
 def test_head_keys_before_the_list_and_wanted_ones_after_it(tmp_path: Path) -> None:
     before = _write(tmp_path / "a.json", {"eval_set_id": "s", "name": "n", "meta": {"x": [1]},
-                                          "eval_cases": [], "creation_timestamp": 3.0})
+                                          "eval_cases": [{}], "creation_timestamp": 3.0})
     assert read_head(before, "eval_cases") == {"eval_set_id": "s", "name": "n", "meta": {"x": [1]}}
-    after = _write(tmp_path / "b.json", {"eval_cases": [], "eval_set_id": "late"})
+    after = _write(tmp_path / "b.json", {"eval_cases": [{}], "eval_set_id": "late"})
     assert read_head(after, "eval_cases", ("eval_set_id",)) == {"eval_set_id": "late"}
     not_object = _write(tmp_path / "c.json", [1, 2])
     with pytest.raises(DataError, match="expected a JSON object"):
         read_head(not_object, "eval_cases")
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ([], "eval_cases: the list is empty: there is no eval case"),
+    ("x", "eval_cases: must be a list of eval cases, not a string"),
+    ({}, "eval_cases: must be a list of eval cases, not an object"),
+    (None, "eval_cases: must be a list of eval cases, not null"),
+    (3, "eval_cases: must be a list of eval cases, not a number"),
+])
+def test_the_list_must_be_a_non_empty_array(tmp_path: Path, value: object, message: str) -> None:
+    # A stream of nothing would score as a run where everything passed.
+    path = _write(tmp_path / "a.json", {"eval_set_id": "s", "eval_cases": value})
+    with pytest.raises(DataError, match=message):
+        read_head(path, "eval_cases", what="eval case")
+    missing = _write(tmp_path / "b.json", {"eval_set_id": "s"})
+    with pytest.raises(DataError, match="eval_cases: field required"):
+        read_head(missing, "eval_cases", what="eval case")

@@ -68,12 +68,43 @@ def parse_json(file: str | Path | None, data: bytes, max_depth: int) -> Any:
     except UnicodeDecodeError as e:
         raise DataError(file, "", f"cannot read: {e}") from None
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as e:
         raise DataError(file, f"line {e.lineno} column {e.colno}", f"malformed JSON: {e.msg}") from None
+    except _NonFinite as e:
+        check_finite(file, data)  # names the place
+        raise DataError(file, "", f"malformed JSON: {e} is not a JSON number") from None
     if _SURROGATE_ESCAPE.search(data):  # rare: only then is the parsed value walked
         _check_surrogates(file, value, "")
     return value
+
+
+class _NonFinite(ValueError):
+    """NaN, Infinity or -Infinity met by `json.loads` (see `check_finite`)."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NonFinite(name)
+
+
+# A string (skipped whole) or a bare NaN / Infinity outside strings.
+_CONSTANT = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
+
+
+def check_finite(file: str | Path | None, data: bytes) -> None:
+    """A DataError at `line L column C` of the first bare NaN / Infinity (outside a string):
+    Python's parser and pydantic's take them, JSON and the streamed reader do not, so every
+    path refuses them alike. Costs one byte search unless such a word is there."""
+    if b"NaN" not in data and b"Infinity" not in data:
+        return
+    text = data.decode("utf-8", errors="replace")
+    for m in _CONSTANT.finditer(text):
+        if m.group(1):
+            line = text.count("\n", 0, m.start(1)) + 1
+            column = m.start(1) - text.rfind("\n", 0, m.start(1))
+            raise DataError(file, f"line {line} column {column}",
+                            f"malformed JSON: {m.group(1)} is not a JSON number (JSON numbers are "
+                            "finite; agenteval writes such values as strings)")
 
 
 # A \uD800-\uDFFF escape: JSON allows one alone, UTF-8 (so no file agenteval writes) cannot hold it.

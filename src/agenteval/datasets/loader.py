@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agenteval.datasets.files import gc_paused, parse_json, read_bytes, read_json, write_model
+from agenteval.datasets.files import check_finite, gc_paused, parse_json, read_bytes, read_json, write_model
 from agenteval.datasets.legacy import (
     convert_session_list,
     convert_turn_list,
@@ -76,6 +76,7 @@ def validate_eval_set_json(text: bytes, file: str | Path | None = None) -> EvalS
     if text.startswith(codecs.BOM_UTF8):
         text = text[len(codecs.BOM_UTF8):]
     check_depth(file, text, MAX_DEPTH)
+    check_finite(file, text)
     with gc_paused():
         eval_set = EvalSet.model_validate_json(text)
     check_unique_ids(file, eval_set)

@@ -48,10 +48,19 @@ def malformed(path: str | Path, e: Exception) -> DataError:
     return DataError(path, "", f"malformed JSON: {e}")
 
 
-def read_head(path: str | Path, list_key: str, wanted: tuple[str, ...] = ()) -> dict[str, Any]:
+_KINDS = {"start_map": "an object", "string": "a string", "number": "a number",
+          "boolean": "a boolean", "null": "null"}
+
+
+def read_head(path: str | Path, list_key: str, wanted: tuple[str, ...] = (),
+              what: str = "item") -> dict[str, Any]:
     """The top-level keys of the JSON object at `path` that come before `list_key`, and
-    `wanted` keys wherever they are. A DataError when the file is not a JSON object."""
+    `wanted` keys wherever they are. A DataError naming `list_key` when the file is not a JSON
+    object, or `list_key` is missing, is not an array, or is an empty one (a stream of nothing
+    would otherwise look like a run where everything passed): a file of `what`s holds one at
+    least."""
     head: dict[str, Any] = {}
+    found_list = False
     with _open(path) as f:
         events = ijson.parse(f, use_float=True)
         try:
@@ -68,6 +77,8 @@ def read_head(path: str | Path, list_key: str, wanted: tuple[str, ...] = ()) -> 
                     continue
                 if prefix == "" and event == "map_key":
                     if value == list_key:
+                        _check_list(path, list_key, events, what)
+                        found_list = True
                         break
                     key = value
                 elif prefix == key and event in _SCALARS:
@@ -77,6 +88,8 @@ def read_head(path: str | Path, list_key: str, wanted: tuple[str, ...] = ()) -> 
                     builder.event(event, value)
         except ijson.JSONError as e:
             raise malformed(path, e) from None
+    if not found_list:
+        raise DataError(path, list_key, f"field required (a list of at least one {what})")
     missing = [k for k in wanted if k not in head]
     for k in missing:  # after the list: one more pass (no writer we know puts them there)
         with _open(path) as f:
@@ -87,6 +100,17 @@ def read_head(path: str | Path, list_key: str, wanted: tuple[str, ...] = ()) -> 
         if found:
             head[k] = found[0]
     return head
+
+
+def _check_list(path: str | Path, list_key: str, events: Iterator[tuple[str, str, Any]],
+                what: str) -> None:
+    """Reads the start of `list_key`'s value: a DataError unless it is a non-empty array."""
+    _, event, _ = next(events)
+    if event != "start_array":
+        raise DataError(path, list_key, f"must be a list of {what}s, not {_KINDS.get(event, event)}")
+    _, event, _ = next(events)
+    if event == "end_array":
+        raise DataError(path, list_key, f"the list is empty: there is no {what}")
 
 
 class CaseStream(Generic[M]):

@@ -21,7 +21,7 @@ from agenteval.runner.executors.pick import executor_for
 from agenteval.runner.header import finish_header, start_header
 from agenteval.runner.job import EvalJob, JobOptions, ScoreJob, judge_models
 from agenteval.runner.recorded import score_recorded
-from agenteval.runner.selection import check_args_match
+from agenteval.runner.selection import check_args_match, check_has_cases
 from agenteval.runner.services import Services
 from agenteval.schema import (
     AgentInfo,
@@ -101,6 +101,7 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
     check_judges(metrics, job, services)
     judge = _judge(services, listener)
     executor = executor_for(job, services, judge, listener)  # None: the local executor
+    check_has_cases(job.selections)
     check_args_match(metrics, [s.eval_set for s in job.selections], job.config_source)
     adapter = to_adapter(job.agent, services.models.get, job.agent_model)
     kind, agent_model = describe(adapter)
@@ -158,6 +159,7 @@ async def rescore(job: ScoreJob, services: Services, listener: Listener | None =
     metrics = job.metrics()
     check_judges(metrics, job, services)
     judge = _judge(services, listener)
+    check_has_cases([job.expected])
     check_args_match(metrics, [job.expected.eval_set], job.config_source)
     roles = ModelRoles(judge=[_canonical(n) for n in judge_models(metrics)])
     header = start_header(job, [job.expected], roles, endpoints=job.endpoint_settings(metrics))

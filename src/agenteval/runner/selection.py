@@ -65,7 +65,16 @@ def select(args: Sequence[str], agent_dir: Path | None = None,
             raise DataError(path, "eval_set_id", f"{eval_set.eval_set_id!r} is also the id of {seen.path}; "
                             "select its cases as one argument (FILE:id1,id2) or give each set its own id")
         out.append(Selection(path, eval_set, ids))
+    check_has_cases(out)
     return out
+
+
+def check_has_cases(selections: Sequence[Selection]) -> None:
+    """A DataError naming the file when a selected eval set holds no case: a run of nothing
+    would report "0 failed" and pass a CI gate."""
+    for s in selections:
+        if not s.eval_set.eval_cases:
+            raise DataError(s.path, "eval_cases", "the list is empty: the eval set has no case")
 
 
 def check_args_match(metrics: Sequence[ConfiguredMetric], eval_sets: Sequence[EvalSet],

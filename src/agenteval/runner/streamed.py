@@ -91,7 +91,7 @@ def open_eval_set(path: str | Path) -> tuple[EvalSet, CaseStream[EvalCase]]:
     its cases. A DataError when it is not a current-format eval set (legacy files are loaded
     whole: see `datasets.load_eval_set`)."""
     cases = CaseStream(path, "eval_cases", EvalCase, MAX_DEPTH)  # scans the nesting first
-    head = read_head(path, "eval_cases", _HEAD_KEYS)
+    head = read_head(path, "eval_cases", _HEAD_KEYS, what="eval case")
     if "eval_set_id" not in head:
         raise DataError(path, "eval_set_id", "field required")
     try:
