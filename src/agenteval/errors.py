@@ -53,15 +53,22 @@ def from_validation_error(
     return DataError(file, json_path(first["loc"], prefix), message)
 
 
+def unwrap(exc: BaseException) -> BaseException:
+    """The first exception an exception group (e.g. from a task group) wraps, however deep;
+    any other exception as it is."""
+    # Duck-typed: BaseExceptionGroup is built in from Python 3.11 only (anyio backports it).
+    while isinstance(getattr(exc, "exceptions", None), tuple) and exc.exceptions:  # type: ignore[attr-defined]
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    return exc
+
+
 def describe(exc: BaseException) -> str:
     """One line saying what went wrong: `Type: message (at file:line)`, for the exception an
     exception group (e.g. from a task group) wraps rather than for the group, so the cause is
     never reduced to "unhandled errors in a TaskGroup"."""
     import traceback
 
-    # Duck-typed: BaseExceptionGroup is built in from Python 3.11 only (anyio backports it).
-    while isinstance(getattr(exc, "exceptions", None), tuple) and exc.exceptions:  # type: ignore[attr-defined]
-        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    exc = unwrap(exc)
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
     text = str(exc)

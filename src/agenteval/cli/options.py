@@ -103,10 +103,18 @@ def report_options(fn: F) -> F:
 
 def guard(fn: Callable[..., int], *args: Any) -> int:
     """Runs a command; bad input prints one line naming file and key and returns 2."""
-    from agenteval.errors import AgentEvalError
+    from agenteval.errors import AgentEvalError, unwrap
 
     try:
         return fn(*args)
     except AgentEvalError as e:
         click.echo(f"error: {e}", err=True)
+        return 2
+    except Exception as e:
+        # A task group wraps what its task raised: a refusal from inside the run (a full disk
+        # under the journal, say) is still one line and exit 2, not a group's traceback.
+        inner = unwrap(e)
+        if not isinstance(inner, AgentEvalError):
+            raise
+        click.echo(f"error: {inner}", err=True)
         return 2

@@ -19,6 +19,7 @@ What a target may be:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import tempfile
@@ -174,7 +175,11 @@ class TargetWriter:
             raise self._error(e) from None
 
     def abort(self) -> None:
-        self._file.close()
+        """Discards what was written; safe to call twice. Closing may fail again (a full disk
+        fails the flush of what is still buffered): that is the error already being reported,
+        so it is not raised a second time."""
+        with contextlib.suppress(OSError):
+            self._file.close()
         if self._tmp is not None:
             Path(self._tmp).unlink(missing_ok=True)
             self._tmp = None

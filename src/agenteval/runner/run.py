@@ -35,6 +35,7 @@ from agenteval.schema import (
 )
 from agenteval.schema.progress import Listener, RunFinished, RunStarted
 from agenteval.simulation import LlmUserSimulator, parse_simulator_config
+from agenteval.store import JudgeCacheDB
 from agenteval.tracing.ingest import TraceConversations
 
 
@@ -64,6 +65,9 @@ def check_judges(metrics: list[ConfiguredMetric], job: JobOptions, services: Ser
                                     "--escalate_judge_model", str(e)) from None
                 raise DataError(job.config_source, f"criteria.{m.name}.judge_model_options.{key}",
                                 str(e)) from None
+    judged = any(isinstance(m.criterion, LlmAsAJudgeCriterion) for m in metrics)
+    if judged and isinstance(services.judge_cache, JudgeCacheDB):
+        services.judge_cache.check()  # a corrupt cache fails here, not in every judged case
     if job.config.user_simulator_config is not None:  # checked whether or not a case needs it
         sim_config = parse_simulator_config(job.config.user_simulator_config, job.config_source)
         try:
@@ -92,7 +96,14 @@ def _finish(header: RunSpec, results: list[EvalSetResult], judge: JudgeService,
 
 
 async def run(job: EvalJob, services: Services, listener: Listener | None = None) -> Run:
-    """Runs the job's agent over its eval sets and scores every case run."""
+    """Runs the job's agent over its eval sets and scores every case run.
+
+    With a journal (`services.journal`) this process owns the run (`Journal.claim`; resuming a
+    run another live process owns is a `RunOwned` error, one already recorded in the run
+    history is `AlreadyFinished`) and commits each case run to the journal as it finishes. The
+    run stays in the journal, owned, after `run` returns: recording its documents
+    (`agenteval.store.record`) forgets it there, and ownership ends with `journal.release` /
+    `close` or the process. A run that raises is released at once (interrupted: resumable)."""
     if job.agent is None:
         raise AgentEvalError("EvalJob.agent is required")
     if job.num_runs < 1:
@@ -130,26 +141,28 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
         raise AgentEvalError("resuming a run needs the run journal (a store root for the run)")
     kept = resume_from(job, journal, header) if journal is not None else {}
     total = sum(len(r.cases()) for r in requests) * job.num_runs
-    if journal is not None:
-        journal.begin(header, fingerprint(job), total)
-    if listener is not None:
-        listener(RunStarted(header.run_id, total - len(kept)))
 
     def journaled(result: EvalCaseResult) -> None:
         if journal is not None:
             journal.append(header.run_id, result.eval_set_id, result)
 
-    results = await run_evaluation(adapter, requests, num_runs=job.num_runs,
-                                   parallelism=job.concurrency.cases, app_name=job.app_name,
-                                   simulator=simulator, judge=judge, listener=listener,
-                                   header=header, traces=job.traces, finished=kept,
-                                   on_case_done=journaled,
-                                   case_timeout=job.case_timeout or job.config.case_timeout,
-                                   executor=executor)
-    done = _finish(header, results, judge, services, listener)
-    if journal is not None:
-        journal.finish(header.run_id)
-    return done
+    try:
+        if journal is not None:
+            journal.begin(header, fingerprint(job), total)
+        if listener is not None:
+            listener(RunStarted(header.run_id, total - len(kept)))
+        results = await run_evaluation(adapter, requests, num_runs=job.num_runs,
+                                       parallelism=job.concurrency.cases, app_name=job.app_name,
+                                       simulator=simulator, judge=judge, listener=listener,
+                                       header=header, traces=job.traces, finished=kept,
+                                       on_case_done=journaled,
+                                       case_timeout=job.case_timeout or job.config.case_timeout,
+                                       executor=executor)
+    except BaseException:
+        if journal is not None:  # interrupted: resumable at once, by this process or another
+            journal.release(header.run_id)
+        raise
+    return _finish(header, results, judge, services, listener)
 
 
 async def rescore(job: ScoreJob, services: Services, listener: Listener | None = None) -> Run:
