@@ -51,3 +51,33 @@ def test_a_target_that_cannot_be_replaced_is_a_data_error_and_leaves_nothing(tmp
     with pytest.raises(DataError, match="cannot be written"):
         writer.commit(result([]))
     assert [p.name for p in tmp_path.iterdir()] == ["dir"] and not list((tmp_path / "dir").iterdir())
+
+
+def test_a_name_made_from_a_long_id_fits_a_file_system_and_stays_apart() -> None:
+    from agenteval.store.output import MAX_NAME, safe_name
+
+    a, b = "y" * 300 + "_1795634587.58", "y" * 299 + "z_1795634587.58"
+    assert len(safe_name(a)) <= MAX_NAME
+    assert safe_name(a) != safe_name(b)  # the hash tells apart ids that share their ends
+    assert safe_name(a).endswith("_1795634587.58")  # the time stays readable
+    assert safe_name("short_id") == "short_id"
+
+
+def test_a_run_of_a_set_with_a_300_character_id_is_recorded(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from agenteval.cli.main import cli
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "agent.py").write_text("root_agent = lambda text: 'hello'\n")
+    case = {"eval_id": "a", "conversation": [
+        {"user_content": {"role": "user", "parts": [{"text": "hi"}]},
+         "final_response": {"role": "model", "parts": [{"text": "hello"}]}}]}
+    (tmp_path / "s.json").write_text(json.dumps({"eval_set_id": "y" * 300, "eval_cases": [case]}))
+    r = CliRunner().invoke(cli, ["eval", "agent.py", "s.json"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert "Recorded run" in r.output
+    assert len(list((tmp_path / ".agenteval" / "eval_history").glob("*.evalset_result.json"))) == 1

@@ -5,6 +5,7 @@ from agenteval.agents.builtin import Agent, BuiltinAdapter
 from agenteval.agents.callable import CallableAdapter
 from agenteval.agents.loader import (
     AgentLoadError,
+    agent_home,
     check_agent_path,
     describe,
     load_root_agent,
@@ -23,6 +24,7 @@ __all__ = [
     "Tool",
     "ToolContext",
     "TurnResult",
+    "agent_home",
     "check_agent_path",
     "describe",
     "load_root_agent",

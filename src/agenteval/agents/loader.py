@@ -77,6 +77,13 @@ def check_agent_path(agent_path: str | Path) -> None:
                          "or a .py file exposing root_agent)")
 
 
+def agent_home(agent_path: str | Path) -> Path:
+    """The folder that holds an agent's eval sets and `.agenteval/` store: the agent's folder,
+    or the folder of an agent given as a .py file."""
+    path = Path(agent_path)
+    return path.parent if path.suffix == ".py" and path.is_file() else path
+
+
 def load_root_agent(agent_path: str | Path) -> Any:
     """Imports the agent module and returns its `root_agent` (or `agent.root_agent`)."""
     path = Path(agent_path)

@@ -22,12 +22,16 @@ from agenteval.errors import DataError, from_validation_error
 from agenteval.schema import ConversationScenario, EvalCase, EvalSet, SessionInput
 
 SET_ID = re.compile(r"^[a-zA-Z0-9_]+$")  # ADK's rule for the ids it creates
+MAX_SET_ID = 200
 
 
 def eval_set_path(agent_dir: str | Path, eval_set_id: str) -> Path:
     """Where the set `eval_set_id` of the agent lives; a DataError for an id ADK would refuse."""
     if not SET_ID.match(eval_set_id):
         raise DataError(None, "EVAL_SET_ID", f"{eval_set_id!r}: use letters, digits and _ only")
+    if len(eval_set_id) > MAX_SET_ID:  # it names the file: 255 bytes at most on most systems
+        raise DataError(None, "EVAL_SET_ID", f"{eval_set_id[:40]}... is {len(eval_set_id)} characters "
+                        f"long; at most {MAX_SET_ID}")
     return Path(agent_dir) / f"{eval_set_id}.evalset.json"
 
 

@@ -6,6 +6,7 @@ named `<stem>.<eval set id><suffix>`, the id made safe for a file name (an id is
 
 from __future__ import annotations
 
+import hashlib
 import re
 import tempfile
 from collections.abc import Sequence
@@ -17,10 +18,18 @@ from agenteval.errors import AgentEvalError
 from agenteval.schema import CaseSummary, EvalCaseResult, EvalSetResult
 
 
+MAX_NAME = 160  # characters of a name made from an id: file systems allow 255 bytes in all
+
+
 def safe_name(text: str) -> str:
     """`text` with every character outside `[A-Za-z0-9_.-]` replaced by `_` (no separators, no
-    `..` that could climb)."""
+    `..` that could climb). A name longer than `MAX_NAME` keeps its first 100 characters and its
+    last 40 (where a result id keeps its time) around a hash of the whole, so that an id of any
+    length names a file that can be written, and two ids still name two files."""
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", text)
+    if len(name) > MAX_NAME:
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        name = f"{name[:100]}-{digest}-{name[-40:]}"
     return "_" + name if name.startswith(".") or not name else name
 
 
