@@ -42,6 +42,11 @@ def test_trace_command_prints_the_tree(project: Path) -> None:
     assert 'args {"q": "x"}' in one and 'args {"q": "y"}' not in one
     r = CliRunner().invoke(cli, ["trace", "latest", "nope", "--root", str(project)])
     assert r.exit_code == 2 and "no case 'nope' in this run (cases: good)" in r.output
+    # An invocation the case does not have is an error, not a header over an empty tree.
+    r = CliRunner().invoke(cli, ["trace", "latest", "good", "--root", str(project), "--invocation", "99"])
+    assert r.exit_code == 2, r.output
+    assert "--invocation: 99 is out of range: the case has 2 invocations (0 to 1)" in r.output
+    assert "myset / good" not in r.output
 
 
 def test_a_scored_result_says_it_has_no_trace(project: Path, tmp_path: Path) -> None:

@@ -24,6 +24,12 @@ def _trace(ref: str, case_id: str | None, root: str, run_index: int | None, invo
         known = ", ".join(dict.fromkeys(c.eval_id for c in result.eval_case_results)) or "none"
         what = f"case {case_id!r}" + ("" if run_index is None else f" run {run_index}")
         raise DataError(ref, "eval_case_results", f"no {what} in this run (cases: {known})")
+    if invocation is not None:
+        turns = max(len(c.eval_metric_result_per_invocation) for c in cases)
+        if invocation >= turns:  # an empty tree under a header would look like a trace of nothing
+            raise DataError(None, "--invocation", f"{invocation} is out of range: the case has "
+                            f"{turns} invocation{'' if turns == 1 else 's'} (0 to {turns - 1})"
+                            if turns else f"{invocation} is out of range: the case has no invocation")
     console = Console()
     for case in cases:
         title = f"{result.eval_set_id} / {case.eval_id}  run {case.run_index}"
