@@ -53,6 +53,8 @@ def load_actual(path: str | Path) -> Actual:
     data = parse_json(path, text, MAX_RESULT_DEPTH)
     if isinstance(data, dict) and "eval_set_result_id" in data:
         result = parse_result(path, data)
+        if not result.eval_case_results:  # re-scoring nothing would pass the gate
+            raise DataError(path, "eval_case_results", "the list is empty: there is no case run to score")
         check_unique_runs(path, result)
         return result
     return parse_eval_set(path, data)

@@ -15,7 +15,7 @@ from pathlib import Path
 import ijson
 
 from agenteval.datasets.nesting import MAX_RESULT_DEPTH
-from agenteval.datasets.stream import CaseStream, malformed
+from agenteval.datasets.stream import CaseStream, malformed, read_head
 from agenteval.errors import DataError
 from agenteval.runner.recorded import recorded_run
 from agenteval.runner.scoring import CaseRun
@@ -78,8 +78,11 @@ def is_result_document(path: str | Path) -> bool:
 
 
 def open_results(path: str | Path) -> CaseStream[EvalCaseResult]:
-    """The case runs of the result document at `path` (its nesting checked first)."""
-    return CaseStream(path, "eval_case_results", EvalCaseResult, MAX_RESULT_DEPTH)
+    """The case runs of the result document at `path` (its nesting checked first); a
+    DataError when `eval_case_results` is missing, not a list or empty."""
+    stream = CaseStream(path, "eval_case_results", EvalCaseResult, MAX_RESULT_DEPTH)
+    read_head(path, "eval_case_results", what="case run")
+    return stream
 
 
 def result_runs(expected: CaseStream[EvalCase], results: CaseStream[EvalCaseResult],

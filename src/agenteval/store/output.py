@@ -17,7 +17,6 @@ from agenteval.datasets.targets import TargetWriter
 from agenteval.errors import AgentEvalError
 from agenteval.schema import CaseSummary, EvalCaseResult, EvalSetResult
 
-
 MAX_NAME = 160  # characters of a name made from an id: file systems allow 255 bytes in all
 
 
