@@ -1,4 +1,5 @@
-"""Shared test fixtures: paths to the shared ADK fixtures and small builders."""
+"""Test fixtures: paths to the ADK and parity fixtures (copied into tests/fixtures/, see its
+README, so that a clone passes alone) and the fake model server."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared" / "fixtures"
-ADK = SHARED / "adk"
-PARITY = SHARED / "parity"
+FIXTURES = REPO / "tests" / "fixtures"
+ADK = FIXTURES / "adk"
+PARITY = FIXTURES / "parity"
 
 
 @pytest.fixture

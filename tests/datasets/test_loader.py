@@ -14,14 +14,14 @@ from agenteval.datasets import (
     validate_eval_set_json,
 )
 from agenteval.errors import DataError
-from tests.conftest import ADK, SHARED
+from tests.conftest import ADK, FIXTURES, PARITY
 
 
 def _json_files() -> list[Path]:
-    return sorted(p for p in SHARED.rglob("*.json") if p.name != "adk_scores.json")
+    return sorted(p for d in (ADK, PARITY) for p in d.rglob("*.json") if p.name != "adk_scores.json")
 
 
-@pytest.mark.parametrize("path", _json_files(), ids=lambda p: str(p.relative_to(SHARED)))
+@pytest.mark.parametrize("path", _json_files(), ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_every_shared_fixture_loads(path: Path) -> None:
     if path.name.startswith("config_") or path.name == "test_config.json":
         load_eval_config(path)
