@@ -22,7 +22,7 @@ from rich.console import Console
 from agenteval.datasets import load_eval_set
 from agenteval.errors import DataError
 from agenteval.reporting import console_report
-from agenteval.runner import EvalJob, Selection, Services, resolve_config, run
+from agenteval.runner import EvalJob, Selection, resolve_config, start
 from agenteval.schema import Concurrency, EvalConfig, EvalSet, EvalSetResult, EvalStatus
 from agenteval.store import record, write_outputs
 
@@ -164,8 +164,7 @@ class AgentEvaluator:
                       concurrency=concurrency, command="AgentEvaluator", agent=agent,
                       selections=selections, num_runs=num_runs, agent_model=agent_model,
                       app_name=app_name, agent_path=agent_path, executor=executor)
-        services = Services.create(dict(os.environ), concurrency, store_root=store_root)
-        done = await run(job, services)
+        done = await start(job, dict(os.environ), store_root)
         if store_root is not None:
             record(store_root, done)
         return done.results

@@ -1,4 +1,5 @@
 import asyncio
+import json
 import sys
 from pathlib import Path
 
@@ -6,6 +7,7 @@ import pytest
 
 from agenteval import AgentEvaluator, EvaluationFailed
 from agenteval.errors import DataError
+from tests.fake_server import FakeServer, Step
 from tests.helpers import call, eval_set, inv
 
 AGENT = '''
@@ -62,3 +64,23 @@ def test_empty_directory_is_an_error(tmp_path: Path, agent_pkg: str) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(DataError, match=r"no \*.test.json"):
         asyncio.run(AgentEvaluator.evaluate(agent_pkg, tmp_path / "empty"))
+
+
+def test_the_configs_endpoint_settings_are_in_force(agent_pkg: str, tmp_path: Path,
+                                                    server: FakeServer) -> None:
+    # A judge that never answers gives up after the config's timeout × attempts, and the run
+    # header records those settings as they were applied.
+    server.steps = [Step(delay=30)]
+    url = f"openai-compat:m@{server.base_url}"
+    (tmp_path / "evalpkg" / "evals" / "nested" / "test_config.json").write_text(json.dumps({
+        "criteria": {"final_response_match_v2": {"threshold": 0.5, "judge_model_options": {
+            "judge_model": url, "num_samples": 1}}},
+        "endpoints": {url: {"timeout": 0.3, "attempts": 2}}}))
+    with pytest.raises(EvaluationFailed) as failed:
+        asyncio.run(AgentEvaluator.evaluate(agent_pkg, tmp_path / "evalpkg" / "evals", num_runs=1,
+                                            print_detailed_results=False))
+    assert "within 0.3 s" in str(failed.value)
+    assert len(server.received) == 2  # one case, one sample, attempts: 2
+    header = failed.value.results[0].run
+    assert header is not None and header.endpoints[url].timeout == 0.3
+    assert header.endpoints[url].attempts == 2

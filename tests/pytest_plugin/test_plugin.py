@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fake_server import FakeServer
 from tests.helpers import call, eval_set, inv
 
 pytest_plugins = ["pytester"]
@@ -60,3 +61,27 @@ def test_ini_opt_in_and_bad_file(pytester: pytest.Pytester, project: Path) -> No
     result.assert_outcomes(errors=1)  # pytest stops on collection errors, as for any test file
     result = pytester.runpytest("--continue-on-collection-errors")
     result.assert_outcomes(passed=1, failed=1, errors=1)
+
+
+def test_the_configs_endpoint_settings_are_in_force(pytester: pytest.Pytester, project: Path,
+                                                    server: FakeServer) -> None:
+    # A judge that never answers: the config's timeout and attempts are what the run waits,
+    # and what its header records (not the defaults, 60 s × 3).
+    from tests.fake_server import Step
+
+    server.steps = [Step(delay=30)]
+    url = f"openai-compat:m@{server.base_url}"
+    (project / "test_config.json").write_text(json.dumps({
+        "criteria": {"final_response_match_v2": {"threshold": 0.5, "judge_model_options": {
+            "judge_model": url, "num_samples": 1}}},
+        "endpoints": {url: {"timeout": 0.3, "attempts": 2}}}))
+    pytester.makeini("[pytest]\nagenteval = true\n")
+    result = pytester.runpytest("-k", "good", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1, deselected=1)
+    assert "within 0.3 s" in result.stdout.str()
+    assert len(server.received) == 4  # the file's two cases are run together, each asked twice
+    from agenteval.store import RunStore
+
+    header = RunStore(pytester.path).header("latest")
+    assert header is not None and header.endpoints[url].timeout == 0.3
+    assert header.endpoints[url].attempts == 2

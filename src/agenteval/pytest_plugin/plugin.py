@@ -87,7 +87,7 @@ class EvalFile(pytest.File):
         if self.results is not None:
             return self.results
         from agenteval.agents import load_root_agent
-        from agenteval.runner import EvalJob, Selection, Services, resolve_config, run
+        from agenteval.runner import EvalJob, Selection, resolve_config, start
         from agenteval.runner.sync import run_sync
         from agenteval.schema import Concurrency
         from agenteval.store import record
@@ -109,10 +109,9 @@ class EvalFile(pytest.File):
                       num_runs=runs, agent_model=config.getoption("--agenteval-agent-model"),
                       app_name=agent_path.resolve().name, agent_path=str(agent_path),
                       executor=config.getoption("--agenteval-executor"))
-        services = Services.create(dict(os.environ), concurrency, store_root=config.rootpath)
         if job.executor == "ray":
             _share_ray(config)
-        done = run_sync(run(job, services))
+        done = run_sync(start(job, dict(os.environ), config.rootpath))
         record(config.rootpath, done)
         (result,) = done.results
         self.results = result

@@ -9,7 +9,7 @@ from agenteval.runner.evaluate import EvalSetRequest, run_evaluation
 from agenteval.runner.inference import infer_case, session_spec
 from agenteval.runner.job import EvalJob, JobOptions, ScoreJob, weak_judges, with_judge_model
 from agenteval.runner.recorded import load_actual, pair_runs, score_recorded
-from agenteval.runner.run import Run, check_judges, rescore, run
+from agenteval.runner.run import Run, check_judges, rescore, run, start
 from agenteval.runner.scoring import CaseRun, case_status, metric_status, score_case
 from agenteval.runner.selection import Selection, config_beside, resolve_config, select
 from agenteval.runner.services import Services
@@ -38,6 +38,7 @@ __all__ = [
     "score_recorded",
     "select",
     "session_spec",
+    "start",
     "weak_judges",
     "with_judge_model",
 ]

@@ -1,13 +1,16 @@
 """The one way to run a job: `run` (infer, then score) and `rescore` (score what was recorded).
 
-Every front end (the CLI's `eval` and `score`, `AgentEvaluator`, the pytest plugin) calls one of
-these and gets a `Run`: its header (`RunSpec`) and one result document per eval set, each
-document carrying the header. Models, limits and the judge cache come from the `Services`
-handed in; progress goes to the `listener` as typed events.
+Every front end (the CLI's `eval` and `score`, `AgentEvaluator`, the pytest plugin, the web)
+calls one of these, through `start` when it has no services of its own, and gets a `Run`: its
+header (`RunSpec`) and one result document per eval set, each document carrying the header.
+Models, limits and the judge cache come from the `Services` handed in; progress goes to the
+`listener` as typed events.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from agenteval.agents import describe, to_adapter
@@ -15,6 +18,7 @@ from agenteval.criteria import ConfiguredMetric
 from agenteval.criteria.judge import JudgeService
 from agenteval.errors import AgentEvalError, DataError
 from agenteval.models import ModelUnavailable, parse_model_name
+from agenteval.models.base import LLM
 from agenteval.runner.durable import fingerprint, resume_from
 from agenteval.runner.evaluate import EvalSetRequest, run_evaluation
 from agenteval.runner.executors.pick import executor_for
@@ -191,4 +195,23 @@ async def rescore(job: ScoreJob, services: Services, listener: Listener | None =
     return _finish(header, [result], judge, services, listener)
 
 
-__all__ = ["Run", "check_judges", "rescore", "run"]
+async def start(job: EvalJob | ScoreJob, env: Mapping[str, str], store_root: str | Path | None = None,
+                *, no_cache: bool = False, journal: bool = False, models: Mapping[str, LLM] | None = None,
+                listener: Listener | None = None) -> Run:
+    """The front door for a front end that has no services of its own: builds them from the
+    job (`Services.for_job`: its concurrency, and the config's and the command line's endpoint
+    settings, so these are always in force), then `run`s an `EvalJob` or `rescore`s a
+    `ScoreJob`. Verdicts are cached and the run journaled under `store_root` (none without
+    one, or with `no_cache` / `journal=False`); the journal is closed when the run ends."""
+    services = Services.for_job(job, env, store_root=store_root, no_cache=no_cache, models=models,
+                                journal=journal)
+    try:
+        if isinstance(job, EvalJob):
+            return await run(job, services, listener)
+        return await rescore(job, services, listener)
+    finally:
+        if services.journal is not None:
+            services.journal.close()
+
+
+__all__ = ["Run", "check_judges", "rescore", "run", "start"]
