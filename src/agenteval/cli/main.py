@@ -106,6 +106,10 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
 @click.option("--case_timeout", "--case-timeout", type=click.FloatRange(min=0, min_open=True), metavar="S",
               help="Stop a case run after S seconds and record it with a timeout error (the run goes "
               "on). Default: the config's case_timeout, else none.")
+@click.option("--isolation", type=click.Choice(["none", "process"]),
+              help="Where the agent's turns run: this process (none), or a worker process per case "
+              "run in flight, killed when a case passes --case_timeout (process). Default: the "
+              "config's isolation, else none.")
 @click.option("--resume", metavar="RUN",
               help="Finish the interrupted run RUN (its id or a unique prefix, see `agenteval runs`): "
               "run only the case runs it lacks. The eval sets and config must be unchanged.")
@@ -127,7 +131,7 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
           log_level: str, no_history: bool, no_traces: bool, case_timeout: float | None,
           resume: str | None, retry_errors: str | None, no_cache: bool, junit_xml: str | None,
           html: str | None, markdown: str | None, otlp_endpoint: str | None, executor: str,
-          ray_address: str | None) -> None:
+          ray_address: str | None, isolation: str | None) -> None:
     """Run the agent at AGENT_PATH over eval sets and score what it did.
 
     Each EVAL_SET_FILE_OR_ID is an eval-set file, optionally followed by `:id1,id2` to select
@@ -145,7 +149,7 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
         escalate_judge_model=escalate_judge_model, traces=not no_traces, case_timeout=case_timeout,
         resume=retry_errors or resume,
         retry_errors=retry_errors is not None,
-        executor=executor, ray_address=ray_address,
+        executor=executor, ray_address=ray_address, isolation=isolation,
         outputs=Outputs(output=output, junit_xml=junit_xml, html=html, markdown=markdown,
                         history_root=None if no_history else agent_path,
                         otlp_endpoint=opt.otlp_from(otlp_endpoint, dict(os.environ))))))

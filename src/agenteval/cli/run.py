@@ -54,6 +54,7 @@ class EvalArgs:
     retry_errors: bool = False
     executor: str = "local"
     ray_address: str | None = None
+    isolation: str | None = None
     outputs: Outputs = field(default_factory=Outputs)
 
 
@@ -81,7 +82,7 @@ def eval_command(args: EvalArgs) -> int:
                   num_runs=args.num_runs, agent_model=args.agent_model,
                   app_name=agent_dir.resolve().name, agent_path=args.agent_path, traces=args.traces,
                   case_timeout=args.case_timeout, resume=args.resume, retry_errors=args.retry_errors,
-                  executor=args.executor, ray_address=args.ray_address)
+                  executor=args.executor, ray_address=args.ray_address, isolation=args.isolation)
     if args.resume and args.outputs.history_root is None:
         raise AgentEvalError("--resume / --retry_errors: the run journal lives in the run history; "
                              "drop --no_history")

@@ -76,34 +76,62 @@ async def _user_turns(case: EvalCase, simulator: SimulatorFactory | None,
         count += 1
 
 
+def timeout_message(timeout: float, kept: int) -> str:
+    """The error of a case run stopped at its limit of `timeout` seconds, `kept` turns kept."""
+    return (f"TimeoutError: the case took longer than {timeout:g} s (case timeout); "
+            f"{kept} turn{'' if kept == 1 else 's'} finished before are kept")
+
+
+def new_run(case: EvalCase, eval_set_id: str, run_index: int, spec: SessionSpec) -> CaseRun:
+    """An empty record of one run of `case` in the session `spec`."""
+    return CaseRun(case=case, actual=[], eval_set_id=eval_set_id, session_id=spec.session_id,
+                   user_id=spec.user_id, run_index=run_index)
+
+
+def set_session_details(run: CaseRun, spec: SessionSpec) -> None:
+    """Records the session the run used (its state as the agent left it, if known)."""
+    run.session_details = {"id": spec.session_id, "app_name": spec.app_name,
+                           "user_id": spec.user_id, "state": run.session_state}
+
+
 async def infer_case(adapter: AgentAdapter, case: EvalCase, eval_set_id: str, run_index: int,
                      app_name: str | None = None,
                      simulator: SimulatorFactory | None = None,
-                     timeout: float | None = None) -> CaseRun:
-    """Replays the case's user turns in order (or simulates them) and records the invocations.
+                     timeout: float | None = None, *, spec: SessionSpec | None = None,
+                     on_turn: Callable[[Invocation], None] | None = None) -> CaseRun:
+    """Replays the case's user turns in order (or simulates them) and records the invocations,
+    in the session `spec` (default: a fresh one, `session_spec`); `on_turn` hears each
+    invocation as soon as it is recorded.
 
     An exception from the agent ends the case's inference; it is recorded in `error_message`
-    and the invocations recorded so far are kept. So is running past `timeout` seconds: the
-    agent is cancelled where it waits (a thread it started cannot be stopped, and finishes
-    unobserved) and the case records a timeout error.
+    and the invocations recorded so far are kept. A run longer than `timeout` seconds (wall
+    time, measured here) always records the timeout error, whatever the agent did: it is
+    cancelled where it waits (a thread it started cannot be stopped, and finishes unobserved),
+    and an agent that swallows the cancellation, or holds the interpreter in one call past the
+    limit, still gets the timeout error when it returns, with only the turns finished within
+    the limit kept (its late reply, or error, is dropped). A call that never lets go of the
+    interpreter holds this process until it returns: to stop such an agent at the limit, run
+    it in a worker process (`runner.executors.process`).
     """
-    spec = session_spec(case, app_name or adapter.name)
-    run = CaseRun(case=case, actual=[], eval_set_id=eval_set_id, session_id=spec.session_id,
-                  user_id=spec.user_id, run_index=run_index)
+    spec = spec or session_spec(case, app_name or adapter.name)
+    run = new_run(case, eval_set_id, run_index, spec)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    ended: float | None = None  # when the turns ended (None: cancelled at the limit)
     with anyio.move_on_after(timeout) as scope:
-        await _converse(adapter, case, spec, run, simulator)
-    if scope.cancelled_caught:
-        done = len(run.actual)
-        run.error_message = (f"TimeoutError: the case took longer than {timeout:g} s (case timeout); "
-                             f"{done} turn{'' if done == 1 else 's'} finished before are kept")
-    run.session_details = {"id": spec.session_id, "app_name": spec.app_name,
-                           "user_id": spec.user_id, "state": run.session_state}
+        ended = await _converse(adapter, case, spec, run, simulator, deadline, on_turn)
+    if timeout is not None and (scope.cancelled_caught or ended is None
+                                or (deadline is not None and ended > deadline)):
+        run.error_message = timeout_message(timeout, len(run.actual))
+    set_session_details(run, spec)
     return run
 
 
 async def _converse(adapter: AgentAdapter, case: EvalCase, spec: SessionSpec, run: CaseRun,
-                    simulator: SimulatorFactory | None) -> None:
-    """The turns of one case run, recorded into `run` as they finish."""
+                    simulator: SimulatorFactory | None, deadline: float | None = None,
+                    on_turn: Callable[[Invocation], None] | None = None) -> float:
+    """The turns of one case run, recorded into `run` as they finish; returns when (monotonic
+    clock) they ended, before the session is closed. A turn that finishes after `deadline` is
+    not recorded, and ends the run."""
     session = None
     try:
         session = await adapter.start_session(spec)
@@ -114,6 +142,10 @@ async def _converse(adapter: AgentAdapter, case: EvalCase, spec: SessionSpec, ru
                     "agenteval.invocation_index": i, "input.value": user_content.text(),
                     "gen_ai.conversation.id": spec.session_id}) as recorded:
                 turn = await session.send(user_content)
+                if deadline is not None and time.monotonic() > deadline:
+                    # Late (the agent swallowed the cancellation, or held the interpreter): the
+                    # turn did not finish within the limit, and is not recorded.
+                    return time.monotonic()
                 if recorded is not None:
                     recorded.set("output.value", content_text(turn.final_response))
             elapsed = time.perf_counter() - started
@@ -141,12 +173,16 @@ async def _converse(adapter: AgentAdapter, case: EvalCase, spec: SessionSpec, ru
             # the result can never fail on one case's value (see runner.values).
             make_model_safe(invocation, f"invocation {i}", run.warnings)
             run.actual.append(invocation)
+            if on_turn is not None:
+                on_turn(invocation)
             i += 1
         run.session_state = make_safe(session.state(), "session state", run.warnings)
+        return time.monotonic()
     except (Exception, SystemExit) as e:  # the agent's failure belongs to this case, not the run
         # SystemExit too: an agent calling sys.exit() must not end the run (KeyboardInterrupt
         # and cancellation still do).
         run.error_message = describe(e)
+        return time.monotonic()
     finally:
         if session is not None:
             # Shielded, so a session is closed even when the case was cancelled (timed out);

@@ -135,6 +135,9 @@ class EvalJob(JobOptions):
     retry_errors: bool = False  # with `resume`: also run again what ended in an error
     executor: str = "local"  # where case runs go: "local" (this process) or "ray" (runner.executors)
     ray_address: str | None = None  # with "ray": the cluster (auto, ray://HOST:PORT); None: local
+    # Where the agent's turns run: "none" (this process) or "process" (a worker process per case
+    # run in flight, killed at the case timeout: runner.executors.process); None: the config's.
+    isolation: str | None = None
 
 
 @dataclass

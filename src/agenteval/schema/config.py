@@ -166,7 +166,9 @@ class EvalConfig(_ConfigModel):
     `not_evaluated` — by default a criterion that could not be evaluated fails its case;
     `repeat_gating` — with repeated runs, a criterion passes when the mean of its per-run
     scores meets the threshold (`mean`), when every run passes (`all_runs`), or when any run
-    passes (`any_run`).
+    passes (`any_run`); `case_timeout` — seconds after which a case run is stopped and recorded
+    with a timeout error; `isolation` — where the agent's turns run: in the evaluating process
+    (`none`), or in worker processes killed when a case run passes its timeout (`process`).
     """
 
     criteria: dict[str, CriterionValue] = Field(default_factory=lambda: dict(DEFAULT_CRITERIA))
@@ -177,6 +179,9 @@ class EvalConfig(_ConfigModel):
     repeat_gating: Literal["mean", "all_runs", "any_run"] = "mean"
     endpoints: dict[str, EndpointConfig] | None = None
     case_timeout: float | None = Field(default=None, gt=0)  # seconds per case run
+    # Where the agent's turns run: in this process ("none"), or in worker processes that are
+    # killed when a case run passes case_timeout ("process"; see runner.executors.process).
+    isolation: Literal["none", "process"] = "none"
 
 
 class SessionFile(OpenWireModel):

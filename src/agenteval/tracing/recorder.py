@@ -120,6 +120,20 @@ def start_span(kind: SpanKind, name: str,
     return None if recorder is None else recorder.start(kind, name, _CURRENT.get(), attributes)
 
 
+def graft(spans: list[Span]) -> None:
+    """Adds `spans`, recorded elsewhere (in a worker process, by its own recorder), to the
+    current recorder: their roots become children of the current span. Nothing happens with
+    no recorder active."""
+    recorder = _RECORDER.get()
+    if recorder is None:
+        return
+    parent = _CURRENT.get()
+    for s in spans:
+        if s.parent_id is None and parent is not None:
+            s.parent_id = parent.span_id
+        recorder.trace.spans.append(s)
+
+
 @contextmanager
 def recording(recorder: TraceRecorder) -> Iterator[TraceRecorder]:
     """Makes `recorder` the one spans go to, inside the block (and tasks started in it)."""
@@ -154,5 +168,5 @@ def span(kind: SpanKind, name: str,
         _CURRENT.reset(token)
 
 
-__all__ = ["ActiveSpan", "TraceRecorder", "as_attribute", "bounded", "current_recorder", "new_span_id",
-           "new_trace_id", "recording", "span", "start_span"]
+__all__ = ["ActiveSpan", "TraceRecorder", "as_attribute", "bounded", "current_recorder", "graft",
+           "new_span_id", "new_trace_id", "recording", "span", "start_span"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 
@@ -13,26 +13,41 @@ from agenteval.agents.base import AgentAdapter
 from agenteval.criteria.judge.service import JudgeService
 from agenteval.runner.executors.base import Done, Unit
 from agenteval.runner.inference import SimulatorFactory, infer_case
-from agenteval.runner.scoring import score_case
+from agenteval.runner.scoring import CaseRun, score_case
 from agenteval.schema import EvalCaseResult
 from agenteval.schema.progress import CaseStarted, Listener
 from agenteval.tracing import TraceRecorder, recording, span
+
+Infer = Callable[[], Awaitable[CaseRun]]
+"""One case run's inference, however it is done (in this process, in a worker process)."""
 
 
 async def run_unit(unit: Unit, adapter: AgentAdapter, *, app_name: str | None = None,
                    simulator: SimulatorFactory | None = None, judge: JudgeService | None = None,
                    traces: bool = True, case_timeout: float | None = None) -> EvalCaseResult:
-    """Infers one case run and scores it as soon as its inference ends. With `traces`, its
-    spans (agent steps, model and tool calls, simulated user turns, judge calls) are recorded
-    into the result's `trace`; a run longer than `case_timeout` seconds is stopped and recorded
-    with a timeout error. Every executor runs its units through this."""
+    """Infers one case run in this process and scores it as soon as its inference ends (see
+    `score_unit`); a run longer than `case_timeout` seconds is stopped and recorded with a
+    timeout error. Every executor that runs the agent in its own process runs units through
+    this."""
+    async def infer() -> CaseRun:
+        return await infer_case(adapter, unit.case, unit.eval_set_id, unit.run_index, app_name,
+                                simulator, timeout=case_timeout)
+
+    return await score_unit(unit, infer, judge=judge, traces=traces)
+
+
+async def score_unit(unit: Unit, infer: Infer, *, judge: JudgeService | None = None,
+                     traces: bool = True) -> EvalCaseResult:
+    """Runs `infer` for one case run, then scores what it recorded. With `traces`, its spans
+    (agent steps, model and tool calls, simulated user turns, judge calls) are recorded into
+    the result's `trace`, under one `case` span (spans `infer` brings back from elsewhere in
+    its run's `trace` are put under it by `infer`, see `graft`)."""
     recorder = TraceRecorder() if traces else None
     with recording(recorder) if recorder else nullcontext(), \
             span("case", f"case {unit.case.eval_id}", {"agenteval.eval_set_id": unit.eval_set_id,
                                                       "agenteval.eval_id": unit.case.eval_id,
                                                       "agenteval.run_index": unit.run_index}):
-        run = await infer_case(adapter, unit.case, unit.eval_set_id, unit.run_index, app_name,
-                               simulator, timeout=case_timeout)
+        run = await infer()
         run.trace = recorder.trace if recorder else None
         with span("scoring", "scoring"):
             result = await score_case(run, unit.metrics, unit.policy, judge)
@@ -74,4 +89,4 @@ class LocalExecutor:
                 tg.start_soon(one, unit)
 
 
-__all__ = ["LocalExecutor", "run_unit"]
+__all__ = ["Infer", "LocalExecutor", "run_unit", "score_unit"]

@@ -10,23 +10,36 @@ from agenteval.runner.services import Services
 from agenteval.schema.progress import Listener
 
 EXECUTORS = ("local", "ray")
+ISOLATIONS = ("none", "process")
 
 
 def executor_for(job: EvalJob, services: Services, judge: JudgeService,
                  listener: Listener | None = None) -> Executor | None:
-    """The executor `job.executor` names: None for "local" (`run_evaluation` builds its own),
-    a `RayExecutor` for "ray" (an AgentEvalError now if Ray is not installed, or the job cannot
-    run there); an unknown name, or a Ray address for the local executor, is an AgentEvalError."""
+    """The executor `job.executor` names: for "local", None (`run_evaluation` builds its own)
+    or, with process isolation (`job.isolation`, else the config's), a `ProcessExecutor`; a
+    `RayExecutor` for "ray" (an AgentEvalError now if Ray is not installed, or the job cannot
+    run there). An unknown name, a Ray address for the local executor, or process isolation on
+    Ray is an AgentEvalError."""
+    isolation = job.isolation or job.config.isolation
+    if isolation not in ISOLATIONS:
+        raise AgentEvalError(f"unknown isolation {isolation!r}; choose one of {', '.join(ISOLATIONS)}")
     if job.executor == "local":
         if job.ray_address:
             raise AgentEvalError(f"a Ray address ({job.ray_address}) is for the Ray executor: add "
                                  "--executor ray (EvalJob.executor='ray')")
+        if isolation == "process":
+            from agenteval.runner.executors.process import ProcessExecutor
+
+            return ProcessExecutor(job, services, judge, listener)
         return None
     if job.executor == "ray":
+        if isolation == "process":
+            raise AgentEvalError("--isolation process runs case runs in worker processes of this "
+                                 "machine: it works with the local executor, not with --executor ray")
         from agenteval.runner.executors.ray_executor import RayExecutor
 
         return RayExecutor(job, services, judge, listener)
     raise AgentEvalError(f"unknown executor {job.executor!r}; choose one of {', '.join(EXECUTORS)}")
 
 
-__all__ = ["EXECUTORS", "executor_for"]
+__all__ = ["EXECUTORS", "ISOLATIONS", "executor_for"]

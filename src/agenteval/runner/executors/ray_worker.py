@@ -77,6 +77,12 @@ class WorkerSetup:
     traces: bool = True
     case_timeout: float | None = None
 
+    def model_pool(self) -> ModelPool:
+        """This process's models, limited as the setup says, resolved by name with this
+        process's environment (API keys)."""
+        return ModelPool(os.environ, self.limits, default_http=self.default_http,
+                         endpoints=self.endpoints)
+
 
 @dataclass(frozen=True)
 class WireUnit:
@@ -154,8 +160,7 @@ class EvalWorker:
         self._limiters = {endpoint: ray.get_actor(name) for endpoint, name in setup.limiters.items()}
         # slots a dead earlier incarnation of this worker held come back
         ray.get([limiter.forget.remote(str(index), self.holder) for limiter in self._limiters.values()])
-        self._pool = ModelPool(os.environ, setup.limits, default_http=setup.default_http,
-                               endpoints=setup.endpoints)
+        self._pool = setup.model_pool()
         self._models: dict[str, LLM] = {}
         self._cache_server = ray.get_actor(setup.cache) if setup.cache is not None else None
         self._adapter = to_adapter(load_agent(setup.agent_path), self.model, setup.agent_model)
