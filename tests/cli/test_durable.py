@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from agenteval.cli.main import cli
+from agenteval.store import RunStore
 from agenteval.store.journal import Journal
 from tests.helpers import call, eval_set, inv
 
@@ -26,8 +27,12 @@ def root_agent(text, state):
         log.write(text + "\\n")
     if text == "case 6" and (HERE / "kill").exists():
         os.kill(os.getpid(), signal.SIGKILL)  # as if the machine went away mid-run
+    if text == "case 3" and (HERE / "kill3").exists():
+        os.kill(os.getpid(), signal.SIGKILL)
     if text == "case 3" and (HERE / "fail").exists():
         raise RuntimeError("flaky backend")
+    if (HERE / "slow").exists():
+        time.sleep(0.4)
     if text == "case 2" and (HERE / "hang").exists():
         time.sleep(30)
     return {"response": "answer to " + text, "tool_calls": [{"name": "lookup", "args": {"q": text}}]}
@@ -90,7 +95,9 @@ def test_a_killed_run_is_listed_and_resumed_without_redoing_finished_cases(proje
     whole = tmp_path / "whole.json"
     assert _eval(agent, path, "-o", str(whole), "--no_history").returncode == 0
     assert _scores(doc) == _scores(json.loads(whole.read_text()))  # as if never interrupted
-    assert Journal(agent).get(run.run_id).status == "finished"
+    assert Journal(agent).runs() == []  # recorded: the journal holds only unfinished runs
+    (recorded,) = RunStore(agent).documents(run.run_id)
+    assert recorded.result_path.is_file()
 
 
 def test_resume_refuses_a_changed_eval_set(project: tuple[Path, Path]) -> None:
@@ -103,8 +110,29 @@ def test_resume_refuses_a_changed_eval_set(project: tuple[Path, Path]) -> None:
     s["eval_cases"] = s["eval_cases"][:5]
     path.write_text(json.dumps(s))
     refused = _eval(agent, path, "--resume", run.run_id)
-    assert refused.returncode == 2 and "eval sets, selected cases, config or number of runs changed" in \
+    assert refused.returncode == 2
+    assert f"cannot resume run {run.run_id}: since it started, eval set 'dur' changed (only " in \
         refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+
+
+def test_the_resume_refusal_names_what_changed(project: tuple[Path, Path], tmp_path: Path) -> None:
+    agent, path = project
+    (agent / "kill").touch()
+    _eval(agent, path)
+    (run,) = Journal(agent).runs()
+    (agent / "kill").unlink()
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"criteria": {"response_match_score": 0.5}}))
+    refused = _eval(agent, Path(f"{path}:c1,c2"), "--resume", run.run_id, "--num_runs", "2",
+                    "--config_file_path", str(config))
+    assert refused.returncode == 2
+    assert "cases selected from 'dur' were every case, now c1, c2" in refused.stderr
+    assert "config changed (criteria.response_match_score" in refused.stderr
+    assert "num_runs was 1, now 2" in refused.stderr
+    assert "eval set 'dur' changed" not in refused.stderr  # its content did not
+    (again,) = Journal(agent).runs()  # untouched, still resumable
+    assert (again.status, again.done) == ("interrupted", 6)
 
 
 def test_retry_errors_runs_again_only_what_failed(project: tuple[Path, Path], tmp_path: Path) -> None:
@@ -112,15 +140,51 @@ def test_retry_errors_runs_again_only_what_failed(project: tuple[Path, Path], tm
     (agent / "fail").touch()
     first = _eval(agent, path)
     assert first.returncode == 1
-    (run,) = Journal(agent).runs()
-    assert run.errors == 1
+    assert Journal(agent).runs() == []  # finished: in the history only
+    (doc,) = RunStore(agent).list_runs()
+    assert doc.cases_failed == 1 and doc.run_group is not None
     (agent / "fail").unlink()
     (agent / "calls.log").unlink()
     out = tmp_path / "retried.json"
-    again = _eval(agent, path, "--retry_errors", run.run_id, "-o", str(out))
+    again = _eval(agent, path, "--retry_errors", "latest", "-o", str(out))
     assert again.returncode == 0, again.stdout
     assert _calls(agent) == ["case 3"]
     assert all(c["final_eval_status"] == 1 for c in json.loads(out.read_text())["eval_case_results"])
+    (retried,) = RunStore(agent).documents(doc.run_group)  # the run, listed once, passed now
+    assert retried.cases_passed == 10 and not doc.result_path.exists() and Journal(agent).runs() == []
+    nothing = _eval(agent, path, "--retry_errors", doc.run_group)
+    assert nothing.returncode == 0
+    assert "already finished: no case run of it ended in an error" in nothing.stdout
+    assert _calls(agent) == ["case 3"]
+
+
+def test_retrying_errors_survives_a_kill_and_a_refusal(project: tuple[Path, Path]) -> None:
+    agent, path = project
+    (agent / "fail").touch()
+    assert _eval(agent, path).returncode == 1
+    (doc,) = RunStore(agent).list_runs()
+    assert doc.run_group is not None
+    s = json.loads(path.read_text())
+    changed = path.with_name("changed.evalset.json")
+    changed.write_text(json.dumps({**s, "eval_cases": s["eval_cases"][:9]}))
+    refused = _eval(agent, changed, "--retry_errors", doc.run_group)
+    assert refused.returncode == 2 and "since it started, eval set 'dur' changed" in refused.stderr
+    assert Journal(agent).runs() == []  # a refused retry leaves nothing behind
+
+    (agent / "fail").unlink()
+    (agent / "kill3").touch()
+    (agent / "calls.log").unlink()
+    killed = _eval(agent, path, "--retry_errors", doc.run_group)
+    assert killed.returncode == -9 and _calls(agent) == ["case 3"]
+    (run,) = Journal(agent).runs()  # the retry is interrupted, the finished run still listed
+    assert (run.run_id, run.status, run.done) == (doc.run_group, "interrupted", 10)
+    assert [d.run_id for d in RunStore(agent).documents(doc.run_group)] == [doc.run_id]
+    (agent / "kill3").unlink()
+    again = _eval(agent, path, "--retry_errors", "latest")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert _calls(agent) == ["case 3", "case 3"]
+    (retried,) = RunStore(agent).documents(doc.run_group)
+    assert retried.cases_passed == 10 and Journal(agent).runs() == []
 
 
 def test_a_hung_case_times_out_and_the_run_goes_on(project: tuple[Path, Path], tmp_path: Path) -> None:
@@ -161,6 +225,134 @@ def test_two_processes_share_one_store(project: tuple[Path, Path]) -> None:
     for p in procs:
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
-    assert len(Journal(agent).runs()) == 2 and all(r.status == "finished" for r in Journal(agent).runs())
+    assert Journal(agent).runs() == []  # both recorded: the journal holds only unfinished runs
     listing = CliRunner().invoke(cli, ["runs", "--root", str(agent)], env={"COLUMNS": "200"})
     assert listing.output.count("dur_agent_dur_") == 2
+
+
+def _killed(agent: Path) -> str:
+    """A run killed at case 6 (cases 0-5 finished), its id."""
+    (agent / "kill").touch()
+    _eval(agent, agent / "dur.evalset.json")
+    (agent / "kill").unlink()
+    (agent / "calls.log").unlink()
+    (run,) = Journal(agent).runs()
+    return run.run_id
+
+
+def test_one_process_owns_a_run_two_resumes_at_once(project: tuple[Path, Path]) -> None:
+    agent, path = project
+    run_id = _killed(agent)
+    (agent / "slow").touch()  # the four missing cases take 1.6 s: the two processes overlap
+    procs = [subprocess.Popen([sys.executable, "-m", "agenteval", "eval", str(agent), str(path),
+                               "--resume", ref, "--parallelism", "1"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for ref in (run_id, "latest")]
+    outs = [p.communicate(timeout=120) for p in procs]
+    codes = sorted(p.returncode for p in procs)
+    assert codes == [0, 2], outs
+    refusal = next(err for p, (_, err) in zip(procs, outs, strict=True) if p.returncode == 2)
+    assert f"run {run_id} is owned by a live process (pid " in refusal
+    assert len(refusal.strip().splitlines()) == 1
+    assert sorted(_calls(agent)) == [f"case {i}" for i in range(6, 10)]  # each missing case once
+    assert len(RunStore(agent).documents(run_id)) == 1  # recorded once
+    assert Journal(agent).runs() == []
+
+
+def test_a_run_in_progress_cannot_be_resumed(project: tuple[Path, Path]) -> None:
+    agent, path = project
+    (agent / "slow").touch()
+    first = subprocess.Popen([sys.executable, "-m", "agenteval", "eval", str(agent), str(path),
+                              "--parallelism", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not _calls(agent) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (run,) = Journal(agent).runs()
+        assert run.status == "running"
+        refused = _eval(agent, path, "--resume", "latest")
+        assert refused.returncode == 2 and f"run {run.run_id} is owned by a live process" in refused.stderr
+    finally:
+        first.communicate(timeout=120)
+    assert first.returncode == 0
+
+
+def test_resuming_a_finished_run_says_so_and_records_nothing(project: tuple[Path, Path]) -> None:
+    agent, path = project
+    assert _eval(agent, path).returncode == 0
+    (doc,) = RunStore(agent).list_runs()
+    mtime = doc.result_path.stat().st_mtime_ns
+    (agent / "calls.log").unlink()
+    for ref in (str(doc.run_group), "latest"):
+        again = _eval(agent, path, "--resume", ref)
+        assert again.returncode == 0, again.stderr
+        assert f"run {doc.run_group} is already finished: nothing to resume; its results: " \
+               f"{doc.result_path}" in again.stdout
+    assert _calls(agent) == [] and RunStore(agent).list_runs() == [doc]
+    assert doc.result_path.stat().st_mtime_ns == mtime
+
+
+def test_resuming_a_finished_failed_run_exits_with_its_verdict(project: tuple[Path, Path]) -> None:
+    agent, path = project
+    (agent / "fail").touch()
+    assert _eval(agent, path).returncode == 1
+    again = _eval(agent, path, "--resume", "latest")
+    assert again.returncode == 1 and "already finished" in again.stdout
+    assert _calls(agent).count("case 3") == 1
+
+
+def _eval_killed_in(agent: Path, path: Path, target: str) -> subprocess.CompletedProcess[str]:
+    """`agenteval eval` killed (SIGKILL) as it enters `target` (`module:Class.method`)."""
+    module, _, attr = target.partition(":")
+    cls, _, method = attr.partition(".")
+    code = (f"import os, signal, sys, {module} as m\n"
+            f"def die(*a, **k): os.kill(os.getpid(), signal.SIGKILL)\n"
+            f"setattr(m.{cls}, {method!r}, die)\n"
+            "from agenteval.cli.main import main\n"
+            f"sys.exit(main(['eval', {str(agent)!r}, {str(path)!r}]))\n")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+
+
+def _listing(agent: Path) -> str:
+    return CliRunner().invoke(cli, ["runs", "--root", str(agent)], env={"COLUMNS": "250"}).output
+
+
+def test_a_kill_while_the_history_is_written_leaves_the_run_resumable(project: tuple[Path, Path]) -> None:
+    agent, path = project
+    killed = _eval_killed_in(agent, path, "agenteval.store.db:RunStore.record_outcomes")
+    assert killed.returncode == -9
+    (run,) = Journal(agent).runs()  # the document may be written; the run is not lost
+    assert (run.status, run.done, run.total) == ("interrupted", 10, 10)
+    assert "Unfinished runs" in _listing(agent) and run.run_id in _listing(agent)
+    (agent / "calls.log").unlink()
+    resumed = _eval(agent, path, "--resume", run.run_id)
+    assert resumed.returncode == 0, resumed.stderr
+    assert _calls(agent) == []  # nothing to run again
+    (doc,) = RunStore(agent).documents(run.run_id)  # listed once (the orphan document replaced)
+    assert [p.name for p in (agent / ".agenteval" / "eval_history").glob("*.json")] == [doc.result_path.name]
+    assert Journal(agent).runs() == [] and "Unfinished runs" not in _listing(agent)
+
+
+def test_a_kill_before_the_journal_forgets_a_recorded_run(project: tuple[Path, Path]) -> None:
+    agent, path = project
+    killed = _eval_killed_in(agent, path, "agenteval.store.journal:Journal.forget")
+    assert killed.returncode == -9
+    (doc,) = RunStore(agent).list_runs()  # fully recorded
+    listing = _listing(agent)
+    assert doc.run_id in listing and "Unfinished runs" not in listing  # listed once, as recorded
+    again = _eval(agent, path, "--resume", "latest")
+    assert again.returncode == 0 and "already finished" in again.stdout
+    assert Journal(agent).runs() == [] and RunStore(agent).list_runs() == [doc]
+
+
+def test_the_journal_keeps_only_unfinished_runs(project: tuple[Path, Path]) -> None:
+    agent, path = project
+    run_id = _killed(agent)
+    assert _eval(agent, path).returncode == 0  # another run, finished
+    import sqlite3
+    with sqlite3.connect(Journal(agent).path) as conn:
+        assert conn.execute("SELECT run_id FROM journal_runs").fetchall() == [(run_id,)]
+        assert conn.execute("SELECT count(*) FROM journal_cases").fetchone() == (6,)
+        assert conn.execute("PRAGMA freelist_count").fetchone() == (0,)  # its space given back
+    assert not list((agent / ".agenteval" / "journal.locks").glob("*.lock"))[1:]

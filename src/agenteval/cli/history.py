@@ -108,10 +108,13 @@ def _list(root: str, limit: int | None) -> int:
 
     from agenteval.store import RunStore
     from agenteval.store.journal import Journal
+    from agenteval.store.record import recorded
 
     store = RunStore(root)
     rows = store.list_runs(limit)
-    unfinished = [r for r in Journal(root).runs() if r.status != "finished"]
+    journal = Journal(root)
+    # A run recorded, then killed before the journal forgot it, is listed once: as recorded.
+    unfinished = [r for r in journal.runs() if recorded(store, journal, r.run_id) is None]
     console = Console()
     if not rows and not unfinished:
         console.print(f"No runs recorded in {store.path}")

@@ -11,6 +11,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import click
 from rich.console import Console
 
 from agenteval.agents import check_agent_path, load_root_agent
@@ -27,6 +28,7 @@ from agenteval.runner import (
     select,
     weak_judges,
 )
+from agenteval.runner.durable import AlreadyFinished, claim_resume
 from agenteval.runner.sync import run_sync
 from agenteval.schema import Concurrency, EvalConfig
 
@@ -86,14 +88,29 @@ def eval_command(args: EvalArgs) -> int:
     if args.resume and args.outputs.history_root is None:
         raise AgentEvalError("--resume / --retry_errors: the run journal lives in the run history; "
                              "drop --no_history")
-    metrics = job.metrics()
     services = Services.for_job(job, dict(os.environ), store_root=args.agent_path,
                                 no_cache=args.no_cache, journal=args.outputs.history_root is not None)
+    try:
+        return _eval(args, job, services, console)
+    except AlreadyFinished as e:  # nothing runs, nothing is recorded again: the run's own verdict
+        click.echo(str(e))  # one line, however wide the terminal
+        return 0 if e.passed else 1
+    finally:
+        if services.journal is not None:
+            services.journal.close()
+
+
+def _eval(args: EvalArgs, job: EvalJob, services: Services, console: Console) -> int:
+    metrics = job.metrics()
+    if job.resume is not None and services.journal is not None:
+        # Before anything else: a run another process owns, or one already finished, is
+        # refused or reported without loading the eval sets or the agent.
+        job.resume = claim_resume(services.journal, job.resume, job.retry_errors)
     check_judges(metrics, job, services)
-    job.selections = select(args.eval_sets, agent_dir)
+    job.selections = select(args.eval_sets, Path(args.agent_path))
     args.outputs.check([s.eval_set.eval_set_id for s in job.selections])  # before the agent is imported
     job.agent = load_root_agent(args.agent_path)
-    console.print(f"Using criteria from {source or 'defaults'}: "
+    console.print(f"Using criteria from {job.config_source or 'defaults'}: "
                   f"{', '.join(m.name for m in metrics if not m.spec.informational)}")
     warn_weak_judges(console, weak_judges(metrics))
     with ProgressBar() as progress:

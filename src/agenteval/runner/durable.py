@@ -1,29 +1,116 @@
 """Durable runs: journaling each finished case run, and resuming a run the journal holds.
 
 A run's fingerprint says what it covers (each eval set's content, the selected cases, the
-config, the repeats): `--resume RUN` is refused when the fingerprint changed, since the
-finished cases would no longer belong to the same run. A resumed run keeps its run id and start
-time, runs only the case runs the journal lacks (with `retry_errors`, also those that ended in
-an agent or judge error), and ends with the same document an uninterrupted run would write.
+config, the repeats): `--resume RUN` is refused when the fingerprint changed, naming what
+changed, since the finished cases would no longer belong to the same run. A resumed run keeps
+its run id and start time, runs only the case runs the journal lacks (with `retry_errors`,
+also those that ended in an agent or judge error), and ends with the same document an
+uninterrupted run would write.
+
+One process owns a run: resuming claims it (`Journal.claim`), and a run another live process
+owns is refused (`RunOwned`). A run whose documents are all in the run history is finished:
+resuming it raises `AlreadyFinished` (nothing runs, nothing is recorded again).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
+from typing import Any
 
-from agenteval.errors import DataError
+from agenteval.errors import AgentEvalError, DataError
 from agenteval.runner.job import EvalJob
 from agenteval.schema import EvalCaseResult, RunSpec
+from agenteval.store import RunRow, RunStore, load_result
 from agenteval.store.journal import CaseKey, Journal
+from agenteval.store.record import recorded
+
+_SHOWN = 5  # case ids, config keys named in a refusal before "..."
+
+
+class AlreadyFinished(AgentEvalError):
+    """`--resume` of a run that is finished: its documents are recorded in the run history
+    (`paths`); `passed` says whether every case of every document passed."""
+
+    def __init__(self, run_id: str, paths: list[Path], passed: bool,
+                 why: str = "nothing to resume") -> None:
+        self.run_id, self.paths, self.passed = run_id, paths, passed
+        super().__init__(f"run {run_id} is already finished: {why}; its results: "
+                         + ", ".join(map(str, paths)))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _parts(job: EvalJob) -> dict[str, Any]:
+    """What the job covers, in the terms a refusal names: the eval sets (in order), each set's
+    content digest and case selection (None: every case), the config and the repeats."""
+    sets = job.selections
+    return {"sets": [s.eval_set.eval_set_id for s in sets],
+            "content": {s.eval_set.eval_set_id: _digest(s.eval_set.model_dump_json()) for s in sets},
+            "selection": {s.eval_set.eval_set_id: s.case_ids for s in job.selections},
+            "config": job.config.model_dump(mode="json"), "num_runs": job.num_runs}
 
 
 def fingerprint(job: EvalJob) -> str:
-    """A digest of what the job covers (not of how it runs: parallelism and models may change)."""
+    """What the job covers (not how it runs: parallelism and models may change), as JSON text
+    that `changes` can compare part by part."""
+    return json.dumps(_parts(job), sort_keys=True, default=str)
+
+
+def _legacy_fingerprint(job: EvalJob) -> str:
+    """The digest runs journaled by agenteval before named fingerprints were kept."""
     sets = [(s.eval_set.eval_set_id, s.eval_set.model_dump_json(), s.case_ids) for s in job.selections]
     payload = json.dumps({"sets": sets, "config": job.config.model_dump(mode="json"),
                           "num_runs": job.num_runs}, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _few(items: list[str]) -> str:
+    return ", ".join(items[:_SHOWN]) + (", ..." if len(items) > _SHOWN else "")
+
+
+def _differing_keys(a: Any, b: Any, prefix: str = "") -> list[str]:
+    """Dotted keys whose values differ between two JSON values."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [k for key in sorted(set(a) | set(b))
+                for k in _differing_keys(a.get(key), b.get(key), f"{prefix}.{key}" if prefix else key)]
+    return [] if a == b else [prefix or "(the whole config)"]
+
+
+def _cases(ids: list[str] | None) -> str:
+    return "every case" if ids is None else _few(ids)
+
+
+def changes(journaled: str, job: EvalJob) -> list[str]:
+    """What differs between a journaled fingerprint and what `job` covers, one phrase each
+    (empty: nothing)."""
+    try:
+        old = json.loads(journaled)
+    except ValueError:
+        old = None
+    if not isinstance(old, dict):  # a digest: it says whether, not what
+        return [] if journaled == _legacy_fingerprint(job) else \
+            ["its eval sets, selected cases, config or number of runs"]
+    new = _parts(job)
+    out = []
+    if old.get("sets") != new["sets"]:
+        out.append(f"eval sets were {_few(old.get('sets') or [])}, now {_few(new['sets'])}")
+    for set_id in new["sets"]:
+        if set_id not in (old.get("sets") or []):
+            continue
+        if old.get("content", {}).get(set_id) != new["content"][set_id]:
+            out.append(f"eval set {set_id!r} changed")
+        was, now = old.get("selection", {}).get(set_id), new["selection"][set_id]
+        if was != now:
+            out.append(f"cases selected from {set_id!r} were {_cases(was)}, now {_cases(now)}")
+    if old.get("config") != new["config"]:
+        out.append(f"config changed ({_few(_differing_keys(old.get('config'), new['config']))})")
+    if old.get("num_runs") != new["num_runs"]:
+        out.append(f"num_runs was {old.get('num_runs')}, now {new['num_runs']}")
+    return out
 
 
 def failed(result: EvalCaseResult) -> bool:
@@ -31,23 +118,93 @@ def failed(result: EvalCaseResult) -> bool:
     return bool(result.error_message or result.metric_errors)
 
 
+def _done(run_id: str, docs: list[RunRow], why: str = "nothing to resume") -> AlreadyFinished:
+    return AlreadyFinished(run_id, [d.result_path for d in docs],
+                           all(d.cases_passed == d.cases_total for d in docs), why)
+
+
+def claim_resume(journal: Journal, ref: str, retry_errors: bool = False) -> str:
+    """Claims the run `ref` (its id, a unique prefix of it, or `latest`: the newest run of the
+    journal or the run history) for this process and returns its id. A finished run (its
+    documents in the run history) is `AlreadyFinished`, unless `retry_errors` (`resume_from`
+    then says whether any of its case runs ended in an error). `RunOwned` when another live
+    process owns the run; a DataError when neither the journal nor the history knows it."""
+    history = RunStore(journal.root)
+    if ref == "latest":
+        newest = max((r.run_id for r in journal.runs()), default=None)
+        group = history.run_group("latest")
+        if group is not None and (newest is None or group > newest):
+            ref = group  # run ids sort by start time: the newest run is a finished one
+        elif newest is not None:
+            ref = newest
+    try:
+        run_id = journal.get(ref).run_id
+    except DataError:
+        group = history.run_group(ref)
+        if group is None:
+            raise
+        if not retry_errors:
+            raise _done(group, history.documents(group)) from None
+        run_id = group
+    journal.claim(run_id)
+    try:
+        if journal.fingerprint(run_id) is None:  # finished (and forgotten, perhaps just now)
+            if not retry_errors:
+                raise _done(run_id, history.documents(run_id))
+        elif (found := recorded(history, journal, run_id)) is not None:
+            journal.forget(run_id)  # recorded, but its owner was killed before forgetting it
+            raise _done(run_id, found)
+    except BaseException:
+        journal.release(run_id)
+        raise
+    return run_id
+
+
+def _from_history(history: RunStore, run_id: str) -> tuple[RunSpec, str, list[EvalCaseResult]]:
+    """A finished run whose errors are to be retried, from the run history: its header, the
+    fingerprint kept with its documents, and every case run they hold. `AlreadyFinished` when
+    none ended in an error."""
+    docs = history.documents(run_id)
+    results = [r for d in docs for r in load_result(d.result_path).eval_case_results]
+    if not any(failed(r) for r in results):
+        raise _done(run_id, docs, "no case run of it ended in an error, nothing to retry")
+    fingerprint = (history.details(docs[0].run_id).get("meta") or {}).get("fingerprint")
+    spec = history.header(docs[0].run_id)
+    if not isinstance(fingerprint, str) or spec is None:
+        raise DataError(history.path, "", f"run {run_id} was recorded without what it covers (by an older "
+                        "agenteval): its errors cannot be retried; run it again")
+    return spec, fingerprint, results
+
+
 def resume_from(job: EvalJob, journal: Journal, header: RunSpec) -> dict[CaseKey, EvalCaseResult]:
-    """The finished case runs of the journaled run `job.resume` (those to keep), after checking
-    it covers what `job` covers; `header` takes the run's id and start time."""
+    """The finished case runs of the run `job.resume` (those to keep), after claiming it (see
+    `claim_resume`) and checking it covers what `job` covers (a DataError naming what changed
+    otherwise); `header` takes the run's id and start time. A finished run whose errors are
+    retried goes back into the journal (from its documents) once the check passed."""
     if job.resume is None:
         return {}
-    found = journal.get(job.resume)
-    if found.fingerprint != fingerprint(job):
-        raise DataError(journal.path, "", f"cannot resume run {found.run_id}: its eval sets, selected "
-                        "cases, config or number of runs changed since it started")
-    if found.status == "running":
-        raise DataError(journal.path, "", f"run {found.run_id} is still running (process alive)")
-    previous = journal.spec(found.run_id)
+    run_id = job.resume if journal.owned_here(job.resume) else \
+        claim_resume(journal, job.resume, job.retry_errors)
+    try:
+        journaled = journal.fingerprint(run_id)
+        finished = _from_history(RunStore(journal.root), run_id) if journaled is None else None
+        different = changes(finished[1] if finished is not None else journaled or "", job)
+        if different:
+            raise DataError(journal.path, "", f"cannot resume run {run_id}: since it started, "
+                            + "; ".join(different) + " (only parallelism, models and limits may change)")
+        if finished is not None:
+            spec, fingerprint, results = finished
+            journal.begin(spec, fingerprint, spec.totals.case_runs)
+            journal.append_all(run_id, results)
+    except BaseException:
+        journal.release(run_id)
+        raise
+    previous = journal.spec(run_id)
     header.run_id, header.started = previous.run_id, previous.started
-    kept = journal.results(found.run_id)
+    kept = journal.results(run_id)
     if job.retry_errors:
         kept = {k: v for k, v in kept.items() if not failed(v)}
     return kept
 
 
-__all__ = ["failed", "fingerprint", "resume_from"]
+__all__ = ["AlreadyFinished", "changes", "claim_resume", "failed", "fingerprint", "resume_from"]

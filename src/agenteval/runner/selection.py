@@ -3,6 +3,7 @@ eval config that goes with them."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,12 +50,25 @@ def config_beside(args: Sequence[str], agent_dir: Path | None = None) -> Path | 
 
 def select(args: Sequence[str], agent_dir: Path | None = None,
            initial_session_file: str | Path | None = None) -> list[Selection]:
-    """Loads every `file[:ids]` argument; an unknown file or case id is a DataError."""
+    """Loads every `file[:ids]` argument; an unknown file or case id is a DataError, and so is
+    anything selected twice (a case id twice in one argument, one file twice, as its path or as
+    its bare id, or two files with one eval_set_id): each case run has one place in the
+    results, the journal and the history, so it is refused before anything runs rather than
+    silently run once."""
     out: list[Selection] = []
+    given: dict[Path, str] = {}  # each file (resolved) and the argument that named it
     for arg in args:
         path, ids = split_selector(arg, agent_dir)
         if path is None:
             raise DataError(arg, "", "file not found (and no such eval set id under the agent)")
+        if path.resolve() in given:
+            raise DataError(path, "", f"the eval set is given twice ({given[path.resolve()]!r} and {arg!r}); "
+                            "give it once, its cases as one argument (FILE:id1,id2)")
+        given[path.resolve()] = arg
+        twice = [i for i, n in Counter(ids or []).items() if n > 1]
+        if twice:
+            raise DataError(path, "eval_cases", f"{'case' if len(twice) == 1 else 'cases'} "
+                            f"{', '.join(map(repr, twice))} selected more than once; select each case once")
         eval_set = load_eval_set(path, initial_session_file)
         known = {c.eval_id for c in eval_set.eval_cases}
         for i in ids or []:

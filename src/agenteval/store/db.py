@@ -379,6 +379,32 @@ class RunStore:
             (text,) = conn.execute("SELECT spec_json FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         return None if text is None else RunSpec.model_validate_json(text)
 
+    def run_group(self, ref: str) -> str | None:
+        """The run (`run_group`: a `RunSpec.run_id`) that `ref` names: its id, a unique prefix
+        of it, or `latest` (the newest run); None when the history holds none. A prefix that
+        matches several runs is a DataError naming them."""
+        with self._connect(create=False) as conn:
+            if conn is None:
+                return None
+            if ref == "latest":
+                rows = conn.execute("SELECT run_group FROM runs WHERE run_group IS NOT NULL "
+                                    "ORDER BY run_group DESC LIMIT 1").fetchall()
+            else:
+                rows = conn.execute("SELECT DISTINCT run_group FROM runs WHERE run_group = ?",
+                                    (ref,)).fetchall() or conn.execute(
+                    "SELECT DISTINCT run_group FROM runs WHERE substr(run_group, 1, ?) = ? LIMIT 6",
+                    (len(ref), ref)).fetchall()
+        if len(rows) > 1:
+            raise DataError(self.path, "", f"run {ref!r} is ambiguous: it matches "
+                            + ", ".join(r[0] for r in rows[:5]) + (", ..." if len(rows) > 5 else ""))
+        return rows[0][0] if rows else None
+
+    def remove(self, run_id: str) -> None:
+        """Removes one recorded document's rows (not its file)."""
+        with self._connect(create=False) as conn:
+            if conn is not None:
+                conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+
     def documents(self, run_group: str) -> list[RunRow]:
         """Every document recorded for one run (its eval sets), in creation order."""
         with self._connect(create=False) as conn:

@@ -15,8 +15,9 @@ from agenteval.datasets.stream import CaseStream
 from agenteval.datasets.targets import remove_stale_temporaries
 from agenteval.errors import AgentEvalError, DataError
 from agenteval.schema import CaseSummary, EvalCaseResult, EvalSetResult, Run
-from agenteval.store.db import RunStore
+from agenteval.store.db import RunRow, RunStore
 from agenteval.store.history import history_dir, list_results, load_result, save_result
+from agenteval.store.journal import Journal
 from agenteval.verdicts.outcome import CaseOutcome
 
 
@@ -58,20 +59,45 @@ def record_run(root: str | Path, results: Sequence[EvalSetResult],
 
 def tidy(root: str | Path) -> None:
     """Leaves nothing a killed run left behind: removes temporary files of writers that died
-    mid-write, and records result documents that were written but never recorded (a kill
-    between the two steps), so every document in the history is in the database."""
+    mid-write, records result documents that were written but never recorded (a kill
+    between the two steps), so every document in the history is in the database, and removes
+    from the run journal the runs nobody owns whose documents are all recorded (a kill before
+    the journal forgot them)."""
     folder = history_dir(root)
     if not folder.is_dir():
         return
     remove_stale_temporaries(folder)
-    store = RunStore(root)
+    store, journal = RunStore(root), Journal(root)
     known = {row.result_path.resolve() for row in store.list_runs()}
     for path in list_results(root):
         if path.resolve() not in known:
             try:
-                store.record(load_result(path), path)
+                result = load_result(path)
+                store.record(result, path, _journal_meta(journal, result.run.run_id if result.run else None))
             except AgentEvalError:  # not a result document after all: leave it be
                 continue
+    for run in journal.runs():  # recorded, then killed before the journal forgot it
+        if run.status == "interrupted" and store.documents(run.run_id):
+            try:
+                journal.claim(run.run_id)
+                if recorded(store, journal, run.run_id):
+                    journal.forget(run.run_id)
+            except DataError:  # owned by a resume now, or forgotten by another process
+                pass
+            finally:
+                journal.release(run.run_id)
+
+
+def recorded(store: RunStore, journal: Journal, run_id: str) -> list[RunRow] | None:
+    """The documents of the journaled run `run_id` when the run history holds one of each of
+    its eval sets, all made after the journal's last change to it (a run recorded, then killed
+    before the journal forgot it; not one whose errors are being retried); else None."""
+    found = next((r for r in journal.runs() if r.run_id == run_id), None)
+    docs = store.documents(run_id)
+    if found is None or not docs or min(d.created for d in docs) < found.updated:
+        return None
+    wanted = {e.eval_set_id for e in journal.spec(run_id).eval_sets}
+    return docs if wanted <= {d.eval_set_id for d in docs} else None
 
 
 def streamed_outcomes(path: str | Path, shell: EvalSetResult) -> Iterator[CaseOutcome]:
@@ -96,10 +122,36 @@ def record_streamed(root: str | Path, path: str | Path, shell: EvalSetResult) ->
 def record(root: str | Path, run: Run, paths: Sequence[str | Path] | None = None) -> list[Path]:
     """Saves each of the run's documents into `<root>/.agenteval/eval_history` (unless `paths`
     says where they already are) and records them in the run database, under the run's id
-    (shared by all of them) with its header. Returns the documents' paths."""
-    store = RunStore(root)
+    (shared by all of them) with its header. Returns the documents' paths.
+
+    Documents recorded earlier under the same run id (a resumed run whose first recording was
+    cut short) are replaced, so a run is listed once. Once all are recorded, the run is
+    forgotten by the run journal of `root` (`Journal.forget`): a kill at any point before
+    leaves the run in the journal (interrupted, resumable), after it the run is fully
+    recorded."""
+    store, journal = RunStore(root), Journal(root)
     tidy(root)
+    earlier = store.documents(run.run_id)
+    meta = _journal_meta(journal, run.run_id)
     saved = [Path(p) for p in paths] if paths is not None else [save_result(root, r) for r in run.results]
     for result, path in zip(run.results, saved, strict=True):
-        store.record(result, path)
+        store.record(result, path, meta)
+    _drop(root, store, [d for d in earlier if d.run_id not in {r.eval_set_result_id for r in run.results}])
+    journal.forget(run.run_id)
     return saved
+
+
+def _journal_meta(journal: Journal, run_id: str | None) -> dict[str, Any]:
+    """What the history keeps of a journaled run besides its documents: the fingerprint of
+    what it covers (`--retry_errors` of the finished run checks it)."""
+    fingerprint = journal.fingerprint(run_id) if run_id is not None else None
+    return {"fingerprint": fingerprint} if fingerprint is not None else {}
+
+
+def _drop(root: str | Path, store: RunStore, documents: Sequence[RunRow]) -> None:
+    """Removes recorded documents: their rows, and their files when the history holds them."""
+    folder = history_dir(root).resolve()
+    for doc in documents:
+        store.remove(doc.run_id)
+        if doc.result_path.resolve().parent == folder:
+            doc.result_path.unlink(missing_ok=True)
