@@ -111,8 +111,9 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
               "run in flight, killed when a case passes --case_timeout (process). Default: the "
               "config's isolation, else none.")
 @click.option("--resume", metavar="RUN",
-              help="Finish the interrupted run RUN (its id or a unique prefix, see `agenteval runs`): "
-              "run only the case runs it lacks. The eval sets and config must be unchanged.")
+              help="Finish the interrupted run RUN (its id, a unique prefix, or latest; see `agenteval "
+              "runs`): run only the case runs it lacks. The eval sets and config must be unchanged. "
+              "One process owns a run; a finished one is not run again.")
 @click.option("--retry_errors", "--retry-errors", metavar="RUN",
               help="Like --resume, and also run again the case runs of RUN that ended in an agent or "
               "judge error.")
