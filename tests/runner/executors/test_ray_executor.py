@@ -24,6 +24,7 @@ from agenteval.runner import EvalJob, Selection, Services, run
 from agenteval.runner.executors.ray_executor import RETRIES
 from agenteval.schema import Concurrency, EvalConfig, EvalSet, Run
 from agenteval.schema.progress import CaseFinished, CaseStarted, JudgeCallDone
+from agenteval.store import RunStore
 from agenteval.store.journal import Journal
 from tests.fake_server import FakeServer, chat
 from tests.helpers import call, eval_set, inv
@@ -133,9 +134,9 @@ def test_a_worker_killed_mid_run_has_its_case_runs_run_again_and_each_kept_once(
     assert not [c for c in doc["eval_case_results"] if c.get("error_message")]
     calls = (agent / "calls.log").read_text().splitlines()
     assert len([c for c in calls if c.startswith("case 3 ")]) == 3  # killed once, then both runs
-    journal = Journal(agent)
-    (journaled,) = journal.runs()
-    assert journaled.status == "finished" and journaled.done == 2 * CASES == journaled.total
+    assert Journal(agent).runs() == []  # finished and recorded: the journal keeps only unfinished runs
+    (recorded,) = RunStore(agent).list_runs()
+    assert recorded.run_group == doc["run"]["run_id"]
 
 
 def test_a_case_run_that_keeps_killing_its_worker_fails_with_the_reason_and_the_run_goes_on(
@@ -225,7 +226,7 @@ def test_a_killed_driver_is_resumed_without_redoing_finished_case_runs(ray_clust
     doc = json.loads(out.read_text())
     assert doc["run"]["run_id"] == interrupted.run_id
     assert sorted(c["eval_id"] for c in doc["eval_case_results"]) == sorted(f"c{i}" for i in range(10))
-    assert Journal(agent).runs()[0].status == "finished"
+    assert Journal(agent).runs() == [] and len(RunStore(agent).documents(interrupted.run_id)) == 1
 
 
 def _package(root: Path, name: str) -> Path:
