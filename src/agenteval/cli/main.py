@@ -138,6 +138,7 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
     Each EVAL_SET_FILE_OR_ID is an eval-set file, optionally followed by `:id1,id2` to select
     cases, or the id of a set stored as <AGENT_PATH>/<id>.evalset.json.
     """
+    from agenteval.agents import agent_home
     from agenteval.cli.commands import Outputs
     from agenteval.cli.run import EvalArgs, eval_command
 
@@ -152,7 +153,7 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
         retry_errors=retry_errors is not None,
         executor=executor, ray_address=ray_address, isolation=isolation,
         outputs=Outputs(output=output, junit_xml=junit_xml, html=html, markdown=markdown,
-                        history_root=None if no_history else agent_path,
+                        history_root=None if no_history else str(agent_home(agent_path)),
                         otlp_endpoint=opt.otlp_from(otlp_endpoint, dict(os.environ))))))
 
 

@@ -9,12 +9,11 @@ import logging
 import os
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import click
 from rich.console import Console
 
-from agenteval.agents import check_agent_path, load_root_agent
+from agenteval.agents import agent_home, check_agent_path, load_root_agent
 from agenteval.cli.commands import Outputs, finish, warn_weak_judges
 from agenteval.cli.progress import ProgressBar
 from agenteval.errors import AgentEvalError
@@ -67,7 +66,7 @@ def eval_command(args: EvalArgs) -> int:
         raise AgentEvalError("--eval_storage_uri: only local storage is supported; results go to "
                              "--output and to .agenteval/eval_history beside the agent")
     check_agent_path(args.agent_path)
-    agent_dir = Path(args.agent_path)
+    agent_dir = agent_home(args.agent_path)  # its eval sets and store: a .py file's folder
     # Everything that can be refused without the eval sets is checked first: a bad config on a
     # 10,000-case set fails at once. Like adk eval, test_config.json beside the eval set is used
     # when exactly one set is given.
@@ -88,7 +87,7 @@ def eval_command(args: EvalArgs) -> int:
     if args.resume and args.outputs.history_root is None:
         raise AgentEvalError("--resume / --retry_errors: the run journal lives in the run history; "
                              "drop --no_history")
-    services = Services.for_job(job, dict(os.environ), store_root=args.agent_path,
+    services = Services.for_job(job, dict(os.environ), store_root=agent_dir,
                                 no_cache=args.no_cache, journal=args.outputs.history_root is not None)
     try:
         return _eval(args, job, services, console)
@@ -107,7 +106,7 @@ def _eval(args: EvalArgs, job: EvalJob, services: Services, console: Console) ->
         # refused or reported without loading the eval sets or the agent.
         job.resume = claim_resume(services.journal, job.resume, job.retry_errors)
     check_judges(metrics, job, services)
-    job.selections = select(args.eval_sets, Path(args.agent_path))
+    job.selections = select(args.eval_sets, agent_home(args.agent_path))
     args.outputs.check([s.eval_set.eval_set_id for s in job.selections])  # before the agent is imported
     job.agent = load_root_agent(args.agent_path)
     console.print(f"Using criteria from {job.config_source or 'defaults'}: "
