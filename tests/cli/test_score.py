@@ -226,3 +226,24 @@ def test_streamed_markdown_is_the_whole_runs(tmp_path: Path, sets: tuple[Path, P
         assert f"Report written to {md}" in r.output
         texts.append(md.read_text())
     assert texts[0] == texts[1] and "### Failing cases" in texts[0]
+
+
+@pytest.mark.parametrize("streamed", [True, False])
+def test_one_failed_report_never_loses_the_others(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  streamed: bool) -> None:
+    # JUnit XML to a full device fails; the Markdown summary, the document and the history are
+    # still written, on the streamed path as on the in-memory one (HTML makes it in-memory).
+    monkeypatch.chdir(tmp_path)
+    expected = PARITY / "expected.evalset.json"
+    args = ["score", str(expected), "--actual", str(PARITY / "actual.evalset.json"), "--config_file_path",
+            str(PARITY / "config_IN_ORDER.json"), "-o", "out.json", "--junit_xml", "/dev/full",
+            "--markdown", "summary.md", "--history"]
+    if not streamed:
+        args += ["--html", "r.html"]
+    r = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert r.exit_code == 2, r.output
+    assert "/dev/full: cannot be written: No space left on device" in r.output
+    assert (tmp_path / "summary.md").read_text().strip()
+    assert json.loads((tmp_path / "out.json").read_text())["eval_case_results"]
+    assert "Recorded run" in r.output
+    assert list((tmp_path / ".agenteval" / "eval_history").glob("*.evalset_result.json"))

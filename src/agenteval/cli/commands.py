@@ -109,29 +109,39 @@ def finish(console: Console, run: Run, detailed: bool, outputs: Outputs) -> int:
     A target that fails although it was checked (a full disk, say) is reported and the other
     targets are still written: one failed write never loses the others. Exit 2 then."""
     code = report(console, run.results, detailed)
-    console.file.flush()  # a target may be /dev/stdout: the report comes first
-    failed: list[str] = []
-
-    def attempt(write: Callable[[], str]) -> None:
-        try:
-            console.print(write())
-        except AgentEvalError as e:
-            failed.append(str(e))
-
+    steps: list[Step] = []
     if outputs.output:
         output = outputs.output
-        attempt(lambda: f"Results written to {', '.join(map(str, write_outputs(run.results, output)))}")
+        steps.append(lambda: f"Results written to {', '.join(map(str, write_outputs(run.results, output)))}")
     for fmt, path in (("junit", outputs.junit_xml), ("html", outputs.html), ("markdown", outputs.markdown)):
         if path:
-            attempt(functools.partial(_report_file, run, fmt, path))
+            steps.append(functools.partial(_report_file, run, fmt, path))
     if outputs.history_root is not None:
         root = outputs.history_root
-        attempt(lambda: "\n".join([*(f"History: {p}" for p in record(root, run)),
-                                   f"Recorded run {run.run_id} in {history_db_path(root)}"]))
+        steps.append(lambda: "\n".join([*(f"History: {p}" for p in record(root, run)),
+                                        f"Recorded run {run.run_id} in {history_db_path(root)}"]))
     if outputs.otlp_endpoint:
         endpoint = outputs.otlp_endpoint
-        attempt(lambda: f"Exported {export_traces(run.results, endpoint, run_id=run.run_id)} spans to "
-                        f"{traces_url(endpoint)}")
+        steps.append(lambda: f"Exported {export_traces(run.results, endpoint, run_id=run.run_id)} spans "
+                             f"to {traces_url(endpoint)}")
+    return complete(console, steps, code)
+
+
+Step = Callable[[], str]
+"""One output of a finished run: writes it, returns the line that says where it went."""
+
+
+def complete(console: Console, steps: Sequence[Step], code: int) -> int:
+    """The one finishing tail of every run command: each step in turn, its line printed; a step
+    that fails (a full disk, say) is reported and the others still run, since one failed write
+    must never lose the others. Returns `code`, or 2 when a step failed."""
+    console.file.flush()  # a target may be /dev/stdout: the report comes first
+    failed: list[str] = []
+    for step in steps:
+        try:
+            console.print(step())
+        except AgentEvalError as e:
+            failed.append(str(e))
     for message in failed:
         click.echo(f"error: {message}", err=True)
     return 2 if failed else code
@@ -246,30 +256,31 @@ def _score_streamed(console: Console, args: ScoreArgs, job: ScoreJob, services: 
     for renderable in streamed_report(run.eval_set_id, t.case_runs, t.cases, t.passed, run.first,
                                       run.not_passed, run.summaries, MAX_TABLE_CASES):
         console.print(renderable)
+    steps: list[Step] = []
     if output:
-        console.print(f"Results written to {output}")
+        steps.append(lambda: f"Results written to {output}")  # streamed while scoring
     if junit is not None:
-        try:
-            junit.commit(run.document)
-        except AgentEvalError as e:
-            click.echo(f"error: {e}", err=True)
-            return 2
-        console.print(f"Report written to {args.outputs.junit_xml}")
+        stream, junit_path = junit, args.outputs.junit_xml
+
+        def write_junit() -> str:
+            stream.commit(run.document)
+            return f"Report written to {junit_path}"
+        steps.append(write_junit)
     if markdown is not None and args.outputs.markdown:
-        try:
-            write_text_atomic(args.outputs.markdown, markdown.text(run.document))
-        except AgentEvalError as e:
-            click.echo(f"error: {e}", err=True)
-            return 2
-        console.print(f"Report written to {args.outputs.markdown}")
+        summary, markdown_path = markdown, args.outputs.markdown
+
+        def write_markdown() -> str:
+            write_text_atomic(markdown_path, summary.text(run.document))
+            return f"Report written to {markdown_path}"
+        steps.append(write_markdown)
     if root is not None:
-        try:
-            record_streamed(root, run.paths[-1], run.document)
-        except AgentEvalError as e:  # the document is written; say what could not be recorded
-            click.echo(f"error: {e}", err=True)
-            return 2
-        console.print(f"History: {run.paths[-1]}\nRecorded run {run.run_id} in {history_db_path(root)}")
-    return 0 if t.passed == t.cases else 1
+        history_root = root
+
+        def record_run() -> str:
+            record_streamed(history_root, run.paths[-1], run.document)
+            return f"History: {run.paths[-1]}\nRecorded run {run.run_id} in {history_db_path(history_root)}"
+        steps.append(record_run)
+    return complete(console, steps, 0 if t.passed == t.cases else 1)
 
 
 def migrate_command(old: str, new: str, initial_session_file: str | None,
