@@ -37,6 +37,7 @@ from agenteval.runner.executors.local import score_unit
 from agenteval.runner.executors.process_worker import (
     Finished,
     LoadFailed,
+    Message,
     Order,
     Ready,
     Started,
@@ -95,7 +96,7 @@ class WorkerProcess:
                 raise AgentEvalError(f"a worker process (--isolation process) could not load the "
                                      f"agent: {message.message}")
 
-    async def _receive(self, deadline: float | None) -> object:
+    async def _receive(self, deadline: float | None) -> Message | None:
         """The worker's next message; None when `deadline` (monotonic) passes first. WorkerDied
         when the worker is gone."""
         assert self._conn is not None
@@ -108,7 +109,8 @@ class WorkerProcess:
                 if not await anyio.to_thread.run_sync(conn.poll, wait, abandon_on_cancel=True,
                                                       limiter=self._limiter):
                     continue
-                return conn.recv()
+                message: Message = conn.recv()
+                return message
             except (EOFError, OSError):
                 raise WorkerDied(await self._death()) from None
 
@@ -253,15 +255,18 @@ class ProcessExecutor:
         setup = self._setup(units)
         workers = [WorkerProcess(setup, limiter) for _ in range(count)]
         todo = iter(units)
+        finished = False
         try:
             async with anyio.create_task_group() as tg:
                 for worker in workers:
                     tg.start_soon(self._drain, worker, todo, done)
+            finished = True
         finally:
+            # Idle workers are asked to stop; after a failure or Ctrl-C, busy ones are not waited for.
             with anyio.CancelScope(shield=True):
                 async with anyio.create_task_group() as tg:
                     for worker in workers:
-                        tg.start_soon(worker.stop)
+                        tg.start_soon(worker.stop, not finished)
 
     async def _drain(self, worker: WorkerProcess, todo: Iterator[Unit], done: Done) -> None:
         """Runs units from `todo` one at a time on `worker` until none is left."""
