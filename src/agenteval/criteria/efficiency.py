@@ -21,11 +21,11 @@ from agenteval.schema import (
     TokenUsageDetails,
 )
 from agenteval.schema.base import trusted
-from agenteval.tracing.figures import Figures, invocation_figures
+from agenteval.tracing.figures import Figures, invocations_figures
 
 
 def _figures(ctx: EvalContext) -> list[Figures | None]:
-    return [invocation_figures(ctx.trace, i) for i in range(len(ctx.actual))]
+    return invocations_figures(ctx.trace, len(ctx.actual))
 
 
 class ToolCallCount(Criterion):

@@ -16,6 +16,7 @@ strings; structured payloads (messages, tool arguments and results) are JSON tex
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import Field
@@ -56,16 +57,33 @@ class Trace(WireModel):
     spans: list[Span] = Field(default_factory=list)
 
     def children(self, span_id: str | None) -> list[Span]:
+        """The spans whose parent is `span_id` (None: the roots), in `spans` order. One pass
+        over the spans: for a walk over the tree use `children_index` once instead."""
         return [s for s in self.spans if s.parent_id == span_id]
 
-    def below(self, span_id: str) -> list[Span]:
-        """Every span under `span_id` (not itself), depth first."""
+    def children_index(self) -> dict[str | None, list[Span]]:
+        """Every parent id's child spans (under None: the roots), each list in `spans` order;
+        built in one pass, so a walk of the whole tree costs O(spans)."""
+        index: dict[str | None, list[Span]] = {}
+        for s in self.spans:
+            index.setdefault(s.parent_id, []).append(s)
+        return index
+
+    def below(self, span_id: str, index: Mapping[str | None, list[Span]] | None = None) -> list[Span]:
+        """Every span under `span_id` (not itself), depth first, children in `spans` order;
+        O(spans), iterative (any depth). `index` is `children_index()` when the caller has it.
+        A span id met again in the walk (ids repeated in a malformed trace) is listed but not
+        descended into again, so the walk always ends."""
+        kids = self.children_index() if index is None else index
         out: list[Span] = []
-        stack = list(reversed(self.children(span_id)))
+        seen = {span_id}
+        stack = list(reversed(kids.get(span_id, ())))
         while stack:
             span = stack.pop()
             out.append(span)
-            stack.extend(reversed(self.children(span.span_id)))
+            if span.span_id not in seen:
+                seen.add(span.span_id)
+                stack.extend(reversed(kids.get(span.span_id, ())))
         return out
 
     def invocations(self) -> list[Span]:

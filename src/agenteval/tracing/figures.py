@@ -17,6 +17,7 @@ result document, the reports and the criteria are the same numbers.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from agenteval.schema.trace import Span, Trace
@@ -59,9 +60,10 @@ class Figures:
     tool_use_tokens: int | None = None
 
 
-def figures(trace: Trace, invocation: Span) -> Figures:
-    """The figures of `invocation`, one of `trace`'s invocation spans."""
-    inside = trace.below(invocation.span_id)
+def figures(trace: Trace, invocation: Span, index: Mapping[str | None, list[Span]] | None = None) -> Figures:
+    """The figures of `invocation`, one of `trace`'s invocation spans; O(spans). `index` is
+    `trace.children_index()` when the caller has it (figures of several invocations)."""
+    inside = trace.below(invocation.span_id, index)
     llm = [s for s in inside if s.kind == "llm"]
     tool = [s for s in inside if s.kind == "tool"]
     model_s = union_seconds(_intervals(llm)) if _intervals(llm) else None
@@ -85,4 +87,14 @@ def invocation_figures(trace: Trace | None, index: int) -> Figures | None:
     return figures(trace, spans[index]) if index < len(spans) else None
 
 
-__all__ = ["Figures", "figures", "invocation_figures", "union_seconds"]
+def invocations_figures(trace: Trace | None, count: int) -> list[Figures | None]:
+    """`invocation_figures(trace, i)` for i in range(count), the tree indexed once: O(spans)
+    for the lot, however many invocations the trace has."""
+    if trace is None:
+        return [None] * count
+    spans = trace.invocations()
+    index = trace.children_index()
+    return [figures(trace, spans[i], index) if i < len(spans) else None for i in range(count)]
+
+
+__all__ = ["Figures", "figures", "invocation_figures", "invocations_figures", "union_seconds"]

@@ -23,11 +23,18 @@ The rule, for every file (OTLP/JSON, `agenteval.tracing.otlp_json`):
 
 Spans that carry no messages at all (an exporter left content capture off) are an error that
 says so, never empty answers. The spans themselves are kept, as the case's trace.
+
+**The tree.** Within a trace, a span whose parent id names no span of that trace is a root
+(partial exports are common: it is kept, under the turn's invocation span in the kept trace).
+A span id used twice in one trace, or a span that is its own ancestor (parent ids forming a
+cycle), is a DataError naming the file and the span. Reading is O(spans) and never recursive:
+100,000 spans under one parent, or a chain 100,000 parents deep, read in seconds.
 """
 
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,33 +216,73 @@ class Turn:
     model_ids: set[str] = field(default_factory=set)  # the spans counted as model calls
 
 
-def _below(spans: list[OtlpSpan], root: OtlpSpan) -> list[OtlpSpan]:
+@dataclass
+class _Tree:
+    """One trace's spans as a tree: children by parent id (spans whose parent is not in the
+    trace are roots), and the ids of the spans nested inside a model call."""
+
+    kids: dict[str | None, list[OtlpSpan]]
+    in_model: set[str]
+
+
+_CYCLE_IDS_SHOWN = 6
+
+
+def _tree(spans: list[OtlpSpan], source: str) -> _Tree:
+    """Indexes one trace's spans in O(spans), without recursion (any depth). A span id used
+    twice in the trace, or a span that is its own ancestor (a cycle of parent ids), is a
+    DataError naming the file and the span; a parent id that names no span of the trace is
+    tolerated: that span is a root (exports are often partial)."""
+    ids: dict[str, OtlpSpan] = {}
+    for s in spans:
+        other = ids.setdefault(s.span_id, s)
+        if other is not s:
+            raise DataError(source, f"{s.where}.spanId", f"span id {s.span_id} is used twice in trace "
+                            f"{s.trace_id} (also {other.where})")
     kids: dict[str | None, list[OtlpSpan]] = {}
     for s in spans:
-        kids.setdefault(s.parent_id, []).append(s)
+        kids.setdefault(s.parent_id if s.parent_id in ids else None, []).append(s)
+    # in_model[id]: whether some ancestor of the span is a model call; each span is settled
+    # once, walking up from it to the first settled ancestor (or a root).
+    in_model: dict[str, bool] = {}
+    for s in spans:
+        path: list[OtlpSpan] = []
+        on_path: set[str] = set()
+        cur: OtlpSpan | None = s
+        while cur is not None and cur.span_id not in in_model:
+            if cur.span_id in on_path:
+                cycle = [p.span_id for p in path[next(i for i, p in enumerate(path) if p is cur):]]
+                shown = " → ".join(cycle[:_CYCLE_IDS_SHOWN] + (["…"] if len(cycle) > _CYCLE_IDS_SHOWN else [])
+                                   + [cur.span_id])
+                raise DataError(source, f"{cur.where}.parentSpanId", f"span {cur.name!r} ({cur.span_id}) "
+                                f"is its own ancestor: the parent ids {shown} form a cycle "
+                                f"of {len(cycle)} span{'s' if len(cycle) > 1 else ''}")
+            on_path.add(cur.span_id)
+            path.append(cur)
+            cur = ids.get(cur.parent_id) if cur.parent_id is not None else None
+        inside = cur is not None and (in_model[cur.span_id] or _is_model(cur))
+        for p in reversed(path):
+            in_model[p.span_id] = inside
+            inside = inside or _is_model(p)
+    return _Tree(kids, {k for k, v in in_model.items() if v})
+
+
+def _below(tree: _Tree, root: OtlpSpan) -> list[OtlpSpan]:
+    """`root` and every span under it; iterative, O(spans under it)."""
     out, stack = [root], [root]
     while stack:
-        for k in kids.get(stack.pop().span_id, []):
+        for k in tree.kids.get(stack.pop().span_id, ()):
             out.append(k)
             stack.append(k)
     return out
 
 
-def _turn(spans: list[OtlpSpan]) -> Turn:
+def _turn(spans: list[OtlpSpan], tree: _Tree) -> Turn:
     spans = sorted(spans, key=lambda s: s.start)
-    ids = {s.span_id: s for s in spans}
-
-    def nested(s: OtlpSpan) -> bool:  # a model span inside another model call (ADK's call_llm)
-        parent = ids.get(s.parent_id or "")
-        while parent is not None:
-            if _is_model(parent):
-                return True
-            parent = ids.get(parent.parent_id or "")
-        return False
-
     session = next((str(s.attributes[k]) for s in spans for k in SESSION_KEYS if s.attributes.get(k)), None)
     turn = Turn(spans, session, spans[0].start)
-    models = [s for s in spans if _is_model(s) and not nested(s)]
+    # a model span inside another model call (ADK's call_llm) is not a call of its own
+    models = [s for s in spans if _is_model(s) and s.span_id not in tree.in_model]
     turn.model_ids = {s.span_id for s in models}
     io = [x for x in (_model_io(s) for s in models) if x is not None]
     turn.has_content = bool(io)
@@ -251,33 +298,36 @@ def _turn(spans: list[OtlpSpan]) -> Turn:
     return turn
 
 
-def turns(spans: Sequence[OtlpSpan]) -> list[Turn]:
-    """The turns of a file's spans, in start order (see the module docstring)."""
+def turns(spans: Sequence[OtlpSpan], source: str = "") -> list[Turn]:
+    """The turns of a file's spans, in start order (see the module docstring); O(spans).
+    `source` (the file) names the file in the DataError for a malformed tree (see `_tree`)."""
     by_trace: dict[str, list[OtlpSpan]] = {}
     for s in spans:
         by_trace.setdefault(s.trace_id, []).append(s)
     out = []
     for trace_spans in by_trace.values():
+        tree = _tree(trace_spans, source)
         invocations = [s for s in trace_spans if "agenteval.invocation_index" in s.attributes
                        and s.name.startswith("invocation")]
         if invocations:  # agenteval's own export: one trace per case run, turns inside it
             case = next((s for s in trace_spans if "agenteval.eval_id" in s.attributes), None)
             for inv in invocations:
-                t = _turn(_below(trace_spans, inv))
+                t = _turn(_below(tree, inv), tree)
                 t.session = str(case.attributes["agenteval.eval_id"]) if case else t.session
                 out.append(t)
         else:
-            out.append(_turn(trace_spans))
+            out.append(_turn(trace_spans, tree))
     return sorted(out, key=lambda t: t.start)
 
 
 def _invocation(t: Turn) -> Invocation:
-    results = list(t.results)
+    results: dict[str, deque[Any]] = {}
+    for n, v in t.results:
+        results.setdefault(n, deque()).append(v)
     responses = []
     for call_id, name, _ in t.calls:  # pair results with calls by name, in order
-        k = next((i for i, (n, _) in enumerate(results) if n == name), None)
-        if k is not None:
-            _, value = results.pop(k)
+        if results.get(name):
+            value = results[name].popleft()
             response = value if isinstance(value, dict) else {"result": value}
             responses.append(FunctionResponse(id=call_id, name=name, response=response))
     return Invocation(
@@ -369,7 +419,7 @@ def read_traces(path: str | Path, text: str | None = None) -> TraceConversations
     if not spans:
         raise DataError(path, "resourceSpans", "no spans in this file")
     conversations: dict[str, list[Turn]] = {}
-    for n, turn in enumerate(turns(spans)):
+    for n, turn in enumerate(turns(spans, str(path))):
         conversations.setdefault(turn.session or f"trace {n}", []).append(turn)
     return TraceConversations(str(path), conversations)
 

@@ -11,6 +11,7 @@ JSON path of the span.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,11 +78,14 @@ def _attributes(items: Any, where: str, source: str | Path) -> dict[str, Any]:
     return out
 
 
+_HEX = {n: re.compile(f"[0-9a-f]{{{n}}}") for n in (16, 32)}  # span ids, trace ids
+
+
 def _hex_id(raw: Any, digits: int, where: str, source: str | Path, required: bool = True) -> str | None:
     if raw in (None, "") and not required:
         return None
     text = str(raw or "").lower()
-    if len(text) != digits or any(c not in "0123456789abcdef" for c in text) or set(text) == {"0"}:
+    if _HEX[digits].fullmatch(text) is None or text.count("0") == digits:
         if not required and set(text) <= {"0"}:
             return None
         raise DataError(source, where, f"must be {digits} hex digits, got {raw!r}")

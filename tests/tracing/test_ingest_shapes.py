@@ -1,0 +1,172 @@
+"""Trace files of any shape: 100,000 spans under one parent or a chain 100,000 parents deep score
+as the 24-span trace they extend does (in O(spans), never recursing); parent ids that form a
+cycle, or a span id used twice, are refused naming the file and the span; a parent id that names
+no span is tolerated (the span is a root)."""
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from agenteval.cli.main import cli
+from agenteval.reporting.trace import MAX_CHILDREN, MAX_DEPTH, trace_html, trace_tree
+from agenteval.schema.trace import Span, Trace
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
+EXPECTED = FIXTURES / "expected.evalset.json"
+AGENT = "ba6d1683ab388fbd"  # weather_agent of the first turn of weather-paris-rome
+EXTRA = 100_000
+HANG = 60.0  # seconds: only a check that it ends (it takes a few), no speed claim
+
+
+def _spans(d: dict[str, Any]) -> list[dict[str, Any]]:
+    return d["resourceSpans"][0]["scopeSpans"][0]["spans"]  # type: ignore[no-any-return]
+
+
+def _extended(shape: str) -> dict[str, Any]:
+    """The OpenAI Agents fixture with EXTRA plain spans under one span: side by side ("wide")
+    or each the parent of the next ("deep")."""
+    data = json.loads((FIXTURES / "openai_agents.otlp.json").read_text())
+    spans = _spans(data)
+    agent = next(s for s in spans if s["spanId"] == AGENT)
+    t0, parent = int(agent["startTimeUnixNano"]), AGENT
+    for i in range(EXTRA):
+        span_id = f"{i + 1:016x}"
+        spans.append({"traceId": agent["traceId"], "spanId": span_id, "parentSpanId": parent,
+                      "name": f"step {i}", "kind": 1, "startTimeUnixNano": str(t0 + 1 + i),
+                      "endTimeUnixNano": str(t0 + 2 + i), "status": {},
+                      "attributes": [{"key": "openinference.span.kind",
+                                      "value": {"stringValue": "CHAIN"}}]})
+        if shape == "deep":
+            parent = span_id
+    return data
+
+
+def _score(tmp_path: Path, data: dict[str, Any], *extra: str) -> tuple[Any, dict[str, Any]]:
+    path = tmp_path / "t.otlp.json"
+    path.write_text(json.dumps(data))
+    out = tmp_path / "r.json"
+    r = CliRunner().invoke(cli, ["score", str(EXPECTED), "--actual", str(path), "-o", str(out), *extra],
+                           env={"COLUMNS": "400"})  # the deepest lines shown, unwrapped
+    return r, (json.loads(out.read_text()) if out.exists() else {})
+
+
+def _metrics(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["eval_id"]: {m["metric_name"]: m["score"] for m in c["overall_eval_metric_results"]}
+            for c in doc["eval_case_results"]}
+
+
+@pytest.mark.parametrize("shape", ["wide", "deep"])
+def test_100000_extra_spans_score_as_the_trace_they_extend(shape: str, tmp_path: Path) -> None:
+    _, plain = _score(tmp_path, json.loads((FIXTURES / "openai_agents.otlp.json").read_text()))
+    html = tmp_path / "r.html"
+    started = time.monotonic()
+    r, doc = _score(tmp_path, _extended(shape), "--html", str(html), "--print_detailed_results")
+    assert time.monotonic() - started < HANG
+    assert r.exit_code == 0, r.output
+    assert _metrics(doc) == _metrics(plain)  # the same calls, tokens and scores
+    paris = next(c for c in doc["eval_case_results"] if c["eval_id"] == "weather-paris-rome")
+    spans = paris["trace"]["spans"]
+    assert len(spans) == 24 - 8 + 2 + EXTRA  # the file's spans of two turns, an invocation span each
+    assert paris["eval_metric_result_per_invocation"][0]["actual_invocation"]["intermediate_data"][
+        "tool_responses"][0]["response"]["city"] == "Paris"
+    # the views show a bounded part, and say how much they left out
+    note = (f"… {EXTRA - MAX_DEPTH + 4} more spans below (deeper than {MAX_DEPTH} levels)" if shape == "deep"
+            else f"… {EXTRA - MAX_CHILDREN + 2 + 3} more spans here ({EXTRA + 2 - MAX_CHILDREN} children")
+    assert note in r.output and note in html.read_text()
+    assert len(r.output.splitlines()) < 1000
+
+
+def test_the_trace_command_shows_a_deep_chain(tmp_path: Path) -> None:
+    _score(tmp_path, _extended("deep"))
+    r = CliRunner().invoke(cli, ["trace", str(tmp_path / "r.json"), "weather-paris-rome"],
+                           env={"COLUMNS": "400"})
+    assert r.exit_code == 0, r.output
+    assert "step 35 " in r.output and "step 36 " not in r.output
+    assert f"… {EXTRA - MAX_DEPTH + 4} more spans below" in r.output
+
+
+def _document(tmp_path: Path, mutate: Callable[[list[dict[str, Any]]], object]) -> Path:
+    data = json.loads((FIXTURES / "openai_agents.otlp.json").read_text())
+    mutate(_spans(data))
+    path = tmp_path / "t.otlp.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _chain_cycle(spans: list[dict[str, Any]]) -> None:
+    """EXTRA spans, each the parent of the next, the last the parent of the first."""
+    first = spans[0]
+    for i in range(EXTRA):
+        spans.append({**first, "spanId": f"{i + 1:016x}", "parentSpanId": f"{(i - 1) % EXTRA + 1:016x}",
+                      "name": f"step {i}", "attributes": []})
+
+
+@pytest.mark.parametrize(("mutate", "message"), [
+    (lambda s: s[2].update(parentSpanId="55dd8f0fbbb0e479"),  # `turn` under its own model call
+     "spans[0].parentSpanId: span 'response' (55dd8f0fbbb0e479) is its own ancestor: the parent ids "
+     "55dd8f0fbbb0e479 → 58fd7c7129c4bb2e → 55dd8f0fbbb0e479 form a cycle of 2 spans"),
+    (lambda s: s[0].update(parentSpanId=s[0]["spanId"]),
+     "spans[0].parentSpanId: span 'response' (55dd8f0fbbb0e479) is its own ancestor: the parent ids "
+     "55dd8f0fbbb0e479 → 55dd8f0fbbb0e479 form a cycle of 1 span"),
+    (_chain_cycle, f"spans[24].parentSpanId: span 'step 0' (0000000000000001) is its own ancestor: the "
+     f"parent ids 0000000000000001 → 00000000000186a0 → 000000000001869f → 000000000001869e → "
+     f"000000000001869d → 000000000001869c → … → 0000000000000001 form a cycle of {EXTRA} spans"),
+    (lambda s: s.append(dict(s[1])), "spans[24].spanId: span id 2a61f9e7b0ca5459 is used twice in trace "
+     "7cc76ef9150775ab8bbae73b1513f704 (also resourceSpans[0].scopeSpans[0].spans[1])"),
+], ids=["two-span-cycle", "own-parent", "100000-span-cycle", "duplicate-id"])
+def test_a_malformed_tree_is_refused_naming_the_file_and_the_span(
+        tmp_path: Path, mutate: Callable[[list[dict[str, Any]]], object], message: str) -> None:
+    path = _document(tmp_path, mutate)
+    started = time.monotonic()
+    r = CliRunner().invoke(cli, ["score", str(EXPECTED), "--actual", str(path), "-o",
+                                 str(tmp_path / "o.json")], env={"COLUMNS": "400"})
+    assert time.monotonic() - started < HANG
+    assert r.exit_code == 2, r.output
+    assert f"{path}: resourceSpans[0].scopeSpans[0].{message}" in " ".join(r.output.split())
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_a_parent_that_is_not_in_the_file_makes_a_root(tmp_path: Path) -> None:
+    path = _document(tmp_path, lambda s: s[2].update(parentSpanId="00000000000000ff"))  # `turn` of turn 1
+    out = tmp_path / "o.json"
+    r = CliRunner().invoke(cli, ["score", str(EXPECTED), "--actual", str(path), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    _, plain = _score(tmp_path, json.loads((FIXTURES / "openai_agents.otlp.json").read_text()))
+    assert _metrics(doc) == _metrics(plain)
+    paris = next(c for c in doc["eval_case_results"] if c["eval_id"] == "weather-paris-rome")
+    spans = paris["trace"]["spans"]
+    invocation = next(s for s in spans if s["name"] == "invocation 0")
+    assert next(s for s in spans if s["span_id"] == "58fd7c7129c4bb2e")["parent_id"] == invocation["span_id"]
+
+
+def _span(span_id: str, parent: str | None, kind: str = "other") -> Span:
+    return Span(span_id=span_id, parent_id=parent, name=span_id, kind=kind, start=0.0, end=1.0)  # type: ignore[arg-type]
+
+
+def test_walks_of_a_stored_trace_end_on_repeated_ids() -> None:
+    # a -> x -> y -> x (a second span with id x, under y): each walk lists it and stops
+    trace = Trace(trace_id="1" * 32, spans=[_span("a", None), _span("x", "a"), _span("y", "x"),
+                                            _span("x", "y")])
+    assert [s.span_id for s in trace.below("a")] == ["x", "y", "x"]
+    assert trace_html(trace).count("<li>") == 4
+    assert len(trace_tree(trace, "t").children[0].children) == 1
+
+
+def test_views_are_unchanged_for_a_small_tree() -> None:
+    trace = Trace(trace_id="1" * 32, spans=[_span("a", None), _span("b", "a"), _span("c", "b"),
+                                            _span("d", "a"), _span("e", None)])
+    assert trace_html(trace) == (
+        "<details class=trace><summary>trace</summary><ul>"
+        "<li><b>a</b> <span class=e>1000 ms</span> <ul><li><b>b</b> <span class=e>1000 ms</span> "
+        "<ul><li><b>c</b> <span class=e>1000 ms</span> </li></ul></li>"
+        "<li><b>d</b> <span class=e>1000 ms</span> </li></ul></li>"
+        "<li><b>e</b> <span class=e>1000 ms</span> </li></ul></details>")
+    tree = trace_tree(trace, "t")
+    assert [[str(g.label.plain) for g in n.children] for n in tree.children] == [  # type: ignore[union-attr]
+        ["b  1000 ms", "d  1000 ms"], []]
