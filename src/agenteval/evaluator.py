@@ -22,8 +22,9 @@ from rich.console import Console
 from agenteval.datasets import load_eval_set
 from agenteval.errors import DataError
 from agenteval.reporting import console_report
-from agenteval.runner import EvalJob, Selection, resolve_config, start
-from agenteval.schema import Concurrency, EvalConfig, EvalSet, EvalSetResult, EvalStatus
+from agenteval.runner import Selection, resolve_config, start
+from agenteval.runner.request import RunRequest, plan
+from agenteval.schema import EvalConfig, EvalSet, EvalSetResult, EvalStatus
 from agenteval.store import record, write_outputs
 
 
@@ -159,11 +160,11 @@ class AgentEvaluator:
                    agent_path: str | None, executor: str = "local") -> list[EvalSetResult]:
         if num_runs < 1:
             raise ValueError("num_runs must be at least 1")
-        concurrency = Concurrency(cases=parallelism)
-        job = EvalJob(config=config, config_source=source, judge_model=judge_model,
-                      concurrency=concurrency, command="AgentEvaluator", agent=agent,
-                      selections=selections, num_runs=num_runs, agent_model=agent_model,
-                      app_name=app_name, agent_path=agent_path, executor=executor)
+        request = RunRequest(agent_path=agent_path, num_runs=num_runs, parallelism=parallelism,
+                             agent_model=agent_model, judge_model=judge_model,
+                             executor=executor)  # a Literal: pydantic checks it
+        job = plan(request, config, source, command="AgentEvaluator", agent=agent, app_name=app_name)
+        job.selections = selections
         done = await start(job, dict(os.environ), store_root)
         if store_root is not None:
             record(store_root, done)

@@ -138,23 +138,21 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
     Each EVAL_SET_FILE_OR_ID is an eval-set file, optionally followed by `:id1,id2` to select
     cases, or the id of a set stored as <AGENT_PATH>/<id>.evalset.json.
     """
-    from agenteval.agents import agent_home
-    from agenteval.cli.commands import Outputs
     from agenteval.cli.run import EvalArgs, eval_command
+    from agenteval.runner.request import RunOutputs, RunRequest
 
-    sys.exit(opt.guard(eval_command, EvalArgs(
-        agent_path=agent_path, eval_sets=list(eval_set_file_or_id),
-        config_file_path=config_file_path, detailed=print_detailed_results, num_runs=num_runs,
-        parallelism=parallelism, model_parallelism=model_parallelism, agent_model=agent_model,
-        judge_model=judge_model, eval_storage_uri=eval_storage_uri, log_level=log_level,
-        no_cache=no_cache, judge_timeout=judge_timeout, judge_attempts=judge_attempts,
-        escalate_judge_model=escalate_judge_model, traces=not no_traces, case_timeout=case_timeout,
-        resume=retry_errors or resume,
-        retry_errors=retry_errors is not None,
-        executor=executor, ray_address=ray_address, isolation=isolation,
-        outputs=Outputs(output=output, junit_xml=junit_xml, html=html, markdown=markdown,
-                        history_root=None if no_history else str(agent_home(agent_path)),
-                        otlp_endpoint=opt.otlp_from(otlp_endpoint, dict(os.environ))))))
+    request = RunRequest(
+        agent_path=agent_path, eval_sets=list(eval_set_file_or_id), config_file=config_file_path,
+        num_runs=num_runs, parallelism=parallelism, model_parallelism=model_parallelism,
+        agent_model=agent_model, judge_model=judge_model, escalate_judge_model=escalate_judge_model,
+        judge_timeout=judge_timeout, judge_attempts=judge_attempts, no_cache=no_cache,
+        traces=not no_traces, case_timeout=case_timeout, isolation=isolation,
+        resume=retry_errors or resume, retry_errors=retry_errors is not None,
+        executor=executor, ray_address=ray_address, history=not no_history,
+        outputs=RunOutputs(output=output, junit_xml=junit_xml, html=html, markdown=markdown,
+                           otlp_endpoint=opt.otlp_from(otlp_endpoint, dict(os.environ))))
+    sys.exit(opt.guard(eval_command, EvalArgs(request, detailed=print_detailed_results,
+                                              log_level=log_level, eval_storage_uri=eval_storage_uri)))
 
 
 @cli.command()

@@ -28,6 +28,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--agenteval-agent", help="agent directory or file exposing root_agent")
     group.addoption("--agenteval-agent-model", help="model for the agent (replaces its own)")
     group.addoption("--agenteval-judge-model", help="judge model for LLM-judged criteria")
+    group.addoption("--agenteval-escalate-judge-model",
+                    help="where every judged criterion's uncertain verdicts go")
+    group.addoption("--agenteval-num-samples", type=int, help="judge samples per question")
+    group.addoption("--agenteval-case-timeout", type=float,
+                    help="seconds per case run (default: the config's case_timeout)")
+    group.addoption("--agenteval-isolation", choices=["none", "process"],
+                    help="where the agent's turns run (default: the config's isolation)")
     group.addoption("--agenteval-num-runs", type=int, help="runs per case (default 1)")
     group.addoption("--agenteval-parallelism", type=int, help="cases in flight at once (default 4)")
     group.addoption("--agenteval-executor", choices=["local", "ray"], default="local",
@@ -87,9 +94,9 @@ class EvalFile(pytest.File):
         if self.results is not None:
             return self.results
         from agenteval.agents import load_root_agent
-        from agenteval.runner import EvalJob, Selection, resolve_config, start
+        from agenteval.runner import Selection, start
+        from agenteval.runner.request import RunRequest, plan, request_config
         from agenteval.runner.sync import run_sync
-        from agenteval.schema import Concurrency
         from agenteval.store import record
 
         config = self.config
@@ -98,17 +105,22 @@ class EvalFile(pytest.File):
         if agent_path is None:
             raise AgentEvalError(f"{self.path}: no agent found beside or above this file; set "
                                  "--agenteval-agent or the ini option agenteval_agent")
-        eval_config, source = resolve_config(None, self.path)
-        runs = config.getoption("--agenteval-num-runs") or int(config.getini("agenteval_num_runs"))
-        concurrency = Concurrency(cases=config.getoption("--agenteval-parallelism") or 4)
-        job = EvalJob(config=eval_config, config_source=source, concurrency=concurrency,
-                      judge_model=config.getoption("--agenteval-judge-model")
-                      or config.getini("agenteval_judge_model") or None,
-                      command="pytest", argv=list(config.invocation_params.args),
-                      agent=load_root_agent(agent_path), selections=[Selection(self.path, self.eval_set)],
-                      num_runs=runs, agent_model=config.getoption("--agenteval-agent-model"),
-                      app_name=agent_path.resolve().name, agent_path=str(agent_path),
-                      executor=config.getoption("--agenteval-executor"))
+        request = RunRequest(
+            agent_path=str(agent_path), eval_sets=[str(self.path)],
+            num_runs=config.getoption("--agenteval-num-runs") or int(config.getini("agenteval_num_runs")),
+            parallelism=config.getoption("--agenteval-parallelism") or 4,
+            judge_model=config.getoption("--agenteval-judge-model") or config.getini("agenteval_judge_model")
+            or None,
+            agent_model=config.getoption("--agenteval-agent-model"),
+            escalate_judge_model=config.getoption("--agenteval-escalate-judge-model"),
+            num_samples=config.getoption("--agenteval-num-samples"),
+            case_timeout=config.getoption("--agenteval-case-timeout"),
+            isolation=config.getoption("--agenteval-isolation"),
+            executor=config.getoption("--agenteval-executor"))
+        eval_config, source = request_config(request, self.path)  # test_config.json beside the file
+        job = plan(request, eval_config, source, command="pytest", argv=list(config.invocation_params.args),
+                   agent=load_root_agent(agent_path), app_name=agent_path.resolve().name)
+        job.selections = [Selection(self.path, self.eval_set)]
         if job.executor == "ray":
             _share_ray(config)
         done = run_sync(start(job, dict(os.environ), config.rootpath))

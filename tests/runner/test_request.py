@@ -1,0 +1,67 @@
+"""`RunRequest`: one model for what a run is asked to do, and the one rule for its config."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agenteval.errors import DataError
+from agenteval.runner.request import RunRequest, plan, request_config
+
+
+def _set_with_config(tmp_path: Path) -> Path:
+    s = tmp_path / "s.evalset.json"
+    s.write_text('{"eval_set_id": "s", "eval_cases": []}')
+    (tmp_path / "test_config.json").write_text(json.dumps({
+        "criteria": {"tool_trajectory_avg_score": {"threshold": 1.0, "match_type": "IN_ORDER"},
+                     "response_match_score": 0.3},
+        "endpoints": {"local": {"timeout": 5}}}))
+    return s
+
+
+def test_the_config_beside_the_set_then_the_request_over_it(tmp_path: Path) -> None:
+    s = _set_with_config(tmp_path)
+    config, source = request_config(RunRequest(eval_sets=[str(s)]), s)
+    assert source == str(tmp_path / "test_config.json")
+    assert config.criteria["response_match_score"] == 0.3
+    # criteria replace the config's criteria only; the source says where they came from
+    config, source = request_config(RunRequest(criteria={"response_match_score": 0.9}), s, "body")
+    assert source == "body" and set(config.criteria) == {"response_match_score"}
+    assert config.endpoints is not None and "local" in config.endpoints
+    # num_samples alone keeps the file's criteria and source
+    config, source = request_config(RunRequest(criteria={"final_response_match_v2": 0.5}, num_samples=3),
+                                    s)
+    assert config.criteria["final_response_match_v2"] == {
+        "threshold": 0.5, "judge_model_options": {"num_samples": 3}}  # resolved by the registry later
+    assert request_config(RunRequest(), None)[1] is None  # no file, nothing beside: the defaults
+
+
+def test_bad_criteria_name_the_source_and_key(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match=r"body: criteria.response_match_score"):
+        request_config(RunRequest(criteria={"response_match_score": "high"}), None, "body")
+
+
+def test_plan_carries_every_field_and_checks_retry(tmp_path: Path) -> None:
+    request = RunRequest(agent_path="a", eval_sets=["s.json"], num_runs=3, parallelism=2,
+                         model_parallelism={"local": 1}, judge_model="local", escalate_judge_model="local",
+                         judge_timeout=9, judge_attempts=2, case_timeout=4, isolation="process",
+                         resume="latest", retry_errors=True, traces=False)
+    config, source = request_config(request, None)
+    job = plan(request, config, source, command="api", app_name="a")
+    assert (job.num_runs, job.concurrency.cases, job.concurrency.model_calls) == (3, 2, {"local": 1})
+    assert (job.judge_timeout, job.judge_attempts, job.case_timeout, job.isolation) == (9, 2, 4, "process")
+    assert (job.resume, job.retry_errors, job.traces, job.escalate_judge_model) == ("latest", True, False,
+                                                                                    "local")
+    with pytest.raises(DataError, match="retry_errors: needs resume"):
+        plan(RunRequest(retry_errors=True), config, source, command="api")
+
+
+def test_a_request_is_data() -> None:
+    request = RunRequest(agent_path="a", eval_sets=["s.json:x,y"], num_runs=2)
+    assert RunRequest.model_validate_json(request.model_dump_json()) == request
+    with pytest.raises(ValueError, match="extra"):
+        RunRequest.model_validate({"eval_sets": [], "num_run": 2})
+    schema = RunRequest.model_json_schema()
+    assert schema["properties"]["case_timeout"]["description"]  # documented field by field
