@@ -16,7 +16,7 @@ from tests.helpers import call
 def test_calls_are_paired_by_tool_in_order_and_arguments_compared_as_values() -> None:
     expected = [call("find", area="centre"), call("book", people=2, time="19:00"), call("book", people=4)]
     actual = [call("book", people=2.0, time="20:00"), call("find", area="centre"), call("pay", amount=3)]
-    out = argument_diff(expected, actual)
+    out = [pair.model_dump() for pair in argument_diff(expected, actual)]
     assert out[0] == {"tool": "find", "expected_index": 0, "actual_index": 1, "status": "same",
                       "arguments": []}
     time = {"name": "time", "expected": "19:00", "actual": "20:00", "missing": None}
@@ -28,7 +28,7 @@ def test_calls_are_paired_by_tool_in_order_and_arguments_compared_as_values() ->
 
 
 def test_an_argument_on_one_side_only_says_which_side_lacks_it() -> None:
-    (diff,) = argument_diff([call("f", a=1, b="1")], [call("f", b=1, c=None)])
+    (diff,) = [pair.model_dump() for pair in argument_diff([call("f", a=1, b="1")], [call("f", b=1, c=None)])]
     assert diff["status"] == "different"
     assert diff["arguments"] == [
         {"name": "a", "expected": 1, "actual": None, "missing": "actual"},

@@ -21,6 +21,7 @@ from starlette.types import Scope
 
 from agenteval.errors import AgentEvalError, describe, json_path
 from agenteval.web.context import Web
+from agenteval.web.openapi import contract_openapi
 from agenteval.web.routes import apps, eval_sets, results, runs, sessions
 from agenteval.web.security import LOOPBACK_HOSTS, Gate
 
@@ -85,8 +86,10 @@ def create_app(agents_dir: str | Path, *, token: str | None = None, env: Mapping
     app = FastAPI(title="agenteval web", version="1", lifespan=lifespan,
                   description="The JSON API of `agenteval web` (see docs/web-api.md).")
     app.state.web = web
-    for router in (apps.router, sessions.router, eval_sets.router, runs.router, results.router):
+    routers = (apps.router, sessions.router, eval_sets.router, runs.router, results.router)
+    for router in routers:
         app.include_router(router)
+    app.openapi = lambda: contract_openapi(app, routers)  # type: ignore[method-assign]
     app.add_exception_handler(AgentEvalError, _bad_input)
     app.add_exception_handler(RequestValidationError, _invalid_request)
     app.add_exception_handler(Exception, _crashed)

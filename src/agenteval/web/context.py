@@ -4,13 +4,14 @@ the lookups that turn URL names into things (404 when there is no such thing).""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 from fastapi import Depends, HTTPException, Request
+from fastapi.routing import APIRoute
 
 from agenteval.datasets import load_eval_set
 from agenteval.errors import DataError
@@ -110,6 +111,16 @@ class Web:
         return stored
 
 
+class ContractRoute(APIRoute):
+    """A route of the API: its response model is serialised by field name (snake_case), as the
+    result documents are, never by the schema models' camelCase aliases (which they accept on
+    input); `agenteval.web.openapi` lists the models by the same names."""
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        kwargs["response_model_by_alias"] = False
+        super().__init__(path, endpoint, **kwargs)
+
+
 def _web(request: Request) -> Web:
     web: Web = request.app.state.web
     return web
@@ -117,4 +128,4 @@ def _web(request: Request) -> Web:
 
 WebDep = Annotated[Web, Depends(_web)]
 
-__all__ = ["EVALSET_SUFFIX", "Web", "WebDep", "conflict", "not_found"]
+__all__ = ["EVALSET_SUFFIX", "ContractRoute", "Web", "WebDep", "conflict", "not_found"]

@@ -22,6 +22,7 @@ from agenteval.errors import describe
 from agenteval.runner import EvalJob, Run, Services, run
 from agenteval.schema.progress import ProgressEvent, RunFinished, RunStarted
 from agenteval.store import record
+from agenteval.web.contract import RunState
 
 TERMINAL = ("RunFinished", "RunFailed", "RunCancelled")
 KEEPALIVE_SECONDS = 15.0
@@ -40,7 +41,7 @@ class WebRun:
     app: str
     eval_set_id: str
     events: list[dict[str, Any]] = field(default_factory=list)
-    state: str = "running"  # running, recording, finished, failed, cancelled
+    state: RunState = "running"
     error: str | None = None
     result_ids: list[str] = field(default_factory=list)
     task: asyncio.Task[None] | None = None

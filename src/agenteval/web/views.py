@@ -9,7 +9,6 @@ documents are returned as they are stored (ADK's integers).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +17,7 @@ from agenteval.reporting.html import tool_call_diff
 from agenteval.reporting.outcome import call_lines, criterion_problem, problems
 from agenteval.schema import (
     EvalCaseResult,
+    EvalMetricResult,
     EvalSetResult,
     EvalStatus,
     FunctionCall,
@@ -28,79 +28,113 @@ from agenteval.schema import (
 )
 from agenteval.store.sessions import ChatSession, ChatTurn
 from agenteval.verdicts import CaseOutcome, outcomes, set_counts
+from agenteval.web.contract import (
+    ArgumentDiff,
+    CallPair,
+    CaseChange,
+    CaseRow,
+    CaseVerdict,
+    CaseView,
+    ChatTurnView,
+    ComparisonView,
+    CriterionChange,
+    DiffLine,
+    InvocationView,
+    RunRow,
+    RunState,
+    RunView,
+    ScoreCell,
+    SessionEvent,
+    SessionView,
+    StatusWord,
+    SummaryMetric,
+    ToolCall,
+    ToolResult,
+    TrendPoint,
+)
 from agenteval.web.history import StoredRun
 
 MAX_RUN_CASES = 100  # cases not passed listed with a run; the rest are paged by /cases
 
+_WORDS: dict[EvalStatus, StatusWord] = {EvalStatus.PASSED: "passed", EvalStatus.FAILED: "failed",
+                                        EvalStatus.NOT_EVALUATED: "not_evaluated",
+                                        EvalStatus.INFORMATIONAL: "informational"}
 
-def status_word(status: EvalStatus) -> str:
-    return status.name.lower()
+
+def status_word(status: EvalStatus) -> StatusWord:
+    return _WORDS[status]
 
 
 # --- chat sessions ---------------------------------------------------------------------------
 
-def turn_json(turn: ChatTurn) -> dict[str, Any]:
+def turn_json(turn: ChatTurn) -> ChatTurnView:
     """A chat turn: the user's text, the answer, the tool calls and results, the invocation
     (as an eval set holds it), the trace and the error."""
     inv = turn.invocation
-    return {
-        "user": content_text(inv.user_content), "response": content_text(inv.final_response),
-        "tool_calls": [{"name": c.name, "args": c.args} for c in inv.tool_calls()],
-        "tool_responses": [{"name": r.name, "response": r.response} for r in inv.tool_responses()],
-        "invocation": inv.model_dump(mode="json", exclude_none=True),
-        "trace": turn.trace.model_dump(mode="json") if turn.trace else None,
-        "error": turn.error, "warnings": turn.warnings,
-    }
+    return ChatTurnView(
+        user=content_text(inv.user_content), response=content_text(inv.final_response),
+        tool_calls=[ToolCall(name=c.name, args=c.args) for c in inv.tool_calls()],
+        tool_responses=[ToolResult(name=r.name, response=r.response) for r in inv.tool_responses()],
+        invocation=inv,
+        trace=turn.trace, error=turn.error, warnings=turn.warnings)
 
 
-def session_json(session: ChatSession, turns: bool = True) -> dict[str, Any]:
+def session_json(session: ChatSession, turns: bool = True) -> SessionView:
     """A session as ADK's dev server shows one (`id`, `app_name`, `user_id`, `state`, `events`),
     with its turns; `events` are the turns' messages and tool events in order."""
-    out: dict[str, Any] = {
-        "id": session.id, "app_name": session.app_name, "user_id": session.user_id,
-        "state": session.state, "initial_state": session.initial_state, "created": session.created,
-        "model": session.model, "num_turns": len(session.turns)}
-    if turns:
-        out["turns"] = [turn_json(t) for t in session.turns]
-        out["events"] = [event for i, t in enumerate(session.turns) for event in _events(i, t.invocation)]
-    else:
-        out["events"] = []
-    return out
+    return SessionView(
+        id=session.id, app_name=session.app_name, user_id=session.user_id, state=session.state,
+        initial_state=session.initial_state, created=session.created, model=session.model,
+        num_turns=len(session.turns), turns=[turn_json(t) for t in session.turns] if turns else None,
+        events=[event for i, t in enumerate(session.turns) for event in _events(i, t.invocation)]
+        if turns else [])
 
 
-def _events(index: int, inv: Invocation) -> list[dict[str, Any]]:
-    events = [{"invocation_index": index, "author": "user",
-               "content": inv.user_content.model_dump(mode="json", exclude_none=True)}]
+def _events(index: int, inv: Invocation) -> list[SessionEvent]:
+    events = [SessionEvent(invocation_index=index, author="user", content=inv.user_content)]
     data = inv.model_dump(mode="json", exclude_none=True).get("intermediate_data") or {}
     for event in data.get("invocation_events", []):
         if event.get("content"):
-            events.append({"invocation_index": index, **event})
+            events.append(SessionEvent.model_validate({**event, "invocation_index": index}))
     if inv.final_response is not None:
-        events.append({"invocation_index": index, "author": "agent",
-                       "content": inv.final_response.model_dump(mode="json", exclude_none=True)})
+        events.append(SessionEvent(invocation_index=index, author="agent", content=inv.final_response))
     return events
 
 
 # --- runs ------------------------------------------------------------------------------------
 
-def run_row(stored: StoredRun) -> dict[str, Any]:
-    """A row of the run history (`RunStore.list_runs`'s fields), with its app and status."""
-    row = dataclasses.asdict(stored.row)
+def _row_fields(stored: StoredRun) -> dict[str, Any]:
+    row = stored.row
     try:
-        row["result_path"] = str(stored.row.result_path.relative_to(stored.root))
+        path = str(row.result_path.relative_to(stored.root))
     except ValueError:
-        row["result_path"] = str(stored.row.result_path)
-    row["app"] = stored.app
-    row["status"] = "passed" if stored.row.cases_passed == stored.row.cases_total else "failed"
-    return row
+        path = str(row.result_path)
+    return dict(
+        run_id=row.run_id, created=row.created, eval_set_id=row.eval_set_id, agent=row.agent,
+        agent_model=row.agent_model, judge_model=row.judge_model, num_runs=row.num_runs,
+        cases_total=row.cases_total, cases_passed=row.cases_passed, cases_failed=row.cases_failed,
+        duration_seconds=row.duration_seconds, total_tokens=row.total_tokens, result_path=path,
+        eval_set_sha256=row.eval_set_sha256, gating=row.gating, run_group=row.run_group, app=stored.app,
+        status="passed" if row.cases_passed == row.cases_total else "failed")
 
 
-def _summary_metric(m: MetricSummary) -> dict[str, Any]:
-    return {**m.model_dump(mode="json"), "status": status_word(m.eval_status)}
+def run_row(stored: StoredRun) -> RunRow:
+    """A row of the run history (`RunStore.list_runs`'s fields), with its app and status."""
+    return RunRow(**_row_fields(stored))
 
 
-def run_view(stored: StoredRun, summary: EvalSetResult, header: RunSpec | None,
-             max_cases: int = MAX_RUN_CASES) -> dict[str, Any]:
+def summary_metric(m: MetricSummary) -> SummaryMetric:
+    """A criterion's summary with its status as a word."""
+    return SummaryMetric(**dict(m), status=status_word(m.eval_status))
+
+
+def _score(m: EvalMetricResult) -> ScoreCell:
+    return ScoreCell(name=m.metric_name, score=m.score, threshold=m.threshold,
+                     status=status_word(m.eval_status))
+
+
+def run_view(stored: StoredRun, summary: EvalSetResult, header: RunSpec | None, state: RunState = "finished",
+             max_cases: int = MAX_RUN_CASES) -> RunView:
     """A run: its header, the counts, the criteria it was scored with (gating ones first), and
     the cases that did not pass (at most `max_cases`; all of them are paged by `/cases`), each
     with its verdict, criteria summaries and why it failed (`criterion_problem` lines)."""
@@ -115,59 +149,57 @@ def run_view(stored: StoredRun, summary: EvalSetResult, header: RunSpec | None,
     configured = list((header.config.get("criteria") or {}) if header else {})
     rank = {name: i for i, name in enumerate(configured)}  # the config's order, where known
     ordered = sorted(gating, key=lambda n: rank.get(n, len(rank)))
-    return {
-        **run_row(stored), "header": header.model_dump(mode="json") if header else None,
-        "counts": dataclasses.asdict(counts),
-        "criteria": [*ordered, *(n for n in informational if n not in gating)],
-        "cases_not_passed": len(not_passed),
-        "cases": [{"eval_id": c.eval_id, "status": status_word(c.status), "runs": c.num_runs,
-                   "metrics": [_summary_metric(m) for m in c.summary.metrics],
-                   "problems": [criterion_problem(m, c.gating) for m in c.failing_metrics()]}
-                  for c in not_passed[:max_cases]]}
+    return RunView(
+        **_row_fields(stored), header=header, counts=counts,
+        criteria=[*ordered, *(n for n in informational if n not in gating)],
+        cases_not_passed=len(not_passed), state=state,
+        cases=[CaseVerdict(eval_id=c.eval_id, status=status_word(c.status), runs=c.num_runs,
+                           metrics=[summary_metric(m) for m in c.summary.metrics],
+                           problems=[criterion_problem(m, c.gating) for m in c.failing_metrics()])
+               for c in not_passed[:max_cases]])
 
 
 def case_rows(result: EvalSetResult, offset: int, limit: int,
-              status: str | None) -> tuple[int, list[dict[str, Any]]]:
+              status: str | None) -> tuple[int, list[CaseRow]]:
     """(matching case runs, one page of them): per case run its status, each criterion's score,
     threshold and status, and the agent's error."""
     runs = [r for r in result.eval_case_results
             if status is None or status_word(r.final_eval_status) == status]
     page = runs[offset:offset + limit]
-    return len(runs), [{
-        "eval_id": r.eval_id, "run_index": r.run_index, "status": status_word(r.final_eval_status),
-        "metrics": [{"name": m.metric_name, "score": m.score, "threshold": m.threshold,
-                     "status": status_word(m.eval_status)} for m in r.overall_eval_metric_results],
-        "error": r.error_message, "metric_errors": len(r.metric_errors)} for r in page]
+    return len(runs), [CaseRow(
+        eval_id=r.eval_id, run_index=r.run_index, status=status_word(r.final_eval_status),
+        metrics=[_score(m) for m in r.overall_eval_metric_results],
+        error=r.error_message, metric_errors=len(r.metric_errors)) for r in page]
 
 
-def argument_diff(expected: Sequence[FunctionCall], actual: Sequence[FunctionCall]) -> list[dict[str, Any]]:
+def argument_diff(expected: Sequence[FunctionCall], actual: Sequence[FunctionCall]) -> list[CallPair]:
     """Expected and actual calls paired by tool name in order (the n-th expected call of a tool
     with its n-th actual call); per pair the arguments that differ (`expected` / `actual`
     values, `missing` on the side that lacks the argument). Unpaired calls are `missing` (expected,
     not made) or `unexpected` (made, not expected). Arguments compare as the trajectory
     criterion compares them (as values: 1 == 1.0, "1" != 1)."""
-    out: list[dict[str, Any]] = []
+    out: list[CallPair] = []
     used: set[int] = set()
     for i, e in enumerate(expected):
         j = next((j for j, a in enumerate(actual) if j not in used and a.name == e.name), None)
         if j is None:
-            out.append({"tool": e.name, "expected_index": i, "actual_index": None, "status": "missing",
-                        "arguments": []})
+            out.append(CallPair(tool=e.name, expected_index=i, actual_index=None, status="missing",
+                                arguments=[]))
             continue
         used.add(j)
         want, got = e.args or {}, actual[j].args or {}
-        diffs = [{"name": k, "expected": want.get(k), "actual": got.get(k),
-                  "missing": "actual" if k not in got else "expected" if k not in want else None}
+        diffs = [ArgumentDiff(name=k, expected=want.get(k), actual=got.get(k),
+                              missing="actual" if k not in got else "expected" if k not in want else None)
                  for k in dict.fromkeys([*want, *got]) if k not in want or k not in got or want[k] != got[k]]
         same = not diffs and (e.args is None) == (actual[j].args is None)
-        out.append({"tool": e.name, "expected_index": i, "actual_index": j,
-                    "status": "same" if same else "different", "arguments": diffs})
-    out += [{"tool": a.name, "expected_index": None, "actual_index": j, "status": "unexpected",
-             "arguments": []} for j, a in enumerate(actual) if j not in used]
+        out.append(CallPair(tool=e.name, expected_index=i, actual_index=j,
+                            status="same" if same else "different", arguments=diffs))
+    out += [CallPair(tool=a.name, expected_index=None, actual_index=j, status="unexpected", arguments=[])
+            for j, a in enumerate(actual) if j not in used]
     return out
 
 
-def case_view(result: EvalSetResult, case: CaseOutcome, run: EvalCaseResult) -> dict[str, Any]:
+def case_view(result: EvalSetResult, case: CaseOutcome, run: EvalCaseResult, app: str | None) -> CaseView:
     """One case run whole (trace and judge records included), its verdict over runs and why it
     failed, and per invocation the tool-call diff, the argument-level diff and the judge records
     about it."""
@@ -175,47 +207,46 @@ def case_view(result: EvalSetResult, case: CaseOutcome, run: EvalCaseResult) -> 
     for i, per in enumerate(run.eval_metric_result_per_invocation):
         exp, act = per.expected_invocation, per.actual_invocation
         expected_calls = exp.tool_calls() if exp is not None else []
-        invocations.append({
-            "index": i, "user": content_text(act.user_content),
-            "expected_response": content_text(exp.final_response) if exp is not None else None,
-            "actual_response": content_text(act.final_response),
-            "tool_call_diff": [{"op": op, "call": line} for op, line in
-                               tool_call_diff(call_lines(expected_calls), call_lines(act.tool_calls()))],
-            "argument_diff": argument_diff(expected_calls, act.tool_calls()),
-            "scores": [{"name": m.metric_name, "score": m.score, "threshold": m.threshold,
-                        "status": status_word(m.eval_status)} for m in per.eval_metric_results],
-            "judge_records": [k for k, r in enumerate(run.judge_records) if r.invocation_index == i]})
-    return {
-        "run_id": result.eval_set_result_id, "eval_set_id": result.eval_set_id,
-        "eval_id": case.eval_id, "run_index": run.run_index, "runs": [r.run_index for r in case.runs],
-        "status": status_word(run.final_eval_status), "verdict": status_word(case.status),
-        "summary": [_summary_metric(m) for m in case.summary.metrics],
-        "problems": problems(case), "invocations": invocations,
-        "result": run.model_dump(mode="json")}
+        invocations.append(InvocationView(
+            index=i, user=content_text(act.user_content),
+            expected_response=content_text(exp.final_response) if exp is not None else None,
+            actual_response=content_text(act.final_response),
+            tool_call_diff=[DiffLine(op=op, call=line) for op, line in
+                            tool_call_diff(call_lines(expected_calls), call_lines(act.tool_calls()))],
+            argument_diff=argument_diff(expected_calls, act.tool_calls()),
+            scores=[_score(m) for m in per.eval_metric_results],
+            judge_records=[k for k, r in enumerate(run.judge_records) if r.invocation_index == i]))
+    return CaseView(
+        run_id=result.eval_set_result_id, app=app, eval_set_id=result.eval_set_id,
+        eval_id=case.eval_id, run_index=run.run_index, runs=[r.run_index for r in case.runs],
+        status=status_word(run.final_eval_status), verdict=status_word(case.status),
+        summary=[summary_metric(m) for m in case.summary.metrics],
+        problems=problems(case), invocations=invocations, result=run)
 
 
 # --- comparisons and trends ------------------------------------------------------------------
 
-def _metric_or_none(m: MetricSummary | None) -> dict[str, Any] | None:
-    return None if m is None else _summary_metric(m)
+def _metric_or_none(m: MetricSummary | None) -> SummaryMetric | None:
+    return None if m is None else summary_metric(m)
 
 
-def comparison_json(c: Comparison) -> dict[str, Any]:
+def comparison_json(c: Comparison) -> ComparisonView:
     """`reporting.compare.compare`'s result as JSON (changes as their words)."""
-    return {
-        "baseline_id": c.baseline_id, "candidate_id": c.candidate_id, "baseline_set": c.baseline_set,
-        "candidate_set": c.candidate_set, "margin": c.margin, "has_regressions": c.has_regressions,
-        "counts": {k.value: v for k, v in c.counts().items()},
-        "cases": [{"eval_id": d.eval_id, "change": d.change.value, "regressed": d.regressed,
-                   "before": status_word(d.before) if d.before is not None else None,
-                   "after": status_word(d.after) if d.after is not None else None,
-                   "criteria": [{"metric_name": k.metric_name, "change": k.change.value, "delta": k.delta,
-                                 "significant": k.significant, "before": _metric_or_none(k.before),
-                                 "after": _metric_or_none(k.after)} for k in d.criteria]}
-                  for d in c.cases]}
+    return ComparisonView(
+        baseline_id=c.baseline_id, candidate_id=c.candidate_id, baseline_set=c.baseline_set,
+        candidate_set=c.candidate_set, margin=c.margin, has_regressions=c.has_regressions,
+        counts={k.value: v for k, v in c.counts().items()},
+        cases=[CaseChange(eval_id=d.eval_id, change=d.change.value, regressed=d.regressed,
+                          before=status_word(d.before) if d.before is not None else None,
+                          after=status_word(d.after) if d.after is not None else None,
+                          criteria=[CriterionChange(metric_name=k.metric_name, change=k.change.value,
+                                                    delta=k.delta, significant=k.significant,
+                                                    before=_metric_or_none(k.before),
+                                                    after=_metric_or_none(k.after)) for k in d.criteria])
+               for d in c.cases])
 
 
-def trend_point(stored: StoredRun, summary: EvalSetResult) -> dict[str, Any]:
+def trend_point(stored: StoredRun, summary: EvalSetResult) -> TrendPoint:
     """One run on the charts: its pass rate and each criterion's mean score over its cases."""
     counts = set_counts(summary)
     scores: dict[str, list[float]] = {}
@@ -223,12 +254,12 @@ def trend_point(stored: StoredRun, summary: EvalSetResult) -> dict[str, Any]:
         for m in case.metrics:
             if m.mean is not None and m.eval_status != EvalStatus.INFORMATIONAL:
                 scores.setdefault(m.metric_name, []).append(m.mean)
-    return {"run_id": stored.row.run_id, "run_group": stored.row.run_group, "app": stored.app,
-            "created": stored.row.created, "eval_set_id": stored.row.eval_set_id,
-            "cases": counts.total, "passed": counts.passed,
-            "pass_rate": counts.passed / counts.total if counts.total else None,
-            "criteria": {k: sum(v) / len(v) for k, v in scores.items()}}
+    return TrendPoint(run_id=stored.row.run_id, run_group=stored.row.run_group, app=stored.app,
+                      created=stored.row.created, eval_set_id=stored.row.eval_set_id,
+                      cases=counts.total, passed=counts.passed,
+                      pass_rate=counts.passed / counts.total if counts.total else None,
+                      criteria={k: sum(v) / len(v) for k, v in scores.items()})
 
 
 __all__ = ["argument_diff", "case_rows", "case_view", "comparison_json", "run_row", "run_view",
-           "session_json", "status_word", "trend_point", "turn_json"]
+           "session_json", "status_word", "summary_metric", "trend_point", "turn_json"]

@@ -2,26 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 
 from agenteval.criteria import default_registry
 from agenteval.schema import LlmAsAJudgeCriterion
 from agenteval.schema.config import DEFAULT_CRITERIA
-from agenteval.web.context import WebDep
+from agenteval.web.context import ContractRoute, WebDep
+from agenteval.web.contract import AppInfo, CriterionInfo
 
-router = APIRouter(tags=["agents"])
+router = APIRouter(tags=["agents"], route_class=ContractRoute)
 
 
 @router.get("/api/apps")
-def list_agents(web: WebDep) -> list[dict[str, Any]]:
+def list_agents(web: WebDep) -> list[AppInfo]:
     """Every agent folder, imported: its kind, or the error that stopped its import."""
     out = []
     for name in web.agents.names():
         loaded = web.agents.load(name)
         if loaded is not None:
-            out.append({"name": name, "kind": loaded.kind, "error": loaded.error})
+            out.append(AppInfo(name=name, kind=loaded.kind, error=loaded.error))
     return out
 
 
@@ -32,7 +31,7 @@ def list_app_names(web: WebDep) -> list[str]:
 
 
 @router.get("/api/criteria", tags=["eval sets"])
-def list_criteria() -> list[dict[str, Any]]:
+def list_criteria() -> list[CriterionInfo]:
     """Every registered criterion: whether a judge scores it, its score range, its default
     threshold (agenteval's default config's, else None), and whether it is informational."""
     out = []
@@ -41,8 +40,8 @@ def list_criteria() -> list[dict[str, Any]]:
         default = DEFAULT_CRITERIA.get(name)
         if isinstance(default, dict):
             default = default.get("threshold")
-        out.append({"name": name, "description": spec.description,
-                    "judged": issubclass(spec.criterion_model, LlmAsAJudgeCriterion),
-                    "min_value": spec.min_value, "max_value": spec.max_value,
-                    "default_threshold": default, "informational": spec.informational})
+        out.append(CriterionInfo(name=name, description=spec.description,
+                                 judged=issubclass(spec.criterion_model, LlmAsAJudgeCriterion),
+                                 min_value=spec.min_value, max_value=spec.max_value,
+                                 default_threshold=default, informational=spec.informational))
     return out

@@ -22,15 +22,12 @@ from agenteval.errors import DataError, from_validation_error
 from agenteval.runner import EvalJob, Selection, Services, check_judges, resolve_config
 from agenteval.schema import EvalCase, EvalConfig, EvalSet, LlmAsAJudgeCriterion, SessionInput
 from agenteval.store import RunStore
-from agenteval.web.context import Web, WebDep, conflict, not_found
+from agenteval.web.context import ContractRoute, Web, WebDep, conflict, not_found
+from agenteval.web.contract import Deleted, RunRef
 from agenteval.web.paths import plain_name
 
-router = APIRouter(prefix="/apps/{app}", tags=["eval sets"])
+router = APIRouter(prefix="/apps/{app}", tags=["eval sets"], route_class=ContractRoute)
 BODY = "request body"
-
-
-def _dump(model: BaseModel) -> dict[str, Any]:
-    return model.model_dump(mode="json", exclude_none=True)
 
 
 def _case(eval_set: EvalSet, case_id: str, app: str, set_id: str) -> EvalCase:
@@ -62,8 +59,8 @@ def list_eval_sets_adk(app: str, web: WebDep) -> list[str]:
     return web.eval_set_ids(app)
 
 
-@router.post("/eval-sets/{set_id}", status_code=201)
-def create_eval_set(app: str, set_id: str, web: WebDep) -> dict[str, Any]:
+@router.post("/eval-sets/{set_id}", status_code=201, response_model_exclude_none=True)
+def create_eval_set(app: str, set_id: str, web: WebDep) -> EvalSet:
     """An empty eval set (409 if one exists by that id)."""
     path = web.eval_set_path(app, set_id, must_exist=False)
     if path is None or not plain_name(set_id):
@@ -73,12 +70,12 @@ def create_eval_set(app: str, set_id: str, web: WebDep) -> dict[str, Any]:
             conflict(f"agent {app!r} has an eval set {set_id!r} already")
         eval_set = EvalSet(eval_set_id=set_id, eval_cases=[], creation_timestamp=time.time())
         write_model(path, eval_set)
-    return _dump(eval_set)
+    return eval_set
 
 
-@router.get("/eval-sets/{set_id}")
-def get_eval_set(app: str, set_id: str, web: WebDep) -> dict[str, Any]:
-    return _dump(web.eval_set(app, set_id)[1])
+@router.get("/eval-sets/{set_id}", response_model_exclude_none=True)
+def get_eval_set(app: str, set_id: str, web: WebDep) -> EvalSet:
+    return web.eval_set(app, set_id)[1]
 
 
 class AddSession(BaseModel):
@@ -89,8 +86,8 @@ class AddSession(BaseModel):
     user_id: str
 
 
-@router.post("/eval-sets/{set_id}/add-session", status_code=201)
-def add_session(app: str, set_id: str, body: AddSession, web: WebDep) -> dict[str, Any]:
+@router.post("/eval-sets/{set_id}/add-session", status_code=201, response_model_exclude_none=True)
+def add_session(app: str, set_id: str, body: AddSession, web: WebDep) -> EvalCase:
     """The chat session as a new static case: its answered turns become the conversation, the
     state it started from the case's `session_input.state` (409 if the eval id exists)."""
     web.eval_set_path(app, set_id)  # 404 first when there is no such set
@@ -101,29 +98,29 @@ def add_session(app: str, set_id: str, body: AddSession, web: WebDep) -> dict[st
     if not turns:
         raise DataError(None, "session_id", "the session has no answered turn to add")
 
-    def add(eval_set: EvalSet) -> dict[str, Any]:
+    def add(eval_set: EvalSet) -> EvalCase:
         if eval_set.case(body.eval_id) is not None:
             conflict(f"eval set {set_id!r} has a case {body.eval_id!r} already")
         case = EvalCase(eval_id=body.eval_id, conversation=turns, creation_timestamp=time.time(),
                         session_input=SessionInput(app_name=app, user_id=body.user_id,
                                                    state=session.initial_state))
         eval_set.eval_cases.append(case)
-        return _dump(case)
+        return case
 
-    out: dict[str, Any] = _edit(web, app, set_id, add)
+    out: EvalCase = _edit(web, app, set_id, add)
     return out
 
 
-@router.get("/eval-sets/{set_id}/eval-cases/{case_id}")
-def get_case(app: str, set_id: str, case_id: str, web: WebDep) -> dict[str, Any]:
-    return _dump(_case(web.eval_set(app, set_id)[1], case_id, app, set_id))
+@router.get("/eval-sets/{set_id}/eval-cases/{case_id}", response_model_exclude_none=True)
+def get_case(app: str, set_id: str, case_id: str, web: WebDep) -> EvalCase:
+    return _case(web.eval_set(app, set_id)[1], case_id, app, set_id)
 
 
 CaseBody = Annotated[dict[str, Any], Body(description="The edited EvalCase.")]
 
 
-@router.put("/eval-sets/{set_id}/eval-cases/{case_id}")
-def put_case(app: str, set_id: str, case_id: str, web: WebDep, body: CaseBody) -> dict[str, Any]:
+@router.put("/eval-sets/{set_id}/eval-cases/{case_id}", response_model_exclude_none=True)
+def put_case(app: str, set_id: str, case_id: str, web: WebDep, body: CaseBody) -> EvalCase:
     """Replaces the case with the body, validated as an EvalCase whose `eval_id` is `case_id`."""
     try:
         case = EvalCase.model_validate(body)
@@ -132,22 +129,22 @@ def put_case(app: str, set_id: str, case_id: str, web: WebDep, body: CaseBody) -
     if case.eval_id != case_id:
         raise DataError(BODY, "eval_id", f"{case.eval_id!r} is not the case being edited ({case_id!r})")
 
-    def replace(eval_set: EvalSet) -> dict[str, Any]:
+    def replace(eval_set: EvalSet) -> EvalCase:
         old = _case(eval_set, case_id, app, set_id)
         eval_set.eval_cases[eval_set.eval_cases.index(old)] = case
-        return _dump(case)
+        return case
 
-    out: dict[str, Any] = _edit(web, app, set_id, replace)
+    out: EvalCase = _edit(web, app, set_id, replace)
     return out
 
 
 @router.delete("/eval-sets/{set_id}/eval-cases/{case_id}")
-def delete_case(app: str, set_id: str, case_id: str, web: WebDep) -> dict[str, Any]:
-    def delete(eval_set: EvalSet) -> dict[str, Any]:
+def delete_case(app: str, set_id: str, case_id: str, web: WebDep) -> Deleted:
+    def delete(eval_set: EvalSet) -> Deleted:
         eval_set.eval_cases.remove(_case(eval_set, case_id, app, set_id))
-        return {"deleted": case_id}
+        return Deleted(deleted=case_id)
 
-    out: dict[str, Any] = _edit(web, app, set_id, delete)
+    out: Deleted = _edit(web, app, set_id, delete)
     return out
 
 
@@ -218,9 +215,9 @@ def prepare_run(web: Web, app: str, set_id: str, body: RunRequest) -> tuple[Eval
 
 
 @router.post("/eval-sets/{set_id}/run", status_code=202)
-async def run_eval_set(app: str, set_id: str, body: RunRequest, web: WebDep) -> dict[str, Any]:
+async def run_eval_set(app: str, set_id: str, body: RunRequest, web: WebDep) -> RunRef:
     """Starts a run of the selected cases in the background; returns its `run_id` once it has
     started. Follow it at `/api/runs/{run_id}/events`."""
     job, services, folder = await anyio.to_thread.run_sync(prepare_run, web, app, set_id, body)
     started = await web.jobs.start(job, services, folder, app, job.selections[0].eval_set.eval_set_id)
-    return {"run_id": started.run_id}
+    return RunRef(run_id=started.run_id)

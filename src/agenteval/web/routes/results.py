@@ -3,24 +3,24 @@ from elsewhere, and ADK's `/apps/{app}/eval-results` routes."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio.to_thread
 from fastapi import APIRouter, Query, Request
 
 from agenteval.datasets.files import parse_json
 from agenteval.datasets.nesting import MAX_RESULT_DEPTH
 from agenteval.reporting.compare import compare
+from agenteval.schema import EvalSetResult
 from agenteval.store import parse_result, record_run
-from agenteval.web.context import Web, WebDep, conflict, not_found
+from agenteval.web.context import ContractRoute, Web, WebDep, conflict, not_found
+from agenteval.web.contract import ComparisonView, RunRef, TrendPoint
 from agenteval.web.views import comparison_json, trend_point
 
-router = APIRouter(tags=["results"])
+router = APIRouter(tags=["results"], route_class=ContractRoute)
 UPLOAD = "uploaded document"
 
 
 @router.get("/api/compare")
-def compare_runs(web: WebDep, a: str, b: str, margin: float = Query(0.0, ge=0.0, le=1.0)) -> dict[str, Any]:
+def compare_runs(web: WebDep, a: str, b: str, margin: float = Query(0.0, ge=0.0, le=1.0)) -> ComparisonView:
     """Baseline `a` against candidate `b`, case by case and criterion by criterion, as
     `agenteval compare` computes it (from the history's summaries)."""
     base, cand = web.run(a), web.run(b)
@@ -29,7 +29,7 @@ def compare_runs(web: WebDep, a: str, b: str, margin: float = Query(0.0, ge=0.0,
 
 @router.get("/api/trends")
 def trends(web: WebDep, app: str | None = None, eval_set: str | None = None,
-           limit: int = Query(100, ge=1, le=1000)) -> list[dict[str, Any]]:
+           limit: int = Query(100, ge=1, le=1000)) -> list[TrendPoint]:
     """Per run (oldest first, the newest `limit`): pass rate and each criterion's mean score."""
     if app is not None:
         web.app_dir(app)
@@ -38,12 +38,12 @@ def trends(web: WebDep, app: str | None = None, eval_set: str | None = None,
 
 
 @router.post("/api/results/open", status_code=201)
-async def open_result(request: Request, web: WebDep) -> dict[str, Any]:
+async def open_result(request: Request, web: WebDep) -> RunRef:
     """Stores a result document (the body) as an uploaded run in AGENTS_DIR's own history and
     returns its id (409 when a run by that id is recorded already)."""
     body = await request.body()
     run_id: str = await anyio.to_thread.run_sync(_store_upload, web, body)
-    return {"run_id": run_id}
+    return RunRef(run_id=run_id)
 
 
 def _store_upload(web: Web, body: bytes) -> str:
@@ -61,10 +61,10 @@ def list_eval_results(app: str, web: WebDep) -> list[str]:
 
 
 @router.get("/apps/{app}/eval-results/{result_id}")
-def get_eval_result(app: str, result_id: str, web: WebDep) -> dict[str, Any]:
+def get_eval_result(app: str, result_id: str, web: WebDep) -> EvalSetResult:
     """ADK's route: one result document of the agent's history, as stored."""
     web.app_dir(app)
     stored = next((s for s in web.stores.runs(app) if s.row.run_id == result_id), None)
     if stored is None:
         not_found(f"agent {app!r} has no result {result_id!r}")
-    return web.stores.document(stored).model_dump(mode="json")
+    return web.stores.document(stored)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Any, Literal
+from typing import Literal
 
 from fastapi import APIRouter, Query, Response
 from fastapi.responses import StreamingResponse
@@ -13,34 +13,35 @@ from fastapi.responses import StreamingResponse
 from agenteval.reporting import render_report
 from agenteval.store import RunStore
 from agenteval.verdicts import outcomes
-from agenteval.web.context import WebDep, conflict, not_found
+from agenteval.web.context import ContractRoute, WebDep, conflict, not_found
+from agenteval.web.contract import Cancelling, CaseRow, CaseView, JobView, RunRow, RunView
 from agenteval.web.jobs import WebRun
 from agenteval.web.views import case_rows, case_view, run_row, run_view
 
-router = APIRouter(prefix="/api/runs", tags=["runs"])
+router = APIRouter(prefix="/api/runs", tags=["runs"], route_class=ContractRoute)
 Status = Literal["passed", "failed", "not_evaluated"]
 
 
 @router.get("")
 def list_runs(web: WebDep, app: str | None = None, eval_set: str | None = None,
               status: Literal["passed", "failed"] | None = None,
-              limit: int = Query(100, ge=1, le=10_000), offset: int = Query(0, ge=0)) -> list[dict[str, Any]]:
+              limit: int = Query(100, ge=1, le=10_000), offset: int = Query(0, ge=0)) -> list[RunRow]:
     """Rows of the run history of every store (or of one agent's), newest first."""
     if app is not None:
         web.app_dir(app)
     rows = [run_row(s) for s in web.stores.runs(app)]
-    rows = [r for r in rows if (eval_set is None or r["eval_set_id"] == eval_set)
-            and (status is None or r["status"] == status)]
+    rows = [r for r in rows if (eval_set is None or r.eval_set_id == eval_set)
+            and (status is None or r.status == status)]
     return rows[offset:offset + limit]
 
 
-def _job_view(job: WebRun) -> dict[str, Any]:
-    return {"run_id": job.run_id, "app": job.app, "eval_set_id": job.eval_set_id, "state": job.state,
-            "error": job.error, "result_ids": job.result_ids, "events": len(job.events)}
+def _job_view(job: WebRun) -> JobView:
+    return JobView(run_id=job.run_id, app=job.app, eval_set_id=job.eval_set_id, state=job.state,
+                   error=job.error, result_ids=job.result_ids, events=len(job.events))
 
 
 @router.get("/{run_id}")
-def get_run(run_id: str, web: WebDep) -> dict[str, Any]:
+def get_run(run_id: str, web: WebDep) -> RunView | JobView:
     """The run's header, per case its verdict, criteria and why it failed, and the counts. A
     run started here that is not recorded yet (running, failed, cancelled) gives its `state`."""
     job = web.jobs.runs.get(run_id)
@@ -49,14 +50,15 @@ def get_run(run_id: str, web: WebDep) -> dict[str, Any]:
         if job is None:
             not_found(f"no run {run_id!r} in the run history")
         return _job_view(job)
-    view = run_view(stored, web.stores.summary(stored), RunStore(stored.root).header(stored.row.run_id))
-    return {**view, "state": job.state if job else "finished"}
+    return run_view(stored, web.stores.summary(stored), RunStore(stored.root).header(stored.row.run_id),
+                    job.state if job else "finished")
 
 
 @router.get("/{run_id}/events")
 async def run_events(run_id: str, web: WebDep) -> StreamingResponse:
     """Server-sent events of a run started here: every event so far, then each as it comes,
-    ending after the terminal one (`RunFinished`, `RunFailed`, `RunCancelled`)."""
+    ending after the terminal one (`RunFinished`, `RunFailed`, `RunCancelled`). A stream, not
+    JSON: its events are described in `agenteval.web.jobs`."""
     job = web.jobs.runs.get(run_id)
     if job is None:
         not_found(f"no run {run_id!r} was started by this server")
@@ -75,18 +77,18 @@ async def run_events(run_id: str, web: WebDep) -> StreamingResponse:
 
 
 @router.post("/{run_id}/cancel", status_code=202)
-def cancel_run(run_id: str, web: WebDep) -> dict[str, Any]:
+def cancel_run(run_id: str, web: WebDep) -> Cancelling:
     """Cancels a run started here (409 when it has ended)."""
     if run_id not in web.jobs.runs:
         not_found(f"no run {run_id!r} was started by this server")
     if not web.jobs.cancel(run_id):
         conflict(f"run {run_id!r} has ended ({web.jobs.runs[run_id].state})")
-    return {"run_id": run_id, "state": "cancelling"}
+    return Cancelling(run_id=run_id, state="cancelling")
 
 
 @router.get("/{run_id}/cases")
 def list_cases(run_id: str, web: WebDep, response: Response, offset: int = Query(0, ge=0),
-               limit: int = Query(100, ge=1, le=1000), status: Status | None = None) -> list[dict[str, Any]]:
+               limit: int = Query(100, ge=1, le=1000), status: Status | None = None) -> list[CaseRow]:
     """One page of the run's case runs (the total in `X-Total-Count`)."""
     stored = web.run(run_id)
     total, page = case_rows(web.stores.document(stored), offset, limit, status)
@@ -95,22 +97,24 @@ def list_cases(run_id: str, web: WebDep, response: Response, offset: int = Query
 
 
 @router.get("/{run_id}/cases/{case_id}")
-def get_case(run_id: str, case_id: str, web: WebDep, run_index: int = Query(0, ge=0)) -> dict[str, Any]:
+def get_case(run_id: str, case_id: str, web: WebDep, run_index: int = Query(0, ge=0)) -> CaseView:
     """One case run whole (trace, judge records), its verdict over runs, and per invocation the
     tool-call and argument diffs."""
-    result = web.stores.document(web.run(run_id))
+    stored = web.run(run_id)
+    result = web.stores.document(stored)
     case = next((c for c in outcomes(result) if c.eval_id == case_id), None)
     if case is None:
         not_found(f"run {run_id!r} has no case {case_id!r}")
     run = next((r for r in case.runs if r.run_index == run_index), None)
     if run is None:
         not_found(f"case {case_id!r} of run {run_id!r} has no run {run_index}")
-    return case_view(result, case, run)
+    return case_view(result, case, run, stored.app)
 
 
 @router.get("/{run_id}/export")
 def export_run(run_id: str, web: WebDep) -> Response:
-    """The run's self-contained HTML report (`reporting.render_report`), as a download."""
+    """The run's self-contained HTML report (`reporting.render_report`), as a download (HTML,
+    not JSON)."""
     stored = web.run(run_id)
     html = render_report("html", [web.stores.document(stored)])
     name = "".join(c if c.isalnum() or c in "._-" else "_" for c in stored.row.run_id)

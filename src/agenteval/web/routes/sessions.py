@@ -11,10 +11,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agenteval.store.sessions import ChatSession
 from agenteval.web.chat import check_model
-from agenteval.web.context import Web, WebDep, not_found
+from agenteval.web.context import ContractRoute, Web, WebDep, not_found
+from agenteval.web.contract import Deleted, SentTurn, SessionView
 from agenteval.web.views import session_json, turn_json
 
-router = APIRouter(prefix="/apps/{app}/users/{user_id}/sessions", tags=["sessions"])
+router = APIRouter(prefix="/apps/{app}/users/{user_id}/sessions", tags=["sessions"],
+                   route_class=ContractRoute)
 
 UserId = str  # any text (never part of a path); checked against the stored session
 
@@ -41,7 +43,7 @@ def _session(web: Web, app: str, user_id: str, session_id: str) -> ChatSession:
 
 
 @router.post("")
-def create_session(app: str, user_id: UserId, web: WebDep, body: NewSession | None = None) -> dict[str, Any]:
+def create_session(app: str, user_id: UserId, web: WebDep, body: NewSession | None = None) -> SessionView:
     """A new session with `state`; `model` (checked now) replaces the agent's model."""
     body = body or NewSession()
     agent = web.agent(app)
@@ -50,7 +52,7 @@ def create_session(app: str, user_id: UserId, web: WebDep, body: NewSession | No
 
 
 @router.get("")
-def list_sessions(app: str, user_id: UserId, web: WebDep) -> list[dict[str, Any]]:
+def list_sessions(app: str, user_id: UserId, web: WebDep) -> list[SessionView]:
     """The user's sessions with this agent, oldest first (without their turns)."""
     store = web.sessions(app)
     sessions = (store.get(i) for i in store.ids())
@@ -58,24 +60,24 @@ def list_sessions(app: str, user_id: UserId, web: WebDep) -> list[dict[str, Any]
 
 
 @router.get("/{session_id}")
-def get_session(app: str, user_id: UserId, session_id: str, web: WebDep) -> dict[str, Any]:
+def get_session(app: str, user_id: UserId, session_id: str, web: WebDep) -> SessionView:
     """The session with its turns and its current state."""
     return session_json(_session(web, app, user_id, session_id))
 
 
 @router.delete("/{session_id}")
-async def delete_session(app: str, user_id: UserId, session_id: str, web: WebDep) -> dict[str, Any]:
+async def delete_session(app: str, user_id: UserId, session_id: str, web: WebDep) -> Deleted:
     await anyio.to_thread.run_sync(_session, web, app, user_id, session_id)
     async with web.chat.lock(app, session_id):  # a turn in flight is saved first, then deleted
         await anyio.to_thread.run_sync(_session, web, app, user_id, session_id)
         await web.chat.forget(app, session_id)
         await anyio.to_thread.run_sync(web.sessions(app).delete, session_id)
-    return {"deleted": session_id}
+    return Deleted(deleted=session_id)
 
 
 @router.post("/{session_id}/messages")
 async def send_message(app: str, user_id: UserId, session_id: str, body: Message,
-                       web: WebDep) -> dict[str, Any]:
+                       web: WebDep) -> SentTurn:
     """Runs the agent for one turn. An agent that fails gives a turn with its `error` (status
     200); the turn is saved with the session either way. Returns the turn and the state now."""
     agent = await anyio.to_thread.run_sync(web.agent, app)
@@ -84,4 +86,4 @@ async def send_message(app: str, user_id: UserId, session_id: str, body: Message
         session = await anyio.to_thread.run_sync(_session, web, app, user_id, session_id)
         turn = await web.chat.send(agent, session, body.text)
         await anyio.to_thread.run_sync(web.sessions(app).save, session)
-    return {**turn_json(turn), "index": len(session.turns) - 1, "state": session.state}
+    return SentTurn(**dict(turn_json(turn)), index=len(session.turns) - 1, state=session.state)

@@ -1,0 +1,490 @@
+"""The web API's response models: what every JSON route returns, listed in `/openapi.json`.
+
+The page's JSDoc types (`static/types.js`) are generated from that schema
+(`agenteval.web.openapi`), and `tests/web/test_contract.py` checks that the page's modules read
+only fields these models have. Documents the API hands back as stored are the schema package's
+own models (`EvalSet`, `EvalCase`, `EvalSetResult`, `EvalCaseResult`, `RunSpec`, `MetricSummary`,
+`Invocation`, `Trace`), never described again here. Every model is serialised by field name
+(snake_case), as the result documents are.
+
+Routes that return no JSON say so in their docstrings: the run's server-sent events
+(`/api/runs/{run_id}/events`, events as `jobs` describes them), its HTML report
+(`/api/runs/{run_id}/export`), and the page and its files (`/`, `/static`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from agenteval.schema import (
+    Content,
+    EvalCaseResult,
+    Invocation,
+    MetricSummary,
+    RunSpec,
+)
+from agenteval.schema.trace import Trace
+from agenteval.verdicts import SetCounts
+
+StatusWord = Literal["passed", "failed", "not_evaluated", "informational"]
+RunState = Literal["running", "recording", "finished", "failed", "cancelled"]
+
+
+class Out(BaseModel):
+    """A response model: fields documented by their docstrings, no other keys."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
+
+
+# --- agents and criteria ---------------------------------------------------------------------
+
+class AppInfo(Out):
+    """An agent folder under AGENTS_DIR, imported."""
+
+    name: str
+    """The folder's name (the `app` of every path)."""
+    kind: str | None
+    """What kind of agent it is (None when it could not be imported)."""
+    error: str | None
+    """Why it could not be imported (None when it was)."""
+
+
+class CriterionInfo(Out):
+    """A registered criterion a run may use."""
+
+    name: str
+    """The criterion's (metric's) name, as an eval config names it."""
+    description: str
+    """What it measures."""
+    judged: bool
+    """Whether an LLM judge scores it (it then takes judge model options)."""
+    min_value: float | None
+    """The lowest score it gives."""
+    max_value: float | None
+    """The highest score it gives."""
+    default_threshold: float | None
+    """agenteval's default config's threshold for it, else None."""
+    informational: bool
+    """Reported only: never passes or fails a case."""
+
+
+# --- chat sessions ---------------------------------------------------------------------------
+
+class ToolCall(Out):
+    """A tool call the agent made."""
+
+    name: str
+    """The tool."""
+    args: dict[str, Any] | None
+    """Its arguments."""
+
+
+class ToolResult(Out):
+    """A tool's response."""
+
+    name: str | None
+    """The tool (None when the response does not name it)."""
+    response: dict[str, Any] | None
+    """What it returned."""
+
+
+class ChatTurnView(Out):
+    """One turn of a chat session."""
+
+    user: str
+    """The user's text."""
+    response: str
+    """The agent's final answer as text ('' when it gave none)."""
+    tool_calls: list[ToolCall]
+    """The tool calls the agent made, in order."""
+    tool_responses: list[ToolResult]
+    """The tools' responses, in order."""
+    invocation: Invocation
+    """The turn as an eval set holds it."""
+    trace: Trace | None
+    """What happened inside the turn (None when no trace was kept)."""
+    error: str | None
+    """The agent's error when the turn failed."""
+    warnings: list[str]
+    """What was lost making the agent's values JSON."""
+
+
+class SentTurn(ChatTurnView):
+    """The turn a message gave, with where it is in the session and the state after it."""
+
+    index: int
+    """The turn's index in the session."""
+    state: dict[str, Any]
+    """The session's state after the turn."""
+
+
+class SessionEvent(Out):
+    """A message or tool event of a session, as ADK's dev server lists them (other keys of the
+    recorded event are kept)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    invocation_index: int
+    """The turn the event belongs to."""
+    author: str | None = None
+    """`user`, `agent` or the recorded event's author."""
+    content: Content | None = None
+    """The event's content."""
+
+
+class SessionView(Out):
+    """A chat session as ADK's dev server shows one, with its turns."""
+
+    id: str
+    """The session id."""
+    app_name: str
+    """The agent it talks to."""
+    user_id: str
+    """The user it belongs to."""
+    state: dict[str, Any]
+    """The state now."""
+    initial_state: dict[str, Any]
+    """The state it started with."""
+    created: float
+    """When it was created (epoch seconds)."""
+    model: str | None
+    """The model the agent was asked to run on (None: its own)."""
+    num_turns: int
+    """How many turns it has."""
+    turns: list[ChatTurnView] | None
+    """Its turns (None in a listing of sessions)."""
+    events: list[SessionEvent]
+    """The turns' messages and tool events in order (empty in a listing)."""
+
+
+class Deleted(Out):
+    """What a DELETE removed."""
+
+    deleted: str
+    """The id of the session or case deleted."""
+
+
+# --- runs ------------------------------------------------------------------------------------
+
+class RunRef(Out):
+    """A run by its id: one just started, or a document just stored."""
+
+    run_id: str
+    """The run's id: follow it at `/api/runs/{run_id}`."""
+
+
+class Cancelling(Out):
+    """A run asked to stop."""
+
+    run_id: str
+    """The run."""
+    state: Literal["cancelling"]
+    """Always `cancelling`: the run's events say when it has stopped."""
+
+
+class RunRow(Out):
+    """A row of the run history: one result document as the run store lists it."""
+
+    run_id: str
+    """The document's id (`eval_set_result_id`)."""
+    created: float
+    """When it was recorded (epoch seconds)."""
+    eval_set_id: str
+    """The eval set it ran."""
+    agent: str | None
+    """The agent's name, as the run header records it."""
+    agent_model: str | None
+    """The model the agent ran on, when one replaced its own."""
+    judge_model: str | None
+    """The judge model."""
+    num_runs: int
+    """Runs per case."""
+    cases_total: int
+    """Cases in the document."""
+    cases_passed: int
+    """Cases that passed."""
+    cases_failed: int
+    """Cases that did not pass."""
+    duration_seconds: float | None
+    """Wall-clock time when measured, else the agent's summed invocation durations."""
+    total_tokens: float | None
+    """Agent tokens."""
+    result_path: str
+    """The document's file, relative to its store's folder where it lies inside it."""
+    eval_set_sha256: str | None
+    """The eval set file's hash when the run started."""
+    gating: str
+    """How repeated runs decide a case's verdict."""
+    run_group: str | None
+    """The run (`RunSpec.run_id`) the document belongs to."""
+    app: str | None
+    """The agent folder whose history holds it (None: AGENTS_DIR's own, e.g. an upload)."""
+    status: Literal["passed", "failed"]
+    """`passed` when every case passed."""
+
+
+class SummaryMetric(MetricSummary):
+    """A criterion's summary over a case's runs, with its status as a word."""
+
+    status: StatusWord
+    """`eval_status` as a word."""
+
+
+class CaseVerdict(Out):
+    """A case of a run that did not pass: its verdict and why."""
+
+    eval_id: str
+    """The case."""
+    status: StatusWord
+    """Its verdict over its runs."""
+    runs: int
+    """How many times it ran."""
+    metrics: list[SummaryMetric]
+    """Each criterion's summary over its runs."""
+    problems: list[str]
+    """Why it did not pass, one line per failing criterion."""
+
+
+class RunView(RunRow):
+    """A recorded run: its history row, header, counts and the cases that did not pass."""
+
+    header: RunSpec | None
+    """The run header (None for a document recorded without one)."""
+    counts: SetCounts
+    """Cases by verdict over their runs."""
+    criteria: list[str]
+    """The criteria scored, gating ones first (in the config's order), then informational ones."""
+    cases_not_passed: int
+    """How many cases did not pass (`cases` lists the first 100)."""
+    cases: list[CaseVerdict]
+    """The first cases that did not pass; every case is paged by `/api/runs/{run_id}/cases`."""
+    state: RunState
+    """`finished` for a recorded run."""
+
+
+class JobView(Out):
+    """A run started by this server that is not recorded (yet): running, failed or cancelled."""
+
+    run_id: str
+    """The run."""
+    app: str
+    """The agent it runs."""
+    eval_set_id: str
+    """The eval set it runs."""
+    state: RunState
+    """Where it is."""
+    error: str | None
+    """Why it failed."""
+    result_ids: list[str]
+    """Its result documents, once recorded."""
+    events: int
+    """Progress events so far (`/api/runs/{run_id}/events` streams them)."""
+
+
+class ScoreCell(Out):
+    """One criterion's score in one case run (or invocation)."""
+
+    name: str
+    """The criterion."""
+    score: float | None
+    """Its score (None when not scored)."""
+    threshold: float | None
+    """The threshold it was held to."""
+    status: StatusWord
+    """Its status."""
+
+
+class CaseRow(Out):
+    """A case run in a page of a run's cases."""
+
+    eval_id: str
+    """The case."""
+    run_index: int
+    """Which of its runs."""
+    status: StatusWord
+    """The case run's status."""
+    metrics: list[ScoreCell]
+    """Each criterion's score."""
+    error: str | None
+    """The agent's error when inference failed."""
+    metric_errors: int
+    """How many criteria failed to score."""
+
+
+class DiffLine(Out):
+    """A line of the expected-against-actual tool-call diff."""
+
+    op: Literal[" ", "-", "+"]
+    """` ` in both, `-` expected and not made, `+` made and not expected."""
+    call: str
+    """The call as `name({args})`."""
+
+
+class ArgumentDiff(Out):
+    """An argument that differs between an expected call and the actual call paired with it."""
+
+    name: str
+    """The argument."""
+    expected: Any
+    """Its expected value (None when missing)."""
+    actual: Any
+    """Its actual value (None when missing)."""
+    missing: Literal["expected", "actual"] | None
+    """The side that lacks the argument, if one does."""
+
+
+class CallPair(Out):
+    """An expected call paired with the actual call of the same tool (the n-th with the n-th)."""
+
+    tool: str
+    """The tool."""
+    expected_index: int | None
+    """The expected call's index (None: made, not expected)."""
+    actual_index: int | None
+    """The actual call's index (None: expected, not made)."""
+    status: Literal["same", "different", "missing", "unexpected"]
+    """How the pair compares."""
+    arguments: list[ArgumentDiff]
+    """The arguments that differ."""
+
+
+class InvocationView(Out):
+    """One invocation of a case run, expected against actual."""
+
+    index: int
+    """The invocation's index."""
+    user: str
+    """The user's text."""
+    expected_response: str | None
+    """The expected answer (None when the case has no reference)."""
+    actual_response: str
+    """The agent's answer."""
+    tool_call_diff: list[DiffLine]
+    """Expected against actual tool calls, line by line."""
+    argument_diff: list[CallPair]
+    """Expected and actual calls paired, with the arguments that differ."""
+    scores: list[ScoreCell]
+    """Each criterion's score for this invocation."""
+    judge_records: list[int]
+    """Indexes into the case run's `judge_records` about this invocation."""
+
+
+class CaseView(Out):
+    """One case run whole, its verdict over runs and why it failed."""
+
+    run_id: str
+    """The document's id."""
+    app: str | None
+    """The agent folder whose history holds the run (None: AGENTS_DIR's own)."""
+    eval_set_id: str
+    """The eval set."""
+    eval_id: str
+    """The case."""
+    run_index: int
+    """The run shown."""
+    runs: list[int]
+    """The case's run indexes."""
+    status: StatusWord
+    """This run's status."""
+    verdict: StatusWord
+    """The case's verdict over its runs."""
+    summary: list[SummaryMetric]
+    """Each criterion over the case's runs."""
+    problems: list[str]
+    """Why the case did not pass."""
+    invocations: list[InvocationView]
+    """Per invocation: the diffs and scores."""
+    result: EvalCaseResult
+    """The case run as stored (trace and judge records included)."""
+
+
+# --- comparisons and trends ------------------------------------------------------------------
+
+ChangeWord = Literal["newly failed", "regressed", "newly passed", "improved", "added", "removed", "unchanged"]
+
+
+class CriterionChange(Out):
+    """One criterion of one case, baseline against candidate."""
+
+    metric_name: str
+    """The criterion."""
+    change: ChangeWord
+    """What happened to it."""
+    delta: float | None
+    """Candidate mean minus baseline mean (None unless both were scored)."""
+    significant: bool | None
+    """Whether the runs' 95% intervals are disjoint (None unless both sides ran more than once)."""
+    before: SummaryMetric | None
+    """The baseline's summary (None: not scored there)."""
+    after: SummaryMetric | None
+    """The candidate's summary."""
+
+
+class CaseChange(Out):
+    """One case, baseline against candidate."""
+
+    eval_id: str
+    """The case."""
+    change: ChangeWord
+    """What happened to it."""
+    regressed: bool
+    """It or one of its criteria regressed or newly failed."""
+    before: StatusWord | None
+    """The baseline's verdict (None: not in the baseline)."""
+    after: StatusWord | None
+    """The candidate's verdict (None: not in the candidate)."""
+    criteria: list[CriterionChange]
+    """Its criteria."""
+
+
+class ComparisonView(Out):
+    """Two runs compared as `agenteval compare` compares them."""
+
+    baseline_id: str
+    """The baseline document."""
+    candidate_id: str
+    """The candidate document."""
+    baseline_set: str
+    """The baseline's eval set."""
+    candidate_set: str
+    """The candidate's eval set."""
+    margin: float
+    """Mean-score changes within it count as unchanged."""
+    has_regressions: bool
+    """Whether any case regressed or newly failed."""
+    counts: dict[str, int]
+    """Cases by change."""
+    cases: list[CaseChange]
+    """Case by case, in candidate order, then removed cases."""
+
+
+class TrendPoint(Out):
+    """One run on the history's charts."""
+
+    run_id: str
+    """The document."""
+    run_group: str | None
+    """The run it belongs to."""
+    app: str | None
+    """The agent folder whose history holds it."""
+    created: float
+    """When it was recorded."""
+    eval_set_id: str
+    """The eval set."""
+    cases: int
+    """Cases in it."""
+    passed: int
+    """Cases that passed."""
+    pass_rate: float | None
+    """passed / cases (None for no case)."""
+    criteria: dict[str, float]
+    """Each gating criterion's mean score over its cases."""
+
+
+__all__ = ["AppInfo", "ArgumentDiff", "CallPair", "Cancelling", "CaseChange", "CaseRow", "CaseVerdict",
+           "CaseView", "ChatTurnView", "ComparisonView", "CriterionChange", "CriterionInfo", "Deleted",
+           "DiffLine", "InvocationView", "JobView", "Out", "RunRef", "RunRow", "RunState", "RunView",
+           "ScoreCell", "SentTurn", "SessionEvent", "SessionView", "StatusWord", "SummaryMetric",
+           "ToolCall", "ToolResult", "TrendPoint"]

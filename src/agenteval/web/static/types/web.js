@@ -1,0 +1,378 @@
+/* The web API's types, generated from its OpenAPI schema (GET /openapi.json) by
+ * agenteval.web.openapi: do not edit; regenerate with
+ * `AGENTEVAL_WRITE_TYPES=1 python -m pytest tests/web/test_contract.py`.
+ * The page's modules name them in @type and @param annotations, and tests/web/test_contract.py
+ * checks that they read only the fields listed here. */
+
+/**
+ * @typedef {Object} AddSession
+ * @property {string} eval_id
+ * @property {string} session_id
+ * @property {string} user_id
+ */
+
+/**
+ * An agent folder under AGENTS_DIR, imported.
+ * @typedef {Object} AppInfo
+ * @property {string} name - The folder's name (the `app` of every path).
+ * @property {string|null} kind - What kind of agent it is (None when it could not be imported).
+ * @property {string|null} error - Why it could not be imported (None when it was).
+ */
+
+/**
+ * An argument that differs between an expected call and the actual call paired with it.
+ * @typedef {Object} ArgumentDiff
+ * @property {string} name - The argument.
+ * @property {*} expected - Its expected value (None when missing).
+ * @property {*} actual - Its actual value (None when missing).
+ * @property {"expected"|"actual"|null} missing - The side that lacks the argument, if one does.
+ */
+
+/**
+ * An expected call paired with the actual call of the same tool (the n-th with the n-th).
+ * @typedef {Object} CallPair
+ * @property {string} tool - The tool.
+ * @property {number|null} expected_index - The expected call's index (None: made, not expected).
+ * @property {number|null} actual_index - The actual call's index (None: expected, not made).
+ * @property {"same"|"different"|"missing"|"unexpected"} status - How the pair compares.
+ * @property {Array<ArgumentDiff>} arguments - The arguments that differ.
+ */
+
+/**
+ * A run asked to stop.
+ * @typedef {Object} Cancelling
+ * @property {string} run_id - The run.
+ * @property {"cancelling"} state - Always `cancelling`: the run's events say when it has stopped.
+ */
+
+/**
+ * One case, baseline against candidate.
+ * @typedef {Object} CaseChange
+ * @property {string} eval_id - The case.
+ * @property {"newly failed"|"regressed"|"newly passed"|"improved"|"added"|"removed"|"unchanged"} change - What happened to it.
+ * @property {boolean} regressed - It or one of its criteria regressed or newly failed.
+ * @property {"passed"|"failed"|"not_evaluated"|"informational"|null} before - The baseline's verdict (None: not in the baseline).
+ * @property {"passed"|"failed"|"not_evaluated"|"informational"|null} after - The candidate's verdict (None: not in the candidate).
+ * @property {Array<CriterionChange>} criteria - Its criteria.
+ */
+
+/**
+ * A case run in a page of a run's cases.
+ * @typedef {Object} CaseRow
+ * @property {string} eval_id - The case.
+ * @property {number} run_index - Which of its runs.
+ * @property {"passed"|"failed"|"not_evaluated"|"informational"} status - The case run's status.
+ * @property {Array<ScoreCell>} metrics - Each criterion's score.
+ * @property {string|null} error - The agent's error when inference failed.
+ * @property {number} metric_errors - How many criteria failed to score.
+ */
+
+/**
+ * A case of a run that did not pass: its verdict and why.
+ * @typedef {Object} CaseVerdict
+ * @property {string} eval_id - The case.
+ * @property {"passed"|"failed"|"not_evaluated"|"informational"} status - Its verdict over its runs.
+ * @property {number} runs - How many times it ran.
+ * @property {Array<SummaryMetric>} metrics - Each criterion's summary over its runs.
+ * @property {Array<string>} problems - Why it did not pass, one line per failing criterion.
+ */
+
+/**
+ * One case run whole, its verdict over runs and why it failed.
+ * @typedef {Object} CaseView
+ * @property {string} run_id - The document's id.
+ * @property {string|null} app - The agent folder whose history holds the run (None: AGENTS_DIR's own).
+ * @property {string} eval_set_id - The eval set.
+ * @property {string} eval_id - The case.
+ * @property {number} run_index - The run shown.
+ * @property {Array<number>} runs - The case's run indexes.
+ * @property {"passed"|"failed"|"not_evaluated"|"informational"} status - This run's status.
+ * @property {"passed"|"failed"|"not_evaluated"|"informational"} verdict - The case's verdict over its runs.
+ * @property {Array<SummaryMetric>} summary - Each criterion over the case's runs.
+ * @property {Array<string>} problems - Why the case did not pass.
+ * @property {Array<InvocationView>} invocations - Per invocation: the diffs and scores.
+ * @property {EvalCaseResult} result - The case run as stored (trace and judge records included).
+ */
+
+/**
+ * One turn of a chat session.
+ * @typedef {Object} ChatTurnView
+ * @property {string} user - The user's text.
+ * @property {string} response - The agent's final answer as text ('' when it gave none).
+ * @property {Array<ToolCall>} tool_calls - The tool calls the agent made, in order.
+ * @property {Array<ToolResult>} tool_responses - The tools' responses, in order.
+ * @property {Invocation} invocation - The turn as an eval set holds it.
+ * @property {Trace|null} trace - What happened inside the turn (None when no trace was kept).
+ * @property {string|null} error - The agent's error when the turn failed.
+ * @property {Array<string>} warnings - What was lost making the agent's values JSON.
+ */
+
+/**
+ * Two runs compared as `agenteval compare` compares them.
+ * @typedef {Object} ComparisonView
+ * @property {string} baseline_id - The baseline document.
+ * @property {string} candidate_id - The candidate document.
+ * @property {string} baseline_set - The baseline's eval set.
+ * @property {string} candidate_set - The candidate's eval set.
+ * @property {number} margin - Mean-score changes within it count as unchanged.
+ * @property {boolean} has_regressions - Whether any case regressed or newly failed.
+ * @property {Object<string, number>} counts - Cases by change.
+ * @property {Array<CaseChange>} cases - Case by case, in candidate order, then removed cases.
+ */
+
+/**
+ * One criterion of one case, baseline against candidate.
+ * @typedef {Object} CriterionChange
+ * @property {string} metric_name - The criterion.
+ * @property {"newly failed"|"regressed"|"newly passed"|"improved"|"added"|"removed"|"unchanged"} change - What happened to it.
+ * @property {number|null} delta - Candidate mean minus baseline mean (None unless both were scored).
+ * @property {boolean|null} significant - Whether the runs' 95% intervals are disjoint (None unless both sides ran more than once).
+ * @property {SummaryMetric|null} before - The baseline's summary (None: not scored there).
+ * @property {SummaryMetric|null} after - The candidate's summary.
+ */
+
+/**
+ * A registered criterion a run may use.
+ * @typedef {Object} CriterionInfo
+ * @property {string} name - The criterion's (metric's) name, as an eval config names it.
+ * @property {string} description - What it measures.
+ * @property {boolean} judged - Whether an LLM judge scores it (it then takes judge model options).
+ * @property {number|null} min_value - The lowest score it gives.
+ * @property {number|null} max_value - The highest score it gives.
+ * @property {number|null} default_threshold - agenteval's default config's threshold for it, else None.
+ * @property {boolean} informational - Reported only: never passes or fails a case.
+ */
+
+/**
+ * What a DELETE removed.
+ * @typedef {Object} Deleted
+ * @property {string} deleted - The id of the session or case deleted.
+ */
+
+/**
+ * A line of the expected-against-actual tool-call diff.
+ * @typedef {Object} DiffLine
+ * @property {" "|"-"|"+"} op - ` ` in both, `-` expected and not made, `+` made and not expected.
+ * @property {string} call - The call as `name({args})`.
+ */
+
+/**
+ * Outcome of a metric or case; serialised as ADK's integers.
+ * @typedef {1|2|3|4} EvalStatus
+ */
+
+/**
+ * @typedef {Object} HTTPValidationError
+ * @property {Array<ValidationError>} [detail]
+ */
+
+/**
+ * One invocation of a case run, expected against actual.
+ * @typedef {Object} InvocationView
+ * @property {number} index - The invocation's index.
+ * @property {string} user - The user's text.
+ * @property {string|null} expected_response - The expected answer (None when the case has no reference).
+ * @property {string} actual_response - The agent's answer.
+ * @property {Array<DiffLine>} tool_call_diff - Expected against actual tool calls, line by line.
+ * @property {Array<CallPair>} argument_diff - Expected and actual calls paired, with the arguments that differ.
+ * @property {Array<ScoreCell>} scores - Each criterion's score for this invocation.
+ * @property {Array<number>} judge_records - Indexes into the case run's `judge_records` about this invocation.
+ */
+
+/**
+ * A run started by this server that is not recorded (yet): running, failed or cancelled.
+ * @typedef {Object} JobView
+ * @property {string} run_id - The run.
+ * @property {string} app - The agent it runs.
+ * @property {string} eval_set_id - The eval set it runs.
+ * @property {"running"|"recording"|"finished"|"failed"|"cancelled"} state - Where it is.
+ * @property {string|null} error - Why it failed.
+ * @property {Array<string>} result_ids - Its result documents, once recorded.
+ * @property {number} events - Progress events so far (`/api/runs/{run_id}/events` streams them).
+ */
+
+/**
+ * @typedef {Object} Message
+ * @property {string} text
+ */
+
+/**
+ * @typedef {Object} NewSession
+ * @property {Object<string, *>} [state]
+ * @property {string|null} [model] - Model for the agent, replacing its own (agenteval Agent only), e.g. `openai-compat:M@http://host/v1`.
+ */
+
+/**
+ * A run by its id: one just started, or a document just stored.
+ * @typedef {Object} RunRef
+ * @property {string} run_id - The run's id: follow it at `/api/runs/{run_id}`.
+ */
+
+/**
+ * @typedef {Object} RunRequest
+ * @property {Array<string>|null} [eval_ids] - Cases to run (null: every case).
+ * @property {Object<string, *>|null} [criteria] - Criteria as in an eval config: name to threshold or criterion object (null: test_config.json beside the set, else the defaults).
+ * @property {string|null} [judge_model]
+ * @property {number|null} [num_samples]
+ * @property {number} [num_runs]
+ * @property {string|null} [agent_model] - Model replacing the agent's own.
+ * @property {number} [parallelism]
+ */
+
+/**
+ * A row of the run history: one result document as the run store lists it.
+ * @typedef {Object} RunRow
+ * @property {string} run_id - The document's id (`eval_set_result_id`).
+ * @property {number} created - When it was recorded (epoch seconds).
+ * @property {string} eval_set_id - The eval set it ran.
+ * @property {string|null} agent - The agent's name, as the run header records it.
+ * @property {string|null} agent_model - The model the agent ran on, when one replaced its own.
+ * @property {string|null} judge_model - The judge model.
+ * @property {number} num_runs - Runs per case.
+ * @property {number} cases_total - Cases in the document.
+ * @property {number} cases_passed - Cases that passed.
+ * @property {number} cases_failed - Cases that did not pass.
+ * @property {number|null} duration_seconds - Wall-clock time when measured, else the agent's summed invocation durations.
+ * @property {number|null} total_tokens - Agent tokens.
+ * @property {string} result_path - The document's file, relative to its store's folder where it lies inside it.
+ * @property {string|null} eval_set_sha256 - The eval set file's hash when the run started.
+ * @property {string} gating - How repeated runs decide a case's verdict.
+ * @property {string|null} run_group - The run (`RunSpec.run_id`) the document belongs to.
+ * @property {string|null} app - The agent folder whose history holds it (None: AGENTS_DIR's own, e.g. an upload).
+ * @property {"passed"|"failed"} status - `passed` when every case passed.
+ */
+
+/**
+ * A recorded run: its history row, header, counts and the cases that did not pass.
+ * @typedef {Object} RunView
+ * @property {string} run_id - The document's id (`eval_set_result_id`).
+ * @property {number} created - When it was recorded (epoch seconds).
+ * @property {string} eval_set_id - The eval set it ran.
+ * @property {string|null} agent - The agent's name, as the run header records it.
+ * @property {string|null} agent_model - The model the agent ran on, when one replaced its own.
+ * @property {string|null} judge_model - The judge model.
+ * @property {number} num_runs - Runs per case.
+ * @property {number} cases_total - Cases in the document.
+ * @property {number} cases_passed - Cases that passed.
+ * @property {number} cases_failed - Cases that did not pass.
+ * @property {number|null} duration_seconds - Wall-clock time when measured, else the agent's summed invocation durations.
+ * @property {number|null} total_tokens - Agent tokens.
+ * @property {string} result_path - The document's file, relative to its store's folder where it lies inside it.
+ * @property {string|null} eval_set_sha256 - The eval set file's hash when the run started.
+ * @property {string} gating - How repeated runs decide a case's verdict.
+ * @property {string|null} run_group - The run (`RunSpec.run_id`) the document belongs to.
+ * @property {string|null} app - The agent folder whose history holds it (None: AGENTS_DIR's own, e.g. an upload).
+ * @property {"passed"|"failed"} status - `passed` when every case passed.
+ * @property {RunSpec|null} header - The run header (None for a document recorded without one).
+ * @property {SetCounts} counts - Cases by verdict over their runs.
+ * @property {Array<string>} criteria - The criteria scored, gating ones first (in the config's order), then informational ones.
+ * @property {number} cases_not_passed - How many cases did not pass (`cases` lists the first 100).
+ * @property {Array<CaseVerdict>} cases - The first cases that did not pass; every case is paged by `/api/runs/{run_id}/cases`.
+ * @property {"running"|"recording"|"finished"|"failed"|"cancelled"} state - `finished` for a recorded run.
+ */
+
+/**
+ * One criterion's score in one case run (or invocation).
+ * @typedef {Object} ScoreCell
+ * @property {string} name - The criterion.
+ * @property {number|null} score - Its score (None when not scored).
+ * @property {number|null} threshold - The threshold it was held to.
+ * @property {"passed"|"failed"|"not_evaluated"|"informational"} status - Its status.
+ */
+
+/**
+ * The turn a message gave, with where it is in the session and the state after it.
+ * @typedef {Object} SentTurn
+ * @property {string} user - The user's text.
+ * @property {string} response - The agent's final answer as text ('' when it gave none).
+ * @property {Array<ToolCall>} tool_calls - The tool calls the agent made, in order.
+ * @property {Array<ToolResult>} tool_responses - The tools' responses, in order.
+ * @property {Invocation} invocation - The turn as an eval set holds it.
+ * @property {Trace|null} trace - What happened inside the turn (None when no trace was kept).
+ * @property {string|null} error - The agent's error when the turn failed.
+ * @property {Array<string>} warnings - What was lost making the agent's values JSON.
+ * @property {number} index - The turn's index in the session.
+ * @property {Object<string, *>} state - The session's state after the turn.
+ */
+
+/**
+ * A message or tool event of a session, as ADK's dev server lists them (other keys of the
+ * recorded event are kept).
+ * @typedef {Object} SessionEvent
+ * @property {number} invocation_index - The turn the event belongs to.
+ * @property {string|null} [author] - `user`, `agent` or the recorded event's author.
+ * @property {Content|null} [content] - The event's content.
+ */
+
+/**
+ * A chat session as ADK's dev server shows one, with its turns.
+ * @typedef {Object} SessionView
+ * @property {string} id - The session id.
+ * @property {string} app_name - The agent it talks to.
+ * @property {string} user_id - The user it belongs to.
+ * @property {Object<string, *>} state - The state now.
+ * @property {Object<string, *>} initial_state - The state it started with.
+ * @property {number} created - When it was created (epoch seconds).
+ * @property {string|null} model - The model the agent was asked to run on (None: its own).
+ * @property {number} num_turns - How many turns it has.
+ * @property {Array<ChatTurnView>|null} turns - Its turns (None in a listing of sessions).
+ * @property {Array<SessionEvent>} events - The turns' messages and tool events in order (empty in a listing).
+ */
+
+/**
+ * A criterion's summary over a case's runs, with its status as a word.
+ * @typedef {Object} SummaryMetric
+ * @property {string} metric_name
+ * @property {number|null} [threshold]
+ * @property {number} runs
+ * @property {number} scored_runs
+ * @property {number} passed_runs
+ * @property {number|null} [mean]
+ * @property {number|null} [std]
+ * @property {number|null} [ci_low]
+ * @property {number|null} [ci_high]
+ * @property {number|null} [pass_at_k]
+ * @property {number|null} [pass_pow_k]
+ * @property {EvalStatus} eval_status
+ * @property {string|null} [reason]
+ * @property {"passed"|"failed"|"not_evaluated"|"informational"} status
+ */
+
+/**
+ * A tool call the agent made.
+ * @typedef {Object} ToolCall
+ * @property {string} name - The tool.
+ * @property {Object<string, *>|null} args - Its arguments.
+ */
+
+/**
+ * A tool's response.
+ * @typedef {Object} ToolResult
+ * @property {string|null} name - The tool (None when the response does not name it).
+ * @property {Object<string, *>|null} response - What it returned.
+ */
+
+/**
+ * One run on the history's charts.
+ * @typedef {Object} TrendPoint
+ * @property {string} run_id - The document.
+ * @property {string|null} run_group - The run it belongs to.
+ * @property {string|null} app - The agent folder whose history holds it.
+ * @property {number} created - When it was recorded.
+ * @property {string} eval_set_id - The eval set.
+ * @property {number} cases - Cases in it.
+ * @property {number} passed - Cases that passed.
+ * @property {number|null} pass_rate - passed / cases (None for no case).
+ * @property {Object<string, number>} criteria - Each gating criterion's mean score over its cases.
+ */
+
+/**
+ * @typedef {Object} ValidationError
+ * @property {Array<string|number>} loc
+ * @property {string} msg
+ * @property {string} type
+ * @property {*} [input]
+ * @property {Object<string, *>} [ctx]
+ */
+
+export {};
