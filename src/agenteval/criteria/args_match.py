@@ -157,15 +157,23 @@ class ArgsComparer:
         if actual.name != expected.name:
             return False
         got, want = actual.args or {}, expected.args or {}
-        for arg in {*got, *want}:
-            found, matcher = self._matcher(expected.name, arg)
-            if found and matcher is None:  # ignored
-                continue
-            if arg not in got or arg not in want:
-                return False
-            if not (matcher(want[arg], got[arg]) if matcher is not None else want[arg] == got[arg]):
-                return False
-        return True
+        return all(self._arg_matches(expected.name, arg, got, want) for arg in {*got, *want})
+
+    def _arg_matches(self, tool: str | None, arg: str, got: Mapping[str, Any],
+                     want: Mapping[str, Any]) -> bool:
+        found, matcher = self._matcher(tool, arg)
+        if found and matcher is None:  # ignored
+            return True
+        if arg not in got or arg not in want:
+            return False
+        return bool(matcher(want[arg], got[arg]) if matcher is not None else want[arg] == got[arg])
+
+    def first_difference(self, actual: FunctionCall, expected: FunctionCall) -> str | None:
+        """The first argument (expected's order, then actual's) whose values do not match
+        under the configured matchers; None when every argument matches."""
+        got, want = actual.args or {}, expected.args or {}
+        return next((arg for arg in dict.fromkeys([*want, *got])
+                     if not self._arg_matches(expected.name, arg, got, want)), None)
 
 
 __all__ = ["ANY", "ArgsComparer", "ArgsMatch", "build_matcher"]

@@ -4,6 +4,12 @@ A criterion scores a case's actual invocations (against the expected ones when i
 reference). Deterministic criteria implement `score` (sync, cheap); criteria that call a model
 implement `ascore`. Exceptions raised by a criterion are recorded by the runner as that
 criterion's error; they never stop the run.
+
+A result carries its reason beside its score, made where the score is decided (as
+pydantic_evals' `EvaluationReason(value, reason)`): the first mismatched call, the ROUGE
+precision and recall, the judge's vote, the threshold it was held to. The runner stores the
+reasons in the result document (`EvalCaseResult.reasons`); reports display them and never
+recompute them.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from agenteval.criteria.reasons import mean_reason
 from agenteval.schema import (
     BaseCriterion,
     ConversationScenario,
@@ -29,16 +36,20 @@ if TYPE_CHECKING:
 
 @dataclass
 class InvocationScore:
-    """One invocation's score. `score is None` means not evaluated; `error` says why."""
+    """One invocation's score. `score is None` means not evaluated; `error` says why.
+    `reason`: why it scored so, in words (None when the criterion gives none)."""
 
     score: float | None
     details: EvalMetricResultDetails | None = None
     error: str | None = None
+    reason: str | None = None
 
 
 @dataclass
 class CriterionResult:
-    """A criterion's result for a case: the overall score and one entry per invocation."""
+    """A criterion's result for a case: the overall score and one entry per invocation.
+    `reason`: why the case scored so (the invocation that decided it and the threshold it was
+    held to); None when the criterion gives none."""
 
     score: float | None
     per_invocation: list[InvocationScore]
@@ -46,6 +57,7 @@ class CriterionResult:
     error: str | None = None
     status: EvalStatus | None = None  # set only by criteria that decide status themselves
     records: list[JudgeRecord] = field(default_factory=list)
+    reason: str | None = None
 
 
 @dataclass
@@ -98,7 +110,11 @@ class Criterion:
 
 
 class PerInvocationCriterion(Criterion):
-    """A reference-based criterion scored per invocation pair and averaged over the case."""
+    """A reference-based criterion scored per invocation pair and averaged over the case.
+
+    Subclasses implement `score_pair`, or `assess_pair` to give the score with its reason. The
+    overall reason is the mean against the threshold, naming the lowest-scoring invocation.
+    """
 
     requires_expected = True
 
@@ -106,9 +122,17 @@ class PerInvocationCriterion(Criterion):
         """The score of one actual invocation against its expected one."""
         raise NotImplementedError
 
+    def assess_pair(self, actual: Invocation, expected: Invocation) -> InvocationScore:
+        """The score of one invocation pair with its reason; by default `score_pair`'s score
+        and no reason."""
+        return InvocationScore(self.score_pair(actual, expected))
+
     def score(self, ctx: EvalContext) -> CriterionResult:
         if ctx.expected is None:
             raise ValueError(f"{self.metric_name} needs expected invocations")
-        scores = [self.score_pair(a, e) for a, e in zip(ctx.actual, ctx.expected, strict=False)]
-        overall = fsum_left(scores) / len(scores) if scores else None
-        return CriterionResult(overall, [InvocationScore(s) for s in scores])
+        per = [self.assess_pair(a, e) for a, e in zip(ctx.actual, ctx.expected, strict=False)]
+        scores = [p.score for p in per if p.score is not None]
+        overall = fsum_left(scores) / len(scores) if scores and len(scores) == len(per) else None
+        reason = mean_reason(overall, self.criterion.threshold, [p.score for p in per],
+                             [p.reason for p in per])
+        return CriterionResult(overall, per, reason=reason)

@@ -2,8 +2,11 @@
 
 A function takes `(eval_metric, actual_invocations, expected_invocations,
 conversation_scenario)`, as ADK's custom metrics do, sync or async. It may return a number
-(the overall score; status follows the threshold), a `CriterionResult`, or an object shaped like
-ADK's EvaluationResult (`overall_score`, `overall_eval_status`, `per_invocation_results`).
+(the overall score; status follows the threshold), a `CriterionResult`, an object shaped like
+ADK's EvaluationResult (`overall_score`, `overall_eval_status`, `per_invocation_results`), or
+one shaped like pydantic_evals' `EvaluationReason` (`value`, `reason`). The reason is the
+function's own: a `reason` text on the result (and on each per-invocation result) is kept; a
+bare number has none, and none is made up for it.
 A score outside the metric's declared interval (`metric_info.metric_value_info.interval`,
 default [0, 1]) is the criterion's error, not a score: a metric that returns 5 on a 0-1 scale
 is broken, and its 5 would pass any threshold.
@@ -52,6 +55,11 @@ def _status(value: Any) -> EvalStatus | None:
     return EvalStatus(int(raw)) if isinstance(raw, int) else EvalStatus[str(raw).split(".")[-1]]
 
 
+def _reason(value: Any) -> str | None:
+    reason = getattr(value, "reason", None)
+    return reason if isinstance(reason, str) and reason else None
+
+
 def to_result(value: Any, n_invocations: int) -> CriterionResult:
     """Normalises whatever a custom function returned."""
     if isinstance(value, CriterionResult):
@@ -61,12 +69,18 @@ def to_result(value: Any, n_invocations: int) -> CriterionResult:
         return CriterionResult(score, [InvocationScore(score) for _ in range(n_invocations)])
     if value is None:
         raise TypeError("the custom metric returned None")
+    if not hasattr(value, "overall_score") and isinstance(getattr(value, "value", None),
+                                                          (bool, int, float)):
+        score = float(value.value)  # an EvaluationReason(value, reason)
+        return CriterionResult(score, [InvocationScore(score) for _ in range(n_invocations)],
+                               reason=_reason(value))
     overall = getattr(value, "overall_score", None)
     per = getattr(value, "per_invocation_results", None) or []
     return CriterionResult(
         None if overall is None else float(overall),
-        [InvocationScore(getattr(p, "score", None)) for p in per],
+        [InvocationScore(getattr(p, "score", None), reason=_reason(p)) for p in per],
         status=_status(getattr(value, "overall_eval_status", None)),
+        reason=_reason(value),
     )
 
 

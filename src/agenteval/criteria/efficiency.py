@@ -9,11 +9,16 @@ invocations). Without a trace (results read back from ADK files) they read what 
 say: tool calls, model calls (events with usage metadata or a model version), token usage and
 timings. Where the data lacks them (the legacy intermediate form, files without timings) the
 value is None, i.e. not available.
+
+Reasons: overall only (an invocation's score is its count, which says it all): the mean per
+invocation, over how many invocations, and where the counts came from (the trace, or the
+invocations' recorded events). They are informational: no threshold is applied.
 """
 
 from __future__ import annotations
 
 from agenteval.criteria.base import Criterion, CriterionResult, EvalContext, InvocationScore, mean
+from agenteval.criteria.reasons import num
 from agenteval.schema import (
     DurationDetails,
     EvalMetricResultDetails,
@@ -28,13 +33,25 @@ def _figures(ctx: EvalContext) -> list[Figures | None]:
     return invocations_figures(ctx.trace, len(ctx.actual))
 
 
+def _reason(score: float | None, unit: str, ctx: EvalContext, traced: bool = True) -> str | None:
+    """`mean 1.5 tool calls per invocation over 2 invocations (from the trace; informational)`."""
+    if score is None:
+        return None
+    n = len(ctx.actual)
+    source = "the trace" if traced and ctx.trace is not None else "the recorded invocations"
+    return (f"mean {num(score)} {unit} per invocation over {n} invocation{'' if n == 1 else 's'} "
+            f"(from {source}; informational)")
+
+
 class ToolCallCount(Criterion):
     """`tool_call_count_v1`: tool calls per invocation; overall, the mean."""
 
     def score(self, ctx: EvalContext) -> CriterionResult:
         per = [float(f.tool_calls if f is not None else len(inv.tool_calls()))
                for inv, f in zip(ctx.actual, _figures(ctx), strict=True)]
-        return CriterionResult(mean(per), [InvocationScore(v) for v in per])
+        overall = mean(per)
+        return CriterionResult(overall, [InvocationScore(v) for v in per],
+                               reason=_reason(overall, "tool calls", ctx))
 
 
 class InferenceCallCount(Criterion):
@@ -45,7 +62,9 @@ class InferenceCallCount(Criterion):
         for inv, f in zip(ctx.actual, _figures(ctx), strict=True):
             n = f.model_calls if f is not None and f.model_calls else inv.model_call_count()
             per.append(None if n is None else float(n))
-        return CriterionResult(mean(per), [InvocationScore(v) for v in per])
+        overall = mean(per)
+        return CriterionResult(overall, [InvocationScore(v) for v in per],
+                               reason=_reason(overall, "model calls", ctx))
 
 
 def _counts(inv: Invocation, fig: Figures | None) -> tuple[float | None, ...] | None:
@@ -110,8 +129,8 @@ class TokenUsage(Criterion):
         overall = trusted(TokenUsageDetails, sums)
         # As ADK: the overall score is the total over all invocations divided by their number
         # (an invocation that reported nothing counts as 0).
-        return CriterionResult(overall.total_tokens, per,
-                               _details(token_usage=overall))
+        return CriterionResult(overall.total_tokens, per, _details(token_usage=overall),
+                               reason=_reason(overall.total_tokens, "tokens", ctx))
 
 
 def duration(inv: Invocation) -> DurationDetails | None:
@@ -133,5 +152,6 @@ class InvocationDuration(Criterion):
                for d in details]
         avg = {name: mean([getattr(d, name) for d in details if d])
                for name in DurationDetails.model_fields}
-        return CriterionResult(mean([p.score for p in per]), per,
-                               _details(duration=trusted(DurationDetails, avg)))
+        overall = mean([p.score for p in per])
+        return CriterionResult(overall, per, _details(duration=trusted(DurationDetails, avg)),
+                               reason=_reason(overall, "seconds", ctx, traced=False))

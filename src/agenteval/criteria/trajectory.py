@@ -19,6 +19,7 @@ from agenteval.criteria.base import (
     InvocationScore,
     PerInvocationCriterion,
 )
+from agenteval.criteria.reasons import call_text, held_to
 from agenteval.schema import (
     FunctionCall,
     Invocation,
@@ -77,6 +78,21 @@ def matched_count(actual: Sequence[FunctionCall], expected: Sequence[FunctionCal
     return found
 
 
+def unmatched(actual: Sequence[FunctionCall], expected: Sequence[FunctionCall],
+              ignore_args: Equality) -> tuple[list[int], list[int]]:
+    """(expected calls not matched, actual calls not used) by index, under the matching
+    `matched_count` counts."""
+    pool = list(range(len(actual)))
+    missing = []
+    for j, want in enumerate(expected):
+        k = next((k for k in pool if calls_equal(actual[k], want, ignore_args)), None)
+        if k is None:
+            missing.append(j)
+        else:
+            pool.remove(k)
+    return missing, pool
+
+
 def any_order_match(actual: Sequence[FunctionCall], expected: Sequence[FunctionCall],
                     ignore_args: Equality) -> bool:
     """Every expected call appears in the actual list with its multiplicity; extras allowed."""
@@ -87,6 +103,102 @@ _MATCHERS = {
     MatchType.EXACT: exact_match,
     MatchType.IN_ORDER: in_order_match,
     MatchType.ANY_ORDER: any_order_match,
+}
+
+
+# --- reasons: said only once the match is decided, so passing invocations cost little --------
+
+def difference(actual: FunctionCall, expected: FunctionCall, ignore_args: Equality) -> str:
+    """How an actual call differs from an expected one: both calls, and the first argument that
+    differs (or is missing, or not expected) when the tools are the same."""
+    note = _arg_note(actual, expected, ignore_args)
+    return f"expected {call_text(expected)}, got {call_text(actual)}{note}"
+
+
+def _arg_note(actual: FunctionCall, expected: FunctionCall, ignore_args: Equality) -> str:
+    """`: argument city differs` (or `missing`, `not expected`); empty for different tools."""
+    if actual.name != expected.name or ignore_args is True:
+        return ""
+    if callable(ignore_args):
+        owner = getattr(ignore_args, "__self__", None)
+        arg = owner.first_difference(actual, expected) if isinstance(owner, ArgsComparer) else None
+    else:
+        got, want = actual.args or {}, expected.args or {}
+        arg = next((k for k in dict.fromkeys([*want, *got])
+                    if k not in got or k not in want or got[k] != want[k]), None)
+    if arg is None:
+        return ""
+    what = ("missing" if arg not in (actual.args or {}) else
+            "not expected" if arg not in (expected.args or {}) else "differs")
+    return f": argument {arg} {what}"
+
+
+def _closest(actual: Sequence[FunctionCall], candidates: Sequence[int], want: FunctionCall,
+             ignore_args: Equality) -> str:
+    """`; closest: call k, name(...): argument a differs`, for the first call of the same tool
+    among `candidates` (indices into `actual`), if any."""
+    k = next((k for k in candidates if actual[k].name == want.name), None)
+    if k is None:
+        return ""
+    return f"; closest: call {k + 1}, {call_text(actual[k])}{_arg_note(actual[k], want, ignore_args)}"
+
+
+def _calls(n: int) -> str:
+    return f"{n} call{'' if n == 1 else 's'}"
+
+
+def exact_reason(actual: Sequence[FunctionCall], expected: Sequence[FunctionCall],
+                 ignore_args: Equality) -> str:
+    """Why EXACT failed: the first call that differs, or the first missing or extra call."""
+    for k, (a, e) in enumerate(zip(actual, expected, strict=False)):
+        if not calls_equal(a, e, ignore_args):
+            return f"call {k + 1}: {difference(a, e, ignore_args)}"
+    if len(actual) < len(expected):
+        k = len(actual)
+        return (f"missing call {k + 1} of {len(expected)}: expected {call_text(expected[k])}, "
+                f"got {_calls(len(actual))}")
+    k = len(expected)
+    return (f"extra call {k + 1}: {call_text(actual[k])} (expected {_calls(len(expected))}, "
+            f"got {len(actual)})")
+
+
+def in_order_reason(actual: Sequence[FunctionCall], expected: Sequence[FunctionCall],
+                    ignore_args: Equality) -> str:
+    """Why IN_ORDER failed: the first expected call not found after the ones matched before it."""
+    pending = 0
+    after = 0  # actual calls consumed up to the last match
+    for i, call in enumerate(actual):
+        if pending < len(expected) and calls_equal(call, expected[pending], ignore_args):
+            pending += 1
+            after = i + 1
+    want = expected[pending]
+    where = f" after call {after}" if after else ""
+    near = _closest(actual, range(after, len(actual)), want, ignore_args)
+    earlier = next((k for k in range(after) if calls_equal(actual[k], want, ignore_args)), None)
+    if not near and earlier is not None:
+        near = f"; it was made earlier, at call {earlier + 1}"
+    return (f"expected call {pending + 1} of {len(expected)}, {call_text(want)}, not made in "
+            f"order{where}{near}")
+
+
+def any_order_reason(actual: Sequence[FunctionCall], expected: Sequence[FunctionCall],
+                     ignore_args: Equality) -> str:
+    """Why ANY_ORDER failed: the first expected call with no equal actual call left."""
+    missing, unused = unmatched(actual, expected, ignore_args)
+    want = expected[missing[0]]
+    return (f"expected call {call_text(want)} not made ({len(expected) - len(missing)} of "
+            f"{len(expected)} matched){_closest(actual, unused, want, ignore_args)}")
+
+
+_REASONS = {
+    MatchType.EXACT: exact_reason,
+    MatchType.IN_ORDER: in_order_reason,
+    MatchType.ANY_ORDER: any_order_reason,
+}
+_MATCHED = {
+    MatchType.EXACT: "as expected",
+    MatchType.IN_ORDER: "expected in order",
+    MatchType.ANY_ORDER: "expected, in any order",
 }
 
 
@@ -105,39 +217,70 @@ class _Trajectory(PerInvocationCriterion):
 
 
 class ToolTrajectoryAvgScore(_Trajectory):
-    """`tool_trajectory_avg_score`: 1/0 per invocation by match type, mean over the case."""
+    """`tool_trajectory_avg_score`: 1/0 per invocation by match type, mean over the case.
+
+    Reason per invocation: on a match, how many calls matched and how; otherwise (by match
+    type) the first differing call and argument, or the missing or extra call (EXACT), or the
+    first expected call not made in order (IN_ORDER) or not made at all (ANY_ORDER), with the
+    closest call of the same tool.
+    """
 
     def score_pair(self, actual: Invocation, expected: Invocation) -> float:
-        match = _MATCHERS[self.criterion.match_type]
-        ok = match(actual.tool_calls(), expected.tool_calls(), self.equal)
-        return 1.0 if ok else 0.0
+        return self.assess_pair(actual, expected).score or 0.0
+
+    def assess_pair(self, actual: Invocation, expected: Invocation) -> InvocationScore:
+        kind = self.criterion.match_type
+        got, want = actual.tool_calls(), expected.tool_calls()
+        if _MATCHERS[kind](got, want, self.equal):
+            said = (f"{_calls(len(want))} {_MATCHED[kind]}" if want else
+                    "no calls expected" + (f", {_calls(len(got))} made" if got else ", none made"))
+            if kind != MatchType.EXACT and len(got) > len(want):
+                said += f" ({len(got) - len(want)} more allowed)"
+            return InvocationScore(1.0, reason=f"{kind.value}: {said}")
+        return InvocationScore(0.0, reason=f"{kind.value}: {_REASONS[kind](got, want, self.equal)}")
 
 
 class ToolTrajectoryPrecision(_Trajectory):
     """`tool_trajectory_precision`: matched actual calls / actual calls, per invocation.
 
     Matching is one-to-one and order-free (as ANY_ORDER); `ignore_args` compares names only.
-    No actual calls scores 1.0 when none were expected and 0.0 otherwise.
+    No actual calls scores 1.0 when none were expected and 0.0 otherwise. Reason: the count and
+    the first actual call that matched no expected one.
     """
 
     def score_pair(self, actual: Invocation, expected: Invocation) -> float:
+        return self.assess_pair(actual, expected).score or 0.0
+
+    def assess_pair(self, actual: Invocation, expected: Invocation) -> InvocationScore:
         got, want = actual.tool_calls(), expected.tool_calls()
         if not got:
-            return 1.0 if not want else 0.0
-        return matched_count(got, want, self.equal) / len(got)
+            return (InvocationScore(1.0, reason="no calls made, none expected") if not want else
+                    InvocationScore(0.0, reason=f"no calls made, {_calls(len(want))} expected"))
+        missing, unused = unmatched(got, want, self.equal)
+        said = f"{len(got) - len(unused)} of {_calls(len(got))} made were expected"
+        if unused:
+            said += f"; first extra: call {unused[0] + 1}, {call_text(got[unused[0]])}"
+        return InvocationScore((len(want) - len(missing)) / len(got), reason=said)
 
 
 class ToolTrajectoryRecall(_Trajectory):
     """`tool_trajectory_recall`: matched expected calls / expected calls, per invocation.
 
-    No expected calls scores 1.0.
+    No expected calls scores 1.0. Reason: the count and the first expected call not made.
     """
 
     def score_pair(self, actual: Invocation, expected: Invocation) -> float:
+        return self.assess_pair(actual, expected).score or 0.0
+
+    def assess_pair(self, actual: Invocation, expected: Invocation) -> InvocationScore:
         got, want = actual.tool_calls(), expected.tool_calls()
         if not want:
-            return 1.0
-        return matched_count(got, want, self.equal) / len(want)
+            return InvocationScore(1.0, reason="no calls expected")
+        missing, _ = unmatched(got, want, self.equal)
+        said = f"{len(want) - len(missing)} of {_calls(len(want))} expected were made"
+        if missing:
+            said += f"; first missing: {call_text(want[missing[0]])}"
+        return InvocationScore((len(want) - len(missing)) / len(want), reason=said)
 
 
 class ToolTrajectorySingleToolUse(PerInvocationCriterion):
@@ -145,7 +288,8 @@ class ToolTrajectorySingleToolUse(PerInvocationCriterion):
 
     Per invocation: 1.0 if that invocation called it. Overall: 1.0 if any invocation of the
     case called it (the check is for the conversation's trajectory as a whole), else 0.0.
-    Reference-free: expected invocations are not read.
+    Reference-free: expected invocations are not read. Reasons name the tool and, overall, the
+    first invocation that called it.
     """
 
     criterion_model = SingleToolUseCriterion
@@ -158,4 +302,10 @@ class ToolTrajectorySingleToolUse(PerInvocationCriterion):
             1.0 if any(c.name == name for c in inv.tool_calls()) else 0.0 for inv in ctx.actual
         ]
         overall = max(scores) if scores else None
-        return CriterionResult(overall, [InvocationScore(s) for s in scores])
+        per = [InvocationScore(s, reason=f"{name} {'called' if s else 'not called'}") for s in scores]
+        if overall is None:
+            return CriterionResult(overall, per)
+        why = (f"{name} called in invocation {scores.index(1.0)}" if overall
+               else f"{name} not called in any of {len(scores)} invocation(s)")
+        return CriterionResult(overall, per,
+                               reason=f"{held_to(overall, self.criterion.threshold)}: {why}")

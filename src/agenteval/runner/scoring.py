@@ -2,7 +2,7 @@
 
 Errors are data: a criterion that raises, or returns no score, is recorded with its reason in
 `metric_errors`, and by default fails the case (ADK would silently report NOT_EVALUATED and
-ignore it).
+ignore it). The reasons criteria give with their scores go to the case result's `reasons`.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from agenteval.schema import (
     Invocation,
     JudgeRecord,
     MetricError,
+    MetricReason,
 )
 from agenteval.schema.base import trusted
 from agenteval.schema.trace import Trace
@@ -103,6 +104,12 @@ def _metric_result(wire: dict[str, Any], status: EvalStatus, score: float | None
     })
 
 
+def _reason(metric_name: str, index: int | None, reason: str) -> MetricReason:
+    # Not validated: built from a criterion's strings, once per metric per invocation.
+    return trusted(MetricReason, {"metric_name": metric_name, "invocation_index": index,
+                                  "reason": reason})
+
+
 async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
                      policy: NotEvaluatedPolicy = "fail",
                      judge: JudgeService | None = None) -> EvalCaseResult:
@@ -114,6 +121,7 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
     errors: list[MetricError] = []
     statuses: list[EvalStatus] = []
     records: list[JudgeRecord] = []
+    reasons: list[MetricReason] = []
     if run.error_message is None:
         ctx = EvalContext(actual=run.actual, expected=expected, scenario=run.case.conversation_scenario,
                           session_state=run.session_state, judge=judge, extras=run.extras,
@@ -131,6 +139,8 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
                 errors.append(MetricError(metric_name=metric.name,
                                           message=result.error or "the criterion produced no score"))
             overall.append(_metric_result(wire, status, result.score, result.details))
+            if result.reason is not None:
+                reasons.append(_reason(metric.name, None, result.reason))
             if not metric.spec.informational:
                 statuses.append(status)
             scores = result.per_invocation or [InvocationScore(None) for _ in range(n)]
@@ -140,6 +150,8 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
                                               invocation_index=i))
                 per_inv[i].append(_metric_result(wire, metric_status(metric, inv_score.score),
                                                  inv_score.score, inv_score.details))
+                if inv_score.reason is not None:
+                    reasons.append(_reason(metric.name, i, inv_score.reason))
         final = case_status(statuses, policy)
     else:
         final = EvalStatus.FAILED
@@ -163,6 +175,7 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
         user_id=run.user_id,
         error_message=run.error_message,
         metric_errors=errors,
+        reasons=reasons,
         judge_records=records,
         run_index=run.run_index,
         warnings=run.warnings,

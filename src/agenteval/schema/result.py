@@ -1,7 +1,10 @@
 """The result document: one `EvalSetResult` per run, in ADK's EvalSetResult layout.
 
 Fields ADK lacks are extensions on `EvalCaseResult` and `EvalSetResult`, whose ADK models ignore
-unknown keys, so ADK tooling can still read the document.
+unknown keys, so ADK tooling can still read the document. ADK's metric-result models
+(`EvalMetricResult`, `EvalMetricResultPerInvocation`, the details) forbid unknown keys, so
+nothing is added inside them: why a metric scored as it did (`MetricReason`) lives beside them,
+in the case result's `reasons`.
 """
 
 from __future__ import annotations
@@ -91,6 +94,17 @@ class MetricError(WireModel):
     invocation_index: int | None = None
 
 
+class MetricReason(WireModel):
+    """Why a metric scored as it did, in words made by the criterion where it decided
+    (agenteval extension): for an invocation (`invocation_index`, 0-based) or, with
+    `invocation_index` None, for the whole case run (the overall result, naming the invocation
+    that decided it and the threshold it was held to)."""
+
+    metric_name: str
+    invocation_index: int | None = None
+    reason: str
+
+
 class JudgeRecord(WireModel):
     """One judged question, kept for audit (agenteval extension): the question the judge saw
     (after the system prompt and solved examples of `prompt_version`), each sample's raw reply
@@ -141,10 +155,21 @@ class EvalCaseResult(WireModel):
     # agenteval extensions
     error_message: str | None = None
     metric_errors: list[MetricError] = Field(default_factory=list)
+    # Why each metric scored as it did, overall and per invocation (absent in documents written
+    # before reasons were recorded, and for results that carry none: see `reason`).
+    reasons: list[MetricReason] = Field(default_factory=list)
     judge_records: list[JudgeRecord] = Field(default_factory=list)
     run_index: int = 0
     warnings: list[str] = Field(default_factory=list)  # e.g. a value of the agent's written as its repr
     trace: Trace | None = None  # the case run's spans (see agenteval.schema.trace)
+
+    def reason(self, metric_name: str, invocation_index: int | None = None) -> str | None:
+        """The recorded reason of a metric's overall result (`invocation_index` None) or of its
+        result for one invocation; None when none was recorded."""
+        for r in self.reasons:
+            if r.metric_name == metric_name and r.invocation_index == invocation_index:
+                return r.reason
+        return None
 
 
 class MetricSummary(WireModel):
@@ -167,6 +192,10 @@ class MetricSummary(WireModel):
     pass_at_k: float | None = None
     pass_pow_k: float | None = None
     eval_status: EvalStatus
+    # Why the criterion got this verdict over the runs: with one run, that run's overall reason;
+    # with several, the mean against the threshold under the gating rule and the runs passed.
+    # None when no run recorded a reason (documents written before reasons were recorded).
+    reason: str | None = None
 
 
 class CaseSummary(WireModel):

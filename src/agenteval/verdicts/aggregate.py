@@ -50,9 +50,43 @@ def pass_pow_k(n: int, c: int, k: int) -> float:
     return math.comb(c, k) / math.comb(n, k) if k <= n else 0.0
 
 
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"
+
+
+def summary_reason(results: Sequence[EvalMetricResult], reasons: Sequence[str | None],
+                   status: EvalStatus, mean: float | None, low: float | None, high: float | None,
+                   passed: int, gating: str) -> str | None:
+    """Why a criterion got `status` over a case's runs. One run: that run's own reason. Several:
+    the rule that decided (the mean and its 95% CI against the threshold, or the runs passed),
+    and the first failing run's reason (as given: `summarise_case` prefixes `run N: `). None
+    when no run recorded a reason."""
+    if len(results) == 1 or not any(reasons):
+        return reasons[0] if reasons else None
+    n, threshold = len(results), results[0].threshold
+    scored = sum(1 for r in results if r.score is not None)
+    if status == EvalStatus.NOT_EVALUATED:
+        head = f"{scored} of {n} runs scored"
+    elif status == EvalStatus.INFORMATIONAL:
+        head = f"mean {_num(mean)} over {n} runs (informational)"
+    elif gating in ("all_runs", "any_run"):
+        head = f"passed {passed}/{n} runs (gating: {gating}, threshold {_num(threshold)})"
+    else:
+        sign = "≥" if status == EvalStatus.PASSED else "<"
+        head = (f"mean {_num(mean)} (95% CI [{_num(low)}, {_num(high)}]) {sign} threshold "
+                f"{_num(threshold)}; passed {passed}/{n} runs (gating: mean)")
+    failing = next(((k, why) for k, (r, why) in enumerate(zip(results, reasons, strict=True))
+                    if r.eval_status != EvalStatus.PASSED and why), None)
+    if failing is None or status == EvalStatus.INFORMATIONAL:
+        return head
+    return f"{head}; {failing[1]}"
+
+
 def summarise_metric(results: Sequence[EvalMetricResult], gating: str,
-                     ignore_not_evaluated: bool) -> MetricSummary:
-    """One criterion over the runs of one case."""
+                     ignore_not_evaluated: bool,
+                     reasons: Sequence[str | None] = ()) -> MetricSummary:
+    """One criterion over the runs of one case; `reasons`, the runs' overall reasons (run
+    order, as `results`), explain the verdict (`summary_reason`)."""
     first = results[0]
     scores = [r.score for r in results if r.score is not None]
     n = len(results)
@@ -84,6 +118,8 @@ def summarise_metric(results: Sequence[EvalMetricResult], gating: str,
         "pass_at_k": None if informational else pass_at_k(n, passed, n),
         "pass_pow_k": None if informational else pass_pow_k(n, passed, n),
         "eval_status": status,
+        "reason": summary_reason(results, reasons or [None] * n, status, mean, low, high, passed,
+                                 gating),
     })
 
 
@@ -91,10 +127,15 @@ def summarise_case(eval_id: str, runs: Sequence[EvalCaseResult], gating: str,
                    ignore_not_evaluated: bool) -> CaseSummary:
     """A case's verdict over its runs: failed if any run failed to infer or any criterion fails."""
     names = list(dict.fromkeys(m.metric_name for r in runs for m in r.overall_eval_metric_results))
+    tag = len(runs) > 1
+    reasons = [{x.metric_name: f"run {r.run_index}: {x.reason}" if tag else x.reason
+                for x in r.reasons if x.invocation_index is None} for r in runs]
     metrics = []
     for name in names:
-        results = [m for r in runs for m in r.overall_eval_metric_results if m.metric_name == name]
-        metrics.append(summarise_metric(results, gating, ignore_not_evaluated))
+        pairs = [(m, why.get(name)) for r, why in zip(runs, reasons, strict=True)
+                 for m in r.overall_eval_metric_results if m.metric_name == name]
+        metrics.append(summarise_metric([m for m, _ in pairs], gating, ignore_not_evaluated,
+                                        [w for _, w in pairs]))
     statuses = [m.eval_status for m in metrics if m.eval_status != EvalStatus.INFORMATIONAL]
     inference_failed = any(r.error_message for r in runs) and gating != "any_run"
     not_evaluated = EvalStatus.NOT_EVALUATED in statuses and not ignore_not_evaluated

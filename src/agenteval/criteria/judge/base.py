@@ -10,6 +10,10 @@ negative side (fail closed). If half or more of the samples could not be read ev
 retry, the question has no verdict and is a judge error: the metric is not evaluated and, by
 default, the case fails. A pass is never assembled from a minority of readable samples.
 
+Reasons (`explain`): per invocation the vote of its question(s) with the confidence and the
+`min_confidence` it was held to; overall the score against the threshold and the invocation
+that scored lowest.
+
 Cross-checks: a question may carry a second question (`check`) that is asked only when its
 verdict is one of `check_when`; the second verdict then decides the question's score (so it can
 only turn a pass into a fail or a judge error), and both records are kept.
@@ -25,10 +29,11 @@ from typing import ClassVar, Literal
 import anyio
 
 from agenteval.criteria.base import Criterion, CriterionResult, EvalContext, InvocationScore, mean
-from agenteval.criteria.judge import prompts
+from agenteval.criteria.judge import explain, prompts
 from agenteval.criteria.judge.logprobs import side_probability
 from agenteval.criteria.judge.service import JudgeAnswer
 from agenteval.criteria.judge.spans import judge_span, judged
+from agenteval.criteria.reasons import mean_reason
 from agenteval.schema import JudgeRecord, LlmAsAJudgeCriterion
 
 # Criteria whose verdicts on the embedded 1.5B judge stay well below the 90% goal (53-74% on
@@ -158,6 +163,19 @@ class JudgeCriterion(Criterion):
             per.append(InvocationScore(mean(mine) if mine and None not in mine else None))
         return CriterionResult(mean([a.score for a in answered]), per)
 
+    def explain(self, answered: Sequence[Answered], result: CriterionResult) -> None:
+        """Fills the reasons `combine` left empty: per invocation, its questions' verdicts
+        (`explain.invocation_text`); overall, the score against the threshold naming the
+        lowest-scoring invocation."""
+        for i, inv in enumerate(result.per_invocation):
+            if inv.reason is None:
+                inv.reason = explain.invocation_text(
+                    [a for a in answered if a.question.invocation_index == i], self.min_confidence)
+        if result.reason is None:
+            result.reason = mean_reason(result.score, self.criterion.threshold,
+                                        [p.score for p in result.per_invocation],
+                                        [p.reason for p in result.per_invocation], what="score")
+
     async def ascore(self, ctx: EvalContext) -> CriterionResult:
         if ctx.judge is None:
             raise RuntimeError("no judge service was given to the scorer")
@@ -226,4 +244,5 @@ class JudgeCriterion(Criterion):
                             "question(s); first: "
                             f"invocation {first.invocation_index}"
                             f"{f', {first.item}' if first.item else ''}: {first.error}")
+        self.explain(done, result)
         return result

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agenteval.criteria.base import CriterionResult, EvalContext, InvocationScore
-from agenteval.criteria.judge import context, prompts
+from agenteval.criteria.judge import context, explain, prompts
 from agenteval.criteria.judge.base import Answered, JudgeCriterion, JudgeQuestion
 from agenteval.schema import ConversationScenario, LlmBackedUserSimulatorCriterion, UserPersona
 from agenteval.schema.personas import PERSONAS
@@ -109,7 +109,13 @@ class PerTurnUserSimulatorQuality(JudgeCriterion):
         elif stop is None:
             scores[-1] = None
         passed = sum(1 for s in scores if s == 1.0)
-        return CriterionResult(passed / len(scores), [InvocationScore(s) for s in scores])
+        per = [InvocationScore(s) for s in scores]
+        per[0].reason = ("the first turn is the scenario's starting prompt" if first
+                         else "the first turn is not the scenario's starting prompt")
+        if len(per) == 1:  # the first turn is the last: where it stopped was judged too
+            stopped = explain.invocation_text(answered, self.min_confidence)
+            per[0].reason += f"; {stopped}" if stopped else ""
+        return CriterionResult(passed / len(scores), per)
 
 
 __all__ = ["PerTurnUserSimulatorQuality", "stop_prompt", "turn_prompt"]

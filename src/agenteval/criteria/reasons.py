@@ -1,0 +1,75 @@
+"""The words of criteria's reasons: numbers, tool calls, thresholds, and the overall reason of a
+case from its invocations' reasons.
+
+A reason is made where the criterion decides (see `CriterionResult.reason`), so these helpers
+only format; they decide nothing. Numbers are written as reports write scores (`:.4g`); calls as
+`name(arg=value, ...)` with JSON values; invocations are numbered from 0, as every report numbers
+them; calls within an invocation from 1 ("call 2 of 3").
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from agenteval.schema import FunctionCall
+
+
+def num(value: float | None) -> str:
+    """A score or count as reports write it: 4 significant digits; `-` for None."""
+    return "-" if value is None else f"{value:.4g}"
+
+
+def value_text(value: Any) -> str:
+    """An argument value: JSON for containers and strings, repr otherwise."""
+    if isinstance(value, (dict, list, str)):
+        return json.dumps(value, ensure_ascii=False)
+    return repr(value)
+
+
+def call_text(call: FunctionCall) -> str:
+    """`name(arg=value, ...)`."""
+    args = ", ".join(f"{k}={value_text(v)}" for k, v in (call.args or {}).items())
+    return f"{call.name}({args})"
+
+
+def held_to(score: float, threshold: float, what: str = "score") -> str:
+    """`score 0.5 < threshold 1` or `score 1 ≥ threshold 1`: the comparison that decides the
+    status (a score passes when it is at least the threshold)."""
+    sign = "≥" if score >= threshold else "<"
+    return f"{what} {num(score)} {sign} threshold {num(threshold)}"
+
+
+def deciding(scores: Sequence[float | None]) -> int | None:
+    """The invocation that decided a mean: the first with the lowest score; None when none was
+    scored."""
+    best: int | None = None
+    for i, s in enumerate(scores):
+        if s is not None and (best is None or s < (scores[best] or 0.0)):
+            best = i
+    return best
+
+
+def mean_reason(score: float | None, threshold: float, scores: Sequence[float | None],
+                reasons: Sequence[str | None], what: str = "mean") -> str | None:
+    """The overall reason of a criterion averaged over invocations: the mean against the
+    threshold and, when it failed or there are several invocations, the lowest-scoring
+    invocation with its own reason. None without a score."""
+    if score is None:
+        return None
+    head = held_to(score, threshold, what)
+    if len(scores) == 1:
+        return f"{head}: {reasons[0]}" if reasons and reasons[0] else head
+    low = deciding(scores)
+    if low is None:
+        return head
+    n = sum(1 for s in scores if s is not None)
+    if score >= threshold and scores[low] == score:  # every invocation scored the same
+        return f"{head} over {n} invocations"
+    why = reasons[low] if low < len(reasons) else None
+    return (f"{head} over {n} invocations; lowest: invocation {low} ({num(scores[low])})"
+            + (f": {why}" if why else ""))
+
+
+__all__ = ["call_text", "deciding", "held_to", "mean_reason", "num", "value_text"]

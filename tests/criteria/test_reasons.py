@@ -1,0 +1,175 @@
+"""Every criterion gives a reason with its score, made where it decides, and the scorer stores
+it in the case result (`EvalCaseResult.reasons`), overall and per invocation."""
+
+import asyncio
+import json
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from agenteval.criteria import Registry, default_registry
+from agenteval.criteria.base import EvalContext
+from agenteval.criteria.custom import function_spec
+from agenteval.criteria.efficiency import ToolCallCount
+from agenteval.criteria.judge import JudgeService
+from agenteval.criteria.reasons import mean_reason
+from agenteval.models import ScriptedModel
+from agenteval.runner import CaseRun, score_case
+from agenteval.schema import BaseCriterion, EvalCase, EvalCaseResult, Invocation
+from tests.helpers import call, inv
+
+
+def _score(name: str, criterion: Any, expected: list[Invocation], actual: list[Invocation],
+           judge: JudgeService | None = None) -> EvalCaseResult:
+    metric = default_registry().configure(name, criterion)
+    run = CaseRun(EvalCase(eval_id="c", conversation=expected), actual, "s")
+    return asyncio.run(score_case(run, [metric], judge=judge))
+
+
+def _trajectory(match: str, expected: list[Any], actual: list[Any], **extra: Any) -> str | None:
+    result = _score("tool_trajectory_avg_score", {"threshold": 1.0, "match_type": match, **extra},
+                    [inv("q", "a", expected)], [inv("q", "a", actual)])
+    return result.reason("tool_trajectory_avg_score", 0)
+
+
+def test_exact_names_the_first_mismatched_call_and_argument() -> None:
+    why = _trajectory("EXACT", [call("get_time"), call("get_weather", city="Paris")],
+                      [call("get_time"), call("get_weather", city="paris")])
+    assert why == ('EXACT: call 2: expected get_weather(city="Paris"), got get_weather(city="paris"): '
+                   "argument city differs")
+
+
+def test_exact_names_a_missing_or_extra_call_and_a_missing_argument() -> None:
+    assert _trajectory("EXACT", [call("a"), call("b", x=1)], [call("a")]) == (
+        "EXACT: missing call 2 of 2: expected b(x=1), got 1 call")
+    assert _trajectory("EXACT", [call("a")], [call("a"), call("c")]) == (
+        "EXACT: extra call 2: c() (expected 1 call, got 2)")
+    assert _trajectory("EXACT", [call("a", x=1, y=2)], [call("a", x=1)]) == (
+        "EXACT: call 1: expected a(x=1, y=2), got a(x=1): argument y missing")
+    assert _trajectory("EXACT", [call("a", x=1)], [call("b", x=1)]) == (
+        "EXACT: call 1: expected a(x=1), got b(x=1)")
+
+
+def test_in_order_and_any_order_name_the_call_not_made() -> None:
+    assert _trajectory("IN_ORDER", [call("a"), call("b")], [call("b"), call("a")]) == (
+        "IN_ORDER: expected call 2 of 2, b(), not made in order after call 2; it was made earlier, "
+        "at call 1")
+    assert _trajectory("ANY_ORDER", [call("a", n=1), call("b")], [call("b"), call("a", n=2)]) == (
+        "ANY_ORDER: expected call a(n=1) not made (1 of 2 matched); closest: call 2, a(n=2): "
+        "argument n differs")
+
+
+def test_a_match_says_how_it_matched() -> None:
+    assert _trajectory("EXACT", [call("a")], [call("a")]) == "EXACT: 1 call as expected"
+    assert _trajectory("IN_ORDER", [call("a")], [call("z"), call("a")]) == (
+        "IN_ORDER: 1 call expected in order (1 more allowed)")
+    assert _trajectory("EXACT", [], []) == "EXACT: no calls expected, none made"
+
+
+def test_args_match_names_the_argument_its_matcher_rejected() -> None:
+    why = _trajectory("EXACT", [call("f", q="hello", n=1)], [call("f", q="HELLO", n=2)],
+                      args_match={"f": {"q": "text"}})
+    assert why == 'EXACT: call 1: expected f(q="hello", n=1), got f(q="HELLO", n=2): argument n differs'
+
+
+def test_the_overall_reason_names_the_deciding_invocation_and_the_threshold() -> None:
+    result = _score("tool_trajectory_avg_score", 1.0,
+                    [inv("q", "a", [call("a")]), inv("r", "b", [call("b")])],
+                    [inv("q", "a", [call("a")]), inv("r", "b", [call("c")])])
+    assert result.reason("tool_trajectory_avg_score") == (
+        "mean 0.5 < threshold 1 over 2 invocations; lowest: invocation 1 (0): "
+        "EXACT: call 1: expected b(), got c()")
+    one = _score("tool_trajectory_avg_score", 1.0, [inv("q", "a", [call("a")])],
+                 [inv("q", "a", [call("a")])])
+    assert one.reason("tool_trajectory_avg_score") == "mean 1 ≥ threshold 1: EXACT: 1 call as expected"
+
+
+def test_partial_credit_trajectory_reasons() -> None:
+    exp, act = [inv("q", "a", [call("a"), call("b")])], [inv("q", "a", [call("a"), call("c"), call("d")])]
+    p = _score("tool_trajectory_precision", 0.5, exp, act)
+    assert p.reason("tool_trajectory_precision", 0) == "1 of 3 calls made were expected; first extra: call 2, c()"
+    r = _score("tool_trajectory_recall", 0.5, exp, act)
+    assert r.reason("tool_trajectory_recall", 0) == "1 of 2 calls expected were made; first missing: b()"
+    assert r.reason("tool_trajectory_recall") == (
+        "mean 0.5 ≥ threshold 0.5: 1 of 2 calls expected were made; first missing: b()")
+    s = _score("tool_trajectory_single_tool_use", {"threshold": 1.0, "tool_name": "d"}, exp,
+               [inv("q", "a", [call("a")]), inv("r", "b", [call("d")])])
+    assert s.reason("tool_trajectory_single_tool_use") == "score 1 ≥ threshold 1: d called in invocation 1"
+    assert s.reason("tool_trajectory_single_tool_use", 0) == "d not called"
+
+
+def test_rouge_reason_gives_precision_recall_f_and_threshold() -> None:
+    result = _score("response_match_score", 0.8, [inv("q", "the cat sat on the mat")],
+                    [inv("q", "the cat sat")])
+    (overall,) = result.overall_eval_metric_results
+    assert result.reason("response_match_score", 0) == (
+        f"ROUGE-1 F {overall.score:.4g} < threshold 0.8 (precision 1, recall 0.5)")
+    assert result.reason("response_match_score") == (
+        f"mean {overall.score:.4g} < threshold 0.8: ROUGE-1 F {overall.score:.4g} < threshold 0.8 "
+        "(precision 1, recall 0.5)")
+
+
+def test_efficiency_reasons_are_overall_and_informational() -> None:
+    count = ToolCallCount("tool_call_count_v1", BaseCriterion(threshold=0.0))
+    result = count.score(EvalContext(actual=[inv("q", "a", [call("a"), call("b")]), inv()]))
+    assert result.reason == (
+        "mean 1 tool calls per invocation over 2 invocations (from the recorded invocations; "
+        "informational)")
+    assert [p.reason for p in result.per_invocation] == [None, None]
+
+
+def _judge(labels: list[str]) -> JudgeService:
+    model = ScriptedModel([json.dumps({"rationale": f"because {i}", "verdict": v})
+                           for i, v in enumerate(labels)])
+    return JudgeService(lambda name: model)
+
+
+def test_a_judged_reason_is_the_vote_its_confidence_and_the_threshold() -> None:
+    options = {"threshold": 0.5, "judge_model_options": {"num_samples": 5, "min_confidence": 0.55}}
+    result = _score("final_response_match_v2", options, [inv("q", "Paris")], [inv("q", "Paris.")],
+                    _judge(["valid", "invalid", "valid", "valid", "invalid"]))
+    assert result.reason("final_response_match_v2", 0) == (
+        "3 of 5 samples said valid; confidence 0.60 ≥ 0.55")
+    assert result.reason("final_response_match_v2") == (
+        "score 1 ≥ threshold 0.5: 3 of 5 samples said valid; confidence 0.60 ≥ 0.55")
+
+
+def test_a_negative_judged_reason_carries_the_rationale() -> None:
+    options = {"threshold": 0.5, "judge_model_options": {"num_samples": 1}}
+    result = _score("final_response_match_v2", options, [inv("q", "Paris")], [inv("q", "Lyon")],
+                    _judge(["invalid"]))
+    assert result.reason("final_response_match_v2", 0) == "the judge said invalid — because 0"
+
+
+def test_an_uncertain_judged_reason_says_it_was_not_used() -> None:
+    options = {"threshold": 0.5, "judge_model_options": {"num_samples": 5, "min_confidence": 0.8}}
+    result = _score("final_response_match_v2", options, [inv("q", "Paris")], [inv("q", "Paris.")],
+                    _judge(["valid", "valid", "valid", "invalid", "invalid"]))
+    why = result.reason("final_response_match_v2", 0)
+    assert why is not None and why.startswith("3 of 5 samples said valid; confidence 0.60 < 0.8: "
+                                              "judge uncertain")
+    assert result.reason("final_response_match_v2") is None  # not evaluated: the error says why
+
+
+@pytest.mark.parametrize(("returned", "overall", "per"), [
+    (0.7, None, None),
+    (SimpleNamespace(value=0.7, reason="close enough"), "close enough", None),
+    (SimpleNamespace(overall_score=0.7, overall_eval_status=None, reason="mine",
+                     per_invocation_results=[SimpleNamespace(score=0.7, reason="turn says")]),
+     "mine", "turn says"),
+])
+def test_custom_criteria_keep_their_own_reason_or_none(returned: Any, overall: str | None,
+                                                       per: str | None) -> None:
+    registry = Registry()
+    registry.register(function_spec("mine", lambda *args: returned))
+    metric = registry.configure("mine", 0.5)
+    run = CaseRun(EvalCase(eval_id="c", conversation=[inv()]), [inv()], "s")
+    result = asyncio.run(score_case(run, [metric]))
+    assert result.overall_eval_metric_results[0].score == 0.7
+    assert (result.reason("mine"), result.reason("mine", 0)) == (overall, per)
+
+
+def test_mean_reason_without_a_score_is_none_and_ties_are_not_singled_out() -> None:
+    assert mean_reason(None, 0.5, [None], [None]) is None
+    assert mean_reason(1.0, 0.5, [1.0, 1.0], ["x", "y"]) == "mean 1 ≥ threshold 0.5 over 2 invocations"
