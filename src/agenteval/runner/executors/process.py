@@ -30,7 +30,7 @@ import anyio
 
 from agenteval.agents import SessionSpec
 from agenteval.criteria.judge.service import JudgeService
-from agenteval.errors import AgentEvalError
+from agenteval.errors import AgentEvalError, describe
 from agenteval.models.resolve import DEFAULT_HTTP_CONCURRENCY, parse_model_name
 from agenteval.runner.executors.base import Done, Unit
 from agenteval.runner.executors.local import score_unit
@@ -74,7 +74,7 @@ class WorkerProcess:
         self._process: BaseProcess | None = None
         self._conn: Connection | None = None
 
-    async def _start(self) -> Connection:
+    async def _start(self) -> None:
         context = multiprocessing.get_context("spawn")
         here, there = context.Pipe()
         process = context.Process(target=serve, args=(self.setup, there), daemon=True,
@@ -90,29 +90,39 @@ class WorkerProcess:
                 raise AgentEvalError(f"a worker process (--isolation process) could not load the "
                                      f"agent: it {e}") from None
             if isinstance(message, Ready):
-                return here
+                return
             if isinstance(message, LoadFailed):
                 await self.stop()
                 raise AgentEvalError(f"a worker process (--isolation process) could not load the "
                                      f"agent: {message.message}")
 
     async def _receive(self, deadline: float | None) -> Message | None:
-        """The worker's next message; None when `deadline` (monotonic) passes first. WorkerDied
-        when the worker is gone."""
+        """The worker's next message; None when `deadline` (monotonic) has passed and no
+        message is waiting. WorkerDied when the worker is gone, or sent what cannot be read."""
         assert self._conn is not None
         conn = self._conn
         while True:
             wait = _POLL if deadline is None else min(_POLL, deadline - time.monotonic())
-            if wait <= 0:
-                return None
             try:
-                if not await anyio.to_thread.run_sync(conn.poll, wait, abandon_on_cancel=True,
-                                                      limiter=self._limiter):
+                if wait <= 0:
+                    if not conn.poll(0):
+                        return None
+                elif not await anyio.to_thread.run_sync(conn.poll, wait, abandon_on_cancel=True,
+                                                        limiter=self._limiter):
                     continue
                 message: Message = conn.recv()
                 return message
             except (EOFError, OSError):
                 raise WorkerDied(await self._death()) from None
+            except Exception as e:  # a reply that does not unpickle here
+                raise WorkerDied(f"sent a reply that cannot be read here ({describe(e)})") from None
+
+    async def _send(self, order: Order) -> None:
+        assert self._conn is not None
+        try:
+            self._conn.send(order)
+        except OSError:  # it died since its last case
+            raise WorkerDied(await self._death()) from None
 
     async def _death(self) -> str:
         """How the worker ended (waiting a moment for its exit status)."""
@@ -133,15 +143,15 @@ class WorkerProcess:
         """Infers one case run in the worker; its spans are grafted under the current span.
         Killed at `timeout` + `GRACE` seconds: the run is then recorded with the timeout error
         and the turns reported before."""
-        conn = self._conn if self._process is not None and self._process.is_alive() else None
-        if conn is None:
-            conn = await self._start()
+        if self._process is None or not self._process.is_alive():
+            await self.stop(now=True)  # (one that ended on its own between cases: its pipe closed)
+            await self._start()
         sent = time.monotonic()
         deadline = None if timeout is None else sent + timeout + GRACE
         spec: SessionSpec | None = None
         turns: list[Invocation] = []
         try:
-            conn.send(Order(unit.eval_set_id, unit.case, unit.run_index))
+            await self._send(Order(unit.eval_set_id, unit.case, unit.run_index))
             while True:
                 message = await self._receive(deadline)
                 if message is None:  # the limit, and the grace, passed
