@@ -27,14 +27,12 @@ export async function api(path, { method = "GET", body } = {}) {
   return data;
 }
 
-/** A page of rows and the number of matching rows (the X-Total-Count header). */
+/** A page of rows (a JSON array) and the number of matching rows (its X-Total-Count header). */
 export async function apiPage(path) {
   const res = await fetch(path, { headers: { Accept: "application/json" } });
   const data = await res.json().catch(() => null);
   if (!res.ok) throw new ApiError(res.status, `${res.status}: ${(data && data.detail) || res.statusText}`);
-  const header = res.headers.get("X-Total-Count");
-  const items = Array.isArray(data) ? data : (data && data.cases) || [];
-  return { items, total: header !== null ? Number(header) : data && data.total !== undefined ? data.total : null };
+  return { items: data, total: Number(res.headers.get("X-Total-Count")) };
 }
 
 /** A query string of the parameters that have a value (an empty filter is no filter). */

@@ -66,6 +66,7 @@ async function goHome() {
 async function openResultFile(file) {
   try {
     const text = await file.text();
+    /** @type {RunRef} */
     const out = await api("/api/results/open", { method: "POST", body: text });
     toast(`opened ${file.name}`);
     go(link("runs", out.run_id));

@@ -17,7 +17,7 @@ export async function showApp(token, app, sub) {
   const [kind, id, more, caseId] = sub;
   if (kind === "evalsets" && S.sideTab !== "eval") S.sideTab = "eval";
   if (kind === "chat" && id && (!S.session || S.session.id !== id || S.session.app_name !== app)) {
-    S.session = { app_name: app, ...(await api(`${sessionsPath(app)}/${enc(id)}`)) };
+    S.session = await api(`${sessionsPath(app)}/${enc(id)}`);
   }
   if (S.session && S.session.app_name !== app) S.session = null;
   // the bare app address shows the session in hand, so its address names it (a deep link)

@@ -10,10 +10,11 @@ import { caseGroups, traceView } from "./trace.js";
 
 export async function showCaseResult(token, runId, caseId, opts) {
   const runIndex = Number(opts.run || 0);
+  /** @type {CaseView} */
   const d = await api(`/api/runs/${enc(runId)}/cases/${enc(caseId)}?run_index=${runIndex}`);
   const r = d.result;
-  const runs = Array.isArray(d.runs) ? d.runs : Array.from({ length: d.runs || 1 }, (_, k) => k);
-  const summary = Array.isArray(d.summary) ? d.summary : (d.summary && d.summary.metrics) || [];
+  const runs = d.runs;
+  const summary = d.summary;
   const page = h("div", { class: "page case-result" });
   page.append(h("p", {}, h("a", { href: link("runs", runId), text: "← run " + runId })),
     h("div", { class: "row" }, h("h2", { class: "grow" }, "Case ", h("span", { text: caseId })),
@@ -24,23 +25,22 @@ export async function showCaseResult(token, runId, caseId, opts) {
       h("a", { class: "btn" + (k === runIndex ? " primary" : ""), href: link("runs", runId, "cases", caseId, "run", k), text: `run ${k}` }))));
     if (summary.length) page.append(repeatStats(summary));
   }
-  if ((d.problems || []).length) {
+  if (d.problems.length) {
     page.append(h("div", { class: "card problems" }, h("h3", { text: "Why it did not pass" }), h("ul", {}, d.problems.map((p) => h("li", { text: p })))));
   }
-  page.append(h("div", { class: "card" }, h("h3", { text: "Criteria" }), h("div", { class: "row criteria" }, (r.overall_eval_metric_results || []).map((m) =>
+  page.append(h("div", { class: "card" }, h("h3", { text: "Criteria" }), h("div", { class: "row criteria" }, r.overall_eval_metric_results.map((m) =>
     h("span", { class: "badge " + statusClass(m.eval_status), "data-metric": m.metric_name, title: statusOf(m.eval_status),
       text: `${m.metric_name} ${fmt(m.score)}${m.threshold !== null && m.threshold !== undefined ? " / " + fmt(m.threshold) : ""}` })))));
   if (r.error_message) page.append(errorBox(new Error("The agent failed: " + r.error_message)));
-  for (const e of r.metric_errors || []) {
-    const where = e.invocation_index !== null && e.invocation_index !== undefined ? ` (invocation ${e.invocation_index})` : "";
+  for (const e of r.metric_errors) {
+    const where = e.invocation_index !== null ? ` (invocation ${e.invocation_index})` : "";
     page.append(h("div", { class: "error-box", text: `${e.metric_name}${where}: ${e.message}` }));
   }
   // invocations on the left, the trace beside them (sticky), so hovering a trace row shows its turn
   const left = h("div", { class: "case-main" });
-  const diffs = d.invocations || [];
-  (r.eval_metric_result_per_invocation || []).forEach((per, i) => left.append(invocationResult(d, per, i, diffs[i] || {}, runId)));
-  if ((r.judge_records || []).length) left.append(judgeTable(r.judge_records));
-  const spans = r.trace && r.trace.spans && r.trace.spans.length;
+  r.eval_metric_result_per_invocation.forEach((per, i) => left.append(invocationResult(d, per, i, d.invocations[i], runId)));
+  if (r.judge_records.length) left.append(judgeTable(r.judge_records));
+  const spans = r.trace && r.trace.spans.length;
   const right = h("aside", { class: "case-trace card" }, h("h3", { text: "Trace" }),
     spans ? traceView(caseGroups(r)) : h("p", { class: "muted", text: "No trace was recorded for this case run." }));
   page.append(h("div", { class: "case-grid" }, left, right));
@@ -48,39 +48,42 @@ export async function showCaseResult(token, runId, caseId, opts) {
   if (opts.inv) { const el = $(`#inv-${CSS.escape(opts.inv)}`); if (el) { el.scrollIntoView(); el.classList.add("hl"); } }
 }
 
+/** @param {Array<SummaryMetric>} metrics */
 function repeatStats(metrics) {
   const head = ["criterion", "threshold", "runs", "passed", "mean", "std", "95% CI", "pass@k", "pass^k", "verdict"];
   return h("div", { class: "card" }, h("h3", { text: "Repeated-run statistics" }), h("table", { class: "repeat" },
     h("thead", {}, h("tr", {}, head.map((t) => h("th", { text: t })))),
     h("tbody", {}, metrics.filter((m) => !INFORMATIONAL.has(m.metric_name)).map((m) => h("tr", {}, h("td", { text: m.metric_name }), h("td", { text: fmt(m.threshold) }),
       h("td", { text: `${m.scored_runs}/${m.runs}` }), h("td", { text: m.passed_runs }), h("td", { text: fmt(m.mean) }), h("td", { text: fmt(m.std) }),
-      h("td", { text: m.ci_low === null || m.ci_low === undefined ? "–" : `${fmt(m.ci_low)} – ${fmt(m.ci_high)}` }),
+      h("td", { text: m.ci_low === null ? "–" : `${fmt(m.ci_low)} – ${fmt(m.ci_high)}` }),
       h("td", { text: fmt(m.pass_at_k) }), h("td", { text: fmt(m.pass_pow_k) }), h("td", {}, badge(m.eval_status)))))));
 }
 
-/** Expected vs actual side by side, with the call diff, argument diffs and the failing scores. */
+/** Expected vs actual side by side, with the call diff, argument diffs and the failing scores.
+ * @param {CaseView} d
+ * @param {EvalMetricResultPerInvocation} per
+ * @param {number} i
+ * @param {InvocationView} diff
+ * @param {string} runId */
 function invocationResult(d, per, i, diff, runId) {
   const act = per.actual_invocation, exp = per.expected_invocation;
-  const metrics = per.eval_metric_results || [];
+  const metrics = per.eval_metric_results;
   const failing = metrics.filter((m) => statusOf(m.eval_status) === "failed");
   const gating = metrics.filter((m) => !INFORMATIONAL.has(m.metric_name)), info = metrics.filter((m) => INFORMATIONAL.has(m.metric_name));
-  const here = link("runs", runId, "cases", d.result.eval_id, "run", d.result.run_index || 0, "inv", i);
+  const here = link("runs", runId, "cases", d.eval_id, "run", d.run_index, "inv", i);
   const want = exp ? contentText(exp.final_response) : null, got = contentText(act.final_response);
   const [wantEl, gotEl] = want === null ? [h("span", { class: "muted", text: "(no reference)" }), h("span", { text: got })] : wordDiff(want, got);
-  const lines = diff.tool_call_diff ? diff.tool_call_diff.map((x) => (Array.isArray(x) ? x : [x.op, x.call]))
-    : exp ? null : invCalls(act).map((c) => [" ", callLine(c)]);
+  // without a reference the actual calls are listed plainly
+  const lines = exp ? diff.tool_call_diff.map((x) => [x.op, x.call]) : invCalls(act).map((c) => [" ", callLine(c)]);
   const argRows = argDiffRows(diff);
   const diffLine = ([k, t]) => h("div", { class: k === "-" ? "m" : k === "+" ? "x" : "", text: `${k} ${t}` });
-  const callBox = lines
-    ? h("pre", { class: "box diff" }, lines.length ? lines.map(diffLine) : h("span", { class: "muted", text: "(no tool calls)" }))
-    : h("div", { class: "sides" }, h("pre", { text: invCalls(exp).map(callLine).join("\n") || "(none)" }),
-      h("pre", { text: invCalls(act).map(callLine).join("\n") || "(none)" }));
+  const callBox = h("pre", { class: "box diff" }, lines.length ? lines.map(diffLine) : h("span", { class: "muted", text: "(no tool calls)" }));
   const args = argRows.length ? h("table", { class: "argdiff" }, headRow(["call", "tool", "argument", "expected", "actual"]),
     h("tbody", {}, argRows.map((a) => h("tr", {}, h("td", { text: a.call }), h("td", { text: a.tool }), h("td", { class: "mono", text: a.arg }),
       h("td", { class: "mono", text: a.expected }), h("td", { class: "mono bad", text: a.actual }))))) : null;
   const accept = exp && failing.length ? h("button", { class: "accept", text: "Accept actual turn as expected",
     title: "write this actual turn into the eval set as the new expected one",
-    onclick: () => acceptActual(d, i, act, runId) }) : null;
+    onclick: () => acceptActual(d, i, act) }) : null;
   return h("div", { class: "inv card", id: `inv-${i}`, "data-inv": i },
     h("div", { class: "head" }, h("strong", { text: `Invocation ${i}` }), act.duration ? h("span", { class: "muted", text: fmtSecs(act.duration) }) : null,
       h("span", { class: "grow" }), gating.map((m) => h("span", { class: "badge " + statusClass(m.eval_status), text: `${m.metric_name} ${fmt(m.score)}` })),
@@ -95,25 +98,21 @@ function invocationResult(d, per, i, diff, runId) {
     accept);
 }
 
-/** Writes the actual turn into the eval set as the expected one (ADK's "accept actual"). */
-async function acceptActual(d, i, act, runId) {
-  const setId = d.result.eval_set_id;
+/** Writes the actual turn into the eval set as the expected one (ADK's "accept actual").
+ * @param {CaseView} d
+ * @param {number} i
+ * @param {Invocation} act */
+async function acceptActual(d, i, act) {
+  const setId = d.eval_set_id;
   try {
-    const app = d.app || (await runApp(runId));
-    if (!app) throw new Error("this run names no agent folder: its eval set cannot be edited from here");
-    const c = await api(casePath(app, setId, d.result.eval_id));
+    if (!d.app) throw new Error("this run names no agent folder: its eval set cannot be edited from here");
+    /** @type {EvalCase} */
+    const c = await api(casePath(d.app, setId, d.eval_id));
     const inv = c.conversation && c.conversation[i];
-    if (!inv) throw new Error(`case ${d.result.eval_id} has no turn ${i}`);
+    if (!inv) throw new Error(`case ${d.eval_id} has no turn ${i}`);
     inv.final_response = act.final_response;
     inv.intermediate_data = act.intermediate_data;
-    await api(casePath(app, setId, d.result.eval_id), { method: "PUT", body: c });
-    toast(`turn ${i} of ${d.result.eval_id} in ${setId} now expects the actual turn`);
+    await api(casePath(d.app, setId, d.eval_id), { method: "PUT", body: c });
+    toast(`turn ${i} of ${d.eval_id} in ${setId} now expects the actual turn`);
   } catch (err) { toast(err.message, true); }
-}
-
-/** The agent folder a run belongs to, from its header. */
-async function runApp(runId) {
-  const run = await api(`/api/runs/${enc(runId)}`);
-  const row = run.row || run, spec = run.header || run.run || {};
-  return row.app || row.agent || (spec.agent && spec.agent.name) || null;
 }

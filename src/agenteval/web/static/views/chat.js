@@ -26,14 +26,16 @@ export function chatView(main, app) {
   input.addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); submit(); } });
   replace(main, head, messages, h("div", { class: "composer" }, input, send));
   for (const [i, t] of ((s && s.turns) || []).entries()) messages.append(turnView(t, i));
-  if (!s || !(s.turns || []).length) messages.append(h("p", { class: "muted", text: "Talk to the agent; the conversation is saved as a session." }));
+  if (!s || !s.turns.length) messages.append(h("p", { class: "muted", text: "Talk to the agent; the conversation is saved as a session." }));
   messages.scrollTop = messages.scrollHeight;
 }
 
-/** One turn: the user's message, the tool calls with their results inline, the reply. */
+/** One turn: the user's message, the tool calls with their results inline, the reply.
+ * @param {ChatTurnView} t
+ * @param {number} i */
 function turnView(t, i) {
-  const results = t.tool_responses || [];
-  const calls = (t.tool_calls || []).map((c, k) => {
+  const results = t.tool_responses;
+  const calls = t.tool_calls.map((c, k) => {
     const r = results[k];
     const result = r ? "  →  " + short(oneLine(r.response), 80) : "";
     return h("details", { class: "tool" }, h("summary", {}, h("span", { class: "tag", text: "tool" }), " " + callLine(c) + result),
@@ -47,7 +49,7 @@ function turnView(t, i) {
 async function sendMessage(app, text, messages) {
   if (!S.session) {
     const body = S.model ? { model: S.model } : {};
-    S.session = { app_name: app, turns: [], ...(await api(sessionsPath(app), { method: "POST", body })) };
+    S.session = await api(sessionsPath(app), { method: "POST", body });
     // the address names the session now, without a re-render that would drop the typed text
     history.replaceState(null, "", link("app", app, "chat", S.session.id));
     messages.replaceChildren();
@@ -58,14 +60,13 @@ async function sendMessage(app, text, messages) {
   messages.append(pending);
   messages.scrollTop = messages.scrollHeight;
   const sid = S.session.id;
-  let turn;
-  try { turn = await api(`${sessionsPath(app)}/${enc(sid)}/messages`, { method: "POST", body: { text } }); }
+  try { await api(`${sessionsPath(app)}/${enc(sid)}/messages`, { method: "POST", body: { text } }); }
   finally { pending.remove(); }
   if (!S.session || S.session.id !== sid) return; // the user moved to another session meanwhile
   // re-read the session: the state after the turn, and the turn exactly as stored
-  S.session = { app_name: app, ...(await api(`${sessionsPath(app)}/${enc(sid)}`)) };
-  const turns = S.session.turns || [];
-  messages.append(turnView(turns[turns.length - 1] || turn, turns.length - 1));
+  S.session = await api(`${sessionsPath(app)}/${enc(sid)}`);
+  const turns = S.session.turns;
+  messages.append(turnView(turns[turns.length - 1], turns.length - 1));
   messages.scrollTop = messages.scrollHeight;
   const side = $(".side");
   if (side) renderSide(side, app, null);

@@ -8,9 +8,11 @@ import { go, link, paint } from "../nav.js";
 export async function showCompare(token, a, b, query) {
   if (!a || !b) return comparePicker(token);
   const margin = query.margin || "0";
+  /** @type {ComparisonView} */
   const c = await api(`/api/compare?a=${enc(a)}&b=${enc(b)}&margin=${enc(margin)}`);
   const showAll = query.all === "1";
-  const counts = c.counts || {};
+  const counts = c.counts;
+  /** @param {SummaryMetric|null} m */
   const flaky = (m) => m && m.runs > 1 && m.passed_runs > 0 && m.passed_runs < m.runs;
   const flips = c.cases.filter((x) => x.criteria.some((k) => flaky(k.after) || flaky(k.before)));
   const tone = { "newly failed": "bad", regressed: "bad", "newly passed": "ok", improved: "ok", added: "info", removed: "na", unchanged: "info" };
@@ -44,8 +46,8 @@ export async function showCompare(token, a, b, query) {
 }
 
 async function comparePicker(token) {
-  const data = await api("/api/runs?limit=100");
-  const rows = Array.isArray(data) ? data : data.runs || [];
+  /** @type {Array<RunRow>} */
+  const rows = await api("/api/runs?limit=100");
   const opt = (r) => h("option", { value: r.run_id, text: `${r.run_id} · ${r.eval_set_id} · ${r.cases_passed}/${r.cases_total}` });
   const a = h("select", { id: "cmp-a" }, rows.map(opt)), b = h("select", { id: "cmp-b" }, rows.map(opt));
   if (rows.length > 1) a.value = rows[1].run_id;

@@ -4,17 +4,15 @@ import { h } from "../dom.js";
 import { oneLine } from "../format.js";
 
 /** Argument-level diff rows (which call, which argument, expected vs actual) from the server's
- * pairing of expected and actual calls; calls not made or not expected are rows of their own. */
+ * pairing of expected and actual calls; calls not made or not expected are rows of their own.
+ * @param {InvocationView} diff */
 export function argDiffRows(diff) {
   const show = (v, missing) => (missing ? "(missing)" : oneLine(v ?? null));
-  if (Array.isArray(diff.arg_diffs)) {
-    return diff.arg_diffs.map((a) => ({ call: "#" + ((a.call ?? 0) + 1), tool: a.name, arg: a.arg, expected: show(a.expected), actual: show(a.actual, a.missing) }));
-  }
-  return (diff.argument_diff || []).flatMap((p) => {
-    const call = p.expected_index !== null && p.expected_index !== undefined ? `#${p.expected_index + 1}` : `actual #${p.actual_index + 1}`;
+  return diff.argument_diff.flatMap((p) => {
+    const call = p.expected_index !== null ? `#${p.expected_index + 1}` : `actual #${p.actual_index + 1}`;
     if (p.status === "missing") return [{ call, tool: p.tool, arg: "–", expected: "(this call)", actual: "(not made)" }];
     if (p.status === "unexpected") return [{ call, tool: p.tool, arg: "–", expected: "(not expected)", actual: "(this call)" }];
-    return (p.arguments || []).map((a) => ({ call, tool: p.tool, arg: a.name,
+    return p.arguments.map((a) => ({ call, tool: p.tool, arg: a.name,
       expected: show(a.expected, a.missing === "expected"), actual: show(a.actual, a.missing === "actual") }));
   });
 }

@@ -10,8 +10,9 @@ import { expectedArgs, metricDialog } from "./metric-dialog.js";
 import { runTable } from "./runs.js";
 
 export async function evalSetView(main, app, setId, caseId) {
+  /** @type {EvalSet} */
   const set = await api(setPath(app, setId));
-  const cases = set.eval_cases || [];
+  const cases = set.eval_cases;
   const page = h("div", { class: "page" });
   replace(main, page);
   const selected = new Set();
@@ -71,13 +72,13 @@ function addSessionForm(app, setId, cases) {
     } catch (err) { toast(err.message, true); }
   };
   return h("div", { class: "card row" }, h("span", { text: "Current session " }), h("code", { text: s.id }),
-    h("span", { text: ` (${(s.turns || []).length} turns) as case` }), id,
+    h("span", { text: ` (${s.num_turns} turns) as case` }), id,
     h("button", { id: "add-session", text: "Add current session", onclick: add }));
 }
 
 async function setHistory(app, setId) {
-  const rows = await api("/api/runs?" + qs({ app, eval_set: setId, limit: 10 }));
-  const list = Array.isArray(rows) ? rows : rows.runs || [];
+  /** @type {Array<RunRow>} */
+  const list = await api("/api/runs?" + qs({ app, eval_set: setId, limit: 10 }));
   const box = h("div", {}, h("h3", { text: "Eval history of this set" }));
   if (!list.length) return box.append(h("p", { class: "muted", text: "No runs yet." })), box;
   box.append(runTable(list, false), h("p", {}, h("a", { href: `#/runs?app=${enc(app)}&eval_set=${enc(setId)}`, text: "All runs and trends →" })));

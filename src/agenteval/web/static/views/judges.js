@@ -3,6 +3,7 @@
 import { $, badge, h, kvs, replace, toast } from "../dom.js";
 import { fmt } from "../format.js";
 
+/** @param {Array<JudgeRecord>} records */
 export function judgeTable(records) {
   const head = ["criterion", "invocation", "item", "verdict", "score", "rationale", ""];
   return h("div", { class: "card judges" }, h("h3", { text: "Judge verdicts" }), h("table", {},
@@ -20,11 +21,13 @@ function showSpan(spanId) {
   if (row) { row.scrollIntoView({ block: "nearest" }); row.click(); } else toast("that span is not in the trace", true);
 }
 
+/** @param {JudgeRecord} r */
 function verdictBadge(r) {
   const tone = r.score === null || r.score === undefined ? "info" : r.score >= 1 ? "ok" : "bad";
   return h("span", { class: "badge " + tone, text: r.step || r.verdict || "–" });
 }
 
+/** @param {JudgeRecord} r */
 function judgeDialog(r) {
   const dialog = $("#dialog");
   const title = `${r.metric_name} · ${r.judge_model}${r.prompt_version ? " · prompts " + r.prompt_version : ""}`;

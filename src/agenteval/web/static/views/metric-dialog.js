@@ -67,6 +67,7 @@ export async function metricDialog(app, setId, evalIds, args) {
     const criteria = {};
     for (const r of rows) { const v = r.value(); if (v !== undefined) criteria[r.name] = v; }
     try {
+      /** @type {RunRef} */
       const out = await api(`${setPath(app, setId)}/run`, { method: "POST",
         body: { eval_ids: evalIds, criteria, num_runs: Number(runs.value) || 1 } });
       dialog.close();
@@ -82,7 +83,8 @@ export async function metricDialog(app, setId, evalIds, args) {
 }
 
 /** One criterion in the dialog: enable box, threshold (slider for scored ones), judge model and
- * samples for judged ones, match options for trajectory ones. value() → what the API takes. */
+ * samples for judged ones, match options for trajectory ones. value() → what the API takes.
+ * @param {CriterionInfo} c */
 function criterionRow(c, args) {
   const lo = c.min_value ?? 0, hi = c.max_value ?? 1;
   const on = h("input", { type: "checkbox", "data-criterion": c.name, checked: DEFAULT_ON.includes(c.name) && !c.informational, disabled: c.informational });

@@ -29,15 +29,14 @@ export function watchRun(runId, label) {
   const es = new EventSource(`/api/runs/${enc(runId)}/events`);
   es.onmessage = (msg) => {
     const e = JSON.parse(msg.data);
-    if (e.type === "RunStarted") total = e.total || 0;
+    if (e.type === "RunStarted") total = e.total;
     else if (e.type === "CaseStarted") say(`started ${e.eval_id}${e.run_index ? " run " + e.run_index : ""}`);
     else if (e.type === "CaseFinished") {
       done++; statusOf(e.status) === "passed" ? passed++ : failed++;
       say(`${statusOf(e.status)}: ${e.eval_id}${e.error ? " (" + short(e.error, 60) + ")" : ""}`);
     } else if (e.type === "JudgeCallDone") say(`judge ${e.model}: ${e.samples} sample(s)${e.cached ? " (cached)" : ""}`);
     else if (e.type === "RunFinished") {
-      finish(`finished: ${e.passed} passed, ${e.failed} failed, ${e.not_evaluated || 0} not evaluated`,
-        (e.result_ids || [])[0] || e.run_id || runId);
+      finish(`finished: ${e.passed} passed, ${e.failed} failed, ${e.not_evaluated} not evaluated`, e.result_ids[0]);
     }
     else if (e.type === "RunFailed") { finish("failed: " + (e.error || "the run stopped")); box.classList.add("bad"); }
     else if (e.type === "RunCancelled") finish("cancelled");

@@ -9,42 +9,47 @@ import { S } from "../state.js";
 
 const PAGE = 100; // rows fetched per page of a run: a 10,000-case run is never shipped whole
 
+/**
+ * A page of a run's case runs (`apiPage` of /api/runs/{run_id}/cases).
+ * @typedef {Object} CasePage
+ * @property {Array<CaseRow>} items - the page's rows
+ * @property {number} total - the case runs that match
+ */
+
 export async function showRun(token, runId, query) {
   const status = query.status || "";
+  /** @type {RunView|JobView} */
   const run = await api(`/api/runs/${enc(runId)}`);
-  if (run.state && run.state !== "finished") return paint(token, unfinishedRun(runId, run));
-  const first = await apiPage(casesUrl(run.run_id || runId, 0, status));
-  const row = run.row || run; // the history row's fields
-  const spec = run.header || run.run || {};
-  const id = row.run_id || runId;
-  const counts = run.counts || {};
+  if (run.state !== "finished") return paint(token, unfinishedRun(runId, run));
+  const id = run.run_id;
+  /** @type {CasePage} */
+  const first = await apiPage(casesUrl(id, 0, status));
+  const spec = run.header;
+  const counts = run.counts;
   const cases = [...first.items];
-  const total = first.total ?? cases.length;
-  const summaries = run.cases || [];
-  const names = [...new Set([...(run.criteria || []), ...summaries.flatMap((c) => (c.metrics || []).map((m) => m.metric_name)),
-    ...cases.flatMap((c) => c.metrics.map((m) => m.name))])]
-    .sort((a, b) => INFORMATIONAL.has(a) - INFORMATIONAL.has(b)); // gating criteria first
-  const failing = run.failing || summaries.filter((c) => statusOf(c.status) !== "passed").map((c) => ({ eval_id: c.eval_id, problems: c.problems }));
+  const total = first.total;
+  const names = run.criteria; // gating criteria first, as the server orders them
+  const failing = run.cases; // the cases that did not pass, each with why
   const page = h("div", { class: "page run" });
-  if (S.apps.some((a) => a.name === row.agent)) $("#app-picker").value = row.agent;
+  if (S.apps.some((a) => a.name === run.app)) $("#app-picker").value = run.app;
   page.append(h("div", { class: "row" }, h("h2", { class: "grow" }, "Run ", h("span", { class: "mono", text: id })),
     h("a", { class: "btn", href: `/api/runs/${enc(id)}/export`, download: `${id}.html`, id: "export", text: "Export HTML" }),
-    compareMenu(id, row)),
+    compareMenu(id, run)),
   h("div", { class: "card" }, h("dl", { class: "kv" }, kvs({
-    agent: row.agent || (spec.agent && spec.agent.name), "eval set": run.eval_set_id || row.eval_set_id, command: spec.command,
-    created: fmtTime(row.created), "agent model": row.agent_model, "judge model": row.judge_model,
-    runs: row.num_runs > 1 ? `${row.num_runs} per case (gating: ${run.gating || row.gating})` : null,
-    time: fmtSecs(row.duration_seconds), tokens: fmt(row.total_tokens, 0),
-    criteria: spec.config && spec.config.criteria ? oneLine(spec.config.criteria) : null })),
-  h("div", { class: "row", style: "margin-top: 8px" }, badge("passed", `${counts.passed ?? row.cases_passed ?? 0} passed`),
-    badge("failed", `${counts.failed ?? row.cases_failed ?? 0} failed`), counts.not_evaluated ? badge(3, `${counts.not_evaluated} not evaluated`) : null,
-    h("span", { class: "muted", text: `${counts.total ?? counts.cases ?? row.cases_total ?? total} cases`
+    agent: run.agent, "eval set": run.eval_set_id, command: spec ? spec.command : null,
+    created: fmtTime(run.created), "agent model": run.agent_model, "judge model": run.judge_model,
+    runs: run.num_runs > 1 ? `${run.num_runs} per case (gating: ${run.gating})` : null,
+    time: fmtSecs(run.duration_seconds), tokens: fmt(run.total_tokens, 0),
+    criteria: spec && spec.config.criteria ? oneLine(spec.config.criteria) : null })),
+  h("div", { class: "row", style: "margin-top: 8px" }, badge("passed", `${counts.passed} passed`),
+    badge("failed", `${counts.failed} failed`), counts.not_evaluated ? badge(3, `${counts.not_evaluated} not evaluated`) : null,
+    h("span", { class: "muted", text: `${counts.total} cases`
       + (counts.max_runs > 1 ? `, up to ${counts.max_runs} runs each` : "") }))));
   if (failing.length) {
-    const all = Math.max(failing.length, run.cases_not_passed || 0);
-    const title = "Why cases failed" + (all > 100 ? ` (first 100 of ${all})` : "");
-    page.append(h("div", { class: "card failing" }, h("h3", { text: title }), h("ul", {}, failing.slice(0, 100).map((f) =>
-      h("li", {}, h("a", { href: link("runs", id, "cases", f.eval_id), text: f.eval_id }), ": ", (f.problems || []).join("; "))))));
+    const all = run.cases_not_passed;
+    const title = "Why cases failed" + (all > failing.length ? ` (first ${failing.length} of ${all})` : "");
+    page.append(h("div", { class: "card failing" }, h("h3", { text: title }), h("ul", {}, failing.map((f) =>
+      h("li", {}, h("a", { href: link("runs", id, "cases", f.eval_id), text: f.eval_id }), ": ", f.problems.join("; "))))));
   }
   const charts = h("div", { class: "charts" });
   const filter = h("select", { id: "status-filter", onchange: (e) => go(link("runs", id) + (e.target.value ? "?status=" + e.target.value : "")) },
@@ -61,6 +66,7 @@ export async function showRun(token, runId, query) {
   };
   more.addEventListener("click", async () => {
     more.disabled = true;
+    /** @type {CasePage} */
     const next = await apiPage(casesUrl(id, cases.length, status));
     cases.push(...next.items);
     addRows(next.items);
@@ -74,9 +80,11 @@ export async function showRun(token, runId, query) {
 }
 
 /** A run this server started that is not recorded yet (or never will be): its state, and its
- * documents once there are some. */
+ * documents once there are some.
+ * @param {string} runId
+ * @param {JobView} run */
 function unfinishedRun(runId, run) {
-  const docs = run.result_ids || [];
+  const docs = run.result_ids;
   return h("div", { class: "page" }, h("h2", {}, "Run ", h("span", { class: "mono", text: runId })),
     h("div", { class: "card" }, h("p", {}, "This run is ", h("strong", { text: run.state }), "."),
       run.error ? errorBox(new Error(run.error)) : null,
@@ -88,12 +96,15 @@ function casesUrl(runId, offset, status) {
   return `/api/runs/${enc(runId)}/cases?offset=${offset}&limit=${PAGE}` + (status ? "&status=" + enc(status) : "");
 }
 
-/** A case row: each criterion's cell is coloured by that criterion's own status. */
+/** A case row: each criterion's cell is coloured by that criterion's own status.
+ * @param {string} runId
+ * @param {CaseRow} c
+ * @param {Array<string>} names */
 function caseRow(runId, c, names) {
-  const byName = Object.fromEntries((c.metrics || []).map((m) => [m.name, m]));
+  const byName = Object.fromEntries(c.metrics.map((m) => [m.name, m]));
   const href = link("runs", runId, "cases", c.eval_id) + (c.run_index ? "/run/" + c.run_index : "");
   return h("tr", { "data-case": c.eval_id }, h("td", {}, h("a", { href, text: c.eval_id }), c.error ? h("div", { class: "muted", text: short(c.error, 80) }) : null),
-    h("td", { text: c.run_index ?? 0 }), h("td", {}, badge(c.status)),
+    h("td", { text: c.run_index }), h("td", {}, badge(c.status)),
     names.map((n) => {
       const m = byName[n];
       if (!m) return h("td", { class: "muted", text: "–" });
@@ -101,25 +112,30 @@ function caseRow(runId, c, names) {
     }));
 }
 
-/** Score distributions per gating criterion, latency and tokens per case, over the rows loaded. */
+/** Score distributions per gating criterion, latency and tokens per case, over the rows loaded.
+ * @param {Array<CaseRow>} cases
+ * @param {Array<string>} names */
 function runCharts(cases, names) {
   const out = [];
   for (const n of names.filter((x) => !INFORMATIONAL.has(x))) {
-    const scores = cases.map((c) => (c.metrics || []).find((m) => m.name === n)).filter((m) => m && typeof m.score === "number").map((m) => m.score);
+    const scores = cases.map((c) => c.metrics.find((m) => m.name === n)).filter((m) => m && typeof m.score === "number").map((m) => m.score);
     if (scores.length) out.push(chart(`${n}: score distribution (${scores.length} scores)`, barChart(histogram(scores), 260, 130, "", ["0", "0.5", "1"])));
   }
-  const metric = (c, n) => { const m = (c.metrics || []).find((x) => x.name === n); return m ? m.score : null; };
-  const lat = cases.slice(0, 200).map((c) => ({ label: c.eval_id, value: c.duration ?? metric(c, "invocation_duration_v1") }));
-  const tok = cases.slice(0, 200).map((c) => ({ label: c.eval_id, value: c.tokens ?? metric(c, "token_usage_v1") }));
+  /** @param {CaseRow} c */
+  const metric = (c, n) => { const m = c.metrics.find((x) => x.name === n); return m ? m.score : null; };
+  const lat = cases.slice(0, 200).map((c) => ({ label: c.eval_id, value: metric(c, "invocation_duration_v1") }));
+  const tok = cases.slice(0, 200).map((c) => ({ label: c.eval_id, value: metric(c, "token_usage_v1") }));
   if (lat.some((x) => x.value)) out.push(chart("Latency per case (s)", barChart(lat, 300, 120, " s")));
   if (tok.some((x) => x.value)) out.push(chart("Tokens per case", barChart(tok.map((t) => ({ ...t, color: COLORS[4] })), 300, 120, "")));
   return out.length ? out : [h("p", { class: "muted", text: "No scores to chart." })];
 }
 
-function compareMenu(id, row) {
+/** @param {string} id
+ * @param {RunView} run */
+function compareMenu(id, run) {
   const sel = h("select", { id: "compare-with" }, h("option", { value: "", text: "Compare with…" }));
-  api("/api/runs?" + qs({ eval_set: row.eval_set_id, app: row.app || row.agent, limit: 50 })).then((rows) => {
-    for (const r of Array.isArray(rows) ? rows : rows.runs || []) {
+  api("/api/runs?" + qs({ eval_set: run.eval_set_id, app: run.app, limit: 50 })).then((/** @type {Array<RunRow>} */ rows) => {
+    for (const r of rows) {
       if (r.run_id !== id) sel.append(h("option", { value: r.run_id, text: `${r.run_id} (${r.cases_passed}/${r.cases_total})` }));
     }
   }).catch(() => {});

@@ -10,9 +10,11 @@ import { S } from "../state.js";
 export async function showRuns(token, query) {
   const { app = "", eval_set = "", status = "" } = query;
   const offset = Number(query.offset || 0);
-  const [data, trends] = await Promise.all([api("/api/runs?" + qs({ app, eval_set, status, limit: 50, offset })),
-    api("/api/trends?" + qs({ app, eval_set })).catch(() => [])]);
-  const rows = Array.isArray(data) ? data : data.runs || [];
+  const asked = api("/api/trends?" + qs({ app, eval_set })).catch(() => []); // both requests at once
+  /** @type {Array<RunRow>} */
+  const rows = await api("/api/runs?" + qs({ app, eval_set, status, limit: 50, offset }));
+  /** @type {Array<TrendPoint>} */
+  const trends = await asked;
   const f = { app: h("select", { name: "app" }, h("option", { value: "", text: "every agent" }), S.apps.map((a) => h("option", { value: a.name, text: a.name }))),
     eval_set: h("input", { name: "eval_set", placeholder: "eval set id", value: eval_set }),
     status: h("select", { name: "status" }, ["", "passed", "failed"].map((s) => h("option", { value: s, text: s || "any status" }))) };
@@ -34,7 +36,9 @@ export async function showRuns(token, query) {
   paint(token, page);
 }
 
-/** Run rows; with `pick`, two checkboxes choose a baseline and a candidate to compare. */
+/** Run rows; with `pick`, two checkboxes choose a baseline and a candidate to compare.
+ * @param {Array<RunRow>} rows
+ * @param {boolean} pick */
 export function runTable(rows, pick) {
   const chosen = [];
   const cmp = h("button", { id: "compare-selected", text: "Compare selected (pick 2)", disabled: true,
@@ -47,8 +51,8 @@ export function runTable(rows, pick) {
     } }) : null;
     return h("tr", {}, pick ? h("td", {}, box) : null,
       h("td", {}, h("a", { href: link("runs", r.run_id), class: "mono", text: r.run_id })),
-      h("td", { text: fmtTime(r.created) }), h("td", { text: r.agent || r.app || "–" }), h("td", { text: r.eval_set_id }),
-      h("td", {}, badge(r.status || (r.cases_failed ? "failed" : "passed"))),
+      h("td", { text: fmtTime(r.created) }), h("td", { text: r.agent || "–" }), h("td", { text: r.eval_set_id }),
+      h("td", {}, badge(r.status)),
       h("td", { text: `${r.cases_passed}/${r.cases_total}` + (r.num_runs > 1 ? ` ×${r.num_runs}` : "") }),
       h("td", { text: rate === null ? "–" : Math.round(rate * 100) + "%" }),
       h("td", { text: fmtSecs(r.duration_seconds) }), h("td", { text: fmt(r.total_tokens, 0) }),
@@ -59,11 +63,13 @@ export function runTable(rows, pick) {
   return pick ? h("div", {}, h("div", { class: "row", style: "margin: 6px 0" }, cmp), table) : table;
 }
 
-/** Pass rate and mean score per criterion, one point per run, oldest first. */
+/** Pass rate and mean score per criterion, one point per run, oldest first.
+ * @param {Array<TrendPoint>} trends
+ * @param {boolean} mixed */
 function trendCharts(trends, mixed) {
-  const names = [...new Set(trends.flatMap((t) => Object.keys(t.criteria || {})))];
+  const names = [...new Set(trends.flatMap((t) => Object.keys(t.criteria)))];
   const series = [{ name: "pass rate", values: trends.map((t) => t.pass_rate) },
-    ...names.map((n) => ({ name: n, values: trends.map((t) => (t.criteria || {})[n] ?? null) }))];
+    ...names.map((n) => ({ name: n, values: trends.map((t) => t.criteria[n] ?? null) }))];
   return h("div", { class: "card" }, h("h3", { text: "Trends across the run history" + (mixed ? " (filter by eval set to compare like with like)" : "") }),
     h("div", { class: "charts" }, chart("Pass rate and mean score per criterion", lineChart(series, trends.map((t) => t.run_id), 640, 200), series)));
 }

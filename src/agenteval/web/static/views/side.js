@@ -27,11 +27,12 @@ async function sessionsTab(body, app) {
     onclick: () => { S.session = null; go(link("app", app)); } })),
   h("h4", { text: "Model for new sessions" }), h("div", { class: "row" }, model, models),
   h("h4", { text: "Sessions" }));
+  /** @type {Array<SessionView>} */
   const list = await api(sessionsPath(app));
   if (!list.length) { body.append(h("p", { class: "muted", text: "No sessions yet: say something to the agent." })); return; }
   list.sort((a, b) => (b.created || 0) - (a.created || 0));
   body.append(h("ul", { class: "list sessions" }, list.map((s) => h("li", { class: S.session && S.session.id === s.id ? "on" : "" },
-    h("a", { href: link("app", app, "chat", s.id), title: s.id, text: `${short(s.id, 18)} · ${s.num_turns ?? s.turns ?? "?"} turns` }),
+    h("a", { href: link("app", app, "chat", s.id), title: s.id, text: `${short(s.id, 18)} · ${s.num_turns} turns` }),
     h("span", { class: "muted", text: fmtTime(s.created) }),
     h("button", { class: "icon danger", title: "delete session", text: "✕", onclick: async () => {
       await api(`${sessionsPath(app)}/${enc(s.id)}`, { method: "DELETE" });
@@ -49,6 +50,7 @@ async function evalTab(body, app, setId) {
   };
   body.append(h("div", { class: "row" }, name, h("button", { text: "Create eval set", onclick: create })),
     h("h4", { text: "Eval sets" }));
+  /** @type {Array<string>} */
   const sets = await api(`${appPath(app)}/eval-sets`);
   if (!sets.length) body.append(h("p", { class: "muted", text: "No eval sets yet." }));
   body.append(h("ul", { class: "list evalsets" }, sets.map((s) => h("li", { class: s === setId ? "on" : "" },
@@ -59,7 +61,7 @@ async function evalTab(body, app, setId) {
 async function traceTab(body) {
   const turns = (S.session && S.session.turns) || [];
   if (!turns.length) { body.append(h("p", { class: "muted", text: "The trace of the chat session shows here, grouped by user message." })); return; }
-  const groups = turns.map((t, i) => ({ label: t.user, spans: (t.trace && t.trace.spans) || [], target: `.turn[data-turn="${i}"]` }));
+  const groups = turns.map((t, i) => ({ label: t.user, spans: t.trace ? t.trace.spans : [], target: `.turn[data-turn="${i}"]` }));
   body.append(traceView(groups));
 }
 
@@ -68,5 +70,5 @@ async function stateTab(body) {
   body.append(h("dl", { class: "kv" }, h("dt", { text: "session" }), h("dd", { class: "mono", text: S.session.id }),
     h("dt", { text: "model" }), h("dd", { text: S.session.model || "the agent's own" }),
     h("dt", { text: "created" }), h("dd", { text: fmtTime(S.session.created) })),
-  h("h4", { text: "State" }), h("pre", { class: "box", id: "session-state", text: json(S.session.state || {}) }));
+  h("h4", { text: "State" }), h("pre", { class: "box", id: "session-state", text: json(S.session.state) }));
 }

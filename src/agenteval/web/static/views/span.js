@@ -5,6 +5,7 @@ import { fmtSecs, json, short, tokenText } from "../format.js";
 
 const DRAWER_TABS = ["Event", "Request", "Response", "Graph"];
 
+/** @param {Span} s */
 export function openSpan(s, rows, tab = "Event") {
   const drawer = $("#drawer");
   drawer.hidden = false;
@@ -14,7 +15,7 @@ export function openSpan(s, rows, tab = "Event") {
   const took = fmtSecs(s.end === null || s.end === undefined ? null : s.end - s.start);
   replace(drawer, h("div", { class: "dtop" }, h("strong", { text: s.name }), h("span", { class: "muted", text: `${s.kind} · ${took}` }),
     tabs, h("span", { class: "grow" }), h("button", { class: "icon", title: "close", text: "✕", onclick: closeDrawer })), content);
-  const a = s.attributes || {};
+  const a = s.attributes;
   if (tab === "Event") content.append(h("pre", { class: "raw-span", text: json(s) }));
   if (tab === "Request") content.append(spanPayload(s, a, "request"));
   if (tab === "Response") content.append(spanPayload(s, a, "response"));
@@ -26,6 +27,7 @@ export function closeDrawer() { const d = $("#drawer"); if (d) { d.hidden = true
 /** Structured attribute values are JSON text in the trace; show them parsed when they parse. */
 function attr(v) { if (typeof v === "string" && /^[[{]/.test(v.trim())) { try { return JSON.parse(v); } catch { /* text */ } } return v; }
 
+/** @param {Span} s */
 function spanPayload(s, a, which) {
   const keys = which === "request"
     ? { llm: ["gen_ai.input.messages", "gen_ai.request.tools"], tool: ["gen_ai.tool.call.arguments"], judge: ["input.value"], other: ["input.value"] }
@@ -54,7 +56,7 @@ function spanPayload(s, a, which) {
   if (s.error) { any = true; out.append(h("div", { class: "error-box", text: s.error })); }
   const hint = s.kind === "agent" || s.kind === "invocation" ? ": open one of its model or tool steps" : "";
   if (!any) out.append(h("p", { class: "muted", text: `No ${which} recorded on this span${hint}.` }));
-  if ((s.truncated || []).length) out.append(h("p", { class: "muted", text: "cut to 2,000 characters: " + s.truncated.join(", ") }));
+  if (s.truncated.length) out.append(h("p", { class: "muted", text: "cut to 2,000 characters: " + s.truncated.join(", ") }));
   return out;
 }
 
@@ -76,7 +78,7 @@ function stepGraph(rows, selected) {
     root.append(svg("path", { d: `M${q.x + W / 2},${q.y + H} L${p.x + W / 2},${p.y}`, stroke: "#98a2b3", fill: "none", "marker-end": "url(#arrow)" }));
   });
   for (const p of pos) {
-    const s = p.s, a = s.attributes || {};
+    const s = p.s, a = s.attributes;
     const color = { llm: "#7c5cd6", tool: "#e08a1e", judge: "#16794a" }[s.kind] || "#2f6fde";
     const sub = [fmtSecs(s.end == null ? null : s.end - s.start), tokenText(a) && tokenText(a) + " tokens"].filter(Boolean).join(" · ");
     root.append(svg("g", { "data-span": s.span_id },

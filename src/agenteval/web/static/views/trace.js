@@ -20,13 +20,14 @@ function rootsOf(spans) {
   return spans.filter((s) => !s.parent_id || !ids.has(s.parent_id)).sort((p, q) => p.start - q.start);
 }
 
-/** A case's trace grouped by invocation (its user message), then what came after (scoring). */
+/** A case's trace grouped by invocation (its user message), then what came after (scoring).
+ * @param {EvalCaseResult} r */
 export function caseGroups(r) {
   const spans = r.trace.spans;
   const index = (s) => s.attributes["agenteval.invocation_index"] ?? 0;
   const invs = spans.filter((s) => s.kind === "invocation").sort((p, q) => index(p) - index(q) || p.start - q.start);
-  const pers = r.eval_metric_result_per_invocation || [];
-  const userText = (i) => contentText(pers[i] && pers[i].actual_invocation && pers[i].actual_invocation.user_content);
+  const pers = r.eval_metric_result_per_invocation;
+  const userText = (i) => contentText(pers[i] && pers[i].actual_invocation.user_content);
   const groups = invs.map((inv, i) => ({ label: userText(i) || inv.attributes["input.value"] || inv.name,
     spans, roots: [inv], target: `#inv-${i}` }));
   const rest = rootsOf(spans).flatMap((root) => (root.kind === "case"
@@ -45,7 +46,7 @@ export function traceView(groups) {
     const span = Math.max(1e-6, t1 - t0);
     const el = h("div", { class: "tgroup" }, h("div", { class: "label", title: g.label, text: g.label || "(no message)" }));
     for (const { span: s, depth } of rows) {
-      const a = s.attributes || {};
+      const a = s.attributes;
       const tokens = tokenText(a);
       const dur = s.end === null || s.end === undefined ? null : s.end - s.start;
       const row = h("div", { class: "trow" + (s.status === "error" ? " err" : ""), "data-span": s.span_id,
