@@ -88,7 +88,8 @@ def test_the_overall_reason_names_the_deciding_invocation_and_the_threshold() ->
 def test_partial_credit_trajectory_reasons() -> None:
     exp, act = [inv("q", "a", [call("a"), call("b")])], [inv("q", "a", [call("a"), call("c"), call("d")])]
     p = _score("tool_trajectory_precision", 0.5, exp, act)
-    assert p.reason("tool_trajectory_precision", 0) == "1 of 3 calls made were expected; first extra: call 2, c()"
+    assert p.reason("tool_trajectory_precision", 0) == (
+        "1 of 3 calls made were expected; first extra: call 2, c()")
     r = _score("tool_trajectory_recall", 0.5, exp, act)
     assert r.reason("tool_trajectory_recall", 0) == "1 of 2 calls expected were made; first missing: b()"
     assert r.reason("tool_trajectory_recall") == (

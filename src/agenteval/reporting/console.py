@@ -268,8 +268,10 @@ def _lines(case: EvalCaseResult) -> list[_Line]:
     if case.error_message:
         return [_Line("(inference)", status_text(EvalStatus.FAILED), "-", "-")]
     errors = {e.metric_name: e.message for e in case.metric_errors if e.invocation_index is None}
+    # Under a criterion that did not pass: its error, else the reason stored with it.
     return [_Line(m.metric_name, status_text(m.eval_status), format_score(m.score), _threshold(m),
-                  errors.get(m.metric_name))
+                  errors.get(m.metric_name) or (case.reason(m.metric_name)
+                                                if m.eval_status != EvalStatus.PASSED else None))
             for m in case.overall_eval_metric_results
             # Informational metrics are shown in the detailed report; here they are noise.
             if m.eval_status != EvalStatus.INFORMATIONAL]
@@ -283,7 +285,8 @@ def _indented(text: str, width: int, indent: str) -> str:
 
 
 def case_table(results: Iterable[EvalCaseResult]) -> RenderableType:
-    """One row per case and criterion: status, score, threshold, and any error. Built for the
+    """One row per case and criterion: status, score, threshold, and any error (else, for a
+    criterion that did not pass, the reason stored with it). Built for the
     width it is printed at: a column per field where they fit (a long eval id folds);
     narrower, each case (id, run, status) on a row above its indented criteria; narrower
     still, each criterion's score and threshold on a line beneath its name. A criterion name
@@ -351,7 +354,8 @@ def case_table(results: Iterable[EvalCaseResult]) -> RenderableType:
 
 
 def invocation_details(case: EvalCaseResult) -> RenderableType:
-    """Per invocation: prompt, expected and actual response and tool calls, and scores."""
+    """Per invocation: prompt, expected and actual response and tool calls, and scores with the
+    reasons stored with them."""
     parts: list[RenderableType] = [
         Text(f"{case.eval_set_id} / {case.eval_id}  run {case.run_index}: ", style="bold")
         + status_text(case.final_eval_status)
@@ -381,6 +385,8 @@ def invocation_details(case: EvalCaseResult) -> RenderableType:
             else:
                 scores.append(f"{m.eval_status.name} ({format_score(m.score)})",
                               style=_STYLE[m.eval_status])
+            if (why := case.reason(m.metric_name, i)) is not None:
+                scores.append(f" — {why}", style="dim")
             scores.append("\n")
         scores.rstrip()
         table.add_row("scores", scores)

@@ -3,8 +3,10 @@
 Layout: the run summary (cases passed / failed per eval set, gating, criterion pass rates), then
 one collapsible block per case (failing cases first, the first 50 expanded): status, the
 criterion table (score, threshold, status; mean, std, 95% CI, pass@k, pass^k when the case ran
-more than once), metric and inference errors, and per run and invocation the prompt, expected
-vs actual response, a tool-call diff and per-invocation scores, plus judge verdicts with
+more than once; why: the reason stored with the criterion's verdict), metric and inference
+errors, and per run and invocation the prompt, expected vs actual response, a tool-call diff (a
+visual aid: why the trajectory criterion decided as it did is its stored reason) and
+per-invocation scores with their reasons, plus judge verdicts with
 rationales (judge prompts and replies too for negative verdicts) and per-rubric scores. A
 checkbox hides passing cases (CSS only). Every string from the result is escaped with
 `html.escape`.
@@ -24,7 +26,14 @@ from datetime import datetime, timezone
 from html import escape
 
 from agenteval.reporting.console import format_score
-from agenteval.reporting.outcome import call_lines, ci_text, fmt_seconds, is_negative, record_where
+from agenteval.reporting.outcome import (
+    call_lines,
+    ci_text,
+    criterion_reason,
+    fmt_seconds,
+    is_negative,
+    record_where,
+)
 from agenteval.reporting.trace import trace_html
 from agenteval.schema import (
     EvalCaseResult,
@@ -101,11 +110,15 @@ def _kv(label: str, value: str) -> str:
     return f"<tr><th>{label}</th><td>{value}</td></tr>"
 
 
-def _invocation(i: int, per: EvalMetricResultPerInvocation, limit: int) -> str:
+def _invocation(i: int, per: EvalMetricResultPerInvocation, reasons: dict[str, str],
+                limit: int) -> str:
+    """One invocation: prompt, responses, tool-call diff, and each metric's score with the
+    reason stored for it (`reasons`, by metric name)."""
     exp, act = per.expected_invocation, per.actual_invocation
-    scores = " · ".join(
+    scores = "<br>".join(
         f"{_e(m.metric_name)} {format_score(m.score)}"
         + ("" if m.eval_status == EvalStatus.INFORMATIONAL else f" {_status(m.eval_status)}")
+        + (f' <span class="e">— {_e(why, limit)}</span>' if (why := reasons.get(m.metric_name)) else "")
         for m in per.eval_metric_results)
     got = content_text(act.final_response)
     want = content_text(exp.final_response) if exp is not None else None
@@ -149,7 +162,12 @@ def _rubrics(run: EvalCaseResult, limit: int) -> str:
 
 def _run(run: EvalCaseResult, multi: bool, limit: int) -> str:
     parts = [f"<h4>run {run.run_index}: {_status(run.final_eval_status)}</h4>"] if multi else []
-    parts += [_invocation(i, per, limit) + (trace_html(run.trace, i) if run.trace is not None else "")
+    reasons: dict[int, dict[str, str]] = {}
+    for r in run.reasons:
+        if r.invocation_index is not None:
+            reasons.setdefault(r.invocation_index, {})[r.metric_name] = r.reason
+    parts += [_invocation(i, per, reasons.get(i, {}), limit)
+              + (trace_html(run.trace, i) if run.trace is not None else "")
               for i, per in enumerate(run.eval_metric_result_per_invocation)]
     parts.append(_rubrics(run, limit))
     if run.judge_records:
@@ -157,18 +175,19 @@ def _run(run: EvalCaseResult, multi: bool, limit: int) -> str:
     return "".join(parts)
 
 
-def _criteria(case: CaseOutcome) -> str:
+def _criteria(case: CaseOutcome, limit: int) -> str:
+    """The criterion table: verdict, score (statistics over runs), threshold and why."""
     multi = case.num_runs > 1
     head = ["criterion", "status", "mean" if multi else "score", "threshold"]
     if multi:
         head += ["std", "95% CI", "passed runs", "pass@k", "pass^k"]
-    rows = [_row(head, head=True)]
+    rows = [_row([*head, "why"], head=True)]
     for m in case.gating_metrics():
         cells = [_e(m.metric_name), _status(m.eval_status), format_score(m.mean), format_score(m.threshold)]
         if multi:
             cells += [format_score(m.std), ci_text(m), f"{m.passed_runs}/{m.runs}",
                       format_score(m.pass_at_k), format_score(m.pass_pow_k)]
-        rows.append(_row(cells))
+        rows.append(_row([*cells, _e(criterion_reason(m, case.gating), limit)]))
     info = " · ".join(f"{_e(m.metric_name)} {format_score(m.mean)}" for m in case.summary.metrics
                       if m.eval_status == EvalStatus.INFORMATIONAL)
     mean = " (mean over runs)" if multi else ""
@@ -195,7 +214,8 @@ def _case(case: CaseOutcome, index: int, detailed: bool, opened: bool, limit: in
     parts = [f'<details class="c c{letter}" id="c{index}"{" open" if opened else ""}>'
              f"<summary>{_status(case.status)} "
              f"<code>{_e(case.eval_set_id)} / {_e(case.eval_id)}</code>{runs}"
-             f"{' · ' + _e(failing) if failing else ''}</summary>", _criteria(case), _errors(case, limit)]
+             f"{' · ' + _e(failing) if failing else ''}</summary>", _criteria(case, limit),
+             _errors(case, limit)]
     if detailed:
         parts += [_run(run, case.num_runs > 1, limit) for run in case.runs]
     else:

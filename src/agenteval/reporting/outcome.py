@@ -1,5 +1,11 @@
 """Why a case did not pass, in words shared by the console and file reports (JUnit, HTML,
-Markdown). The verdicts themselves come from `agenteval.verdicts`."""
+Markdown). The verdicts themselves come from `agenteval.verdicts`.
+
+The words are the reasons the criteria gave where they decided, as the result document stores
+them (`EvalCaseResult.reasons`, `MetricSummary.reason`); nothing here recomputes a verdict. A
+document written before reasons were recorded has none: `criterion_reason` then describes the
+score against the threshold, the one place where that fallback lives.
+"""
 
 from __future__ import annotations
 
@@ -17,18 +23,27 @@ def ci_text(m: MetricSummary) -> str:
     return f"[{format_score(m.ci_low)}, {format_score(m.ci_high)}]"
 
 
-def criterion_problem(m: MetricSummary, gating: str) -> str:
-    """Why a criterion failed, in one line: score vs threshold (one run), or mean, CI and passed
-    runs under the gating rule (several runs); or that it was not evaluated."""
+def criterion_reason(m: MetricSummary, gating: str) -> str:
+    """Why a criterion got its verdict: the reason stored with it. For a document without
+    reasons (written by an older version, or by ADK), the score against the threshold (one
+    run), or the mean, CI and passed runs under the gating rule (several runs); or that it was
+    not evaluated."""
+    if m.reason is not None:
+        return m.reason if m.eval_status != EvalStatus.NOT_EVALUATED else f"not evaluated: {m.reason}"
     thr = "-" if m.threshold is None else format_score(m.threshold)
     if m.eval_status == EvalStatus.NOT_EVALUATED or m.mean is None:
         scored = f" ({m.scored_runs} of {m.runs} runs scored)" if m.runs > 1 else ""
-        return f"{m.metric_name}: not evaluated{scored}"
+        return f"not evaluated{scored}"
     if m.runs == 1:  # "<" only when true: a criterion may set its own status
         below = m.threshold is not None and m.mean < m.threshold
-        return f"{m.metric_name}: score {format_score(m.mean)} {'<' if below else 'vs'} threshold {thr}"
-    return (f"{m.metric_name}: mean {format_score(m.mean)} (95% CI {ci_text(m)}) vs threshold {thr}; "
+        return f"score {format_score(m.mean)} {'<' if below else 'vs'} threshold {thr}"
+    return (f"mean {format_score(m.mean)} (95% CI {ci_text(m)}) vs threshold {thr}; "
             f"passed {m.passed_runs}/{m.runs} runs (gating: {gating})")
+
+
+def criterion_problem(m: MetricSummary, gating: str) -> str:
+    """Why a criterion failed, in one line: its name and `criterion_reason`."""
+    return f"{m.metric_name}: {criterion_reason(m, gating)}"
 
 
 def is_negative(record: JudgeRecord) -> bool:
@@ -49,8 +64,10 @@ def record_where(record: JudgeRecord, run_index: int | None = None) -> str:
 
 
 def problems(case: CaseOutcome, max_judge: int = 10) -> list[str]:
-    """Every reason a case did not pass, one line each: failing criteria, metric errors,
-    inference errors, and the rationales of (at most `max_judge`) negative judge verdicts."""
+    """Every reason a case did not pass, one line each: failing criteria (their stored
+    reasons), metric errors, inference errors, and the rationales of (at most `max_judge`)
+    negative judge verdicts (every one, from the audit records, where a criterion's reason
+    names the first that decided)."""
     multi = case.num_runs > 1
     lines = [criterion_problem(m, case.gating) for m in case.failing_metrics()]
     for run in case.runs:
@@ -84,6 +101,7 @@ __all__ = [
     "call_lines",
     "ci_text",
     "criterion_problem",
+    "criterion_reason",
     "fmt_seconds",
     "is_negative",
     "problems",
