@@ -9,22 +9,33 @@ from typing import Any
 import pytest
 
 from agenteval.criteria import Registry, default_registry
-from agenteval.criteria.base import EvalContext
+from agenteval.criteria.base import CriterionResult, EvalContext
 from agenteval.criteria.custom import function_spec
 from agenteval.criteria.efficiency import ToolCallCount
 from agenteval.criteria.judge import JudgeService
 from agenteval.criteria.reasons import mean_reason
 from agenteval.models import ScriptedModel
 from agenteval.runner import CaseRun, score_case
-from agenteval.schema import BaseCriterion, EvalCase, EvalCaseResult, Invocation
+from agenteval.runner.scoring import run_criterion
+from agenteval.schema import BaseCriterion, EvalCase, Invocation
 from tests.helpers import call, inv
 
 
+class _Explained:
+    """A criterion's result, read as a stored document reads: `reason(name, index)`."""
+
+    def __init__(self, result: CriterionResult) -> None:
+        self.result = result
+
+    def reason(self, name: str, index: int | None = None) -> str | None:
+        return self.result.reason if index is None else self.result.per_invocation[index].reason
+
+
 def _score(name: str, criterion: Any, expected: list[Invocation], actual: list[Invocation],
-           judge: JudgeService | None = None) -> EvalCaseResult:
+           judge: JudgeService | None = None) -> _Explained:
     metric = default_registry().configure(name, criterion)
-    run = CaseRun(EvalCase(eval_id="c", conversation=expected), actual, "s")
-    return asyncio.run(score_case(run, [metric], judge=judge))
+    ctx = EvalContext(actual=actual, expected=expected, judge=judge)
+    return _Explained(asyncio.run(run_criterion(metric, ctx)))
 
 
 def _trajectory(match: str, expected: list[Any], actual: list[Any], **extra: Any) -> str | None:
@@ -103,12 +114,12 @@ def test_partial_credit_trajectory_reasons() -> None:
 def test_rouge_reason_gives_precision_recall_f_and_threshold() -> None:
     result = _score("response_match_score", 0.8, [inv("q", "the cat sat on the mat")],
                     [inv("q", "the cat sat")])
-    (overall,) = result.overall_eval_metric_results
+    f = result.result.score
+    assert f is not None
     assert result.reason("response_match_score", 0) == (
-        f"ROUGE-1 F {overall.score:.4g} < threshold 0.8 (precision 1, recall 0.5)")
+        f"ROUGE-1 F {f:.4g} < threshold 0.8 (precision 1, recall 0.5)")
     assert result.reason("response_match_score") == (
-        f"mean {overall.score:.4g} < threshold 0.8: ROUGE-1 F {overall.score:.4g} < threshold 0.8 "
-        "(precision 1, recall 0.5)")
+        f"mean {f:.4g} < threshold 0.8: ROUGE-1 F {f:.4g} < threshold 0.8 (precision 1, recall 0.5)")
 
 
 def test_efficiency_reasons_are_overall_and_informational() -> None:
@@ -168,7 +179,23 @@ def test_custom_criteria_keep_their_own_reason_or_none(returned: Any, overall: s
     run = CaseRun(EvalCase(eval_id="c", conversation=[inv()]), [inv()], "s")
     result = asyncio.run(score_case(run, [metric]))
     assert result.overall_eval_metric_results[0].score == 0.7
-    assert (result.reason("mine"), result.reason("mine", 0)) == (overall, per)
+    # Stored: the overall reason always, an invocation's only where it did not pass (0.7 ≥ 0.5).
+    assert (result.reason("mine"), result.reason("mine", 0)) == (overall, None)
+    ctx = EvalContext(actual=[inv()], expected=[inv()])
+    direct = asyncio.run(run_criterion(metric, ctx))
+    assert (direct.reason, direct.per_invocation[0].reason) == (overall, per)
+
+
+def test_the_document_keeps_every_overall_reason_and_those_of_invocations_that_did_not_pass() -> None:
+    metric = default_registry().configure("tool_trajectory_avg_score", 0.5)
+    expected = [inv("q", "a", [call("a")]), inv("r", "b", [call("b")])]
+    run = CaseRun(EvalCase(eval_id="c", conversation=expected),
+                  [inv("q", "a", [call("a")]), inv("r", "b", [call("c")])], "s")
+    result = asyncio.run(score_case(run, [metric]))
+    assert [(r.invocation_index, r.reason) for r in result.reasons] == [
+        (None, "mean 0.5 ≥ threshold 0.5 over 2 invocations; lowest: invocation 1 (0): "
+               "EXACT: call 1: expected b(), got c()"),
+        (1, "EXACT: call 1: expected b(), got c()")]
 
 
 def test_mean_reason_without_a_score_is_none_and_ties_are_not_singled_out() -> None:

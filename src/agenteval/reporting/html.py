@@ -187,7 +187,7 @@ def _criteria(case: CaseOutcome, limit: int) -> str:
         if multi:
             cells += [format_score(m.std), ci_text(m), f"{m.passed_runs}/{m.runs}",
                       format_score(m.pass_at_k), format_score(m.pass_pow_k)]
-        rows.append(_row([*cells, _e(criterion_reason(m, case.gating), limit)]))
+        rows.append(_row([*cells, _e(criterion_reason(m, case.gating, case.runs), limit)]))
     info = " · ".join(f"{_e(m.metric_name)} {format_score(m.mean)}" for m in case.summary.metrics
                       if m.eval_status == EvalStatus.INFORMATIONAL)
     mean = " (mean over runs)" if multi else ""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agenteval.reporting.console import format_call, format_score
-from agenteval.schema import EvalStatus, FunctionCall, JudgeRecord, MetricSummary
+from agenteval.schema import EvalCaseResult, EvalStatus, FunctionCall, JudgeRecord, MetricSummary
 from agenteval.verdicts.outcome import CaseOutcome
 
 
@@ -23,13 +23,15 @@ def ci_text(m: MetricSummary) -> str:
     return f"[{format_score(m.ci_low)}, {format_score(m.ci_high)}]"
 
 
-def criterion_reason(m: MetricSummary, gating: str) -> str:
-    """Why a criterion got its verdict: the reason stored with it. For a document without
-    reasons (written by an older version, or by ADK), the score against the threshold (one
-    run), or the mean, CI and passed runs under the gating rule (several runs); or that it was
-    not evaluated."""
+def criterion_reason(m: MetricSummary, gating: str, runs: Sequence[EvalCaseResult] = ()) -> str:
+    """Why a criterion got its verdict: the reason stored with it (in the summary; for a single
+    run that passed, in that run, given as `runs`). For a document without reasons (written by
+    an older version, or by ADK), the score against the threshold (one run), or the mean, CI
+    and passed runs under the gating rule (several runs); or that it was not evaluated."""
     if m.reason is not None:
         return m.reason if m.eval_status != EvalStatus.NOT_EVALUATED else f"not evaluated: {m.reason}"
+    if len(runs) == 1 and (own := runs[0].reason(m.metric_name)) is not None:
+        return own
     thr = "-" if m.threshold is None else format_score(m.threshold)
     if m.eval_status == EvalStatus.NOT_EVALUATED or m.mean is None:
         scored = f" ({m.scored_runs} of {m.runs} runs scored)" if m.runs > 1 else ""

@@ -2,7 +2,8 @@
 
 Errors are data: a criterion that raises, or returns no score, is recorded with its reason in
 `metric_errors`, and by default fails the case (ADK would silently report NOT_EVALUATED and
-ignore it). The reasons criteria give with their scores go to the case result's `reasons`.
+ignore it). The reasons criteria give with their scores go to the case result's `reasons`: every
+overall one, and an invocation's where that invocation did not pass.
 """
 
 from __future__ import annotations
@@ -104,6 +105,9 @@ def _metric_result(wire: dict[str, Any], status: EvalStatus, score: float | None
     })
 
 
+_EXPLAINED = (EvalStatus.FAILED, EvalStatus.NOT_EVALUATED)
+
+
 def _reason(metric_name: str, index: int | None, reason: str) -> MetricReason:
     # Not validated: built from a criterion's strings, once per metric per invocation.
     return trusted(MetricReason, {"metric_name": metric_name, "invocation_index": index,
@@ -148,9 +152,12 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
                 if inv_score.error:
                     errors.append(MetricError(metric_name=metric.name, message=inv_score.error,
                                               invocation_index=i))
-                per_inv[i].append(_metric_result(wire, metric_status(metric, inv_score.score),
-                                                 inv_score.score, inv_score.details))
-                if inv_score.reason is not None:
+                inv_status = metric_status(metric, inv_score.score)
+                per_inv[i].append(_metric_result(wire, inv_status, inv_score.score,
+                                                 inv_score.details))
+                # An invocation's reason is kept where it did not pass (a passing one's adds
+                # little to its score, and a large run has hundreds of thousands of them).
+                if inv_score.reason is not None and inv_status in _EXPLAINED:
                     reasons.append(_reason(metric.name, i, inv_score.reason))
         final = case_status(statuses, policy)
     else:

@@ -192,9 +192,10 @@ class MetricSummary(WireModel):
     pass_at_k: float | None = None
     pass_pow_k: float | None = None
     eval_status: EvalStatus
-    # Why the criterion got this verdict over the runs: with one run, that run's overall reason;
-    # with several, the mean against the threshold under the gating rule and the runs passed.
-    # None when no run recorded a reason (documents written before reasons were recorded).
+    # Why the criterion got this verdict over the runs: with one run, that run's overall reason
+    # when it did not pass (a passing run's is only in the run's `reasons`); with several, the
+    # mean against the threshold under the gating rule and the runs passed. None for
+    # informational criteria, and when no run recorded a reason (older documents).
     reason: str | None = None
 
 

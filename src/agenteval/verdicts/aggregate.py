@@ -57,18 +57,19 @@ def _num(value: float | None) -> str:
 def summary_reason(results: Sequence[EvalMetricResult], reasons: Sequence[str | None],
                    status: EvalStatus, mean: float | None, low: float | None, high: float | None,
                    passed: int, gating: str) -> str | None:
-    """Why a criterion got `status` over a case's runs. One run: that run's own reason. Several:
+    """Why a criterion got `status` over a case's runs. One run: that run's own reason when it
+    did not pass (a passing run's stays with the run only). Several:
     the rule that decided (the mean and its 95% CI against the threshold, or the runs passed),
     and the first failing run's reason (as given: `summarise_case` prefixes `run N: `). None
     when no run recorded a reason."""
-    if len(results) == 1 or not any(reasons):
-        return reasons[0] if reasons else None
+    if not any(reasons) or status == EvalStatus.INFORMATIONAL:
+        return None
+    if len(results) == 1:  # a passing run's reason stays with the run (`EvalCaseResult.reason`)
+        return reasons[0] if status != EvalStatus.PASSED else None
     n, threshold = len(results), results[0].threshold
     scored = sum(1 for r in results if r.score is not None)
     if status == EvalStatus.NOT_EVALUATED:
         head = f"{scored} of {n} runs scored"
-    elif status == EvalStatus.INFORMATIONAL:
-        head = f"mean {_num(mean)} over {n} runs (informational)"
     elif gating in ("all_runs", "any_run"):
         head = f"passed {passed}/{n} runs (gating: {gating}, threshold {_num(threshold)})"
     else:
@@ -77,7 +78,7 @@ def summary_reason(results: Sequence[EvalMetricResult], reasons: Sequence[str | 
                 f"{_num(threshold)}; passed {passed}/{n} runs (gating: mean)")
     failing = next(((k, why) for k, (r, why) in enumerate(zip(results, reasons, strict=True))
                     if r.eval_status != EvalStatus.PASSED and why), None)
-    if failing is None or status == EvalStatus.INFORMATIONAL:
+    if failing is None:
         return head
     return f"{head}; {failing[1]}"
 
