@@ -345,3 +345,117 @@ def test_a_chosen_model_and_the_trace_of_its_calls(page: Any, base_url: str, jud
     assert page.locator("#drawer svg.graph g").count() >= 4  # agent, two model calls, the tool
     shot(page, shots, "trace-chat")
     assert page.errors == []
+
+
+HELLO_AGENT = '''\
+"""A scripted stand-in for examples/hello_world's agent: the same tools, fixed answers."""
+
+
+def root_agent(text, state):
+    low = text.lower()
+    if "roll" in low:
+        return {"response": "I rolled a 9 sided die and got a 6.",
+                "tool_calls": [{"name": "roll_die", "args": {"sides": 9}, "response": {"result": 6}}]}
+    if "prime" in low:
+        return {"response": "19 is a prime number, while 10 is not.",
+                "tool_calls": [{"name": "check_prime", "args": {"nums": [10, 19]},
+                                "response": {"result": "19 are prime numbers."}}]}
+    return "I can roll dice and check primes."
+'''
+
+
+def _hello(agents_dir: Path) -> Path:
+    """examples/hello_world's eval set and test_config.json beside a scripted agent."""
+    from tests.conftest import REPO
+
+    folder = agents_dir / "hello_scripted"
+    folder.mkdir(exist_ok=True)
+    (folder / "agent.py").write_text(HELLO_AGENT)
+    for name in ("hello_world.evalset.json", "test_config.json"):
+        (folder / name).write_bytes((REPO / "examples" / "hello_world" / name).read_bytes())
+    return folder
+
+
+def _verdicts(doc: dict[str, Any]) -> dict[str, Any]:
+    """Per case its status and each gating criterion's threshold, score and status (the
+    informational ones measure time, which differs from run to run)."""
+    return {c["eval_id"]: (c["final_eval_status"], [(m["metric_name"], m["threshold"], m["score"],
+                                                      m["eval_status"])
+                                                     for m in c["overall_eval_metric_results"]
+                                                     if m["threshold"] is not None])
+            for c in doc["eval_case_results"]}
+
+
+def test_an_untouched_run_dialog_runs_as_agenteval_eval_does(page: Any, base_url: str,
+                                                             agents_dir: Path) -> None:
+    import subprocess
+    import sys
+
+    folder = _hello(agents_dir)
+    page.goto(base_url + "/#/app/hello_scripted/evalsets/hello_world")
+    page.click("#run-eval")
+    page.wait_for_selector("dialog[open] [data-criterion]")
+    # The dialog opens with the agent's test_config.json, and says so.
+    assert "Criteria from test_config.json" in page.inner_text("#criteria-source")
+    assert page.is_checked('[data-criterion="tool_trajectory_avg_score"]')
+    assert page.is_checked('[data-criterion="response_match_score"]')
+    assert not page.is_checked('[data-criterion="final_response_match_v2"]')
+    assert page.input_value('[data-match="tool_trajectory_avg_score"]') == "IN_ORDER"
+    assert float(page.input_value('[data-threshold="response_match_score"]')) == 0.3
+    first = page.locator("dialog [data-criterion]").first.get_attribute("data-criterion")
+    assert first in ("tool_trajectory_avg_score", "response_match_score")  # in force: listed first
+    page.click("#start-run")
+    page.wait_for_selector(".prog .open-results", timeout=20_000)
+    page.click(".prog button[title=close]")
+    web_doc = json.loads(max((folder / ".agenteval" / "eval_history").glob("*.evalset_result.json"),
+                             key=lambda p: p.stat().st_mtime).read_text())
+    out = folder / "cli.json"
+    # A process of its own: Playwright's sync API runs an event loop in this thread.
+    r = subprocess.run([sys.executable, "-m", "agenteval", "eval", str(folder),
+                        str(folder / "hello_world.evalset.json"), "--no_history", "--output", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode in (0, 1), r.stderr
+    cli_doc = json.loads(out.read_text())
+    assert _verdicts(web_doc) == _verdicts(cli_doc)
+    assert web_doc["run"]["config"] == cli_doc["run"]["config"]
+    assert Path(web_doc["run"]["config_file"]).name == "test_config.json"
+    assert page.errors == []
+
+
+def test_an_interrupted_run_is_resumed_from_the_dialog(page: Any, base_url: str, agents_dir: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    folder = _hello(agents_dir)
+    (folder / "agent.py").write_text(HELLO_AGENT.replace("def root_agent(text, state):\n",
+                                                         "def root_agent(text, state):\n"
+                                                         "    import os, time\n"
+                                                         "    if os.environ.get('SLOW'):\n"
+                                                         "        time.sleep(30)\n"))
+    s = json.loads((folder / "hello_world.evalset.json").read_text())
+    s["eval_set_id"], s["eval_cases"] = "two", [dict(s["eval_cases"][0], eval_id=i) for i in ("a", "b")]
+    (folder / "two.evalset.json").write_text(json.dumps(s))
+    # A CLI run killed mid-way: interrupted in the journal.
+    proc = subprocess.Popen([sys.executable, "-m", "agenteval", "eval", str(folder), "two",
+                             "--parallelism", "1"], env={**os.environ, "SLOW": "1"},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    from agenteval.store.journal import Journal
+
+    deadline = time.monotonic() + 60
+    while not Journal(folder).runs() and time.monotonic() < deadline:  # it has started
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    page.goto(base_url + "/#/app/hello_scripted/evalsets/two")
+    page.click("#run-eval")
+    page.wait_for_selector("dialog[open] [data-unfinished]")
+    page.click("dialog [data-resume]")
+    page.wait_for_selector(".prog .open-results", timeout=30_000)
+    docs = list((folder / ".agenteval" / "eval_history").glob("*_two_*.evalset_result.json"))
+    doc = json.loads(max(docs, key=lambda p: p.stat().st_mtime).read_text())
+    assert sorted(c["eval_id"] for c in doc["eval_case_results"]) == ["a", "b"]
+    assert doc["run"]["command"] == "web"
+    assert [r for r in Journal(folder).runs() if r.status != "finished"] == []  # finished and forgotten
+    assert page.errors == []

@@ -197,3 +197,39 @@ def test_criteria_are_read_as_a_config_files_are(live: Live) -> None:
     config = live.get(f"/api/runs/{run_id}").json()["header"]["config"]["criteria"]
     assert config["tool_trajectory_avg_score"] == 1.0
     assert config["final_response_match_v2"]["judge_model_options"]["num_samples"] == 3
+
+
+def test_escalation_started_from_the_web_reaches_the_judge(live: Live, server: Any) -> None:
+    # A judge that is never sure (probabilities at 0.5) on the first endpoint escalates every
+    # verdict to the endpoint named by the web body's escalate_judge_model.
+    from tests.fake_server import FakeServer, chat
+
+    _set_with_cases(live, texts=("hello",))
+    sure = FakeServer(respond=chat(lambda text: "Verdict: valid")).start()
+    try:
+        first, second = f"openai-compat:m@{server.base_url}", f"openai-compat:m@{sure.base_url}"
+        votes = iter(["Verdict: valid", "Verdict: invalid"] * 10)  # split: never confident
+        server.respond = chat(lambda text: next(votes))
+        criteria = {"final_response_match_v2": {"threshold": 0.5, "judge_model_options": {
+            "judge_model": first, "num_samples": 2, "min_confidence": 0.9}}}
+        r = live.post("/apps/echo/eval-sets/smoke/run",
+                      json={"criteria": criteria, "escalate_judge_model": second})
+        assert r.status_code == 202, r.text
+        run_id = r.json()["run_id"]
+        assert live.events(run_id)[-1]["type"] == "RunFinished"
+        header = live.get(f"/api/runs/{run_id}").json()["header"]
+        assert second in header["models"]["judge"]
+        assert sure.received  # the uncertain verdict was asked again of the escalation judge
+    finally:
+        sure.close()
+
+
+def test_a_finished_run_cannot_be_resumed_and_an_unknown_one_is_named(live: Live) -> None:
+    _set_with_cases(live)
+    run_id = _run(live)
+    assert live.events(run_id)[-1]["type"] == "RunFinished"
+    again = live.post("/apps/echo/eval-sets/smoke/run", json={"resume": run_id})
+    assert again.status_code == 409 and "already finished" in again.text
+    unknown = live.post("/apps/echo/eval-sets/smoke/run", json={"resume": "nope"})
+    assert unknown.status_code in (400, 422) and "nope" in unknown.text
+    assert live.get("/apps/echo/eval-sets/smoke/unfinished").json() == []

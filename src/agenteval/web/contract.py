@@ -168,6 +168,34 @@ class Deleted(Out):
 
 # --- runs ------------------------------------------------------------------------------------
 
+class RunDefaults(Out):
+    """What `agenteval eval` would use for an eval set: the run dialog opens with it."""
+
+    criteria: dict[str, dict[str, Any]]
+    """Criteria by name, each its resolved criterion object (threshold, match type, judge model
+    options, ...), the informational ones left out."""
+    source: str | None
+    """The config they come from, relative to the agent's folder (None: no test_config.json
+    beside the set, so the defaults)."""
+
+
+class UnfinishedRun(Out):
+    """A journaled run that did not finish."""
+
+    run_id: str
+    """The run: give it as `resume` to finish it."""
+    status: str
+    """`interrupted` (nobody owns it: resumable) or `running` (a live process owns it)."""
+    started: float
+    """When it started (seconds since the epoch)."""
+    done: int
+    """Case runs finished."""
+    total: int
+    """Case runs it covers."""
+    errors: int
+    """Finished case runs that ended in an agent or judge error (`retry_errors` runs them again)."""
+
+
 class RunRef(Out):
     """A run by its id: one just started, or a document just stored."""
 

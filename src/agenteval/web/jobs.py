@@ -105,6 +105,13 @@ class RunJobs:
 
         async def main() -> None:
             try:
+                await recorded()
+            finally:  # the run journal: this process's ownership of the run ends with it
+                if services.journal is not None:
+                    services.journal.close()
+
+        async def recorded() -> None:
+            try:
                 done: Run = await run(job, services, listener)
             except asyncio.CancelledError:
                 if not started.done():

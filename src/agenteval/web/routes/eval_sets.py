@@ -1,5 +1,5 @@
 """Eval sets (ADK's `/apps/{app}/eval-sets/...` shapes): list, create, read; add a chat session
-as a case; read, replace and delete a case; run cases in the background.
+as a case; read, replace and delete a case. (Running a set's cases: `routes.launch`.)
 
 Files are `<app>/<set_id>.evalset.json`. Every change is a read-modify-write of the whole file,
 one at a time per file, written atomically (`datasets.files.write_model`) in the snake_case
@@ -9,21 +9,16 @@ layout ADK reads.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Annotated, Any
 
-import anyio.to_thread
 from fastapi import APIRouter, Body
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agenteval.criteria import default_registry
 from agenteval.datasets import write_model
 from agenteval.errors import DataError, from_validation_error
-from agenteval.runner import EvalJob, Selection, Services, check_judges, resolve_config
-from agenteval.schema import EvalCase, EvalConfig, EvalSet, LlmAsAJudgeCriterion, SessionInput
-from agenteval.store import RunStore
+from agenteval.schema import EvalCase, EvalSet, SessionInput
 from agenteval.web.context import ContractRoute, Web, WebDep, conflict, not_found
-from agenteval.web.contract import Deleted, RunRef
+from agenteval.web.contract import Deleted
 from agenteval.web.paths import plain_name
 
 router = APIRouter(prefix="/apps/{app}", tags=["eval sets"], route_class=ContractRoute)
@@ -146,78 +141,3 @@ def delete_case(app: str, set_id: str, case_id: str, web: WebDep) -> Deleted:
 
     out: Deleted = _edit(web, app, set_id, delete)
     return out
-
-
-class RunRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    eval_ids: list[str] | None = Field(default=None, description="Cases to run (null: every case).")
-    # Values are checked by the criteria registry, as a config file's are (strictly: "0.8" is
-    # not a threshold).
-    criteria: dict[str, Any] | None = Field(
-        default=None, description="Criteria as in an eval config: name to threshold or criterion "
-        "object (null: test_config.json beside the set, else the defaults).")
-    judge_model: str | None = None
-    num_samples: int | None = Field(default=None, ge=1, le=100)
-    num_runs: int = Field(default=1, ge=1, le=1000)
-    agent_model: str | None = Field(default=None, description="Model replacing the agent's own.")
-    parallelism: int = Field(default=4, ge=1, le=256)
-
-
-def _with_samples(criteria: dict[str, Any], num_samples: int | None) -> dict[str, Any]:
-    """`num_samples` laid over every judged criterion's `judge_model_options`."""
-    if num_samples is None:
-        return criteria
-    out: dict[str, Any] = {}
-    for name, value in criteria.items():
-        spec = default_registry().get(name)
-        if spec is not None and issubclass(spec.criterion_model, LlmAsAJudgeCriterion):
-            entry: dict[str, Any] = dict(value) if isinstance(value, dict) else {"threshold": value}
-            options = entry.get("judge_model_options")
-            entry["judge_model_options"] = {**(options if isinstance(options, dict) else {}),
-                                            "num_samples": num_samples}
-            value = entry
-        out[name] = value
-    return out
-
-
-def prepare_run(web: Web, app: str, set_id: str, body: RunRequest) -> tuple[EvalJob, Services, Path]:
-    """The job, its services and the store it is recorded in; everything that can be refused
-    is refused here (a DataError naming what), before anything runs."""
-    agent = web.agent(app)
-    folder = web.app_dir(app)
-    path, eval_set = web.eval_set(app, set_id)
-    if body.eval_ids is not None:
-        if not body.eval_ids:
-            raise DataError(BODY, "eval_ids", "select at least one case (null runs them all)")
-        for eval_id in body.eval_ids:
-            if eval_set.case(eval_id) is None:
-                raise DataError(path, "eval_cases", f"no case with eval_id {eval_id!r}")
-    config, source = resolve_config(None, path)
-    if body.criteria is not None or body.num_samples is not None:
-        criteria = _with_samples(config.criteria if body.criteria is None else body.criteria,
-                                 body.num_samples)
-        try:  # read as a config file's `criteria` is (an integer threshold is a number)
-            checked = EvalConfig.model_validate({"criteria": criteria}).criteria
-        except ValidationError as e:
-            raise from_validation_error(BODY, e) from None
-        config = config.model_copy(update={"criteria": checked})
-        source = BODY if body.criteria is not None else source
-    job = EvalJob(agent=agent.agent, selections=[Selection(path, eval_set, body.eval_ids)],
-                  config=config, config_source=source, judge_model=body.judge_model, command="web",
-                  num_runs=body.num_runs, agent_model=body.agent_model, app_name=app,
-                  agent_path=str(folder))
-    job.concurrency = job.concurrency.model_copy(update={"cases": body.parallelism})
-    services = Services.for_job(job, web.env, store_root=folder)
-    check_judges(job.metrics(), job, services)
-    RunStore(folder).check()
-    return job, services, folder
-
-
-@router.post("/eval-sets/{set_id}/run", status_code=202)
-async def run_eval_set(app: str, set_id: str, body: RunRequest, web: WebDep) -> RunRef:
-    """Starts a run of the selected cases in the background; returns its `run_id` once it has
-    started. Follow it at `/api/runs/{run_id}/events`."""
-    job, services, folder = await anyio.to_thread.run_sync(prepare_run, web, app, set_id, body)
-    started = await web.jobs.start(job, services, folder, app, job.selections[0].eval_set.eval_set_id)
-    return RunRef(run_id=started.run_id)

@@ -203,20 +203,32 @@
  */
 
 /**
- * A run by its id: one just started, or a document just stored.
- * @typedef {Object} RunRef
- * @property {string} run_id - The run's id: follow it at `/api/runs/{run_id}`.
+ * A run of an eval set's cases, as the web asks for it (see `RunRequest` for each field).
+ * @typedef {Object} RunBody
+ * @property {Array<string>|null} [eval_ids] - Cases to run (null: every case).
+ * @property {Object<string, *>|null} [criteria] - Criteria as in an eval config: name to threshold or criterion object (null: test_config.json beside the set, else the defaults, as agenteval eval).
+ * @property {string|null} [judge_model] - The judge of every judged criterion.
+ * @property {string|null} [escalate_judge_model] - Where every judged criterion's uncertain verdicts go.
+ * @property {number|null} [num_samples] - Judge samples per question.
+ * @property {number} [num_runs] - Runs of every case.
+ * @property {string|null} [agent_model] - Model replacing the agent's own.
+ * @property {number} [parallelism] - Case runs in flight at once.
+ * @property {number|null} [case_timeout] - Seconds per case run.
+ * @property {string|null} [resume] - An interrupted run of this agent to finish (its id, a unique prefix, or latest): only what it lacks runs.
+ * @property {boolean} [retry_errors] - With resume: also run again the case runs that ended in an error.
  */
 
 /**
- * @typedef {Object} RunRequest
- * @property {Array<string>|null} [eval_ids] - Cases to run (null: every case).
- * @property {Object<string, *>|null} [criteria] - Criteria as in an eval config: name to threshold or criterion object (null: test_config.json beside the set, else the defaults).
- * @property {string|null} [judge_model]
- * @property {number|null} [num_samples]
- * @property {number} [num_runs]
- * @property {string|null} [agent_model] - Model replacing the agent's own.
- * @property {number} [parallelism]
+ * What `agenteval eval` would use for an eval set: the run dialog opens with it.
+ * @typedef {Object} RunDefaults
+ * @property {Object<string, Object<string, *>>} criteria - Criteria by name, each its resolved criterion object (threshold, match type, judge model options, ...), the informational ones left out.
+ * @property {string|null} source - The config they come from, relative to the agent's folder (None: no test_config.json beside the set, so the defaults).
+ */
+
+/**
+ * A run by its id: one just started, or a document just stored.
+ * @typedef {Object} RunRef
+ * @property {string} run_id - The run's id: follow it at `/api/runs/{run_id}`.
  */
 
 /**
@@ -364,6 +376,17 @@
  * @property {number} passed - Cases that passed.
  * @property {number|null} pass_rate - passed / cases (None for no case).
  * @property {Object<string, number>} criteria - Each gating criterion's mean score over its cases.
+ */
+
+/**
+ * A journaled run that did not finish.
+ * @typedef {Object} UnfinishedRun
+ * @property {string} run_id - The run: give it as `resume` to finish it.
+ * @property {string} status - `interrupted` (nobody owns it: resumable) or `running` (a live process owns it).
+ * @property {number} started - When it started (seconds since the epoch).
+ * @property {number} done - Case runs finished.
+ * @property {number} total - Case runs it covers.
+ * @property {number} errors - Finished case runs that ended in an agent or judge error (`retry_errors` runs them again).
  */
 
 /**

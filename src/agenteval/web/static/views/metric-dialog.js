@@ -56,27 +56,53 @@ function argsMatchEditor(name, args) {
   return { el, value };
 }
 
-const DEFAULT_ON = ["tool_trajectory_avg_score", "response_match_score"]; // ADK's defaults
-
+/** The run dialog. It opens with exactly what `agenteval eval` would use for this set (the
+ * server resolves test_config.json beside it, else the defaults) and says where that came from;
+ * left untouched, it sends no criteria, so the server applies the same rule. */
 export async function metricDialog(app, setId, evalIds, args) {
   if (!S.criteria) S.criteria = await api("/api/criteria");
+  /** @type {RunDefaults} */
+  const defaults = await api(`${setPath(app, setId)}/run-defaults`);
+  /** @type {UnfinishedRun[]} */
+  const unfinished = await api(`${setPath(app, setId)}/unfinished`);
   const dialog = $("#dialog");
-  const rows = S.criteria.map((c) => criterionRow(c, args));
-  const runs = h("input", { type: "number", id: "num-runs", min: 1, value: 1, style: "width: 70px" });
-  const start = async () => {
+  // the criteria in force first, then the rest by name
+  const ordered = [...S.criteria].sort((a, b) => Number(!(a.name in defaults.criteria)) - Number(!(b.name in defaults.criteria)));
+  const rows = ordered.map((c) => criterionRow(c, args, defaults.criteria[c.name]));
+  const collect = () => {
     const criteria = {};
     for (const r of rows) { const v = r.value(); if (v !== undefined) criteria[r.name] = v; }
+    return criteria;
+  };
+  const initial = JSON.stringify(collect());
+  const runs = h("input", { type: "number", id: "num-runs", min: 1, value: 1, style: "width: 70px" });
+  const escalate = h("input", { id: "escalate-to", placeholder: "none", style: "width: 220px" });
+  const post = async (body) => {
     try {
       /** @type {RunRef} */
-      const out = await api(`${setPath(app, setId)}/run`, { method: "POST",
-        body: { eval_ids: evalIds, criteria, num_runs: Number(runs.value) || 1 } });
+      const out = await api(`${setPath(app, setId)}/run`, { method: "POST", body });
       dialog.close();
       watchRun(out.run_id, `${app} / ${setId}`);
     } catch (err) { toast(err.message, true); }
   };
+  const start = () => {
+    const criteria = collect();
+    post({ eval_ids: evalIds, criteria: JSON.stringify(criteria) === initial ? null : criteria,
+      num_runs: Number(runs.value) || 1, escalate_judge_model: escalate.value.trim() || null });
+  };
+  const source = defaults.source ? `Criteria from ${defaults.source}, as agenteval eval uses them.`
+    : "Default criteria (no test_config.json beside this set), as agenteval eval uses them.";
+  const resumable = unfinished.filter((u) => u.status === "interrupted").map((u) => h("div", { class: "row", "data-unfinished": u.run_id },
+    h("span", { class: "grow mono", text: `${u.run_id}: ${u.done} of ${u.total} case runs finished${u.errors ? `, ${u.errors} with errors` : ""}` }),
+    h("button", { text: "Resume", "data-resume": u.run_id, onclick: () => post({ resume: u.run_id }) }),
+    u.errors ? h("button", { text: "Retry errors", onclick: () => post({ resume: u.run_id, retry_errors: true }) }) : null));
   replace(dialog, h("div", { class: "dhead" }, h("span", { class: "grow", text: "EVALUATION METRIC" }),
     h("span", { class: "muted", text: evalIds ? `${evalIds.length} case(s)` : "all cases" })),
-  h("div", { class: "dbody" }, rows.map((r) => r.el), h("div", { class: "row", style: "margin-top: 10px" }, h("label", { text: "Runs per case " }), runs)),
+  h("div", { class: "dbody" }, h("p", { class: "muted", id: "criteria-source", text: source }),
+    resumable.length ? h("details", { open: true, class: "unfinished" }, h("summary", { text: `Interrupted runs (${resumable.length})` }), resumable) : null,
+    rows.map((r) => r.el),
+    h("div", { class: "row", style: "margin-top: 10px" }, h("label", { text: "Runs per case " }), runs),
+    h("div", { class: "row" }, h("label", { text: "Escalate uncertain verdicts to " }), escalate)),
   h("div", { class: "dfoot" }, h("button", { text: "Cancel", onclick: () => dialog.close() }),
     h("button", { class: "primary", id: "start-run", text: "Start", onclick: start })));
   dialog.showModal();
@@ -85,24 +111,25 @@ export async function metricDialog(app, setId, evalIds, args) {
 /** One criterion in the dialog: enable box, threshold (slider for scored ones), judge model and
  * samples for judged ones, match options for trajectory ones. value() → what the API takes.
  * @param {CriterionInfo} c */
-function criterionRow(c, args) {
+function criterionRow(c, args, preset) {
   const lo = c.min_value ?? 0, hi = c.max_value ?? 1;
-  const on = h("input", { type: "checkbox", "data-criterion": c.name, checked: DEFAULT_ON.includes(c.name) && !c.informational, disabled: c.informational });
-  const thr = h("input", { type: "number", class: "thr", step: "any", min: lo, max: hi, value: c.default_threshold ?? hi, "data-threshold": c.name });
+  const on = h("input", { type: "checkbox", "data-criterion": c.name, checked: Boolean(preset) && !c.informational, disabled: c.informational });
+  const thr = h("input", { type: "number", class: "thr", step: "any", min: lo, max: hi, value: preset?.threshold ?? c.default_threshold ?? hi, "data-threshold": c.name });
   const slider = h("input", { type: "range", min: lo, max: hi, step: (hi - lo) / 100 || 0.01, value: thr.value, "aria-label": c.name + " threshold" });
   slider.addEventListener("input", () => { thr.value = slider.value; });
   thr.addEventListener("input", () => { slider.value = thr.value; });
   const opts = {};
   const optEls = [];
+  const judging = preset?.judge_model_options;
   if (c.judged) {
-    opts.judge_model = h("input", { "data-judge-model": c.name, value: "local", style: "width: 260px" });
-    opts.num_samples = h("input", { type: "number", min: 1, value: 5, style: "width: 60px", "data-samples": c.name });
+    opts.judge_model = h("input", { "data-judge-model": c.name, value: judging?.judge_model ?? "local", style: "width: 260px" });
+    opts.num_samples = h("input", { type: "number", min: 1, value: judging?.num_samples ?? 5, style: "width: 60px", "data-samples": c.name });
     optEls.push(h("label", {}, "judge model ", opts.judge_model), h("label", {}, "samples ", opts.num_samples));
   }
   for (const o of criterionOptions(c)) {
-    if (o === "match_type") opts[o] = h("select", { "data-match": c.name }, ["EXACT", "IN_ORDER", "ANY_ORDER"].map((m) => h("option", { value: m, text: m })));
-    if (o === "ignore_args") opts[o] = h("input", { type: "checkbox" });
-    if (o === "tool_name") opts[o] = h("input", { placeholder: "tool name" });
+    if (o === "match_type") opts[o] = h("select", { "data-match": c.name }, ["EXACT", "IN_ORDER", "ANY_ORDER"].map((m) => h("option", { value: m, text: m, selected: preset?.match_type === m })));
+    if (o === "ignore_args") opts[o] = h("input", { type: "checkbox", checked: preset?.ignore_args === true });
+    if (o === "tool_name") opts[o] = h("input", { placeholder: "tool name", value: preset?.tool_name ?? "" });
     optEls.push(h("label", {}, o.replace("_", " ") + " ", opts[o]));
   }
   const matching = ARGS_MATCH.has(c.name) && args ? argsMatchEditor(c.name, args) : null;
