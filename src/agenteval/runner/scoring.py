@@ -3,7 +3,7 @@
 Errors are data: a criterion that raises, or returns no score, is recorded with its reason in
 `metric_errors`, and by default fails the case (ADK would silently report NOT_EVALUATED and
 ignore it). The reasons criteria give with their scores go to the case result's `reasons`: every
-overall one, and an invocation's where that invocation did not pass.
+gating criterion's overall one, and an invocation's where that invocation did not pass.
 """
 
 from __future__ import annotations
@@ -143,7 +143,9 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
                 errors.append(MetricError(metric_name=metric.name,
                                           message=result.error or "the criterion produced no score"))
             overall.append(_metric_result(wire, status, result.score, result.details))
-            if result.reason is not None:
+            # An informational metric's reason restates its value (it has no threshold to
+            # explain): not stored, which keeps a large run's document a third smaller in reasons.
+            if result.reason is not None and not metric.spec.informational:
                 reasons.append(_reason(metric.name, None, result.reason))
             if not metric.spec.informational:
                 statuses.append(status)
