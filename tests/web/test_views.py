@@ -53,3 +53,25 @@ def test_a_child_must_stay_inside_its_root_with_links_followed(tmp_path: Path) -
     assert child(root, "leak", ".evalset.json") is None
     assert child(root, "..") is None
     assert inside(tmp_path / "alias" / "x", root) and not inside(tmp_path / "rootx", root)
+
+
+def test_case_rows_and_views_carry_the_stored_reasons_not_recomputed_ones() -> None:
+    from agenteval.schema import MetricReason
+    from agenteval.verdicts import outcomes, summarise
+    from agenteval.web.views import case_rows, case_view
+    from tests.result_builders import case, result
+
+    failed = case("a", {"response_match_score": 0.2})
+    failed.reasons = [MetricReason(metric_name="response_match_score", invocation_index=None,
+                                   reason="a distinctive overall reason"),
+                      MetricReason(metric_name="response_match_score", invocation_index=0,
+                                   reason="a distinctive reason of invocation 0")]
+    old = case("b", {"response_match_score": 0.3})  # written without reasons
+    doc = summarise(result([failed, old]))
+    _, rows = case_rows(doc, 0, 10, None)
+    assert rows[0].metrics[0].reason == "a distinctive overall reason"
+    assert rows[1].metrics[0].reason == "score 0.3 < threshold 0.5"  # the one fallback, for old documents
+    by_id = {c.eval_id: c for c in outcomes(doc)}
+    view = case_view(doc, by_id["a"], failed, None)
+    assert view.invocations[0].scores[0].reason == "a distinctive reason of invocation 0"
+    assert view.summary[0].reason == "a distinctive overall reason"

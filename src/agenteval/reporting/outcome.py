@@ -12,7 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agenteval.reporting.console import format_call, format_score
-from agenteval.schema import EvalCaseResult, EvalStatus, FunctionCall, JudgeRecord, MetricSummary
+from agenteval.schema import (
+    EvalCaseResult,
+    EvalMetricResult,
+    EvalStatus,
+    FunctionCall,
+    JudgeRecord,
+    MetricSummary,
+)
 from agenteval.verdicts.outcome import CaseOutcome
 
 
@@ -41,6 +48,20 @@ def criterion_reason(m: MetricSummary, gating: str, runs: Sequence[EvalCaseResul
         return f"score {format_score(m.mean)} {'<' if below else 'vs'} threshold {thr}"
     return (f"mean {format_score(m.mean)} (95% CI {ci_text(m)}) vs threshold {thr}; "
             f"passed {m.passed_runs}/{m.runs} runs (gating: {gating})")
+
+
+def result_reason(m: EvalMetricResult, stored: str | None) -> str | None:
+    """Why one metric result (a case run's or an invocation's) got its status: the reason
+    stored with it, else, for a document without reasons, the score against the threshold
+    where it did not pass; None for a passing result with no stored reason."""
+    if stored is not None:
+        return stored
+    if m.eval_status == EvalStatus.NOT_EVALUATED:
+        return "not evaluated"
+    if m.eval_status != EvalStatus.FAILED or m.score is None:
+        return None
+    thr = "-" if m.threshold is None else format_score(m.threshold)
+    return f"score {format_score(m.score)} < threshold {thr}"
 
 
 def criterion_problem(m: MetricSummary, gating: str) -> str:
@@ -108,4 +129,5 @@ __all__ = [
     "is_negative",
     "problems",
     "record_where",
+    "result_reason",
 ]

@@ -322,6 +322,9 @@ class ScoreCell(Out):
     """The threshold it was held to."""
     status: StatusWord
     """Its status."""
+    reason: str | None
+    """Why, as the criterion said where it decided (for a document without reasons: the score
+    against the threshold where it did not pass); None for a pass with nothing stored."""
 
 
 class CaseRow(Out):

@@ -14,7 +14,13 @@ from typing import Any
 
 from agenteval.reporting.compare import Comparison
 from agenteval.reporting.html import tool_call_diff
-from agenteval.reporting.outcome import call_lines, criterion_problem, problems
+from agenteval.reporting.outcome import (
+    call_lines,
+    criterion_problem,
+    criterion_reason,
+    problems,
+    result_reason,
+)
 from agenteval.schema import (
     EvalCaseResult,
     EvalMetricResult,
@@ -123,14 +129,17 @@ def run_row(stored: StoredRun) -> RunRow:
     return RunRow(**_row_fields(stored))
 
 
-def summary_metric(m: MetricSummary) -> SummaryMetric:
-    """A criterion's summary with its status as a word."""
-    return SummaryMetric(**dict(m), status=status_word(m.eval_status))
+def summary_metric(m: MetricSummary, gating: str | None = None,
+                   runs: Sequence[EvalCaseResult] = ()) -> SummaryMetric:
+    """A criterion's summary with its status as a word; with the case's `gating` rule, its
+    reason is `criterion_reason`'s (else the one stored)."""
+    reason = criterion_reason(m, gating, runs) if gating is not None else m.reason
+    return SummaryMetric(**{**dict(m), "reason": reason}, status=status_word(m.eval_status))
 
 
-def _score(m: EvalMetricResult) -> ScoreCell:
+def _score(m: EvalMetricResult, stored: str | None) -> ScoreCell:
     return ScoreCell(name=m.metric_name, score=m.score, threshold=m.threshold,
-                     status=status_word(m.eval_status))
+                     status=status_word(m.eval_status), reason=result_reason(m, stored))
 
 
 def run_view(stored: StoredRun, summary: EvalSetResult, header: RunSpec | None, state: RunState = "finished",
@@ -154,7 +163,7 @@ def run_view(stored: StoredRun, summary: EvalSetResult, header: RunSpec | None, 
         criteria=[*ordered, *(n for n in informational if n not in gating)],
         cases_not_passed=len(not_passed), state=state,
         cases=[CaseVerdict(eval_id=c.eval_id, status=status_word(c.status), runs=c.num_runs,
-                           metrics=[summary_metric(m) for m in c.summary.metrics],
+                           metrics=[summary_metric(m, c.gating, c.runs) for m in c.summary.metrics],
                            problems=[criterion_problem(m, c.gating) for m in c.failing_metrics()])
                for c in not_passed[:max_cases]])
 
@@ -168,7 +177,7 @@ def case_rows(result: EvalSetResult, offset: int, limit: int,
     page = runs[offset:offset + limit]
     return len(runs), [CaseRow(
         eval_id=r.eval_id, run_index=r.run_index, status=status_word(r.final_eval_status),
-        metrics=[_score(m) for m in r.overall_eval_metric_results],
+        metrics=[_score(m, r.reason(m.metric_name)) for m in r.overall_eval_metric_results],
         error=r.error_message, metric_errors=len(r.metric_errors)) for r in page]
 
 
@@ -214,13 +223,13 @@ def case_view(result: EvalSetResult, case: CaseOutcome, run: EvalCaseResult, app
             tool_call_diff=[DiffLine(op=op, call=line) for op, line in
                             tool_call_diff(call_lines(expected_calls), call_lines(act.tool_calls()))],
             argument_diff=argument_diff(expected_calls, act.tool_calls()),
-            scores=[_score(m) for m in per.eval_metric_results],
+            scores=[_score(m, run.reason(m.metric_name, i)) for m in per.eval_metric_results],
             judge_records=[k for k, r in enumerate(run.judge_records) if r.invocation_index == i]))
     return CaseView(
         run_id=result.eval_set_result_id, app=app, eval_set_id=result.eval_set_id,
         eval_id=case.eval_id, run_index=run.run_index, runs=[r.run_index for r in case.runs],
         status=status_word(run.final_eval_status), verdict=status_word(case.status),
-        summary=[summary_metric(m) for m in case.summary.metrics],
+        summary=[summary_metric(m, case.gating, case.runs) for m in case.summary.metrics],
         problems=problems(case), invocations=invocations, result=run)
 
 

@@ -290,6 +290,7 @@
  * @property {number|null} score - Its score (None when not scored).
  * @property {number|null} threshold - The threshold it was held to.
  * @property {"passed"|"failed"|"not_evaluated"|"informational"} status - Its status.
+ * @property {string|null} reason - Why, as the criterion said where it decided (for a document without reasons: the score against the threshold where it did not pass); None for a pass with nothing stored.
  */
 
 /**

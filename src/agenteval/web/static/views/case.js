@@ -69,6 +69,8 @@ function invocationResult(d, per, i, diff, runId) {
   const act = per.actual_invocation, exp = per.expected_invocation;
   const metrics = per.eval_metric_results;
   const failing = metrics.filter((m) => statusOf(m.eval_status) === "failed");
+  // the reasons the criteria gave where they decided (stored in the result document)
+  const explained = diff.scores.filter((m) => m.status !== "passed" && m.status !== "informational" && m.reason);
   const gating = metrics.filter((m) => !INFORMATIONAL.has(m.metric_name)), info = metrics.filter((m) => INFORMATIONAL.has(m.metric_name));
   const here = link("runs", runId, "cases", d.eval_id, "run", d.run_index, "inv", i);
   const want = exp ? contentText(exp.final_response) : null, got = contentText(act.final_response);
@@ -93,8 +95,8 @@ function invocationResult(d, per, i, diff, runId) {
     h("div", { class: "sides" }, h("div", {}, h("h4", { text: "Expected response" }), h("pre", { class: "expected" }, wantEl)),
       h("div", {}, h("h4", { text: "Actual response" }), h("pre", { class: "actual" }, gotEl))),
     h("h4", { text: "Tool calls (− expected, not made · + made, not expected)" }), callBox, args,
-    failing.length ? h("div", { class: "failing-scores" }, h("h4", { text: "Failing scores" }), failing.map((m) =>
-      h("div", { class: "bad", text: `${m.metric_name}: score ${fmt(m.score)} < threshold ${fmt(m.threshold)}` }))) : null,
+    explained.length ? h("div", { class: "failing-scores" }, h("h4", { text: "Why it did not pass" }), explained.map((m) =>
+      h("div", { class: "bad", "data-reason": m.name, text: `${m.name}: ${m.reason}` }))) : null,
     accept);
 }
 

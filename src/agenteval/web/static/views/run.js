@@ -108,7 +108,7 @@ function caseRow(runId, c, names) {
     names.map((n) => {
       const m = byName[n];
       if (!m) return h("td", { class: "muted", text: "–" });
-      return h("td", { class: statusClass(m.status), title: `${n}: ${fmt(m.score)} (threshold ${fmt(m.threshold)}), ${statusOf(m.status)}`, text: fmt(m.score) });
+      return h("td", { class: statusClass(m.status), title: `${n}: ${m.reason ?? `${fmt(m.score)} (threshold ${fmt(m.threshold)}), ${statusOf(m.status)}`}`, text: fmt(m.score) });
     }));
 }
 
