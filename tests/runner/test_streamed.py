@@ -6,18 +6,16 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from agenteval.datasets import load_eval_set
 from agenteval.errors import DataError
 from agenteval.models import ScriptedModel
 from agenteval.runner import ScoreJob, Selection, Services, load_actual, rescore
-from agenteval.runner.streamed import ordered_map, rescore_files
+from agenteval.runner.streamed import rescore_files
 from agenteval.schema import EvalConfig, EvalSet
 from agenteval.store import write_outputs
 from tests.helpers import call, eval_set, inv
@@ -116,44 +114,9 @@ def test_what_pair_runs_refuses_is_refused(tmp_path: Path, change: Any, message:
     assert not out.exists()  # a deterministic run refused part-way wrote nothing
 
 
-def test_ordered_map_keeps_order_and_bounds_what_waits() -> None:
-    emitted: list[int] = []
-    running = 0
-    most = 0
-
-    async def slow(i: int) -> int:
-        nonlocal running, most
-        running += 1
-        most = max(most, running)
-        await anyio.sleep(random.Random(i).random() / 200)
-        running -= 1
-        return i
-
-    anyio.run(ordered_map, iter(range(100)), slow, 3, emitted.append)
-    assert emitted == list(range(100)) and most == 3
-
-
 def test_a_legacy_file_is_not_streamed(tmp_path: Path) -> None:
     legacy = tmp_path / "old.test.json"
     legacy.write_text(json.dumps([{"query": "hi", "expected_tool_use": [], "reference": "ok"}]))
     with pytest.raises(DataError, match="expected a JSON object"):
         asyncio.run(rescore_files(ScoreJob(), legacy, legacy, Services.create({})))
     assert isinstance(load_eval_set(legacy), EvalSet)  # the loader reads it
-
-
-def test_ordered_map_raises_the_first_error_itself() -> None:
-    def items() -> Iterator[int]:
-        yield 1
-        raise DataError("f.json", "eval_cases[1]", "bad")
-
-    async def same(i: int) -> int:
-        return i
-
-    with pytest.raises(DataError, match=r"f.json: eval_cases\[1\]: bad"):
-        anyio.run(ordered_map, items(), same, 2, lambda i: None)
-
-    def full(i: int) -> None:
-        raise DataError("out.json", "", "cannot be written: No space left on device")
-
-    with pytest.raises(DataError, match="No space left"):
-        anyio.run(ordered_map, iter(range(10)), same, 2, full)

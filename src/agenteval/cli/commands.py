@@ -38,8 +38,9 @@ from agenteval.runner import (
     resolve_config,
     weak_judges,
 )
+from agenteval.runner.driver import Sink
 from agenteval.runner.result_stream import is_result_document
-from agenteval.runner.streamed import RunsApart, open_eval_set, rescore_files
+from agenteval.runner.streamed import RunsApart, StreamedRun, open_eval_set, rescore_files
 from agenteval.runner.sync import run_sync
 from agenteval.schema import Concurrency, EvalSetResult, Run
 from agenteval.store import RunStore, history_db_path, output_paths, record, write_outputs
@@ -103,24 +104,50 @@ def report(console: Console, results: Sequence[EvalSetResult], detailed: bool) -
     return 0 if all_passed(results) else 1
 
 
-def finish(console: Console, run: Run, detailed: bool, outputs: Outputs) -> int:
-    """Reports the run, writes what `outputs` asks for, records it; returns the exit code.
+class ReportStreams(Sink):
+    """The JUnit XML and Markdown summary of a streamed run, gathered case by case as it is
+    scored (`reporting.junit.JUnitStream`, `reporting.markdown.MarkdownStream`); written by
+    `finish` once it is done, nothing written when it fails."""
+
+    def __init__(self, outputs: Outputs) -> None:
+        self.junit = JUnitStream(outputs.junit_xml) if outputs.junit_xml else None
+        self.markdown = MarkdownStream() if outputs.markdown else None
+
+    def on_case(self, outcome: CaseOutcome) -> None:
+        for stream in (self.junit, self.markdown):
+            if stream is not None:
+                stream.add(outcome)
+
+    def on_abort(self) -> None:
+        if self.junit is not None:
+            self.junit.abort()
+
+
+def finish(console: Console, run: Run | StreamedRun, detailed: bool, outputs: Outputs,
+           streams: ReportStreams | None = None) -> int:
+    """The tail of every run command: reports the run (loaded whole, or streamed with the
+    report files gathered in `streams`), writes what `outputs` asks for, records it; returns
+    the exit code.
 
     A target that fails although it was checked (a full disk, say) is reported and the other
     targets are still written: one failed write never loses the others. Exit 2 then."""
-    code = report(console, run.results, detailed)
+    if isinstance(run, StreamedRun):
+        t = run.spec.totals
+        for renderable in streamed_report(run.eval_set_id, t.case_runs, t.cases, t.passed, run.first,
+                                          run.not_passed, run.summaries, MAX_TABLE_CASES):
+            console.print(renderable)
+        code = 0 if t.passed == t.cases else 1
+    else:
+        code = report(console, run.results, detailed)
     steps: list[Step] = []
     if outputs.output:
-        output = outputs.output
-        steps.append(lambda: f"Results written to {', '.join(map(str, write_outputs(run.results, output)))}")
+        steps.append(functools.partial(_documents, run, outputs.output))
     for fmt, path in (("junit", outputs.junit_xml), ("html", outputs.html), ("markdown", outputs.markdown)):
         if path:
-            steps.append(functools.partial(_report_file, run, fmt, path))
+            steps.append(functools.partial(_report_file, run, fmt, path, streams))
     if outputs.history_root is not None:
-        root = outputs.history_root
-        steps.append(lambda: "\n".join([*(f"History: {p}" for p in record(root, run)),
-                                        f"Recorded run {run.run_id} in {history_db_path(root)}"]))
-    if outputs.otlp_endpoint:
+        steps.append(functools.partial(_record, run, outputs.history_root))
+    if outputs.otlp_endpoint and isinstance(run, Run):
         endpoint = outputs.otlp_endpoint
         steps.append(lambda: f"Exported {export_traces(run.results, endpoint, run_id=run.run_id)} spans "
                              f"to {traces_url(endpoint)}")
@@ -147,9 +174,32 @@ def complete(console: Console, steps: Sequence[Step], code: int) -> int:
     return 2 if failed else code
 
 
-def _report_file(run: Run, fmt: str, path: str) -> str:
-    write_text_atomic(path, render_report(fmt, run.results))
+def _documents(run: Run | StreamedRun, output: str) -> str:
+    if isinstance(run, StreamedRun):
+        return f"Results written to {output}"  # streamed while scoring
+    return f"Results written to {', '.join(map(str, write_outputs(run.results, output)))}"
+
+
+def _report_file(run: Run | StreamedRun, fmt: str, path: str, streams: ReportStreams | None) -> str:
+    if not isinstance(run, StreamedRun):
+        write_text_atomic(path, render_report(fmt, run.results))
+    elif fmt == "junit" and streams is not None and streams.junit is not None:
+        streams.junit.commit(run.document)
+    elif fmt == "markdown" and streams is not None and streams.markdown is not None:
+        write_text_atomic(path, streams.markdown.text(run.document))
+    else:  # `streams` refuses what the run has not gathered
+        raise AgentEvalError(f"{path}: a streamed run has no {fmt} report")
     return f"Report written to {path}"
+
+
+def _record(run: Run | StreamedRun, root: str) -> str:
+    if isinstance(run, StreamedRun):
+        record_streamed(root, run.paths[-1], run.document)
+        paths = run.paths[-1:]
+    else:
+        paths = record(root, run)
+    return "\n".join([*(f"History: {p}" for p in paths),
+                      f"Recorded run {run.run_id} in {history_db_path(root)}"])
 
 
 def score_command(args: ScoreArgs) -> int:
@@ -236,51 +286,15 @@ def _score_streamed(console: Console, args: ScoreArgs, job: ScoreJob, services: 
         return [*([Path(output)] if output else []),
                 *([history_path(root, document.eval_set_result_id)] if root is not None else [])]
 
-    junit = JUnitStream(args.outputs.junit_xml) if args.outputs.junit_xml else None
-    markdown = MarkdownStream() if args.outputs.markdown else None
-    sinks = [s.add for s in (junit, markdown) if s is not None]
-
-    def on_case(case: CaseOutcome) -> None:
-        for sink in sinks:
-            sink(case)
-
+    streams = ReportStreams(args.outputs)
     try:
         with ProgressBar("scoring") as progress:
             run = run_sync(rescore_files(job, args.expected, args.actual, services, targets, progress,
-                                         keep=MAX_TABLE_CASES, on_case=on_case))
-    except BaseException:
-        if junit is not None:
-            junit.abort()
+                                         keep=MAX_TABLE_CASES, outputs=[streams]))
+    except BaseException:  # refused before it began, say
+        streams.on_abort()
         raise
-    t = run.spec.totals
-    for renderable in streamed_report(run.eval_set_id, t.case_runs, t.cases, t.passed, run.first,
-                                      run.not_passed, run.summaries, MAX_TABLE_CASES):
-        console.print(renderable)
-    steps: list[Step] = []
-    if output:
-        steps.append(lambda: f"Results written to {output}")  # streamed while scoring
-    if junit is not None:
-        stream, junit_path = junit, args.outputs.junit_xml
-
-        def write_junit() -> str:
-            stream.commit(run.document)
-            return f"Report written to {junit_path}"
-        steps.append(write_junit)
-    if markdown is not None and args.outputs.markdown:
-        summary, markdown_path = markdown, args.outputs.markdown
-
-        def write_markdown() -> str:
-            write_text_atomic(markdown_path, summary.text(run.document))
-            return f"Report written to {markdown_path}"
-        steps.append(write_markdown)
-    if root is not None:
-        history_root = root
-
-        def record_run() -> str:
-            record_streamed(history_root, run.paths[-1], run.document)
-            return f"History: {run.paths[-1]}\nRecorded run {run.run_id} in {history_db_path(history_root)}"
-        steps.append(record_run)
-    return complete(console, steps, 0 if t.passed == t.cases else 1)
+    return finish(console, run, args.detailed, args.outputs, streams)
 
 
 def migrate_command(old: str, new: str, initial_session_file: str | None,

@@ -8,22 +8,20 @@ in eval-set, case and run order, whatever order they finished in.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from agenteval.agents.base import AgentAdapter
 from agenteval.criteria.judge.service import JudgeService
 from agenteval.criteria.spec import ConfiguredMetric
+from agenteval.runner.driver import Collected, Sink, Sinks, completed, new_document, progress, summarise_runs
 from agenteval.runner.executors.base import Executor, Unit
 from agenteval.runner.executors.local import LocalExecutor
 from agenteval.runner.inference import SimulatorFactory
-from agenteval.runner.recorded import result_id
 from agenteval.runner.scoring import NotEvaluatedPolicy
 from agenteval.schema import EvalCase, EvalCaseResult, EvalSet, EvalSetResult
-from agenteval.schema.progress import CaseFinished, Listener
+from agenteval.schema.progress import Listener
 from agenteval.schema.run import RunSpec
-from agenteval.verdicts.aggregate import summarise
 
 
 @dataclass
@@ -55,7 +53,6 @@ async def run_evaluation(
     num_runs: int = 1,
     parallelism: int = 4,
     app_name: str | None = None,
-    on_case_done: Callable[[EvalCaseResult], None] | None = None,
     simulator: SimulatorFactory | None = None,
     judge: JudgeService | None = None,
     listener: Listener | None = None,
@@ -64,10 +61,13 @@ async def run_evaluation(
     finished: Mapping[tuple[str, str, int], EvalCaseResult] | None = None,
     case_timeout: float | None = None,
     executor: Executor | None = None,
+    sink: Sink | None = None,
 ) -> list[EvalSetResult]:
     """Runs every selected case `num_runs` times; one EvalSetResult per eval set (carrying
-    `header` as its `run`). `listener` hears each case run start and finish; `on_case_done`
-    gets each result as soon as it is known. With `traces`, each case run's spans (agent steps,
+    `header` as its `run`). `sink` (default: progress events for `listener`) hears each case run
+    as soon as it is known (`Sink.on_case_run`: the journal commits it then) and, once every
+    run is done, each case over its runs (`Sink.on_case`); `listener` hears the executor's
+    progress (case runs starting, turns). With `traces`, each case run's spans (agent steps,
     model and tool calls, simulated user turns, judge calls) are recorded into its result's
     `trace`. Case runs in `finished` (by eval set id, eval id, run index: a resumed run's) are
     not run again; their results take their places. A case run that takes longer than
@@ -89,25 +89,22 @@ async def run_evaluation(
         executor = LocalExecutor(adapter, parallelism, app_name, simulator, judge, listener, traces,
                                  case_timeout)
 
+    told = sink if sink is not None else Sinks([progress(listener)])
+
     def accept(unit: Unit, result: EvalCaseResult, seconds: float) -> None:
         if slots[unit.index] is not None:  # a retried unit reported twice: the first result stands
             return
         slots[unit.index] = result
-        if listener is not None:
-            listener(CaseFinished(unit.eval_set_id, unit.case.eval_id, unit.run_index,
-                                  result.final_eval_status, seconds, result.error_message))
-        if on_case_done is not None:
-            on_case_done(result)
+        told.on_case_run(result, seconds)
 
     await executor.execute([u for u in units if slots[u.index] is None], accept)
 
     out = []
     for ri, req in enumerate(requests):
         cases = [r for (o, *_), r in zip(plan, slots, strict=True) if o == ri and r is not None]
-        rid = result_id(req.eval_set.eval_set_id, app_name or adapter.name)
-        out.append(summarise(
-            EvalSetResult(eval_set_result_id=rid, eval_set_result_name=rid.replace("/", "_"),
-                          eval_set_id=req.eval_set.eval_set_id, eval_case_results=cases,
-                          creation_timestamp=time.time(), run=header),
-            req.gating, req.policy == "ignore"))
+        collected = Collected(cases)  # told as they finished: now each case over its runs
+        summarise_runs(cases, Sinks([collected, told]), req.gating, req.policy == "ignore")
+        collected.on_document(completed(new_document(req.eval_set.eval_set_id, app_name or adapter.name),
+                                        req.gating, header))
+        out.extend(collected.documents)
     return out

@@ -1,12 +1,12 @@
-"""Scoring recorded runs: an expected eval set against an eval set of what the agent did."""
+"""Recorded runs loaded whole: what an agent did (an eval set of actual conversations, a result
+document, traces), paired with the expected cases (`recorded_source`), a source for the driver
+(`runner.driver`)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import anyio
 from pydantic import ValidationError
 
 from agenteval.criteria.judge.service import JudgeService
@@ -15,14 +15,23 @@ from agenteval.datasets import check_unique_ids, parse_eval_set, validate_eval_s
 from agenteval.datasets.files import parse_json, read_bytes
 from agenteval.datasets.nesting import MAX_RESULT_DEPTH, check_depth
 from agenteval.errors import DataError
-from agenteval.runner.scoring import CaseRun, NotEvaluatedPolicy, score_case
+from agenteval.runner.driver import (
+    Collected,
+    Scorer,
+    Sinks,
+    Source,
+    completed,
+    drive,
+    new_document,
+    progress,
+)
+from agenteval.runner.scoring import CaseRun, NotEvaluatedPolicy
 from agenteval.schema import EvalCase, EvalCaseResult, EvalSet, EvalSetResult
-from agenteval.schema.progress import CaseFinished, CaseStarted, Listener
+from agenteval.schema.progress import Listener
 from agenteval.schema.run import RunSpec
 from agenteval.store.history import parse_result
 from agenteval.tracing.ingest import TraceConversations, read_traces
 from agenteval.tracing.otlp_json import looks_like_otlp
-from agenteval.verdicts.aggregate import summarise
 
 Actual = EvalSet | EvalSetResult | TraceConversations
 
@@ -143,10 +152,23 @@ def recorded_run(case: EvalCase, got: EvalCaseResult, i: int, eval_set_id: str,
                    session_details=got.session_details, trace=got.trace)
 
 
-def result_id(eval_set_id: str, app_name: str | None = None) -> str:
-    """A result id in ADK's `<app>_<eval_set_id>_<timestamp>` form."""
-    prefix = f"{app_name}_" if app_name else ""
-    return f"{prefix}{eval_set_id}_{time.time()}"
+def recorded_source(expected: EvalSet, actual: Actual,
+                    actual_source: str | Path | None = None) -> Source:
+    """The recorded runs of `actual` (an eval set of actual conversations, a result document,
+    traces), each paired with its expected case; the pairing errors are raised here. A case's
+    runs are summarised together wherever they are in a result document."""
+    if isinstance(actual, EvalSetResult):
+        runs = runs_from_result(expected, actual, actual_source)
+    elif isinstance(actual, TraceConversations):
+        conversations, traces = actual.match(expected)
+        runs = pair_runs(expected, conversations, actual_source)
+        for run in runs:
+            run.trace = traces.get(run.case.eval_id)
+    else:
+        runs = pair_runs(expected, actual, actual_source)
+    return Source(expected.eval_set_id, lambda: iter(runs), total=len(runs),
+                  together=not isinstance(actual, EvalSetResult),
+                  actual_file=None if actual_source is None else str(actual_source))
 
 
 async def score_recorded(expected: EvalSet, actual: Actual,
@@ -158,40 +180,12 @@ async def score_recorded(expected: EvalSet, actual: Actual,
                          header: RunSpec | None = None) -> EvalSetResult:
     """Scores every case of a recorded run (an eval set of actual conversations, or a result
     document's recorded invocations); one EvalSetResult, summarised over repeated runs by
-    `gating` and carrying `header` as its `run`."""
-    if isinstance(actual, EvalSetResult):
-        runs = runs_from_result(expected, actual, actual_source)
-    elif isinstance(actual, TraceConversations):
-        conversations, traces = actual.match(expected)
-        runs = pair_runs(expected, conversations, actual_source)
-        for run in runs:
-            run.trace = traces.get(run.case.eval_id)
-    else:
-        runs = pair_runs(expected, actual, actual_source)
-    results: list[EvalCaseResult | None] = [None] * len(runs)
-    limiter = anyio.CapacityLimiter(parallelism)
-
-    async def one(i: int) -> None:
-        run = runs[i]
-        async with limiter:
-            started = time.monotonic()
-            if listener is not None:
-                listener(CaseStarted(run.eval_set_id, run.case.eval_id, run.run_index))
-            result = results[i] = await score_case(run, metrics, policy, judge)
-        if listener is not None:
-            listener(CaseFinished(run.eval_set_id, run.case.eval_id, run.run_index,
-                                  result.final_eval_status, time.monotonic() - started,
-                                  result.error_message))
-
-    if any(m.build().is_async for m in metrics):
-        async with anyio.create_task_group() as tg:
-            for i in range(len(runs)):
-                tg.start_soon(one, i)
-    else:  # deterministic criteria only: no point paying for tasks
-        for i in range(len(runs)):
-            await one(i)
-    rid = result_id(expected.eval_set_id)
-    return summarise(EvalSetResult(eval_set_result_id=rid, eval_set_result_name=rid.replace("/", "_"),
-                         eval_set_id=expected.eval_set_id,
-                         eval_case_results=[r for r in results if r is not None],
-                         creation_timestamp=time.time(), run=header), gating, policy == "ignore")
+    `gating` and carrying `header` as its `run` (as it is: see `runner.rescore` for a run)."""
+    source = recorded_source(expected, actual, actual_source)
+    document = new_document(expected.eval_set_id)
+    collected = Collected()
+    sink = Sinks([progress(listener), collected])
+    await drive(source.read(), Scorer(metrics, policy, judge, listener), sink,
+                parallelism=parallelism, gating=gating, together=source.together)
+    sink.on_document(completed(document, gating, header))
+    return collected.documents[0]

@@ -14,88 +14,41 @@ from pathlib import Path
 from typing import Any
 
 from agenteval.agents import describe, to_adapter
-from agenteval.criteria import ConfiguredMetric
 from agenteval.criteria.judge import JudgeService
 from agenteval.errors import AgentEvalError, DataError
-from agenteval.models import ModelUnavailable, parse_model_name
+from agenteval.models import ModelUnavailable
 from agenteval.models.base import LLM
+from agenteval.runner.driver import (
+    Collected,
+    Journaled,
+    Sink,
+    Sinks,
+    Totals,
+    end_run,
+    new_document,
+    progress,
+    rescore_source,
+)
 from agenteval.runner.durable import fingerprint, resume_from
 from agenteval.runner.evaluate import EvalSetRequest, run_evaluation
 from agenteval.runner.executors.pick import executor_for
-from agenteval.runner.header import finish_header, start_header
-from agenteval.runner.job import EvalJob, JobOptions, ScoreJob, judge_models
-from agenteval.runner.recorded import score_recorded
+from agenteval.runner.header import start_header
+from agenteval.runner.job import EvalJob, ScoreJob, judge_models
+from agenteval.runner.judges import canonical, check_judges, judge_service
+from agenteval.runner.recorded import recorded_source
 from agenteval.runner.selection import check_args_match, check_has_cases
 from agenteval.runner.services import Services
-from agenteval.schema import (
-    AgentInfo,
-    ConversationScenario,
-    EvalCaseResult,
-    EvalSetResult,
-    LlmAsAJudgeCriterion,
-    ModelRoles,
-    Run,
-    RunSpec,
-)
-from agenteval.schema.progress import Listener, RunFinished, RunStarted
+from agenteval.schema import AgentInfo, ConversationScenario, EvalSetResult, ModelRoles, Run, RunSpec
+from agenteval.schema.progress import Listener
 from agenteval.simulation import LlmUserSimulator, parse_simulator_config
-from agenteval.store import JudgeCacheDB
-from agenteval.tracing.ingest import TraceConversations
 
 
-def _judge(services: Services, listener: Listener | None) -> JudgeService:
-    """The run's judge: its models from the run's pool, verdicts cached where services say."""
-    return JudgeService(services.models.get, services.judge_cache, listener=listener)
-
-
-def check_judges(metrics: list[ConfiguredMetric], job: JobOptions, services: Services) -> None:
-    """Resolves every judge model (and the user simulator's) up front, so a bad name or a
-    missing key fails before any work, naming where the name came from (the flag, or the config
-    file and key). `run` and `rescore` do it first; a front end may do it even before loading
-    the eval sets."""
-    for m in metrics:
-        if not isinstance(m.criterion, LlmAsAJudgeCriterion):
-            continue
-        options = m.criterion.judge_model_options
-        for key, name, flag in (("judge_model", options.judge_model, job.judge_model),
-                                ("escalate_to", options.escalate_to, job.escalate_judge_model)):
-            if not name:
-                continue
-            try:
-                services.models.get(name)
-            except ModelUnavailable as e:
-                if flag:
-                    raise DataError(None, "--judge_model" if key == "judge_model" else
-                                    "--escalate_judge_model", str(e)) from None
-                raise DataError(job.config_source, f"criteria.{m.name}.judge_model_options.{key}",
-                                str(e)) from None
-    judged = any(isinstance(m.criterion, LlmAsAJudgeCriterion) for m in metrics)
-    if judged and isinstance(services.judge_cache, JudgeCacheDB):
-        services.judge_cache.check()  # a corrupt cache fails here, not in every judged case
-    if job.config.user_simulator_config is not None:  # checked whether or not a case needs it
-        sim_config = parse_simulator_config(job.config.user_simulator_config, job.config_source)
-        try:
-            services.models.get(sim_config.model)
-        except ModelUnavailable as e:
-            raise DataError(job.config_source, "user_simulator_config.model", str(e)) from None
-
-
-def _canonical(name: str) -> str:
-    """The canonical spelling of a model name; a name the pool was handed a model under (not a
-    scheme) stays as it is."""
-    try:
-        return parse_model_name(name).name
-    except ModelUnavailable:
-        return name
-
-
-def _finish(header: RunSpec, results: list[EvalSetResult], judge: JudgeService,
-            services: Services, listener: Listener | None) -> Run:
-    finish_header(header, results, judge.calls, judge.prompt_tokens, services.models.limits())
-    if listener is not None:
-        t = header.totals
-        listener(RunFinished(header.run_id, t.passed, t.failed, t.not_evaluated,
-                             header.duration_seconds or 0.0))
+def _finish(header: RunSpec, results: list[EvalSetResult], totals: Totals, judge: JudgeService,
+            services: Services, sink: Sink) -> Run:
+    end_run(header, totals, judge, services)
+    for document in results:
+        sink.on_document(document)
+    sink.on_end(header)
     return Run(header, results)
 
 
@@ -114,7 +67,7 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
         raise ValueError("num_runs must be at least 1")
     metrics = job.metrics()
     check_judges(metrics, job, services)
-    judge = _judge(services, listener)
+    judge = judge_service(services, listener)
     executor = executor_for(job, services, judge, listener)  # None: the local executor
     check_has_cases(job.selections)
     check_args_match(metrics, [s.eval_set for s in job.selections], job.config_source)
@@ -130,13 +83,13 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
             sim_model = services.models.get(sim_config.model)
         except ModelUnavailable as e:
             raise DataError(job.config_source, "user_simulator_config.model", str(e)) from None
-        sim_model_name = _canonical(sim_config.model)
+        sim_model_name = canonical(sim_config.model)
 
         def simulator(scenario: ConversationScenario) -> LlmUserSimulator:
             return LlmUserSimulator(scenario, sim_model, sim_config)
 
-    roles = ModelRoles(agent=_canonical(agent_model) if kind == "builtin" and agent_model else agent_model,
-                       judge=[_canonical(n) for n in judge_models(metrics)],
+    roles = ModelRoles(agent=canonical(agent_model) if kind == "builtin" and agent_model else agent_model,
+                       judge=[canonical(n) for n in judge_models(metrics)],
                        user_simulator=sim_model_name)
     header = start_header(job, job.selections, roles, job.num_runs, job.endpoint_settings(metrics))
     header.agent = AgentInfo(name=job.app_name or adapter.name, path=job.agent_path, kind=kind)
@@ -146,27 +99,21 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
     kept = resume_from(job, journal, header) if journal is not None else {}
     total = sum(len(r.cases()) for r in requests) * job.num_runs
 
-    def journaled(result: EvalCaseResult) -> None:
-        if journal is not None:
-            journal.append(header.run_id, result.eval_set_id, result)
-
+    totals = Totals()
+    sink = Sinks([None if journal is None else Journaled(journal, fingerprint(job), total),
+                  progress(listener), totals])
     try:
-        if journal is not None:
-            journal.begin(header, fingerprint(job), total)
-        if listener is not None:
-            listener(RunStarted(header.run_id, total - len(kept)))
+        sink.on_start(header, total - len(kept))
         results = await run_evaluation(adapter, requests, num_runs=job.num_runs,
                                        parallelism=job.concurrency.cases, app_name=job.app_name,
                                        simulator=simulator, judge=judge, listener=listener,
-                                       header=header, traces=job.traces, finished=kept,
-                                       on_case_done=journaled,
+                                       header=header, traces=job.traces, finished=kept, sink=sink,
                                        case_timeout=job.case_timeout or job.config.case_timeout,
                                        executor=executor)
     except BaseException:
-        if journal is not None:  # interrupted: resumable at once, by this process or another
-            journal.release(header.run_id)
+        sink.on_abort()  # the journal releases the run: resumable at once, here or elsewhere
         raise
-    return _finish(header, results, judge, services, listener)
+    return _finish(header, results, totals, judge, services, sink)
 
 
 async def rescore(job: ScoreJob, services: Services, listener: Listener | None = None) -> Run:
@@ -175,24 +122,14 @@ async def rescore(job: ScoreJob, services: Services, listener: Listener | None =
         raise AgentEvalError("ScoreJob.expected and ScoreJob.actual are required")
     metrics = job.metrics()
     check_judges(metrics, job, services)
-    judge = _judge(services, listener)
     check_has_cases([job.expected])
     check_args_match(metrics, [job.expected.eval_set], job.config_source)
-    roles = ModelRoles(judge=[_canonical(n) for n in judge_models(metrics)])
-    header = start_header(job, [job.expected], roles, endpoints=job.endpoint_settings(metrics))
-    header.actual_file = None if job.actual_source is None else str(job.actual_source)
-    if listener is not None:
-        runs = (len(job.actual.eval_case_results) if isinstance(job.actual, EvalSetResult)
-                else len(job.actual.conversations) if isinstance(job.actual, TraceConversations)
-                else len(job.actual.eval_cases))
-        listener(RunStarted(header.run_id, runs))
-    result = await score_recorded(job.expected.eval_set, job.actual, metrics,
-                                  actual_source=job.actual_source, policy=job.config.not_evaluated,
-                                  gating=job.config.repeat_gating, judge=judge,
-                                  parallelism=job.concurrency.cases, listener=listener,
-                                  header=header)
-    header.num_runs = max((s.runs for s in result.summary), default=1)
-    return _finish(header, [result], judge, services, listener)
+    source = recorded_source(job.expected.eval_set, job.actual, job.actual_source)
+    source.cases = job.expected.case_count()
+    collected = Collected()
+    header = await rescore_source(job, metrics, services, job.expected, source,
+                                  new_document(source.eval_set_id), [collected], listener)
+    return Run(header, collected.documents)
 
 
 async def start(job: EvalJob | ScoreJob, env: Mapping[str, str], store_root: str | Path | None = None,

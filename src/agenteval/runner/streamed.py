@@ -14,20 +14,17 @@ to redo, so the two files are then read once, and a refusal part-way leaves noth
 
 from __future__ import annotations
 
-import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
-
-import anyio
 
 from agenteval.datasets.nesting import MAX_DEPTH
 from agenteval.datasets.stream import CaseStream, read_head
 from agenteval.errors import DataError
-from agenteval.runner.header import TotalsCounter, end_header, start_header
-from agenteval.runner.job import ScoreJob, judge_models
-from agenteval.runner.recorded import paired_case, result_id
+from agenteval.runner.driver import Sink, Source, Written, new_document, rescore_source
+from agenteval.runner.job import ScoreJob
+from agenteval.runner.judges import check_judges
+from agenteval.runner.recorded import paired_case
 from agenteval.runner.result_stream import (
     RunsApart,
     expected_ids,
@@ -35,8 +32,7 @@ from agenteval.runner.result_stream import (
     open_results,
     result_runs,
 )
-from agenteval.runner.run import _canonical, _judge, check_judges
-from agenteval.runner.scoring import CaseRun, score_case
+from agenteval.runner.scoring import CaseRun
 from agenteval.runner.selection import (
     Selection,
     add_tool_args,
@@ -51,16 +47,10 @@ from agenteval.schema import (
     EvalSet,
     EvalSetResult,
     EvalStatus,
-    ModelRoles,
     RunSpec,
 )
-from agenteval.schema.progress import CaseFinished, CaseStarted, Listener, RunFinished, RunStarted
-from agenteval.store.output import DocumentWriter
-from agenteval.verdicts.aggregate import summarise_case
+from agenteval.schema.progress import Listener
 from agenteval.verdicts.outcome import CaseOutcome
-
-T = TypeVar("T")
-R = TypeVar("R")
 
 _HEAD_KEYS = ("eval_set_id",)
 
@@ -150,158 +140,76 @@ def _refuse_extra(src: str | Path, ahead: dict[str, tuple[int, EvalCase]],
         raise DataError(src, f"eval_cases[{i}].eval_id", f"{eval_id!r} is not in the expected eval set")
 
 
-async def ordered_map(items: Iterator[T], fn: Callable[[T], Awaitable[R]], parallelism: int,
-                      emit: Callable[[R], None]) -> None:
-    """`emit(await fn(item))` for every item, in item order, with at most `parallelism` calls
-    running and at most 4 × `parallelism` results waiting for an earlier one (memory stays
-    bounded however many items there are). The first error (from `items`, `fn` or `emit`) stops
-    the rest and is raised as it is, not wrapped in an exception group."""
-    slots = anyio.Semaphore(4 * parallelism)
-    limiter = anyio.CapacityLimiter(parallelism)
-    done: dict[int, R] = {}
-    next_index = 0
-    failed: list[BaseException] = []
-
-    async def one(index: int, item: T, scope: anyio.CancelScope) -> None:
-        nonlocal next_index
-        try:
-            async with limiter:
-                done[index] = await fn(item)
-            while next_index in done:
-                emit(done.pop(next_index))
-                next_index += 1
-                slots.release()
-        except Exception as e:  # kept, and raised once the others are stopped
-            failed.append(e)
-            scope.cancel()
-
-    async with anyio.create_task_group() as tg:
-        try:
-            for index, item in enumerate(items):
-                await slots.acquire()
-                tg.start_soon(one, index, item, tg.cancel_scope)
-        except Exception as e:  # as above
-            failed.append(e)
-            tg.cancel_scope.cancel()
-    if failed:
-        raise failed[0]
-
-
 Targets = Callable[[EvalSetResult], Sequence[Path]]
 
 
 async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: str | Path,
                         services: Services, output: str | Path | Targets | None = None,
                         listener: Listener | None = None, keep: int = 50,
-                        on_case: Callable[[CaseOutcome], None] | None = None) -> StreamedRun:
+                        outputs: Sequence[Sink] = ()) -> StreamedRun:
     """Scores what the agent did, at `actual_path` (an eval set of actual conversations, or a
     result document whose recorded runs are re-scored), against the expected eval set at
     `expected_path`, streaming the result document to `output`: a path, or a function of the
-    document (its id) giving the paths to write it to; none written when None. `on_case` gets
-    each case's outcome (its verdict and runs) once its last run is scored. A result
-    document whose runs of one case are apart raises `RunsApart` (see `result_stream`),
-    nothing written."""
+    document (its id) giving the paths to write it to; none written when None. `outputs` hear
+    the run case by case (`runner.driver.Sink`). A result document whose runs of one case are
+    apart raises `RunsApart` (see `result_stream`), nothing written."""
     metrics = job.metrics()
     check_judges(metrics, job, services)
     shell, expected = open_eval_set(expected_path)
-    if is_result_document(actual_path):
-        results = open_results(actual_path)
-        cases = expected_ids(expected)
-
-        def case_runs() -> Iterator[CaseRun]:
-            return result_runs(expected, results, shell.eval_set_id)
-    else:
-        _, actual = open_eval_set(actual_path)
-        cases = 0
-
-        def case_runs() -> Iterator[CaseRun]:
-            return pair_streams(expected, actual, shell.eval_set_id)
+    source = file_source(shell.eval_set_id, expected, actual_path)
     if uses_args_match(metrics):  # the tools and arguments it names must be in expected calls
         args: dict[str, set[str]] = {}
         for _, case in expected:
             add_tool_args(case, args)
         check_args_table(metrics, args, job.config_source)
-    judged = any(m.build().is_async for m in metrics)
-    total = 0
-    if judged:  # everything is read and checked before the first judge call
-        total = sum(1 for _ in case_runs())
-    judge = _judge(services, listener)
-    roles = ModelRoles(judge=[_canonical(n) for n in judge_models(metrics)])
-    header = start_header(job, [Selection(Path(expected_path), shell)], roles,
-                          endpoints=job.endpoint_settings(metrics))
-    header.actual_file = str(actual_path)
-    rid = result_id(shell.eval_set_id)
-    document = EvalSetResult(eval_set_result_id=rid, eval_set_result_name=rid.replace("/", "_"),
-                             eval_set_id=shell.eval_set_id)
+    document = new_document(shell.eval_set_id)
     paths = [Path(output)] if isinstance(output, (str, Path)) else \
         list(output(document)) if output is not None else []
-    writer = DocumentWriter(paths, document) if paths else None
-    if listener is not None:
-        listener(RunStarted(header.run_id, total))  # 0: not known yet
-    policy, gating = job.config.not_evaluated, job.config.repeat_gating
-    counter = TotalsCounter()
-    out = StreamedRun(header, document, paths)
-    group: list[EvalCaseResult] = []  # the runs of the case being scored
-
-    async def score(run: CaseRun) -> tuple[EvalCaseResult, float]:
-        started = time.monotonic()
-        if listener is not None:
-            listener(CaseStarted(run.eval_set_id, run.case.eval_id, run.run_index))
-        return await score_case(run, metrics, policy, judge), started
-
-    def close_case() -> None:
-        """Summarises the case whose runs are all scored."""
-        summary = summarise_case(group[0].eval_id, group, gating, policy == "ignore")
-        outcome = CaseOutcome(group[0].eval_set_id, gating, summary, list(group))
-        counter.add(outcome)
-        if on_case is not None:
-            on_case(outcome)
-        if writer is not None:
-            writer.add_summary(summary)
-        if len(out.summaries) < keep:
-            out.summaries.append(summary)
-        if summary.final_eval_status != EvalStatus.PASSED:
-            out.not_passed += group[:keep - len(out.not_passed)]
-        group.clear()
-
-    def emit(scored: tuple[EvalCaseResult, float]) -> None:
-        result, started = scored
-        if group and group[0].eval_id != result.eval_id:
-            close_case()
-        group.append(result)
-        if writer is not None:
-            writer.add(result)
-        if len(out.first) < keep:
-            out.first.append(result)
-        if listener is not None:
-            listener(CaseFinished(result.eval_set_id, result.eval_id, result.run_index,
-                                  result.final_eval_status, time.monotonic() - started,
-                                  result.error_message))
-
-    try:
-        if judged:
-            await ordered_map(case_runs(), score, job.concurrency.cases, emit)
-        else:  # deterministic criteria only: no point paying for tasks
-            for run in case_runs():
-                emit(await score(run))
-        if group:
-            close_case()
-        header.eval_sets[0].cases = cases or counter.cases
-        header.num_runs = max(counter.max_runs, 1)
-        end_header(header, counter.totals(judge.calls, judge.prompt_tokens), services.models.limits())
-        out.document = document.model_copy(update={"creation_timestamp": time.time(),
-                                                   "gating": gating, "run": header})
-        if writer is not None:
-            writer.commit(out.document)
-    except BaseException:
-        if writer is not None:
-            writer.abort()
-        raise
-    if listener is not None:
-        t = header.totals
-        listener(RunFinished(header.run_id, t.passed, t.failed, t.not_evaluated,
-                             header.duration_seconds or 0.0))
-    return out
+    kept = Kept(keep)
+    written = Written(paths, document) if paths else None
+    header = await rescore_source(job, metrics, services, Selection(Path(expected_path), shell),
+                                  source, document, [s for s in (written, kept) if s] + [*outputs],
+                                  listener)
+    return StreamedRun(header, kept.document or document, paths, kept.first, kept.summaries,
+                       kept.not_passed)
 
 
-__all__ = ["RunsApart", "StreamedRun", "open_eval_set", "ordered_map", "pair_streams", "rescore_files"]
+def file_source(eval_set_id: str, expected: CaseStream[EvalCase], actual_path: str | Path) -> Source:
+    """The runs at `actual_path` (a result document's, or an eval set's of actual conversations)
+    read a case at a time, each paired with its expected case."""
+    if is_result_document(actual_path):
+        results = open_results(actual_path)
+        return Source(eval_set_id, lambda: result_runs(expected, results, eval_set_id),
+                      cases=expected_ids(expected), actual_file=str(actual_path))
+    _, actual = open_eval_set(actual_path)
+    return Source(eval_set_id, lambda: pair_streams(expected, actual, eval_set_id),
+                  actual_file=str(actual_path))
+
+
+class Kept(Sink):
+    """What a report shows of a streamed run: the first `keep` case runs, the first `keep` that
+    did not pass and the first `keep` verdicts; the document without its lists."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self.first: list[EvalCaseResult] = []
+        self.summaries: list[CaseSummary] = []
+        self.not_passed: list[EvalCaseResult] = []
+        self.document: EvalSetResult | None = None
+
+    def on_case_run(self, result: EvalCaseResult, seconds: float) -> None:
+        if len(self.first) < self.keep:
+            self.first.append(result)
+
+    def on_case(self, outcome: CaseOutcome) -> None:
+        if len(self.summaries) < self.keep:
+            self.summaries.append(outcome.summary)
+        if outcome.status != EvalStatus.PASSED:
+            self.not_passed += outcome.runs[:self.keep - len(self.not_passed)]
+
+    def on_document(self, document: EvalSetResult) -> None:
+        self.document = document
+
+
+__all__ = ["Kept", "RunsApart", "StreamedRun", "file_source", "open_eval_set", "pair_streams",
+           "rescore_files"]

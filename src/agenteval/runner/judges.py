@@ -1,0 +1,66 @@
+"""A run's judges: checked up front (`check_judges`), built from the run's services
+(`judge_service`), and named in the run header by their canonical model names (`canonical`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agenteval.criteria import ConfiguredMetric
+from agenteval.criteria.judge import JudgeService
+from agenteval.errors import DataError
+from agenteval.models import ModelUnavailable, parse_model_name
+from agenteval.runner.job import JobOptions
+from agenteval.runner.services import Services
+from agenteval.schema import LlmAsAJudgeCriterion
+from agenteval.schema.progress import Listener
+from agenteval.simulation import parse_simulator_config
+from agenteval.store import JudgeCacheDB
+
+
+def judge_service(services: Services, listener: Listener | None = None) -> JudgeService:
+    """The run's judge: its models from the run's pool, verdicts cached where services say."""
+    return JudgeService(services.models.get, services.judge_cache, listener=listener)
+
+
+def check_judges(metrics: Sequence[ConfiguredMetric], job: JobOptions, services: Services) -> None:
+    """Resolves every judge model (and the user simulator's) up front, so a bad name or a
+    missing key fails before any work, naming where the name came from (the flag, or the config
+    file and key). `run` and `rescore` do it first; a front end may do it even before loading
+    the eval sets."""
+    for m in metrics:
+        if not isinstance(m.criterion, LlmAsAJudgeCriterion):
+            continue
+        options = m.criterion.judge_model_options
+        for key, name, flag in (("judge_model", options.judge_model, job.judge_model),
+                                ("escalate_to", options.escalate_to, job.escalate_judge_model)):
+            if not name:
+                continue
+            try:
+                services.models.get(name)
+            except ModelUnavailable as e:
+                if flag:
+                    raise DataError(None, "--judge_model" if key == "judge_model" else
+                                    "--escalate_judge_model", str(e)) from None
+                raise DataError(job.config_source, f"criteria.{m.name}.judge_model_options.{key}",
+                                str(e)) from None
+    judged = any(isinstance(m.criterion, LlmAsAJudgeCriterion) for m in metrics)
+    if judged and isinstance(services.judge_cache, JudgeCacheDB):
+        services.judge_cache.check()  # a corrupt cache fails here, not in every judged case
+    if job.config.user_simulator_config is not None:  # checked whether or not a case needs it
+        sim_config = parse_simulator_config(job.config.user_simulator_config, job.config_source)
+        try:
+            services.models.get(sim_config.model)
+        except ModelUnavailable as e:
+            raise DataError(job.config_source, "user_simulator_config.model", str(e)) from None
+
+
+def canonical(name: str) -> str:
+    """The canonical spelling of a model name; a name the pool was handed a model under (not a
+    scheme) stays as it is."""
+    try:
+        return parse_model_name(name).name
+    except ModelUnavailable:
+        return name
+
+
+__all__ = ["canonical", "check_judges", "judge_service"]
