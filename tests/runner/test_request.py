@@ -65,3 +65,22 @@ def test_a_request_is_data() -> None:
         RunRequest.model_validate({"eval_sets": [], "num_run": 2})
     schema = RunRequest.model_json_schema()
     assert schema["properties"]["case_timeout"]["description"]  # documented field by field
+
+
+def test_metrics_are_resolved_once_per_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    import agenteval.runner.job as job_module
+
+    calls: list[object] = []
+    real = job_module.resolve_metrics
+
+    def counting(*args: object) -> object:
+        calls.append(args)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(job_module, "resolve_metrics", counting)
+    job = plan(RunRequest(), *request_config(RunRequest(), None), command="api")
+    first = job.metrics()
+    assert [m.name for m in job.metrics()] == [m.name for m in first] and len(calls) == 1
+    job.config = job.config.model_copy(update={"criteria": {"response_match_score": 0.5}})
+    assert [m.name for m in job.metrics() if not m.spec.informational] == ["response_match_score"]
+    assert len(calls) == 2  # a new config is resolved again

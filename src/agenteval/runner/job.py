@@ -83,6 +83,10 @@ class JobOptions:
     judge_attempts: int | None = None
     command: RunCommand = "api"
     argv: list[str] | None = None
+    # (what they were resolved from, the metrics): see `metrics`. The config object is held by
+    # the key's id only while this job holds the config, so the id cannot be reused meanwhile.
+    _resolved: tuple[tuple[int, str | None, str | None, str | None], list[ConfiguredMetric]] | None = field(
+        default=None, repr=False, compare=False)
 
     def _canonical(self, name: str) -> str:
         try:
@@ -98,9 +102,15 @@ class JobOptions:
         return {**limits, **self.concurrency.model_calls}
 
     def metrics(self) -> list[ConfiguredMetric]:
-        """The config's metrics (informational ones included), judges overridden."""
-        return with_judge_model(resolve_metrics(self.config, self.config_source), self.judge_model,
-                                self.escalate_judge_model)
+        """The config's metrics (informational ones included), judges overridden: resolved once
+        per (config, source, judge overrides), so every step of a run (checks, header, scoring,
+        the executors) works from the same list; a changed config is resolved again."""
+        key = (id(self.config), self.config_source, self.judge_model, self.escalate_judge_model)
+        if self._resolved is None or self._resolved[0] != key:
+            resolved = with_judge_model(resolve_metrics(self.config, self.config_source), self.judge_model,
+                                        self.escalate_judge_model)
+            self._resolved = (key, resolved)
+        return list(self._resolved[1])
 
     def endpoint_settings(self, metrics: Sequence[ConfiguredMetric]) -> dict[str, EndpointOptions]:
         """Settings per endpoint (canonical model names): the config's `endpoints`, then
