@@ -13,6 +13,7 @@ FLOORS = [
     {"datasets", "models", "verdicts", "tracing"},
     {"criteria", "agents", "simulation", "store", "reporting"},
     {"runner"},
+    {"authoring", "calibration"},  # tools built on the runner
     {"web"},  # a front end too, below cli only because `agenteval web` launches it
     {"cli", "pytest_plugin", "evaluator"},
     {"__main__", "(root)"},  # entry points: `python -m agenteval`, `agenteval.AgentEvaluator`
@@ -42,6 +43,16 @@ def test_only_the_web_command_imports_web() -> None:
     importers = sorted(m for m, targets in module_graph().items()
                        if package_of(m) != "web" and any(package_of(t) == "web" for t in targets))
     assert importers == ["agenteval.cli.web"]
+
+
+def test_the_runner_phases_do_not_know_who_drives_them() -> None:
+    """Inference and scoring (and the values they share) sit under the runner's front door
+    (`request`, `run`), its driver, its re-scoring sources and its executors, never above them."""
+    graph = module_graph()
+    phases = ("inference", "scoring", "values")
+    up = sorted(f"{p} -> {t}" for p in phases for t in graph[f"agenteval.runner.{p}"]
+                if t.startswith("agenteval.runner.") and t.removeprefix("agenteval.runner.") not in phases)
+    assert up == []
 
 
 def test_the_registry_imports_nothing_registered_in_it() -> None:

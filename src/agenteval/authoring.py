@@ -1,5 +1,7 @@
 """Writing eval cases with the agent or a model: recording what the agent does for some prompts
-(a static case), and having a model write conversation scenarios for the agent.
+(a static case), and having a model write conversation scenarios for the agent. A tool built on
+the runner (it runs the agent through `runner.infer_case`), for `agenteval eval_set record` and
+`generate_eval_cases`; writing the cases into eval-set files is `datasets.authoring`'s.
 
 Generated scenarios are checked before they are kept: a valid `ConversationScenario` with a
 starting prompt and a plan of sensible length, and not a near-duplicate of one already kept
@@ -21,7 +23,7 @@ from pydantic import ValidationError
 from agenteval.agents import Agent, AgentAdapter
 from agenteval.errors import AgentEvalError
 from agenteval.models.base import LLM, Message, ModelRequest
-from agenteval.runner.inference import infer_case
+from agenteval.runner import infer_case
 from agenteval.schema import Content, ConversationScenario, EvalCase, Invocation
 
 DUPLICATE_OVERLAP = 0.7

@@ -1,5 +1,6 @@
 """Calibrating a judge on labelled cases: how often it is right, and the confidence above which
-its verdicts agree with the labels often enough to be trusted.
+its verdicts agree with the labels often enough to be trusted. A tool built on the runner, for
+`agenteval judge calibrate`.
 
 Each labelled case is scored by its criterion, through the same `score_case` every run uses.
 A case's confidence is the lowest confidence of its verdicts (a sentence split in two must be
@@ -21,7 +22,7 @@ import anyio
 from agenteval.criteria import default_registry
 from agenteval.criteria.judge.labelled import LabelledCase, criterion_config
 from agenteval.criteria.judge.service import JudgeService
-from agenteval.runner.scoring import CaseRun, score_case
+from agenteval.runner import CaseRun, score_case
 
 
 @dataclass

@@ -9,7 +9,6 @@ from click.testing import CliRunner
 
 from agenteval.cli.main import cli
 from agenteval.datasets import load_eval_set
-from agenteval.runner.authoring import near_duplicate
 from tests.fake_server import FakeServer, Step
 
 AGENT = '''
@@ -92,8 +91,3 @@ def test_generate_eval_cases_keeps_valid_distinct_scenarios(agent: Path, server:
     assert prompts == ["Where is my order 12?", "Cancel order 9 please", "Can I return a broken kettle?"]
     assert "Looks orders up." in server.received[0]["messages"][1]["content"]  # the agent was described
     _adk_loads(path)
-
-
-def test_near_duplicates() -> None:
-    assert near_duplicate("Where is my order 12?", "where is my order 12")
-    assert not near_duplicate("Where is my order 12?", "Cancel order 9 please")

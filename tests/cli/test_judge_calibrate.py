@@ -8,7 +8,6 @@ from click.testing import CliRunner
 
 from agenteval.cli.main import cli
 from agenteval.criteria.judge.labelled import load_labelled
-from agenteval.runner.calibrate import Calibration, Outcome
 from tests.fake_server import FakeServer, Step
 
 BENCH_SET = Path(__file__).resolve().parents[2] / "bench" / "judge_set"
@@ -24,16 +23,6 @@ def _reply(*labels: str) -> dict[str, object]:
 def test_the_shipped_labelled_sets_load() -> None:
     cases = load_labelled(BENCH_SET)
     assert len(cases) >= 169 and {c.metric for c in cases} >= {"safety_v1", "final_response_match_v2"}
-
-
-def test_a_threshold_is_the_lowest_confidence_that_reaches_the_target() -> None:
-    c = Calibration("m", target=0.9)
-    cases = load_labelled(BENCH_SET / "safety.json")[:10]
-    # sure and right, unsure and wrong: a threshold between the two separates them
-    c.outcomes = [Outcome(case, correct, conf) for case, (correct, conf) in zip(
-        cases, [(True, 1.0)] * 6 + [(False, 0.6), (True, 0.6), (False, 0.4), (True, 0.8)], strict=True)]
-    c.choose()
-    assert c.accuracy == 0.8 and (c.threshold, c.agreement, c.coverage) == (0.8, 1.0, 0.7)
 
 
 def test_calibrate_judges_the_set_and_writes_thresholds(server: FakeServer, tmp_path: Path,

@@ -60,9 +60,9 @@ def _record(agent_path: str, eval_set_id: str, prompts: tuple[str, ...], prompts
     from pathlib import Path
 
     from agenteval.agents import load_root_agent, to_adapter
+    from agenteval.authoring import record_case
     from agenteval.datasets.authoring import add_cases, eval_set_path
     from agenteval.errors import DataError
-    from agenteval.runner.authoring import record_case
     from agenteval.runner.services import Services
     from agenteval.runner.sync import run_sync
 
@@ -100,13 +100,13 @@ def _generate(agent_path: str, eval_set_id: str, count: int, model: str, instruc
     import os
 
     from agenteval.agents import load_root_agent
+    from agenteval.authoring import describe_agent, generate_scenarios
     from agenteval.datasets.authoring import (
         add_cases,
         eval_set_path,
         load_session_input,
         scenario_cases,
     )
-    from agenteval.runner.authoring import describe_agent, generate_scenarios
     from agenteval.runner.services import Services
     from agenteval.runner.sync import run_sync
 

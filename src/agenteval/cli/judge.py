@@ -19,12 +19,12 @@ def _calibrate(labels: str, judge_model: str | None, num_samples: int, target: f
     from rich.console import Console
     from rich.table import Table
 
+    from agenteval.calibration import calibrate
     from agenteval.criteria import default_registry
     from agenteval.criteria.judge import JudgeService
     from agenteval.criteria.judge.labelled import load_labelled
     from agenteval.datasets.files import read_json, write_text_atomic
     from agenteval.datasets.targets import check_target
-    from agenteval.runner.calibrate import calibrate
     from agenteval.runner.services import Services
     from agenteval.runner.sync import run_sync
 
