@@ -54,7 +54,7 @@ def _runs_table(rows: list[RunRow]) -> RenderableType:
     shows every field)."""
     from rich.text import Text
 
-    from agenteval.reporting.console import ByWidth, Col, fit_table
+    from agenteval.reporting.tables import ByWidth, Col, fit_table
 
     cells: dict[str, list[Text]] = {
         "run id": [Text(r.run_id) for r in rows],
@@ -161,7 +161,7 @@ def _fields_table(title: str, fields: list[tuple[str, str]]) -> RenderableType:
     the most room. Values fold."""
     from rich.text import Text
 
-    from agenteval.reporting.console import ByWidth, Col, fit_table, pack
+    from agenteval.reporting.tables import ByWidth, Col, fit_table, pack
 
     def wrapped(name: str, width: int) -> str:
         parts = name.split(".")
@@ -181,7 +181,7 @@ def _fields_table(title: str, fields: list[tuple[str, str]]) -> RenderableType:
 def _failing_table(rows: list[tuple[str, str, str]]) -> RenderableType:
     """Cases not passed: eval id, status, and why (one criterion problem a line; words wrap,
     a long eval id folds)."""
-    from agenteval.reporting.console import ID_FLOOR, ByWidth, Col, fit_table
+    from agenteval.reporting.tables import ID_FLOOR, ByWidth, Col, fit_table
 
     cols = (Col("eval id", floor=ID_FLOOR), Col("status"), Col("why", floor=20))
     return ByWidth(lambda width: fit_table(

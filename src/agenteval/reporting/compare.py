@@ -20,7 +20,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from agenteval.reporting.console import format_score
+from agenteval.reporting.format import format_score
 from agenteval.reporting.markdown import md_escape
 from agenteval.reporting.outcome import ci_text
 from agenteval.schema import EvalSetResult, EvalStatus, MetricSummary

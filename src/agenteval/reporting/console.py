@@ -1,23 +1,23 @@
 """Console report: the run summary, a per-case criterion table, and per-invocation details.
 
 Functions build rich renderables; printing them is the front end's job. The tables are built
-for the width they are printed at (`ByWidth`, `fit_table`): at 80 columns they change layout
-rather than break criterion names mid-word or squeeze columns to nothing.
+for the width they are printed at (`reporting.tables`): at 80 columns they change layout rather
+than break criterion names mid-word or squeeze columns to nothing. Values, calls and scores are
+written as every report writes them (`reporting.format`).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, overload
 
 from rich.cells import cell_len
-from rich.console import Console, ConsoleOptions, Group, JustifyMethod, RenderableType, RenderResult
-from rich.measure import Measurement
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from agenteval.reporting.format import format_calls, format_score
+from agenteval.reporting.tables import ID_FLOOR, ByWidth, Col, fit_table, pack
 from agenteval.reporting.trace import trace_tree
 from agenteval.schema import (
     CaseSummary,
@@ -25,8 +25,6 @@ from agenteval.schema import (
     EvalMetricResult,
     EvalSetResult,
     EvalStatus,
-    FunctionCall,
-    Invocation,
     MetricSummary,
     content_text,
 )
@@ -43,137 +41,7 @@ def status_text(status: EvalStatus) -> Text:
     return Text(status.name, style=_STYLE[status])
 
 
-def format_value(value: Any) -> str:
-    """A compact, readable value: JSON for containers and strings, repr otherwise."""
-    if isinstance(value, (dict, list, str)):
-        return json.dumps(value, ensure_ascii=False)
-    return repr(value)
-
-
-def format_call(call: FunctionCall) -> str:
-    """`name(arg=value, ...)`."""
-    args = ", ".join(f"{k}={format_value(v)}" for k, v in (call.args or {}).items())
-    return f"{call.name}({args})"
-
-
-def format_calls(inv: Invocation | None) -> str:
-    return "\n".join(format_call(c) for c in inv.tool_calls()) if inv else ""
-
-
-def format_score(score: float | None) -> str:
-    if score is None:
-        return "-"
-    return f"{score:.4g}"
-
-
-# --- fitting tables to the terminal ---------------------------------------------------------
-
-# Long ids fold to no narrower than this before a table switches to a narrower layout: a
-# 20-column id folded once or twice still reads; a 6-column one does not.
-ID_FLOOR = 20
 INDENT = "  "  # criteria under their case in the grouped layouts
-
-
-class ByWidth:
-    """A renderable built for the width it is printed at: `build(width)` runs when rich renders
-    (or measures) it, so one report reads well on an 80-column terminal and a 200-column one."""
-
-    def __init__(self, build: Callable[[int], RenderableType]) -> None:
-        self.build = build
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield self.build(options.max_width)
-
-    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        return Measurement.get(console, options, self.build(options.max_width))
-
-
-@dataclass(frozen=True)
-class Col:
-    """A column for `fit_table`. `floor`: the narrowest it may wrap (at spaces) or fold to; None
-    means its widest line, so it never wraps. Its header wraps only at spaces."""
-
-    header: str
-    justify: JustifyMethod = "left"
-    floor: int | None = None
-    style: str = ""
-
-
-def text_width(cell: str | Text) -> int:
-    """The width of the widest line of `cell`."""
-    plain = cell.plain if isinstance(cell, Text) else cell
-    return max(cell_len(line) for line in plain.split("\n"))
-
-
-def fit_widths(naturals: Sequence[int], floors: Sequence[int], room: int) -> list[int] | None:
-    """Column widths summing to at most `room`: each column at its natural width where room
-    allows, else the widest of those above their floor narrowed first (so one long message
-    gives way before short columns do); None when the floors alone exceed `room`."""
-    floors = [min(f, n) for f, n in zip(floors, naturals, strict=True)]
-    if sum(floors) > room:
-        return None
-    widths = list(naturals)
-    excess = sum(widths) - room
-    while excess > 0:
-        shrinkable = [j for j in range(len(widths)) if widths[j] > floors[j]]
-        i = max(shrinkable, key=widths.__getitem__)
-        if any(widths[j] == widths[i] for j in shrinkable if j != i):
-            step = 1  # tied widest columns take turns, so they end up even
-        else:  # down to the next widest shrinkable column, or to the floor, in one step
-            step = widths[i] - max([floors[i], *(widths[j] for j in shrinkable if j != i)])
-        step = min(step, excess)
-        widths[i] -= step
-        excess -= step
-    return widths
-
-
-@overload
-def fit_table(cols: Sequence[Col], rows: Sequence[Sequence[str | Text]], width: int, *,
-              force: Literal[True], **kwargs: Any) -> Table: ...
-
-
-@overload
-def fit_table(cols: Sequence[Col], rows: Sequence[Sequence[str | Text]], width: int, *,
-              force: bool = False, **kwargs: Any) -> Table | None: ...
-
-
-def fit_table(cols: Sequence[Col], rows: Sequence[Sequence[str | Text]], width: int, *,
-              force: bool = False, **kwargs: Any) -> Table | None:
-    """`rows` under `cols` as a table (Table keyword arguments in `kwargs`) no wider than
-    `width`, at the widths `fit_widths` gives. When even the floors do not fit: None; or, with
-    `force` (the last resort of a narrowest layout), the columns that may wrap narrowed past
-    their floors (down to their headers' longest word) while the others stay whole, and when
-    that fails too, the table left to rich to squeeze."""
-    naturals = [max([cell_len(c.header), *(text_width(r[i]) for r in rows)]) for i, c in enumerate(cols)]
-    words = [max(cell_len(w) for w in c.header.split() or [""]) for c in cols]
-    floors = [max(words[i], naturals[i] if c.floor is None else c.floor) for i, c in enumerate(cols)]
-    # A boxed table with one space of padding each side spends 3 columns per column, plus 1.
-    room = width - 3 * len(cols) - 1
-    widths = fit_widths(naturals, floors, room)
-    if widths is None and not force:
-        return None
-    if widths is None:
-        widths = fit_widths(naturals, [naturals[i] if c.floor is None else words[i]
-                                       for i, c in enumerate(cols)], room)
-    table = Table(**kwargs)
-    for i, c in enumerate(cols):
-        table.add_column(c.header, justify=c.justify, style=c.style, overflow="fold",
-                         width=None if widths is None else widths[i])
-    for row in rows:
-        table.add_row(*row)
-    return table
-
-
-def pack(pieces: Iterable[str], width: int, sep: str = "") -> str:
-    """`pieces` joined by `sep` into lines of at most `width` where possible, breaking only
-    between pieces: dotted keys at their dots, labelled statistics between labels."""
-    lines: list[str] = []
-    for piece in pieces:
-        if lines and cell_len(lines[-1] + sep + piece) <= width:
-            lines[-1] += sep + piece
-        else:
-            lines.append(piece)
-    return "\n".join(lines)
 
 
 def _longest(names: Iterable[str], least: int = 0) -> int:

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from html import escape
 
-from agenteval.reporting.console import format_score
+from agenteval.reporting.format import format_score
 from agenteval.reporting.outcome import (
     call_lines,
     ci_text,

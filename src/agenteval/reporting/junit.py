@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from agenteval.datasets.targets import TargetWriter
-from agenteval.reporting.console import format_score
+from agenteval.reporting.format import format_score
 from agenteval.reporting.outcome import ci_text, problems
 from agenteval.schema import EvalSetResult, EvalStatus
 from agenteval.verdicts.outcome import CaseOutcome, outcomes

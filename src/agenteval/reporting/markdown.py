@@ -13,7 +13,7 @@ import html
 import re
 from collections.abc import Sequence
 
-from agenteval.reporting.console import format_score
+from agenteval.reporting.format import format_score
 from agenteval.reporting.outcome import ci_text, problems
 from agenteval.schema import EvalSetResult, EvalStatus
 from agenteval.verdicts.outcome import CaseOutcome, SetCounts, outcomes, set_counts

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agenteval.reporting.console import format_call, format_score
+from agenteval.reporting.format import format_call, format_score
 from agenteval.schema import (
     EvalCaseResult,
     EvalMetricResult,
