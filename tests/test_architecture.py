@@ -46,10 +46,11 @@ def test_only_the_web_command_imports_web() -> None:
 
 
 def test_the_runner_phases_do_not_know_who_drives_them() -> None:
-    """Inference and scoring (and the values they share) sit under the runner's front door
-    (`request`, `run`), its driver, its re-scoring sources and its executors, never above them."""
+    """Inference (with its turns recorded), scoring and the values they share sit under the
+    runner's front door (`request`, `run`), its driver, its re-scoring sources and its
+    executors, never above them."""
     graph = module_graph()
-    phases = ("inference", "scoring", "values")
+    phases = ("inference", "turns", "scoring", "values")
     up = sorted(f"{p} -> {t}" for p in phases for t in graph[f"agenteval.runner.{p}"]
                 if t.startswith("agenteval.runner.") and t.removeprefix("agenteval.runner.") not in phases)
     assert up == []

@@ -12,13 +12,13 @@ import anyio
 from agenteval.agents.base import AgentAdapter, SessionSpec, TurnResult
 from agenteval.errors import describe
 from agenteval.runner.scoring import CaseRun
-from agenteval.runner.values import make_model_safe, make_safe
+from agenteval.runner.turns import record_turn
+from agenteval.runner.values import make_safe
 from agenteval.schema import (
     Content,
     ConversationScenario,
     EvalCase,
     Invocation,
-    InvocationEvents,
     content_text,
 )
 from agenteval.simulation import LlmUserSimulator
@@ -150,28 +150,10 @@ async def _converse(adapter: AgentAdapter, case: EvalCase, spec: SessionSpec, ru
                     recorded.set("output.value", content_text(turn.final_response))
             elapsed = time.perf_counter() - started
             observe(turn)
-            model_s, tool_s = turn.model_seconds, turn.tool_seconds
+            fig = None  # the figures of the turn's span, when it was traced
             if recorded is not None and (current := current_recorder()) is not None:
-                # The one source of the figures: the spans (an adapter that records none keeps
-                # the seconds it measured itself).
                 fig = figures(current.trace, recorded.span)
-                elapsed = fig.duration if fig.duration is not None else elapsed
-                if fig.model_seconds is not None or fig.tool_seconds is not None:
-                    model_s, tool_s = fig.model_seconds, fig.tool_seconds
-            invocation = Invocation(
-                invocation_id=f"{spec.session_id}-{i}",
-                user_content=user_content,
-                final_response=turn.final_response,
-                intermediate_data=InvocationEvents(invocation_events=turn.events),
-                creation_timestamp=time.time(),
-                duration=round(elapsed, 3),
-                model_duration=None if model_s is None else round(model_s, 3),
-                tool_duration=None if tool_s is None else round(tool_s, 3),
-                app_details=turn.app_details,
-            )
-            # What the agent produced is made JSON-safe here, where it enters, so that writing
-            # the result can never fail on one case's value (see runner.values).
-            make_model_safe(invocation, f"invocation {i}", run.warnings)
+            invocation = record_turn(spec.session_id, i, user_content, turn, elapsed, fig, run.warnings)
             run.actual.append(invocation)
             if on_turn is not None:
                 on_turn(invocation)

@@ -21,8 +21,9 @@ from agenteval.errors import DataError, describe
 from agenteval.models import ModelUnavailable, parse_model_name
 from agenteval.models.scripted import ScriptedModel
 from agenteval.runner import Services
-from agenteval.runner.values import make_model_safe, make_safe
-from agenteval.schema import Content, Invocation, InvocationEvents, content_text
+from agenteval.runner.turns import record_turn
+from agenteval.runner.values import make_safe
+from agenteval.schema import Content, content_text
 from agenteval.store.sessions import ChatSession, ChatTurn
 from agenteval.tracing import TraceRecorder, recording, span
 from agenteval.tracing.figures import figures
@@ -90,23 +91,9 @@ class ChatService:
             except (Exception, SystemExit) as e:  # the agent's failure is the turn's, not the server's
                 error = describe(e)
         elapsed = time.perf_counter() - started
-        model_s = result.model_seconds if result else None
-        tool_s = result.tool_seconds if result else None
-        if recorded is not None:  # the spans are the one source of the figures, as in eval runs
-            fig = figures(recorder.trace, recorded.span)
-            elapsed = fig.duration if fig.duration is not None else elapsed
-            if fig.model_seconds is not None or fig.tool_seconds is not None:
-                model_s, tool_s = fig.model_seconds, fig.tool_seconds
-        invocation = Invocation(
-            invocation_id=f"{session.id}-{index}", user_content=user,
-            final_response=result.final_response if result else None,
-            intermediate_data=InvocationEvents(invocation_events=result.events if result else []),
-            creation_timestamp=time.time(), duration=round(elapsed, 3),
-            model_duration=None if model_s is None else round(model_s, 3),
-            tool_duration=None if tool_s is None else round(tool_s, 3),
-            app_details=result.app_details if result else None)
+        fig = figures(recorder.trace, recorded.span) if recorded is not None else None
         warnings: list[str] = []
-        make_model_safe(invocation, f"invocation {index}", warnings)
+        invocation = record_turn(session.id, index, user, result, elapsed, fig, warnings)
         if live.session is not None:
             try:
                 session.state = make_safe(live.session.state(), "session state", warnings)
