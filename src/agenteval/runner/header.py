@@ -10,10 +10,9 @@ from functools import cache
 
 from agenteval.runner.job import JobOptions
 from agenteval.runner.selection import Selection
-from agenteval.schema import EndpointOptions, EvalSetResult, EvalStatus
+from agenteval.schema import EndpointOptions, EvalStatus
 from agenteval.schema.run import EvalSetRef, ModelRoles, RunSpec, RunTotals
 from agenteval.store import file_sha256
-from agenteval.verdicts import outcomes
 from agenteval.verdicts.outcome import CaseOutcome
 
 
@@ -89,15 +88,6 @@ class TotalsCounter:
             judge_escalated=self.escalated)
 
 
-def totals(results: Sequence[EvalSetResult], judge_calls: int, judge_prompt_tokens: int) -> RunTotals:
-    """Counts over every eval set's results (verdicts by case, over repeated runs)."""
-    counter = TotalsCounter()
-    for r in results:
-        for case in outcomes(r):
-            counter.add(case)
-    return counter.totals(judge_calls, judge_prompt_tokens)
-
-
 def end_header(header: RunSpec, run_totals: RunTotals, model_calls: dict[str, int]) -> RunSpec:
     """The header completed in place with its end time, duration, the limits the endpoints
     actually had, and `run_totals`."""
@@ -108,12 +98,4 @@ def end_header(header: RunSpec, run_totals: RunTotals, model_calls: dict[str, in
     return header
 
 
-def finish_header(header: RunSpec, results: Sequence[EvalSetResult], judge_calls: int,
-                  judge_prompt_tokens: int, model_calls: dict[str, int]) -> RunSpec:
-    """The header completed in place (every document of the run holds this same object):
-    end time, duration, the limits the endpoints actually had, and the totals."""
-    return end_header(header, totals(results, judge_calls, judge_prompt_tokens), model_calls)
-
-
-__all__ = ["TotalsCounter", "agenteval_version", "end_header", "finish_header", "new_run_id",
-           "start_header", "totals"]
+__all__ = ["TotalsCounter", "agenteval_version", "end_header", "new_run_id", "start_header"]
