@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import random
 import tempfile
 from collections import Counter
@@ -90,7 +91,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "agent.py").write_text("def root_agent(text, state):\n    return 'ok'\n")
-        for trial in range(args.n):
+        for _ in range(args.n):
             target = rng.choice(["expected", "actual", "config"])
             base = {"expected": expected, "actual": actual, "config": config}[target]
             text, what = _mutate(base, rng)
@@ -100,15 +101,12 @@ def main() -> None:
             files[name] = text
             for rel, content in files.items():
                 (root / rel).write_text(content, encoding="utf-8", errors="surrogatepass")
-            commands = [["score", "e.evalset.json", "--actual", "a.evalset.json", "--config_file_path", "c.json",
-                         "-o", "out.json"],
-                        ["score", "e.evalset.json", "--actual", "a.evalset.json", "--config_file_path", "c.json",
-                         "--html", "r.html"]]
+            score = ["score", "e.evalset.json", "--actual", "a.evalset.json", "--config_file_path", "c.json"]
+            commands = [[*score, "-o", "out.json"], [*score, "--html", "r.html"]]
             if target != "actual":
                 commands.append(["eval", "agent.py", "e.evalset.json", "--config_file_path", "c.json",
                                  "--no_history", "--no_traces"])
             for command in commands:
-                import os
                 cwd = os.getcwd()
                 os.chdir(root)
                 try:
@@ -125,7 +123,8 @@ def main() -> None:
                     first = out.strip().splitlines()[-1] if out.strip() else repr(r.exception)
                     broken.append(f"{command[0]} {target} {what}: exit {r.exit_code}: {first[:160]}")
     tried = sum(codes.values())
-    print(f"{args.n} mutated inputs, {tried} command runs: " + ", ".join(f"{k}: {v}" for k, v in sorted(codes.items())))
+    counts = ", ".join(f"{k}: {v}" for k, v in sorted(codes.items()))
+    print(f"{args.n} mutated inputs, {tried} command runs: {counts}")
     print(f"handled as promised: {tried - len(broken)}; broken: {len(broken)}")
     for line in broken:
         print("  " + line)
