@@ -34,6 +34,7 @@ cycle), is a DataError naming the file and the span. Reading is O(spans) and nev
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -50,7 +51,10 @@ from agenteval.schema import (
     IntermediateData,
     Invocation,
 )
+from agenteval.schema.content import Part
+from agenteval.schema.invocation import InvocationEvent, InvocationEvents
 from agenteval.schema.trace import Span, Trace
+from agenteval.tracing.agents import HANDOFF_TOOL, AgentTree, Handoff, agent_tree
 from agenteval.tracing.otlp_json import OtlpSpan, read_otlp_json
 from agenteval.tracing.recorder import as_attribute, new_span_id
 
@@ -202,6 +206,26 @@ def _tool_name(s: OtlpSpan) -> str:
 
 
 @dataclass
+class Call:
+    """A tool call of a turn: by `author` (the agent whose model asked for it), at `at`."""
+
+    id: str | None
+    name: str
+    args: dict[str, Any]
+    author: str | None = None
+    at: float = 0.0
+
+
+@dataclass
+class Result:
+    """A tool's result, returned at `at`."""
+
+    name: str
+    value: Any
+    at: float = 0.0
+
+
+@dataclass
 class Turn:
     """One user turn read from spans."""
 
@@ -210,10 +234,17 @@ class Turn:
     start: float
     user_text: str = ""
     final_text: str = ""
-    calls: list[tuple[str | None, str, dict[str, Any]]] = field(default_factory=list)
-    results: list[tuple[str, Any]] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    results: list[Result] = field(default_factory=list)
+    texts: list[tuple[str | None, str, float]] = field(default_factory=list)  # (author, text, at), not final
     has_content: bool = False
     model_ids: set[str] = field(default_factory=set)  # the spans counted as model calls
+    agents: AgentTree = field(default_factory=AgentTree)
+
+    @property
+    def multi_agent(self) -> bool:
+        """Whether more than one agent acted (then the turn is recorded as authored events)."""
+        return len(self.agents.agents()) > 1
 
 
 @dataclass
@@ -277,24 +308,67 @@ def _below(tree: _Tree, root: OtlpSpan) -> list[OtlpSpan]:
     return out
 
 
-def _turn(spans: list[OtlpSpan], tree: _Tree) -> Turn:
+def _handoff_name(agent: str) -> str:
+    """The OpenAI Agents SDK's default name of the tool that hands off to `agent`."""
+    return "transfer_to_" + re.sub(r"[^a-z0-9_]", "_", agent.lower())
+
+
+def _record_handoffs(turn: Turn) -> None:
+    """Each handoff as ADK records one: the call `transfer_to_agent(agent_name=TO)` by the agent
+    handing off (the model's own handoff call, renamed, when it was recorded) and its result."""
+    for h in turn.agents.handoffs:
+        mine = [c for c in turn.calls if c.name != HANDOFF_TOOL and c.at <= h.start
+                and (h.from_agent is None or c.author == h.from_agent)]
+        call = (next((c for c in mine if c.name == _handoff_name(h.to_agent)), None)
+                or next((c for c in reversed(mine) if c.name.startswith("transfer_to")), None))
+        if call is None:
+            turn.calls.append(Call(None, HANDOFF_TOOL, {}, h.from_agent, h.start))
+            call = turn.calls[-1]
+        call.name, call.args = HANDOFF_TOOL, {"agent_name": h.to_agent}
+        call.author = call.author or h.from_agent
+        turn.results.append(Result(HANDOFF_TOOL, None, h.start))
+    # no handoff span (LangGraph): a call `transfer_to_NAME` (the OpenAI Agents SDK's and
+    # langgraph-supervisor's handoff tools) to an agent NAME that runs in the turn is a handoff
+    runs = {_handoff_name(name): name for name in turn.agents.names.values()}
+    for c in turn.calls:
+        to = runs.get(c.name)
+        if to is None or to == c.author:
+            continue
+        turn.agents.handoffs.append(Handoff(None, c.author, to, c.at))
+        result = next((r for r in turn.results if r.name == c.name), None)
+        if result is None:
+            turn.results.append(Result(HANDOFF_TOOL, None, c.at))
+        else:
+            result.name = HANDOFF_TOOL
+        c.name, c.args = HANDOFF_TOOL, {"agent_name": to}
+    turn.calls.sort(key=lambda c: c.at)  # stable: a model's calls keep their order
+
+
+def _turn(spans: list[OtlpSpan], tree: _Tree, roots: Sequence[OtlpSpan]) -> Turn:
     spans = sorted(spans, key=lambda s: s.start)
     session = next((str(s.attributes[k]) for s in spans for k in SESSION_KEYS if s.attributes.get(k)), None)
-    turn = Turn(spans, session, spans[0].start)
+    turn = Turn(spans, session, spans[0].start, agents=agent_tree(roots, tree.kids, _is_tool))
+    author = turn.agents.author
     # a model span inside another model call (ADK's call_llm) is not a call of its own
     models = [s for s in spans if _is_model(s) and s.span_id not in tree.in_model]
     turn.model_ids = {s.span_id for s in models}
-    io = [x for x in (_model_io(s) for s in models) if x is not None]
+    io = [(s, x) for s in models if (x := _model_io(s)) is not None]
     turn.has_content = bool(io)
     if io:
-        users = [m for m in io[0][0] if m.role == "user" and m.text]
+        users = [m for m in io[0][1][0] if m.role == "user" and m.text]
         turn.user_text = users[-1].text if users else ""
-        turn.final_text = "".join(m.text for m in io[-1][1] if m.role == "assistant")
-        turn.calls = [c for _, out in io for m in out for c in m.tool_calls]
-    tools = [s for s in spans if _is_tool(s)]
+        turn.final_text = "".join(m.text for m in io[-1][1][1] if m.role == "assistant")
+        turn.calls = [Call(i, n, a, author(s.span_id), s.start)
+                      for s, (_, out) in io for m in out for i, n, a in m.tool_calls]
+        turn.texts = [(author(s.span_id), text, s.end or s.start) for s, (_, out) in io[:-1]
+                      if (text := "".join(m.text for m in out if m.role == "assistant"))]
+    handoffs = {h.span_id for h in turn.agents.handoffs}
+    tools = [s for s in spans if _is_tool(s) and s.span_id not in handoffs]
     if not turn.calls:  # the model's requests were not recorded: the tool spans say what ran
-        turn.calls = [(None, _tool_name(s), _tool_args(s) or {}) for s in tools]
-    turn.results = [(_tool_name(s), _tool_result(s)) for s in tools]
+        turn.calls = [Call(None, _tool_name(s), _tool_args(s) or {}, author(s.span_id), s.start)
+                      for s in tools]
+    turn.results = [Result(_tool_name(s), _tool_result(s), s.end or s.start) for s in tools]
+    _record_handoffs(turn)
     return turn
 
 
@@ -312,30 +386,52 @@ def turns(spans: Sequence[OtlpSpan], source: str = "") -> list[Turn]:
         if invocations:  # agenteval's own export: one trace per case run, turns inside it
             case = next((s for s in trace_spans if "agenteval.eval_id" in s.attributes), None)
             for inv in invocations:
-                t = _turn(_below(tree, inv), tree)
+                t = _turn(_below(tree, inv), tree, [inv])
                 t.session = str(case.attributes["agenteval.eval_id"]) if case else t.session
                 out.append(t)
         else:
-            out.append(_turn(trace_spans, tree))
+            out.append(_turn(trace_spans, tree, tree.kids.get(None, [])))
     return sorted(out, key=lambda t: t.start)
 
 
+def _events(t: Turn, responses: list[tuple[Call, FunctionResponse, float]]) -> InvocationEvents:
+    """A multi-agent turn as ADK's events, each by its agent, in time order: the calls of one
+    model response in one event, each response in one, the texts before the final response."""
+    timed: list[tuple[float, int, InvocationEvent]] = []
+    for c in t.calls:
+        part = Part(function_call=FunctionCall(id=c.id, name=c.name, args=c.args))
+        last = timed[-1] if timed else None
+        if (last is not None and last[1] == 0 and last[0] == c.at and last[2].author == (c.author or "")
+                and last[2].content is not None and last[2].content.parts is not None):
+            last[2].content.parts.append(part)
+            continue
+        timed.append((c.at, 0, InvocationEvent(author=c.author or "",
+                                               content=Content(role="model", parts=[part]))))
+    for c, response, at in responses:
+        part = Part(function_response=response)
+        event = InvocationEvent(author=c.author or "", content=Content(role="user", parts=[part]))
+        timed.append((at, 1, event))
+    for author, text, at in t.texts:
+        timed.append((at, 2, InvocationEvent(author=author or "", content=Content.from_text(text))))
+    return InvocationEvents(invocation_events=[e for _, _, e in sorted(timed, key=lambda x: (x[0], x[1]))])
+
+
 def _invocation(t: Turn) -> Invocation:
-    results: dict[str, deque[Any]] = {}
-    for n, v in t.results:
-        results.setdefault(n, deque()).append(v)
-    responses = []
-    for call_id, name, _ in t.calls:  # pair results with calls by name, in order
-        if results.get(name):
-            value = results[name].popleft()
-            response = value if isinstance(value, dict) else {"result": value}
-            responses.append(FunctionResponse(id=call_id, name=name, response=response))
-    return Invocation(
-        user_content=Content.from_text(t.user_text, role="user"),
-        final_response=Content.from_text(t.final_text),
-        intermediate_data=IntermediateData(
-            tool_uses=[FunctionCall(id=i, name=n, args=a) for i, n, a in t.calls],
-            tool_responses=responses))
+    results: dict[str, deque[Result]] = {}
+    for r in t.results:
+        results.setdefault(r.name, deque()).append(r)
+    responses: list[tuple[Call, FunctionResponse, float]] = []
+    for c in t.calls:  # pair results with calls by name, in order
+        if results.get(c.name):
+            result = results[c.name].popleft()
+            value = result.value if isinstance(result.value, dict) else {"result": result.value}
+            responses.append((c, FunctionResponse(id=c.id, name=c.name, response=value), result.at))
+    data: IntermediateData | InvocationEvents = (
+        _events(t, responses) if t.multi_agent else IntermediateData(
+            tool_uses=[FunctionCall(id=c.id, name=c.name, args=c.args) for c in t.calls],
+            tool_responses=[r for _, r, _ in responses]))
+    return Invocation(user_content=Content.from_text(t.user_text, role="user"),
+                      final_response=Content.from_text(t.final_text), intermediate_data=data)
 
 
 def _trace(t: Turn, index: int) -> list[Span]:
@@ -345,17 +441,28 @@ def _trace(t: Turn, index: int) -> list[Span]:
                 attributes={"agenteval.invocation_index": index, "input.value": t.user_text,
                             "output.value": t.final_text})
     ids = {s.span_id for s in t.spans}
+    handoffs = {h.span_id: h for h in t.agents.handoffs}
     out = [root]
     for s in t.spans:
         a = dict(s.attributes)
         if "llm.token_count.prompt" in a:  # OpenInference's counts under the GenAI names
             a.setdefault("gen_ai.usage.input_tokens", a["llm.token_count.prompt"])
             a.setdefault("gen_ai.usage.output_tokens", a.get("llm.token_count.completion"))
+        name = s.name
         kind = ("llm" if s.span_id in t.model_ids else "tool" if _is_tool(s)
-                else "agent" if a.get("gen_ai.operation.name") == "invoke_agent"
                 else _KIND.get(str(a.get("openinference.span.kind")), "other"))
-        if kind == "llm" and s.span_id not in t.model_ids:
-            kind = "other"
+        if kind == "agent" or (kind == "llm" and s.span_id not in t.model_ids):
+            kind = "other"  # agents are the agent tree's runs; model calls, the ones counted
+        if s.span_id in t.agents.names:
+            kind, name = "agent", f"invoke_agent {t.agents.names[s.span_id]}"
+            a["gen_ai.agent.name"] = t.agents.names[s.span_id]
+            if s.span_id in t.agents.as_tool:
+                a["agenteval.agent.as_tool"] = True
+        handoff = handoffs.get(s.span_id)
+        if handoff is not None:
+            a.update({"gen_ai.tool.name": HANDOFF_TOOL, "agenteval.handoff.to": handoff.to_agent,
+                      "agenteval.handoff.from": handoff.from_agent,
+                      "gen_ai.tool.call.arguments": json.dumps({"agent_name": handoff.to_agent})})
         attrs: dict[str, Any] = {}
         truncated = []
         for k, v in a.items():
@@ -365,7 +472,7 @@ def _trace(t: Turn, index: int) -> list[Span]:
             if cut:
                 truncated.append(k)
         out.append(Span(span_id=s.span_id, parent_id=s.parent_id if s.parent_id in ids else root.span_id,
-                        name=s.name, kind=kind, start=s.start, end=s.end,
+                        name=name, kind=kind, start=s.start, end=s.end,
                         status="error" if s.status == "error" else "ok", error=s.error,
                         attributes=attrs, truncated=truncated))
     return out
