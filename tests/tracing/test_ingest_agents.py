@@ -102,6 +102,34 @@ def test_openai_agents_agent_as_tool_nests_under_the_tool_and_authors_its_calls(
     assert _agent_above(trace, weather) == "triage_agent"
 
 
+# --- Google ADK: sub-agents (transfer_to_agent) and an AgentTool ------------------------------
+
+
+def test_adk_transfer_and_agent_tool_keep_their_agents() -> None:
+    actual, traces = _read("adk_multi")
+    cases = {c.eval_id: c.conversation[0] for c in actual.eval_cases}
+    assert _calls(cases["book-chez-marcel"]) == [
+        ("triage_agent", "transfer_to_agent", {"agent_name": "booking_agent"}),
+        ("booking_agent", "book_table", {"restaurant": "Chez Marcel", "time": "20:00", "party_size": 2})]
+    assert _calls(cases["cold-in-oslo"]) == [
+        ("triage_agent", "weather_agent", {"request": "Is it cold in Oslo?"}),
+        ("weather_agent", "get_weather", {"city": "Oslo"})]
+    booking = traces["book-chez-marcel"]
+    # ADK runs the agent handed control beside the one that handed off, under invoke_workflow
+    assert [(s.name, _agent_above(booking, s)) for s in _agents(booking)] == [
+        ("invoke_agent triage_agent", None), ("invoke_agent booking_agent", None)]
+    oslo = traces["cold-in-oslo"]
+    weather = next(s for s in _agents(oslo) if s.name == "invoke_agent weather_agent")
+    by_id = {s.span_id: s for s in oslo.spans}
+    tool = by_id[str(by_id[str(weather.parent_id)].parent_id)]  # under the inner Runner's invoke_workflow
+    assert (tool.kind, tool.name) == ("tool", "execute_tool weather_agent")
+    assert weather.attributes["agenteval.agent.as_tool"] is True
+    assert _agent_above(oslo, weather) == "triage_agent"
+    # the inner Runner's own session id does not split the turn off its conversation
+    assert sorted(read_traces(FIXTURES / "adk_multi.otlp.json").conversations) == ["book-chez-marcel",
+                                                                                   "cold-in-oslo"]
+
+
 # --- LangGraph: a supervisor graph and its subgraphs -----------------------------------------
 
 
@@ -125,7 +153,7 @@ def test_langgraph_subgraphs_are_agents_under_the_supervisor() -> None:
         "supervisor", "booking_agent", "booking_agent"]
 
 
-@pytest.mark.parametrize("name", ["openai_agents_multi", "langgraph_multi"])
+@pytest.mark.parametrize("name", ["adk_multi", "openai_agents_multi", "langgraph_multi"])
 def test_multi_agent_fixtures_score_against_their_authored_eval_sets(name: str, tmp_path: Path) -> None:
     config = tmp_path / "cfg.json"
     config.write_text(json.dumps({"criteria": {"tool_trajectory_avg_score": 1.0,

@@ -21,6 +21,15 @@ The rule, for every file (OTLP/JSON, `agenteval.tracing.otlp_json`):
    name; the final response is the text of the last model call's output. Token counts come
    from `gen_ai.usage.*` or `llm.token_count.*`.
 
+5. **Agents.** Each call's author is the agent whose model asked for it (the nearest agent run
+   above the model call; see `agenteval.tracing.agents` for which spans are agent runs, per
+   framework); a handoff (the OpenAI Agents SDK's handoff spans, or a call `transfer_to_NAME`
+   to an agent NAME that runs in the turn) is the call `transfer_to_agent(agent_name=NAME)` by
+   the agent handing off, ADK's form. A turn in which more than one agent acted is recorded as
+   ADK's events (`invocation_events`, each with its `author`); a single-agent turn keeps the
+   flat form (`tool_uses`, `tool_responses`). In the kept trace, agent runs are `agent` spans
+   named `invoke_agent NAME` with `gen_ai.agent.name`, where the source nests them.
+
 Spans that carry no messages at all (an exporter left content capture off) are an error that
 says so, never empty answers. The spans themselves are kept, as the case's trace.
 
@@ -316,6 +325,7 @@ def _handoff_name(agent: str) -> str:
 def _record_handoffs(turn: Turn) -> None:
     """Each handoff as ADK records one: the call `transfer_to_agent(agent_name=TO)` by the agent
     handing off (the model's own handoff call, renamed, when it was recorded) and its result."""
+    from_spans: set[int] = set()  # the calls made from handoff spans
     for h in turn.agents.handoffs:
         mine = [c for c in turn.calls if c.name != HANDOFF_TOOL and c.at <= h.start
                 and (h.from_agent is None or c.author == h.from_agent)]
@@ -326,11 +336,14 @@ def _record_handoffs(turn: Turn) -> None:
             call = turn.calls[-1]
         call.name, call.args = HANDOFF_TOOL, {"agent_name": h.to_agent}
         call.author = call.author or h.from_agent
+        from_spans.add(id(call))
         turn.results.append(Result(HANDOFF_TOOL, None, h.start))
     # no handoff span (LangGraph): a call `transfer_to_NAME` (the OpenAI Agents SDK's and
     # langgraph-supervisor's handoff tools) to an agent NAME that runs in the turn is a handoff
     runs = {_handoff_name(name): name for name in turn.agents.names.values()}
     for c in turn.calls:
+        if c.name == HANDOFF_TOOL and id(c) not in from_spans and isinstance(c.args.get("agent_name"), str):
+            turn.agents.handoffs.append(Handoff(None, c.author, c.args["agent_name"], c.at))  # ADK's own
         to = runs.get(c.name)
         if to is None or to == c.author:
             continue
