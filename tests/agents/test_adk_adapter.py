@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator
 from typing import Any
 
 import pytest
-from pydantic import Field
 
 pytest.importorskip("google.adk", reason="google-adk is not installed (pip install 'agenteval[adk]')")
 
 from google.adk.agents import LlmAgent
 from google.adk.apps import App
-from google.adk.models import BaseLlm, LlmRequest, LlmResponse
+from google.adk.models import LlmResponse
 from google.adk.plugins import BasePlugin
 from google.adk.tools import ToolContext
 from google.genai import types
@@ -25,29 +23,9 @@ from agenteval.agents.loader import to_adapter
 from agenteval.runner import infer_case
 from agenteval.runner.scoring import CaseRun
 from agenteval.schema import Content, EvalCase, Invocation, InvocationEvents, SessionInput
+from tests.agents.scripted_adk import ScriptedLlm
 
 INSTRUCTION = "You keep the user's shopping cart."
-
-
-class ScriptedLlm(BaseLlm):
-    """Replies with the scripted responses in order, one per model call, after `delay` seconds."""
-
-    model: str = "scripted-model"
-    script: list[Any]
-    delay: float = 0.0
-    calls: int = 0
-    retry_attempts: list[int | None] = Field(default_factory=list)
-
-    async def generate_content_async(self, llm_request: LlmRequest,
-                                     stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
-        self.calls += 1
-        retry = llm_request.config.http_options and llm_request.config.http_options.retry_options
-        self.retry_attempts.append(retry.attempts if retry else None)
-        await asyncio.sleep(self.delay)
-        item = self.script[self.calls - 1]
-        if isinstance(item, Exception):
-            raise item
-        yield item
 
 
 def add_item(item: str, tool_context: ToolContext) -> dict[str, Any]:
@@ -180,7 +158,12 @@ def test_adk_runs_are_traced_from_adks_own_callbacks() -> None:
     steps = trace.below(invocation.span_id)
     assert [s.kind for s in steps] == ["agent", "llm", "tool", "llm"]
     agent, first, tool, second = steps
-    assert agent.name == "invoke_agent shop" and first.name == "chat scripted-model"
+    # named after the root agent (not the app or folder), with the turn's message and answer
+    assert agent.name == "invoke_agent shop_agent" and first.name == "chat scripted-model"
+    assert agent.attributes["gen_ai.agent.name"] == "shop_agent"
+    assert agent.attributes["input.value"] == "Add a pear"
+    assert agent.attributes["output.value"] == "Added a pear."
+    assert all(s.parent_id == agent.span_id for s in (first, tool, second))
     assert INSTRUCTION in str(first.attributes["gen_ai.input.messages"])
     assert first.attributes["gen_ai.request.tools"] == ["add_item"]
     assert '"name": "add_item"' in str(first.attributes["gen_ai.output.messages"])

@@ -14,20 +14,17 @@ from __future__ import annotations
 import importlib
 import re
 import time
+from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
+from agenteval.agents.adk_tree import INNER_TOOL_CALLS, AgentTree, InnerToolCalls
 from agenteval.agents.base import SessionSpec, TurnResult
 from agenteval.errors import AgentEvalError
 from agenteval.schema import AgentDetails, AppDetails, Content, InvocationEvent, UsageMetadata
 from agenteval.tracing.figures import union_seconds
-from agenteval.tracing.genai import (
-    agent_step,
-    model_reply,
-    start_model_call,
-    start_tool_call,
-    tool_result,
-)
+from agenteval.tracing.genai import model_reply, start_model_call, start_tool_call, tool_result
+from agenteval.tracing.recorder import current_span
 
 try:
     _App: Any = importlib.import_module("google.adk.apps").App
@@ -108,22 +105,38 @@ def _reply(span: Any, llm_response: Any) -> None:
 
 
 class _Recorder(_BasePlugin):  # type: ignore[misc]
-    """Records model and tool calls as spans (and times them, for runs without a trace), keeps
-    each agent's first model request of the turn, and adds `adk eval`'s default retry options to
+    """Records agent runs, model and tool calls as a tree of spans (`adk_tree`) and times the
+    calls (for runs without a trace), gathers the events of AgentTools' inner runs, keeps each
+    agent's first model request of the turn, and adds `adk eval`'s default retry options to
     requests that have none."""
 
-    def __init__(self) -> None:
+    def __init__(self, inner_tool_calls: InnerToolCalls = "include") -> None:
         super().__init__(name="agenteval_recorder")
+        self.tree = AgentTree(inner_tool_calls)
         self.reset()
 
     def reset(self) -> None:
+        self.tree.reset(current_span())
         self.requests: dict[str, Any] = {}
         self.model: list[tuple[float, float]] = []
         self.tool: list[tuple[float, float]] = []
-        self._model_started: dict[tuple[str, str], float] = {}
+        self._model_started: dict[tuple[str, str, str], float] = {}
         self._tool_started: dict[Any, float] = {}
-        self._model_spans: dict[tuple[str, str], Any] = {}
+        self._model_spans: dict[tuple[str, str, str], Any] = {}
         self._tool_spans: dict[Any, Any] = {}
+
+    async def before_agent_callback(self, *, agent: Any, callback_context: Any) -> None:
+        self.tree.enter(agent, callback_context)
+
+    async def after_agent_callback(self, *, agent: Any, callback_context: Any) -> None:
+        self.tree.leave(callback_context)
+
+    async def on_agent_error_callback(self, *, agent: Any, callback_context: Any,
+                                      error: Exception) -> None:
+        self.tree.leave(callback_context, error)
+
+    async def on_event_callback(self, *, invocation_context: Any, event: Any) -> None:
+        self.tree.event(invocation_context, event)
 
     async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
         self.requests.setdefault(callback_context.agent_name, llm_request)
@@ -131,15 +144,16 @@ class _Recorder(_BasePlugin):  # type: ignore[misc]
         config.http_options = config.http_options or _genai.HttpOptions()
         config.http_options.retry_options = (config.http_options.retry_options
                                              or _genai.HttpRetryOptions(**_RETRY))
-        key = (callback_context.invocation_id, callback_context.agent_name)
+        key = _model_key(callback_context)
         self._model_started[key] = time.monotonic()
         model = str(getattr(llm_request, "model", None) or "model")
         self._model_spans[key] = start_model_call(model, _request_messages(llm_request),
-                                                  _tool_names(llm_request))
+                                                  _tool_names(llm_request),
+                                                  self.tree.span_of(callback_context))
 
     def _end_model(self, callback_context: Any, done: bool, llm_response: Any = None,
                    error: BaseException | None = None) -> None:
-        key = (callback_context.invocation_id, callback_context.agent_name)
+        key = _model_key(callback_context)
         started = self._model_started.pop(key, None) if done else self._model_started.get(key)
         if started is not None:  # a streamed call ends once per chunk: the union keeps the last
             self.model.append((started, time.monotonic()))
@@ -161,8 +175,10 @@ class _Recorder(_BasePlugin):  # type: ignore[misc]
     async def before_tool_callback(self, *, tool: Any, tool_args: Any, tool_context: Any) -> None:
         key = tool_context.function_call_id or id(tool_context)
         self._tool_started[key] = time.monotonic()
-        self._tool_spans[key] = start_tool_call(str(getattr(tool, "name", tool)),
-                                                tool_context.function_call_id, dict(tool_args or {}))
+        span = start_tool_call(str(getattr(tool, "name", tool)), tool_context.function_call_id,
+                               dict(tool_args or {}), self.tree.span_of(tool_context))
+        self._tool_spans[key] = span
+        self.tree.tool_started(tool, tool_context, span)
 
     def _end_tool(self, tool_context: Any, result: Any = None, error: BaseException | None = None) -> None:
         key = tool_context.function_call_id or id(tool_context)
@@ -176,10 +192,12 @@ class _Recorder(_BasePlugin):  # type: ignore[misc]
 
     async def after_tool_callback(self, *, tool: Any, tool_args: Any, tool_context: Any,
                                   result: Any) -> None:
+        self.tree.tool_ended(tool, tool_context)
         self._end_tool(tool_context, result)
 
     async def on_tool_error_callback(self, *, tool: Any, tool_args: Any, tool_context: Any,
                                      error: Exception) -> None:
+        self.tree.tool_ended(tool, tool_context)
         self._end_tool(tool_context, error=error)
 
     def app_details(self) -> AppDetails:
@@ -194,6 +212,11 @@ class _Recorder(_BasePlugin):  # type: ignore[misc]
         return AppDetails(agent_details=details)
 
 
+def _model_key(callback_context: Any) -> tuple[str, str, str]:
+    branch = getattr(getattr(callback_context, "_invocation_context", None), "branch", None)
+    return callback_context.invocation_id, str(branch or ""), callback_context.agent_name
+
+
 def _has_payload(content: Any) -> bool:
     return any(p.function_call or p.function_response or p.text or p.inline_data
                for p in content.parts or [])
@@ -203,8 +226,47 @@ def _has_text(content: Any) -> bool:
     return any(p.text for p in content.parts or [])
 
 
-def turn_events(events: list[Any]) -> tuple[Content | None, list[InvocationEvent]]:
-    """A turn's ADK events as (final response, invocation events), as `adk eval` converts them."""
+def _invocation_event(e: Any, content: Any) -> InvocationEvent:
+    return InvocationEvent(
+        author=e.author,
+        content=Content.model_validate(_dump(content)) if content is not None else None,
+        grounding_metadata=_dump(e.grounding_metadata),
+        usage_metadata=(UsageMetadata.model_validate(_dump(e.usage_metadata))
+                        if e.usage_metadata is not None else None),
+        model_version=e.model_version,
+    )
+
+
+def _call_ids(event: Any) -> list[str]:
+    return [c.id for c in event.get_function_calls() if c.id]
+
+
+def _inner_events(event: Any, inner: Mapping[str, list[Any]], seen: set[str]) -> list[InvocationEvent]:
+    """The events of the AgentTool runs `event`'s calls started, each after the call that
+    started it: their tool calls and responses (nothing else of their content: the inner agent's
+    answer is the outer call's response), and the usage of their model calls."""
+    out: list[InvocationEvent] = []
+    for call_id in _call_ids(event):
+        if call_id in seen:
+            continue
+        seen.add(call_id)
+        for e in inner.get(call_id, ()):
+            parts = [p for p in (e.content.parts if e.content is not None else None) or []
+                     if p.function_call or p.function_response]
+            if parts:
+                out.append(_invocation_event(e, _genai.Content(role=e.content.role, parts=parts)))
+                out.extend(_inner_events(e, inner, seen))
+            elif e.usage_metadata is not None or e.model_version:
+                out.append(_invocation_event(e, None))
+    return out
+
+
+def turn_events(events: list[Any], inner: Mapping[str, list[Any]] | None = None,
+                ) -> tuple[Content | None, list[InvocationEvent]]:
+    """A turn's ADK events as (final response, invocation events), as `adk eval` converts them;
+    with `inner` (an AgentTool call's id -> the ADK events of its inner run), each AgentTool's
+    inner tool calls and responses follow the call that started them, authored by the inner
+    agent (which `adk eval` leaves out)."""
     final: Any = None
     kept: list[Any] = []
     for event in events:
@@ -219,17 +281,12 @@ def turn_events(events: list[Any]) -> tuple[Content | None, list[InvocationEvent
                 kept.append(event)
         elif event.grounding_metadata is not None:
             kept.append(event)
-    out = []
+    out: list[InvocationEvent] = []
+    seen: set[str] = set()
     for e in kept:
-        content = e.content if e is not final or e.get_function_calls() else None
-        out.append(InvocationEvent(
-            author=e.author,
-            content=Content.model_validate(_dump(content)) if content is not None else None,
-            grounding_metadata=_dump(e.grounding_metadata),
-            usage_metadata=(UsageMetadata.model_validate(_dump(e.usage_metadata))
-                            if e.usage_metadata is not None else None),
-            model_version=e.model_version,
-        ))
+        out.append(_invocation_event(e, e.content if e is not final or e.get_function_calls() else None))
+        if inner:
+            out.extend(_inner_events(e, inner, seen))
     final_content = Content.model_validate(_dump(final.content)) if final is not None else None
     return final_content, out
 
@@ -247,13 +304,6 @@ class AdkSession:
         return self._state
 
     async def send(self, message: Content) -> TurnResult:
-        with agent_step(self._runner.app_name, message.text()) as recorded:
-            turn = await self._send(message)
-            if recorded is not None and turn.final_response is not None:
-                recorded.set("output.value", turn.final_response.text())
-            return turn
-
-    async def _send(self, message: Content) -> TurnResult:
         new_message = _genai.Content.model_validate(message.model_dump(mode="json", exclude_none=True))
         recorder = self._recorder
         recorder.reset()
@@ -267,13 +317,17 @@ class AdkSession:
                     events.append(event)
             finally:
                 await agen.aclose()
+                recorder.tree.close()
         if busy is not None:
             model_s, tool_s = busy.model_seconds(), busy.tool_seconds()
         else:  # the plugin's own timing: tool time spent awaiting a model counts as model time
             model_s = union_seconds(recorder.model)
             tool_s = union_seconds(recorder.model + recorder.tool) - model_s
         await self._refresh_state()
-        final, turn = turn_events(events)
+        tree = recorder.tree
+        final, turn = turn_events(events, tree.inner if tree.inner_tool_calls == "include" else None)
+        if final is not None:
+            tree.close(final.text(include_thoughts=False))
         return TurnResult(final_response=final, events=turn, model_seconds=model_s,
                           tool_seconds=tool_s, app_details=recorder.app_details())
 
@@ -289,10 +343,20 @@ class AdkSession:
 
 
 class AdkAdapter:
-    """Runs a google-adk agent (`BaseAgent`) or `App` through ADK's `Runner`."""
+    """Runs a google-adk agent (`BaseAgent`) or `App` through ADK's `Runner`.
 
-    def __init__(self, agent: Any) -> None:
+    `inner_tool_calls`: whether the tool calls and responses made inside an `AgentTool`'s agent
+    run are added to the turn's recorded events, after the call that started them and authored
+    by the inner agent (`include`), or left out as `adk eval` records them (`exclude`). Either
+    way the trace has them, under the AgentTool's `execute_tool` span.
+    """
+
+    def __init__(self, agent: Any, inner_tool_calls: InnerToolCalls = "include") -> None:
+        if inner_tool_calls not in INNER_TOOL_CALLS:
+            raise AgentEvalError(f"inner_tool_calls must be one of {', '.join(INNER_TOOL_CALLS)}, "
+                                 f"not {inner_tool_calls!r}")
         self.agent = agent
+        self.inner_tool_calls: InnerToolCalls = inner_tool_calls
 
     @property
     def name(self) -> str:
@@ -310,7 +374,7 @@ class AdkAdapter:
                                  f"app: {e}") from e
 
     async def start_session(self, spec: SessionSpec) -> AdkSession:
-        recorder = _Recorder()
+        recorder = _Recorder(self.inner_tool_calls)
         runner = _Runner(app=self._app(spec, recorder), app_name=spec.app_name,
                          session_service=_InMemorySessionService(),
                          artifact_service=_InMemoryArtifactService(),

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Literal
 
 from agenteval.agents.base import AgentAdapter
 from agenteval.agents.builtin import Agent, BuiltinAdapter
@@ -112,9 +112,10 @@ def is_adk_agent(obj: Any) -> bool:
     return any(c.__module__.startswith("google.adk.") for c in type(obj).__mro__)
 
 
-def to_adapter(obj: Any, resolve_model: Callable[[str], LLM],
-               model_override: str | None = None) -> AgentAdapter:
-    """Wraps a loaded agent in its adapter. `model_override` replaces the agent's model."""
+def to_adapter(obj: Any, resolve_model: Callable[[str], LLM], model_override: str | None = None,
+               inner_tool_calls: Literal["include", "exclude"] = "include") -> AgentAdapter:
+    """Wraps a loaded agent in its adapter. `model_override` replaces the agent's model;
+    `inner_tool_calls` is the ADK adapter's (see `EvalConfig.inner_tool_calls`)."""
     if isinstance(obj, Agent):
         model = obj.model
         if model_override or isinstance(model, str):
@@ -128,7 +129,7 @@ def to_adapter(obj: Any, resolve_model: Callable[[str], LLM],
     if is_adk_agent(obj):
         from agenteval.agents.adk import AdkAdapter
 
-        return AdkAdapter(obj)
+        return AdkAdapter(obj, inner_tool_calls)
     if callable(obj):
         return CallableAdapter(obj)
     raise AgentLoadError(f"root_agent is a {type(obj).__name__}, which agenteval cannot run: "

@@ -71,7 +71,7 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
     executor = executor_for(job, services, judge, listener)  # None: the local executor
     check_has_cases(job.selections)
     check_args_match(metrics, [s.eval_set for s in job.selections], job.config_source)
-    adapter = to_adapter(job.agent, services.models.get, job.agent_model)
+    adapter = to_adapter(job.agent, services.models.get, job.agent_model, job.config.inner_tool_calls)
     kind, agent_model = describe(adapter)
     requests = [EvalSetRequest(s.eval_set, metrics, s.case_ids, job.config.not_evaluated,
                                job.config.repeat_gating) for s in job.selections]

@@ -168,7 +168,10 @@ class EvalConfig(_ConfigModel):
     scores meets the threshold (`mean`), when every run passes (`all_runs`), or when any run
     passes (`any_run`); `case_timeout` — seconds after which a case run is stopped and recorded
     with a timeout error; `isolation` — where the agent's turns run: in the evaluating process
-    (`none`), or in worker processes killed when a case run passes its timeout (`process`).
+    (`none`), or in worker processes killed when a case run passes its timeout (`process`);
+    `inner_tool_calls` — whether the tool calls made inside a Google ADK `AgentTool`'s agent run
+    are added to the invocation's recorded events, authored by the inner agent (`include`), or
+    left out as `adk eval` records them (`exclude`).
     """
 
     criteria: dict[str, CriterionValue] = Field(default_factory=lambda: dict(DEFAULT_CRITERIA))
@@ -182,6 +185,9 @@ class EvalConfig(_ConfigModel):
     # Where the agent's turns run: in this process ("none"), or in worker processes that are
     # killed when a case run passes case_timeout ("process"; see runner.executors.process).
     isolation: Literal["none", "process"] = "none"
+    # Calls inside an ADK AgentTool's agent run: in the recorded events ("include"), or left
+    # out as `adk eval` records them ("exclude"); the trace has them either way.
+    inner_tool_calls: Literal["include", "exclude"] = "include"
 
 
 class SessionFile(OpenWireModel):

@@ -13,6 +13,12 @@ result document, the reports and the criteria are the same numbers.
 - `model_calls`, `tool_calls`: the number of `llm` and `tool` spans.
 - token counts: the `gen_ai.usage.*` attributes of the `llm` spans, summed (None when no model
   call reported them).
+
+Calls and tokens are counted from the same tree the trajectory comes from: spans under a span
+marked `agenteval.uncounted` (an agent run whose calls the invocation's recorded events leave
+out, e.g. an ADK AgentTool's inner run with `inner_tool_calls: exclude`) are not counted; their
+time still is (it was spent, and ADK counts it too). `agent_figures` gives the same figures per
+agent.
 """
 
 from __future__ import annotations
@@ -60,23 +66,81 @@ class Figures:
     tool_use_tokens: int | None = None
 
 
-def figures(trace: Trace, invocation: Span, index: Mapping[str | None, list[Span]] | None = None) -> Figures:
-    """The figures of `invocation`, one of `trace`'s invocation spans; O(spans). `index` is
-    `trace.children_index()` when the caller has it (figures of several invocations)."""
-    inside = trace.below(invocation.span_id, index)
+def counted(trace: Trace, span_id: str, index: Mapping[str | None, list[Span]] | None = None) -> list[Span]:
+    """`trace.below(span_id)` without the subtrees of spans marked `agenteval.uncounted`."""
+    kids = trace.children_index() if index is None else index
+    out: list[Span] = []
+    seen = {span_id}
+    stack = list(reversed(kids.get(span_id, ())))
+    while stack:
+        span = stack.pop()
+        if span.attributes.get("agenteval.uncounted") is True:
+            continue
+        out.append(span)
+        if span.span_id not in seen:
+            seen.add(span.span_id)
+            stack.extend(reversed(kids.get(span.span_id, ())))
+    return out
+
+
+def _figures(duration: float | None, timed: list[Span], inside: list[Span]) -> Figures:
+    """Figures of a step that lasted `duration`: time from the spans in `timed`, calls and
+    tokens from those in `inside`."""
+    llm_timed = [s for s in timed if s.kind == "llm"]
     llm = [s for s in inside if s.kind == "llm"]
-    tool = [s for s in inside if s.kind == "tool"]
-    model_s = union_seconds(_intervals(llm)) if _intervals(llm) else None
-    timed_tools = _intervals(tool)
-    tool_s = (union_seconds(_intervals(llm) + timed_tools) - (model_s or 0.0)) if timed_tools else None
+    model_s = union_seconds(_intervals(llm_timed)) if _intervals(llm_timed) else None
+    timed_tools = _intervals([s for s in timed if s.kind == "tool"])
+    tool_s = (union_seconds(_intervals(llm_timed) + timed_tools) - (model_s or 0.0)) if timed_tools else None
     return Figures(
-        duration=invocation.duration, model_seconds=model_s, tool_seconds=tool_s,
-        model_calls=len(llm), tool_calls=len(tool),
+        duration=duration, model_seconds=model_s, tool_seconds=tool_s,
+        model_calls=len(llm), tool_calls=sum(1 for s in inside if s.kind == "tool"),
         input_tokens=_tokens(llm, "gen_ai.usage.input_tokens"),
         output_tokens=_tokens(llm, "gen_ai.usage.output_tokens"),
         cached_tokens=_tokens(llm, "gen_ai.usage.cache_read.input_tokens"),
         reasoning_tokens=_tokens(llm, "agenteval.usage.reasoning_tokens"),
         tool_use_tokens=_tokens(llm, "agenteval.usage.tool_use_prompt_tokens"))
+
+
+def figures(trace: Trace, invocation: Span, index: Mapping[str | None, list[Span]] | None = None) -> Figures:
+    """The figures of `invocation`, one of `trace`'s invocation spans; O(spans). `index` is
+    `trace.children_index()` when the caller has it (figures of several invocations)."""
+    kids = trace.children_index() if index is None else index
+    return _figures(invocation.duration, trace.below(invocation.span_id, kids),
+                    counted(trace, invocation.span_id, kids))
+
+
+def agent_figures(trace: Trace | None, invocation: Span | None = None) -> dict[str, Figures]:
+    """Figures per agent name, over the whole trace or one of its invocation spans: each model
+    and tool call counts for the agent whose run it is in (the nearest `agent` span above it, so
+    an agent's figures leave out the agents it handed off to or called as tools; an agent run
+    several times, e.g. in a loop, sums its runs); `duration` is the time its runs covered,
+    overlaps counted once. Every call of an agent counts, `agenteval.uncounted` or not: these
+    are the agents' own figures. Empty without a trace or agent spans; O(spans)."""
+    if trace is None:
+        return {}
+    kids = trace.children_index()
+    roots = [invocation] if invocation is not None else kids.get(None, [])
+    own: dict[str, list[Span]] = {}
+    runs: dict[str, list[Span]] = {}
+    stack: list[tuple[Span, str | None]] = [(r, None) for r in reversed(roots)]
+    seen: set[str] = set()
+    while stack:
+        span, agent = stack.pop()
+        if span.kind == "agent":
+            name = span.attributes.get("gen_ai.agent.name")
+            agent = name if isinstance(name, str) else span.name.removeprefix("invoke_agent ")
+            runs.setdefault(agent, []).append(span)
+            own.setdefault(agent, [])
+        elif agent is not None and span.kind in ("llm", "tool"):
+            own[agent].append(span)
+        if span.span_id not in seen:
+            seen.add(span.span_id)
+            stack.extend((k, agent) for k in reversed(kids.get(span.span_id, ())))
+    out = {}
+    for agent, spans in own.items():
+        covered = [(s.start, s.end) for s in runs[agent] if s.end is not None]
+        out[agent] = _figures(union_seconds(covered) if covered else None, spans, spans)
+    return out
 
 
 def invocation_figures(trace: Trace | None, index: int) -> Figures | None:
@@ -97,4 +161,5 @@ def invocations_figures(trace: Trace | None, count: int) -> list[Figures | None]
     return [figures(trace, spans[i], index) if i < len(spans) else None for i in range(count)]
 
 
-__all__ = ["Figures", "figures", "invocation_figures", "invocations_figures", "union_seconds"]
+__all__ = ["Figures", "agent_figures", "counted", "figures", "invocation_figures", "invocations_figures",
+           "union_seconds"]

@@ -8,16 +8,28 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from agenteval.schema.trace import Span
 from agenteval.tracing.recorder import ActiveSpan, span, start_span
+
+
+def _agent_attributes(agent: str, user_text: str | None) -> dict[str, Any]:
+    return {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent,
+            "openinference.span.kind": "AGENT", "input.value": user_text}
 
 
 @contextmanager
 def agent_step(agent: str, user_text: str | None) -> Iterator[ActiveSpan | None]:
     """One agent handling one user message (`invoke_agent AGENT`)."""
-    with span("agent", f"invoke_agent {agent}", {
-            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent,
-            "openinference.span.kind": "AGENT", "input.value": user_text}) as s:
+    with span("agent", f"invoke_agent {agent}", _agent_attributes(agent, user_text)) as s:
         yield s
+
+
+def start_agent_run(agent: str, user_text: str | None, parent: Span | None = None,
+                    attributes: Mapping[str, Any] | None = None) -> ActiveSpan | None:
+    """`agent_step` for an agent run that begins in one callback and ends in another, under
+    `parent` (None: the current span); `attributes` are added to the usual ones."""
+    return start_span("agent", f"invoke_agent {agent}",
+                      {**_agent_attributes(agent, user_text), **(attributes or {})}, parent)
 
 
 def _model_attributes(model: str, messages: Sequence[Mapping[str, Any]],
@@ -42,14 +54,17 @@ def model_call(model: str, messages: Sequence[Mapping[str, Any]],
 
 
 def start_model_call(model: str, messages: Sequence[Mapping[str, Any]],
-                     tools: Sequence[str] = ()) -> ActiveSpan | None:
-    """`model_call` for a request that begins in one callback and ends in another."""
-    return start_span("llm", f"chat {model}", _model_attributes(model, messages, tools))
+                     tools: Sequence[str] = (), parent: Span | None = None) -> ActiveSpan | None:
+    """`model_call` for a request that begins in one callback and ends in another, under
+    `parent` (None: the current span)."""
+    return start_span("llm", f"chat {model}", _model_attributes(model, messages, tools), parent)
 
 
-def start_tool_call(name: str, call_id: str | None, args: Mapping[str, Any] | None) -> ActiveSpan | None:
-    """`tool_call` for a tool that begins in one callback and ends in another."""
-    return start_span("tool", f"execute_tool {name}", _tool_attributes(name, call_id, args))
+def start_tool_call(name: str, call_id: str | None, args: Mapping[str, Any] | None,
+                    parent: Span | None = None) -> ActiveSpan | None:
+    """`tool_call` for a tool that begins in one callback and ends in another, under `parent`
+    (None: the current span)."""
+    return start_span("tool", f"execute_tool {name}", _tool_attributes(name, call_id, args), parent)
 
 
 def model_reply(s: ActiveSpan | None, *, model: str | None, text: str,
@@ -89,5 +104,13 @@ def tool_result(s: ActiveSpan | None, result: Any, error: str | None = None) -> 
         s.fail(error)
 
 
-__all__ = ["agent_step", "model_call", "model_reply", "start_model_call", "start_tool_call", "tool_call",
-           "tool_result"]
+__all__ = [
+    "agent_step",
+    "model_call",
+    "model_reply",
+    "start_agent_run",
+    "start_model_call",
+    "start_tool_call",
+    "tool_call",
+    "tool_result",
+]

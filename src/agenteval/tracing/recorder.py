@@ -112,12 +112,21 @@ def current_recorder() -> TraceRecorder | None:
     return _RECORDER.get()
 
 
-def start_span(kind: SpanKind, name: str,
-               attributes: Mapping[str, Any] | None = None) -> ActiveSpan | None:
-    """Opens a span under the current one without entering it, for steps that begin in one
-    callback and end in another (end it with `ActiveSpan.end`); None with no recorder."""
+def current_span() -> Span | None:
+    """The span new spans go under here (None: none open, or no recorder)."""
+    return _CURRENT.get() if _RECORDER.get() is not None else None
+
+
+def start_span(kind: SpanKind, name: str, attributes: Mapping[str, Any] | None = None,
+               parent: Span | None = None) -> ActiveSpan | None:
+    """Opens a span under `parent` (None: the current span) without entering it, for steps
+    that begin in one callback and end in another (end it with `ActiveSpan.end`); None with no
+    recorder. An explicit parent is for steps that run concurrently (parallel agent branches),
+    whose parent the context cannot tell."""
     recorder = _RECORDER.get()
-    return None if recorder is None else recorder.start(kind, name, _CURRENT.get(), attributes)
+    if recorder is None:
+        return None
+    return recorder.start(kind, name, parent if parent is not None else _CURRENT.get(), attributes)
 
 
 def graft(spans: list[Span]) -> None:
@@ -168,5 +177,5 @@ def span(kind: SpanKind, name: str,
         _CURRENT.reset(token)
 
 
-__all__ = ["ActiveSpan", "TraceRecorder", "as_attribute", "bounded", "current_recorder", "graft",
-           "new_span_id", "new_trace_id", "recording", "span", "start_span"]
+__all__ = ["ActiveSpan", "TraceRecorder", "as_attribute", "bounded", "current_recorder", "current_span",
+           "graft", "new_span_id", "new_trace_id", "recording", "span", "start_span"]

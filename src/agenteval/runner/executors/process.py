@@ -253,7 +253,8 @@ class ProcessExecutor:
                            app_name=job.app_name, metrics=[], limits=share,
                            default_http=max(1, math.ceil(default_http / parallelism)),
                            endpoints=job.endpoint_settings(job.metrics()), simulator=simulator,
-                           traces=job.traces, case_timeout=self.timeout)
+                           traces=job.traces, case_timeout=self.timeout,
+                           inner_tool_calls=job.config.inner_tool_calls)
 
     async def execute(self, units: Sequence[Unit], done: Done) -> None:
         if not units:

@@ -91,7 +91,7 @@ class Worker:
         self.setup = setup
         self._pool = setup.model_pool()
         self.adapter: AgentAdapter = to_adapter(load_agent(setup.agent_path), self.model,
-                                                setup.agent_model)
+                                                setup.agent_model, setup.inner_tool_calls)
 
     def model(self, name: str) -> LLM:
         return self._pool.get(name)

@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from agenteval.agents import load_root_agent, to_adapter
 from agenteval.criteria.judge.service import JudgeCache, JudgeService
@@ -76,6 +76,7 @@ class WorkerSetup:
     judge_early_stop: bool = True
     traces: bool = True
     case_timeout: float | None = None
+    inner_tool_calls: Literal["include", "exclude"] = "include"  # EvalConfig.inner_tool_calls
 
     def model_pool(self) -> ModelPool:
         """This process's models, limited as the setup says, resolved by name with this
@@ -163,7 +164,8 @@ class EvalWorker:
         self._pool = setup.model_pool()
         self._models: dict[str, LLM] = {}
         self._cache_server = ray.get_actor(setup.cache) if setup.cache is not None else None
-        self._adapter = to_adapter(load_agent(setup.agent_path), self.model, setup.agent_model)
+        self._adapter = to_adapter(load_agent(setup.agent_path), self.model, setup.agent_model,
+                                   setup.inner_tool_calls)
 
     def model(self, name: str) -> LLM:
         """The model `name`, behind its endpoint's cluster-wide limiter (the embedded model is
