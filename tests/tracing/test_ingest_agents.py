@@ -13,8 +13,9 @@ from click.testing import CliRunner
 
 from agenteval.cli.main import cli
 from agenteval.datasets import load_eval_set
-from agenteval.schema import EvalSet, Invocation
-from agenteval.schema.invocation import IntermediateData, InvocationEvents
+from agenteval.schema import Content, EvalCase, EvalSet, Invocation
+from agenteval.schema.content import Part
+from agenteval.schema.invocation import IntermediateData, InvocationEvent, InvocationEvents
 from agenteval.schema.trace import Span, Trace
 from agenteval.tracing.ingest import read_traces
 
@@ -275,3 +276,47 @@ def test_nested_adk_style_agents_author_their_own_calls(tmp_path: Path) -> None:
     assert [(c.author, c.name) for c in turn.calls] == [("root", "research"), ("researcher", "search")]
     assert [turn.agents.names[i] for i in turn.agents.as_tool] == ["researcher"]
     assert turn.final_text == "Here is the plan."
+
+
+@pytest.mark.parametrize("name", SINGLE)
+def test_an_expected_set_with_authors_gets_authored_events_from_single_agent_traces(name: str) -> None:
+    flat = load_eval_set(FIXTURES / "expected.evalset.json")
+    authored = flat.model_copy(deep=True)
+    for case in authored.eval_cases:
+        for inv in case.conversation or []:
+            calls = [InvocationEvent(author="weather_agent", content=Content(role="model", parts=[
+                Part(function_call=c)])) for c in inv.tool_calls()]
+            inv.intermediate_data = InvocationEvents(invocation_events=calls)
+    actual, _ = read_traces(FIXTURES / f"{name}.otlp.json").match(authored)
+    paris = {c.eval_id: c for c in actual.eval_cases}["weather-paris-rome"].conversation
+    assert [_calls(inv) for inv in paris] == [[("weather_agent", "get_weather", {"city": "Paris"})],
+                                              [("weather_agent", "get_weather", {"city": "Rome"})]]
+    # without authors in the expected set: the flat form, as before
+    actual, _ = read_traces(FIXTURES / f"{name}.otlp.json").match(flat)
+    assert all(isinstance(inv.intermediate_data, IntermediateData)
+               for c in actual.eval_cases for inv in c.conversation or [])
+
+
+def test_a_conversation_with_one_multi_agent_turn_is_authored_in_every_turn(tmp_path: Path) -> None:
+    agent = {"openinference.span.kind": "AGENT", "session.id": "s1"}
+    spans = [
+        _span(1, "triage", None, {**agent, "agent.name": "triage"}, 1),
+        _span(2, "response", 1, _llm(("transfer_to_billing", {}), user="pay"), 2),
+        _span(3, "billing", 1, {**agent, "agent.name": "billing"}, 3),
+        _span(4, "response", 3, _llm(text="Paid.", user="pay"), 4),
+    ]
+    second = [_span(5, "triage", None, {**agent, "agent.name": "triage"}, 10),
+              _span(6, "response", 5, _llm(("lookup", {"q": "x"}), user="and?"), 11),
+              _span(7, "response", 5, _llm(text="Nothing else.", user="and?"), 12)]
+    for s in second:
+        s["traceId"] = "cd" * 16
+    path = tmp_path / "t.otlp.json"
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans + second}]}]}))
+    conv = read_traces(path).conversations["s1"]
+    assert [t.multi_agent for t in conv] == [True, False]
+    expected = EvalSet(eval_set_id="e", eval_cases=[EvalCase(eval_id="s1", conversation=[
+        Invocation(user_content=Content.from_text("pay", role="user")),
+        Invocation(user_content=Content.from_text("and?", role="user"))])])
+    (case,) = read_traces(path).match(expected)[0].eval_cases
+    assert [_calls(inv) for inv in case.conversation or []] == [
+        [("triage", "transfer_to_agent", {"agent_name": "billing"})], [("triage", "lookup", {"q": "x"})]]

@@ -25,9 +25,10 @@ The rule, for every file (OTLP/JSON, `agenteval.tracing.otlp_json`):
    above the model call; see `agenteval.tracing.agents` for which spans are agent runs, per
    framework); a handoff (the OpenAI Agents SDK's handoff spans, or a call `transfer_to_NAME`
    to an agent NAME that runs in the turn) is the call `transfer_to_agent(agent_name=NAME)` by
-   the agent handing off, ADK's form. A turn in which more than one agent acted is recorded as
-   ADK's events (`invocation_events`, each with its `author`); a single-agent turn keeps the
-   flat form (`tool_uses`, `tool_responses`). In the kept trace, agent runs are `agent` spans
+   the agent handing off, ADK's form. A conversation in which more than one agent acted in some
+   turn, or whose expected case names authors, is recorded as ADK's events
+   (`invocation_events`, each with its `author`); any other keeps the flat form (`tool_uses`,
+   `tool_responses`), as before. In the kept trace, agent runs are `agent` spans
    named `invoke_agent NAME` with `gen_ai.agent.name`, where the source nests them.
 
 Spans that carry no messages at all (an exporter left content capture off) are an error that
@@ -252,7 +253,7 @@ class Turn:
 
     @property
     def multi_agent(self) -> bool:
-        """Whether more than one agent acted (then the turn is recorded as authored events)."""
+        """Whether more than one agent acted (then its conversation is recorded as authored events)."""
         return len(self.agents.agents()) > 1
 
 
@@ -429,7 +430,14 @@ def _events(t: Turn, responses: list[tuple[Call, FunctionResponse, float]]) -> I
     return InvocationEvents(invocation_events=[e for _, _, e in sorted(timed, key=lambda x: (x[0], x[1]))])
 
 
-def _invocation(t: Turn) -> Invocation:
+def _authored(expected: EvalCase) -> bool:
+    """Whether an expected case records who did what (events with an author)."""
+    return any(isinstance(inv.intermediate_data, InvocationEvents)
+               and any(e.author for e in inv.intermediate_data.invocation_events)
+               for inv in expected.conversation or ())
+
+
+def _invocation(t: Turn, authored: bool) -> Invocation:
     results: dict[str, deque[Result]] = {}
     for r in t.results:
         results.setdefault(r.name, deque()).append(r)
@@ -440,7 +448,7 @@ def _invocation(t: Turn) -> Invocation:
             value = result.value if isinstance(result.value, dict) else {"result": result.value}
             responses.append((c, FunctionResponse(id=c.id, name=c.name, response=value), result.at))
     data: IntermediateData | InvocationEvents = (
-        _events(t, responses) if t.multi_agent else IntermediateData(
+        _events(t, responses) if authored else IntermediateData(
             tool_uses=[FunctionCall(id=c.id, name=c.name, args=c.args) for c in t.calls],
             tool_responses=[r for _, r, _ in responses]))
     return Invocation(user_content=Content.from_text(t.user_text, role="user"),
@@ -525,7 +533,8 @@ class TraceConversations:
                                 "the exporter did not capture content (for Google ADK set "
                                 "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY)")
         actual = EvalSet(eval_set_id=expected.eval_set_id, eval_cases=[
-            EvalCase(eval_id=eval_id, conversation=[_invocation(t) for t in conv])
+            EvalCase(eval_id=eval_id, conversation=[
+                _invocation(t, any(u.multi_agent for u in conv) or _authored(cases[eval_id])) for t in conv])
             for eval_id, conv in matched.items()])
         traces = {eval_id: Trace(trace_id=conv[0].spans[0].trace_id,
                                  spans=[s for i, t in enumerate(conv) for s in _trace(t, i)])
