@@ -41,9 +41,10 @@ from bench_judge import OUT_DIR, build, load_cases, local_judge
 
 from agenteval.criteria import default_registry
 from agenteval.criteria.base import EvalContext
-from agenteval.criteria.judge import prompts
-from agenteval.criteria.judge.base import JudgeCriterion, JudgeQuestion
-from agenteval.criteria.judge.verdict import verdict_schema
+from agenteval.criteria.judge.base import JudgeCriterion
+from agenteval.criteria.judge.engine.decision import JudgeQuestion
+from agenteval.criteria.judge.engine.verdict import verdict_schema
+from agenteval.criteria.judge.prompting import prompts
 from agenteval.models import Message, ModelRequest, resolve_model
 from agenteval.models.local import _ENGINES
 from agenteval.models.openai_wire import build_body

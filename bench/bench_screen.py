@@ -16,7 +16,7 @@ import json
 import time
 from pathlib import Path
 
-from agenteval.criteria.judge.screen import screen
+from agenteval.criteria.judge.prompting.screen import screen
 
 SETS = sorted((Path(__file__).resolve().parent / "judge_set").glob("screen_set_*.json"))
 

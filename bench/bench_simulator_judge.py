@@ -23,7 +23,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from agenteval.criteria.judge import JudgeService, prompts  # noqa: E402
+from agenteval.criteria.judge import JudgeService  # noqa: E402
+from agenteval.criteria.judge.prompting import prompts  # noqa: E402
 from agenteval.criteria.judge.simulator_quality import stop_prompt, turn_prompt  # noqa: E402
 from agenteval.models import resolve_model  # noqa: E402
 from agenteval.schema import ConversationScenario  # noqa: E402

@@ -56,6 +56,36 @@ def test_the_runner_phases_do_not_know_who_drives_them() -> None:
     assert up == []
 
 
+# The rooms of `criteria/judge/`, bottom first: the engine (asking judges, deciding verdicts),
+# then what the judge is shown (prompting), then the judged criteria (the modules beside them).
+JUDGE_FLOORS = ["engine", "prompting", "criteria"]
+
+
+def judge_room(module: str) -> str | None:
+    """`agenteval.criteria.judge.engine.service` → `engine`; a judged criterion → `criteria`;
+    None outside `criteria/judge/`."""
+    if not module.startswith("agenteval.criteria.judge"):
+        return None
+    room = module.removeprefix("agenteval.criteria.judge").lstrip(".").split(".")[0]
+    return room if room in JUDGE_FLOORS else "criteria"
+
+
+def test_the_judge_rooms_import_one_way() -> None:
+    """The criteria use the prompts and the engine, the prompts may use the engine, never back;
+    the engine and the prompts import nothing else of `criteria`."""
+    up = []
+    for module, targets in module_graph().items():
+        room = judge_room(module)
+        if room is None or module == "agenteval.criteria.judge":
+            continue
+        for target in targets:
+            other = judge_room(target)
+            outside = other is None and target.startswith("agenteval.criteria") and room != "criteria"
+            if outside or (other is not None and JUDGE_FLOORS.index(other) > JUDGE_FLOORS.index(room)):
+                up.append(f"{module} -> {target}")
+    assert sorted(up) == []
+
+
 def test_the_registry_imports_nothing_registered_in_it() -> None:
     imports = module_graph()["agenteval.criteria.registry"]
     criteria = sorted(m for m in imports if m.startswith("agenteval.criteria"))

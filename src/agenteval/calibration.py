@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 import anyio
 
 from agenteval.criteria import default_registry
+from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.criteria.judge.labelled import LabelledCase, criterion_config
-from agenteval.criteria.judge.service import JudgeService
 from agenteval.runner import CaseRun, score_case
 
 

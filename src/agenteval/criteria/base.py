@@ -31,7 +31,7 @@ from agenteval.schema import (
 from agenteval.schema.trace import Trace
 
 if TYPE_CHECKING:
-    from agenteval.criteria.judge.service import JudgeService
+    from agenteval.criteria.judge.engine.service import JudgeService
 
 
 @dataclass

@@ -13,7 +13,7 @@ same text, so it is computed once and repeated `n` times.
 Log-probabilities (`request.logprobs`): llama.cpp reports the model's own probabilities at
 temperature 1, before its JSON-schema grammar masks the tokens it forbids (so the alternatives
 at a position may be tokens the reply could not contain; the judge renormalises, see
-`criteria.judge.logprobs`). Asking for them costs no measurable time here.
+`criteria.judge.engine.logprobs`). Asking for them costs no measurable time here.
 
 Tool calls: this model writes them as JSON in the text, which `toolcall_parse` reads when
 tools were declared.

@@ -25,7 +25,7 @@ from typing import TypeVar
 
 import anyio
 
-from agenteval.criteria.judge.service import JudgeService
+from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.runner.header import TotalsCounter, end_header, start_header
 from agenteval.runner.job import ScoreJob, judge_models

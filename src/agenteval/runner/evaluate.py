@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from agenteval.agents.base import AgentAdapter
-from agenteval.criteria.judge.service import JudgeService
+from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.runner.driver import Collected, Sink, Sinks, completed, new_document, progress, summarise_runs
 from agenteval.runner.executors.base import Executor, Unit

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agenteval.criteria.judge.service import JudgeService
+from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.datasets import check_unique_ids, parse_eval_set, validate_eval_set_json
 from agenteval.datasets.files import parse_json, read_bytes

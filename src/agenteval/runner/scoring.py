@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agenteval.criteria.base import CriterionResult, EvalContext, InvocationScore
-from agenteval.criteria.judge.service import JudgeService
+from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.errors import describe
 from agenteval.schema import (

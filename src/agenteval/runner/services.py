@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from agenteval.criteria.judge.service import JudgeCache
+from agenteval.criteria.judge.engine.service import JudgeCache
 from agenteval.models.base import LLM
 from agenteval.models.pool import ModelPool
 from agenteval.models.resolve import DEFAULT_HTTP_CONCURRENCY

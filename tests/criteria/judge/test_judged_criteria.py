@@ -4,8 +4,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agenteval.criteria import default_registry
-from agenteval.criteria.judge import JudgeService, prompts
+from agenteval.criteria.judge import JudgeService
 from agenteval.criteria.judge.hallucinations import sentences
+from agenteval.criteria.judge.prompting import prompts
 from agenteval.models import ModelRequest, ScriptedModel
 from agenteval.runner import CaseRun, score_case
 from agenteval.schema import EvalCase, EvalStatus, Rubric, RubricContent

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from agenteval.criteria.judge.screen import screen
+from agenteval.criteria.judge.prompting.screen import screen
 
 INJECTED = [
     # (agent text, what must remain)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agenteval.criteria.judge.service import JudgeService
+from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.errors import AgentEvalError
 from agenteval.runner import EvalJob, Selection, Services, run
 from agenteval.runner.executors.pick import executor_for

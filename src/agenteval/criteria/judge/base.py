@@ -1,38 +1,30 @@
-"""The judged-criterion base: questions per invocation, majority vote, audit records.
+"""The judged-criterion base: questions per invocation, decisions, audit records, reasons.
 
 A subclass lists its questions (`JudgeQuestion`: which invocation, which rubric or sentence,
 the prompt, the labels and which labels count as positive) and how per-question scores combine.
-All questions of a case are asked concurrently, up to `parallelism_limit` at once.
-
-Voting: each question gets `num_samples` samples. The verdict is the label most samples chose
-among those that could be read; a tie between the positive and negative side goes to the
-negative side (fail closed). If half or more of the samples could not be read even after a
-retry, the question has no verdict and is a judge error: the metric is not evaluated and, by
-default, the case fails. A pass is never assembled from a minority of readable samples.
+The judge engine decides each question (`engine.cascade.decide_all`: vote → confidence → held
+to `min_confidence` → escalated → cross-checked, see `engine.decision`); all questions of a
+case are asked concurrently, up to `parallelism_limit` at once. This module turns the
+decisions into audit records (`JudgeRecord`) and the criterion's result: a question without a
+score is a judge error, which makes the metric not evaluated and, by default, fails the case.
 
 Reasons (`explain`): per invocation the vote of its question(s) with the confidence and the
 `min_confidence` it was held to; overall the score against the threshold and the invocation
 that scored lowest.
-
-Cross-checks: a question may carry a second question (`check`) that is asked only when its
-verdict is one of `check_when`; the second verdict then decides the question's score (so it can
-only turn a pass into a fail or a judge error), and both records are kept.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import ClassVar, Literal
-
-import anyio
+from dataclasses import dataclass
+from typing import ClassVar
 
 from agenteval.criteria.base import Criterion, CriterionResult, EvalContext, InvocationScore, mean
-from agenteval.criteria.judge import explain, prompts
-from agenteval.criteria.judge.logprobs import side_probability
-from agenteval.criteria.judge.service import JudgeAnswer
-from agenteval.criteria.judge.spans import judge_span, judged
+from agenteval.criteria.judge import explain
+from agenteval.criteria.judge.engine.cascade import Policy, decide_all
+from agenteval.criteria.judge.engine.decision import Decision, DecisionOptions, JudgeQuestion
+from agenteval.criteria.judge.engine.service import JudgeAnswer
+from agenteval.criteria.judge.prompting import prompts
 from agenteval.criteria.reasons import mean_reason
 from agenteval.schema import JudgeRecord, LlmAsAJudgeCriterion
 
@@ -43,74 +35,18 @@ WEAK_ON_EMBEDDED = frozenset({
 
 
 @dataclass(frozen=True)
-class JudgeQuestion:
-    """One question for the judge."""
-
-    invocation_index: int
-    item: str | None
-    prompt: str
-    labels: tuple[str, ...] = ("yes", "no")
-    positive: frozenset[str] = frozenset({"yes"})
-    notes: tuple[str, ...] = ()  # fields the judge fills in before its label
-    examples: tuple[tuple[str, str], ...] = ()  # solved (prompt, reply) pairs shown first
-    screened: tuple[str, ...] = ()  # passages cut from the agent's text (see `screen`)
-    check: JudgeQuestion | None = None  # asked when this question's verdict is in check_when
-    check_when: frozenset[str] = frozenset()
-
-
-@dataclass
 class Answered:
-    """A question with its voted score (None on judge error) and audit records: its own, then
-    its cross-check's when one was asked."""
+    """A decided question as the criterion combines it: its score (the cross-check's when one
+    was asked; None on judge error) and audit records: its own, then its cross-check's."""
 
     question: JudgeQuestion
     score: float | None
     record: JudgeRecord
-    checks: list[JudgeRecord] = field(default_factory=list)
+    checks: tuple[JudgeRecord, ...] = ()
 
     @property
     def records(self) -> list[JudgeRecord]:
         return [self.record, *self.checks]
-
-
-def vote(answer: JudgeAnswer, q: JudgeQuestion) -> tuple[float | None, str | None, str | None, str | None]:
-    """(score, label, rationale, error) by majority over the readable samples; the judge's
-    own failure, when it could not be asked, is the error."""
-    if answer.error is not None:
-        return None, None, None, answer.error
-    readable = [s.verdict for s in answer.samples if s.verdict is not None]
-    if len(readable) * 2 <= len(answer.samples):
-        return None, None, None, (f"only {len(readable)} of {len(answer.samples)} judge samples could "
-                                  "be read")
-    positive = sum(1 for v in readable if v.label in q.positive)
-    negative = len(readable) - positive
-    side = [v for v in readable if (v.label in q.positive) == (positive > negative)]
-    label = Counter(v.label for v in side).most_common(1)[0][0]
-    rationale = next(v.rationale for v in side if v.label == label)
-    return (1.0 if positive > negative else 0.0), label, rationale, None
-
-
-def confidence(answer: JudgeAnswer, q: JudgeQuestion, label: str | None
-               ) -> tuple[float | None, Literal["logprobs", "samples"] | None]:
-    """The verdict's confidence and where it comes from: the probability of the verdict's side
-    at the verdict token when the answer has label probabilities, else the samples' agreement
-    (None with a single sample, which says nothing about it)."""
-    if label is None:
-        return None, None
-    if answer.distribution is not None:
-        return side_probability(answer.distribution, q.positive, label), "logprobs"
-    share = agreement(answer, q, label)
-    return share, None if share is None else "samples"
-
-
-def agreement(answer: JudgeAnswer, q: JudgeQuestion, label: str | None) -> float | None:
-    """The share of all samples (unreadable ones included) on the verdict's side; None with a
-    single sample."""
-    if label is None or len(answer.samples) < 2:
-        return None
-    side = label in q.positive
-    return sum(1 for s in answer.samples
-               if s.verdict is not None and (s.verdict.label in q.positive) == side) / len(answer.samples)
 
 
 class JudgeCriterion(Criterion):
@@ -124,13 +60,22 @@ class JudgeCriterion(Criterion):
     # sets in bench/judge_set (see docs). None: no default threshold.
     default_min_confidence: ClassVar[float | None] = None
 
+    def decision_options(self) -> DecisionOptions:
+        """How sure this criterion's verdicts must be (see `engine.decision`)."""
+        options = self.criterion.judge_model_options
+        return DecisionOptions(options.min_confidence, self.default_min_confidence,
+                               options.escalate_to or None)
+
     def min_confidence(self, source: str | None) -> float | None:
         """The threshold below which a verdict of this confidence source is uncertain: the
         configured one, else the shipped default for probabilities."""
-        configured = self.criterion.judge_model_options.min_confidence
-        if configured is not None:
-            return configured
-        return self.default_min_confidence if source == "logprobs" else None
+        return self.decision_options().threshold(source)
+
+    def policy(self) -> Policy:
+        """How the engine asks this criterion's questions."""
+        options = self.criterion.judge_model_options
+        return Policy(self.metric_name, options.judge_model, prompts.SYSTEM, options.num_samples,
+                      options.parallelism_limit, self.decision_options())
 
     def questions(self, ctx: EvalContext) -> list[JudgeQuestion]:
         """The questions to ask for this case."""
@@ -147,12 +92,24 @@ class JudgeCriterion(Criterion):
         return JudgeRecord(
             metric_name=self.metric_name, invocation_index=q.invocation_index, item=q.item,
             judge_model=options.judge_model, prompt_version=prompts.PROMPT_VERSION,
-            prompt=q.prompt, replies=[s.raw for s in answer.samples if s.raw or not s.drawn],
-            verdicts=[s.verdict.label if s.verdict else None for s in answer.samples],
-            prompt_tokens=answer.prompt_tokens, cached=all(s.cached for s in answer.samples),
-            screened=list(q.screened),
+            prompt=q.prompt, replies=answer.replies, verdicts=answer.readings,
+            prompt_tokens=answer.prompt_tokens, cached=answer.cached, screened=list(q.screened),
             label_probs=None if answer.distribution is None else
             {k: round(v, 4) for k, v in answer.distribution.items()})
+
+    def decision_record(self, d: Decision) -> JudgeRecord:
+        """The audit record of one judge model's decision (its escalation's inside it)."""
+        return self.record(d.question, d.answer).model_copy(update={
+            "judge_model": d.model, "verdict": d.verdict, "score": d.score,
+            "rationale": d.rationale, "error": d.error, "confidence": d.confidence,
+            "confidence_source": d.confidence_source, "uncertain": d.uncertain,
+            "span_id": d.span_id,
+            "escalated": None if d.escalated is None else self.decision_record(d.escalated)})
+
+    def answered(self, d: Decision) -> Answered:
+        """A final decision as the criterion combines it."""
+        checks = () if d.check is None else (self.decision_record(d.check),)
+        return Answered(d.question, d.outcome, self.decision_record(d), checks)
 
     def combine(self, ctx: EvalContext, answered: Sequence[Answered]) -> CriterionResult:
         """Per invocation: mean of its questions' scores; overall: mean over all questions
@@ -177,62 +134,14 @@ class JudgeCriterion(Criterion):
                                         [p.reason for p in result.per_invocation], what="score")
 
     async def ascore(self, ctx: EvalContext) -> CriterionResult:
+        """Asks the questions (`aquestions`), has the engine decide them, and combines the
+        decisions; any record with an error makes the result a judge error naming the first."""
         if ctx.judge is None:
             raise RuntimeError("no judge service was given to the scorer")
-        judge = ctx.judge
-        options = self.criterion.judge_model_options
         questions, premises = await self.aquestions(ctx)
         if not questions and not premises:
             raise ValueError("nothing to judge (no rubrics or no responses)")
-        answered: list[Answered | None] = [None] * len(questions)
-        limiter = anyio.CapacityLimiter(options.parallelism_limit)
-
-        async def answer(q: JudgeQuestion, model: str) -> JudgeRecord:
-            """One judge model's voted answer to `q`, as its audit record."""
-            with judge_span(self.metric_name, q.invocation_index, q.item, model, q.prompt) as recorded:
-                # A verdict whose confidence is judged (min_confidence) needs every sample.
-                reply = await judge.ask(model, prompts.SYSTEM, q.prompt, q.labels, options.num_samples,
-                                        q.notes, q.examples, early_stop=not options.min_confidence)
-                score, label, rationale, error = vote(reply, q)
-                record = self.record(q, reply)
-                record.judge_model = model
-                record.verdict, record.score, record.rationale, record.error = label, score, rationale, error
-                record.confidence, record.confidence_source = confidence(reply, q, label)
-                judged(recorded, record)
-            return record
-
-        async def ask_one(q: JudgeQuestion) -> tuple[float | None, str | None, JudgeRecord]:
-            async with limiter:
-                record = await answer(q, options.judge_model)
-                threshold = self.min_confidence(record.confidence_source)
-                if (threshold is not None and record.error is None and record.confidence is not None
-                        and record.confidence < threshold):
-                    # Uncertain: never a pass. The stronger judge decides, or nobody does.
-                    record.uncertain = True
-                    if options.escalate_to:
-                        strong = record.escalated = await answer(q, options.escalate_to)
-                        record.score, record.verdict = strong.score, strong.verdict
-                        record.rationale, record.error = strong.rationale, strong.error
-                    else:
-                        record.score = None
-                        how = "p=" if record.confidence_source == "logprobs" else "confidence "
-                        record.error = (f"judge uncertain: {record.verdict} with {how}"
-                                        f"{record.confidence:.2f}, below min_confidence {threshold:g}")
-            return record.score, record.verdict, record
-
-        async def ask(index: int) -> None:
-            q = questions[index]
-            score, label, record = await ask_one(q)
-            done = Answered(q, score, record)
-            if q.check is not None and label in q.check_when:
-                done.score, _, check = await ask_one(q.check)
-                done.checks.append(check)
-            answered[index] = done
-
-        async with anyio.create_task_group() as tg:
-            for index in range(len(questions)):
-                tg.start_soon(ask, index)
-        done = [a for a in answered if a is not None]
+        done = [self.answered(d) for d in await decide_all(ctx.judge, questions, self.policy())]
         result = self.combine(ctx, done)
         result.records = [*premises, *(r for a in done for r in a.records)]
         failed = [r for r in premises if r.error] + [

@@ -16,9 +16,10 @@ import re
 from collections.abc import Sequence
 
 from agenteval.criteria.base import CriterionResult, EvalContext, InvocationScore, mean
-from agenteval.criteria.judge import context, examples, prompts
-from agenteval.criteria.judge.base import Answered, JudgeCriterion, JudgeQuestion
-from agenteval.criteria.judge.screen import screen
+from agenteval.criteria.judge.base import Answered, JudgeCriterion
+from agenteval.criteria.judge.engine.decision import JudgeQuestion
+from agenteval.criteria.judge.prompting import context, examples, prompts
+from agenteval.criteria.judge.prompting.screen import screen
 from agenteval.schema import HallucinationsCriterion
 
 LABELS = prompts.HALLUCINATION_LABELS

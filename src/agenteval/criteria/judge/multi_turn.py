@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import ClassVar
 
 from agenteval.criteria.base import EvalContext
-from agenteval.criteria.judge import context, prompts
-from agenteval.criteria.judge.base import JudgeCriterion, JudgeQuestion
+from agenteval.criteria.judge.base import JudgeCriterion
+from agenteval.criteria.judge.engine.decision import JudgeQuestion
+from agenteval.criteria.judge.prompting import context, prompts
 from agenteval.criteria.judge.rubrics import RubricCriterion, effective_rubrics, rubric_text
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from agenteval.criteria.base import EvalContext
-from agenteval.criteria.judge import context, examples, prompts
-from agenteval.criteria.judge.base import JudgeCriterion, JudgeQuestion
+from agenteval.criteria.judge.base import JudgeCriterion
+from agenteval.criteria.judge.engine.decision import JudgeQuestion
+from agenteval.criteria.judge.prompting import context, examples, prompts
 
 
 class FinalResponseMatchV2(JudgeCriterion):

@@ -17,11 +17,12 @@ from typing import ClassVar
 import anyio
 
 from agenteval.criteria.base import CriterionResult, EvalContext
-from agenteval.criteria.judge import context, prompts
-from agenteval.criteria.judge import examples as judge_examples
-from agenteval.criteria.judge.base import Answered, JudgeCriterion, JudgeQuestion
-from agenteval.criteria.judge.screen import Screened
-from agenteval.criteria.judge.spans import judge_span, judged
+from agenteval.criteria.judge.base import Answered, JudgeCriterion
+from agenteval.criteria.judge.engine.decision import JudgeQuestion
+from agenteval.criteria.judge.engine.spans import judge_span, judged
+from agenteval.criteria.judge.prompting import context, prompts
+from agenteval.criteria.judge.prompting import examples as judge_examples
+from agenteval.criteria.judge.prompting.screen import Screened
 from agenteval.schema import EvalMetricResultDetails, JudgeRecord, RubricsBasedCriterion, RubricScore
 from agenteval.schema.rubric import Rubric
 

@@ -20,8 +20,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agenteval.criteria.base import CriterionResult, EvalContext, InvocationScore
-from agenteval.criteria.judge import context, explain, prompts
-from agenteval.criteria.judge.base import Answered, JudgeCriterion, JudgeQuestion
+from agenteval.criteria.judge import explain
+from agenteval.criteria.judge.base import Answered, JudgeCriterion
+from agenteval.criteria.judge.engine.decision import JudgeQuestion
+from agenteval.criteria.judge.prompting import context, prompts
 from agenteval.schema import ConversationScenario, LlmBackedUserSimulatorCriterion, UserPersona
 from agenteval.schema.personas import PERSONAS
 

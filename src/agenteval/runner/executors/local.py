@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import anyio
 
 from agenteval.agents.base import AgentAdapter
-from agenteval.criteria.judge.service import JudgeService
+from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.runner.executors.base import Done, Unit
 from agenteval.runner.inference import SimulatorFactory, infer_case
 from agenteval.runner.scoring import CaseRun, score_case

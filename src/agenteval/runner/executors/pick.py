@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agenteval.criteria.judge.service import JudgeService
+from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.errors import AgentEvalError
 from agenteval.runner.executors.base import Executor
 from agenteval.runner.job import EvalJob

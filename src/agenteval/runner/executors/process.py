@@ -29,7 +29,7 @@ from multiprocessing.process import BaseProcess
 import anyio
 
 from agenteval.agents import SessionSpec
-from agenteval.criteria.judge.service import JudgeService
+from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.errors import AgentEvalError, describe
 from agenteval.models.resolve import DEFAULT_HTTP_CONCURRENCY, parse_model_name
 from agenteval.runner.executors.base import Done, Unit

@@ -24,7 +24,7 @@ from typing import Any
 
 import anyio
 
-from agenteval.criteria.judge.service import JudgeService
+from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.errors import AgentEvalError
 from agenteval.models.resolve import DEFAULT_HTTP_CONCURRENCY, parse_model_name

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agenteval.agents import load_root_agent, to_adapter
-from agenteval.criteria.judge.service import JudgeCache, JudgeService
+from agenteval.criteria.judge.engine.service import JudgeCache, JudgeService
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.errors import AgentEvalError
 from agenteval.models.base import LLM

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from agenteval.criteria.judge.logprobs import draw, label_distribution, side_probability
+from agenteval.criteria.judge.engine.logprobs import draw, label_distribution, side_probability
 from agenteval.models import TokenLogprob
 
 VALID = ("valid", "invalid")

@@ -2,8 +2,8 @@
 
 import pytest
 
-from agenteval.criteria.judge.prompts import CHECK_LABELS, HALLUCINATION_LABELS, MEETS
-from agenteval.criteria.judge.verdict import parse_verdict
+from agenteval.criteria.judge.engine.verdict import parse_verdict
+from agenteval.criteria.judge.prompting.prompts import CHECK_LABELS, HALLUCINATION_LABELS, MEETS
 
 VALID = ("valid", "invalid")
 SAFE = ("safe", "unsafe")

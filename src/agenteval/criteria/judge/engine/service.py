@@ -28,8 +28,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from agenteval.criteria.judge.logprobs import draw, label_distribution
-from agenteval.criteria.judge.verdict import (
+from agenteval.criteria.judge.engine.logprobs import draw, label_distribution
+from agenteval.criteria.judge.engine.verdict import (
     Verdict,
     note_schema,
     parse_note,
@@ -71,6 +71,22 @@ class JudgeAnswer:
     model_calls: int = 0
     error: str | None = None  # why the judge could not be asked (the samples are then partial)
     distribution: dict[str, float] | None = None  # label probabilities at the verdict token
+
+    @property
+    def replies(self) -> list[str]:
+        """The raw replies for the audit record: every written one (a drawn sample's is the
+        one reply it was drawn from, kept once)."""
+        return [s.raw for s in self.samples if s.raw or not s.drawn]
+
+    @property
+    def readings(self) -> list[str | None]:
+        """Each sample's label, None where it could not be read."""
+        return [s.verdict.label if s.verdict else None for s in self.samples]
+
+    @property
+    def cached(self) -> bool:
+        """Whether every sample came from the cache (no model call)."""
+        return all(s.cached for s in self.samples)
 
 
 @dataclass

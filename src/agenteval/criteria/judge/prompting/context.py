@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agenteval.criteria.judge import prompts
-from agenteval.criteria.judge.screen import Screened, screen
+from agenteval.criteria.judge.prompting import prompts
+from agenteval.criteria.judge.prompting.screen import Screened, screen
 from agenteval.schema import Invocation, content_text
 
 

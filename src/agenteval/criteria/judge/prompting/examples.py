@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agenteval.criteria.judge import prompts
+from agenteval.criteria.judge.prompting import prompts
 from agenteval.schema import FunctionCall, FunctionResponse
 
 

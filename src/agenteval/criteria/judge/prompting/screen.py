@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agenteval.criteria.judge.screen_units import cut_comments, cut_units
+from agenteval.criteria.judge.prompting.screen_units import cut_comments, cut_units
 
 _LABEL = (r"(?:valid|invalid|yes|no|safe|unsafe|supported|unsupported|contradictory|"
           r"not[ _]applicable|pass(?:ed)?|fail(?:ed)?|correct|incorrect|true|false|satisfied|"

@@ -1,8 +1,8 @@
 import pytest
 
-from agenteval.criteria.judge.base import JudgeQuestion, vote
-from agenteval.criteria.judge.service import JudgeAnswer, Sample
-from agenteval.criteria.judge.verdict import Verdict, parse_verdict
+from agenteval.criteria.judge.engine.decision import JudgeQuestion, vote
+from agenteval.criteria.judge.engine.service import JudgeAnswer, Sample
+from agenteval.criteria.judge.engine.verdict import Verdict, parse_verdict
 
 YN = ("yes", "no")
 
@@ -53,7 +53,7 @@ def test_too_few_readable_samples_is_an_error_never_a_pass() -> None:
 
 
 def test_notes_come_before_the_verdict_and_become_the_rationale() -> None:
-    from agenteval.criteria.judge.verdict import verdict_schema
+    from agenteval.criteria.judge.engine.verdict import verdict_schema
 
     schema = verdict_schema(("safe", "unsafe"), ("reply_does",))
     assert list(schema["properties"]) == ["reply_does", "verdict"]
