@@ -82,3 +82,13 @@ def test_the_cross_check_decides_the_question() -> None:
     checked = cross_check(first, check)
     assert checked.score == 1.0 and checked.outcome == 0.0 and checked.check is check
     assert first.check is None
+
+
+def test_an_uncertain_verdict_held_as_an_error_is_never_cross_checked_into_a_pass() -> None:
+    # Uncertain is never a pass: with no stronger judge, a held "valid" stays a judge error and
+    # no confident cross-check may turn it into the question's score.
+    held = decide(Q, "weak", _answer("valid", "valid", "valid", "invalid", "invalid"),
+                  DecisionOptions(min_confidence=0.8))
+    assert held.uncertain and held.score is None and held.verdict == "valid"
+    assert not needs_check(held)
+    assert held.outcome is None

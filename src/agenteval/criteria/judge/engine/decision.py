@@ -185,10 +185,11 @@ def escalate(uncertain: Decision, strong: Decision) -> Decision:
 
 
 def needs_check(decision: Decision) -> bool:
-    """Whether the question's cross-check is to be asked: it has one, and the (escalated)
-    verdict is one of its `check_when` labels."""
+    """Whether the question's cross-check is to be asked: it has one, the (escalated) verdict
+    is one of its `check_when` labels, and that verdict stands (an uncertain verdict held as a
+    judge error is never a pass, so no cross-check may turn it into one)."""
     q = decision.question
-    return q.check is not None and decision.verdict in q.check_when
+    return q.check is not None and decision.score is not None and decision.verdict in q.check_when
 
 
 def cross_check(decision: Decision, check: Decision) -> Decision:
