@@ -63,3 +63,39 @@ def test_ping_pong_and_idle_agents_are_caught() -> None:
     result = crit.score(EvalContext(actual=[fine, ping_pong]))
     assert result.score == 0.5 and result.per_invocation[1].score == 0.0
     assert crit.score(EvalContext(actual=[fine, inv("no agents")])).score == 1.0
+
+
+def test_the_three_frameworks_multi_agent_traces_and_a_wrongly_credited_set(tmp_path: Any) -> None:
+    import json
+
+    import pytest
+    from click.testing import CliRunner
+
+    from agenteval.cli.main import cli
+    from tests.conftest import FIXTURES
+
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps({"criteria": {"turn_agent_match_v1": 1.0, "handoff_loops_v1": 1.0}}))
+    traces = FIXTURES / "traces"
+    for framework in ("adk", "openai_agents", "langgraph"):
+        out = tmp_path / f"{framework}.json"
+        r = CliRunner().invoke(cli, ["score", str(traces / f"{framework}_multi.evalset.json"), "--actual",
+                                     str(traces / f"{framework}_multi.otlp.json"), "--config_file_path",
+                                     str(config), "-o", str(out)])
+        assert r.exit_code == 0, (framework, r.output)
+    # The same OpenAI Agents SDK run against a set that credits the booking turn to another agent.
+    wrong = json.loads((traces / "openai_agents_multi.evalset.json").read_text())
+    renamed = json.dumps(wrong).replace('"booking_agent"', '"weather_agent_x"').replace(
+        '"Booking agent"', '"Weather agent X"')
+    if renamed == json.dumps(wrong):
+        pytest.skip("the fixture names its booking agent differently")
+    (tmp_path / "wrong.evalset.json").write_text(renamed)
+    out = tmp_path / "wrong.json"
+    r = CliRunner().invoke(cli, ["score", str(tmp_path / "wrong.evalset.json"), "--actual",
+                                 str(traces / "openai_agents_multi.otlp.json"), "--config_file_path",
+                                 str(config), "-o", str(out)])
+    assert r.exit_code == 1, r.output
+    doc = json.loads(out.read_text())
+    reasons = [x["reason"] for c in doc["eval_case_results"] for x in c["reasons"]
+               if x["metric_name"] == "turn_agent_match_v1"]
+    assert any("expected Weather agent X" in x or "expected weather_agent_x" in x for x in reasons), reasons

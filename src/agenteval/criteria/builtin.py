@@ -8,6 +8,7 @@ from agenteval.criteria.efficiency import (
     TokenUsage,
     ToolCallCount,
 )
+from agenteval.criteria.handoffs import HandoffLoops, TurnAgentMatch
 from agenteval.criteria.judge.hallucinations import HallucinationsV1
 from agenteval.criteria.judge.multi_turn import (
     MultiTurnTaskSuccess,
@@ -38,6 +39,8 @@ def builtin_specs() -> list[MetricSpec]:
         spec_for_class("tool_trajectory_precision", ToolTrajectoryPrecision),
         spec_for_class("tool_trajectory_recall", ToolTrajectoryRecall),
         spec_for_class("tool_trajectory_single_tool_use", ToolTrajectorySingleToolUse),
+        spec_for_class("turn_agent_match_v1", TurnAgentMatch),
+        spec_for_class("handoff_loops_v1", HandoffLoops),
         spec_for_class("final_response_match_v2", FinalResponseMatchV2),
         spec_for_class("rubric_based_final_response_quality_v1", RubricFinalResponseQuality),
         spec_for_class("rubric_based_tool_use_quality_v1", RubricToolUseQuality),
