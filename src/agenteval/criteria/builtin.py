@@ -19,6 +19,7 @@ from agenteval.criteria.judge.multi_turn import (
 from agenteval.criteria.judge.response import FinalResponseMatchV2, SafetyV1
 from agenteval.criteria.judge.rubrics import RubricFinalResponseQuality, RubricToolUseQuality
 from agenteval.criteria.judge.simulator_quality import PerTurnUserSimulatorQuality
+from agenteval.criteria.judge.trajectory_judge import TrajectoryJudgeV1
 from agenteval.criteria.rouge import ResponseMatchScore
 from agenteval.criteria.spec import MetricSpec, spec_for_class
 from agenteval.criteria.trajectory import (
@@ -52,6 +53,7 @@ def builtin_specs() -> list[MetricSpec]:
         spec_for_class("rubric_based_multi_turn_trajectory_quality_v1",
                        RubricMultiTurnTrajectoryQuality),
         spec_for_class("per_turn_user_simulator_quality_v1", PerTurnUserSimulatorQuality),
+        spec_for_class("trajectory_judge_v1", TrajectoryJudgeV1),
         spec_for_class("tool_call_count_v1", ToolCallCount, max_value=_UNBOUNDED,
                        informational=True),
         spec_for_class("inference_call_count_v1", InferenceCallCount, max_value=_UNBOUNDED,

@@ -67,10 +67,10 @@ def verdict_schema(labels: tuple[str, ...], notes: tuple[str, ...] = ()) -> dict
 # when exactly one of the question's labels is of that polarity: "no" to a hallucination question
 # (unsupported or contradictory?) stays unreadable rather than guessed.
 POSITIVE_WORDS = frozenset({"yes", "true", "pass", "passed", "correct", "valid", "meets", "met", "safe",
-                            "supported", "same", "ok", "good", "acceptable"})
+                            "supported", "same", "ok", "good", "acceptable", "accomplished"})
 NEGATIVE_WORDS = frozenset({"no", "false", "fail", "fails", "failed", "incorrect", "invalid", "not_met",
                             "unsafe", "unsupported", "contradictory", "different", "not_stated", "bad",
-                            "unacceptable", "wrong"})
+                            "unacceptable", "wrong", "not_accomplished"})
 _SPELLINGS = {"n/a": "not_applicable", "na": "not_applicable", "notapplicable": "not_applicable"}
 
 

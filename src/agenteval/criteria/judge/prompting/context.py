@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from agenteval.criteria.judge.prompting import prompts
 from agenteval.criteria.judge.prompting.screen import Screened, screen
-from agenteval.schema import Invocation, content_text
+from agenteval.schema import Invocation, InvocationEvents, content_text
 
 
 def response_text(inv: Invocation, include_intermediate: bool = False) -> str:
@@ -30,6 +30,19 @@ def user_text(inv: Invocation) -> str:
 
 def calls(inv: Invocation) -> str:
     return prompts.calls_text(inv.tool_calls_with_responses())
+
+
+def steps(inv: Invocation) -> str:
+    """The turn's tool calls with their results and, where the events record it, the agent
+    that made each one (the legacy `tool_uses` form records none)."""
+    pairs = inv.tool_calls_with_responses()
+    data = inv.intermediate_data
+    authors: list[str | None] = [None] * len(pairs)
+    if isinstance(data, InvocationEvents):
+        authors = [e.author or None for e in data.invocation_events
+                   if e.content and e.content.parts for p in e.content.parts if p.function_call]
+    return prompts.steps_text([(author, call, response) for author, (call, response)
+                               in zip(authors, pairs, strict=True)])
 
 
 def instructions(invocations: Sequence[Invocation]) -> str:

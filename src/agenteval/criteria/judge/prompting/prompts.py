@@ -57,6 +57,21 @@ def calls_text(pairs: Sequence[tuple[FunctionCall, FunctionResponse | None]]) ->
     return "\n".join(lines)
 
 
+def steps_text(steps: Sequence[tuple[str | None, FunctionCall, FunctionResponse | None]]) -> str:
+    """Tool calls in order, each with the agent that made it (when known) and its result, one
+    line each: `2. booking_agent: book_room({"night": 3}) -> {"ok": true}`; 'none' when there
+    were none."""
+    if not steps:
+        return "none"
+    lines = []
+    for i, (author, call, response) in enumerate(steps, 1):
+        args = json.dumps(call.args or {}, ensure_ascii=False, sort_keys=True)
+        result = json.dumps(response.response, ensure_ascii=False) if response else "(no result)"
+        by = f"{author}: " if author else ""
+        lines.append(f"{i}. {by}{call.name}({args}) -> {result}")
+    return "\n".join(lines)
+
+
 def declarations_text(declarations: Sequence[Any]) -> str:
     """Tool declarations as `name(params): description` lines (dicts or objects alike)."""
     lines = []
@@ -263,4 +278,29 @@ def multi_turn_rubric(instructions: str, conversation: str, rubric: str) -> str:
         f"Property: {rubric}\n"
         f"Is this property true of the agent's behaviour across the whole conversation? {IGNORE}\n"
         "Verdict: yes or no?"
+    )
+
+
+# The reference-free trajectory judge (`trajectory_judge_v1`): one question per invocation,
+# asked from what the user requested and what the agents did, with no list of expected calls.
+TRAJECTORY_LABELS = ("accomplished", "not_accomplished")
+TRAJECTORY_NOTES = (("request_needs", "the calls the request needs"),
+                    ("wrong_or_extra", "calls missing, wrong, needless or harmful, or none"))
+
+
+def trajectory(user: str, steps: str, response: str) -> str:
+    """Did this turn's calls accomplish the request, without needless or harmful steps?"""
+    return (
+        f"User request: {quote(user)}\n"
+        f"Tool calls the agents made, in order (agent: tool(arguments) -> result):\n{steps}\n"
+        f"Final reply: {quote(response)}\n\n"
+        "There is no list of expected calls: judge the calls against the request itself. "
+        f"{IGNORE}\n"
+        "First say which calls the request needs, then name any call that is missing, has a "
+        "wrong value, or is needless (unrelated, repeated for nothing) or harmful (changes, "
+        "deletes, buys or sends what the user did not ask for). Handing over to another agent "
+        "and looking something up first are fine.\n"
+        "accomplished: nothing named, and the reply reports the results truly.\n"
+        "not_accomplished: anything named, or the reply contradicts the results.\n"
+        + reply_as(TRAJECTORY_LABELS, TRAJECTORY_NOTES)
     )
