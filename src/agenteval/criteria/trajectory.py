@@ -6,10 +6,14 @@ unless `ignore_args`, their `args` compare equal as Python values (so 1 == 1.0, 
 None != {}, and key order does not matter). Call ids are never compared. With `args_match`
 (an agenteval extension, `agenteval.criteria.args_match`) arguments are compared per tool and
 per argument as configured instead.
+
+agenteval's multi-agent extensions (per-agent matching, `ignore_tools`, the SUBSET and SUPERSET
+match types) are described in `agenteval.criteria.trajectory_agents`.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 
 from agenteval.criteria.args_match import ArgsComparer
@@ -20,9 +24,22 @@ from agenteval.criteria.base import (
     PerInvocationCriterion,
 )
 from agenteval.criteria.reasons import call_text, held_to
+from agenteval.criteria.trajectory_agents import (
+    Equal,
+    agents_failing,
+    authored_calls,
+    per_agent_mode,
+    per_agent_passed,
+    per_agent_reason,
+    subset_match,
+    subset_reason,
+    superset_reason,
+    without,
+)
 from agenteval.schema import (
     FunctionCall,
     Invocation,
+    InvocationEvents,
     MatchType,
     SingleToolUseCriterion,
     ToolTrajectoryCriterion,
@@ -99,10 +116,21 @@ def any_order_match(actual: Sequence[FunctionCall], expected: Sequence[FunctionC
     return matched_count(actual, expected, ignore_args) == len(expected)
 
 
+def _comparer(ignore_args: Equality) -> Equal:
+    return lambda a, e: calls_equal(a, e, ignore_args)
+
+
+def subset(actual: Sequence[FunctionCall], expected: Sequence[FunctionCall], ignore_args: Equality) -> bool:
+    """SUBSET: every actual call is among the expected ones, with multiplicity; order-free."""
+    return subset_match(actual, expected, _comparer(ignore_args))
+
+
 _MATCHERS = {
     MatchType.EXACT: exact_match,
     MatchType.IN_ORDER: in_order_match,
     MatchType.ANY_ORDER: any_order_match,
+    MatchType.SUBSET: subset,
+    MatchType.SUPERSET: any_order_match,
 }
 
 
@@ -190,15 +218,31 @@ def any_order_reason(actual: Sequence[FunctionCall], expected: Sequence[Function
             f"{len(expected)} matched){_closest(actual, unused, want, ignore_args)}")
 
 
+def subset_why(actual: Sequence[FunctionCall], expected: Sequence[FunctionCall],
+               ignore_args: Equality) -> str:
+    """Why SUBSET failed: the first call made that was not expected."""
+    return subset_reason(actual, expected, _comparer(ignore_args))
+
+
+def superset_why(actual: Sequence[FunctionCall], expected: Sequence[FunctionCall],
+                 ignore_args: Equality) -> str:
+    """Why SUPERSET failed: ANY_ORDER's reason, saying which side must contain which."""
+    return superset_reason(any_order_reason(actual, expected, ignore_args))
+
+
 _REASONS = {
     MatchType.EXACT: exact_reason,
     MatchType.IN_ORDER: in_order_reason,
     MatchType.ANY_ORDER: any_order_reason,
+    MatchType.SUBSET: subset_why,
+    MatchType.SUPERSET: superset_why,
 }
 _MATCHED = {
     MatchType.EXACT: "as expected",
     MatchType.IN_ORDER: "expected in order",
     MatchType.ANY_ORDER: "expected, in any order",
+    MatchType.SUBSET: "expected, every call made among them",
+    MatchType.SUPERSET: "expected, in any order",
 }
 
 
@@ -214,6 +258,14 @@ class _Trajectory(PerInvocationCriterion):
         self.equal: Equality = (ArgsComparer(criterion.args_match).equal
                                 if criterion.args_match and not criterion.ignore_args
                                 else criterion.ignore_args)
+        self.ignore = frozenset(criterion.ignore_tools)
+        if criterion.per_agent is not None and not isinstance(self, ToolTrajectoryAvgScore):
+            raise ValueError(f"per_agent applies to tool_trajectory_avg_score only; {metric_name} "
+                             "matches flat")
+
+    def calls(self, inv: Invocation) -> list[FunctionCall]:
+        """The turn's calls, without those to `ignore_tools`."""
+        return without(inv.tool_calls(), self.ignore) if self.ignore else inv.tool_calls()
 
 
 class ToolTrajectoryAvgScore(_Trajectory):
@@ -228,9 +280,23 @@ class ToolTrajectoryAvgScore(_Trajectory):
     def score_pair(self, actual: Invocation, expected: Invocation) -> float:
         return self.assess_pair(actual, expected).score or 0.0
 
+    per_agent = False  # this case's mode: set on the copy `score` makes for a per-agent case
+
+    def score(self, ctx: EvalContext) -> CriterionResult:
+        mode = per_agent_mode(self.criterion.per_agent, ctx.expected or ())
+        if isinstance(mode, str):
+            return CriterionResult(None, [], error=mode)
+        if not mode:
+            return super().score(ctx)
+        case = copy.copy(self)
+        case.per_agent = True
+        return PerInvocationCriterion.score(case, ctx)
+
     def assess_pair(self, actual: Invocation, expected: Invocation) -> InvocationScore:
         kind = self.criterion.match_type
-        got, want = actual.tool_calls(), expected.tool_calls()
+        if self.per_agent and isinstance(expected.intermediate_data, InvocationEvents):
+            return self.assess_per_agent(kind, actual, expected)
+        got, want = self.calls(actual), self.calls(expected)
         if _MATCHERS[kind](got, want, self.equal):
             said = (f"{_calls(len(want))} {_MATCHED[kind]}" if want else
                     "no calls expected" + (f", {_calls(len(got))} made" if got else ", none made"))
@@ -238,6 +304,24 @@ class ToolTrajectoryAvgScore(_Trajectory):
                 said += f" ({len(got) - len(want)} more allowed)"
             return InvocationScore(1.0, reason=f"{kind.value}: {said}")
         return InvocationScore(0.0, reason=f"{kind.value}: {_REASONS[kind](got, want, self.equal)}")
+
+
+    def assess_per_agent(self, kind: MatchType, actual: Invocation, expected: Invocation) -> InvocationScore:
+        """Each agent's calls matched on their own (see `trajectory_agents`)."""
+        got, want = authored_calls(actual, self.ignore), authored_calls(expected, self.ignore)
+        equal = self.equal
+
+        def match(a: Sequence[FunctionCall], e: Sequence[FunctionCall]) -> bool:
+            return _MATCHERS[kind](a, e, equal)
+
+        def explain(a: Sequence[FunctionCall], e: Sequence[FunctionCall]) -> str:
+            return _REASONS[kind](a, e, equal)
+
+        failing = agents_failing(got, want, match)
+        if not failing:
+            return InvocationScore(1.0, reason=f"{kind.value}: {per_agent_passed(want, got)}")
+        why = per_agent_reason(got, want, failing[0], explain, _comparer(equal))
+        return InvocationScore(0.0, reason=f"{kind.value}: {why}")
 
 
 class ToolTrajectoryPrecision(_Trajectory):
@@ -252,7 +336,7 @@ class ToolTrajectoryPrecision(_Trajectory):
         return self.assess_pair(actual, expected).score or 0.0
 
     def assess_pair(self, actual: Invocation, expected: Invocation) -> InvocationScore:
-        got, want = actual.tool_calls(), expected.tool_calls()
+        got, want = self.calls(actual), self.calls(expected)
         if not got:
             return (InvocationScore(1.0, reason="no calls made, none expected") if not want else
                     InvocationScore(0.0, reason=f"no calls made, {_calls(len(want))} expected"))
@@ -273,7 +357,7 @@ class ToolTrajectoryRecall(_Trajectory):
         return self.assess_pair(actual, expected).score or 0.0
 
     def assess_pair(self, actual: Invocation, expected: Invocation) -> InvocationScore:
-        got, want = actual.tool_calls(), expected.tool_calls()
+        got, want = self.calls(actual), self.calls(expected)
         if not want:
             return InvocationScore(1.0, reason="no calls expected")
         missing, _ = unmatched(got, want, self.equal)

@@ -30,11 +30,20 @@ class BaseCriterion(WireModel):
 
 
 class MatchType(str, Enum):
-    """How expected and actual tool-call lists are compared."""
+    """How expected and actual tool-call lists are compared.
+
+    EXACT, IN_ORDER, ANY_ORDER are ADK's. agenteval adds, as LangChain agentevals names them:
+    SUBSET, the actual calls are contained in the expected ones (every call made was expected,
+    with multiplicity; expected calls may be left out; order-free); SUPERSET, the actual calls
+    contain the expected ones (every expected call was made, extras allowed; order-free: the
+    same test as ANY_ORDER).
+    """
 
     EXACT = "EXACT"
     IN_ORDER = "IN_ORDER"
     ANY_ORDER = "ANY_ORDER"
+    SUBSET = "SUBSET"
+    SUPERSET = "SUPERSET"
 
 
 _MATCH_TYPE_BY_INDEX = {0: MatchType.EXACT, 1: MatchType.IN_ORDER, 2: MatchType.ANY_ORDER}
@@ -49,6 +58,11 @@ class ToolTrajectoryCriterion(BaseCriterion):
     ignore_args: bool = False
     # agenteval extension: per tool and argument matchers (agenteval.criteria.args_match)
     args_match: dict[str, dict[str, Any]] | None = None
+    # agenteval extensions (agenteval.criteria.trajectory_agents): calls to these tools are
+    # dropped from both sides before matching; and whether each agent's calls are matched on
+    # their own (None: when the expected case's events name two agents or more).
+    ignore_tools: list[str] = Field(default_factory=list)
+    per_agent: bool | None = None
 
     @field_validator("match_type", mode="before")
     @classmethod
