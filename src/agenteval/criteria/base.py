@@ -10,13 +10,17 @@ pydantic_evals' `EvaluationReason(value, reason)`): the first mismatched call, t
 precision and recall, the judge's vote, the threshold it was held to. The runner stores the
 reasons in the result document (`EvalCaseResult.reasons`); reports display them and never
 recompute them.
+
+A reason may be given as its text or as a zero-argument function that makes it (`Reason`): it
+is then made only when read (`reason` reads the text), so reasons that are never stored (a
+passing invocation's, an informational criterion's) cost nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, overload
 
 from agenteval.criteria.reasons import mean_reason
 from agenteval.schema import (
@@ -34,7 +38,39 @@ if TYPE_CHECKING:
     from agenteval.criteria.judge.engine.service import JudgeService
 
 
-@dataclass
+# A reason as given: its text, a function making it when it is first read, or none.
+Reason = str | Callable[[], str | None] | None
+
+
+class LazyReason:
+    """A dataclass field holding a `Reason`: set to the text or to a function making it; read as
+    the text (the function is called on the first read, and its text kept). The value lives in
+    the instance's `_<name>`, which the classes' own `__init__` set directly (a descriptor call
+    per result is a measurable share of scoring a large run)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = f"_{name}"
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> None: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> str | None: ...
+
+    def __get__(self, obj: object | None, owner: type | None = None) -> str | None:
+        if obj is None:
+            return None  # the field's default
+        value = obj.__dict__[self.slot]
+        if value is None or isinstance(value, str):
+            return value
+        text: str | None = value()
+        obj.__dict__[self.slot] = text
+        return text
+
+    def __set__(self, obj: object, value: Reason) -> None:
+        obj.__dict__[self.slot] = value
+
+
+@dataclass(init=False)
 class InvocationScore:
     """One invocation's score. `score is None` means not evaluated; `error` says why.
     `reason`: why it scored so, in words (None when the criterion gives none)."""
@@ -42,10 +78,14 @@ class InvocationScore:
     score: float | None
     details: EvalMetricResultDetails | None = None
     error: str | None = None
-    reason: str | None = None
+    reason: LazyReason = LazyReason()
+
+    def __init__(self, score: float | None, details: EvalMetricResultDetails | None = None,
+                 error: str | None = None, reason: Reason = None) -> None:
+        self.score, self.details, self.error, self._reason = score, details, error, reason
 
 
-@dataclass
+@dataclass(init=False)
 class CriterionResult:
     """A criterion's result for a case: the overall score and one entry per invocation.
     `reason`: why the case scored so (the invocation that decided it and the threshold it was
@@ -57,7 +97,14 @@ class CriterionResult:
     error: str | None = None
     status: EvalStatus | None = None  # set only by criteria that decide status themselves
     records: list[JudgeRecord] = field(default_factory=list)
-    reason: str | None = None
+    reason: LazyReason = LazyReason()
+
+    def __init__(self, score: float | None, per_invocation: list[InvocationScore],
+                 details: EvalMetricResultDetails | None = None, error: str | None = None,
+                 status: EvalStatus | None = None, records: list[JudgeRecord] | None = None,
+                 reason: Reason = None) -> None:
+        self.score, self.per_invocation, self.details, self.error = score, per_invocation, details, error
+        self.status, self.records, self._reason = status, [] if records is None else records, reason
 
 
 @dataclass
@@ -133,6 +180,29 @@ class PerInvocationCriterion(Criterion):
         per = [self.assess_pair(a, e) for a, e in zip(ctx.actual, ctx.expected, strict=False)]
         scores = [p.score for p in per if p.score is not None]
         overall = fsum_left(scores) / len(scores) if scores and len(scores) == len(per) else None
-        reason = mean_reason(overall, self.criterion.threshold, [p.score for p in per],
-                             [p.reason for p in per])
+        threshold = self.criterion.threshold
+
+        def reason() -> str | None:  # reads only the invocations' reasons it names
+            return mean_reason(overall, threshold, [p.score for p in per], _Reasons(per))
+
         return CriterionResult(overall, per, reason=reason)
+
+
+class _Reasons(Sequence[str | None]):
+    """The reasons of invocation scores, each made only when read."""
+
+    def __init__(self, per: Sequence[InvocationScore]) -> None:
+        self._per = per
+
+    def __len__(self) -> int:
+        return len(self._per)
+
+    @overload
+    def __getitem__(self, index: int) -> str | None: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str | None]: ...
+
+    def __getitem__(self, index: int | slice) -> str | Sequence[str | None] | None:
+        if isinstance(index, slice):
+            return [p.reason for p in self._per[index]]
+        return self._per[index].reason

@@ -17,7 +17,14 @@ invocations' recorded events). They are informational: no threshold is applied.
 
 from __future__ import annotations
 
-from agenteval.criteria.base import Criterion, CriterionResult, EvalContext, InvocationScore, mean
+from agenteval.criteria.base import (
+    Criterion,
+    CriterionResult,
+    EvalContext,
+    InvocationScore,
+    Reason,
+    mean,
+)
 from agenteval.criteria.reasons import num
 from agenteval.schema import (
     DurationDetails,
@@ -33,14 +40,15 @@ def _figures(ctx: EvalContext) -> list[Figures | None]:
     return invocations_figures(ctx.trace, len(ctx.actual))
 
 
-def _reason(score: float | None, unit: str, ctx: EvalContext, traced: bool = True) -> str | None:
-    """`mean 1.5 tool calls per invocation over 2 invocations (from the trace; informational)`."""
+def _reason(score: float | None, unit: str, ctx: EvalContext, traced: bool = True) -> Reason:
+    """`mean 1.5 tool calls per invocation over 2 invocations (from the trace; informational)`,
+    made when read (the runner does not store an informational criterion's reason)."""
     if score is None:
         return None
     n = len(ctx.actual)
     source = "the trace" if traced and ctx.trace is not None else "the recorded invocations"
-    return (f"mean {num(score)} {unit} per invocation over {n} invocation{'' if n == 1 else 's'} "
-            f"(from {source}; informational)")
+    return lambda: (f"mean {num(score)} {unit} per invocation over {n} invocation"
+                    f"{'' if n == 1 else 's'} (from {source}; informational)")
 
 
 class ToolCallCount(Criterion):

@@ -21,10 +21,17 @@ def num(value: float | None) -> str:
     return "-" if value is None else f"{value:.4g}"
 
 
+# `json.dumps(value, ensure_ascii=False)` builds an encoder per call; these are what it uses.
+_JSON = json.JSONEncoder(ensure_ascii=False)
+_json_string = json.encoder.encode_basestring
+
+
 def value_text(value: Any) -> str:
     """An argument value: JSON for containers and strings, repr otherwise."""
-    if isinstance(value, (dict, list, str)):
-        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):
+        return _json_string(value)
+    if isinstance(value, (dict, list)):
+        return _JSON.encode(value)
     return repr(value)
 
 
@@ -38,7 +45,7 @@ def held_to(score: float, threshold: float, what: str = "score") -> str:
     """`score 0.5 < threshold 1` or `score 1 ≥ threshold 1`: the comparison that decides the
     status (a score passes when it is at least the threshold)."""
     sign = "≥" if score >= threshold else "<"
-    return f"{what} {num(score)} {sign} threshold {num(threshold)}"
+    return f"{what} {score:.4g} {sign} threshold {threshold:.4g}"  # as `num` writes them
 
 
 def deciding(scores: Sequence[float | None]) -> int | None:

@@ -132,11 +132,16 @@ def tokenize(text: str) -> list[str]:
 
 def rouge1_scores(candidate: str, reference: str) -> tuple[float, float, float]:
     """ROUGE-1 (precision, recall, F-measure) of a candidate text against a reference text."""
-    pred = Counter(tokenize(candidate))
-    ref = Counter(tokenize(reference))
-    overlap = sum((pred & ref).values())
-    precision = overlap / max(sum(pred.values()), 1)
-    recall = overlap / max(sum(ref.values()), 1)
+    pred_tokens, ref_tokens = tokenize(candidate), tokenize(reference)
+    ref = Counter(ref_tokens)
+    # The size of the multiset intersection, as `sum((pred & ref).values())` (integers: the
+    # same counts, without building the intersection).
+    overlap = 0
+    for token, n in Counter(pred_tokens).items():
+        if (m := ref.get(token)) is not None:
+            overlap += n if n < m else m
+    precision = overlap / max(len(pred_tokens), 1)
+    recall = overlap / max(len(ref_tokens), 1)
     if precision + recall > 0:
         return precision, recall, 2 * precision * recall / (precision + recall)
     return precision, recall, 0.0
@@ -164,5 +169,6 @@ class ResponseMatchScore(PerInvocationCriterion):
     def assess_pair(self, actual: Invocation, expected: Invocation) -> InvocationScore:
         p, r, f = rouge1_scores(content_text(actual.final_response),
                                 content_text(expected.final_response))
-        return InvocationScore(f, reason=(f"{held_to(f, self.criterion.threshold, 'ROUGE-1 F')} "
-                                          f"(precision {num(p)}, recall {num(r)})"))
+        threshold = self.criterion.threshold
+        return InvocationScore(f, reason=lambda: (f"{held_to(f, threshold, 'ROUGE-1 F')} "
+                                                  f"(precision {num(p)}, recall {num(r)})"))

@@ -246,6 +246,15 @@ _MATCHED = {
 }
 
 
+def matched_reason(kind: MatchType, got: Sequence[FunctionCall], want: Sequence[FunctionCall]) -> str:
+    """Why a match passed: how many calls matched and how, and the extra calls allowed."""
+    said = (f"{_calls(len(want))} {_MATCHED[kind]}" if want else
+            "no calls expected" + (f", {_calls(len(got))} made" if got else ", none made"))
+    if kind != MatchType.EXACT and len(got) > len(want):
+        said += f" ({len(got) - len(want)} more allowed)"
+    return f"{kind.value}: {said}"
+
+
 class _Trajectory(PerInvocationCriterion):
     """The trajectory criteria's common part: how calls compare (`ignore_args`, `args_match`)."""
 
@@ -298,12 +307,9 @@ class ToolTrajectoryAvgScore(_Trajectory):
             return self.assess_per_agent(kind, actual, expected)
         got, want = self.calls(actual), self.calls(expected)
         if _MATCHERS[kind](got, want, self.equal):
-            said = (f"{_calls(len(want))} {_MATCHED[kind]}" if want else
-                    "no calls expected" + (f", {_calls(len(got))} made" if got else ", none made"))
-            if kind != MatchType.EXACT and len(got) > len(want):
-                said += f" ({len(got) - len(want)} more allowed)"
-            return InvocationScore(1.0, reason=f"{kind.value}: {said}")
-        return InvocationScore(0.0, reason=f"{kind.value}: {_REASONS[kind](got, want, self.equal)}")
+            return InvocationScore(1.0, reason=lambda: matched_reason(kind, got, want))
+        equal = self.equal
+        return InvocationScore(0.0, reason=lambda: f"{kind.value}: {_REASONS[kind](got, want, equal)}")
 
 
     def assess_per_agent(self, kind: MatchType, actual: Invocation, expected: Invocation) -> InvocationScore:
@@ -339,11 +345,15 @@ class ToolTrajectoryPrecision(_Trajectory):
         got, want = self.calls(actual), self.calls(expected)
         if not got:
             return (InvocationScore(1.0, reason="no calls made, none expected") if not want else
-                    InvocationScore(0.0, reason=f"no calls made, {_calls(len(want))} expected"))
+                    InvocationScore(0.0, reason=lambda: f"no calls made, {_calls(len(want))} expected"))
         missing, unused = unmatched(got, want, self.equal)
-        said = f"{len(got) - len(unused)} of {_calls(len(got))} made were expected"
-        if unused:
-            said += f"; first extra: call {unused[0] + 1}, {call_text(got[unused[0]])}"
+
+        def said() -> str:
+            text = f"{len(got) - len(unused)} of {_calls(len(got))} made were expected"
+            if unused:
+                text += f"; first extra: call {unused[0] + 1}, {call_text(got[unused[0]])}"
+            return text
+
         return InvocationScore((len(want) - len(missing)) / len(got), reason=said)
 
 
@@ -361,9 +371,13 @@ class ToolTrajectoryRecall(_Trajectory):
         if not want:
             return InvocationScore(1.0, reason="no calls expected")
         missing, _ = unmatched(got, want, self.equal)
-        said = f"{len(want) - len(missing)} of {_calls(len(want))} expected were made"
-        if missing:
-            said += f"; first missing: {call_text(want[missing[0]])}"
+
+        def said() -> str:
+            text = f"{len(want) - len(missing)} of {_calls(len(want))} expected were made"
+            if missing:
+                text += f"; first missing: {call_text(want[missing[0]])}"
+            return text
+
         return InvocationScore((len(want) - len(missing)) / len(want), reason=said)
 
 
@@ -386,10 +400,15 @@ class ToolTrajectorySingleToolUse(PerInvocationCriterion):
             1.0 if any(c.name == name for c in inv.tool_calls()) else 0.0 for inv in ctx.actual
         ]
         overall = max(scores) if scores else None
-        per = [InvocationScore(s, reason=f"{name} {'called' if s else 'not called'}") for s in scores]
+        called, not_called = f"{name} called", f"{name} not called"
+        per = [InvocationScore(s, reason=called if s else not_called) for s in scores]
         if overall is None:
             return CriterionResult(overall, per)
-        why = (f"{name} called in invocation {scores.index(1.0)}" if overall
-               else f"{name} not called in any of {len(scores)} invocation(s)")
-        return CriterionResult(overall, per,
-                               reason=f"{held_to(overall, self.criterion.threshold)}: {why}")
+        threshold = self.criterion.threshold
+
+        def reason() -> str:
+            why = (f"{name} called in invocation {scores.index(1.0)}" if overall
+                   else f"{name} not called in any of {len(scores)} invocation(s)")
+            return f"{held_to(overall, threshold)}: {why}"
+
+        return CriterionResult(overall, per, reason=reason)

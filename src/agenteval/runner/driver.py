@@ -76,18 +76,24 @@ class Sinks(Sink):
 
     def __init__(self, sinks: Iterable[Sink | None]) -> None:
         self.sinks = [s for s in sinks if s is not None]
+        # Told once per case run and once per case: only the sinks that hear them (those whose
+        # method is not `Sink`'s, which does nothing).
+        self._case_run = [s.on_case_run for s in self.sinks
+                          if getattr(s.on_case_run, "__func__", None) is not Sink.on_case_run]
+        self._case = [s.on_case for s in self.sinks
+                      if getattr(s.on_case, "__func__", None) is not Sink.on_case]
 
     def on_start(self, header: RunSpec, total: int) -> None:
         for s in self.sinks:
             s.on_start(header, total)
 
     def on_case_run(self, result: EvalCaseResult, seconds: float) -> None:
-        for s in self.sinks:
-            s.on_case_run(result, seconds)
+        for on_case_run in self._case_run:
+            on_case_run(result, seconds)
 
     def on_case(self, outcome: CaseOutcome) -> None:
-        for s in self.sinks:
-            s.on_case(outcome)
+        for on_case in self._case:
+            on_case(outcome)
 
     def on_document(self, document: EvalSetResult) -> None:
         for s in self.sinks:

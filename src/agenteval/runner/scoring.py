@@ -145,22 +145,28 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
             overall.append(_metric_result(wire, status, result.score, result.details))
             # An informational metric's reason restates its value (it has no threshold to
             # explain): not stored, which keeps a large run's document a third smaller in reasons.
-            if result.reason is not None and not metric.spec.informational:
-                reasons.append(_reason(metric.name, None, result.reason))
-            if not metric.spec.informational:
+            # A reason is read only where it is stored: a criterion may make it when it is read.
+            informational = metric.spec.informational
+            if not informational:
                 statuses.append(status)
+                if (why := result.reason) is not None:
+                    reasons.append(_reason(metric.name, None, why))
+            threshold = metric.criterion.threshold
             scores = result.per_invocation or [InvocationScore(None) for _ in range(n)]
             for i, inv_score in enumerate(scores):
                 if inv_score.error:
                     errors.append(MetricError(metric_name=metric.name, message=inv_score.error,
                                               invocation_index=i))
-                inv_status = metric_status(metric, inv_score.score)
-                per_inv[i].append(_metric_result(wire, inv_status, inv_score.score,
-                                                 inv_score.details))
+                score = inv_score.score
+                # As `metric_status`, with the metric's constants read once.
+                inv_status = (EvalStatus.INFORMATIONAL if informational else
+                              EvalStatus.NOT_EVALUATED if score is None else
+                              EvalStatus.PASSED if score >= threshold else EvalStatus.FAILED)
+                per_inv[i].append(_metric_result(wire, inv_status, score, inv_score.details))
                 # An invocation's reason is kept where it did not pass (a passing one's adds
                 # little to its score, and a large run has hundreds of thousands of them).
-                if inv_score.reason is not None and inv_status in _EXPLAINED:
-                    reasons.append(_reason(metric.name, i, inv_score.reason))
+                if inv_status in _EXPLAINED and (why := inv_score.reason) is not None:
+                    reasons.append(_reason(metric.name, i, why))
         final = case_status(statuses, policy)
     else:
         final = EvalStatus.FAILED

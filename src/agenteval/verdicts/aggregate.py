@@ -62,7 +62,7 @@ def summary_reason(results: Sequence[EvalMetricResult], reasons: Sequence[str | 
     the rule that decided (the mean and its 95% CI against the threshold, or the runs passed),
     and the first failing run's reason (as given: `summarise_case` prefixes `run N: `). None
     when no run recorded a reason."""
-    if not any(reasons) or status == EvalStatus.INFORMATIONAL:
+    if status == EvalStatus.INFORMATIONAL or not any(reasons):
         return None
     if len(results) == 1:  # a passing run's reason stays with the run (`EvalCaseResult.reason`)
         return reasons[0] if status != EvalStatus.PASSED else None
@@ -127,16 +127,20 @@ def summarise_metric(results: Sequence[EvalMetricResult], gating: str,
 def summarise_case(eval_id: str, runs: Sequence[EvalCaseResult], gating: str,
                    ignore_not_evaluated: bool) -> CaseSummary:
     """A case's verdict over its runs: failed if any run failed to infer or any criterion fails."""
-    names = list(dict.fromkeys(m.metric_name for r in runs for m in r.overall_eval_metric_results))
     tag = len(runs) > 1
-    reasons = [{x.metric_name: f"run {r.run_index}: {x.reason}" if tag else x.reason
-                for x in r.reasons if x.invocation_index is None} for r in runs]
-    metrics = []
-    for name in names:
-        pairs = [(m, why.get(name)) for r, why in zip(runs, reasons, strict=True)
-                 for m in r.overall_eval_metric_results if m.metric_name == name]
-        metrics.append(summarise_metric([m for m, _ in pairs], gating, ignore_not_evaluated,
-                                        [w for _, w in pairs]))
+    # Each criterion's results and overall reasons over the runs (run order), criteria in the
+    # order they first come: one pass over the runs.
+    by_name: dict[str, tuple[list[EvalMetricResult], list[str | None]]] = {}
+    for r in runs:
+        why = {x.metric_name: f"run {r.run_index}: {x.reason}" if tag else x.reason
+               for x in r.reasons if x.invocation_index is None}
+        for m in r.overall_eval_metric_results:
+            if (entry := by_name.get(m.metric_name)) is None:
+                entry = by_name[m.metric_name] = ([], [])
+            entry[0].append(m)
+            entry[1].append(why.get(m.metric_name))
+    metrics = [summarise_metric(results, gating, ignore_not_evaluated, reasons)
+               for results, reasons in by_name.values()]
     statuses = [m.eval_status for m in metrics if m.eval_status != EvalStatus.INFORMATIONAL]
     inference_failed = any(r.error_message for r in runs) and gating != "any_run"
     not_evaluated = EvalStatus.NOT_EVALUATED in statuses and not ignore_not_evaluated
