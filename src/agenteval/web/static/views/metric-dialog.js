@@ -127,7 +127,7 @@ function criterionRow(c, args, preset) {
     optEls.push(h("label", {}, "judge model ", opts.judge_model), h("label", {}, "samples ", opts.num_samples));
   }
   for (const o of criterionOptions(c)) {
-    if (o === "match_type") opts[o] = h("select", { "data-match": c.name }, ["EXACT", "IN_ORDER", "ANY_ORDER"].map((m) => h("option", { value: m, text: m, selected: preset?.match_type === m })));
+    if (o === "match_type") opts[o] = h("select", { "data-match": c.name }, ["EXACT", "IN_ORDER", "ANY_ORDER", "SUBSET", "SUPERSET"].map((m) => h("option", { value: m, text: m, selected: preset?.match_type === m })));
     if (o === "ignore_args") opts[o] = h("input", { type: "checkbox", checked: preset?.ignore_args === true });
     if (o === "tool_name") opts[o] = h("input", { placeholder: "tool name", value: preset?.tool_name ?? "" });
     optEls.push(h("label", {}, o.replace("_", " ") + " ", opts[o]));
