@@ -149,6 +149,10 @@ class EvalJob(JobOptions):
     # run in flight, killed at the case timeout: runner.executors.process); None: the config's.
     isolation: str | None = None
 
+    def case_timeout_in_force(self) -> float | None:
+        """Seconds per case run: the command line's, else the config's (None: no limit)."""
+        return self.case_timeout or self.config.case_timeout
+
 
 @dataclass
 class ScoreJob(JobOptions):

@@ -108,7 +108,7 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
                                        parallelism=job.concurrency.cases, app_name=job.app_name,
                                        simulator=simulator, judge=judge, listener=listener,
                                        header=header, traces=job.traces, finished=kept, sink=sink,
-                                       case_timeout=job.case_timeout or job.config.case_timeout,
+                                       case_timeout=job.case_timeout_in_force(),
                                        executor=executor)
     except BaseException:
         sink.on_abort()  # the journal releases the run: resumable at once, here or elsewhere

@@ -233,7 +233,7 @@ class ProcessExecutor:
                                  f"({', '.join(sorted(services.provided))}) live in this process only")
         self.job, self.judge, self.listener = job, judge, listener
         self.parallelism = job.concurrency.cases
-        self.timeout = job.case_timeout or job.config.case_timeout
+        self.timeout = job.case_timeout_in_force()
         self.services = services
 
     def _setup(self, units: Sequence[Unit]) -> WorkerSetup:

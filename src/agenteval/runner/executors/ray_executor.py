@@ -166,7 +166,7 @@ class RayExecutor:
             endpoints=endpoints, limiters=limiters, cache=self._cache(tag, actors), rated=frozenset(rated),
             simulator=simulator,
             judge_max_tokens=self.judge.max_tokens, judge_early_stop=self.judge.early_stop,
-            traces=job.traces, case_timeout=job.case_timeout or job.config.case_timeout,
+            traces=job.traces, case_timeout=job.case_timeout_in_force(),
             inner_tool_calls=job.config.inner_tool_calls)
 
     def _cache(self, tag: str, actors: list[Any]) -> str | None:
