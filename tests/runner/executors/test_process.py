@@ -126,7 +126,7 @@ def test_the_config_asks_for_isolation_too(tmp_path: Path) -> None:
 def test_process_isolation_needs_the_agent_path_and_the_local_executor() -> None:
     selection = [Selection(None, eval_set("s", {"a": [inv("x")]}))]
     job = EvalJob(agent=lambda text: "hi", selections=selection, isolation="process")
-    with pytest.raises(AgentEvalError, match="loads the agent in worker processes from its path"):
+    with pytest.raises(AgentEvalError, match=r"--isolation process \(a worker .*\) loads the agent"):
         asyncio.run(run(job, Services.create({})))
     services = Services.create({})
     judge = JudgeService(services.models.get)

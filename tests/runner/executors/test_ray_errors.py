@@ -20,7 +20,7 @@ from tests.runner.executors.test_ray_executor import _project
 def test_an_agent_object_without_a_path_runs_only_locally(tmp_path: Path) -> None:
     job = EvalJob(agent=lambda text: "hi", selections=[Selection(None, eval_set("s", {"a": [inv("x")]}))],
                   executor="ray")
-    with pytest.raises(AgentEvalError, match="loads the agent on every worker from its path"):
+    with pytest.raises(AgentEvalError, match=r"the Ray executor \(on every worker\) loads the agent"):
         asyncio.run(run(job, Services.create({})))
     job.executor, job.ray_address = "local", "auto"
     with pytest.raises(AgentEvalError, match=r"Ray address \(auto\) is for the Ray executor: add --executor"):

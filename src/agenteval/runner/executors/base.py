@@ -13,7 +13,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from agenteval.criteria.spec import ConfiguredMetric
+from agenteval.errors import AgentEvalError
+from agenteval.runner.job import EvalJob
 from agenteval.runner.scoring import NotEvaluatedPolicy
+from agenteval.runner.services import Services
 from agenteval.schema import EvalCase, EvalCaseResult
 
 
@@ -46,4 +49,15 @@ class Executor(Protocol):
         ...
 
 
-__all__ = ["Done", "Executor", "Unit"]
+def require_by_path(job: EvalJob, services: Services, where: str, otherwise: str) -> None:
+    """An AgentEvalError unless the agent and models can be loaded `where` (another process):
+    the agent by its path, models by name (objects handed to `Services` live here only)."""
+    if job.agent_path is None:
+        raise AgentEvalError(f"{where} loads the agent from its path (EvalJob.agent_path); an agent "
+                             f"given only as an object {otherwise}")
+    if services.provided:
+        raise AgentEvalError(f"{where} resolves models by name; models handed to Services "
+                             f"({', '.join(sorted(services.provided))}) live in this process only")
+
+
+__all__ = ["Done", "Executor", "Unit", "require_by_path"]

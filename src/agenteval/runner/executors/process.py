@@ -32,7 +32,7 @@ from agenteval.agents import SessionSpec
 from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.errors import AgentEvalError, describe
 from agenteval.models.resolve import DEFAULT_HTTP_CONCURRENCY, parse_model_name
-from agenteval.runner.executors.base import Done, Unit
+from agenteval.runner.executors.base import Done, Unit, require_by_path
 from agenteval.runner.executors.local import score_unit
 from agenteval.runner.executors.process_worker import (
     Finished,
@@ -223,14 +223,8 @@ class ProcessExecutor:
 
     def __init__(self, job: EvalJob, services: Services, judge: JudgeService,
                  listener: Listener | None = None) -> None:
-        if job.agent_path is None:
-            raise AgentEvalError("--isolation process loads the agent in worker processes from its "
-                                 "path (EvalJob.agent_path); an agent given only as an object runs "
-                                 "in this process")
-        if services.provided:
-            raise AgentEvalError(f"--isolation process resolves models by name in its worker "
-                                 f"processes; models handed to Services "
-                                 f"({', '.join(sorted(services.provided))}) live in this process only")
+        require_by_path(job, services, "--isolation process (a worker process per case run)",
+                        "runs in this process")
         self.job, self.judge, self.listener = job, judge, listener
         self.parallelism = job.concurrency.cases
         self.timeout = job.case_timeout_in_force()

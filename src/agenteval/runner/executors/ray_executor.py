@@ -28,7 +28,7 @@ from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.errors import AgentEvalError
 from agenteval.models.resolve import DEFAULT_HTTP_CONCURRENCY, parse_model_name
-from agenteval.runner.executors.base import Done, Unit
+from agenteval.runner.executors.base import Done, Unit, require_by_path
 from agenteval.runner.executors.cluster_limits import EndpointLimiter
 from agenteval.runner.executors.ray_worker import (
     EvalWorker,
@@ -68,14 +68,7 @@ class RayExecutor:
     def __init__(self, job: EvalJob, services: Services, judge: JudgeService,
                  listener: Listener | None = None, *, address: str | None = None,
                  workers: int | None = None) -> None:
-        if job.agent_path is None:
-            raise AgentEvalError("the Ray executor loads the agent on every worker from its path "
-                                 "(EvalJob.agent_path); an agent given only as an object runs with "
-                                 "the local executor")
-        if services.provided:
-            raise AgentEvalError(f"the Ray executor resolves models by name on every worker; models "
-                                 f"handed to Services ({', '.join(sorted(services.provided))}) live "
-                                 "in this process only: use the local executor")
+        require_by_path(job, services, "the Ray executor (on every worker)", "runs with the local executor")
         if workers is not None and workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
         self.job, self.services, self.judge, self.listener = job, services, judge, listener
