@@ -73,16 +73,21 @@ class LazyReason:
 @dataclass(init=False)
 class InvocationScore:
     """One invocation's score. `score is None` means not evaluated; `error` says why.
-    `reason`: why it scored so, in words (None when the criterion gives none)."""
+    `reason`: why it scored so, in words (None when the criterion gives none). `agents`: when
+    the criterion matched each agent on its own, every agent's verdict (agent -> None when it
+    passed, else why not); None otherwise."""
 
     score: float | None
     details: EvalMetricResultDetails | None = None
     error: str | None = None
     reason: LazyReason = LazyReason()
+    agents: dict[str, str | None] | None = None
 
     def __init__(self, score: float | None, details: EvalMetricResultDetails | None = None,
-                 error: str | None = None, reason: Reason = None) -> None:
+                 error: str | None = None, reason: Reason = None,
+                 agents: dict[str, str | None] | None = None) -> None:
         self.score, self.details, self.error, self._reason = score, details, error, reason
+        self.agents = agents
 
 
 @dataclass(init=False)

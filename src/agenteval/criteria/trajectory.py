@@ -324,10 +324,17 @@ class ToolTrajectoryAvgScore(_Trajectory):
             return _REASONS[kind](a, e, equal)
 
         failing = agents_failing(got, want, match)
+        # Every named agent's verdict, for the agent tree of reports (None: its calls matched).
+        verdicts: dict[str, str | None] = {a: None for a, _ in [*want, *got] if a is not None}
         if not failing:
-            return InvocationScore(1.0, reason=f"{kind.value}: {per_agent_passed(want, got)}")
-        why = per_agent_reason(got, want, failing[0], explain, _comparer(equal))
-        return InvocationScore(0.0, reason=f"{kind.value}: {why}")
+            passed = f"{kind.value}: {per_agent_passed(want, got)}"
+            return InvocationScore(1.0, reason=passed, agents=verdicts)
+        same = _comparer(equal)
+        for agent in failing:
+            if agent is not None:
+                verdicts[agent] = f"{kind.value}: {per_agent_reason(got, want, agent, explain, same)}"
+        why = per_agent_reason(got, want, failing[0], explain, same)
+        return InvocationScore(0.0, reason=f"{kind.value}: {why}", agents=verdicts)
 
 
 class ToolTrajectoryPrecision(_Trajectory):

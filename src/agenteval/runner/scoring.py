@@ -17,6 +17,7 @@ from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.errors import describe
 from agenteval.schema import (
+    AgentVerdict,
     EvalCase,
     EvalCaseResult,
     EvalMetricResult,
@@ -126,6 +127,7 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
     statuses: list[EvalStatus] = []
     records: list[JudgeRecord] = []
     reasons: list[MetricReason] = []
+    agent_verdicts: list[AgentVerdict] = []
     if run.error_message is None:
         ctx = EvalContext(actual=run.actual, expected=expected, scenario=run.case.conversation_scenario,
                           session_state=run.session_state, judge=judge, extras=run.extras,
@@ -167,6 +169,10 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
                 # little to its score, and a large run has hundreds of thousands of them).
                 if inv_status in _EXPLAINED and (why := inv_score.reason) is not None:
                     reasons.append(_reason(metric.name, i, why))
+                if inv_score.agents is not None:
+                    agent_verdicts += [trusted(AgentVerdict, {
+                        "metric_name": metric.name, "invocation_index": i, "agent": agent,
+                        "passed": miss is None, "reason": miss}) for agent, miss in inv_score.agents.items()]
         final = case_status(statuses, policy)
     else:
         final = EvalStatus.FAILED
@@ -192,6 +198,7 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
         metric_errors=errors,
         reasons=reasons,
         judge_records=records,
+        agent_verdicts=agent_verdicts,
         run_index=run.run_index,
         warnings=run.warnings,
         trace=run.trace,

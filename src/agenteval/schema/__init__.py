@@ -39,6 +39,7 @@ from agenteval.schema.invocation import (
     UsageMetadata,
 )
 from agenteval.schema.result import (
+    AgentVerdict,
     CaseSummary,
     DurationDetails,
     EvalCaseResult,
@@ -62,6 +63,7 @@ __all__ = [
     "DEFAULT_CRITERIA",
     "AgentDetails",
     "AgentInfo",
+    "AgentVerdict",
     "AppDetails",
     "BaseCriterion",
     "Blob",

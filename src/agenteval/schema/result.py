@@ -105,6 +105,18 @@ class MetricReason(WireModel):
     reason: str
 
 
+class AgentVerdict(WireModel):
+    """One agent's calls in one invocation, matched on their own by a criterion that matches
+    per agent (agenteval extension; `tool_trajectory_avg_score` when the expected events name
+    two authors or more): whether they matched and, when not, why."""
+
+    metric_name: str
+    invocation_index: int
+    agent: str
+    passed: bool
+    reason: str | None = None
+
+
 class JudgeRecord(WireModel):
     """One judged question, kept for audit (agenteval extension): the question the judge saw
     (after the system prompt and solved examples of `prompt_version`), each sample's raw reply
@@ -159,6 +171,7 @@ class EvalCaseResult(WireModel):
     # before reasons were recorded, and for results that carry none: see `reason`).
     reasons: list[MetricReason] = Field(default_factory=list)
     judge_records: list[JudgeRecord] = Field(default_factory=list)
+    agent_verdicts: list[AgentVerdict] = Field(default_factory=list)  # per-agent matches, if any
     run_index: int = 0
     warnings: list[str] = Field(default_factory=list)  # e.g. a value of the agent's written as its repr
     trace: Trace | None = None  # the case run's spans (see agenteval.schema.trace)

@@ -22,6 +22,18 @@
  */
 
 /**
+ * One agent's calls in one invocation, matched on their own by a criterion that matches
+ * per agent (agenteval extension; `tool_trajectory_avg_score` when the expected events name
+ * two authors or more): whether they matched and, when not, why.
+ * @typedef {Object} AgentVerdict
+ * @property {string} metric_name
+ * @property {number} invocation_index
+ * @property {string} agent
+ * @property {boolean} passed
+ * @property {string|null} [reason]
+ */
+
+/**
  * Per-agent details captured during inference, keyed by agent name.
  * @typedef {Object} AppDetails
  * @property {Object<string, AgentDetails>} [agent_details]
@@ -123,6 +135,7 @@
  * @property {Array<MetricError>} [metric_errors]
  * @property {Array<MetricReason>} [reasons]
  * @property {Array<JudgeRecord>} [judge_records]
+ * @property {Array<AgentVerdict>} [agent_verdicts]
  * @property {number} [run_index]
  * @property {Array<string>} [warnings]
  * @property {Trace|null} [trace]
