@@ -23,7 +23,7 @@ from agenteval.datasets import load_eval_set
 from agenteval.errors import DataError
 from agenteval.reporting import console_report
 from agenteval.runner import Selection, resolve_config, start
-from agenteval.runner.request import RunRequest, plan
+from agenteval.runner.request import RunRequest, to_job
 from agenteval.schema import EvalConfig, EvalSet, EvalSetResult, EvalStatus
 from agenteval.store import record, write_outputs
 
@@ -163,7 +163,7 @@ class AgentEvaluator:
         request = RunRequest(agent_path=agent_path, num_runs=num_runs, parallelism=parallelism,
                              agent_model=agent_model, judge_model=judge_model,
                              executor=executor)  # a Literal: pydantic checks it
-        job = plan(request, config, source, command="AgentEvaluator", agent=agent, app_name=app_name)
+        job = to_job(request, config, source, command="AgentEvaluator", agent=agent, app_name=app_name)
         job.selections = selections
         done = await start(job, dict(os.environ), store_root)
         if store_root is not None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agenteval.errors import DataError
-from agenteval.runner.request import RunRequest, plan, request_config
+from agenteval.runner.request import RunRequest, request_config, to_job
 
 
 def _set_with_config(tmp_path: Path) -> Path:
@@ -43,19 +43,19 @@ def test_bad_criteria_name_the_source_and_key(tmp_path: Path) -> None:
         request_config(RunRequest(criteria={"response_match_score": "high"}), None, "body")
 
 
-def test_plan_carries_every_field_and_checks_retry(tmp_path: Path) -> None:
+def test_to_job_carries_every_field_and_checks_retry(tmp_path: Path) -> None:
     request = RunRequest(agent_path="a", eval_sets=["s.json"], num_runs=3, parallelism=2,
                          model_parallelism={"local": 1}, judge_model="local", escalate_judge_model="local",
                          judge_timeout=9, judge_attempts=2, case_timeout=4, isolation="process",
                          resume="latest", retry_errors=True, traces=False)
     config, source = request_config(request, None)
-    job = plan(request, config, source, command="api", app_name="a")
+    job = to_job(request, config, source, command="api", app_name="a")
     assert (job.num_runs, job.concurrency.cases, job.concurrency.model_calls) == (3, 2, {"local": 1})
     assert (job.judge_timeout, job.judge_attempts, job.case_timeout, job.isolation) == (9, 2, 4, "process")
     assert (job.resume, job.retry_errors, job.traces, job.escalate_judge_model) == ("latest", True, False,
                                                                                     "local")
     with pytest.raises(DataError, match="retry_errors: needs resume"):
-        plan(RunRequest(retry_errors=True), config, source, command="api")
+        to_job(RunRequest(retry_errors=True), config, source, command="api")
 
 
 def test_a_request_is_data() -> None:
@@ -78,7 +78,7 @@ def test_metrics_are_resolved_once_per_config(monkeypatch: pytest.MonkeyPatch) -
         return real(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(job_module, "resolve_metrics", counting)
-    job = plan(RunRequest(), *request_config(RunRequest(), None), command="api")
+    job = to_job(RunRequest(), *request_config(RunRequest(), None), command="api")
     first = job.metrics()
     assert [m.name for m in job.metrics()] == [m.name for m in first] and len(calls) == 1
     job.config = job.config.model_copy(update={"criteria": {"response_match_score": 0.5}})

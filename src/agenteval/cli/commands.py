@@ -29,11 +29,12 @@ from agenteval.reporting.console import streamed_report
 from agenteval.reporting.junit import JUnitStream
 from agenteval.reporting.markdown import MarkdownStream
 from agenteval.runner import (
+    RunPlan,
     ScoreJob,
     Selection,
     Services,
-    check_judges,
     load_actual,
+    prepare,
     rescore,
     resolve_config,
     weak_judges,
@@ -221,9 +222,8 @@ def _score(args: ScoreArgs) -> int:
                    judge_attempts=args.judge_attempts, escalate_judge_model=args.escalate_judge_model,
                    command="score", argv=sys.argv[1:],
                    actual_source=args.actual)
-    metrics = job.metrics()
     services = Services.for_job(job, dict(os.environ), store_root=".", no_cache=args.no_cache)
-    check_judges(metrics, job, services)
+    plan = prepare(job, services)  # metrics resolved and judges checked once, for the whole run
     said = False
     if streams(args):
         shell, _ = open_eval_set(args.expected)  # its id names the output targets, checked first
@@ -231,7 +231,7 @@ def _score(args: ScoreArgs) -> int:
         _say_criteria(console, job)
         said = True
         try:
-            return _score_streamed(console, args, job, services)
+            return _score_streamed(console, args, job, services, plan)
         except RunsApart:  # a hand-made document: read whole (nothing is written yet)
             pass
     expected = load_eval_set(args.expected)
@@ -241,7 +241,7 @@ def _score(args: ScoreArgs) -> int:
     if not said:
         _say_criteria(console, job)
     with ProgressBar("scoring") as progress:
-        run = run_sync(rescore(job, services, progress))
+        run = run_sync(rescore(job, services, progress, plan))
     code = finish(console, run, args.detailed, args.outputs)
     # Freeing these one object at a time is the last 0.6 s of a 10,000-case run; the console
     # script ends the process without doing it.
@@ -279,7 +279,8 @@ def _say_criteria(console: Console, job: ScoreJob) -> None:
     warn_weak_judges(console, weak_judges(metrics))
 
 
-def _score_streamed(console: Console, args: ScoreArgs, job: ScoreJob, services: Services) -> int:
+def _score_streamed(console: Console, args: ScoreArgs, job: ScoreJob, services: Services,
+                    plan: RunPlan) -> int:
     output, root = args.outputs.output, args.outputs.history_root
 
     def targets(document: EvalSetResult) -> list[Path]:
@@ -290,7 +291,7 @@ def _score_streamed(console: Console, args: ScoreArgs, job: ScoreJob, services: 
     try:
         with ProgressBar("scoring") as progress:
             run = run_sync(rescore_files(job, args.expected, args.actual, services, targets, progress,
-                                         keep=MAX_TABLE_CASES, outputs=[streams]))
+                                         keep=MAX_TABLE_CASES, outputs=[streams], plan=plan))
     except BaseException:  # refused before it began, say
         streams.on_abort()
         raise

@@ -18,9 +18,9 @@ from agenteval.agents import agent_home, check_agent_path, load_root_agent
 from agenteval.cli.commands import Outputs, finish, warn_weak_judges
 from agenteval.cli.progress import ProgressBar
 from agenteval.errors import AgentEvalError
-from agenteval.runner import EvalJob, Services, check_judges, config_beside, run, select, weak_judges
+from agenteval.runner import EvalJob, Services, config_beside, prepare, run, select, weak_judges
 from agenteval.runner.durable import AlreadyFinished, claim_resume
-from agenteval.runner.request import RunRequest, plan, request_config
+from agenteval.runner.request import RunRequest, request_config, to_job
 from agenteval.runner.sync import run_sync
 
 
@@ -49,7 +49,7 @@ def eval_command(args: EvalArgs) -> int:
     # 10,000-case set fails at once. Like adk eval, test_config.json beside the eval set is used
     # when exactly one set is given.
     config, source = request_config(request, config_beside(request.eval_sets, agent_dir))
-    job = plan(request, config, source, command="eval", argv=sys.argv[1:],
+    job = to_job(request, config, source, command="eval", argv=sys.argv[1:],
                app_name=agent_dir.resolve().name)
     if request.resume and not request.history:
         raise AgentEvalError("--resume / --retry_errors: the run journal lives in the run history; "
@@ -74,12 +74,12 @@ def _outputs(request: RunRequest, agent_dir: Path) -> Outputs:
 
 
 def _eval(args: EvalArgs, job: EvalJob, services: Services, console: Console, outputs: Outputs) -> int:
-    metrics = job.metrics()
     if job.resume is not None and services.journal is not None:
         # Before anything else: a run another process owns, or one already finished, is
         # refused or reported without loading the eval sets or the agent.
         job.resume = claim_resume(services.journal, job.resume, job.retry_errors)
-    check_judges(metrics, job, services)
+    plan = prepare(job, services)  # metrics resolved and judges checked once, for the whole run
+    metrics = plan.metrics
     agent_path = args.request.agent_path or ""
     job.selections = select(args.request.eval_sets, agent_home(agent_path))
     outputs.check([s.eval_set.eval_set_id for s in job.selections])  # before the agent is imported
@@ -88,5 +88,5 @@ def _eval(args: EvalArgs, job: EvalJob, services: Services, console: Console, ou
                   f"{', '.join(m.name for m in metrics if not m.spec.informational)}")
     warn_weak_judges(console, weak_judges(metrics))
     with ProgressBar() as progress:
-        result = run_sync(run(job, services, progress))
+        result = run_sync(run(job, services, progress, plan))
     return finish(console, result, args.detailed, outputs)

@@ -95,7 +95,7 @@ class EvalFile(pytest.File):
             return self.results
         from agenteval.agents import load_root_agent
         from agenteval.runner import Selection, start
-        from agenteval.runner.request import RunRequest, plan, request_config
+        from agenteval.runner.request import RunRequest, request_config, to_job
         from agenteval.runner.sync import run_sync
         from agenteval.store import record
 
@@ -118,7 +118,7 @@ class EvalFile(pytest.File):
             isolation=config.getoption("--agenteval-isolation"),
             executor=config.getoption("--agenteval-executor"))
         eval_config, source = request_config(request, self.path)  # test_config.json beside the file
-        job = plan(request, eval_config, source, command="pytest", argv=list(config.invocation_params.args),
+        job = to_job(request, eval_config, source, command="pytest", argv=list(config.invocation_params.args),
                    agent=load_root_agent(agent_path), app_name=agent_path.resolve().name)
         job.selections = [Selection(self.path, self.eval_set)]
         if job.executor == "ray":

@@ -8,6 +8,7 @@ underneath (inference, scoring) are exported for tools that drive them directly.
 from agenteval.runner.evaluate import EvalSetRequest, run_evaluation
 from agenteval.runner.inference import infer_case, session_spec
 from agenteval.runner.job import EvalJob, JobOptions, ScoreJob, weak_judges, with_judge_model
+from agenteval.runner.plan import RunPlan, prepare
 from agenteval.runner.recorded import load_actual, pair_runs, score_recorded
 from agenteval.runner.run import Run, check_judges, rescore, run, start
 from agenteval.runner.scoring import CaseRun, case_status, metric_status, score_case
@@ -20,6 +21,7 @@ __all__ = [
     "EvalSetRequest",
     "JobOptions",
     "Run",
+    "RunPlan",
     "ScoreJob",
     "Selection",
     "Services",
@@ -30,6 +32,7 @@ __all__ = [
     "load_actual",
     "metric_status",
     "pair_runs",
+    "prepare",
     "rescore",
     "resolve_config",
     "run",

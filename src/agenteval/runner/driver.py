@@ -30,6 +30,7 @@ from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.runner.header import TotalsCounter, end_header, start_header
 from agenteval.runner.job import ScoreJob, judge_models
 from agenteval.runner.judges import canonical, judge_service
+from agenteval.runner.plan import RunPlan
 from agenteval.runner.scoring import CaseRun, NotEvaluatedPolicy, score_case
 from agenteval.runner.selection import Selection
 from agenteval.runner.services import Services
@@ -348,27 +349,29 @@ class Source:
     actual_file: str | None = None  # where the runs were read from
 
 
-async def rescore_source(job: ScoreJob, metrics: Sequence[ConfiguredMetric], services: Services,
+async def rescore_source(job: ScoreJob, plan: RunPlan, services: Services,
                          selection: Selection, source: Source, document: EvalSetResult,
                          outputs: Sequence[Sink], listener: Listener | None = None) -> RunSpec:
     """Scores the recorded runs of `source` against the expected set of `selection` into
-    `document` (from `new_document`), told to `outputs`; returns the completed run header.
+    `document` (from `new_document`), told to `outputs`, as `plan` says; returns the completed
+    run header.
     When a criterion waits on a model (a judge), every run is read, and so checked, before the
     first judge call."""
     judge = judge_service(services, listener)
-    scorer = Scorer(metrics, job.config.not_evaluated, judge, listener)
+    metrics = plan.metrics
+    scorer = Scorer(metrics, plan.not_evaluated, judge, listener)
     totals = Totals()
     sink = Sinks([progress(listener), totals, *outputs])
-    gating = job.config.repeat_gating
+    gating = plan.repeat_gating
     try:
         total = source.total
         if scorer.concurrent() and not total:
             total = sum(1 for _ in source.read())
         roles = ModelRoles(judge=[canonical(n) for n in judge_models(metrics)])
-        header = start_header(job, [selection], roles, endpoints=job.endpoint_settings(metrics))
+        header = start_header(job, [selection], roles, endpoints=plan.endpoint_settings())
         header.actual_file = source.actual_file
         sink.on_start(header, total)
-        await drive(source.read(), scorer, sink, parallelism=job.concurrency.cases, gating=gating,
+        await drive(source.read(), scorer, sink, parallelism=plan.parallelism, gating=gating,
                     together=source.together)
         header.eval_sets[0].cases = source.cases if source.cases is not None else totals.counter.cases
         header.num_runs = max(totals.counter.max_runs, 1)

@@ -1,7 +1,7 @@
 """`RunRequest`: everything a run of an agent over eval sets needs, whoever asks for it.
 
 The CLI's `eval` flags, the web's run body, the pytest plugin's options and `AgentEvaluator`'s
-arguments are four parsers of this one model; `plan` turns a request into the `EvalJob` the
+arguments are four parsers of this one model; `to_job` turns a request into the `EvalJob` the
 runner runs, with the config resolved by one rule (see `request_config`), so that every front
 end runs the same cases with the same criteria, limits and settings. The request is data
 (JSON-serialisable); the loaded agent and eval sets are not part of it.
@@ -121,7 +121,7 @@ def request_config(request: RunRequest, beside: str | Path | None,
             source_of_criteria if request.criteria is not None else source)
 
 
-def plan(request: RunRequest, config: EvalConfig, config_source: str | None, *, command: RunCommand,
+def to_job(request: RunRequest, config: EvalConfig, config_source: str | None, *, command: RunCommand,
          argv: Sequence[str] | None = None, agent: Any = None, app_name: str | None = None) -> EvalJob:
     """The job a request asks for, with `config` (see `request_config`); its eval sets and agent
     are loaded by the caller (`job.selections`, `job.agent`), so that it can refuse what is
@@ -139,4 +139,4 @@ def plan(request: RunRequest, config: EvalConfig, config_source: str | None, *, 
                    ray_address=request.ray_address, isolation=request.isolation)
 
 
-__all__ = ["RunOutputs", "RunRequest", "plan", "request_config", "with_samples"]
+__all__ = ["RunOutputs", "RunRequest", "request_config", "to_job", "with_samples"]

@@ -35,12 +35,13 @@ from agenteval.runner.executors.pick import executor_for
 from agenteval.runner.header import start_header
 from agenteval.runner.job import EvalJob, ScoreJob, judge_models
 from agenteval.runner.judges import canonical, check_judges, judge_service
+from agenteval.runner.plan import RunPlan, prepare
 from agenteval.runner.recorded import recorded_source
 from agenteval.runner.selection import check_args_match, check_has_cases
 from agenteval.runner.services import Services
 from agenteval.schema import AgentInfo, ConversationScenario, EvalSetResult, ModelRoles, Run, RunSpec
 from agenteval.schema.progress import Listener
-from agenteval.simulation import LlmUserSimulator, parse_simulator_config
+from agenteval.simulation import LlmUserSimulator
 
 
 def _finish(header: RunSpec, results: list[EvalSetResult], totals: Totals, judge: JudgeService,
@@ -52,8 +53,11 @@ def _finish(header: RunSpec, results: list[EvalSetResult], totals: Totals, judge
     return Run(header, results)
 
 
-async def run(job: EvalJob, services: Services, listener: Listener | None = None) -> Run:
-    """Runs the job's agent over its eval sets and scores every case run.
+async def run(job: EvalJob, services: Services, listener: Listener | None = None,
+              plan: RunPlan | None = None) -> Run:
+    """Runs the job's agent over its eval sets and scores every case run, as `plan` says (by
+    default the job `prepare`d against `services` now: a front end that prepared it earlier,
+    to refuse a bad judge before loading anything, hands its plan in).
 
     With a journal (`services.journal`) this process owns the run (`Journal.claim`; resuming a
     run another live process owns is a `RunOwned` error, one already recorded in the run
@@ -65,20 +69,20 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
         raise AgentEvalError("EvalJob.agent is required")
     if job.num_runs < 1:
         raise ValueError("num_runs must be at least 1")
-    metrics = job.metrics()
-    check_judges(metrics, job, services)
+    plan = plan if plan is not None else prepare(job, services)
+    metrics = list(plan.metrics)
     judge = judge_service(services, listener)
-    executor = executor_for(job, services, judge, listener)  # None: the local executor
+    executor = executor_for(job, plan, services, judge, listener)  # None: the local executor
     check_has_cases(job.selections)
     check_args_match(metrics, [s.eval_set for s in job.selections], job.config_source)
-    adapter = to_adapter(job.agent, services.models.get, job.agent_model, job.config.inner_tool_calls)
+    adapter = to_adapter(job.agent, services.models.get, job.agent_model, plan.inner_tool_calls)
     kind, agent_model = describe(adapter)
-    requests = [EvalSetRequest(s.eval_set, metrics, s.case_ids, job.config.not_evaluated,
-                               job.config.repeat_gating) for s in job.selections]
+    requests = [EvalSetRequest(s.eval_set, metrics, s.case_ids, plan.not_evaluated, plan.repeat_gating)
+                for s in job.selections]
     simulator: Any = None
     sim_model_name = None
     if any(c.conversation_scenario for r in requests for c in r.cases()):
-        sim_config = parse_simulator_config(job.config.user_simulator_config, job.config_source)
+        sim_config = plan.simulator_config()
         try:
             sim_model = services.models.get(sim_config.model)
         except ModelUnavailable as e:
@@ -91,24 +95,24 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
     roles = ModelRoles(agent=canonical(agent_model) if kind == "builtin" and agent_model else agent_model,
                        judge=[canonical(n) for n in judge_models(metrics)],
                        user_simulator=sim_model_name)
-    header = start_header(job, job.selections, roles, job.num_runs, job.endpoint_settings(metrics))
+    header = start_header(job, job.selections, roles, plan.num_runs, plan.endpoint_settings())
     header.agent = AgentInfo(name=job.app_name or adapter.name, path=job.agent_path, kind=kind)
     journal = services.journal
     if job.resume is not None and journal is None:
         raise AgentEvalError("resuming a run needs the run journal (a store root for the run)")
     kept = resume_from(job, journal, header) if journal is not None else {}
-    total = sum(len(r.cases()) for r in requests) * job.num_runs
+    total = sum(len(r.cases()) for r in requests) * plan.num_runs
 
     totals = Totals()
     sink = Sinks([None if journal is None else Journaled(journal, fingerprint(job), total),
                   progress(listener), totals])
     try:
         sink.on_start(header, total - len(kept))
-        results = await run_evaluation(adapter, requests, num_runs=job.num_runs,
-                                       parallelism=job.concurrency.cases, app_name=job.app_name,
+        results = await run_evaluation(adapter, requests, num_runs=plan.num_runs,
+                                       parallelism=plan.parallelism, app_name=job.app_name,
                                        simulator=simulator, judge=judge, listener=listener,
-                                       header=header, traces=job.traces, finished=kept, sink=sink,
-                                       case_timeout=job.case_timeout_in_force(),
+                                       header=header, traces=plan.traces, finished=kept, sink=sink,
+                                       case_timeout=plan.case_timeout,
                                        executor=executor)
     except BaseException:
         sink.on_abort()  # the journal releases the run: resumable at once, here or elsewhere
@@ -116,18 +120,19 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
     return _finish(header, results, totals, judge, services, sink)
 
 
-async def rescore(job: ScoreJob, services: Services, listener: Listener | None = None) -> Run:
-    """Scores what an agent already did (`job.actual`) against the expected eval set."""
+async def rescore(job: ScoreJob, services: Services, listener: Listener | None = None,
+                  plan: RunPlan | None = None) -> Run:
+    """Scores what an agent already did (`job.actual`) against the expected eval set, as `plan`
+    says (by default the job `prepare`d now)."""
     if job.expected is None or job.actual is None:
         raise AgentEvalError("ScoreJob.expected and ScoreJob.actual are required")
-    metrics = job.metrics()
-    check_judges(metrics, job, services)
+    plan = plan if plan is not None else prepare(job, services)
     check_has_cases([job.expected])
-    check_args_match(metrics, [job.expected.eval_set], job.config_source)
+    check_args_match(list(plan.metrics), [job.expected.eval_set], job.config_source)
     source = recorded_source(job.expected.eval_set, job.actual, job.actual_source)
     source.cases = job.expected.case_count()
     collected = Collected()
-    header = await rescore_source(job, metrics, services, job.expected, source,
+    header = await rescore_source(job, plan, services, job.expected, source,
                                   new_document(source.eval_set_id), [collected], listener)
     return Run(header, collected.documents)
 

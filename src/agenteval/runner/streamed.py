@@ -23,7 +23,7 @@ from agenteval.datasets.stream import CaseStream, read_head
 from agenteval.errors import DataError
 from agenteval.runner.driver import Sink, Source, Written, new_document, rescore_source
 from agenteval.runner.job import ScoreJob
-from agenteval.runner.judges import check_judges
+from agenteval.runner.plan import RunPlan, prepare
 from agenteval.runner.recorded import paired_case
 from agenteval.runner.result_stream import (
     RunsApart,
@@ -146,15 +146,15 @@ Targets = Callable[[EvalSetResult], Sequence[Path]]
 async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: str | Path,
                         services: Services, output: str | Path | Targets | None = None,
                         listener: Listener | None = None, keep: int = 50,
-                        outputs: Sequence[Sink] = ()) -> StreamedRun:
+                        outputs: Sequence[Sink] = (), plan: RunPlan | None = None) -> StreamedRun:
     """Scores what the agent did, at `actual_path` (an eval set of actual conversations, or a
     result document whose recorded runs are re-scored), against the expected eval set at
     `expected_path`, streaming the result document to `output`: a path, or a function of the
     document (its id) giving the paths to write it to; none written when None. `outputs` hear
-    the run case by case (`runner.driver.Sink`). A result document whose runs of one case are
-    apart raises `RunsApart` (see `result_stream`), nothing written."""
-    metrics = job.metrics()
-    check_judges(metrics, job, services)
+    the run case by case (`runner.driver.Sink`); `plan` is as `rescore`'s. A result document
+    whose runs of one case are apart raises `RunsApart` (see `result_stream`), nothing written."""
+    plan = plan if plan is not None else prepare(job, services)
+    metrics = list(plan.metrics)
     shell, expected = open_eval_set(expected_path)
     source = file_source(shell.eval_set_id, expected, actual_path)
     if uses_args_match(metrics):  # the tools and arguments it names must be in expected calls
@@ -167,7 +167,7 @@ async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: s
         list(output(document)) if output is not None else []
     kept = Kept(keep)
     written = Written(paths, document) if paths else None
-    header = await rescore_source(job, metrics, services, Selection(Path(expected_path), shell),
+    header = await rescore_source(job, plan, services, Selection(Path(expected_path), shell),
                                   source, document, [s for s in (written, kept) if s] + [*outputs],
                                   listener)
     return StreamedRun(header, kept.document or document, paths, kept.first, kept.summaries,

@@ -19,7 +19,7 @@ from typing import Any
 import anyio.to_thread
 
 from agenteval.errors import describe
-from agenteval.runner import EvalJob, Run, Services, run
+from agenteval.runner import EvalJob, Run, RunPlan, Services, run
 from agenteval.schema.progress import ProgressEvent, RunFinished, RunStarted
 from agenteval.store import record
 from agenteval.web.contract import RunState
@@ -82,7 +82,7 @@ class RunJobs:
         self.runs: dict[str, WebRun] = {}
 
     async def start(self, job: EvalJob, services: Services, store_root: Path, app: str,
-                    eval_set_id: str) -> WebRun:
+                    eval_set_id: str, plan: RunPlan | None = None) -> WebRun:
         """Starts the run; returns once the runner has said `RunStarted`. Whatever fails before
         that (a judge model that cannot be used, say) is raised here, and no run is kept."""
         loop = asyncio.get_running_loop()
@@ -112,7 +112,7 @@ class RunJobs:
 
         async def recorded() -> None:
             try:
-                done: Run = await run(job, services, listener)
+                done: Run = await run(job, services, listener, plan)
             except asyncio.CancelledError:
                 if not started.done():
                     raise

@@ -19,6 +19,7 @@ from agenteval.errors import AgentEvalError
 from agenteval.runner import EvalJob, Selection, Services, run
 from agenteval.runner.executors.pick import executor_for
 from agenteval.runner.executors.process import ProcessExecutor
+from agenteval.runner.plan import prepare
 from agenteval.schema import EvalConfig
 from tests.helpers import eval_set, inv
 
@@ -132,6 +133,6 @@ def test_process_isolation_needs_the_agent_path_and_the_local_executor() -> None
     judge = JudgeService(services.models.get)
     job = EvalJob(agent_path="agent.py", selections=selection, isolation="process", executor="ray")
     with pytest.raises(AgentEvalError, match="not with --executor ray"):
-        executor_for(job, services, judge)
+        executor_for(job, prepare(job, services), services, judge)
     job = EvalJob(agent_path="agent.py", selections=selection, config=EvalConfig(isolation="process"))
-    assert isinstance(executor_for(job, services, judge), ProcessExecutor)
+    assert isinstance(executor_for(job, prepare(job, services), services, judge), ProcessExecutor)

@@ -6,6 +6,7 @@ from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.errors import AgentEvalError
 from agenteval.runner.executors.base import Executor
 from agenteval.runner.job import EvalJob
+from agenteval.runner.plan import RunPlan
 from agenteval.runner.services import Services
 from agenteval.schema.progress import Listener
 
@@ -13,14 +14,14 @@ EXECUTORS = ("local", "ray")
 ISOLATIONS = ("none", "process")
 
 
-def executor_for(job: EvalJob, services: Services, judge: JudgeService,
+def executor_for(job: EvalJob, plan: RunPlan, services: Services, judge: JudgeService,
                  listener: Listener | None = None) -> Executor | None:
     """The executor `job.executor` names: for "local", None (`run_evaluation` builds its own)
-    or, with process isolation (`job.isolation`, else the config's), a `ProcessExecutor`; a
+    or, with process isolation (`plan.isolation`), a `ProcessExecutor`; a
     `RayExecutor` for "ray" (an AgentEvalError now if Ray is not installed, or the job cannot
     run there). An unknown name, a Ray address for the local executor, or process isolation on
     Ray is an AgentEvalError."""
-    isolation = job.isolation or job.config.isolation
+    isolation = plan.isolation
     if isolation not in ISOLATIONS:
         raise AgentEvalError(f"unknown isolation {isolation!r}; choose one of {', '.join(ISOLATIONS)}")
     if job.executor == "local":
@@ -30,7 +31,7 @@ def executor_for(job: EvalJob, services: Services, judge: JudgeService,
         if isolation == "process":
             from agenteval.runner.executors.process import ProcessExecutor
 
-            return ProcessExecutor(job, services, judge, listener)
+            return ProcessExecutor(job, plan, services, judge, listener)
         return None
     if job.executor == "ray":
         if isolation == "process":
@@ -38,7 +39,7 @@ def executor_for(job: EvalJob, services: Services, judge: JudgeService,
                                  "machine: it works with the local executor, not with --executor ray")
         from agenteval.runner.executors.ray_executor import RayExecutor
 
-        return RayExecutor(job, services, judge, listener)
+        return RayExecutor(job, plan, services, judge, listener)
     raise AgentEvalError(f"unknown executor {job.executor!r}; choose one of {', '.join(EXECUTORS)}")
 
 

@@ -47,11 +47,11 @@ from agenteval.runner.executors.process_worker import (
 from agenteval.runner.executors.ray_worker import WorkerSetup, agent_location
 from agenteval.runner.inference import new_run, set_session_details, timeout_message
 from agenteval.runner.job import EvalJob
+from agenteval.runner.plan import RunPlan
 from agenteval.runner.scoring import CaseRun
 from agenteval.runner.services import Services
 from agenteval.schema import Invocation
 from agenteval.schema.progress import CaseStarted, Listener
-from agenteval.simulation import parse_simulator_config
 from agenteval.tracing.recorder import graft
 
 GRACE = 0.5  # seconds past a case's limit its worker has to answer before it is killed
@@ -221,34 +221,34 @@ class ProcessExecutor:
     """Runs units as the local executor does, `parallelism` at a time, each case run's
     inference in a worker process (one per unit in flight), its scoring here."""
 
-    def __init__(self, job: EvalJob, services: Services, judge: JudgeService,
+    def __init__(self, job: EvalJob, plan: RunPlan, services: Services, judge: JudgeService,
                  listener: Listener | None = None) -> None:
         require_by_path(job, services, "--isolation process (a worker process per case run)",
                         "runs in this process")
-        self.job, self.judge, self.listener = job, judge, listener
-        self.parallelism = job.concurrency.cases
-        self.timeout = job.case_timeout_in_force()
+        self.job, self.plan, self.judge, self.listener = job, plan, judge, listener
+        self.parallelism = plan.parallelism
+        self.timeout = plan.case_timeout
         self.services = services
 
     def _setup(self, units: Sequence[Unit]) -> WorkerSetup:
         """What each worker needs. The agent's calls to an HTTP endpoint are limited per worker
         to the worker's share of the endpoint's limit (at least 1); the embedded model is
         loaded in each worker, with its own slots."""
-        job, parallelism = self.job, self.parallelism
+        job, plan, parallelism = self.job, self.plan, self.parallelism
         assert job.agent_path is not None
         share = {name: limit if parse_model_name(name).backend == "local"
                  else max(1, math.ceil(limit / parallelism))
                  for name, limit in self.services.models.limits().items()}
         simulator = None
         if any(u.case.conversation_scenario is not None for u in units):
-            simulator = parse_simulator_config(job.config.user_simulator_config, job.config_source)
+            simulator = plan.simulator_config()
         default_http = max(DEFAULT_HTTP_CONCURRENCY, parallelism)
         return WorkerSetup(agent_path=agent_location(job.agent_path), agent_model=job.agent_model,
                            app_name=job.app_name, metrics=[], limits=share,
                            default_http=max(1, math.ceil(default_http / parallelism)),
-                           endpoints=job.endpoint_settings(job.metrics()), simulator=simulator,
-                           traces=job.traces, case_timeout=self.timeout,
-                           inner_tool_calls=job.config.inner_tool_calls)
+                           endpoints=plan.endpoint_settings(), simulator=simulator,
+                           traces=plan.traces, case_timeout=self.timeout,
+                           inner_tool_calls=plan.inner_tool_calls)
 
     async def execute(self, units: Sequence[Unit], done: Done) -> None:
         if not units:
@@ -283,7 +283,7 @@ class ProcessExecutor:
             async def infer(unit: Unit = unit) -> CaseRun:
                 return await worker.infer(unit, self.timeout)
 
-            result = await score_unit(unit, infer, judge=self.judge, traces=self.job.traces)
+            result = await score_unit(unit, infer, judge=self.judge, traces=self.plan.traces)
             done(unit, result, time.monotonic() - started)
 
 

@@ -40,11 +40,11 @@ from agenteval.runner.executors.ray_worker import (
     import_ray,
 )
 from agenteval.runner.job import EvalJob
+from agenteval.runner.plan import RunPlan
 from agenteval.runner.scoring import CaseRun, score_case
 from agenteval.runner.services import Services
 from agenteval.schema import EvalCaseResult
 from agenteval.schema.progress import CaseStarted, Listener
-from agenteval.simulation import parse_simulator_config
 from agenteval.store.judge_cache import JudgeCacheDB
 
 log = logging.getLogger(__name__)
@@ -65,16 +65,16 @@ class RayExecutor:
     None: the one this process is connected to, else a new local one); `workers`: how many
     (default: one per CPU of the cluster)."""
 
-    def __init__(self, job: EvalJob, services: Services, judge: JudgeService,
+    def __init__(self, job: EvalJob, plan: RunPlan, services: Services, judge: JudgeService,
                  listener: Listener | None = None, *, address: str | None = None,
                  workers: int | None = None) -> None:
         require_by_path(job, services, "the Ray executor (on every worker)", "runs with the local executor")
         if workers is not None and workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
-        self.job, self.services, self.judge, self.listener = job, services, judge, listener
+        self.job, self.plan, self.services, self.judge, self.listener = job, plan, services, judge, listener
         self.address = address if address is not None else job.ray_address
         self.workers = workers
-        self.parallelism = job.concurrency.cases
+        self.parallelism = plan.parallelism
         self.ray: Any = import_ray()  # now: a missing Ray fails before anything has run
 
     async def execute(self, units: Sequence[Unit], done: Done) -> None:
@@ -130,9 +130,9 @@ class RayExecutor:
     def _setup(self, metrics: list[Sequence[ConfiguredMetric]], units: Sequence[Unit],
                actors: list[Any]) -> WorkerSetup:
         """What workers need; creates the limiter actors and the judge cache's actor."""
-        ray, job = self.ray, self.job
+        ray, job, plan = self.ray, self.job, self.plan
         assert job.agent_path is not None
-        endpoints = job.endpoint_settings(job.metrics())
+        endpoints = plan.endpoint_settings()
         limits = self.services.models.limits()
         tag = uuid.uuid4().hex[:8]  # this run's actors apart from any other run's on the cluster
         limiters: dict[str, str] = {}
@@ -152,15 +152,15 @@ class RayExecutor:
                                                              "tokens_per_minute": None})
         simulator = None
         if any(u.case.conversation_scenario is not None for u in units):
-            simulator = parse_simulator_config(job.config.user_simulator_config, job.config_source)
+            simulator = plan.simulator_config()
         return WorkerSetup(
             agent_path=agent_location(job.agent_path), agent_model=job.agent_model, app_name=job.app_name,
             metrics=metrics, limits=limits, default_http=max(DEFAULT_HTTP_CONCURRENCY, self.parallelism),
             endpoints=endpoints, limiters=limiters, cache=self._cache(tag, actors), rated=frozenset(rated),
             simulator=simulator,
             judge_max_tokens=self.judge.max_tokens, judge_early_stop=self.judge.early_stop,
-            traces=job.traces, case_timeout=job.case_timeout_in_force(),
-            inner_tool_calls=job.config.inner_tool_calls)
+            traces=plan.traces, case_timeout=plan.case_timeout,
+            inner_tool_calls=plan.inner_tool_calls)
 
     def _cache(self, tag: str, actors: list[Any]) -> str | None:
         """The name of an actor serving the run's judge cache from this machine (None: no cache)."""

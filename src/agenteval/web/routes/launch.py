@@ -17,9 +17,9 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from agenteval.errors import DataError
-from agenteval.runner import EvalJob, Selection, Services, check_judges
+from agenteval.runner import EvalJob, RunPlan, Selection, Services, prepare
 from agenteval.runner.durable import AlreadyFinished, claim_resume
-from agenteval.runner.request import RunRequest, plan, request_config
+from agenteval.runner.request import RunRequest, request_config, to_job
 from agenteval.schema import EvalConfig, RunSpec
 from agenteval.store import RunStore
 from agenteval.store.journal import Journal
@@ -69,7 +69,7 @@ def run_defaults(app: str, set_id: str, web: WebDep) -> RunDefaults:
     defaults), each as its resolved criterion object, and where they came from."""
     path, _ = web.eval_set(app, set_id)
     config, source = request_config(RunRequest(), path)
-    job = plan(RunRequest(), config, source, command="web")
+    job = to_job(RunRequest(), config, source, command="web")
     criteria = {m.name: m.criterion.model_dump(mode="json", exclude_none=True)
                 for m in job.metrics() if not m.spec.informational}
     return RunDefaults(criteria=criteria, source=_shown(source, web.app_dir(app)))
@@ -85,8 +85,8 @@ def _shown(source: str | None, folder: Path) -> str | None:
         return Path(source).name
 
 
-def prepare_run(web: Web, app: str, set_id: str, body: RunBody) -> tuple[EvalJob, Services, Path]:
-    """The job, its services (with the run journal) and the store it is recorded in; everything
+def prepare_run(web: Web, app: str, set_id: str, body: RunBody) -> tuple[EvalJob, RunPlan, Services, Path]:
+    """The job, its plan, its services (with the run journal) and the store it is recorded in; everything
     that can be refused is refused here (a DataError naming what), before anything runs. A
     resumed run is claimed here: a run another process owns, or a finished one, is refused."""
     agent = web.agent(app)
@@ -100,7 +100,7 @@ def prepare_run(web: Web, app: str, set_id: str, body: RunBody) -> tuple[EvalJob
                 raise DataError(path, "eval_cases", f"no case with eval_id {eval_id!r}")
     request = body.request(folder)
     config, source = request_config(request, path, BODY)
-    job = plan(request, config, source, command="web", agent=agent.agent, app_name=app)
+    job = to_job(request, config, source, command="web", agent=agent.agent, app_name=app)
     job.selections = [Selection(path, eval_set, body.eval_ids)]
     RunStore(folder).check()
     services = Services.for_job(job, web.env, store_root=folder, journal=True)
@@ -111,12 +111,12 @@ def prepare_run(web: Web, app: str, set_id: str, body: RunBody) -> tuple[EvalJob
             except AlreadyFinished as e:
                 conflict(str(e))
             _as_asked(job, services.journal, folder)
-        check_judges(job.metrics(), job, services)
+        run_plan = prepare(job, services)
     except BaseException:
         if services.journal is not None:
             services.journal.close()
         raise
-    return job, services, folder
+    return job, run_plan, services, folder
 
 
 def _header(journal: Journal, folder: Path, run_id: str) -> RunSpec | None:
@@ -165,8 +165,9 @@ def unfinished_runs(app: str, set_id: str, web: WebDep) -> list[UnfinishedRun]:
 async def run_eval_set(app: str, set_id: str, body: RunBody, web: WebDep) -> RunRef:
     """Starts (or, with `resume`, finishes) a run of the selected cases in the background;
     returns its `run_id` once it has started. Follow it at `/api/runs/{run_id}/events`."""
-    job, services, folder = await anyio.to_thread.run_sync(prepare_run, web, app, set_id, body)
-    started = await web.jobs.start(job, services, folder, app, job.selections[0].eval_set.eval_set_id)
+    job, run_plan, services, folder = await anyio.to_thread.run_sync(prepare_run, web, app, set_id, body)
+    started = await web.jobs.start(job, services, folder, app, job.selections[0].eval_set.eval_set_id,
+                                   run_plan)
     return RunRef(run_id=started.run_id)
 
 
