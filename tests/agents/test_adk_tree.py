@@ -22,7 +22,8 @@ from agenteval.errors import AgentEvalError
 from agenteval.runner import EvalJob, Selection, Services, run
 from agenteval.schema import EvalCaseResult, EvalConfig, InvocationEvents
 from agenteval.schema.trace import Span, Trace
-from agenteval.tracing.figures import agent_figures, invocations_figures
+from agenteval.tracing.agent_summary import agent_figures
+from agenteval.tracing.figures import invocations_figures
 from tests.agents.scripted_adk import ScriptedLlm
 from tests.helpers import call, eval_set, inv
 

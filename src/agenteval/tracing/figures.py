@@ -17,8 +17,8 @@ result document, the reports and the criteria are the same numbers.
 Calls and tokens are counted from the same tree the trajectory comes from: spans under a span
 marked `agenteval.uncounted` (an agent run whose calls the invocation's recorded events leave
 out, e.g. an ADK AgentTool's inner run with `inner_tool_calls: exclude`) are not counted; their
-time still is (it was spent, and ADK counts it too). `agent_figures` gives the same figures per
-agent.
+time still is (it was spent, and ADK counts it too). `agent_summary.agent_figures` gives the
+same figures per agent.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def counted(trace: Trace, span_id: str, index: Mapping[str | None, list[Span]] |
     return out
 
 
-def _figures(duration: float | None, timed: list[Span], inside: list[Span]) -> Figures:
+def step_figures(duration: float | None, timed: list[Span], inside: list[Span]) -> Figures:
     """Figures of a step that lasted `duration`: time from the spans in `timed`, calls and
     tokens from those in `inside`."""
     llm_timed = [s for s in timed if s.kind == "llm"]
@@ -105,42 +105,8 @@ def figures(trace: Trace, invocation: Span, index: Mapping[str | None, list[Span
     """The figures of `invocation`, one of `trace`'s invocation spans; O(spans). `index` is
     `trace.children_index()` when the caller has it (figures of several invocations)."""
     kids = trace.children_index() if index is None else index
-    return _figures(invocation.duration, trace.below(invocation.span_id, kids),
+    return step_figures(invocation.duration, trace.below(invocation.span_id, kids),
                     counted(trace, invocation.span_id, kids))
-
-
-def agent_figures(trace: Trace | None, invocation: Span | None = None) -> dict[str, Figures]:
-    """Figures per agent name, over the whole trace or one of its invocation spans: each model
-    and tool call counts for the agent whose run it is in (the nearest `agent` span above it, so
-    an agent's figures leave out the agents it handed off to or called as tools; an agent run
-    several times, e.g. in a loop, sums its runs); `duration` is the time its runs covered,
-    overlaps counted once. Every call of an agent counts, `agenteval.uncounted` or not: these
-    are the agents' own figures. Empty without a trace or agent spans; O(spans)."""
-    if trace is None:
-        return {}
-    kids = trace.children_index()
-    roots = [invocation] if invocation is not None else kids.get(None, [])
-    own: dict[str, list[Span]] = {}
-    runs: dict[str, list[Span]] = {}
-    stack: list[tuple[Span, str | None]] = [(r, None) for r in reversed(roots)]
-    seen: set[str] = set()
-    while stack:
-        span, agent = stack.pop()
-        if span.kind == "agent":
-            name = span.attributes.get("gen_ai.agent.name")
-            agent = name if isinstance(name, str) else span.name.removeprefix("invoke_agent ")
-            runs.setdefault(agent, []).append(span)
-            own.setdefault(agent, [])
-        elif agent is not None and span.kind in ("llm", "tool"):
-            own[agent].append(span)
-        if span.span_id not in seen:
-            seen.add(span.span_id)
-            stack.extend((k, agent) for k in reversed(kids.get(span.span_id, ())))
-    out = {}
-    for agent, spans in own.items():
-        covered = [(s.start, s.end) for s in runs[agent] if s.end is not None]
-        out[agent] = _figures(union_seconds(covered) if covered else None, spans, spans)
-    return out
 
 
 def invocation_figures(trace: Trace | None, index: int) -> Figures | None:
@@ -161,5 +127,5 @@ def invocations_figures(trace: Trace | None, count: int) -> list[Figures | None]
     return [figures(trace, spans[i], index) if i < len(spans) else None for i in range(count)]
 
 
-__all__ = ["Figures", "agent_figures", "counted", "figures", "invocation_figures", "invocations_figures",
+__all__ = ["Figures", "counted", "figures", "invocation_figures", "invocations_figures", "step_figures",
            "union_seconds"]
