@@ -86,6 +86,7 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
 @opt.output
 @click.option("--num_runs", "--num-runs", default=1, show_default=True, type=click.IntRange(min=1),
               help="Run every case this many times.")
+@opt.until_decided_options
 @opt.parallelism
 @opt.model_parallelism
 @click.option("--agent_model", "--agent-model", help="Model for the agent, replacing its own "
@@ -132,7 +133,8 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
           log_level: str, no_history: bool, no_traces: bool, case_timeout: float | None,
           resume: str | None, retry_errors: str | None, no_cache: bool, junit_xml: str | None,
           html: str | None, markdown: str | None, otlp_endpoint: str | None, executor: str,
-          ray_address: str | None, isolation: str | None) -> None:
+          ray_address: str | None, isolation: str | None, until_decided: bool, max_runs: int,
+          decide_alpha: float, decide_rate: float) -> None:
     """Run the agent at AGENT_PATH over eval sets and score what it did.
 
     Each EVAL_SET_FILE_OR_ID is an eval-set file, optionally followed by `:id1,id2` to select
@@ -149,6 +151,8 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
         traces=not no_traces, case_timeout=case_timeout, isolation=isolation,
         resume=retry_errors or resume, retry_errors=retry_errors is not None,
         executor=executor, ray_address=ray_address, history=not no_history,
+        until_decided=until_decided, max_runs=max_runs, decide_alpha=decide_alpha,
+        decide_rate=decide_rate,
         outputs=RunOutputs(output=output, junit_xml=junit_xml, html=html, markdown=markdown,
                            otlp_endpoint=opt.otlp_from(otlp_endpoint, dict(os.environ))))
     sys.exit(opt.guard(eval_command, EvalArgs(request, detailed=print_detailed_results,

@@ -77,6 +77,25 @@ def judge_endpoint_options(fn: F) -> F:
                         metavar="S", help="Seconds to wait for one judge reply. Default 60.")(fn)
 
 
+def until_decided_options(fn: F) -> F:
+    """`--until_decided` with `--max_runs`, `--decide_alpha` and `--decide_rate`
+    (agenteval.verdicts.sequential)."""
+    fn = click.option("--decide_rate", "--decide-rate", type=click.FloatRange(0, 1, min_open=True,
+                      max_open=True), default=0.5, show_default=True, metavar="P",
+                      help="With --until_decided: a case is decided passed when its pass chance is "
+                      "above P, failed when below.")(fn)
+    fn = click.option("--decide_alpha", "--decide-alpha", type=click.FloatRange(0, 1, min_open=True,
+                      max_open=True), default=0.05, show_default=True,
+                      help="With --until_decided: the chance that a case's decision is wrong, at "
+                      "most.")(fn)
+    fn = click.option("--max_runs", "--max-runs", type=click.IntRange(min=1), default=10,
+                      show_default=True, help="With --until_decided: runs per case at most.")(fn)
+    return click.option("--until_decided", "--until-decided", is_flag=True,
+                        help="After the first --num_runs, run again only the cases whose pass / "
+                        "fail is not decided yet (an anytime-valid sequential rule), until each is "
+                        "decided or has had --max_runs runs.")(fn)
+
+
 otlp_endpoint = click.option(
     "--otlp_endpoint", "--otlp-endpoint", metavar="URL",
     help="Export the run's traces over OTLP/HTTP to this collector (base URL, e.g. "

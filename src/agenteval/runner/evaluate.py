@@ -19,9 +19,10 @@ from agenteval.runner.executors.base import Executor, Unit
 from agenteval.runner.executors.local import LocalExecutor
 from agenteval.runner.inference import SimulatorFactory
 from agenteval.runner.scoring import NotEvaluatedPolicy
-from agenteval.schema import EvalCase, EvalCaseResult, EvalSet, EvalSetResult
+from agenteval.schema import EvalCase, EvalCaseResult, EvalSet, EvalSetResult, EvalStatus
 from agenteval.schema.progress import Listener
 from agenteval.schema.run import RunSpec
+from agenteval.verdicts.sequential import SequentialRule
 
 
 @dataclass
@@ -46,6 +47,20 @@ class EvalSetRequest:
         return [known[i] for i in self.case_ids]
 
 
+def _runs_by_case(plan: Sequence[tuple[int, int, EvalCase, int]],
+                  slots: Sequence[EvalCaseResult | None]) -> dict[tuple[int, int], list[int]]:
+    """(request, case position) -> the plan indices of its finished runs, in run order."""
+    out: dict[tuple[int, int], list[int]] = {}
+    for i in sorted(range(len(plan)), key=lambda i: plan[i][3]):
+        if slots[i] is not None:
+            out.setdefault((plan[i][0], plan[i][1]), []).append(i)
+    return out
+
+
+def _verdicts(slots: Sequence[EvalCaseResult | None], runs: Sequence[int]) -> list[bool]:
+    return [(r := slots[i]) is not None and r.final_eval_status == EvalStatus.PASSED for i in runs]
+
+
 async def run_evaluation(
     adapter: AgentAdapter,
     requests: Sequence[EvalSetRequest],
@@ -62,6 +77,7 @@ async def run_evaluation(
     case_timeout: float | None = None,
     executor: Executor | None = None,
     sink: Sink | None = None,
+    until_decided: SequentialRule | None = None,
 ) -> list[EvalSetResult]:
     """Runs every selected case `num_runs` times; one EvalSetResult per eval set (carrying
     `header` as its `run`). `sink` (default: progress events for `listener`) hears each case run
@@ -73,15 +89,21 @@ async def run_evaluation(
     not run again; their results take their places. A case run that takes longer than
     `case_timeout` seconds is stopped and recorded with a timeout error. The case runs go to
     `executor` (default: a `LocalExecutor` over this process's event loop, built from the
-    arguments above); whatever runs them, their results come back here, one at a time."""
+    arguments above); whatever runs them, their results come back here, one at a time.
+
+    With `until_decided`, rounds follow the first: each case its rule has not decided yet
+    (`verdicts.sequential`) is run again, as many runs as could decide it, until every case is
+    decided or has had the rule's `max_runs`; each document's metadata holds the decisions
+    (`until_decided`)."""
     if num_runs < 1:
         raise ValueError("num_runs must be at least 1")
     if parallelism < 1:
         raise ValueError("parallelism must be at least 1")
-    plan = [(ri, req, case, run) for ri, req in enumerate(requests) for case in req.cases()
+    # (request, case position, case, run index), one per unit; reruns are appended.
+    plan = [(ri, pos, case, run) for ri, req in enumerate(requests) for pos, case in enumerate(req.cases())
             for run in range(num_runs)]
-    units = [Unit(i, req.eval_set.eval_set_id, case, run, req.metrics, req.policy)
-             for i, (_, req, case, run) in enumerate(plan)]
+    units = [Unit(i, requests[ri].eval_set.eval_set_id, case, run, requests[ri].metrics,
+                  requests[ri].policy) for i, (ri, _, case, run) in enumerate(plan)]
     done = finished or {}
     slots: list[EvalCaseResult | None] = [done.get((u.eval_set_id, u.case.eval_id, u.run_index))
                                           for u in units]
@@ -97,14 +119,39 @@ async def run_evaluation(
         slots[unit.index] = result
         told.on_case_run(result, seconds)
 
-    await executor.execute([u for u in units if slots[u.index] is None], accept)
+    todo = [u for u in units if slots[u.index] is None]
+    while True:
+        if todo:
+            await executor.execute(todo, accept)
+        if until_decided is None:
+            break
+        todo, planned = [], len(plan)
+        # Rerun rounds: each case not yet decided gets the fewest runs that could decide it.
+        for (ri, pos), runs in _runs_by_case(plan, slots).items():
+            req = requests[ri]
+            case = plan[runs[0]][2]
+            for run in range(len(runs), len(runs) + until_decided.more_runs(_verdicts(slots, runs))):
+                unit = Unit(len(units), req.eval_set.eval_set_id, case, run, req.metrics, req.policy)
+                plan.append((ri, pos, case, run))
+                units.append(unit)
+                slots.append(done.get((unit.eval_set_id, case.eval_id, run)))
+                if slots[-1] is None:
+                    todo.append(unit)
+        if len(plan) == planned:  # every case decided or out of runs
+            break
 
     out = []
+    order = sorted(range(len(plan)), key=lambda i: (plan[i][0], plan[i][1], plan[i][3]))
     for ri, req in enumerate(requests):
-        cases = [r for (o, *_), r in zip(plan, slots, strict=True) if o == ri and r is not None]
+        cases = [r for i in order if plan[i][0] == ri and (r := slots[i]) is not None]
         collected = Collected(cases)  # told as they finished: now each case over its runs
         summarise_runs(cases, Sinks([collected, told]), req.gating, req.policy == "ignore")
         collected.on_document(completed(new_document(req.eval_set.eval_set_id, app_name or adapter.name),
                                         req.gating, header))
+        if until_decided is not None:
+            decided = until_decided.decisions(
+                [(plan[runs[0]][2].eval_id, _verdicts(slots, runs))
+                 for (o, _), runs in _runs_by_case(plan, slots).items() if o == ri])
+            collected.documents[-1].metadata["until_decided"] = decided.model_dump(mode="json")
         out.extend(collected.documents)
     return out

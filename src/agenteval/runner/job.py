@@ -28,6 +28,7 @@ from agenteval.schema import (
 )
 from agenteval.schema.run import RunCommand
 from agenteval.tracing.ingest import TraceConversations
+from agenteval.verdicts.sequential import SequentialRule
 
 
 def with_judge_model(metrics: Sequence[ConfiguredMetric], judge_model: str | None,
@@ -148,6 +149,8 @@ class EvalJob(JobOptions):
     # Where the agent's turns run: "none" (this process) or "process" (a worker process per case
     # run in flight, killed at the case timeout: runner.executors.process); None: the config's.
     isolation: str | None = None
+    # Rerun rounds until each case is decided (`verdicts.sequential`); None: `num_runs` each.
+    until_decided: SequentialRule | None = None
 
     def case_timeout_in_force(self) -> float | None:
         """Seconds per case run: the command line's, else the config's (None: no limit)."""

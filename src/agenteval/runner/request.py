@@ -21,6 +21,7 @@ from agenteval.runner.job import EvalJob
 from agenteval.runner.selection import resolve_config
 from agenteval.schema import Concurrency, EvalConfig, LlmAsAJudgeCriterion
 from agenteval.schema.run import RunCommand
+from agenteval.verdicts.sequential import SequentialRule
 
 
 class RunOutputs(BaseModel):
@@ -59,7 +60,16 @@ class RunRequest(BaseModel):
                                     "criterion.")
     escalate_judge_model: str | None = Field(default=None, description="Where every judged "
                                              "criterion's uncertain verdicts go.")
-    num_runs: int = Field(default=1, ge=1, description="Runs of every case.")
+    num_runs: int = Field(default=1, ge=1, description="Runs of every case (with until_decided: in "
+                          "the first round).")
+    until_decided: bool = Field(default=False, description="Run again the cases whose pass / fail is "
+                                "not decided yet (agenteval.verdicts.sequential), until each is "
+                                "decided or has had max_runs runs.")
+    max_runs: int = Field(default=10, ge=1, description="With until_decided: runs per case at most.")
+    decide_alpha: float = Field(default=0.05, gt=0, lt=1, description="With until_decided: the chance "
+                                "that a case's decision is wrong, at most.")
+    decide_rate: float = Field(default=0.5, gt=0, lt=1, description="With until_decided: a case is "
+                               "decided passed when its pass chance is above this, failed below.")
     parallelism: int = Field(default=4, ge=1, description="Case runs in flight at once.")
     model_parallelism: dict[str, int] = Field(default_factory=dict, description="Calls in flight at "
                                               "once per model endpoint (over the config's "
@@ -128,6 +138,12 @@ def to_job(request: RunRequest, config: EvalConfig, config_source: str | None, *
     cheap to check first."""
     if request.retry_errors and request.resume is None:
         raise DataError(None, "retry_errors", "needs resume: the run whose errors to run again")
+    rule = None
+    if request.until_decided:
+        if request.max_runs < request.num_runs:
+            raise DataError(None, "max_runs", f"is {request.max_runs}, below num_runs "
+                            f"({request.num_runs}): the first round runs num_runs")
+        rule = SequentialRule(request.decide_alpha, request.decide_rate, request.max_runs)
     return EvalJob(config=config, config_source=config_source, judge_model=request.judge_model,
                    escalate_judge_model=request.escalate_judge_model,
                    concurrency=Concurrency(cases=request.parallelism, model_calls=request.model_parallelism),
@@ -136,7 +152,7 @@ def to_job(request: RunRequest, config: EvalConfig, config_source: str | None, *
                    num_runs=request.num_runs, agent_model=request.agent_model, app_name=app_name,
                    agent_path=request.agent_path, traces=request.traces, case_timeout=request.case_timeout,
                    resume=request.resume, retry_errors=request.retry_errors, executor=request.executor,
-                   ray_address=request.ray_address, isolation=request.isolation)
+                   ray_address=request.ray_address, isolation=request.isolation, until_decided=rule)
 
 
 __all__ = ["RunOutputs", "RunRequest", "request_config", "to_job", "with_samples"]

@@ -113,7 +113,7 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
                                        simulator=simulator, judge=judge, listener=listener,
                                        header=header, traces=plan.traces, finished=kept, sink=sink,
                                        case_timeout=plan.case_timeout,
-                                       executor=executor)
+                                       executor=executor, until_decided=job.until_decided)
     except BaseException:
         sink.on_abort()  # the journal releases the run: resumable at once, here or elsewhere
         raise
