@@ -13,6 +13,7 @@ def _trace(ref: str, case_id: str | None, root: str, run_index: int | None, invo
     from rich.console import Console
 
     from agenteval.errors import DataError
+    from agenteval.reporting.agent_tree import agent_tree, case_agents, multi_agent
     from agenteval.reporting.trace import trace_tree
     from agenteval.store import load_run
 
@@ -37,6 +38,10 @@ def _trace(ref: str, case_id: str | None, root: str, run_index: int | None, invo
             console.print(f"{title}: no trace recorded (traces are recorded by `agenteval eval`; "
                           "this result was scored from a file, or run with --no_traces)")
             continue
+        agents = case_agents(case)
+        if multi_agent(agents):  # the agent tree first: who did what, then every step
+            shown = [a for a in agents if invocation is None or a.index == invocation]
+            console.print(agent_tree(shown, f"{title}  agents"))
         console.print(trace_tree(case.trace, title, invocation))
     return 0
 
@@ -52,5 +57,7 @@ def trace(run: str, case_id: str | None, root: str | None, run_index: int | None
           invocation: int | None) -> None:
     """Show the trace of RUN's cases (or of CASE_ID): each invocation's agent steps, model calls
     with tokens, tool calls with arguments and results, simulated user turns and judge calls,
-    with their durations. RUN is a run id, a unique prefix, latest, previous or a result file."""
+    with their durations. Where several agents ran, their tree comes first: how each was reached,
+    its own calls, tokens and time, and its verdict when its calls were matched on their own.
+    RUN is a run id, a unique prefix, latest, previous or a result file."""
     sys.exit(opt.guard(_trace, run, case_id, root or ".", run_index, invocation))

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from html import escape
 
+from agenteval.reporting.agent_tree import agent_tree_html, case_agents, multi_agent
 from agenteval.reporting.format import format_score
 from agenteval.reporting.outcome import (
     call_lines,
@@ -55,7 +56,7 @@ pre{white-space:pre-wrap;word-break:break-word;margin:0;font:12px/1.4 ui-monospa
 details.c{border-left:4px solid #17702f;margin:.35em 0;padding:.1em .6em}
 details.c.cF,details.c.cN{border-color:#b3261e}summary{cursor:pointer}
 .io td{width:45%}.io th{width:8em}.m{background:#fde3e1}.x{background:#fff1c2}.e{color:#555}
-.note{color:#666;font-size:.92em}.err{color:#b3261e}ul{margin:.2em 0;padding-left:1.4em}
+.agents ul{margin:0}.note{color:#666;font-size:.92em}.err{color:#b3261e}ul{margin:.2em 0;padding-left:1.4em}
 #hp:checked~#cases .cP{display:none}
 .trace{font-size:.92em;margin:.2em 0 .6em}
 """
@@ -162,6 +163,8 @@ def _rubrics(run: EvalCaseResult, limit: int) -> str:
 
 def _run(run: EvalCaseResult, multi: bool, limit: int) -> str:
     parts = [f"<h4>run {run.run_index}: {_status(run.final_eval_status)}</h4>"] if multi else []
+    if multi_agent(agents := case_agents(run)):
+        parts.append(agent_tree_html(agents))
     reasons: dict[int, dict[str, str]] = {}
     for r in run.reasons:
         if r.invocation_index is not None:

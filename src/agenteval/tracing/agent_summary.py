@@ -17,7 +17,8 @@ agents under it), its `duration` the time its runs covered, overlaps counted onc
 are the tools it called, by name with counts, in first-call order. Its verdict comes from the
 result's `agent_verdicts` for that invocation and agent (per-agent trajectory matching): passed
 when every verdict about it passed, else the first failing one's reason; None when nothing
-matched it on its own.
+matched it on its own. An agent with a verdict that never ran in the invocation (calls were
+expected from it) is a root node with no runs (`span_ids` empty).
 
 Everything is O(spans), iterative (any depth); a span id met twice is not descended into again.
 """
@@ -194,6 +195,10 @@ def agent_summary(trace: Trace | None, verdicts: Iterable[AgentVerdict] = ()) ->
             done = _finish(b, index, by_agent)
             into.append(done)
             queue.extend((c, done.children) for c in b.children)
+        ran = set(agents_in([InvocationAgents(index, inv.span_id, roots)]))
+        for (at, agent), (passed, reason) in by_agent.items():
+            if at == index and agent not in ran:  # expected to act, never ran: a node all the same
+                roots.append(AgentNode(agent, None, None, [], step_figures(None, [], []), [], passed, reason))
         out.append(InvocationAgents(index, inv.span_id, roots))
     return out
 
