@@ -5,8 +5,10 @@ events become invocation events as `adk eval` builds them (§1.5 of the ADK refe
 a call, a response, text, inline data or grounding are kept; the final response is the content of
 the last `is_final_response()` event (text beats audio-only), and that event keeps only its usage
 unless it also calls tools. Thought parts stay, marked `thought=True`. App details come from the
-model requests, as ADK's request interceptor sees them. google-adk is imported here only, and this
-module is imported only when an ADK agent is found.
+model requests, as ADK's request interceptor sees them. With `mock_tools`, a plugin's
+`before_tool_callback` answers served calls from the eval set (returning a response skips the
+tool, ADK's own mechanism; the agent's code is not patched). google-adk is imported here only,
+and this module is imported only when an ADK agent is found.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 from agenteval.agents.adk_tree import INNER_TOOL_CALLS, AgentTree, InnerToolCalls
 from agenteval.agents.base import SessionSpec, TurnResult
+from agenteval.agents.mock_tools import ToolServer
 from agenteval.errors import AgentEvalError
 from agenteval.schema import AgentDetails, AppDetails, Content, InvocationEvent, UsageMetadata
 from agenteval.tracing.figures import union_seconds
@@ -212,6 +215,27 @@ class _Recorder(_BasePlugin):  # type: ignore[misc]
         return AppDetails(agent_details=details)
 
 
+class _ServedTools(_BasePlugin):  # type: ignore[misc]
+    """Answers tool calls from the eval set (`mock_tools`): a response returned from
+    `before_tool_callback` is the call's response and the tool does not run. It comes after the
+    recorder, so the call's span is open (and marked served) when it answers; ADK runs the
+    after-tool callbacks on the served response as on a real one."""
+
+    def __init__(self, server: ToolServer, recorder: _Recorder) -> None:
+        super().__init__(name="agenteval_mock_tools")
+        self.server = server
+        self.recorder = recorder
+
+    async def before_tool_callback(self, *, tool: Any, tool_args: Any,
+                                   tool_context: Any) -> dict[str, Any] | None:
+        served = self.server.serve(str(getattr(tool, "name", tool)), dict(tool_args or {}),
+                                   tool_context.function_call_id)
+        span = self.recorder._tool_spans.get(tool_context.function_call_id or id(tool_context))
+        if span is not None:
+            span.set("agenteval.served", "live" if served is None else "expected")
+        return served
+
+
 def _model_key(callback_context: Any) -> tuple[str, str, str]:
     branch = getattr(getattr(callback_context, "_invocation_context", None), "branch", None)
     return callback_context.invocation_id, str(branch or ""), callback_context.agent_name
@@ -363,12 +387,13 @@ class AdkAdapter:
         return str(self.agent.name)
 
     def _app(self, spec: SessionSpec, recorder: _Recorder) -> Any:
+        ours = [recorder] + ([_ServedTools(spec.tools, recorder)] if spec.tools is not None else [])
         if isinstance(self.agent, _App):
-            return self.agent.model_copy(update={"plugins": [*self.agent.plugins, recorder]})
+            return self.agent.model_copy(update={"plugins": [*self.agent.plugins, *ours]})
         name = next((n for n in (spec.app_name, self.agent.name)
                      if _APP_NAME.match(n) and n != "user"), "agenteval")
         try:
-            return _App(name=name, root_agent=self.agent, plugins=[recorder])
+            return _App(name=name, root_agent=self.agent, plugins=ours)
         except Exception as e:
             raise AgentEvalError(f"cannot run {type(self.agent).__name__} {self.name!r} as an ADK "
                                  f"app: {e}") from e

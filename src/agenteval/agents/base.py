@@ -8,9 +8,12 @@ the runner only ever talks to this protocol.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agenteval.schema import AppDetails, Content, InvocationEvent
+
+if TYPE_CHECKING:
+    from agenteval.agents.mock_tools import ToolServer
 
 
 @dataclass
@@ -31,12 +34,14 @@ class TurnResult:
 
 @dataclass
 class SessionSpec:
-    """The session a case runs in."""
+    """The session a case runs in; `tools`, when set, answers tool calls from the eval set
+    (`mock_tools`): adapters ask it before running a tool (see `agents.mock_tools`)."""
 
     app_name: str
     user_id: str
     session_id: str
     state: dict[str, Any] = field(default_factory=dict)
+    tools: ToolServer | None = None
 
 
 class AgentSession(Protocol):

@@ -5,7 +5,9 @@ The tool loop suits small local models as well as hosted ones. Tools are declare
 go back to the model as a plain user message rather than `role: tool` messages: small models such
 as the embedded Qwen tend to repeat a call when fed `role: tool` messages with tools still
 declared, while a plain-text result makes them answer. The loop is bounded, and a call repeated
-verbatim within a turn ends the loop with one last request made without tools.
+verbatim within a turn ends the loop with one last request made without tools. With
+`mock_tools`, each call is first offered to the session's tool server (`agents.mock_tools`):
+a served call gets the eval set's response and the tool does not run.
 """
 
 from __future__ import annotations
@@ -75,6 +77,7 @@ class BuiltinSession:
         self._state = spec.state
         self._history: list[Message] = []
         self._call_ids = 0
+        self._server = spec.tools
 
     def state(self) -> dict[str, Any]:
         return self._state
@@ -131,9 +134,16 @@ class BuiltinSession:
         with tool_call(call.name, call_id, call.args) as recorded:
             tool = self.agent._tools.get(call.name)
             error = None
-            if tool is None:
+            # Outside the try below: a strict refusal ends the case, the model never sees it.
+            served = (self._server.serve(call.name, call.args, call_id)
+                      if self._server is not None else None)
+            if served is not None:
+                result: dict[str, Any] = served
+                if recorded is not None:
+                    recorded.set("agenteval.served", "expected")
+            elif tool is None:
                 error = f"unknown tool {call.name!r}"
-                result: dict[str, Any] = {"error": error}
+                result = {"error": error}
             else:
                 try:
                     result = as_response(await tool.call(call.args, self._state))

@@ -3,6 +3,11 @@
 The callable receives the user's text, and the session state if it takes a second parameter:
 `fn(text)` or `fn(text, state)`, sync or async. It returns the reply text, a `TurnResult`, or a
 dict `{"response": str, "tool_calls": [{"name", "args", "response"?}]}` describing what it did.
+
+A callable with a parameter named `tools` also receives a `ToolCalls` (`agents.mock_tools`):
+`tools.call(name, args, fn)` (or `await tools.acall(...)`) runs `fn(**args)`, or, under
+`mock_tools`, answers from the eval set without running it; the calls made through it are
+recorded as the turn's events, before any the callable reports itself.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import Any
 import anyio
 
 from agenteval.agents.base import SessionSpec, TurnResult
+from agenteval.agents.mock_tools import ToolCalls
 from agenteval.schema import Content, FunctionCall, FunctionResponse, InvocationEvent, Part
 from agenteval.tracing.genai import agent_step, tool_call, tool_result
 
@@ -42,6 +48,20 @@ def _turn_from(value: Any, author: str) -> TurnResult:
                     "or TurnResult")
 
 
+TOOLS_PARAM = "tools"
+
+
+def _hooked_events(hook: ToolCalls, author: str) -> list[InvocationEvent]:
+    """The calls made through the `tools` hook, each call then its response."""
+    events = []
+    for name, args, cid, response in hook.calls:
+        events.append(InvocationEvent(author=author, content=Content(role="model", parts=[
+            Part(function_call=FunctionCall(id=cid, name=name, args=args))])))
+        events.append(InvocationEvent(author=author, content=Content(role="user", parts=[
+            Part(function_response=FunctionResponse(id=cid, name=name, response=response))])))
+    return events
+
+
 def _record_reported_calls(turn: TurnResult) -> None:
     """The tool calls the callable reported, as tool spans (untimed: they happened inside it)."""
     responses = {p.function_response.id: p.function_response.response for e in turn.events
@@ -61,7 +81,10 @@ class CallableSession:
         self.fn = fn
         self.name = name
         self._state = spec.state
-        self._takes_state = len(inspect.signature(fn).parameters) >= 2
+        self._server = spec.tools
+        params = inspect.signature(fn).parameters
+        self._takes_tools = TOOLS_PARAM in params
+        self._takes_state = len([p for p in params if p != TOOLS_PARAM]) >= 2
 
     def state(self) -> dict[str, Any]:
         return self._state
@@ -71,14 +94,19 @@ class CallableSession:
 
     async def send(self, message: Content) -> TurnResult:
         args: tuple[Any, ...] = (message.text(),) + ((self._state,) if self._takes_state else ())
+        hook = ToolCalls(self._server)
+        kwargs: dict[str, Any] = {TOOLS_PARAM: hook} if self._takes_tools else {}
         started = time.perf_counter()
         with agent_step(self.name, message.text()) as recorded:
             if inspect.iscoroutinefunction(self.fn):
-                value = await self.fn(*args)
+                value = await self.fn(*args, **kwargs)
             else:
                 # Abandoned on cancel (a case timeout): the thread cannot be stopped, the run goes on.
-                value = await anyio.to_thread.run_sync(lambda: self.fn(*args), abandon_on_cancel=True)
+                value = await anyio.to_thread.run_sync(lambda: self.fn(*args, **kwargs),
+                                                       abandon_on_cancel=True)
             turn = _turn_from(value, self.name)
+            if hook.calls:
+                turn.events = [*_hooked_events(hook, self.name), *turn.events]
             if recorded is not None:
                 _record_reported_calls(turn)
                 recorded.set("output.value", turn.final_response.text() if turn.final_response else "")

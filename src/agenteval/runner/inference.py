@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -10,7 +11,9 @@ from collections.abc import AsyncIterator, Callable
 import anyio
 
 from agenteval.agents.base import AgentAdapter, SessionSpec, TurnResult
+from agenteval.agents.mock_tools import MockTools
 from agenteval.errors import describe
+from agenteval.models.replay import Cassette, replay_case, replay_turn
 from agenteval.runner.scoring import CaseRun
 from agenteval.runner.turns import record_turn
 from agenteval.runner.values import make_safe
@@ -98,10 +101,13 @@ async def infer_case(adapter: AgentAdapter, case: EvalCase, eval_set_id: str, ru
                      app_name: str | None = None,
                      simulator: SimulatorFactory | None = None,
                      timeout: float | None = None, *, spec: SessionSpec | None = None,
-                     on_turn: Callable[[Invocation], None] | None = None) -> CaseRun:
+                     on_turn: Callable[[Invocation], None] | None = None,
+                     mock_tools: MockTools | None = None) -> CaseRun:
     """Replays the case's user turns in order (or simulates them) and records the invocations,
     in the session `spec` (default: a fresh one, `session_spec`); `on_turn` hears each
-    invocation as soon as it is recorded.
+    invocation as soon as it is recorded. With `mock_tools`, the session's tool calls are
+    served from the case's expected invocations (`agents.mock_tools`), each turn's from its
+    own, and the recorded tool-response events say how each was served.
 
     An exception from the agent ends the case's inference; it is recorded in `error_message`
     and the invocations recorded so far are kept. A run longer than `timeout` seconds (wall
@@ -114,16 +120,33 @@ async def infer_case(adapter: AgentAdapter, case: EvalCase, eval_set_id: str, ru
     it in a worker process (`runner.executors.process`).
     """
     spec = spec or session_spec(case, app_name or adapter.name)
+    if mock_tools is not None:  # a copy: the spec given may have been sent elsewhere already
+        spec = dataclasses.replace(spec, tools=mock_tools.for_case(case))
     run = new_run(case, eval_set_id, run_index, spec)
     deadline = None if timeout is None else time.monotonic() + timeout
     ended: float | None = None  # when the turns ended (None: cancelled at the limit)
-    with anyio.move_on_after(timeout) as scope:
+    with anyio.move_on_after(timeout) as scope, \
+            replay_case(eval_set_id, case.eval_id, run_index) as cassette:
         ended = await _converse(adapter, case, spec, run, simulator, deadline, on_turn)
+    if cassette is not None:
+        replay_outcome(cassette, run)
     if timeout is not None and (scope.cancelled_caught or ended is None
                                 or (deadline is not None and ended > deadline)):
         run.error_message = timeout_message(timeout, len(run.actual))
     set_session_details(run, spec)
     return run
+
+
+def replay_outcome(cassette: Cassette, run: CaseRun) -> None:
+    """A replayed case run's divergence, if any, on its record: the error it ended with (the
+    replay stopped there), or a warning when the run carried on live."""
+    cassette.end()
+    if cassette.divergence is None:
+        return
+    if cassette.then == "live":
+        run.warnings.append(f"{cassette.divergence}; carried on live from there")
+    else:  # said as it is: not as the agent (ADK, say) wrapped the exception, nor where it was raised
+        run.error_message = f"ReplayDiverged: {cassette.divergence}"
 
 
 async def _converse(adapter: AgentAdapter, case: EvalCase, spec: SessionSpec, run: CaseRun,
@@ -138,10 +161,17 @@ async def _converse(adapter: AgentAdapter, case: EvalCase, spec: SessionSpec, ru
         i = 0
         async for user_content, observe in _user_turns(case, simulator):
             started = time.perf_counter()
+            replay_turn(i)
             with span("invocation", f"invocation {i}", {
                     "agenteval.invocation_index": i, "input.value": user_content.text(),
                     "gen_ai.conversation.id": spec.session_id}) as recorded:
+                if spec.tools is not None:
+                    spec.tools.begin_turn(i)
                 turn = await session.send(user_content)
+                if spec.tools is not None:
+                    if spec.tools.refused is not None:  # even if the agent caught it
+                        raise spec.tools.refused
+                    spec.tools.mark(turn.events)
                 if deadline is not None and time.monotonic() > deadline:
                     # Late (the agent swallowed the cancellation, or held the interpreter): the
                     # turn did not finish within the limit, and is not recorded.
@@ -163,7 +193,8 @@ async def _converse(adapter: AgentAdapter, case: EvalCase, spec: SessionSpec, ru
     except (Exception, SystemExit) as e:  # the agent's failure belongs to this case, not the run
         # SystemExit too: an agent calling sys.exit() must not end the run (KeyboardInterrupt
         # and cancellation still do).
-        run.error_message = describe(e)
+        refused = spec.tools.refused if spec.tools is not None else None
+        run.error_message = describe(refused or e)  # a strict refusal, not ADK's wrapping of it
         return time.monotonic()
     finally:
         if session is not None:

@@ -158,6 +158,10 @@ class EndpointConfig(_ConfigModel):
     tokens_per_minute: float | None = Field(default=None, gt=0)
 
 
+MockMode = Literal["expected", "live"]
+"""How a tool call is answered under `mock_tools`: from the eval set, or by the tool."""
+
+
 class EvalConfig(_ConfigModel):
     """The criteria to score with and their thresholds.
 
@@ -171,7 +175,11 @@ class EvalConfig(_ConfigModel):
     (`none`), or in worker processes killed when a case run passes its timeout (`process`);
     `inner_tool_calls` — whether the tool calls made inside a Google ADK `AgentTool`'s agent run
     are added to the invocation's recorded events, authored by the inner agent (`include`), or
-    left out as `adk eval` records them (`exclude`).
+    left out as `adk eval` records them (`exclude`); `mock_tools` — tool calls answered from
+    the eval set's expected calls instead of running the tool: `expected` or `live` for every
+    tool, or a mode per tool name (`*`: the others; unnamed tools run live), see
+    `agenteval.agents.mock_tools`; `mock_tools_strict` — an `expected`-mode call matching no
+    expected call fails the case instead of running the tool.
     """
 
     criteria: dict[str, CriterionValue] = Field(default_factory=lambda: dict(DEFAULT_CRITERIA))
@@ -188,6 +196,10 @@ class EvalConfig(_ConfigModel):
     # Calls inside an ADK AgentTool's agent run: in the recorded events ("include"), or left
     # out as `adk eval` records them ("exclude"); the trace has them either way.
     inner_tool_calls: Literal["include", "exclude"] = "include"
+    # Tool responses from the eval set (agenteval.agents.mock_tools): a mode for every tool, or
+    # per tool name ("*": the others); None: every tool runs live.
+    mock_tools: MockMode | dict[str, MockMode] | None = None
+    mock_tools_strict: bool = False
 
 
 class SessionFile(OpenWireModel):
