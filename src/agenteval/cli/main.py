@@ -123,6 +123,13 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
 @click.option("--ray_address", "--ray-address", metavar="auto|ray://HOST:PORT",
               help="With --executor ray: the cluster to use. Default: the one `ray start` runs on this "
               "machine, else a new local one.")
+@click.option("--replay", metavar="RUN",
+              help="Replay the recorded run RUN (a run id, prefix or latest, or a result document): "
+              "model replies and tool results come from its traces, each model request is compared "
+              "with the recorded one, and the first divergence is reported. No model or tool is called.")
+@click.option("--replay_then", "--replay-then", type=click.Choice(["stop", "live"]), default="stop",
+              show_default=True, help="With --replay, after a divergence: end the case there with "
+              "the divergence as its error (stop), or carry on with the real model and tools (live).")
 @report_options
 @opt.otlp_endpoint
 def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_path: str | None,
@@ -134,7 +141,7 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
           resume: str | None, retry_errors: str | None, no_cache: bool, junit_xml: str | None,
           html: str | None, markdown: str | None, otlp_endpoint: str | None, executor: str,
           ray_address: str | None, isolation: str | None, until_decided: bool, max_runs: int,
-          decide_alpha: float, decide_rate: float) -> None:
+          decide_alpha: float, decide_rate: float, replay: str | None, replay_then: str) -> None:
     """Run the agent at AGENT_PATH over eval sets and score what it did.
 
     Each EVAL_SET_FILE_OR_ID is an eval-set file, optionally followed by `:id1,id2` to select
@@ -156,7 +163,8 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
         outputs=RunOutputs(output=output, junit_xml=junit_xml, html=html, markdown=markdown,
                            otlp_endpoint=opt.otlp_from(otlp_endpoint, dict(os.environ))))
     sys.exit(opt.guard(eval_command, EvalArgs(request, detailed=print_detailed_results,
-                                              log_level=log_level, eval_storage_uri=eval_storage_uri)))
+                                              log_level=log_level, eval_storage_uri=eval_storage_uri,
+                                              replay=replay, replay_then=replay_then)))
 
 
 @cli.command()

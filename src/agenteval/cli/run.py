@@ -18,6 +18,7 @@ from agenteval.agents import agent_home, check_agent_path, load_root_agent
 from agenteval.cli.commands import Outputs, finish, warn_weak_judges
 from agenteval.cli.progress import ProgressBar
 from agenteval.errors import AgentEvalError
+from agenteval.models.replay import replaying
 from agenteval.runner import EvalJob, Services, config_beside, prepare, run, select, weak_judges
 from agenteval.runner.durable import AlreadyFinished, claim_resume
 from agenteval.runner.request import RunRequest, request_config, to_job
@@ -32,6 +33,8 @@ class EvalArgs:
     detailed: bool = False
     log_level: str = "WARNING"
     eval_storage_uri: str | None = None
+    replay: str | None = None  # a recorded run to replay (see cli.replay)
+    replay_then: str = "stop"
 
 
 def eval_command(args: EvalArgs) -> int:
@@ -84,9 +87,20 @@ def _eval(args: EvalArgs, job: EvalJob, services: Services, console: Console, ou
     job.selections = select(args.request.eval_sets, agent_home(agent_path))
     outputs.check([s.eval_set.eval_set_id for s in job.selections])  # before the agent is imported
     job.agent = load_root_agent(agent_path)
+    recording = None
+    if args.replay:
+        from agenteval.cli.replay import load_recording, prepare_replay
+
+        recording = load_recording(args.replay, agent_home(agent_path),
+                                   "live" if args.replay_then == "live" else "stop")
+        prepare_replay(job, services.models.get)
     console.print(f"Using criteria from {job.config_source or 'defaults'}: "
                   f"{', '.join(m.name for m in metrics if not m.spec.informational)}")
     warn_weak_judges(console, weak_judges(metrics))
-    with ProgressBar() as progress:
+    with ProgressBar() as progress, replaying(recording):
         result = run_sync(run(job, services, progress, plan))
+    if recording is not None:
+        from agenteval.cli.replay import report_divergences
+
+        report_divergences(console, recording)
     return finish(console, result, args.detailed, outputs)

@@ -7,11 +7,14 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from functools import cache
+from typing import Any
 
+from agenteval.models.local import pinning
+from agenteval.models.replay import current_recording
 from agenteval.runner.job import JobOptions
 from agenteval.runner.selection import Selection
 from agenteval.schema import EndpointOptions, EvalStatus
-from agenteval.schema.run import EvalSetRef, ModelRoles, RunSpec, RunTotals
+from agenteval.schema.run import EvalSetRef, ModelRoles, ReplayInfo, RunSpec, RunTotals
 from agenteval.store import file_sha256
 from agenteval.verdicts.outcome import CaseOutcome
 
@@ -37,11 +40,24 @@ def eval_set_ref(selection: Selection) -> EvalSetRef:
                       case_ids=selection.case_ids, cases=selection.case_count())
 
 
+def pinned(models: ModelRoles, endpoints: Mapping[str, EndpointOptions]) -> dict[str, dict[str, Any]] | None:
+    """What the run's models pin for reruns: the embedded model's settings when a role uses it
+    (see `models.local.pinning`); None when no model pins anything."""
+    if "local" not in {models.agent, models.user_simulator, *models.judge}:
+        return None
+    options = endpoints.get("local")
+    return {"local": pinning(bool(options and options.deterministic))}
+
+
 def start_header(job: JobOptions, selections: Sequence[Selection], models: ModelRoles,
                  num_runs: int = 1, endpoints: Mapping[str, EndpointOptions] | None = None) -> RunSpec:
-    """The header of a run about to start."""
+    """The header of a run about to start (a replay's says what it replays: see
+    `models.replay.replaying`)."""
     config = job.config
-    return RunSpec(
+    recording = current_recording()
+    replay = None if recording is None else ReplayInfo(source=recording.source, run_id=recording.run_id,
+                                                       then=recording.then)
+    return RunSpec(replay=replay, pinned=pinned(models, endpoints or {}),
         run_id=new_run_id(), command=job.command, argv=job.argv,
         eval_sets=[eval_set_ref(s) for s in selections],
         config=config.model_dump(mode="json", exclude_none=True), config_file=job.config_source,

@@ -74,6 +74,15 @@ class AgentInfo(WireModel):
     kind: str | None = None  # builtin, callable, adk, adapter
 
 
+class ReplayInfo(WireModel):
+    """What a replayed run replayed (`agenteval eval --replay RUN`): the reference given, the
+    recorded run's id when its document has one, and what happened after a divergence."""
+
+    source: str
+    run_id: str | None = None
+    then: Literal["stop", "live"] = "stop"
+
+
 class RunSpec(WireModel):
     """The header of one run."""
 
@@ -96,3 +105,7 @@ class RunSpec(WireModel):
     ended: float | None = None
     duration_seconds: float | None = None
     totals: RunTotals = Field(default_factory=RunTotals)
+    replay: ReplayInfo | None = None  # a replay of a recorded run (None: a live run)
+    # What was pinned so reruns give the same bytes, by model (e.g. the embedded model's seed,
+    # sampling, calls in flight, prompt cache, llama.cpp build; see models.local.pinning).
+    pinned: dict[str, dict[str, Any]] | None = None
