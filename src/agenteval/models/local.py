@@ -17,11 +17,22 @@ at a position may be tokens the reply could not contain; the judge renormalises,
 
 Tool calls: this model writes them as JSON in the text, which `toolcall_parse` reads when
 tools were declared.
+
+Reruns: a request without a seed is sent with `DEFAULT_SEED`, so sampled replies (temperature
+> 0) repeat too, given the same prompts in the same order. Greedy replies can still differ
+between runs when calls share a batch (parallel slots) or reuse a cached prompt prefix (the
+logits of a batched or partly cached prompt are not bit-for-bit those of the prompt alone).
+`deterministic=True` removes both: one slot, one call at a time, no prompt-cache reuse, so two
+runs of the same cases on this machine give byte-identical replies, at the price of
+parallelism and a full prefill per call. What was pinned is `pinning()`'s (the run header's
+`pinned`). Determinism ends at this build and this machine: another CPU (other SIMD kernels),
+another llama.cpp / xllamacpp build or thread count may give other bytes.
 """
 
 from __future__ import annotations
 
 import atexit
+import importlib.metadata
 import importlib.util
 import logging
 import os
@@ -53,7 +64,8 @@ from agenteval.models.local_assets import (
 )
 from agenteval.models.openai_wire import build_body, parse_choice, parse_usage, server_error_message
 
-__all__ = ["DEFAULT_CTX_PER_SLOT", "DEFAULT_SLOTS", "MODEL_ID", "LocalModel", "check_local_available"]
+__all__ = ["DEFAULT_CTX_PER_SLOT", "DEFAULT_SEED", "DEFAULT_SLOTS", "MODEL_ID", "LocalModel",
+           "check_local_available", "pinning"]
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +75,26 @@ DEFAULT_CTX_PER_SLOT = 4096
 # llama.cpp keeps evicted prompt states in RAM to restore them in any slot; its default is 8 GiB.
 _PROMPT_CACHE_MIB = 1024
 _UINT32_SEEDS = 0xFFFFFFFF  # llama.cpp seeds are uint32 and 0xFFFFFFFF means "random"
+DEFAULT_SEED = 42  # for requests that set none: llama.cpp would draw a random one
+
+
+def _xllamacpp_version() -> str | None:
+    try:
+        return importlib.metadata.version("xllamacpp")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def pinning(deterministic: bool, threads: int | None = None) -> dict[str, Any]:
+    """What the embedded model pins for reruns (the run header's `pinned["local"]`)."""
+    from agenteval.models.local_assets import MODEL_SHA256
+
+    return {"model": MODEL_ID, "model_sha256": MODEL_SHA256, "xllamacpp": _xllamacpp_version(),
+            "seed": f"the request's, else {DEFAULT_SEED} (sample i: seed + i)",
+            "temperature": "the request's (the built-in agent and the judges: 0, greedy)",
+            "deterministic": deterministic, "slots": 1 if deterministic else DEFAULT_SLOTS,
+            "calls_in_flight": 1 if deterministic else DEFAULT_SLOTS,
+            "prompt_cache": not deterministic, "threads": threads or _default_threads()}
 
 
 def check_local_available(cache_dir: str | os.PathLike[str] | None = None) -> None:
@@ -160,12 +192,17 @@ class LocalModel:
         slots: int = DEFAULT_SLOTS,
         ctx_per_slot: int = DEFAULT_CTX_PER_SLOT,
         threads: int | None = None,
+        deterministic: bool = False,
     ) -> None:
         """`cache_dir` holds the assembled GGUF (default `~/.cache/agenteval/models`);
         `slots` sequences decode in parallel, each with a `ctx_per_slot`-token context;
-        `threads` defaults to the CPUs this process may use."""
+        `threads` defaults to the CPUs this process may use; `deterministic` runs one call at
+        a time in one slot without prompt-cache reuse (see the module)."""
         if slots < 1 or ctx_per_slot < 256:
             raise ValueError("slots must be >= 1 and ctx_per_slot >= 256")
+        self.deterministic = deterministic
+        if deterministic:
+            slots = 1
         self._name = name
         self._cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.slots = slots
@@ -196,8 +233,10 @@ class LocalModel:
         generations: list[Generation] = []
         usage = Usage()
         for i in range(calls):
-            seed = None if request.seed is None else (request.seed + i) % _UINT32_SEEDS
-            body = build_body(request, seed=seed)
+            seed = (DEFAULT_SEED if request.seed is None else request.seed) + i
+            body = build_body(request, seed=seed % _UINT32_SEEDS)
+            if self.deterministic:
+                body["cache_prompt"] = False
             reply = await anyio.to_thread.run_sync(self._call, engine, body, limiter=self._calls)
             generations.append(parse_choice(reply["choices"][0], request))
             usage += parse_usage(reply)

@@ -134,8 +134,9 @@ def build_model(
     options = options or EndpointOptions()
     if spec.backend == "local":
         check_local_available(cache_dir)
-        local = LocalModel(name=spec.name, cache_dir=cache_dir)
-        return LimitedLLM(local, max_concurrency or local.slots, options.give_up_after,
+        local = LocalModel(name=spec.name, cache_dir=cache_dir,
+                           deterministic=options.deterministic)
+        return LimitedLLM(local, 1 if local.deterministic else max_concurrency or local.slots, options.give_up_after,
                           options.requests_per_minute, options.tokens_per_minute)
     http = OpenAICompatModel(
         model=spec.model,

@@ -20,6 +20,7 @@ from agenteval.errors import DataError, from_validation_error
 from agenteval.runner.job import EvalJob
 from agenteval.runner.selection import resolve_config
 from agenteval.schema import Concurrency, EvalConfig, LlmAsAJudgeCriterion
+from agenteval.schema.config import MockMode
 from agenteval.schema.run import RunCommand
 from agenteval.verdicts.sequential import SequentialRule
 
@@ -92,6 +93,13 @@ class RunRequest(BaseModel):
                           "case runs in the run journal as they finish).")
     no_cache: bool = Field(default=False, description="Ask judges again instead of reusing cached "
                            "verdicts.")
+    mock_tools: MockMode | dict[str, MockMode] | None = Field(
+        default=None, description="Tool calls answered from the eval set's expected calls instead of "
+        "running the tool (agenteval.agents.mock_tools): a mode for every tool, or per tool name (*: "
+        "the others); replaces the config's mock_tools.")
+    mock_tools_strict: bool | None = Field(default=None, description="With mock_tools: an expected-"
+                                           "mode call matching no expected call fails the case "
+                                           "(else the config's mock_tools_strict).")
     outputs: RunOutputs = Field(default_factory=RunOutputs)
 
 
@@ -112,13 +120,21 @@ def with_samples(criteria: dict[str, Any], num_samples: int | None) -> dict[str,
     return out
 
 
+def with_tool_mocking(config: EvalConfig, request: RunRequest) -> EvalConfig:
+    """The request's `mock_tools` and `mock_tools_strict`, where set, in place of the config's."""
+    update: dict[str, Any] = {k: v for k in ("mock_tools", "mock_tools_strict")
+                              if (v := getattr(request, k)) is not None}
+    return config.model_copy(update=update) if update else config
+
+
 def request_config(request: RunRequest, beside: str | Path | None,
                    source_of_criteria: str = "the request") -> tuple[EvalConfig, str | None]:
     """The config a request runs with, and where it came from: `config_file`, else
     test_config.json beside `beside` (the one eval set given), else the defaults; then the
     request's `criteria` (named `source_of_criteria` in errors and as the source) and
-    `num_samples` laid over it."""
+    `num_samples` laid over it (and `mock_tools`, `mock_tools_strict`: `with_tool_mocking`)."""
     config, source = resolve_config(request.config_file, beside)
+    config = with_tool_mocking(config, request)
     if request.criteria is None and request.num_samples is None:
         return config, source
     criteria = with_samples(config.criteria if request.criteria is None else request.criteria,

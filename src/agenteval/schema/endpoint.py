@@ -20,10 +20,13 @@ class EndpointOptions(WireModel):
     endpoint and every later call fails at once with the last error, so a dead or hanging
     endpoint costs at most a few timeouts, not one per question (None: never give up);
     `requests_per_minute` / `tokens_per_minute`: a rate the run keeps to across everything that
-    calls the endpoint (tokens as the replies report them: prompt and completion)."""
+    calls the endpoint (tokens as the replies report them: prompt and completion);
+    `deterministic` (the embedded model only): byte-identical reruns on this machine, i.e. one
+    call at a time in one slot, no prompt-cache reuse (see `agenteval.models.local`)."""
 
     timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)
     attempts: int = Field(default=DEFAULT_ATTEMPTS, ge=1)
     give_up_after: int | None = Field(default=DEFAULT_GIVE_UP_AFTER, ge=1)
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)
+    deterministic: bool = False
