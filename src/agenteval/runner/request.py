@@ -171,4 +171,5 @@ def to_job(request: RunRequest, config: EvalConfig, config_source: str | None, *
                    ray_address=request.ray_address, isolation=request.isolation, until_decided=rule)
 
 
-__all__ = ["RunOutputs", "RunRequest", "request_config", "to_job", "with_samples"]
+__all__ = ["RunOutputs", "RunRequest", "request_config", "to_job", "with_samples",
+           "with_tool_mocking"]

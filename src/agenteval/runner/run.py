@@ -14,14 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from agenteval.agents import describe, to_adapter
-from agenteval.criteria.judge import JudgeService
+from agenteval.agents.mock_tools import with_mock_tools
 from agenteval.errors import AgentEvalError, DataError
 from agenteval.models import ModelUnavailable
 from agenteval.models.base import LLM
 from agenteval.runner.driver import (
     Collected,
     Journaled,
-    Sink,
     Sinks,
     Totals,
     end_run,
@@ -30,34 +29,28 @@ from agenteval.runner.driver import (
     rescore_source,
 )
 from agenteval.runner.durable import fingerprint, resume_from
-from agenteval.runner.evaluate import EvalSetRequest, run_evaluation
+from agenteval.runner.evaluate import Documents, EvalSetRequest, run_evaluation
 from agenteval.runner.executors.pick import executor_for
 from agenteval.runner.header import start_header
 from agenteval.runner.job import EvalJob, ScoreJob, judge_models
 from agenteval.runner.judges import canonical, check_judges, judge_service
+from agenteval.runner.mocking import tool_mocking
 from agenteval.runner.plan import RunPlan, prepare
 from agenteval.runner.recorded import recorded_source
 from agenteval.runner.selection import check_args_match, check_has_cases
 from agenteval.runner.services import Services
-from agenteval.schema import AgentInfo, ConversationScenario, EvalSetResult, ModelRoles, Run, RunSpec
+from agenteval.schema import AgentInfo, ConversationScenario, ModelRoles, Run
 from agenteval.schema.progress import Listener
 from agenteval.simulation import LlmUserSimulator
 
 
-def _finish(header: RunSpec, results: list[EvalSetResult], totals: Totals, judge: JudgeService,
-            services: Services, sink: Sink) -> Run:
-    end_run(header, totals, judge, services)
-    for document in results:
-        sink.on_document(document)
-    sink.on_end(header)
-    return Run(header, results)
-
-
 async def run(job: EvalJob, services: Services, listener: Listener | None = None,
-              plan: RunPlan | None = None) -> Run:
+              plan: RunPlan | None = None, documents: Documents | None = None) -> Run:
     """Runs the job's agent over its eval sets and scores every case run, as `plan` says (by
     default the job `prepare`d against `services` now: a front end that prepared it earlier,
-    to refuse a bad judge before loading anything, hands its plan in).
+    to refuse a bad judge before loading anything, hands its plan in). With `documents`, each
+    eval set's document streams to the sink it gives as its cases are decided
+    (`run_evaluation`), and the `Run` holds the documents without their case lists.
 
     With a journal (`services.journal`) this process owns the run (`Journal.claim`; resuming a
     run another live process owns is a `RunOwned` error, one already recorded in the run
@@ -77,6 +70,11 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
     check_args_match(metrics, [s.eval_set for s in job.selections], job.config_source)
     adapter = to_adapter(job.agent, services.models.get, job.agent_model, plan.inner_tool_calls)
     kind, agent_model = describe(adapter)
+    mock_tools = tool_mocking(job.config, metrics)
+    if mock_tools is not None and executor is not None:
+        raise AgentEvalError("mock_tools serves tool calls in this process: it runs with the local "
+                             "executor and isolation none, not in worker processes or on Ray")
+    adapter = with_mock_tools(adapter, mock_tools)
     requests = [EvalSetRequest(s.eval_set, metrics, s.case_ids, plan.not_evaluated, plan.repeat_gating)
                 for s in job.selections]
     simulator: Any = None
@@ -113,11 +111,14 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
                                        simulator=simulator, judge=judge, listener=listener,
                                        header=header, traces=plan.traces, finished=kept, sink=sink,
                                        case_timeout=plan.case_timeout,
-                                       executor=executor, until_decided=job.until_decided)
+                                       executor=executor, until_decided=job.until_decided,
+                                       documents=documents,
+                                       end=lambda: end_run(header, totals, judge, services))
     except BaseException:
         sink.on_abort()  # the journal releases the run: resumable at once, here or elsewhere
         raise
-    return _finish(header, results, totals, judge, services, sink)
+    sink.on_end(header)
+    return Run(header, results)
 
 
 async def rescore(job: ScoreJob, services: Services, listener: Listener | None = None,
