@@ -27,11 +27,14 @@ import inspect
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from agenteval.agents.tools import as_response
 from agenteval.errors import AgentEvalError
 from agenteval.schema import EvalCase, FunctionCall, FunctionResponse, Invocation, InvocationEvent
+
+if TYPE_CHECKING:
+    from agenteval.agents.base import AgentAdapter, AgentSession, SessionSpec
 
 Mode = Literal["expected", "live"]
 MODES: tuple[str, ...] = get_args(Mode)
@@ -210,5 +213,27 @@ class ToolCalls:
         return result
 
 
-__all__ = ["ANY_TOOL", "MODES", "Equality", "MockTools", "Mode", "ServedCall", "ToolCalls",
-           "ToolServer", "UnmatchedToolCall", "call_text", "exact_call"]
+class ServedToolsAdapter:
+    """An adapter whose case runs have their tool calls served under `mock_tools`: the runner
+    (`infer_case`) gives each run of a case its own `ToolServer`, on the session spec the
+    wrapped adapter receives."""
+
+    def __init__(self, adapter: AgentAdapter, mock_tools: MockTools) -> None:
+        self.adapter = adapter
+        self.mock_tools = mock_tools
+
+    @property
+    def name(self) -> str:
+        return self.adapter.name
+
+    async def start_session(self, spec: SessionSpec) -> AgentSession:
+        return await self.adapter.start_session(spec)
+
+
+def with_mock_tools(adapter: AgentAdapter, mock_tools: MockTools | None) -> AgentAdapter:
+    """`adapter` serving tool calls under `mock_tools` (itself when None)."""
+    return adapter if mock_tools is None else ServedToolsAdapter(adapter, mock_tools)
+
+
+__all__ = ["ANY_TOOL", "MODES", "Equality", "MockTools", "Mode", "ServedCall", "ServedToolsAdapter",
+           "ToolCalls", "ToolServer", "UnmatchedToolCall", "call_text", "exact_call", "with_mock_tools"]

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Callable
 import anyio
 
 from agenteval.agents.base import AgentAdapter, SessionSpec, TurnResult
-from agenteval.agents.mock_tools import MockTools
+from agenteval.agents.mock_tools import MockTools, ServedToolsAdapter
 from agenteval.errors import describe
 from agenteval.models.replay import Cassette, replay_case, replay_turn
 from agenteval.runner.scoring import CaseRun
@@ -105,7 +105,8 @@ async def infer_case(adapter: AgentAdapter, case: EvalCase, eval_set_id: str, ru
                      mock_tools: MockTools | None = None) -> CaseRun:
     """Replays the case's user turns in order (or simulates them) and records the invocations,
     in the session `spec` (default: a fresh one, `session_spec`); `on_turn` hears each
-    invocation as soon as it is recorded. With `mock_tools`, the session's tool calls are
+    invocation as soon as it is recorded. With `mock_tools` (or an adapter wrapped by
+    `agents.mock_tools.with_mock_tools`), the session's tool calls are
     served from the case's expected invocations (`agents.mock_tools`), each turn's from its
     own, and the recorded tool-response events say how each was served.
 
@@ -120,6 +121,8 @@ async def infer_case(adapter: AgentAdapter, case: EvalCase, eval_set_id: str, ru
     it in a worker process (`runner.executors.process`).
     """
     spec = spec or session_spec(case, app_name or adapter.name)
+    if mock_tools is None and isinstance(adapter, ServedToolsAdapter):
+        mock_tools = adapter.mock_tools
     if mock_tools is not None:  # a copy: the spec given may have been sent elsewhere already
         spec = dataclasses.replace(spec, tools=mock_tools.for_case(case))
     run = new_run(case, eval_set_id, run_index, spec)
