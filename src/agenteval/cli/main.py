@@ -130,6 +130,7 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
 @click.option("--replay_then", "--replay-then", type=click.Choice(["stop", "live"]), default="stop",
               show_default=True, help="With --replay, after a divergence: end the case there with "
               "the divergence as its error (stop), or carry on with the real model and tools (live).")
+@opt.mock_tools_options
 @report_options
 @opt.otlp_endpoint
 def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_path: str | None,
@@ -141,7 +142,8 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
           resume: str | None, retry_errors: str | None, no_cache: bool, junit_xml: str | None,
           html: str | None, markdown: str | None, otlp_endpoint: str | None, executor: str,
           ray_address: str | None, isolation: str | None, until_decided: bool, max_runs: int,
-          decide_alpha: float, decide_rate: float, replay: str | None, replay_then: str) -> None:
+          decide_alpha: float, decide_rate: float, replay: str | None, replay_then: str,
+          mock_tools: str | None, mock_tools_strict: bool | None) -> None:
     """Run the agent at AGENT_PATH over eval sets and score what it did.
 
     Each EVAL_SET_FILE_OR_ID is an eval-set file, optionally followed by `:id1,id2` to select
@@ -159,7 +161,7 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
         resume=retry_errors or resume, retry_errors=retry_errors is not None,
         executor=executor, ray_address=ray_address, history=not no_history,
         until_decided=until_decided, max_runs=max_runs, decide_alpha=decide_alpha,
-        decide_rate=decide_rate,
+        decide_rate=decide_rate, mock_tools=mock_tools, mock_tools_strict=mock_tools_strict,
         outputs=RunOutputs(output=output, junit_xml=junit_xml, html=html, markdown=markdown,
                            otlp_endpoint=opt.otlp_from(otlp_endpoint, dict(os.environ))))
     sys.exit(opt.guard(eval_command, EvalArgs(request, detailed=print_detailed_results,

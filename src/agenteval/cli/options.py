@@ -96,6 +96,18 @@ def until_decided_options(fn: F) -> F:
                         "decided or has had --max_runs runs.")(fn)
 
 
+def mock_tools_options(fn: F) -> F:
+    """`--mock_tools expected|live` and `--mock_tools_strict` (agenteval.agents.mock_tools)."""
+    fn = click.option("--mock_tools_strict", "--mock-tools-strict", is_flag=True, default=None,
+                      help="With --mock_tools expected: a tool call matching no expected call fails "
+                      "the case, naming the call, instead of running the tool.")(fn)
+    return click.option("--mock_tools", "--mock-tools", type=click.Choice(["expected", "live"]),
+                        help="expected: a tool call matching an expected call of the same invocation "
+                        "(name and arguments) gets that call's recorded response and the tool does "
+                        "not run; live: every tool runs. Default: the config's mock_tools (a mode per "
+                        "tool there), else live.")(fn)
+
+
 otlp_endpoint = click.option(
     "--otlp_endpoint", "--otlp-endpoint", metavar="URL",
     help="Export the run's traces over OTLP/HTTP to this collector (base URL, e.g. "

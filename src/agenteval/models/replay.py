@@ -269,14 +269,10 @@ class Cassette:
                 self._diverge(s.index, "tool call", f"the recording of {name}'s result is "
                               f"{'cut' if result else 'missing'}: it cannot be replayed")
                 return None
-            try:
-                value = json.loads(result.text)
-            except ValueError:
-                value = {"result": result.text}
             s.served = True
             self._next = max(self._next, s.index + 1)
             self.served_tools += 1
-            return (value if isinstance(value, dict) else {"result": value}), s.span.error
+            return _tool_result(s.span.attributes["gen_ai.tool.call.result"]), s.span.error
         index = candidates[0].index if candidates else len(self._steps())
         recorded_calls = ", ".join(f"{c.span.attributes.get('gen_ai.tool.name')}"
                                    f"({c.span.attributes.get('gen_ai.tool.call.arguments', '')})"
@@ -284,6 +280,20 @@ class Cassette:
         self._diverge(index, "tool call", f"{name}({now}) is not among the recorded calls left "
                       f"({recorded_calls})")
         return None
+
+
+def _tool_result(recorded: Any) -> dict[str, Any]:
+    """A recorded tool result as the function response to serve: a dict is recorded as JSON text;
+    any other value (an ADK tool's plain return value) as it was, which ADK sends as
+    `{"result": value}`."""
+    if isinstance(recorded, str) and recorded.startswith("{"):
+        try:
+            value = json.loads(recorded)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            return value
+    return {"result": recorded}
 
 
 def _args_match(recorded: AttributeText | None, now: Mapping[str, Any], defaults: Mapping[str, Any]) -> bool:

@@ -1,0 +1,108 @@
+"""Replaying a recorded run of a real ADK agent (scripted `BaseLlm`, volatile tools) through the
+ADK adapter: the replay plugin answers every model call and tool call from the recording, so
+neither the model nor the tools run, and the clock, uuid and random quote come back as recorded."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("google.adk", reason="google-adk is not installed (pip install 'agenteval[adk]')")
+
+from google.adk.agents import LlmAgent
+from google.adk.models import LlmRequest, LlmResponse
+
+from agenteval.agents import to_adapter
+from agenteval.agents.replay import for_replay
+from agenteval.criteria import resolve_metrics
+from agenteval.models.replay import Recording, replaying
+from agenteval.runner.evaluate import EvalSetRequest, run_evaluation
+from agenteval.schema import EvalConfig, EvalSetResult
+from tests.agents import volatile_adk
+from tests.agents.volatile_adk import CALLS
+
+MODEL_CALLS: Counter[str] = Counter()
+
+
+class CountingLlm(volatile_adk.VolatileLlm):
+    """The volatile agent's model, counting its calls."""
+
+    async def generate_content_async(self, llm_request: LlmRequest,
+                                     stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
+        MODEL_CALLS["calls"] += 1
+        async for response in super().generate_content_async(llm_request, stream):
+            yield response
+
+
+def _agent(instruction: str = "Open tickets, share quotes.") -> LlmAgent:
+    return LlmAgent(name="helpdesk", model=CountingLlm(), instruction=instruction,
+                    tools=[volatile_adk.get_time, volatile_adk.new_ticket_id, volatile_adk.random_quote])
+
+
+def _no_model(name: str) -> Any:
+    raise AssertionError(f"an ADK agent resolves no model ({name})")
+
+
+def _evaluate(agent: Any) -> EvalSetResult:
+    request = EvalSetRequest(volatile_adk.eval_set(), resolve_metrics(EvalConfig(), None))
+    return asyncio.run(run_evaluation(to_adapter(agent, _no_model), [request], parallelism=2))[0]
+
+
+def _said(doc: EvalSetResult) -> list[list[tuple[str, list[dict[str, Any] | None]]]]:
+    """Each invocation's final response and the tool responses the model was given."""
+    return [[(inv.actual_invocation.final_response.text() if inv.actual_invocation.final_response else "",
+              [r.response for r in inv.actual_invocation.tool_responses()])
+             for inv in r.eval_metric_result_per_invocation] for r in doc.eval_case_results]
+
+
+def test_an_adk_run_replays_without_calling_the_model_or_the_tools() -> None:
+    CALLS.clear()
+    MODEL_CALLS.clear()
+    recorded = _evaluate(_agent())
+    assert MODEL_CALLS["calls"] == 6 and sum(CALLS.values()) == 5  # 3 turns: 2 model calls each
+    CALLS.clear()
+    MODEL_CALLS.clear()
+    recording = Recording([recorded], "recorded.json")
+    with replaying(recording):
+        replayed = _evaluate(for_replay(_agent(), _no_model))
+    assert MODEL_CALLS == {} and CALLS == {}
+    assert recording.divergences() == []
+    assert sum(c.served_model for c in recording.cassettes) == 6
+    assert sum(c.served_tools for c in recording.cassettes) == 5
+    assert [r.error_message for r in replayed.eval_case_results] == [None, None]
+    # the volatile values (time, ticket id, random quote) are the recorded ones, to the byte
+    assert _said(replayed) == _said(recorded)
+    assert ([(m.metric_name, m.score) for r in replayed.eval_case_results
+             for m in r.overall_eval_metric_results if m.metric_name != "invocation_duration_v1"]
+            == [(m.metric_name, m.score) for r in recorded.eval_case_results
+                for m in r.overall_eval_metric_results if m.metric_name != "invocation_duration_v1"])
+
+
+def test_a_changed_adk_instruction_is_a_divergence_at_the_first_model_call() -> None:
+    recorded = _evaluate(_agent())
+    CALLS.clear()
+    MODEL_CALLS.clear()
+    recording = Recording([recorded], "recorded.json")
+    with replaying(recording):
+        replayed = _evaluate(for_replay(_agent("Open tickets, share quotes, kindly."), _no_model))
+    assert MODEL_CALLS == {} and CALLS == {}
+    errors = [r.error_message or "" for r in replayed.eval_case_results]
+    assert all("invocation 0, step 0 (model call): message 0 (system) differs" in e for e in errors), errors
+    assert "kindly" in errors[0]
+    assert len(recording.divergences()) == 2
+
+
+def test_after_an_adk_divergence_live_runs_the_model_and_tools() -> None:
+    recorded = _evaluate(_agent())
+    CALLS.clear()
+    MODEL_CALLS.clear()
+    recording = Recording([recorded], "recorded.json", then="live")
+    with replaying(recording):
+        replayed = _evaluate(for_replay(_agent("Open tickets, share quotes, kindly."), _no_model))
+    assert MODEL_CALLS["calls"] == 6 and sum(CALLS.values()) == 5
+    assert [r.error_message for r in replayed.eval_case_results] == [None, None]
+    assert all(any("carried on live" in w for w in r.warnings) for r in replayed.eval_case_results)
