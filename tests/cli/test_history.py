@@ -190,17 +190,22 @@ def test_compare_exit_codes(history: Path) -> None:
     md = history / "cmp.md"
     r = _run("compare", "previous", "latest", "--root", history, "--markdown", md)
     assert r.exit_code == 1, r.output
-    assert "newly failed" in r.output and "regression(s)" in r.output
-    assert md.read_text(encoding="utf-8").startswith("## ❌ agenteval compare")
+    assert r.output.startswith("REGRESSION (significant at alpha 0.05): overall")
+    assert md.read_text(encoding="utf-8").startswith("## ❌ agenteval compare: REGRESSION")
     r = _run("compare", "latest", "previous", "--root", history)
     assert r.exit_code == 0, r.output
-    assert "newly passed" in r.output
+    assert r.output.startswith("NO REGRESSION; significant improvement")
+    assert _run("compare", "previous", "latest", "--root", history, "--fail_on", "none").exit_code == 0
+    # the per-case gate: any case that went from PASSED to not passing
+    r = _run("compare", "previous", "latest", "--root", history, "--fail_on", "case_regression")
+    assert r.exit_code == 1 and "newly failed" in r.output and "regression(s)" in r.output
     assert _run("compare", history / "recorded.json", history / "recorded.json").exit_code == 0
-    # a stored run (summaries from the database) against its own document: nothing changed
+    # a stored run (runs from the database) against its own document: nothing changed
     r = _run("compare", history / "recorded.json", "latest", "--root", history)
-    assert r.exit_code == 0 and "60 unchanged" in r.output, r.output
+    assert r.exit_code == 0 and "60 UNCHANGED" in r.output, r.output
     assert _run("compare", "latest", "nope", "--root", history).exit_code == 2
     assert _run("compare", "latest", "previous", "--root", history, "--margin", "-1").exit_code == 2
+    assert _run("compare", "latest", "previous", "--root", history, "--alpha", "1").exit_code == 2
 
 
 def test_compare_margin_tolerates_small_drops(history: Path, tmp_path: Path) -> None:
@@ -212,9 +217,12 @@ def test_compare_margin_tolerates_small_drops(history: Path, tmp_path: Path) -> 
             if m.mean is not None and m.eval_status.name == "FAILED":
                 m.mean -= 0.01
     (tmp_path / "worse.json").write_text(worse.model_dump_json())
-    assert _run("compare", history / "recorded.json", tmp_path / "worse.json").exit_code == 1
-    assert _run("compare", history / "recorded.json", tmp_path / "worse.json",
+    gate = ("--fail_on", "case_regression")
+    assert _run("compare", history / "recorded.json", tmp_path / "worse.json", *gate).exit_code == 1
+    assert _run("compare", history / "recorded.json", tmp_path / "worse.json", *gate,
                 "--margin", "0.05").exit_code == 0
+    # no verdict changed: no significant regression
+    assert _run("compare", history / "recorded.json", tmp_path / "worse.json").exit_code == 0
 
 
 def test_write_reports_and_record_run_without_paths(tmp_path: Path, scored: Path) -> None:

@@ -2,8 +2,8 @@
 
 A RUN is a path to a result JSON file, or a run in the store's database
 (`<root>/.agenteval/history.sqlite`): its id, a unique id prefix, `latest` or `previous`.
-Exit codes: `runs` and `report` 0, or 2 on bad input; `compare` 1 when something regressed
-beyond the margin, else 0, or 2 on bad input.
+Exit codes: `runs` and `report` 0, or 2 on bad input; `compare` 1 when its gate fails (by
+default a significant regression: `verdicts.paired`), else 0, or 2 on bad input.
 """
 
 from __future__ import annotations
@@ -322,45 +322,122 @@ def report(run: str, root: str | None, fmt: str, output: str | None) -> None:
     sys.exit(opt.guard(_report, run, root or ".", fmt, output))
 
 
-def _compare(ref_a: str, ref_b: str, root: str, margin: float, markdown: str | None) -> int:
+FAIL_ON = ("regression", "case_regression", "none")
+
+
+def _compare(ref_a: str, ref_b: str, root: str, fail_on: str, alpha: float, margin: float,
+             markdown: str | None, junit: str | None, k: int | None, seed: int) -> int:
     from rich.console import Console
 
     from agenteval.datasets.files import write_text_atomic
     from agenteval.datasets.targets import check_target
     from agenteval.reporting.compare import compare as compare_results
     from agenteval.reporting.compare import comparison_markdown, comparison_table
-    from agenteval.store import load_summary
+    from agenteval.reporting.paired import paired_console, paired_junit, paired_markdown
+    from agenteval.store.lookup import load_runs
+    from agenteval.verdicts.paired import compare_paired
 
-    if markdown:
-        check_target(markdown, "--markdown")  # before any work
-    a, b = load_summary(ref_a, root), load_summary(ref_b, root)
+    for target, flag in ((markdown, "--markdown"), (junit, "--junit")):
+        if target:
+            check_target(target, flag)  # before any work
+    (a, runs_a), (b, runs_b) = load_runs(ref_a, root), load_runs(ref_b, root)
     console = Console()
     if a.eval_set_id != b.eval_set_id:
         console.print(f"[yellow]note: comparing different eval sets ({a.eval_set_id} vs "
                       f"{b.eval_set_id}); cases are matched by eval id[/]")
-    result = compare_results(a, b, margin)
-    console.print(comparison_table(result))
+    paired = compare_paired(a, b, alpha=alpha, k=k, seed=seed, runs_a=runs_a, runs_b=runs_b)
+    console.print(paired_console(paired))
+    per_case = compare_results(a, b, margin)
+    if fail_on == "case_regression":
+        console.print(comparison_table(per_case))
     if markdown:
-        write_text_atomic(markdown, comparison_markdown(result))
-    return 1 if result.has_regressions else 0
+        text = paired_markdown(paired)
+        if fail_on == "case_regression":
+            text += "\n" + comparison_markdown(per_case)
+        write_text_atomic(markdown, text)
+    if junit:
+        write_text_atomic(junit, paired_junit(paired))
+    if fail_on == "regression":
+        return 1 if paired.gate_failed else 0
+    return 1 if fail_on == "case_regression" and per_case.has_regressions else 0
 
 
 @click.command()
 @click.argument("run_a")
 @click.argument("run_b")
 @root_option
+@click.option("--fail_on", "--fail-on", type=click.Choice(FAIL_ON), default="regression", show_default=True,
+              help="regression: exit 1 only on a statistically significant regression (paired exact "
+              "McNemar tests of the case verdict and of each criterion, Holm-adjusted, at --alpha). "
+              "case_regression: the per-case gate (exit 1 when any case or criterion went from "
+              "PASSED to not passing, or a score dropped by more than --margin). none: exit 0.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="Significance level of the gate and of each case's change.")
 @click.option("--margin", type=click.FloatRange(min=0.0), default=0.0, show_default=True,
-              help="Score drop tolerated before a criterion counts as regressed.")
-@click.option("--markdown", type=click.Path(dir_okay=False), help="Also write the comparison as Markdown.")
-def compare(run_a: str, run_b: str, root: str | None, margin: float, markdown: str | None) -> None:
-    """Compare baseline RUN_A with candidate RUN_B per case and criterion.
+              help="With --fail_on case_regression: score drop tolerated before a criterion counts "
+              "as regressed.")
+@click.option("--markdown", type=click.Path(dir_okay=False),
+              help="Also write the comparison as Markdown (for a pull-request comment).")
+@click.option("--junit", type=click.Path(dir_okay=False),
+              help="Also write the comparison as JUnit XML (a failure per significant regression).")
+@click.option("--k", type=click.IntRange(min=1), help="k of pass@k and pass^k (default: the fewest "
+              "runs of a case on either side).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap intervals.")
+def compare(run_a: str, run_b: str, root: str | None, fail_on: str, alpha: float, margin: float,
+            markdown: str | None, junit: str | None, k: int | None, seed: int) -> None:
+    """Compare baseline RUN_A with candidate RUN_B, paired by case and run index.
 
-    Exits 1 when a criterion's score dropped by more than --margin or a case or criterion went
-    from PASSED to not passing; 0 otherwise; 2 on bad input.
+    Prints the decision, then per measure (the case verdict and each criterion) the pass rate and
+    mean score A → B with 95% intervals and exact p-values, and each case's change from its own
+    runs (REGRESSED, IMPROVED, INCONCLUSIVE, UNCHANGED). Exits 1 when the gate (--fail_on) fails,
+    0 otherwise, 2 on bad input.
     """
-    sys.exit(opt.guard(_compare, run_a, run_b, root or ".", margin, markdown))
+    sys.exit(opt.guard(_compare, run_a, run_b, root or ".", fail_on, alpha, margin, markdown, junit,
+                       k, seed))
+
+
+def _flaky(root: str, eval_set: str | None, limit: int | None, min_runs: int, k: int) -> int:
+    from rich.console import Console
+
+    from agenteval.reporting.tables import ID_FLOOR, ByWidth, Col, fit_table
+    from agenteval.store import RunStore
+    from agenteval.verdicts.flaky import flaky_cases
+
+    store = RunStore(root)
+    rows = [r for r in store.list_runs() if eval_set is None or r.eval_set_id == eval_set][:limit]
+    history = [(r.eval_set_id, store.case_runs(r.run_id)) for r in reversed(rows)]  # oldest first
+    cases = flaky_cases(history, min_runs)
+    console = Console()
+    if not cases:
+        console.print(f"No flaky case in {len(rows)} stored run(s) (a case is flaky when its verdicts "
+                      f"both pass and fail over at least {min_runs} case runs).")
+        return 0
+    cols = (Col("eval set", floor=12), Col("eval id", floor=ID_FLOOR), Col("passed", "right"),
+            Col("pass rate", "right"), Col("flip rate", "right"), Col(f"pass@{k}", "right"),
+            Col(f"pass^{k}", "right"))
+    cells = [[c.eval_set_id, c.eval_id, f"{c.passed}/{c.runs}", f"{c.pass_rate:.0%}", f"{c.flip_rate:.0%}",
+              f"{c.pass_k(k)[0]:.2f}", f"{c.pass_k(k)[1]:.2f}"] for c in cases]
+    console.print(ByWidth(lambda width: fit_table(
+        cols, cells, width, force=True, title=f"Flaky cases over {len(rows)} stored run(s), most "
+        "uncertain first", title_justify="left")))
+    return 0
+
+
+@runs.command()
+@root_option
+@click.option("--eval_set", "--eval-set", help="Only runs of this eval set id.")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the N newest runs.")
+@click.option("--min_runs", "--min-runs", type=click.IntRange(min=2), default=2, show_default=True,
+              help="Case runs a case needs to be listed.")
+@click.option("--k", type=click.IntRange(min=1), default=3, show_default=True,
+              help="k of pass@k and pass^k.")
+@click.pass_context
+def flaky(ctx: click.Context, root: str | None, eval_set: str | None, limit: int | None, min_runs: int,
+          k: int) -> None:
+    """List the cases whose verdicts flip across the run history: pass and flip rates, pass@k, pass^k."""
+    sys.exit(opt.guard(_flaky, root or ctx.obj.get("root") or ".", eval_set, limit, min_runs, k))
 
 
 COMMANDS = (runs, report, compare)
 
-__all__ = ["COMMANDS", "compare", "report", "runs"]
+__all__ = ["COMMANDS", "FAIL_ON", "compare", "report", "runs"]

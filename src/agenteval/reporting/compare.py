@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from enum import Enum
 
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from agenteval.reporting.format import format_score
 from agenteval.reporting.markdown import md_escape
 from agenteval.reporting.outcome import ci_text
+from agenteval.reporting.tables import ID_FLOOR, ByWidth, Col, fit_table
 from agenteval.schema import EvalSetResult, EvalStatus, MetricSummary
 from agenteval.verdicts.outcome import CaseOutcome, outcomes
 
@@ -196,29 +196,36 @@ def _headline(c: Comparison) -> str:
 
 
 def comparison_table(c: Comparison, show_unchanged: bool = False, max_rows: int = 100) -> RenderableType:
-    """A rich table of the changed cases and criteria (regressions first; at most `max_rows`
-    rows, the rest counted), with a headline."""
-    table = Table(title="Comparison", title_justify="left")
-    for col in ("eval id", "case", "criterion", "change", "before", "after", "Δ", "significant"):
-        table.add_column(col, overflow="fold", justify="right" if col == "Δ" else "left")
-    last = None
+    """A table of the changed cases and criteria (regressions first; at most `max_rows` rows,
+    the rest counted), with a headline, laid out for the printing width: criterion names never
+    break (long eval ids and values fold first)."""
     rows = _rows(c, show_unchanged)
+    cells: list[list[str | Text]] = []
+    last = None
     for case, d in rows[:max_rows]:
         first = case is not last
         last = case
         delta = d.delta if d else None
-        table.add_row(case.eval_id if first else "",
+        cells.append([case.eval_id if first else "",
                       Text(case.change.value, style=_STYLE[case.change]) if first else "",
                       d.metric_name if d else "-",
                       Text(d.change.value, style=_STYLE[d.change]) if d else "",
                       _value(d.before) if d else (case.before.name if case.before else "-"),
                       _value(d.after) if d else (case.after.name if case.after else "-"),
                       "-" if delta is None else f"{delta:+.4g}",
-                      {None: "-", True: "yes", False: "no"}[d.significant if d else None])
-    if len(rows) > max_rows:
-        table.caption = f"… and {len(rows) - max_rows} more changed row(s)"
+                      {None: "-", True: "yes", False: "no"}[d.significant if d else None]])
+    cols = (Col("eval id", floor=ID_FLOOR), Col("case", floor=8), Col("criterion"), Col("change", floor=8),
+            Col("before", floor=6), Col("after", floor=6), Col("Δ", "right"), Col("CIs apart"))
     style = "red" if c.has_regressions else "green"
-    return Group(table, Text(_headline(c), style=style))
+
+    def build(width: int) -> RenderableType:
+        table = fit_table(cols, cells, width, force=True, title="Comparison (per case, by margin)",
+                          title_justify="left")
+        if len(rows) > max_rows:
+            table.caption = f"… and {len(rows) - max_rows} more changed row(s)"
+        return Group(table, Text(_headline(c), style=style))
+
+    return ByWidth(build)
 
 
 def comparison_markdown(c: Comparison, max_rows: int = 200) -> str:

@@ -39,6 +39,7 @@ from agenteval.schema import CaseSummary, EvalSetResult, EvalStatus, RunSpec
 from agenteval.store.history import load_result
 from agenteval.store.sqlite import connect
 from agenteval.verdicts.outcome import CaseOutcome, outcomes
+from agenteval.verdicts.paired import RunOutcome, Runs
 
 SCHEMA_VERSION = 2
 ALIASES = ("latest", "previous")
@@ -341,6 +342,36 @@ class RunStore:
              for e, n, st in cases])
         return EvalSetResult(eval_set_result_id=row.run_id, eval_set_id=row.eval_set_id,
                              creation_timestamp=row.created, gating=row.gating, summary=summary)
+
+    def case_runs(self, ref: str) -> Runs:
+        """Each case run's verdict and gating criteria (score, passed), from the database alone
+        (for `compare` and `runs flaky`: the document is not loaded). A case run once has its
+        case's verdict; a case run several times has, per run, passed when every gating
+        criterion of the run passed (what the runner's verdict is, save an inference error
+        whose criteria were all informational)."""
+        row = self.resolve(ref)
+        with self._connect(create=False) as conn:
+            assert conn is not None
+            cases = conn.execute("SELECT eval_id, runs, status FROM cases WHERE run_id = ? "
+                                 "ORDER BY position", (row.run_id,)).fetchall()
+            metrics = conn.execute("SELECT eval_id, run_index, metric_name, score, status FROM "
+                                   "case_metrics WHERE run_id = ? ORDER BY eval_id, run_index",
+                                   (row.run_id,)).fetchall()
+        by_run: dict[str, dict[int, dict[str, tuple[float | None, bool]]]] = {}
+        for eval_id, run_index, name, score, status in metrics:
+            if status != EvalStatus.INFORMATIONAL:
+                by_run.setdefault(eval_id, {}).setdefault(run_index, {})[name] = (
+                    score, status == EvalStatus.PASSED)
+        out: Runs = {}
+        for eval_id, n, status in cases:
+            runs = by_run.get(eval_id, {})
+            if n == 1:
+                out[eval_id] = {j: RunOutcome(status == EvalStatus.PASSED, m) for j, m in runs.items()} \
+                    or {0: RunOutcome(status == EvalStatus.PASSED)}
+            else:
+                out[eval_id] = {j: RunOutcome(bool(m) and all(p for _, p in m.values()), m)
+                                for j, m in sorted(runs.items())}
+        return out
 
     def details(self, ref: str) -> dict[str, Any]:
         """Every stored column of a run (config and meta parsed from JSON), for display."""

@@ -7,6 +7,7 @@ from pathlib import Path
 from agenteval.schema import EvalSetResult
 from agenteval.store.db import RunStore
 from agenteval.store.history import load_result
+from agenteval.verdicts.paired import Runs, runs_of
 
 
 def is_path(ref: str) -> bool:
@@ -25,4 +26,15 @@ def load_summary(ref: str, root: str | Path) -> EvalSetResult:
     return load_result(ref) if is_path(ref) else RunStore(root).summary(ref)
 
 
-__all__ = ["is_path", "load_run", "load_summary"]
+def load_runs(ref: str, root: str | Path) -> tuple[EvalSetResult, Runs]:
+    """`load_summary` and each case run's verdict and criteria (`verdicts.paired.Runs`): from
+    the document's case results for a file, from the database for a stored run
+    (`RunStore.case_runs`)."""
+    if is_path(ref):
+        document = load_result(ref)
+        return document, runs_of(document)
+    store = RunStore(root)
+    return store.summary(ref), store.case_runs(ref)
+
+
+__all__ = ["is_path", "load_run", "load_runs", "load_summary"]

@@ -491,6 +491,85 @@ class ComparisonView(Out):
     """Case by case, in candidate order, then removed cases."""
 
 
+class MeasureView(Out):
+    """The case verdict ("overall") or one criterion over the run pairs (`verdicts.paired`)."""
+
+    name: str
+    """"overall" or the criterion's name."""
+    pairs: int
+    """Run pairs (same case, same run index)."""
+    pass_a: float | None
+    """Baseline pass rate over the pairs."""
+    pass_b: float | None
+    """Candidate pass rate over the pairs."""
+    pass_ci: tuple[float, float] | None
+    """95% paired-bootstrap interval of pass_b − pass_a (None: not computed)."""
+    a_only: int
+    """Pairs that passed in the baseline only."""
+    b_only: int
+    """Pairs that passed in the candidate only."""
+    p_value: float
+    """Exact McNemar test, two-sided."""
+    p_adjusted: float
+    """Holm-adjusted over the gate's tests."""
+    score_a: float | None
+    """Baseline mean score over the pairs scored on both sides."""
+    score_b: float | None
+    """Candidate mean score."""
+    score_ci: tuple[float, float] | None
+    """95% paired-bootstrap interval of score_b − score_a."""
+    score_p: float | None
+    """Exact sign test on the score differences, two-sided."""
+    significant: Literal["regression", "improvement"] | None
+    """Significant at alpha after adjustment, and which way (None: not significant)."""
+
+
+class PairedCaseView(Out):
+    """One case judged from its own runs: Fisher exact test of its pass counts."""
+
+    eval_id: str
+    """The case."""
+    change: Literal["REGRESSED", "IMPROVED", "INCONCLUSIVE", "UNCHANGED", "ADDED", "REMOVED"]
+    """What happened to it."""
+    passed_a: int
+    """Baseline runs passed."""
+    runs_a: int
+    """Baseline runs."""
+    passed_b: int
+    """Candidate runs passed."""
+    runs_b: int
+    """Candidate runs."""
+    p_value: float | None
+    """Fisher exact, two-sided (None: on one side only)."""
+
+
+class PairedView(Out):
+    """Two runs compared pair by pair, as `agenteval compare` decides."""
+
+    baseline_id: str
+    """The baseline document."""
+    candidate_id: str
+    """The candidate document."""
+    alpha: float
+    """Significance level."""
+    decision: str
+    """The gate's verdict in one line."""
+    gate_failed: bool
+    """Whether `agenteval compare` (--fail_on regression) would exit 1."""
+    measures: list[MeasureView]
+    """The case verdict first, then each criterion."""
+    counts: dict[str, int]
+    """Cases by change."""
+    cases: list[PairedCaseView]
+    """Case by case, in candidate order, then removed cases."""
+    k: int
+    """k of pass@k and pass^k."""
+    pass_k_a: tuple[float, float] | None
+    """Baseline (pass@k, pass^k), means over the cases on both sides."""
+    pass_k_b: tuple[float, float] | None
+    """Candidate (pass@k, pass^k)."""
+
+
 class TrendPoint(Out):
     """One run on the history's charts."""
 
@@ -516,6 +595,6 @@ class TrendPoint(Out):
 
 __all__ = ["AppInfo", "ArgumentDiff", "CallPair", "Cancelling", "CaseChange", "CaseRow", "CaseVerdict",
            "CaseView", "ChatTurnView", "ComparisonView", "CriterionChange", "CriterionInfo", "Deleted",
-           "DiffLine", "InvocationView", "JobView", "Out", "RunRef", "RunRow", "RunState", "RunView",
-           "ScoreCell", "SentTurn", "SessionEvent", "SessionView", "StatusWord", "SummaryMetric",
-           "ToolCall", "ToolResult", "TrendPoint"]
+           "DiffLine", "InvocationView", "JobView", "MeasureView", "Out", "PairedCaseView", "PairedView",
+           "RunRef", "RunRow", "RunState", "RunView", "ScoreCell", "SentTurn", "SessionEvent",
+           "SessionView", "StatusWord", "SummaryMetric", "ToolCall", "ToolResult", "TrendPoint"]

@@ -17,6 +17,7 @@ from pathlib import Path
 from agenteval.errors import DataError
 from agenteval.schema import EvalSetResult
 from agenteval.store import RunRow, RunStore, load_result
+from agenteval.verdicts.paired import Runs
 from agenteval.web.agents import AgentsDir
 
 _CACHED_DOCUMENTS = 4
@@ -96,6 +97,10 @@ class Stores:
     def summary(self, stored: StoredRun) -> EvalSetResult:
         """Verdicts and criterion summaries from the database alone (no case results)."""
         return RunStore(stored.root).summary(stored.row.run_id)
+
+    def case_runs(self, stored: StoredRun) -> Runs:
+        """Each case run's verdict and criteria, from the database alone (for comparisons)."""
+        return RunStore(stored.root).case_runs(stored.row.run_id)
 
 
 __all__ = ["StoredRun", "Stores"]

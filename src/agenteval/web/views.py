@@ -34,6 +34,7 @@ from agenteval.schema import (
 )
 from agenteval.store.sessions import ChatSession, ChatTurn
 from agenteval.verdicts import CaseOutcome, outcomes, set_counts
+from agenteval.verdicts.paired import PairedComparison
 from agenteval.web.contract import (
     ArgumentDiff,
     CallPair,
@@ -46,6 +47,9 @@ from agenteval.web.contract import (
     CriterionChange,
     DiffLine,
     InvocationView,
+    MeasureView,
+    PairedCaseView,
+    PairedView,
     RunRow,
     RunState,
     RunView,
@@ -255,6 +259,22 @@ def comparison_json(c: Comparison) -> ComparisonView:
                for d in c.cases])
 
 
+def paired_json(c: PairedComparison) -> PairedView:
+    """`verdicts.paired.compare_paired`'s result as JSON."""
+    measures = [MeasureView(
+        name=m.name, pairs=m.pairs, pass_a=m.pass_a, pass_b=m.pass_b, pass_ci=m.pass_ci, a_only=m.a_only,
+        b_only=m.b_only, p_value=m.p_value, p_adjusted=m.p_adjusted, score_a=m.score_a,
+        score_b=m.score_b, score_ci=m.score_ci, score_p=m.score_p,
+        significant="regression" if m in c.regressions else "improvement" if m in c.improvements else None)
+        for m in c.measures]
+    cases = [PairedCaseView(eval_id=x.eval_id, change=x.change.value, passed_a=x.passed_a, runs_a=x.runs_a,
+                            passed_b=x.passed_b, runs_b=x.runs_b, p_value=x.p_value) for x in c.cases]
+    return PairedView(baseline_id=c.baseline_id, candidate_id=c.candidate_id, alpha=c.alpha,
+                      decision=c.decision(), gate_failed=c.gate_failed, measures=measures,
+                      counts={k.value: v for k, v in c.counts().items()}, cases=cases, k=c.k,
+                      pass_k_a=c.pass_k("a"), pass_k_b=c.pass_k("b"))
+
+
 def trend_point(stored: StoredRun, summary: EvalSetResult) -> TrendPoint:
     """One run on the charts: its pass rate and each criterion's mean score over its cases."""
     counts = set_counts(summary)
@@ -270,5 +290,5 @@ def trend_point(stored: StoredRun, summary: EvalSetResult) -> TrendPoint:
                       criteria={k: sum(v) / len(v) for k, v in scores.items()})
 
 
-__all__ = ["argument_diff", "case_rows", "case_view", "comparison_json", "run_row", "run_view",
+__all__ = ["argument_diff", "case_rows", "case_view", "comparison_json", "paired_json", "run_row", "run_view",
            "session_json", "status_word", "summary_metric", "trend_point", "turn_json"]

@@ -11,9 +11,10 @@ from agenteval.datasets.nesting import MAX_RESULT_DEPTH
 from agenteval.reporting.compare import compare
 from agenteval.schema import EvalSetResult
 from agenteval.store import parse_result, record_run
+from agenteval.verdicts.paired import compare_paired
 from agenteval.web.context import ContractRoute, Web, WebDep, conflict, not_found
-from agenteval.web.contract import ComparisonView, RunRef, TrendPoint
-from agenteval.web.views import comparison_json, trend_point
+from agenteval.web.contract import ComparisonView, PairedView, RunRef, TrendPoint
+from agenteval.web.views import comparison_json, paired_json, trend_point
 
 router = APIRouter(tags=["results"], route_class=ContractRoute)
 UPLOAD = "uploaded document"
@@ -25,6 +26,19 @@ def compare_runs(web: WebDep, a: str, b: str, margin: float = Query(0.0, ge=0.0,
     `agenteval compare` computes it (from the history's summaries)."""
     base, cand = web.run(a), web.run(b)
     return comparison_json(compare(web.stores.summary(base), web.stores.summary(cand), margin))
+
+
+@router.get("/api/compare/paired")
+def compare_paired_runs(web: WebDep, a: str, b: str, alpha: float = Query(0.05, gt=0.0, lt=1.0),
+                        k: int | None = Query(None, ge=1), seed: int = 0) -> PairedView:
+    """Baseline `a` against candidate `b` paired by case and run index: the decision, each
+    measure's differences with intervals and p-values, each case's change, as `agenteval
+    compare` computes them (`verdicts.paired`, from the history's database)."""
+    base, cand = web.run(a), web.run(b)
+    paired = compare_paired(web.stores.summary(base), web.stores.summary(cand), alpha=alpha, k=k,
+                            seed=seed, runs_a=web.stores.case_runs(base),
+                            runs_b=web.stores.case_runs(cand))
+    return paired_json(paired)
 
 
 @router.get("/api/trends")

@@ -192,6 +192,25 @@
  */
 
 /**
+ * The case verdict ("overall") or one criterion over the run pairs (`verdicts.paired`).
+ * @typedef {Object} MeasureView
+ * @property {string} name - "overall" or the criterion's name.
+ * @property {number} pairs - Run pairs (same case, same run index).
+ * @property {number|null} pass_a - Baseline pass rate over the pairs.
+ * @property {number|null} pass_b - Candidate pass rate over the pairs.
+ * @property {Array<*>|null} pass_ci - 95% paired-bootstrap interval of pass_b − pass_a (None: not computed).
+ * @property {number} a_only - Pairs that passed in the baseline only.
+ * @property {number} b_only - Pairs that passed in the candidate only.
+ * @property {number} p_value - Exact McNemar test, two-sided.
+ * @property {number} p_adjusted - Holm-adjusted over the gate's tests.
+ * @property {number|null} score_a - Baseline mean score over the pairs scored on both sides.
+ * @property {number|null} score_b - Candidate mean score.
+ * @property {Array<*>|null} score_ci - 95% paired-bootstrap interval of score_b − score_a.
+ * @property {number|null} score_p - Exact sign test on the score differences, two-sided.
+ * @property {"regression"|"improvement"|null} significant - Significant at alpha after adjustment, and which way (None: not significant).
+ */
+
+/**
  * @typedef {Object} Message
  * @property {string} text
  */
@@ -200,6 +219,34 @@
  * @typedef {Object} NewSession
  * @property {Object<string, *>} [state]
  * @property {string|null} [model] - Model for the agent, replacing its own (agenteval Agent only), e.g. `openai-compat:M@http://host/v1`.
+ */
+
+/**
+ * One case judged from its own runs: Fisher exact test of its pass counts.
+ * @typedef {Object} PairedCaseView
+ * @property {string} eval_id - The case.
+ * @property {"REGRESSED"|"IMPROVED"|"INCONCLUSIVE"|"UNCHANGED"|"ADDED"|"REMOVED"} change - What happened to it.
+ * @property {number} passed_a - Baseline runs passed.
+ * @property {number} runs_a - Baseline runs.
+ * @property {number} passed_b - Candidate runs passed.
+ * @property {number} runs_b - Candidate runs.
+ * @property {number|null} p_value - Fisher exact, two-sided (None: on one side only).
+ */
+
+/**
+ * Two runs compared pair by pair, as `agenteval compare` decides.
+ * @typedef {Object} PairedView
+ * @property {string} baseline_id - The baseline document.
+ * @property {string} candidate_id - The candidate document.
+ * @property {number} alpha - Significance level.
+ * @property {string} decision - The gate's verdict in one line.
+ * @property {boolean} gate_failed - Whether `agenteval compare` (--fail_on regression) would exit 1.
+ * @property {Array<MeasureView>} measures - The case verdict first, then each criterion.
+ * @property {Object<string, number>} counts - Cases by change.
+ * @property {Array<PairedCaseView>} cases - Case by case, in candidate order, then removed cases.
+ * @property {number} k - k of pass@k and pass^k.
+ * @property {Array<*>|null} pass_k_a - Baseline (pass@k, pass^k), means over the cases on both sides.
+ * @property {Array<*>|null} pass_k_b - Candidate (pass@k, pass^k).
  */
 
 /**

@@ -10,6 +10,8 @@ export async function showCompare(token, a, b, query) {
   const margin = query.margin || "0";
   /** @type {ComparisonView} */
   const c = await api(`/api/compare?a=${enc(a)}&b=${enc(b)}&margin=${enc(margin)}`);
+  /** @type {PairedView} */
+  const p = await api(`/api/compare/paired?a=${enc(a)}&b=${enc(b)}`);
   const showAll = query.all === "1";
   const counts = c.counts;
   /** @param {SummaryMetric|null} m */
@@ -24,25 +26,64 @@ export async function showCompare(token, a, b, query) {
     h("div", { class: "row counts", style: "margin-top: 8px" },
       Object.entries(counts).map(([k, n]) => h("span", { class: "badge " + (tone[k] || "info"), text: `${n} ${k}` })),
       flips.length ? h("span", { class: "badge na", text: `${flips.length} flip between repeated runs` }) : null)),
+  pairedCard(p),
   h("div", { class: "row" }, h("a", { class: "btn", href: link("compare", a, b) + "?" + qs({ margin, all: showAll ? "0" : "1" }),
     text: showAll ? "Hide unchanged" : "Show unchanged" }),
     h("a", { class: "btn", href: link("compare", b, a), text: "Swap" })));
   const rows = c.cases.filter((x) => showAll || x.change !== "unchanged" || x.criteria.some((k) => k.change !== "unchanged"));
+  const paired = new Map(p.cases.map((x) => [x.eval_id, x]));
   const body = h("tbody");
   for (const x of rows.slice(0, 500)) {
     const crit = x.criteria.filter((k) => showAll || k.change !== "unchanged");
     body.append(h("tr", {}, h("td", {}, h("a", { href: link("runs", c.candidate_id, "cases", x.eval_id), text: x.eval_id })),
       h("td", {}, h("span", { class: "badge " + (tone[x.change] || "info"), text: x.change })),
       h("td", {}, x.before === null ? "–" : badge(x.before)), h("td", {}, x.after === null ? "–" : badge(x.after)),
+      h("td", {}, caseChange(paired.get(x.eval_id))),
       h("td", {}, crit.map((k) => h("div", { class: tone[k.change] === "bad" ? "bad" : "" },
         `${k.metric_name}: ${fmt(k.before && k.before.mean)} → ${fmt(k.after && k.after.mean)}`,
         k.delta !== null && k.delta !== undefined ? ` (${k.delta >= 0 ? "+" : ""}${fmt(k.delta)})` : "", ` ${k.change}`,
         k.significant ? " · significant" : "", flaky(k.after) ? ` · flips (${k.after.passed_runs}/${k.after.runs} passed)` : "")))));
   }
-  add(page, h("table", { class: "cmp" }, h("thead", {}, h("tr", {}, ["case", "change", "before", "after", "criteria"].map((t) => h("th", { text: t })))), body),
+  add(page, h("table", { class: "cmp" }, h("thead", {}, h("tr", {}, ["case", "change", "before", "after", "from its runs", "criteria"].map((t) => h("th", { text: t })))), body),
     rows.length > 500 ? h("p", { class: "muted", text: `first 500 of ${rows.length} cases shown` }) : null,
     rows.length ? null : h("p", { class: "muted", text: "Nothing changed." }));
   paint(token, page);
+}
+
+const pct = (x) => (x === null || x === undefined ? "–" : `${(100 * x).toFixed(1)}%`);
+const pval = (x) => (x === null || x === undefined ? "–" : x < 0.001 ? "<0.001" : x.toFixed(3));
+const ci = (c, scale, digits) => (c ? ` [${(c[0] * scale).toFixed(digits)}, ${(c[1] * scale).toFixed(digits)}]` : "");
+const caseTone = { REGRESSED: "bad", IMPROVED: "ok", INCONCLUSIVE: "na", UNCHANGED: "info", ADDED: "info", REMOVED: "na" };
+
+/** @param {PairedCaseView|undefined} x */
+function caseChange(x) {
+  if (!x) return "–";
+  return h("span", { class: "badge " + caseTone[x.change], title: `A ${x.passed_a}/${x.runs_a}, B ${x.passed_b}/${x.runs_b}, Fisher p ${pval(x.p_value)}`, text: x.change });
+}
+
+/** The decision first, then each measure's differences with intervals and p-values (computed by the server).
+ * @param {PairedView} p */
+function pairedCard(p) {
+  const rows = [];
+  for (const m of p.measures) {
+    const tone = m.significant === "regression" ? "bad" : m.significant === "improvement" ? "ok" : "";
+    const diff = m.pass_a === null || m.pass_b === null ? "–" : `${(100 * (m.pass_b - m.pass_a)).toFixed(1)} pt${ci(m.pass_ci, 100, 1)}`;
+    rows.push(h("tr", { class: tone }, h("td", { class: "mono", text: m.name }), h("td", { text: "pass" }),
+      h("td", { text: `${pct(m.pass_a)} → ${pct(m.pass_b)}` }), h("td", { text: diff }),
+      h("td", { text: pval(m.p_value) }), h("td", { text: pval(m.p_adjusted) }), h("td", { text: m.significant || "" })));
+    if (m.score_a !== null && m.score_b !== null) {
+      rows.push(h("tr", {}, h("td"), h("td", { text: "score" }), h("td", { text: `${fmt(m.score_a)} → ${fmt(m.score_b)}` }),
+        h("td", { text: `${(m.score_b - m.score_a).toFixed(3)}${ci(m.score_ci, 1, 3)}` }), h("td", { text: pval(m.score_p) }), h("td"), h("td")));
+    }
+  }
+  const k = (v) => (v ? `pass@${p.k} ${v[0].toFixed(3)}, pass^${p.k} ${v[1].toFixed(3)}` : "–");
+  return h("div", { class: "card paired" },
+    h("p", {}, h("span", { class: "badge decision " + (p.gate_failed ? "bad" : "ok"), text: p.decision })),
+    h("table", { class: "cmp measures" }, h("thead", {}, h("tr", {}, ["measure", "", "A → B", "Δ B−A [95% CI]", "p", "p (Holm)", ""].map((t) => h("th", { text: t })))),
+      h("tbody", {}, rows)),
+    h("div", { class: "row counts", style: "margin-top: 8px" },
+      Object.entries(p.counts).filter(([, n]) => n).map(([w, n]) => h("span", { class: "badge " + (caseTone[w] || "info"), text: `${n} ${w}` }))),
+    h("p", { class: "muted", text: `A: ${k(p.pass_k_a)} · B: ${k(p.pass_k_b)}. p: exact McNemar on run pairs (sign test on scores); the decision reads the Holm-adjusted p at alpha ${p.alpha}.` }));
 }
 
 async function comparePicker(token) {

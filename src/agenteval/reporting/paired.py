@@ -1,0 +1,212 @@
+"""A paired comparison (`verdicts.paired`) as the console, Markdown and JUnit show it.
+
+Every form says the decision first (REGRESSION / NO REGRESSION), then per measure (the case
+verdict, "overall", and each criterion): pass rate A → B, its difference in percentage points
+with the 95% bootstrap interval, the exact McNemar p-value and its Holm-adjusted value; the mean
+score A → B, its difference with the interval and the sign test's p-value; then the cases that
+did not stay UNCHANGED (REGRESSED first) with their passes and runs on either side, and pass@k /
+pass^k on either side. The console form fits 80 columns: a criterion's name never breaks
+(too long for its column, it gets a line of its own above its numbers).
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from rich.cells import cell_len
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from agenteval.reporting.junit import xml_safe
+from agenteval.reporting.markdown import md_escape
+from agenteval.reporting.tables import ID_FLOOR, ByWidth, Col, fit_table
+from agenteval.verdicts.paired import CaseChange, CaseStat, MeasureStat, PairedComparison
+
+_CASE_ORDER = [CaseChange.REGRESSED, CaseChange.IMPROVED, CaseChange.INCONCLUSIVE, CaseChange.ADDED,
+               CaseChange.REMOVED, CaseChange.UNCHANGED]
+_CASE_STYLE = {CaseChange.REGRESSED: "bold red", CaseChange.IMPROVED: "bold green",
+               CaseChange.INCONCLUSIVE: "yellow", CaseChange.ADDED: "cyan", CaseChange.REMOVED: "yellow",
+               CaseChange.UNCHANGED: ""}
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def _num(x: float | None, digits: int = 3) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def _p(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return "<0.001" if x < 0.001 else f"{x:.3f}"
+
+
+def _diff(d: float | None, ci: tuple[float, float] | None, scale: float, digits: int) -> str:
+    if d is None:
+        return "-"
+    out = f"{d * scale:+.{digits}f}"
+    return out if ci is None else f"{out} [{ci[0] * scale:+.{digits}f}, {ci[1] * scale:+.{digits}f}]"
+
+
+def _flag(c: PairedComparison, m: MeasureStat) -> str:
+    if not c.significant(m):
+        return ""
+    return "▼ sig" if m.direction == "regression" else "▲ sig"
+
+
+_NOTE = ("p: exact McNemar test on the run pairs' pass / fail, sign test on their scores (two-sided); "
+         "sig: significant after Holm's adjustment. Intervals: paired bootstrap over cases.")
+
+
+def measure_rows(c: PairedComparison) -> list[tuple[str, str, str, str, str, str]]:
+    """Per measure, one or two rows: (name, what, A → B, Δ [95% CI], p, flag); the score row
+    only when the measure has scores."""
+    rows = []
+    for m in c.measures:
+        rows.append((m.name, "pass", f"{_pct(m.pass_a)} → {_pct(m.pass_b)}",
+                     _diff(m.pass_diff, m.pass_ci, 100, 1) + " pt", _p(m.p_value), _flag(c, m)))
+        if m.score_a is not None:
+            rows.append(("", "score", f"{_num(m.score_a)} → {_num(m.score_b)}",
+                         _diff(m.score_diff, m.score_ci, 1, 3), _p(m.score_p), ""))
+    return rows
+
+
+def _measures_block(c: PairedComparison, width: int) -> RenderableType:
+    """The measure rows as aligned lines: the name beside its numbers when everything fits in
+    `width`, else on a line of its own above them (names never break)."""
+    rows = measure_rows(c)
+    heads = ("measure", "", "A → B", "Δ B−A [95% CI]", "p", "")
+    widths = [max(cell_len(h), *(cell_len(r[i]) for r in rows)) for i, h in enumerate(heads)]
+    inline = sum(widths) + 2 * (len(heads) - 1) <= width
+    first = 0 if inline else 1
+    indent = "" if inline else "  "
+
+    def line(cells: tuple[str, ...], style: str = "") -> Text:
+        parts = [cells[i].rjust(widths[i]) if heads[i] == "p" else cells[i].ljust(widths[i])
+                 for i in range(first, len(heads))]
+        return Text(indent + "  ".join(parts).rstrip(), style=style)
+
+    out = [line(heads, "bold") if inline else Text(indent + "  ".join(
+        h.rjust(widths[i]) if h == "p" else h.ljust(widths[i])
+        for i, h in enumerate(heads) if i >= first).rstrip(), style="bold")]
+    for row in rows:
+        flag = row[-1]
+        style = "red" if flag.startswith("▼") else "green" if flag.startswith("▲") else ""
+        if not inline and row[0]:
+            out.append(Text(row[0], style="bold"))
+        out.append(line(row, style))
+    return Group(*out)
+
+
+def _case_cells(x: CaseStat) -> list[str | Text]:
+    return [x.eval_id, Text(x.change.value, style=_CASE_STYLE[x.change]),
+            f"{x.passed_a}/{x.runs_a}" if x.runs_a else "-",
+            f"{x.passed_b}/{x.runs_b}" if x.runs_b else "-", _p(x.p_value)]
+
+
+def shown_cases(c: PairedComparison, show_unchanged: bool = False) -> list[CaseStat]:
+    """The cases to list: every change but UNCHANGED (unless asked), REGRESSED first."""
+    cases = [x for x in c.cases if show_unchanged or x.change != CaseChange.UNCHANGED]
+    return sorted(cases, key=lambda x: _CASE_ORDER.index(x.change))
+
+
+def counts_line(c: PairedComparison) -> str:
+    """"cases: 2 REGRESSED, 10 UNCHANGED" (changes with no case left out)."""
+    counts = ", ".join(f"{n} {ch.value}" for ch, n in c.counts().items() if n)
+    return f"cases: {counts or 'none'}"
+
+
+def pass_k_line(c: PairedComparison) -> str:
+    """pass@k and pass^k, A → B (means over the cases on both sides)."""
+    a, b = c.pass_k("a"), c.pass_k("b")
+    if a is None or b is None:
+        return f"pass@{c.k}: -"
+    return (f"pass@{c.k} {a[0]:.3f} → {b[0]:.3f}; pass^{c.k} {a[1]:.3f} → {b[1]:.3f} "
+            f"(per case, k capped at its runs)")
+
+
+def _heading(c: PairedComparison) -> str:
+    sets = c.baseline_set if c.baseline_set == c.candidate_set else f"{c.baseline_set} → {c.candidate_set}"
+    return f"{sets}: A = {c.baseline_id}, B = {c.candidate_id}"
+
+
+def paired_console(c: PairedComparison, show_unchanged: bool = False, max_rows: int = 50) -> RenderableType:
+    """The decision, the measures and the changed cases, laid out for the printing width."""
+
+    def build(width: int) -> RenderableType:
+        parts: list[RenderableType] = [
+            Text(c.decision(), style="bold red" if c.gate_failed else "bold green"),
+            Text(_heading(c), overflow="fold"), Text(""), _measures_block(c, width),
+            Text(_NOTE, style="dim"), Text(""), Text(counts_line(c)), Text(pass_k_line(c))]
+        cases = shown_cases(c, show_unchanged)
+        if cases:
+            cols = (Col("eval id", floor=ID_FLOOR), Col("change"), Col("A passed", "right"),
+                    Col("B passed", "right"), Col("p (Fisher)", "right"))
+            table = fit_table(cols, [_case_cells(x) for x in cases[:max_rows]], width, force=True,
+                              title="Cases (from their own runs)", title_justify="left")
+            if len(cases) > max_rows:
+                table.caption = f"… and {len(cases) - max_rows} more"
+            parts.append(table)
+        return Group(*parts)
+
+    return ByWidth(build)
+
+
+def paired_markdown(c: PairedComparison, max_rows: int = 200) -> str:
+    """The comparison as Markdown for a pull-request comment: decision, measures, changed cases."""
+    icon = "❌" if c.gate_failed else "✅"
+    out = [f"## {icon} agenteval compare: {md_escape(c.decision())}", "", md_escape(_heading(c)), "",
+           "| measure | | A → B | Δ B−A [95% CI] | p | p (Holm) | |", "|---|---|---|---|---:|---:|---|"]
+    adjusted = {m.name: m.p_adjusted for m in c.measures}
+    for name, what, ab, diff, p, flag in measure_rows(c):
+        holm = _p(adjusted[name]) if name else ""
+        out.append(f"| {md_escape(name)} | {what} | {ab} | {diff} | {p} | {holm} | {flag} |")
+    out += ["", md_escape(_NOTE), "", md_escape(counts_line(c)) + "  ", md_escape(pass_k_line(c))]
+    cases = shown_cases(c)
+    if cases:
+        out += ["", "| eval id | change | A passed | B passed | p (Fisher) |", "|---|---|---:|---:|---:|"]
+        for x in cases[:max_rows]:
+            a, b = (f"{x.passed_a}/{x.runs_a}" if x.runs_a else "-"), (f"{x.passed_b}/{x.runs_b}"
+                                                                        if x.runs_b else "-")
+            out.append(f"| {md_escape(x.eval_id)} | {x.change.value} | {a} | {b} | {_p(x.p_value)} |")
+        if len(cases) > max_rows:
+            out += ["", f"… and {len(cases) - max_rows} more case(s)."]
+    return "\n".join(out) + "\n"
+
+
+def paired_junit(c: PairedComparison) -> str:
+    """JUnit XML: a suite `agenteval compare` with one test per measure (a `failure` when the
+    gate counts it as a significant regression, so the report fails exactly when the gate does)
+    and one per case (its change and counts in `system-out`; never a failure: a case's own runs
+    are few, and the gate decides)."""
+    root = ET.Element("testsuites")
+    suite = ET.SubElement(root, "testsuite", name="agenteval compare")
+    failures = 0
+    for m in c.measures:
+        el = ET.SubElement(suite, "testcase", classname="measures", name=xml_safe(m.name))
+        text = (f"pass {_pct(m.pass_a)} -> {_pct(m.pass_b)}, diff {_diff(m.pass_diff, m.pass_ci, 100, 1)} "
+                f"pt, McNemar p {_p(m.p_value)} (Holm {_p(m.p_adjusted)}), {m.a_only} pair(s) passed "
+                f"in A only, {m.b_only} in B only")
+        if m.score_a is not None:
+            text += (f"; score {_num(m.score_a)} -> {_num(m.score_b)}, diff "
+                     f"{_diff(m.score_diff, m.score_ci, 1, 3)}, sign test p {_p(m.score_p)}")
+        if m in c.regressions:
+            failures += 1
+            failure = ET.SubElement(el, "failure", message=xml_safe(f"significant regression: {text}"))
+            failure.text = xml_safe(text)
+        ET.SubElement(el, "system-out").text = xml_safe(text)
+    for x in c.cases:
+        el = ET.SubElement(suite, "testcase", classname="cases", name=xml_safe(x.eval_id))
+        ET.SubElement(el, "system-out").text = xml_safe(
+            f"{x.change.value}: A passed {x.passed_a}/{x.runs_a}, B passed {x.passed_b}/{x.runs_b}, "
+            f"Fisher p {_p(x.p_value)}")
+    suite.set("tests", str(len(c.measures) + len(c.cases)))
+    suite.set("failures", str(failures))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+__all__ = ["counts_line", "measure_rows", "paired_console", "paired_junit", "paired_markdown",
+           "pass_k_line", "shown_cases"]
