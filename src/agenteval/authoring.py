@@ -48,6 +48,24 @@ async def record_case(adapter: AgentAdapter, prompts: Sequence[str], eval_id: st
     return case.model_copy(update={"conversation": recorded})
 
 
+async def rerecord_case(adapter: AgentAdapter, case: EvalCase, eval_set_id: str,
+                        app_name: str | None = None) -> EvalCase:
+    """`case` (a static conversation) with its expectations recorded again from a live run of
+    the agent on its user turns, in a session with its `session_input`: each turn keeps its user
+    message and rubrics and takes the agent's final response and tool calls and responses;
+    everything else of the case stays. An agent error is an AgentEvalError naming the case."""
+    if case.conversation is None:
+        raise AgentEvalError(f"case {case.eval_id!r} is a conversation scenario: nothing to re-record")
+    run = await infer_case(adapter, case, eval_set_id, 0, app_name)
+    if run.error_message:
+        raise AgentEvalError(f"the agent failed on case {case.eval_id!r}, nothing was re-recorded: "
+                             f"{run.error_message}")
+    turns = [old.model_copy(update={"final_response": new.final_response,
+                                    "intermediate_data": new.intermediate_data, "app_details": None})
+             for old, new in zip(case.conversation, run.actual, strict=True)]
+    return case.model_copy(update={"conversation": turns})
+
+
 def describe_agent(agent: Any) -> str:
     """What a scenario writer needs to know of an agent: its instruction and its tools."""
     if isinstance(agent, Agent):

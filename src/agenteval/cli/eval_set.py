@@ -54,8 +54,49 @@ def add_eval_case(agent_path: str, eval_set_id: str, scenarios_file: str,
     sys.exit(opt.guard(_add, agent_path, eval_set_id, scenarios_file, session_input_file))
 
 
+def _rebuild(agent_path: str, eval_set_id: str, eval_ids: list[str], agent_model: str | None) -> int:
+    import os
+    from pathlib import Path
+
+    from agenteval.agents import load_root_agent, to_adapter
+    from agenteval.authoring import rerecord_case
+    from agenteval.datasets.authoring import eval_set_path
+    from agenteval.datasets.files import write_model
+    from agenteval.datasets.loader import load_eval_set
+    from agenteval.errors import DataError
+    from agenteval.runner.services import Services
+    from agenteval.runner.sync import run_sync
+    from agenteval.schema import EvalCase
+
+    path = eval_set_path(agent_path, eval_set_id)
+    if not path.exists():
+        raise DataError(path, "", "no such eval set: --rebuild re-records an existing set")
+    eval_set = load_eval_set(path)
+    known = {c.eval_id for c in eval_set.eval_cases}
+    if unknown := [i for i in eval_ids if i not in known]:
+        raise DataError(path, "eval_cases", f"no case {', '.join(map(repr, unknown))}")
+    chosen = [c for c in eval_set.eval_cases if c.conversation is not None
+              and (not eval_ids or c.eval_id in eval_ids)]
+    services = Services.create(dict(os.environ))
+    adapter = to_adapter(load_root_agent(agent_path), services.models.get, agent_model)
+
+    async def rerecord() -> dict[str, EvalCase]:
+        # One case at a time, in the set's order; any failure leaves the file as it was.
+        return {c.eval_id: await rerecord_case(adapter, c, eval_set_id, Path(agent_path).resolve().name)
+                for c in chosen}
+
+    new = run_sync(rerecord())
+    eval_set.eval_cases = [new.get(c.eval_id, c) for c in eval_set.eval_cases]
+    write_model(path, eval_set)
+    load_eval_set(path)  # what was written loads
+    left = sum(c.conversation is None for c in eval_set.eval_cases)
+    click.echo(f"Re-recorded {len(new)} case(s) of {eval_set_id} from a live run"
+               + (f"; {left} conversation-scenario case(s) left as they are" if left else ""))
+    return 0
+
+
 def _record(agent_path: str, eval_set_id: str, prompts: tuple[str, ...], prompts_file: str | None,
-            eval_id: str | None, agent_model: str | None) -> int:
+            eval_id: str | None, agent_model: str | None, rebuild: bool = False) -> int:
     import os
     from pathlib import Path
 
@@ -66,6 +107,11 @@ def _record(agent_path: str, eval_set_id: str, prompts: tuple[str, ...], prompts
     from agenteval.runner.services import Services
     from agenteval.runner.sync import run_sync
 
+    if rebuild:
+        if prompts or prompts_file:
+            raise DataError(None, "--rebuild", "re-records the set's own user turns: give no --prompt "
+                            "or --prompts_file")
+        return _rebuild(agent_path, eval_set_id, [eval_id] if eval_id else [], agent_model)
     eval_set_path(agent_path, eval_set_id)  # a bad id fails before the agent runs
     turns = list(prompts)
     if prompts_file:
@@ -87,12 +133,18 @@ def _record(agent_path: str, eval_set_id: str, prompts: tuple[str, ...], prompts
 @click.option("--prompt", "prompts", multiple=True, help="A user message (repeat for more turns).")
 @click.option("--prompts_file", "--prompts-file", type=click.Path(exists=True, dir_okay=False),
               help="User messages, one per line (after any --prompt).")
-@click.option("--eval_id", "--eval-id", help="The new case's id (default: recorded_<hash>).")
+@click.option("--eval_id", "--eval-id", help="The new case's id (default: recorded_<hash>); with "
+              "--rebuild, the one case to re-record.")
 @click.option("--agent_model", "--agent-model", help="Model for the agent, replacing its own.")
+@click.option("--rebuild", is_flag=True, help="Re-record the set's existing static cases instead: "
+              "run the agent on each case's user turns and store its answers and tool calls as the "
+              "new expectations (like `adk test --rebuild`); all or nothing.")
 def record(agent_path: str, eval_set_id: str, prompts: tuple[str, ...], prompts_file: str | None,
-           eval_id: str | None, agent_model: str | None) -> None:
-    """Run the agent on the prompts (one session) and store what it did as a new static case."""
-    sys.exit(opt.guard(_record, agent_path, eval_set_id, prompts, prompts_file, eval_id, agent_model))
+           eval_id: str | None, agent_model: str | None, rebuild: bool) -> None:
+    """Run the agent on the prompts (one session) and store what it did as a new static case;
+    with --rebuild, re-record the set's cases from a live run."""
+    sys.exit(opt.guard(_record, agent_path, eval_set_id, prompts, prompts_file, eval_id, agent_model,
+                       rebuild))
 
 
 def _generate(agent_path: str, eval_set_id: str, count: int, model: str, instruction: str | None,

@@ -14,9 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agenteval.agents.mock_tools import MockTools
 from agenteval.criteria import ConfiguredMetric
 from agenteval.runner.job import EvalJob, JobOptions
 from agenteval.runner.judges import check_judges
+from agenteval.runner.mocking import tool_mocking
 from agenteval.runner.scoring import NotEvaluatedPolicy
 from agenteval.runner.services import Services
 from agenteval.schema import EndpointOptions
@@ -41,6 +43,7 @@ class RunPlan:
     isolation: str = "none"  # "none" or "process" (checked by `executor_for`)
     inner_tool_calls: Literal["include", "exclude"] = "include"
     traces: bool = True
+    mock_tools: MockTools | None = None  # tool calls served from the eval set (None: all live)
 
     def endpoint_settings(self) -> dict[str, EndpointOptions]:
         """Settings per endpoint: a new dict, the caller's to change."""
@@ -61,6 +64,8 @@ class RunPlan:
             "simulator": None if self.simulator is None else self.simulator.model_dump(mode="json"),
             "num_runs": self.num_runs, "parallelism": self.parallelism, "case_timeout": self.case_timeout,
             "isolation": self.isolation, "inner_tool_calls": self.inner_tool_calls, "traces": self.traces,
+            "mock_tools": None if self.mock_tools is None else {
+                "modes": dict(self.mock_tools.modes), "strict": self.mock_tools.strict},
         }
 
 
@@ -79,6 +84,7 @@ def prepare(job: JobOptions, services: Services) -> RunPlan:
         "config_source": job.config_source, "not_evaluated": config.not_evaluated,
         "repeat_gating": config.repeat_gating, "simulator": simulator,
         "parallelism": job.concurrency.cases, "inner_tool_calls": config.inner_tool_calls,
+        "mock_tools": tool_mocking(config, metrics),
     }
     if not isinstance(job, EvalJob):
         return RunPlan(**common)

@@ -34,7 +34,6 @@ from agenteval.runner.executors.pick import executor_for
 from agenteval.runner.header import start_header
 from agenteval.runner.job import EvalJob, ScoreJob, judge_models
 from agenteval.runner.judges import canonical, check_judges, judge_service
-from agenteval.runner.mocking import tool_mocking
 from agenteval.runner.plan import RunPlan, prepare
 from agenteval.runner.recorded import recorded_source
 from agenteval.runner.selection import check_args_match, check_has_cases
@@ -70,11 +69,7 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
     check_args_match(metrics, [s.eval_set for s in job.selections], job.config_source)
     adapter = to_adapter(job.agent, services.models.get, job.agent_model, plan.inner_tool_calls)
     kind, agent_model = describe(adapter)
-    mock_tools = tool_mocking(job.config, metrics)
-    if mock_tools is not None and executor is not None:
-        raise AgentEvalError("mock_tools serves tool calls in this process: it runs with the local "
-                             "executor and isolation none, not in worker processes or on Ray")
-    adapter = with_mock_tools(adapter, mock_tools)
+    adapter = with_mock_tools(adapter, plan.mock_tools)
     requests = [EvalSetRequest(s.eval_set, metrics, s.case_ids, plan.not_evaluated, plan.repeat_gating)
                 for s in job.selections]
     simulator: Any = None

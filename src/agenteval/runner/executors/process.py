@@ -248,7 +248,7 @@ class ProcessExecutor:
                            default_http=max(1, math.ceil(default_http / parallelism)),
                            endpoints=plan.endpoint_settings(), simulator=simulator,
                            traces=plan.traces, case_timeout=self.timeout,
-                           inner_tool_calls=plan.inner_tool_calls)
+                           inner_tool_calls=plan.inner_tool_calls, mock_tools=plan.mock_tools)
 
     async def execute(self, units: Sequence[Unit], done: Done) -> None:
         if not units:

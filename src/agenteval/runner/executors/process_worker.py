@@ -30,6 +30,7 @@ from multiprocessing.connection import Connection
 import anyio
 
 from agenteval.agents import AgentAdapter, SessionSpec, to_adapter
+from agenteval.agents.mock_tools import with_mock_tools
 from agenteval.errors import describe
 from agenteval.models.base import LLM
 from agenteval.runner.executors.ray_worker import WorkerSetup, load_agent
@@ -90,8 +91,9 @@ class Worker:
     def __init__(self, setup: WorkerSetup) -> None:
         self.setup = setup
         self._pool = setup.model_pool()
-        self.adapter: AgentAdapter = to_adapter(load_agent(setup.agent_path), self.model,
-                                                setup.agent_model, setup.inner_tool_calls)
+        self.adapter: AgentAdapter = with_mock_tools(
+            to_adapter(load_agent(setup.agent_path), self.model, setup.agent_model,
+                       setup.inner_tool_calls), setup.mock_tools)
 
     def model(self, name: str) -> LLM:
         return self._pool.get(name)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agenteval.agents import load_root_agent, to_adapter
+from agenteval.agents.mock_tools import MockTools, with_mock_tools
 from agenteval.criteria.judge.engine.service import JudgeCache, JudgeService
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.errors import AgentEvalError
@@ -77,6 +78,7 @@ class WorkerSetup:
     traces: bool = True
     case_timeout: float | None = None
     inner_tool_calls: Literal["include", "exclude"] = "include"  # EvalConfig.inner_tool_calls
+    mock_tools: MockTools | None = None  # RunPlan.mock_tools
 
     def model_pool(self) -> ModelPool:
         """This process's models, limited as the setup says, resolved by name with this
@@ -164,8 +166,9 @@ class EvalWorker:
         self._pool = setup.model_pool()
         self._models: dict[str, LLM] = {}
         self._cache_server = ray.get_actor(setup.cache) if setup.cache is not None else None
-        self._adapter = to_adapter(load_agent(setup.agent_path), self.model, setup.agent_model,
-                                   setup.inner_tool_calls)
+        self._adapter = with_mock_tools(to_adapter(load_agent(setup.agent_path), self.model,
+                                                   setup.agent_model, setup.inner_tool_calls),
+                                        setup.mock_tools)
 
     def model(self, name: str) -> LLM:
         """The model `name`, behind its endpoint's cluster-wide limiter (the embedded model is
