@@ -142,3 +142,14 @@ def test_a_bad_setting_is_refused_naming_the_file_and_field(helpdesk: Path, tmp_
     said = " ".join(r.output.split())
     assert "test_config.json" in said and field in said
     assert not out.exists() and CALLS == {}
+
+
+def test_worker_processes_serve_calls_too(helpdesk: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    r = _eval(helpdesk, out, "--mock_tools", "expected", "--isolation", "process", "--parallelism", "1")
+    assert r.exit_code == 0, r.output
+    doc = _doc(out)
+    assert _served(doc) == [["expected"] * 3, ["expected"], ["expected"]]
+    replies = [inv["actual_invocation"]["final_response"]["parts"][0]["text"]
+               for inv in doc["eval_case_results"][0]["eval_metric_result_per_invocation"]]
+    assert replies[0] == "Ticket 3f9a2c1d opened at 2026-01-05T09:30:00.000000. Fortune favours the bold."
