@@ -81,6 +81,8 @@ def _eval(args: EvalArgs, job: EvalJob, services: Services, console: Console, ou
         # Before anything else: a run another process owns, or one already finished, is
         # refused or reported without loading the eval sets or the agent.
         job.resume = claim_resume(services.journal, job.resume, job.retry_errors)
+    if args.replay and job.config.mock_tools is not None:  # the recording answers tool calls
+        job.config = job.config.model_copy(update={"mock_tools": None})
     plan = prepare(job, services)  # metrics resolved and judges checked once, for the whole run
     metrics = plan.metrics
     agent_path = args.request.agent_path or ""

@@ -133,7 +133,7 @@ class PairedComparison:
     candidate_set: str
     alpha: float
     k: int
-    measures: list[MeasureStat]  # OVERALL first, then the criteria
+    measures: list[MeasureStat]  # OVERALL first, then the criteria by name
     cases: list[CaseStat]  # candidate order, then removed cases
 
     def significant(self, m: MeasureStat) -> bool:
@@ -266,10 +266,9 @@ def compare_paired(a: EvalSetResult, b: EvalSetResult, *, alpha: float = 0.05, k
     cases = [_case(i, ra.get(i), rb.get(i), alpha) for i in ids]
     paired = [_pairs(ra[i], rb[i]) for i in ids if i in ra and i in rb]
     paired = [p for p in paired if p]
-    names = [OVERALL]
-    for pairs in paired:
-        for x, y in pairs:
-            names += [n for n in x.metrics if n in y.metrics and n not in names]
+    # The case verdict, then the criteria on both sides by name (the same order whether the runs
+    # come from a document or from the database).
+    names = [OVERALL, *sorted({n for pairs in paired for x, y in pairs for n in x.metrics if n in y.metrics})]
     tallies = {n: _Tally() for n in names}
     # Per case, per measure: (sum of pass differences, pairs), (sum of score differences, pairs).
     clusters = [[part for n in names for part in tallies[n].add(pairs, n)] for pairs in paired]
