@@ -117,3 +117,21 @@ def test_each_expected_call_serves_once_per_turn() -> None:
     run = _run(case, MockTools.from_setting("expected"))
     assert CALLS == {}  # each turn has its own expected call
     assert _served(run) == [["expected"], ["expected"]]
+
+
+def test_a_plugin_of_the_apps_own_that_answers_first_wins_and_is_not_marked() -> None:
+    from google.adk.apps import App
+    from google.adk.plugins import BasePlugin
+
+    class Quotes(BasePlugin):  # type: ignore[misc]
+        async def before_tool_callback(self, *, tool: Any, tool_args: Any,
+                                       tool_context: Any) -> dict[str, Any] | None:
+            return {"result": "From the plugin."} if tool.name == "random_quote" else None
+
+    CALLS.clear()
+    app = App(name="helpdesk", root_agent=volatile_adk.agent(), plugins=[Quotes(name="quotes")])
+    run = asyncio.run(infer_case(AdkAdapter(app), _case(), "volatile", 0,
+                                 mock_tools=MockTools.from_setting("expected")))
+    assert CALLS == {} and run.error_message is None
+    assert _served(run) == [["expected", "expected", None]]  # turn 1's quote: never asked, no mark
+    assert run.actual[1].final_response.text() == "Here is one: From the plugin."  # type: ignore[union-attr]

@@ -17,8 +17,9 @@ Adapters ask `ToolServer.serve` before running a tool (ADK agents through a plug
 `before_tool_callback`, the built-in agent in its tool loop, plain callables through
 `ToolCalls`, the hook handed to a callable that takes a `tools` parameter). After each turn the
 runner marks the recorded tool-response events: an agenteval-only `served` field on the
-event, one entry per function response of the event in order, `"expected"` or `"live"` (ADK's
-readers ignore unknown event fields).
+event, one entry per function response of the event in order, `"expected"` or `"live"`, or
+null for a response the server was never asked about (a plugin of the app's own answered it);
+ADK's readers ignore unknown event fields.
 """
 
 from __future__ import annotations
@@ -165,11 +166,11 @@ class ToolServer:
         for event in events:
             parts = event.content.parts if event.content is not None else None
             responses = [p.function_response for p in parts or [] if p.function_response]
-            if responses:
-                marks = [self.how(r, taken) or "live" for r in responses]
-                # An extra field (InvocationEvent keeps extras): ADK's InvocationEvent ignores it.
-                if event.__pydantic_extra__ is not None:
-                    event.__pydantic_extra__["served"] = marks
+            marks = [self.how(r, taken) for r in responses]
+            # None: never asked (something else answered). An extra field (InvocationEvent keeps
+            # extras), which ADK's InvocationEvent ignores.
+            if any(m is not None for m in marks) and event.__pydantic_extra__ is not None:
+                event.__pydantic_extra__["served"] = marks
 
 
 def _unwrapped(response: dict[str, Any]) -> Any:
