@@ -148,7 +148,9 @@ class EndpointConfig(_ConfigModel):
     """`endpoints.<model name>` in an eval config (agenteval extension): how to talk to that
     model endpoint, for the agent, the judges and the user simulator alike. Unset fields keep
     their defaults (`agenteval.schema.endpoint.EndpointOptions`); `max_concurrency` is calls in
-    flight (the command line's `--model_parallelism` wins over it)."""
+    flight (the command line's `--model_parallelism` wins over it); `deterministic` (the
+    embedded model, `local`, only): byte-identical reruns on this machine, one call at a time
+    (see `agenteval.models.local`)."""
 
     timeout: float | None = Field(default=None, gt=0)
     attempts: int | None = Field(default=None, ge=1)
@@ -156,6 +158,7 @@ class EndpointConfig(_ConfigModel):
     max_concurrency: int | None = Field(default=None, ge=1)
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)
+    deterministic: bool | None = None
 
 
 MockMode = Literal["expected", "live"]
