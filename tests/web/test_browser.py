@@ -238,6 +238,9 @@ def test_end_to_end(page: Any, base_url: str, agents_dir: Path, judge: ScriptedM
     page.select_option("#compare-with", baseline.rsplit("/", 1)[1])
     page.wait_for_selector(".compare .counts")
     assert "1 newly failed" in page.inner_text(".compare .counts")
+    # the paired statistics first, computed by the server: one case run each side cannot decide
+    assert page.inner_text(".compare .paired .decision").startswith("NO SIGNIFICANT CHANGE")
+    assert "INCONCLUSIVE" in page.inner_text(".compare .paired-counts")
     shot(page, shots, "compare")
 
     # the run history with its trend chart

@@ -18,7 +18,7 @@ export async function showCompare(token, a, b, query) {
   const flaky = (m) => m && m.runs > 1 && m.passed_runs > 0 && m.passed_runs < m.runs;
   const flips = c.cases.filter((x) => x.criteria.some((k) => flaky(k.after) || flaky(k.before)));
   const tone = { "newly failed": "bad", regressed: "bad", "newly passed": "ok", improved: "ok", added: "info", removed: "na", unchanged: "info" };
-  const page = h("div", { class: "page compare" }, h("h2", { text: "Compare runs" }),
+  const page = h("div", { class: "page compare" }, h("h2", { text: "Compare runs" }), pairedCard(p),
     h("div", { class: "card" }, h("dl", { class: "kv" },
       h("dt", { text: "baseline" }), h("dd", {}, h("a", { class: "mono", href: link("runs", c.baseline_id), text: c.baseline_id }), ` (${c.baseline_set})`),
       h("dt", { text: "candidate" }), h("dd", {}, h("a", { class: "mono", href: link("runs", c.candidate_id), text: c.candidate_id }), ` (${c.candidate_set})`),
@@ -26,7 +26,6 @@ export async function showCompare(token, a, b, query) {
     h("div", { class: "row counts", style: "margin-top: 8px" },
       Object.entries(counts).map(([k, n]) => h("span", { class: "badge " + (tone[k] || "info"), text: `${n} ${k}` })),
       flips.length ? h("span", { class: "badge na", text: `${flips.length} flip between repeated runs` }) : null)),
-  pairedCard(p),
   h("div", { class: "row" }, h("a", { class: "btn", href: link("compare", a, b) + "?" + qs({ margin, all: showAll ? "0" : "1" }),
     text: showAll ? "Hide unchanged" : "Show unchanged" }),
     h("a", { class: "btn", href: link("compare", b, a), text: "Swap" })));
@@ -81,7 +80,7 @@ function pairedCard(p) {
     h("p", {}, h("span", { class: "badge decision " + (p.gate_failed ? "bad" : "ok"), text: p.decision })),
     h("table", { class: "cmp measures" }, h("thead", {}, h("tr", {}, ["measure", "", "A → B", "Δ B−A [95% CI]", "p", "p (Holm)", ""].map((t) => h("th", { text: t })))),
       h("tbody", {}, rows)),
-    h("div", { class: "row counts", style: "margin-top: 8px" },
+    h("div", { class: "row paired-counts", style: "margin-top: 8px" },
       Object.entries(p.counts).filter(([, n]) => n).map(([w, n]) => h("span", { class: "badge " + (caseTone[w] || "info"), text: `${n} ${w}` }))),
     h("p", { class: "muted", text: `A: ${k(p.pass_k_a)} · B: ${k(p.pass_k_b)}. p: exact McNemar on run pairs (sign test on scores); the decision reads the Holm-adjusted p at alpha ${p.alpha}.` }));
 }

@@ -1,0 +1,41 @@
+"""`/api/compare/paired`: the web's paired comparison is `verdicts.paired`'s, computed by the
+server from the history's database (the page only shows it)."""
+
+from __future__ import annotations
+
+from agenteval.schema import EvalSetResult
+from agenteval.store import RunStore, record_run
+from agenteval.verdicts.paired import compare_paired
+from tests.result_builders import case, result
+from tests.web.api_support import Live
+
+
+def _runs(result_id: str, failing: set[tuple[str, int]], created: float) -> EvalSetResult:
+    return result([case(f"c{i}", {"tool_trajectory_avg_score": 0.0 if (f"c{i}", j) in failing else 1.0},
+                        run_index=j) for i in range(10) for j in range(4)],
+                  result_id=result_id, created=created)
+
+
+def test_paired_route_returns_what_compare_computes(live: Live) -> None:
+    root = live.agents_dir / "echo"
+    base = _runs("base", set(), 1.0)
+    worse = _runs("worse", {(f"c{i}", j) for i in range(6) for j in range(4)}, 2.0)
+    record_run(root, [base, worse])
+    view = live.get("/api/compare/paired", params={"a": "base", "b": "worse"}).json()
+    store = RunStore(root)
+    want = compare_paired(store.summary("base"), store.summary("worse"), runs_a=store.case_runs("base"),
+                          runs_b=store.case_runs("worse"))
+    assert view["decision"] == want.decision() and view["gate_failed"] is True
+    overall = view["measures"][0]
+    assert overall["name"] == "overall" and overall["significant"] == "regression"
+    assert (overall["a_only"], overall["b_only"], overall["pairs"]) == (24, 0, 40)
+    assert overall["p_value"] == want.measures[0].p_value
+    assert overall["pass_ci"] == list(want.measures[0].pass_ci)  # type: ignore[arg-type]
+    changes = {c["eval_id"]: c["change"] for c in view["cases"]}
+    assert changes["c0"] == "REGRESSED" and changes["c9"] == "UNCHANGED"
+    assert view["counts"]["REGRESSED"] == 6 and view["k"] == 4
+    assert view["pass_k_a"] == [1.0, 1.0] and view["pass_k_b"] == [0.4, 0.4]
+    same = live.get("/api/compare/paired", params={"a": "base", "b": "base"}).json()
+    assert same["gate_failed"] is False and same["decision"].startswith("NO SIGNIFICANT CHANGE")
+    assert live.get("/api/compare/paired", params={"a": "base", "b": "nope"}).status_code == 404
+    assert live.get("/api/compare/paired", params={"a": "base", "b": "worse", "alpha": 1}).status_code == 400
