@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agenteval.reporting.agent_tree import case_agents, multi_agent, node_facts, verdict_text
 from agenteval.reporting.compare import Comparison
 from agenteval.reporting.html import tool_call_diff
 from agenteval.reporting.outcome import (
@@ -33,9 +34,11 @@ from agenteval.schema import (
     content_text,
 )
 from agenteval.store.sessions import ChatSession, ChatTurn
+from agenteval.tracing.agent_summary import AgentNode
 from agenteval.verdicts import CaseOutcome, outcomes, set_counts
 from agenteval.verdicts.paired import PairedComparison
 from agenteval.web.contract import (
+    AgentNodeView,
     ArgumentDiff,
     CallPair,
     CaseChange,
@@ -46,6 +49,7 @@ from agenteval.web.contract import (
     ComparisonView,
     CriterionChange,
     DiffLine,
+    InvocationAgentsView,
     InvocationView,
     MeasureView,
     PairedCaseView,
@@ -212,6 +216,31 @@ def argument_diff(expected: Sequence[FunctionCall], actual: Sequence[FunctionCal
     return out
 
 
+def _agent_node(node: AgentNode) -> AgentNodeView:
+    # Built children first from an explicit stack: an agent chain of any depth.
+    order: list[AgentNode] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        order.append(n)
+        stack.extend(n.children)
+    built: dict[int, AgentNodeView] = {}
+    for n in reversed(order):
+        built[id(n)] = AgentNodeView(agent=n.agent, via=n.via, span_ids=n.span_ids, facts=node_facts(n),
+                                     passed=n.passed, verdict=verdict_text(n),
+                                     children=[built[id(k)] for k in n.children])
+    return built[id(node)]
+
+
+def agents_view(run: EvalCaseResult) -> list[InvocationAgentsView]:
+    """The case run's agent trees (`reporting.agent_tree`) when more than one agent ran, else []."""
+    summary = case_agents(run)
+    if not multi_agent(summary):
+        return []
+    return [InvocationAgentsView(index=inv.index, roots=[_agent_node(n) for n in inv.roots])
+            for inv in summary]
+
+
 def case_view(result: EvalSetResult, case: CaseOutcome, run: EvalCaseResult, app: str | None) -> CaseView:
     """One case run whole (trace and judge records included), its verdict over runs and why it
     failed, and per invocation the tool-call diff, the argument-level diff and the judge records
@@ -234,7 +263,7 @@ def case_view(result: EvalSetResult, case: CaseOutcome, run: EvalCaseResult, app
         eval_id=case.eval_id, run_index=run.run_index, runs=[r.run_index for r in case.runs],
         status=status_word(run.final_eval_status), verdict=status_word(case.status),
         summary=[summary_metric(m, case.gating, case.runs) for m in case.summary.metrics],
-        problems=problems(case), invocations=invocations, result=run)
+        problems=problems(case), invocations=invocations, result=run, agents=agents_view(run))
 
 
 # --- comparisons and trends ------------------------------------------------------------------

@@ -12,6 +12,19 @@
  */
 
 /**
+ * One agent in an invocation's agent tree (`tracing.agent_summary`), as the CLI and the
+ * HTML report show it.
+ * @typedef {Object} AgentNodeView
+ * @property {string} agent - The agent's name.
+ * @property {string|null} via - How control reached it: handoff, tool, sequential, parallel, loop or sub_agent (None: the invocation's first agent).
+ * @property {Array<string>} span_ids - Its runs' `agent` spans in the trace (empty: calls were expected from it, it never ran).
+ * @property {Array<string>} facts - What its line says: how it was reached, its runs, its own calls, tokens, time and tools.
+ * @property {boolean|null} passed - Whether its calls matched when a criterion matched them on their own (None: none did).
+ * @property {string|null} verdict - That verdict in words: `✓ calls matched`, or `✗` and why (naming both agents for a call made by the wrong one).
+ * @property {Array<AgentNodeView>} children - The agents it handed control to, called as tools, or ran as workflow stages.
+ */
+
+/**
  * An agent folder under AGENTS_DIR, imported.
  * @typedef {Object} AppInfo
  * @property {string} name - The folder's name (the `app` of every path).
@@ -92,6 +105,7 @@
  * @property {Array<string>} problems - Why the case did not pass.
  * @property {Array<InvocationView>} invocations - Per invocation: the diffs and scores.
  * @property {EvalCaseResult} result - The case run as stored (trace and judge records included).
+ * @property {Array<InvocationAgentsView>} agents - Each invocation's agent tree when more than one agent ran in the case run, else empty.
  */
 
 /**
@@ -164,6 +178,13 @@
 /**
  * @typedef {Object} HTTPValidationError
  * @property {Array<ValidationError>} [detail]
+ */
+
+/**
+ * The agent tree of one invocation.
+ * @typedef {Object} InvocationAgentsView
+ * @property {number} index - The invocation's index.
+ * @property {Array<AgentNodeView>} roots - Its first agents (and agents calls were expected from that never ran).
  */
 
 /**

@@ -53,25 +53,30 @@ function invocationEditor(c, inv, i, edit, rerender) {
   const response = edit ? h("textarea", { class: "edit-response", rows: 3, value: resp,
     oninput: (e) => { inv.final_response = { role: "model", parts: [{ text: e.target.value }] }; } })
     : h("div", { class: "msg agent", text: resp || "(no expected response)" });
-  const callList = edit ? callsEditor(inv, calls, rerender)
-    : calls.length ? h("pre", { class: "box", text: calls.map(callLine).join("\n") }) : h("p", { class: "muted", text: "no tool calls expected" });
+  const callList = edit ? callsEditor(inv, authoredCalls(inv), rerender)
+    : calls.length ? h("pre", { class: "box calls-view", text: callsText(authoredCalls(inv)) })
+      : h("p", { class: "muted", text: "no tool calls expected" });
   return replace(el, head, h("h4", { text: "User" }), user, h("h4", { text: "Expected tool calls" }), callList,
     h("h4", { text: "Expected response" }), response);
 }
 
 function callsEditor(inv, calls, rerender) {
   const list = calls.map((call) => ({ ...call, args: { ...(call.args || {}) } }));
+  const authorOf = list.find((c) => c.author);  // a new call is first credited to the first agent named
   const commit = () => { setInvCalls(inv, list); rerender(); };
   const move = (k, d) => { const [x] = list.splice(k, 1); list.splice(k + d, 0, x); commit(); };
   const rows = list.map((call, k) => h("div", { class: "call" },
     h("input", { class: "call-name", value: call.name || "", "aria-label": "tool name", oninput: (e) => { call.name = e.target.value; setInvCalls(inv, list); } }),
+    h("input", { class: "call-author", value: call.author || "", placeholder: "any agent", "aria-label": "agent (author)",
+      title: "the agent expected to make this call (ADK's event author); when calls name two agents or more, each agent's calls are matched on their own",
+      oninput: (e) => { call.author = e.target.value.trim(); setInvCalls(inv, list); } }),
     argsEditor(call, () => setInvCalls(inv, list), commit),
     h("div", { class: "row" },
       h("button", { class: "icon", title: "move up", text: "↑", disabled: k === 0, onclick: () => move(k, -1) }),
       h("button", { class: "icon", title: "move down", text: "↓", disabled: k === list.length - 1, onclick: () => move(k, 1) }),
       h("button", { class: "icon danger", title: "remove call", text: "✕", onclick: () => { list.splice(k, 1); commit(); } }))));
   return h("div", { class: "calls" }, rows, h("button", { class: "add-call", text: "+ tool call",
-    onclick: () => { list.push({ name: "tool_name", args: {} }); commit(); } }));
+    onclick: () => { list.push({ name: "tool_name", args: {}, author: authorOf ? authorOf.author : "" }); commit(); } }));
 }
 
 /** Arguments as name / JSON value rows: a value that is not valid JSON is kept as a string. */
@@ -92,14 +97,41 @@ function argsEditor(call, update, commit) {
 
 function parseLoose(text) { try { return JSON.parse(text); } catch { return text; } }
 
+/** The expected calls with the agent credited for each (`author`: its event's author; "" in
+ * the legacy `tool_uses` form, which names no agent). */
+function authoredCalls(inv) {
+  const d = inv && inv.intermediate_data;
+  if (!d || !Array.isArray(d.invocation_events)) return invCalls(inv).map((c) => ({ ...c, author: "" }));
+  return d.invocation_events.flatMap((e) => ((e.content && e.content.parts) || [])
+    .filter((p) => p.function_call).map((p) => ({ ...p.function_call, author: e.author || "" })));
+}
+
+/** The calls one a line, each after its agent when they name two agents or more. */
+function callsText(calls) {
+  const multi = new Set(calls.map((c) => c.author).filter(Boolean)).size > 1;
+  return calls.map((c) => (multi && c.author ? c.author + ": " : "") + callLine(c)).join("\n");
+}
+
 /** Writes edited calls back in the invocation's own form (legacy `tool_uses` or ADK's current
- * `invocation_events`, where other events such as tool responses and texts are kept). */
+ * `invocation_events`, where other events such as tool responses and texts are kept), each
+ * call an event of its own authored by its agent. A call credited to an agent turns the legacy
+ * form into events (the form that names agents), its tool responses following the calls. */
 function setInvCalls(inv, calls) {
   const clean = calls.map((c) => ({ ...(c.id ? { id: c.id } : {}), name: c.name, args: c.args }));
   const d = inv.intermediate_data;
+  const named = calls.some((c) => c.author);
   if (!d || !Array.isArray(d.invocation_events)) {
     if (!d && !clean.length) return;
-    inv.intermediate_data = { tool_uses: clean, tool_responses: (d && d.tool_responses) || [], intermediate_responses: (d && d.intermediate_responses) || [] };
+    if (!named) {
+      inv.intermediate_data = { tool_uses: clean, tool_responses: (d && d.tool_responses) || [], intermediate_responses: (d && d.intermediate_responses) || [] };
+      return;
+    }
+    const responses = ((d && d.tool_responses) || []).map((r) => ({
+      author: (calls.find((c) => c.author && (r.id ? c.id === r.id : c.name === r.name)) || {}).author || calls.find((c) => c.author).author,
+      content: { role: "user", parts: [{ function_response: r }] } }));
+    inv.intermediate_data = { invocation_events: [] };
+    setInvCalls(inv, calls);
+    inv.intermediate_data.invocation_events.push(...responses);
     return;
   }
   const kept = [];
@@ -111,8 +143,8 @@ function setInvCalls(inv, calls) {
     const rest = parts.filter((p) => !p.function_call);
     if (rest.length) kept.push({ ...e, content: { ...e.content, parts: rest } });
   }
-  const author = (d.invocation_events.find((e) => e.author) || {}).author || "agent";
-  const added = clean.map((c) => ({ author, content: { role: "model", parts: [{ function_call: c }] } }));
+  const fallback = (d.invocation_events.find((e) => e.author) || {}).author || "agent";
+  const added = clean.map((c, k) => ({ author: calls[k].author || fallback, content: { role: "model", parts: [{ function_call: c }] } }));
   kept.splice(at < 0 ? kept.length : at, 0, ...added);
   inv.intermediate_data = { invocation_events: kept };
 }

@@ -42,7 +42,7 @@ export async function showCaseResult(token, runId, caseId, opts) {
   if (r.judge_records.length) left.append(judgeTable(r.judge_records));
   const spans = r.trace && r.trace.spans.length;
   const right = h("aside", { class: "case-trace card" }, h("h3", { text: "Trace" }),
-    spans ? traceView(caseGroups(r)) : h("p", { class: "muted", text: "No trace was recorded for this case run." }));
+    spans ? traceView(caseGroups(r), d.agents) : h("p", { class: "muted", text: "No trace was recorded for this case run." }));
   page.append(h("div", { class: "case-grid" }, left, right));
   paint(token, page);
   if (opts.inv) { const el = $(`#inv-${CSS.escape(opts.inv)}`); if (el) { el.scrollIntoView(); el.classList.add("hl"); } }

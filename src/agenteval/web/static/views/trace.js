@@ -29,22 +29,48 @@ export function caseGroups(r) {
   const pers = r.eval_metric_result_per_invocation;
   const userText = (i) => contentText(pers[i] && pers[i].actual_invocation.user_content);
   const groups = invs.map((inv, i) => ({ label: userText(i) || inv.attributes["input.value"] || inv.name,
-    spans, roots: [inv], target: `#inv-${i}` }));
+    spans, roots: [inv], target: `#inv-${i}`, invocation: index(inv) }));
   const rest = rootsOf(spans).flatMap((root) => (root.kind === "case"
     ? spans.filter((s) => s.parent_id === root.span_id && s.kind !== "invocation") : root.kind === "invocation" ? [] : [root]));
   if (rest.length) groups.push({ label: "scoring and other steps", spans, roots: rest, target: null });
   return groups;
 }
 
+/** An invocation's agent tree, as the server computed it (facts and verdicts included): each
+ * agent nested under the one that handed it control, called it as a tool or ran it as a
+ * workflow stage; clicking an agent opens its run's span in the drawer.
+ * @param {InvocationAgentsView} inv */
+export function agentTree(inv, rows) {
+  const box = h("ul", { class: "agent-tree", "data-invocation": inv.index });
+  const stack = inv.roots.slice().reverse().map((node) => ({ node, into: box }));
+  while (stack.length) {
+    const { node, into } = stack.pop();
+    const verdict = node.verdict ? h("span", { class: "verdict " + (node.passed ? "ok" : "bad"), text: node.verdict }) : null;
+    const name = h("button", { class: "agent-name link", text: node.agent, title: node.via ? `reached by ${node.via}` : "first agent" });
+    const run = rows.find((r) => r.span.span_id === node.span_ids[0]);
+    if (run) name.addEventListener("click", () => openSpan(run.span, rows));
+    else name.disabled = true;
+    const kids = h("ul");
+    into.append(h("li", { class: "agent", "data-agent": node.agent }, name, " ", h("span", { class: "muted", text: node.facts.join(" · ") }),
+      verdict ? " " : null, verdict, node.children.length ? kids : null));
+    for (const c of node.children.slice().reverse()) stack.push({ node: c, into: kids });
+  }
+  return h("div", { class: "agents" }, h("div", { class: "sublabel", text: "agents" }), box);
+}
+
 /** Rows grouped by user message; hovering highlights the message (group.target), clicking
- * opens the span in the drawer. Each row shows its timing against the group and its tokens. */
-export function traceView(groups) {
+ * opens the span in the drawer. Each row shows its timing against the group and its tokens.
+ * `agents` (the case view's, empty for a single agent) puts each invocation's agent tree above
+ * its rows. @param {Array<InvocationAgentsView>} [agents] */
+export function traceView(groups, agents = []) {
   const box = h("div", { class: "trace" });
   for (const g of groups) {
     const rows = treeOrder(g.spans, g.roots || rootsOf(g.spans));
     const t0 = Math.min(...rows.map((r) => r.span.start)), t1 = Math.max(...rows.map((r) => r.span.end ?? r.span.start));
     const span = Math.max(1e-6, t1 - t0);
     const el = h("div", { class: "tgroup" }, h("div", { class: "label", title: g.label, text: g.label || "(no message)" }));
+    const tree = g.invocation === undefined ? null : agents.find((a) => a.index === g.invocation);
+    if (tree) el.append(agentTree(tree, rows));
     for (const { span: s, depth } of rows) {
       const a = s.attributes;
       const tokens = tokenText(a);
