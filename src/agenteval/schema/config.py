@@ -14,6 +14,7 @@ from pydantic import BeforeValidator, ConfigDict, Field, GetCoreSchemaHandler, m
 from pydantic_core import PydanticCustomError, core_schema
 
 from agenteval.schema.base import OpenWireModel, WireModel
+from agenteval.schema.judge_certificates import JudgeCertificatesConfig
 
 DEFAULT_CRITERIA: dict[str, float | dict[str, Any]] = {
     "tool_trajectory_avg_score": 1.0,
@@ -203,6 +204,9 @@ class EvalConfig(_ConfigModel):
     # per tool name ("*": the others); None: every tool runs live.
     mock_tools: MockMode | dict[str, MockMode] | None = None
     mock_tools_strict: bool = False
+    # When judged criteria without a good enough calibration certificate stop gating
+    # (schema.judge_certificates); None: they gate as before, reports still show certificates.
+    judge_certificates: JudgeCertificatesConfig | None = None
 
 
 class SessionFile(OpenWireModel):

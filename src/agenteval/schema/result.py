@@ -117,6 +117,25 @@ class AgentVerdict(WireModel):
     reason: str | None = None
 
 
+class JudgeCertificateNote(WireModel):
+    """The calibration certificate that applies to a judged criterion in this run (agenteval
+    extension; see `agenteval.criteria.judge.certificates`): `certified` (a certificate binds
+    this judge model, prompt and rubric, and meets any configured floor), `below_floor` (one
+    applies, under the configured `min_kappa` / `min_agreement`) or `uncalibrated` (none
+    applies); `advisory`: the criterion did not gate the case (`judge_certificates.require`).
+    `text` is what reports show beside the judged score."""
+
+    metric_name: str
+    status: Literal["certified", "below_floor", "uncalibrated"]
+    text: str
+    advisory: bool = False
+    certificate: str | None = None  # the certificate file's name
+    kappa: float | None = None
+    agreement: float | None = None
+    coverage: float | None = None
+    labels: int | None = None
+
+
 class JudgeRecord(WireModel):
     """One judged question, kept for audit (agenteval extension): the question the judge saw
     (after the system prompt and solved examples of `prompt_version`), each sample's raw reply
@@ -172,9 +191,15 @@ class EvalCaseResult(WireModel):
     reasons: list[MetricReason] = Field(default_factory=list)
     judge_records: list[JudgeRecord] = Field(default_factory=list)
     agent_verdicts: list[AgentVerdict] = Field(default_factory=list)  # per-agent matches, if any
+    # The calibration certificate of each judged criterion (or that it has none).
+    judge_certificates: list[JudgeCertificateNote] = Field(default_factory=list)
     run_index: int = 0
     warnings: list[str] = Field(default_factory=list)  # e.g. a value of the agent's written as its repr
     trace: Trace | None = None  # the case run's spans (see agenteval.schema.trace)
+
+    def certificate(self, metric_name: str) -> JudgeCertificateNote | None:
+        """The certificate note of a judged criterion; None for others (and older documents)."""
+        return next((c for c in self.judge_certificates if c.metric_name == metric_name), None)
 
     def reason(self, metric_name: str, invocation_index: int | None = None) -> str | None:
         """The recorded reason of a metric's overall result (`invocation_index` None) or of its

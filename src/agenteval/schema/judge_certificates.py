@@ -1,0 +1,46 @@
+"""`judge_certificates` in an eval config: when a judged criterion without a good enough
+calibration certificate stops gating (see `agenteval.criteria.judge.certificates`).
+
+```json
+"judge_certificates": {"require": true, "min_kappa": 0.4,
+                       "criteria": {"safety_v1": {"min_agreement": 0.9}}}
+```
+
+With `require`, a judged criterion gates only when a certificate applies to its judge model,
+prompt and rubric and meets the floors (`min_kappa`: Cohen's κ, `min_agreement`: agreement of
+the committed verdicts); otherwise it is advisory: scored and reported, its reason saying why,
+but it does not decide the case. `criteria` overrides these per criterion (fields it leaves out
+are the top level's). Without `require` nothing changes but what reports show.
+"""
+
+from __future__ import annotations
+
+from pydantic import ConfigDict, Field
+
+from agenteval.schema.base import WireModel
+
+
+class CertificateFloor(WireModel):
+    """Whether a judged criterion needs a certificate to gate, and the floors it must meet."""
+
+    model_config = ConfigDict(strict=True)
+
+    require: bool | None = None
+    min_kappa: float | None = Field(default=None, ge=-1.0, le=1.0)
+    min_agreement: float | None = Field(default=None, ge=0.0, le=1.0)
+
+
+class JudgeCertificatesConfig(CertificateFloor):
+    """The top-level floor and per-criterion overrides (see the module docstring)."""
+
+    criteria: dict[str, CertificateFloor] = Field(default_factory=dict)
+
+    def floor(self, metric: str) -> CertificateFloor:
+        """The floor in force for `metric`: its override's fields, else the top level's."""
+        own = self.criteria.get(metric)
+        fields = ("require", "min_kappa", "min_agreement")
+        return CertificateFloor(**{f: getattr(own, f) if own is not None and getattr(own, f) is not None
+                                   else getattr(self, f) for f in fields})
+
+
+__all__ = ["CertificateFloor", "JudgeCertificatesConfig"]
