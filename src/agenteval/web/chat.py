@@ -1,6 +1,10 @@
 """Chatting with an agent: one turn at a time in a live agent session, each turn recorded as an
 eval-set invocation with its trace, and the session saved after every turn.
 
+An ADK agent's turns record the tool calls made inside its `AgentTool`s as its eval runs do:
+as the agent folder's `test_config.json` says (`inner_tool_calls`), read when a live session
+starts, so a session saved as a case holds the calls `agenteval eval` would compare with it.
+
 Live agent sessions are kept in memory while the server runs, so the agent remembers the
 conversation as it would in an eval run. After a restart (or for a session created elsewhere),
 the next turn opens a fresh agent session with the stored state: the agent keeps the state,
@@ -17,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agenteval.agents import AgentSession, SessionSpec, to_adapter
+from agenteval.datasets.config import default_config_for
 from agenteval.errors import DataError, describe
 from agenteval.models import ModelUnavailable, parse_model_name
 from agenteval.models.scripted import ScriptedModel
@@ -82,7 +87,10 @@ class ChatService:
                         "agenteval.invocation_index": index, "input.value": text,
                         "gen_ai.conversation.id": session.id}) as recorded:
                     if live.session is None:
-                        adapter = to_adapter(agent.agent, self.models.get, session.model)
+                        # A test_config.json that does not load fails the turn, naming the file.
+                        config, _ = default_config_for(agent.path / "test_config.json")
+                        adapter = to_adapter(agent.agent, self.models.get, session.model,
+                                             config.inner_tool_calls)
                         live.session = await adapter.start_session(SessionSpec(
                             session.app_name, session.user_id, session.id, copy.deepcopy(session.state)))
                     result = await live.session.send(user)
