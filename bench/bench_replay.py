@@ -18,7 +18,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -35,8 +37,10 @@ OUT = BENCH_DIR / "out" / "replay"
 def run(cmd: list[str]) -> tuple[float, float, int]:
     """(wall s, CPU s of the child, exit code) of one process."""
     started = time.perf_counter()
-    pid = os.spawnvp(os.P_NOWAIT, cmd[0], cmd)
-    _, status, usage = os.wait4(pid, 0)
+    with open(os.devnull, "wb") as null:  # the report is not timed on a terminal
+        proc = subprocess.Popen(cmd, stdout=null, stderr=null)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - started
     return wall, usage.ru_utime + usage.ru_stime, os.waitstatus_to_exitcode(status)
 
@@ -73,7 +77,8 @@ def main() -> None:
         if args.serve:
             print("live:   " + " ".join(live))
             print("replay: " + " ".join(replay))
-            print("stub up; Ctrl-C to stop", flush=True)
+            print("stub up; Ctrl-C (or SIGTERM) to stop", flush=True)
+            signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # so that `finally` stops the stub
             while True:
                 time.sleep(3600)
         rows: dict[str, list[dict[str, Any]]] = {"live": [], "replay": []}
