@@ -40,10 +40,11 @@ def test_reruns_only_the_undecided_cases_until_decided_or_out_of_runs() -> None:
                                         parallelism=1, until_decided=SequentialRule(0.05, 0.5, 20)))
     decisions = Decisions.model_validate(doc.metadata["until_decided"])
     got = {c.eval_id: (c.decision.value, c.runs, c.passed_runs) for c in decisions.cases}
-    # Always / never: the fewest runs that can decide at alpha 0.05 (7); a coin: the whole budget.
-    assert got["always"] == ("passed", 7, 7) and got["never"] == ("failed", 7, 0)
-    assert got["mostly"][0] == "passed" and 7 <= got["mostly"][1] < 20
-    assert got["coin"][0] == "undecided" and got["coin"][1] == 20
+    # Always / never: the fewest runs that can decide at alpha 0.05 (5).
+    assert got["always"] == ("passed", 5, 5) and got["never"] == ("failed", 5, 0)
+    assert got["mostly"][0] == "passed" and 5 <= got["mostly"][1] < 20
+    # A coin: runs until the runs left could not decide it, whatever they gave.
+    assert got["coin"][0] == "undecided" and 10 <= got["coin"][1] <= 20
     assert all(c.confidence >= 0.95 for c in decisions.cases if c.decision.value != "undecided")
     # The document holds every run, case by case in run order, and the summaries count them.
     pairs = [(c.eval_id, c.run_index) for c in doc.eval_case_results]
@@ -60,7 +61,7 @@ def test_resumed_runs_count_towards_the_decision() -> None:
     rule = SequentialRule(0.05, 0.5, 20)
     (first,) = asyncio.run(run_evaluation(CallableAdapter(_agent(2)), [EvalSetRequest(s, METRICS)],
                                           parallelism=1, until_decided=rule))
-    kept = {(r.eval_set_id, r.eval_id, r.run_index): r for r in first.eval_case_results[:5]}
+    kept = {(r.eval_set_id, r.eval_id, r.run_index): r for r in first.eval_case_results[:3]}
     calls: list[str] = []
 
     def counting(text: str, state: dict[str, Any]) -> dict[str, Any]:
@@ -69,7 +70,7 @@ def test_resumed_runs_count_towards_the_decision() -> None:
 
     (doc,) = asyncio.run(run_evaluation(CallableAdapter(counting), [EvalSetRequest(s, METRICS)],
                                         parallelism=1, until_decided=rule, finished=kept))
-    assert len(calls) == 2 and len(doc.eval_case_results) == 7  # 5 kept + the 2 that decide
+    assert len(calls) == 2 and len(doc.eval_case_results) == 5  # 3 kept + the 2 that decide
 
 
 def test_the_request_checks_max_runs() -> None:
@@ -110,8 +111,8 @@ def test_eval_until_decided_on_the_command_line(tmp_path: Path) -> None:
     doc = json.loads(out.read_text())
     decided = {c["eval_id"]: (c["decision"], c["runs"]) for c in doc["metadata"]["until_decided"]["cases"]}
     # The coin stops once the runs left could not decide it, whatever they gave.
-    assert decided["always"] == ("passed", 7) and decided["never"] == ("failed", 7)
-    assert decided["coin"][0] == "undecided" and 7 <= decided["coin"][1] <= 12
+    assert decided["always"] == ("passed", 5) and decided["never"] == ("failed", 5)
+    assert decided["coin"][0] == "undecided" and 5 <= decided["coin"][1] <= 12
     total = sum(n for _, n in decided.values())
     assert len(doc["eval_case_results"]) == total
     assert f"1 passed, 1 failed, 1 undecided; {total} case runs" in r.output

@@ -8,23 +8,27 @@ from agenteval.verdicts.sequential import Decision, SequentialRule, decide, runs
 
 
 def test_decisions_and_confidence() -> None:
-    assert decide("x", [True] * 7, 0.05, 0.5).decision == Decision.PASSED
-    assert decide("x", [True] * 6, 0.05, 0.5).decision == Decision.UNDECIDED  # 127/7 < 20
-    d = decide("x", [False] * 7, 0.05, 0.5)
-    assert d.decision == Decision.FAILED and d.confidence == pytest.approx(1 - 8 / 255)
-    assert (d.runs, d.passed_runs) == (7, 0)
+    # Never failing: decided after 5 runs, as an exact binomial test would (2^-5 < 0.05).
+    assert decide("x", [True] * 5, 0.05, 0.5).decision == Decision.PASSED
+    assert decide("x", [True] * 4, 0.05, 0.5).decision == Decision.UNDECIDED  # (16 + 31/5) / 2 < 20
+    d = decide("x", [False] * 5, 0.05, 0.5)
+    assert d.decision == Decision.FAILED and d.confidence == pytest.approx(1 - 2 / (32 + 63 / 6))
+    assert (d.runs, d.passed_runs) == (5, 0)
+    assert decide("x", [True] * 11 + [False], 0.05, 0.5).decision == Decision.PASSED
+    assert decide("x", [True] * 10 + [False], 0.05, 0.5).decision == Decision.UNDECIDED
     assert decide("x", [True, False] * 10, 0.05, 0.5).decision == Decision.UNDECIDED
 
 
 def test_runs_to_decide_asks_for_the_fewest_that_could_decide() -> None:
-    assert runs_to_decide([], 0.05, 0.5, 20) == 7
-    assert runs_to_decide([True], 0.05, 0.5, 20) == 6
-    assert runs_to_decide([True] * 7, 0.05, 0.5, 20) == 0  # decided
+    assert runs_to_decide([], 0.05, 0.5, 20) == 5
+    assert runs_to_decide([True], 0.05, 0.5, 20) == 4
+    assert runs_to_decide([True] * 5, 0.05, 0.5, 20) == 0  # decided
     assert runs_to_decide([True, False], 0.05, 0.5, 5) == 0  # 3 more could not decide it
+    assert runs_to_decide([True, False], 0.05, 0.5, 20) == 10
     assert runs_to_decide([False], 0.05, 0.8, 20) == 2  # far below a high bar: quick
     rule = SequentialRule(0.05, 0.5, 20)
-    assert rule.more_runs([True]) == 6
-    decisions = rule.decisions([("a", [True] * 7), ("b", [True, False])])
+    assert rule.more_runs([True]) == 4
+    decisions = rule.decisions([("a", [True] * 5), ("b", [True, False])])
     assert decisions.counts() == {Decision.PASSED: 1, Decision.FAILED: 0, Decision.UNDECIDED: 1}
 
 

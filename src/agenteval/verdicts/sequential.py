@@ -3,7 +3,9 @@
 Each run of a case passes or not (its verdict against its criteria's thresholds). A case is
 DECIDED PASSED when the evidence that its pass chance is above `rate` reaches 1/`alpha`, DECIDED
 FAILED when the evidence that it is below does (`stats.evidence_above` / `evidence_below`:
-mixture likelihood ratios with a uniform prior on either side of `rate`). Both are
+likelihood ratios against `rate` of a mixture of "always passes" (or "never passes") and a
+uniform prior on that side of `rate`; so a case that always passes is decided PASSED after 5 runs
+at the defaults, as soon as an exact binomial test would, and a 19-of-20 one too). Both are
 nonnegative supermartingales under the hypothesis they test against, so by Ville's inequality a
 case whose pass chance is at most `rate` is decided PASSED with probability at most `alpha`, and
 one at least `rate` decided FAILED with probability at most `alpha`, however many times the

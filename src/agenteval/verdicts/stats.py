@@ -131,20 +131,27 @@ def _log_beta(a: int, b: int) -> float:
 
 def evidence_above(passes: int, runs: int, rate: float) -> float:
     """Evidence that a pass chance exceeds `rate` after `passes` of `runs`: the likelihood ratio
-    of a uniform prior on [rate, 1] against `rate`,
-    (1/(1−rate)) ∫_rate^1 q^k (1−q)^(n−k) dq / (rate^k (1−rate)^(n−k)).
-    Under any pass chance ≤ rate it is a nonnegative supermartingale starting at 1, so (Ville's
-    inequality) the chance that it ever reaches 1/α is at most α, however long one goes on."""
-    return _mixture(passes, runs, rate, above=True)
+    against `rate` of a half-and-half mixture of "always passes" (q = 1) and a uniform prior on
+    [rate, 1]:
+    ½ · [k = n] / rate^n + ½ · (1/(1−rate)) ∫_rate^1 q^k (1−q)^(n−k) dq / (rate^k (1−rate)^(n−k)).
+    The point mass lets a case that never fails be decided as soon as an exact binomial test
+    would; the uniform part, any other. Under any pass chance ≤ rate both parts are nonnegative
+    supermartingales starting at 1, so is their mixture, and (Ville's inequality) the chance that
+    it ever reaches 1/α is at most α, however long one goes on."""
+    point = 0.5 * math.exp(min(-runs * math.log(rate), 700.0)) if passes == runs else 0.0
+    return point + 0.5 * _mixture(passes, runs, rate, above=True)
 
 
 def evidence_below(passes: int, runs: int, rate: float) -> float:
-    """Evidence that a pass chance is below `rate`: as `evidence_above`, uniform prior on
-    [0, rate]; at most α chance of ever reaching 1/α under any pass chance ≥ rate."""
-    return _mixture(passes, runs, rate, above=False)
+    """Evidence that a pass chance is below `rate`: as `evidence_above`, mixing "never passes"
+    (q = 0) and a uniform prior on [0, rate]; at most α chance of ever reaching 1/α under any
+    pass chance ≥ rate."""
+    point = 0.5 * math.exp(min(-runs * math.log1p(-rate), 700.0)) if passes == 0 else 0.0
+    return point + 0.5 * _mixture(passes, runs, rate, above=False)
 
 
 def _mixture(k: int, n: int, rate: float, above: bool) -> float:
+    """The uniform-prior likelihood ratio of `evidence_above` / `evidence_below`."""
     if not 0.0 < rate < 1.0:
         raise ValueError("rate must be strictly between 0 and 1")
     m = n - k
