@@ -102,9 +102,9 @@ class VolatileLlm(BaseLlm):
                           model_version=self.model)
 
 
-def agent() -> LlmAgent:
+def agent(instruction: str = "Open tickets, share quotes.") -> LlmAgent:
     """The volatile agent (a new one each time: ADK agents belong to one parent)."""
-    return LlmAgent(name="helpdesk", model=VolatileLlm(), instruction="Open tickets, share quotes.",
+    return LlmAgent(name="helpdesk", model=VolatileLlm(), instruction=instruction,
                     tools=[get_time, new_ticket_id, random_quote])
 
 
