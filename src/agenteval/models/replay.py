@@ -316,12 +316,12 @@ def _args_match(recorded: AttributeText | None, now: Mapping[str, Any], defaults
 def _request_difference(step: _Step, messages: Sequence[Mapping[str, Any]], tools: Sequence[str],
                         system: str | None) -> str | None:
     span = step.span
-    if system is not None and step.system is not None and (d := step.system.differs_from(system)):
-        return f"the system instruction differs {d}"
     value = span.attributes.get("gen_ai.request.tools")
     recorded_tools = sorted(value) if isinstance(value, list) else []
-    if recorded_tools != sorted(tools):
+    if recorded_tools != sorted(tools):  # first: the system text may list the tools too
         return f"the tools offered differ: recorded {recorded_tools}, now {sorted(tools)}"
+    if system is not None and step.system is not None and (d := step.system.differs_from(system)):
+        return f"the system instruction differs {d}"
     recorded = AttributeText.of(span, "gen_ai.input.messages")
     if recorded is None:
         return None
