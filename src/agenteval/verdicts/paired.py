@@ -12,10 +12,11 @@ and for each gating criterion (the run's criterion passed; and its score):
   an exact sign test on the pairs' score differences (ties left out), two-sided p-values.
 
 The gate (`regression`) looks at the McNemar test of the case verdict and of every criterion
-present on both sides, Holm-adjusted together, and fails when one is significant at `alpha`
-and goes the wrong way (more pairs passed in A only than in B only). So the chance that two
-runs of the same agent fail the gate is at most `alpha` whatever the number of criteria
-(the exact test is conservative: in practice below).
+present on both sides, Holm-adjusted together (measures whose pairs passed and failed alike,
+such as a case's only criterion and its verdict, count as one test), and fails when one is
+significant at `alpha` and goes the wrong way (more pairs passed in A only than in B only). So
+the chance that two runs of the same agent fail the gate is at most `alpha` whatever the number
+of criteria (the exact test is conservative: in practice below).
 
 Each case gets its own change, from its own runs on either side (all of them) by a two-sided
 Fisher exact test of its pass counts: REGRESSED / IMPROVED when p < `alpha` (by the direction),
@@ -214,6 +215,7 @@ class _Tally:
     score_b: float = 0.0
     up: int = 0
     down: int = 0
+    outcomes: list[tuple[bool, bool]] = field(default_factory=list)  # each pair's (A passed, B passed)
 
     def add(self, pairs: list[tuple[RunOutcome, RunOutcome]], name: str) -> list[tuple[float, int]]:
         """Counts one case's pairs in; returns its bootstrap cluster parts."""
@@ -224,6 +226,7 @@ class _Tally:
                 continue
             n_pass += 1
             d_pass += vy[1] - vx[1]
+            self.outcomes.append((vx[1], vy[1]))
             self.passed_a += vx[1]
             self.passed_b += vy[1]
             self.a_only += vx[1] and not vy[1]
@@ -275,9 +278,13 @@ def compare_paired(a: EvalSetResult, b: EvalSetResult, *, alpha: float = 0.05, k
     intervals = (cluster_bootstrap(clusters, resamples, seed) if resamples > 0
                  else [None] * (2 * len(names)))
     found = [(n, i) for i, n in enumerate(names) if tallies[n].pairs]
-    adjusted = holm([mcnemar_exact(tallies[n].a_only, tallies[n].b_only) for n, _ in found])
-    measures = [tallies[n].stat(n, intervals[2 * i], intervals[2 * i + 1], p)
-                for (n, i), p in zip(found, adjusted, strict=True)]
+    # Measures whose pairs passed and failed alike (a case's only criterion and its verdict)
+    # are one test, counted once in Holm's family.
+    tests = list(dict.fromkeys(tuple(tallies[n].outcomes) for n, _ in found))
+    p_values = [mcnemar_exact(sum(x and not y for x, y in t), sum(y and not x for x, y in t)) for t in tests]
+    adjusted = dict(zip(tests, holm(p_values), strict=True))
+    measures = [tallies[n].stat(n, intervals[2 * i], intervals[2 * i + 1],
+                                adjusted[tuple(tallies[n].outcomes)]) for n, i in found]
     fewest = min([c.runs_a for c in cases if c.runs_a and c.runs_b]
                  + [c.runs_b for c in cases if c.runs_a and c.runs_b] or [1])
     return PairedComparison(a.eval_set_result_id, b.eval_set_result_id, a.eval_set_id, b.eval_set_id,
