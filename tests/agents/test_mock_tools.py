@@ -22,6 +22,7 @@ from agenteval.schema import (
     IntermediateData,
     Invocation,
 )
+from agenteval.tracing import TraceRecorder, recording
 
 RAN: list[str] = []
 
@@ -115,9 +116,13 @@ def test_builtin_agent_gets_the_expected_response_and_the_tool_does_not_run() ->
     RAN.clear()
     model = ScriptedModel([[ToolCallRequest("lookup", {"city": "Oslo"})], "Oslo: 12 C."])
     case = _case(_expected(("lookup", {"city": "Oslo"}, {"city": "Oslo", "temp": 12})))
-    run = asyncio.run(infer_case(_builtin(model), case, "s", 0,
-                                 mock_tools=MockTools.from_setting("expected")))
+    recorder = TraceRecorder()
+    with recording(recorder):
+        run = asyncio.run(infer_case(_builtin(model), case, "s", 0,
+                                     mock_tools=MockTools.from_setting("expected")))
     assert run.error_message is None and RAN == []
+    assert [s.attributes.get("agenteval.served") for s in recorder.trace.spans
+            if s.name.startswith("execute_tool")] == ["expected"]
     assert run.actual[0].tool_responses()[0].response == {"city": "Oslo", "temp": 12}
     assert '"temp": 12' in model.requests[1].messages[-1].content  # the model saw the served result
     assert _served(run) == [["expected"]]

@@ -137,10 +137,10 @@ class BuiltinSession:
             # Outside the try below: a strict refusal ends the case, the model never sees it.
             served = (self._server.serve(call.name, call.args, call_id)
                       if self._server is not None else None)
+            if recorded is not None and self._server is not None:
+                recorded.set("agenteval.served", "live" if served is None else "expected")
             if served is not None:
                 result: dict[str, Any] = served
-                if recorded is not None:
-                    recorded.set("agenteval.served", "expected")
             elif tool is None:
                 error = f"unknown tool {call.name!r}"
                 result = {"error": error}
