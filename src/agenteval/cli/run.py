@@ -23,6 +23,7 @@ from agenteval.runner import EvalJob, Services, config_beside, prepare, run, sel
 from agenteval.runner.durable import AlreadyFinished, claim_resume
 from agenteval.runner.request import RunRequest, request_config, to_job
 from agenteval.runner.sync import run_sync
+from agenteval.schema import EvalSetResult
 
 
 @dataclass
@@ -105,4 +106,26 @@ def _eval(args: EvalArgs, job: EvalJob, services: Services, console: Console, ou
         from agenteval.cli.replay import report_divergences
 
         report_divergences(console, recording)
+    _print_decisions(console, result.results)
     return finish(console, result, args.detailed, outputs)
+
+
+def _print_decisions(console: Console, documents: list[EvalSetResult]) -> None:
+    """With --until_decided: per eval set, how many cases were decided each way, the case runs
+    spent, and which cases stayed undecided (with their passes)."""
+    from agenteval.verdicts.sequential import Decision, Decisions
+
+    for document in documents:
+        stored = document.metadata.get("until_decided")
+        if stored is None:
+            continue
+        d = Decisions.model_validate(stored)
+        counts = d.counts()
+        console.print(f"{document.eval_set_id}: until decided (each decision wrong with chance ≤ "
+                      f"{d.alpha:g}, bar: pass rate {d.rate:g}, at most {d.max_runs} runs a case): "
+                      f"{counts[Decision.PASSED]} passed, {counts[Decision.FAILED]} failed, "
+                      f"{counts[Decision.UNDECIDED]} undecided; {sum(c.runs for c in d.cases)} case runs")
+        for c in d.cases:
+            if c.decision == Decision.UNDECIDED:
+                console.print(f"  undecided: {c.eval_id} passed {c.passed_runs}/{c.runs}")
+
