@@ -97,13 +97,16 @@
  * endpoint and every later call fails at once with the last error, so a dead or hanging
  * endpoint costs at most a few timeouts, not one per question (None: never give up);
  * `requests_per_minute` / `tokens_per_minute`: a rate the run keeps to across everything that
- * calls the endpoint (tokens as the replies report them: prompt and completion).
+ * calls the endpoint (tokens as the replies report them: prompt and completion);
+ * `deterministic` (the embedded model only): byte-identical reruns on this machine, i.e. one
+ * call at a time in one slot, no prompt-cache reuse (see `agenteval.models.local`).
  * @typedef {Object} EndpointOptions
  * @property {number} [timeout]
  * @property {number} [attempts]
  * @property {number|null} [give_up_after]
  * @property {number|null} [requests_per_minute]
  * @property {number|null} [tokens_per_minute]
+ * @property {boolean} [deterministic]
  */
 
 /**
@@ -349,6 +352,15 @@
  */
 
 /**
+ * What a replayed run replayed (`agenteval eval --replay RUN`): the reference given, the
+ * recorded run's id when its document has one, and what happened after a divergence.
+ * @typedef {Object} ReplayInfo
+ * @property {string} source
+ * @property {string|null} [run_id]
+ * @property {"stop"|"live"} [then]
+ */
+
+/**
  * One property to check.
  *
  * `type` decides which rubric criterion reads a case- or invocation-level rubric
@@ -397,6 +409,8 @@
  * @property {number|null} [ended]
  * @property {number|null} [duration_seconds]
  * @property {RunTotals} [totals]
+ * @property {ReplayInfo|null} [replay]
+ * @property {Object<string, Object<string, *>>|null} [pinned]
  */
 
 /**
