@@ -18,6 +18,7 @@ import anyio
 
 from agenteval.criteria.base import CriterionResult, EvalContext
 from agenteval.criteria.judge.base import Answered, JudgeCriterion
+from agenteval.criteria.judge.engine.cascade import in_flight
 from agenteval.criteria.judge.engine.decision import JudgeQuestion
 from agenteval.criteria.judge.engine.spans import judge_span, judged
 from agenteval.criteria.judge.prompting import context, prompts
@@ -112,7 +113,7 @@ class TwoStepRubricCriterion(RubricCriterion):
         if not items:
             raise self.no_rubrics(ctx)
         replies = {i: self.reply(ctx, i) for i in {i for i, _ in items}}
-        limiter = anyio.CapacityLimiter(options.parallelism_limit)
+        limiter = anyio.CapacityLimiter(in_flight(judge, options.judge_model, options.parallelism_limit))
         built: list[tuple[JudgeRecord, JudgeQuestion | None] | None] = [None] * len(items)
 
         async def prepare(k: int) -> None:

@@ -3,8 +3,9 @@
 `settle` asks one question: the judge model's answer is voted and held to the threshold
 (`decide`); an uncertain verdict, when a stronger judge is configured, is asked again of it,
 whose decision decides (`escalate`). `decide_all` settles every question of a criterion
-concurrently (up to `Policy.parallelism_limit` at once), each followed by its cross-check when
-its verdict calls for one, and returns the decisions in the questions' order. Each judge call
+concurrently (up to `Policy.parallelism_limit` at once, or the judge's batch size when larger:
+an embedded engine's slots, see `JudgeService.batch_size`), each followed by its cross-check
+when its verdict calls for one, and returns the decisions in the questions' order. Each judge call
 has its span (`engine.spans`). Nothing here changes a decision: each step makes a new one.
 """
 
@@ -43,6 +44,13 @@ class Policy:
     options: DecisionOptions
 
 
+def in_flight(judge: JudgeService, model: str, parallelism_limit: int) -> int:
+    """How many of a criterion's questions are asked at once: its `parallelism_limit`, raised
+    to the judge's batch size (an embedded engine's slots, which bound its calls themselves:
+    asked one at a time, its other slots would sit idle)."""
+    return max(parallelism_limit, judge.batch_size(model))
+
+
 async def ask(judge: JudgeService, q: JudgeQuestion, model: str, policy: Policy,
               held: bool = True) -> Decision:
     """`model`'s decision on `q` in its judge span: voted, with its confidence, and (`held`)
@@ -68,9 +76,9 @@ async def decide_all(judge: JudgeService, questions: Sequence[JudgeQuestion],
                      policy: Policy) -> list[Decision]:
     """The final decision on each question (cross-checked where its verdict calls for it), in
     the questions' order; questions (and cross-checks) are asked concurrently, up to
-    `policy.parallelism_limit` at once."""
+    `in_flight(judge, policy)` at once."""
     decided: list[Decision | None] = [None] * len(questions)
-    limiter = anyio.CapacityLimiter(policy.parallelism_limit)
+    limiter = anyio.CapacityLimiter(in_flight(judge, policy.judge_model, policy.parallelism_limit))
 
     async def limited(q: JudgeQuestion) -> Decision:
         async with limiter:
@@ -89,4 +97,4 @@ async def decide_all(judge: JudgeService, questions: Sequence[JudgeQuestion],
     return [d for d in decided if d is not None]
 
 
-__all__ = ["Policy", "ask", "decide_all", "settle"]
+__all__ = ["Policy", "ask", "decide_all", "in_flight", "settle"]

@@ -30,10 +30,12 @@ from typing import Protocol
 
 from agenteval.criteria.judge.engine.logprobs import draw, label_distribution
 from agenteval.criteria.judge.engine.verdict import (
+    RATIONALE_TOKENS,
     Verdict,
     note_schema,
     parse_note,
     parse_verdict,
+    reply_tokens,
     verdict_schema,
 )
 from agenteval.errors import describe
@@ -103,10 +105,30 @@ class JudgeService:
     listener: Callable[[JudgeCallDone], None] | None = None
     early_stop: bool = True  # stop sampling once a majority agrees (see `_fill`)
     logprobs: int = 20  # alternatives per token asked for in one-pass verdicts; 0: never one pass
+    # Tokens a verdict-first reply may spend on its rationale after the label (a hard cap, see
+    # `verdict.reply_tokens`): the label is decided first, so the cap never changes a verdict.
+    rationale_tokens: int = RATIONALE_TOKENS
     calls: int = field(default=0, init=False)
     prompt_tokens: int = field(default=0, init=False)
     # Models that answered without log-probabilities: their samples are generated.
     _no_logprobs: set[str] = field(default_factory=set, init=False)
+
+    def batch_size(self, model: str) -> int:
+        """How many questions to `model` are worth having in flight at once: an embedded engine's
+        slots (it decodes them together in one batch, so on a CPU a batch of generated tokens
+        costs little more than one: reading the weights, not arithmetic, bounds it), else 1.
+        Read through wrappers (`inner`); 1 when the model cannot be resolved (the question
+        then fails with its own error)."""
+        try:
+            llm: object | None = self.resolve(model)
+        except Exception:
+            return 1
+        while llm is not None:
+            slots = getattr(llm, "slots", None)
+            if isinstance(slots, int) and not isinstance(slots, bool) and slots >= 1:
+                return slots
+            llm = getattr(llm, "inner", None)
+        return 1
 
     def _key(self, model: str, request: ModelRequest, index: int | str) -> str:
         payload = json.dumps({
@@ -203,7 +225,10 @@ class JudgeService:
             messages=self._messages(system, prompt, examples),
             json_schema=verdict_schema(labels, notes),
             temperature=0.0 if num_samples == 1 else 0.7,
-            max_tokens=self.max_tokens,
+            # Notes come before the label and are capped by the schema; a rationale comes after
+            # it, so generation stops at the label plus `rationale_tokens`.
+            max_tokens=self.max_tokens if notes else
+            min(self.max_tokens, reply_tokens(self.rationale_tokens)),
         )
         answer = JudgeAnswer(prompt=prompt, samples=[])
 

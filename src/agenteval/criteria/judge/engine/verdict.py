@@ -25,6 +25,13 @@ class Verdict:
 
 RATIONALE_CHARS = 120
 NOTE_CHARS = 200
+# A hard cap on what a verdict-first reply generates (`reply_tokens`): the tokens up to the
+# start of the rationale (`{"verdict": "not_applicable", "rationale": "` is 14 tokens on the
+# embedded model's tokenizer; 16 leaves room for a server's own spacing), then the rationale's
+# (8 tokens, with the 2-4 that short labels leave of VERDICT_TOKENS: about eight words;
+# "Same result; the extra detail is fine." is 9).
+VERDICT_TOKENS = 16
+RATIONALE_TOKENS = 8
 
 
 def verdict_schema(labels: tuple[str, ...], notes: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -86,6 +93,13 @@ def _normalise(raw: str, labels: tuple[str, ...]) -> str | None:
     return None
 
 
+def reply_tokens(rationale_tokens: int = RATIONALE_TOKENS) -> int:
+    """The token cap of a verdict-first reply whose rationale may take `rationale_tokens`:
+    generation stops there, whatever the schema's character cap, and `parse_verdict` reads
+    the cut reply (its rationale then ends with an ellipsis)."""
+    return VERDICT_TOKENS + max(0, rationale_tokens)
+
+
 def _json_objects(text: str) -> list[dict[str, Any]]:
     """Every JSON object that can be decoded from the text, outermost first."""
     decoder = json.JSONDecoder()
@@ -100,6 +114,36 @@ def _json_objects(text: str) -> list[dict[str, Any]]:
     return found
 
 
+_CUT = "\u2026"  # marks a rationale cut by the token cap
+
+
+def _cut_object(text: str) -> dict[str, Any] | None:
+    """A reply cut by the token cap inside its JSON object (`{"verdict": "valid", "rationale":
+    "the tot`), closed and decoded, with the cut string value marked by an ellipsis; None when
+    closing it does not give an object."""
+    start = text.find("{")
+    if start < 0:
+        return None
+    body = text[start:].rstrip()
+    # Cut inside a string value, after a value, inside a key, after a comma.
+    for closed, cut in ((body + '"}', True), (body + "}", False), (body + '": ""}', False),
+                        (body.rstrip(",") + "}", False)):
+        try:
+            value = json.loads(closed)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            if cut:
+                last = list(value)[-1]
+                words = value[last].rstrip() if isinstance(value[last], str) else ""
+                if " " in words:  # its last word may be cut in the middle
+                    words = words[:words.rindex(" ")].rstrip(" ,;:")
+                if words:
+                    value[last] = words + _CUT
+            return value
+    return None
+
+
 def _tidy(rationale: str) -> str:
     """A rationale cut off at the schema's length cap loses its last partial word (near the cap,
     a constrained small model tends to fill the last characters with stray one-character
@@ -112,8 +156,13 @@ def _tidy(rationale: str) -> str:
 
 def parse_verdict(text: str, labels: tuple[str, ...], notes: tuple[str, ...] = ()) -> Verdict | None:
     """Reads a verdict from a judge reply; None when there is no unambiguous one. The rationale
-    is the reply's `rationale`, or its `notes` fields joined as `name: text` when it has those."""
-    for obj in _json_objects(text):
+    is the reply's `rationale`, or its `notes` fields joined as `name: text` when it has those.
+    A reply cut by the token cap after its label is read with what it has (see `reply_tokens`);
+    one cut before its label is complete has none."""
+    objects = _json_objects(text)
+    if not objects and (cut := _cut_object(text)) is not None:
+        objects = [cut]
+    for obj in objects:
         lowered = {str(k).lower(): v for k, v in obj.items()}
         raw = lowered.get("verdict", lowered.get("label"))
         if isinstance(raw, bool):

@@ -1,0 +1,273 @@
+"""Where a verdict's time goes on the embedded judge, per model call and per judged case.
+
+Each labelled case (bench_judge.py's cases: the first `--per` of each criterion in `--criteria`)
+is scored through `score_case` at the criterion's defaults (`num_samples` 5, one-pass verdicts
+from log-probabilities), exactly as `agenteval score` scores it, one case at a time. Every call
+into llama.cpp is timed from the reply's own `timings`:
+
+  processed   prompt tokens evaluated for this call (`prompt_n`)
+  reused      prompt tokens taken from the slot's cache or the RAM prompt cache (`cache_n`)
+  generated   completion tokens (`predicted_n`)
+  compute     llama.cpp's prompt + generation milliseconds for this call
+  waiting     the call's wall time minus its compute: queued for a slot (ours or llama.cpp's)
+              or sharing a batch with other slots
+
+and every case by its wall and CPU seconds (`time.process_time`: llama.cpp's threads included,
+so on a shared machine CPU seconds are the steadier figure) with the 1-minute load average.
+
+Before / after a change: run this once against the old source (a worktree of the old commit on
+PYTHONPATH) and once against the new, then `--compare OLD.jsonl NEW.jsonl`:
+
+    git worktree add /tmp/before <commit>
+    PYTHONPATH=/tmp/before/src python bench/bench_judge_speed.py --out bench/out/speed_before.jsonl
+    python bench/bench_judge_speed.py --out bench/out/speed_after.jsonl
+    python bench/bench_judge_speed.py --compare bench/out/speed_before.jsonl bench/out/speed_after.jsonl
+
+Every criterion is warmed up with one untimed case first (its solved examples into the prompt
+cache, as in any run after its first question). `--concurrent` scores a criterion's timed cases
+at once (as `agenteval score --parallelism` does) instead of one after another.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_judge import OUT_DIR, build, load_cases, predicted
+
+import agenteval
+from agenteval.criteria import default_registry
+from agenteval.criteria.judge import JudgeService
+from agenteval.criteria.judge.labelled import POSITIVE
+from agenteval.models import LLM, LocalModel, ModelRequest, ModelResponse
+from agenteval.runner import score_case
+
+DEFAULT_CRITERIA = "final_response_match,rubric_final_response,hallucinations,safety"
+
+_CALLS: list[dict[str, Any]] = []  # every llama.cpp call of the current case
+_LOCK = threading.Lock()
+
+
+def _instrument() -> None:
+    """Wraps LocalModel._call to keep each reply's timings with the call's wall time."""
+    original = LocalModel._call
+
+    def timed(engine: Any, body: dict[str, Any]) -> dict[str, Any]:
+        start = time.perf_counter()
+        reply = original(engine, body)
+        end = time.perf_counter()
+        t = reply.get("timings") or {}
+        with _LOCK:
+            _CALLS.append({"start": start, "end": end, "processed": t.get("prompt_n", 0),
+                           "reused": t.get("cache_n", 0), "generated": t.get("predicted_n", 0),
+                           "prompt_ms": t.get("prompt_ms", 0.0), "gen_ms": t.get("predicted_ms", 0.0),
+                           "max_tokens": body.get("max_tokens")})
+        return reply
+
+    LocalModel._call = staticmethod(timed)  # type: ignore[method-assign]
+
+
+class Submitted:
+    """Wraps the model: records when each request was submitted, to count time queued for
+    our own slot limiter as waiting."""
+
+    def __init__(self, inner: LLM) -> None:
+        self.inner = inner
+        self.submitted: list[float] = []
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        self.submitted.append(time.perf_counter())
+        return await self.inner.generate(request)
+
+
+def judge_for(model: Submitted) -> JudgeService:
+    resolve: Callable[[str], LLM] = lambda name: model  # type: ignore[assignment,return-value] # noqa: E731
+    return JudgeService(resolve, None)
+
+
+async def score(kind: str, case: dict[str, Any], judge: JudgeService, num_samples: int) -> dict[str, Any]:
+    run, metric_name, options = build(kind, case, num_samples)
+    metric = default_registry().configure(metric_name, options)
+    result = await score_case(run, [metric], judge=judge)
+    scored = [r for r in result.judge_records
+              if r.step is None and not (r.item or "").endswith(", cross-check")]
+    pred = predicted(result)
+    return {"id": case["id"], "criterion": kind, "label": case["label"],
+            "gold_positive": case["label"] in POSITIVE, "pred_positive": pred,
+            "correct": pred == (case["label"] in POSITIVE), "verdicts": max(1, len(scored)),
+            "labels": [r.verdict for r in result.judge_records],
+            "rationales": [r.rationale for r in result.judge_records],
+            "errors": [e.message for e in result.metric_errors]}
+
+
+def call_rows(calls: list[dict[str, Any]], submitted: list[float]) -> list[dict[str, Any]]:
+    """Per call: its wall seconds from submission (the nearest earlier submission) and how
+    much of it was waiting rather than llama.cpp computing this call."""
+    rows, pending = [], sorted(submitted)
+    for c in sorted(calls, key=lambda c: c["start"]):
+        sub = max((s for s in pending if s <= c["start"]), default=c["start"])
+        if sub in pending:
+            pending.remove(sub)
+        wall = c["end"] - sub
+        compute = (c["prompt_ms"] + c["gen_ms"]) / 1000
+        rows.append({**c, "wall": wall, "compute": compute, "waiting": max(0.0, wall - compute)})
+    return rows
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    _instrument()
+    model = Submitted(LocalModel(threads=args.threads) if args.threads else LocalModel())
+    judge = judge_for(model)
+    kinds = args.criteria.split(",")
+    cases = [c for c in load_cases(limit=args.per + 1) if c[0] in kinds and not c[1]]
+    by_kind: dict[str, list[dict[str, Any]]] = {}
+    for kind, _, case in cases:
+        by_kind.setdefault(kind, []).append(case)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    src = Path(agenteval.__file__).resolve().parent
+    print(f"agenteval from {src}; load {os.getloadavg()}", file=sys.stderr, flush=True)
+    t0 = time.perf_counter()
+    await model.inner.load()  # type: ignore[attr-defined]
+    print(f"model loaded in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+    with out.open("w") as sink:
+        for kind in kinds:
+            warm, *timed = by_kind.get(kind, [])
+            w0 = time.perf_counter()
+            await score(kind, warm, judge, args.num_samples)  # examples into the prompt cache
+            print(f"{kind}: warmed in {time.perf_counter() - w0:.1f} s", file=sys.stderr, flush=True)
+            _CALLS.clear()
+            model.submitted.clear()
+            groups = [timed] if args.concurrent else [[c] for c in timed]
+            for group in groups:
+                _CALLS.clear()
+                model.submitted.clear()
+                load0, cpu0, wall0 = os.getloadavg()[0], time.process_time(), time.perf_counter()
+                results = await asyncio.gather(*(score(kind, c, judge, args.num_samples) for c in group))
+                wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+                calls = call_rows(list(_CALLS), list(model.submitted))
+                for r in results:
+                    row = {**r, "source": str(src), "concurrent": len(group), "seconds": wall / len(group),
+                           "cpu_seconds": cpu / len(group), "group_seconds": wall, "group_cpu": cpu,
+                           "load": [load0, os.getloadavg()[0]], "calls": calls if r is results[0] else [],
+                           "group_calls": len(calls)}
+                    sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+                    sink.flush()
+                    tot = {k: sum(c[k] for c in calls)
+                           for k in ("processed", "reused", "generated", "waiting")}
+                    print(f"{kind:22} {r['id']:8} {'ok ' if r['correct'] else 'BAD'} {wall:6.1f}s "
+                          f"cpu={cpu:5.1f}s calls={len(calls)} proc={tot['processed']} "
+                          f"reused={tot['reused']} gen={tot['generated']} "
+                          f"wait={tot['waiting']:.1f}s load={load0:.1f}",
+                          file=sys.stderr, flush=True)
+    print(f"load after: {os.getloadavg()}", file=sys.stderr)
+    table([json.loads(line) for line in out.read_text().splitlines()])
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, max(0, round(q * (len(values) - 1))))] if values else float("nan")
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per criterion (and all): median / p90 wall and CPU per case and per verdict, tokens."""
+    out = {}
+    for kind in [*dict.fromkeys(r["criterion"] for r in rows), "all"]:
+        mine = [r for r in rows if kind in ("all", r["criterion"])]
+        calls = [c for r in mine for c in r["calls"]]
+        per_case = [r["seconds"] for r in mine]
+        cpu_case = [r["cpu_seconds"] for r in mine]
+        per_v = [r["seconds"] / r["verdicts"] for r in mine]
+        cpu_v = [r["cpu_seconds"] / r["verdicts"] for r in mine]
+        processed, reused = sum(c["processed"] for c in calls), sum(c["reused"] for c in calls)
+        wall = max(1e-9, sum(c["wall"] for c in calls))
+        out[kind] = {
+            "cases": len(mine), "correct": sum(r["correct"] for r in mine),
+            "case_s": statistics.median(per_case), "case_s_p90": pct(per_case, 0.9),
+            "case_cpu": statistics.median(cpu_case), "case_cpu_p90": pct(cpu_case, 0.9),
+            "verdict_s": statistics.median(per_v), "verdict_s_p90": pct(per_v, 0.9),
+            "verdict_cpu": statistics.median(cpu_v), "verdict_cpu_p90": pct(cpu_v, 0.9),
+            "calls_per_case": len(calls) / max(1, len(mine)),
+            "processed_per_case": processed / max(1, len(mine)),
+            "reused_share": reused / max(1, processed + reused),
+            "generated_per_case": sum(c["generated"] for c in calls) / max(1, len(mine)),
+            "prompt_s_share": sum(c["prompt_ms"] for c in calls) / 1000 / wall,
+            "gen_s_share": sum(c["gen_ms"] for c in calls) / 1000 / wall,
+            "wait_s_share": sum(c["waiting"] for c in calls) / wall,
+            "load": statistics.median(r["load"][0] for r in mine),
+        }
+    return out
+
+
+def table(rows: list[dict[str, Any]]) -> None:
+    s = summary(rows)
+    print("| criterion | cases | right | s/case median (p90) | CPU s/case median (p90) "
+          "| s/verdict median (p90) | CPU s/verdict median (p90) | calls/case "
+          "| prompt tok processed/case | reused | generated/case "
+          "| time: prompt / generation / waiting | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for kind, v in s.items():
+        print(f"| {kind} | {v['cases']} | {v['correct']} | {v['case_s']:.1f} ({v['case_s_p90']:.1f}) | "
+              f"{v['case_cpu']:.1f} ({v['case_cpu_p90']:.1f}) | "
+              f"{v['verdict_s']:.1f} ({v['verdict_s_p90']:.1f}) | "
+              f"{v['verdict_cpu']:.1f} ({v['verdict_cpu_p90']:.1f}) | {v['calls_per_case']:.1f} | "
+              f"{v['processed_per_case']:.0f} | {100 * v['reused_share']:.0f}% | "
+              f"{v['generated_per_case']:.0f} | {100 * v['prompt_s_share']:.0f}% / "
+              f"{100 * v['gen_s_share']:.0f}% / {100 * v['wait_s_share']:.0f}% | {v['load']:.1f} |")
+
+
+def compare(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> None:
+    b, a = summary(before), summary(after)
+    print("| criterion | s/case before → after | CPU s/case before → after | faster (wall / CPU) "
+          "| s/verdict before → after | same verdicts |")
+    print("|---|---|---|---|---|---|")
+    old = {r["id"]: r["pred_positive"] for r in before}
+    for kind in a:
+        if kind not in b:
+            continue
+        same = [r["pred_positive"] == old[r["id"]] for r in after
+                if r["id"] in old and kind in ("all", r["criterion"])]
+        x, y = b[kind], a[kind]
+        print(f"| {kind} | {x['case_s']:.1f} → {y['case_s']:.1f} | "
+              f"{x['case_cpu']:.1f} → {y['case_cpu']:.1f} | "
+              f"{x['case_s'] / y['case_s']:.1f}x / {x['case_cpu'] / y['case_cpu']:.1f}x | "
+              f"{x['verdict_s']:.1f} → {y['verdict_s']:.1f} | {sum(same)}/{len(same)} |")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--criteria", default=DEFAULT_CRITERIA)
+    p.add_argument("--per", type=int, default=3, help="timed cases per criterion (after one warm-up case)")
+    p.add_argument("--num-samples", type=int, default=5)
+    p.add_argument("--threads", type=int)
+    p.add_argument("--concurrent", action="store_true", help="a criterion's timed cases at once")
+    p.add_argument("--out", default=str(OUT_DIR / "judge_speed.jsonl"))
+    p.add_argument("--table-from", metavar="JSONL")
+    p.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"))
+    args = p.parse_args()
+    read = lambda path: [json.loads(x) for x in Path(path).read_text().splitlines() if x.strip()]  # noqa: E731
+    if args.compare:
+        compare(read(args.compare[0]), read(args.compare[1]))
+    elif args.table_from:
+        table(read(args.table_from))
+    else:
+        asyncio.run(main_async(args))
+
+
+if __name__ == "__main__":
+    main()
