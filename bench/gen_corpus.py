@@ -531,14 +531,20 @@ def generate(n: int, seed: int, edge_rate: float = 0.0,
     return expected, actual
 
 
+# `per_agent: false` keeps ADK's flat trajectory matching (ADK accepts and ignores the key):
+# by default agenteval matches per agent when the expected events name two authors or more,
+# as the corpus's do (text events by `shipping_agent`), and then departs from ADK by design.
+_FLAT = {"per_agent": False}
 CONFIGS: dict[str, JSON] = {
-    "EXACT": {"criteria": {"tool_trajectory_avg_score": {"threshold": 1.0, "match_type": "EXACT"}}},
+    "EXACT": {"criteria": {"tool_trajectory_avg_score": {"threshold": 1.0, "match_type": "EXACT",
+                                                         **_FLAT}}},
     "IN_ORDER": {"criteria": {"tool_trajectory_avg_score": {"threshold": 1.0,
-                                                            "match_type": "IN_ORDER"}}},
+                                                            "match_type": "IN_ORDER", **_FLAT}}},
     "ANY_ORDER": {"criteria": {"tool_trajectory_avg_score": {"threshold": 1.0,
-                                                             "match_type": "ANY_ORDER"}}},
+                                                             "match_type": "ANY_ORDER", **_FLAT}}},
     "rouge": {"criteria": {"response_match_score": 0.8}},
-    "default": {"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}},
+    "default": {"criteria": {"tool_trajectory_avg_score": {"threshold": 1.0, **_FLAT},
+                             "response_match_score": 0.8}},
 }
 
 

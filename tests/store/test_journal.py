@@ -1,5 +1,7 @@
-"""The run journal's ownership (one live process per run; a killed one owns nothing) and its
-pruning (a forgotten run leaves no rows, no lock file and no free pages)."""
+"""The run journal's ownership (one live process per run; a killed one owns nothing), its
+batched writes (one connection per run; a kill loses at most the flush window), what resuming
+reads, and its pruning (a forgotten run leaves no rows, no lock file and no free pages;
+interrupted runs are kept `KEEP_INTERRUPTED_DAYS`)."""
 
 import sqlite3
 import subprocess
@@ -9,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from agenteval.schema import RunSpec
+from agenteval.schema import EvalCaseResult, RunSpec
 from agenteval.store.claim import lock_path
-from agenteval.store.journal import Journal, RunOwned
+from agenteval.store.journal import FLUSH_CASES, FLUSH_SECONDS, KEEP_INTERRUPTED_DAYS, Journal, RunOwned
 
 
 def _begin(root: Path, run_id: str = "20250101-000000-aaaaaa") -> Journal:
@@ -77,3 +79,102 @@ def test_a_forgotten_run_leaves_nothing(tmp_path: Path) -> None:
         assert conn.execute("SELECT count(*) FROM journal_cases").fetchone() == (0,)
         assert conn.execute("PRAGMA freelist_count").fetchone() == (0,)
     assert journal.path.stat().st_size < 100_000  # 200 × 5 KB were in it
+
+
+def _result(i: int, error: str | None = None) -> EvalCaseResult:
+    return EvalCaseResult(eval_id=f"c{i}", eval_set_id="s", run_index=0, final_eval_status=1,
+                          overall_eval_metric_results=[], eval_metric_result_per_invocation=[],
+                          session_id="x", error_message=error)
+
+
+def test_a_kill_loses_at_most_the_last_half_second(tmp_path: Path) -> None:
+    # A real process appends 100 case runs and is SIGKILLed well after the flush window
+    # (FLUSH_SECONDS): all 100 are in the journal, though it never flushed or closed.
+    code = ("import time\nfrom agenteval.schema import EvalCaseResult, RunSpec\n"
+            "from agenteval.store.journal import Journal\n"
+            f"j = Journal({str(tmp_path)!r})\nj.begin(RunSpec(run_id='r1', command='eval'), '{{}}', 100)\n"
+            "for i in range(100):\n"
+            "    j.append('r1', 's', EvalCaseResult(eval_id=f'c{i}', eval_set_id='s', run_index=0, "
+            "final_eval_status=1, overall_eval_metric_results=[], eval_metric_result_per_invocation=[], "
+            "session_id='x'))\n"
+            "print('appended', flush=True)\ntime.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "appended"
+        time.sleep(FLUSH_SECONDS + 2.0)  # the window, and a margin for a loaded machine
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == -9
+    journal = Journal(tmp_path)
+    assert journal.finished_keys("r1") == {("s", f"c{i}", 0) for i in range(100)}
+    assert [(r.status, r.done) for r in journal.runs()] == [("interrupted", 100)]
+
+
+def test_appends_go_through_one_connection_in_batches(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    journal = _begin(tmp_path)
+    opened: list[str] = []
+    connect = sqlite3.connect
+
+    def counting(*args: object, **kwargs: object) -> sqlite3.Connection:
+        opened.append(str(args[0]))
+        return connect(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sqlite3, "connect", counting)
+    commits: list[int] = []
+    from agenteval.store import journal as journal_module
+
+    commit = journal_module._commit
+
+    def counted(conn: sqlite3.Connection, run_id: str, rows: list[journal_module.Row]) -> None:
+        commits.append(len(rows))
+        commit(conn, run_id, rows)
+
+    monkeypatch.setattr(journal_module, "_commit", counted)
+    for i in range(300):
+        journal.append("20250101-000000-aaaaaa", "s", _result(i))
+    journal.flush()
+    assert len(opened) == 1  # the run's writer: none per append
+    assert sum(commits) == 300 and len(commits) <= 300 // FLUSH_CASES + 2
+    monkeypatch.undo()
+    assert len(journal.finished_keys("20250101-000000-aaaaaa")) == 300
+    journal.close()
+
+
+def test_resume_reads_only_which_case_runs_finished(tmp_path: Path) -> None:
+    from agenteval.runner.durable import Finished
+
+    journal = _begin(tmp_path)
+    journal.append_all("20250101-000000-aaaaaa", [_result(0), _result(1, error="boom"), _result(2)])
+    assert journal.finished_keys("20250101-000000-aaaaaa") == {("s", "c0", 0), ("s", "c1", 0), ("s", "c2", 0)}
+    ok = journal.finished_keys("20250101-000000-aaaaaa", without_errors=True)
+    assert ok == {("s", "c0", 0), ("s", "c2", 0)}
+    finished = Finished(journal, "20250101-000000-aaaaaa", ok)
+    assert len(finished) == 2 and ("s", "c0", 0) in finished and ("s", "c1", 0) not in finished
+    assert finished[("s", "c2", 0)] == _result(2)
+    assert finished.get(("s", "c1", 0)) is None
+    with pytest.raises(KeyError):
+        finished[("s", "c1", 0)]
+    journal.close()
+
+
+def test_interrupted_runs_older_than_the_rule_are_pruned(tmp_path: Path) -> None:
+    old, recent = "20250101-000000-aaaaaa", "20250102-000000-bbbbbb"
+    journal = _begin(tmp_path, old)
+    journal.begin(RunSpec(run_id=recent, command="eval", started=2.0), "{}", 3)
+    journal.append_all(old, [_result(0)])
+    journal.close()  # both interrupted now
+    days = 86400
+    with sqlite3.connect(journal.path) as conn:
+        conn.execute("UPDATE journal_runs SET updated = ? WHERE run_id = ?",
+                     (time.time() - (KEEP_INTERRUPTED_DAYS + 1) * days, old))
+        conn.execute("UPDATE journal_runs SET updated = ? WHERE run_id = ?",
+                     (time.time() - (KEEP_INTERRUPTED_DAYS - 1) * days, recent))
+    again = Journal(tmp_path)
+    again.begin(RunSpec(run_id="20250103-000000-cccccc", command="eval", started=3.0), "{}", 3)
+    assert sorted(r.run_id for r in again.runs()) == [recent, "20250103-000000-cccccc"]
+    assert not lock_path(tmp_path, old).exists()
+    with sqlite3.connect(journal.path) as conn:
+        assert conn.execute("SELECT count(*) FROM journal_cases").fetchone() == (0,)
+    again.close()

@@ -324,7 +324,13 @@ class Journaled(Sink):
         self.journal.begin(header, self.fingerprint, self.total)
 
     def on_case_run(self, result: EvalCaseResult, seconds: float) -> None:
-        self.journal.append(self.run_id, result.eval_set_id, result)
+        self.journal.append(self.run_id, result.eval_set_id, result)  # queued: committed within 0.5 s
+
+    def on_document(self, document: EvalSetResult) -> None:
+        self.journal.flush(self.run_id)  # every case run durable before a document is written
+
+    def on_end(self, header: RunSpec) -> None:
+        self.journal.flush(self.run_id)
 
     def on_abort(self) -> None:
         if self.run_id:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from agenteval.errors import AgentEvalError, DataError
 from agenteval.runner.job import EvalJob
 from agenteval.schema import EvalCaseResult, RunSpec
 from agenteval.store import RunRow, RunStore, load_result
-from agenteval.store.journal import CaseKey, Journal
+from agenteval.store.journal import CaseKey, Journal, JournalReader
 from agenteval.store.record import recorded
 
 _SHOWN = 5  # case ids, config keys named in a refusal before "..."
@@ -176,13 +177,51 @@ def _from_history(history: RunStore, run_id: str) -> tuple[RunSpec, str, list[Ev
     return spec, fingerprint, results
 
 
-def resume_from(job: EvalJob, journal: Journal, header: RunSpec) -> dict[CaseKey, EvalCaseResult]:
-    """The finished case runs of the run `job.resume` (those to keep), after claiming it (see
-    `claim_resume`) and checking it covers what `job` covers (a DataError naming what changed
-    otherwise); `header` takes the run's id and start time. A finished run whose errors are
-    retried goes back into the journal (from its documents) once the check passed."""
+class Finished(Mapping[CaseKey, EvalCaseResult]):
+    """The case runs of a resumed run that are kept, by (eval set id, eval id, run index): which
+    they are is read at once (`in`, `len` and iteration cost nothing more), each result only
+    when it is looked up, from the journal. A resume thus costs what its remaining case runs
+    cost, until the document is written: a driver asks `key in finished` to know what to run,
+    and `finished[key]` (or `get`) only where it needs the result itself."""
+
+    def __init__(self, journal: Journal | None = None, run_id: str = "",
+                 keys: set[CaseKey] | None = None) -> None:
+        self._journal, self._run_id = journal, run_id
+        self._keys: set[CaseKey] = keys or set()
+        self._reader: JournalReader | None = None
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[CaseKey]:
+        return iter(self._keys)
+
+    def __getitem__(self, key: CaseKey) -> EvalCaseResult:
+        if key not in self._keys or self._journal is None:
+            raise KeyError(key)
+        if self._reader is None:  # one connection for every lookup (they come by thousands)
+            self._journal.flush(self._run_id)
+            self._reader = self._journal.reader()
+        result = self._reader.result(self._run_id, key)
+        if result is None:
+            raise KeyError(key)
+        return result
+
+    def get(self, key: CaseKey, default: Any = None) -> Any:
+        return self[key] if key in self._keys else default
+
+
+def resume_from(job: EvalJob, journal: Journal, header: RunSpec) -> Finished:
+    """The finished case runs of the run `job.resume` (those to keep; see `Finished`), after
+    claiming it (see `claim_resume`) and checking it covers what `job` covers (a DataError
+    naming what changed otherwise); `header` takes the run's id and start time. A finished run
+    whose errors are retried goes back into the journal (from its documents) once the check
+    passed."""
     if job.resume is None:
-        return {}
+        return Finished()
     run_id = job.resume if journal.owned_here(job.resume) else \
         claim_resume(journal, job.resume, job.retry_errors)
     try:
@@ -201,10 +240,7 @@ def resume_from(job: EvalJob, journal: Journal, header: RunSpec) -> dict[CaseKey
         raise
     previous = journal.spec(run_id)
     header.run_id, header.started = previous.run_id, previous.started
-    kept = journal.results(run_id)
-    if job.retry_errors:
-        kept = {k: v for k, v in kept.items() if not failed(v)}
-    return kept
+    return Finished(journal, run_id, journal.finished_keys(run_id, without_errors=job.retry_errors))
 
 
-__all__ = ["AlreadyFinished", "changes", "claim_resume", "failed", "fingerprint", "resume_from"]
+__all__ = ["AlreadyFinished", "Finished", "changes", "claim_resume", "failed", "fingerprint", "resume_from"]

@@ -10,6 +10,10 @@ from agenteval.schema.base import OpenWireModel, WireModel
 from agenteval.schema.content import Content, FunctionCall, FunctionResponse, Part
 from agenteval.schema.rubric import Rubric
 
+# The key of `Invocation.tool_calls()`'s memo in the instance `__dict__`: not a field name, so
+# pydantic neither validates, serialises nor compares it.
+_CALLS_MEMO = "_agenteval_tool_calls"
+
 
 class IntermediateData(WireModel):
     """The legacy form: flat lists of tool uses, tool responses and sub-agent texts."""
@@ -77,19 +81,37 @@ class Invocation(WireModel):
     app_details: AppDetails | None = None
 
     def tool_calls(self) -> list[FunctionCall]:
-        """Every tool call of the turn, in order."""
+        """Every tool call of the turn, in order (the list is shared: do not change it).
+
+        Memoised for the events form, where building it walks every event's parts: the
+        trajectory and efficiency criteria ask for it once each per invocation, and it was
+        ~40% of a trajectory pass. The memo is kept in `__dict__` under a name pydantic ignores
+        (not a field: never serialised, copied or compared) and is rebuilt when
+        `intermediate_data` is replaced or its event list is replaced or changes length; a part
+        changed in place inside an existing event is not seen (call `forget_tool_calls()`).
+        """
         data = self.intermediate_data
         if data is None:
             return []
         if isinstance(data, IntermediateData):
             return data.tool_uses
-        return [
+        events = data.invocation_events
+        memo = self.__dict__.get(_CALLS_MEMO)
+        if memo is not None and memo[0] is events and memo[1] == len(events):
+            return memo[2]  # type: ignore[no-any-return]
+        calls = [
             p.function_call
-            for e in data.invocation_events
+            for e in events
             if e.content and e.content.parts
             for p in e.content.parts
             if p.function_call
         ]
+        self.__dict__[_CALLS_MEMO] = (events, len(events), calls)
+        return calls
+
+    def forget_tool_calls(self) -> None:
+        """Drops the memo of `tool_calls()` (needed only after changing a part in place)."""
+        self.__dict__.pop(_CALLS_MEMO, None)
 
     def tool_responses(self) -> list[FunctionResponse]:
         """Every tool response of the turn, in order."""

@@ -1,25 +1,44 @@
-"""The run journal: every finished case run, committed the moment it is known.
+"""The run journal: every finished case run, durable within half a second of being known.
 
 `<root>/.agenteval/journal.sqlite` (WAL; a busy timeout, so several processes can share it).
 A run is `begun` with its header and a fingerprint of what it covers (eval-set files, case
-selection, config, repeats); each (case, run) result is `append`ed in its own transaction as it
-finishes. One process owns a run (`claim`: an OS lock held for the run's life, see
-`agenteval.store.claim`); `begin` claims it. Once the run's documents are recorded in the run
-history, `forget` removes it from the journal, which thus holds only unfinished runs. After a
-crash (`kill -9` included) the journal still holds the run with what it finished; a run nobody
-owns is reported as `interrupted`, and `agenteval eval ... --resume RUN` runs only what is
-missing.
+selection, config, repeats); each (case, run) result is `append`ed as it finishes. One process
+owns a run (`claim`: an OS lock held for the run's life, see `agenteval.store.claim`); `begin`
+claims it.
+
+Appending does not touch the database on the caller's thread (the event loop's, in a run): the
+result is serialised and queued, and one writer thread per run, holding one connection, commits
+what is queued in one transaction as soon as `FLUSH_CASES` results wait or the oldest has waited
+`FLUSH_SECONDS`. So a finished case run is committed within `FLUSH_SECONDS` (0.5 s) of
+`append`, and a kill (`kill -9` included) loses at most the case runs of that window, which
+`--resume` runs again. A commit is durable against the process dying (the WAL is in the
+operating system's hands), not against the machine losing power before the next checkpoint
+(`synchronous=NORMAL`). Reading a run through the same `Journal`, releasing, forgetting or
+closing it first commits whatever is queued; a write that failed (a full disk) is raised by the
+next `append` or by that commit.
+
+Pruning: once the run's documents are recorded in the run history, `forget` removes it from the
+journal, which thus holds only unfinished runs, and gives the space back. A run that is never
+resumed is pruned too: beginning a run removes interrupted runs (nobody owns them) not updated
+for `KEEP_INTERRUPTED_DAYS` (30) days. After a crash the journal still holds the run with what it
+committed; a run nobody owns is reported as `interrupted`, and `agenteval eval ... --resume RUN`
+runs only what is missing.
 
 Results are stored as compact JSON (one row per case run), so a journal row can be read back
-into exactly the result the run would have written.
+into exactly the result the run would have written; `finished_keys` reads only which case runs
+finished (what `--resume` needs until the document is written), `result` one of them.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import sqlite3
+import threading
 import time
-from collections.abc import Iterable
+import weakref
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +46,14 @@ from pathlib import Path
 from agenteval.errors import DataError
 from agenteval.schema import EvalCaseResult, RunSpec
 from agenteval.store.claim import Claim, claim, lock_path, owner
-from agenteval.store.sqlite import connect
+from agenteval.store.sqlite import connect, use_wal
+
+FLUSH_SECONDS = 0.5
+"""The longest a finished case run waits in memory before its transaction commits."""
+FLUSH_CASES = 64
+"""A transaction commits at once when this many case runs wait."""
+KEEP_INTERRUPTED_DAYS = 30
+"""An interrupted run not updated for this long is removed when a run begins."""
 
 _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS journal_runs (
@@ -42,6 +68,7 @@ _SCHEMA = [
 ]
 
 CaseKey = tuple[str, str, int]  # (eval set id, eval id, run index)
+Row = tuple[str, str, str, int, int, int, str]  # a journal_cases row
 
 
 def journal_path(root: str | Path) -> Path:
@@ -81,8 +108,126 @@ class JournalRun:
     fingerprint: str
 
 
+class _Writer:
+    """One run's appends: a thread holding one connection, committing what is queued in one
+    transaction once `FLUSH_CASES` rows wait or the oldest has waited `FLUSH_SECONDS` (or at
+    once when `flush`ed). A failed commit is kept and raised to the next `put` or `flush`."""
+
+    def __init__(self, path: Path, prepare: Callable[[sqlite3.Connection], None], run_id: str) -> None:
+        self.path, self._prepare, self.run_id = path, prepare, run_id
+        self._cond = threading.Condition()
+        self._queue: list[Row] = []
+        self._oldest = 0.0  # when the oldest queued row came (monotonic)
+        self._queued = self._committed = 0  # rows ever queued / committed (or dropped by an error)
+        self._urgent = self._closing = False
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._loop, name=f"agenteval-journal-{run_id}",
+                                        daemon=True)  # an unflushed exit is a kill: see `_live`
+        self._thread.start()
+
+    def put(self, rows: list[Row]) -> None:
+        with self._cond:
+            self._raise()
+            if not self._queue:
+                self._oldest = time.monotonic()
+            self._queue.extend(rows)
+            self._queued += len(rows)
+            self._cond.notify()
+
+    def flush(self) -> None:
+        """Returns once everything queued before the call is committed (or raises why not)."""
+        with self._cond:
+            target = self._queued
+            if self._committed < target:
+                self._urgent = True
+                self._cond.notify_all()
+                while self._committed < target and self._thread.is_alive():
+                    self._cond.wait(1.0)
+            self._raise()
+
+    def close(self) -> None:
+        try:
+            self.flush()
+        finally:
+            with self._cond:
+                self._closing = True
+                self._cond.notify_all()
+            self._thread.join()
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def _next_batch(self) -> list[Row] | None:
+        """Waits for a batch to commit (None: closing with nothing left)."""
+        with self._cond:
+            while not self._queue:
+                if self._closing:
+                    return None
+                self._cond.wait()
+            while len(self._queue) < FLUSH_CASES and not (self._urgent or self._closing):
+                left = self._oldest + FLUSH_SECONDS - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(left)
+            batch, self._queue, self._urgent = self._queue, [], False
+            return batch
+
+    def _loop(self) -> None:
+        conn: sqlite3.Connection | None = None
+        while (batch := self._next_batch()) is not None:
+            try:
+                if conn is None:
+                    opened = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+                    try:
+                        use_wal(opened)
+                        self._prepare(opened)
+                    except BaseException:
+                        opened.close()
+                        raise
+                    conn = opened
+                _commit(conn, self.run_id, batch)
+            except sqlite3.DatabaseError as e:
+                error: BaseException = e if isinstance(e, sqlite3.IntegrityError) else \
+                    DataError(self.path, "", f"cannot use the run journal: {e}")
+                with self._cond:
+                    self._error = error
+            except BaseException as e:  # reported to the appending thread, not lost here
+                with self._cond:
+                    self._error = e
+            with self._cond:
+                self._committed += len(batch)
+                self._cond.notify_all()
+        if conn is not None:
+            conn.close()
+
+
+def _commit(conn: sqlite3.Connection, run_id: str, rows: list[Row]) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany("INSERT OR REPLACE INTO journal_cases VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        conn.execute("UPDATE journal_runs SET updated = ? WHERE run_id = ?", (time.time(), run_id))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+# Every writer with rows queued at interpreter exit commits them (a normal exit is not a kill).
+_live: weakref.WeakSet[_Writer] = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    for writer in list(_live):
+        with contextlib.suppress(Exception):  # nobody is left to tell; the run is resumable
+            writer.flush()
+
+
 class Journal:
-    """The journal of one store root. Every call opens its own connection (safe across
+    """The journal of one store root. Appends go through one writer thread and connection per
+    run (see the module docstring); every other call opens its own connection (safe across
     threads and processes). The runs this object claimed stay owned by this process until
     `release`d (or the process ends)."""
 
@@ -90,6 +235,33 @@ class Journal:
         self.root = Path(root)
         self.path = journal_path(root)
         self._claims: dict[str, Claim] = {}
+        self._writers: dict[str, _Writer] = {}
+        self._lock = threading.Lock()  # guards `_writers`
+
+    def _writer(self, run_id: str) -> _Writer:
+        with self._lock:
+            writer = self._writers.get(run_id)
+            if writer is None:
+                writer = self._writers[run_id] = _Writer(self.path, self._prepare, run_id)
+                _live.add(writer)
+            return writer
+
+    def flush(self, run_id: str | None = None) -> None:
+        """Commits what is queued for run `run_id` (every run: None) before returning; raises
+        a write that failed (a DataError naming the journal)."""
+        with self._lock:
+            writers = [w for r, w in self._writers.items() if run_id is None or r == run_id]
+        for writer in writers:
+            writer.flush()
+
+    def _stop_writer(self, run_id: str) -> None:
+        """Commits what is queued for the run and ends its writer; a write that fails here is
+        dropped (the run is being released or forgotten: what was lost is run again)."""
+        with self._lock:
+            writer = self._writers.pop(run_id, None)
+        if writer is not None:
+            with contextlib.suppress(Exception):  # see the docstring
+                writer.close()
 
     def claim(self, run_id: str) -> None:
         """Makes this process the owner of run `run_id` (again a no-op when it already is);
@@ -109,16 +281,20 @@ class Journal:
     def release(self, run_id: str) -> None:
         """Gives up this process's ownership of the run (an unfinished one becomes
         `interrupted`, and resumable); its lock file goes when the journal no longer holds it."""
+        self._stop_writer(run_id)
         held = self._claims.pop(run_id, None)
         if held is not None:
             held.release(remove=not self._holds(run_id))
 
     def close(self) -> None:
-        """Releases every run this object owns."""
+        """Releases every run this object owns (committing what is queued first)."""
+        for run_id in list(self._writers):
+            self._stop_writer(run_id)
         for run_id in list(self._claims):
             self.release(run_id)
 
     def _holds(self, run_id: str) -> bool:
+        self.flush(run_id)
         with self._connect(create=False) as conn:
             return conn is not None and conn.execute(
                 "SELECT 1 FROM journal_runs WHERE run_id = ?", (run_id,)).fetchone() is not None
@@ -142,9 +318,11 @@ class Journal:
 
     def begin(self, spec: RunSpec, fingerprint: str, total: int) -> None:
         """Records a run as started by this process, which claims it (`RunOwned` when another
-        owns it); a resumed run keeps its finished cases."""
+        owns it); a resumed run keeps its finished cases. Interrupted runs not updated for
+        `KEEP_INTERRUPTED_DAYS` are pruned."""
         self.claim(spec.run_id)
         now = time.time()
+        self._prune(now - KEEP_INTERRUPTED_DAYS * 86400)
         with self._connect(create=True) as conn:
             assert conn is not None
             conn.execute(
@@ -155,28 +333,21 @@ class Journal:
                  total, spec.model_dump_json()))
 
     def append(self, run_id: str, eval_set_id: str, result: EvalCaseResult) -> None:
-        """Commits one finished case run (replacing an earlier attempt at the same one)."""
-        self.append_all(run_id, [result], eval_set_id)
+        """Queues one finished case run (replacing an earlier attempt at the same one) for the
+        run's writer, which commits it within `FLUSH_SECONDS`; raises an earlier write of the
+        run that failed. The run must have been begun (here or by another process)."""
+        self._writer(run_id).put(_rows(run_id, [result], eval_set_id))
 
     def append_all(self, run_id: str, results: Iterable[EvalCaseResult],
                    eval_set_id: str | None = None) -> None:
-        """Commits finished case runs in one transaction (each under `eval_set_id`, else its own)."""
-        rows = [(run_id, eval_set_id or r.eval_set_id, r.eval_id, r.run_index, int(r.final_eval_status),
-                 int(bool(r.error_message or r.metric_errors)), r.model_dump_json(exclude_none=False))
-                for r in results]
-        with self._connect(create=True) as conn:
-            assert conn is not None
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                conn.executemany("INSERT OR REPLACE INTO journal_cases VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-                conn.execute("UPDATE journal_runs SET updated = ? WHERE run_id = ?", (time.time(), run_id))
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+        """Commits finished case runs (each under `eval_set_id`, else its own) before returning,
+        in one transaction with whatever the run had queued."""
+        self._writer(run_id).put(_rows(run_id, results, eval_set_id))
+        self.flush(run_id)
 
     def fingerprint(self, run_id: str) -> str | None:
         """The fingerprint the run was begun with (None: the journal does not hold it)."""
+        self.flush(run_id)
         with self._connect(create=False) as conn:
             row = conn.execute("SELECT fingerprint FROM journal_runs WHERE run_id = ?",
                                (run_id,)).fetchone() if conn else None
@@ -186,6 +357,7 @@ class Journal:
         """Removes a run from the journal (its results are in the run history now): the journal
         holds only unfinished runs, and the space they took is given back. The run's ownership
         by this process, if any, ends."""
+        self._stop_writer(run_id)
         with self._connect(create=False) as conn:
             if conn is None:
                 return
@@ -196,6 +368,7 @@ class Journal:
 
     def runs(self) -> list[JournalRun]:
         """Journaled runs, newest first."""
+        self.flush()
         with self._connect(create=False) as conn:
             if conn is None:
                 return []
@@ -238,10 +411,85 @@ class Journal:
 
     def results(self, run_id: str) -> dict[CaseKey, EvalCaseResult]:
         """The finished case runs of a run, by (eval set id, eval id, run index)."""
+        self.flush(run_id)
         with self._connect(create=False) as conn:
             rows = conn.execute("SELECT eval_set_id, eval_id, run_index, result_json FROM journal_cases "
                                 "WHERE run_id = ?", (run_id,)).fetchall() if conn else []
         return {(s, e, i): EvalCaseResult.model_validate_json(j) for s, e, i, j in rows}
+
+    def finished_keys(self, run_id: str, without_errors: bool = False) -> set[CaseKey]:
+        """Which case runs of a run finished (with `without_errors`, only those that did not end
+        in an agent or judge error), without reading their results."""
+        self.flush(run_id)
+        with self._connect(create=False) as conn:
+            rows = conn.execute("SELECT eval_set_id, eval_id, run_index FROM journal_cases WHERE run_id = ?"
+                                + (" AND error = 0" if without_errors else ""),
+                                (run_id,)).fetchall() if conn else []
+        return {(s, e, i) for s, e, i in rows}
+
+    def reader(self) -> JournalReader:
+        """A connection for reading many results one by one (what this process queued is not
+        in it unless flushed first)."""
+        return JournalReader(self.path)
+
+    def _prune(self, before: float) -> None:
+        """Removes the runs nobody owns that were last updated before `before` (epoch seconds)."""
+        with self._connect(create=False) as conn:
+            if conn is None:
+                return
+            stale = [r for (r,) in conn.execute("SELECT run_id FROM journal_runs WHERE updated < ?",
+                                                 (before,)).fetchall()]
+        for run_id in stale:
+            if run_id in self._claims:
+                continue
+            held = claim(lock_path(self.root, run_id))
+            if held is None:  # a live process owns it after all
+                continue
+            try:
+                with self._connect(create=False) as conn:
+                    if conn is not None:
+                        conn.execute("DELETE FROM journal_runs WHERE run_id = ?", (run_id,))
+            finally:
+                held.release(remove=True)
+        if stale:
+            with self._connect(create=False) as conn:
+                if conn is not None:
+                    _shrink(conn)
+
+
+class JournalReader:
+    """Reads finished case runs one at a time over one read-only connection (usable from any
+    thread, one at a time); closed with `close` or when collected."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    def result(self, run_id: str, key: CaseKey) -> EvalCaseResult | None:
+        """One finished case run (None: the journal does not hold it)."""
+        with self._lock:
+            if self._conn is None:
+                if not self.path.is_file():
+                    return None
+                self._conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
+                                             timeout=60, check_same_thread=False)
+            row = self._conn.execute("SELECT result_json FROM journal_cases WHERE run_id = ? AND "
+                                     "eval_set_id = ? AND eval_id = ? AND run_index = ?",
+                                     (run_id, *key)).fetchone()
+        return None if row is None else EvalCaseResult.model_validate_json(row[0])
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+def _rows(run_id: str, results: Iterable[EvalCaseResult], eval_set_id: str | None) -> list[Row]:
+    return [(run_id, eval_set_id or r.eval_set_id, r.eval_id, r.run_index, int(r.final_eval_status),
+             int(bool(r.error_message or r.metric_errors)), r.model_dump_json(exclude_none=False))
+            for r in results]
 
 
 def _shrink(conn: sqlite3.Connection) -> None:
@@ -259,4 +507,5 @@ def _shrink(conn: sqlite3.Connection) -> None:
         pass
 
 
-__all__ = ["CaseKey", "Journal", "JournalRun", "RunOwned", "journal_path"]
+__all__ = ["FLUSH_CASES", "FLUSH_SECONDS", "KEEP_INTERRUPTED_DAYS", "CaseKey", "Journal", "JournalReader",
+           "JournalRun", "RunOwned", "journal_path"]
