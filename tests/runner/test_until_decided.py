@@ -117,3 +117,29 @@ def test_eval_until_decided_on_the_command_line(tmp_path: Path) -> None:
     assert len(doc["eval_case_results"]) == total
     assert f"1 passed, 1 failed, 1 undecided; {total} case runs" in r.output
     assert "undecided: coin passed" in r.output
+
+
+def test_a_resumed_run_past_its_first_rounds_goes_on_from_there() -> None:
+    """A run interrupted after its second round: the resumed run replays the rounds from the
+    runs it kept (all of them there), then runs only what the rule asks for next."""
+    s = eval_set("s", {"coin": [inv("coin", calls=[call("ok")])]})
+    rule = SequentialRule(0.05, 0.5, 20)
+    outcomes = iter([True, False, True, False, True])  # round 1: 1 run; round 2: 4 more
+
+    def scripted(text: str, state: dict[str, Any]) -> dict[str, Any]:
+        ok = next(outcomes, True)
+        return {"response": "r", "tool_calls": [{"name": "ok" if ok else "bad", "args": {}, "response": 1}]}
+
+    (first,) = asyncio.run(run_evaluation(CallableAdapter(scripted), [EvalSetRequest(s, METRICS)],
+                                          parallelism=1, until_decided=rule))
+    kept = {(r.eval_set_id, r.eval_id, r.run_index): r for r in first.eval_case_results[:5]}
+    calls: list[str] = []
+
+    def counting(text: str, state: dict[str, Any]) -> dict[str, Any]:
+        calls.append(text)
+        return {"response": "r", "tool_calls": [{"name": "ok", "args": {}, "response": 1}]}
+
+    (doc,) = asyncio.run(run_evaluation(CallableAdapter(counting), [EvalSetRequest(s, METRICS)],
+                                        parallelism=1, until_decided=rule, finished=kept))
+    assert len(doc.eval_case_results) == 5 + len(calls) and calls
+    assert doc.metadata["until_decided"]["cases"][0]["runs"] == 5 + len(calls)

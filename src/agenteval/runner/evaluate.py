@@ -194,7 +194,7 @@ async def run_evaluation(
         if until_decided is None:
             break
         # Rerun rounds: each case not yet decided gets the fewest runs that could decide it.
-        todo = []
+        todo, grew = [], False
         for pos in range(cursor, len(cases)):
             c = cases[pos]
             set_id = requests[c.request].eval_set.eval_set_id
@@ -203,8 +203,9 @@ async def run_evaluation(
                 more = until_decided.more_runs(c.verdicts)
                 todo += [u for run in range(c.planned, c.planned + more) if (u := unit(pos, run))]
                 c.planned += more
+                grew = grew or more > 0
         advance()
-        if not todo and cursor == len(cases):  # every case decided or out of runs
+        if not grew:  # every case decided or out of runs (runs a resumed run kept count)
             break
     if cursor < len(cases):  # an executor must report every unit it was given
         raise RuntimeError(f"the executor did not report every run of {len(cases) - cursor} case(s)")
