@@ -43,12 +43,12 @@ from agenteval.runner.driver import Sink
 from agenteval.runner.result_stream import is_result_document
 from agenteval.runner.streamed import RunsApart, StreamedRun, open_eval_set, rescore_files
 from agenteval.runner.sync import run_sync
-from agenteval.schema import Concurrency, EvalSetResult, Run
+from agenteval.schema import Concurrency, EvalCaseResult, EvalSetResult, Run, RunSpec
 from agenteval.store import RunStore, history_db_path, output_paths, record, write_outputs
 from agenteval.store.history import history_path
 from agenteval.store.record import record_streamed
+from agenteval.tracing.otel import TraceBatches, traces_url
 from agenteval.tracing.otel import export as export_traces
-from agenteval.tracing.otel import traces_url
 from agenteval.tracing.otlp_json import looks_like_otlp
 from agenteval.verdicts import all_passed
 from agenteval.verdicts.outcome import CaseOutcome
@@ -107,12 +107,23 @@ def report(console: Console, results: Sequence[EvalSetResult], detailed: bool) -
 
 class ReportStreams(Sink):
     """The JUnit XML and Markdown summary of a streamed run, gathered case by case as it is
-    scored (`reporting.junit.JUnitStream`, `reporting.markdown.MarkdownStream`); written by
-    `finish` once it is done, nothing written when it fails."""
+    scored (`reporting.junit.JUnitStream`, `reporting.markdown.MarkdownStream`), written by
+    `finish` once it is done, nothing written when it fails; and its traces, sent to the OTLP
+    collector in batches as its case runs finish (`tracing.otel.TraceBatches`)."""
 
     def __init__(self, outputs: Outputs) -> None:
         self.junit = JUnitStream(outputs.junit_xml) if outputs.junit_xml else None
         self.markdown = MarkdownStream() if outputs.markdown else None
+        self.otlp_endpoint = outputs.otlp_endpoint
+        self.traces: TraceBatches | None = None
+
+    def on_start(self, header: RunSpec, total: int) -> None:
+        if self.otlp_endpoint:
+            self.traces = TraceBatches(self.otlp_endpoint, header.run_id)
+
+    def on_case_run(self, result: EvalCaseResult, seconds: float) -> None:
+        if self.traces is not None:
+            self.traces.add(result)
 
     def on_case(self, outcome: CaseOutcome) -> None:
         for stream in (self.junit, self.markdown):
@@ -148,10 +159,14 @@ def finish(console: Console, run: Run | StreamedRun, detailed: bool, outputs: Ou
             steps.append(functools.partial(_report_file, run, fmt, path, streams))
     if outputs.history_root is not None:
         steps.append(functools.partial(_record, run, outputs.history_root))
-    if outputs.otlp_endpoint and isinstance(run, Run):
+    if outputs.otlp_endpoint:
         endpoint = outputs.otlp_endpoint
-        steps.append(lambda: f"Exported {export_traces(run.results, endpoint, run_id=run.run_id)} spans "
-                             f"to {traces_url(endpoint)}")
+        if isinstance(run, Run):
+            steps.append(lambda: f"Exported {export_traces(run.results, endpoint, run_id=run.run_id)} "
+                                 f"spans to {traces_url(endpoint)}")
+        elif streams is not None and streams.traces is not None:
+            traces = streams.traces
+            steps.append(lambda: f"Exported {traces.close()} spans to {traces_url(endpoint)}")
     return complete(console, steps, code)
 
 
@@ -252,11 +267,10 @@ def _score(args: ScoreArgs) -> int:
 def streams(args: ScoreArgs) -> bool:
     """Whether `score` can run in bounded memory (`runner.streamed`): the expected file is a
     current-format eval set, the actual one too or a result document, and nothing but the
-    result document, the history, JUnit XML, the Markdown summary and the console report (not
-    the per-invocation details) is asked for. The HTML report and trace export still read the
-    whole run."""
-    o = args.outputs
-    if args.detailed or o.html or o.otlp_endpoint:
+    result document, the history, JUnit XML, the Markdown summary, the trace export and the
+    console report (not the per-invocation details) is asked for. The HTML report still reads
+    the whole run."""
+    if args.detailed or args.outputs.html:
         return False
     return _eval_set_head(args.expected) and (_eval_set_head(args.actual) or is_result_document(args.actual))
 

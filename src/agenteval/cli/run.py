@@ -15,15 +15,20 @@ import click
 from rich.console import Console
 
 from agenteval.agents import agent_home, check_agent_path, load_root_agent
-from agenteval.cli.commands import Outputs, finish, warn_weak_judges
+from agenteval.cli.commands import MAX_TABLE_CASES, Outputs, ReportStreams, finish, warn_weak_judges
 from agenteval.cli.progress import ProgressBar
+from agenteval.datasets.targets import is_stream
 from agenteval.errors import AgentEvalError
 from agenteval.models.replay import replaying
 from agenteval.runner import EvalJob, Services, config_beside, prepare, run, select, weak_judges
+from agenteval.runner.driver import Sink, Sinks, Written
 from agenteval.runner.durable import AlreadyFinished, claim_resume
 from agenteval.runner.request import RunRequest, request_config, to_job
+from agenteval.runner.streamed import Kept, StreamedRun
 from agenteval.runner.sync import run_sync
-from agenteval.schema import EvalSetResult
+from agenteval.schema import EvalSetResult, Run
+from agenteval.store import output_paths
+from agenteval.store.history import history_path
 
 
 @dataclass
@@ -100,14 +105,19 @@ def _eval(args: EvalArgs, job: EvalJob, services: Services, console: Console, ou
     console.print(f"Using criteria from {job.config_source or 'defaults'}: "
                   f"{', '.join(m.name for m in metrics if not m.spec.informational)}")
     warn_weak_judges(console, weak_judges(metrics))
+    streamed = Streamed(outputs) if Streamed.fits(job, args.detailed, outputs) else None
     with ProgressBar() as progress, replaying(recording):
-        result = run_sync(run(job, services, progress, plan))
+        if streamed is None:
+            result: Run | StreamedRun = run_sync(run(job, services, progress, plan))
+        else:
+            done = run_sync(run(job, services, progress, plan, streamed.documents, [streamed.reports]))
+            result = streamed.result(done)
     if recording is not None:
         from agenteval.cli.replay import report_divergences
 
         report_divergences(console, recording)
-    _print_decisions(console, result.results)
-    return finish(console, result, args.detailed, outputs)
+    _print_decisions(console, result.results if isinstance(result, Run) else [result.document])
+    return finish(console, result, args.detailed, outputs, streamed.reports if streamed else None)
 
 
 def _print_decisions(console: Console, documents: list[EvalSetResult]) -> None:
@@ -129,3 +139,33 @@ def _print_decisions(console: Console, documents: list[EvalSetResult]) -> None:
             if c.decision == Decision.UNDECIDED:
                 console.print(f"  undecided: {c.eval_id} passed {c.passed_runs}/{c.runs}")
 
+
+class Streamed:
+    """`eval` in flat memory: the one eval set's document streamed to its targets (`--output`
+    and the history's copy) as its cases are decided, with what the console shows (`Kept`) and
+    the report streams; the HTML report and the per-invocation details need the whole run, so
+    they (and runs of several eval sets) keep it in memory instead."""
+
+    @staticmethod
+    def fits(job: EvalJob, detailed: bool, outputs: Outputs) -> bool:
+        """Whether the run can stream: one eval set, no details or HTML report, and a document
+        that goes to a file (one written to standard output comes after the report)."""
+        return (len(job.selections) == 1 and not detailed and not outputs.html
+                and not (outputs.output and is_stream(outputs.output)))
+
+    def __init__(self, outputs: Outputs) -> None:
+        self.outputs = outputs
+        self.kept = Kept(MAX_TABLE_CASES)
+        self.reports = ReportStreams(outputs)
+        self.paths: list[Path] = []
+
+    def documents(self, shell: EvalSetResult) -> Sink:
+        o = self.outputs
+        self.paths = [*(output_paths([shell.eval_set_id], o.output)[:1] if o.output else []),
+                      *([history_path(o.history_root, shell.eval_set_result_id)] if o.history_root else [])]
+        return Sinks([Written(self.paths, shell) if self.paths else None, self.kept])
+
+    def result(self, done: Run) -> StreamedRun:
+        k = self.kept
+        return StreamedRun(done.spec, k.document or done.results[0], self.paths, k.first, k.summaries,
+                           k.not_passed)

@@ -108,7 +108,7 @@ def check_targets(targets: Mapping[str, str | Path | None]) -> None:
         if path is None:
             continue
         real = os.path.realpath(path)
-        if real in seen and not _is_stream(real):
+        if real in seen and not is_stream(real):
             raise DataError(path, what, f"is also the target of {seen[real]}")
         seen[real] = what
         check_target(path, what)
@@ -119,7 +119,9 @@ def _is_std_stream(path: str | Path) -> bool:
     return str(path) in ("/dev/stdout", "/dev/stderr")
 
 
-def _is_stream(path: str | Path) -> bool:
+def is_stream(path: str | Path) -> bool:
+    """Whether `path` is a pipe, a terminal or standard output/error (written in place, not
+    through a temporary file)."""
     try:
         mode = os.stat(path).st_mode
     except OSError:
@@ -136,7 +138,7 @@ class TargetWriter:
         self.path = path
         self._tmp: str | None = None
         try:
-            if _is_stream(path):
+            if is_stream(path):
                 self._file = open(path, "wb")  # noqa: SIM115 (closed by commit or abort)
                 return
             target = Path(os.path.realpath(path))

@@ -186,27 +186,32 @@ async def run_evaluation(
         told.on_case_run(result, seconds)
         advance()
 
-    todo = [u for pos in range(len(cases)) for run in range(num_runs) if (u := unit(pos, run))]
-    advance()  # what a resumed run kept at the start goes first
-    while True:
-        if todo:
-            await executor.execute(todo, accept)
-        if until_decided is None:
-            break
-        # Rerun rounds: each case not yet decided gets the fewest runs that could decide it.
-        todo, grew = [], False
-        for pos in range(cursor, len(cases)):
-            c = cases[pos]
-            set_id = requests[c.request].eval_set.eval_set_id
-            if c.known(done, set_id):
-                c.verdicts = [(r.final_eval_status == EvalStatus.PASSED) for r in _runs(c, done, set_id)]
-                more = until_decided.more_runs(c.verdicts)
-                todo += [u for run in range(c.planned, c.planned + more) if (u := unit(pos, run))]
-                c.planned += more
-                grew = grew or more > 0
-        advance()
-        if not grew:  # every case decided or out of runs (runs a resumed run kept count)
-            break
+    try:
+        todo = [u for pos in range(len(cases)) for run in range(num_runs) if (u := unit(pos, run))]
+        advance()  # what a resumed run kept at the start goes first
+        while True:
+            if todo:
+                await executor.execute(todo, accept)
+            if until_decided is None:
+                break
+            # Rerun rounds: each case not yet decided gets the fewest runs that could decide it.
+            todo, grew = [], False
+            for pos in range(cursor, len(cases)):
+                c = cases[pos]
+                set_id = requests[c.request].eval_set.eval_set_id
+                if c.known(done, set_id):
+                    c.verdicts = [(r.final_eval_status == EvalStatus.PASSED) for r in _runs(c, done, set_id)]
+                    more = until_decided.more_runs(c.verdicts)
+                    todo += [u for run in range(c.planned, c.planned + more) if (u := unit(pos, run))]
+                    c.planned += more
+                    grew = grew or more > 0
+            advance()
+            if not grew:  # every case decided or out of runs (runs a resumed run kept count)
+                break
+    except BaseException:
+        for out in outs:  # a document streamed to a file is left as it was
+            out.on_abort()
+        raise
     if cursor < len(cases):  # an executor must report every unit it was given
         raise RuntimeError(f"the executor did not report every run of {len(cases) - cursor} case(s)")
     if end is not None:

@@ -9,7 +9,7 @@ Models, limits and the judge cache come from the `Services` handed in; progress 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from agenteval.models.base import LLM
 from agenteval.runner.driver import (
     Collected,
     Journaled,
+    Sink,
     Sinks,
     Totals,
     end_run,
@@ -44,12 +45,14 @@ from agenteval.simulation import LlmUserSimulator
 
 
 async def run(job: EvalJob, services: Services, listener: Listener | None = None,
-              plan: RunPlan | None = None, documents: Documents | None = None) -> Run:
+              plan: RunPlan | None = None, documents: Documents | None = None,
+              outputs: Sequence[Sink] = ()) -> Run:
     """Runs the job's agent over its eval sets and scores every case run, as `plan` says (by
     default the job `prepare`d against `services` now: a front end that prepared it earlier,
     to refuse a bad judge before loading anything, hands its plan in). With `documents`, each
     eval set's document streams to the sink it gives as its cases are decided
-    (`run_evaluation`), and the `Run` holds the documents without their case lists.
+    (`run_evaluation`), and the `Run` holds the documents without their case lists. `outputs`
+    hear the run as the journal does: each case run as it finishes, each case, each document.
 
     With a journal (`services.journal`) this process owns the run (`Journal.claim`; resuming a
     run another live process owns is a `RunOwned` error, one already recorded in the run
@@ -98,7 +101,7 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
 
     totals = Totals()
     sink = Sinks([None if journal is None else Journaled(journal, fingerprint(job), total),
-                  progress(listener), totals])
+                  progress(listener), totals, *outputs])
     try:
         sink.on_start(header, total - len(kept))
         results = await run_evaluation(adapter, requests, num_runs=plan.num_runs,

@@ -101,22 +101,41 @@ def recorded(store: RunStore, journal: Journal, run_id: str) -> list[RunRow] | N
 
 
 def streamed_outcomes(path: str | Path, shell: EvalSetResult) -> Iterator[CaseOutcome]:
-    """The cases of the document at `path` written with one run per case (as streamed scoring
-    writes it), read back one at a time: each run with its summary."""
-    runs = CaseStream(path, "eval_case_results", EvalCaseResult, MAX_RESULT_DEPTH)
+    """The cases of the document at `path` written a case at a time (as streamed runs write it:
+    each case's runs one after another, in the order of its summaries), read back one at a
+    time: each case's runs with its summary."""
+    runs = iter(CaseStream(path, "eval_case_results", EvalCaseResult, MAX_RESULT_DEPTH))
     summaries = CaseStream(path, "summary", CaseSummary, MAX_RESULT_DEPTH)
-    for (i, run), (_, summary) in zip(runs, summaries, strict=True):
-        if run.eval_id != summary.eval_id:
-            raise DataError(path, f"summary[{i}].eval_id", f"{summary.eval_id!r}, but "
-                            f"eval_case_results[{i}] is of {run.eval_id!r}")
-        yield CaseOutcome(shell.eval_set_id, shell.gating, summary, [run])
+    pending = next(runs, None)
+    for i, summary in summaries:
+        case: list[EvalCaseResult] = []
+        while pending is not None and pending[1].eval_id == summary.eval_id:
+            case.append(pending[1])
+            pending = next(runs, None)
+        if not case:
+            got = f"eval_case_results[{pending[0]}] is of {pending[1].eval_id!r}" if pending else \
+                "no case run is left"
+            raise DataError(path, f"summary[{i}].eval_id", f"{summary.eval_id!r}, but {got}")
+        yield CaseOutcome(shell.eval_set_id, shell.gating, summary, case)
+    if pending is not None:
+        raise DataError(path, f"eval_case_results[{pending[0]}]", "a case run no summary is of")
 
 
 def record_streamed(root: str | Path, path: str | Path, shell: EvalSetResult) -> str:
     """Records the streamed document at `path` (in the history of `root`) in the run database,
-    reading its cases back one at a time; `shell` is the document but its case lists."""
+    reading its cases back one at a time; `shell` is the document but its case lists. As
+    `record` does, documents recorded earlier under the run's id are replaced and the run is
+    then forgotten by the run journal."""
+    store, journal = RunStore(root), Journal(root)
     tidy(root)
-    return RunStore(root).record_outcomes(shell, streamed_outcomes(path, shell), path)
+    run_id = shell.run.run_id if shell.run is not None else None
+    earlier = store.documents(run_id) if run_id is not None else []
+    meta = _journal_meta(journal, run_id)
+    recorded_id = store.record_outcomes(shell, streamed_outcomes(path, shell), path, meta)
+    _drop(root, store, [d for d in earlier if d.run_id != shell.eval_set_result_id])
+    if run_id is not None:
+        journal.forget(run_id)
+    return recorded_id
 
 
 def record(root: str | Path, run: Run, paths: Sequence[str | Path] | None = None) -> list[Path]:

@@ -9,11 +9,11 @@ imported only here and only when an export is asked for.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agenteval.errors import AgentEvalError
-from agenteval.schema import EvalSetResult
+from agenteval.schema import EvalCaseResult, EvalSetResult
 from agenteval.schema.trace import Span, Trace
 
 TRACES_PATH = "/v1/traces"
@@ -35,7 +35,7 @@ def _sdk() -> Any:
     return trace_exporter
 
 
-def _spans(results: Sequence[EvalSetResult], run_id: str | None) -> list[Any]:
+def _spans(case_runs: Iterable[EvalCaseResult], run_id: str | None) -> list[Any]:
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import ReadableSpan
     from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
@@ -59,10 +59,9 @@ def _spans(results: Sequence[EvalSetResult], run_id: str | None) -> list[Any]:
             kind=SpanKind.CLIENT if span.kind in ("llm", "judge") else SpanKind.INTERNAL,
             start_time=int(span.start * 1e9), end_time=int(end * 1e9), status=status)
 
-    for result in results:
-        for case in result.eval_case_results:
-            if case.trace is not None:
-                out += [one(case.trace, s) for s in case.trace.spans]
+    for case in case_runs:
+        if case.trace is not None:
+            out += [one(case.trace, s) for s in case.trace.spans]
     return out
 
 
@@ -70,8 +69,16 @@ def export(results: Sequence[EvalSetResult], endpoint: str, *, headers: Mapping[
            timeout: float = 10.0, run_id: str | None = None) -> int:
     """Sends every case trace of `results` to `endpoint` (see `traces_url`); returns the number
     of spans sent. An AgentEvalError says why when the collector refused them or was not there."""
+    return export_case_runs([c for r in results for c in r.eval_case_results], endpoint, headers=headers,
+                            timeout=timeout, run_id=run_id)
+
+
+def export_case_runs(case_runs: Sequence[EvalCaseResult], endpoint: str, *,
+                     headers: Mapping[str, str] | None = None, timeout: float = 10.0,
+                     run_id: str | None = None) -> int:
+    """`export` of some case runs' traces (a batch of a run streamed case by case)."""
     trace_exporter = _sdk()
-    spans = _spans(results, run_id)
+    spans = _spans(case_runs, run_id)
     if not spans:
         return 0
     url = traces_url(endpoint)
@@ -86,4 +93,38 @@ def export(results: Sequence[EvalSetResult], endpoint: str, *, headers: Mapping[
     return len(spans)
 
 
-__all__ = ["export", "traces_url"]
+class TraceBatches:
+    """A run's traces sent to `endpoint` in batches of `batch` case runs as they come, so that
+    no more than a batch is held; the first failure (a missing SDK, a collector that refuses)
+    stops the sending and is raised by `close`, which sends what is left and returns the
+    number of spans sent."""
+
+    def __init__(self, endpoint: str, run_id: str | None = None, batch: int = 256) -> None:
+        self.endpoint, self.run_id, self.batch = endpoint, run_id, batch
+        self.buffer: list[EvalCaseResult] = []
+        self.sent = 0
+        self.error: AgentEvalError | None = None
+
+    def add(self, case_run: EvalCaseResult) -> None:
+        if self.error is not None:
+            return
+        self.buffer.append(case_run)
+        if len(self.buffer) >= self.batch:
+            self._send()
+
+    def _send(self) -> None:
+        try:
+            self.sent += export_case_runs(self.buffer, self.endpoint, run_id=self.run_id)
+        except AgentEvalError as e:
+            self.error = e
+        self.buffer = []
+
+    def close(self) -> int:
+        if self.error is None and self.buffer:
+            self._send()
+        if self.error is not None:
+            raise self.error
+        return self.sent
+
+
+__all__ = ["TraceBatches", "export", "export_case_runs", "traces_url"]
