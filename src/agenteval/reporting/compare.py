@@ -197,35 +197,54 @@ def _headline(c: Comparison) -> str:
 
 def comparison_table(c: Comparison, show_unchanged: bool = False, max_rows: int = 100) -> RenderableType:
     """A table of the changed cases and criteria (regressions first; at most `max_rows` rows,
-    the rest counted), with a headline, laid out for the printing width: criterion names never
-    break (long eval ids and values fold first)."""
-    rows = _rows(c, show_unchanged)
-    cells: list[list[str | Text]] = []
+    the rest counted), with a headline, laid out for the printing width: every column where it
+    fits; narrower, each case on a row of its own above its criteria, the intervals and "CIs
+    apart" dropped, before and after in one column; criterion names never break (eval ids
+    fold)."""
+    rows = _rows(c, show_unchanged)[:max_rows]
+    wide: list[list[str | Text]] = []
+    narrow: list[list[str | Text]] = []
     last = None
-    for case, d in rows[:max_rows]:
+    for case, d in rows:
         first = case is not last
         last = case
-        delta = d.delta if d else None
-        cells.append([case.eval_id if first else "",
-                      Text(case.change.value, style=_STYLE[case.change]) if first else "",
-                      d.metric_name if d else "-",
-                      Text(d.change.value, style=_STYLE[d.change]) if d else "",
-                      _value(d.before) if d else (case.before.name if case.before else "-"),
-                      _value(d.after) if d else (case.after.name if case.after else "-"),
-                      "-" if delta is None else f"{delta:+.4g}",
-                      {None: "-", True: "yes", False: "no"}[d.significant if d else None]])
-    cols = (Col("eval id", floor=ID_FLOOR), Col("case", floor=8), Col("criterion"), Col("change", floor=8),
-            Col("before", floor=6), Col("after", floor=6), Col("Δ", "right"), Col("CIs apart"))
+        delta = "-" if d is None or d.delta is None else f"{d.delta:+.4g}"
+        before = _value(d.before) if d else (case.before.name if case.before else "-")
+        after = _value(d.after) if d else (case.after.name if case.after else "-")
+        change = Text(case.change.value, style=_STYLE[case.change]) if first else Text("")
+        criterion = d.metric_name if d else "-"  # (no criterion: the case added or removed)
+        crit_change = Text(d.change.value, style=_STYLE[d.change]) if d else Text("")
+        wide.append([case.eval_id if first else "", change, criterion, crit_change, before, after, delta,
+                     {None: "-", True: "yes", False: "no"}[d.significant if d else None]])
+        if first:  # the case on a row of its own: its change in the criterion column
+            narrow.append([case.eval_id, Text(f"case: {case.change.value}", style=_STYLE[case.change]),
+                           "", "", ""])
+        if d is not None:
+            narrow.append(["", criterion, crit_change, f"{_short(d.before)} → {_short(d.after)}", delta])
+        else:
+            narrow.append(["", "-", "", f"{before} → {after}", delta])
+    wide_cols = (Col("eval id", floor=ID_FLOOR), Col("case", floor=8), Col("criterion"),
+                 Col("change", floor=8), Col("before", floor=6), Col("after", floor=6), Col("Δ", "right"),
+                 Col("CIs apart"))
+    narrow_cols = (Col("eval id", floor=8), Col("criterion"), Col("change"), Col("before → after"),
+                   Col("Δ", "right"))
     style = "red" if c.has_regressions else "green"
+    title = "Comparison (per case, by margin)"
+    more = _rows(c, show_unchanged)[max_rows:]
 
     def build(width: int) -> RenderableType:
-        table = fit_table(cols, cells, width, force=True, title="Comparison (per case, by margin)",
-                          title_justify="left")
-        if len(rows) > max_rows:
-            table.caption = f"… and {len(rows) - max_rows} more changed row(s)"
+        table = fit_table(wide_cols, wide, width, title=title, title_justify="left")
+        if table is None:
+            table = fit_table(narrow_cols, narrow, width, force=True, title=title, title_justify="left")
+        if more:
+            table.caption = f"… and {len(more)} more changed row(s)"
         return Group(table, Text(_headline(c), style=style))
 
     return ByWidth(build)
+
+
+def _short(m: MetricSummary | None) -> str:
+    return "-" if m is None else format_score(m.mean)
 
 
 def comparison_markdown(c: Comparison, max_rows: int = 200) -> str:
