@@ -125,3 +125,33 @@ def test_a_cut_reply_and_a_case_the_recording_lacks_cannot_be_replayed() -> None
     assert two.eval_case_results[0].error_message is None
     assert "the recorded run rec has no run 0 of case 'c1' in eval set 's'" in (
         two.eval_case_results[1].error_message or "")
+
+
+def test_a_scenario_case_replays_the_user_simulator_turns_too() -> None:
+    from agenteval.schema import ConversationScenario, EvalCase, EvalSet
+    from agenteval.simulation import LlmUserSimulator
+    from agenteval.simulation.config import LlmBackedUserSimulatorConfig
+
+    scenario = ConversationScenario(starting_prompt="find x", conversation_plan="x, y, stop.")
+    s = EvalSet(eval_set_id="s", eval_cases=[EvalCase(eval_id="c0", conversation_scenario=scenario)])
+    config = LlmBackedUserSimulatorConfig(max_allowed_invocations=5)
+
+    def evaluate(agent: Any, user: ScriptedModel) -> EvalSetResult:
+        request = EvalSetRequest(s, resolve_metrics(EvalConfig(criteria={}), None))
+        return asyncio.run(run_evaluation(to_adapter(agent, lambda n: ScriptedModel([])), [request],
+                                          simulator=lambda sc: LlmUserSimulator(sc, user, config)))[0]
+
+    user = ScriptedModel(["now y, id 7b0c5d2e-1111-4a2b-9c3d-abcdefabcdef", "</finished>"])
+    recorded = evaluate(_agent(ScriptedModel(_script())), user)
+    assert len(user.requests) == 2
+    turns = recorded.eval_case_results[0].eval_metric_result_per_invocation
+    assert [t.actual_invocation.user_content.text() for t in turns] == [
+        "find x", "now y, id 7b0c5d2e-1111-4a2b-9c3d-abcdefabcdef"]
+    again, agent_model = ScriptedModel([]), ScriptedModel([])
+    recording = Recording([recorded], "rec")
+    with replaying(recording):
+        replayed = evaluate(for_replay(_agent(agent_model), lambda n: ScriptedModel([])), again)
+    assert again.requests == [] and agent_model.requests == [] and recording.divergences() == []
+    assert [t.actual_invocation.user_content.text()
+            for t in replayed.eval_case_results[0].eval_metric_result_per_invocation] == [
+        "find x", "now y, id 7b0c5d2e-1111-4a2b-9c3d-abcdefabcdef"]

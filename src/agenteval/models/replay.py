@@ -47,7 +47,8 @@ from agenteval.schema import EvalSetResult
 from agenteval.schema.trace import Span, Trace
 
 __all__ = ["Cassette", "Divergence", "RecordedReply", "Recording", "ReplayDiverged", "ReplayModel",
-           "ReplayThen", "current_cassette", "normalise", "replay_case", "replay_turn", "replaying"]
+           "ReplayThen", "current_cassette", "normalise", "recorded_user_turn", "replay_case", "replay_turn",
+           "replaying"]
 
 ReplayThen = Literal["stop", "live"]
 
@@ -168,12 +169,14 @@ class Cassette:
     """The recorded steps of one case run, served in order as the replay asks for them."""
 
     def __init__(self, eval_id: str, run_index: int, then: ReplayThen,
-                 turns: Mapping[int, list[_Step]] | None, missing: str | None = None) -> None:
+                 turns: Mapping[int, list[_Step]] | None, missing: str | None = None,
+                 simulated: Mapping[int, str | None] | None = None) -> None:
         self.eval_id = eval_id
         self.run_index = run_index
         self.then: ReplayThen = then
         self._turns = dict(turns or {})
         self._missing = missing  # why there is nothing to replay (None: there is)
+        self._simulated = dict(simulated or {})  # the user simulator's turns, by invocation
         self.invocation = 0
         self._next = 0  # the invocation's next step, in recorded order
         self.divergence: Divergence | None = None
@@ -206,9 +209,11 @@ class Cassette:
     def _steps(self) -> list[_Step]:
         return self._turns.get(self.invocation, [])
 
-    def _diverge(self, step: int, kind: str, what: str, raise_it: bool = True) -> None:
+    def _diverge(self, step: int, kind: str, what: str, raise_it: bool = True,
+                 invocation: int | None = None) -> None:
         if self.divergence is None:
-            self.divergence = Divergence(self.eval_id, self.run_index, self.invocation, step, kind, what)
+            where = self.invocation if invocation is None else invocation
+            self.divergence = Divergence(self.eval_id, self.run_index, where, step, kind, what)
         if raise_it and self.then == "stop":
             raise ReplayDiverged(self.divergence)
 
@@ -223,6 +228,17 @@ class Cassette:
             self._diverge(0, kind, f"the recording has no invocation {self.invocation}")
             return True
         return False
+
+    def user_turn(self, invocation: int) -> tuple[bool, str | None]:
+        """(True, the user simulator's recorded message for `invocation`, None where it ended
+        the conversation), or (False, None) when the simulator is to be asked live."""
+        if self.live:
+            return False, None
+        if self._missing is not None or invocation not in self._simulated:
+            self._diverge(0, "user simulator turn", self._missing or f"the recording has no simulated "
+                          f"user turn {invocation}", invocation=invocation)
+            return False, None
+        return True, self._simulated[invocation]
 
     def model_step(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[str],
                    system: str | None = None) -> RecordedReply | None:
@@ -391,6 +407,19 @@ def _cassette_steps(trace: Trace) -> dict[int, list[_Step]]:
     return turns
 
 
+def _simulated_turns(trace: Trace) -> dict[int, str | None]:
+    """The user simulator's messages of a case run's trace, by invocation (None: it ended the
+    conversation there); a message the trace cut is left out (it cannot be served)."""
+    out: dict[int, str | None] = {}
+    for s in trace.spans:
+        n = s.attributes.get("agenteval.invocation_index")
+        if s.kind != "user_simulator" or not isinstance(n, int) or "output.value" in s.truncated:
+            continue
+        message = s.attributes.get("output.value")
+        out[n] = None if s.attributes.get("agenteval.finished") is True else str(message or "")
+    return out
+
+
 class Recording:
     """The model and tool calls of a recorded run, per case run, to replay (see the module)."""
 
@@ -422,7 +451,8 @@ class Recording:
         else:
             missing = None
         trace = self._traces.get(key)
-        cassette = Cassette(eval_id, run_index, self.then, _cassette_steps(trace) if trace else None, missing)
+        cassette = Cassette(eval_id, run_index, self.then, _cassette_steps(trace) if trace else None, missing,
+                            _simulated_turns(trace) if trace else None)
         self.cassettes.append(cassette)
         return cassette
 
@@ -468,6 +498,15 @@ def replay_case(eval_set_id: str, eval_id: str, run_index: int) -> Iterator[Cass
 def current_cassette() -> Cassette | None:
     """The cassette of the case run being replayed here (None: not replaying)."""
     return _CASSETTE.get()
+
+
+def recorded_user_turn(invocation: int) -> tuple[bool, str | None]:
+    """In a replayed case run, the user simulator's recorded message for `invocation` (see
+    `Cassette.user_turn`); (False, None) outside a replay or once it went live."""
+    cassette = _CASSETTE.get()
+    if cassette is None or cassette.live:
+        return False, None
+    return cassette.user_turn(invocation)
 
 
 def replay_turn(invocation: int) -> None:

@@ -13,7 +13,7 @@ import anyio
 from agenteval.agents.base import AgentAdapter, SessionSpec, TurnResult
 from agenteval.agents.mock_tools import MockTools, ServedToolsAdapter
 from agenteval.errors import describe
-from agenteval.models.replay import Cassette, replay_case, replay_turn
+from agenteval.models.replay import Cassette, recorded_user_turn, replay_case, replay_turn
 from agenteval.runner.scoring import CaseRun
 from agenteval.runner.turns import record_turn
 from agenteval.runner.values import make_safe
@@ -67,14 +67,16 @@ async def _user_turns(case: EvalCase, simulator: SimulatorFactory | None,
     count = 0
     while True:
         with span("user_simulator", "simulate user turn", {"agenteval.invocation_index": count}) as s:
-            nxt = await sim.next_turn(count)
+            served, message = recorded_user_turn(count)  # a replay serves the simulator's turns too
+            if not served:
+                message = (await sim.next_turn(count)).message
             if s is not None:
-                s.set("output.value", nxt.message)
-                s.set("agenteval.finished", nxt.message is None)
-        if nxt.message is None:
+                s.set("output.value", message)
+                s.set("agenteval.finished", message is None)
+        if message is None:
             return
-        sim.record("user", nxt.message)
-        yield Content.from_text(nxt.message, role="user"), (
+        sim.record("user", message)
+        yield Content.from_text(message, role="user"), (
             lambda turn: sim.record("agent", content_text(turn.final_response)))
         count += 1
 
