@@ -62,6 +62,7 @@ from agenteval.models.local_assets import (
     model_file,
     model_file_ready,
 )
+from agenteval.models.local_slots import SlotTable, http_post, prefix_key
 from agenteval.models.openai_wire import build_body, parse_choice, parse_usage, server_error_message
 
 __all__ = ["DEFAULT_CTX_PER_SLOT", "DEFAULT_SEED", "DEFAULT_SLOTS", "MODEL_ID", "LocalModel",
@@ -119,6 +120,7 @@ class _Engine:
     server: Any  # xllamacpp.Server, untyped
     api_key: str  # guards the HTTP listener llama.cpp always opens on 127.0.0.1
     load_seconds: float
+    table: SlotTable  # which slot each call runs in, and the prefixes saved on disk
 
 
 _ENGINES: dict[_EngineKey, _Engine] = {}
@@ -155,6 +157,9 @@ def _start_server(key: _EngineKey) -> _Engine:
     params.cache_ram_mib = _PROMPT_CACHE_MIB
     params.port = 0  # any free port, so processes never clash
     params.verbosity = -1  # llama.cpp's logs go straight to stderr otherwise
+    states = _states_directory(key.model_path)
+    if states is not None:
+        params.slot_save_path = f"{states}{os.sep}"  # llama.cpp appends file names as they are
     api_key = secrets.token_urlsafe(24)
     params.api_keys = [api_key]
     start = time.monotonic()
@@ -164,7 +169,20 @@ def _start_server(key: _EngineKey) -> _Engine:
         raise ModelError(f"failed to load the embedded model {key.model_path}: {exc}") from exc
     seconds = time.monotonic() - start
     log.info("loaded %s in %.1f s (%d slots x %d tokens)", MODEL_ID, seconds, key.slots, key.ctx_per_slot)
-    return _Engine(server, api_key, seconds)
+    post = http_post(str(server.listening_address), api_key) if states is not None else None
+    salt = f"{MODEL_ID}:{importlib.metadata.version('xllamacpp')}"
+    return _Engine(server, api_key, seconds, SlotTable(key.slots, states, post, salt))
+
+
+def _states_directory(model_path: str) -> Path | None:
+    """Where evaluated prompt prefixes are saved (`local_slots`), beside the model file; None
+    when it cannot be made (prefixes are then evaluated in every process, as before)."""
+    directory = Path(model_path).parent / "prompt-states"
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return directory
 
 
 @atexit.register
@@ -253,6 +271,22 @@ class LocalModel:
 
     @staticmethod
     def _call(engine: _Engine, body: dict[str, Any]) -> dict[str, Any]:
+        """One completion in a slot chosen by the engine's `SlotTable` (one holding the
+        request's prefix if free, restored from disk if saved; see `local_slots`); blocking."""
+        table = engine.table
+        key = prefix_key(body, table.salt) if body.get("cache_prompt", True) else None
+        slot, warming = table.acquire(key)
+        evaluated = 0
+        try:
+            table.prepare(slot, key)
+            reply = LocalModel._complete(engine, {**body, "id_slot": slot})
+            evaluated = int((reply.get("timings") or {}).get("prompt_n") or 0)
+        finally:
+            table.release(slot, key, warming, evaluated)
+        return reply
+
+    @staticmethod
+    def _complete(engine: _Engine, body: dict[str, Any]) -> dict[str, Any]:
         try:
             reply = engine.server.handle_chat_completions(body)
         except Exception as exc:  # the binding raises plain exceptions
