@@ -11,6 +11,7 @@ from statsmodels.stats.descriptivestats import sign_test as sm_sign_test
 from statsmodels.stats.multitest import multipletests
 
 from agenteval.verdicts.stats import (
+    BOOTSTRAP_CLUSTERS,
     _quantile,
     binom_cdf,
     cluster_bootstrap,
@@ -85,6 +86,24 @@ def test_clustered_bootstrap_agrees_with_scipy_bootstrap_over_cases() -> None:
     assert cluster_bootstrap([[(float(s), int(n))] for s, n in zip(sums, counts, strict=True)],
                              resamples=20000, seed=1) == [ours]
     assert cluster_bootstrap([[(0.0, 0)]], 10, 0) == [None]
+
+
+def test_beyond_the_bootstrap_limit_the_normal_interval_matches_scipys_bootstrap() -> None:
+    rng = np.random.default_rng(11)
+    n = BOOTSTRAP_CLUSTERS + 500
+    counts = rng.integers(1, 4, size=n).astype(float)
+    sums = np.array([rng.normal(0.1, 0.5, size=int(c)).sum() for c in counts])
+    (ours,) = cluster_bootstrap([[(float(s), int(c))] for s, c in zip(sums, counts, strict=True)], 1000, 0)
+
+    def ratio(i: np.ndarray, axis: int = -1) -> np.ndarray:
+        return sums[i].sum(axis=axis) / counts[i].sum(axis=axis)  # type: ignore[no-any-return]
+
+    ref = stats.bootstrap((np.arange(n),), ratio, method="percentile", n_resamples=4000,
+                          random_state=5).confidence_interval
+    assert ours is not None
+    width = ref.high - ref.low
+    assert ours[0] == pytest.approx(ref.low, abs=0.05 * width)
+    assert ours[1] == pytest.approx(ref.high, abs=0.05 * width)
 
 
 @pytest.mark.parametrize(("k", "n", "rate"),

@@ -7,7 +7,8 @@ and for each gating criterion (the run's criterion passed; and its score):
 
 * the difference B − A in pass rate and in mean score over the pairs, with a 95% percentile
   interval from a paired bootstrap that resamples cases (runs of one case are not independent
-  of each other; seeded, so the same runs give the same interval);
+  of each other; 1,000 resamples, seeded, so the same runs give the same interval; beyond
+  `stats.BOOTSTRAP_CLUSTERS` cases, the normal interval with the cluster-robust standard error);
 * an exact McNemar test on the pairs' pass / fail (the sign test on the discordant pairs) and
   an exact sign test on the pairs' score differences (ties left out), two-sided p-values.
 
@@ -255,7 +256,7 @@ class _Tally:
 
 
 def compare_paired(a: EvalSetResult, b: EvalSetResult, *, alpha: float = 0.05, k: int | None = None,
-                   resamples: int = 2000, seed: int = 0, runs_a: Runs | None = None,
+                   resamples: int = 1000, seed: int = 0, runs_a: Runs | None = None,
                    runs_b: Runs | None = None) -> PairedComparison:
     """Baseline `a` against candidate `b`, paired by case and run index. The runs come from the
     documents' case results unless given (`runs_a` / `runs_b`: e.g. read from the run
