@@ -155,3 +155,29 @@ def test_a_scenario_case_replays_the_user_simulator_turns_too() -> None:
     assert [t.actual_invocation.user_content.text()
             for t in replayed.eval_case_results[0].eval_metric_result_per_invocation] == [
         "find x", "now y, id 7b0c5d2e-1111-4a2b-9c3d-abcdefabcdef"]
+
+
+def test_calls_of_agents_side_by_side_are_served_in_whatever_order_they_come() -> None:
+    from agenteval.schema import EvalCaseResult, EvalStatus
+    from agenteval.schema.trace import Span, Trace
+
+    def llm(span_id: str, start: float, asked: str, answer: str) -> Span:
+        return Span(span_id=span_id, parent_id="i0", name="chat m", kind="llm", start=start, attributes={
+            "gen_ai.input.messages": f'[{{"role": "user", "content": "{asked}"}}]',
+            "gen_ai.output.messages": f'[{{"role": "assistant", "content": "{answer}"}}]'})
+
+    trace = Trace(trace_id="0" * 32, spans=[
+        Span(span_id="i0", name="invocation 0", kind="invocation", start=0.0,
+             attributes={"agenteval.invocation_index": 0}),
+        llm("a", 1.0, "branch a", "from a"), llm("b", 2.0, "branch b", "from b")])
+    result = EvalCaseResult(eval_set_id="s", eval_id="c", final_eval_status=EvalStatus.PASSED,
+                            overall_eval_metric_results=[], eval_metric_result_per_invocation=[],
+                            session_id="x", trace=trace)
+    cassette = Recording([EvalSetResult(eval_set_result_id="r", eval_set_id="s",
+                                        eval_case_results=[result])], "rec").cassette("s", "c", 0)
+    cassette.begin(0)
+    first = cassette.model_step([{"role": "user", "content": "branch b"}], [])
+    second = cassette.model_step([{"role": "user", "content": "branch a"}], [])
+    assert first is not None and first.text == "from b" and second is not None and second.text == "from a"
+    with pytest.raises(ReplayDiverged, match="a model call the recording does not have here"):
+        cassette.model_step([{"role": "user", "content": "branch c"}], [])

@@ -12,8 +12,10 @@ invocation instead of calling the model or running the tool:
   offered), normalised first: ids (UUIDs, long hex ids such as session ids) and timestamps
   (ISO 8601, epoch seconds) are masked, so that what differs between any two runs does not
   count; a tool call is compared by name and arguments (normalised alike). Within an
-  invocation model calls are served in recorded order; a tool call takes the first unserved
-  recorded call with its name and arguments (parallel calls may finish in any order);
+  invocation a call takes the first unserved recorded call with the same request (model) or
+  name and arguments (tool): recorded order for one agent, while parallel tool calls and
+  agents running side by side may come in another order. When none matches, the difference
+  reported is the one from the first unserved recorded call;
 * the first difference is the cassette's `Divergence` (case, invocation, step, what differed).
   With `then="stop"` the call raises it (`ReplayDiverged`): the case ends there, with the
   divergence as its error. With `then="live"` the call, and every later one of the case run,
@@ -248,22 +250,24 @@ class Cassette:
         if self._no_recording("model call"):
             return None
         steps = self._steps()
-        step = next((s for s in steps[self._next:] if s.is_model and not s.served), None)
-        index = step.index if step is not None else len(steps)
-        if step is None or any(not s.served and not s.is_model for s in steps[self._next:step.index]):
-            what = ("a model call the recording does not have here"
-                    if step is None else "a model call where the recording still has tool calls to make")
-            self._diverge(index, "model call", what)
+        candidates = [s for s in steps if s.is_model and not s.served]
+        if not candidates:
+            self._diverge(len(steps), "model call", "a model call the recording does not have here")
             return None
-        differs = _request_difference(step, messages, tools, system)
-        if differs is None:
-            reply, differs = _recorded_reply(step.span)
-            if reply is not None:
-                step.served = True
-                self._next = step.index + 1
-                self.served_model += 1
-                return reply
-        self._diverge(index, "model call", differs or "")
+        # The first unserved recorded call with this request: in recorded order for one agent,
+        # and agents running side by side (parallel branches) may ask in another order.
+        differs: str | None = None
+        for step in candidates:
+            what = _request_difference(step, messages, tools, system)
+            if what is None:
+                reply, what = _recorded_reply(step.span)
+                if reply is not None:
+                    step.served = True
+                    self._next = max(self._next, step.index + 1)
+                    self.served_model += 1
+                    return reply
+            differs = differs or what
+        self._diverge(candidates[0].index, "model call", differs or "")
         return None
 
     def tool_step(self, name: str, args: Mapping[str, Any], defaults: Mapping[str, Any] | None = None,
