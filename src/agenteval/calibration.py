@@ -20,8 +20,16 @@ from dataclasses import dataclass, field
 import anyio
 
 from agenteval.criteria import default_registry
+from agenteval.criteria.judge.base import JudgeCriterion
+from agenteval.criteria.judge.certificates import (
+    Certificate,
+    judge_identity,
+    kappa,
+    prompt_fingerprint,
+)
 from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.criteria.judge.labelled import LabelledCase, criterion_config
+from agenteval.criteria.judge.prompting import prompts
 from agenteval.runner import CaseRun, score_case
 
 
@@ -32,6 +40,12 @@ class Outcome:
     case: LabelledCase
     correct: bool | None
     confidence: float | None
+    source: str | None = None  # the verdicts' confidence source ("logprobs" or "samples")
+
+    @property
+    def predicted(self) -> bool | None:
+        """The judge's side (True: positive); None without a verdict."""
+        return None if self.correct is None else self.case.positive == self.correct
 
 
 @dataclass
@@ -56,6 +70,15 @@ class Calibration:
         coverage = len(committed) / len(self.outcomes) if self.outcomes else 0.0
         agreement = sum(1 for o in committed if o.correct) / len(committed) if committed else None
         return agreement, coverage
+
+    def kappa_at(self, threshold: float) -> float | None:
+        """Cohen's κ of the verdicts committed at `threshold` against their labels."""
+        return kappa((o.predicted is True, o.case.positive) for o in self.committed(threshold))
+
+    def committed(self, threshold: float) -> list[Outcome]:
+        """The outcomes with a verdict at or above `threshold`."""
+        return [o for o in self.outcomes if o.predicted is not None
+                and (o.confidence if o.confidence is not None else 1.0) >= threshold]
 
     def choose(self) -> None:
         """The lowest threshold that reaches the target agreement (None when none does)."""
@@ -86,8 +109,9 @@ async def calibrate(cases: Sequence[LabelledCase], judge: JudgeService, *, num_s
         verdicts = [r for r in result.judge_records if r.step is None]
         confidences = [r.confidence for r in verdicts if r.confidence is not None]
         predicted = None if overall.score is None else overall.score >= 1.0
+        sources = [r.confidence_source for r in verdicts if r.confidence_source]
         outcome = Outcome(case, None if predicted is None else predicted == case.positive,
-                          min(confidences) if confidences else None)
+                          min(confidences) if confidences else None, sources[0] if sources else None)
         outcomes[i] = outcome
         if on_case is not None:
             on_case(outcome)
@@ -104,4 +128,36 @@ async def calibrate(cases: Sequence[LabelledCase], judge: JudgeService, *, num_s
     return list(by_metric.values())
 
 
-__all__ = ["Calibration", "Outcome", "calibrate"]
+def certificate(c: Calibration, *, judge_model: str, num_samples: int, source: str,
+                source_sha256: str, created: str) -> Certificate:
+    """`c` as a certificate (see `criteria.judge.certificates`): agreement, κ and coverage of
+    the verdicts committed at the criterion's shipped confidence threshold (for the confidence
+    source its verdicts had), bound to the judge model, the prompt and, when every case had the
+    same rubric, that rubric (else none: a general certificate over many rubrics)."""
+    first = c.outcomes[0].case
+    config = criterion_config(first, num_samples, judge_model)
+    built = default_registry().configure(c.metric, {**config, "judge_model_options": {
+        **config["judge_model_options"], "min_confidence": None}})
+    sources = [o.source for o in c.outcomes if o.source]
+    criterion = built.build()
+    assert isinstance(criterion, JudgeCriterion), f"{c.metric} is not a judged criterion"
+    threshold = criterion.min_confidence(max(set(sources), key=sources.count) if sources else None)
+    if threshold is None:
+        threshold = 0.0
+    agreement, coverage = c.at(threshold)
+    rubric_set = {o.case.rubric for o in c.outcomes}
+    rubrics = None if None in rubric_set or len(rubric_set) != 1 else (str(first.rubric),)
+    positives = sum(1 for o in c.outcomes if o.case.positive)
+    return Certificate(
+        metric=c.metric, judge_model=judge_model, judge_identity=judge_identity(judge_model),
+        prompt_version=prompts.PROMPT_VERSION,
+        prompt_sha256=prompt_fingerprint(c.metric, built.criterion.model_dump(mode="json")),
+        labels=len(c.outcomes), positives=positives, negatives=len(c.outcomes) - positives,
+        agreement=None if agreement is None else round(agreement, 4),
+        kappa=None if (k := c.kappa_at(threshold)) is None else round(k, 4),
+        coverage=round(coverage, 4), accuracy=round(c.accuracy, 4),
+        min_confidence=threshold or None, source=source, source_sha256=source_sha256,
+        created=created, num_samples=num_samples, rubrics=rubrics)
+
+
+__all__ = ["Calibration", "Outcome", "calibrate", "certificate"]

@@ -53,3 +53,40 @@ def test_a_bad_labelled_set_names_the_file_and_case(tmp_path: Path) -> None:
     labels.write_text(json.dumps([{"id": "x", "label": "safe", "user_prompt": "hi"}]))
     r = CliRunner().invoke(cli, ["judge", "calibrate", str(labels)])
     assert r.exit_code == 2 and f"{labels}: [0].response: field required" in r.output
+
+
+def test_calibrate_certify_writes_a_certificate_bound_to_the_judge_and_prompt(
+        server: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agenteval.criteria import default_registry
+    from agenteval.criteria.judge.certificates import CertificateBook, certify, read_certificate
+
+    monkeypatch.chdir(tmp_path)
+    labels = tmp_path / "safety.json"
+    labels.write_text(json.dumps(json.loads((BENCH_SET / "safety.json").read_text())[:2]))
+    server.steps = [Step(200, _reply("safe"))] + [Step(200, _reply(*["safe"] * 5))] * 3
+    model = f"openai-compat:j@{server.base_url}"
+    r = CliRunner().invoke(cli, ["judge", "calibrate", str(labels), "--judge_model", model,
+                                 "--certify", ".agenteval/certificates", "--parallelism", "1"],
+                           env={"COLUMNS": "160"})
+    assert r.exit_code == 0, r.output
+    cert = read_certificate(tmp_path / ".agenteval" / "certificates" / "safety_v1.json")
+    assert cert.judge_identity == model and cert.labels == 2 and cert.source == "safety.json"
+    assert len(cert.prompt_sha256) == 64 and len(cert.source_sha256) == 64
+    printed = " ".join(r.output.split())
+    assert f"Certificate .agenteval/certificates/safety_v1.json: {cert.summary()}" in printed
+    # the run that uses this judge finds it; another judge does not
+    book = CertificateBook.load([tmp_path / ".agenteval" / "certificates"], shipped=False)
+    same = default_registry().configure("safety_v1", {"threshold": 1.0, "judge_model_options": {
+        "judge_model": model}})
+    assert certify(same, book).status == "certified"  # type: ignore[union-attr]
+    other = default_registry().configure("safety_v1", 1.0)
+    assert certify(other, book).status == "uncalibrated"  # type: ignore[union-attr]
+
+
+def test_certify_must_name_a_folder(tmp_path: Path) -> None:
+    labels = tmp_path / "safety.json"
+    labels.write_text(json.dumps(json.loads((BENCH_SET / "safety.json").read_text())[:1]))
+    taken = tmp_path / "file"
+    taken.write_text("x")
+    r = CliRunner().invoke(cli, ["judge", "calibrate", str(labels), "--certify", str(taken)])
+    assert r.exit_code == 2 and "--certify" in r.output and "is a file" in r.output

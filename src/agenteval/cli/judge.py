@@ -10,8 +10,22 @@ import click
 from agenteval.cli import options as opt
 
 
+def _labels_digest(labels: str) -> str:
+    """sha256 of the labelled file, or of a folder's `*.json` files (names and contents)."""
+    import hashlib
+    from pathlib import Path
+
+    path = Path(labels)
+    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(f.name.encode() + b"\0" + f.read_bytes())
+    return digest.hexdigest()
+
+
 def _calibrate(labels: str, judge_model: str | None, num_samples: int, target: float,
-               write: str | None, limit: int | None, parallelism: int, details: str | None) -> int:
+               write: str | None, limit: int | None, parallelism: int, details: str | None,
+               certify: str | None = None) -> int:
     import json
     import os
     from pathlib import Path
@@ -27,6 +41,7 @@ def _calibrate(labels: str, judge_model: str | None, num_samples: int, target: f
     from agenteval.datasets.targets import check_target
     from agenteval.runner.services import Services
     from agenteval.runner.sync import run_sync
+    from agenteval.schema.criterion import DEFAULT_JUDGE_MODEL
 
     cases = load_labelled(labels)
     if limit:
@@ -47,14 +62,33 @@ def _calibrate(labels: str, judge_model: str | None, num_samples: int, target: f
     results = run_sync(calibrate(cases, judge, num_samples=num_samples, judge_model=judge_model,
                                  target=target, parallelism=parallelism))
     table = Table(title=f"Judge calibration (target agreement {target:.0%})", title_justify="left")
-    for col in ("criterion", "cases", "accuracy", "min_confidence", "agreement", "coverage"):
+    for col in ("criterion", "cases", "accuracy", "κ", "min_confidence", "agreement", "coverage"):
         table.add_column(col, justify="left" if col == "criterion" else "right")
     for c in results:
+        k = c.kappa_at(0.0)
         table.add_row(c.metric, str(len(c.outcomes)), f"{c.accuracy:.0%}",
+                      "-" if k is None else f"{k:.2f}",
                       "-" if c.threshold is None else f"{c.threshold:.2f}",
                       "-" if c.agreement is None else f"{c.agreement:.0%}",
                       "-" if c.coverage is None else f"{c.coverage:.0%}")
     console.print(table)
+    if certify:
+        import datetime
+
+        from agenteval.calibration import certificate
+
+        folder = Path(certify)
+        folder.mkdir(parents=True, exist_ok=True)
+        created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        digest = _labels_digest(labels)
+        source = Path(labels).name + (f" (first {limit})" if limit else "")
+        for c in results:
+            cert = certificate(c, judge_model=judge_model or DEFAULT_JUDGE_MODEL,
+                               num_samples=num_samples, source=source, source_sha256=digest,
+                               created=created)
+            target_file = folder / f"{c.metric}.json"
+            write_text_atomic(target_file, json.dumps(cert.to_json(), indent=2, ensure_ascii=False) + "\n")
+            console.print(f"Certificate {target_file}: {cert.summary()}")
     if details:
         write_text_atomic(details, "".join(json.dumps({
             "id": o.case.id, "metric": c.metric, "label": o.case.label, "correct": o.correct,
@@ -100,11 +134,16 @@ def judge() -> None:
 @click.option("--details", type=click.Path(dir_okay=False), metavar="FILE",
               help="Also write each case's outcome (id, criterion, label, right or wrong, confidence) "
               "as JSON lines.")
+@click.option("--certify", type=click.Path(file_okay=False), metavar="DIR",
+              help="Also write a calibration certificate per criterion into DIR (e.g. "
+              ".agenteval/certificates): agreement, Cohen's κ and coverage at the criterion's "
+              "shipped min_confidence, the number of labels, bound to the judge model, the "
+              "prompt's hash and the rubric (README \"Calibration certificates\").")
 @opt.parallelism
 def calibrate(labels: str, judge_model: str | None, num_samples: int, target: float, write: str | None,
-              limit: int | None, parallelism: int, details: str | None) -> None:
+              limit: int | None, parallelism: int, details: str | None, certify: str | None) -> None:
     """Judge the labelled cases in LABELS (a file or a folder of them; format in README
     "Calibrating the judge") and print per criterion: accuracy, and the min_confidence at which
     the committed verdicts agree with the labels at --target, with the coverage it leaves."""
     sys.exit(opt.guard(_calibrate, labels, judge_model, num_samples, target, write, limit, parallelism,
-                       details))
+                       details, certify))

@@ -9,7 +9,7 @@ from functools import cached_property
 from typing import Any
 
 from agenteval.criteria.base import Criterion
-from agenteval.schema import BaseCriterion, EvalMetric
+from agenteval.schema import BaseCriterion, EvalMetric, JudgeCertificateNote
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,10 @@ class ConfiguredMetric:
 
     spec: MetricSpec
     criterion: BaseCriterion
+    # A judged metric's calibration certificate in this run (set when a run is prepared;
+    # `criteria.judge.certificates.certify`): shown beside its scores, and advisory makes it
+    # stop gating.
+    certification: JudgeCertificateNote | None = None
 
     @property
     def name(self) -> str:

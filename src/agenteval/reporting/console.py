@@ -16,6 +16,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+import agenteval.reporting.certificates as certificates
 from agenteval.reporting.format import format_calls, format_score
 from agenteval.reporting.tables import ID_FLOOR, ByWidth, Col, fit_table, pack
 from agenteval.reporting.trace import trace_tree
@@ -136,13 +137,18 @@ def _lines(case: EvalCaseResult) -> list[_Line]:
     if case.error_message:
         return [_Line("(inference)", status_text(EvalStatus.FAILED), "-", "-")]
     errors = {e.metric_name: e.message for e in case.metric_errors if e.invocation_index is None}
+    # A judged criterion's name carries its calibration certificate's tag.
+    certs = certificates.notes([case])
     # Under a criterion that did not pass: its error, else the reason stored with it.
-    return [_Line(m.metric_name, status_text(m.eval_status), format_score(m.score), _threshold(m),
+    return [_Line(certificates.named(m.metric_name, certs), status_text(m.eval_status),
+                  format_score(m.score), _threshold(m),
                   errors.get(m.metric_name) or (case.reason(m.metric_name)
                                                 if m.eval_status != EvalStatus.PASSED else None))
             for m in case.overall_eval_metric_results
-            # Informational metrics are shown in the detailed report; here they are noise.
-            if m.eval_status != EvalStatus.INFORMATIONAL]
+            # Informational metrics are shown in the detailed report; here they are noise. An
+            # advisory judge (informational for want of a certificate) is shown, saying so.
+            if m.eval_status != EvalStatus.INFORMATIONAL
+            or (m.metric_name in certs and certs[m.metric_name].advisory)]
 
 
 def _indented(text: str, width: int, indent: str) -> str:
@@ -230,6 +236,8 @@ def invocation_details(case: EvalCaseResult) -> RenderableType:
     ]
     if case.error_message:
         parts.append(Text(f"inference failed: {case.error_message}", style="red"))
+    for note in case.judge_certificates:
+        parts.append(Text(certificates.line(note), style="dim" if note.status == "certified" else "yellow"))
     for i, per in enumerate(case.eval_metric_result_per_invocation):
         table = Table(title=f"invocation {i}", title_justify="left", show_header=False,
                       show_lines=True, expand=True)

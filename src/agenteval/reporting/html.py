@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from html import escape
 
+import agenteval.reporting.certificates as certificates
 from agenteval.reporting.agent_tree import agent_tree_html, case_agents, multi_agent
 from agenteval.reporting.format import format_score
 from agenteval.reporting.outcome import (
@@ -41,6 +42,7 @@ from agenteval.schema import (
     EvalMetricResultPerInvocation,
     EvalSetResult,
     EvalStatus,
+    JudgeCertificateNote,
     JudgeRecord,
     content_text,
 )
@@ -178,6 +180,16 @@ def _run(run: EvalCaseResult, multi: bool, limit: int) -> str:
     return "".join(parts)
 
 
+def _certified(name: str, certs: dict[str, JudgeCertificateNote]) -> str:
+    """A criterion's name and, when it is judged, its certificate's tag (the full text on hover)."""
+    note = certs.get(name)
+    if note is None:
+        return _e(name)
+    kind = "P" if note.status == "certified" else "N"
+    return (f'{_e(name)} <span class="{kind}" title="{_e(note.text)}">'
+            f"[{_e(certificates.tag(note))}]</span>")
+
+
 def _criteria(case: CaseOutcome, limit: int) -> str:
     """The criterion table: verdict, score (statistics over runs), threshold and why."""
     multi = case.num_runs > 1
@@ -185,14 +197,19 @@ def _criteria(case: CaseOutcome, limit: int) -> str:
     if multi:
         head += ["std", "95% CI", "passed runs", "pass@k", "pass^k"]
     rows = [_row([*head, "why"], head=True)]
+    certs = certificates.notes(case.runs)
     for m in case.gating_metrics():
-        cells = [_e(m.metric_name), _status(m.eval_status), format_score(m.mean), format_score(m.threshold)]
+        cells = [_certified(m.metric_name, certs), _status(m.eval_status), format_score(m.mean),
+                 format_score(m.threshold)]
         if multi:
             cells += [format_score(m.std), ci_text(m), f"{m.passed_runs}/{m.runs}",
                       format_score(m.pass_at_k), format_score(m.pass_pow_k)]
         rows.append(_row([*cells, _e(criterion_reason(m, case.gating, case.runs), limit)]))
-    info = " · ".join(f"{_e(m.metric_name)} {format_score(m.mean)}" for m in case.summary.metrics
-                      if m.eval_status == EvalStatus.INFORMATIONAL)
+    info = " · ".join(f"{_certified(m.metric_name, certs)} {format_score(m.mean)}"
+                      for m in case.summary.metrics if m.eval_status == EvalStatus.INFORMATIONAL)
+    advisory = [c for c in certs.values() if c.advisory]
+    if advisory:  # why these judged criteria did not gate
+        info += "".join(f"<br>{_e(certificates.line(c), limit)}" for c in advisory)
     mean = " (mean over runs)" if multi else ""
     return ("<table>" + "".join(rows) + "</table>"
             + (f'<p class="note">informational{mean}: {info}</p>' if info else ""))

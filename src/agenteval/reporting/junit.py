@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
+import agenteval.reporting.certificates as certificates
 from agenteval.datasets.targets import TargetWriter
 from agenteval.reporting.format import format_score
 from agenteval.reporting.outcome import ci_text, problems
@@ -59,6 +60,12 @@ def _testcase(parent: ET.Element, case: CaseOutcome) -> None:
     el = ET.SubElement(parent, "testcase")
     _set(el, classname=case.eval_set_id, name=case.eval_id, time=_time(case.duration()))
     runs = f" over {case.num_runs} runs" if case.num_runs > 1 else ""
+    certs = certificates.notes(case.runs)
+    if certs:  # each judged criterion's calibration certificate, or that it has none
+        props = ET.SubElement(el, "properties")
+        for note in certs.values():
+            _set(ET.SubElement(props, "property"), name=f"judge_certificate.{note.metric_name}",
+                 value=certificates.line(note).split(": ", 1)[1])
     if case.status == EvalStatus.FAILED:
         lines = problems(case)
         message = f"failed{runs}: " + ("; ".join(lines) or "no reason recorded")
@@ -66,7 +73,7 @@ def _testcase(parent: ET.Element, case: CaseOutcome) -> None:
             message = message[:_MESSAGE_LIMIT - 1] + "…"
         failure = ET.SubElement(el, "failure")
         _set(failure, message=message, type="EvalFailure")
-        failure.text = xml_safe("\n".join(lines))
+        failure.text = xml_safe("\n".join([*lines, *map(certificates.line, certs.values())]))
     elif case.status == EvalStatus.NOT_EVALUATED:
         skipped = ET.SubElement(el, "skipped")
         _set(skipped, message=f"not evaluated{runs}: no gating criterion produced a verdict")

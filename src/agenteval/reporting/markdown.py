@@ -13,9 +13,10 @@ import html
 import re
 from collections.abc import Sequence
 
+import agenteval.reporting.certificates as certificates
 from agenteval.reporting.format import format_score
 from agenteval.reporting.outcome import ci_text, problems
-from agenteval.schema import EvalSetResult, EvalStatus
+from agenteval.schema import EvalSetResult, EvalStatus, JudgeCertificateNote
 from agenteval.verdicts.outcome import CaseOutcome, SetCounts, outcomes, set_counts
 
 # Characters Markdown acts on inside a table cell; `_` only at a word boundary (GFM ignores
@@ -41,9 +42,11 @@ def _score_cell(case: CaseOutcome, value: float | None, ci: str) -> str:
 def _failure_rows(case: CaseOutcome) -> list[str]:
     name = f"{md_escape(case.eval_set_id)} / **{md_escape(case.eval_id)}**"
     rows = []
+    certs = certificates.notes(case.runs)
     for m in case.failing_metrics():
         status = "not evaluated" if m.eval_status == EvalStatus.NOT_EVALUATED else "failed"
-        rows.append(f"| {name} | {md_escape(m.metric_name)} | {_score_cell(case, m.mean, ci_text(m))} "
+        criterion = md_escape(certificates.named(m.metric_name, certs))
+        rows.append(f"| {name} | {criterion} | {_score_cell(case, m.mean, ci_text(m))} "
                     f"| {format_score(m.threshold)} | {status} |")
         name = ""
     if any(r.error_message for r in case.runs):
@@ -54,7 +57,7 @@ def _failure_rows(case: CaseOutcome) -> list[str]:
 
 
 def _details(case: CaseOutcome) -> str:
-    text = "\n".join(problems(case))
+    text = "\n".join([*problems(case), *map(certificates.line, certificates.notes(case.runs).values())])
     if len(text) > _DETAIL_LIMIT:
         text = text[:_DETAIL_LIMIT] + "\n…"
     runs = f" ({case.num_runs} runs)" if case.num_runs > 1 else ""
@@ -68,11 +71,12 @@ def markdown_summary(results: Sequence[EvalSetResult], max_cases: int = 100) -> 
     per_set = [(r, outcomes(r)) for r in results]
     counts = [(r.eval_set_id, set_counts(r, cases), r.gating) for r, cases in per_set]
     failed = [c for _, cases in per_set for c in cases if c.status != EvalStatus.PASSED]
-    return _render(counts, failed[:max_cases], len(failed))
+    judges = certificates.notes(run for _, cases in per_set for c in cases for run in c.runs)
+    return _render(counts, failed[:max_cases], len(failed), judges)
 
 
 def _render(counts: Sequence[tuple[str, SetCounts, str]], shown: Sequence[CaseOutcome],
-            failed: int) -> str:
+            failed: int, judges: dict[str, JudgeCertificateNote] | None = None) -> str:
     total = sum(c.total for _, c, _ in counts)
     icon = "✅" if total and not failed else "❌"
     out = [f"## {icon} agenteval: {total - failed} of {total} case(s) passed", "",
@@ -81,6 +85,8 @@ def _render(counts: Sequence[tuple[str, SetCounts, str]], shown: Sequence[CaseOu
     for eval_set_id, c, gating in counts:
         out.append(f"| {md_escape(eval_set_id)} | {c.total} | {c.passed} | {c.failed} "
                    f"| {c.not_evaluated} | {c.max_runs} | {md_escape(gating)} |")
+    if judges:  # every judged criterion's calibration certificate, or that it has none
+        out += ["", *(f"- judge certificate, {md_escape(certificates.line(n))}" for n in judges.values())]
     if not failed:
         return "\n".join(out) + "\n"
     out += ["", "### Failing cases", "",
@@ -105,8 +111,11 @@ class MarkdownStream:
         self.statuses = dict.fromkeys(EvalStatus, 0)
         self.max_runs = 0
         self.shown: list[CaseOutcome] = []
+        self.judges: dict[str, JudgeCertificateNote] = {}
 
     def add(self, case: CaseOutcome) -> None:
+        for metric, note in certificates.notes(case.runs).items():
+            self.judges.setdefault(metric, note)
         self.statuses[case.status] += 1
         self.max_runs = max(self.max_runs, case.num_runs)
         if case.status != EvalStatus.PASSED and len(self.shown) < self.max_cases:
@@ -118,7 +127,7 @@ class MarkdownStream:
         counts = SetCounts(sum(s.values()), s[EvalStatus.PASSED], s[EvalStatus.FAILED],
                            s[EvalStatus.NOT_EVALUATED], self.max_runs)
         return _render([(result.eval_set_id, counts, result.gating)], self.shown,
-                       counts.total - counts.passed)
+                       counts.total - counts.passed, self.judges)
 
 
 __all__ = ["MarkdownStream", "markdown_summary", "md_escape"]

@@ -11,11 +11,12 @@ again, so a run's steps cannot disagree about what the run is. `describe` gives 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from agenteval.agents.mock_tools import MockTools
 from agenteval.criteria import ConfiguredMetric
+from agenteval.criteria.judge.certificates import CertificateBook, certificate_folders, certify
 from agenteval.runner.job import EvalJob, JobOptions
 from agenteval.runner.judges import check_judges
 from agenteval.runner.mocking import tool_mocking
@@ -69,6 +70,16 @@ class RunPlan:
         }
 
 
+def certified(metrics: Sequence[ConfiguredMetric], job: JobOptions) -> list[ConfiguredMetric]:
+    """The metrics with their calibration certificates (`criteria.judge.certificates`): looked
+    up beside the agent and the config, in the working directory, then among the shipped ones;
+    a bad certificate file is a DataError naming it."""
+    book = CertificateBook.load(certificate_folders(
+        getattr(job, "agent_path", None), job.config_source))
+    policy = job.config.judge_certificates
+    return [replace(m, certification=certify(m, book, policy)) for m in metrics]
+
+
 def prepare(job: JobOptions, services: Services) -> RunPlan:
     """The job resolved against its services: its metrics resolved once and every judge (and
     the user simulator's model) checked (`check_judges`: a bad name or a missing key is a
@@ -76,6 +87,7 @@ def prepare(job: JobOptions, services: Services) -> RunPlan:
     metrics: Sequence[ConfiguredMetric] = job.metrics()
     check_judges(metrics, job, services)
     config = job.config
+    metrics = certified(metrics, job)
     simulator = None
     if config.user_simulator_config is not None:
         simulator = parse_simulator_config(config.user_simulator_config, job.config_source)

@@ -128,6 +128,7 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
     records: list[JudgeRecord] = []
     reasons: list[MetricReason] = []
     agent_verdicts: list[AgentVerdict] = []
+    certificates = [m.certification for m in metrics if m.certification is not None]
     if run.error_message is None:
         ctx = EvalContext(actual=run.actual, expected=expected, scenario=run.case.conversation_scenario,
                           session_state=run.session_state, judge=judge, extras=run.extras,
@@ -141,18 +142,27 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
             records += result.records
             wire = metric.wire_dict
             status = result.status or metric_status(metric, result.score)
+            # A judge without a good enough certificate, where one is required, does not gate:
+            # scored and explained as usual, reported as informational with the reason why.
+            note = metric.certification
+            advisory = False
+            if note is not None and note.advisory:
+                advisory = True
+                result.reason = (f"advisory, not gating ({note.text})"
+                                 + (f": {result.reason}" if result.reason else ""))
             if result.error or (status == EvalStatus.NOT_EVALUATED):
                 errors.append(MetricError(metric_name=metric.name,
                                           message=result.error or "the criterion produced no score"))
-            overall.append(_metric_result(wire, status, result.score, result.details))
+            overall.append(_metric_result(wire, EvalStatus.INFORMATIONAL if advisory else status,
+                                          result.score, result.details))
             # An informational metric's reason restates its value (it has no threshold to
             # explain): not stored, which keeps a large run's document a third smaller in reasons.
             # A reason is read only where it is stored: a criterion may make it when it is read.
-            informational = metric.spec.informational
+            informational = metric.spec.informational or advisory
             if not informational:
                 statuses.append(status)
-                if (why := result.reason) is not None:
-                    reasons.append(_reason(metric.name, None, why))
+            if not metric.spec.informational and (why := result.reason) is not None:
+                reasons.append(_reason(metric.name, None, why))
             threshold = metric.criterion.threshold
             scores = result.per_invocation or [InvocationScore(None) for _ in range(n)]
             for i, inv_score in enumerate(scores):
@@ -167,7 +177,8 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
                 per_inv[i].append(_metric_result(wire, inv_status, score, inv_score.details))
                 # An invocation's reason is kept where it did not pass (a passing one's adds
                 # little to its score, and a large run has hundreds of thousands of them).
-                if inv_status in _EXPLAINED and (why := inv_score.reason) is not None:
+                explained = inv_status in _EXPLAINED or (advisory and (score is None or score < threshold))
+                if explained and (why := inv_score.reason) is not None:
                     reasons.append(_reason(metric.name, i, why))
                 if inv_score.agents is not None:
                     agent_verdicts += [trusted(AgentVerdict, {
@@ -199,6 +210,7 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
         reasons=reasons,
         judge_records=records,
         agent_verdicts=agent_verdicts,
+        judge_certificates=certificates,
         run_index=run.run_index,
         warnings=run.warnings,
         trace=run.trace,

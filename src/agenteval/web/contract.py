@@ -325,6 +325,9 @@ class ScoreCell(Out):
     reason: str | None
     """Why, as the criterion said where it decided (for a document without reasons: the score
     against the threshold where it did not pass); None for a pass with nothing stored."""
+    certificate: str | None = None
+    """A judged criterion's calibration certificate in the run (`certified: κ …`, `uncalibrated:
+    …`, advisory when it did not gate); None for criteria not judged and older documents."""
 
 
 class CaseRow(Out):

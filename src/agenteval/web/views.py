@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import agenteval.reporting.certificates as certificates
 from agenteval.reporting.agent_tree import case_agents, multi_agent, node_facts, verdict_text
 from agenteval.reporting.compare import Comparison
 from agenteval.reporting.html import tool_call_diff
@@ -145,9 +146,11 @@ def summary_metric(m: MetricSummary, gating: str | None = None,
     return SummaryMetric(**{**dict(m), "reason": reason}, status=status_word(m.eval_status))
 
 
-def _score(m: EvalMetricResult, stored: str | None) -> ScoreCell:
+def _score(m: EvalMetricResult, stored: str | None, run: EvalCaseResult | None = None) -> ScoreCell:
+    note = run.certificate(m.metric_name) if run is not None else None
     return ScoreCell(name=m.metric_name, score=m.score, threshold=m.threshold,
-                     status=status_word(m.eval_status), reason=result_reason(m, stored))
+                     status=status_word(m.eval_status), reason=result_reason(m, stored),
+                     certificate=None if note is None else certificates.line(note).split(": ", 1)[1])
 
 
 def run_view(stored: StoredRun, summary: EvalSetResult, header: RunSpec | None, state: RunState = "finished",
@@ -185,7 +188,7 @@ def case_rows(result: EvalSetResult, offset: int, limit: int,
     page = runs[offset:offset + limit]
     return len(runs), [CaseRow(
         eval_id=r.eval_id, run_index=r.run_index, status=status_word(r.final_eval_status),
-        metrics=[_score(m, r.reason(m.metric_name)) for m in r.overall_eval_metric_results],
+        metrics=[_score(m, r.reason(m.metric_name), r) for m in r.overall_eval_metric_results],
         error=r.error_message, metric_errors=len(r.metric_errors)) for r in page]
 
 
@@ -256,7 +259,7 @@ def case_view(result: EvalSetResult, case: CaseOutcome, run: EvalCaseResult, app
             tool_call_diff=[DiffLine(op=op, call=line) for op, line in
                             tool_call_diff(call_lines(expected_calls), call_lines(act.tool_calls()))],
             argument_diff=argument_diff(expected_calls, act.tool_calls()),
-            scores=[_score(m, run.reason(m.metric_name, i)) for m in per.eval_metric_results],
+            scores=[_score(m, run.reason(m.metric_name, i), run) for m in per.eval_metric_results],
             judge_records=[k for k, r in enumerate(run.judge_records) if r.invocation_index == i]))
     return CaseView(
         run_id=result.eval_set_result_id, app=app, eval_set_id=result.eval_set_id,

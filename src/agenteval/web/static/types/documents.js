@@ -139,6 +139,7 @@
  * @property {Array<MetricReason>} [reasons]
  * @property {Array<JudgeRecord>} [judge_records]
  * @property {Array<AgentVerdict>} [agent_verdicts]
+ * @property {Array<JudgeCertificateNote>} [judge_certificates]
  * @property {number} [run_index]
  * @property {Array<string>} [warnings]
  * @property {Trace|null} [trace]
@@ -260,6 +261,25 @@
  * The current form: the invocation's events in order.
  * @typedef {Object} InvocationEvents
  * @property {Array<InvocationEvent>} [invocation_events]
+ */
+
+/**
+ * The calibration certificate that applies to a judged criterion in this run (agenteval
+ * extension; see `agenteval.criteria.judge.certificates`): `certified` (a certificate binds
+ * this judge model, prompt and rubric, and meets any configured floor), `below_floor` (one
+ * applies, under the configured `min_kappa` / `min_agreement`) or `uncalibrated` (none
+ * applies); `advisory`: the criterion did not gate the case (`judge_certificates.require`).
+ * `text` is what reports show beside the judged score.
+ * @typedef {Object} JudgeCertificateNote
+ * @property {string} metric_name
+ * @property {"certified"|"below_floor"|"uncalibrated"} status
+ * @property {string} text
+ * @property {boolean} [advisory]
+ * @property {string|null} [certificate]
+ * @property {number|null} [kappa]
+ * @property {number|null} [agreement]
+ * @property {number|null} [coverage]
+ * @property {number|null} [labels]
  */
 
 /**

@@ -359,6 +359,7 @@
  * @property {number|null} threshold - The threshold it was held to.
  * @property {"passed"|"failed"|"not_evaluated"|"informational"} status - Its status.
  * @property {string|null} reason - Why, as the criterion said where it decided (for a document without reasons: the score against the threshold where it did not pass); None for a pass with nothing stored.
+ * @property {string|null} [certificate] - A judged criterion's calibration certificate in the run (`certified: κ …`, `uncalibrated: …`, advisory when it did not gate); None for criteria not judged and older documents.
  */
 
 /**

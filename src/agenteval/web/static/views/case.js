@@ -71,6 +71,8 @@ function invocationResult(d, per, i, diff, runId) {
   const failing = metrics.filter((m) => statusOf(m.eval_status) === "failed");
   // the reasons the criteria gave where they decided (stored in the result document)
   const explained = diff.scores.filter((m) => m.status !== "passed" && m.status !== "informational" && m.reason);
+  // every judged score with its calibration certificate (or that it has none)
+  const judged = diff.scores.filter((m) => m.certificate);
   const gating = metrics.filter((m) => !INFORMATIONAL.has(m.metric_name)), info = metrics.filter((m) => INFORMATIONAL.has(m.metric_name));
   const here = link("runs", runId, "cases", d.eval_id, "run", d.run_index, "inv", i);
   const want = exp ? contentText(exp.final_response) : null, got = contentText(act.final_response);
@@ -97,6 +99,8 @@ function invocationResult(d, per, i, diff, runId) {
     h("h4", { text: "Tool calls (− expected, not made · + made, not expected)" }), callBox, args,
     explained.length ? h("div", { class: "failing-scores" }, h("h4", { text: "Why it did not pass" }), explained.map((m) =>
       h("div", { class: "bad", "data-reason": m.name, text: `${m.name}: ${m.reason}` }))) : null,
+    judged.length ? h("div", { class: "muted small" }, judged.map((m) =>
+      h("div", { "data-certificate": m.name, text: `${m.name}: judge ${m.certificate}` }))) : null,
     accept);
 }
 

@@ -108,7 +108,8 @@ function caseRow(runId, c, names) {
     names.map((n) => {
       const m = byName[n];
       if (!m) return h("td", { class: "muted", text: "–" });
-      return h("td", { class: statusClass(m.status), title: `${n}: ${m.reason ?? `${fmt(m.score)} (threshold ${fmt(m.threshold)}), ${statusOf(m.status)}`}`, text: fmt(m.score) });
+      const judge = m.certificate ? `\njudge ${m.certificate}` : "";
+      return h("td", { class: statusClass(m.status), title: `${n}: ${m.reason ?? `${fmt(m.score)} (threshold ${fmt(m.threshold)}), ${statusOf(m.status)}`}${judge}`, text: fmt(m.score) });
     }));
 }
 

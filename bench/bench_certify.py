@@ -1,0 +1,110 @@
+"""Certificates for the built-in criteria on the embedded judge, measured on held-out labels.
+
+Runs `agenteval.calibration.calibrate` (what `agenteval judge calibrate` runs) over labelled
+files, one case at a time, appending each case's outcome to a JSON-lines file as it is judged,
+so a run stopped early (the embedded judge takes 20 s and more per verdict on a loaded 2-core
+machine) still leaves every judged case; `--from-outcomes` then writes the certificates from
+whatever was judged. Cases are taken in a seeded order that alternates positive and negative
+labels, so a prefix of a file stays balanced.
+
+    python bench/bench_certify.py bench/judge_set/rubric_tool_use_blind.json \\
+        bench/judge_set/rubric_final_response_blind.json --per-file 16 \\
+        --outcomes bench/out/certify_outcomes.jsonl
+    python bench/bench_certify.py ... --from-outcomes bench/out/certify_outcomes.jsonl \\
+        --certify src/agenteval/criteria/judge/shipped_certificates
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import hashlib
+import json
+import random
+import time
+from pathlib import Path
+
+from agenteval.calibration import Calibration, Outcome, calibrate, certificate
+from agenteval.criteria.judge import JudgeService
+from agenteval.criteria.judge.labelled import LabelledCase, load_labelled
+from agenteval.models import resolve_model
+
+
+def balanced(cases: list[LabelledCase], seed: int = 28) -> list[LabelledCase]:
+    """Positive and negative cases alternating, each side in a seeded random order."""
+    rng = random.Random(seed)
+    pos = [c for c in cases if c.positive]
+    neg = [c for c in cases if not c.positive]
+    rng.shuffle(pos)
+    rng.shuffle(neg)
+    out: list[LabelledCase] = []
+    for i in range(max(len(pos), len(neg))):
+        out += [side[i] for side in (pos, neg) if i < len(side)]
+    return out
+
+
+def digest(files: list[str]) -> str:
+    h = hashlib.sha256()
+    for f in files:
+        h.update(Path(f).name.encode() + b"\0" + Path(f).read_bytes())
+    return h.hexdigest()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("files", nargs="+")
+    ap.add_argument("--per-file", type=int, default=0, help="cases per file (0: all)")
+    ap.add_argument("--num-samples", type=int, default=5)
+    ap.add_argument("--outcomes", default="bench/out/certify_outcomes.jsonl")
+    ap.add_argument("--from-outcomes", help="write certificates from this outcomes file, judge nothing")
+    ap.add_argument("--certify", help="folder to write the certificates into")
+    args = ap.parse_args()
+
+    by_file = {f: balanced(load_labelled(f)) for f in args.files}
+    chosen = {f: (cs[:args.per_file] if args.per_file else cs) for f, cs in by_file.items()}
+    cases_by_id = {c.id: (f, c) for f, cs in by_file.items() for c in cs}
+    results: dict[str, list[Outcome]] = {}
+    if args.from_outcomes:
+        for line in Path(args.from_outcomes).read_text().splitlines():
+            row = json.loads(line)
+            file, case = cases_by_id[row["id"]]
+            results.setdefault(file, []).append(
+                Outcome(case, row["correct"], row["confidence"], row.get("source")))
+    else:
+        # Files interleaved case by case, so that stopping early leaves all of them measured.
+        order = [c for group in zip(*chosen.values(), strict=False) for c in group]
+        order += [c for cs in chosen.values() for c in cs[min(map(len, chosen.values())):]]
+        judge = JudgeService(lambda name: resolve_model(name, {}), None, early_stop=False)
+        out = Path(args.outcomes)
+        out.parent.mkdir(parents=True, exist_ok=True)
+
+        def done(o: Outcome) -> None:
+            with out.open("a") as fh:
+                fh.write(json.dumps({"id": o.case.id, "metric": o.case.metric, "label": o.case.label,
+                                     "correct": o.correct, "confidence": o.confidence,
+                                     "source": o.source, "t": round(time.time(), 1)}) + "\n")
+            print(f"{o.case.id}: {'right' if o.correct else 'wrong' if o.correct is False else 'none'}"
+                  f" p={o.confidence}", flush=True)
+
+        for cal in asyncio.run(calibrate(order, judge, num_samples=args.num_samples, on_case=done)):
+            for o in cal.outcomes:
+                results.setdefault(cases_by_id[o.case.id][0], []).append(o)
+    created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    for file, outcomes in results.items():
+        cal = Calibration(outcomes[0].case.metric, outcomes)
+        cert = certificate(cal, judge_model="local", num_samples=args.num_samples,
+                           source=f"bench/judge_set/{Path(file).name} ({len(outcomes)} of "
+                           f"{len(by_file[file])} cases, balanced seeded order)",
+                           source_sha256=digest([file]), created=created)
+        print(f"{cert.metric}: {cert.summary()}; accuracy {cert.accuracy:.0%}")
+        if args.certify:
+            folder = Path(args.certify)
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{cert.metric}.json").write_text(
+                json.dumps({**cert.to_json(), "note": "bench/bench_certify.py on the embedded judge"},
+                           indent=2, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()

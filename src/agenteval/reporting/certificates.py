@@ -1,0 +1,46 @@
+"""The calibration certificate beside a judged score, in words shared by every report.
+
+A result document records, per judged criterion, the certificate that applied in the run or
+that none did (`EvalCaseResult.judge_certificates`, see `agenteval.criteria.judge.certificates`).
+Tables show a short tag beside the criterion's name (`certified κ 0.62`, `uncalibrated`,
+`below floor κ 0.31`, with `advisory` when it did not gate); details show the full text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from agenteval.schema import EvalCaseResult, JudgeCertificateNote
+
+
+def tag(note: JudgeCertificateNote) -> str:
+    """The short form of a certificate note, for a table cell."""
+    k = "" if note.kappa is None else f" κ {note.kappa:.2f}"
+    text = {"certified": f"certified{k}", "below_floor": f"below floor{k}",
+            "uncalibrated": "uncalibrated"}[note.status]
+    return f"{text}, advisory" if note.advisory else text
+
+
+def notes(runs: Iterable[EvalCaseResult]) -> dict[str, JudgeCertificateNote]:
+    """Each judged criterion's note, by metric name (the first run's that has one: a run's
+    criteria are certified once, before any case runs)."""
+    out: dict[str, JudgeCertificateNote] = {}
+    for run in runs:
+        for note in run.judge_certificates:
+            out.setdefault(note.metric_name, note)
+    return out
+
+
+def named(name: str, found: dict[str, JudgeCertificateNote]) -> str:
+    """A criterion's name with its certificate's tag, when it is judged: `m [uncalibrated]`."""
+    note = found.get(name)
+    return name if note is None else f"{name} [{tag(note)}]"
+
+
+def line(note: JudgeCertificateNote) -> str:
+    """`metric: judge certified: κ 0.62, ... (advisory, not gating)`."""
+    return (f"{note.metric_name}: judge {note.text}"
+            + ("; advisory, not gating (judge_certificates.require)" if note.advisory else ""))
+
+
+__all__ = ["line", "named", "notes", "tag"]

@@ -1,0 +1,73 @@
+"""Every report shows each judged score's calibration certificate (or that it has none)."""
+
+import xml.etree.ElementTree as ET
+
+from rich.console import Console
+
+from agenteval.reporting import case_table, invocation_details
+from agenteval.reporting.html import html_report
+from agenteval.reporting.junit import junit_xml
+from agenteval.reporting.markdown import markdown_summary
+from agenteval.schema import JudgeCertificateNote
+from tests.result_builders import case, result
+
+CERTIFIED = JudgeCertificateNote(
+    metric_name="safety_v1", status="certified", kappa=0.62, agreement=0.88, coverage=0.8, labels=32,
+    text="certified: κ 0.62, agreement 88% at coverage 80%, 32 labels (safety_blind.json)")
+UNCALIBRATED = JudgeCertificateNote(
+    metric_name="final_response_match_v2", status="uncalibrated",
+    text="uncalibrated: no certificate for judge openai:gpt-4o, this prompt and rubric")
+
+
+def _doc():  # type: ignore[no-untyped-def]
+    failing = case("c1", {"safety_v1": 1.0, "final_response_match_v2": 0.0})
+    passing = case("c2", {"safety_v1": 1.0, "final_response_match_v2": 1.0})
+    for c in (failing, passing):
+        c.judge_certificates = [CERTIFIED, UNCALIBRATED]
+    return result([failing, passing])
+
+
+def _text(renderable) -> str:  # type: ignore[no-untyped-def]
+    console = Console(width=200, record=True)
+    console.print(renderable)
+    return console.export_text()
+
+
+def test_console_tags_each_judged_criterion_and_details_give_the_certificate() -> None:
+    doc = _doc()
+    table = _text(case_table(doc.eval_case_results))
+    assert "safety_v1 [certified κ 0.62]" in table
+    assert "final_response_match_v2 [uncalibrated]" in table
+    details = _text(invocation_details(doc.eval_case_results[0]))
+    assert "safety_v1: judge certified: κ 0.62, agreement 88% at coverage 80%" in details
+    assert "final_response_match_v2: judge uncalibrated: no certificate for judge openai:gpt-4o" in details
+
+
+def test_markdown_lists_the_judges_certificates_and_tags_failing_rows() -> None:
+    md = markdown_summary([_doc()])
+    assert "- judge certificate, safety_v1: judge certified: κ 0.62" in md
+    assert "| final_response_match_v2 \\[uncalibrated\\] |" in md  # brackets escaped
+
+
+def test_junit_carries_each_certificate_as_a_property_of_the_testcase() -> None:
+    root = ET.fromstring(junit_xml([_doc()]))
+    props = {p.get("name"): p.get("value") for tc in root.iter("testcase") if tc.get("name") == "c2"
+             for p in tc.iter("property")}
+    assert props["judge_certificate.safety_v1"].startswith("judge certified: κ 0.62")
+    assert props["judge_certificate.final_response_match_v2"].startswith("judge uncalibrated")
+    failure = next(tc for tc in root.iter("testcase") if tc.get("name") == "c1").find("failure")
+    assert failure is not None and "final_response_match_v2: judge uncalibrated" in (failure.text or "")
+
+
+def test_html_tags_each_judged_criterion() -> None:
+    page = html_report([_doc()])
+    assert "[certified κ 0.62]" in page and "[uncalibrated]" in page
+
+
+def test_an_advisory_judge_is_shown_in_the_case_table_though_it_does_not_gate() -> None:
+    advisory = UNCALIBRATED.model_copy(update={"advisory": True})
+    c = case("c3", {"final_response_match_v2": 0.0})
+    c.overall_eval_metric_results[0].eval_status = c.overall_eval_metric_results[0].eval_status.INFORMATIONAL
+    c.judge_certificates = [advisory]
+    table = _text(case_table([c]))
+    assert "final_response_match_v2 [uncalibrated, advisory]" in table
