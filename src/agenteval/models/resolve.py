@@ -136,8 +136,9 @@ def build_model(
         check_local_available(cache_dir)
         local = LocalModel(name=spec.name, cache_dir=cache_dir,
                            deterministic=options.deterministic)
-        return LimitedLLM(local, 1 if local.deterministic else max_concurrency or local.slots, options.give_up_after,
-                          options.requests_per_minute, options.tokens_per_minute)
+        limit = 1 if local.deterministic else max_concurrency or local.slots  # one call at a time
+        return LimitedLLM(local, limit, options.give_up_after, options.requests_per_minute,
+                          options.tokens_per_minute)
     http = OpenAICompatModel(
         model=spec.model,
         base_url=spec.base_url,
