@@ -7,6 +7,17 @@ listed gets its backend's default (the embedded model's slots; for HTTP, `defaul
 The embedded model's engine is shared by the whole process whatever the pool (loading it
 twice would cost minutes and gigabytes); a pool only bounds its own calls into it.
 
+The concurrency model: the limit of an endpoint bounds every call in flight to it from the run,
+whoever makes it (the agent's turns, LLM judges, the user simulator), because each of them asks
+the pool for the endpoint and gets the one `LimitedLLM` holding its slots. `--parallelism`
+bounds case runs in flight; an HTTP endpoint without a configured limit gets the parallelism
+(at least `DEFAULT_HTTP_CONCURRENCY`), so a judge waiting for a slot never lets more calls reach
+the endpoint than the agent alone could make (tests/models/test_endpoint_concurrency.py counts
+them on a stub). Executors that run turns in other processes bound the agent's calls there by
+giving each worker its share of the limit (`runner.executors.process`) or by one limiter per
+endpoint for the whole cluster (`runner.executors.cluster_limits`); the judges' calls, made in
+this process, are bounded by this pool's limit, not yet by the same slots as the workers'.
+
 A caller may also hand the pool ready-made models under names of its own choosing (`provided`:
 an `LLM` implementation of theirs, or a scripted model in tests); those names are used as they
 are, without parsing.
