@@ -12,6 +12,7 @@ left with no rubrics is an error that says which `type` was needed.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import ClassVar
 
 import anyio
@@ -19,7 +20,7 @@ import anyio
 from agenteval.criteria.base import CriterionResult, EvalContext
 from agenteval.criteria.judge.base import Answered, JudgeCriterion
 from agenteval.criteria.judge.engine.cascade import in_flight
-from agenteval.criteria.judge.engine.decision import JudgeQuestion
+from agenteval.criteria.judge.engine.decision import DecisionOptions, JudgeQuestion
 from agenteval.criteria.judge.engine.spans import judge_span, judged
 from agenteval.criteria.judge.prompting import context, prompts
 from agenteval.criteria.judge.prompting import examples as judge_examples
@@ -45,12 +46,29 @@ def rubric_text(rubric: Rubric) -> str:
     return rubric.rubric_content.text_property or rubric.description or rubric.rubric_id
 
 
+# Rubric verdicts stay below the floor on the embedded judge at any threshold (68-74% on the
+# labelled sets, 53-66% on the blind ones; bench/README.md), so none is shipped for gating. With
+# a stronger judge configured (`escalate_to`), verdicts whose probability is below this are its
+# to decide: measured there, the verdicts at p >= 0.8 agreed 82% / 90% with the labelled sets
+# (final response / tool use; 83% / 78% on the blind sets), and 37-55% of verdicts fall below it.
+ESCALATE_BELOW = 0.8
+
+
 class RubricCriterion(JudgeCriterion):
     """Shared logic of the rubric criteria: which rubrics apply, and per-rubric scores."""
 
     criterion_model = RubricsBasedCriterion
     criterion: RubricsBasedCriterion
     rubric_type: ClassVar[str] = ""
+
+    def decision_options(self) -> DecisionOptions:
+        """As configured; with `escalate_to` and no `min_confidence`, a verdict whose
+        probability is below ESCALATE_BELOW goes to the stronger judge."""
+        options = super().decision_options()
+        if options.escalate_to and options.min_confidence is None \
+                and options.shipped_min_confidence is None:
+            return replace(options, shipped_min_confidence=ESCALATE_BELOW)
+        return options
 
     def rubrics_for(self, ctx: EvalContext, index: int) -> list[Rubric]:
         expected = ctx.expected[index].rubrics if ctx.expected and index < len(ctx.expected) else None

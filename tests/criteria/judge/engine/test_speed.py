@@ -4,6 +4,7 @@ label and still read, and an embedded engine's slots are filled with concurrent 
 
 import asyncio
 import json
+import math
 from typing import Any
 
 import pytest
@@ -129,3 +130,41 @@ def test_a_capped_reply_scores_and_explains_the_verdict() -> None:
     (record,) = result.judge_records
     assert record.score == 0.0 and record.rationale == "the agent says 9 is prime…"
     assert "the agent says 9 is prime" in (result.reasons[0].reason if result.reasons else "")
+
+
+def _rubric_reply(p_meets: float) -> Any:
+    """A one-pass step-2 reply saying meets with probability `p_meets` at the verdict token."""
+    from agenteval.models import Generation, TokenLogprob
+
+    def reply(request: ModelRequest) -> Any:
+        props = (request.json_schema or {}).get("properties", {})
+        if "required" in props:
+            return json.dumps({"required": "the number 4"})
+        if not request.logprobs:
+            return json.dumps({"reply_gives": "4", "verdict": "meets"})
+        head, label = '{"reply_gives": "4", "verdict": "', "meets"
+        top = (("meets", math.log(p_meets)), ("fails", math.log(1 - p_meets)))
+        tokens = (TokenLogprob(head, 0.0), TokenLogprob(label, math.log(p_meets), top),
+                  TokenLogprob('"}', 0.0))
+        return Generation(head + label + '"}', logprobs=tokens)
+    return reply
+
+
+@pytest.mark.parametrize(("p", "escalated"), [(0.7, True), (0.9, False)])
+def test_rubric_verdicts_below_the_floor_go_to_the_stronger_judge(p: float, escalated: bool) -> None:
+    weak, strong = ScriptedModel(_rubric_reply(p)), ScriptedModel(_reply)
+    models = {"local": weak, "strong": strong}
+    judge = JudgeService(lambda n: models[n])
+    rubric = {"rubric_id": "r", "rubric_content": {"text_property": "states the result"}}
+    metric = default_registry().configure("rubric_based_final_response_quality_v1", {
+        "threshold": 0.5, "rubrics": [rubric], "judge_model_options": {"escalate_to": "strong"}})
+    run = CaseRun(EvalCase(eval_id="c", conversation=[inv("q?", "4")]), [inv("q?", "4")], "s")
+    result = asyncio.run(score_case(run, [metric], judge=judge))
+    verdict = result.judge_records[-1]
+    assert (verdict.escalated is not None) == escalated and verdict.score == 1.0
+    plain = default_registry().configure("rubric_based_final_response_quality_v1", {
+        "threshold": 0.5, "rubrics": [rubric]})
+    alone_judge = JudgeService(lambda n: ScriptedModel(_rubric_reply(p)))
+    alone = asyncio.run(score_case(run, [plain], judge=alone_judge))
+    # Without a stronger judge nothing is held to the floor: no threshold is shipped.
+    assert alone.judge_records[-1].escalated is None and alone.judge_records[-1].score == 1.0
