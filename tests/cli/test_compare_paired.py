@@ -90,6 +90,7 @@ def test_markdown_and_junit(store: Path, tmp_path: Path) -> None:
     text = md.read_text(encoding="utf-8")
     assert text.startswith("## ❌ agenteval compare: REGRESSION")
     assert f"| {LONG} | pass |" in text and "| REGRESSED |" in text
+    assert "| pass@5 A → B | pass^5 A → B |" in text and "| 1.00 → 0.00 | 1.00 → 0.00 |" in text
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None
     failed = [t.get("name") for t in suite.iter("testcase") if t.find("failure") is not None]

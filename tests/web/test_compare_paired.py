@@ -35,6 +35,8 @@ def test_paired_route_returns_what_compare_computes(live: Live) -> None:
     assert changes["c0"] == "REGRESSED" and changes["c9"] == "UNCHANGED"
     assert view["counts"]["REGRESSED"] == 6 and view["k"] == 4
     assert view["pass_k_a"] == [1.0, 1.0] and view["pass_k_b"] == [0.4, 0.4]
+    c0 = next(c for c in view["cases"] if c["eval_id"] == "c0")
+    assert c0["pass_k_a"] == [1.0, 1.0] and c0["pass_k_b"] == [0.0, 0.0]
     same = live.get("/api/compare/paired", params={"a": "base", "b": "base"}).json()
     assert same["gate_failed"] is False and same["decision"].startswith("NO SIGNIFICANT CHANGE")
     assert live.get("/api/compare/paired", params={"a": "base", "b": "nope"}).status_code == 404

@@ -100,10 +100,20 @@ def _measures_block(c: PairedComparison, width: int) -> RenderableType:
     return Group(*out)
 
 
-def _case_cells(x: CaseStat) -> list[str | Text]:
+def case_pass_k(x: CaseStat, k: int) -> tuple[str, str]:
+    """("pass@k A → B", "pass^k A → B") of one case, k capped at each side's runs."""
+    a, b = x.pass_at(k, "a"), x.pass_at(k, "b")
+
+    def side(v: tuple[float, float] | None, i: int) -> str:
+        return "-" if v is None else f"{v[i]:.2f}"
+
+    return f"{side(a, 0)} → {side(b, 0)}", f"{side(a, 1)} → {side(b, 1)}"
+
+
+def _case_cells(x: CaseStat, k: int) -> list[str | Text]:
     return [x.eval_id, Text(x.change.value, style=_CASE_STYLE[x.change]),
             f"{x.passed_a}/{x.runs_a}" if x.runs_a else "-",
-            f"{x.passed_b}/{x.runs_b}" if x.runs_b else "-", _p(x.p_value)]
+            f"{x.passed_b}/{x.runs_b}" if x.runs_b else "-", _p(x.p_value), case_pass_k(x, k)[1]]
 
 
 def shown_cases(c: PairedComparison, show_unchanged: bool = False) -> list[CaseStat]:
@@ -142,9 +152,9 @@ def paired_console(c: PairedComparison, show_unchanged: bool = False, max_rows: 
             Text(_NOTE, style="dim"), Text(""), Text(counts_line(c)), Text(pass_k_line(c))]
         cases = shown_cases(c, show_unchanged)
         if cases:
-            cols = (Col("eval id", floor=ID_FLOOR), Col("change"), Col("A passed", "right"),
-                    Col("B passed", "right"), Col("p (Fisher)", "right"))
-            table = fit_table(cols, [_case_cells(x) for x in cases[:max_rows]], width, force=True,
+            cols = (Col("eval id", floor=ID_FLOOR), Col("change"), Col("A", "right"), Col("B", "right"),
+                    Col("p Fisher", "right"), Col(f"pass^{c.k} A → B"))
+            table = fit_table(cols, [_case_cells(x, c.k) for x in cases[:max_rows]], width, force=True,
                               title="Cases (from their own runs)", title_justify="left")
             if len(cases) > max_rows:
                 table.caption = f"… and {len(cases) - max_rows} more"
@@ -166,11 +176,14 @@ def paired_markdown(c: PairedComparison, max_rows: int = 200) -> str:
     out += ["", md_escape(_NOTE), "", md_escape(counts_line(c)) + "  ", md_escape(pass_k_line(c))]
     cases = shown_cases(c)
     if cases:
-        out += ["", "| eval id | change | A passed | B passed | p (Fisher) |", "|---|---|---:|---:|---:|"]
+        out += ["", f"| eval id | change | A passed | B passed | p (Fisher) | pass@{c.k} A → B | "
+                f"pass^{c.k} A → B |", "|---|---|---:|---:|---:|---|---|"]
         for x in cases[:max_rows]:
             a, b = (f"{x.passed_a}/{x.runs_a}" if x.runs_a else "-"), (f"{x.passed_b}/{x.runs_b}"
                                                                         if x.runs_b else "-")
-            out.append(f"| {md_escape(x.eval_id)} | {x.change.value} | {a} | {b} | {_p(x.p_value)} |")
+            at, power = case_pass_k(x, c.k)
+            out.append(f"| {md_escape(x.eval_id)} | {x.change.value} | {a} | {b} | {_p(x.p_value)} | {at} | "
+                       f"{power} |")
         if len(cases) > max_rows:
             out += ["", f"… and {len(cases) - max_rows} more case(s)."]
     return "\n".join(out) + "\n"
@@ -199,14 +212,15 @@ def paired_junit(c: PairedComparison) -> str:
         ET.SubElement(el, "system-out").text = xml_safe(text)
     for x in c.cases:
         el = ET.SubElement(suite, "testcase", classname="cases", name=xml_safe(x.eval_id))
+        at, power = case_pass_k(x, c.k)
         ET.SubElement(el, "system-out").text = xml_safe(
             f"{x.change.value}: A passed {x.passed_a}/{x.runs_a}, B passed {x.passed_b}/{x.runs_b}, "
-            f"Fisher p {_p(x.p_value)}")
+            f"Fisher p {_p(x.p_value)}, pass@{c.k} {at}, pass^{c.k} {power}")
     suite.set("tests", str(len(c.measures) + len(c.cases)))
     suite.set("failures", str(failures))
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-__all__ = ["counts_line", "measure_rows", "paired_console", "paired_junit", "paired_markdown",
+__all__ = ["case_pass_k", "counts_line", "measure_rows", "paired_console", "paired_junit", "paired_markdown",
            "pass_k_line", "shown_cases"]

@@ -577,6 +577,10 @@ class PairedCaseView(Out):
     """Candidate runs."""
     p_value: float | None
     """Fisher exact, two-sided (None: on one side only)."""
+    pass_k_a: tuple[float, float] | None
+    """Baseline (pass@k, pass^k), k capped at its runs (None: no runs)."""
+    pass_k_b: tuple[float, float] | None
+    """Candidate (pass@k, pass^k)."""
 
 
 class PairedView(Out):

@@ -300,7 +300,8 @@ def paired_json(c: PairedComparison) -> PairedView:
         significant="regression" if m in c.regressions else "improvement" if m in c.improvements else None)
         for m in c.measures]
     cases = [PairedCaseView(eval_id=x.eval_id, change=x.change.value, passed_a=x.passed_a, runs_a=x.runs_a,
-                            passed_b=x.passed_b, runs_b=x.runs_b, p_value=x.p_value) for x in c.cases]
+                            passed_b=x.passed_b, runs_b=x.runs_b, p_value=x.p_value,
+                            pass_k_a=x.pass_at(c.k, "a"), pass_k_b=x.pass_at(c.k, "b")) for x in c.cases]
     return PairedView(baseline_id=c.baseline_id, candidate_id=c.candidate_id, alpha=c.alpha,
                       decision=c.decision(), gate_failed=c.gate_failed, measures=measures,
                       counts={k.value: v for k, v in c.counts().items()}, cases=cases, k=c.k,

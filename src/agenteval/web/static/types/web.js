@@ -252,6 +252,8 @@
  * @property {number} passed_b - Candidate runs passed.
  * @property {number} runs_b - Candidate runs.
  * @property {number|null} p_value - Fisher exact, two-sided (None: on one side only).
+ * @property {Array<*>|null} pass_k_a - Baseline (pass@k, pass^k), k capped at its runs (None: no runs).
+ * @property {Array<*>|null} pass_k_b - Candidate (pass@k, pass^k).
  */
 
 /**

@@ -57,7 +57,10 @@ const caseTone = { REGRESSED: "bad", IMPROVED: "ok", INCONCLUSIVE: "na", UNCHANG
 /** @param {PairedCaseView|undefined} x */
 function caseChange(x) {
   if (!x) return "–";
-  return h("span", { class: "badge " + caseTone[x.change], title: `A ${x.passed_a}/${x.runs_a}, B ${x.passed_b}/${x.runs_b}, Fisher p ${pval(x.p_value)}`, text: x.change });
+  const k = (v) => (v ? `pass@k ${v[0].toFixed(2)}, pass^k ${v[1].toFixed(2)}` : "–");
+  return h("span", {}, h("span", { class: "badge " + caseTone[x.change], title: `Fisher p ${pval(x.p_value)}`, text: x.change }),
+    h("div", { class: "muted", text: `A ${x.passed_a}/${x.runs_a} (${k(x.pass_k_a)})` }),
+    h("div", { class: "muted", text: `B ${x.passed_b}/${x.runs_b} (${k(x.pass_k_b)})` }));
 }
 
 /** The decision first, then each measure's differences with intervals and p-values (computed by the server).
