@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from agenteval.datasets import scan as scan_module
 from agenteval.datasets.scan import DepthScan, scan_file
 from agenteval.errors import DataError
 from tests.datasets.test_nesting import _depth
@@ -22,7 +23,11 @@ def _nested(rng: random.Random, depth: int) -> Any:
     return {"k[\\\\": _nested(rng, depth - 1), "z": '}}"['}
 
 
-def test_depth_is_exact_in_one_chunk_and_bounded_across_chunks() -> None:
+@pytest.mark.parametrize("few", [scan_module._FEW_ESCAPES, 0])
+def test_depth_is_exact_in_one_chunk_and_bounded_across_chunks(few: int,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # Both ways of dropping escapes: a step per escape (few of them), bytes.replace (many).
+    monkeypatch.setattr(scan_module, "_FEW_ESCAPES", few)
     rng = random.Random(7)
     for _ in range(200):
         value = {"a": [_nested(rng, rng.randint(0, 40)) for _ in range(4)]}
@@ -48,6 +53,11 @@ def test_lone_surrogate_escapes_are_noticed(text: bytes, lone: bool) -> None:
     scan = DepthScan()
     scan.feed(text, 100)
     assert scan.surrogates is lone
+    for size in (1, 2, 5, 9):  # an escape split over chunks may count as lone, never be missed
+        scan = DepthScan()
+        for i in range(0, len(text), size):
+            scan.feed(text[i:i + size], 100)
+        assert scan.surrogates or not lone
 
 
 def test_scan_file_names_the_place_of_a_bomb(tmp_path: Path) -> None:
