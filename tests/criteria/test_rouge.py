@@ -35,3 +35,21 @@ def test_chunked_tokens_equal_tokens_of_the_whole_text(text: str) -> None:
     whole = [t for w in _words(normal) if w
              for t in (_ascii_word_tokens(w) if w.isascii() else (w,))]
     assert tokenize(text) == whole
+
+
+def test_overlap_is_the_multiset_intersection() -> None:
+    # Repeated tokens on either side: each candidate token counts while the reference has one.
+    import random
+    from collections import Counter
+
+    from agenteval.criteria.rouge import rouge1_scores, tokenize
+
+    rng = random.Random(3)
+    words = ["ship", "shipped", "order", "a", "the", "42", "é", "東京"]
+    for _ in range(500):
+        cand = " ".join(rng.choice(words) for _ in range(rng.randint(0, 12)))
+        ref = " ".join(rng.choice(words) for _ in range(rng.randint(0, 12)))
+        p, r = tokenize(cand), tokenize(ref)
+        overlap = sum((Counter(p) & Counter(r)).values())
+        precision, recall, _ = rouge1_scores(cand, ref)
+        assert (precision, recall) == (overlap / max(len(p), 1), overlap / max(len(r), 1))
