@@ -21,18 +21,21 @@ def _log_pmf(n: int, k: int, p: float) -> float:
 
 
 def binom_cdf(k: int, n: int, p: float) -> float:
-    """P(X ≤ k) for X ~ Binomial(n, p) (scipy.stats.binom.cdf). Exact in integers for p = 1/2."""
+    """P(X ≤ k) for X ~ Binomial(n, p) (scipy.stats.binom.cdf): exact in integers for p = 1/2
+    up to 1,000 trials; else summed in log space (relative error ~1e-12, no underflow)."""
     if k < 0:
         return 0.0
     if k >= n:
         return 1.0
-    if p == 0.5:
-        return float(sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n)  # int / int: correctly rounded
     if p <= 0.0:
         return 1.0
     if p >= 1.0:
         return 0.0
-    return min(1.0, math.fsum(math.exp(_log_pmf(n, i, p)) for i in range(k + 1)))
+    if p == 0.5 and n <= 1000:
+        return float(sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n)  # int / int: correctly rounded
+    logs = [_log_pmf(n, i, p) for i in range(k + 1)]
+    top = max(logs)
+    return min(1.0, math.exp(top) * math.fsum(math.exp(v - top) for v in logs))
 
 
 def sign_test(positive: int, negative: int) -> float:
