@@ -11,6 +11,7 @@ import pytest
 from agenteval.store.sessions import ChatSession
 from agenteval.web.agents import LoadedAgent
 from agenteval.web.chat import ChatService
+from agenteval.web.views import turn_json
 from tests.agents.test_adk_tree import agent_tool_app
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*is deprecated in favor of Workflow:DeprecationWarning",
@@ -28,6 +29,10 @@ def _calls(folder: Path) -> list[tuple[str, str]]:
         finally:
             await chat.close()
         assert turn.error is None, turn.error
+        (tree,) = turn_json(turn).agents  # the turn's agent tree, for the chat's trace tab
+        (root,) = tree.roots
+        assert (root.agent, [(c.agent, c.via) for c in root.children]) == (
+            "travel_agent", [("research_agent", "tool")])
         return [(c.name, str(c.args)) for c in turn.invocation.tool_calls()]
 
     return asyncio.run(go())

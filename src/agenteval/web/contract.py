@@ -70,6 +70,37 @@ class CriterionInfo(Out):
     """Reported only: never passes or fails a case."""
 
 
+class AgentNodeView(Out):
+    """One agent in an invocation's agent tree (`tracing.agent_summary`), as the CLI and the
+    HTML report show it."""
+
+    agent: str
+    """The agent's name."""
+    via: str | None
+    """How control reached it: handoff, tool, sequential, parallel, loop or sub_agent (None: the
+    invocation's first agent)."""
+    span_ids: list[str]
+    """Its runs' `agent` spans in the trace (empty: calls were expected from it, it never ran)."""
+    facts: list[str]
+    """What its line says: how it was reached, its runs, its own calls, tokens, time and tools."""
+    passed: bool | None
+    """Whether its calls matched when a criterion matched them on their own (None: none did)."""
+    verdict: str | None
+    """That verdict in words: `✓ calls matched`, or `✗` and why (naming both agents for a call
+    made by the wrong one)."""
+    children: list[AgentNodeView]
+    """The agents it handed control to, called as tools, or ran as workflow stages."""
+
+
+class InvocationAgentsView(Out):
+    """The agent tree of one invocation."""
+
+    index: int
+    """The invocation's index."""
+    roots: list[AgentNodeView]
+    """Its first agents (and agents calls were expected from that never ran)."""
+
+
 # --- chat sessions ---------------------------------------------------------------------------
 
 class ToolCall(Out):
@@ -109,6 +140,8 @@ class ChatTurnView(Out):
     """The agent's error when the turn failed."""
     warnings: list[str]
     """What was lost making the agent's values JSON."""
+    agents: list[InvocationAgentsView]
+    """The turn's agent tree when more than one agent ran in it, else empty."""
 
 
 class SentTurn(ChatTurnView):
@@ -403,37 +436,6 @@ class InvocationView(Out):
     """Each criterion's score for this invocation."""
     judge_records: list[int]
     """Indexes into the case run's `judge_records` about this invocation."""
-
-
-class AgentNodeView(Out):
-    """One agent in an invocation's agent tree (`tracing.agent_summary`), as the CLI and the
-    HTML report show it."""
-
-    agent: str
-    """The agent's name."""
-    via: str | None
-    """How control reached it: handoff, tool, sequential, parallel, loop or sub_agent (None: the
-    invocation's first agent)."""
-    span_ids: list[str]
-    """Its runs' `agent` spans in the trace (empty: calls were expected from it, it never ran)."""
-    facts: list[str]
-    """What its line says: how it was reached, its runs, its own calls, tokens, time and tools."""
-    passed: bool | None
-    """Whether its calls matched when a criterion matched them on their own (None: none did)."""
-    verdict: str | None
-    """That verdict in words: `✓ calls matched`, or `✗` and why (naming both agents for a call
-    made by the wrong one)."""
-    children: list[AgentNodeView]
-    """The agents it handed control to, called as tools, or ran as workflow stages."""
-
-
-class InvocationAgentsView(Out):
-    """The agent tree of one invocation."""
-
-    index: int
-    """The invocation's index."""
-    roots: list[AgentNodeView]
-    """Its first agents (and agents calls were expected from that never ran)."""
 
 
 class CaseView(Out):

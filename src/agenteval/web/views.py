@@ -35,7 +35,7 @@ from agenteval.schema import (
     content_text,
 )
 from agenteval.store.sessions import ChatSession, ChatTurn
-from agenteval.tracing.agent_summary import AgentNode
+from agenteval.tracing.agent_summary import AgentNode, InvocationAgents, agent_summary
 from agenteval.verdicts import CaseOutcome, outcomes, set_counts
 from agenteval.verdicts.paired import PairedComparison
 from agenteval.web.contract import (
@@ -91,7 +91,8 @@ def turn_json(turn: ChatTurn) -> ChatTurnView:
         tool_calls=[ToolCall(name=c.name, args=c.args) for c in inv.tool_calls()],
         tool_responses=[ToolResult(name=r.name, response=r.response) for r in inv.tool_responses()],
         invocation=inv,
-        trace=turn.trace, error=turn.error, warnings=turn.warnings)
+        trace=turn.trace, error=turn.error, warnings=turn.warnings,
+        agents=_agents(agent_summary(turn.trace)))
 
 
 def session_json(session: ChatSession, turns: bool = True) -> SessionView:
@@ -237,7 +238,10 @@ def _agent_node(node: AgentNode) -> AgentNodeView:
 
 def agents_view(run: EvalCaseResult) -> list[InvocationAgentsView]:
     """The case run's agent trees (`reporting.agent_tree`) when more than one agent ran, else []."""
-    summary = case_agents(run)
+    return _agents(case_agents(run))
+
+
+def _agents(summary: list[InvocationAgents]) -> list[InvocationAgentsView]:
     if not multi_agent(summary):
         return []
     return [InvocationAgentsView(index=inv.index, roots=[_agent_node(n) for n in inv.roots])

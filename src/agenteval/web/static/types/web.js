@@ -119,6 +119,7 @@
  * @property {Trace|null} trace - What happened inside the turn (None when no trace was kept).
  * @property {string|null} error - The agent's error when the turn failed.
  * @property {Array<string>} warnings - What was lost making the agent's values JSON.
+ * @property {Array<InvocationAgentsView>} agents - The turn's agent tree when more than one agent ran in it, else empty.
  */
 
 /**
@@ -375,6 +376,7 @@
  * @property {Trace|null} trace - What happened inside the turn (None when no trace was kept).
  * @property {string|null} error - The agent's error when the turn failed.
  * @property {Array<string>} warnings - What was lost making the agent's values JSON.
+ * @property {Array<InvocationAgentsView>} agents - The turn's agent tree when more than one agent ran in it, else empty.
  * @property {number} index - The turn's index in the session.
  * @property {Object<string, *>} state - The session's state after the turn.
  */

@@ -61,8 +61,8 @@ async function evalTab(body, app, setId) {
 async function traceTab(body) {
   const turns = (S.session && S.session.turns) || [];
   if (!turns.length) { body.append(h("p", { class: "muted", text: "The trace of the chat session shows here, grouped by user message." })); return; }
-  const groups = turns.map((t, i) => ({ label: t.user, spans: t.trace ? t.trace.spans : [], target: `.turn[data-turn="${i}"]` }));
-  body.append(traceView(groups));
+  const groups = turns.map((t, i) => ({ label: t.user, spans: t.trace ? t.trace.spans : [], target: `.turn[data-turn="${i}"]`, invocation: i }));
+  body.append(traceView(groups, turns.flatMap((t) => t.agents || [])));
 }
 
 async function stateTab(body) {
