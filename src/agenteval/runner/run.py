@@ -15,6 +15,7 @@ from typing import Any
 
 from agenteval.agents import describe, to_adapter
 from agenteval.agents.mock_tools import with_mock_tools
+from agenteval.criteria.judge import JudgeService
 from agenteval.errors import AgentEvalError, DataError
 from agenteval.models import ModelUnavailable
 from agenteval.models.base import LLM
@@ -39,7 +40,7 @@ from agenteval.runner.plan import RunPlan, prepare
 from agenteval.runner.recorded import recorded_source
 from agenteval.runner.selection import check_args_match, check_has_cases
 from agenteval.runner.services import Services
-from agenteval.schema import AgentInfo, ConversationScenario, ModelRoles, Run
+from agenteval.schema import AgentInfo, ConversationScenario, ModelRoles, Run, RunSpec
 from agenteval.schema.progress import Listener
 from agenteval.simulation import LlmUserSimulator
 
@@ -111,12 +112,21 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
                                        case_timeout=plan.case_timeout,
                                        executor=executor, until_decided=job.until_decided,
                                        documents=documents,
-                                       end=lambda: end_run(header, totals, judge, services))
+                                       end=lambda: _end(header, totals, judge, services))
     except BaseException:
         sink.on_abort()  # the journal releases the run: resumable at once, here or elsewhere
         raise
     sink.on_end(header)
     return Run(header, results)
+
+
+def _end(header: RunSpec, totals: Totals, judge: JudgeService, services: Services) -> None:
+    """Before the documents are completed: every case run committed to the journal (so the
+    documents are newer than the journal's last change to the run: see `store.record.recorded`)
+    and the header's totals and end filled in."""
+    if services.journal is not None:
+        services.journal.flush(header.run_id)
+    end_run(header, totals, judge, services)
 
 
 async def rescore(job: ScoreJob, services: Services, listener: Listener | None = None,

@@ -57,18 +57,21 @@ def record_run(root: str | Path, results: Sequence[EvalSetResult],
     return ids
 
 
-def tidy(root: str | Path) -> None:
+def tidy(root: str | Path, recording: str | Path | None = None) -> None:
     """Leaves nothing a killed run left behind: removes temporary files of writers that died
     mid-write, records result documents that were written but never recorded (a kill
     between the two steps), so every document in the history is in the database, and removes
     from the run journal the runs nobody owns whose documents are all recorded (a kill before
-    the journal forgot them)."""
+    the journal forgot them). `recording`: a document in the history being recorded now (not
+    a lost one)."""
     folder = history_dir(root)
     if not folder.is_dir():
         return
     remove_stale_temporaries(folder)
     store, journal = RunStore(root), Journal(root)
     known = {row.result_path.resolve() for row in store.list_runs()}
+    if recording is not None:
+        known.add(Path(recording).resolve())
     for path in list_results(root):
         if path.resolve() not in known:
             try:
@@ -127,7 +130,7 @@ def record_streamed(root: str | Path, path: str | Path, shell: EvalSetResult) ->
     `record` does, documents recorded earlier under the run's id are replaced and the run is
     then forgotten by the run journal."""
     store, journal = RunStore(root), Journal(root)
-    tidy(root)
+    tidy(root, recording=path)  # not read whole: it is this document, not a lost one
     run_id = shell.run.run_id if shell.run is not None else None
     earlier = store.documents(run_id) if run_id is not None else []
     meta = _journal_meta(journal, run_id)
