@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from agenteval.criteria.args_match import ArgsComparer
 from agenteval.criteria.base import (
@@ -230,6 +231,37 @@ def superset_why(actual: Sequence[FunctionCall], expected: Sequence[FunctionCall
     return superset_reason(any_order_reason(actual, expected, ignore_args))
 
 
+def _in_order_keys(actual: tuple[Any, ...], expected: tuple[Any, ...]) -> bool:
+    """`in_order_match` on call keys (`Invocation.call_keys`)."""
+    pending = iter(expected)
+    want = next(pending, _END)
+    for key in actual:
+        if want is _END:
+            break
+        if key == want:
+            want = next(pending, _END)
+    return want is _END
+
+
+def _any_order_keys(actual: tuple[Any, ...], expected: tuple[Any, ...]) -> bool:
+    """`any_order_match` on call keys: each expected call takes the first equal one left."""
+    pool = list(actual)
+    try:
+        for want in expected:
+            pool.remove(want)
+    except ValueError:
+        return False
+    return True
+
+
+_END = object()
+# The ADK match types on call keys, equal to `_MATCHERS` where `ignore_args` is a bool.
+_KEY_MATCHERS: dict[MatchType, Callable[[tuple[Any, ...], tuple[Any, ...]], bool]] = {
+    MatchType.EXACT: tuple.__eq__,
+    MatchType.IN_ORDER: _in_order_keys,
+    MatchType.ANY_ORDER: _any_order_keys,
+}
+
 _REASONS = {
     MatchType.EXACT: exact_reason,
     MatchType.IN_ORDER: in_order_reason,
@@ -305,6 +337,15 @@ class ToolTrajectoryAvgScore(_Trajectory):
         kind = self.criterion.match_type
         if self.per_agent and isinstance(expected.intermediate_data, InvocationEvents):
             return self.assess_per_agent(kind, actual, expected)
+        equal = self.equal
+        if (by_keys := _KEY_MATCHERS.get(kind)) is not None and equal.__class__ is bool and not self.ignore:
+            # ADK's equality on the invocations' memoised call keys (one C-level comparison);
+            # the calls themselves are read only for a reason.
+            if by_keys(actual.call_keys(equal), expected.call_keys(equal)):
+                return InvocationScore(1.0, reason=lambda: matched_reason(
+                    kind, actual.tool_calls(), expected.tool_calls()))
+            return InvocationScore(0.0, reason=lambda: (
+                f"{kind.value}: {_REASONS[kind](actual.tool_calls(), expected.tool_calls(), equal)}"))
         got, want = self.calls(actual), self.calls(expected)
         if _MATCHERS[kind](got, want, self.equal):
             return InvocationScore(1.0, reason=lambda: matched_reason(kind, got, want))

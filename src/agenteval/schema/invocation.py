@@ -13,6 +13,7 @@ from agenteval.schema.rubric import Rubric
 # The key of `Invocation.tool_calls()`'s memo in the instance `__dict__`: not a field name, so
 # pydantic neither validates, serialises nor compares it.
 _CALLS_MEMO = "_agenteval_tool_calls"
+_KEYS_MEMO = ("_agenteval_call_keys", "_agenteval_call_names")  # by ignore_args
 
 
 class IntermediateData(WireModel):
@@ -109,9 +110,25 @@ class Invocation(WireModel):
         self.__dict__[_CALLS_MEMO] = (events, len(events), calls)
         return calls
 
+    def call_keys(self, ignore_args: bool) -> tuple[Any, ...]:
+        """The turn's calls as comparable values, in order: `(name, args)` each, or the names
+        with `ignore_args`. Two calls are equal as ADK compares them (see the trajectory
+        criteria) exactly when their keys are equal, so a whole trajectory compares with one
+        C-level tuple comparison. Memoised like `tool_calls()` (the legacy form's list too)."""
+        calls = self.tool_calls()
+        slot = _KEYS_MEMO[ignore_args]
+        memo = self.__dict__.get(slot)
+        if memo is not None and memo[0] is calls and memo[1] == len(calls):
+            return memo[2]  # type: ignore[no-any-return]
+        keys = tuple(c.name for c in calls) if ignore_args else tuple((c.name, c.args) for c in calls)
+        self.__dict__[slot] = (calls, len(calls), keys)
+        return keys
+
     def forget_tool_calls(self) -> None:
-        """Drops the memo of `tool_calls()` (needed only after changing a part in place)."""
-        self.__dict__.pop(_CALLS_MEMO, None)
+        """Drops the memos of `tool_calls()` and `call_keys()` (needed only after changing a
+        part or a call in place)."""
+        for slot in (_CALLS_MEMO, *_KEYS_MEMO):
+            self.__dict__.pop(slot, None)
 
     def tool_responses(self) -> list[FunctionResponse]:
         """Every tool response of the turn, in order."""

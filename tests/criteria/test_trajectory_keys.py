@@ -1,0 +1,63 @@
+"""The trajectory criteria's fast path: EXACT, IN_ORDER and ANY_ORDER decided on the
+invocations' memoised call keys give the scores of the call-by-call matchers, on arguments
+that compare in Python's odd ways (1 == 1.0 == True, "1" != 1, None != {}, NaN != NaN, key
+order), and the memo follows the invocation when its calls change."""
+
+from __future__ import annotations
+
+import random
+
+from agenteval.criteria.trajectory import _KEY_MATCHERS, _MATCHERS
+from agenteval.schema import FunctionCall, MatchType
+from tests.helpers import call, inv
+
+_VALUES = [1, 1.0, True, "1", None, {}, [], float("nan"), {"a": 1, "b": 2}, {"b": 2, "a": 1}, [1, 2]]
+
+
+def _random_calls(rng: random.Random) -> list[FunctionCall]:
+    return [call(rng.choice(["f", "g"]), **({"x": rng.choice(_VALUES)} if rng.random() < 0.8 else {}))
+            for _ in range(rng.randint(0, 4))]
+
+
+def test_key_matchers_agree_with_the_call_matchers() -> None:
+    rng = random.Random(11)
+    nan = float("nan")
+    shared = [call("f", x=nan)]  # the same NaN object on both sides: equal, as ADK finds it
+    for _ in range(3000):
+        got, want = _random_calls(rng), _random_calls(rng)
+        if rng.random() < 0.2:
+            got, want = got + shared, want + shared
+        actual, expected = inv("q", "r", got), inv("q", "r", want)
+        for kind, by_keys in _KEY_MATCHERS.items():
+            for ignore_args in (False, True):
+                slow = _MATCHERS[kind](actual.tool_calls(), expected.tool_calls(), ignore_args)
+                fast = by_keys(actual.call_keys(ignore_args), expected.call_keys(ignore_args))
+                assert fast == slow, (kind, ignore_args, got, want)
+    assert set(_KEY_MATCHERS) == {MatchType.EXACT, MatchType.IN_ORDER, MatchType.ANY_ORDER}
+
+
+def test_the_memo_follows_the_calls() -> None:
+    one = inv("q", "r", [call("f", x=1)])
+    assert one.call_keys(False) == (("f", {"x": 1}),)
+    assert one.intermediate_data is not None
+    one.intermediate_data.tool_uses.append(call("g"))  # type: ignore[union-attr]
+    assert one.call_keys(True) == ("f", "g") and len(one.call_keys(False)) == 2
+    one.intermediate_data = None
+    assert one.tool_calls() == [] and one.call_keys(False) == ()
+
+
+def test_the_memo_of_the_events_form_follows_added_events() -> None:
+    from agenteval.schema import Content, InvocationEvent, InvocationEvents, Part
+
+    def event(name: str) -> InvocationEvent:
+        return InvocationEvent(author="a", content=Content(role="model", parts=[
+            Part(function_call=FunctionCall(name=name, args={}))]))
+
+    turn = inv("q", "r")
+    turn.intermediate_data = InvocationEvents(invocation_events=[event("f")])
+    assert turn.call_keys(True) == ("f",)
+    turn.intermediate_data.invocation_events.append(event("g"))
+    assert [c.name for c in turn.tool_calls()] == ["f", "g"] and turn.call_keys(True) == ("f", "g")
+    turn.intermediate_data = InvocationEvents(invocation_events=[event("h")])
+    assert turn.call_keys(True) == ("h",)
+    assert turn == turn.model_copy(deep=True) and "_agenteval" not in turn.model_dump_json()
