@@ -34,7 +34,8 @@ def _write(cases: int) -> Path:
         turn = {"user_content": {"role": "user", "parts": [{"text": "say ok"}]},
                 "final_response": {"role": "model", "parts": [{"text": "ok"}]}}
         path.write_text(json.dumps({"eval_set_id": f"mem{cases}", "eval_cases": [
-            {"eval_id": f"c{i}", "conversation": [dict(turn, invocation_id=f"i{i}")]} for i in range(cases)]}))
+            {"eval_id": f"c{i}", "conversation": [dict(turn, invocation_id=f"i{i}")]}
+            for i in range(cases)]}))
     return folder
 
 
@@ -42,8 +43,8 @@ def _one(folder: Path, history: bool, src: str | None) -> tuple[float, float]:
     env = dict(os.environ)
     if src:
         env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
-    args = [sys.executable, "-m", "agenteval", "eval", str(folder / "agent"), str(folder / "set.evalset.json"),
-            "--output", str(folder / "out.json"), "--parallelism", "8"]
+    args = [sys.executable, "-m", "agenteval", "eval", str(folder / "agent"),
+            str(folder / "set.evalset.json"), "--output", str(folder / "out.json"), "--parallelism", "8"]
     if not history:
         args.append("--no_history")
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss

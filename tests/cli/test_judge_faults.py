@@ -84,7 +84,7 @@ def test_a_dead_judge_is_given_up_on_after_three_failures(server: FakeServer, tm
     assert all("not asked: the last 3 calls to" in m and "HTTP 500" in m for m in messages[3:])
     assert doc["run"]["endpoints"] == {f"openai-compat:m@{server.base_url}": {
         "timeout": 60.0, "attempts": 1, "give_up_after": 3, "requests_per_minute": None,
-        "tokens_per_minute": None}}
+        "tokens_per_minute": None, "deterministic": False}}
 
 
 def test_judge_settings_are_validated(tmp_path: Path) -> None:
@@ -111,7 +111,8 @@ def test_endpoint_settings_in_the_config(server: FakeServer, tmp_path: Path) -> 
     doc = json.loads(out.read_text())
     assert "within 0.2 s" in doc["eval_case_results"][0]["metric_errors"][0]["message"]
     assert doc["run"]["endpoints"][url] == {"timeout": 0.2, "attempts": 1, "give_up_after": 3,
-                                            "requests_per_minute": None, "tokens_per_minute": None}
+                                            "requests_per_minute": None, "tokens_per_minute": None,
+                                            "deterministic": False}
     assert doc["run"]["concurrency"]["model_calls"] == {url: 2}
 
 
