@@ -1,49 +1,145 @@
-"""What journaling costs: committing every case result of a 10,000-case run, one transaction each.
+"""What the run journal costs, and what resuming a large run costs, with a trivial agent.
 
-    python bench/bench_journal.py [--result bench/out/e2e_agenteval.json]
+    python bench/bench_journal.py [--cases 5000] [--repeat 3] [--resume-cases 10000] [--left 0.01]
 
-Reads a result document (default: the one `bench_e2e.py` writes for the 10,000-case corpus),
-then appends each case result to a fresh journal as `agenteval eval` does when a case finishes
-(`Journal.append`: serialise, INSERT, commit; WAL, synchronous=NORMAL), and reads them all back as
-`--resume` does. Prints seconds in all and per case.
+1. `eval`: `agenteval eval AGENT SET --parallelism 8 --output OUT` with a plain-callable agent
+   that answers at once (so the run is nothing but agenteval's own work), with the run history
+   and journal on (the default) against `--no_history`: wall, CPU (user + system, from
+   `os.wait4`) and peak RSS per process, median of `--repeat` interleaved rounds.
+2. `--resume`: a `--resume-cases` run whose agent SIGKILLs its process at case
+   (1 - `--left`) x cases, after sleeping 1 s so that the journal has committed every case run
+   before it (the journal commits within 0.5 s); then `agenteval eval ... --resume RUN` is
+   timed, and compared with a fresh run of only the remaining cases (`--left` of the set).
+
+Outputs under bench/out/journal/ (summary.json). Numbers are whole processes, start to exit.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 BENCH_DIR = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH_DIR.parent / "src"))
+OUT = BENCH_DIR / "out" / "journal"
 
-from agenteval.schema import RunSpec  # noqa: E402
-from agenteval.store import load_result  # noqa: E402
-from agenteval.store.journal import Journal  # noqa: E402
+AGENT = '''
+import os, signal, time
+from pathlib import Path
+
+KILL_AT = os.environ.get("BENCH_KILL_AT")
+
+def root_agent(text):
+    if KILL_AT is not None and text == "case " + KILL_AT:
+        time.sleep(1.0)  # every case run before this one is committed by now
+        os.kill(os.getpid(), signal.SIGKILL)
+    return "answer to " + text
+'''
+
+
+def write_set(path: Path, cases: range) -> None:
+    def case(i: int) -> dict[str, Any]:
+        return {"eval_id": f"c{i:06d}", "conversation": [
+            {"user_content": {"role": "user", "parts": [{"text": f"case {i}"}]},
+             "final_response": {"role": "model", "parts": [{"text": f"answer to case {i}"}]}}]}
+    path.write_text(json.dumps({"eval_set_id": "bench", "eval_cases": [case(i) for i in cases]}))
+
+
+def script() -> str:
+    return str(Path(sys.executable).parent / "agenteval")
+
+
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    assert proc.stderr is not None
+    err = proc.stderr.read().decode()
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mib": usage.ru_maxrss / 1024,
+            "exit": os.waitstatus_to_exitcode(status), "stderr": err[-500:]}
+
+
+def fresh_agent(name: str) -> Path:
+    agent = OUT / name
+    shutil.rmtree(agent, ignore_errors=True)
+    agent.mkdir(parents=True)
+    (agent / "__init__.py").write_text(AGENT)
+    return agent
+
+
+def median(runs: list[dict[str, Any]], key: str) -> float:
+    return statistics.median(r[key] for r in runs)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--result", type=Path, default=BENCH_DIR / "out" / "e2e_agenteval.json")
+    ap.add_argument("--cases", type=int, default=5000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--resume-cases", type=int, default=10_000)
+    ap.add_argument("--left", type=float, default=0.01)
+    ap.add_argument("--skip-overhead", action="store_true")
     args = ap.parse_args()
-    result = load_result(args.result)
-    cases = result.eval_case_results
-    with tempfile.TemporaryDirectory() as root:
-        journal = Journal(root)
-        journal.begin(RunSpec(run_id="bench", command="eval"), "fingerprint", len(cases))
-        started = time.perf_counter()
-        for case in cases:
-            journal.append("bench", result.eval_set_id, case)
-        append_s = time.perf_counter() - started
-        started = time.perf_counter()
-        back = journal.results("bench")
-        read_s = time.perf_counter() - started
-        size = journal.path.stat().st_size + sum(p.stat().st_size for p in Path(root).rglob("*-wal"))
-    assert len(back) == len(cases)
-    print(f"{len(cases)} case results: appended in {append_s:.2f} s ({1000 * append_s / len(cases):.2f} ms "
-          f"each), read back in {read_s:.2f} s; journal {size / 1e6:.0f} MB")
+    OUT.mkdir(parents=True, exist_ok=True)
+    summary: dict[str, Any] = {"load_before": os.getloadavg()[0]}
+
+    if not args.skip_overhead:
+        evalset = OUT / "overhead.evalset.json"
+        write_set(evalset, range(args.cases))
+        rounds: dict[str, list[dict[str, Any]]] = {"journal": [], "no_history": []}
+        for _ in range(args.repeat):
+            for kind in rounds:
+                agent = fresh_agent(f"agent_{kind}")  # an empty history each round
+                extra = ["--no_history"] if kind == "no_history" else []
+                r = timed([script(), "eval", str(agent), str(evalset), "--parallelism", "8",
+                           "--output", str(OUT / f"{kind}.json"), *extra])
+                assert r["exit"] in (0, 1), r["stderr"]
+                rounds[kind].append(r)
+        j, n = rounds["journal"], rounds["no_history"]
+        summary["overhead"] = {"cases": args.cases, "rounds": rounds,
+                               "journal_wall": median(j, "wall"), "no_history_wall": median(n, "wall"),
+                               "journal_cpu": median(j, "cpu"), "no_history_cpu": median(n, "cpu"),
+                               "journal_rss": median(j, "rss_mib"), "no_history_rss": median(n, "rss_mib")}
+        o = summary["overhead"]
+        print(f"eval {args.cases} cases: history+journal {o['journal_wall']:.2f} s wall / "
+              f"{o['journal_cpu']:.2f} s CPU / {o['journal_rss']:.0f} MiB; --no_history "
+              f"{o['no_history_wall']:.2f} s / {o['no_history_cpu']:.2f} s / {o['no_history_rss']:.0f} MiB; "
+              f"overhead {100 * (o['journal_wall'] / o['no_history_wall'] - 1):+.1f}% wall, "
+              f"{100 * (o['journal_cpu'] / o['no_history_cpu'] - 1):+.1f}% CPU")
+
+    n_cases = args.resume_cases
+    kill_at = int(n_cases * (1 - args.left))
+    evalset = OUT / "resume.evalset.json"
+    write_set(evalset, range(n_cases))
+    agent = fresh_agent("agent_resume")
+    env = {**os.environ, "BENCH_KILL_AT": str(kill_at)}
+    killed = timed([script(), "eval", str(agent), str(evalset), "--parallelism", "1",
+                    "--output", str(OUT / "never.json")], env)
+    assert killed["exit"] == -9, killed
+    resumed = timed([script(), "eval", str(agent), str(evalset), "--resume", "latest",
+                     "--output", str(OUT / "resumed.json")])
+    assert resumed["exit"] in (0, 1), resumed["stderr"]
+    doc = json.loads((OUT / "resumed.json").read_text())
+    assert len(doc["eval_case_results"]) == n_cases
+    rest = OUT / "rest.evalset.json"
+    write_set(rest, range(kill_at, n_cases))
+    only_rest = timed([script(), "eval", str(fresh_agent("agent_rest")), str(rest), "--no_history",
+                       "--output", str(OUT / "rest.json")])
+    summary["resume"] = {"cases": n_cases, "left": n_cases - kill_at, "killed_run": killed,
+                         "resume": resumed, "remaining_alone": only_rest}
+    print(f"--resume of {n_cases} cases with {n_cases - kill_at} left: {resumed['wall']:.2f} s wall / "
+          f"{resumed['cpu']:.2f} s CPU / {resumed['rss_mib']:.0f} MiB; the {n_cases - kill_at} remaining "
+          f"cases alone: {only_rest['wall']:.2f} s / {only_rest['cpu']:.2f} s; first run (killed at "
+          f"{kill_at}): {killed['wall']:.2f} s")
+    summary["load_after"] = os.getloadavg()[0]
+    (OUT / "summary.json").write_text(json.dumps(summary, indent=2))
 
 
 if __name__ == "__main__":
