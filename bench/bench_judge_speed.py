@@ -26,6 +26,11 @@ PYTHONPATH) and once against the new, then `--compare OLD.jsonl NEW.jsonl`:
 Every criterion is warmed up with one untimed case first (its solved examples into the prompt
 cache, as in any run after its first question). `--concurrent` scores a criterion's timed cases
 at once (as `agenteval score --parallelism` does) instead of one after another.
+
+`--ab` compares in one process, under the same load, case by case in alternating order: `old`
+(no token cap on the rationale, questions one at a time: the engine's slots hidden from the
+judge) against `new` (the defaults). A tag at the start of each question keeps one
+configuration from reusing the other's evaluated question.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +56,7 @@ import agenteval
 from agenteval.criteria import default_registry
 from agenteval.criteria.judge import JudgeService
 from agenteval.criteria.judge.labelled import POSITIVE
-from agenteval.models import LLM, LocalModel, ModelRequest, ModelResponse
+from agenteval.models import LLM, LocalModel, Message, ModelRequest, ModelResponse
 from agenteval.runner import score_case
 
 DEFAULT_CRITERIA = "final_response_match,rubric_final_response,hallucinations,safety"
@@ -79,25 +85,33 @@ def _instrument() -> None:
 
 
 class Submitted:
-    """Wraps the model: records when each request was submitted, to count time queued for
-    our own slot limiter as waiting."""
+    """Wraps the model: records when each request was submitted (time queued for our own slot
+    limiter counts as waiting) and puts `tag` at the start of each question. With `slots`
+    False the engine's slots are hidden from the judge, which then asks one question at a time
+    (as before issue 28)."""
 
-    def __init__(self, inner: LLM) -> None:
-        self.inner = inner
+    def __init__(self, llm: LocalModel, tag: str = "", slots: bool = True) -> None:
+        self._llm, self.tag = llm, tag
         self.submitted: list[float] = []
+        if slots:
+            self.slots = llm.slots
 
     @property
     def name(self) -> str:
-        return self.inner.name
+        return self._llm.name
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
         self.submitted.append(time.perf_counter())
-        return await self.inner.generate(request)
+        if self.tag:
+            *head, last = request.messages
+            request = replace(request, messages=(*head, Message(last.role, f"[{self.tag}] {last.content}")))
+        return await self._llm.generate(request)
 
 
-def judge_for(model: Submitted) -> JudgeService:
-    resolve: Callable[[str], LLM] = lambda name: model  # type: ignore[assignment,return-value] # noqa: E731
-    return JudgeService(resolve, None)
+def judge_for(model: Submitted, old: bool = False) -> JudgeService:
+    """The judge at the defaults; `old`: no token cap on the rationale (200 as before)."""
+    resolve: Callable[[str], LLM] = lambda name: model  # noqa: E731
+    return JudgeService(resolve, None, rationale_tokens=200) if old else JudgeService(resolve, None)
 
 
 async def score(kind: str, case: dict[str, Any], judge: JudgeService, num_samples: int) -> dict[str, Any]:
@@ -143,7 +157,7 @@ async def main_async(args: argparse.Namespace) -> None:
     src = Path(agenteval.__file__).resolve().parent
     print(f"agenteval from {src}; load {os.getloadavg()}", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
-    await model.inner.load()  # type: ignore[attr-defined]
+    await model._llm.load()
     print(f"model loaded in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     with out.open("w") as sink:
         for kind in kinds:
@@ -154,29 +168,44 @@ async def main_async(args: argparse.Namespace) -> None:
             _CALLS.clear()
             model.submitted.clear()
             groups = [timed] if args.concurrent else [[c] for c in timed]
-            for group in groups:
-                _CALLS.clear()
-                model.submitted.clear()
-                load0, cpu0, wall0 = os.getloadavg()[0], time.process_time(), time.perf_counter()
-                results = await asyncio.gather(*(score(kind, c, judge, args.num_samples) for c in group))
-                wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-                calls = call_rows(list(_CALLS), list(model.submitted))
-                for r in results:
-                    row = {**r, "source": str(src), "concurrent": len(group), "seconds": wall / len(group),
-                           "cpu_seconds": cpu / len(group), "group_seconds": wall, "group_cpu": cpu,
-                           "load": [load0, os.getloadavg()[0]], "calls": calls if r is results[0] else [],
-                           "group_calls": len(calls)}
-                    sink.write(json.dumps(row, ensure_ascii=False) + "\n")
-                    sink.flush()
-                    tot = {k: sum(c[k] for c in calls)
-                           for k in ("processed", "reused", "generated", "waiting")}
-                    print(f"{kind:22} {r['id']:8} {'ok ' if r['correct'] else 'BAD'} {wall:6.1f}s "
-                          f"cpu={cpu:5.1f}s calls={len(calls)} proc={tot['processed']} "
-                          f"reused={tot['reused']} gen={tot['generated']} "
-                          f"wait={tot['waiting']:.1f}s load={load0:.1f}",
-                          file=sys.stderr, flush=True)
+            for i, group in enumerate(groups):
+                configs = (["old", "new"] if i % 2 == 0 else ["new", "old"]) if args.ab else [""]
+                for config in configs:
+                    tag = f"{config}-{group[0]['id']}-{args.run_tag}" if config else ""
+                    mine = Submitted(model._llm, tag, slots=config != "old")
+                    rows = await timed_group(kind, group, judge_for(mine, config == "old"), mine, args)
+                    for row in rows:
+                        row.update(source=str(src), config=config)
+                        sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+                        sink.flush()
     print(f"load after: {os.getloadavg()}", file=sys.stderr)
-    table([json.loads(line) for line in out.read_text().splitlines()])
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    table(rows)
+    if args.ab:
+        compare([r for r in rows if r["config"] == "old"], [r for r in rows if r["config"] == "new"])
+
+
+async def timed_group(kind: str, group: list[dict[str, Any]], judge: JudgeService, model: Submitted,
+                      args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Scores `group` at once, with its wall and CPU seconds (split per case) and its calls."""
+    _CALLS.clear()
+    model.submitted.clear()
+    load0, cpu0, wall0 = os.getloadavg()[0], time.process_time(), time.perf_counter()
+    results = await asyncio.gather(*(score(kind, c, judge, args.num_samples) for c in group))
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    calls = call_rows(list(_CALLS), list(model.submitted))
+    rows = []
+    for r in results:
+        rows.append({**r, "concurrent": len(group), "seconds": wall / len(group),
+                     "cpu_seconds": cpu / len(group), "group_seconds": wall, "group_cpu": cpu,
+                     "load": [load0, os.getloadavg()[0]], "calls": calls if r is results[0] else [],
+                     "group_calls": len(calls)})
+        tot = {k: sum(c[k] for c in calls) for k in ("processed", "reused", "generated", "waiting")}
+        print(f"{kind:22} {r['id']:8} {model.tag.split('-')[0]:3} {'ok ' if r['correct'] else 'BAD'} "
+              f"{wall:6.1f}s cpu={cpu:5.1f}s calls={len(calls)} proc={tot['processed']} "
+              f"reused={tot['reused']} gen={tot['generated']} wait={tot['waiting']:.1f}s load={load0:.1f}",
+              file=sys.stderr, flush=True)
+    return rows
 
 
 def pct(values: list[float], q: float) -> float:
@@ -256,6 +285,8 @@ def main() -> None:
     p.add_argument("--num-samples", type=int, default=5)
     p.add_argument("--threads", type=int)
     p.add_argument("--concurrent", action="store_true", help="a criterion's timed cases at once")
+    p.add_argument("--ab", action="store_true", help="old vs new configuration, interleaved in one process")
+    p.add_argument("--run-tag", default=str(int(time.time())))
     p.add_argument("--out", default=str(OUT_DIR / "judge_speed.jsonl"))
     p.add_argument("--table-from", metavar="JSONL")
     p.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"))
@@ -264,7 +295,12 @@ def main() -> None:
     if args.compare:
         compare(read(args.compare[0]), read(args.compare[1]))
     elif args.table_from:
-        table(read(args.table_from))
+        rows = read(args.table_from)
+        if any(r.get("config") for r in rows):
+            compare([r for r in rows if r.get("config") == "old"],
+                    [r for r in rows if r.get("config") == "new"])
+        else:
+            table(rows)
     else:
         asyncio.run(main_async(args))
 

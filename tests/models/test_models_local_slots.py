@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agenteval.models.local_slots import SAVE_MIN_TOKENS, SlotTable, prefix_key
+from agenteval.models.local_slots import SAVE_MIN_TOKENS, SlotTable, message_chain, prefix_key
 
 
 class FakeSlots:
@@ -32,39 +32,50 @@ def _body(prefix: str, question: str) -> dict[str, Any]:
     return {"messages": [{"role": "system", "content": prefix}, {"role": "user", "content": question}]}
 
 
+def _call(table: SlotTable, body: dict[str, Any], evaluated: int) -> int:
+    """One call through the table, as LocalModel._call makes it; returns its slot."""
+    chain = message_chain(body, "m")
+    key = chain[-2] if len(chain) >= 2 else None
+    slot, warming = table.acquire(key, chain)
+    table.prepare(slot, key)
+    table.release(slot, key, warming, evaluated, chain)
+    return slot
+
+
 def test_the_prefix_key_is_every_message_but_the_last() -> None:
     assert prefix_key(_body("p", "q1"), "m") == prefix_key(_body("p", "q2"), "m")
     assert prefix_key(_body("p", "q1"), "m") != prefix_key(_body("other", "q1"), "m")
     assert prefix_key(_body("p", "q1"), "m") != prefix_key(_body("p", "q1"), "another model")
     assert prefix_key({"messages": [{"role": "user", "content": "q"}]}, "m") is None
+    assert message_chain(_body("p", "q1"), "m")[0] == message_chain(_body("p", "q2"), "m")[0]
 
 
-def test_a_free_slot_holding_the_prefix_is_chosen(tmp_path: Path) -> None:
+def test_a_free_slot_holding_the_conversation_is_chosen(tmp_path: Path) -> None:
     table = SlotTable(3, tmp_path, FakeSlots(tmp_path), "m")
-    a, b = prefix_key(_body("a", "q"), "m"), prefix_key(_body("b", "q"), "m")
-    slot_a, _ = table.acquire(a)
-    table.release(slot_a, a, True, 10)
-    slot_b, _ = table.acquire(b)
+    slot_a = _call(table, _body("a", "q"), 10)
+    slot_b = _call(table, _body("b", "q"), 10)
     assert slot_b != slot_a  # an empty slot before one holding another prefix
-    table.release(slot_b, b, True, 10)
-    assert table.acquire(a)[0] == slot_a and table.acquire(b)[0] == slot_b
+    assert _call(table, _body("a", "q2"), 10) == slot_a and _call(table, _body("b", "q2"), 10) == slot_b
+    # An agent's next step (its conversation so far, one message more) goes back to its slot.
+    step = {"messages": [*_body("b", "q2")["messages"], {"role": "assistant", "content": "x"},
+                         {"role": "user", "content": "y"}]}
+    assert _call(table, step, 10) == slot_b
 
 
-def test_an_evaluated_prefix_is_saved_once_and_restored_in_a_fresh_table(tmp_path: Path) -> None:
+def test_a_shared_prefix_is_saved_once_and_restored_in_a_fresh_table(tmp_path: Path) -> None:
     fake = FakeSlots(tmp_path)
     key = prefix_key(_body("examples", "q1"), "m")
     first = SlotTable(2, tmp_path, fake, "m")
-    slot, warming = first.acquire(key)
-    assert warming
-    first.prepare(slot, key)
-    first.release(slot, key, warming, SAVE_MIN_TOKENS + 100)
+    _call(first, _body("examples", "q1"), SAVE_MIN_TOKENS + 100)
+    assert fake.actions == []  # asked for once: maybe one agent step, not saved
+    _call(first, _body("examples", "q2"), 5)  # asked again: a shared prefix, saved
     assert [a for a, _ in fake.actions] == ["save"] and (tmp_path / f"{key}.bin").is_file()
     assert not list(tmp_path.glob("*.part"))  # written under another name, then renamed
-    slot, warming = first.acquire(key)
-    first.release(slot, key, warming, 0)
+    _call(first, _body("examples", "q3"), 5)
     assert len(fake.actions) == 1  # held by its slot: nothing restored, nothing saved again
     fresh = SlotTable(2, tmp_path, fake, "m")  # another process
-    slot, warming = fresh.acquire(key)
+    chain = message_chain(_body("examples", "q4"), "m")
+    slot, warming = fresh.acquire(key, chain)
     assert not warming  # on disk: not cold
     fresh.prepare(slot, key)
     assert fake.actions[-1] == ("restore", f"{key}.bin") and fresh.restored == 1
@@ -73,42 +84,44 @@ def test_an_evaluated_prefix_is_saved_once_and_restored_in_a_fresh_table(tmp_pat
 def test_a_short_prefix_is_not_saved_and_no_directory_means_no_files(tmp_path: Path) -> None:
     fake = FakeSlots(tmp_path)
     table = SlotTable(1, tmp_path, fake, "m")
-    key = prefix_key(_body("short", "q"), "m")
-    slot, warming = table.acquire(key)
-    table.release(slot, key, warming, SAVE_MIN_TOKENS - 1)
+    for q in ("q1", "q2", "q3"):
+        _call(table, _body("short", q), SAVE_MIN_TOKENS - 1)
     assert fake.actions == []
     plain = SlotTable(1, None, None, "m")
-    slot, warming = plain.acquire(key)
-    plain.prepare(slot, key)
-    plain.release(slot, key, warming, 5000)
+    for q in ("q1", "q2"):
+        _call(plain, _body("long", q), 5000)
     assert not list(tmp_path.iterdir())
 
 
 def test_callers_of_a_cold_prefix_wait_for_its_first_call(tmp_path: Path) -> None:
     fake = FakeSlots(tmp_path)
     table = SlotTable(4, tmp_path, fake, "m")
-    key = prefix_key(_body("examples", "q"), "m")
+    body = _body("examples", "q")
+    chain = message_chain(body, "m")
+    key = chain[-2]
     order: list[str] = []
-    slot, warming = table.acquire(key)
+    slot, warming = table.acquire(key, chain)
     assert warming
 
     def waiter() -> None:
-        s, w = table.acquire(key)
+        s, w = table.acquire(key, chain)
         order.append(f"got a slot, warming={w}")
         table.prepare(s, key)
-        time.sleep(0.1)  # both waiters busy at once: one in the first's slot, one restored
-        table.release(s, key, w, 0)
+        time.sleep(0.1)
+        table.release(s, key, w, 0, chain)
 
     threads = [threading.Thread(target=waiter) for _ in range(2)]
     for t in threads:
         t.start()
     time.sleep(0.2)
     order.append("first done")
-    table.release(slot, key, warming, SAVE_MIN_TOKENS)
+    table.release(slot, key, warming, SAVE_MIN_TOKENS, chain)
     for t in threads:
         t.join(5)
     assert order == ["first done", "got a slot, warming=False", "got a slot, warming=False"]
-    assert [a for a, _ in fake.actions] == ["save", "restore"]  # the other starts from the file
+    # Three calls wanted it: saved when the first is done; one waiter runs in the first's
+    # slot, the other in a slot of its own, restored from the file.
+    assert [a for a, _ in fake.actions] == ["save", "restore"]
 
 
 def test_slots_are_never_shared_and_callers_wait_for_a_free_one(tmp_path: Path) -> None:
@@ -140,8 +153,7 @@ def test_only_the_most_recent_files_are_kept(tmp_path: Path) -> None:
     fake = FakeSlots(tmp_path)
     table = SlotTable(1, tmp_path, fake, "m", max_files=2)
     for i in range(4):
-        key = prefix_key(_body(f"prefix {i}", "q"), "m")
-        slot, warming = table.acquire(key)
-        table.release(slot, key, warming, SAVE_MIN_TOKENS)
+        for q in ("q1", "q2"):
+            _call(table, _body(f"prefix {i}", q), SAVE_MIN_TOKENS)
         time.sleep(0.02)
     assert len(list(tmp_path.glob("*.bin"))) == 2

@@ -62,7 +62,7 @@ from agenteval.models.local_assets import (
     model_file,
     model_file_ready,
 )
-from agenteval.models.local_slots import SlotTable, http_post, prefix_key
+from agenteval.models.local_slots import SlotTable, http_post, message_chain
 from agenteval.models.openai_wire import build_body, parse_choice, parse_usage, server_error_message
 
 __all__ = ["DEFAULT_CTX_PER_SLOT", "DEFAULT_SEED", "DEFAULT_SLOTS", "MODEL_ID", "LocalModel",
@@ -274,15 +274,17 @@ class LocalModel:
         """One completion in a slot chosen by the engine's `SlotTable` (one holding the
         request's prefix if free, restored from disk if saved; see `local_slots`); blocking."""
         table = engine.table
-        key = prefix_key(body, table.salt) if body.get("cache_prompt", True) else None
-        slot, warming = table.acquire(key)
+        cached = body.get("cache_prompt", True)
+        chain = message_chain(body, table.salt) if cached else ()
+        key = chain[-2] if len(chain) >= 2 else None
+        slot, warming = table.acquire(key, chain)
         evaluated = 0
         try:
             table.prepare(slot, key)
             reply = LocalModel._complete(engine, {**body, "id_slot": slot})
             evaluated = int((reply.get("timings") or {}).get("prompt_n") or 0)
         finally:
-            table.release(slot, key, warming, evaluated)
+            table.release(slot, key, warming, evaluated, chain)
         return reply
 
     @staticmethod

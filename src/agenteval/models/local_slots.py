@@ -8,12 +8,15 @@ machine, 8 minutes under load, before its first verdict. Here that evaluated sta
 a file once (`/slots/N?action=save`: ~29 KB per token, a few ms) and restored into a slot
 (`action=restore`) the first time a process needs it, so a fresh process starts warm.
 
-`SlotTable` assigns each call a slot itself (`id_slot`), preferring a free slot that already
-holds the call's prefix, and remembers which prefix each slot holds. The prefix of a call is
-everything but its last message (`prefix_key`). A prefix that no slot holds and no file has is
-*cold*: the first call evaluates it, and concurrent calls with the same prefix wait for it and
-then restore its file, instead of every slot evaluating the same 2,000 tokens at once (on a
-CPU, evaluating prompt tokens is arithmetic-bound: four at once cost four times one).
+`SlotTable` assigns each call a slot itself (`id_slot`), preferring the free slot whose
+conversation shares the most leading messages with the call's (so an agent's next step goes
+back to the slot holding its conversation so far), and remembers what each slot holds
+(`message_chain`: one hash per leading run of messages). The prefix of a call is everything but
+its last message (`prefix_key`). A prefix that no slot holds and no file has is *cold*: the
+first call evaluates it, and concurrent calls with the same prefix wait for it instead of
+every slot evaluating the same 2,000 tokens at once (on a CPU, evaluating prompt tokens is
+arithmetic-bound: four at once cost four times one). Only a prefix asked for by two calls or
+more is saved (a judge's, not each step of one agent conversation).
 
 Files live in `directory`, named by a hash of the model, the engine version and the prefix's
 messages; at most `max_files` are kept (least recently used removed). A file that cannot be
@@ -33,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SAVE_MIN_TOKENS", "SlotTable", "prefix_key"]
+__all__ = ["SAVE_MIN_TOKENS", "SlotTable", "message_chain", "prefix_key"]
 
 log = logging.getLogger(__name__)
 
@@ -43,14 +46,32 @@ MAX_FILES = 8  # ~80 MB each for a criterion's examples; kept least recently use
 Post = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 
+def message_chain(body: dict[str, Any], salt: str) -> tuple[str, ...]:
+    """One hash per leading run of the call's messages (the first, the first two, ...), each
+    made from the one before: two calls share the first k hashes exactly when they share their
+    first k messages. `salt` names the model and engine the state was computed with."""
+    chain, previous = [], salt
+    for message in body.get("messages") or []:
+        text = previous + json.dumps(message, sort_keys=True, ensure_ascii=False)
+        previous = hashlib.sha256(text.encode()).hexdigest()[:40]
+        chain.append(previous)
+    return tuple(chain)
+
+
 def prefix_key(body: dict[str, Any], salt: str) -> str | None:
     """The hash naming a call's shared prefix (every message but the last), or None when it
-    has no earlier message. `salt` names the model and engine the state was computed with."""
-    messages = body.get("messages") or []
-    if len(messages) < 2:
-        return None
-    text = json.dumps([salt, messages[:-1]], sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()[:40]
+    has no earlier message."""
+    chain = message_chain(body, salt)
+    return chain[-2] if len(chain) >= 2 else None
+
+
+def _common(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def http_post(base_url: str, api_key: str) -> Post:
@@ -75,11 +96,13 @@ class SlotTable:
     def __init__(self, slots: int, directory: Path | None, post: Post | None, salt: str,
                  max_files: int = MAX_FILES) -> None:
         """`directory` None (or `post` None): no files, slots are still assigned."""
-        self._held: list[str | None] = [None] * slots
+        self._held: list[tuple[str, ...]] = [()] * slots  # each slot's message chain
         self._used: list[float] = [0.0] * slots
         self._free = set(range(slots))
         self._cond = threading.Condition()
         self._warming: dict[str, threading.Event] = {}
+        self._wanted: dict[str, int] = {}  # calls that asked for each prefix
+        self._big: set[str] = set()  # prefixes evaluated at SAVE_MIN_TOKENS or more
         self.directory, self._post, self.salt, self.max_files = directory, post, salt, max_files
         self.saved = self.restored = 0  # counts, for benchmarks
 
@@ -90,13 +113,21 @@ class SlotTable:
         path = self._file(key)
         return path is not None and self._post is not None and path.is_file()
 
-    def acquire(self, key: str | None) -> tuple[int, bool]:
-        """A free slot for a call with prefix `key` (blocking until one is free), and whether
-        this call is the one to evaluate a cold prefix (then `release` must be told).
-        Concurrent calls with a cold prefix wait here until its first call is done."""
+    def _holds(self, key: str) -> bool:
+        return any(key in chain for chain in self._held)
+
+    def acquire(self, key: str | None, chain: tuple[str, ...] = ()) -> tuple[int, bool]:
+        """A free slot for a call with prefix `key` and message chain `chain` (blocking until
+        one is free), and whether this call is the one to evaluate a cold prefix (then
+        `release` must be told). Concurrent calls with a cold prefix wait here until its first
+        call is done."""
         with self._cond:
+            if key is not None:
+                if len(self._wanted) > 10_000:  # one entry per distinct prefix: keep it bounded
+                    self._wanted.clear()
+                self._wanted[key] = self._wanted.get(key, 0) + 1
             while True:
-                if key is not None and key not in self._held and not self._has_file(key):
+                if key is not None and not self._holds(key) and not self._has_file(key):
                     event = self._warming.get(key)
                     if event is not None:  # another call is evaluating this prefix
                         self._cond.wait_for(event.is_set)
@@ -107,22 +138,22 @@ class SlotTable:
                 if not self._free:
                     self._cond.wait()
                     continue
-                slot = self._choose(key)
+                slot = self._choose(key, chain)
                 self._free.discard(slot)
                 if warming and key is not None:
                     self._warming[key] = threading.Event()
                 return slot, warming
 
-    def _choose(self, key: str | None) -> int:
-        holding = [s for s in self._free if key is not None and self._held[s] == key]
-        if holding:
-            return holding[0]
-        return min(self._free, key=lambda s: (self._held[s] is not None, self._used[s]))
+    def _choose(self, key: str | None, chain: tuple[str, ...]) -> int:
+        # The most leading messages in common (a slot holding the prefix shares at least all
+        # but the last); then an empty slot; then the least recently used.
+        return min(self._free, key=lambda s: (-_common(self._held[s], chain),
+                                              bool(self._held[s]), self._used[s]))
 
     def prepare(self, slot: int, key: str | None) -> None:
         """Restores `key`'s saved state into `slot` unless the slot holds it already."""
         path = self._file(key) if key is not None else None
-        if key is None or self._held[slot] == key or path is None or self._post is None \
+        if key is None or key in self._held[slot] or path is None or self._post is None \
                 or not path.is_file():
             return
         try:
@@ -135,16 +166,20 @@ class SlotTable:
             with contextlib.suppress(OSError):
                 path.touch()
 
-    def release(self, slot: int, key: str | None, warming: bool, evaluated: int) -> None:
-        """After the call in `slot`: the slot now holds `key`; a prefix evaluated afresh
-        (`evaluated` prompt tokens, at least SAVE_MIN_TOKENS) is saved to its file; calls
-        waiting for a cold prefix go on."""
+    def release(self, slot: int, key: str | None, warming: bool, evaluated: int,
+                chain: tuple[str, ...] = ()) -> None:
+        """After the call in `slot`: the slot now holds `chain` (and so `key`); a prefix
+        evaluated afresh (`evaluated` prompt tokens, at least SAVE_MIN_TOKENS) that two calls
+        or more asked for is saved to its file; calls waiting for a cold prefix go on."""
         path = self._file(key) if key is not None else None
-        if path is not None and self._post is not None and evaluated >= SAVE_MIN_TOKENS \
-                and not path.is_file():
+        shared = key is not None and self._wanted.get(key, 0) >= 2
+        if path is not None and self._post is not None and shared and not path.is_file() \
+                and (evaluated >= SAVE_MIN_TOKENS or key in self._big):
             self._save(slot, path)
+        elif key is not None and evaluated >= SAVE_MIN_TOKENS:
+            self._big.add(key)  # saved once another call asks for it
         with self._cond:
-            self._held[slot] = key
+            self._held[slot] = chain or ((key,) if key else ())
             self._used[slot] = time.monotonic()
             self._free.add(slot)
             if warming and key is not None:
