@@ -45,6 +45,7 @@ from agenteval.runner.streamed import RunsApart, StreamedRun, open_eval_set, res
 from agenteval.runner.sync import run_sync
 from agenteval.schema import Concurrency, EvalCaseResult, EvalSetResult, Run, RunSpec
 from agenteval.store import RunStore, history_db_path, output_paths, record, write_outputs
+from agenteval.store.case_rows import RowSpool
 from agenteval.store.history import history_path
 from agenteval.store.record import record_streamed
 from agenteval.tracing.otel import TraceBatches, traces_url
@@ -116,6 +117,8 @@ class ReportStreams(Sink):
         self.markdown = MarkdownStream() if outputs.markdown else None
         self.otlp_endpoint = outputs.otlp_endpoint
         self.traces: TraceBatches | None = None
+        # The history's rows, made as cases are decided: recording reads no document back.
+        self.rows = RowSpool() if outputs.history_root is not None else None
 
     def on_start(self, header: RunSpec, total: int) -> None:
         if self.otlp_endpoint:
@@ -126,11 +129,13 @@ class ReportStreams(Sink):
             self.traces.add(result)
 
     def on_case(self, outcome: CaseOutcome) -> None:
-        for stream in (self.junit, self.markdown):
+        for stream in (self.junit, self.markdown, self.rows):
             if stream is not None:
                 stream.add(outcome)
 
     def on_abort(self) -> None:
+        if self.rows is not None:
+            self.rows.close()
         if self.junit is not None:
             self.junit.abort()
 
@@ -158,7 +163,7 @@ def finish(console: Console, run: Run | StreamedRun, detailed: bool, outputs: Ou
         if path:
             steps.append(functools.partial(_report_file, run, fmt, path, streams))
     if outputs.history_root is not None:
-        steps.append(functools.partial(_record, run, outputs.history_root))
+        steps.append(functools.partial(_record, run, outputs.history_root, streams))
     if outputs.otlp_endpoint:
         endpoint = outputs.otlp_endpoint
         if isinstance(run, Run):
@@ -208,9 +213,9 @@ def _report_file(run: Run | StreamedRun, fmt: str, path: str, streams: ReportStr
     return f"Report written to {path}"
 
 
-def _record(run: Run | StreamedRun, root: str) -> str:
+def _record(run: Run | StreamedRun, root: str, streams: ReportStreams | None = None) -> str:
     if isinstance(run, StreamedRun):
-        record_streamed(root, run.paths[-1], run.document)
+        record_streamed(root, run.paths[-1], run.document, streams.rows if streams is not None else None)
         paths = run.paths[-1:]
     else:
         paths = record(root, run)

@@ -36,6 +36,7 @@ from pydantic import BaseModel, TypeAdapter
 
 from agenteval.errors import DataError
 from agenteval.schema import CaseSummary, EvalSetResult, EvalStatus, RunSpec
+from agenteval.store.case_rows import CaseRows, case_rows
 from agenteval.store.history import load_result
 from agenteval.store.sqlite import connect
 from agenteval.verdicts.outcome import CaseOutcome, outcomes
@@ -211,11 +212,12 @@ class RunStore:
         """
         return self.record_outcomes(result, outcomes(result), result_path, meta)
 
-    def record_outcomes(self, result: EvalSetResult, cases: Iterable[CaseOutcome],
+    def record_outcomes(self, result: EvalSetResult, cases: Iterable[CaseOutcome | CaseRows],
                         result_path: str | Path, meta: Mapping[str, Any] | None = None) -> str:
         """`record` of a document whose cases come from `cases` (each eval id's summary and
-        runs), consumed one at a time, so that a large run is recorded in bounded memory;
-        `result` gives everything else (its own case lists are not read)."""
+        runs, or the rows made of them: `store.case_rows`), consumed one at a time, so that a
+        large run is recorded in bounded memory; `result` gives everything else (its own case
+        lists are not read)."""
         info = {**result.metadata, **_header_meta(result), **(meta or {})}
         duration = info.get("duration_seconds")
         extra = {k: v for k, v in info.items() if k not in _KNOWN_META}
@@ -239,28 +241,21 @@ class RunStore:
             try:
                 conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))  # cascades
                 conn.execute(f"INSERT INTO runs VALUES ({', '.join('?' * len(run_row))})", run_row)
-                for i, c in enumerate(cases):
+                for i, given in enumerate(cases):
+                    c = given if isinstance(given, CaseRows) else case_rows(given)
                     statuses[c.status] += 1
                     max_runs = max(max_runs, c.num_runs)
-                    case_seconds, case_tokens = c.duration(), c.tokens()
-                    agent_seconds = _sum([agent_seconds, case_seconds])
-                    total_tokens = _sum([total_tokens, case_tokens])
+                    agent_seconds = _sum([agent_seconds, c.seconds])
+                    total_tokens = _sum([total_tokens, c.tokens])
                     conn.execute("INSERT INTO cases VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (
-                        run_id, c.eval_id, i, int(c.status), c.num_runs, case_seconds, case_tokens,
-                        next((r.error_message for r in c.runs if r.error_message), None)))
-                    conn.executemany("INSERT INTO case_metrics VALUES (?, ?, ?, ?, ?, ?, ?)", [
-                        (run_id, r.eval_id, r.run_index, m.metric_name, m.score, m.threshold,
-                         int(m.eval_status)) for r in c.runs for m in r.overall_eval_metric_results])
+                        run_id, c.eval_id, i, int(c.status), c.num_runs, c.seconds, c.tokens, c.error))
+                    conn.executemany("INSERT INTO case_metrics VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                     [(run_id, *row) for row in c.metrics])
                     conn.executemany("INSERT INTO metric_summaries VALUES "
-                                     "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
-                                         (run_id, c.eval_id, m.metric_name, m.threshold, m.runs,
-                                          m.scored_runs, m.passed_runs, m.mean, m.std, m.ci_low,
-                                          m.ci_high, m.pass_at_k, m.pass_pow_k, int(m.eval_status))
-                                         for m in c.summary.metrics])
-                    for r in c.runs:
-                        for record in r.judge_records:
-                            judges.add(record.judge_model)
-                            judge_tokens += record.prompt_tokens
+                                     "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                     [(run_id, *row) for row in c.summaries])
+                    judges.update(c.judges)
+                    judge_tokens += c.judge_tokens
                 conn.execute(
                     "UPDATE runs SET judge_model = ?, num_runs = ?, cases_total = ?, cases_passed = ?, "
                     "cases_failed = ?, cases_not_evaluated = ?, duration_seconds = ?, agent_seconds = ?, "

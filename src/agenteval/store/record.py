@@ -6,7 +6,7 @@ documents that have no run object (e.g. files written elsewhere)."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from agenteval.datasets.stream import CaseStream
 from agenteval.datasets.targets import remove_stale_temporaries
 from agenteval.errors import AgentEvalError, DataError
 from agenteval.schema import CaseSummary, EvalCaseResult, EvalSetResult, Run
+from agenteval.store.case_rows import CaseRows
 from agenteval.store.db import RunRow, RunStore
 from agenteval.store.history import history_dir, list_results, load_result, save_result
 from agenteval.store.journal import Journal
@@ -124,8 +125,10 @@ def streamed_outcomes(path: str | Path, shell: EvalSetResult) -> Iterator[CaseOu
         raise DataError(path, f"eval_case_results[{pending[0]}]", "a case run no summary is of")
 
 
-def record_streamed(root: str | Path, path: str | Path, shell: EvalSetResult) -> str:
+def record_streamed(root: str | Path, path: str | Path, shell: EvalSetResult,
+                    rows: Iterable[CaseRows] | None = None) -> str:
     """Records the streamed document at `path` (in the history of `root`) in the run database,
+    from `rows` (its cases' rows, made as they were decided: `store.case_rows.RowSpool`), else
     reading its cases back one at a time; `shell` is the document but its case lists. As
     `record` does, documents recorded earlier under the run's id are replaced and the run is
     then forgotten by the run journal."""
@@ -134,7 +137,8 @@ def record_streamed(root: str | Path, path: str | Path, shell: EvalSetResult) ->
     run_id = shell.run.run_id if shell.run is not None else None
     earlier = store.documents(run_id) if run_id is not None else []
     meta = _journal_meta(journal, run_id)
-    recorded_id = store.record_outcomes(shell, streamed_outcomes(path, shell), path, meta)
+    cases = rows if rows is not None else streamed_outcomes(path, shell)
+    recorded_id = store.record_outcomes(shell, cases, path, meta)
     _drop(root, store, [d for d in earlier if d.run_id != shell.eval_set_result_id])
     if run_id is not None:
         journal.forget(run_id)
