@@ -23,6 +23,10 @@ from agenteval.schema.trace import Span, Trace
 DETAIL_CHARS = 160
 MAX_DEPTH = 40  # levels shown below a root (a chain thousands deep would draw its guides per line)
 MAX_CHILDREN = 200  # children shown under one span
+# a tool's arguments and result as the GenAI conventions, ADK's legacy spans and OpenInference
+# name them (traces ingested before they were copied under the GenAI names)
+_ARGS = ("gen_ai.tool.call.arguments", "gcp.vertex.agent.tool_call_args", "input.value")
+_RESULTS = ("gen_ai.tool.call.result", "gcp.vertex.agent.tool_response", "output.value")
 
 
 def _short(value: object, width: int) -> str:
@@ -60,9 +64,11 @@ def span_facts(span: Span, width: int = DETAIL_CHARS) -> list[str]:
         elif a.get("output.value"):
             facts.append("→ " + _short(a["output.value"], width))
     elif span.kind == "tool":
-        facts.append(f"args {_short(a.get('gen_ai.tool.call.arguments', '{}'), width // 2)}")
-        if "gen_ai.tool.call.result" in a:
-            facts.append(f"→ {_short(a['gen_ai.tool.call.result'], width // 2)}")
+        args = next((a[k] for k in _ARGS if a.get(k) not in (None, "", "N/A")), None)
+        facts.append(f"args {_short(args, width // 2)}" if args is not None else "args not recorded")
+        result = next((a[k] for k in _RESULTS if a.get(k) not in (None, "", "{}")), None)
+        if result is not None:
+            facts.append(f"→ {_short(result, width // 2)}")
     elif span.kind == "judge":
         where = ", ".join(str(a[k]) for k in ("agenteval.item", "agenteval.step") if k in a)
         if where:

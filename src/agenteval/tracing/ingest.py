@@ -65,154 +65,13 @@ from agenteval.schema.content import Part
 from agenteval.schema.invocation import InvocationEvent, InvocationEvents
 from agenteval.schema.trace import Span, Trace
 from agenteval.tracing.agents import HANDOFF_TOOL, AgentTree, Handoff, agent_tree
+from agenteval.tracing.figures import union_seconds
 from agenteval.tracing.otlp_json import OtlpSpan, read_otlp_json
 from agenteval.tracing.recorder import as_attribute, new_span_id
+from agenteval.tracing.span_content import is_model, is_tool, model_io, tool_args, tool_name, tool_result
 
 SESSION_KEYS = ("session.id", "gen_ai.conversation.id", "gcp.vertex.agent.session_id", "agenteval.eval_id")
-_MODEL_OPERATIONS = ("chat", "generate_content", "text_completion")
 _KIND = {"LLM": "llm", "TOOL": "tool", "AGENT": "agent", "CHAIN": "other", "EVALUATOR": "judge"}
-
-
-def _is_model(s: OtlpSpan) -> bool:
-    a = s.attributes
-    return (a.get("openinference.span.kind") == "LLM" or a.get("gen_ai.operation.name") in _MODEL_OPERATIONS
-            or s.name == "call_llm")
-
-
-def _is_tool(s: OtlpSpan) -> bool:
-    a = s.attributes
-    return a.get("openinference.span.kind") == "TOOL" or a.get("gen_ai.operation.name") == "execute_tool"
-
-
-def _json(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
-@dataclass
-class Message:
-    role: str
-    text: str = ""
-    tool_calls: list[tuple[str | None, str, dict[str, Any]]] = field(default_factory=list)
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(_text_of(p) for p in content)
-    if isinstance(content, dict):
-        if content.get("type") in ("text", None) and isinstance(content.get("content"), str):
-            return str(content["content"])
-        if isinstance(content.get("text"), str) and not content.get("thought"):
-            return str(content["text"])
-    return ""
-
-
-def _semconv_messages(raw: Any) -> list[Message]:
-    """GenAI-convention messages (`parts`), agenteval's (`content`, `tool_calls`) or genai
-    contents (`parts` with `text` / `function_call`)."""
-    out = []
-    for m in raw if isinstance(raw, list) else []:
-        if not isinstance(m, dict):
-            continue
-        role = str(m.get("role") or "")
-        msg = Message("user" if role in ("user", "human")
-                      else "assistant" if role in ("assistant", "model", "ai") else role)
-        parts = m.get("parts") if isinstance(m.get("parts"), list) else None
-        if parts is None:
-            msg.text = _text_of(m.get("content"))
-            for c in m.get("tool_calls") or []:
-                msg.tool_calls.append((c.get("id"), str(c.get("name")), _json(c.get("arguments")) or {}))
-        else:
-            msg.text = "".join(_text_of(p) for p in parts)
-            for p in parts:
-                if p.get("type") == "tool_call":
-                    msg.tool_calls.append((p.get("id"), str(p.get("name")), _json(p.get("arguments")) or {}))
-                elif isinstance(p.get("function_call"), dict):
-                    fc = p["function_call"]
-                    msg.tool_calls.append((fc.get("id"), str(fc.get("name")), fc.get("args") or {}))
-        if any(p.get("type") == "tool_call_response" or "function_response" in p for p in parts or []):
-            msg.role = "tool"
-        out.append(msg)
-    return out
-
-
-def _flat_messages(a: dict[str, Any], prefix: str) -> list[Message]:
-    """OpenInference's flattened `llm.input_messages.{i}.message.*` / `llm.output_messages...`."""
-    by_index: dict[int, dict[str, Any]] = {}
-    for key, value in a.items():
-        if key.startswith(prefix):
-            index, _, rest = key[len(prefix):].partition(".message.")
-            if index.isdigit():
-                by_index.setdefault(int(index), {})[rest] = value
-    out = []
-    for i in sorted(by_index):
-        fields = by_index[i]
-        role = str(fields.get("role", ""))
-        msg = Message("assistant" if role in ("assistant", "ai") else role)
-        msg.text = str(fields.get("content") or "") or "".join(
-            str(v) for k, v in sorted(fields.items()) if k.startswith("contents.") and k.endswith(".text"))
-        calls: dict[int, dict[str, Any]] = {}
-        for k, v in fields.items():
-            if k.startswith("tool_calls."):
-                number, _, field_name = k[len("tool_calls."):].partition(".tool_call.")
-                if number.isdigit():
-                    calls.setdefault(int(number), {})[field_name] = v
-        for n in sorted(calls):
-            c = calls[n]
-            msg.tool_calls.append((c.get("id"), str(c.get("function.name")),
-                                   _json(c.get("function.arguments")) or {}))
-        out.append(msg)
-    return out
-
-
-def _model_io(s: OtlpSpan) -> tuple[list[Message], list[Message]] | None:
-    """(input, output) messages of a model call; None when the span carries no content."""
-    a = s.attributes
-    if "gen_ai.input.messages" in a or "gen_ai.output.messages" in a:
-        return (_semconv_messages(_json(a.get("gen_ai.input.messages"))),
-                _semconv_messages(_json(a.get("gen_ai.output.messages"))))
-    if "gcp.vertex.agent.llm_request" in a and a["gcp.vertex.agent.llm_request"] not in ("{}", {}):
-        request = _json(a["gcp.vertex.agent.llm_request"])
-        response = _json(a.get("gcp.vertex.agent.llm_response"))
-        contents = request.get("contents", []) if isinstance(request, dict) else []
-        reply = [response["content"]] if isinstance(response, dict) and response.get("content") else []
-        return _semconv_messages(contents), _semconv_messages(reply)
-    if any(k.startswith(("llm.input_messages.", "llm.output_messages.")) for k in a):
-        return _flat_messages(a, "llm.input_messages."), _flat_messages(a, "llm.output_messages.")
-    return None
-
-
-def _tool_result(s: OtlpSpan) -> Any:
-    a = s.attributes
-    for key in ("gen_ai.tool.call.result", "gcp.vertex.agent.tool_response", "output.value"):
-        if key in a:
-            value = _json(a[key])
-            # LangChain's serialised ToolMessage: the result is its content
-            data = value.get("data") if isinstance(value, dict) and value.get("type") == "tool" else None
-            if isinstance(data, dict):
-                value = _json(data.get("content"))
-            return value
-    return None
-
-
-def _tool_args(s: OtlpSpan) -> dict[str, Any] | None:
-    for key in ("gen_ai.tool.call.arguments", "gcp.vertex.agent.tool_call_args", "input.value"):
-        value = _json(s.attributes.get(key))
-        if isinstance(value, dict):
-            return value
-    return None
-
-
-def _tool_name(s: OtlpSpan) -> str:
-    a = s.attributes
-    name = a.get("gen_ai.tool.name") or a.get("tool.name")
-    return str(name) if name else s.name.removeprefix("execute_tool ").strip()
 
 
 @dataclass
@@ -250,6 +109,10 @@ class Turn:
     has_content: bool = False
     model_ids: set[str] = field(default_factory=set)  # the spans counted as model calls
     agents: AgentTree = field(default_factory=AgentTree)
+    end: float = 0.0
+    model_seconds: float | None = None  # time covered by its model calls, overlaps once
+    tool_seconds: float | None = None  # time covered by its tool calls and no model call
+    group: str | None = None  # the trace it shares with other turns (one conversation)
 
     @property
     def multi_agent(self) -> bool:
@@ -301,10 +164,10 @@ def _tree(spans: list[OtlpSpan], source: str) -> _Tree:
             on_path.add(cur.span_id)
             path.append(cur)
             cur = ids.get(cur.parent_id) if cur.parent_id is not None else None
-        inside = cur is not None and (in_model[cur.span_id] or _is_model(cur))
+        inside = cur is not None and (in_model[cur.span_id] or is_model(cur))
         for p in reversed(path):
             in_model[p.span_id] = inside
-            inside = inside or _is_model(p)
+            inside = inside or is_model(p)
     return _Tree(kids, {k for k, v in in_model.items() if v})
 
 
@@ -360,14 +223,20 @@ def _record_handoffs(turn: Turn) -> None:
 
 def _turn(spans: list[OtlpSpan], tree: _Tree, roots: Sequence[OtlpSpan]) -> Turn:
     spans = sorted(spans, key=lambda s: s.start)
-    session = next((str(s.attributes[k]) for s in spans for k in SESSION_KEYS if s.attributes.get(k)), None)
-    turn = Turn(spans, session, spans[0].start, agents=agent_tree(roots, tree.kids, _is_tool))
+    turn = Turn(spans, _session(spans), spans[0].start, agents=agent_tree(roots, tree.kids, is_tool))
     author = turn.agents.author
     # a model span inside another model call (ADK's call_llm) is not a call of its own
-    models = [s for s in spans if _is_model(s) and s.span_id not in tree.in_model]
+    models = [s for s in spans if is_model(s) and s.span_id not in tree.in_model]
     turn.model_ids = {s.span_id for s in models}
-    io = [(s, x) for s in models if (x := _model_io(s)) is not None]
+    io = [(s, x) for s in models if (x := model_io(s)) is not None]
     turn.has_content = bool(io)
+    own = next((r for r in roots if "agenteval.invocation_index" in r.attributes), None)
+    if not io and own is not None and own.attributes.get("input.value") is not None:
+        # agenteval's own export of an agent that calls no model through it (a plain callable):
+        # the invocation span carries the user's message and the answer
+        turn.has_content = True
+        turn.user_text = str(own.attributes["input.value"])
+        turn.final_text = str(own.attributes.get("output.value") or "")
     if io:
         users = [m for m in io[0][1][0] if m.role == "user" and m.text]
         turn.user_text = users[-1].text if users else ""
@@ -377,12 +246,18 @@ def _turn(spans: list[OtlpSpan], tree: _Tree, roots: Sequence[OtlpSpan]) -> Turn
         turn.texts = [(author(s.span_id), text, s.end or s.start) for s, (_, out) in io[:-1]
                       if (text := "".join(m.text for m in out if m.role == "assistant"))]
     handoffs = {h.span_id for h in turn.agents.handoffs}
-    tools = [s for s in spans if _is_tool(s) and s.span_id not in handoffs]
+    tools = [s for s in spans if is_tool(s) and s.span_id not in handoffs]
     if not turn.calls:  # the model's requests were not recorded: the tool spans say what ran
-        turn.calls = [Call(None, _tool_name(s), _tool_args(s) or {}, author(s.span_id), s.start)
+        turn.calls = [Call(None, tool_name(s), tool_args(s) or {}, author(s.span_id), s.start)
                       for s in tools]
-    turn.results = [Result(_tool_name(s), _tool_result(s), s.end or s.start) for s in tools]
+    turn.results = [Result(tool_name(s), tool_result(s), s.end or s.start) for s in tools]
     _record_handoffs(turn)
+    turn.end = max(s.end or s.start for s in spans)
+    model_times = [(s.start, s.end) for s in models if s.end is not None]
+    tool_times = [(s.start, s.end) for s in tools if s.end is not None]
+    turn.model_seconds = union_seconds(model_times) if model_times else None
+    if tool_times:  # a tool waiting on a model (an agent as a tool) is model time, as ADK counts
+        turn.tool_seconds = union_seconds(model_times + tool_times) - (turn.model_seconds or 0.0)
     return turn
 
 
@@ -404,8 +279,38 @@ def turns(spans: Sequence[OtlpSpan], source: str = "") -> list[Turn]:
                 t.session = str(case.attributes["agenteval.eval_id"]) if case else t.session
                 out.append(t)
         else:
-            out.append(_turn(trace_spans, tree, tree.kids.get(None, [])))
+            parts = _runs_per_turn(trace_spans, tree)
+            if len(parts) < 2:
+                out.append(_turn(trace_spans, tree, tree.kids.get(None, [])))
+                continue
+            session = _session(trace_spans)
+            for runs in parts:  # one trace, several turns: one conversation
+                t = _turn([s for r in runs for s in _below(tree, r)], tree, runs)
+                t.session, t.group = t.session or session, f"trace {trace_spans[0].trace_id}"
+                out.append(t)
     return sorted(out, key=lambda t: t.start)
+
+
+def _runs_per_turn(spans: list[OtlpSpan], tree: _Tree) -> list[list[OtlpSpan]]:
+    """The turns of a trace that holds several: the outermost agent runs grouped by their parent
+    span, each parent (the OpenAI Agents SDK's task span of one `Runner.run`, when several run
+    inside one `trace(...)`) one turn, in start order. Agents that take over within a run (a
+    handoff, ADK's transfer) share their parent: one turn. Fewer than two parents: one turn."""
+    agents = agent_tree(tree.kids.get(None, []), tree.kids, is_tool)
+    by_id = {s.span_id: s for s in spans}
+    parents: dict[str | None, OtlpSpan | None] = {}
+    for r in agents.names:
+        run = by_id[r]
+        if run.parent_id not in agents.agent_of:  # outermost: no agent run above it
+            parent = by_id.get(run.parent_id) if run.parent_id is not None else None
+            parents.setdefault(parent.span_id if parent else None, parent)
+    if len(parents) < 2 or None in parents:
+        return []
+    return [[p] for p in sorted((p for p in parents.values() if p is not None), key=lambda s: s.start)]
+
+
+def _session(spans: Sequence[OtlpSpan]) -> str | None:
+    return next((str(s.attributes[k]) for s in spans for k in SESSION_KEYS if s.attributes.get(k)), None)
 
 
 def _events(t: Turn, responses: list[tuple[Call, FunctionResponse, float]]) -> InvocationEvents:
@@ -452,7 +357,13 @@ def _invocation(t: Turn, authored: bool) -> Invocation:
             tool_uses=[FunctionCall(id=c.id, name=c.name, args=c.args) for c in t.calls],
             tool_responses=[r for _, r, _ in responses]))
     return Invocation(user_content=Content.from_text(t.user_text, role="user"),
-                      final_response=Content.from_text(t.final_text), intermediate_data=data)
+                      final_response=Content.from_text(t.final_text), intermediate_data=data,
+                      duration=round(t.end - t.start, 3), model_duration=_rounded(t.model_seconds),
+                      tool_duration=_rounded(t.tool_seconds))
+
+
+def _rounded(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds, 3)
 
 
 def _trace(t: Turn, index: int) -> list[Span]:
@@ -470,7 +381,7 @@ def _trace(t: Turn, index: int) -> list[Span]:
             a.setdefault("gen_ai.usage.input_tokens", a["llm.token_count.prompt"])
             a.setdefault("gen_ai.usage.output_tokens", a.get("llm.token_count.completion"))
         name = s.name
-        kind = ("llm" if s.span_id in t.model_ids else "tool" if _is_tool(s)
+        kind = ("llm" if s.span_id in t.model_ids else "tool" if is_tool(s)
                 else _KIND.get(str(a.get("openinference.span.kind")), "other"))
         if kind == "agent" or (kind == "llm" and s.span_id not in t.model_ids):
             kind = "other"  # agents are the agent tree's runs; model calls, the ones counted
@@ -479,6 +390,12 @@ def _trace(t: Turn, index: int) -> list[Span]:
             a["gen_ai.agent.name"] = t.agents.names[s.span_id]
             if s.span_id in t.agents.as_tool:
                 a["agenteval.agent.as_tool"] = True
+        if kind == "tool":  # the arguments and result under the GenAI names, whoever wrote them
+            if "gen_ai.tool.call.arguments" not in a and (args := tool_args(s)) is not None:
+                a["gen_ai.tool.call.arguments"] = json.dumps(args, ensure_ascii=False)
+            if "gen_ai.tool.call.result" not in a and (value := tool_result(s)) is not None:
+                a["gen_ai.tool.call.result"] = value if isinstance(value, str) else json.dumps(
+                    value, ensure_ascii=False)
         handoff = handoffs.get(s.span_id)
         if handoff is not None:
             a.update({"gen_ai.tool.name": HANDOFF_TOOL, "agenteval.handoff.to": handoff.to_agent,
@@ -513,6 +430,13 @@ class TraceConversations:
         for c in expected.eval_cases:
             if c.conversation:
                 first.setdefault(c.conversation[0].user_content.text(), []).append(c.eval_id)
+        for key, conv in self.conversations.items():
+            # before matching: without content every conversation's first message is ''
+            if not all(t.has_content for t in conv):
+                raise DataError(self.source, f"conversation {key!r}", "the spans carry no messages: "
+                                "the exporter did not capture content (for Google ADK set "
+                                "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY: "
+                                "EVENT_ONLY or NO_CONTENT keep messages off the spans)")
         matched: dict[str, list[Turn]] = {}
         for key, conv in self.conversations.items():
             eval_id = key if key in cases else None
@@ -527,11 +451,6 @@ class TraceConversations:
                 raise DataError(self.source, f"conversation {key!r}", f"matches case {eval_id!r}, "
                                 "which another conversation already matched")
             matched[eval_id] = conv
-        for eval_id, conv in matched.items():
-            if not all(t.has_content for t in conv):
-                raise DataError(self.source, f"conversation {eval_id!r}", "the spans carry no messages: "
-                                "the exporter did not capture content (for Google ADK set "
-                                "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY)")
         actual = EvalSet(eval_set_id=expected.eval_set_id, eval_cases=[
             EvalCase(eval_id=eval_id, conversation=[
                 _invocation(t, any(u.multi_agent for u in conv) or _authored(cases[eval_id])) for t in conv])
@@ -549,7 +468,7 @@ def read_traces(path: str | Path, text: str | None = None) -> TraceConversations
         raise DataError(path, "resourceSpans", "no spans in this file")
     conversations: dict[str, list[Turn]] = {}
     for n, turn in enumerate(turns(spans, str(path))):
-        conversations.setdefault(turn.session or f"trace {n}", []).append(turn)
+        conversations.setdefault(turn.session or turn.group or f"trace {n}", []).append(turn)
     return TraceConversations(str(path), conversations)
 
 
