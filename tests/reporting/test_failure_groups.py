@@ -1,0 +1,65 @@
+"""Failure groups (`reporting.failure_groups`) and the run matrix (`reporting.matrix`)."""
+
+from __future__ import annotations
+
+from agenteval.reporting.failure_groups import call_reasons, failure_groups
+from agenteval.reporting.matrix import run_matrix
+from agenteval.schema import EvalStatus, MetricError
+from agenteval.verdicts import outcomes
+from tests.helpers import call
+from tests.result_builders import case, result
+
+T = "tool_trajectory_avg_score"
+
+
+def test_call_reasons_pair_calls_by_name_in_order() -> None:
+    expected = [call("lookup", q="paris", n=1), call("book", day="mon")]
+    actual = [call("lookup", q="rome", extra=True), call("weather")]
+    assert call_reasons(expected, actual) == [
+        "`lookup.q` differs", "`lookup.n` missing", "`lookup.extra` unexpected", "`book` not called",
+        "`weather` called, not expected"]
+    assert call_reasons(expected, expected) == []
+
+
+def test_failing_cases_are_grouped_by_reason_largest_first() -> None:
+    want = [call("lookup", q="paris")]
+    doc = result([
+        case("a", {T: 0.0}, calls=[call("lookup", q="rome")], expected_calls=want),
+        case("b", {T: 0.0, "safety_v1": 0.0}, calls=[call("lookup", q="oslo")], expected_calls=want),
+        case("c", {T: 1.0}, calls=want, expected_calls=want),  # passed: in no group
+        case("d", {"safety_v1": 0.0}),
+        case("e", {T: 1.0}, error="TimeoutError: slow"),
+        case("f", {"response_match_score": None},
+             metric_errors=[MetricError(metric_name="response_match_score", message="no reference")]),
+    ])
+    groups = {g.reason: g.eval_ids for g in failure_groups(outcomes(doc))}
+    assert groups == {
+        "`lookup.q` differs": ["a", "b"],  # the trajectory criterion is explained by the call
+        "`safety_v1` failed": ["b", "d"],
+        "TimeoutError": ["e"],
+        "`response_match_score` not evaluated": ["f"],
+        "`response_match_score` failed": ["f"],
+    }
+    reasons = [g.reason for g in failure_groups(outcomes(doc))]
+    assert reasons[:2] == ["`lookup.q` differs", "`safety_v1` failed"]
+
+
+def test_a_trajectory_failure_without_a_call_difference_is_its_own_group() -> None:
+    doc = result([case("a", {T: 0.0})])
+    assert [(g.reason, g.eval_ids) for g in failure_groups(outcomes(doc))] == [(f"`{T}` failed", ["a"])]
+
+
+def test_the_matrix_diffs_each_cell_against_its_left_neighbour() -> None:
+    run1 = result([case("a", {"m": 1.0}, response="Paris"), case("b", {"m": 1.0}, response="same")], "r1")
+    run2 = result([case("a", {"m": 0.0}, response="Rome", calls=[call("lookup", q="x")]),
+                   case("b", {"m": 1.0}, response="same")], "r2")
+    run3 = result([case("a", {"m": 0.0}, response="Rome", calls=[call("lookup", q="x")]),
+                   case("c", {"m": 1.0})], "r3")
+    rows = run_matrix([run1, run2, run3])
+    assert [r.eval_id for r in rows] == ["a", "b", "c"]
+    a = rows[0].cells
+    assert [c is not None and c.changed for c in a] == [False, True, False]
+    assert a[1] is not None and a[1].status == EvalStatus.FAILED and a[1].score == 0.0
+    assert a[1].diff == ["- Paris", "+ Rome", '+ call lookup(q="x")']
+    assert rows[1].cells[2] is None and rows[2].cells[:2] == [None, None]
+    assert [r.eval_id for r in run_matrix([run1, run2, run3], changed_only=True)] == ["a"]
