@@ -378,6 +378,10 @@ class CaseRow(Out):
     """The agent's error when inference failed."""
     metric_errors: int
     """How many criteria failed to score."""
+    seconds: float | None = None
+    """The agent's time over the case run's turns, summed (None when no turn was timed)."""
+    tokens: float | None = None
+    """The agent's tokens over the case run's turns, summed (None when none were reported)."""
 
 
 class DiffLine(Out):

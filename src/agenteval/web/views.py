@@ -36,7 +36,7 @@ from agenteval.schema import (
 )
 from agenteval.store.sessions import ChatSession, ChatTurn
 from agenteval.tracing.agent_summary import AgentNode, InvocationAgents, agent_summary
-from agenteval.verdicts import CaseOutcome, outcomes, set_counts
+from agenteval.verdicts import CaseOutcome, invocation_tokens, outcomes, set_counts
 from agenteval.verdicts.paired import PairedComparison
 from agenteval.web.contract import (
     AgentNodeView,
@@ -190,7 +190,16 @@ def case_rows(result: EvalSetResult, offset: int, limit: int,
     return len(runs), [CaseRow(
         eval_id=r.eval_id, run_index=r.run_index, status=status_word(r.final_eval_status),
         metrics=[_score(m, r.reason(m.metric_name), r) for m in r.overall_eval_metric_results],
-        error=r.error_message, metric_errors=len(r.metric_errors)) for r in page]
+        error=r.error_message, metric_errors=len(r.metric_errors),
+        seconds=_total([p.actual_invocation.duration for p in r.eval_metric_result_per_invocation]),
+        tokens=_total([invocation_tokens(p.actual_invocation) for p in r.eval_metric_result_per_invocation]),
+    ) for r in page]
+
+
+def _total(values: Sequence[float | None]) -> float | None:
+    """The sum of the values given (None when none is): a case run's totals, as the run's are."""
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
 
 
 def argument_diff(expected: Sequence[FunctionCall], actual: Sequence[FunctionCall]) -> list[CallPair]:

@@ -38,7 +38,8 @@ def sentences(text: str) -> list[str]:
 
 
 class HallucinationsV1(JudgeCriterion):
-    """`hallucinations_v1`; `evaluate_intermediate_nl_responses` also checks intermediate texts."""
+    """`hallucinations_v1`: share of the final response's sentences backed by the context (user prompt,
+    tool calls and results); `evaluate_intermediate_nl_responses` also checks intermediate texts."""
 
     criterion_model = HallucinationsCriterion
     criterion: HallucinationsCriterion

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
+import re
+
 from fastapi import APIRouter
 
 from agenteval.criteria import default_registry
@@ -40,8 +43,19 @@ def list_criteria() -> list[CriterionInfo]:
         default = DEFAULT_CRITERIA.get(name)
         if isinstance(default, dict):
             default = default.get("threshold")
-        out.append(CriterionInfo(name=name, description=spec.description,
+        out.append(CriterionInfo(name=name, description=_description(name, spec.factory, spec.description),
                                  judged=issubclass(spec.criterion_model, LlmAsAJudgeCriterion),
                                  min_value=spec.min_value, max_value=spec.max_value,
                                  default_threshold=default, informational=spec.informational))
     return out
+
+
+
+def _description(name: str, factory: object, fallback: str) -> str:
+    """What a criterion measures, whole and as plain text: its docstring's first paragraph
+    (the registry keeps only its first line, cut mid-sentence), without the leading
+    "`name`:" the docstrings open with and without Markdown backticks."""
+    doc = inspect.getdoc(factory) if inspect.isclass(factory) else None
+    text = " ".join((doc or fallback).split("\n\n")[0].split()) if doc else " ".join(fallback.split())
+    text = re.sub(rf"^`{re.escape(name)}`\s*[:;,]?\s*", "", text).replace("`", "")
+    return text[:1].upper() + text[1:]

@@ -10,13 +10,13 @@ class ApiError extends Error {
 
 /** One JSON request. Same-origin fetch sends the page's Origin on POST/PUT/DELETE, which the
  * server checks, and the token cookie when the server was opened with ?token=. */
-export async function api(path, { method = "GET", body } = {}) {
-  const init = { method, headers: { Accept: "application/json" } };
+export async function api(path, { method = "GET", body, signal } = {}) {
+  const init = { method, headers: { Accept: "application/json" }, signal };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = typeof body === "string" ? body : JSON.stringify(body);
   }
-  const res = await fetch(path, init);
+  const res = await reach(path, init);
   const text = await res.text();
   let data = text;
   try { data = text ? JSON.parse(text) : null; } catch { /* a non-JSON body is shown as text */ }
@@ -27,9 +27,18 @@ export async function api(path, { method = "GET", body } = {}) {
   return data;
 }
 
+/** fetch, with the browser's bare "Failed to fetch" (the server stopped, the network is gone)
+ * turned into a sentence saying what happened; an abort stays an AbortError. */
+async function reach(path, init) {
+  try { return await fetch(path, init); } catch (err) {
+    if (err && err.name === "AbortError") throw err;
+    throw new ApiError(0, "Cannot reach the agenteval server (it may have stopped or restarted): nothing was saved. Try again once it is back.");
+  }
+}
+
 /** A page of rows (a JSON array) and the number of matching rows (its X-Total-Count header). */
 export async function apiPage(path) {
-  const res = await fetch(path, { headers: { Accept: "application/json" } });
+  const res = await reach(path, { headers: { Accept: "application/json" } });
   const data = await res.json().catch(() => null);
   if (!res.ok) throw new ApiError(res.status, `${res.status}: ${(data && data.detail) || res.statusText}`);
   return { items: data, total: Number(res.headers.get("X-Total-Count")) };

@@ -10,16 +10,21 @@
 
 import { api } from "./api.js";
 import { $, errorBox, h, replace, toast } from "./dom.js";
-import { go, link, paint, parseHash, setRouter } from "./nav.js";
+import { go, guardLeaving, link, mayLeave, paint, parseHash, setRouter, unsaved } from "./nav.js";
 import { S } from "./state.js";
 import { showApp } from "./views/agent.js";
 import { showCaseResult } from "./views/case.js";
 import { showCompare } from "./views/compare.js";
 import { showRun } from "./views/run.js";
 import { showRuns } from "./views/runs.js";
-import { closeDrawer } from "./views/span.js";
+import { closeDrawer, dismissDrawer } from "./views/span.js";
+
+let shownHash = location.hash; // the address of the view on screen: where a refused navigation returns
 
 async function route() {
+  if (location.hash !== shownHash && !mayLeave()) { history.replaceState(null, "", shownHash || "#/"); return; }
+  shownHash = location.hash;
+  guardLeaving(() => null); // the new view sets its own
   const token = ++S.route;
   const { parts, query } = parseHash();
   closeDrawer();
@@ -77,8 +82,17 @@ async function start() {
   setRouter(route);
   $("#app-picker").addEventListener("change", (e) => { if (e.target.value) { S.session = null; go(link("app", e.target.value)); } });
   $("#open-file").addEventListener("change", (e) => { const f = e.target.files[0]; e.target.value = ""; if (f) openResultFile(f); });
-  document.addEventListener("keydown", (e) => { if (e.key === "Escape") closeDrawer(); });
+  document.addEventListener("keydown", (e) => { if (e.key === "Escape") dismissDrawer(); });
   window.addEventListener("hashchange", route);
+  // a link to the address already shown is no hashchange: rebuild the view (after a failed
+  // request, the page's own link is how a user retries), unless unsaved work would be lost
+  document.addEventListener("click", (e) => {
+    const a = e.target instanceof Element ? e.target.closest("a[href^='#']") : null;
+    if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey) return;
+    if (a.getAttribute("href") === location.hash && mayLeave()) { e.preventDefault(); route(); }
+  });
+  // unsaved work: the browser asks its own question before a reload or closing the tab
+  window.addEventListener("beforeunload", (e) => { if (unsaved()) e.preventDefault(); });
   try { await loadApps(); } catch (err) { replace($("#view"), h("div", { class: "page" }, errorBox(err))); return; }
   route();
 }

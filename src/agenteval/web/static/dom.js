@@ -42,10 +42,13 @@ export function add(el, ...kids) { for (const k of kids.flat(Infinity)) if (k) e
 
 export function replace(el, ...kids) { el.replaceChildren(); return add(el, ...kids); }
 
+/** A message in the corner (bottom left, clear of the pages' action buttons), with a close
+ * button; it goes by itself after a while (an error stays longer). */
 export function toast(message, bad = false) {
-  const el = h("div", { class: "toast" + (bad ? " bad" : ""), role: bad ? "alert" : "status", text: message });
+  const el = h("div", { class: "toast" + (bad ? " bad" : ""), role: bad ? "alert" : "status" }, h("span", { text: message }),
+    h("button", { class: "icon close", title: "dismiss", "aria-label": "dismiss", text: "✕", onclick: () => el.remove() }));
   $("#toasts").append(el);
-  setTimeout(() => el.remove(), bad ? 8000 : 3500);
+  setTimeout(() => el.remove(), bad ? 10000 : 4000);
 }
 
 export function errorBox(err) { return h("div", { class: "error-box", role: "alert", text: String(err.message || err) }); }

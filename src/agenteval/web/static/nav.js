@@ -22,5 +22,31 @@ export function reroute() { return router(); }
 
 export function go(hash) { if (location.hash === hash) reroute(); else location.hash = hash; }
 
+/** What leaving the view would lose: a view with unsaved work sets a function returning the
+ * question to ask (null when nothing would be lost); the router asks it before every navigation. */
+let leaving = () => null;
+export function guardLeaving(fn) { leaving = fn; }
+
+/** The question leaving would ask (null: nothing unsaved). */
+export function unsaved() { return leaving(); }
+
+/** True when the view may be left: nothing unsaved, or the user agreed to drop it. */
+export function mayLeave() {
+  const question = leaving();
+  if (!question) return true;
+  if (!confirm(question)) return false;
+  leaving = () => null;
+  return true;
+}
+
+/** Rewrites one query parameter of the address (null removes it) without navigating: the view
+ * keeps its state, and a reload or a shared link comes back to it. */
+export function setQuery(key, value) {
+  const { parts, query } = parseHash();
+  if (value === null || value === undefined || value === "") delete query[key]; else query[key] = String(value);
+  const q = new URLSearchParams(query).toString();
+  history.replaceState(null, "", link(...parts) + (q ? "?" + q : ""));
+}
+
 /** Paints a view's node unless the user navigated elsewhere meanwhile. */
 export function paint(token, node) { if (token === S.route) replace($("#view"), node); }

@@ -3,18 +3,21 @@
 import { api, casePath } from "../api.js";
 import { h, replace, toast } from "../dom.js";
 import { callLine, contentText, invCalls, json, oneLine } from "../format.js";
-import { go, link } from "../nav.js";
+import { go, guardLeaving, link } from "../nav.js";
 
 export function caseEditor(app, setId, original) {
   const box = h("div", { class: "card", id: "case-editor" });
   let draft = null; // a deep copy while editing; null in view mode
+  let saved = ""; // the draft as it was when editing began: leaving asks only when it changed
+  guardLeaving(() => (draft && box.isConnected && JSON.stringify(draft) !== saved
+    ? `Case ${original.eval_id} has unsaved edits. Leave and lose them?` : null));
   const render = () => {
     const c = draft || original;
     const edit = !!draft;
     const head = h("div", { class: "row" }, h("h3", { class: "grow", text: `Case ${c.eval_id}` }),
       edit ? [h("button", { class: "primary", id: "save-case", text: "Save", onclick: save }),
         h("button", { text: "Cancel", onclick: () => { draft = null; render(); } })]
-        : [h("button", { id: "edit-case", title: "Edit current eval case", text: "✎ Edit", onclick: () => { draft = structuredClone(original); render(); } }),
+        : [h("button", { id: "edit-case", title: "Edit current eval case", text: "✎ Edit", onclick: () => { draft = structuredClone(original); saved = JSON.stringify(draft); render(); } }),
           h("button", { class: "danger", id: "delete-case", text: "Delete case", onclick: del })]);
     const body = c.conversation ? c.conversation.map((inv, i) => invocationEditor(c, inv, i, edit, render))
       : [h("pre", { class: "box", text: json(c.conversation_scenario) })];

@@ -3,6 +3,7 @@
 import { api, sessionsPath } from "../api.js";
 import { $, h, replace, toast } from "../dom.js";
 import { callLine, enc, json, oneLine, short } from "../format.js";
+import { markdown } from "../markdown.js";
 import { link } from "../nav.js";
 import { S } from "../state.js";
 import { renderSide } from "./side.js";
@@ -17,9 +18,17 @@ export function chatView(main, app) {
   const send = h("button", { class: "primary", id: "send", text: "Send" });
   const submit = async () => {
     const text = input.value.trim();
-    if (!text) return;
+    if (!text || send.disabled) return;
     input.value = ""; send.disabled = true;
-    try { await sendMessage(app, text, messages); } catch (err) { toast(err.message, true); }
+    try { await sendMessage(app, text, messages); } catch (err) {
+      // the message is not lost: back in the composer (unless something new was typed), and the
+      // reason in the conversation where the reply would have been
+      if (!input.value.trim()) input.value = text;
+      const reason = err.name === "AbortError" ? "Stopped waiting for the reply. The agent may still finish this turn: open the session again to see it."
+        : "Not sent: " + err.message;
+      messages.append(h("div", { class: "msg error send-failed", role: "alert", text: reason }));
+      messages.scrollTop = messages.scrollHeight;
+    }
     send.disabled = false; input.focus();
   };
   send.addEventListener("click", submit);
@@ -38,11 +47,12 @@ function turnView(t, i) {
   const calls = t.tool_calls.map((c, k) => {
     const r = results[k];
     const result = r ? "  →  " + short(oneLine(r.response), 80) : "";
-    return h("details", { class: "tool" }, h("summary", {}, h("span", { class: "tag", text: "tool" }), " " + callLine(c) + result),
+    // the line is cut (a long argument would widen the chat); the whole call is in the details
+    return h("details", { class: "tool" }, h("summary", { title: short(callLine(c), 2000) }, h("span", { class: "tag", text: "tool" }), " " + short(callLine(c), 120) + result),
       h("pre", { text: "args: " + json(c.args ?? null) + (r ? "\nresult: " + json(r.response) : "") }));
   });
   const reply = t.error ? h("div", { class: "msg error", text: "Agent error: " + t.error })
-    : h("div", { class: "msg agent", text: t.response || "(no text)" });
+    : t.response ? h("div", { class: "msg agent" }, markdown(t.response)) : h("div", { class: "msg agent muted", text: "(no text)" });
   return h("div", { class: "turn", "data-turn": i }, h("div", { class: "msg user", text: t.user }), calls, reply);
 }
 
@@ -56,12 +66,19 @@ async function sendMessage(app, text, messages) {
     $("#chat-title").textContent = `Session ${S.session.id}`;
     $("#chat-model").textContent = `model: ${S.session.model || "the agent's own"}`;
   }
-  const pending = h("div", { class: "turn" }, h("div", { class: "msg user", text }), h("div", { class: "msg agent pending", text: "…" }));
+  // while the agent works: how long it has taken, and a way to stop waiting (the reply is not
+  // streamed: the server sends the turn whole once the agent has finished it)
+  const stopper = new AbortController();
+  const waited = h("span", { class: "waited", text: "working…" });
+  const started = Date.now();
+  const tick = setInterval(() => { waited.textContent = `working… ${Math.round((Date.now() - started) / 1000)} s`; }, 1000);
+  const pending = h("div", { class: "turn pending-turn" }, h("div", { class: "msg user", text }),
+    h("div", { class: "msg agent pending" }, waited, " ", h("button", { class: "icon stop", id: "stop-reply", title: "stop waiting for this reply", text: "■ Stop", onclick: () => stopper.abort() })));
   messages.append(pending);
   messages.scrollTop = messages.scrollHeight;
   const sid = S.session.id;
-  try { await api(`${sessionsPath(app)}/${enc(sid)}/messages`, { method: "POST", body: { text } }); }
-  finally { pending.remove(); }
+  try { await api(`${sessionsPath(app)}/${enc(sid)}/messages`, { method: "POST", body: { text }, signal: stopper.signal }); }
+  finally { clearInterval(tick); pending.remove(); }
   if (!S.session || S.session.id !== sid) return; // the user moved to another session meanwhile
   // re-read the session: the state after the turn, and the turn exactly as stored
   S.session = await api(`${sessionsPath(app)}/${enc(sid)}`);

@@ -2,8 +2,9 @@
 
 import { api, qs } from "../api.js";
 import { add, badge, h } from "../dom.js";
-import { enc, fmt } from "../format.js";
+import { enc, fmt, fmtTime } from "../format.js";
 import { go, link, paint } from "../nav.js";
+import { runLabel } from "./runs.js";
 
 export async function showCompare(token, a, b, query) {
   if (!a || !b) return comparePicker(token);
@@ -91,7 +92,7 @@ function pairedCard(p) {
 async function comparePicker(token) {
   /** @type {Array<RunRow>} */
   const rows = await api("/api/runs?limit=100");
-  const opt = (r) => h("option", { value: r.run_id, text: `${r.run_id} · ${r.eval_set_id} · ${r.cases_passed}/${r.cases_total}` });
+  const opt = (r) => h("option", { value: r.run_id, text: `${runLabel(r)} · ${fmtTime(r.created)} · ${r.eval_set_id} · ${r.cases_passed}/${r.cases_total}` });
   const a = h("select", { id: "cmp-a" }, rows.map(opt)), b = h("select", { id: "cmp-b" }, rows.map(opt));
   if (rows.length > 1) a.value = rows[1].run_id;
   paint(token, h("div", { class: "page" }, h("h2", { text: "Compare two runs" }),

@@ -63,7 +63,7 @@ export async function evalSetView(main, app, setId, caseId) {
 function addSessionForm(app, setId, cases) {
   const s = S.session && S.session.app_name === app ? S.session : null;
   if (!s) return h("p", { class: "muted", text: "Chat with the agent to add a session here as a new case (or open a saved session from the Sessions tab)." });
-  const id = h("input", { id: "new-case-id", value: `case_${s.id.slice(0, 8)}_${cases.length + 1}`.replace(/[^\w-]/g, "_") });
+  const id = h("input", { id: "new-case-id", value: caseIdFrom(s, cases) });
   const add = async () => {
     try {
       await api(`${setPath(app, setId)}/add-session`, { method: "POST", body: { eval_id: id.value.trim(), session_id: s.id, user_id: USER } });
@@ -76,11 +76,35 @@ function addSessionForm(app, setId, cases) {
     h("button", { id: "add-session", text: "Add current session", onclick: add }));
 }
 
+/** A new case's id from the session's first message, as ADK names cases ("What's the weather
+ * in Paris?" → `whats_the_weather_in_paris`), made unique in the set; the session's id when
+ * it has no message yet. @param {SessionView} s */
+export function caseIdFrom(s, cases) {
+  const first = s.turns && s.turns.length ? s.turns[0].user : "";
+  const base = first.toLowerCase().normalize("NFKD").replace(/[\u0300-\u036f']/g, "").replace(/[^a-z0-9]+/g, "_")
+    .replace(/^_+|_+$/g, "").slice(0, 40).replace(/_+$/, "") || `case_${s.id.slice(0, 8)}`.replace(/[^\w-]/g, "_");
+  const taken = new Set(cases.map((c) => c.eval_id));
+  let id = base;
+  for (let n = 2; taken.has(id); n++) id = `${base}_${n}`;
+  return id;
+}
+
+/** The set's last runs; rebuilt when a run finishes while the set is on screen (the rest of
+ * the page, a case being edited included, is left alone). */
 async function setHistory(app, setId) {
-  /** @type {Array<RunRow>} */
-  const list = await api("/api/runs?" + qs({ app, eval_set: setId, limit: 10 }));
-  const box = h("div", {}, h("h3", { text: "Eval history of this set" }));
-  if (!list.length) return box.append(h("p", { class: "muted", text: "No runs yet." })), box;
-  box.append(runTable(list, false), h("p", {}, h("a", { href: `#/runs?app=${enc(app)}&eval_set=${enc(setId)}`, text: "All runs and trends →" })));
+  const box = h("div", { class: "set-history" });
+  const fill = async () => {
+    /** @type {Array<RunRow>} */
+    const list = await api("/api/runs?" + qs({ app, eval_set: setId, limit: 10 }));
+    replace(box, h("h3", { text: "Eval history of this set" }), list.length ? [runTable(list, false),
+      h("p", {}, h("a", { href: `#/runs?app=${enc(app)}&eval_set=${enc(setId)}`, text: "All runs and trends →" }))]
+      : h("p", { class: "muted", text: "No runs yet." }));
+  };
+  await fill();
+  const fresh = () => {
+    if (!box.isConnected) { window.removeEventListener("agenteval:run-finished", fresh); return; }
+    fill().catch((err) => replace(box, errorBox(err)));
+  };
+  window.addEventListener("agenteval:run-finished", fresh);
   return box;
 }

@@ -100,7 +100,9 @@ export async function metricDialog(app, setId, evalIds, args) {
     h("span", { class: "muted", text: evalIds ? `${evalIds.length} case(s)` : "all cases" })),
   h("div", { class: "dbody" }, h("p", { class: "muted", id: "criteria-source", text: source }),
     resumable.length ? h("details", { open: true, class: "unfinished" }, h("summary", { text: `Interrupted runs (${resumable.length})` }), resumable) : null,
-    rows.map((r) => r.el),
+    h("h4", { class: "crit-group", text: "In force for this set" }),
+    rows.map((r, i) => (i && !(r.name in defaults.criteria) && rows[i - 1].name in defaults.criteria
+      ? [h("h4", { class: "crit-group", text: "Other criteria" }), r.el] : r.el)),
     h("div", { class: "row", style: "margin-top: 10px" }, h("label", { text: "Runs per case " }), runs),
     h("div", { class: "row" }, h("label", { text: "Escalate uncertain verdicts to " }), escalate)),
   h("div", { class: "dfoot" }, h("button", { text: "Cancel", onclick: () => dialog.close() }),
@@ -133,6 +135,11 @@ function criterionRow(c, args, preset) {
     optEls.push(h("label", {}, o.replace("_", " ") + " ", opts[o]));
   }
   const matching = ARGS_MATCH.has(c.name) && args ? argsMatchEditor(c.name, args) : null;
+  // a rubric criterion checks rubrics: written here (they apply to every case), else each case's own
+  const rubrics = c.name.startsWith("rubric_based_") ? h("textarea", { class: "rubrics", "data-rubrics": c.name, rows: 3,
+    placeholder: "One rubric a line, e.g. \"The answer names the city.\" Left empty: each case's own rubrics are used (a case without any is not evaluated).",
+    value: (preset?.rubrics || []).map((r) => r.rubric_content?.text_property || "").filter(Boolean).join("\n") }) : null;
+  if (rubrics) optEls.push(h("label", { class: "rubrics-label" }, "rubrics ", rubrics));
   const el = h("div", { class: "crit" }, on, h("strong", { text: c.name }),
     c.informational ? h("span", { class: "muted", text: "informational: always reported" }) : h("span", {}, slider, " ", thr),
     h("div", { class: "desc", text: c.description || "" }), optEls.length ? h("div", { class: "opts" }, optEls) : null,
@@ -146,6 +153,8 @@ function criterionRow(c, args, preset) {
     if (opts.tool_name) extra.tool_name = opts.tool_name.value.trim();
     const argsMatch = matching && matching.value();
     if (argsMatch) extra.args_match = argsMatch;
+    const written = rubrics ? rubrics.value.split("\n").map((t) => t.trim()).filter(Boolean) : [];
+    if (written.length) extra.rubrics = written.map((t, i) => ({ rubric_id: `r${i + 1}`, rubric_content: { text_property: t } }));
     if (c.judged) extra.judge_model_options = { judge_model: opts.judge_model.value.trim() || "local", num_samples: Number(opts.num_samples.value) || 5 };
     const plain = Object.keys(extra).length === 0 || (extra.match_type === "EXACT" && Object.keys(extra).length === 1);
     return plain ? threshold : { threshold, ...extra };

@@ -5,42 +5,69 @@ import { $, h, toast } from "../dom.js";
 import { enc, short, statusOf } from "../format.js";
 import { link } from "../nav.js";
 
+/** m:ss of seconds. */
+const clock = (secs) => `${Math.floor(secs / 60)}:${String(Math.floor(secs % 60)).padStart(2, "0")}`;
+
 /** Follows a run's server-sent events in the dock (outside the routed view, so it survives
- * navigation); offers Cancel while it runs and the results when it ends. */
+ * navigation); offers Cancel while it runs and the results when it ends. While it runs it shows
+ * the step in hand (the case runs in flight, the judge questions answered), the time taken and,
+ * once a case run has finished, an estimate of the time left. A finished run's box folds to
+ * its verdict and goes when the next run starts (or with its ✕); the pages showing runs are
+ * told (`agenteval:run-finished` on window) so that they list it. */
 export function watchRun(runId, label) {
+  for (const old of document.querySelectorAll("#dock .prog.done")) old.remove();
   const bar = h("div", { style: "width: 0%" });
   const status = h("div", { class: "pstatus", text: "starting…" });
+  const step = h("div", { class: "pstep", text: "" });
   const log = h("div", { class: "log" });
   const actions = h("div", { class: "row" });
   const box = h("div", { class: "prog", "data-run": runId }, h("div", { class: "row" }, h("strong", { class: "grow", text: "Run " + label }),
     h("button", { class: "icon", title: "close", text: "✕", onclick: () => { es.close(); box.remove(); } })),
-  h("div", { class: "bar" }, bar), status, log, actions);
+  h("div", { class: "bar" }, bar), status, step, log, actions);
   $("#dock").append(box);
   const cancel = h("button", { class: "danger", text: "Cancel", onclick: async () => {
     try { await api(`/api/runs/${enc(runId)}/cancel`, { method: "POST" }); } catch (err) { toast(err.message, true); }
   } });
   actions.append(cancel);
-  let total = 0, done = 0, passed = 0, failed = 0, ended = false;
+  let total = 0, done = 0, passed = 0, failed = 0, judged = 0, ended = false;
+  const started = Date.now();
+  const inFlight = new Map(); // "eval_id run" → when it started
+  const showStep = () => {
+    const secs = (Date.now() - started) / 1000;
+    const names = [...inFlight.keys()];
+    const parts = [
+      names.length ? `running case ${Math.min(done + 1, total || done + 1)} of ${total || "?"}: ${short(names.slice(0, 2).join(", "), 60)}${names.length > 2 ? ` and ${names.length - 2} more` : ""}` : "",
+      judged ? `${judged} judge question${judged > 1 ? "s" : ""} answered` : "",
+      `${clock(secs)} elapsed`, done && total > done ? `about ${clock((secs / done) * (total - done))} left` : ""];
+    step.textContent = parts.filter(Boolean).join(" · ");
+  };
+  const timer = setInterval(() => { if (!box.isConnected) clearInterval(timer); else showStep(); }, 1000);
   const say = (t) => { log.append(h("div", { text: t })); log.scrollTop = log.scrollHeight; };
   const finish = (text, resultId) => {
-    ended = true; es.close(); status.textContent = text; cancel.remove();
+    ended = true; es.close(); clearInterval(timer); status.textContent = text; cancel.remove();
+    step.textContent = `took ${clock((Date.now() - started) / 1000)}`;
+    box.classList.add("done");
     if (resultId) actions.append(h("a", { class: "btn primary open-results", href: link("runs", resultId), text: "Open results" }));
+    window.dispatchEvent(new CustomEvent("agenteval:run-finished", { detail: { runId, resultId: resultId || null } }));
   };
   const es = new EventSource(`/api/runs/${enc(runId)}/events`);
   es.onmessage = (msg) => {
     const e = JSON.parse(msg.data);
     if (e.type === "RunStarted") total = e.total;
-    else if (e.type === "CaseStarted") say(`started ${e.eval_id}${e.run_index ? " run " + e.run_index : ""}`);
-    else if (e.type === "CaseFinished") {
+    else if (e.type === "CaseStarted") {
+      inFlight.set(e.eval_id + (e.run_index ? " run " + e.run_index : ""), Date.now());
+      say(`started ${e.eval_id}${e.run_index ? " run " + e.run_index : ""}`);
+    } else if (e.type === "CaseFinished") {
+      inFlight.delete(e.eval_id + (e.run_index ? " run " + e.run_index : ""));
       done++; statusOf(e.status) === "passed" ? passed++ : failed++;
       say(`${statusOf(e.status)}: ${e.eval_id}${e.error ? " (" + short(e.error, 60) + ")" : ""}`);
-    } else if (e.type === "JudgeCallDone") say(`judge ${e.model}: ${e.samples} sample(s)${e.cached ? " (cached)" : ""}`);
+    } else if (e.type === "JudgeCallDone" && ++judged) say(`judge ${e.model}: ${e.samples} sample(s)${e.cached ? " (cached)" : ""}`);
     else if (e.type === "RunFinished") {
       finish(`finished: ${e.passed} passed, ${e.failed} failed, ${e.not_evaluated} not evaluated`, e.result_ids[0]);
     }
     else if (e.type === "RunFailed") { finish("failed: " + (e.error || "the run stopped")); box.classList.add("bad"); }
     else if (e.type === "RunCancelled") finish("cancelled");
-    if (!ended) status.textContent = `${done} / ${total || "?"} case runs · ${passed} passed · ${failed} failed`;
+    if (!ended) { status.textContent = `${done} / ${total || "?"} case runs · ${passed} passed · ${failed} failed`; showStep(); }
     bar.style.width = total ? `${Math.round((100 * done) / total)}%` : "0%";
   };
   es.onerror = () => { if (!ended) finish("the progress stream closed; see the run history", runId); };

@@ -6,6 +6,7 @@ import { $, badge, errorBox, h, kvs, replace } from "../dom.js";
 import { INFORMATIONAL, enc, fmt, fmtSecs, fmtTime, oneLine, short, statusClass, statusOf } from "../format.js";
 import { go, link, paint, reroute } from "../nav.js";
 import { S } from "../state.js";
+import { runLabel } from "./runs.js";
 
 const PAGE = 100; // rows fetched per page of a run: a 10,000-case run is never shipped whole
 
@@ -32,7 +33,8 @@ export async function showRun(token, runId, query) {
   const failing = run.cases; // the cases that did not pass, each with why
   const page = h("div", { class: "page run" });
   if (S.apps.some((a) => a.name === run.app)) $("#app-picker").value = run.app;
-  page.append(h("div", { class: "row" }, h("h2", { class: "grow" }, "Run ", h("span", { class: "mono", text: id })),
+  page.append(h("div", { class: "row" }, h("h2", { class: "grow" }, "Run ", h("span", { class: "mono", text: runLabel(run) }),
+    run.run_group && run.run_group !== id ? h("span", { class: "muted small", text: ` · document ${id}` }) : null),
     h("a", { class: "btn", href: `/api/runs/${enc(id)}/export`, download: `${id}.html`, id: "export", text: "Export HTML" }),
     compareMenu(id, run)),
   h("div", { class: "card" }, h("dl", { class: "kv" }, kvs({
@@ -122,12 +124,12 @@ function runCharts(cases, names) {
     const scores = cases.map((c) => c.metrics.find((m) => m.name === n)).filter((m) => m && typeof m.score === "number").map((m) => m.score);
     if (scores.length) out.push(chart(`${n}: score distribution (${scores.length} scores)`, barChart(histogram(scores), 260, 130, "", ["0", "0.5", "1"])));
   }
-  /** @param {CaseRow} c */
-  const metric = (c, n) => { const m = c.metrics.find((x) => x.name === n); return m ? m.score : null; };
-  const lat = cases.slice(0, 200).map((c) => ({ label: c.eval_id, value: metric(c, "invocation_duration_v1") }));
-  const tok = cases.slice(0, 200).map((c) => ({ label: c.eval_id, value: metric(c, "token_usage_v1") }));
-  if (lat.some((x) => x.value)) out.push(chart("Latency per case (s)", barChart(lat, 300, 120, " s")));
-  if (tok.some((x) => x.value)) out.push(chart("Tokens per case", barChart(tok.map((t) => ({ ...t, color: COLORS[4] })), 300, 120, "")));
+  // each case run's totals (its turns summed), the figures the run's header adds up
+  const label = (c) => c.eval_id + (c.run_index ? ` run ${c.run_index}` : "");
+  const lat = cases.slice(0, 200).map((c) => ({ label: label(c), value: c.seconds }));
+  const tok = cases.slice(0, 200).map((c) => ({ label: label(c), value: c.tokens }));
+  if (lat.some((x) => x.value)) out.push(chart("Latency per case (s, all turns)", barChart(lat, 300, 120, " s")));
+  if (tok.some((x) => x.value)) out.push(chart("Tokens per case (all turns)", barChart(tok.map((t) => ({ ...t, color: COLORS[4] })), 300, 120, "")));
   return out.length ? out : [h("p", { class: "muted", text: "No scores to chart." })];
 }
 
@@ -137,9 +139,14 @@ function compareMenu(id, run) {
   const sel = h("select", { id: "compare-with" }, h("option", { value: "", text: "Compare with…" }));
   api("/api/runs?" + qs({ eval_set: run.eval_set_id, app: run.app, limit: 50 })).then((/** @type {Array<RunRow>} */ rows) => {
     for (const r of rows) {
-      if (r.run_id !== id) sel.append(h("option", { value: r.run_id, text: `${r.run_id} (${r.cases_passed}/${r.cases_total})` }));
+      if (r.run_id !== id) sel.append(h("option", { value: r.run_id, "data-created": r.created, text: `${runLabel(r)} · ${fmtTime(r.created)} (${r.cases_passed}/${r.cases_total})` }));
     }
   }).catch(() => {});
-  sel.addEventListener("change", () => sel.value && go(link("compare", sel.value, id)));
+  // the older of the two is the baseline
+  sel.addEventListener("change", () => {
+    if (!sel.value) return;
+    const other = Number(sel.selectedOptions[0].dataset.created);
+    go(other <= run.created ? link("compare", sel.value, id) : link("compare", id, sel.value));
+  });
   return sel;
 }

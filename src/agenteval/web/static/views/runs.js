@@ -4,7 +4,7 @@ import { api, qs } from "../api.js";
 import { chart, lineChart } from "../charts.js";
 import { badge, h } from "../dom.js";
 import { fmt, fmtSecs, fmtTime } from "../format.js";
-import { go, link, paint } from "../nav.js";
+import { go, link, paint, reroute } from "../nav.js";
 import { S } from "../state.js";
 
 export async function showRuns(token, query) {
@@ -34,23 +34,34 @@ export async function showRuns(token, query) {
   if (rows.length === 50) nav.append(h("a", { class: "btn", href: to(offset + 50), text: "older →" }));
   page.append(nav);
   paint(token, page);
+  // a run finished in this page's dock: list it (the view is rebuilt only while it is on screen)
+  const fresh = () => { window.removeEventListener("agenteval:run-finished", fresh); if (page.isConnected && offset === 0) reroute(); };
+  window.addEventListener("agenteval:run-finished", fresh);
 }
 
-/** Run rows; with `pick`, two checkboxes choose a baseline and a candidate to compare.
+/** The id a run is known by: the run id `agenteval eval` prints (its documents share it), else
+ * the document's own id. @param {RunRow} r */
+export function runLabel(r) { return r.run_group || r.run_id; }
+
+/** Run rows; with `pick`, two checkboxes choose the runs to compare: the older is the baseline,
+ * whichever was ticked first (the compare page's Swap turns it round).
  * @param {Array<RunRow>} rows
  * @param {boolean} pick */
 export function runTable(rows, pick) {
+  /** @type {Array<RunRow>} */
   const chosen = [];
-  const cmp = h("button", { id: "compare-selected", text: "Compare selected (pick 2)", disabled: true,
-    onclick: () => go(link("compare", chosen[0], chosen[1])) });
+  const cmp = h("button", { id: "compare-selected", text: "Compare selected (pick 2)", disabled: true, onclick: () => {
+    const [old, young] = [...chosen].sort((x, y) => x.created - y.created);
+    go(link("compare", old.run_id, young.run_id));
+  } });
   const body = rows.map((r) => {
     const rate = r.cases_total ? r.cases_passed / r.cases_total : null;
     const box = pick ? h("input", { type: "checkbox", "data-run": r.run_id, onchange: (e) => {
-      if (e.target.checked) chosen.push(r.run_id); else chosen.splice(chosen.indexOf(r.run_id), 1);
+      if (e.target.checked) chosen.push(r); else chosen.splice(chosen.indexOf(r), 1);
       cmp.disabled = chosen.length !== 2;
     } }) : null;
     return h("tr", {}, pick ? h("td", {}, box) : null,
-      h("td", {}, h("a", { href: link("runs", r.run_id), class: "mono", text: r.run_id })),
+      h("td", {}, h("a", { href: link("runs", r.run_id), class: "mono", title: `document ${r.run_id}`, text: runLabel(r) })),
       h("td", { text: fmtTime(r.created) }), h("td", { text: r.agent || "–" }), h("td", { text: r.eval_set_id }),
       h("td", {}, badge(r.status)),
       h("td", { text: `${r.cases_passed}/${r.cases_total}` + (r.num_runs > 1 ? ` ×${r.num_runs}` : "") }),
@@ -59,7 +70,7 @@ export function runTable(rows, pick) {
       h("td", { class: "muted", text: [r.agent_model, r.judge_model].filter(Boolean).join(" / ") || "–" }));
   });
   const head = ["run", "created", "agent", "eval set", "verdict", "passed", "rate", "time", "tokens", "models"];
-  const table = h("table", { class: "runs" }, h("thead", {}, h("tr", {}, pick ? h("th") : null, head.map((t) => h("th", { text: t })))), h("tbody", {}, body));
+  const table = h("div", { class: "table-wrap" }, h("table", { class: "runs" }, h("thead", {}, h("tr", {}, pick ? h("th") : null, head.map((t) => h("th", { text: t })))), h("tbody", {}, body)));
   return pick ? h("div", {}, h("div", { class: "row", style: "margin: 6px 0" }, cmp), table) : table;
 }
 

@@ -3,17 +3,20 @@
 import { api, appPath, sessionsPath, setPath } from "../api.js";
 import { errorBox, h, replace, toast } from "../dom.js";
 import { enc, fmtTime, json, short } from "../format.js";
-import { go, link, reroute } from "../nav.js";
+import { go, link, reroute, setQuery } from "../nav.js";
 import { S } from "../state.js";
 import { traceView } from "./trace.js";
 
-const SIDE_TABS = [["sessions", "Sessions"], ["eval", "Eval"], ["trace", "Trace"], ["state", "State"]];
+const TABS = [["sessions", "Sessions"], ["eval", "Eval"], ["trace", "Trace"], ["state", "State"]];
+
+/** The side tabs' keys (`?tab=` of an agent's address). */
+export const SIDE_TABS = TABS.map(([key]) => key);
 
 export function renderSide(side, app, setId) {
   const body = h("div", { class: "tabbody" });
-  const tabs = h("nav", { class: "tabs", role: "tablist" }, SIDE_TABS.map(([key, label]) =>
-    h("button", { class: S.sideTab === key ? "on" : "", role: "tab", "data-tab": key, text: label,
-      onclick: () => { S.sideTab = key; renderSide(side, app, setId); } })));
+  const tabs = h("nav", { class: "tabs", role: "tablist" }, TABS.map(([key, label]) =>
+    h("button", { class: S.sideTab === key ? "on" : "", role: "tab", "data-tab": key, text: label, "aria-selected": String(S.sideTab === key),
+      onclick: () => { S.sideTab = key; setQuery("span", null); setQuery("tab", key === "sessions" ? null : key); renderSide(side, app, setId); } })));
   replace(side, tabs, body);
   const fill = { sessions: sessionsTab, eval: evalTab, trace: traceTab, state: stateTab }[S.sideTab];
   fill(body, app, setId).catch((err) => replace(body, errorBox(err)));
@@ -34,10 +37,15 @@ async function sessionsTab(body, app) {
   body.append(h("ul", { class: "list sessions" }, list.map((s) => h("li", { class: S.session && S.session.id === s.id ? "on" : "" },
     h("a", { href: link("app", app, "chat", s.id), title: s.id, text: `${short(s.id, 18)} · ${s.num_turns} turns` }),
     h("span", { class: "muted", text: fmtTime(s.created) }),
-    h("button", { class: "icon danger", title: "delete session", text: "✕", onclick: async () => {
-      await api(`${sessionsPath(app)}/${enc(s.id)}`, { method: "DELETE" });
-      if (S.session && S.session.id === s.id) { S.session = null; go(link("app", app)); } else reroute();
-    } })))));
+    h("button", { class: "icon danger", title: "delete session", "data-delete": s.id, text: "✕", onclick: () => deleteSession(app, s) })))));
+}
+
+/** Deletes a session once the user confirms (its turns are gone for good: the question says how many). */
+async function deleteSession(app, s) {
+  if (!confirm(`Delete session ${s.id} (${s.num_turns} turns)? This cannot be undone.`)) return;
+  try { await api(`${sessionsPath(app)}/${enc(s.id)}`, { method: "DELETE" }); } catch (err) { toast(err.message, true); return; }
+  toast(`deleted session ${short(s.id, 18)}`);
+  if (S.session && S.session.id === s.id) { S.session = null; go(link("app", app)); } else reroute();
 }
 
 async function evalTab(body, app, setId) {

@@ -2,6 +2,7 @@
 
 import { $, h, replace, svg } from "../dom.js";
 import { fmtSecs, json, short, tokenText } from "../format.js";
+import { setQuery } from "../nav.js";
 
 const DRAWER_TABS = ["Event", "Request", "Response", "Graph"];
 
@@ -14,13 +15,16 @@ export function openSpan(s, rows, tab = "Event") {
     h("button", { class: t === tab ? "on" : "", "data-tab": t, text: t, onclick: () => openSpan(s, rows, t) })));
   const took = fmtSecs(s.end === null || s.end === undefined ? null : s.end - s.start);
   replace(drawer, h("div", { class: "dtop" }, h("strong", { text: s.name }), h("span", { class: "muted", text: `${s.kind} · ${took}` }),
-    tabs, h("span", { class: "grow" }), h("button", { class: "icon", title: "close", text: "✕", onclick: closeDrawer })), content);
+    tabs, h("span", { class: "grow" }), h("button", { class: "icon", title: "close", text: "✕", onclick: dismissDrawer })), content);
   const a = s.attributes;
   if (tab === "Event") content.append(h("pre", { class: "raw-span", text: json(s) }));
   if (tab === "Request") content.append(spanPayload(s, a, "request"));
   if (tab === "Response") content.append(spanPayload(s, a, "response"));
   if (tab === "Graph") content.append(stepGraph(rows, s.span_id));
 }
+
+/** Closes the drawer at the user's asking: the address no longer names the span. */
+export function dismissDrawer() { const d = $("#drawer"); if (d && !d.hidden) { closeDrawer(); setQuery("span", null); } }
 
 export function closeDrawer() { const d = $("#drawer"); if (d) { d.hidden = true; d.replaceChildren(); } }
 

@@ -2,6 +2,7 @@
 
 import { $, h } from "../dom.js";
 import { contentText, fmtSecs, tokenText } from "../format.js";
+import { parseHash, setQuery } from "../nav.js";
 import { openSpan } from "./span.js";
 
 /** Spans in tree order with their depth, children by start time, from the given roots. */
@@ -64,6 +65,8 @@ export function agentTree(inv, rows) {
  * its rows. @param {Array<InvocationAgentsView>} [agents] */
 export function traceView(groups, agents = []) {
   const box = h("div", { class: "trace" });
+  const wanted = parseHash().query.span; // the span the address names (a reload, a shared link)
+  let reopen = null;
   for (const g of groups) {
     const rows = treeOrder(g.spans, g.roots || rootsOf(g.spans));
     const t0 = Math.min(...rows.map((r) => r.span.start)), t1 = Math.max(...rows.map((r) => r.span.end ?? r.span.start));
@@ -75,23 +78,41 @@ export function traceView(groups, agents = []) {
       const a = s.attributes;
       const tokens = tokenText(a);
       const dur = s.end === null || s.end === undefined ? null : s.end - s.start;
-      const row = h("div", { class: "trow" + (s.status === "error" ? " err" : ""), "data-span": s.span_id,
+      const row = h("div", { class: "trow" + (s.status === "error" ? " err" : ""), "data-span": s.span_id, tabindex: 0, role: "button",
         title: `${s.name} · ${fmtSecs(dur)}${tokens ? " · tokens in/out " + tokens : ""}` },
         h("div", { class: "name", style: `padding-left: ${Math.min(depth, 12) * 12}px` }, h("span", { class: "k k-" + s.kind }), s.name),
         h("div", { class: "wf" }, h("div", { style: `left: ${(100 * (s.start - t0)) / span}%; width: ${(100 * (dur || 0)) / span}%` })),
         h("div", { class: "tok", text: tokens || fmtSecs(dur) }));
       row.addEventListener("mouseenter", () => highlight(g.target, true));
       row.addEventListener("mouseleave", () => highlight(g.target, false));
-      row.addEventListener("click", () => {
+      const open = () => {
         for (const o of document.querySelectorAll(".trow.on")) o.classList.remove("on");
         row.classList.add("on");
         openSpan(s, rows);
-      });
+      };
+      row.addEventListener("click", () => { open(); setQuery("span", s.span_id); });
+      row.addEventListener("focus", () => highlight(g.target, true));
+      row.addEventListener("blur", () => highlight(g.target, false));
+      if (s.span_id === wanted) reopen = open;
       el.append(row);
     }
     box.append(el);
   }
+  box.addEventListener("keydown", (e) => keys(e, box));
+  if (reopen) reopen();
   return box;
+}
+
+/** The trace from the keyboard: up and down (j, k) move between rows, Home and End to the
+ * first and last, Enter or Space opens the row's span. */
+function keys(e, box) {
+  const row = e.target instanceof Element ? e.target.closest(".trow") : null;
+  if (!row) return;
+  const all = [...box.querySelectorAll(".trow")];
+  const at = all.indexOf(row);
+  const to = { ArrowDown: at + 1, j: at + 1, ArrowUp: at - 1, k: at - 1, Home: 0, End: all.length - 1 }[e.key];
+  if (to !== undefined) { e.preventDefault(); const next = all[Math.max(0, Math.min(all.length - 1, to))]; next.focus(); next.scrollIntoView({ block: "nearest" }); }
+  else if (e.key === "Enter" || e.key === " ") { e.preventDefault(); row.click(); }
 }
 
 function highlight(selector, on) {
