@@ -13,7 +13,7 @@ FLOORS = [
     {"datasets", "models", "verdicts", "tracing"},
     {"criteria", "agents", "simulation", "store", "reporting"},
     {"runner"},
-    {"authoring", "calibration"},  # tools built on the runner
+    {"authoring", "calibration", "collector"},  # tools built on the runner
     {"web"},  # a front end too, below cli only because `agenteval web` launches it
     {"cli", "pytest_plugin", "evaluator"},
     {"__main__", "(root)"},  # entry points: `python -m agenteval`, `agenteval.AgentEvaluator`

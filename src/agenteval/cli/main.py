@@ -14,6 +14,7 @@ import click
 
 from agenteval.cli import options as opt
 from agenteval.cli import teardown
+from agenteval.cli.collect import collect as collect_command
 from agenteval.cli.eval_set import eval_set as eval_set_group
 from agenteval.cli.history import COMMANDS as HISTORY_COMMANDS
 from agenteval.cli.judge import judge as judge_group
@@ -34,6 +35,7 @@ cli.add_command(trace_command)
 cli.add_command(judge_group)
 cli.add_command(eval_set_group)
 cli.add_command(web_command)
+cli.add_command(collect_command)
 
 
 @cli.command()

@@ -1,0 +1,165 @@
+"""The live receiver end to end: real OTLP/HTTP requests (the frameworks' recorded JSON exports,
+and protobuf from the OpenTelemetry SDK's own exporter) to a collector on a free port, scored and
+recorded in a run history; bad requests refused with OTLP status bodies, the receiver going on."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import httpx
+from google.rpc import status_pb2
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+from agenteval.collector import JudgeBudget, Limits
+from agenteval.collector.scoring import COLLECTED_SET
+from agenteval.models import ScriptedModel
+from agenteval.schema import EvalConfig
+from agenteval.store import RunStore, load_result
+from tests.collector.helpers import TRACES, Live, live_collector, otlp_json
+
+
+def _post(live: Live, body: bytes, content_type: str = "application/json", **headers: str) -> httpx.Response:
+    return httpx.post(live.url, content=body, headers={"Content-Type": content_type, **headers}, timeout=30)
+
+
+def test_framework_exports_over_http_json_are_scored_against_their_cases_and_recorded(tmp_path: Path) -> None:
+    with live_collector(tmp_path, [TRACES / "expected.evalset.json"]) as live:
+        # each file holds both conversations, under the same session ids (the eval ids): one
+        # file after the other, else their turns would make one conversation
+        for n, name in enumerate(("adk", "openai_agents")):
+            reply = _post(live, (TRACES / f"{name}.otlp.json").read_bytes())
+            assert reply.status_code == 200 and reply.json() == {}
+            outcomes = live.wait_for(2 * n + 2)
+    assert [(o.eval_set_id, o.status, o.passed, o.reason) for o in outcomes] == [
+        ("traces", "scored", True, None)] * 4
+    assert {o.eval_id for o in outcomes} == {"weather-paris-rome", "weather-oslo"}
+    assert {o.turns for o in outcomes if o.eval_id == "weather-paris-rome"} == {2}
+    runs = RunStore(tmp_path).list_runs()
+    assert sorted(r.run_id for r in runs) == sorted(o.result_id for o in outcomes if o.result_id)
+    # the stored document is the case's, with the conversation's spans as its trace
+    doc = load_result(runs[0].result_path)
+    case = doc.eval_case_results[0]
+    assert case.eval_id in ("weather-paris-rome", "weather-oslo") and case.trace is not None
+    assert doc.run is not None and str(doc.run.actual_file).startswith("collect:")
+
+
+def _sdk_conversation(url: str, session: str, question: str, answer: str, turns: int = 1) -> None:
+    """Spans made and sent by the OpenTelemetry SDK's OTLP/HTTP (protobuf) exporter: an agent
+    run with one GenAI chat span per turn, in the GenAI conventions."""
+    provider = TracerProvider(resource=Resource.create({"service.name": "sdk-agent"}))
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=url)))
+    tracer = provider.get_tracer("test")
+    for n in range(turns):
+        with tracer.start_as_current_span("invoke_agent helper") as agent:
+            agent.set_attribute("gen_ai.conversation.id", session)
+            with tracer.start_as_current_span("chat m") as chat:
+                chat.set_attribute("gen_ai.operation.name", "chat")
+                chat.set_attribute("gen_ai.conversation.id", session)
+                chat.set_attribute("gen_ai.input.messages", json.dumps(
+                    [{"role": "user", "parts": [{"type": "text", "content": f"{question} {n}"}]}]))
+                chat.set_attribute("gen_ai.output.messages", json.dumps(
+                    [{"role": "assistant", "parts": [{"type": "text", "content": f"{answer} {n}"}]}]))
+    provider.shutdown()
+
+
+def test_protobuf_from_the_sdk_exporter_unmatched_is_scored_reference_free(tmp_path: Path) -> None:
+    with live_collector(tmp_path, [TRACES / "expected.evalset.json"]) as live:
+        _sdk_conversation(live.url, "prod-session-1", "How do I reset my password?", "Use the link.", turns=2)
+        (outcome,) = live.wait_for(1)
+    assert (outcome.status, outcome.eval_set_id, outcome.eval_id, outcome.turns) == (
+        "scored", COLLECTED_SET, "prod-session-1", 2)
+    assert outcome.passed is False  # no get_weather call: the reference-free criterion says so
+    (run,) = RunStore(tmp_path).list_runs()
+    doc = load_result(run.result_path)
+    actual = [p.actual_invocation for p in doc.eval_case_results[0].eval_metric_result_per_invocation]
+    assert [i.user_content.text() for i in actual] == ["How do I reset my password? 0",
+                                                       "How do I reset my password? 1"]
+    assert actual[1].final_response is not None and actual[1].final_response.text() == "Use the link. 1"
+
+
+def test_malformed_requests_get_otlp_errors_and_the_receiver_keeps_working(tmp_path: Path) -> None:
+    with live_collector(tmp_path, [TRACES / "expected.evalset.json"]) as live:
+        bad_proto = _post(live, b"\xff\xff\xff garbage", "application/x-protobuf")
+        assert bad_proto.status_code == 400
+        status = status_pb2.Status.FromString(bad_proto.content)
+        assert status.code == 3 and "ExportTraceServiceRequest" in status.message
+        bad_json = _post(live, b"{not json")
+        assert bad_json.status_code == 400 and bad_json.json()["code"] == 3
+        span = {"traceId": "zz", "spanId": "00f067aa0ba902b7", "name": "x", "startTimeUnixNano": "1"}
+        bad_id = _post(live, otlp_json([span]))
+        assert bad_id.status_code == 400 and "traceId" in bad_id.json()["message"]
+        assert _post(live, b"{}", "text/plain").status_code == 400
+        assert _post(live, b"not gzip", Content_Encoding="gzip").status_code == 400
+        bomb = gzip.compress(b" " * (live.collector.receiver.max_body_bytes + 1))
+        assert _post(live, bomb, **{"Content-Encoding": "gzip"}).status_code == 413
+        assert httpx.post(live.url.replace("/v1/traces", "/v1/logs"), content=b"{}").status_code == 404
+        assert live.collector.receiver.counters.rejected == 7
+        assert len([line for line in live.logs if line.startswith("rejected")]) == 7
+        # and a good export after all that is scored
+        assert _post(live, (TRACES / "adk.otlp.json").read_bytes()).status_code == 200
+        assert {o.eval_id for o in live.wait_for(2)} == {"weather-paris-rome", "weather-oslo"}
+
+
+def test_gzip_json_is_accepted(tmp_path: Path) -> None:
+    with live_collector(tmp_path, [TRACES / "expected.evalset.json"]) as live:
+        body = gzip.compress((TRACES / "langgraph.otlp.json").read_bytes())
+        assert _post(live, body, **{"Content-Encoding": "gzip"}).status_code == 200
+        assert {o.eval_id for o in live.wait_for(2)} == {"weather-paris-rome", "weather-oslo"}
+
+
+def test_a_flood_of_spans_that_never_complete_stays_within_the_caps(tmp_path: Path) -> None:
+    limits = Limits(quiet_seconds=3600, max_spans=500, max_traces=100)
+    with live_collector(tmp_path, limits=limits) as live:
+        for batch in range(20):  # 2,000 spans in 400 traces, none ever done
+            spans = [{"traceId": f"{batch * 20 + t + 1:032x}", "spanId": f"{k + 1:016x}",
+                      "parentSpanId": f"{k:016x}" if k else "", "name": "work",
+                      "startTimeUnixNano": "1700000000000000000",
+                      "attributes": [{"key": "session.id", "value": {"stringValue": f"s{batch}-{t}"}}]}
+                     for t in range(20) for k in range(5)]
+            assert _post(live, otlp_json(spans)).status_code == 200
+            assembler = live.collector.receiver.assembler
+            assert assembler.held <= 500 and assembler.open_traces <= 100
+        assert assembler.evicted_traces == 300 and assembler.evicted_spans == 1500
+        assert live.collector.receiver.counters.spans == 2000
+        live.collector.stop(drain=False)
+    assert live.outcomes == [] and RunStore(tmp_path).list_runs() == []
+
+
+def test_judged_reference_free_criteria_keep_to_the_judge_budget(tmp_path: Path) -> None:
+    judge = ScriptedModel(lambda req: json.dumps({"rationale": "fine", "verdict": "safe"}))
+    free = EvalConfig.model_validate({"criteria": {
+        "safety_v1": {"threshold": 0.5, "judge_model_options": {"judge_model": "j", "num_samples": 1}},
+        "tool_trajectory_single_tool_use": {"threshold": 1.0, "tool_name": "lookup"}}})
+    with live_collector(tmp_path, free=free, models={"j": judge}, budget=JudgeBudget(3)) as live:
+        _sdk_conversation(live.url, "a", "hello", "hi", turns=2)  # 2 judge calls: within 3 a minute
+        first = live.wait_for(1)[0]
+        _sdk_conversation(live.url, "b", "hello", "hi", turns=2)  # 2 more: over the budget
+        second = live.wait_for(2)[1]
+    assert first.judged and first.reason is None
+    assert not second.judged and second.reason is not None and "safety_v1 not scored" in second.reason
+    assert len(judge.requests) == 2
+    gating = {"safety_v1", "tool_trajectory_single_tool_use"}  # besides the informational ones
+    scores = [gating & {m.metric_name for m in
+                        load_result(r.result_path).eval_case_results[0].overall_eval_metric_results}
+              for r in sorted(RunStore(tmp_path).list_runs(), key=lambda r: r.created)]
+    assert scores == [{"safety_v1", "tool_trajectory_single_tool_use"}, {"tool_trajectory_single_tool_use"}]
+
+
+def test_sampling_skips_whole_conversations(tmp_path: Path) -> None:
+    with live_collector(tmp_path, [TRACES / "expected.evalset.json"], sample_rate=0.0) as live:
+        assert _post(live, (TRACES / "adk.otlp.json").read_bytes()).status_code == 200
+        assert {o.status for o in live.wait_for(2)} == {"sampled_out"}
+    assert RunStore(tmp_path).list_runs() == []
+
+
+def test_content_less_traces_are_skipped_with_the_capture_advice(tmp_path: Path) -> None:
+    with live_collector(tmp_path, [TRACES / "expected.evalset.json"]) as live:
+        assert _post(live, (TRACES / "adk_no_content.otlp.json").read_bytes()).status_code == 200
+        outcomes = live.wait_for(2)
+    assert {o.status for o in outcomes} == {"skipped"}
+    assert all("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT" in (o.reason or "") for o in outcomes)
