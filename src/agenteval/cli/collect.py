@@ -23,8 +23,6 @@ def _collect(eval_sets: tuple[str, ...], config_file_path: str | None, host: str
              no_cache: bool) -> int:
     from pathlib import Path
 
-    from rich.console import Console
-
     from agenteval.collector import Assembler, Collector, ConversationScorer, JudgeBudget, Limits, Receiver
     from agenteval.collector.scoring import Outcome, Target
     from agenteval.datasets import load_eval_set
@@ -34,7 +32,6 @@ def _collect(eval_sets: tuple[str, ...], config_file_path: str | None, host: str
     from agenteval.schema import Concurrency, EvalConfig
     from agenteval.store import RunStore
 
-    console = Console(stderr=False)
     if not 0.0 <= sample_rate <= 1.0:
         raise DataError(None, "--sample_rate", f"must be between 0 and 1, got {sample_rate}")
     targets = []
@@ -61,11 +58,11 @@ def _collect(eval_sets: tuple[str, ...], config_file_path: str | None, host: str
         if outcome.status == "skipped":
             log(f"skipped {outcome.key!r}: {outcome.reason}")
             return
-        verdict = "[green]passed[/]" if outcome.passed else "[red]failed[/]"
+        verdict = click.style("passed", fg="green") if outcome.passed else click.style("failed", fg="red")
         where = f"{outcome.eval_set_id}/{outcome.eval_id}"
         note = f" ({outcome.reason})" if outcome.reason else ""
-        console.print(f"{verdict} {where}: {outcome.turns} turn(s), run {outcome.result_id}, "
-                      f"recorded {seconds:.1f} s after its last span{note}", highlight=False)
+        click.echo(f"{verdict} {where}: {outcome.turns} turn(s), run {outcome.result_id}, "
+                   f"recorded {seconds:.1f} s after its last span{note}")
 
     try:
         limits = Limits(quiet_seconds, max_spans=max_spans, max_traces=max_traces)
@@ -78,9 +75,9 @@ def _collect(eval_sets: tuple[str, ...], config_file_path: str | None, host: str
     collector = Collector(receiver, scorer, parallelism=parallelism, on_outcome=said, log=log)
     collector.start()
     names = ", ".join(m.name for m in scorer.free_metrics())
-    console.print(f"Receiving OTLP/HTTP traces on http://{host}:{receiver.port}/v1/traces "
-                  f"(protobuf or JSON); a conversation is scored {quiet_seconds:g} s after its last span. "
-                  f"Unmatched conversations: {names}. Ctrl-C to stop.", highlight=False)
+    click.echo(f"Receiving OTLP/HTTP traces on http://{host}:{receiver.port}/v1/traces (protobuf or JSON); "
+               f"a conversation is scored {quiet_seconds:g} s after its last span. Unmatched conversations: "
+               f"{names}. Ctrl-C to stop.")
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
@@ -88,14 +85,14 @@ def _collect(eval_sets: tuple[str, ...], config_file_path: str | None, host: str
             pass
     except KeyboardInterrupt:
         pass
-    console.print("Stopping: scoring the conversations still held (Ctrl-C again to quit now).")
+    click.echo("Stopping: scoring the conversations still held (Ctrl-C again to quit now).")
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     collector.stop(drain=True)
     c = receiver.counters
     a = receiver.assembler
-    console.print(f"Received {c.spans} spans in {c.requests} requests ({c.rejected} rejected); "
-                  f"evicted {a.evicted_traces} traces ({a.evicted_spans} spans) and dropped "
-                  f"{a.dropped_spans} spans over the limits.", highlight=False)
+    click.echo(f"Received {c.spans} spans in {c.requests} requests ({c.rejected} rejected); "
+               f"evicted {a.evicted_traces} traces ({a.evicted_spans} spans) and dropped "
+               f"{a.dropped_spans} spans over the limits.")
     return 0
 
 

@@ -103,7 +103,7 @@ def decode(body: bytes, content_type: str, encoding: str, limit: int = MAX_BODY_
 class Counters:
     """What the receiver has seen (read without a lock: each is one int, for reporting)."""
 
-    requests: int = 0
+    requests: int = 0  # accepted
     spans: int = 0
     rejected: int = 0
 
@@ -177,9 +177,9 @@ class Receiver:
                     if int(length) > receiver.max_body_bytes:
                         raise BadRequest(413, f"the body is over {receiver.max_body_bytes} bytes")
                     body = self.rfile.read(int(length))
-                    receiver.counters.requests += 1
                     receiver.counters.spans += receiver.receive(
                         body, content_type, self.headers.get("Content-Encoding", "").strip().lower())
+                    receiver.counters.requests += 1
                 except BadRequest as e:
                     self._refuse(e, protobuf)
                     return

@@ -1,0 +1,61 @@
+"""`agenteval collect` as a user runs it: a process listening on a free port, fed a framework's
+OTLP/JSON export over HTTP, each conversation printed and listed by `agenteval runs`; bad
+options refused with exit 2 before anything listens."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from tests.collector.helpers import TRACES
+
+FREE = {"criteria": {"tool_trajectory_single_tool_use": {"threshold": 1.0, "tool_name": "get_weather"}}}
+
+
+def test_collect_scores_a_posted_export_and_records_it(tmp_path: Path) -> None:
+    (tmp_path / "free.json").write_text(json.dumps(FREE))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agenteval", "collect", "--port", "0", "--quiet_seconds", "0.3",
+         "--eval_set", str(TRACES / "expected.evalset.json"), "--config_file_path", "free.json"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        banner = proc.stdout.readline()
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/v1/traces", banner)
+        assert found, banner + (proc.stderr.read() if proc.stderr else "")
+        url = f"http://127.0.0.1:{found.group(1)}/v1/traces"
+        reply = httpx.post(url, content=(TRACES / "langgraph.otlp.json").read_bytes(),
+                           headers={"Content-Type": "application/json"}, timeout=30)
+        assert reply.status_code == 200
+        bad = httpx.post(url, content=b"[1]", headers={"Content-Type": "application/json"})
+        assert bad.status_code == 400
+        lines = [proc.stdout.readline(), proc.stdout.readline()]
+        assert all(line.startswith("passed traces/weather-") for line in lines), lines
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert "Received 21 spans in 1 requests (1 rejected)" in out
+    assert "rejected a request" in err and "resourceSpans" in err
+    runs = subprocess.run([sys.executable, "-m", "agenteval", "runs"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert runs.returncode == 0 and runs.stdout.count("traces") >= 2, runs.stdout + runs.stderr
+
+
+def test_collect_refuses_a_reference_based_criterion_for_unmatched_conversations(tmp_path: Path) -> None:
+    (tmp_path / "bad.json").write_text(json.dumps({"criteria": {"response_match_score": 0.8}}))
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "agenteval", "collect", "--port", "0",
+                           "--config_file_path", "bad.json"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2 and time.monotonic() - started < 120
+    assert "bad.json" in done.stderr and "response_match_score need expected turns" in done.stderr
