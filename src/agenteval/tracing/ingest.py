@@ -2,12 +2,15 @@
 
 The rule, for every file (OTLP/JSON, `agenteval.tracing.otlp_json`):
 
-1. **Turns.** Each trace is one user turn (ADK, the OpenAI Agents SDK and LangGraph export one
-   trace per run), except agenteval's own traces, whose `invocation` spans are the turns.
+1. **Turns.** Each trace is one user turn (ADK, the OpenAI Agents SDK, LangGraph and pydantic-ai
+   export one trace per run), except agenteval's own traces, whose `invocation` spans are the
+   turns, and a trace whose outermost agent runs have several parent spans (the OpenAI Agents
+   SDK's several `Runner.run` in one `trace(...)`): each parent is a turn.
 2. **Conversations.** Turns with the same session id (`session.id` (OpenInference),
    `gen_ai.conversation.id` (GenAI conventions), `gcp.vertex.agent.session_id` (ADK's legacy
-   spans), `agenteval.eval_id`) form one conversation, in start order. A turn without one is a
-   conversation of its own.
+   spans), `agenteval.eval_id`) form one conversation, in start order; so do the turns of one
+   trace. A turn without either is a conversation of its own. A conversation whose spans carry
+   no messages is refused (content capture off) before any matching.
 3. **Matching to eval cases.** A conversation whose session id is an `eval_id` of the expected
    set is that case; otherwise the case whose first user message is the conversation's first
    user message (when exactly one is). Anything left unmatched on either side is an error
@@ -19,7 +22,12 @@ The rule, for every file (OTLP/JSON, `agenteval.tracing.otlp_json`):
    their results come from the tool spans (`gen_ai.tool.call.result`, ADK's
    `gcp.vertex.agent.tool_response`, OpenInference TOOL `output.value`), paired by order and
    name; the final response is the text of the last model call's output. Token counts come
-   from `gen_ai.usage.*` or `llm.token_count.*`.
+   from `gen_ai.usage.*` or `llm.token_count.*`. ADK's `execute_tool (merged)` span around
+   parallel calls is no call. Without a model call, agenteval's own invocation span gives the
+   user message and answer (`input.value`, `output.value`: a plain-callable agent). The turn's
+   duration is its spans' extent; its model and tool seconds are covered by its model and tool
+   spans, as `agenteval.tracing.figures` counts them (`invocation_duration_v1`). Tool spans
+   keep their arguments and result under the GenAI names in the kept trace, whoever wrote them.
 
 5. **Agents.** Each call's author is the agent whose model asked for it (the nearest agent run
    above the model call; see `agenteval.tracing.agents` for which spans are agent runs, per
@@ -113,6 +121,7 @@ class Turn:
     model_seconds: float | None = None  # time covered by its model calls, overlaps once
     tool_seconds: float | None = None  # time covered by its tool calls and no model call
     group: str | None = None  # the trace it shares with other turns (one conversation)
+    own: bool = False  # from agenteval's own export (recorded as events, as the run recorded it)
 
     @property
     def multi_agent(self) -> bool:
@@ -231,6 +240,7 @@ def _turn(spans: list[OtlpSpan], tree: _Tree, roots: Sequence[OtlpSpan]) -> Turn
     io = [(s, x) for s in models if (x := model_io(s)) is not None]
     turn.has_content = bool(io)
     own = next((r for r in roots if "agenteval.invocation_index" in r.attributes), None)
+    turn.own = own is not None
     if not io and own is not None and own.attributes.get("input.value") is not None:
         # agenteval's own export of an agent that calls no model through it (a plain callable):
         # the invocation span carries the user's message and the answer
@@ -453,7 +463,8 @@ class TraceConversations:
             matched[eval_id] = conv
         actual = EvalSet(eval_set_id=expected.eval_set_id, eval_cases=[
             EvalCase(eval_id=eval_id, conversation=[
-                _invocation(t, any(u.multi_agent for u in conv) or _authored(cases[eval_id])) for t in conv])
+                _invocation(t, any(u.multi_agent or u.own for u in conv) or _authored(cases[eval_id]))
+                for t in conv])
             for eval_id, conv in matched.items()])
         traces = {eval_id: Trace(trace_id=conv[0].spans[0].trace_id,
                                  spans=[s for i, t in enumerate(conv) for s in _trace(t, i)])
