@@ -16,7 +16,7 @@ from fastapi.routing import APIRoute
 
 from agenteval.web.app import STATIC, create_app
 from agenteval.web.openapi import TYPES, jsdoc_typedefs
-from agenteval.web.routes import apps, eval_sets, results, runs, sessions
+from agenteval.web.routes import apps, eval_sets, insights, results, runs, sessions
 from tests.web.jsdoc_check import check_modules, read_modules
 
 # Routes that answer with something other than JSON (and say so in their docstrings).
@@ -29,7 +29,8 @@ def _openapi(tmp_path: Path) -> dict[str, Any]:
 
 def test_every_json_route_returns_a_model_listed_in_the_openapi_schema(tmp_path: Path) -> None:
     schema = _openapi(tmp_path)
-    routes = [r for router in (apps.router, sessions.router, eval_sets.router, runs.router, results.router)
+    routes = [r for router in (apps.router, sessions.router, eval_sets.router, runs.router, results.router,
+                               insights.router)
               for r in router.routes if isinstance(r, APIRoute) and r.include_in_schema]
     assert len(routes) > 20
     components = schema["components"]["schemas"]

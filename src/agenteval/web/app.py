@@ -22,7 +22,7 @@ from starlette.types import Scope
 from agenteval.errors import AgentEvalError, describe, json_path
 from agenteval.web.context import Web
 from agenteval.web.openapi import contract_openapi
-from agenteval.web.routes import apps, eval_sets, launch, results, runs, sessions
+from agenteval.web.routes import apps, eval_sets, insights, launch, results, runs, sessions
 from agenteval.web.security import LOOPBACK_HOSTS, Gate
 
 STATIC = Path(__file__).parent / "static"
@@ -86,7 +86,8 @@ def create_app(agents_dir: str | Path, *, token: str | None = None, env: Mapping
     app = FastAPI(title="agenteval web", version="1", lifespan=lifespan,
                   description="The JSON API of `agenteval web` (see docs/web-api.md).")
     app.state.web = web
-    routers = (apps.router, sessions.router, eval_sets.router, launch.router, runs.router, results.router)
+    routers = (apps.router, sessions.router, eval_sets.router, launch.router, runs.router, results.router,
+               insights.router)
     for router in routers:
         app.include_router(router)
     app.openapi = lambda: contract_openapi(app, routers)  # type: ignore[method-assign]

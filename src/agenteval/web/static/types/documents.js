@@ -303,6 +303,7 @@
  * @property {number} [prompt_tokens]
  * @property {boolean} [cached]
  * @property {Array<string>} [screened]
+ * @property {Array<string>} [flagged]
  * @property {string|null} [span_id]
  * @property {number|null} [confidence]
  * @property {"logprobs"|"samples"|null} [confidence_source]

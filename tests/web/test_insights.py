@@ -1,0 +1,87 @@
+"""Looking into runs over HTTP (issue 27): search, failure groups, flaky cases, the run matrix
+and human reviews, on hand-made runs recorded in an agent's history."""
+
+from __future__ import annotations
+
+import pytest
+
+from agenteval.store import record_run
+from tests.helpers import call
+from tests.result_builders import case, result
+from tests.web.api_support import Live
+
+pytest.importorskip("fastapi")
+
+T = "tool_trajectory_avg_score"
+WANT = [call("lookup", q="paris")]
+
+
+def _record(live: Live) -> None:
+    runs = [
+        result([case("a", {T: 1.0}, response="Paris", calls=WANT, expected_calls=WANT, duration=1.0),
+                case("b", {T: 1.0}, response="Oslo", calls=WANT, expected_calls=WANT, duration=3.0)],
+               "r1", created=1_700_000_000.0),
+        result([case("a", {T: 0.0}, response="Rome", calls=[call("lookup", q="rome")], expected_calls=WANT,
+                     duration=2.0),
+                case("b", {T: 1.0}, response="Oslo", calls=WANT, expected_calls=WANT, duration=3.0)],
+               "r2", created=1_700_000_100.0),
+    ]
+    for doc in runs:
+        record_run(live.agents_dir / "echo", [doc])
+
+
+def test_search_filters_sorts_and_pages_a_runs_cases(live: Live) -> None:
+    _record(live)
+    got = live.get("/api/runs/r2/search", params={"text": "rome"}).json()
+    assert got["total"] == 1 and got["cases"][0]["eval_id"] == "a"
+    assert got["cases"][0]["failing"] == [T] and got["cases"][0]["tools"] == ["lookup"]
+    assert got["criteria"] == [T] and got["arguments"] == ["lookup.q"]
+    by_latency = live.get("/api/runs/r2/search", params={"sort": "latency", "descending": "true"}).json()
+    assert [c["eval_id"] for c in by_latency["cases"]] == ["b", "a"]
+    assert live.get("/api/runs/r2/search", params={"argument": "lookup.q=paris"}).json()["total"] == 1
+    page = live.get("/api/runs/r2/search", params={"limit": 1, "offset": 1}).json()
+    assert page["total"] == 2 and [c["eval_id"] for c in page["cases"]] == ["b"]
+    assert live.get("/api/runs/r2/search", params={"sort": "nope"}).status_code == 400
+    assert live.get("/api/runs/nope/search").status_code == 404
+
+
+def test_failure_groups_flaky_cases_and_the_matrix(live: Live) -> None:
+    _record(live)
+    assert live.get("/api/runs/r2/groups").json() == [{"reason": "`lookup.q` differs", "eval_ids": ["a"]}]
+    assert live.get("/api/runs/r1/groups").json() == []
+    (flaky,) = live.get("/api/flaky", params={"app": "echo"}).json()
+    assert (flaky["eval_id"], flaky["runs"], flaky["passed"]) == ("a", 2, 1)
+    m = live.get("/api/matrix", params={"runs": ["r1", "r2"]}).json()
+    assert [c["run_id"] for c in m["columns"]] == ["r1", "r2"] and m["total"] == 2
+    a = m["rows"][0]
+    assert a["eval_id"] == "a" and a["changed"] and a["cells"][1]["diff"][:2] == ["- Paris", "+ Rome"]
+    assert a["cells"][0]["status"] == "passed" and a["cells"][1]["status"] == "failed"
+    changed = live.get("/api/matrix", params={"runs": ["r1", "r2"], "changed_only": "true"}).json()
+    assert [r["eval_id"] for r in changed["rows"]] == ["a"] and changed["total"] == 1
+    assert live.get("/api/matrix", params={"runs": ["r1", "zz"]}).status_code == 404
+    assert live.get("/api/matrix").status_code == 400
+
+
+def test_reviews_are_stored_with_the_run_replaced_listed_and_deleted(live: Live) -> None:
+    _record(live)
+    r = live.put("/api/runs/r2/reviews", json={"eval_id": "a", "target": T, "agreement": "disagree",
+                                               "comment": "the judge was wrong"})
+    assert r.status_code == 200, r.text
+    assert r.json()["run_id"] == "r2" and r.json()["agreement"] == "disagree"
+    live.put("/api/runs/r2/reviews", json={"eval_id": "a", "target": T, "agreement": "agree"})
+    live.put("/api/runs/r2/reviews", json={"eval_id": "b", "agreement": "agree", "comment": "ok"})
+    reviews = live.get("/api/runs/r2/reviews").json()
+    got = [(x["eval_id"], x["target"], x["agreement"]) for x in reviews]
+    assert got == [("a", T, "agree"), ("b", "", "agree")]
+    assert len(live.get("/api/runs/r2/reviews", params={"eval_id": "b"}).json()) == 1
+    assert live.get("/api/runs/r1/reviews").json() == []
+    bad = [({"eval_id": "zz", "agreement": "agree"}, 404),
+           ({"eval_id": "a", "target": "nope", "agreement": "agree"}, 404),
+           ({"eval_id": "a", "agreement": "maybe"}, 400),
+           ({"eval_id": "a", "agreement": "agree", "x": 1}, 400),
+           ({"eval_id": "a", "run_index": 3, "agreement": "agree"}, 404)]
+    for body, code in bad:
+        assert live.put("/api/runs/r2/reviews", json=body).status_code == code, body
+    assert live.delete("/api/runs/r2/reviews", params={"eval_id": "b"}).status_code == 200
+    assert live.delete("/api/runs/r2/reviews", params={"eval_id": "b"}).status_code == 404
+    assert len(live.get("/api/runs/r2/reviews").json()) == 1
