@@ -6,6 +6,9 @@ the runner (it runs the agent through `runner.infer_case`), for `agenteval eval_
 Generated scenarios are checked before they are kept: a valid `ConversationScenario` with a
 starting prompt and a plan of sensible length, and not a near-duplicate of one already kept
 (token overlap of the starting prompts, Jaccard >= `DUPLICATE_OVERLAP`).
+
+A case can also be made from what the agent did before, without running it: from a stored trace
+or run (`case_from_source`), added to a new or existing eval set file (`add_case_to`).
 """
 
 from __future__ import annotations
@@ -16,15 +19,21 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from agenteval.agents import Agent, AgentAdapter
-from agenteval.errors import AgentEvalError
+from agenteval.datasets.files import write_model
+from agenteval.datasets.loader import load_eval_set
+from agenteval.errors import AgentEvalError, DataError
 from agenteval.models.base import LLM, Message, ModelRequest
 from agenteval.runner import infer_case
-from agenteval.schema import Content, ConversationScenario, EvalCase, Invocation
+from agenteval.schema import Content, ConversationScenario, EvalCase, EvalCaseResult, EvalSet, Invocation
+from agenteval.store import load_run
+from agenteval.tracing.ingest import read_traces
+from agenteval.tracing.otlp_json import looks_like_otlp
 
 DUPLICATE_OVERLAP = 0.7
 MAX_PROMPT_CHARS = 600
@@ -64,6 +73,79 @@ async def rerecord_case(adapter: AgentAdapter, case: EvalCase, eval_set_id: str,
                                     "intermediate_data": new.intermediate_data, "app_details": None})
              for old, new in zip(case.conversation, run.actual, strict=True)]
     return case.model_copy(update={"conversation": turns})
+
+
+def _expected(invocations: Sequence[Invocation]) -> list[Invocation]:
+    """What an agent did, as expected turns: timings dropped (they are the run's, not wanted)."""
+    return [inv.model_copy(update={"duration": None, "model_duration": None, "tool_duration": None})
+            for inv in invocations]
+
+
+def case_from_source(ref: str, root: str | Path, case_id: str | None, eval_id: str | None) -> EvalCase:
+    """An eval case from what an agent did: a conversation of an OTLP/JSON trace file (`case_id`
+    its session id) or a case run of a stored run or result file (`case_id` its eval_id; its
+    first run). Its user turns, the actual answers and calls as the expected ones, the state the
+    session ended with, and the case's starting session when the run's eval set still has it.
+    `eval_id` names the new case (default: the conversation's or case's id). Which one to take
+    must be clear: with several and no `case_id`, a DataError lists them."""
+    if Path(ref).is_file() and looks_like_otlp(Path(ref).read_bytes()[:65536]):
+        conversations = read_traces(ref)
+        key = _pick(ref, case_id, list(conversations.conversations), "conversation")
+        return EvalCase(eval_id=eval_id or key, conversation=_expected(conversations.invocations(key)),
+                        creation_timestamp=time.time())
+    result = load_run(ref, root)
+    key = _pick(ref, case_id, list(dict.fromkeys(c.eval_id for c in result.eval_case_results)), "case")
+    run = next(c for c in result.eval_case_results if c.eval_id == key)
+    if run.error_message or not run.eval_metric_result_per_invocation:
+        raise DataError(ref, f"case {key!r}", "the case run has no turns to take (the agent failed: "
+                        f"{run.error_message or 'no invocations'})")
+    original = _original_case(run)
+    state = (run.session_details or {}).get("state")
+    turns = [p.actual_invocation for p in run.eval_metric_result_per_invocation]
+    return EvalCase(eval_id=eval_id or key, creation_timestamp=time.time(), conversation=_expected(turns),
+                    session_input=original.session_input if original else None,
+                    final_session_state=state if isinstance(state, dict) else {})
+
+
+def _pick(ref: str, wanted: str | None, known: list[str], what: str) -> str:
+    if wanted is not None:
+        if wanted not in known:
+            raise DataError(ref, f"--case {wanted}", f"no {what} {wanted!r} (there are: "
+                            f"{', '.join(map(repr, known)) or 'none'})")
+        return wanted
+    if len(known) != 1:
+        raise DataError(ref, "--case", f"{len(known)} {what}s: say which with --case "
+                        f"({', '.join(map(repr, known))})")
+    return known[0]
+
+
+def _original_case(run: EvalCaseResult) -> EvalCase | None:
+    """The run's case as its eval set file has it now, when that file is there and loads."""
+    if not run.eval_set_file or not Path(run.eval_set_file).is_file():
+        return None
+    try:
+        cases = load_eval_set(run.eval_set_file).eval_cases
+        return next((c for c in cases if c.eval_id == run.eval_id), None)
+    except AgentEvalError:
+        return None
+
+
+def add_case_to(path: str | Path, case: EvalCase) -> Path:
+    """Adds `case` to the eval set file `path` (ADK's format), made when missing (its id: the
+    file's name without `.evalset.json`); a case with the same eval_id there is a DataError
+    naming the file. Written atomically and read back."""
+    path = Path(path)
+    if path.exists():
+        eval_set = load_eval_set(path)
+    else:
+        set_id = path.name.removesuffix(".json").removesuffix(".evalset")
+        eval_set = EvalSet(eval_set_id=set_id, name=set_id, eval_cases=[], creation_timestamp=time.time())
+    if any(c.eval_id == case.eval_id for c in eval_set.eval_cases):
+        raise DataError(path, "eval_cases", f"already has a case {case.eval_id!r} (give another --eval_id)")
+    eval_set.eval_cases.append(case)
+    write_model(path, eval_set)
+    load_eval_set(path)
+    return path
 
 
 def describe_agent(agent: Any) -> str:
@@ -161,5 +243,5 @@ def _problem(s: ConversationScenario) -> str | None:
     return None
 
 
-__all__ = ["DUPLICATE_OVERLAP", "Generation", "describe_agent", "generate_scenarios", "near_duplicate",
-           "record_case"]
+__all__ = ["DUPLICATE_OVERLAP", "Generation", "add_case_to", "case_from_source", "describe_agent",
+           "generate_scenarios", "near_duplicate", "record_case"]

@@ -191,3 +191,31 @@ def generate_eval_cases(agent_path: str, eval_set_id: str, count: int, model: st
     instruction and tools), checked and deduplicated, and add them as cases. Exit 1 when fewer
     than COUNT could be written."""
     sys.exit(opt.guard(_generate, agent_path, eval_set_id, count, model, instruction, session_input_file))
+
+
+def _from_trace(source: str, case_id: str | None, into: str, eval_id: str | None, root: str) -> int:
+    from agenteval.authoring import add_case_to, case_from_source
+
+    case = case_from_source(source, root, case_id, eval_id)
+    path = add_case_to(into, case)
+    turns = len(case.conversation or [])
+    calls = sum(len(inv.tool_calls()) for inv in case.conversation or [])
+    click.echo(f"Added case {case.eval_id} ({turns} turn(s), {calls} tool call(s)) to {path}")
+    return 0
+
+
+@eval_set.command(name="from_trace")
+@click.argument("source")
+@click.option("--case", "case_id", help="Which conversation (its session id) of a trace file, or which "
+              "case (its eval_id) of a run; needed when there are several.")
+@click.option("--into", required=True, type=click.Path(dir_okay=False),
+              help="The eval set file (SET.evalset.json) to add the case to; made when missing.")
+@click.option("--eval_id", "--eval-id", help="The new case's id (default: the conversation's or case's).")
+@click.option("--root", type=click.Path(file_okay=False), default=".", show_default=True,
+              help="Store root holding .agenteval/ (for a run id).")
+def from_trace(source: str, case_id: str | None, into: str, eval_id: str | None, root: str) -> None:
+    """Make an eval case from what the agent did: SOURCE is an OTLP/JSON trace file, a result
+    file, or a stored run (id, prefix, latest, previous). The user turns, the agent's answers and
+    tool calls as the expected ones and the session's final state go into the eval set INTO
+    (ADK's format); an eval_id already there is refused."""
+    sys.exit(opt.guard(_from_trace, source, case_id, into, eval_id, root))

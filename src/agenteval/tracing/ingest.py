@@ -433,6 +433,20 @@ class TraceConversations:
     source: str
     conversations: dict[str, list[Turn]]
 
+    def _check_content(self, key: str, conv: list[Turn]) -> None:
+        if not all(t.has_content for t in conv):
+            raise DataError(self.source, f"conversation {key!r}", "the spans carry no messages: "
+                            "the exporter did not capture content (for Google ADK set "
+                            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY: "
+                            "EVENT_ONLY or NO_CONTENT keep messages off the spans)")
+
+    def invocations(self, key: str) -> list[Invocation]:
+        """The conversation `key` as invocations, unmatched: what the agent said and did in each
+        turn (as ADK's events when several agents acted, or it is agenteval's own export)."""
+        conv = self.conversations[key]
+        self._check_content(key, conv)
+        return [_invocation(t, any(u.multi_agent or u.own for u in conv)) for t in conv]
+
     def match(self, expected: EvalSet) -> tuple[EvalSet, dict[str, Trace]]:
         """An eval set of the actual conversations under the expected cases' ids, and their traces."""
         cases = {c.eval_id: c for c in expected.eval_cases}
@@ -441,12 +455,7 @@ class TraceConversations:
             if c.conversation:
                 first.setdefault(c.conversation[0].user_content.text(), []).append(c.eval_id)
         for key, conv in self.conversations.items():
-            # before matching: without content every conversation's first message is ''
-            if not all(t.has_content for t in conv):
-                raise DataError(self.source, f"conversation {key!r}", "the spans carry no messages: "
-                                "the exporter did not capture content (for Google ADK set "
-                                "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY: "
-                                "EVENT_ONLY or NO_CONTENT keep messages off the spans)")
+            self._check_content(key, conv)  # before matching: without content every first message is ''
         matched: dict[str, list[Turn]] = {}
         for key, conv in self.conversations.items():
             eval_id = key if key in cases else None

@@ -1,0 +1,93 @@
+"""`agenteval eval_set from_trace` (issue 26, item 3): an eval case from a stored trace or run,
+without running the agent; scoring the trace against the case it made passes."""
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from agenteval.cli.main import cli
+from agenteval.datasets import load_eval_set
+from tests.helpers import call, eval_set, inv
+
+TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
+
+AGENT = '''
+def root_agent(text, state):
+    state["asked"] = state.get("asked", 0) + 1
+    return {"response": "answer to " + text, "tool_calls": [{"name": "lookup", "args": {"q": text},
+                                                            "response": {"ok": True}}]}
+'''
+
+
+def _from_trace(*args: str) -> tuple[int, str]:
+    r = CliRunner().invoke(cli, ["eval_set", "from_trace", *args])
+    return r.exit_code, r.output
+
+
+def test_a_trace_becomes_a_case_that_its_trace_passes(tmp_path: Path) -> None:
+    into = tmp_path / "made.evalset.json"
+    code, output = _from_trace(str(TRACES / "openai_agents_group.otlp.json"), "--into", str(into),
+                               "--eval_id", "weather-chat")
+    assert code == 0, output
+    assert "Added case weather-chat (2 turn(s), 3 tool call(s))" in output
+    made = load_eval_set(into)
+    assert made.eval_set_id == "made"
+    (case,) = made.eval_cases
+    turns = case.conversation or []
+    assert [t.user_content.text() for t in turns] == ["What's the weather in Paris and in Rome?",
+                                                       "And in Oslo?"]
+    assert [(c.name, c.args) for c in turns[0].tool_calls()] == [("get_weather", {"city": "Paris"}),
+                                                                 ("get_weather", {"city": "Rome"})]
+    assert turns[1].final_response is not None and turns[1].final_response.text() == (
+        "It is -2°C and snowing in Oslo.")
+    assert all(t.duration is None for t in turns)  # the run's timings are no expectation
+    config = tmp_path / "cfg.json"
+    criteria = {"tool_trajectory_avg_score": 1.0, "response_match_score": 1.0}
+    config.write_text(json.dumps({"criteria": criteria}))
+    traces = TRACES / "openai_agents_group.otlp.json"
+    r = CliRunner().invoke(cli, ["score", str(into), "--actual", str(traces), "--config_file_path",
+                                 str(config), "-o", str(tmp_path / "r.json")])
+    assert r.exit_code == 0, r.output
+
+
+def test_which_conversation_must_be_said_and_a_duplicate_id_is_refused(tmp_path: Path) -> None:
+    into = tmp_path / "made.evalset.json"
+    code, output = _from_trace(str(TRACES / "adk.otlp.json"), "--into", str(into))
+    assert code == 2 and "2 conversations: say which with --case" in output and "'weather-oslo'" in output
+    assert not into.exists()
+    code, output = _from_trace(str(TRACES / "adk.otlp.json"), "--case", "weather-oslo", "--into", str(into))
+    assert code == 0, output
+    before = into.read_bytes()
+    code, output = _from_trace(str(TRACES / "adk.otlp.json"), "--case", "weather-oslo", "--into", str(into))
+    assert code == 2 and str(into) in output and "already has a case 'weather-oslo'" in output
+    assert into.read_bytes() == before
+    code, output = _from_trace(str(TRACES / "adk.otlp.json"), "--case", "nope", "--into", str(into))
+    assert code == 2 and "no conversation 'nope'" in output
+    code, output = _from_trace(str(TRACES / "adk_no_content.otlp.json"), "--case", "weather-oslo",
+                               "--into", str(into))
+    assert code == 2 and "the spans carry no messages" in output and into.read_bytes() == before
+
+
+def test_a_run_becomes_a_case_with_its_session_into_an_existing_set(tmp_path: Path) -> None:
+    agent = tmp_path / "my_agent"
+    agent.mkdir()
+    (agent / "agent.py").write_text(AGENT)
+    s = eval_set("myset", {"good": [inv("x", "answer to x", [call("lookup", q="x")]),
+                                    inv("y", "answer to y", [call("lookup", q="y")])]})
+    evalset = agent / "myset.evalset.json"
+    evalset.write_text(s.model_dump_json(exclude_none=True))
+    run = tmp_path / "run.json"
+    r = CliRunner().invoke(cli, ["eval", str(agent), str(evalset), "--no_history", "-o", str(run)])
+    assert r.exit_code == 0, r.output
+    code, output = _from_trace(str(run), "--into", str(evalset))
+    assert code == 2 and "already has a case 'good'" in output
+    code, output = _from_trace(str(run), "--into", str(evalset), "--eval_id", "good_again")
+    assert code == 0, output
+    made = {c.eval_id: c for c in load_eval_set(evalset).eval_cases}
+    assert sorted(made) == ["good", "good_again"]
+    again = made["good_again"]
+    assert again.final_session_state == {"asked": 2}
+    assert [(t.user_content.text(), t.final_response.text() if t.final_response else None,
+             [(c.name, c.args) for c in t.tool_calls()]) for t in again.conversation or []] == [
+        ("x", "answer to x", [("lookup", {"q": "x"})]), ("y", "answer to y", [("lookup", {"q": "y"})])]
