@@ -72,21 +72,23 @@ class LocalExecutor:
     async def execute(self, units: Sequence[Unit], done: Done) -> None:
         if self.parallelism < 1:
             raise ValueError("parallelism must be at least 1")
-        limiter = anyio.CapacityLimiter(self.parallelism)
+        todo = iter(units)
 
-        async def one(unit: Unit) -> None:
-            async with limiter:
+        async def worker() -> None:
+            # `parallelism` workers pull units in order from one iterator: a task per unit in
+            # flight, not one per unit of the run (50,000 waiting tasks are memory, not work).
+            for unit in todo:
                 started = time.monotonic()
                 if self.listener is not None:
                     self.listener(CaseStarted(unit.eval_set_id, unit.case.eval_id, unit.run_index))
                 result = await run_unit(unit, self.adapter, app_name=self.app_name,
                                         simulator=self.simulator, judge=self.judge, traces=self.traces,
                                         case_timeout=self.case_timeout)
-            done(unit, result, time.monotonic() - started)
+                done(unit, result, time.monotonic() - started)
 
         async with anyio.create_task_group() as tg:
-            for unit in units:
-                tg.start_soon(one, unit)
+            for _ in range(min(self.parallelism, len(units))):
+                tg.start_soon(worker)
 
 
 __all__ = ["Infer", "LocalExecutor", "run_unit", "score_unit"]
