@@ -181,7 +181,7 @@ def test_calls_to_one_endpoint_stay_within_its_limit_across_workers(
 
 
 DRIVER_KILLER = '''
-import os, signal
+import os, signal, time
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -191,6 +191,9 @@ def root_agent(text):
         log.write(text + "\\n")
     if text == "case 6" and not (HERE / "killed").exists():
         (HERE / "killed").touch()
+        # The journal commits a finished case run within FLUSH_SECONDS (0.5 s): past that, the
+        # six finished before this one are durable, and a kill must not lose them.
+        time.sleep(2)
         os.kill(int((HERE / "driver.pid").read_text()), signal.SIGKILL)  # the driver dies, once
     return {"response": "answer to " + text, "tool_calls": [{"name": "lookup", "args": {"q": text}}]}
 '''
