@@ -58,6 +58,8 @@ def test_failure_groups_flaky_cases_and_the_matrix(live: Live) -> None:
     assert a["cells"][0]["status"] == "passed" and a["cells"][1]["status"] == "failed"
     changed = live.get("/api/matrix", params={"runs": ["r1", "r2"], "changed_only": "true"}).json()
     assert [r["eval_id"] for r in changed["rows"]] == ["a"] and changed["total"] == 1
+    only_b = live.get("/api/matrix", params={"runs": ["r1", "r2"], "eval_id": ["b"]}).json()
+    assert [r["eval_id"] for r in only_b["rows"]] == ["b"] and not only_b["rows"][0]["changed"]
     assert live.get("/api/matrix", params={"runs": ["r1", "zz"]}).status_code == 404
     assert live.get("/api/matrix").status_code == 400
 

@@ -101,13 +101,17 @@ def _cell(c: MatrixCell | None) -> MatrixCellView | None:
 
 @router.get("/api/matrix")
 def matrix(web: WebDep, runs: Annotated[list[str], Query(min_length=1, max_length=MAX_MATRIX_RUNS)],
-           changed_only: bool = False, offset: int = Query(0, ge=0),
-           limit: int = Query(200, ge=1, le=10_000)) -> MatrixView:
+           changed_only: bool = False, eval_id: Annotated[list[str] | None, Query()] = None,
+           offset: int = Query(0, ge=0), limit: int = Query(200, ge=1, le=10_000)) -> MatrixView:
     """Runs side by side in the order given (`runs=a&runs=b…`): cases as rows, each cell the
     case's verdict, answer and tool calls with the diff against the cell to its left; with
-    `changed_only`, only cases whose output changed."""
+    `changed_only`, only cases whose output changed; with `eval_id` (repeated), only those
+    cases (a case run again beside its first run)."""
     stored = [web.run(r) for r in runs]
     rows = run_matrix([web.stores.document(s) for s in stored], changed_only)
+    if eval_id:
+        wanted = set(eval_id)
+        rows = [r for r in rows if r.eval_id in wanted]
     return MatrixView(columns=[_column(s) for s in stored], total=len(rows), rows=[
         MatrixRowView(eval_id=r.eval_id, changed=r.changed, cells=[_cell(c) for c in r.cells])
         for r in rows[offset:offset + limit]])

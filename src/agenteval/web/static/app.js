@@ -15,6 +15,8 @@ import { S } from "./state.js";
 import { showApp } from "./views/agent.js";
 import { showCaseResult } from "./views/case.js";
 import { showCompare } from "./views/compare.js";
+import { showExplore } from "./views/explore.js";
+import { showMatrix } from "./views/matrix.js";
 import { showRun } from "./views/run.js";
 import { showRuns } from "./views/runs.js";
 import { closeDrawer, dismissDrawer } from "./views/span.js";
@@ -35,6 +37,8 @@ async function route() {
     if (head === "app" && a) return await showApp(token, a, parts.slice(2));
     if (head === "runs" && !a) return await showRuns(token, query);
     if (head === "runs" && b === "cases" && c) return await showCaseResult(token, a, c, pairs(rest));
+    if (head === "runs" && a && b === "explore") return await showExplore(token, a, query);
+    if (head === "matrix") return await showMatrix(token, query);
     if (head === "runs") return await showRun(token, a, query);
     if (head === "compare") return await showCompare(token, a, b, query);
     paint(token, h("div", { class: "page" }, errorBox(new Error("no such page: " + location.hash))));
@@ -47,7 +51,7 @@ async function route() {
 function pairs(list) { const o = {}; for (let i = 0; i + 1 < list.length; i += 2) o[list[i]] = list[i + 1]; return o; }
 
 function markNav(head) {
-  const on = head === "runs" ? "nav-runs" : head === "compare" ? "nav-compare" : "nav-chat";
+  const on = head === "runs" || head === "matrix" ? "nav-runs" : head === "compare" ? "nav-compare" : "nav-chat";
   for (const id of ["nav-chat", "nav-runs", "nav-compare"]) $("#" + id).classList.toggle("on", id === on);
 }
 

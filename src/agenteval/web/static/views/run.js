@@ -35,6 +35,7 @@ export async function showRun(token, runId, query) {
   if (S.apps.some((a) => a.name === run.app)) $("#app-picker").value = run.app;
   page.append(h("div", { class: "row" }, h("h2", { class: "grow" }, "Run ", h("span", { class: "mono", text: runLabel(run) }),
     run.run_group && run.run_group !== id ? h("span", { class: "muted small", text: ` · document ${id}` }) : null),
+    h("a", { class: "btn", id: "explore", href: link("runs", id, "explore"), text: "Search, groups & review" }),
     h("a", { class: "btn", href: `/api/runs/${enc(id)}/export`, download: `${id}.html`, id: "export", text: "Export HTML" }),
     compareMenu(id, run)),
   h("div", { class: "card" }, h("dl", { class: "kv" }, kvs({

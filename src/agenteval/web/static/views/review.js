@@ -1,0 +1,47 @@
+/* Human review of a verdict (a case's, or one judged criterion's): agree / disagree with a
+ * comment, stored with the run (PUT /api/runs/{run_id}/reviews), shown wherever the verdict is. */
+
+import { api } from "../api.js";
+import { h, replace, toast } from "../dom.js";
+import { enc, fmtTime } from "../format.js";
+
+/** A run's reviews, by `eval_id|run_index|target`.
+ * @param {string} runId
+ * @returns {Promise<Map<string, ReviewView>>} */
+export async function loadReviews(runId) {
+  /** @type {Array<ReviewView>} */
+  const list = await api(`/api/runs/${enc(runId)}/reviews`);
+  return new Map(list.map((r) => [reviewKey(r.eval_id, r.run_index, r.target), r]));
+}
+
+export function reviewKey(evalId, runIndex, target) { return `${evalId}|${runIndex}|${target}`; }
+
+/** Agree / disagree buttons for one verdict, with the stored review (if any) beside them; a
+ * click asks for a comment and stores the review.
+ * @param {string} runId
+ * @param {string} evalId
+ * @param {number} runIndex
+ * @param {string} target - "" for the case's verdict, else the criterion
+ * @param {ReviewView|undefined} review */
+export function reviewControls(runId, evalId, runIndex, target, review) {
+  const box = h("span", { class: "review", "data-review": target || "case" });
+  const paintBox = (/** @type {ReviewView|undefined} */ r) => {
+    const save = async (agreement) => {
+      const comment = window.prompt(agreement === "agree" ? "Agree — comment (optional):" : "Disagree: what was wrong? (optional)", r ? r.comment : "");
+      if (comment === null) return;
+      try {
+        /** @type {ReviewView} */
+        const saved = await api(`/api/runs/${enc(runId)}/reviews`, { method: "PUT", body: { eval_id: evalId, run_index: runIndex, target, agreement, comment } });
+        paintBox(saved);
+      } catch (err) { toast(err.message, true); }
+    };
+    const on = r ? r.agreement : "";
+    replace(box,
+      h("button", { class: "icon" + (on === "agree" ? " primary" : ""), title: "agree with this verdict", "aria-label": "agree", text: "✓", onclick: () => save("agree") }),
+      h("button", { class: "icon" + (on === "disagree" ? " danger on" : ""), title: "disagree: the verdict is wrong", "aria-label": "disagree", text: "✗", onclick: () => save("disagree") }),
+      r ? h("span", { class: "review-note " + (on === "agree" ? "ok" : "bad"), title: `reviewed ${fmtTime(r.created)}`,
+        text: (on === "agree" ? "agreed" : "disagreed") + (r.comment ? `: ${r.comment}` : "") }) : null);
+  };
+  paintBox(review);
+  return box;
+}
