@@ -20,7 +20,8 @@ from agenteval.web.routes import apps, eval_sets, insights, results, runs, sessi
 from tests.web.jsdoc_check import check_modules, read_modules
 
 # Routes that answer with something other than JSON (and say so in their docstrings).
-NOT_JSON = {"/api/runs/{run_id}/events": "text/event-stream", "/api/runs/{run_id}/export": "text/html"}
+NOT_JSON = {"/api/runs/{run_id}/events": "text/event-stream", "/api/runs/{run_id}/export": "text/html",
+            "/api/runs/live": "text/event-stream"}
 
 
 def _openapi(tmp_path: Path) -> dict[str, Any]:

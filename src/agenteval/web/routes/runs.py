@@ -35,6 +35,40 @@ def list_runs(web: WebDep, app: str | None = None, eval_set: str | None = None,
     return rows[offset:offset + limit]
 
 
+LIVE_POLL_SECONDS = 1.0
+
+
+@router.get("/live")
+async def live_runs(web: WebDep) -> StreamingResponse:
+    """Server-sent events of the run history changing, whoever records (`agenteval collect`,
+    `agenteval eval`, another server): checked every second, an event `{"runs": N, "newest":
+    RUN_ID}` each time the number of recorded documents or the newest one changes (none for the
+    history as it is when the stream opens). A stream, not JSON."""
+    import anyio
+
+    def snapshot() -> tuple[int, str | None]:
+        runs = web.stores.runs()
+        return len(runs), runs[0].row.run_id if runs else None
+
+    async def stream() -> AsyncIterator[str]:
+        seen = await anyio.to_thread.run_sync(snapshot)
+        quiet = 0.0
+        while True:
+            await anyio.sleep(LIVE_POLL_SECONDS)
+            now = await anyio.to_thread.run_sync(snapshot)
+            if now != seen:
+                seen, quiet = now, 0.0
+                yield f"data: {json.dumps({'runs': now[0], 'newest': now[1]})}\n\n"
+            else:
+                quiet += LIVE_POLL_SECONDS
+                if quiet >= 15:  # proxies close idle streams
+                    quiet = 0.0
+                    yield ": keep-alive\n\n"
+
+    return StreamingResponse(stream(), media_type="text/event-stream",
+                             headers={"cache-control": "no-store", "x-accel-buffering": "no"})
+
+
 def _job_view(job: WebRun) -> JobView:
     return JobView(run_id=job.run_id, app=job.app, eval_set_id=job.eval_set_id, state=job.state,
                    error=job.error, result_ids=job.result_ids, events=len(job.events))

@@ -37,6 +37,12 @@ export async function showRuns(token, query) {
   // a run finished in this page's dock: list it (the view is rebuilt only while it is on screen)
   const fresh = () => { window.removeEventListener("agenteval:run-finished", fresh); if (page.isConnected && offset === 0) reroute(); };
   window.addEventListener("agenteval:run-finished", fresh);
+  // runs recorded elsewhere (`agenteval collect` scoring live traffic, say) arrive as they are stored
+  if (offset === 0) {
+    const live = new EventSource("/api/runs/live");
+    const watch = setInterval(() => { if (!page.isConnected) { live.close(); clearInterval(watch); } }, 1000);
+    live.onmessage = () => { live.close(); clearInterval(watch); if (page.isConnected) reroute(); };
+  }
 }
 
 /** The id a run is known by: the run id `agenteval eval` prints (its documents share it), else
