@@ -1,0 +1,102 @@
+"""Criteria throughput on a busy machine: ADK's and agenteval's passes interleaved in one process.
+
+    python bench/bench_score_interleaved.py [--n 10000] [--seed 0] [--repeat 5]
+
+`bench_score.py` runs each side in its own process, one after the other: when other work
+comes and goes on the machine (a shared 2-core box at load 10+), the two sides see different
+machines. Here one process loads the corpus with both loaders, freezes it (`gc.freeze()`), and
+per metric alternates an ADK pass and an agenteval pass (`--repeat` pairs after one warm-up
+pair), as `bench_score.py` builds them (an evaluator / criterion per case); the ratio is taken
+pair by pair on process CPU time (and wall), and its median reported. agenteval's ROUGE token
+caches are cleared before each of its passes. Every score is compared (exact float equality).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR))
+
+from bench_score import METRICS, same  # noqa: E402
+from gen_corpus import DEFAULT_OUT, ensure_corpus  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=10_000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = ap.parse_args()
+    warnings.filterwarnings("ignore")
+    exp_path, act_path = ensure_corpus(args.out, args.n, args.seed)
+
+    from google.adk.evaluation.eval_config import EvalConfig, get_eval_metrics_from_config
+    from google.adk.evaluation.final_response_match_v1 import RougeEvaluator
+    from google.adk.evaluation.local_eval_sets_manager import load_eval_set_from_file
+    from google.adk.evaluation.trajectory_evaluator import TrajectoryEvaluator
+
+    from agenteval.criteria import EvalContext, default_registry
+    from agenteval.criteria import rouge as rouge_module
+    from agenteval.datasets import load_eval_config, load_eval_set
+
+    a_exp, a_act = load_eval_set_from_file(str(exp_path), "x"), load_eval_set_from_file(str(act_path), "x")
+    e_exp, e_act = load_eval_set(exp_path), load_eval_set(act_path)
+    a_by = {c.eval_id: c for c in a_act.eval_cases}
+    e_by = {c.eval_id: c for c in e_act.eval_cases}
+    a_pairs = [(c.eval_id, a_by[c.eval_id].conversation or [], c.conversation) for c in a_exp.eval_cases]
+    e_pairs = [(e_by[c.eval_id].conversation or [], c.conversation) for c in e_exp.eval_cases]
+    invocations = sum(len(p[1]) for p in a_pairs)
+    gc.collect()
+    gc.freeze()
+    registry = default_registry()
+    print(f"{len(a_pairs)} cases, {invocations} invocations; load average {os.getloadavg()[0]:.1f}")
+    print(f"{'metric':<10} {'ADK CPU s':>10} {'agenteval CPU s':>16} {'speed-up CPU':>13} "
+          f"{'(wall)':>8}  scores")
+    for label, stem, name in METRICS:
+        config = load_eval_config(args.out / f"config_{stem}.json")
+        a_metric = get_eval_metrics_from_config(
+            EvalConfig.model_validate_json((args.out / f"config_{stem}.json").read_text()))[0]
+        cls: Any = TrajectoryEvaluator if name == "tool_trajectory_avg_score" else RougeEvaluator
+        metric = registry.configure(name, config.criteria[name])
+
+        def adk(cls: Any = cls, a_metric: Any = a_metric) -> list[Any]:
+            return [cls(eval_metric=a_metric).evaluate_invocations(act, exp) for _, act, exp in a_pairs]
+
+        def ours(metric: Any = metric) -> list[Any]:
+            for fn in (rouge_module._chunk_tokens, rouge_module._ascii_word_tokens, rouge_module._kind):
+                fn.cache_clear()
+            return [metric.build().score(EvalContext(actual=act, expected=exp)) for act, exp in e_pairs]
+
+        ratios, walls, a_cpu, e_cpu = [], [], [], []
+        for i in range(args.repeat + 1):
+            c0, t0 = time.process_time(), time.perf_counter()
+            a_out = adk()
+            c1, t1 = time.process_time(), time.perf_counter()
+            e_out = ours()
+            c2, t2 = time.process_time(), time.perf_counter()
+            if i:  # the first pair warms up
+                a_cpu.append(c1 - c0)
+                e_cpu.append(c2 - c1)
+                ratios.append((c1 - c0) / (c2 - c1))
+                walls.append((t1 - t0) / (t2 - t1))
+        bad = sum(1 for a, e in zip(a_out, e_out, strict=True)
+                  if not same(a.overall_score, e.score)
+                  or any(not same(x.score, y.score)
+                         for x, y in zip(a.per_invocation_results, e.per_invocation, strict=True)))
+        print(f"{label:<10} {statistics.median(a_cpu):>10.3f} {statistics.median(e_cpu):>16.3f} "
+              f"{statistics.median(ratios):>12.2f}x {statistics.median(walls):>7.2f}x  "
+              f"{'identical' if not bad else f'{bad} cases differ'}")
+
+
+if __name__ == "__main__":
+    main()
