@@ -1,5 +1,5 @@
 """Eval sets (ADK's `/apps/{app}/eval-sets/...` shapes): list, create, read; add a chat session
-as a case; read, replace and delete a case. (Running a set's cases: `routes.launch`.)
+or a stored run's case as a case; read, replace and delete a case. (Running a set's cases: `routes.launch`.)
 
 Files are `<app>/<set_id>.evalset.json`. Every change is a read-modify-write of the whole file,
 one at a time per file, written atomically (`datasets.files.write_model`) in the snake_case
@@ -104,6 +104,38 @@ def add_session(app: str, set_id: str, body: AddSession, web: WebDep) -> EvalCas
 
     out: EvalCase = _edit(web, app, set_id, add)
     return out
+
+
+class FromRun(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    eval_id: str = Field(min_length=1, max_length=256)
+    run_id: str
+    case_id: str  # the case of the run (its first run when repeated)
+
+
+@router.post("/eval-sets/{set_id}/from-run", status_code=201, response_model_exclude_none=True)
+def add_from_run(app: str, set_id: str, body: FromRun, web: WebDep) -> EvalCase:
+    """A case of a stored run (a run of the agent, or traces it scored) as a new static case
+    (`authoring.case_from_source`): its user turns, the actual answers and calls as expected,
+    the session's final state. The set is made when missing (409 if the eval id exists)."""
+    from agenteval.authoring import case_from_source
+
+    stored = web.stores.find(body.run_id, app)
+    if stored is None:
+        not_found(f"no run {body.run_id!r} of agent {app!r} in the run history")
+    path = web.eval_set_path(app, set_id, must_exist=False)
+    if path is None or not plain_name(set_id):
+        raise DataError(None, "set_id", f"{set_id!r} is not a plain name (letters, digits, _ - .)")
+    case = case_from_source(stored.row.run_id, stored.root, body.case_id, body.eval_id)
+    with web.writing(path):
+        eval_set = web.eval_set(app, set_id)[1] if path.exists() else EvalSet(
+            eval_set_id=set_id, eval_cases=[], creation_timestamp=time.time())
+        if eval_set.case(body.eval_id) is not None:
+            conflict(f"eval set {set_id!r} has a case {body.eval_id!r} already")
+        eval_set.eval_cases.append(case)
+        write_model(path, eval_set)
+    return case
 
 
 @router.get("/eval-sets/{set_id}/eval-cases/{case_id}", response_model_exclude_none=True)

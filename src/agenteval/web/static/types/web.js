@@ -223,6 +223,13 @@
  */
 
 /**
+ * @typedef {Object} FromRun
+ * @property {string} eval_id
+ * @property {string} run_id
+ * @property {string} case_id
+ */
+
+/**
  * @typedef {Object} HTTPValidationError
  * @property {Array<ValidationError>} [detail]
  */
