@@ -43,10 +43,15 @@ class Limits:
 
 @dataclass
 class _OpenTrace:
+    key: str  # its conversation's
     spans: list[OtlpSpan] = field(default_factory=list)
-    last: float = 0.0  # when it last received a span (the caller's clock)
     session: str | None = None
-    root_ended: bool = False
+
+
+@dataclass
+class _OpenConversation:
+    traces: list[str] = field(default_factory=list)  # trace ids, in arrival order
+    last: float = 0.0  # when one of its traces last received a span (the caller's clock)
 
 
 @dataclass(frozen=True)
@@ -59,16 +64,40 @@ class Conversation:
 
 
 class Assembler:
-    """Thread-safe: receivers `add` spans, a scorer takes the `done` conversations."""
+    """Thread-safe: receivers `add` spans, a scorer takes the `done` conversations.
+
+    Conversations are kept in the order they were last fed, so the ones past their quiet period
+    are at the front: `done` looks at those only (and at the traces whose root ended), never at
+    every conversation held."""
 
     def __init__(self, limits: Limits | None = None) -> None:
         self.limits = limits or Limits()
         self._traces: OrderedDict[str, _OpenTrace] = OrderedDict()  # least recently fed first
+        self._conversations: OrderedDict[str, _OpenConversation] = OrderedDict()  # likewise
+        self._ended: set[str] = set()  # conversations of one sessionless trace whose root ended
         self._lock = threading.Lock()
         self.held = 0
         self.evicted_traces = 0
         self.evicted_spans = 0
         self.dropped_spans = 0
+
+    def _feed(self, key: str, trace_id: str | None, now: float) -> None:
+        conversation = self._conversations.get(key)
+        if conversation is None:
+            conversation = self._conversations[key] = _OpenConversation()
+        else:
+            self._conversations.move_to_end(key)
+        if trace_id is not None:
+            conversation.traces.append(trace_id)
+        conversation.last = now
+
+    def _leave(self, key: str, trace_id: str) -> None:
+        """Takes a trace out of its conversation (dropped when it has no trace left)."""
+        conversation = self._conversations[key]
+        conversation.traces.remove(trace_id)
+        if not conversation.traces:
+            del self._conversations[key]
+            self._ended.discard(key)
 
     def add(self, spans: Iterable[OtlpSpan], now: float) -> None:
         """Holds `spans` (received at `now`), then evicts down to the limits."""
@@ -77,10 +106,11 @@ class Assembler:
             for s in spans:
                 trace = self._traces.get(s.trace_id)
                 if trace is None:
-                    trace = self._traces[s.trace_id] = _OpenTrace()
+                    trace = self._traces[s.trace_id] = _OpenTrace(f"trace {s.trace_id}")
+                    self._feed(trace.key, s.trace_id, now)
                 else:
                     self._traces.move_to_end(s.trace_id)
-                trace.last = now
+                    self._feed(trace.key, None, now)
                 if len(trace.spans) >= limits.max_spans_per_trace:
                     self.dropped_spans += 1
                     continue
@@ -88,11 +118,16 @@ class Assembler:
                 self.held += 1
                 if trace.session is None:
                     a = s.attributes
-                    trace.session = next((str(a[k]) for k in SESSION_KEYS if a.get(k)), None)
-                if s.parent_id is None and s.end is not None:
-                    trace.root_ended = True
+                    session = next((str(a[k]) for k in SESSION_KEYS if a.get(k)), None)
+                    if session is not None:  # the trace joins its session's conversation
+                        self._leave(trace.key, s.trace_id)
+                        trace.session, trace.key = session, session
+                        self._feed(session, s.trace_id, now)
+                if s.parent_id is None and s.end is not None and trace.session is None:
+                    self._ended.add(trace.key)
             while self.held > limits.max_spans or len(self._traces) > limits.max_traces:
-                _, evicted = self._traces.popitem(last=False)
+                trace_id, evicted = self._traces.popitem(last=False)
+                self._leave(evicted.key, trace_id)
                 self.held -= len(evicted.spans)
                 self.evicted_traces += 1
                 self.evicted_spans += len(evicted.spans)
@@ -102,27 +137,26 @@ class Assembler:
         """How many traces are held."""
         return len(self._traces)
 
+    def _take(self, key: str) -> Conversation:
+        conversation = self._conversations.pop(key)
+        self._ended.discard(key)
+        spans = [s for trace_id in conversation.traces for s in self._traces.pop(trace_id).spans]
+        self.held -= len(spans)
+        return Conversation(key, spans, conversation.last)
+
     def done(self, now: float, limit: int | None = None, everything: bool = False) -> list[Conversation]:
         """Takes out the conversations done at `now` (all of them with `everything`, e.g. at
-        shutdown), oldest first, at most `limit`."""
+        shutdown), at most `limit`: ended traces first, then by their last span, oldest first."""
         quiet = self.limits.quiet_seconds
+        out: list[Conversation] = []
         with self._lock:
-            groups: dict[str, list[str]] = {}
-            for trace_id, t in self._traces.items():
-                groups.setdefault(t.session or f"trace {trace_id}", []).append(trace_id)
-            out: list[Conversation] = []
-            for key, ids in groups.items():
-                if limit is not None and len(out) >= limit:
+            while self._ended and (limit is None or len(out) < limit):
+                out.append(self._take(next(iter(self._ended))))
+            while self._conversations and (limit is None or len(out) < limit):
+                key, oldest = next(iter(self._conversations.items()))
+                if not everything and now - oldest.last < quiet:
                     break
-                traces = [self._traces[i] for i in ids]
-                last = max(t.last for t in traces)
-                ended = traces[0].session is None and traces[0].root_ended
-                if everything or ended or now - last >= quiet:
-                    for i in ids:
-                        del self._traces[i]
-                    spans = [s for t in traces for s in t.spans]
-                    self.held -= len(spans)
-                    out.append(Conversation(key, spans, last))
+                out.append(self._take(key))
             return out
 
 
