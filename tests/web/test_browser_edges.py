@@ -15,8 +15,15 @@ from typing import Any
 
 import pytest
 
-from tests.web.browser_support import serve, write_agents
-from tests.web.test_browser import app_factory, browser, executable, page, send  # noqa: F401 (fixtures)
+from tests.web.browser_support import ScriptedModel, serve, write_agents
+from tests.web.test_browser import (  # noqa: F401 (fixtures)
+    app_factory,
+    browser,
+    executable,
+    judge,
+    page,
+    send,
+)
 
 expect = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed").expect
 
@@ -115,14 +122,14 @@ def test_chat_edges(page: Any, base_url: str) -> None:  # noqa: F811
     assert page.evaluate("document.documentElement.scrollWidth") <= 1400
 
     # 1: a request that fails keeps the message, says why, and the page's own link recovers
-    page.route("**/messages", lambda route: route.abort())
+    page.route("**/messages/stream", lambda route: route.abort())
     page.fill("#chat-input", "please keep this message")
     page.click("#send")
     page.wait_for_selector(".msg.send-failed")
     assert "Cannot reach the agenteval server" in page.inner_text(".msg.send-failed")
     assert "Failed to fetch" not in page.inner_text("#view")
     assert page.input_value("#chat-input") == "please keep this message"
-    page.unroute("**/messages")
+    page.unroute("**/messages/stream")
     listing = re.compile(r"/api/runs\?")
     page.route(listing, lambda route: route.abort())
     page.click("#nav-runs")
@@ -138,8 +145,10 @@ def test_chat_edges(page: Any, base_url: str) -> None:  # noqa: F811
     page.click("#send")
     page.wait_for_selector(".msg.pending .waited >> text=/working… [1-9] s/", timeout=5000)
     page.click("#stop-reply")
-    assert "Stopped waiting" in page.inner_text(".msg.send-failed >> nth=-1")
+    assert "Stopped: the turn was cancelled" in page.inner_text(".msg.send-failed >> nth=-1")
     assert page.input_value("#chat-input") == "slow one"
+    send(page, "hello again", 2)  # the stopped turn was not saved: this is the third
+    assert page.inner_text('.turn[data-turn="2"] .msg.user') == "hello again"
 
     # 10: the side tab and the open span are in the address; the trace works from the keyboard
     page.click('[data-tab="trace"]')
@@ -321,3 +330,21 @@ def test_markdown_never_injects_markup(page: Any, base_url: str) -> None:  # noq
     }}""")
     assert count == 0
     assert page.evaluate("window.__md") is None
+
+
+def test_a_turn_streams_its_steps(page: Any, base_url: str, judge: ScriptedModel) -> None:  # noqa: F811
+    """8: the built-in agent's model and tool calls arrive one by one, before the turn itself."""
+    page.goto(base_url + "/#/runs")
+    page.wait_for_selector("h2")
+    sid = api(page, "/apps/dice/users/user/sessions", "POST", {"model": judge.model})["id"]
+    events = page.evaluate("""async (sid) => {
+      const { postStream } = await import('/static/api.js');
+      const seen = [];
+      await postStream(`/apps/dice/users/user/sessions/${sid}/messages/stream`, { text: "roll a die" },
+        (type, d) => seen.push(type === "step" ? [type, d.kind, d.name, d.text] : [type, d.response]));
+      return seen;
+    }""", sid)
+    kinds = [e[1] for e in events[:-1]]
+    assert events[-1] == ["turn", "You rolled a 4."]
+    assert kinds == ["llm", "tool", "llm"] and events[1][3] == '{"sides": 6}'
+    assert api(page, f"/apps/dice/users/user/sessions/{sid}")["num_turns"] == 1

@@ -21,7 +21,8 @@ from tests.web.jsdoc_check import check_modules, read_modules
 
 # Routes that answer with something other than JSON (and say so in their docstrings).
 NOT_JSON = {"/api/runs/{run_id}/events": "text/event-stream", "/api/runs/{run_id}/export": "text/html",
-            "/api/runs/live": "text/event-stream"}
+            "/api/runs/live": "text/event-stream",
+            "/apps/{app}/users/{user_id}/sessions/{session_id}/messages/stream": "text/event-stream"}
 
 
 def _openapi(tmp_path: Path) -> dict[str, Any]:

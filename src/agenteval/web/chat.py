@@ -70,15 +70,18 @@ class ChatService:
         two messages to one session never interleave."""
         return self._slot(app, session_id).lock
 
-    async def send(self, agent: LoadedAgent, session: ChatSession, text: str) -> ChatTurn:
+    async def send(self, agent: LoadedAgent, session: ChatSession, text: str,
+                   recorder: TraceRecorder | None = None) -> ChatTurn:
         """Runs one turn and appends it to `session` (in memory; the caller saves it). An agent
-        that fails (to start, or in the turn) gives a turn carrying its error."""
-        return await self._turn(agent, session, self._slot(agent.name, session.id), text)
+        that fails (to start, or in the turn) gives a turn carrying its error. `recorder`, when
+        given, records the turn's spans (a caller watches its steps finish while it runs)."""
+        return await self._turn(agent, session, self._slot(agent.name, session.id), text,
+                                recorder or TraceRecorder())
 
-    async def _turn(self, agent: LoadedAgent, session: ChatSession, live: _Live, text: str) -> ChatTurn:
+    async def _turn(self, agent: LoadedAgent, session: ChatSession, live: _Live, text: str,
+                    recorder: TraceRecorder) -> ChatTurn:
         index = len(session.turns)
         user = Content.from_text(text, role="user")
-        recorder = TraceRecorder()
         result = error = recorded = None
         started = time.perf_counter()
         with recording(recorder):

@@ -3,13 +3,19 @@ delete, and send a message (one agent turn, recorded with its trace)."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio.to_thread
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
+from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from agenteval.schema.trace import Span
 from agenteval.store.sessions import ChatSession
+from agenteval.tracing.recorder import TraceRecorder
 from agenteval.web.chat import check_model
 from agenteval.web.context import ContractRoute, Web, WebDep, not_found
 from agenteval.web.contract import Deleted, SentTurn, SessionView
@@ -87,3 +93,56 @@ async def send_message(app: str, user_id: UserId, session_id: str, body: Message
         turn = await web.chat.send(agent, session, body.text)
         await anyio.to_thread.run_sync(web.sessions(app).save, session)
     return SentTurn(**dict(turn_json(turn)), index=len(session.turns) - 1, state=session.state)
+
+
+STEP_POLL_SECONDS = 0.2  # how often a streamed turn looks for newly finished steps
+
+
+def _step(s: Span) -> dict[str, Any]:
+    """A finished model or tool call of a turn in progress, as the stream sends it."""
+    a = s.attributes
+    detail = a.get("gen_ai.tool.call.arguments") if s.kind == "tool" else a.get("output.value")
+    return {"kind": s.kind, "name": s.name, "seconds": None if s.end is None else s.end - s.start,
+            "text": str(detail)[:500] if detail is not None else None}
+
+
+@router.post("/{session_id}/messages/stream")
+async def stream_message(app: str, user_id: UserId, session_id: str, body: Message, web: WebDep,
+                         request: Request) -> StreamingResponse:
+    """The turn of `messages`, as server-sent events while it runs (a stream, not JSON): a
+    `step` event as each model or tool call finishes (`{kind, name, seconds, text}`: the
+    call's arguments or the model's output), then one `turn` event with what `messages` returns.
+    The reply is streamed step by step, not token by token. A client that disconnects (the
+    page's Stop) cancels the turn: nothing is saved and the agent's live session is closed, so
+    the next message starts it again from the saved state."""
+    agent = await anyio.to_thread.run_sync(web.agent, app)
+    await anyio.to_thread.run_sync(_session, web, app, user_id, session_id)  # 404 before streaming
+
+    async def events() -> AsyncIterator[str]:
+        recorder = TraceRecorder()
+        async with web.chat.lock(app, session_id):
+            session = await anyio.to_thread.run_sync(_session, web, app, user_id, session_id)
+            task = asyncio.ensure_future(web.chat.send(agent, session, body.text, recorder))
+            sent: set[str] = set()
+            try:
+                while True:
+                    done, _ = await asyncio.wait({task}, timeout=STEP_POLL_SECONDS)
+                    for s in list(recorder.trace.spans):
+                        if s.kind in ("llm", "tool") and s.end is not None and s.span_id not in sent:
+                            sent.add(s.span_id)
+                            yield f"event: step\ndata: {json.dumps(_step(s), default=str)}\n\n"
+                    if done:
+                        break
+                    if await request.is_disconnected():
+                        return
+                turn = task.result()
+                await anyio.to_thread.run_sync(web.sessions(app).save, session)
+                out = SentTurn(**dict(turn_json(turn)), index=len(session.turns) - 1, state=session.state)
+                yield f"event: turn\ndata: {out.model_dump_json()}\n\n"
+            finally:
+                if not task.done():  # stopped: the turn is dropped with the agent's live session
+                    task.cancel()
+                    await asyncio.gather(task, return_exceptions=True)
+                    await web.chat.forget(app, session_id)
+
+    return StreamingResponse(events(), media_type="text/event-stream")

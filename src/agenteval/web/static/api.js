@@ -36,6 +36,37 @@ async function reach(path, init) {
   }
 }
 
+/** A POST answered with server-sent events: `onEvent(type, data)` for each event as it comes
+ * (data parsed as JSON); resolves when the stream ends. Errors before the stream are thrown as
+ * api() throws them. */
+export async function postStream(path, body, onEvent, signal) {
+  const res = await reach(path, { method: "POST", signal, body: JSON.stringify(body),
+    headers: { Accept: "text/event-stream", "Content-Type": "application/json" } });
+  if (!res.ok) {
+    const data = await res.json().catch(() => null);
+    const detail = data && typeof data === "object" && "detail" in data ? data.detail : res.statusText;
+    throw new ApiError(res.status, `${res.status}: ${typeof detail === "string" ? detail : oneLine(detail)}`);
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let type = "message", data = "";
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) type = line.slice(6).trim();
+        else if (line.startsWith("data:")) data += line.slice(5).trim();
+      }
+      if (data) onEvent(type, JSON.parse(data));
+    }
+  }
+}
+
 /** A page of rows (a JSON array) and the number of matching rows (its X-Total-Count header). */
 export async function apiPage(path) {
   const res = await reach(path, { headers: { Accept: "application/json" } });

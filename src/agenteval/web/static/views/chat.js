@@ -1,8 +1,8 @@
 /* The chat with an agent: a session's turns and the composer. */
 
-import { api, sessionsPath } from "../api.js";
+import { api, postStream, sessionsPath } from "../api.js";
 import { $, h, replace, toast } from "../dom.js";
-import { callLine, enc, json, oneLine, short } from "../format.js";
+import { callLine, enc, fmtSecs, json, oneLine, short } from "../format.js";
 import { markdown } from "../markdown.js";
 import { link } from "../nav.js";
 import { S } from "../state.js";
@@ -24,7 +24,7 @@ export function chatView(main, app) {
       // the message is not lost: back in the composer (unless something new was typed), and the
       // reason in the conversation where the reply would have been
       if (!input.value.trim()) input.value = text;
-      const reason = err.name === "AbortError" ? "Stopped waiting for the reply. The agent may still finish this turn: open the session again to see it."
+      const reason = err.name === "AbortError" ? "Stopped: the turn was cancelled and not saved."
         : "Not sent: " + err.message;
       messages.append(h("div", { class: "msg error send-failed", role: "alert", text: reason }));
       messages.scrollTop = messages.scrollHeight;
@@ -66,19 +66,30 @@ async function sendMessage(app, text, messages) {
     $("#chat-title").textContent = `Session ${S.session.id}`;
     $("#chat-model").textContent = `model: ${S.session.model || "the agent's own"}`;
   }
-  // while the agent works: how long it has taken, and a way to stop waiting (the reply is not
-  // streamed: the server sends the turn whole once the agent has finished it)
+  // while the agent works: its steps as they finish (model and tool calls, streamed by the
+  // server step by step, not token by token), the time taken, and Stop, which cancels the turn
   const stopper = new AbortController();
   const waited = h("span", { class: "waited", text: "working…" });
+  const steps = h("div", { class: "steps" });
   const started = Date.now();
   const tick = setInterval(() => { waited.textContent = `working… ${Math.round((Date.now() - started) / 1000)} s`; }, 1000);
   const pending = h("div", { class: "turn pending-turn" }, h("div", { class: "msg user", text }),
-    h("div", { class: "msg agent pending" }, waited, " ", h("button", { class: "icon stop", id: "stop-reply", title: "stop waiting for this reply", text: "■ Stop", onclick: () => stopper.abort() })));
+    h("div", { class: "msg agent pending" }, waited, " ", h("button", { class: "icon stop", id: "stop-reply", title: "stop this turn (it is not saved)", text: "■ Stop", onclick: () => stopper.abort() }), steps));
   messages.append(pending);
   messages.scrollTop = messages.scrollHeight;
   const sid = S.session.id;
-  try { await api(`${sessionsPath(app)}/${enc(sid)}/messages`, { method: "POST", body: { text }, signal: stopper.signal }); }
-  finally { clearInterval(tick); pending.remove(); }
+  let finished = false;
+  const onEvent = (type, data) => {
+    if (type === "turn") { finished = true; return; }
+    if (type !== "step") return;
+    const what = data.kind === "tool" ? "tool " + data.name : "model";
+    steps.append(h("div", { class: "step", "data-kind": data.kind, text: `${steps.childElementCount + 1}. ${what} · ${fmtSecs(data.seconds)}${data.text ? ": " + short(data.text, 200) : ""}` }));
+    messages.scrollTop = messages.scrollHeight;
+  };
+  try {
+    await postStream(`${sessionsPath(app)}/${enc(sid)}/messages/stream`, { text }, onEvent, stopper.signal);
+    if (!finished) throw new Error("the server ended the turn's stream before the turn (see its log)");
+  } finally { clearInterval(tick); pending.remove(); }
   if (!S.session || S.session.id !== sid) return; // the user moved to another session meanwhile
   // re-read the session: the state after the turn, and the turn exactly as stored
   S.session = await api(`${sessionsPath(app)}/${enc(sid)}`);
