@@ -238,6 +238,7 @@ def test_eval_set_runs_and_compare_edges(page: Any, base_url: str, agents_dir: P
     page.wait_for_selector(".prog .open-results", timeout=20_000)
     assert page.locator("#dock .prog").count() == 1
     expect(page.locator(".set-history table.runs tbody tr")).to_have_count(2)
+    assert clipped(page, ".set-history table.runs th, .set-history table.runs td") == []  # 12, at 1400 px
 
     # 11: runs listed by the run id agenteval prints, "Compare with…" with dates
     rows = api(page, "/api/runs?app=shop&eval_set=edges")
