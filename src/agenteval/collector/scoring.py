@@ -17,7 +17,7 @@ A done conversation (`collector.assembler`) is read into turns (`tracing.ingest.
    criteria do not fit in the last minute's allowance is scored with its other criteria only
    (and skipped when it has none).
 
-Each scored conversation is one run in the history under `root` (`store.record`): listed by
+Each scored conversation is one run in the history under `root` (`store.record_run`): listed by
 `agenteval runs`, shown by `agenteval web`.
 """
 
@@ -35,7 +35,7 @@ from agenteval.errors import DataError
 from agenteval.runner import RunPlan, ScoreJob, Selection, Services, prepare, rescore
 from agenteval.schema import EvalCase, EvalConfig, EvalSet, LlmAsAJudgeCriterion
 from agenteval.schema.evalset import ConversationScenario
-from agenteval.store import record
+from agenteval.store import record_run
 from agenteval.tracing.ingest import TraceConversations, turns
 from agenteval.verdicts import all_passed
 
@@ -183,7 +183,8 @@ class ConversationScorer:
             judged = []
         scored = replace(job, expected=expected, actual=actual, actual_source=f"collect:{key}")
         run = await rescore(scored, self.services, None, plan)
-        record(self.root, run)
+        # not `store.record`: its tidying reads the whole history, once per conversation here
+        record_run(self.root, run.results)
         case = expected.eval_set.eval_cases[0]
         return Outcome(key, "scored", expected.eval_set.eval_set_id, case.eval_id, all_passed(run.results),
                        run.run_id, run.results[0].eval_set_result_id, reason, n, bool(judged))
