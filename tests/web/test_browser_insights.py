@@ -116,6 +116,13 @@ def test_explore_groups_search_keys_and_review(page: Any, base_url: str, shots: 
     page.keyboard.press("Enter")
     page.wait_for_selector(".case-result")
     assert "/cases/paris" in page.url
+    # the case page shows the review beside the verdict, and takes one per criterion
+    page.wait_for_selector('.reviews [data-target="case"] .review-note')
+    assert "London is wrong" in page.inner_text('.reviews [data-target="case"]')
+    page.once("dialog", lambda d: d.accept(""))
+    page.click(f'.reviews [data-target="{T}"] button[aria-label="agree"]')
+    page.wait_for_selector(f'.reviews [data-target="{T}"] .review-note')
+    shot(page, shots, "case-review")
 
 
 def test_matrix_diffs_only_changed_and_a_case_run_again(page: Any, base_url: str, shots: Path) -> None:

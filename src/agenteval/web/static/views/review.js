@@ -39,9 +39,25 @@ export function reviewControls(runId, evalId, runIndex, target, review) {
     replace(box,
       h("button", { class: "icon" + (on === "agree" ? " primary" : ""), title: "agree with this verdict", "aria-label": "agree", text: "✓", onclick: () => save("agree") }),
       h("button", { class: "icon" + (on === "disagree" ? " danger on" : ""), title: "disagree: the verdict is wrong", "aria-label": "disagree", text: "✗", onclick: () => save("disagree") }),
-      r ? h("span", { class: "review-note " + (on === "agree" ? "ok" : "bad"), title: `reviewed ${fmtTime(r.created)}`,
+      r ? h("span", { class: "review-note " + (on === "agree" ? "ok" : "bad"), title: (r.comment ? r.comment + "\n" : "") + `reviewed ${fmtTime(r.created)}`,
         text: (on === "agree" ? "agreed" : "disagreed") + (r.comment ? `: ${r.comment}` : "") }) : null);
   };
   paintBox(review);
   return box;
+}
+
+/** The review card of one case run: its verdict and each of its criteria (a judged criterion's
+ * review is the judge's label: "disagree" says the judge was wrong), with the stored reviews.
+ * @param {string} runId
+ * @param {string} evalId
+ * @param {number} runIndex
+ * @param {Array<string>} criteria */
+export function reviewPanel(runId, evalId, runIndex, criteria) {
+  const card = h("div", { class: "card reviews" }, h("h3", { text: "Your review" }));
+  loadReviews(runId).then((reviews) => {
+    const line = (target, label) => h("div", { class: "row", "data-target": target || "case" },
+      h("span", { class: "review-label", text: label }), reviewControls(runId, evalId, runIndex, target, reviews.get(reviewKey(evalId, runIndex, target))));
+    card.append(line("", "the case's verdict"), ...criteria.map((c) => line(c, c)));
+  }).catch((err) => card.append(h("p", { class: "muted", text: err.message })));
+  return card;
 }
