@@ -1,9 +1,9 @@
 /* One case of a run: criteria, expected against actual per invocation, judge verdicts, the trace. */
 
-import { api, casePath } from "../api.js";
+import { api, casePath, setPath } from "../api.js";
 import { $, badge, errorBox, h, headRow, toast } from "../dom.js";
 import { INFORMATIONAL, callLine, contentText, enc, fmt, fmtSecs, invCalls, statusClass, statusOf } from "../format.js";
-import { link, paint } from "../nav.js";
+import { go, link, paint } from "../nav.js";
 import { argDiffRows, wordDiff } from "./diff.js";
 import { judgeTable } from "./judges.js";
 import { reviewPanel } from "./review.js";
@@ -20,7 +20,9 @@ export async function showCaseResult(token, runId, caseId, opts) {
   page.append(h("p", {}, h("a", { href: link("runs", runId), text: "← run " + runId })),
     h("div", { class: "row" }, h("h2", { class: "grow" }, "Case ", h("span", { text: caseId })),
       runs.length > 1 ? h("span", { class: "muted", text: `run ${runIndex}: ` }) : null, badge(r.final_eval_status),
-      runs.length > 1 ? [h("span", { class: "muted", text: " over all runs: " }), badge(d.verdict)] : null));
+      runs.length > 1 ? [h("span", { class: "muted", text: " over all runs: " }), badge(d.verdict)] : null,
+      d.app ? h("button", { id: "make-case", text: "Make eval case…", title: "add what the agent did here to an eval set as a new case (then edit it)",
+        onclick: () => makeCase(d, runId) }) : null));
   if (runs.length > 1) {
     page.append(h("div", { class: "row" }, h("span", { text: "Repeated runs:" }), runs.map((k) =>
       h("a", { class: "btn" + (k === runIndex ? " primary" : ""), href: link("runs", runId, "cases", caseId, "run", k), text: `run ${k}` }))));
@@ -122,5 +124,20 @@ async function acceptActual(d, i, act) {
     inv.intermediate_data = act.intermediate_data;
     await api(casePath(d.app, setId, d.eval_id), { method: "PUT", body: c });
     toast(`turn ${i} of ${d.eval_id} in ${setId} now expects the actual turn`);
+  } catch (err) { toast(err.message, true); }
+}
+
+/** A new eval case from this case run (its turns, answers, calls, final state), opened in the case editor.
+ * @param {CaseView} d
+ * @param {string} runId */
+async function makeCase(d, runId) {
+  const setId = window.prompt("Add the case to eval set (made when missing):", d.eval_set_id);
+  if (!setId) return;
+  const evalId = window.prompt("Id of the new case:", `${d.eval_id}_from_${runId.slice(0, 8)}`);
+  if (!evalId) return;
+  try {
+    await api(setPath(d.app, setId) + "/from-run", { method: "POST", body: { eval_id: evalId, run_id: runId, case_id: d.eval_id } });
+    toast(`case ${evalId} added to ${setId}`);
+    go(link("app", d.app, "evalsets", setId, "cases", evalId));
   } catch (err) { toast(err.message, true); }
 }
