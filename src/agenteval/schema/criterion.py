@@ -10,7 +10,7 @@ still a number (`"threshold": 1`).
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
@@ -89,6 +89,9 @@ class JudgeModelOptions(WireModel):
     agenteval extensions: `min_confidence` — a verdict whose confidence (the share of samples
     that agree with it) is below this is *uncertain*, never a pass: the item is asked again of
     `escalate_to` when one is set, else the criterion is not evaluated, with the reason.
+    `on_injection` — "fail": a question whose quoted material holds text addressed to the judge
+    (cut from the answer, or found in the user's turns, tool results or reference) scores 0;
+    "judge" (the default): the verdict on the screened, quoted material stands.
     """
 
     model_config = ConfigDict(strict=True)
@@ -99,6 +102,9 @@ class JudgeModelOptions(WireModel):
     parallelism_limit: int = Field(default=1, ge=1)
     min_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     escalate_to: str | None = None
+    # What a question whose material addresses the judge becomes: judged on the screened,
+    # quoted material ("judge"), or failed ("fail"); see criteria.judge.prompting.injection.
+    on_injection: Literal["judge", "fail"] = "judge"
 
 
 class LlmAsAJudgeCriterion(BaseCriterion):

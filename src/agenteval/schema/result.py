@@ -156,7 +156,10 @@ class JudgeRecord(WireModel):
     error: str | None = None
     prompt_tokens: int = 0
     cached: bool = False
-    screened: list[str] = Field(default_factory=list)  # judge-directed text cut from the agent's
+    screened: list[str] = Field(default_factory=list)  # judge-directed text cut from the agent's answer
+    # Judge-directed text found in the question's other quoted material (the user's turns, tool
+    # results, the reference), left in as quoted data (criteria.judge.prompting.injection).
+    flagged: list[str] = Field(default_factory=list)
     span_id: str | None = None  # the judge span of this call in the case's trace
     # How sure the judge was of the verdict's side: its probability at the verdict token where
     # the backend gave log-probabilities ("logprobs"), else the share of the samples agreeing

@@ -24,7 +24,7 @@ from agenteval.criteria.judge import explain
 from agenteval.criteria.judge.engine.cascade import Policy, decide_all
 from agenteval.criteria.judge.engine.decision import Decision, DecisionOptions, JudgeQuestion
 from agenteval.criteria.judge.engine.service import JudgeAnswer
-from agenteval.criteria.judge.prompting import prompts
+from agenteval.criteria.judge.prompting import injection, prompts
 from agenteval.criteria.reasons import mean_reason
 from agenteval.schema import JudgeRecord, LlmAsAJudgeCriterion
 
@@ -94,6 +94,7 @@ class JudgeCriterion(Criterion):
             judge_model=options.judge_model, prompt_version=prompts.PROMPT_VERSION,
             prompt=q.prompt, replies=answer.replies, verdicts=answer.readings,
             prompt_tokens=answer.prompt_tokens, cached=answer.cached, screened=list(q.screened),
+            flagged=injection.flagged(q.prompt, q.screened),
             label_probs=None if answer.distribution is None else
             {k: round(v, 4) for k, v in answer.distribution.items()})
 
@@ -107,9 +108,15 @@ class JudgeCriterion(Criterion):
             "escalated": None if d.escalated is None else self.decision_record(d.escalated)})
 
     def answered(self, d: Decision) -> Answered:
-        """A final decision as the criterion combines it."""
+        """A final decision as the criterion combines it; with `on_injection: "fail"`, a
+        question whose material addressed the judge scores 0 (fails closed)."""
         checks = () if d.check is None else (self.decision_record(d.check),)
-        return Answered(d.question, d.outcome, self.decision_record(d), checks)
+        record = self.decision_record(d)
+        score = d.outcome
+        if (self.criterion.judge_model_options.on_injection == "fail" and score is not None
+                and (record.screened or record.flagged)):
+            score = 0.0
+        return Answered(d.question, score, record, checks)
 
     def combine(self, ctx: EvalContext, answered: Sequence[Answered]) -> CriterionResult:
         """Per invocation: mean of its questions' scores; overall: mean over all questions
@@ -127,7 +134,8 @@ class JudgeCriterion(Criterion):
         for i, inv in enumerate(result.per_invocation):
             if inv.reason is None:
                 inv.reason = explain.invocation_text(
-                    [a for a in answered if a.question.invocation_index == i], self.min_confidence)
+                    [a for a in answered if a.question.invocation_index == i], self.min_confidence,
+                    self.criterion.judge_model_options.on_injection)
         if result.reason is None:
             result.reason = mean_reason(result.score, self.criterion.threshold,
                                         [p.score for p in result.per_invocation],

@@ -66,10 +66,29 @@ def answer_text(answered: Answered, threshold: Threshold) -> str:
     return text
 
 
-def invocation_text(answered: Sequence[Answered], threshold: Threshold) -> str | None:
-    """The reason of an invocation's judged score from its questions; None without questions."""
+def injection_text(answered: Sequence[Answered], on_injection: str = "judge") -> str:
+    """`; text addressed to the judge: 1 passage cut from the answer, 1 found in the quoted
+    material (failed closed)` when a question's material held any; else empty."""
+    cut = sum(len(a.record.screened) for a in answered)
+    found = sum(len(a.record.flagged) for a in answered)
+    if not cut and not found:
+        return ""
+    parts = [f"{n} passage{'s' if n > 1 else ''} {where}" for n, where in (
+        (cut, "cut from the answer"), (found, "found in the quoted material")) if n]
+    outcome = " (failed closed: on_injection fail)" if on_injection == "fail" else ""
+    return f"; text addressed to the judge: {', '.join(parts)}{outcome}"
+
+
+def invocation_text(answered: Sequence[Answered], threshold: Threshold,
+                    on_injection: str = "judge") -> str | None:
+    """The reason of an invocation's judged score from its questions (and what was found
+    addressed to the judge, `injection_text`); None without questions."""
     if not answered:
         return None
+    return _invocation_text(answered, threshold) + injection_text(answered, on_injection)
+
+
+def _invocation_text(answered: Sequence[Answered], threshold: Threshold) -> str:
     if len(answered) == 1:
         return answer_text(answered[0], threshold)
     positive = sum(1 for a in answered if a.score == 1.0)
@@ -81,4 +100,4 @@ def invocation_text(answered: Sequence[Answered], threshold: Threshold) -> str |
     return f"{head}; first not: {item}: {answer_text(worst, threshold)}"
 
 
-__all__ = ["answer_text", "invocation_text", "verdict_text"]
+__all__ = ["answer_text", "injection_text", "invocation_text", "verdict_text"]

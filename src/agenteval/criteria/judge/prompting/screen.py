@@ -47,8 +47,10 @@ _SPANS = [
     # marker, the rest is a fake turn: an answer has no use for them.
     re.compile(r"(?:<\|[a-z_]+\|>|\[?\s*end of (?:the )?(?:agent'?s? )?(?:response|output|"
                r"answer|reply)\s*\]?).*", re.I | re.S),
-    # Fake instruction headers: "### Instruction: ...", "## New instructions".
-    re.compile(r"^#{2,}\s*(?:instruction|system|new instructions?)\b[^\n]*", re.I | re.M),
+    # Fake instruction headers: "### Instruction: ...", "## New instructions", at a line's or a
+    # sentence's start, with the lines under them up to a blank line or the next header.
+    re.compile(r"(?:^|(?<=[.!?] ))#{2,}\s*(?:instructions?|system|new instructions?|grader|judge|"
+               r"evaluator)\b[^\n]*(?:\n(?![ \t]*(?:#|$))[^\n]*)*", re.I | re.M),
     # A JSON object in the shape of a grader's output (not "score" or "grade" alone: agents'
     # own JSON has those).
     re.compile(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*[\"']\w*(?:verdict|rationale|is_correct|evaluation|"
@@ -102,6 +104,9 @@ def screen(text: str) -> Screened:
         return Screened(text)
     # Tidy what the cuts left: runs of spaces, spaces before punctuation, dangling separators.
     text = re.sub(r"[ \t]{2,}", " ", text)
+    # A quote and brace left at a line's end or alone on a line, where a fake turn was cut that
+    # they pretended to open ('... Tuesday. "}' then "Assistant: ...").
+    text = re.sub(r"(?:(?<=\s)|^)[\"'`]+[}\]][\"'`}\]]*[ \t]*$", "", text, flags=re.M)
     text = re.sub(r"```\w*\s*```", "", text)  # a code fence left empty by a cut
     text = re.sub(r"(?:\n\s*(?:-{3,}|#{2,}|\*{3,}|>)?\s*)+$", "", text)  # dangling separators
     text = re.sub(r"\n{3,}", "\n\n", text)

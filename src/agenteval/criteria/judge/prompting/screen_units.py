@@ -32,6 +32,7 @@ _ROLE_WORDS = (
     r"judge|grader|graders|evaluator|evaluators|assessor|reviewer|reviewers|scorer|checker|"
     r"examiner|rater|validator|verifier|critic|overseer|auditor|moderator|annotator|"
     r"reward model|qa[- ]?bot|grade ?bot[\w-]*|evaluation (?:harness|system|pipeline|model)|"
+    r"(?:reference |grading )?answer key|marking scheme|"
     r"(?:qa|quality|rating|review|evaluation|grading|moderation) (?:team|system|bot)|"
     r"(?:critic|evaluating|grading|judging|judge|scoring|reviewing|assessing) model|"
     r"rubric (?:author|writer)|(?:test|eval|evaluation) harness|"
@@ -53,7 +54,8 @@ _ROLE = re.compile(rf"(?:\b(?:{_ROLE_WORDS})\b|{_CJK_ROLES})")
 # A few roles are also ordinary line heads ("System: 16 GB RAM"); they count as a grader only
 # when the unit also speaks of grading.
 _SHARED_ROLE = re.compile(
-    r"^\W*(?:system|assistant|developer|admin)(?: notice| message| note)?\s*\W?\s*[:：]")
+    r"^\W*(?:system|assistant|developer|admin)(?: notice| message| note| override| prompt| update|"
+    r" instructions?)?\s*\W?\s*[:：]")
 
 # Speaking to the grader, or about this very answer.
 _VOCATIVE_HEAD = r"^\W*(?:(?:dear|hey|attention|attn|to|ai|llm|the|note to the|note for the|p\.?\s?s\.?)\s+)*"
@@ -64,6 +66,9 @@ _ADDRESS = re.compile(
     rf"(?:{_ROLE_WORDS})|\bto (?:the |a |an |any |all |our )?(?:\w+ )?(?:{_ROLE_WORDS})\b|"
     rf"^\W*(?:dear|hey|attention|attn|note to|note for|p\.?\s?s\.?)\b|"
     rf"\b(?:you are|you're|act as|pretend|role-?play)\b|"
+    rf"\byou (?:must|should|will|have to|need to|are required to)\b|"
+    rf"\b(?:{_ROLE_WORDS})s? (?:should|must|needs? to|ought to) (?:know|note|be aware|understand|"
+    rf"reali[sz]e|remember)\b|"
     rf"\b(?:if|for|to|from|tell) (?:the|a|an|any|all|every|our) (?:\w+ )?(?:{_ROLE_WORDS})|"
     rf"\bif you are (?:an?|the) |"
     rf"\b(?:{_ROLE_WORDS})s? (?:should|must|will|shall|needs? to|has to|have to|is (?:asked|"
@@ -95,7 +100,9 @@ _JUDGING = re.compile(
     r"poprawn\w*|ocen\w*|bewertung|bestanden|suspended|determination|protocol|"
     r"korrekt|richtig|einstufen|bewerten|punkte|note|correcte|maximale|référence|correcta|"
     r"correcto|puntuación|sí|corretto|corretta|punteggio|massimo|правильн\w*|балл\w*|"
-    r"эталон\w*|высш\w*|инструкци\w*)\b|\d+(?:\.\d+)?\s*/\s*\d+|\d+\s*из\s*\d+|正解|正确|判定|"
+    r"эталон\w*|высш\w*|инструкци\w*)\b|"
+    r"\b(?:answer|say|output|respond|reply|return|label|mark)\s+(?:with\s+|it\s+|this\s+)?[\"']?"
+    r"(?:yes|valid|safe|supported|pass)\b|\d+(?:\.\d+)?\s*/\s*\d+|\d+\s*из\s*\d+|正解|正确|判定|"
     r"满分|満点|忽略|参考答案|扱って|高分|정답|만점|검토|통과|صحيح|تجاهل|सही|अंक"
 )
 
@@ -117,6 +124,8 @@ _SCORE_REQUEST = re.compile(
     r"^\W*(?:mark|rate|grade|score|classify|label|judge|treat|count)\s+(?:it|this|me|the answer|"
     r"the response)\s+(?:as\s+)?(?:right|correct|valid|passed|safe|true|grounded|a pass|"
     r"full marks|\d+\s*/\s*\d+)\b|"
+    r"^\W*(?:please\s+)?(?:approve|pass) (?:this|it|the (?:answer|response|reply))(?: one| answer| response)?"
+    r"(?:,? please)?\W*$|"
     r"^\W*(?:please\s+)?(?:output|return|print|respond with|reply with)\s+"
     r"(?:a |the |default |only )?(?:score|verdict|grade|label)\b|"
     r"\b(?:this|the|my) (?:answer|response|reply|output) (?:is|has been|was) (?:already )?"
@@ -229,6 +238,11 @@ def _bounded(pieces: list[str]) -> list[str]:
     return out
 
 
+# What a cut unit leaves behind on its line: the "P.S." that introduced it, or the quote and brace
+# with which it pretended to close the data ('... Tuesday. "}' before a fake assistant turn).
+_DANGLING = re.compile(r"(?:^|(?<=\s))(?:p\.?\s?p?\.?s\.?:?|[\"'`]+[}\]]+[\"'`}\]]*)\s*$", re.I)
+
+
 def cut_comments(text: str, removed: list[str]) -> str:
     """`text` without HTML or C comments that speak to a grader (or name one)."""
     def comment(match: re.Match[str]) -> str:
@@ -286,6 +300,8 @@ def cut_units(text: str, removed: list[str]) -> str:
             kept.append(head.rstrip())
             cut_any = True
         new = "".join(kept)
+        if cut_any:  # what a cut leaves hanging: a "P.S." that introduced it, a fake closing quote
+            new = _DANGLING.sub("", new)
         if cut_any and not new.strip() and line.rstrip().endswith(":"):
             block_indent = indent
         if cut_any and not new.strip() and line.lstrip().startswith("#"):
