@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import anyio
 
@@ -28,9 +29,13 @@ from agenteval.criteria.judge.certificates import (
     prompt_fingerprint,
 )
 from agenteval.criteria.judge.engine.service import JudgeService
-from agenteval.criteria.judge.labelled import LabelledCase, criterion_config
+from agenteval.criteria.judge.labelled import METRIC, LabelledCase, criterion_config
 from agenteval.criteria.judge.prompting import prompts
+from agenteval.errors import DataError
 from agenteval.runner import CaseRun, score_case
+from agenteval.schema import EvalCase, EvalStatus
+from agenteval.store import RunStore
+from agenteval.store.reviews import Review, ReviewStore
 
 
 @dataclass
@@ -160,4 +165,53 @@ def certificate(c: Calibration, *, judge_model: str, num_samples: int, source: s
         created=created, num_samples=num_samples, rubrics=rubrics)
 
 
-__all__ = ["Calibration", "Outcome", "calibrate", "certificate"]
+# Criteria whose review labels a case run: one question per turn, so agreeing or disagreeing
+# with the criterion's verdict on a one-turn case run is a label of that question (positive,
+# negative). Rubric and hallucination verdicts ask several questions a turn; a review of the
+# criterion names none of them.
+_REVIEW_LABELS = {"final_response_match": ("valid", "invalid"), "safety": ("safe", "unsafe")}
+REVIEWABLE = {METRIC[kind]: kind for kind in _REVIEW_LABELS}
+
+
+def labelled_from_reviews(root: str | Path) -> list[LabelledCase]:
+    """Labelled cases from people's reviews in the run history at `root` (`store.reviews`, made
+    in `agenteval web`): a review of a `final_response_match_v2` or `safety_v1` verdict on a
+    one-turn case run labels that turn the judge's way when the reviewer agreed, the other way
+    when not. Reviews of other criteria, of whole cases, of several-turn runs and of runs no
+    longer stored are left out. Case ids are `<run id>/<eval id>/<run index>`."""
+    by_run: dict[str, list[Review]] = {}
+    for review in ReviewStore(root).reviews():
+        if review.target in REVIEWABLE:
+            by_run.setdefault(review.run_id, []).append(review)
+    store = RunStore(root)
+    out: list[LabelledCase] = []
+    for run_id, reviews in by_run.items():
+        try:
+            document = store.get(run_id)
+        except DataError:
+            continue
+        runs = {(r.eval_id, r.run_index): r for r in document.eval_case_results}
+        for review in reviews:
+            run = runs.get((review.eval_id, review.run_index))
+            if run is None or len(run.eval_metric_result_per_invocation) != 1:
+                continue
+            metric = next((m for m in run.overall_eval_metric_results if m.metric_name == review.target),
+                          None)
+            if metric is None or metric.eval_status not in (EvalStatus.PASSED, EvalStatus.FAILED):
+                continue
+            kind = REVIEWABLE[review.target]
+            per = run.eval_metric_result_per_invocation[0]
+            if kind == "final_response_match" and per.expected_invocation is None:
+                continue
+            judged_positive = metric.eval_status == EvalStatus.PASSED
+            positive, negative = _REVIEW_LABELS[kind]
+            label = positive if judged_positive == (review.agreement == "agree") else negative
+            case_id = f"{run_id}/{review.eval_id}/{review.run_index}"
+            conversation = [per.expected_invocation or per.actual_invocation]
+            out.append(LabelledCase(case_id, kind, label, review.target,
+                                    EvalCase(eval_id=case_id, conversation=conversation),
+                                    [per.actual_invocation]))
+    return out
+
+
+__all__ = ["REVIEWABLE", "Calibration", "Outcome", "calibrate", "certificate", "labelled_from_reviews"]

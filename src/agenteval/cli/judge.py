@@ -25,7 +25,7 @@ def _labels_digest(labels: str) -> str:
 
 def _calibrate(labels: str, judge_model: str | None, num_samples: int, target: float,
                write: str | None, limit: int | None, parallelism: int, details: str | None,
-               certify: str | None = None) -> int:
+               certify: str | None = None, from_reviews: bool = False) -> int:
     import json
     import os
     from pathlib import Path
@@ -43,7 +43,18 @@ def _calibrate(labels: str, judge_model: str | None, num_samples: int, target: f
     from agenteval.runner.sync import run_sync
     from agenteval.schema.criterion import DEFAULT_JUDGE_MODEL
 
-    cases = load_labelled(labels)
+    if from_reviews:
+        from agenteval.calibration import REVIEWABLE, labelled_from_reviews
+        from agenteval.errors import DataError
+
+        if certify:
+            raise DataError(None, "--certify", "certificates are made from labelled files, not from reviews")
+        cases = labelled_from_reviews(labels)
+        if not cases:
+            raise DataError(labels, "", "no reviews to use as labels: review the verdicts of "
+                            f"{' or '.join(sorted(REVIEWABLE))} on one-turn case runs in agenteval web")
+    else:
+        cases = load_labelled(labels)
     if limit:
         cases = cases[:limit]
     if write:
@@ -139,11 +150,15 @@ def judge() -> None:
               ".agenteval/certificates): agreement, Cohen's κ and coverage at the criterion's "
               "shipped min_confidence, the number of labels, bound to the judge model, the "
               "prompt's hash and the rubric (README \"Calibration certificates\").")
+@click.option("--from_reviews", "--from-reviews", is_flag=True,
+              help="LABELS is an agent or project folder: label with the reviews people made of judged "
+              "verdicts in its run history (agenteval web: agree / disagree), README \"Human review\".")
 @opt.parallelism
 def calibrate(labels: str, judge_model: str | None, num_samples: int, target: float, write: str | None,
-              limit: int | None, parallelism: int, details: str | None, certify: str | None) -> None:
+              limit: int | None, parallelism: int, details: str | None, certify: str | None,
+              from_reviews: bool) -> None:
     """Judge the labelled cases in LABELS (a file or a folder of them; format in README
     "Calibrating the judge") and print per criterion: accuracy, and the min_confidence at which
     the committed verdicts agree with the labels at --target, with the coverage it leaves."""
     sys.exit(opt.guard(_calibrate, labels, judge_model, num_samples, target, write, limit, parallelism,
-                       details, certify))
+                       details, certify, from_reviews))
