@@ -55,9 +55,11 @@ from bench_judge import OUT_DIR, build, load_cases, predicted
 import agenteval
 from agenteval.criteria import default_registry
 from agenteval.criteria.judge import JudgeService
-from agenteval.criteria.judge.labelled import POSITIVE
+from agenteval.criteria.judge.labelled import POSITIVE, criterion_config
+from agenteval.criteria.judge.labelled import build as build_labelled
 from agenteval.models import LLM, LocalModel, Message, ModelRequest, ModelResponse
-from agenteval.runner import score_case
+from agenteval.runner import CaseRun, score_case
+from agenteval.schema import EvalCase
 
 DEFAULT_CRITERIA = "final_response_match,rubric_final_response,hallucinations,safety"
 
@@ -129,6 +131,24 @@ async def score(kind: str, case: dict[str, Any], judge: JudgeService, num_sample
             "errors": [e.message for e in result.metric_errors]}
 
 
+async def score_merged(kind: str, cases: list[dict[str, Any]], judge: JudgeService,
+                       num_samples: int) -> dict[str, Any]:
+    """`cases` as the invocations of one case (a judged case with several questions)."""
+    built = [build_labelled(kind, c) for c in cases]
+    case = EvalCase(eval_id="+".join(b.id for b in built),
+                    conversation=[i for b in built for i in b.case.conversation or []])
+    run = CaseRun(case, [i for b in built for i in b.actual], "s")
+    metric = default_registry().configure(built[0].metric, criterion_config(built[0], num_samples))
+    result = await score_case(run, [metric], judge=judge)
+    scored = [r for r in result.judge_records
+              if r.step is None and not (r.item or "").endswith(", cross-check")]
+    return {"id": case.eval_id, "criterion": f"{kind} x{len(cases)}", "label": None,
+            "gold_positive": None, "pred_positive": [r.verdict for r in scored], "correct": None,
+            "verdicts": max(1, len(scored)), "labels": [r.verdict for r in result.judge_records],
+            "rationales": [r.rationale for r in result.judge_records],
+            "errors": [e.message for e in result.metric_errors]}
+
+
 def call_rows(calls: list[dict[str, Any]], submitted: list[float]) -> list[dict[str, Any]]:
     """Per call: its wall seconds from submission (the nearest earlier submission) and how
     much of it was waiting rather than llama.cpp computing this call."""
@@ -148,7 +168,7 @@ async def main_async(args: argparse.Namespace) -> None:
     model = Submitted(LocalModel(threads=args.threads) if args.threads else LocalModel())
     judge = judge_for(model)
     kinds = args.criteria.split(",")
-    cases = [c for c in load_cases(limit=args.per + 1) if c[0] in kinds and not c[1]]
+    cases = [c for c in load_cases(limit=args.per * args.invocations + 1) if c[0] in kinds and not c[1]]
     by_kind: dict[str, list[dict[str, Any]]] = {}
     for kind, _, case in cases:
         by_kind.setdefault(kind, []).append(case)
@@ -167,7 +187,8 @@ async def main_async(args: argparse.Namespace) -> None:
             print(f"{kind}: warmed in {time.perf_counter() - w0:.1f} s", file=sys.stderr, flush=True)
             _CALLS.clear()
             model.submitted.clear()
-            groups = [timed] if args.concurrent else [[c] for c in timed]
+            k = args.invocations
+            groups = [timed] if args.concurrent else [timed[j:j + k] for j in range(0, len(timed), k)]
             for i, group in enumerate(groups):
                 configs = (["old", "new"] if i % 2 == 0 else ["new", "old"]) if args.ab else [""]
                 for config in configs:
@@ -191,17 +212,20 @@ async def timed_group(kind: str, group: list[dict[str, Any]], judge: JudgeServic
     _CALLS.clear()
     model.submitted.clear()
     load0, cpu0, wall0 = os.getloadavg()[0], time.process_time(), time.perf_counter()
-    results = await asyncio.gather(*(score(kind, c, judge, args.num_samples) for c in group))
+    if args.invocations > 1:  # the group is one case of several invocations
+        results = [await score_merged(kind, group, judge, args.num_samples)]
+    else:
+        results = await asyncio.gather(*(score(kind, c, judge, args.num_samples) for c in group))
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     calls = call_rows(list(_CALLS), list(model.submitted))
     rows = []
     for r in results:
-        rows.append({**r, "concurrent": len(group), "seconds": wall / len(group),
-                     "cpu_seconds": cpu / len(group), "group_seconds": wall, "group_cpu": cpu,
+        rows.append({**r, "concurrent": len(group), "seconds": wall / len(results),
+                     "cpu_seconds": cpu / len(results), "group_seconds": wall, "group_cpu": cpu,
                      "load": [load0, os.getloadavg()[0]], "calls": calls if r is results[0] else [],
                      "group_calls": len(calls)})
         tot = {k: sum(c[k] for c in calls) for k in ("processed", "reused", "generated", "waiting")}
-        print(f"{kind:22} {r['id']:8} {model.tag.split('-')[0]:3} {'ok ' if r['correct'] else 'BAD'} "
+        print(f"{kind:22} {r['id'][:8]:8} {model.tag.split('-')[0]:3} {'ok ' if r['correct'] else 'BAD'} "
               f"{wall:6.1f}s cpu={cpu:5.1f}s calls={len(calls)} proc={tot['processed']} "
               f"reused={tot['reused']} gen={tot['generated']} wait={tot['waiting']:.1f}s load={load0:.1f}",
               file=sys.stderr, flush=True)
@@ -226,7 +250,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
         processed, reused = sum(c["processed"] for c in calls), sum(c["reused"] for c in calls)
         wall = max(1e-9, sum(c["wall"] for c in calls))
         out[kind] = {
-            "cases": len(mine), "correct": sum(r["correct"] for r in mine),
+            "cases": len(mine), "correct": sum(bool(r["correct"]) for r in mine),
             "case_s": statistics.median(per_case), "case_s_p90": pct(per_case, 0.9),
             "case_cpu": statistics.median(cpu_case), "case_cpu_p90": pct(cpu_case, 0.9),
             "verdict_s": statistics.median(per_v), "verdict_s_p90": pct(per_v, 0.9),
@@ -285,6 +309,8 @@ def main() -> None:
     p.add_argument("--num-samples", type=int, default=5)
     p.add_argument("--threads", type=int)
     p.add_argument("--concurrent", action="store_true", help="a criterion's timed cases at once")
+    p.add_argument("--invocations", type=int, default=1,
+                   help="K labelled cases as the K invocations of one judged case (K questions)")
     p.add_argument("--ab", action="store_true", help="old vs new configuration, interleaved in one process")
     p.add_argument("--run-tag", default=str(int(time.time())))
     p.add_argument("--out", default=str(OUT_DIR / "judge_speed.jsonl"))
