@@ -94,7 +94,8 @@ class Collect:
     def __init__(self, *args: str) -> None:
         self.dir = tempfile.TemporaryDirectory()
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-        self.proc = subprocess.Popen([sys.executable, "-m", "agenteval", "collect", "--port", "0", *args],
+        command = [sys.executable, "-m", "agenteval", "collect", "--port", "0", "--no_grpc", *args]
+        self.proc = subprocess.Popen(command,
                                      cwd=self.dir.name, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True, env=env)
         assert self.proc.stdout is not None

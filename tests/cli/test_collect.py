@@ -22,8 +22,9 @@ FREE = {"criteria": {"tool_trajectory_single_tool_use": {"threshold": 1.0, "tool
 def test_collect_scores_a_posted_export_and_records_it(tmp_path: Path) -> None:
     (tmp_path / "free.json").write_text(json.dumps(FREE))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agenteval", "collect", "--port", "0", "--quiet_seconds", "0.3",
-         "--eval_set", str(TRACES / "expected.evalset.json"), "--config_file_path", "free.json"],
+        [sys.executable, "-m", "agenteval", "collect", "--port", "0", "--grpc_port", "0",
+         "--quiet_seconds", "0.3", "--eval_set", str(TRACES / "expected.evalset.json"),
+         "--config_file_path", "free.json"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
@@ -36,6 +37,8 @@ def test_collect_scores_a_posted_export_and_records_it(tmp_path: Path) -> None:
         assert reply.status_code == 200
         bad = httpx.post(url, content=b"[1]", headers={"Content-Type": "application/json"})
         assert bad.status_code == 400
+        grpc_line = proc.stdout.readline()
+        assert re.match(r"Receiving OTLP/gRPC traces on 127\.0\.0\.1:\d+\.$", grpc_line), grpc_line
         lines = [proc.stdout.readline(), proc.stdout.readline()]
         assert all(line.startswith("passed traces/weather-") for line in lines), lines
         proc.send_signal(signal.SIGINT)
@@ -54,7 +57,7 @@ def test_collect_scores_a_posted_export_and_records_it(tmp_path: Path) -> None:
 def test_collect_refuses_a_reference_based_criterion_for_unmatched_conversations(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text(json.dumps({"criteria": {"response_match_score": 0.8}}))
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "agenteval", "collect", "--port", "0",
+    done = subprocess.run([sys.executable, "-m", "agenteval", "collect", "--port", "0", "--no_grpc",
                            "--config_file_path", "bad.json"], cwd=tmp_path, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 2 and time.monotonic() - started < 120

@@ -18,12 +18,14 @@ DEFAULT_FREE_CRITERIA: dict[str, Any] = {"safety_v1": 0.8}
 
 
 def _collect(eval_sets: tuple[str, ...], config_file_path: str | None, host: str, port: int,
-             quiet_seconds: float, sample_rate: float, max_judge_calls_per_minute: float | None,
+             grpc_port: int | None, quiet_seconds: float, sample_rate: float,
+             max_judge_calls_per_minute: float | None,
              judge_model: str | None, max_spans: int, max_traces: int, parallelism: int,
              no_cache: bool) -> int:
     from pathlib import Path
 
     from agenteval.collector import Assembler, Collector, ConversationScorer, JudgeBudget, Limits, Receiver
+    from agenteval.collector.grpc_receiver import GrpcReceiver, available
     from agenteval.collector.scoring import Outcome, Target
     from agenteval.datasets import load_eval_set
     from agenteval.datasets.config import load_eval_config
@@ -72,12 +74,25 @@ def _collect(eval_sets: tuple[str, ...], config_file_path: str | None, host: str
         receiver = Receiver(Assembler(limits), host, port, log=log)
     except OSError as e:
         raise DataError(None, "--port", f"cannot listen on {host}:{port}: {e}") from None
+    grpc = None
+    if grpc_port is not None and available():
+        try:
+            grpc = GrpcReceiver(receiver.assembler, host, grpc_port, log=log)
+        except OSError as e:
+            receiver.stop()
+            raise DataError(None, "--grpc_port", f"cannot listen on {host}:{grpc_port}: {e}") from None
     collector = Collector(receiver, scorer, parallelism=parallelism, on_outcome=said, log=log)
     collector.start()
+    if grpc is not None:
+        grpc.start()
     names = ", ".join(m.name for m in scorer.free_metrics())
     click.echo(f"Receiving OTLP/HTTP traces on http://{host}:{receiver.port}/v1/traces (protobuf or JSON); "
                f"a conversation is scored {quiet_seconds:g} s after its last span. Unmatched conversations: "
                f"{names}. Ctrl-C to stop.")
+    if grpc is not None:
+        click.echo(f"Receiving OTLP/gRPC traces on {host}:{grpc.port}.")
+    elif grpc_port is not None:
+        click.echo("OTLP/gRPC is off: pip install 'agenteval[grpc]' to receive it (or use OTLP/HTTP).")
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
@@ -87,8 +102,13 @@ def _collect(eval_sets: tuple[str, ...], config_file_path: str | None, host: str
         pass
     click.echo("Stopping: scoring the conversations still held (Ctrl-C again to quit now).")
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    if grpc is not None:
+        grpc.stop()
     collector.stop(drain=True)
     c = receiver.counters
+    if grpc is not None:
+        c.spans, c.requests, c.rejected = (c.spans + grpc.counters.spans, c.requests + grpc.counters.requests,
+                                           c.rejected + grpc.counters.rejected)
     a = receiver.assembler
     click.echo(f"Received {c.spans} spans in {c.requests} requests ({c.rejected} rejected); "
                f"evicted {a.evicted_traces} traces ({a.evicted_spans} spans) and dropped "
@@ -107,6 +127,10 @@ def _collect(eval_sets: tuple[str, ...], config_file_path: str | None, host: str
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=4318, show_default=True, type=click.IntRange(0, 65535),
               help="Port for OTLP/HTTP (0: any free port).")
+@click.option("--grpc_port", "--grpc-port", default=4317, show_default=True, type=click.IntRange(0, 65535),
+              help="Port for OTLP/gRPC, when grpcio is installed (pip install 'agenteval[grpc]'; 0: any "
+              "free port).")
+@click.option("--no_grpc", "--no-grpc", is_flag=True, help="Do not serve OTLP/gRPC.")
 @click.option("--quiet_seconds", "--quiet-seconds", default=5.0, show_default=True,
               type=click.FloatRange(min=0),
               help="A conversation is done when none of its traces got a span for this long (a trace "
@@ -126,11 +150,12 @@ def _collect(eval_sets: tuple[str, ...], config_file_path: str | None, host: str
               help="Conversations scored at once.")
 @opt.no_cache
 def collect(eval_sets: tuple[str, ...], config_file_path: str | None, host: str, port: int,
-            quiet_seconds: float, sample_rate: float, max_judge_calls_per_minute: float | None,
+            grpc_port: int, no_grpc: bool, quiet_seconds: float, sample_rate: float,
+            max_judge_calls_per_minute: float | None,
             judge_model: str | None, max_spans: int, max_traces: int, parallelism: int,
             no_cache: bool) -> None:
     """Receive an agent's OpenTelemetry traces live (OTLP/HTTP on /v1/traces), score each
     conversation when it is done and record it in ./.agenteval (see `agenteval runs`, `agenteval web`)."""
-    sys.exit(opt.guard(_collect, eval_sets, config_file_path, host, port, quiet_seconds, sample_rate,
-                       max_judge_calls_per_minute, judge_model, max_spans, max_traces, parallelism,
-                       no_cache))
+    sys.exit(opt.guard(_collect, eval_sets, config_file_path, host, port, None if no_grpc else grpc_port,
+                       quiet_seconds, sample_rate, max_judge_calls_per_minute, judge_model, max_spans,
+                       max_traces, parallelism, no_cache))

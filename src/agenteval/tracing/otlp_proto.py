@@ -57,6 +57,11 @@ def read_otlp_proto(data: bytes, source: str = "OTLP/protobuf") -> list[OtlpSpan
         request.ParseFromString(data)
     except Exception as e:  # protobuf's DecodeError; its type depends on the runtime
         raise DataError(source, "", f"not an ExportTraceServiceRequest: {e}") from None
+    return request_spans(request, source)
+
+
+def request_spans(request: Any, source: str = "OTLP/protobuf") -> list[OtlpSpan]:
+    """Every span of a parsed ExportTraceServiceRequest (as gRPC hands it over)."""
     out = []
     for r, rs in enumerate(request.resource_spans):
         resource = _attributes(rs.resource.attributes)
@@ -79,4 +84,4 @@ def read_otlp_proto(data: bytes, source: str = "OTLP/protobuf") -> list[OtlpSpan
     return out
 
 
-__all__ = ["read_otlp_proto"]
+__all__ = ["read_otlp_proto", "request_spans"]

@@ -1,0 +1,77 @@
+"""OTLP over gRPC (`opentelemetry.proto.collector.trace.v1.TraceService/Export`, port 4317 by
+default), feeding the same `Assembler` as the HTTP receiver. Needs `grpcio` (the `grpc` extra:
+pip install 'agenteval[grpc]'); `available()` says whether it is installed.
+
+A request whose spans are malformed is refused with INVALID_ARGUMENT and the reason, and
+logged; a message over `max_message_bytes` is refused by gRPC itself (RESOURCE_EXHAUSTED).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import time
+from collections.abc import Callable
+from concurrent import futures
+from typing import Any
+
+from agenteval.collector.assembler import Assembler
+from agenteval.collector.receiver import MAX_BODY_BYTES, Counters, Log
+from agenteval.errors import AgentEvalError
+from agenteval.tracing.otlp_proto import request_spans
+
+
+def available() -> bool:
+    """Whether grpcio is installed."""
+    return importlib.util.find_spec("grpc") is not None
+
+
+class GrpcReceiver:
+    """An OTLP/gRPC server on (host, port) (port 0: a free one, see `port`), feeding `assembler`."""
+
+    def __init__(self, assembler: Assembler, host: str = "127.0.0.1", port: int = 4317, *,
+                 log: Log = lambda message: None, max_message_bytes: int = MAX_BODY_BYTES,
+                 clock: Callable[[], float] = time.monotonic, workers: int = 4) -> None:
+        # untyped modules (no stubs): held as Any
+        grpc: Any = importlib.import_module("grpc")
+        services: Any = importlib.import_module(
+            "opentelemetry.proto.collector.trace.v1.trace_service_pb2_grpc")
+        from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+
+        self.assembler, self.log, self.clock = assembler, log, clock
+        self.counters = Counters()
+        receiver = self
+
+        class Servicer(services.TraceServiceServicer):  # type: ignore[misc]
+            def Export(self, request: Any, context: Any) -> Any:
+                try:
+                    spans = request_spans(request, "gRPC request")
+                except AgentEvalError as e:
+                    receiver.counters.rejected += 1
+                    receiver.log(f"rejected a gRPC request from {context.peer()}: {e}")
+                    context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+                receiver.assembler.add(spans, receiver.clock())
+                receiver.counters.spans += len(spans)
+                receiver.counters.requests += 1
+                return trace_service_pb2.ExportTraceServiceResponse()
+
+        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=workers),
+                                   options=[("grpc.max_receive_message_length", max_message_bytes)])
+        services.add_TraceServiceServicer_to_server(Servicer(), self._server)
+        try:
+            self.port = int(self._server.add_insecure_port(f"{host}:{port}"))
+        except RuntimeError as e:  # grpcio raises it for a port in use
+            raise OSError(str(e)) from None
+        if self.port == 0:
+            raise OSError(f"cannot listen on {host}:{port}")
+
+    def start(self) -> None:
+        """Serves on gRPC's own threads."""
+        self._server.start()
+
+    def stop(self) -> None:
+        """Stops serving (requests in flight get a second to finish)."""
+        self._server.stop(grace=1).wait()
+
+
+__all__ = ["GrpcReceiver", "available"]

@@ -1,0 +1,59 @@
+"""OTLP over gRPC (when grpcio is installed): spans the OpenTelemetry SDK made, sent through
+a real gRPC channel with the service's generated stub, scored like those over HTTP; malformed
+spans refused with INVALID_ARGUMENT, the server going on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agenteval.collector.grpc_receiver import GrpcReceiver
+from agenteval.collector.scoring import COLLECTED_SET
+from agenteval.store import RunStore
+from tests.collector.helpers import live_collector
+
+grpc = pytest.importorskip("grpc")
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans  # noqa: E402
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc  # noqa: E402
+from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+
+
+def _sdk_request() -> trace_service_pb2.ExportTraceServiceRequest:
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    tracer = provider.get_tracer("test")
+    with tracer.start_as_current_span("chat m") as chat:  # a root span: done when it ends
+        chat.set_attribute("gen_ai.operation.name", "chat")
+        chat.set_attribute("gen_ai.input.messages",
+                           '[{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]')
+        chat.set_attribute("gen_ai.output.messages",
+                           '[{"role": "assistant", "parts": [{"type": "text", "content": "hello"}]}]')
+    provider.shutdown()
+    return encode_spans(memory.get_finished_spans())
+
+
+def test_spans_over_grpc_are_scored_and_bad_ones_refused(tmp_path: Path) -> None:
+    with live_collector(tmp_path) as live:
+        server = GrpcReceiver(live.collector.receiver.assembler, "127.0.0.1", 0, log=live.logs.append)
+        server.start()
+        try:
+            with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+                stub = trace_service_pb2_grpc.TraceServiceStub(channel)
+                bad = _sdk_request()
+                bad.resource_spans[0].scope_spans[0].spans[0].trace_id = b"\x01"
+                with pytest.raises(grpc.RpcError) as refused:
+                    stub.Export(bad, timeout=30)
+                assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+                assert "traceId" in refused.value.details()
+                stub.Export(_sdk_request(), timeout=30)
+                (outcome,) = live.wait_for(1)
+        finally:
+            server.stop()
+    assert (outcome.status, outcome.eval_set_id, outcome.turns) == ("scored", COLLECTED_SET, 1)
+    assert server.counters.spans == 1 and server.counters.rejected == 1
+    assert any(line.startswith("rejected a gRPC request") for line in live.logs)
+    assert len(RunStore(tmp_path).list_runs()) == 1
