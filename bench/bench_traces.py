@@ -12,6 +12,9 @@
 3. Ingest: the OpenAI Agents SDK fixture (tests/fixtures/traces) copied `--ingest-copies` times
    with fresh ids and session ids into one OTLP/JSON file, read and matched against an eval set of
    as many cases: spans per second.
+4. Ingest per framework: each fixture of `FRAMEWORKS` (ADK with parallel calls and its merged
+   span, the OpenAI Agents SDK's several runs in one trace, pydantic-ai, LangGraph, ADK's legacy
+   spans) copied to about as many spans, read and made invocations: spans per second.
 
 Results: a markdown table on stdout and bench/out/traces/summary.json.
 """
@@ -149,6 +152,50 @@ def ingest(copies: int) -> dict[str, Any]:
             "spans_per_s": len(out_spans) / seconds, "conversations": len(cases)}
 
 
+FRAMEWORKS = ("adk_parallel", "openai_agents_group", "pydantic_ai", "langgraph", "adk_legacy")
+_SESSION_KEYS = ("session.id", "gen_ai.conversation.id", "gcp.vertex.agent.session_id")
+
+
+def ingest_framework(name: str, target_spans: int) -> dict[str, Any]:
+    """One fixture copied to about `target_spans` spans (fresh ids and session ids) into one file, read, and
+    every conversation made invocations (what `score --actual` and `eval_set from_trace` do
+    before matching): spans per second. Read with the parallel calls, merged spans and the
+    several-turn trace of the issue-26 fixtures."""
+    from agenteval.tracing.ingest import read_traces
+
+    data = json.loads((FIXTURE.parent / f"{name}.otlp.json").read_text(encoding="utf-8"))
+    copies = max(1, target_spans // sum(len(ss["spans"]) for rs in data["resourceSpans"]
+                                        for ss in rs["scopeSpans"]))
+    out: list[dict[str, Any]] = []
+    for rs in data["resourceSpans"]:
+        for ss in rs["scopeSpans"]:
+            spans = ss["spans"]
+            copied = []
+            for n in range(copies):
+                suffix = f"{n:012x}"
+                for s in spans:
+                    copy = json.loads(json.dumps(s))
+                    copy["traceId"] = s["traceId"][:20] + suffix
+                    copy["spanId"] = s["spanId"][:4] + suffix
+                    if "parentSpanId" in copy:
+                        copy["parentSpanId"] = s["parentSpanId"][:4] + suffix
+                    for a in copy.get("attributes", []):
+                        if a["key"] in _SESSION_KEYS:
+                            a["value"] = {"stringValue": f"{a['value']['stringValue']}-{n}"}
+                    copied.append(copy)
+            ss["spans"] = copied
+            out += copied
+    path = OUT / f"ingest_{name}.otlp.json"
+    OUT.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    started = time.perf_counter()
+    conversations = read_traces(path)
+    turns = sum(len(conversations.invocations(key)) for key in conversations.conversations)
+    seconds = time.perf_counter() - started
+    return {"fixture": name, "spans": len(out), "turns": turns, "seconds": seconds,
+            "spans_per_s": len(out) / seconds}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", type=int, default=100)
@@ -173,6 +220,13 @@ def main() -> None:
     summary["ingest"] = i = ingest(args.ingest_copies)
     print(f"\ningest: {i['spans']} spans ({i['bytes'] / 1e6:.1f} MB, {i['conversations']} conversations) "
           f"read and matched in {i['seconds']:.2f} s = {i['spans_per_s']:.0f} spans/s")
+    summary["frameworks"] = []
+    print("\n| fixture | spans | turns | s | spans / s |\n|---|---|---|---|---|")
+    for name in FRAMEWORKS:
+        f = ingest_framework(name, i["spans"])  # as many spans as the ingest above
+        summary["frameworks"].append(f)
+        print(f"| {f['fixture']} | {f['spans']} | {f['turns']} | {f['seconds']:.2f} | "
+              f"{f['spans_per_s']:.0f} |")
     (OUT / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
 
 
