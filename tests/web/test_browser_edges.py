@@ -256,6 +256,8 @@ def test_eval_set_runs_and_compare_edges(page: Any, base_url: str, agents_dir: P
                   started["run_id"])
     page.wait_for_selector(".prog .open-results", timeout=20_000)
     expect(page.locator("table.runs tbody tr")).to_have_count(3)
+    log = page.inner_text(".prog .log")  # 8: each turn as it finishes
+    assert "whats_the_weather_in_paris: turn 1 of 2 done" in log and "turn 2 of 2 done" in log
 
     # 3: ticking the newest first still makes the older run the baseline
     page.check(f'input[data-run="{newer["run_id"]}"]')

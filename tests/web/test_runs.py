@@ -38,7 +38,13 @@ def test_a_run_streams_its_events_and_is_recorded_like_a_cli_run(live: Live) -> 
     events = live.events(run_id)
     types = [e["type"] for e in events]
     assert types[0] == "RunStarted" and events[0]["total"] == 2 and events[0]["run_id"] == run_id
-    assert sorted(types[1:-1]) == ["CaseFinished", "CaseFinished", "CaseStarted", "CaseStarted"]
+    assert sorted(types[1:-1]) == ["CaseFinished", "CaseFinished", "CaseStarted", "CaseStarted",
+                                   "TurnDone", "TurnDone"]
+    for i, e in enumerate(events):  # each case's one turn, between its start and its score
+        if e["type"] == "TurnDone":
+            assert (e["turn"], e["turns"]) == (1, 1)
+            at = {x["type"]: k for k, x in enumerate(events) if x.get("eval_id") == e["eval_id"]}
+            assert at["CaseStarted"] < i < at["CaseFinished"]
     finished = events[-1]
     assert finished["type"] == "RunFinished" and finished["passed"] == 2 and finished["failed"] == 0
     (result_id,) = finished["result_ids"]

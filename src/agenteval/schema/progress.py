@@ -43,6 +43,19 @@ class CaseFinished:
 
 
 @dataclass(frozen=True)
+class TurnDone:
+    """A turn of a case run finished in this process: `turn` turns done of `turns` (None for a
+    simulated conversation, whose length is known only at its end). Executors that run the
+    agent in other processes report case runs only."""
+
+    eval_set_id: str
+    eval_id: str
+    run_index: int
+    turn: int
+    turns: int | None
+
+
+@dataclass(frozen=True)
 class JudgeCallDone:
     """A judge question was answered: `model_calls` requests to `model` (0 when every sample
     came from the cache), `prompt_tokens` processed by them, `samples` verdicts read."""
@@ -65,8 +78,8 @@ class RunFinished:
     seconds: float
 
 
-ProgressEvent = RunStarted | CaseStarted | CaseFinished | JudgeCallDone | RunFinished
+ProgressEvent = RunStarted | CaseStarted | TurnDone | CaseFinished | JudgeCallDone | RunFinished
 Listener = Callable[[ProgressEvent], None]
 
 __all__ = ["CaseFinished", "CaseStarted", "JudgeCallDone", "Listener", "ProgressEvent", "RunFinished",
-           "RunStarted"]
+           "RunStarted", "TurnDone"]

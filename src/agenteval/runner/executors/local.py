@@ -14,8 +14,8 @@ from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.runner.executors.base import Done, Unit
 from agenteval.runner.inference import SimulatorFactory, infer_case
 from agenteval.runner.scoring import CaseRun, score_case
-from agenteval.schema import EvalCaseResult
-from agenteval.schema.progress import CaseStarted, Listener
+from agenteval.schema import EvalCaseResult, Invocation
+from agenteval.schema.progress import CaseStarted, Listener, TurnDone
 from agenteval.tracing import TraceRecorder, recording, span
 
 Infer = Callable[[], Awaitable[CaseRun]]
@@ -24,14 +24,15 @@ Infer = Callable[[], Awaitable[CaseRun]]
 
 async def run_unit(unit: Unit, adapter: AgentAdapter, *, app_name: str | None = None,
                    simulator: SimulatorFactory | None = None, judge: JudgeService | None = None,
-                   traces: bool = True, case_timeout: float | None = None) -> EvalCaseResult:
+                   traces: bool = True, case_timeout: float | None = None,
+                   on_turn: Callable[[Invocation], None] | None = None) -> EvalCaseResult:
     """Infers one case run in this process and scores it as soon as its inference ends (see
     `score_unit`); a run longer than `case_timeout` seconds is stopped and recorded with a
-    timeout error. Every executor that runs the agent in its own process runs units through
-    this."""
+    timeout error; `on_turn` hears each turn as it finishes. Every executor that runs the
+    agent in its own process runs units through this."""
     async def infer() -> CaseRun:
         return await infer_case(adapter, unit.case, unit.eval_set_id, unit.run_index, app_name,
-                                simulator, timeout=case_timeout)
+                                simulator, timeout=case_timeout, on_turn=on_turn)
 
     return await score_unit(unit, infer, judge=judge, traces=traces)
 
@@ -83,12 +84,27 @@ class LocalExecutor:
                     self.listener(CaseStarted(unit.eval_set_id, unit.case.eval_id, unit.run_index))
                 result = await run_unit(unit, self.adapter, app_name=self.app_name,
                                         simulator=self.simulator, judge=self.judge, traces=self.traces,
-                                        case_timeout=self.case_timeout)
+                                        case_timeout=self.case_timeout, on_turn=self._turns(unit))
                 done(unit, result, time.monotonic() - started)
 
         async with anyio.create_task_group() as tg:
             for _ in range(min(self.parallelism, len(units))):
                 tg.start_soon(worker)
+
+    def _turns(self, unit: Unit) -> Callable[[Invocation], None] | None:
+        """What tells the listener each turn of `unit` that finishes (None: no listener)."""
+        listener = self.listener
+        if listener is None:
+            return None
+        conversation = unit.case.conversation
+        turns = len(conversation) if conversation else None
+        done = 0
+
+        def heard(_: Invocation) -> None:
+            nonlocal done
+            done += 1
+            listener(TurnDone(unit.eval_set_id, unit.case.eval_id, unit.run_index, done, turns))
+        return heard
 
 
 __all__ = ["Infer", "LocalExecutor", "run_unit", "score_unit"]

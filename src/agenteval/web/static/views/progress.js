@@ -31,12 +31,12 @@ export function watchRun(runId, label) {
   actions.append(cancel);
   let total = 0, done = 0, passed = 0, failed = 0, judged = 0, ended = false;
   const started = Date.now();
-  const inFlight = new Map(); // "eval_id run" → when it started
+  const inFlight = new Map(); // "eval_id run" → its turns so far ("turn 2 of 3" once one finished)
   const showStep = () => {
     const secs = (Date.now() - started) / 1000;
-    const names = [...inFlight.keys()];
+    const names = [...inFlight.entries()].map(([k, t]) => (t ? `${k} (${t})` : k));
     const parts = [
-      names.length ? `running case ${Math.min(done + 1, total || done + 1)} of ${total || "?"}: ${short(names.slice(0, 2).join(", "), 60)}${names.length > 2 ? ` and ${names.length - 2} more` : ""}` : "",
+      names.length ? `running case ${Math.min(done + 1, total || done + 1)} of ${total || "?"}: ${short(names.slice(0, 2).join(", "), 80)}${names.length > 2 ? ` and ${names.length - 2} more` : ""}` : "",
       judged ? `${judged} judge question${judged > 1 ? "s" : ""} answered` : "",
       `${clock(secs)} elapsed`, done && total > done ? `about ${clock((secs / done) * (total - done))} left` : ""];
     step.textContent = parts.filter(Boolean).join(" · ");
@@ -55,8 +55,13 @@ export function watchRun(runId, label) {
     const e = JSON.parse(msg.data);
     if (e.type === "RunStarted") total = e.total;
     else if (e.type === "CaseStarted") {
-      inFlight.set(e.eval_id + (e.run_index ? " run " + e.run_index : ""), Date.now());
+      inFlight.set(e.eval_id + (e.run_index ? " run " + e.run_index : ""), "");
       say(`started ${e.eval_id}${e.run_index ? " run " + e.run_index : ""}`);
+    } else if (e.type === "TurnDone") {
+      // the turn after the one that finished is the one in hand
+      const next = e.turns === null || e.turn < e.turns ? `turn ${e.turn + 1}${e.turns ? " of " + e.turns : ""}` : "scoring";
+      inFlight.set(e.eval_id + (e.run_index ? " run " + e.run_index : ""), next);
+      say(`${e.eval_id}: turn ${e.turn}${e.turns ? " of " + e.turns : ""} done`);
     } else if (e.type === "CaseFinished") {
       inFlight.delete(e.eval_id + (e.run_index ? " run " + e.run_index : ""));
       done++; statusOf(e.status) === "passed" ? passed++ : failed++;
