@@ -160,8 +160,7 @@ class Receiver:
             def _refuse(self, error: BadRequest, protobuf: bool) -> None:
                 receiver.counters.rejected += 1
                 receiver.log(f"rejected a request from {self.client_address[0]}: {error.status} {error}")
-                if error.status >= 413:  # the body may be unread: the connection cannot be reused
-                    self.close_connection = True
+                self.close_connection = True  # its body may be unread: the connection cannot be reused
                 self._reply(error.status, status_body(str(error), protobuf),
                             "application/x-protobuf" if protobuf else "application/json")
 
