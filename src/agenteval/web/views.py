@@ -321,19 +321,14 @@ def paired_json(c: PairedComparison) -> PairedView:
                       pass_k_a=c.pass_k("a"), pass_k_b=c.pass_k("b"))
 
 
-def trend_point(stored: StoredRun, summary: EvalSetResult) -> TrendPoint:
-    """One run on the charts: its pass rate and each criterion's mean score over its cases."""
-    counts = set_counts(summary)
-    scores: dict[str, list[float]] = {}
-    for case in summary.summary:
-        for m in case.metrics:
-            if m.mean is not None and m.eval_status != EvalStatus.INFORMATIONAL:
-                scores.setdefault(m.metric_name, []).append(m.mean)
-    return TrendPoint(run_id=stored.row.run_id, run_group=stored.row.run_group, app=stored.app,
-                      created=stored.row.created, eval_set_id=stored.row.eval_set_id,
-                      cases=counts.total, passed=counts.passed,
-                      pass_rate=counts.passed / counts.total if counts.total else None,
-                      criteria={k: sum(v) / len(v) for k, v in scores.items()})
+def trend_point(stored: StoredRun, criteria: dict[str, float]) -> TrendPoint:
+    """One run on the charts: its pass rate (from its row) and each criterion's mean score over
+    its cases (`RunStore.criterion_means`)."""
+    row = stored.row
+    return TrendPoint(run_id=row.run_id, run_group=row.run_group, app=stored.app, created=row.created,
+                      eval_set_id=row.eval_set_id, cases=row.cases_total, passed=row.cases_passed,
+                      pass_rate=row.cases_passed / row.cases_total if row.cases_total else None,
+                      criteria=criteria)
 
 
 __all__ = ["argument_diff", "case_rows", "case_view", "comparison_json", "paired_json", "run_row", "run_view",

@@ -10,7 +10,7 @@ from agenteval.datasets.files import parse_json
 from agenteval.datasets.nesting import MAX_RESULT_DEPTH
 from agenteval.reporting.compare import compare
 from agenteval.schema import EvalSetResult
-from agenteval.store import parse_result, record_run
+from agenteval.store import RunStore, parse_result, record_run
 from agenteval.verdicts.paired import compare_paired
 from agenteval.web.context import ContractRoute, Web, WebDep, conflict, not_found
 from agenteval.web.contract import ComparisonView, PairedView, RunRef, TrendPoint
@@ -48,7 +48,12 @@ def trends(web: WebDep, app: str | None = None, eval_set: str | None = None,
     if app is not None:
         web.app_dir(app)
     runs = [s for s in web.stores.runs(app) if eval_set is None or s.row.eval_set_id == eval_set][:limit]
-    return [trend_point(s, web.stores.summary(s)) for s in reversed(runs)]
+    means: dict[tuple[str, str], dict[str, float]] = {}
+    for root in {s.root for s in runs}:  # one grouped query per store, not a summary per run
+        ids = [s.row.run_id for s in runs if s.root == root]
+        for run_id, m in RunStore(root).criterion_means(ids).items():
+            means[(str(root), run_id)] = m
+    return [trend_point(s, means[(str(s.root), s.row.run_id)]) for s in reversed(runs)]
 
 
 @router.post("/api/results/open", status_code=201)
