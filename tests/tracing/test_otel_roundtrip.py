@@ -142,3 +142,42 @@ def test_a_builtin_agents_export_scores_the_same_durations_included(received: tu
     assert rescored == run
     assert run["sum"]["tool_trajectory_avg_score"] == 1.0
     assert run["sum"]["invocation_duration_v1"] is not None and run["sum"]["invocation_duration_v1"] >= 0.1
+
+
+ADK = '''
+from google.adk.agents import LlmAgent
+from google.adk.models import LlmResponse
+from google.genai import types
+
+from tests.agents.scripted_adk import ScriptedLlm
+
+
+def add(a: int, b: int) -> int:
+    """Adds two numbers."""
+    return a + b
+
+
+def _reply(part):
+    return LlmResponse(content=types.Content(role="model", parts=[part]),
+                       usage_metadata=types.GenerateContentResponseUsageMetadata(
+                           prompt_token_count=20, candidates_token_count=5, total_token_count=25))
+
+
+root_agent = LlmAgent(name="calc", tools=[add], model=ScriptedLlm(delay=0.05, script=[
+    _reply(types.Part(function_call=types.FunctionCall(name="add", args={"a": 2, "b": 3}))),
+    _reply(types.Part(text="It is 5."))]))
+'''
+
+
+def test_an_adk_agents_export_scores_the_same(received: tuple[str, list[Any]], tmp_path: Path) -> None:
+    pytest.importorskip("google.adk")
+    url, requests = received
+    agent = tmp_path / "calc"
+    agent.mkdir()
+    (agent / "agent.py").write_text(ADK)
+    s = eval_set("calc", {"sum": [inv("What is 2 + 3?", "It is 5.", [call("add", a=2, b=3)])]})
+    evalset = agent / "calc.evalset.json"
+    evalset.write_text(s.model_dump_json(exclude_none=True))
+    run, rescored = _round_trip(agent, evalset, url, requests, tmp_path, [])
+    assert rescored == run
+    assert run["sum"]["tool_trajectory_avg_score"] == 1.0 and run["sum"]["inference_call_count_v1"] == 2
