@@ -91,7 +91,9 @@ def case_from_source(ref: str, root: str | Path, case_id: str | None, eval_id: s
     if Path(ref).is_file() and looks_like_otlp(Path(ref).read_bytes()[:65536]):
         conversations = read_traces(ref)
         key = _pick(ref, case_id, list(conversations.conversations), "conversation")
-        return EvalCase(eval_id=eval_id or key, conversation=_expected(conversations.invocations(key)),
+        # a conversation without a session id is keyed "trace <id>": no spaces in a case id
+        return EvalCase(eval_id=eval_id or re.sub(r"[^\w.-]+", "_", key),
+                        conversation=_expected(conversations.invocations(key)),
                         creation_timestamp=time.time())
     result = load_run(ref, root)
     key = _pick(ref, case_id, list(dict.fromkeys(c.eval_id for c in result.eval_case_results)), "case")

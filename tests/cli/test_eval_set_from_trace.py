@@ -2,6 +2,7 @@
 without running the agent; scoring the trace against the case it made passes."""
 
 import json
+import re
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -42,6 +43,11 @@ def test_a_trace_becomes_a_case_that_its_trace_passes(tmp_path: Path) -> None:
     assert turns[1].final_response is not None and turns[1].final_response.text() == (
         "It is -2°C and snowing in Oslo.")
     assert all(t.duration is None for t in turns)  # the run's timings are no expectation
+    other = tmp_path / "other.evalset.json"  # no session id: the case is named after the trace
+    code, output = _from_trace(str(TRACES / "openai_agents_group.otlp.json"), "--into", str(other))
+    assert code == 0, output
+    (made_id,) = [c.eval_id for c in load_eval_set(other).eval_cases]
+    assert re.fullmatch(r"trace_[0-9a-f]{32}", made_id), made_id
     config = tmp_path / "cfg.json"
     criteria = {"tool_trajectory_avg_score": 1.0, "response_match_score": 1.0}
     config.write_text(json.dumps({"criteria": criteria}))
