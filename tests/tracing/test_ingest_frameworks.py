@@ -14,7 +14,7 @@ from agenteval.tracing.ingest import read_traces
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 PARALLEL = FIXTURES / "parallel.evalset.json"
-FRAMEWORKS = ["adk_parallel", "openai_agents_group", "pydantic_ai"]
+FRAMEWORKS = ["adk_parallel", "openai_agents_group", "pydantic_ai", "pydantic_ai_one_trace"]
 
 
 def _score(expected: Path, traces: Path, tmp_path: Path) -> tuple[int, str, Path]:
@@ -60,8 +60,9 @@ def test_the_merged_span_is_kept_but_not_counted() -> None:
     assert [r.name for r in first.results] == ["get_weather", "get_weather"]
 
 
-def test_one_sdk_trace_of_two_runs_is_two_turns_of_one_conversation() -> None:
-    conversations = read_traces(FIXTURES / "openai_agents_group.otlp.json").conversations
+@pytest.mark.parametrize("name", ["openai_agents_group", "pydantic_ai_one_trace"])
+def test_one_trace_of_two_runs_is_two_turns_of_one_conversation(name: str) -> None:
+    conversations = read_traces(FIXTURES / f"{name}.otlp.json").conversations
     (conv,) = conversations.values()
     assert [t.user_text for t in conv] == ["What's the weather in Paris and in Rome?", "And in Oslo?"]
     assert conv[0].end <= conv[1].start  # each turn is its own run's time, not the trace's

@@ -4,8 +4,9 @@ The rule, for every file (OTLP/JSON, `agenteval.tracing.otlp_json`):
 
 1. **Turns.** Each trace is one user turn (ADK, the OpenAI Agents SDK, LangGraph and pydantic-ai
    export one trace per run), except agenteval's own traces, whose `invocation` spans are the
-   turns, and a trace whose outermost agent runs have several parent spans (the OpenAI Agents
-   SDK's several `Runner.run` in one `trace(...)`): each parent is a turn.
+   turns, and a trace holding several runs (the OpenAI Agents SDK's several `Runner.run` in one
+   `trace(...)`, each under its own task span; an agent run again inside an app's own span): a
+   new turn where the outermost agent runs change parent or the same agent runs again.
 2. **Conversations.** Turns with the same session id (`session.id` (OpenInference),
    `gen_ai.conversation.id` (GenAI conventions), `gcp.vertex.agent.session_id` (ADK's legacy
    spans), `agenteval.eval_id`) form one conversation, in start order; so do the turns of one
@@ -53,7 +54,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -302,21 +303,29 @@ def turns(spans: Sequence[OtlpSpan], source: str = "") -> list[Turn]:
 
 
 def _runs_per_turn(spans: list[OtlpSpan], tree: _Tree) -> list[list[OtlpSpan]]:
-    """The turns of a trace that holds several: the outermost agent runs grouped by their parent
-    span, each parent (the OpenAI Agents SDK's task span of one `Runner.run`, when several run
-    inside one `trace(...)`) one turn, in start order. Agents that take over within a run (a
-    handoff, ADK's transfer) share their parent: one turn. Fewer than two parents: one turn."""
+    """The turns of a trace that holds several, in start order; [] for one. Its outermost agent
+    runs begin a new turn where their parent span changes (the OpenAI Agents SDK's task span of
+    each `Runner.run` inside one `trace(...)`), or where the same agent runs again after its run
+    ended (several runs inside an app's own span, e.g. pydantic-ai's `agent.run` per message).
+    Another agent taking over (a handoff, ADK's transfer) stays in the turn. A turn's roots are
+    its parent span when no other turn shares it, else its runs."""
     agents = agent_tree(tree.kids.get(None, []), tree.kids, is_tool)
     by_id = {s.span_id: s for s in spans}
-    parents: dict[str | None, OtlpSpan | None] = {}
-    for r in agents.names:
-        run = by_id[r]
-        if run.parent_id not in agents.agent_of:  # outermost: no agent run above it
-            parent = by_id.get(run.parent_id) if run.parent_id is not None else None
-            parents.setdefault(parent.span_id if parent else None, parent)
-    if len(parents) < 2 or None in parents:
+    top = sorted((by_id[r] for r in agents.names if by_id[r].parent_id not in agents.agent_of),
+                 key=lambda s: s.start)
+    groups: list[list[OtlpSpan]] = []
+    for run in top:
+        last = groups[-1][-1] if groups else None
+        again = last is not None and agents.names[last.span_id] == agents.names[run.span_id]
+        if last is None or last.parent_id != run.parent_id or (again and run.start >= (last.end or 0)):
+            groups.append([run])
+        else:
+            groups[-1].append(run)
+    if len(groups) < 2:
         return []
-    return [[p] for p in sorted((p for p in parents.values() if p is not None), key=lambda s: s.start)]
+    parents = Counter(g[0].parent_id for g in groups)
+    return [[by_id[g[0].parent_id]] if g[0].parent_id in by_id and parents[g[0].parent_id] == 1 else g
+            for g in groups]
 
 
 def _session(spans: Sequence[OtlpSpan]) -> str | None:
