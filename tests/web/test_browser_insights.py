@@ -47,6 +47,9 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                    "smoke_r2", "smoke", created=1_700_000_100.0)]
     for doc in runs:
         record_run(shop, [doc])
+    dice = eval_set("tools", {"roll": [inv("roll a d20", "4", [call("roll", sides=20)])]})
+    (agents / "dice" / "tools.evalset.json").write_text(
+        json.dumps(dice.model_dump(mode="json", exclude_none=True)), encoding="utf-8")
     with serve(create_app(agents)) as url:
         yield url
 
@@ -150,3 +153,20 @@ def test_matrix_diffs_only_changed_and_a_case_run_again(page: Any, base_url: str
     assert "passed" in cells.nth(1).inner_text() and "failed" in cells.nth(0).inner_text()
     assert "sunny in Paris" in cells.nth(1).inner_text()
     shot(page, shots, "matrix-rerun")
+
+
+def test_the_case_editor_knows_the_agents_tools(page: Any, base_url: str, shots: Path) -> None:
+    page.goto(base_url + "/#/app/dice/evalsets/tools/cases/roll")
+    page.click("#edit-case")
+    hint = page.locator('.inv[data-inv="0"] .call-hint')
+    hint.filter(has_text="declares no tool").wait_for()  # `roll` is not a tool of the dice agent
+    assert page.locator("#declared-tools option").first.get_attribute("value") == "roll_die"
+    page.fill('.inv[data-inv="0"] .call-name', "roll_die")
+    page.locator('.inv[data-inv="0"] .call-name').dispatch_event("change")
+    page.locator('.inv[data-inv="0"] .call-hint', has_text="sides: integer*").wait_for()
+    page.locator('.inv[data-inv="0"] .arg-name').first.fill("count")  # rename the old argument
+    page.locator('.inv[data-inv="0"] .arg-name').first.dispatch_event("change")
+    page.click('.inv[data-inv="0"] .fill-args')
+    names = page.locator('.inv[data-inv="0"] .arg-name')
+    assert [names.nth(i).input_value() for i in range(names.count())] == ["count", "sides"]
+    shot(page, shots, "case-editor-tools")

@@ -87,3 +87,11 @@ def test_reviews_are_stored_with_the_run_replaced_listed_and_deleted(live: Live)
     assert live.delete("/api/runs/r2/reviews", params={"eval_id": "b"}).status_code == 200
     assert live.delete("/api/runs/r2/reviews", params={"eval_id": "b"}).status_code == 404
     assert len(live.get("/api/runs/r2/reviews").json()) == 1
+
+
+def test_the_tools_an_agent_declares(live: Live) -> None:
+    assert live.get("/apps/echo/tools").json() == []  # a plain callable declares nothing
+    (roll,) = live.get("/apps/dice/tools").json()
+    assert roll["name"] == "roll_die" and roll["agent"] == "dice"
+    assert [(p["name"], p["type"], p["required"]) for p in roll["params"]] == [("sides", "integer", True)]
+    assert live.get("/apps/nope/tools").status_code == 404

@@ -129,6 +129,32 @@ class MatrixView(Out):
     """This page of rows."""
 
 
+class ToolParamView(Out):
+    """An argument of a declared tool."""
+
+    name: str
+    """The argument's name."""
+    type: str
+    """Its JSON schema type (`string`, `integer`, …; `any` when none is declared)."""
+    required: bool
+    """Whether a call must pass it."""
+    description: str
+    """What the tool's docstring says of it."""
+
+
+class ToolInfo(Out):
+    """A tool the agent declares (read from the agent object, not from a run)."""
+
+    name: str
+    """The tool's name, as calls name it."""
+    description: str
+    """Its description."""
+    params: list[ToolParamView]
+    """Its arguments, in declaration order."""
+    agent: str
+    """The agent (or sub-agent) declaring it."""
+
+
 class ReviewBody(Out):
     """A person's review of a verdict (PUT body)."""
 
@@ -156,4 +182,4 @@ class ReviewView(ReviewBody):
 
 
 __all__ = ["CaseHit", "CaseSearch", "FailureGroupView", "FlakyView", "MatrixCellView", "MatrixColumn",
-           "MatrixRowView", "MatrixView", "ReviewBody", "ReviewView"]
+           "MatrixRowView", "MatrixView", "ReviewBody", "ReviewView", "ToolInfo", "ToolParamView"]

@@ -1,7 +1,8 @@
 """Looking into runs (issue 27): a run's cases searched, filtered and sorted; its failing cases
 grouped by reason; flaky cases across the history; N runs side by side; human reviews of a
-run's verdicts. The work is done by `reporting.case_query`, `reporting.failure_groups`,
-`verdicts.flaky`, `reporting.matrix` and `store.reviews`; these routes only shape it."""
+run's verdicts; the tools an agent declares (for the case editor). The work is done by
+`reporting.case_query`, `reporting.failure_groups`, `verdicts.flaky`, `reporting.matrix`,
+`store.reviews` and `agents.declared`; these routes only shape it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 
+from agenteval.agents.declared import declared_tools
 from agenteval.reporting.case_query import CaseFacts, CaseQuery, SortKey, facets, query_cases, run_facts
 from agenteval.reporting.failure_groups import failure_groups
 from agenteval.reporting.matrix import MatrixCell, run_matrix
@@ -29,6 +31,8 @@ from agenteval.web.contract_insights import (
     MatrixView,
     ReviewBody,
     ReviewView,
+    ToolInfo,
+    ToolParamView,
 )
 from agenteval.web.history import StoredRun
 from agenteval.web.views import status_word
@@ -154,3 +158,12 @@ def delete_review(run_id: str, web: WebDep, eval_id: str, run_index: int = Query
     if not ReviewStore(stored.root).delete(stored.row.run_id, eval_id, run_index, target):
         not_found(f"no review of {eval_id!r} run {run_index} {target or 'verdict'} in run {run_id!r}")
     return Deleted(deleted=eval_id)
+
+
+@router.get("/apps/{app}/tools")
+def list_tools(app: str, web: WebDep) -> list[ToolInfo]:
+    """The tools agent `app` declares (`agents.declared`: names, argument types, required),
+    for the case editor; none for a plain callable agent."""
+    return [ToolInfo(name=t.name, description=t.description, agent=t.agent, params=[
+        ToolParamView(name=p.name, type=p.type, required=p.required, description=p.description)
+        for p in t.params]) for t in declared_tools(web.agent(app).agent)]

@@ -544,6 +544,24 @@
  */
 
 /**
+ * A tool the agent declares (read from the agent object, not from a run).
+ * @typedef {Object} ToolInfo
+ * @property {string} name - The tool's name, as calls name it.
+ * @property {string} description - Its description.
+ * @property {Array<ToolParamView>} params - Its arguments, in declaration order.
+ * @property {string} agent - The agent (or sub-agent) declaring it.
+ */
+
+/**
+ * An argument of a declared tool.
+ * @typedef {Object} ToolParamView
+ * @property {string} name - The argument's name.
+ * @property {string} type - Its JSON schema type (`string`, `integer`, …; `any` when none is declared).
+ * @property {boolean} required - Whether a call must pass it.
+ * @property {string} description - What the tool's docstring says of it.
+ */
+
+/**
  * A tool's response.
  * @typedef {Object} ToolResult
  * @property {string|null} name - The tool (None when the response does not name it).

@@ -4,9 +4,11 @@ import { api, casePath } from "../api.js";
 import { h, replace, toast } from "../dom.js";
 import { callLine, contentText, invCalls, json, oneLine } from "../format.js";
 import { go, guardLeaving, link } from "../nav.js";
+import { callHint, editing, toolDatalist } from "./case-tools.js";
 
 export function caseEditor(app, setId, original) {
   const box = h("div", { class: "card", id: "case-editor" });
+  editing.app = app;
   let draft = null; // a deep copy while editing; null in view mode
   let saved = ""; // the draft as it was when editing began: leaving asks only when it changed
   guardLeaving(() => (draft && box.isConnected && JSON.stringify(draft) !== saved
@@ -21,7 +23,7 @@ export function caseEditor(app, setId, original) {
           h("button", { class: "danger", id: "delete-case", text: "Delete case", onclick: del })]);
     const body = c.conversation ? c.conversation.map((inv, i) => invocationEditor(c, inv, i, edit, render))
       : [h("pre", { class: "box", text: json(c.conversation_scenario) })];
-    replace(box, head, state(c), body);
+    replace(box, head, state(c), body, edit ? toolDatalist() : null);
   };
   const state = (c) => c.session_input && Object.keys(c.session_input.state || {}).length
     ? h("details", {}, h("summary", { text: "initial session state" }), h("pre", { class: "box", text: json(c.session_input.state) })) : null;
@@ -69,11 +71,12 @@ function callsEditor(inv, calls, rerender) {
   const commit = () => { setInvCalls(inv, list); rerender(); };
   const move = (k, d) => { const [x] = list.splice(k, 1); list.splice(k + d, 0, x); commit(); };
   const rows = list.map((call, k) => h("div", { class: "call" },
-    h("input", { class: "call-name", value: call.name || "", "aria-label": "tool name", oninput: (e) => { call.name = e.target.value; setInvCalls(inv, list); } }),
+    h("input", { class: "call-name", value: call.name || "", "aria-label": "tool name", list: "declared-tools", oninput: (e) => { call.name = e.target.value; setInvCalls(inv, list); }, onchange: commit }),
     h("input", { class: "call-author", value: call.author || "", placeholder: "any agent", "aria-label": "agent (author)",
       title: "the agent expected to make this call (ADK's event author); when calls name two agents or more, each agent's calls are matched on their own",
       oninput: (e) => { call.author = e.target.value.trim(); setInvCalls(inv, list); } }),
     argsEditor(call, () => setInvCalls(inv, list), commit),
+    callHint(call, commit),
     h("div", { class: "row" },
       h("button", { class: "icon", title: "move up", text: "↑", disabled: k === 0, onclick: () => move(k, -1) }),
       h("button", { class: "icon", title: "move down", text: "↓", disabled: k === list.length - 1, onclick: () => move(k, 1) }),
