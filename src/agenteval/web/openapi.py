@@ -151,8 +151,11 @@ def _typedef(name: str, schema: dict[str, Any]) -> list[str]:
 def types_file(component: dict[str, Any]) -> str:
     """The file of `static/types/` a component's typedef is written to: `documents.js` for the
     documents the API hands back as stored (the schema package's and other packages' models),
-    `web.js` for the web API's own."""
+    `web.js` for the web API's own, `insights.js` for those of looking into runs
+    (`agenteval.web.contract_insights`)."""
     module = str(component.get(MODULE, ""))
+    if module == "agenteval.web.contract_insights":
+        return "insights.js"
     ours = module.startswith("agenteval.web") or not module.startswith("agenteval.")
     return "web.js" if ours else "documents.js"
 
@@ -161,7 +164,7 @@ def jsdoc_typedefs(openapi: dict[str, Any]) -> dict[str, str]:
     """Every component of the schema as a JSDoc `@typedef`, in name order, by the file of
     `static/types/` it goes to."""
     components = openapi.get("components", {}).get("schemas", {})
-    files: dict[str, list[str]] = {"documents.js": [], "web.js": []}
+    files: dict[str, list[str]] = {"documents.js": [], "insights.js": [], "web.js": []}
     for name in sorted(components):
         files[types_file(components[name])] += ["", *_typedef(name, components[name])]
     return {f: "\n".join([HEADER.rstrip("\n"), *lines, "", "export {};", ""]) for f, lines in files.items()}

@@ -70,20 +70,6 @@
  */
 
 /**
- * A case of a run matching a search, with what it was sorted by.
- * @typedef {Object} CaseHit
- * @property {number} position - Its place in the run (case order, from 0).
- * @property {string} eval_id - The case.
- * @property {"passed"|"failed"|"not_evaluated"|"informational"} status - Its verdict over runs.
- * @property {number|null} score - The mean of its gating criteria's means (None: nothing scored).
- * @property {number|null} seconds - The agent's seconds over its runs.
- * @property {number|null} tokens - The agent's tokens over its runs.
- * @property {Array<string>} failing - Its failing (or not evaluated) gating criteria.
- * @property {Array<string>} tools - The tools it called.
- * @property {Array<string>} errors - Its error types (`TimeoutError`, `<criterion> error`).
- */
-
-/**
  * A case run in a page of a run's cases.
  * @typedef {Object} CaseRow
  * @property {string} eval_id - The case.
@@ -94,17 +80,6 @@
  * @property {number} metric_errors - How many criteria failed to score.
  * @property {number|null} [seconds] - The agent's time over the case run's turns, summed (None when no turn was timed).
  * @property {number|null} [tokens] - The agent's tokens over the case run's turns, summed (None when none were reported).
- */
-
-/**
- * One page of a run's cases matching a search, and what the run can be filtered by.
- * @typedef {Object} CaseSearch
- * @property {number} total - Cases matching (over every page).
- * @property {Array<CaseHit>} cases - This page, in the order asked for.
- * @property {Array<string>} criteria - Every criterion failing somewhere in the run.
- * @property {Array<string>} tools - Every tool called in the run.
- * @property {Array<string>} arguments - Every tool argument (`tool.arg`) passed in the run.
- * @property {Array<string>} errors - Every error type in the run.
  */
 
 /**
@@ -204,25 +179,6 @@
  */
 
 /**
- * Failing cases sharing one reason (`12 cases: `lookup.q` differs`).
- * @typedef {Object} FailureGroupView
- * @property {string} reason - What failed, the same words for every case it applies to.
- * @property {Array<string>} eval_ids - The cases, in case order.
- */
-
-/**
- * A case whose verdicts both passed and failed across the history.
- * @typedef {Object} FlakyView
- * @property {string} eval_set_id - Its eval set.
- * @property {string} eval_id - The case.
- * @property {number} runs - Case runs seen (every stored run and its repeats).
- * @property {number} passed - Of which passed.
- * @property {number} pass_rate - passed / runs.
- * @property {number} flip_rate - The share of consecutive verdicts that differ.
- * @property {number} stored_runs - Stored runs the case appears in.
- */
-
-/**
  * @typedef {Object} FromRun
  * @property {string} eval_id
  * @property {string} run_id
@@ -264,41 +220,6 @@
  * @property {string|null} error - Why it failed.
  * @property {Array<string>} result_ids - Its result documents, once recorded.
  * @property {number} events - Progress events so far (`/api/runs/{run_id}/events` streams them).
- */
-
-/**
- * One case in one run of the matrix.
- * @typedef {Object} MatrixCellView
- * @property {"passed"|"failed"|"not_evaluated"|"informational"} status - Its verdict.
- * @property {number|null} score - The mean of its gating criteria's means.
- * @property {Array<string>} answer - Each invocation's final response (first case run).
- * @property {Array<string>} calls - Its tool calls, `name(arg=value)`.
- * @property {boolean} changed - Whether answer or calls differ from the cell to the left.
- * @property {Array<string>} diff - The line diff against the cell to the left (`- `, `+ `, ` ` lines; calls as `call …`).
- */
-
-/**
- * A run of the matrix.
- * @typedef {Object} MatrixColumn
- * @property {string} run_id - The run's document id.
- * @property {string} label - The run id the CLI printed (else the document id), with its agent model if any.
- * @property {number} created - When it ran (epoch seconds).
- */
-
-/**
- * One eval id across the runs.
- * @typedef {Object} MatrixRowView
- * @property {string} eval_id - The case.
- * @property {boolean} changed - Whether any cell changed against its left neighbour.
- * @property {Array<MatrixCellView|null>} cells - One per column (None: that run lacks the case).
- */
-
-/**
- * Runs side by side: cases as rows, runs as columns.
- * @typedef {Object} MatrixView
- * @property {Array<MatrixColumn>} columns - The runs, in the order asked for.
- * @property {number} total - Rows before paging (after `changed_only`).
- * @property {Array<MatrixRowView>} rows - This page of rows.
  */
 
 /**
@@ -359,30 +280,6 @@
  * @property {number} k - k of pass@k and pass^k.
  * @property {Array<*>|null} pass_k_a - Baseline (pass@k, pass^k), means over the cases on both sides.
  * @property {Array<*>|null} pass_k_b - Candidate (pass@k, pass^k).
- */
-
-/**
- * A person's review of a verdict (PUT body).
- * @typedef {Object} ReviewBody
- * @property {string} eval_id - The case.
- * @property {number} [run_index] - Which of its runs.
- * @property {string} [target] - "" for the case's verdict, else the judged criterion's name.
- * @property {"agree"|"disagree"} agreement - Whether the reviewer agrees with the verdict (`disagree`: the judge was wrong).
- * @property {string} [comment] - Why.
- * @property {string|null} [reviewer] - Who (free text).
- */
-
-/**
- * A stored review.
- * @typedef {Object} ReviewView
- * @property {string} eval_id - The case.
- * @property {number} [run_index] - Which of its runs.
- * @property {string} [target] - "" for the case's verdict, else the judged criterion's name.
- * @property {"agree"|"disagree"} agreement - Whether the reviewer agrees with the verdict (`disagree`: the judge was wrong).
- * @property {string} [comment] - Why.
- * @property {string|null} [reviewer] - Who (free text).
- * @property {string} run_id - The run's document id.
- * @property {number} created - When it was stored (epoch seconds).
  */
 
 /**
@@ -541,24 +438,6 @@
  * @typedef {Object} ToolCall
  * @property {string} name - The tool.
  * @property {Object<string, *>|null} args - Its arguments.
- */
-
-/**
- * A tool the agent declares (read from the agent object, not from a run).
- * @typedef {Object} ToolInfo
- * @property {string} name - The tool's name, as calls name it.
- * @property {string} description - Its description.
- * @property {Array<ToolParamView>} params - Its arguments, in declaration order.
- * @property {string} agent - The agent (or sub-agent) declaring it.
- */
-
-/**
- * An argument of a declared tool.
- * @typedef {Object} ToolParamView
- * @property {string} name - The argument's name.
- * @property {string} type - Its JSON schema type (`string`, `integer`, …; `any` when none is declared).
- * @property {boolean} required - Whether a call must pass it.
- * @property {string} description - What the tool's docstring says of it.
  */
 
 /**
