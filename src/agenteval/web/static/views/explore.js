@@ -27,7 +27,8 @@ export async function showExplore(token, runId, query) {
   page.append(h("p", {}, h("a", { href: link("runs", runId), text: "← run " + (run.run_group || id) })),
     h("div", { class: "row" }, h("h2", { class: "grow", text: "Explore run " + (run.run_group || id) }),
       older.length ? h("a", { class: "btn", id: "open-matrix", href: matrixLink([...older, id]), text: `Matrix with ${older.length} earlier run${older.length > 1 ? "s" : ""}` }) : null));
-  page.append(groupsCard(groups, id), flakyCard(run));
+  const flaky = flakyCard(run);
+  page.append(groupsCard(groups, id), flaky.card);
   const results = h("div", { class: "search-results" });
   const form = filterForm(query, () => refresh());
   page.append(h("div", { class: "card" }, h("h3", { text: "Search the cases" }), form.node,
@@ -65,6 +66,7 @@ export async function showExplore(token, runId, query) {
   document.addEventListener("keydown", keys);
   await refresh();
   paint(token, page);
+  flaky.load(); // over the eval set's history: asked once the cases are on screen
 }
 
 /** The filter form: its fields from the address, and the run's facets offered as choices. */
@@ -131,16 +133,16 @@ function groupsCard(groups, runId) {
     g.eval_ids.length > 12 ? ` … and ${g.eval_ids.length - 12} more` : ""))));
 }
 
-/** @param {RunView} run */
+/** The flaky-cases card, and the function filling it. @param {RunView} run */
 function flakyCard(run) {
   const card = h("div", { class: "card flaky" }, h("h3", { text: "Flaky cases across the history" }), h("p", { class: "muted", text: "Loading…" }));
-  api("/api/flaky?" + qs({ app: run.app, eval_set: run.eval_set_id })).then((/** @type {Array<FlakyView>} */ list) => {
+  const load = () => api("/api/flaky?" + qs({ app: run.app, eval_set: run.eval_set_id })).then((/** @type {Array<FlakyView>} */ list) => {
     replace(card, h("h3", { text: "Flaky cases across the history" }), list.length ? h("table", {}, h("thead", {}, h("tr", {}, ["case", "passed", "pass rate", "flip rate", "runs"].map((t) => h("th", { text: t })))),
       h("tbody", {}, list.slice(0, 20).map((f) => h("tr", { "data-case": f.eval_id }, h("td", { text: f.eval_id }), h("td", { text: `${f.passed} / ${f.runs}` }),
         h("td", { text: fmt(f.pass_rate) }), h("td", { text: fmt(f.flip_rate) }), h("td", { text: f.stored_runs })))))
       : h("p", { class: "muted", text: "No case both passed and failed in this eval set's stored runs." }));
   }).catch((err) => replace(card, h("p", { class: "muted", text: short(err.message, 200) })));
-  return card;
+  return { card, load };
 }
 
 /** Re-run one case (same criteria; optionally another agent or judge model), then open it
