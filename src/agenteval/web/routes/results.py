@@ -13,7 +13,8 @@ from agenteval.schema import EvalSetResult
 from agenteval.store import RunStore, parse_result, record_run
 from agenteval.verdicts.paired import compare_paired
 from agenteval.web.context import ContractRoute, Web, WebDep, conflict, not_found
-from agenteval.web.contract import ComparisonView, PairedView, RunRef, TrendPoint
+from agenteval.web.contract import RunRef
+from agenteval.web.contract_compare import ComparisonView, PairedView, TrendPoint
 from agenteval.web.views import comparison_json, paired_json, trend_point
 
 router = APIRouter(tags=["results"], route_class=ContractRoute)
