@@ -287,6 +287,9 @@ def test_markup_from_agents_judges_and_ids_stays_text(page: Any, base_url: str, 
     assert case_id in page.inner_text("#case-editor h3")
     result = run_with_two_criteria(page, judge, runs=2)
     page.goto(base_url + "/" + result)
+    # A new hash alone re-renders in place: the eval set's own case table could take the click
+    # first. A reload shows the run page alone.
+    page.reload()
     page.wait_for_selector("table.cases tbody tr a")
     page.click("table.cases tbody tr a")
     page.wait_for_selector(".judges")
