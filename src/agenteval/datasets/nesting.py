@@ -24,7 +24,7 @@ invocations, and the config, one or two levels deeper than those files do, so wh
 `MAX_DEPTH` can be read back."""
 
 # Every byte but the structural ones (brackets, and quotes that delimit strings) is dropped.
-_NOT_STRUCTURE = bytes(range(256)).translate(None, b'[]{}"')
+NOT_STRUCTURE = bytes(range(256)).translate(None, b'[]{}"')
 _NOT_STRUCTURE_OR_BACKSLASH = bytes(range(256)).translate(None, b'[]{}"\\')
 _ONE_BRACKET = bytes.maketrans(b"[{]}", b"(())")
 _STRING = re.compile(rb'"[^"]*"')
@@ -60,9 +60,19 @@ def too_deep(data: bytes, limit: int = MAX_DEPTH) -> bool:
 
 def _structure(data: bytes) -> bytes:
     """The brackets of `data` and the quotes that delimit its strings, in order."""
-    # Backslashes are few in JSON (escapes only); each is looked at to find the escaped quotes,
-    # which are then dropped from the translated text (its k-th backslash is the k-th here).
+    if data.count(b"\\") > _MANY_ESCAPES:  # a Python step per escape stops paying off: one regex pass
+        return _ESCAPE.sub(b"  ", data).translate(None, NOT_STRUCTURE)
+    return structure_of_few_escapes(data)[0]
+
+
+def structure_of_few_escapes(data: bytes) -> tuple[bytes, bool]:
+    """The brackets and string-delimiting quotes of `data` (whose escapes all end inside it),
+    and whether it may hold a surrogate escape (`\\uD...`). A Python step per escape on top of
+    C-speed passes over the whole: for text whose escapes are few, as JSON's are."""
+    # Each backslash is looked at to find the escaped quotes, which are then dropped from the
+    # translated text (its k-th backslash is the k-th here).
     quoted: list[int] = []  # indices, among all backslashes, of those escaping a quote
+    maybe_surrogate = False
     count = 0
     i = data.find(b"\\")
     while i >= 0:
@@ -71,16 +81,16 @@ def _structure(data: bytes) -> bytes:
             quoted.append(count)
         elif escaped == b"\\":
             count += 1  # the escaped backslash is one too
+        elif escaped == b"u" and data[i + 2:i + 3] in (b"d", b"D", b""):
+            maybe_surrogate = True
         count += 1
-        if count > _MANY_ESCAPES:  # a Python loop per escape stops paying off: one regex pass
-            return _ESCAPE.sub(b"  ", data).translate(None, _NOT_STRUCTURE)
         i = data.find(b"\\", i + 2)
     if not quoted:
-        return data.translate(None, _NOT_STRUCTURE)
+        return data.translate(None, NOT_STRUCTURE), maybe_surrogate
     parts = data.translate(None, _NOT_STRUCTURE_OR_BACKSLASH).split(b"\\")
     for k in quoted:
         parts[k + 1] = parts[k + 1][1:]  # the escaped quote right after backslash k
-    return b"".join(parts)
+    return b"".join(parts), maybe_surrogate
 
 
 def check_depth(file: str | Path | None, data: bytes, limit: int) -> None:

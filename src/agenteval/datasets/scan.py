@@ -18,11 +18,10 @@ from pathlib import Path
 from typing import BinaryIO
 
 from agenteval.datasets.files import parse_json, read_bytes, reading
+from agenteval.datasets.nesting import NOT_STRUCTURE, structure_of_few_escapes
 
 CHUNK = 4 << 20
 
-_NOT_STRUCTURE = bytes(range(256)).translate(None, b'[]{}"')
-_NOT_STRUCTURE_OR_BACKSLASH = bytes(range(256)).translate(None, b'[]{}"\\')
 _FEW_ESCAPES = 1 << 14  # per chunk; more, and two bytes.replace passes are cheaper
 _ONE_BRACKET = bytes.maketrans(b"[{]}", b"(())")
 _STRING = re.compile(rb'"[^"]*"')
@@ -55,10 +54,10 @@ class DepthScan:
                 data, self._carry = data[:-1], b"\\"
         escapes = data.count(b"\\")  # C speed; JSON text has few (a corpus: 4,000 in 37 MB)
         if not escapes:
-            s = data.translate(None, _NOT_STRUCTURE)
+            s = data.translate(None, NOT_STRUCTURE)
             maybe_surrogate = b"\\" in self._tail  # an escape begun in the last chunk
         elif escapes <= _FEW_ESCAPES:
-            s, maybe_surrogate = _few_escapes(data)
+            s, maybe_surrogate = structure_of_few_escapes(data)
             maybe_surrogate = maybe_surrogate or b"\\" in self._tail
         else:
             # Escaped backslashes, then escaped quotes: pairs are taken from the left, as a
@@ -69,7 +68,7 @@ class DepthScan:
                 data = data.replace(b"\\\\", b"")
             if b'\\"' in data:
                 data = data.replace(b'\\"', b"")
-            s = data.translate(None, _NOT_STRUCTURE)
+            s = data.translate(None, NOT_STRUCTURE)
         if maybe_surrogate and not self.surrogates:  # rare: the exact check, with the regex
             self.surrogates = _lone_surrogate(self._tail + chunk)
         self._tail = (self._tail + chunk)[-11:] if len(chunk) < 11 else chunk[-11:]
@@ -95,32 +94,6 @@ class DepthScan:
         opened = len(t) - closed
         self.deepest = max(self.deepest, self.depth + opened + passes)
         self.depth = max(self.depth - closed, 0) + opened  # too many closers: the parser says so
-
-
-def _few_escapes(data: bytes) -> tuple[bytes, bool]:
-    """The brackets and string-delimiting quotes of `data` (whose escapes all end inside it),
-    and whether it may hold a surrogate escape. A Python step per escape, on top of C-speed
-    passes over the whole: cheaper than two `bytes.replace` passes while escapes are few."""
-    quoted: list[int] = []  # indices, among all backslashes, of those escaping a quote
-    maybe_surrogate = False
-    count = 0
-    i = data.find(b"\\")
-    while i >= 0:
-        escaped = data[i + 1:i + 2]
-        if escaped == b'"':
-            quoted.append(count)
-        elif escaped == b"\\":
-            count += 1  # the escaped backslash is one too
-        elif escaped == b"u" and data[i + 2:i + 3] in (b"d", b"D", b""):
-            maybe_surrogate = True
-        count += 1
-        i = data.find(b"\\", i + 2)
-    if not quoted:
-        return data.translate(None, _NOT_STRUCTURE), maybe_surrogate
-    parts = data.translate(None, _NOT_STRUCTURE_OR_BACKSLASH).split(b"\\")
-    for k in quoted:
-        parts[k + 1] = parts[k + 1][1:]  # the escaped quote right after backslash k
-    return b"".join(parts), maybe_surrogate
 
 
 def _lone_surrogate(data: bytes) -> bool:
