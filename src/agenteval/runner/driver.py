@@ -312,8 +312,9 @@ def progress(listener: Listener | None) -> Progress | None:
 
 
 class Journaled(Sink):
-    """Each case run committed to the run journal as soon as it is scored; a run that fails is
-    released at once (interrupted: resumable, by this process or another)."""
+    """Each case run queued to the run journal as soon as it is scored (committed within the
+    journal's flush window; `runner.run` flushes it before the documents are completed); a run
+    that fails is released at once (interrupted: resumable, by this process or another)."""
 
     def __init__(self, journal: Journal, fingerprint: str, total: int) -> None:
         self.journal, self.fingerprint, self.total = journal, fingerprint, total
@@ -325,12 +326,6 @@ class Journaled(Sink):
 
     def on_case_run(self, result: EvalCaseResult, seconds: float) -> None:
         self.journal.append(self.run_id, result.eval_set_id, result)  # queued: committed within 0.5 s
-
-    def on_document(self, document: EvalSetResult) -> None:
-        self.journal.flush(self.run_id)  # every case run durable before a document is written
-
-    def on_end(self, header: RunSpec) -> None:
-        self.journal.flush(self.run_id)
 
     def on_abort(self) -> None:
         if self.run_id:
