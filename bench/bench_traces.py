@@ -114,14 +114,13 @@ def overhead(args: argparse.Namespace) -> dict[str, Any]:
         receiver.server.shutdown()
 
 
-def ingest(copies: int) -> dict[str, Any]:
-    from agenteval.schema import Content, EvalCase, EvalSet, Invocation
-    from agenteval.tracing.ingest import read_traces
+_SESSION_KEYS = ("session.id", "gen_ai.conversation.id", "gcp.vertex.agent.session_id")
 
-    data = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    spans = data["resourceSpans"][0]["scopeSpans"][0]["spans"]
-    out_spans = []
-    cases = []
+
+def copied_spans(spans: list[dict[str, Any]], copies: int) -> list[dict[str, Any]]:
+    """`spans` repeated `copies` times, copy n with fresh trace and span ids and its session ids
+    suffixed `-n`, so each copy reads as a conversation of its own."""
+    out = []
     for n in range(copies):
         suffix = f"{n:012x}"
         for s in spans:
@@ -131,9 +130,21 @@ def ingest(copies: int) -> dict[str, Any]:
             if "parentSpanId" in copy:
                 copy["parentSpanId"] = s["parentSpanId"][:4] + suffix
             for a in copy.get("attributes", []):
-                if a["key"] == "session.id":
+                if a["key"] in _SESSION_KEYS:
                     a["value"] = {"stringValue": f"{a['value']['stringValue']}-{n}"}
-            out_spans.append(copy)
+            out.append(copy)
+    return out
+
+
+def ingest(copies: int) -> dict[str, Any]:
+    from agenteval.schema import Content, EvalCase, EvalSet, Invocation
+    from agenteval.tracing.ingest import read_traces
+
+    data = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    spans = data["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    out_spans = copied_spans(spans, copies)
+    cases = []
+    for n in range(copies):
         for sid, turns in (("weather-paris-rome", ["What's the weather in Paris?", "And in Rome?"]),
                            ("weather-oslo", ["Is it cold in Oslo?"])):
             cases.append(EvalCase(eval_id=f"{sid}-{n}", conversation=[
@@ -153,7 +164,6 @@ def ingest(copies: int) -> dict[str, Any]:
 
 
 FRAMEWORKS = ("adk_parallel", "openai_agents_group", "pydantic_ai", "langgraph", "adk_legacy")
-_SESSION_KEYS = ("session.id", "gen_ai.conversation.id", "gcp.vertex.agent.session_id")
 
 
 def ingest_framework(name: str, target_spans: int) -> dict[str, Any]:
@@ -169,20 +179,7 @@ def ingest_framework(name: str, target_spans: int) -> dict[str, Any]:
     out: list[dict[str, Any]] = []
     for rs in data["resourceSpans"]:
         for ss in rs["scopeSpans"]:
-            spans = ss["spans"]
-            copied = []
-            for n in range(copies):
-                suffix = f"{n:012x}"
-                for s in spans:
-                    copy = json.loads(json.dumps(s))
-                    copy["traceId"] = s["traceId"][:20] + suffix
-                    copy["spanId"] = s["spanId"][:4] + suffix
-                    if "parentSpanId" in copy:
-                        copy["parentSpanId"] = s["parentSpanId"][:4] + suffix
-                    for a in copy.get("attributes", []):
-                        if a["key"] in _SESSION_KEYS:
-                            a["value"] = {"stringValue": f"{a['value']['stringValue']}-{n}"}
-                    copied.append(copy)
+            copied = copied_spans(ss["spans"], copies)
             ss["spans"] = copied
             out += copied
     path = OUT / f"ingest_{name}.otlp.json"
