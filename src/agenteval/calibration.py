@@ -14,6 +14,7 @@ probability where the judge gives log-probabilities, else the share of its sampl
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,11 +32,13 @@ from agenteval.criteria.judge.certificates import (
 from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.criteria.judge.labelled import METRIC, LabelledCase, criterion_config
 from agenteval.criteria.judge.prompting import prompts
+from agenteval.criteria.judge.rubrics import rubric_text
+from agenteval.datasets.loader import load_eval_set
 from agenteval.errors import DataError
 from agenteval.runner import CaseRun, score_case
-from agenteval.schema import EvalCase, EvalStatus
+from agenteval.schema import EvalCase, EvalCaseResult, EvalStatus, Rubric
 from agenteval.store import RunStore
-from agenteval.store.reviews import Review, ReviewStore
+from agenteval.store.reviews import Review, ReviewStore, ReviewTarget
 
 
 @dataclass
@@ -165,53 +168,207 @@ def certificate(c: Calibration, *, judge_model: str, num_samples: int, source: s
         created=created, num_samples=num_samples, rubrics=rubrics)
 
 
-# Criteria whose review labels a case run: one question per turn, so agreeing or disagreeing
-# with the criterion's verdict on a one-turn case run is a label of that question (positive,
-# negative). Rubric and hallucination verdicts ask several questions a turn; a review of the
-# criterion names none of them.
-_REVIEW_LABELS = {"final_response_match": ("valid", "invalid"), "safety": ("safe", "unsafe")}
+# Reviews as labels. Each judged criterion here asks the judge one question per turn (or per
+# rubric of a turn), as ADK judges them; a review labels the questions it covers. The label
+# pairs are the labelled format's (positive, negative).
+_REVIEW_LABELS = {"final_response_match": ("valid", "invalid"), "safety": ("safe", "unsafe"),
+                  "hallucinations": ("supported", "unsupported"),
+                  "rubric_final_response": ("yes", "no"), "rubric_tool_use": ("yes", "no")}
 REVIEWABLE = {METRIC[kind]: kind for kind in _REVIEW_LABELS}
+_RUBRIC_KINDS = {"rubric_final_response", "rubric_tool_use"}
 
 
-def labelled_from_reviews(root: str | Path) -> list[LabelledCase]:
-    """Labelled cases from people's reviews in the run history at `root` (`store.reviews`, made
-    in `agenteval web`): a review of a `final_response_match_v2` or `safety_v1` verdict on a
-    one-turn case run labels that turn the judge's way when the reviewer agreed, the other way
-    when not. Reviews of other criteria, of whole cases, of several-turn runs and of runs no
-    longer stored are left out. Case ids are `<run id>/<eval id>/<run index>`."""
-    by_run: dict[str, list[Review]] = {}
-    for review in ReviewStore(root).reviews():
-        if review.target in REVIEWABLE:
-            by_run.setdefault(review.run_id, []).append(review)
-    store = RunStore(root)
-    out: list[LabelledCase] = []
-    for run_id, reviews in by_run.items():
-        try:
-            document = store.get(run_id)
-        except DataError:
-            continue
-        runs = {(r.eval_id, r.run_index): r for r in document.eval_case_results}
-        for review in reviews:
-            run = runs.get((review.eval_id, review.run_index))
-            if run is None or len(run.eval_metric_result_per_invocation) != 1:
-                continue
-            metric = next((m for m in run.overall_eval_metric_results if m.metric_name == review.target),
-                          None)
-            if metric is None or metric.eval_status not in (EvalStatus.PASSED, EvalStatus.FAILED):
-                continue
-            kind = REVIEWABLE[review.target]
-            per = run.eval_metric_result_per_invocation[0]
-            if kind == "final_response_match" and per.expected_invocation is None:
-                continue
-            judged_positive = metric.eval_status == EvalStatus.PASSED
-            positive, negative = _REVIEW_LABELS[kind]
-            label = positive if judged_positive == (review.agreement == "agree") else negative
-            case_id = f"{run_id}/{review.eval_id}/{review.run_index}"
-            conversation = [per.expected_invocation or per.actual_invocation]
-            out.append(LabelledCase(case_id, kind, label, review.target,
-                                    EvalCase(eval_id=case_id, conversation=conversation),
-                                    [per.actual_invocation]))
+@dataclass(frozen=True)
+class SkippedReview:
+    """A review that gave no label, and why (said by `agenteval judge calibrate`)."""
+
+    review: Review
+    reason: str
+
+
+@dataclass
+class ReviewLabels:
+    """The labelled cases made from a history's reviews, and the reviews left out."""
+
+    cases: list[LabelledCase] = field(default_factory=list)
+    skipped: list[SkippedReview] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    """One judged question of a case run: turn `index`, rubric `item`, the judge's side."""
+
+    index: int
+    item: str | None
+    positive: bool | None  # None: the judge gave no verdict
+    why: str = ""  # why `positive` is None
+
+
+def _turn_verdict(run: EvalCaseResult, metric: str, index: int) -> _Verdict:
+    per = run.eval_metric_result_per_invocation[index]
+    result = next((m for m in per.eval_metric_results if m.metric_name == metric), None)
+    if result is None and len(run.eval_metric_result_per_invocation) == 1:
+        result = next((m for m in run.overall_eval_metric_results if m.metric_name == metric), None)
+    if result is None or result.eval_status not in (EvalStatus.PASSED, EvalStatus.FAILED):
+        return _Verdict(index, None, None, f"turn {index + 1} has no {metric} verdict")
+    passed = result.eval_status == EvalStatus.PASSED
+    if passed and result.score is not None and result.score < 1.0:
+        # passed below 1: some sentences unsupported, yet the verdict passed at its threshold;
+        # the re-asked question (is every sentence supported?) has the other answer
+        return _Verdict(index, None, None, f"turn {index + 1} passed with score {result.score:g}, below "
+                        "1: the question asked again (is all of it right?) has the other answer")
+    return _Verdict(index, None, passed)
+
+
+def _rubric_verdicts(run: EvalCaseResult, metric: str, index: int, item: str | None) -> list[_Verdict]:
+    out = []
+    for r in run.judge_records:
+        if r.metric_name == metric and r.step is None and r.invocation_index == index and r.item \
+                and (item is None or r.item == item):
+            positive = None if r.score is None else r.score >= 1.0
+            out.append(_Verdict(index, r.item, positive,
+                                f"the judge gave rubric {r.item} no verdict" if positive is None else ""))
     return out
 
 
-__all__ = ["REVIEWABLE", "Calibration", "Outcome", "calibrate", "certificate", "labelled_from_reviews"]
+def _rubric_texts(root: Path, run: EvalCaseResult, metric: str, index: int) -> dict[str, str]:
+    """The rubric texts a case run's criterion judged on turn `index`: the criterion's own, the
+    turn's expected rubrics and the case's (from `<root>/<eval set>.evalset.json`, if there)."""
+    rubrics: list[Rubric] = []
+    overall = next((m for m in run.overall_eval_metric_results if m.metric_name == metric), None)
+    for raw in ((overall.criterion or {}).get("rubrics") or []) if overall else []:
+        try:
+            rubrics.append(Rubric.model_validate(raw))
+        except ValueError:
+            continue
+    expected = run.eval_metric_result_per_invocation[index].expected_invocation
+    rubrics += (expected.rubrics or []) if expected else []
+    eval_set = root / f"{run.eval_set_id}.evalset.json"
+    if eval_set.is_file():
+        try:
+            case = load_eval_set(eval_set).case(run.eval_id)
+        except DataError:
+            case = None
+        rubrics += (case.rubrics or []) if case else []
+    return {r.rubric_id: rubric_text(r) for r in rubrics}
+
+
+def _targets(review: Review, run: EvalCaseResult) -> list[ReviewTarget] | str:
+    """The judged verdicts a review covers, or why none: a criterion's (its turn, its rubric);
+    for a review of the case's verdict, those of the judged criteria its comment names."""
+    if review.target:
+        try:
+            target = ReviewTarget.parse(review.target)
+        except DataError as e:
+            return str(e)
+        if target.criterion not in REVIEWABLE:
+            return f"{target.criterion} is not a judged criterion whose verdict can be asked again"
+        return [target]
+    judged = [m.metric_name for m in run.overall_eval_metric_results if m.metric_name in REVIEWABLE]
+    named = [m for m in judged if re.search(rf"\b{re.escape(m)}\b", review.comment)]
+    if named:
+        return [ReviewTarget(m) for m in named]
+    return ("a review of the case's verdict names no judged criterion of it in its comment"
+            + (f" ({', '.join(judged)})" if judged else " (it has none)"))
+
+
+def _labels(root: Path, review: Review, run: EvalCaseResult, target: ReviewTarget,
+            ) -> tuple[list[tuple[int, LabelledCase]], list[str]]:
+    """The labelled cases one review gives for one target (each with how specific its review
+    was), and why each question it covers but could not label was left out."""
+    metric, kind = target.criterion, REVIEWABLE[target.criterion]
+    turns = len(run.eval_metric_result_per_invocation)
+    if not any(m.metric_name == metric for m in run.overall_eval_metric_results):
+        return [], [f"the case run has no {metric} verdict"]
+    if target.invocation is not None and target.invocation >= turns:
+        return [], [f"the case run has no turn {target.invocation + 1}"]
+    indices = [target.invocation] if target.invocation is not None else list(range(turns))
+    if kind in _RUBRIC_KINDS:
+        verdicts = [v for i in indices for v in _rubric_verdicts(run, metric, i, target.item)]
+    else:
+        verdicts = [_turn_verdict(run, metric, i) for i in indices]
+    if not verdicts:
+        return [], [f"no judged {metric} verdict recorded for it"]
+    agree = review.agreement == "agree"
+    if not agree and len(verdicts) > 1:
+        return [], [f"disagrees with {len(verdicts)} {metric} verdicts (turns or rubrics) without "
+                    "naming the wrong one: review that turn or rubric"]
+    specific = (target.invocation is not None) + (target.item is not None) + bool(review.target)
+    out, why = [], []
+    for v in verdicts:
+        if v.positive is None:
+            why.append(v.why)
+            continue
+        per = run.eval_metric_result_per_invocation[v.index]
+        if kind == "final_response_match" and (per.expected_invocation is None
+                                                or per.expected_invocation.final_response is None):
+            why.append(f"turn {v.index + 1} has no expected response to match")
+            continue
+        rubric = None
+        if v.item is not None:
+            rubric = _rubric_texts(root, run, metric, v.index).get(v.item)
+            if rubric is None:
+                why.append(f"the text of rubric {v.item} is neither in the run nor in its eval set file")
+                continue
+        positive, negative = _REVIEW_LABELS[kind]
+        label = positive if v.positive == agree else negative
+        case_id = f"{review.run_id}/{review.eval_id}/{review.run_index}" \
+            + (f"#{v.index}" if turns > 1 else "") + (f"/{v.item}" if v.item else "")
+        actual = per.actual_invocation.model_copy(update={"rubrics": None})
+        shown = per.expected_invocation if kind == "final_response_match" else actual
+        assert shown is not None
+        out.append((specific, LabelledCase(case_id, kind, label, metric,
+                                           EvalCase(eval_id=case_id, conversation=[shown]), [actual],
+                                           rubric)))
+    return out, why
+
+
+def labels_from_reviews(root: str | Path) -> ReviewLabels:
+    """Labelled cases from people's reviews in the run history at `root` (`store.reviews`, made
+    in `agenteval web`), for every criterion of `REVIEWABLE`, one per judged question as the
+    criterion asks it (per turn; per rubric of a turn): agreeing labels each question the
+    reviewed verdict covers the judge's way; disagreeing labels the one question it covers the
+    other way (a disagreement covering several, e.g. a criterion over three turns, names no wrong
+    one and is skipped). A review of the case's verdict covers the judged criteria its comment
+    names. Where reviews overlap, the most specific one (rubric, turn, criterion, case) labels.
+    Case ids are `<run id>/<eval id>/<run index>[#<turn index>][/<rubric id>]`."""
+    root = Path(root)
+    store = RunStore(root)
+    documents: dict[str, dict[tuple[str, int], EvalCaseResult] | None] = {}
+    chosen: dict[tuple[str, str], tuple[int, LabelledCase]] = {}
+    out = ReviewLabels()
+    for review in ReviewStore(root).reviews():
+        if review.run_id not in documents:
+            try:
+                doc = store.get(review.run_id)
+                documents[review.run_id] = {(r.eval_id, r.run_index): r for r in doc.eval_case_results}
+            except DataError:
+                documents[review.run_id] = None
+        runs = documents[review.run_id]
+        run = runs.get((review.eval_id, review.run_index)) if runs is not None else None
+        if run is None:
+            out.skipped.append(SkippedReview(review, "the run is no longer stored" if runs is None
+                                             else "the run has no such case run"))
+            continue
+        targets = _targets(review, run)
+        if isinstance(targets, str):
+            out.skipped.append(SkippedReview(review, targets))
+            continue
+        for target in targets:
+            labels, reasons = _labels(root, review, run, target)
+            out.skipped += [SkippedReview(review, why) for why in reasons]
+            for rank, case in labels:
+                key = (case.id, case.metric)
+                if key not in chosen or chosen[key][0] <= rank:  # later reviews replace equal ones
+                    chosen[key] = (rank, case)
+    out.cases = [case for _, case in chosen.values()]
+    return out
+
+
+def labelled_from_reviews(root: str | Path) -> list[LabelledCase]:
+    """The labelled cases of `labels_from_reviews` alone."""
+    return labels_from_reviews(root).cases
+
+
+__all__ = ["REVIEWABLE", "Calibration", "Outcome", "ReviewLabels", "SkippedReview", "calibrate",
+           "certificate", "labelled_from_reviews", "labels_from_reviews"]

@@ -81,7 +81,13 @@ def test_reviews_are_stored_with_the_run_replaced_listed_and_deleted(live: Live)
            ({"eval_id": "a", "target": "nope", "agreement": "agree"}, 404),
            ({"eval_id": "a", "agreement": "maybe"}, 400),
            ({"eval_id": "a", "agreement": "agree", "x": 1}, 400),
-           ({"eval_id": "a", "run_index": 3, "agreement": "agree"}, 404)]
+           ({"eval_id": "a", "run_index": 3, "agreement": "agree"}, 404),
+           ({"eval_id": "a", "target": f"{T}@1", "agreement": "agree"}, 404),  # one turn only
+           ({"eval_id": "a", "target": f"{T}@0/r9", "agreement": "agree"}, 404),  # no such rubric
+           ({"eval_id": "a", "target": f"{T}@x", "agreement": "agree"}, 400)]
+    turn = live.put("/api/runs/r2/reviews", json={"eval_id": "a", "target": f"{T}@0", "agreement": "agree"})
+    assert turn.status_code == 200 and turn.json()["target"] == f"{T}@0"
+    assert live.delete("/api/runs/r2/reviews", params={"eval_id": "a", "target": f"{T}@0"}).status_code == 200
     for body, code in bad:
         assert live.put("/api/runs/r2/reviews", json=body).status_code == code, body
     assert live.delete("/api/runs/r2/reviews", params={"eval_id": "b"}).status_code == 200

@@ -43,16 +43,24 @@ def _calibrate(labels: str, judge_model: str | None, num_samples: int, target: f
     from agenteval.runner.sync import run_sync
     from agenteval.schema.criterion import DEFAULT_JUDGE_MODEL
 
+    skipped_note = ""
     if from_reviews:
-        from agenteval.calibration import REVIEWABLE, labelled_from_reviews
+        from agenteval.calibration import REVIEWABLE, labels_from_reviews
         from agenteval.errors import DataError
 
         if certify:
             raise DataError(None, "--certify", "certificates are made from labelled files, not from reviews")
-        cases = labelled_from_reviews(labels)
+        found = labels_from_reviews(labels)
+        cases = found.cases
+        # Every review left out is said, with why: a review that silently gives no label reads as lost.
+        skipped_note = "".join(f"  {s.review.run_id} {s.review.eval_id} run {s.review.run_index} "
+                               f"{s.review.target or 'case verdict'}: {s.reason}\n" for s in found.skipped)
+        if skipped_note:
+            skipped_note = f"{len(found.skipped)} review(s) gave no label:\n" + skipped_note
         if not cases:
             raise DataError(labels, "", "no reviews to use as labels: review the verdicts of "
-                            f"{' or '.join(sorted(REVIEWABLE))} on one-turn case runs in agenteval web")
+                            f"{', '.join(sorted(REVIEWABLE))} in agenteval web"
+                            + (f"\n{skipped_note}" if skipped_note else ""))
     else:
         cases = load_labelled(labels)
     if limit:
@@ -68,6 +76,8 @@ def _calibrate(labels: str, judge_model: str | None, num_samples: int, target: f
     # is the share of samples agreeing; a probability from log-probabilities needs none).
     judge = JudgeService(services.models.get, services.judge_cache, early_stop=False)
     console = Console()
+    if skipped_note:
+        console.print(skipped_note, end="", markup=False, highlight=False)
     console.print(f"Judging {len(cases)} labelled cases with {judge_model or 'the criteria defaults'} "
                   f"({num_samples} samples each)...")
     results = run_sync(calibrate(cases, judge, num_samples=num_samples, judge_model=judge_model,

@@ -2,8 +2,10 @@
 
 A review is a person's agree / disagree, with a comment, on one case run's verdict (`target`
 "": the case's verdict) or on one judged criterion of it (`target`: the criterion's name, e.g.
-`safety_v1`; "the judge was wrong" is `disagree`). There is one review per (run, case, run
-index, target); reviewing again replaces it. Reviews are keyed by the run's document id and
+`safety_v1`; "the judge was wrong" is `disagree`), or on that criterion's verdict on one turn
+(`safety_v1@1`: the invocation at index 1) or on one rubric of one turn
+(`rubric_based_tool_use_quality_v1@0/r1`); see `ReviewTarget`. There is one review per (run,
+case, run index, target); reviewing again replaces it. Reviews are keyed by the run's document id and
 are kept when the run is recorded again (no foreign key: a replaced run keeps its reviews).
 """
 
@@ -33,6 +35,37 @@ _TABLE = """CREATE TABLE IF NOT EXISTS reviews (
 
 def _prepare(conn: sqlite3.Connection) -> None:
     conn.execute(_TABLE)
+
+
+@dataclass(frozen=True)
+class ReviewTarget:
+    """What a review's `target` names: the case's verdict (`criterion` ""), a criterion's
+    verdict, its verdict on one invocation (`invocation`, 0-based), or one rubric's (`item`)."""
+
+    criterion: str
+    invocation: int | None = None
+    item: str | None = None
+
+    def __str__(self) -> str:
+        text = self.criterion
+        if self.invocation is not None:
+            text += f"@{self.invocation}"
+            if self.item is not None:
+                text += f"/{self.item}"
+        return text
+
+    @staticmethod
+    def parse(target: str) -> ReviewTarget:
+        """`criterion`, `criterion@<invocation>` or `criterion@<invocation>/<rubric id>` (criterion
+        names have no `@`); DataError naming the field `target` when malformed."""
+        criterion, at, rest = target.partition("@")
+        if not at:
+            return ReviewTarget(criterion)
+        index, slash, item = rest.partition("/")
+        if not criterion or not index.isdigit() or (slash and not item):
+            raise DataError(None, "target", f"expected criterion, criterion@<turn index> or "
+                            f"criterion@<turn index>/<rubric id>, got {target!r}")
+        return ReviewTarget(criterion, int(index), item if slash else None)
 
 
 @dataclass(frozen=True)
@@ -101,4 +134,4 @@ class ReviewStore:
             return [Review(*row) for row in conn.execute(sql, args)]
 
 
-__all__ = ["MAX_COMMENT", "Agreement", "Review", "ReviewStore"]
+__all__ = ["MAX_COMMENT", "Agreement", "Review", "ReviewStore", "ReviewTarget"]

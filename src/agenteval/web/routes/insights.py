@@ -15,7 +15,7 @@ from agenteval.reporting.case_query import CaseFacts, CaseQuery, SortKey, facets
 from agenteval.reporting.failure_groups import failure_groups
 from agenteval.reporting.matrix import MatrixCell, run_matrix
 from agenteval.store import RunStore
-from agenteval.store.reviews import Review, ReviewStore
+from agenteval.store.reviews import Review, ReviewStore, ReviewTarget
 from agenteval.verdicts import outcomes
 from agenteval.verdicts.flaky import flaky_cases
 from agenteval.web.context import ContractRoute, WebDep, not_found
@@ -136,14 +136,24 @@ def list_reviews(run_id: str, web: WebDep, eval_id: str | None = None) -> list[R
 @router.put("/api/runs/{run_id}/reviews")
 def put_review(run_id: str, body: ReviewBody, web: WebDep) -> ReviewView:
     """Agree or disagree, with a comment, with a case's verdict (`target` "") or one of its
-    judged criteria (`target` the criterion); replaces the review of the same verdict. 404 when
-    the run has no such case run or the case no such criterion."""
+    judged criteria (`target` the criterion; `criterion@<turn index>` its verdict on one turn;
+    `criterion@<turn index>/<rubric id>` one rubric's, see `store.reviews.ReviewTarget`);
+    replaces the review of the same verdict. 404 when the run has no such case run, criterion,
+    turn or judged rubric; 400 for a malformed target."""
     stored = web.run(run_id)
     case = next((c for c in outcomes(web.stores.document(stored)) if c.eval_id == body.eval_id), None)
     if case is None or not any(r.run_index == body.run_index for r in case.runs):
         not_found(f"run {run_id!r} has no case {body.eval_id!r} run {body.run_index}")
-    if body.target and body.target not in {m.metric_name for m in case.summary.metrics}:
-        not_found(f"case {body.eval_id!r} has no criterion {body.target!r}")
+    target = ReviewTarget.parse(body.target)
+    if target.criterion and target.criterion not in {m.metric_name for m in case.summary.metrics}:
+        not_found(f"case {body.eval_id!r} has no criterion {target.criterion!r}")
+    run = next(r for r in case.runs if r.run_index == body.run_index)
+    if target.invocation is not None and target.invocation >= len(run.eval_metric_result_per_invocation):
+        not_found(f"case {body.eval_id!r} run {body.run_index} has no turn {target.invocation + 1}")
+    if target.item is not None and not any(
+            r.metric_name == target.criterion and r.invocation_index == target.invocation
+            and r.item == target.item for r in run.judge_records):
+        not_found(f"{target.criterion} judged no rubric {target.item!r} on that turn")
     RunStore(stored.root).check()
     saved = ReviewStore(stored.root).save(Review(stored.row.run_id, body.eval_id, body.run_index, body.target,
                                                  body.agreement, body.comment, body.reviewer))

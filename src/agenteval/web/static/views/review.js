@@ -48,16 +48,45 @@ export function reviewControls(runId, evalId, runIndex, target, review) {
 
 /** The review card of one case run: its verdict and each of its criteria (a judged criterion's
  * review is the judge's label: "disagree" says the judge was wrong), with the stored reviews.
+ * A judged criterion also lists its verdict on each turn (of several) and on each rubric of a
+ * turn (targets `criterion@turn` and `criterion@turn/rubric`, as `store.reviews.ReviewTarget`),
+ * since `agenteval judge calibrate --from_reviews` labels those questions one by one.
  * @param {string} runId
  * @param {string} evalId
  * @param {number} runIndex
- * @param {Array<string>} criteria */
-export function reviewPanel(runId, evalId, runIndex, criteria) {
-  const card = h("div", { class: "card reviews" }, h("h3", { text: "Your review" }));
+ * @param {Array<string>} criteria
+ * @param {EvalCaseResult} [result] - the case run, for its judged turns and rubrics */
+export function reviewPanel(runId, evalId, runIndex, criteria, result) {
+  const card = h("div", { class: "card reviews" }, h("h3", { text: "Your review" }),
+    h("p", { class: "muted small", text: "A judged criterion's review is a label for agenteval judge calibrate --from_reviews; a review of the case's verdict labels the judged criteria its comment names." }));
   loadReviews(runId).then((reviews) => {
     const line = (target, label) => h("div", { class: "row", "data-target": target || "case" },
       h("span", { class: "review-label", text: label }), reviewControls(runId, evalId, runIndex, target, reviews.get(reviewKey(evalId, runIndex, target))));
-    card.append(line("", "the case's verdict"), ...criteria.map((c) => line(c, c)));
+    card.append(line("", "the case's verdict"), ...criteria.map((c) => [line(c, c), questions(c, result, line, reviews, evalId, runIndex)]));
   }).catch((err) => card.append(h("p", { class: "muted", text: err.message })));
   return card;
+}
+
+/** The judged questions of criterion `c` a review can name one by one: its verdict on each turn
+ * (when there are several) and each rubric of a turn (rubric criteria), from the judge's records;
+ * open when one of them was reviewed. */
+function questions(c, result, line, reviews, evalId, runIndex) {
+  if (!result) return null;
+  const records = result.judge_records.filter((r) => r.metric_name === c && r.step === null && r.invocation_index !== null);
+  if (!records.length) return null;
+  const turns = result.eval_metric_result_per_invocation.length;
+  const rubric = c.startsWith("rubric_based_");
+  const lines = [];
+  for (let i = 0; i < turns; i++) {
+    if (turns > 1) lines.push(line(`${c}@${i}`, `turn ${i + 1}`));
+    if (!rubric) continue;
+    const items = [...new Set(records.filter((r) => r.invocation_index === i && r.item).map((r) => r.item))];
+    for (const item of items) {
+      const verdict = records.find((r) => r.invocation_index === i && r.item === item);
+      lines.push(line(`${c}@${i}/${item}`, `turn ${i + 1} · rubric ${item}${verdict && verdict.score !== null ? (verdict.score >= 1 ? " (met)" : " (not met)") : ""}`));
+    }
+  }
+  if (!lines.length) return null;
+  const open = [...reviews.keys()].some((k) => k.startsWith(`${evalId}|${runIndex}|${c}@`));
+  return h("details", { class: "review-questions", open }, h("summary", { class: "muted small", text: `${c}: by ${rubric ? "rubric" : "turn"}` }), lines);
 }
