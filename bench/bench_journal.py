@@ -1,6 +1,7 @@
 """What the run journal costs, and what resuming a large run costs, with a trivial agent.
 
     python bench/bench_journal.py [--cases 5000] [--repeat 3] [--resume-cases 10000] [--left 0.01]
+                                  [--src DIR]
 
 1. `eval`: `agenteval eval AGENT SET --parallelism 8 --output OUT` with a plain-callable agent
    that answers at once (so the run is nothing but agenteval's own work), with the run history
@@ -11,7 +12,9 @@
    before it (the journal commits within 0.5 s); then `agenteval eval ... --resume RUN` is
    timed, and compared with a fresh run of only the remaining cases (`--left` of the set).
 
-Outputs under bench/out/journal/ (summary.json). Numbers are whole processes, start to exit.
+`--src` puts another checkout's `src/` first on PYTHONPATH (a `git worktree` of an older commit,
+for before/after). Outputs under bench/out/journal/ (summary.json). Numbers are whole processes,
+start to exit.
 """
 
 from __future__ import annotations
@@ -52,11 +55,17 @@ def write_set(path: Path, cases: range) -> None:
     path.write_text(json.dumps({"eval_set_id": "bench", "eval_cases": [case(i) for i in cases]}))
 
 
+SRC: str | None = None  # --src
+
+
 def script() -> str:
     return str(Path(sys.executable).parent / "agenteval")
 
 
 def timed(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+    env = dict(env if env is not None else os.environ)
+    if SRC:
+        env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -86,7 +95,11 @@ def main() -> None:
     ap.add_argument("--resume-cases", type=int, default=10_000)
     ap.add_argument("--left", type=float, default=0.01)
     ap.add_argument("--skip-overhead", action="store_true")
+    ap.add_argument("--skip-resume", action="store_true")
+    ap.add_argument("--src", default=None, help="a checkout's src/ to run instead of the installed one")
     args = ap.parse_args()
+    global SRC
+    SRC = args.src
     OUT.mkdir(parents=True, exist_ok=True)
     summary: dict[str, Any] = {"load_before": os.getloadavg()[0]}
 
@@ -114,6 +127,9 @@ def main() -> None:
               f"overhead {100 * (o['journal_wall'] / o['no_history_wall'] - 1):+.1f}% wall, "
               f"{100 * (o['journal_cpu'] / o['no_history_cpu'] - 1):+.1f}% CPU")
 
+    if args.skip_resume:
+        (OUT / "summary.json").write_text(json.dumps(summary, indent=2))
+        return
     n_cases = args.resume_cases
     kill_at = int(n_cases * (1 - args.left))
     evalset = OUT / "resume.evalset.json"

@@ -81,3 +81,24 @@ def test_a_run_of_a_set_with_a_300_character_id_is_recorded(tmp_path: Path,
     assert r.exit_code == 0, r.output
     assert "Recorded run" in r.output
     assert len(list((tmp_path / ".agenteval" / "eval_history").glob("*.evalset_result.json"))) == 1
+
+
+def test_a_result_is_serialised_once_for_journal_and_document_and_copied_as_is(tmp_path: Path) -> None:
+    from agenteval.datasets.files import list_item
+    from agenteval.store.output import raw_list_item, result_json
+
+    doc = summarise(result([case("a", {"m": 1.0}), case("b", {"m": None})]))
+    first = doc.eval_case_results[0]
+    assert result_json(first) is result_json(first)  # remembered, not serialised again
+    for i, got in enumerate(doc.eval_case_results):
+        assert raw_list_item(result_json(got), i) == list_item(got, i, exclude_none=False)
+    whole = tmp_path / "whole.json"
+    write_outputs([doc], whole)
+    copied = tmp_path / "copied.json"  # as a resumed run writes its kept case runs: raw JSON
+    writer = DocumentWriter([copied], doc)
+    writer.add_raw(result_json(doc.eval_case_results[0]))
+    writer.add(doc.eval_case_results[1])
+    for summary in doc.summary:
+        writer.add_summary(summary)
+    writer.commit(doc)
+    assert copied.read_bytes() == whole.read_bytes()

@@ -24,9 +24,11 @@ for `KEEP_INTERRUPTED_DAYS` (30) days. After a crash the journal still holds the
 committed; a run nobody owns is reported as `interrupted`, and `agenteval eval ... --resume RUN`
 runs only what is missing.
 
-Results are stored as compact JSON (one row per case run), so a journal row can be read back
-into exactly the result the run would have written; `finished_keys` reads only which case runs
-finished (what `--resume` needs until the document is written), `result` one of them.
+Results are stored as the JSON a result document holds (one row per case run; serialised once
+for the journal and the document, `store.output.result_json`), so a journal row can be read back
+into exactly the result the run would have written, or copied into the document as it is;
+`finished_keys` reads only which case runs finished (what `--resume` needs until the document
+is written), `result` one of them.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from pathlib import Path
 from agenteval.errors import DataError
 from agenteval.schema import EvalCaseResult, RunSpec
 from agenteval.store.claim import Claim, claim, lock_path, owner
+from agenteval.store.output import result_json
 from agenteval.store.sqlite import connect, use_wal
 
 FLUSH_SECONDS = 0.5
@@ -128,11 +131,16 @@ class _Writer:
     def put(self, rows: list[Row]) -> None:
         with self._cond:
             self._raise()
-            if not self._queue:
+            was_empty = not self._queue
+            if was_empty:
                 self._oldest = time.monotonic()
             self._queue.extend(rows)
             self._queued += len(rows)
-            self._cond.notify()
+            # The writer waits without a timeout only on an empty queue, and with one otherwise:
+            # it needs waking for the first row and for a full batch, not for every row (a wake-up
+            # per case run was a thread switch per case run on the caller's CPU).
+            if was_empty or len(self._queue) >= FLUSH_CASES:
+                self._cond.notify()
 
     def flush(self) -> None:
         """Returns once everything queued before the call is committed (or raises why not)."""
@@ -488,7 +496,7 @@ class JournalReader:
 
 def _rows(run_id: str, results: Iterable[EvalCaseResult], eval_set_id: str | None) -> list[Row]:
     return [(run_id, eval_set_id or r.eval_set_id, r.eval_id, r.run_index, int(r.final_eval_status),
-             int(bool(r.error_message or r.metric_errors)), r.model_dump_json(exclude_none=False))
+             int(bool(r.error_message or r.metric_errors)), result_json(r).decode())
             for r in results]
 
 

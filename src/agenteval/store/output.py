@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -50,6 +51,36 @@ def write_outputs(results: Sequence[EvalSetResult], output: str | Path) -> list[
 
 
 _LISTS = ("eval_case_results", "summary")
+_BLOCK = 1 << 20  # bytes of a document gathered before they are written to its targets
+
+_DUMPED: dict[int, tuple[EvalCaseResult, bytes]] = {}
+_DUMPED_MAX = 512  # results between a case run's journal row and its place in the document
+_dumped_lock = threading.Lock()
+
+
+def result_json(result: EvalCaseResult) -> bytes:
+    """The JSON of a case result as a result document holds it (indented, None values kept):
+    what the journal stores and the document writer writes, serialised once for both. The
+    last `_DUMPED_MAX` results asked for are remembered (by identity, the result held so its
+    id is not reused): a case run is journaled when it finishes and written to the document
+    when its place comes, usually moments later."""
+    key = id(result)
+    with _dumped_lock:
+        hit = _DUMPED.get(key)
+    if hit is not None and hit[0] is result:
+        return hit[1]
+    raw: bytes = result.__pydantic_serializer__.to_json(result, indent=2, exclude_none=False)
+    with _dumped_lock:
+        if len(_DUMPED) >= _DUMPED_MAX:
+            del _DUMPED[next(iter(_DUMPED))]
+        _DUMPED[key] = (result, raw)
+    return raw
+
+
+def raw_list_item(raw: bytes, index: int) -> bytes:
+    """Item `index` of a list field placed by `shell_pieces`, from the item's indented JSON
+    (`result_json`, or a journal row): the bytes `list_item` writes for the same item."""
+    return (b",\n    " if index else b"\n    ") + raw.replace(b"\n", b"\n    ")
 
 
 def _pieces(shell: EvalSetResult) -> list[bytes] | None:
@@ -78,13 +109,30 @@ class DocumentWriter:
             self.abort()
             raise
         self.cases = self.summaries = 0
+        self._pending: list[bytes] = []  # written to the targets by the `_BLOCK`
+        self._pending_size = 0
 
     def _write(self, chunk: bytes) -> None:
+        # Gathered into blocks: a system call per case result and target released the GIL to
+        # the run's other threads each time, and waited to get it back.
+        self._pending.append(chunk)
+        self._pending_size += len(chunk)
+        if self._pending_size >= _BLOCK:
+            self._drain()
+
+    def _drain(self) -> None:
+        block = b"".join(self._pending)
+        self._pending, self._pending_size = [], 0
         for target in self._targets:
-            target.write(chunk)
+            target.write(block)
 
     def add(self, result: EvalCaseResult) -> None:
-        self._write(list_item(result, self.cases, exclude_none=False))
+        self._write(raw_list_item(result_json(result), self.cases))
+        self.cases += 1
+
+    def add_raw(self, raw: bytes) -> None:
+        """Adds a case result given as its indented JSON (`result_json`), written as it is."""
+        self._write(raw_list_item(raw, self.cases))
         self.cases += 1
 
     def add_summary(self, summary: CaseSummary) -> None:
@@ -104,6 +152,7 @@ class DocumentWriter:
             while block := self._spool.read(1 << 20):
                 self._write(block)
             self._write(pieces[2])
+            self._drain()
             for target in self._targets:
                 target.commit()
         except BaseException:
@@ -113,9 +162,10 @@ class DocumentWriter:
             self._spool.close()
 
     def abort(self) -> None:
+        self._pending, self._pending_size = [], 0
         self._spool.close()
         for target in self._targets:
             target.abort()
 
 
-__all__ = ["DocumentWriter", "output_paths", "safe_name", "write_outputs"]
+__all__ = ["DocumentWriter", "output_paths", "raw_list_item", "result_json", "safe_name", "write_outputs"]
