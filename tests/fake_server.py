@@ -35,6 +35,10 @@ class Step:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     drop: bool = False  # close the connection without answering
+    # A request with `stream: true` is answered with these text pieces as server-sent chunks,
+    # `chunk_delay` seconds apart (then usage and [DONE]); without `stream`, with their join.
+    chunks: tuple[str, ...] | None = None
+    chunk_delay: float = 0.0
 
 
 Respond = Callable[[dict[str, Any]], Step]
@@ -66,6 +70,8 @@ class FakeServer:
     base_url: str = ""
     in_flight: int = 0
     peak: int = 0
+    chunks_sent: int = 0  # streamed text chunks written, over all requests
+    streams_cut: int = 0  # streamed replies the client closed before their end
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _httpd: ThreadingHTTPServer | None = field(default=None, repr=False)
     _thread: threading.Thread | None = field(default=None, repr=False)
@@ -119,6 +125,11 @@ class FakeServer:
         if step.drop:  # close the connection without an answer
             handler.close_connection = True
             return
+        if step.chunks is not None:
+            if request.get("stream"):
+                self._stream(handler, step)
+                return
+            step = Step(body=reply("".join(step.chunks)), headers=step.headers)
         body = step.body if step.body is not None else reply("YES")
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
         try:
@@ -132,6 +143,33 @@ class FakeServer:
             handler.wfile.write(data)
         except OSError:  # the client gave up (timeout test)
             pass
+
+    def _stream(self, handler: BaseHTTPRequestHandler, step: Step) -> None:
+        """Server-sent chunks of `step.chunks`, as an OpenAI-compatible server streams them."""
+        assert step.chunks is not None
+        base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": "served-model"}
+        events = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}]
+        events += [{**base, "choices": [{"index": 0, "delta": {"content": c}}]} for c in step.chunks]
+        events += [{**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+                   {**base, "choices": [], "usage": {"prompt_tokens": 10,
+                                                     "completion_tokens": len(step.chunks)}}]
+        try:
+            handler.send_response(200)
+            handler.send_header("content-type", "text/event-stream")
+            handler.end_headers()
+            for i, event in enumerate(events):
+                if 1 < i <= len(step.chunks) and step.chunk_delay:
+                    time.sleep(step.chunk_delay)
+                handler.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                handler.wfile.flush()
+                if 0 < i <= len(step.chunks):
+                    with self._lock:
+                        self.chunks_sent += 1
+            handler.wfile.write(b"data: [DONE]\n\n")
+            handler.wfile.flush()
+        except OSError:  # the client closed the stream (it was cancelled)
+            with self._lock:
+                self.streams_cut += 1
 
 
 @pytest.fixture

@@ -5,7 +5,13 @@ The tool loop suits small local models as well as hosted ones. Tools are declare
 go back to the model as a plain user message rather than `role: tool` messages: small models such
 as the embedded Qwen tend to repeat a call when fed `role: tool` messages with tools still
 declared, while a plain-text result makes them answer. The loop is bounded, and a call repeated
-verbatim within a turn ends the loop with one last request made without tools. With
+verbatim within a turn ends the loop with one last request made without tools.
+
+Streaming: a turn sent inside `models.base.streaming_to(on_chunk)` streams its replies' text to
+`on_chunk` as the model writes it (where the backend streams). A reply that starts like a
+written tool call (`{`, `[`, a fence or a tag) is held back, so the calls' JSON is never shown as
+a reply (a call written after some prose is streamed with it; the turn's steps then show it
+as the call it is). Tools run outside the stream. With
 `mock_tools`, each call is first offered to the session's tool server (`agents.mock_tools`):
 a served call gets the eval set's response and the tool does not run.
 """
@@ -21,7 +27,17 @@ from typing import Any
 
 from agenteval.agents.base import SessionSpec, TurnResult
 from agenteval.agents.tools import Tool, as_response
-from agenteval.models.base import LLM, Message, ModelRequest, ModelResponse, ToolCallRequest
+from agenteval.models.base import (
+    LLM,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    OnChunk,
+    ToolCallRequest,
+    chunk_listener,
+    generate_streaming,
+    streaming_to,
+)
 from agenteval.schema import (
     AgentDetails,
     AppDetails,
@@ -39,6 +55,31 @@ _CALL_FORMAT = (
     '{"tool_calls": [{"name": "<tool name>", "arguments": {<arguments>}}]}\n'
     "You may list several calls. When you have what you need, reply to the user in plain text."
 )
+
+
+class _ProseOnly:
+    """Passes a reply's chunks on unless the reply starts like a written tool call, which is
+    held back whole (decided at its first character that is not white space)."""
+
+    _CALL_STARTS = ("{", "[", "`", "<")
+
+    def __init__(self, on_chunk: OnChunk) -> None:
+        self.on_chunk = on_chunk
+        self._held: list[str] = []
+        self._prose: bool | None = None  # None: undecided yet
+
+    def __call__(self, text: str) -> None:
+        if self._prose is None:
+            self._held.append(text)
+            start = "".join(self._held).lstrip()
+            if not start:
+                return
+            self._prose = not start.startswith(self._CALL_STARTS)
+            if self._prose:
+                self.on_chunk("".join(self._held))
+            self._held.clear()
+        elif self._prose:
+            self.on_chunk(text)
 
 
 def _render_instruction(instruction: str, state: dict[str, Any]) -> str:
@@ -101,13 +142,17 @@ class BuiltinSession:
         tools = tuple(t.spec for t in self.agent._tools.values()) if with_tools else ()
         # The system message (instruction and tool catalogue) is the same in every call of a
         # turn: the trace keeps it once per turn, on the agent step, not on every model call.
+        listener = chunk_listener()
+        request = ModelRequest(messages=tuple(messages), tools=tools, temperature=self.agent.temperature,
+                               max_tokens=self.agent.max_tokens)
         with model_call(self.model.name, [{"role": m.role, "content": m.content} for m in messages
                                           if m.role != "system"],
                         [t.name for t in tools]) as recorded:
-            response = await self.model.generate(ModelRequest(
-                messages=tuple(messages), tools=tools, temperature=self.agent.temperature,
-                max_tokens=self.agent.max_tokens,
-            ))
+            if listener is None:
+                response = await self.model.generate(request)
+            else:  # a backend that does not stream gives its text as one piece
+                response = await generate_streaming(
+                    self.model, request, _ProseOnly(listener) if tools else listener)
             generation = response.generations[0]
             usage = response.usage
             model_reply(recorded, model=response.model or self.model.name, text=generation.text,
@@ -131,7 +176,8 @@ class BuiltinSession:
         )
 
     async def _run_tool(self, call: ToolCallRequest, call_id: str) -> dict[str, Any]:
-        with tool_call(call.name, call_id, call.args) as recorded:
+        # A tool's own model calls are not the agent's reply: not streamed.
+        with tool_call(call.name, call_id, call.args) as recorded, streaming_to(None):
             tool = self.agent._tools.get(call.name)
             error = None
             # Outside the try below: a strict refusal ends the case, the model never sees it.

@@ -3,10 +3,22 @@
 A backend turns a `ModelRequest` (chat messages, optional tool declarations, optional
 constrained output, sampling settings, a number of samples) into a `ModelResponse` with one
 `Generation` per sample and the token usage of the call.
+
+Streaming is a hook, not a second method: whoever wants a reply as it is generated calls
+`generate` inside `streaming_to(on_chunk)`. A backend that can stream (the embedded model,
+OpenAI-compatible servers) then hands each piece of a one-sample request's text to `on_chunk`
+while it generates, and returns the same `ModelResponse` as without the hook; wrappers
+(limits, rates) pass it through untouched, because it travels with the calling context.
+`generate_streaming` gives the whole text as one chunk for a backend that streams nothing.
+Cancelling the call stops the generation (the HTTP stream is closed; the embedded engine is
+told to stop at its next token).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -139,3 +151,48 @@ class LLM(Protocol):
     async def generate(self, request: ModelRequest) -> ModelResponse:
         """Generates `request.n` samples; raises ModelError subclasses on failure."""
         ...
+
+
+OnChunk = Callable[[str], None]
+"""Told each piece of a reply's text as it is generated, in order, in the caller's event loop."""
+
+_ON_CHUNK: ContextVar[OnChunk | None] = ContextVar("agenteval_on_chunk", default=None)
+
+
+@contextmanager
+def streaming_to(on_chunk: OnChunk | None) -> Iterator[None]:
+    """Model calls made inside (in this context) stream their reply's text to `on_chunk`
+    where the backend can; None turns streaming off (e.g. for calls nested in a streamed one)."""
+    token = _ON_CHUNK.set(on_chunk)
+    try:
+        yield
+    finally:
+        _ON_CHUNK.reset(token)
+
+
+def chunk_listener() -> OnChunk | None:
+    """Where model calls made now stream their text (None: nowhere)."""
+    return _ON_CHUNK.get()
+
+
+def chunk_sink(request: ModelRequest) -> OnChunk | None:
+    """For a backend: where to stream `request`'s reply, or None (nobody listens, or the
+    request asks for several samples, which are not streamed)."""
+    return _ON_CHUNK.get() if request.n == 1 else None
+
+
+async def generate_streaming(llm: LLM, request: ModelRequest, on_chunk: OnChunk) -> ModelResponse:
+    """`llm.generate(request)`, its text streamed to `on_chunk`: piece by piece where the
+    backend streams, else whole, once, when the reply is in (nothing for an empty reply)."""
+    streamed = False
+
+    def heard(text: str) -> None:
+        nonlocal streamed
+        streamed = True
+        on_chunk(text)
+
+    with streaming_to(heard):
+        response = await llm.generate(request)
+    if not streamed and response.text:
+        on_chunk(response.text)
+    return response

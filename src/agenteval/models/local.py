@@ -18,6 +18,11 @@ at a position may be tokens the reply could not contain; the judge renormalises,
 Tool calls: this model writes them as JSON in the text, which `toolcall_parse` reads when
 tools were declared.
 
+Streaming (a one-sample call inside `base.streaming_to`): llama.cpp hands each generated piece
+to a callback in the calling worker thread; the pieces are passed to the event loop in order,
+and the reply is assembled from them (`openai_wire.ChunkAssembler`). Cancelling the call tells
+the engine to stop at its next token (the callback answers "stop"), which frees the slot.
+
 Reruns: a request without a seed is sent with `DEFAULT_SEED`, so sampled replies (temperature
 > 0) repeat too, given the same prompts in the same order. Greedy replies can still differ
 between runs when calls share a batch (parallel slots) or reuse a cached prompt prefix (the
@@ -31,6 +36,7 @@ another llama.cpp / xllamacpp build or thread count may give other bytes.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import importlib.metadata
 import importlib.util
@@ -45,6 +51,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+import sniffio
 
 from agenteval.models.base import (
     Generation,
@@ -52,8 +59,10 @@ from agenteval.models.base import (
     ModelRequest,
     ModelResponse,
     ModelUnavailable,
+    OnChunk,
     TransientModelError,
     Usage,
+    chunk_sink,
 )
 from agenteval.models.local_assets import (
     INSTALL_HINT,
@@ -63,7 +72,13 @@ from agenteval.models.local_assets import (
     model_file_ready,
 )
 from agenteval.models.local_slots import SlotTable, http_post, message_chain
-from agenteval.models.openai_wire import build_body, parse_choice, parse_usage, server_error_message
+from agenteval.models.openai_wire import (
+    ChunkAssembler,
+    build_body,
+    parse_choice,
+    parse_usage,
+    server_error_message,
+)
 
 __all__ = ["DEFAULT_CTX_PER_SLOT", "DEFAULT_SEED", "DEFAULT_SLOTS", "MODEL_ID", "LocalModel",
            "check_local_available", "pinning"]
@@ -255,12 +270,37 @@ class LocalModel:
             body = build_body(request, seed=seed % _UINT32_SEEDS)
             if self.deterministic:
                 body["cache_prompt"] = False
-            reply = await anyio.to_thread.run_sync(self._call, engine, body, limiter=self._calls)
+            on_chunk = chunk_sink(request)
+            if on_chunk is not None:
+                reply = await self._streamed(engine, body, on_chunk)
+            else:
+                reply = await anyio.to_thread.run_sync(self._call, engine, body, limiter=self._calls)
             generations.append(parse_choice(reply["choices"][0], request))
             usage += parse_usage(reply)
         if greedy:
             generations *= request.n
         return ModelResponse(tuple(generations), usage, MODEL_ID)
+
+    async def _streamed(self, engine: _Engine, body: dict[str, Any], on_chunk: OnChunk) -> dict[str, Any]:
+        """One completion streamed to `on_chunk` (in this event loop, in order); cancelled, the
+        engine stops at its next token and the call returns at once (the slot is released by
+        the worker thread when the engine has stopped)."""
+        stop = threading.Event()
+        loop = asyncio.get_running_loop() if sniffio.current_async_library() == "asyncio" else None
+
+        def hand_on(text: str) -> None:
+            if loop is not None:
+                loop.call_soon_threadsafe(on_chunk, text)
+            else:  # another event loop (trio): each piece waits to be taken
+                anyio.from_thread.run_sync(on_chunk, text)
+
+        assembler = ChunkAssembler(hand_on)
+        streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
+        try:
+            return await anyio.to_thread.run_sync(self._call, engine, streamed, assembler, stop,
+                                                  limiter=self._calls, abandon_on_cancel=True)
+        finally:
+            stop.set()
 
     async def _engine(self) -> _Engine:
         # Looked up each time rather than kept, so that the exit hook can really release it.
@@ -270,9 +310,11 @@ class LocalModel:
         return engine
 
     @staticmethod
-    def _call(engine: _Engine, body: dict[str, Any]) -> dict[str, Any]:
+    def _call(engine: _Engine, body: dict[str, Any], assembler: ChunkAssembler | None = None,
+              stop: threading.Event | None = None) -> dict[str, Any]:
         """One completion in a slot chosen by the engine's `SlotTable` (one holding the
-        request's prefix if free, restored from disk if saved; see `local_slots`); blocking."""
+        request's prefix if free, restored from disk if saved; see `local_slots`); blocking.
+        Streamed into `assembler` when given, stopped early once `stop` is set."""
         table = engine.table
         cached = body.get("cache_prompt", True)
         chain = message_chain(body, table.salt) if cached else ()
@@ -281,11 +323,56 @@ class LocalModel:
         evaluated = 0
         try:
             table.prepare(slot, key)
-            reply = LocalModel._complete(engine, {**body, "id_slot": slot})
+            if assembler is None:
+                reply = LocalModel._complete(engine, {**body, "id_slot": slot})
+            else:
+                reply = LocalModel._stream(engine, {**body, "id_slot": slot}, assembler, stop)
             evaluated = int((reply.get("timings") or {}).get("prompt_n") or 0)
         finally:
             table.release(slot, key, warming, evaluated, chain)
         return reply
+
+    @staticmethod
+    def _stream(engine: _Engine, body: dict[str, Any], assembler: ChunkAssembler,
+                stop: threading.Event | None) -> dict[str, Any]:
+        """`_complete`, streamed: each chunk into `assembler`; the engine stops when `stop` is
+        set (the callback's True). The assembled reply carries the last chunk's timings."""
+        timings: dict[str, Any] = {}
+        failure: list[BaseException] = []
+
+        def heard(chunk: Any) -> bool:
+            try:
+                if isinstance(chunk, dict) and "choices" not in chunk and (
+                        "error" in chunk or "code" in chunk):
+                    LocalModel._check({"error": chunk.get("error", chunk)})
+                assembler.add(chunk)
+                if isinstance(chunk, dict) and isinstance(chunk.get("timings"), dict):
+                    timings.update(chunk["timings"])
+            except BaseException as exc:  # raised here, it would only stop the engine silently
+                failure.append(exc)
+                return True
+            return stop is not None and stop.is_set()
+
+        try:
+            engine.server.handle_chat_completions(body, heard)
+        except Exception as exc:  # the binding raises plain exceptions
+            raise ModelError(f"embedded model call failed: {exc}") from exc
+        if failure:
+            raise failure[0]
+        reply = assembler.reply()
+        reply["timings"] = timings
+        return reply
+
+    @staticmethod
+    def _check(reply: dict[str, Any]) -> None:
+        """Raises the error an engine reply reports, if any (500/503: transient)."""
+        if "error" in reply or "code" in reply:
+            error = reply.get("error", reply)
+            code = error.get("code") if isinstance(error, dict) else None
+            message = f"embedded model: {server_error_message(reply)}"
+            if code in (500, 503):
+                raise TransientModelError(message)
+            raise ModelError(message)
 
     @staticmethod
     def _complete(engine: _Engine, body: dict[str, Any]) -> dict[str, Any]:
@@ -295,13 +382,7 @@ class LocalModel:
             raise ModelError(f"embedded model call failed: {exc}") from exc
         if not isinstance(reply, dict):
             raise ModelError(f"embedded model returned {type(reply).__name__}")
-        if "error" in reply or "code" in reply:
-            error = reply.get("error", reply)
-            code = error.get("code") if isinstance(error, dict) else None
-            message = f"embedded model: {server_error_message(reply)}"
-            if code in (500, 503):
-                raise TransientModelError(message)
-            raise ModelError(message)
+        LocalModel._check(reply)
         if not reply.get("choices"):
             raise ModelError(f"embedded model reply has no choices: {str(reply)[:200]}")
         return reply

@@ -10,12 +10,21 @@ rejects `n > 1` with a 400/422 is asked for one sample per call from then on. Li
 that rejects `logprobs` (a 400/422 that a request without them does not get) is asked without
 them from then on; the generations then carry no log-probabilities, as from a server that
 ignores the parameter.
+
+Streaming (a one-sample call inside `base.streaming_to`): the request is sent with
+`stream: true` and the reply's text handed on as its server-sent chunks arrive; the response is
+the same as without streaming (`openai_wire.ChunkAssembler`). A failure before the first chunk
+is retried as above; one after it is not (its text was handed on already). A server that
+rejects `stream` (400/422) is asked without it from then on, and its text is handed on whole;
+one that answers a streamed request with plain JSON is read as such. Cancelling the call closes
+the connection, which stops a server that watches for it (llama.cpp's and vLLM's do).
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import logging
 import random
 import re
@@ -32,10 +41,18 @@ from agenteval.models.base import (
     ModelError,
     ModelRequest,
     ModelResponse,
+    OnChunk,
     TransientModelError,
     Usage,
+    chunk_sink,
 )
-from agenteval.models.openai_wire import build_body, parse_choice, parse_usage, server_error_message
+from agenteval.models.openai_wire import (
+    ChunkAssembler,
+    build_body,
+    parse_choice,
+    parse_usage,
+    server_error_message,
+)
 
 __all__ = ["TRANSIENT_STATUS", "OpenAICompatModel"]
 
@@ -91,6 +108,7 @@ class OpenAICompatModel:
         self.samples_per_call = samples_per_call
         self.extra_body = dict(extra_body or {})
         self.logprobs_refused = False  # set once the server rejected a request for them
+        self.stream_refused = False  # set once the server rejected `stream: true`
         self._transport = transport
         # One client per asyncio loop: pooled connections cannot cross event loops, and a
         # resolved model is shared process-wide (e.g. across tests that each run a loop).
@@ -104,7 +122,19 @@ class OpenAICompatModel:
     async def generate(self, request: ModelRequest) -> ModelResponse:
         """Asks for `request.n` samples in one call; when the server gives fewer (it ignores or
         refuses `n`), the missing ones are asked for concurrently, one per call, each with its
-        own seed, rather than one after another."""
+        own seed, rather than one after another. Streamed when asked (see the module)."""
+        on_chunk = chunk_sink(request)
+        if on_chunk is not None and not self.stream_refused:
+            try:
+                reply = await self._ask(request, 1, request.seed, on_chunk)
+            except _Rejected:
+                # Refused with `stream`: refused without it too, or the server cannot stream.
+                reply = await self._ask(request, 1, request.seed)
+                log.info("%s refused stream: true; asking without it", self.name)
+                self.stream_refused = True
+                on_chunk(parse_choice(reply["choices"][0], request).text)
+            return ModelResponse((parse_choice(reply["choices"][0], request),), parse_usage(reply),
+                                 str(reply.get("model") or self.model))
         generations: list[Generation] = []
         usage = Usage()
         model = self.model
@@ -140,21 +170,26 @@ class OpenAICompatModel:
             model = str(reply.get("model") or model)
         return ModelResponse(tuple(generations[: request.n]), usage, model)
 
-    async def _ask(self, request: ModelRequest, n: int, seed: int | None) -> dict[str, Any]:
-        """One call for `n` samples; ModelError when the reply has no choices."""
+    async def _ask(self, request: ModelRequest, n: int, seed: int | None,
+                   on_chunk: OnChunk | None = None) -> dict[str, Any]:
+        """One call for `n` samples (streamed to `on_chunk` when given: then `n` is 1); ModelError
+        when the reply has no choices."""
         body = build_body(request, model=self.model, n=n, seed=seed, max_tokens_field=self.max_tokens_field)
+        if on_chunk is not None:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
         body.update(self.extra_body)
         if self.logprobs_refused:
             body.pop("logprobs", None)
             body.pop("top_logprobs", None)
         try:
-            reply = await self._post(body)
+            reply = await self._post(body, on_chunk)
         except _Rejected:
             if "logprobs" not in body:
                 raise
             body.pop("logprobs")
             body.pop("top_logprobs", None)
-            reply = await self._post(body)  # still rejected: not because of the log-probabilities
+            reply = await self._post(body, on_chunk)  # still rejected: not for the log-probabilities
             log.info("%s refused logprobs; asking without them", self.name)
             self.logprobs_refused = True
         choices = reply.get("choices")
@@ -170,16 +205,28 @@ class OpenAICompatModel:
         for client in clients:
             await client.aclose()
 
-    async def _post(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The reply's JSON; ModelError saying what happened (status and server message, timeout,
-        unreachable host, dropped connection), after `max_attempts` tries for transient ones."""
+    async def _post(self, body: dict[str, Any], on_chunk: OnChunk | None = None) -> dict[str, Any]:
+        """The reply's JSON (assembled from its chunks when streamed to `on_chunk`); ModelError
+        saying what happened (status and server message, timeout, unreachable host, dropped
+        connection), after `max_attempts` tries for transient ones (none once a chunk was
+        handed on)."""
         url = f"{self.base_url}/chat/completions"
         for attempt in range(1, self.max_attempts + 1):
             retry_after: float | None = None
+            assembler = ChunkAssembler(on_chunk) if on_chunk is not None else None
             try:
-                response = await self._client().post(url, json=body, headers=self._headers)
+                if assembler is None:
+                    response = await self._client().post(url, json=body, headers=self._headers)
+                else:
+                    async with self._client().stream("POST", url, json=body,
+                                                     headers=self._headers) as response:
+                        if response.is_success:
+                            return await self._events(response, assembler)
+                        await response.aread()
             except _TRANSIENT_EXC as exc:
                 error: ModelError = TransientModelError(_transport_error(exc, url, self.timeout))
+                if assembler is not None and assembler.chunks:
+                    raise error from exc
             except httpx.HTTPError as exc:
                 raise ModelError(_transport_error(exc, url, self.timeout)) from exc
             else:
@@ -200,6 +247,32 @@ class OpenAICompatModel:
             log.info("%s; retry %d/%d in %.2f s", error, attempt, self.max_attempts - 1, delay)
             await anyio.sleep(delay)
         raise AssertionError("unreachable")  # the loop always returns or raises
+
+    async def _events(self, response: httpx.Response, assembler: ChunkAssembler) -> dict[str, Any]:
+        """The reply of a streamed response, its `data:` lines fed to `assembler` as they come;
+        a server that answered with plain JSON instead is read as such, its text handed on whole."""
+        if "text/event-stream" not in response.headers.get("content-type", ""):
+            await response.aread()
+            reply = self._json(response)
+            choices = reply.get("choices")
+            if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+                text = (choices[0].get("message") or {}).get("content")
+                if isinstance(text, str) and text:
+                    assembler.on_chunk(text)
+            return reply
+        async for line in response.aiter_lines():
+            if not line.startswith("data:"):
+                continue  # comments, event names, blank separators
+            data = line[5:].strip()
+            if data == "[DONE]":
+                break
+            try:
+                chunk = json.loads(data)
+            except ValueError as exc:
+                raise ModelError(f"a chunk of the streamed reply from {response.url} is not JSON: "
+                                 f"{data[:200]!r}") from exc
+            assembler.add(chunk)
+        return assembler.reply()
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:

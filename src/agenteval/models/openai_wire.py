@@ -1,6 +1,8 @@
 """The OpenAI chat-completions wire format, shared by the HTTP and the embedded backend.
 
-Both speak it: the embedded llama.cpp server takes the same JSON body in-process.
+Both speak it: the embedded llama.cpp server takes the same JSON body in-process. Both
+stream it too (`stream: true`): `ChunkAssembler` puts a streamed reply's chunks back together
+into the reply a request without `stream` gets.
 """
 
 from __future__ import annotations
@@ -13,13 +15,14 @@ from agenteval.models.base import (
     Message,
     ModelError,
     ModelRequest,
+    OnChunk,
     TokenLogprob,
     ToolCallRequest,
     Usage,
 )
 from agenteval.models.toolcall_parse import parse_tool_calls
 
-__all__ = ["build_body", "message_to_wire", "parse_choice", "parse_logprobs", "parse_usage",
+__all__ = ["ChunkAssembler", "build_body", "message_to_wire", "parse_choice", "parse_logprobs", "parse_usage",
            "server_error_message"]
 
 
@@ -166,3 +169,68 @@ def server_error_message(payload: Any) -> str:
             return str(error.get("message") or error)
         return str(error)
     return str(payload)
+
+
+class ChunkAssembler:
+    """The reply of a streamed chat completion (`stream: true`), assembled from its chunks (the
+    JSON of each `data:` line) into the shape of a reply without `stream`: one choice whose
+    message holds the text and tool calls, its finish reason and log-probabilities, the usage
+    (sent last when `stream_options.include_usage` was asked) and the model. Each text delta
+    goes to `on_chunk` as it is added; tool-call deltas (name, then pieces of the arguments'
+    JSON, by index) are only assembled."""
+
+    def __init__(self, on_chunk: OnChunk) -> None:
+        self.on_chunk = on_chunk
+        self.chunks = 0  # chunks with text handed on so far
+        self._text: list[str] = []
+        self._calls: dict[int, dict[str, Any]] = {}
+        self._logprobs: list[Any] = []
+        self._finish: str | None = None
+        self._usage: dict[str, Any] | None = None
+        self._model: str | None = None
+
+    def add(self, chunk: Any) -> None:
+        """Adds one chunk; ModelError for an error chunk or one that is not an object."""
+        if not isinstance(chunk, dict):
+            raise ModelError(f"unexpected chunk in a streamed reply: {str(chunk)[:200]}")
+        if chunk.get("error"):
+            raise ModelError(f"the streamed reply ended with an error: {server_error_message(chunk)}")
+        self._model = chunk.get("model") or self._model
+        if isinstance(chunk.get("usage"), dict):
+            self._usage = chunk["usage"]
+        for choice in chunk.get("choices") or ():
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            self._finish = choice.get("finish_reason") or self._finish
+            content = (choice.get("logprobs") or {}).get("content")
+            if isinstance(content, list):
+                self._logprobs += content
+            delta = choice.get("delta") or {}
+            text = delta.get("content")
+            if isinstance(text, str) and text:
+                self._text.append(text)
+                self.chunks += 1
+                self.on_chunk(text)
+            for call in delta.get("tool_calls") or ():
+                slot = self._calls.setdefault(int(call.get("index", len(self._calls))),
+                                              {"id": None, "name": "", "arguments": ""})
+                function = call.get("function") or {}
+                slot["id"] = call.get("id") or slot["id"]
+                slot["name"] += function.get("name") or ""
+                slot["arguments"] += function.get("arguments") or ""
+
+    def reply(self) -> dict[str, Any]:
+        """The assembled reply (as `parse_choice` and `parse_usage` read a non-streamed one)."""
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(self._text)}
+        if self._calls:
+            message["tool_calls"] = [
+                {"id": c["id"], "type": "function",
+                 "function": {"name": c["name"], "arguments": c["arguments"]}}
+                for _, c in sorted(self._calls.items())]
+        choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": self._finish}
+        if self._logprobs:
+            choice["logprobs"] = {"content": self._logprobs}
+        reply: dict[str, Any] = {"choices": [choice], "usage": self._usage or {}}
+        if self._model:
+            reply["model"] = self._model
+        return reply
