@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import pytest
 
 from agenteval.agents import Agent
-from agenteval.agents.declared import DeclaredParam, declared_tools
+from agenteval.agents.declared import DeclaredParam, declared_tools, json_schema
 
 
 def roll_die(sides: int, label: str = "d") -> int:
@@ -20,8 +22,25 @@ def roll_die(sides: int, label: str = "d") -> int:
 def test_a_builtin_agent_declares_its_tools_signatures() -> None:
     (tool,) = declared_tools(Agent(name="dice", model="scripted", tools=[roll_die]))
     assert tool.name == "roll_die" and tool.description.startswith("Roll a die") and tool.agent == "dice"
-    assert tool.params == [DeclaredParam("sides", "integer", True, "The number of sides."),
-                           DeclaredParam("label", "string", False)]
+    assert tool.params == [
+        DeclaredParam("sides", "integer", True, "The number of sides.",
+                      {"type": "integer", "description": "The number of sides."}),
+        DeclaredParam("label", "string", False, "", {"type": "string"})]
+
+
+def test_a_parameters_json_schema_is_kept_for_typed_inputs() -> None:
+    def book(unit: Literal["celsius", "fahrenheit"], guests: list[int], note: str | None = None) -> str:
+        """Book."""
+        return ""
+
+    (tool,) = declared_tools(Agent(name="a", model="scripted", tools=[book]))
+    assert [p.schema for p in tool.params] == [
+        {"type": "string", "enum": ["celsius", "fahrenheit"]},
+        {"type": "array", "items": {"type": "integer"}}, {"type": "string"}]
+    genai = {"anyOf": [{"type": "OBJECT", "properties": {"city": {"type": "STRING"}}, "required": ["city"]},
+                       {"type": "null"}], "description": "where"}
+    assert json_schema(genai) == {"type": "object", "properties": {"city": {"type": "string"}},
+                                  "required": ["city"], "description": "where"}
 
 
 def test_an_adk_agent_and_its_sub_agents_declare_their_tools() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agenteval.reporting.failure_groups import call_reasons, failure_groups
-from agenteval.reporting.matrix import run_matrix
+from agenteval.reporting.matrix import matrix_columns, run_matrix
 from agenteval.schema import EvalStatus, MetricError
 from agenteval.verdicts import outcomes
 from tests.helpers import call
@@ -63,3 +63,26 @@ def test_the_matrix_diffs_each_cell_against_its_left_neighbour() -> None:
     assert a[1].diff == ["- Paris", "+ Rome", '+ call lookup(q="x")']
     assert rows[1].cells[2] is None and rows[2].cells[:2] == [None, None]
     assert [r.eval_id for r in run_matrix([run1, run2, run3], changed_only=True)] == ["a"]
+
+
+def test_the_matrix_has_a_column_per_run_index_of_a_repeated_run() -> None:
+    """Repeats are columns of their own ("run · #k"), each cell its own run's verdict and output;
+    a change between two repeats of one run counts for "only changed"; a run index can be picked."""
+    once = result([case("a", {"m": 1.0}, response="Paris"), case("b", {"m": 1.0}, response="same")], "r1")
+    twice = result([case("a", {"m": 1.0}, response="Paris", run_index=0),
+                    case("a", {"m": 0.0}, response="Rome", run_index=1),
+                    case("b", {"m": 1.0}, response="same", run_index=0),
+                    case("b", {"m": 1.0}, response="same", run_index=1)], "r2")
+    assert [(c.document, c.run_index, c.run_indices) for c in matrix_columns([once, twice])] == [
+        (0, 0, 1), (1, 0, 2), (1, 1, 2)]
+    rows = run_matrix([once, twice])
+    a = rows[0].cells
+    assert [c is not None and c.changed for c in a] == [False, False, True]
+    assert a[2] is not None and a[2].status == EvalStatus.FAILED and a[2].score == 0.0
+    assert a[1] is not None and a[1].status == EvalStatus.PASSED  # its own run, not the case's verdict
+    assert a[2].diff == ["- Paris", "+ Rome"]
+    assert [r.eval_id for r in run_matrix([once, twice], changed_only=True)] == ["a"]
+    assert [r.eval_id for r in run_matrix([once, twice], changed_only=True, run_index=0)] == []
+    picked = run_matrix([once, twice], run_index=1)
+    assert [(c.document, c.run_index) for c in matrix_columns([once, twice], 1)] == [(0, 0), (1, 1)]
+    assert picked[0].changed and picked[0].cells[1] is not None and picked[0].cells[1].answer == ["Rome"]

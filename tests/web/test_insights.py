@@ -64,6 +64,23 @@ def test_failure_groups_flaky_cases_and_the_matrix(live: Live) -> None:
     assert live.get("/api/matrix").status_code == 400
 
 
+def test_the_matrix_shows_each_repeat_of_a_repeated_run(live: Live) -> None:
+    _record(live)
+    answers = {"a": ("Paris", "Lyon"), "b": ("Oslo", "Oslo")}
+    repeats = [case(e, {T: 1.0}, response=answer, run_index=k, calls=WANT, expected_calls=WANT)
+               for e, pair in answers.items() for k, answer in enumerate(pair)]
+    record_run(live.agents_dir / "echo", [result(repeats, "r3", created=1_700_000_200.0)])
+    m = live.get("/api/matrix", params={"runs": ["r1", "r3"]}).json()
+    assert [(c["run_id"], c["run_index"], c["run_indices"]) for c in m["columns"]] == [
+        ("r1", 0, 1), ("r3", 0, 2), ("r3", 1, 2)]
+    a = m["rows"][0]
+    assert [c["changed"] for c in a["cells"]] == [False, False, True] and a["cells"][2]["answer"] == ["Lyon"]
+    changed = live.get("/api/matrix", params={"runs": ["r1", "r3"], "changed_only": "true"}).json()
+    assert [r["eval_id"] for r in changed["rows"]] == ["a"]
+    one = live.get("/api/matrix", params={"runs": ["r1", "r3"], "run_index": 1}).json()
+    assert [(c["run_id"], c["run_index"]) for c in one["columns"]] == [("r1", 0), ("r3", 1)]
+
+
 def test_reviews_are_stored_with_the_run_replaced_listed_and_deleted(live: Live) -> None:
     _record(live)
     r = live.put("/api/runs/r2/reviews", json={"eval_id": "a", "target": T, "agreement": "disagree",

@@ -9,7 +9,7 @@ without a model call or a connection (toolsets, MCP) is left out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval.agents.builtin import Agent
@@ -23,6 +23,7 @@ class DeclaredParam:
     type: str  # the JSON schema type ("string", "integer", …; "any" when none is given)
     required: bool
     description: str = ""
+    schema: dict[str, Any] = field(default_factory=dict)  # its JSON schema (`json_schema`)
 
 
 @dataclass(frozen=True)
@@ -43,12 +44,33 @@ def _type(schema: dict[str, Any]) -> str:
     return options[0] if len(options) == 1 else "any"
 
 
+_KEPT = ("type", "enum", "items", "properties", "required", "description", "minimum", "maximum", "format")
+
+
+def json_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A parameter's schema as plain JSON schema for an editor: types lower case (genai writes
+    `STRING`), an optional value's `anyOf [X, null]` as X, only the keys that shape an input
+    (type, enum, items, properties, required, description, bounds, format)."""
+    options = [s for s in schema.get("anyOf", []) if isinstance(s, dict) and s.get("type") != "null"]
+    if "type" not in schema and len(options) == 1:
+        schema = {**options[0], **{k: v for k, v in schema.items() if k != "anyOf"}}
+    out: dict[str, Any] = {k: schema[k] for k in _KEPT if schema.get(k) is not None}
+    if isinstance(out.get("type"), str):
+        out["type"] = out["type"].lower()
+    if isinstance(out.get("items"), dict):
+        out["items"] = json_schema(out["items"])
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {k: json_schema(v or {}) for k, v in out["properties"].items()}
+    return out
+
+
 def params_of(schema: dict[str, Any] | None) -> list[DeclaredParam]:
     """The arguments of a JSON (or genai) object schema."""
     if not schema:
         return []
     required = set(schema.get("required") or [])
-    return [DeclaredParam(name, _type(prop or {}), name in required, str((prop or {}).get("description", "")))
+    return [DeclaredParam(name, _type(prop or {}), name in required, str((prop or {}).get("description", "")),
+                          json_schema(prop or {}))
             for name, prop in (schema.get("properties") or {}).items()]
 
 
@@ -93,4 +115,4 @@ def declared_tools(agent: Any) -> list[DeclaredTool]:
     return []
 
 
-__all__ = ["DeclaredParam", "DeclaredTool", "declared_tools", "params_of"]
+__all__ = ["DeclaredParam", "DeclaredTool", "declared_tools", "json_schema", "params_of"]

@@ -1,10 +1,12 @@
 """The run matrix: N runs side by side, cases as rows and runs as columns (issue 27).
 
-Each cell is one case in one run: its verdict, score, the answer (each invocation's final
-response, one line per invocation) and the tool calls (`name(arg=value)` lines), from the case's
-first run (run index 0). A cell is `changed` when its answer or calls differ from the cell to
-its left (the first column never is), with the line diff against it. Rows are the union of the
-runs' cases, in the order first seen.
+A run repeated (`num_runs` > 1) has a column per run index (`MatrixColumn`), in index order,
+or only the column of one index when asked. Each cell is one case run: its verdict, score,
+the answer (each invocation's final response, one line per invocation) and the tool calls
+(`name(arg=value)` lines). A cell is `changed` when its answer or calls differ from the cell
+to its left (the first column never is), with the line diff against it; so "only cases whose
+output changed" sees changes between the repeats of one run as well as between runs. Rows are
+the union of the runs' cases, in the order first seen.
 """
 
 from __future__ import annotations
@@ -14,8 +16,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agenteval.reporting.format import format_call
-from agenteval.schema import EvalSetResult, EvalStatus, content_text
+from agenteval.schema import EvalCaseResult, EvalSetResult, EvalStatus, content_text
 from agenteval.verdicts.outcome import CaseOutcome, outcomes
+
+
+@dataclass(frozen=True)
+class MatrixColumn:
+    """One column: a run index of one of the documents."""
+
+    document: int  # its position in the documents given
+    run_index: int
+    run_indices: int  # how many run indices its document has (1: not repeated)
 
 
 @dataclass(frozen=True)
@@ -42,15 +53,19 @@ class MatrixRow:
         return any(c is not None and c.changed for c in self.cells)
 
 
-def _cell(case: CaseOutcome) -> MatrixCell:
-    run = case.runs[0] if case.runs else None
+def _cell(case: CaseOutcome, run: EvalCaseResult) -> MatrixCell:
     answer: list[str] = []
     calls: list[str] = []
-    for per in run.eval_metric_result_per_invocation if run else []:
+    for per in run.eval_metric_result_per_invocation:
         answer.append(content_text(per.actual_invocation.final_response, include_thoughts=False))
         calls += [format_call(c) for c in per.actual_invocation.tool_calls()]
-    means = [m.mean for m in case.gating_metrics() if m.mean is not None]
-    return MatrixCell(case.status, sum(means) / len(means) if means else None, answer, calls)
+    if case.num_runs <= 1:  # the case's verdict, which honoured the config's policy
+        means = [m.mean for m in case.gating_metrics() if m.mean is not None]
+        return MatrixCell(case.status, sum(means) / len(means) if means else None, answer, calls)
+    gating = {m.metric_name for m in case.gating_metrics()}
+    scores = [m.score for m in run.overall_eval_metric_results
+              if m.metric_name in gating and m.score is not None]
+    return MatrixCell(run.final_eval_status, sum(scores) / len(scores) if scores else None, answer, calls)
 
 
 def _against(cell: MatrixCell, left: MatrixCell | None) -> MatrixCell:
@@ -62,10 +77,30 @@ def _against(cell: MatrixCell, left: MatrixCell | None) -> MatrixCell:
     return MatrixCell(cell.status, cell.score, cell.answer, cell.calls, True, diff)
 
 
-def run_matrix(documents: Sequence[EvalSetResult], changed_only: bool = False) -> list[MatrixRow]:
-    """The matrix of `documents` (one column each, in order); with `changed_only`, only rows
+def matrix_columns(documents: Sequence[EvalSetResult], run_index: int | None = None) -> list[MatrixColumn]:
+    """The columns of `documents`: each document's run indices in order (only `run_index`, for a
+    repeated document that has it; a document without it keeps its first index)."""
+    out = []
+    for k, d in enumerate(documents):
+        indices = sorted({r.run_index for r in d.eval_case_results}) or [0]
+        chosen = [run_index] if run_index in indices else indices if run_index is None else indices[:1]
+        out += [MatrixColumn(k, i, len(indices)) for i in chosen]
+    return out
+
+
+def run_matrix(documents: Sequence[EvalSetResult], changed_only: bool = False,
+               run_index: int | None = None) -> list[MatrixRow]:
+    """The matrix of `documents` (columns as `matrix_columns`); with `changed_only`, only rows
     with a cell changed against its left neighbour."""
-    columns = [{c.eval_id: _cell(c) for c in outcomes(d)} for d in documents]
+    by_document = [outcomes(d) for d in documents]
+    columns: list[dict[str, MatrixCell]] = []
+    for col in matrix_columns(documents, run_index):
+        column = {}
+        for case in by_document[col.document]:
+            run = next((r for r in case.runs if r.run_index == col.run_index), None)
+            if run is not None:
+                column[case.eval_id] = _cell(case, run)
+        columns.append(column)
     order = list(dict.fromkeys(eval_id for column in columns for eval_id in column))
     rows = []
     for eval_id in order:
@@ -83,4 +118,4 @@ def run_matrix(documents: Sequence[EvalSetResult], changed_only: bool = False) -
     return rows
 
 
-__all__ = ["MatrixCell", "MatrixRow", "run_matrix"]
+__all__ = ["MatrixCell", "MatrixColumn", "MatrixRow", "matrix_columns", "run_matrix"]

@@ -4,7 +4,7 @@ human reviews. Listed in `/openapi.json` with the rest (`agenteval.web.contract`
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -87,7 +87,7 @@ class MatrixCellView(Out):
     score: float | None
     """The mean of its gating criteria's means."""
     answer: list[str]
-    """Each invocation's final response (first case run)."""
+    """Each invocation's final response (in the column's case run)."""
     calls: list[str]
     """Its tool calls, `name(arg=value)`."""
     changed: bool
@@ -105,6 +105,10 @@ class MatrixColumn(Out):
     """The run id the CLI printed (else the document id), with its agent model if any."""
     created: float
     """When it ran (epoch seconds)."""
+    run_index: int = 0
+    """Which of the run's repeats this column shows."""
+    run_indices: int = 1
+    """How many repeats the run has (1: not repeated; more: a column per repeat, or one picked)."""
 
 
 class MatrixRowView(Out):
@@ -119,10 +123,10 @@ class MatrixRowView(Out):
 
 
 class MatrixView(Out):
-    """Runs side by side: cases as rows, runs as columns."""
+    """Runs side by side: cases as rows, runs (a column per repeat of a repeated run) as columns."""
 
     columns: list[MatrixColumn]
-    """The runs, in the order asked for."""
+    """The runs, in the order asked for, each repeated one's run indices in order."""
     total: int
     """Rows before paging (after `changed_only`)."""
     rows: list[MatrixRowView]
@@ -140,6 +144,9 @@ class ToolParamView(Out):
     """Whether a call must pass it."""
     description: str
     """What the tool's docstring says of it."""
+    json_schema: dict[str, Any] = Field(default_factory=dict)
+    """Its JSON schema, for typed inputs: `type` (lower case), `enum`, `items`, `properties` and
+    `required` of an object, bounds (`agents.declared.json_schema`)."""
 
 
 class ToolInfo(Out):

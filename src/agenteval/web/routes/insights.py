@@ -13,7 +13,8 @@ from fastapi import APIRouter, Query
 from agenteval.agents.declared import declared_tools
 from agenteval.reporting.case_query import CaseFacts, CaseQuery, SortKey, facets, query_cases, run_facts
 from agenteval.reporting.failure_groups import failure_groups
-from agenteval.reporting.matrix import MatrixCell, run_matrix
+from agenteval.reporting.matrix import MatrixCell, matrix_columns, run_matrix
+from agenteval.reporting.matrix import MatrixColumn as MatrixColumnOf
 from agenteval.store import RunStore
 from agenteval.store.reviews import Review, ReviewStore, ReviewTarget
 from agenteval.verdicts import outcomes
@@ -89,11 +90,12 @@ def flaky(web: WebDep, app: str | None = None, eval_set: str | None = None,
             for c in flaky_cases(history, min_runs)]
 
 
-def _column(s: StoredRun) -> MatrixColumn:
+def _column(s: StoredRun, col: MatrixColumnOf) -> MatrixColumn:
     label = s.row.run_group or s.row.run_id
     if s.row.agent_model:
         label += f" · {s.row.agent_model}"
-    return MatrixColumn(run_id=s.row.run_id, label=label, created=s.row.created)
+    return MatrixColumn(run_id=s.row.run_id, label=label, created=s.row.created, run_index=col.run_index,
+                        run_indices=col.run_indices)
 
 
 def _cell(c: MatrixCell | None) -> MatrixCellView | None:
@@ -106,17 +108,21 @@ def _cell(c: MatrixCell | None) -> MatrixCellView | None:
 @router.get("/api/matrix")
 def matrix(web: WebDep, runs: Annotated[list[str], Query(min_length=1, max_length=MAX_MATRIX_RUNS)],
            changed_only: bool = False, eval_id: Annotated[list[str] | None, Query()] = None,
-           offset: int = Query(0, ge=0), limit: int = Query(200, ge=1, le=10_000)) -> MatrixView:
-    """Runs side by side in the order given (`runs=a&runs=b…`): cases as rows, each cell the
-    case's verdict, answer and tool calls with the diff against the cell to its left; with
-    `changed_only`, only cases whose output changed; with `eval_id` (repeated), only those
-    cases (a case run again beside its first run)."""
+           run_index: int | None = Query(None, ge=0), offset: int = Query(0, ge=0),
+           limit: int = Query(200, ge=1, le=10_000)) -> MatrixView:
+    """Runs side by side in the order given (`runs=a&runs=b…`): cases as rows, a column per run
+    (per repeat of a repeated run; with `run_index`, that repeat only), each cell the case run's
+    verdict, answer and tool calls with the diff against the cell to its left; with
+    `changed_only`, only cases whose output changed (between repeats too); with `eval_id`
+    (repeated), only those cases (a case run again beside its first run)."""
     stored = [web.run(r) for r in runs]
-    rows = run_matrix([web.stores.document(s) for s in stored], changed_only)
+    documents = [web.stores.document(s) for s in stored]
+    rows = run_matrix(documents, changed_only, run_index)
     if eval_id:
         wanted = set(eval_id)
         rows = [r for r in rows if r.eval_id in wanted]
-    return MatrixView(columns=[_column(s) for s in stored], total=len(rows), rows=[
+    columns = [_column(stored[c.document], c) for c in matrix_columns(documents, run_index)]
+    return MatrixView(columns=columns, total=len(rows), rows=[
         MatrixRowView(eval_id=r.eval_id, changed=r.changed, cells=[_cell(c) for c in r.cells])
         for r in rows[offset:offset + limit]])
 
@@ -175,5 +181,6 @@ def list_tools(app: str, web: WebDep) -> list[ToolInfo]:
     """The tools agent `app` declares (`agents.declared`: names, argument types, required),
     for the case editor; none for a plain callable agent."""
     return [ToolInfo(name=t.name, description=t.description, agent=t.agent, params=[
-        ToolParamView(name=p.name, type=p.type, required=p.required, description=p.description)
+        ToolParamView(name=p.name, type=p.type, required=p.required, description=p.description,
+                      json_schema=p.schema)
         for p in t.params]) for t in declared_tools(web.agent(app).agent)]

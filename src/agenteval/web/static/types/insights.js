@@ -53,7 +53,7 @@
  * @typedef {Object} MatrixCellView
  * @property {"passed"|"failed"|"not_evaluated"|"informational"} status - Its verdict.
  * @property {number|null} score - The mean of its gating criteria's means.
- * @property {Array<string>} answer - Each invocation's final response (first case run).
+ * @property {Array<string>} answer - Each invocation's final response (in the column's case run).
  * @property {Array<string>} calls - Its tool calls, `name(arg=value)`.
  * @property {boolean} changed - Whether answer or calls differ from the cell to the left.
  * @property {Array<string>} diff - The line diff against the cell to the left (`- `, `+ `, ` ` lines; calls as `call …`).
@@ -65,6 +65,8 @@
  * @property {string} run_id - The run's document id.
  * @property {string} label - The run id the CLI printed (else the document id), with its agent model if any.
  * @property {number} created - When it ran (epoch seconds).
+ * @property {number} [run_index] - Which of the run's repeats this column shows.
+ * @property {number} [run_indices] - How many repeats the run has (1: not repeated; more: a column per repeat, or one picked).
  */
 
 /**
@@ -76,9 +78,9 @@
  */
 
 /**
- * Runs side by side: cases as rows, runs as columns.
+ * Runs side by side: cases as rows, runs (a column per repeat of a repeated run) as columns.
  * @typedef {Object} MatrixView
- * @property {Array<MatrixColumn>} columns - The runs, in the order asked for.
+ * @property {Array<MatrixColumn>} columns - The runs, in the order asked for, each repeated one's run indices in order.
  * @property {number} total - Rows before paging (after `changed_only`).
  * @property {Array<MatrixRowView>} rows - This page of rows.
  */
@@ -123,6 +125,7 @@
  * @property {string} type - Its JSON schema type (`string`, `integer`, …; `any` when none is declared).
  * @property {boolean} required - Whether a call must pass it.
  * @property {string} description - What the tool's docstring says of it.
+ * @property {Object<string, *>} [json_schema] - Its JSON schema, for typed inputs: `type` (lower case), `enum`, `items`, `properties` and `required` of an object, bounds (`agents.declared.json_schema`).
  */
 
 export {};

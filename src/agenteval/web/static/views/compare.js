@@ -1,4 +1,5 @@
-/* Two runs compared case by case, and the picker of the two. */
+/* Two runs compared case by case, and the picker of the two. Runs are named as the CLI prints
+ * them (their run id, else the document id) with the date they ran. */
 
 import { api, qs } from "../api.js";
 import { add, badge, h } from "../dom.js";
@@ -13,6 +14,8 @@ export async function showCompare(token, a, b, query) {
   const c = await api(`/api/compare?a=${enc(a)}&b=${enc(b)}&margin=${enc(margin)}`);
   /** @type {PairedView} */
   const p = await api(`/api/compare/paired?a=${enc(a)}&b=${enc(b)}`);
+  /** @type {Array<RunView>} */
+  const [runA, runB] = await Promise.all([a, b].map((id) => api(`/api/runs/${enc(id)}`)));
   const showAll = query.all === "1";
   const counts = c.counts;
   /** @param {SummaryMetric|null} m */
@@ -21,8 +24,8 @@ export async function showCompare(token, a, b, query) {
   const tone = { "newly failed": "bad", regressed: "bad", "newly passed": "ok", improved: "ok", added: "info", removed: "na", unchanged: "info" };
   const page = h("div", { class: "page compare" }, h("h2", { text: "Compare runs" }), pairedCard(p),
     h("div", { class: "card" }, h("dl", { class: "kv" },
-      h("dt", { text: "baseline" }), h("dd", {}, h("a", { class: "mono", href: link("runs", c.baseline_id), text: c.baseline_id }), ` (${c.baseline_set})`),
-      h("dt", { text: "candidate" }), h("dd", {}, h("a", { class: "mono", href: link("runs", c.candidate_id), text: c.candidate_id }), ` (${c.candidate_set})`),
+      h("dt", { text: "baseline" }), runCell(runA, c.baseline_id, c.baseline_set),
+      h("dt", { text: "candidate" }), runCell(runB, c.candidate_id, c.candidate_set),
       h("dt", { text: "margin" }), h("dd", { text: fmt(c.margin) })),
     h("div", { class: "row counts", style: "margin-top: 8px" },
       Object.entries(counts).map(([k, n]) => h("span", { class: "badge " + (tone[k] || "info"), text: `${n} ${k}` })),
@@ -48,6 +51,13 @@ export async function showCompare(token, a, b, query) {
     rows.length > 500 ? h("p", { class: "muted", text: `first 500 of ${rows.length} cases shown` }) : null,
     rows.length ? null : h("p", { class: "muted", text: "Nothing changed." }));
   paint(token, page);
+}
+
+/** One side of the comparison: its run id (the document id on hover) and when it ran.
+ * @param {RunView} run @param {string} id @param {string} set */
+function runCell(run, id, set) {
+  return h("dd", { class: "run-named" }, h("a", { class: "mono", href: link("runs", id), title: `document ${id}`, text: runLabel(run) }),
+    h("span", { class: "muted", text: ` · ${fmtTime(run.created)} · ${set}` }));
 }
 
 const pct = (x) => (x === null || x === undefined ? "–" : `${(100 * x).toFixed(1)}%`);

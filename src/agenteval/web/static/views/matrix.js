@@ -1,6 +1,7 @@
-/* The run matrix: N runs side by side (cases as rows, runs as columns), each cell the answer and
- * tool calls with the diff against the column to its left; "only changed" keeps the cases whose
- * output changed. Address: #/matrix?runs=a,b,c[&changed=1][&cases=x,y]. */
+/* The run matrix: N runs side by side (cases as rows, runs as columns; a repeated run has a
+ * column per repeat, "run · #k", or the repeat picked), each cell the answer and tool calls with
+ * the diff against the column to its left; "only changed" keeps the cases whose output changed
+ * (between repeats too). Address: #/matrix?runs=a,b,c[&changed=1][&cases=x,y][&index=k]. */
 
 import { api, qs } from "../api.js";
 import { badge, h } from "../dom.js";
@@ -14,6 +15,8 @@ export async function showMatrix(token, query) {
   const runs = (query.runs || "").split(",").filter(Boolean);
   const changed = query.changed === "1";
   const cases = (query.cases || "").split(",").filter(Boolean);
+  const index = query.index || "";
+  const keep = () => ({ changed: changed ? "1" : "", cases: cases.join(","), index });
   const page = h("div", { class: "page matrix-page" }, h("h2", { text: "Run matrix" }));
   if (!runs.length) {
     page.append(h("p", { class: "muted", text: "Pick runs to put side by side: open a run and choose “Matrix with earlier runs”." }));
@@ -23,41 +26,51 @@ export async function showMatrix(token, query) {
   for (const r of runs) params.append("runs", r);
   for (const c of cases) params.append("eval_id", c);
   if (changed) params.set("changed_only", "true");
+  if (index) params.set("run_index", index);
   params.set("limit", "500");
   /** @type {MatrixView} */
   const m = await api("/api/matrix?" + params);
   const toggle = h("label", { class: "row" }, h("input", { type: "checkbox", id: "only-changed", checked: changed,
-    onchange: (e) => go(matrixLink(runs, { changed: e.target.checked ? "1" : "", cases: cases.join(",") })) }), "only cases whose output changed");
+    onchange: (e) => go(matrixLink(runs, { ...keep(), changed: e.target.checked ? "1" : "" })) }), "only cases whose output changed");
+  const repeats = Math.max(...m.columns.map((c) => c.run_indices));
+  const repeat = repeats > 1 ? h("select", { id: "run-index", title: "repeated runs: every repeat as its own column, or one of them" },
+    h("option", { value: "", text: "every repeat" }), [...Array(repeats).keys()].map((k) => h("option", { value: String(k), text: `repeat #${k} only` }))) : null;
+  if (repeat) { repeat.value = index; repeat.addEventListener("change", () => go(matrixLink(runs, { ...keep(), index: repeat.value }))); }
   const picker = h("select", { id: "add-run" }, h("option", { value: "", text: "Add a run…" }));
-  picker.addEventListener("change", () => { if (picker.value) go(matrixLink([...runs, picker.value], { changed: changed ? "1" : "" })); });
+  picker.addEventListener("change", () => { if (picker.value) go(matrixLink([...runs, picker.value], keep())); });
   api(`/api/runs/${encodeURIComponent(runs[0])}`).then(async (/** @type {RunView|JobView} */ first) => {
     if (first.state !== "finished") return;
     /** @type {Array<RunRow>} */
     const rows = await api("/api/runs?" + qs({ app: first.app, eval_set: first.eval_set_id, limit: 50 }));
     for (const r of rows) if (!runs.includes(r.run_id)) picker.append(h("option", { value: r.run_id, text: `${r.run_group || r.run_id} · ${fmtTime(r.created)}` }));
   }).catch(() => {});
-  page.append(h("div", { class: "row", style: "margin-bottom: 8px" }, toggle, picker,
+  page.append(h("div", { class: "row", style: "margin-bottom: 8px" }, toggle, repeat, picker,
     h("span", { class: "muted", text: `${m.total} case${m.total === 1 ? "" : "s"}` + (cases.length ? ` (of ${cases.join(", ")})` : "") })));
-  const head = h("tr", {}, h("th", { text: "case" }), m.columns.map((c, i) => h("th", {},
-    h("a", { href: link("runs", c.run_id), class: "mono", text: short(c.label, 40) }), h("div", { class: "muted small", text: fmtTime(c.created) }),
-    i > 0 ? h("button", { class: "icon", title: "remove this run", "aria-label": "remove run", text: "✕",
-      onclick: () => go(matrixLink(runs.filter((r) => r !== c.run_id), { changed: changed ? "1" : "" })) }) : null)));
+  // a run's repeats are adjacent columns; its remove button sits on the first of them
+  const head = h("tr", {}, h("th", { text: "case" }), m.columns.map((c, i) => h("th", { "data-run": c.run_id, "data-index": c.run_index },
+    h("a", { href: link("runs", c.run_id), class: "mono", text: short(c.label, 40) }),
+    c.run_indices > 1 ? h("span", { class: "repeat", title: `repeat ${c.run_index} of ${c.run_indices} of this run`, text: ` · #${c.run_index}` }) : null,
+    h("div", { class: "muted small", text: fmtTime(c.created) }),
+    (i === 0 || m.columns[i - 1].run_id !== c.run_id) && c.run_id !== runs[0] ? h("button", { class: "icon", title: "remove this run", "aria-label": "remove run", text: "✕",
+      onclick: () => go(matrixLink(runs.filter((r) => r !== c.run_id), keep())) }) : null)));
   const body = m.rows.map((row) => h("tr", { "data-case": row.eval_id, class: row.changed ? "changed" : "" },
     h("td", {}, h("a", { href: link("runs", m.columns[0].run_id, "cases", row.eval_id), text: row.eval_id })),
-    row.cells.map((cell, i) => matrixCell(cell, m.columns[i].run_id, row.eval_id))));
+    row.cells.map((cell, i) => matrixCell(cell, m.columns[i], row.eval_id))));
   page.append(h("div", { class: "matrix-scroll" }, h("table", { class: "matrix" }, h("thead", {}, head), h("tbody", {}, body))));
   if (!m.rows.length) page.append(h("p", { class: "muted", text: changed ? "No case's output changed between these runs." : "No cases." }));
   paint(token, page);
 }
 
-/** @param {MatrixCellView|null} cell @param {string} runId @param {string} evalId */
-function matrixCell(cell, runId, evalId) {
-  if (!cell) return h("td", { class: "muted", text: "not in this run" });
+/** @param {MatrixCellView|null} cell @param {MatrixColumn} col @param {string} evalId */
+function matrixCell(cell, col, evalId) {
+  const runId = col.run_id;
+  const href = col.run_indices > 1 ? link("runs", runId, "cases", evalId, "run", col.run_index) : link("runs", runId, "cases", evalId);
+  if (!cell) return h("td", { class: "muted", text: col.run_indices > 1 ? "not in this repeat" : "not in this run" });
   const answer = h("div", { class: "answer", text: cell.answer.join("\n") || "(no answer)" });
   const calls = cell.calls.length ? h("div", { class: "calls mono", text: cell.calls.join("\n") }) : null;
   const diff = cell.changed ? h("details", { class: "diff" }, h("summary", { text: "changed: diff" }),
     h("div", { class: "mono" }, cell.diff.map((line) => h("div", { class: line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "", text: line })))) : null;
   return h("td", { class: cell.changed ? "cell changed" : "cell" },
-    h("div", { class: "row" }, h("a", { href: link("runs", runId, "cases", evalId) }, badge(cell.status)), h("span", { class: "muted", text: fmt(cell.score) })),
+    h("div", { class: "row" }, h("a", { href }, badge(cell.status)), h("span", { class: "muted", text: fmt(cell.score) })),
     answer, calls, diff);
 }
