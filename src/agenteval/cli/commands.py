@@ -120,6 +120,12 @@ class ReportStreams(Sink):
         # The history's rows, made as cases are decided: recording reads no document back.
         self.rows = RowSpool() if outputs.history_root is not None else None
 
+    @property
+    def hears_cases(self) -> bool:
+        """Whether a report, the history or traces need every case (`runner.sharded` shards a
+        run only where no output does)."""
+        return any(s is not None for s in (self.junit, self.markdown, self.rows)) or bool(self.otlp_endpoint)
+
     def on_start(self, header: RunSpec, total: int) -> None:
         if self.otlp_endpoint:
             self.traces = TraceBatches(self.otlp_endpoint, header.run_id)

@@ -40,6 +40,8 @@ from agenteval.runner.selection import (
     uses_args_match,
 )
 from agenteval.runner.services import Services
+from agenteval.runner.shard_worker import ShardSetup
+from agenteval.runner.sharded import ReportCases, ShardsRefused, rescore_sharded, worker_count
 from agenteval.schema import (
     CaseSummary,
     EvalCase,
@@ -66,6 +68,7 @@ class StreamedRun:
     first: list[EvalCaseResult] = field(default_factory=list)
     summaries: list[CaseSummary] = field(default_factory=list)  # the first `keep` cases' verdicts
     not_passed: list[EvalCaseResult] = field(default_factory=list)
+    processes: int = 1  # that scored it (`runner.sharded`)
 
     @property
     def run_id(self) -> str:
@@ -146,13 +149,16 @@ Targets = Callable[[EvalSetResult], Sequence[Path]]
 async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: str | Path,
                         services: Services, output: str | Path | Targets | None = None,
                         listener: Listener | None = None, keep: int = 50,
-                        outputs: Sequence[Sink] = (), plan: RunPlan | None = None) -> StreamedRun:
+                        outputs: Sequence[Sink] = (), plan: RunPlan | None = None,
+                        workers: int | None = None) -> StreamedRun:
     """Scores what the agent did, at `actual_path` (an eval set of actual conversations, or a
     result document whose recorded runs are re-scored), against the expected eval set at
     `expected_path`, streaming the result document to `output`: a path, or a function of the
     document (its id) giving the paths to write it to; none written when None. `outputs` hear
     the run case by case (`runner.driver.Sink`); `plan` is as `rescore`'s. A result document
-    whose runs of one case are apart raises `RunsApart` (see `result_stream`), nothing written."""
+    whose runs of one case are apart raises `RunsApart` (see `result_stream`), nothing written.
+    `workers`: processes to score in (`runner.sharded`, where it applies; the same document);
+    None: the plan's parallelism, at most one per CPU, for files of `SHARD_MIN_BYTES` or more."""
     plan = plan if plan is not None else prepare(job, services)
     metrics = list(plan.metrics)
     shell, expected = open_eval_set(expected_path)
@@ -166,12 +172,34 @@ async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: s
     paths = [Path(output)] if isinstance(output, (str, Path)) else \
         list(output(document)) if output is not None else []
     kept = Kept(keep)
+    if workers is None:
+        workers = worker_count(plan.parallelism, expected_path, actual_path)
+    if workers > 1 and not is_result_document(actual_path) \
+            and not any(m.build().is_async for m in metrics):
+        try:
+            return await _sharded(job, plan, services, shell, expected_path, actual_path, document,
+                                  paths, keep, outputs, listener, workers)
+        except ShardsRefused:
+            pass  # read as a stream below: its errors are the ones to report
     written = Written(paths, document) if paths else None
     header = await rescore_source(job, plan, services, Selection(Path(expected_path), shell),
                                   source, document, [s for s in (written, kept) if s] + [*outputs],
                                   listener)
     return StreamedRun(header, kept.document or document, paths, kept.first, kept.summaries,
                        kept.not_passed)
+
+
+async def _sharded(job: ScoreJob, plan: RunPlan, services: Services, shell: EvalSet,
+                   expected_path: str | Path, actual_path: str | Path, document: EvalSetResult,
+                   paths: list[Path], keep: int, outputs: Sequence[Sink],
+                   listener: Listener | None, workers: int) -> StreamedRun:
+    open_eval_set(actual_path)  # its fields checked, its nesting scanned, as the stream would
+    setup = ShardSetup(str(expected_path), str(actual_path), shell.eval_set_id, list(plan.metrics),
+                       plan.not_evaluated, plan.repeat_gating)
+    cases = ReportCases(keep)
+    header, final = await rescore_sharded(job, plan, services, Selection(Path(expected_path), shell),
+                                          setup, document, paths, cases, outputs, listener, workers)
+    return StreamedRun(header, final, paths, cases.first, cases.summaries, cases.not_passed, workers)
 
 
 def file_source(eval_set_id: str, expected: CaseStream[EvalCase], actual_path: str | Path) -> Source:

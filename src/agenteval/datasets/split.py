@@ -1,0 +1,140 @@
+"""Where each item of a JSON file's top-level list lies, found without parsing the file, so
+that worker processes can each parse and score their own share of the items.
+
+Only indented files are split (as ADK, agenteval and `json.dump(indent=...)` write them): a raw
+newline is never inside a JSON string, so an item that opens with `{` at the start of a line
+indented W spaces ends at the first later line that starts with W spaces and `}`. The spans
+are a guess that the caller must confirm: each must parse as one JSON object, and the bytes
+between them are only commas and whitespace (checked here), so a file laid out otherwise makes
+an item fail to parse rather than be split wrongly. Anything unexpected gives None (read the
+file as a stream instead), never an error: errors are the streaming reader's to report.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from pathlib import Path
+from typing import BinaryIO
+
+from agenteval.datasets.nesting import structure_of_few_escapes
+
+Span = tuple[int, int]  # [start, end) byte offsets of one item in the file
+
+_BLOCK = 1 << 22
+_MARGIN = 256
+_SPACE = b" \t\r\n"
+_STRING = re.compile(rb'"[^"]*"')
+
+
+class _Window:
+    """Bytes of a file around a moving position, read a block at a time (memory stays a block
+    or two, whatever the file's size)."""
+
+    def __init__(self, f: BinaryIO) -> None:
+        self.f = f
+        self.base = 0  # file offset of buf[0]
+        self.buf = b""
+        self.eof = False
+
+    def _more(self, keep_from: int) -> bool:
+        if self.eof:
+            return False
+        block = self.f.read(_BLOCK)
+        if not block:
+            self.eof = True
+            return False
+        # What comes before `keep_from` goes, but for a margin: an item's indentation is read
+        # from the bytes just before it.
+        drop = max(0, min(keep_from, self.base + len(self.buf)) - _MARGIN - self.base)
+        self.buf = self.buf[drop:] + block
+        self.base += drop
+        return True
+
+    def find(self, marker: bytes, start: int) -> int:
+        """The file offset of the first `marker` at or after `start`; -1 if none."""
+        while True:
+            i = self.buf.find(marker, max(start - self.base, 0))
+            if i >= 0:
+                return self.base + i
+            # A marker may straddle the end of the window: its start is kept.
+            if not self._more(max(start, self.base + len(self.buf) - len(marker) + 1)):
+                return -1
+
+    def skip_space(self, at: int) -> tuple[int, bytes]:
+        """The offset of the first byte at or after `at` that is not whitespace, and the byte
+        (b"" at the end of the file)."""
+        while True:
+            i = at - self.base
+            while i < len(self.buf) and self.buf[i] in _SPACE:
+                i += 1
+            if i < len(self.buf):
+                return self.base + i, self.buf[i:i + 1]
+            at = self.base + i
+            if not self._more(at):
+                return at, b""
+
+    def before(self, at: int, n: int) -> bytes:
+        """Up to `n` bytes before offset `at` (only those still in the window)."""
+        i = at - self.base
+        return self.buf[max(i - n, 0):max(i, 0)]
+
+
+def item_spans(path: str | Path, list_key: str, max_head: int = 1 << 20) -> list[Span] | None:
+    """The spans of the items of top-level `list_key` (a non-empty list of objects) in the
+    indented JSON object at `path`; None when the file is not laid out so (compact, the list
+    not found within `max_head` bytes, not at the top level, empty, an item not an object)."""
+    with open(path, "rb") as f:
+        w = _Window(f)
+        if not w._more(0):
+            return None
+        start = len(codecs.BOM_UTF8) if w.buf.startswith(codecs.BOM_UTF8) else 0
+        key = w.find(b'"' + list_key.encode() + b'"', start)
+        if key < 0 or key > max_head or not _top_level(w.buf[start:key - w.base]):
+            return None
+        at, char = w.skip_space(key + len(list_key) + 2)
+        if char != b":":
+            return None
+        at, char = w.skip_space(at + 1)
+        if char != b"[":
+            return None
+        spans: list[Span] = []
+        end = at + 1
+        while True:
+            at, char = w.skip_space(end)
+            if char != b"{":
+                return None
+            indent = w.before(at, _MARGIN)
+            line = indent.rfind(b"\n")
+            if line < 0 or indent[line + 1:].strip(b" "):
+                return None  # not at the start of an indented line
+            close = b"\n" + indent[line + 1:] + b"}"
+            found = w.find(close, at)
+            if found < 0:
+                return None
+            end = found + len(close)
+            spans.append((at, end))
+            end, char = w.skip_space(end)
+            if char == b"]":
+                return spans
+            if char != b",":
+                return None
+            end += 1
+
+
+def _top_level(head: bytes) -> bool:
+    """Whether the text before a key (from the document's start) leaves it directly inside
+    the top-level object."""
+    if head[:1] != b"{":
+        return False
+    s = structure_of_few_escapes(head)[0].replace(b'""', b"")
+    s = _STRING.sub(b"", s)
+    if b'"' in s:  # the key is inside a string
+        return False
+    depth = 0
+    for char in s:
+        depth += 1 if char in b"[{" else -1
+    return depth == 1
+
+
+__all__ = ["Span", "item_spans"]

@@ -1,0 +1,144 @@
+"""The worker side of a sharded `score` (`runner.sharded`): a worker process parses, pairs,
+scores and serialises a chunk of cases at a time, and sends back each case's result and summary
+as the JSON the result document holds, with the few numbers the run's totals and progress need.
+
+A worker never reports bad input itself: whatever it cannot take (an item that does not parse or
+validate, a case paired with another eval id, a conversation of another length, a criterion that
+waits) comes back as a `Refusal`, and the run is read again as a stream in one process, whose
+errors (file, case and field) are the ones the user sees.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from agenteval.criteria.spec import ConfiguredMetric
+from agenteval.datasets.split import Span
+from agenteval.errors import DataError
+from agenteval.runner.recorded import paired_case
+from agenteval.runner.scoring import NotEvaluatedPolicy, score_case
+from agenteval.schema import EvalCase, EvalStatus
+from agenteval.verdicts.aggregate import summarise_case
+from agenteval.verdicts.outcome import CaseOutcome
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ShardSetup:
+    """What every chunk of a run needs: the two files, the eval set and how to score."""
+
+    expected_path: str
+    actual_path: str
+    eval_set_id: str
+    metrics: Sequence[ConfiguredMetric]
+    policy: NotEvaluatedPolicy
+    gating: str
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One case scored: its result's and summary's JSON (indented, None values kept, and
+    indented again for their place in the document's lists, as `files.list_item` serialises
+    them but for the separator), and what the totals and progress count."""
+
+    eval_id: str
+    result: bytes
+    summary: bytes
+    status: EvalStatus
+    error: str | None
+    metric_errors: int
+    seconds: float | None  # the agent's, summed over invocations (`CaseOutcome.duration`)
+    tokens: float | None
+    elapsed: float  # seconds this case took to score
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a chunk was not scored here (the run is then read as a stream)."""
+
+    why: str
+
+
+_setup: ShardSetup | None = None
+
+
+def start(setup: ShardSetup) -> None:
+    """The worker's initializer: keeps the run's setup for its chunks."""
+    global _setup
+    _setup = setup
+
+
+def _done(coro: Coroutine[Any, Any, T]) -> T:
+    """The value of a coroutine that never waits (deterministic criteria): no event loop."""
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        value: T = stop.value
+        return value
+    coro.close()
+    raise _Waits
+
+
+class _Waits(Exception):
+    """A criterion waited on something: not for a worker."""
+
+
+def _read(path: str, spans: Sequence[Span]) -> list[bytes]:
+    """The bytes of each span (contiguous, in order) of the file at `path`, in one read."""
+    start, end = spans[0][0], spans[-1][1]
+    with open(path, "rb") as f:
+        f.seek(start)
+        data = f.read(end - start)
+    return [data[a - start:b - start] for a, b in spans]
+
+
+def _json(model: BaseModel) -> bytes:
+    raw: bytes = model.__pydantic_serializer__.to_json(model, indent=2, exclude_none=False)
+    return raw.replace(b"\n", b"\n    ")
+
+
+def score_chunk(first: int, expected: Sequence[Span], actual: Sequence[Span]) -> list[Scored] | Refusal:
+    """Cases `first`, `first + 1`, ... whose items are at `expected` and `actual` (paired by
+    position), scored; a Refusal at the first thing the streamed reader must say instead."""
+    setup = _setup
+    if setup is None:
+        return Refusal("the worker was not started")
+    try:
+        wanted = _read(setup.expected_path, expected)
+        got = _read(setup.actual_path, actual)
+    except OSError as e:
+        return Refusal(f"cannot read: {e}")
+    out: list[Scored] = []
+    for k, (a, b) in enumerate(zip(wanted, got, strict=True)):
+        i = first + k
+        # Bare NaN / Infinity: pydantic-core takes them, the streamed reader refuses them.
+        if b"NaN" in a or b"Infinity" in a or b"NaN" in b or b"Infinity" in b:
+            return Refusal(f"case {i}: a non-finite number may be there")
+        started = time.monotonic()
+        try:
+            case = EvalCase.model_validate_json(a)
+            recorded = EvalCase.model_validate_json(b)
+        except ValidationError:
+            return Refusal(f"case {i} does not validate")
+        if case.eval_id != recorded.eval_id:
+            return Refusal(f"case {i}: the files list their cases in different orders")
+        try:
+            run = paired_case(case, recorded, i, setup.eval_set_id, setup.actual_path)
+            result = _done(score_case(run, setup.metrics, setup.policy))
+        except (DataError, _Waits) as e:
+            return Refusal(f"case {i}: {e}")
+        summary = summarise_case(case.eval_id, [result], setup.gating, setup.policy == "ignore")
+        outcome = CaseOutcome(result.eval_set_id, setup.gating, summary, [result])
+        out.append(Scored(case.eval_id, _json(result), _json(summary), summary.final_eval_status,
+                          result.error_message, len(result.metric_errors), outcome.duration(),
+                          outcome.tokens(), time.monotonic() - started))
+    return out
+
+
+__all__ = ["Refusal", "Scored", "ShardSetup", "score_chunk", "start"]

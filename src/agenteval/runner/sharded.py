@@ -1,0 +1,233 @@
+"""`score` sharded over worker processes: where one core is not enough for a large recorded run,
+chunks of cases are parsed, scored and serialised in worker processes
+(`runner.shard_worker`), and this process writes what they send back in case order, so the
+result document has the bytes one process writes (but for its ids and times).
+
+When: every criterion is deterministic (a judge's calls are bounded by the run's endpoint
+limits in this process), the actual file is an eval set listing its cases in the expected
+set's order, both files are indented JSON (`datasets.split`) and together at least
+`SHARD_MIN_BYTES`, and nothing listening to the run needs every case result but the document,
+the totals, the progress and the report's first cases. Processes: `--parallelism`, at most one
+per CPU. Anything else, or anything a worker cannot take (bad input included), and the run is
+read as a stream in one process instead, from the start, with nothing written in between: its
+errors name the file and the field as always.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+import anyio
+
+from agenteval.datasets.split import Span, item_spans
+from agenteval.runner.driver import Sink, Sinks, Totals, completed, end_run, progress
+from agenteval.runner.header import TotalsCounter, start_header
+from agenteval.runner.job import ScoreJob, judge_models
+from agenteval.runner.judges import canonical, judge_service
+from agenteval.runner.plan import RunPlan
+from agenteval.runner.selection import Selection
+from agenteval.runner.services import Services
+from agenteval.runner.shard_worker import Refusal, Scored, ShardSetup, score_chunk, start
+from agenteval.schema import CaseSummary, EvalCaseResult, EvalSetResult, EvalStatus, ModelRoles, RunSpec
+from agenteval.schema.progress import CaseFinished, CaseStarted, Listener
+from agenteval.store.output import DocumentWriter
+
+SHARD_MIN_BYTES = 8 << 20
+"""Both files together at least this large before workers are started (each costs about a
+third of a second to start: below this, one process is done sooner)."""
+
+CHUNK = 250  # cases per message to a worker: large enough that messages cost little
+
+
+class ShardsRefused(Exception):
+    """The run cannot be sharded (or a worker refused a chunk): read it as a stream."""
+
+
+def worker_count(parallelism: int, expected: str | Path, actual: str | Path) -> int:
+    """Processes to score a run in: one below `SHARD_MIN_BYTES`, else `parallelism`, at most
+    one per CPU this process may use."""
+    try:
+        size = os.path.getsize(expected) + os.path.getsize(actual)
+    except OSError:
+        return 1
+    if size < SHARD_MIN_BYTES:
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every platform
+        cpus = os.cpu_count() or 1
+    return max(1, min(parallelism, cpus))
+
+
+def listens_to_cases(sink: Sink) -> bool:
+    """Whether `sink` needs each case result (an output may say it does not, with a false
+    `hears_cases`)."""
+    return bool(getattr(sink, "hears_cases", True))
+
+
+class _RawDocument(DocumentWriter):
+    """A document writer fed the JSON of results and summaries made elsewhere, already
+    indented for their place (`shard_worker.Scored`)."""
+
+    def add_result_json(self, raw: bytes) -> None:
+        self._write((b",\n    " if self.cases else b"\n    ") + raw)
+        self.cases += 1
+
+    def add_summary_json(self, raw: bytes) -> None:
+        self._spool.write((b",\n    " if self.summaries else b"\n    ") + raw)
+        self.summaries += 1
+
+
+class _Committed(Sink):
+    """The document put in place when the eval set ends, left as it was when the run fails."""
+
+    def __init__(self, writer: DocumentWriter | None) -> None:
+        self.writer = writer
+
+    def on_document(self, document: EvalSetResult) -> None:
+        if self.writer is not None:
+            self.writer.commit(document)
+
+    def on_abort(self) -> None:
+        if self.writer is not None:
+            self.writer.abort()
+
+
+class ReportCases:
+    """What the report shows, rebuilt from the JSON of the few cases it keeps."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self.first: list[EvalCaseResult] = []
+        self.summaries: list[CaseSummary] = []
+        self.not_passed: list[EvalCaseResult] = []
+
+    def add(self, scored: Scored) -> None:
+        failed = scored.status != EvalStatus.PASSED and len(self.not_passed) < self.keep
+        if not failed and len(self.first) >= self.keep and len(self.summaries) >= self.keep:
+            return
+        result = EvalCaseResult.model_validate_json(scored.result)
+        if len(self.first) < self.keep:
+            self.first.append(result)
+        if len(self.summaries) < self.keep:
+            self.summaries.append(CaseSummary.model_validate_json(scored.summary))
+        if failed:
+            self.not_passed.append(result)
+
+
+def spans(expected: str | Path, actual: str | Path) -> tuple[list[Span], list[Span]]:
+    """The cases of both files, paired by position; ShardsRefused when they cannot be found so
+    or their counts differ."""
+    wanted, got = item_spans(expected, "eval_cases"), item_spans(actual, "eval_cases")
+    if wanted is None or got is None:
+        raise ShardsRefused("a file is not laid out one indented case after another")
+    if len(wanted) != len(got):
+        raise ShardsRefused("the files hold different numbers of cases")
+    return wanted, got
+
+
+async def rescore_sharded(job: ScoreJob, plan: RunPlan, services: Services, selection: Selection,
+                          setup: ShardSetup, document: EvalSetResult, paths: Sequence[Path],
+                          kept: ReportCases, outputs: Sequence[Sink], listener: Listener | None,
+                          workers: int) -> tuple[RunSpec, EvalSetResult]:
+    """`driver.rescore_source` over the cases of `setup`'s files, scored by `workers` worker
+    processes; the completed run header and document (without its lists). ShardsRefused,
+    with nothing written, when the run must be read as a stream instead."""
+    if any(listens_to_cases(o) for o in outputs):
+        raise ShardsRefused("an output needs every case result")
+    wanted, got = spans(setup.expected_path, setup.actual_path)
+    judge = judge_service(services, listener)
+    totals = Totals()
+    counter = totals.counter
+    writer = _RawDocument(paths, document) if paths else None
+    sink = Sinks([progress(listener), totals, _Committed(writer), *outputs])
+    gating = plan.repeat_gating
+    started = False
+    try:
+        roles = ModelRoles(judge=[canonical(n) for n in judge_models(plan.metrics)])
+        header = start_header(job, [selection], roles, endpoints=plan.endpoint_settings())
+        header.actual_file = setup.actual_path
+        seen: set[str] = set()
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=start, initargs=(setup,)) as pool:
+            try:
+                pending: deque[Future[list[Scored] | Refusal]] = deque()
+                chunks = iter(range(0, len(wanted), CHUNK))
+                for first in chunks:  # the first few in flight before anything is told
+                    pending.append(pool.submit(score_chunk, first, wanted[first:first + CHUNK],
+                                               got[first:first + CHUNK]))
+                    if len(pending) >= 2 * workers + 1:
+                        break
+                while pending:
+                    try:
+                        done = await anyio.to_thread.run_sync(pending.popleft().result)
+                    except BrokenProcessPool as e:  # a worker died (memory, a signal)
+                        raise ShardsRefused(f"a worker process ended: {e}") from None
+                    if isinstance(done, Refusal):
+                        raise ShardsRefused(done.why)
+                    if not started:
+                        sink.on_start(header, len(wanted))
+                        started = True
+                    for scored in done:
+                        if scored.eval_id in seen:  # the streamed reader names both places
+                            raise ShardsRefused(f"eval_id {scored.eval_id!r} repeated")
+                        seen.add(scored.eval_id)
+                        _tell(scored, setup.eval_set_id, writer, kept, counter, listener)
+                    if (more := next(chunks, None)) is not None:
+                        pending.append(pool.submit(score_chunk, more, wanted[more:more + CHUNK],
+                                                   got[more:more + CHUNK]))
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+        header.eval_sets[0].cases = counter.cases
+        header.num_runs = max(counter.max_runs, 1)
+        end_run(header, totals, judge, services)
+        final = completed(document, gating, header)
+        sink.on_document(final)
+    except ShardsRefused:
+        # The streamed run starts afresh, telling the outputs (which hear no case) its start again.
+        if writer is not None:
+            writer.abort()
+        raise
+    except BaseException:
+        if started:
+            sink.on_abort()
+        elif writer is not None:
+            writer.abort()
+        raise
+    sink.on_end(header)
+    return header, final
+
+
+def _tell(scored: Scored, eval_set_id: str, writer: _RawDocument | None, kept: ReportCases,
+          counter: TotalsCounter, listener: Listener | None) -> None:
+    """One scored case to the document, the report's cases, the totals and the progress."""
+    if writer is not None:
+        writer.add_result_json(scored.result)
+        writer.add_summary_json(scored.summary)
+    kept.add(scored)
+    c = counter  # as `TotalsCounter.add` counts a case of one run
+    c.cases += 1
+    c.case_runs += 1
+    c.max_runs = max(c.max_runs, 1)
+    c.statuses[scored.status] += 1
+    if scored.seconds is not None:
+        c.seconds = (c.seconds or 0.0) + scored.seconds
+    if scored.tokens is not None:
+        c.tokens = (c.tokens or 0.0) + scored.tokens
+    c.agent_errors += bool(scored.error)
+    c.metric_errors += scored.metric_errors
+    if listener is not None:
+        listener(CaseStarted(eval_set_id, scored.eval_id, 0))
+        listener(CaseFinished(eval_set_id, scored.eval_id, 0, scored.status, scored.elapsed,
+                              scored.error))
+
+
+__all__ = ["CHUNK", "SHARD_MIN_BYTES", "ReportCases", "ShardsRefused", "listens_to_cases",
+           "rescore_sharded", "spans", "worker_count"]

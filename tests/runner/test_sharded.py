@@ -1,0 +1,99 @@
+"""`runner.sharded`: `score` over worker processes writes the document one process writes, and
+reads the run as a stream (same errors, nothing written) whatever a worker cannot take."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agenteval.errors import DataError
+from agenteval.runner import ScoreJob, Services
+from agenteval.runner.sharded import worker_count
+from agenteval.runner.streamed import StreamedRun, rescore_files
+from agenteval.schema import EvalConfig
+from tests.helpers import call, eval_set, inv
+
+_JOB = ScoreJob(config=EvalConfig(criteria={"tool_trajectory_avg_score": 1.0,
+                                            "response_match_score": 0.8}), command="score")
+
+
+def _sets(tmp_path: Path, n: int = 40) -> tuple[Path, Path]:
+    expected = eval_set("s", {f"c{i}": [inv(f"q{i}", f"answer {i}", [call("t", x=i)])] * (1 + i % 2)
+                              for i in range(n)})
+    actual = eval_set("s", {f"c{i}": [inv(f"q{i}", f"answer {i if i % 3 else i + 1}",
+                                          [call("t", x=i if i % 4 else -1)])] * (1 + i % 2)
+                            for i in range(n)})
+    paths = tmp_path / "expected.evalset.json", tmp_path / "actual.evalset.json"
+    for path, es in zip(paths, (expected, actual), strict=True):
+        path.write_text(es.model_dump_json(indent=2), encoding="utf-8")
+    return paths
+
+
+def _score(exp: Path, act: Path, out: Path, workers: int) -> StreamedRun:
+    return asyncio.run(rescore_files(_JOB, exp, act, Services.create({}), out, keep=5, workers=workers))
+
+
+def _without_ids_and_times(data: bytes, run: StreamedRun) -> bytes:
+    data = data.replace(run.document.eval_set_result_id.encode(), b"ID")
+    return re.sub(rb'"(creation_timestamp|started|ended|duration_seconds|run_id)": [^,\n]+', b"T", data)
+
+
+def test_the_document_of_two_processes_is_the_document_of_one(tmp_path: Path) -> None:
+    exp, act = _sets(tmp_path, n=600)  # more than two chunks
+    one, two = _score(exp, act, tmp_path / "one.json", 1), _score(exp, act, tmp_path / "two.json", 2)
+    assert (one.processes, two.processes) == (1, 2)
+    assert _without_ids_and_times((tmp_path / "one.json").read_bytes(), one) == \
+        _without_ids_and_times((tmp_path / "two.json").read_bytes(), two)
+    assert one.spec.totals == two.spec.totals and one.spec.eval_sets == two.spec.eval_sets
+    assert [r.eval_id for r in two.first] == [r.eval_id for r in one.first]
+    assert [r.eval_id for r in two.not_passed] == [r.eval_id for r in one.not_passed]
+    assert two.summaries == one.summaries and two.first == one.first
+
+
+def _shuffle(d: dict[str, Any]) -> None:
+    d["eval_cases"].reverse()
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda d: d["eval_cases"].pop(2), "eval_cases: no case with eval_id 'c2'"),
+    (lambda d: d["eval_cases"].__setitem__(39, dict(d["eval_cases"][0])),
+     r"eval_cases\[39\].eval_id: duplicate eval_id 'c0' \(also eval_cases\[0\]\)"),
+    (lambda d: d["eval_cases"][4]["conversation"].pop(), r"eval_cases\[4\].conversation: 0 invocations"),
+    (lambda d: d["eval_cases"][7].__setitem__("conversation", 5), r"eval_cases\[7\].conversation"),
+])
+def test_what_one_process_refuses_is_refused_alike(tmp_path: Path, change: Callable[[Any], None],
+                                                   message: str) -> None:
+    exp, act = _sets(tmp_path)
+    data = json.loads(act.read_text())
+    change(data)
+    act.write_text(json.dumps(data, indent=2))
+    out = tmp_path / "out.json"
+    with pytest.raises(DataError, match=message):
+        _score(exp, act, out, 2)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("layout", ["reversed", "compact"])
+def test_runs_it_cannot_shard_are_streamed_in_one_process(tmp_path: Path, layout: str) -> None:
+    exp, act = _sets(tmp_path)
+    data = json.loads(act.read_text())
+    if layout == "reversed":
+        _shuffle(data)
+    act.write_text(json.dumps(data, indent=2 if layout == "reversed" else None))
+    one = _score(exp, act, tmp_path / "one.json", 1)
+    two = _score(exp, act, tmp_path / "two.json", 2)
+    assert two.processes == 1
+    assert _without_ids_and_times((tmp_path / "one.json").read_bytes(), one) == \
+        _without_ids_and_times((tmp_path / "two.json").read_bytes(), two)
+
+
+def test_small_files_are_scored_in_one_process(tmp_path: Path) -> None:
+    exp, act = _sets(tmp_path, n=5)
+    assert worker_count(8, exp, act) == 1
+    assert worker_count(8, exp, tmp_path / "missing.json") == 1
