@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.fake_server import FakeServer, Step
 from tests.web.browser_support import ScriptedModel, serve, write_agents
 from tests.web.test_browser import (  # noqa: F401 (fixtures)
     app_factory,
@@ -336,7 +337,8 @@ def test_markdown_never_injects_markup(page: Any, base_url: str) -> None:  # noq
 
 
 def test_a_turn_streams_its_steps(page: Any, base_url: str, judge: ScriptedModel) -> None:  # noqa: F811
-    """8: the built-in agent's model and tool calls arrive one by one, before the turn itself."""
+    """8: the built-in agent's model and tool calls arrive one by one, before the turn itself;
+    its reply grows in the page as the model writes it, and Stop stops the generation."""
     page.goto(base_url + "/#/runs")
     page.wait_for_selector("h2")
     sid = api(page, "/apps/dice/users/user/sessions", "POST", {"model": judge.model})["id"]
@@ -344,10 +346,37 @@ def test_a_turn_streams_its_steps(page: Any, base_url: str, judge: ScriptedModel
       const { postStream } = await import('/static/api.js');
       const seen = [];
       await postStream(`/apps/dice/users/user/sessions/${sid}/messages/stream`, { text: "roll a die" },
-        (type, d) => seen.push(type === "step" ? [type, d.kind, d.name, d.text] : [type, d.response]));
+        (type, d) => seen.push(type === "step" ? [type, d.kind, d.name, d.text]
+          : type === "chunk" ? [type, d.call, d.text] : [type, d.response]));
       return seen;
     }""", sid)
-    kinds = [e[1] for e in events[:-1]]
+    steps = [e for e in events if e[0] == "step"]
     assert events[-1] == ["turn", "You rolled a 4."]
-    assert kinds == ["llm", "tool", "llm"] and events[1][3] == '{"sides": 6}'
+    assert [e[1] for e in steps] == ["llm", "tool", "llm"] and steps[1][3] == '{"sides": 6}'
+    # the scripted server does not stream: its answer is one chunk, its written call none
+    assert [e for e in events if e[0] == "chunk"] == [["chunk", 2, "You rolled a 4."]]
     assert api(page, f"/apps/dice/users/user/sessions/{sid}")["num_turns"] == 1
+
+    # in the chat: a model that streams, its reply growing in the pending turn, then Stop
+    story = FakeServer(steps=[Step(chunks=tuple(f"word{i} " for i in range(40)), chunk_delay=0.25)]).start()
+    try:
+        page.goto(base_url + "/#/app/dice")
+        page.fill("#model", f"openai-compat:story@{story.base_url}")
+        page.press("#model", "Tab")
+        page.fill("#chat-input", "tell me a story")
+        page.click("#send")
+        page.wait_for_selector("#reply-draft >> text=/word1 /")
+        first = page.inner_text("#reply-draft")
+        page.wait_for_function("(n) => document.getElementById('reply-draft').textContent.length > n",
+                               arg=len(first) + 5)
+        grown = page.inner_text("#reply-draft")
+        assert grown.startswith(first.strip()) and len(grown) > len(first)
+        page.click("#stop-reply")
+        assert "Stopped: the turn was cancelled" in page.inner_text(".msg.send-failed >> nth=-1")
+        deadline = time.monotonic() + 10
+        while story.streams_cut == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert story.streams_cut == 1 and story.chunks_sent < 40  # the generation really stopped
+    finally:
+        story.close()
+    assert page.errors == []

@@ -24,6 +24,7 @@ from agenteval.agents import AgentSession, SessionSpec, to_adapter
 from agenteval.datasets.config import default_config_for
 from agenteval.errors import DataError, describe
 from agenteval.models import ModelUnavailable, parse_model_name
+from agenteval.models.base import OnChunk, streaming_to
 from agenteval.models.scripted import ScriptedModel
 from agenteval.runner import Services
 from agenteval.runner.turns import record_turn
@@ -71,15 +72,17 @@ class ChatService:
         return self._slot(app, session_id).lock
 
     async def send(self, agent: LoadedAgent, session: ChatSession, text: str,
-                   recorder: TraceRecorder | None = None) -> ChatTurn:
+                   recorder: TraceRecorder | None = None, on_chunk: OnChunk | None = None) -> ChatTurn:
         """Runs one turn and appends it to `session` (in memory; the caller saves it). An agent
         that fails (to start, or in the turn) gives a turn carrying its error. `recorder`, when
-        given, records the turn's spans (a caller watches its steps finish while it runs)."""
+        given, records the turn's spans (a caller watches its steps finish while it runs);
+        `on_chunk` hears the replies' text as the model writes it (agenteval's own `Agent` on a
+        backend that streams, see `agents.builtin`; other agents' turns send none)."""
         return await self._turn(agent, session, self._slot(agent.name, session.id), text,
-                                recorder or TraceRecorder())
+                                recorder or TraceRecorder(), on_chunk)
 
     async def _turn(self, agent: LoadedAgent, session: ChatSession, live: _Live, text: str,
-                    recorder: TraceRecorder) -> ChatTurn:
+                    recorder: TraceRecorder, on_chunk: OnChunk | None = None) -> ChatTurn:
         index = len(session.turns)
         user = Content.from_text(text, role="user")
         result = error = recorded = None
@@ -96,7 +99,8 @@ class ChatService:
                                              config.inner_tool_calls)
                         live.session = await adapter.start_session(SessionSpec(
                             session.app_name, session.user_id, session.id, copy.deepcopy(session.state)))
-                    result = await live.session.send(user)
+                    with streaming_to(on_chunk):
+                        result = await live.session.send(user)
                     if recorded is not None:
                         recorded.set("output.value", content_text(result.final_response))
             except (Exception, SystemExit) as e:  # the agent's failure is the turn's, not the server's

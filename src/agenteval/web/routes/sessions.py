@@ -95,7 +95,8 @@ async def send_message(app: str, user_id: UserId, session_id: str, body: Message
     return SentTurn(**dict(turn_json(turn)), index=len(session.turns) - 1, state=session.state)
 
 
-STEP_POLL_SECONDS = 0.2  # how often a streamed turn looks for newly finished steps
+STEP_POLL_SECONDS = 0.2  # how often a streamed turn looks for newly finished steps (at the
+# latest: a chunk of the reply wakes it at once)
 
 
 def _step(s: Span) -> dict[str, Any]:
@@ -110,28 +111,50 @@ def _step(s: Span) -> dict[str, Any]:
 async def stream_message(app: str, user_id: UserId, session_id: str, body: Message, web: WebDep,
                          request: Request) -> StreamingResponse:
     """The turn of `messages`, as server-sent events while it runs (a stream, not JSON): a
-    `step` event as each model or tool call finishes (`{kind, name, seconds, text}`: the
-    call's arguments or the model's output), then one `turn` event with what `messages` returns.
-    The reply is streamed step by step, not token by token. A client that disconnects (the
-    page's Stop) cancels the turn: nothing is saved and the agent's live session is closed, so
+    `chunk` event with each piece of a reply's text as the model writes it (`{call, text}`:
+    `call` numbers the turn's model calls from 1, so a new number starts a new draft; sent for
+    agenteval's own `Agent` on a backend that streams, never for a written tool call), a `step`
+    event as each model or tool call finishes (`{kind, name, seconds, text}`: the call's
+    arguments or the model's output), then one `turn` event with what `messages` returns. A
+    client that disconnects (the page's Stop) cancels the turn, and with it the model call in
+    flight (its generation stops): nothing is saved and the agent's live session is closed, so
     the next message starts it again from the saved state."""
     agent = await anyio.to_thread.run_sync(web.agent, app)
     await anyio.to_thread.run_sync(_session, web, app, user_id, session_id)  # 404 before streaming
 
     async def events() -> AsyncIterator[str]:
         recorder = TraceRecorder()
+        chunks: list[tuple[int, str]] = []  # (model call, text) not sent yet
+        wake = asyncio.Event()
+
+        def on_chunk(text: str) -> None:
+            # The model call in flight is the last one recorded (a span is recorded at its start).
+            call = sum(1 for s in recorder.trace.spans if s.kind == "llm")
+            if chunks and chunks[-1][0] == call:
+                chunks[-1] = (call, chunks[-1][1] + text)  # one event for what came meanwhile
+            else:
+                chunks.append((call, text))
+            wake.set()
+
         async with web.chat.lock(app, session_id):
             session = await anyio.to_thread.run_sync(_session, web, app, user_id, session_id)
-            task = asyncio.ensure_future(web.chat.send(agent, session, body.text, recorder))
+            task = asyncio.ensure_future(web.chat.send(agent, session, body.text, recorder, on_chunk))
             sent: set[str] = set()
             try:
                 while True:
-                    done, _ = await asyncio.wait({task}, timeout=STEP_POLL_SECONDS)
+                    woken = asyncio.ensure_future(wake.wait())
+                    done, _ = await asyncio.wait({task, woken}, timeout=STEP_POLL_SECONDS,
+                                                 return_when=asyncio.FIRST_COMPLETED)
+                    woken.cancel()
+                    wake.clear()
                     for s in list(recorder.trace.spans):
                         if s.kind in ("llm", "tool") and s.end is not None and s.span_id not in sent:
                             sent.add(s.span_id)
                             yield f"event: step\ndata: {json.dumps(_step(s), default=str)}\n\n"
-                    if done:
+                    while chunks:
+                        call, text = chunks.pop(0)
+                        yield f"event: chunk\ndata: {json.dumps({'call': call, 'text': text})}\n\n"
+                    if task in done:
                         break
                     if await request.is_disconnected():
                         return
@@ -141,8 +164,11 @@ async def stream_message(app: str, user_id: UserId, session_id: str, body: Messa
                 yield f"event: turn\ndata: {out.model_dump_json()}\n\n"
             finally:
                 if not task.done():  # stopped: the turn is dropped with the agent's live session
-                    task.cancel()
-                    await asyncio.gather(task, return_exceptions=True)
-                    await web.chat.forget(app, session_id)
+                    # Shielded, and waited with `wait` (a cancelled `gather` would cancel the turn
+                    # again and again): the turn's model call must get to close its stream.
+                    with anyio.CancelScope(shield=True):
+                        task.cancel()
+                        await asyncio.wait({task})
+                        await web.chat.forget(app, session_id)
 
     return StreamingResponse(events(), media_type="text/event-stream")

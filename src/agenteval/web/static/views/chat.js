@@ -66,22 +66,32 @@ async function sendMessage(app, text, messages) {
     $("#chat-title").textContent = `Session ${S.session.id}`;
     $("#chat-model").textContent = `model: ${S.session.model || "the agent's own"}`;
   }
-  // while the agent works: its steps as they finish (model and tool calls, streamed by the
-  // server step by step, not token by token), the time taken, and Stop, which cancels the turn
+  // while the agent works: its steps as they finish (model and tool calls), the reply as the
+  // model writes it (a draft per model call: a new call, or a tool call, starts it again), the
+  // time taken, and Stop, which cancels the turn and the generation in flight
   const stopper = new AbortController();
   const waited = h("span", { class: "waited", text: "working…" });
   const steps = h("div", { class: "steps" });
+  const draft = h("div", { class: "draft", id: "reply-draft", "aria-live": "polite" });
+  let draftCall = null;
   const started = Date.now();
-  const tick = setInterval(() => { waited.textContent = `working… ${Math.round((Date.now() - started) / 1000)} s`; }, 1000);
+  const tick = setInterval(() => { waited.textContent = `${draft.textContent ? "writing" : "working"}… ${Math.round((Date.now() - started) / 1000)} s`; }, 1000);
   const pending = h("div", { class: "turn pending-turn" }, h("div", { class: "msg user", text }),
-    h("div", { class: "msg agent pending" }, waited, " ", h("button", { class: "icon stop", id: "stop-reply", title: "stop this turn (it is not saved)", text: "■ Stop", onclick: () => stopper.abort() }), steps));
+    h("div", { class: "msg agent pending" }, waited, " ", h("button", { class: "icon stop", id: "stop-reply", title: "stop this turn (it is not saved)", text: "■ Stop", onclick: () => stopper.abort() }), steps, draft));
   messages.append(pending);
   messages.scrollTop = messages.scrollHeight;
   const sid = S.session.id;
   let finished = false;
   const onEvent = (type, data) => {
     if (type === "turn") { finished = true; return; }
+    if (type === "chunk") {
+      if (data.call !== draftCall) { draftCall = data.call; draft.textContent = ""; }
+      draft.textContent += data.text;
+      messages.scrollTop = messages.scrollHeight;
+      return;
+    }
     if (type !== "step") return;
+    if (data.kind === "tool") { draft.textContent = ""; draftCall = null; } // that draft was a call
     const what = data.kind === "tool" ? "tool " + data.name : "model";
     steps.append(h("div", { class: "step", "data-kind": data.kind, text: `${steps.childElementCount + 1}. ${what} · ${fmtSecs(data.seconds)}${data.text ? ": " + short(data.text, 200) : ""}` }));
     messages.scrollTop = messages.scrollHeight;
