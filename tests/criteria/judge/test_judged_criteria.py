@@ -76,11 +76,12 @@ def _rubric_script(meets: Callable[[str], bool]) -> Callable[[ModelRequest], str
 def test_rubrics_of_every_invocation_are_used() -> None:
     judge, _ = _judge(_rubric_script(lambda prompt: True))
     expected = [inv("a", "x"), inv("b", "y")]
-    expected[0].rubrics = [_rubric("r0", "Mentions x", "FINAL_RESPONSE_QUALITY")]
-    expected[1].rubrics = [_rubric("r1", "Mentions y", "FINAL_RESPONSE_QUALITY"),
+    # Rubrics of no family (rubric_checks), so each is asked in two steps.
+    expected[0].rubrics = [_rubric("r0", "Covers x", "FINAL_RESPONSE_QUALITY")]
+    expected[1].rubrics = [_rubric("r1", "Covers y", "FINAL_RESPONSE_QUALITY"),
                            _rubric("ignored", "Other type", "TOOL_USE_QUALITY")]
     case = EvalCase(eval_id="c", conversation=expected,
-                    rubrics=[_rubric("case", "Is polite", "FINAL_RESPONSE_QUALITY")])
+                    rubrics=[_rubric("case", "Is apt", "FINAL_RESPONSE_QUALITY")])
     result = _score("rubric_based_final_response_quality_v1",
                     {"threshold": 1.0, "judge_model_options": {"num_samples": 1},
                      "rubrics": [_rubric("crit", "Is short", None).model_dump()]},
@@ -102,12 +103,12 @@ def _one_rubric(name: str, judge: JudgeService, response: str, rubric_id: str, t
 def test_rubrics_are_judged_in_two_steps_each_kept_for_audit() -> None:
     judge, model = _judge(_rubric_script(lambda prompt: '"You rolled a 4."' in prompt))
     result = _one_rubric("rubric_based_final_response_quality_v1", judge, "You rolled a 4.", "die",
-                         "States the die result.")
+                         "Names what was rolled.")  # a rubric of no family (rubric_checks)
     need, verdict = result.judge_records
-    assert (need.step, need.item, need.rationale) == ("requirement", "die", "needs: States the die result.")
+    assert (need.step, need.item, need.rationale) == ("requirement", "die", "needs: Names what was rolled.")
     assert need.verdict is None and need.score is None and "Roll a d6" in need.prompt
     # Step 2 sees the requirement and the reply, not the rubric's own wording.
-    assert "Required: needs: States the die result." in verdict.prompt
+    assert "Required: needs: Names what was rolled." in verdict.prompt
     assert '"You rolled a 4."' in verdict.prompt and "Property" not in verdict.prompt
     assert (verdict.verdict, verdict.score, verdict.step) == ("meets", 1.0, None)
     assert result.overall_eval_metric_results[0].score == 1.0 and len(model.requests) == 2
@@ -164,7 +165,8 @@ def test_hallucinations_label_each_sentence_and_cross_check_the_supported_ones()
     assert result.overall_eval_metric_results[0].score == 1 / 3
     assert len(model.requests) == 5
     check = result.judge_records[1]
-    assert check.rationale == "sentence_says: x; context_says: y" and check.prompt_version == "5"
+    assert check.rationale == "sentence_says: x; context_says: y"
+    assert check.prompt_version == prompts.PROMPT_VERSION
 
 
 def test_hallucinations_cross_check_is_skipped_for_other_labels_and_fails_closed() -> None:

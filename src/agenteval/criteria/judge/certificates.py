@@ -200,7 +200,14 @@ def judge_identity(model: str) -> str:
     return f"sha256:{MODEL_SHA256}" if spec.backend == "local" else spec.name
 
 
-_PROBE_RUBRIC = {"rubric_id": "probe", "rubric_content": {"text_property": "<rubric>"}}
+def _probe_rubrics() -> list[dict[str, Any]]:
+    """A rubric of no family (asked in two steps) and one selecting each rubric family
+    (`rubric_checks.PROBES`), so the fingerprint covers every question a rubric may get."""
+    from agenteval.criteria.judge.rubric_checks import PROBES
+
+    texts = ["<rubric>", *(f"The agent {text}." for text in PROBES.values())]
+    return [{"rubric_id": f"probe{i}", "rubric_content": {"text_property": text}}
+            for i, text in enumerate(texts)]
 
 
 def rubric_texts(criterion: Any) -> tuple[str, ...]:
@@ -260,7 +267,7 @@ def _probe(metric: str, criterion: dict[str, Any]) -> list[Any]:
     registry = default_registry()
     try:
         try:
-            built = registry.configure(metric, {**config, "rubrics": [_PROBE_RUBRIC]})
+            built = registry.configure(metric, {**config, "rubrics": _probe_rubrics()})
         except DataError:
             built = registry.configure(metric, config)
         ctx = EvalContext(actual=actual, expected=expected, judge=JudgeService(lambda _: model),

@@ -11,15 +11,17 @@ left with no rubrics is an error that says which `type` was needed.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import ClassVar
 
 import anyio
 
-from agenteval.criteria.base import CriterionResult, EvalContext
+from agenteval.criteria.base import CriterionResult, EvalContext, InvocationScore, mean
+from agenteval.criteria.judge import rubric_checks
 from agenteval.criteria.judge.base import Answered, JudgeCriterion
-from agenteval.criteria.judge.engine.cascade import in_flight
+from agenteval.criteria.judge.engine.cascade import decide_all, in_flight
 from agenteval.criteria.judge.engine.decision import DecisionOptions, JudgeQuestion
 from agenteval.criteria.judge.engine.spans import judge_span, judged
 from agenteval.criteria.judge.prompting import context, prompts
@@ -54,6 +56,29 @@ def rubric_text(rubric: Rubric) -> str:
 ESCALATE_BELOW = 0.8
 
 
+# Rubric families whose checks stayed below the floor (FAMILY_FLOOR agreement) on the embedded
+# judge, measured on the labelled and blind rubric sets (bench/README.md, "Rubric checks"); their
+# verdicts go to the stronger judge whenever `escalate_to` is set. The shipped certificates list
+# every family's agreement (`Certificate.families`).
+FAMILY_FLOOR = 0.8
+BELOW_FLOOR_ON_EMBEDDED: dict[str, frozenset[str]] = {
+    "FINAL_RESPONSE_QUALITY": frozenset(),
+    "TOOL_USE_QUALITY": frozenset(),
+}
+
+
+def below_floor(rubric_type: str, judge_model: str) -> frozenset[str]:
+    """The families below the floor on `judge_model` (measured for the embedded judge only)."""
+    from agenteval.models.base import ModelUnavailable
+    from agenteval.models.resolve import parse_model_name
+
+    try:
+        local = parse_model_name(judge_model).backend == "local"
+    except ModelUnavailable:
+        return frozenset()
+    return BELOW_FLOOR_ON_EMBEDDED.get(rubric_type, frozenset()) if local else frozenset()
+
+
 class RubricCriterion(JudgeCriterion):
     """Shared logic of the rubric criteria: which rubrics apply, and per-rubric scores."""
 
@@ -83,15 +108,30 @@ class RubricCriterion(JudgeCriterion):
                           f"{self.rubric_type} on the case or its invocations{hint}")
 
     def combine(self, ctx: EvalContext, answered: Sequence[Answered]) -> CriterionResult:
-        result = super().combine(ctx, answered)
-        by_id: dict[str, list[Answered]] = {}
+        """A rubric's verdict on an invocation is met only when all its checks pass (the lowest
+        of their scores; None when any is a judge error). Per invocation: mean over its
+        rubrics; overall: mean over every (invocation, rubric) pooled, as in ADK; per rubric
+        (`rubric_scores`): mean over the invocations, with the first failing check's reason."""
+        verdicts: dict[tuple[int, str], list[Answered]] = {}
         for a in answered:
-            by_id.setdefault(a.question.item or "", []).append(a)
+            verdicts.setdefault((a.question.invocation_index, a.question.item or ""), []).append(a)
+        scored = {key: (None if any(a.score is None for a in items) else min(a.score or 0.0 for a in items))
+                  for key, items in verdicts.items()}
+        per = []
+        for i in range(len(ctx.actual)):
+            mine = [v for (inv, _), v in scored.items() if inv == i]
+            per.append(InvocationScore(mean(mine) if mine and None not in mine else None))
+        result = CriterionResult(mean(list(scored.values())), per)
+        by_id: dict[str, list[tuple[float | None, list[Answered]]]] = {}
+        for (_, rid), items in verdicts.items():
+            by_id.setdefault(rid, []).append((scored[(items[0].question.invocation_index, rid)], items))
         scores = []
-        for rid, items in by_id.items():
-            values = [a.score for a in items if a.score is not None]
+        for rid, rows in by_id.items():
+            values = [v for v, _ in rows if v is not None]
+            items = [a for _, group in rows for a in group]
+            worst = next((a for a in items if a.score is None or a.score < 1.0), items[0])
             scores.append(RubricScore(rubric_id=rid, score=sum(values) / len(values) if values else None,
-                                      rationale=items[0].record.rationale))
+                                      rationale=worst.record.rationale))
         result.details = EvalMetricResultDetails(rubric_scores=scores)
         return result
 
@@ -124,6 +164,14 @@ class TwoStepRubricCriterion(RubricCriterion):
         raise NotImplementedError("two-step rubric questions need the judge: use aquestions")
 
     async def aquestions(self, ctx: EvalContext) -> tuple[list[JudgeQuestion], list[JudgeRecord]]:
+        questions, records, _ = await self.prepare(ctx)
+        return questions, records
+
+    async def prepare(self, ctx: EvalContext) -> tuple[list[JudgeQuestion], list[JudgeRecord], set[int]]:
+        """The questions, the records of the calls and rules they came from, and which
+        questions (by index) belong to a family below the floor on this judge (escalated when
+        a stronger judge is configured). A rubric of a family is asked as its checks
+        (`rubric_checks.plan`), any other in two steps."""
         if ctx.judge is None:
             raise RuntimeError("no judge service was given to the scorer")
         judge, options = ctx.judge, self.criterion.judge_model_options
@@ -131,8 +179,27 @@ class TwoStepRubricCriterion(RubricCriterion):
         if not items:
             raise self.no_rubrics(ctx)
         replies = {i: self.reply(ctx, i) for i in {i for i, _ in items}}
+        weak = below_floor(self.rubric_type, options.judge_model)
+        # Per item, in order: its records (rules, requirement), its questions, whether escalated.
+        slots: list[tuple[list[JudgeRecord], list[JudgeQuestion], bool]] = []
+        two_step = []
+        for k, (i, rubric) in enumerate(items):
+            planned = rubric_checks.plan(rubric_text(rubric), self.rubric_type, self.material(
+                ctx, i, replies[i].text))
+            slots.append(([], [], planned is not None and planned.family in weak))
+            if planned is None:
+                two_step.append(k)
+                continue
+            for name, ok, why in planned.rules:
+                slots[k][0].append(JudgeRecord(
+                    metric_name=self.metric_name, invocation_index=i, item=rubric.rubric_id,
+                    judge_model="rule", step="rule", prompt=f"{planned.family}: {name}",
+                    prompt_version=prompts.PROMPT_VERSION, verdict="meets" if ok else "fails",
+                    score=1.0 if ok else 0.0, rationale=f"rule {name}: {why}"))
+            slots[k][1].extend(JudgeQuestion(
+                i, rubric.rubric_id, prompt, labels=("yes", "no"), positive=frozenset({passes_on}),
+                screened=replies[i].removed) for _check, prompt, passes_on in planned.questions)
         limiter = anyio.CapacityLimiter(in_flight(judge, options.judge_model, options.parallelism_limit))
-        built: list[tuple[JudgeRecord, JudgeQuestion | None] | None] = [None] * len(items)
 
         async def prepare(k: int) -> None:
             i, rubric = items[k]
@@ -151,21 +218,60 @@ class TwoStepRubricCriterion(RubricCriterion):
                     else:
                         record.rationale = note.rationale
                     judged(recorded, record)
+            slots[k][0].append(record)
             if note is None:
-                built[k] = (record, None)
                 return
             reply = replies[i]
-            built[k] = (record, JudgeQuestion(
+            slots[k][1].append(JudgeQuestion(
                 i, rubric.rubric_id, self.prompt(ctx, i, note.rationale, reply.text),
                 labels=prompts.MEETS, positive=frozenset({"meets"}),
                 notes=prompts.note_names(self.notes), examples=self.examples,
                 screened=reply.removed))
 
         async with anyio.create_task_group() as tg:
-            for k in range(len(items)):
+            for k in two_step:
                 tg.start_soon(prepare, k)
-        done = [b for b in built if b is not None]
-        return [q for _, q in done if q is not None], [r for r, _ in done]
+        questions = [q for _, qs, _ in slots for q in qs]
+        flags = [escalated for _, qs, escalated in slots for _ in qs]
+        return (questions, [r for records, _, _ in slots for r in records],
+                {n for n, escalated in enumerate(flags) if escalated})
+
+    def material(self, ctx: EvalContext, index: int, reply: str) -> rubric_checks.Material:
+        """What the checks of invocation `index` may show: request, reply, calls, declarations."""
+        inv = ctx.actual[index]
+        declarations = [d for a in ctx.actual if a.app_details
+                        for details in a.app_details.agent_details.values()
+                        for d in details.tool_declarations]
+        return rubric_checks.material(inv, reply, context.user_text(inv), declarations)
+
+    async def ascore(self, ctx: EvalContext) -> CriterionResult:
+        """As `JudgeCriterion.ascore`, with the rules' outcomes among the checks and the
+        questions of a family below the floor held to a threshold no verdict reaches (so
+        escalated) when `escalate_to` is set."""
+        questions, premises, escalating = await self.prepare(ctx)
+        assert ctx.judge is not None
+        policy = self.policy()
+        plain = [q for k, q in enumerate(questions) if k not in escalating]
+        weak = [q for k, q in enumerate(questions) if k in escalating]
+        done = [self.answered(d) for d in await decide_all(ctx.judge, plain, policy)]
+        if weak:
+            forced = replace(policy, options=replace(policy.options, min_confidence=math.inf)) \
+                if policy.options.escalate_to else policy
+            done += [self.answered(d) for d in await decide_all(ctx.judge, weak, forced)]
+        rules = [Answered(JudgeQuestion(r.invocation_index or 0, r.item, r.prompt), r.score, r)
+                 for r in premises if r.step == "rule"]
+        result = self.combine(ctx, [*done, *rules])
+        result.records = [*premises, *(r for a in done for r in a.records)]
+        failed = [r for r in premises if r.error] + [
+            next(r for r in a.records if r.error is not None) for a in done if a.score is None]
+        if failed:
+            first = failed[0]
+            result.score = None
+            result.error = (f"judge error on {len(failed)} of {len(done) + len(premises)} "
+                            f"question(s); first: invocation {first.invocation_index}"
+                            f"{f', {first.item}' if first.item else ''}: {first.error}")
+        self.explain([*done, *rules], result)
+        return result
 
 
 class RubricFinalResponseQuality(TwoStepRubricCriterion):

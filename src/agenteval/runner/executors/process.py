@@ -13,7 +13,8 @@ gets a fresh worker; so does a case run whose worker answered late (the agent ma
 work running there). A worker that dies (a crash in native code, `os._exit`) fails its case
 run with an error saying how it died, and the run goes on. Scoring and judging stay in this
 process, so verdicts, their cache and the judge's counts are the same as a run's without
-isolation.
+isolation. Each turn a worker reports is told to the run's listener as it comes (`TurnDone`),
+as the local executor does.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.errors import AgentEvalError, describe
 from agenteval.models.resolve import DEFAULT_HTTP_CONCURRENCY, parse_model_name
 from agenteval.runner.executors.base import Done, Unit, require_by_path
-from agenteval.runner.executors.local import score_unit
+from agenteval.runner.executors.local import score_unit, turn_reporter
 from agenteval.runner.executors.process_worker import (
     Finished,
     LoadFailed,
@@ -139,10 +140,11 @@ class WorkerProcess:
                 return f"was killed by signal {-code}"
         return f"exited with code {code}"
 
-    async def infer(self, unit: Unit, timeout: float | None) -> CaseRun:
-        """Infers one case run in the worker; its spans are grafted under the current span.
-        Killed at `timeout` + `GRACE` seconds: the run is then recorded with the timeout error
-        and the turns reported before."""
+    async def infer(self, unit: Unit, timeout: float | None,
+                    on_turn: Callable[[Invocation], None] | None = None) -> CaseRun:
+        """Infers one case run in the worker; its spans are grafted under the current span;
+        `on_turn` hears each turn as the worker reports it. Killed at `timeout` + `GRACE`
+        seconds: the run is then recorded with the timeout error and the turns reported before."""
         if self._process is None or not self._process.is_alive():
             await self.stop(now=True)  # (one that ended on its own between cases: its pipe closed)
             await self._start()
@@ -162,6 +164,8 @@ class WorkerProcess:
                     spec = message.spec
                 elif isinstance(message, TurnDone):
                     turns.append(message.invocation)
+                    if on_turn is not None:
+                        on_turn(message.invocation)
                 elif isinstance(message, Finished):
                     break
         except WorkerDied as e:
@@ -281,7 +285,7 @@ class ProcessExecutor:
                 self.listener(CaseStarted(unit.eval_set_id, unit.case.eval_id, unit.run_index))
 
             async def infer(unit: Unit = unit) -> CaseRun:
-                return await worker.infer(unit, self.timeout)
+                return await worker.infer(unit, self.timeout, turn_reporter(self.listener, unit))
 
             result = await score_unit(unit, infer, judge=self.judge, traces=self.plan.traces)
             done(unit, result, time.monotonic() - started)

@@ -6,7 +6,9 @@ loads the agent from its path once per process, resolves models by name in its o
 `ModelPool` (keys from the worker's environment), each behind the cluster-wide limiter of its
 endpoint, and judges with verdicts cached by the driver's `JudgeCacheServer`. `run` does one
 unit, inference and scoring (judges included), and returns its result as JSON with the judge
-calls it made, for the driver to journal and report.
+calls it made, for the driver to journal and report. Progress (each finished turn, each
+answered judge question) goes to the driver's `ProgressInbox` as it happens, all of a unit's
+before its result.
 """
 
 from __future__ import annotations
@@ -30,10 +32,11 @@ from agenteval.models.pool import ModelPool
 from agenteval.models.resolve import parse_model_name
 from agenteval.runner.executors.base import Unit
 from agenteval.runner.executors.cluster_limits import ClusterLimitedLLM
-from agenteval.runner.executors.local import run_unit
+from agenteval.criteria.judge.engine.progress import tagging
+from agenteval.runner.executors.local import run_unit, turn_reporter
 from agenteval.runner.scoring import NotEvaluatedPolicy
 from agenteval.schema import ConversationScenario, EndpointOptions, EvalCase
-from agenteval.schema.progress import JudgeCallDone
+from agenteval.schema.progress import ProgressEvent
 from agenteval.simulation import LlmBackedUserSimulatorConfig, LlmUserSimulator
 from agenteval.store.judge_cache import JudgeCacheDB
 
@@ -71,6 +74,7 @@ class WorkerSetup:
     # Actors by name (handles in an actor's arguments would tie its restarts to the object store)
     limiters: dict[str, str] = field(default_factory=dict)  # endpoint -> its EndpointLimiter
     cache: str | None = None  # the JudgeCacheServer, or None: no verdict cache
+    progress: str | None = None  # the ProgressInbox, or None: nobody listens
     rated: frozenset[str] = frozenset()  # endpoints whose limiter keeps a rate (slots not reused)
     simulator: LlmBackedUserSimulatorConfig | None = None
     judge_max_tokens: int = 200
@@ -102,13 +106,28 @@ class WireUnit:
 @dataclass
 class UnitDone:
     """A unit's result as JSON (`EvalCaseResult.model_dump_json()`), the seconds it took and the
-    judge questions it asked (for the driver's totals and progress)."""
+    judge calls it made (for the driver's totals)."""
 
     result_json: str
     seconds: float
     judge_calls: int
     judge_prompt_tokens: int
-    judge_events: list[JudgeCallDone]
+
+
+class ProgressInbox:
+    """Progress events from the workers, kept until the driver takes them (the body of a Ray
+    actor on the driver's node): workers `put` them as they happen, the driver `take`s them
+    while it waits for results."""
+
+    def __init__(self) -> None:
+        self._events: list[ProgressEvent] = []
+
+    def put(self, event: ProgressEvent) -> None:
+        self._events.append(event)
+
+    def take(self) -> list[ProgressEvent]:
+        events, self._events = self._events, []
+        return events
 
 
 class JudgeCacheServer:
@@ -166,6 +185,7 @@ class EvalWorker:
         self._pool = setup.model_pool()
         self._models: dict[str, LLM] = {}
         self._cache_server = ray.get_actor(setup.cache) if setup.cache is not None else None
+        self._progress = ray.get_actor(setup.progress) if setup.progress is not None else None
         self._adapter = with_mock_tools(to_adapter(load_agent(setup.agent_path), self.model,
                                                    setup.agent_model, setup.inner_tool_calls),
                                         setup.mock_tools)
@@ -191,22 +211,32 @@ class EvalWorker:
         return LlmUserSimulator(scenario, self.model(config.model), config)
 
     async def run(self, wire: WireUnit) -> UnitDone:
-        """Infers and scores one unit."""
+        """Infers and scores one unit; its progress events are in the driver's inbox before it
+        returns."""
         setup = self.setup
-        events: list[JudgeCallDone] = []
+        sent: list[Any] = []  # the unit's progress events on their way to the inbox
+        inbox = self._progress
+
+        def tell(event: ProgressEvent) -> None:
+            sent.append(inbox.put.remote(event))
+
         cache = RemoteJudgeCache(self._cache_server) if self._cache_server is not None else None
         judge = JudgeService(self.model, cache, max_tokens=setup.judge_max_tokens,
-                             listener=events.append, early_stop=setup.judge_early_stop)
+                             listener=None if inbox is None else tagging(tell),
+                             early_stop=setup.judge_early_stop)
         unit = Unit(wire.index, wire.eval_set_id, wire.case, wire.run_index, setup.metrics[wire.metrics],
                     wire.policy)
         started = time.monotonic()
         result = await run_unit(unit, self._adapter, app_name=setup.app_name,
                                 simulator=self._simulator if setup.simulator else None, judge=judge,
-                                traces=setup.traces, case_timeout=setup.case_timeout)
+                                traces=setup.traces, case_timeout=setup.case_timeout,
+                                on_turn=turn_reporter(None if inbox is None else tell, unit))
         if cache is not None:
             await cache.flush()
+        for ref in sent:
+            await ref
         return UnitDone(result.model_dump_json(exclude_none=False), time.monotonic() - started,
-                        judge.calls, judge.prompt_tokens, events)
+                        judge.calls, judge.prompt_tokens)
 
 
 def agent_location(agent_path: str) -> str:
@@ -216,5 +246,5 @@ def agent_location(agent_path: str) -> str:
     return str(path.resolve()) if path.exists() else agent_path
 
 
-__all__ = ["INSTALL_RAY", "EvalWorker", "JudgeCacheServer", "RemoteJudgeCache", "UnitDone", "WireUnit",
-           "WorkerSetup", "agent_location", "import_ray", "load_agent"]
+__all__ = ["INSTALL_RAY", "EvalWorker", "JudgeCacheServer", "ProgressInbox", "RemoteJudgeCache", "UnitDone",
+           "WireUnit", "WorkerSetup", "agent_location", "import_ray", "load_agent"]
