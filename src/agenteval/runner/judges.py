@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from agenteval.criteria import ConfiguredMetric
 from agenteval.criteria.judge import JudgeService
+from agenteval.criteria.judge.engine.progress import tagging
 from agenteval.errors import DataError
 from agenteval.models import ModelUnavailable, parse_model_name
 from agenteval.runner.job import JobOptions
@@ -18,8 +19,11 @@ from agenteval.store import JudgeCacheDB
 
 
 def judge_service(services: Services, listener: Listener | None = None) -> JudgeService:
-    """The run's judge: its models from the run's pool, verdicts cached where services say."""
-    return JudgeService(services.models.get, services.judge_cache, listener=listener)
+    """The run's judge: its models from the run's pool, verdicts cached where services say;
+    `listener` hears each answered question with the case run it was asked for (see
+    `engine.progress`)."""
+    return JudgeService(services.models.get, services.judge_cache,
+                        listener=None if listener is None else tagging(listener))
 
 
 def check_judges(metrics: Sequence[ConfiguredMetric], job: JobOptions, services: Services) -> None:

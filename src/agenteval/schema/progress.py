@@ -45,8 +45,8 @@ class CaseFinished:
 @dataclass(frozen=True)
 class TurnDone:
     """A turn of a case run finished in this process: `turn` turns done of `turns` (None for a
-    simulated conversation, whose length is known only at its end). Executors that run the
-    agent in other processes report case runs only."""
+    simulated conversation, whose length is known only at its end). Every executor reports
+    it, whichever process the agent runs in."""
 
     eval_set_id: str
     eval_id: str
@@ -58,13 +58,25 @@ class TurnDone:
 @dataclass(frozen=True)
 class JudgeCallDone:
     """A judge question was answered: `model_calls` requests to `model` (0 when every sample
-    came from the cache), `prompt_tokens` processed by them, `samples` verdicts read."""
+    came from the cache), `prompt_tokens` processed by them, `samples` verdicts read.
+
+    When it was asked while a case run was scored, the event names that case run and says
+    where its judging stands: `call` questions answered of `calls` planned so far (the
+    questions of the judged criteria that have started; a later criterion, a cross-check or an
+    escalation adds to them), `seconds` since its first question was asked. Otherwise (a
+    question asked outside a case run) those are None and 0."""
 
     model: str
     model_calls: int
     prompt_tokens: int
     samples: int
     cached: bool
+    eval_set_id: str | None = None
+    eval_id: str | None = None
+    run_index: int | None = None
+    call: int = 0
+    calls: int | None = None
+    seconds: float | None = None
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from agenteval.criteria.base import Criterion, CriterionResult, EvalContext, Inv
 from agenteval.criteria.judge import explain
 from agenteval.criteria.judge.engine.cascade import Policy, decide_all
 from agenteval.criteria.judge.engine.decision import Decision, DecisionOptions, JudgeQuestion
+from agenteval.criteria.judge.engine.progress import plan
 from agenteval.criteria.judge.engine.service import JudgeAnswer
 from agenteval.criteria.judge.prompting import injection, prompts
 from agenteval.criteria.reasons import mean_reason
@@ -149,6 +150,7 @@ class JudgeCriterion(Criterion):
         questions, premises = await self.aquestions(ctx)
         if not questions and not premises:
             raise ValueError("nothing to judge (no rubrics or no responses)")
+        plan(len(questions))  # for progress reports: "judge call k of n" of the case run
         done = [self.answered(d) for d in await decide_all(ctx.judge, questions, self.policy())]
         result = self.combine(ctx, done)
         result.records = [*premises, *(r for a in done for r in a.records)]

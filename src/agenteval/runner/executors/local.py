@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import anyio
 
 from agenteval.agents.base import AgentAdapter
+from agenteval.criteria.judge.engine.progress import judging
 from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.runner.executors.base import Done, Unit
 from agenteval.runner.inference import SimulatorFactory, infer_case
@@ -50,7 +51,7 @@ async def score_unit(unit: Unit, infer: Infer, *, judge: JudgeService | None = N
                                                       "agenteval.run_index": unit.run_index}):
         run = await infer()
         run.trace = recorder.trace if recorder else None
-        with span("scoring", "scoring"):
+        with span("scoring", "scoring"), judging(unit.eval_set_id, unit.case.eval_id, unit.run_index):
             result = await score_case(run, unit.metrics, unit.policy, judge)
     result.trace = run.trace
     return result
@@ -84,27 +85,32 @@ class LocalExecutor:
                     self.listener(CaseStarted(unit.eval_set_id, unit.case.eval_id, unit.run_index))
                 result = await run_unit(unit, self.adapter, app_name=self.app_name,
                                         simulator=self.simulator, judge=self.judge, traces=self.traces,
-                                        case_timeout=self.case_timeout, on_turn=self._turns(unit))
+                                        case_timeout=self.case_timeout,
+                                        on_turn=turn_reporter(self.listener, unit))
                 done(unit, result, time.monotonic() - started)
 
         async with anyio.create_task_group() as tg:
             for _ in range(min(self.parallelism, len(units))):
                 tg.start_soon(worker)
 
-    def _turns(self, unit: Unit) -> Callable[[Invocation], None] | None:
-        """What tells the listener each turn of `unit` that finishes (None: no listener)."""
-        listener = self.listener
-        if listener is None:
-            return None
-        conversation = unit.case.conversation
-        turns = len(conversation) if conversation else None
-        done = 0
-
-        def heard(_: Invocation) -> None:
-            nonlocal done
-            done += 1
-            listener(TurnDone(unit.eval_set_id, unit.case.eval_id, unit.run_index, done, turns))
-        return heard
 
 
-__all__ = ["Infer", "LocalExecutor", "run_unit", "score_unit"]
+def turn_reporter(listener: Callable[[TurnDone], None] | None,
+                  unit: Unit) -> Callable[[Invocation], None] | None:
+    """What tells `listener` of each turn of `unit` that finishes (`TurnDone`: turns done of
+    the case's, None for a scenario); None without a listener. Every executor reports turns
+    through it, wherever the agent runs."""
+    if listener is None:
+        return None
+    conversation = unit.case.conversation
+    turns = len(conversation) if conversation else None
+    done = 0
+
+    def heard(_: Invocation) -> None:
+        nonlocal done
+        done += 1
+        listener(TurnDone(unit.eval_set_id, unit.case.eval_id, unit.run_index, done, turns))
+    return heard
+
+
+__all__ = ["Infer", "LocalExecutor", "run_unit", "score_unit", "turn_reporter"]

@@ -7,7 +7,10 @@ units in flight, each sent to the least busy worker, takes results as they finis
 (`ray.wait`) and alone reports them: the journal, the history and the result document are
 written here, never on a worker. Calls to each model endpoint are limited across the cluster
 by one named limiter actor per endpoint (`cluster_limits`), judge verdicts cached by one
-actor on the driver's machine. Ray is imported when a run uses this executor, never before.
+actor on the driver's machine. Progress events from the workers (finished turns, answered
+judge questions) go to one inbox actor, which the driver empties each time it waits for results
+and tells its listener, so a unit's events come before its result. Ray is imported when a run
+uses this executor, never before.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from agenteval.runner.executors.cluster_limits import EndpointLimiter
 from agenteval.runner.executors.ray_worker import (
     EvalWorker,
     JudgeCacheServer,
+    ProgressInbox,
     UnitDone,
     WireUnit,
     WorkerSetup,
@@ -76,6 +80,7 @@ class RayExecutor:
         self.workers = workers
         self.parallelism = plan.parallelism
         self.ray: Any = import_ray()  # now: a missing Ray fails before anything has run
+        self._inbox: Any = None  # the run's ProgressInbox actor, when there is a listener
 
     async def execute(self, units: Sequence[Unit], done: Done) -> None:
         if not units:
@@ -157,6 +162,7 @@ class RayExecutor:
             agent_path=agent_location(job.agent_path), agent_model=job.agent_model, app_name=job.app_name,
             metrics=metrics, limits=limits, default_http=max(DEFAULT_HTTP_CONCURRENCY, self.parallelism),
             endpoints=endpoints, limiters=limiters, cache=self._cache(tag, actors), rated=frozenset(rated),
+            progress=self._progress_inbox(tag, actors),
             simulator=simulator,
             judge_max_tokens=self.judge.max_tokens, judge_early_stop=self.judge.early_stop,
             traces=plan.traces, case_timeout=plan.case_timeout,
@@ -178,6 +184,24 @@ class RayExecutor:
         actors.append(ray.remote(JudgeCacheServer).options(name=name, num_cpus=0, scheduling_strategy=here)
                       .remote(str(cache.path) if isinstance(cache, JudgeCacheDB) else cache))
         return name
+
+    def _progress_inbox(self, tag: str, actors: list[Any]) -> str | None:
+        """The name of the actor collecting the workers' progress events on this machine (None:
+        no listener, no events)."""
+        if self.listener is None:
+            return None
+        ray = self.ray
+        name = f"agenteval-progress-{tag}"
+        self._inbox = ray.remote(ProgressInbox).options(name=name, num_cpus=0).remote()
+        actors.append(self._inbox)
+        return name
+
+    def _tell_progress(self) -> None:
+        """Tells the listener the events the workers sent since last time (blocking)."""
+        if self._inbox is None or self.listener is None:
+            return
+        for event in self.ray.get(self._inbox.take.remote()):
+            self.listener(event)
 
     def _start(self, setup: WorkerSetup, units: int, actors: list[Any]) -> list[Any]:
         """The worker actors, each taking up to its share of the units in flight."""
@@ -236,7 +260,10 @@ class RayExecutor:
 
         submit()
         while pending:
-            for ref in await self._wait(list(pending)):
+            ready = await self._wait(list(pending))
+            # a finished unit's events were in the inbox before its result: told first
+            await anyio.to_thread.run_sync(self._tell_progress)
+            for ref in ready:
                 unit, w, sent = pending.pop(ref)
                 busy[w] -= 1
                 result, seconds = await self._take(ref, unit, sent)
@@ -256,9 +283,6 @@ class RayExecutor:
         else:
             self.judge.calls += out.judge_calls
             self.judge.prompt_tokens += out.judge_prompt_tokens
-            if self.listener is not None:
-                for event in out.judge_events:
-                    self.listener(event)
             return EvalCaseResult.model_validate_json(out.result_json), out.seconds
         run = CaseRun(case=unit.case, actual=[], eval_set_id=unit.eval_set_id, run_index=unit.run_index,
                       error_message=message)

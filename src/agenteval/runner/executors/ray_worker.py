@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from agenteval.agents import load_root_agent, to_adapter
 from agenteval.agents.mock_tools import MockTools, with_mock_tools
+from agenteval.criteria.judge.engine.progress import tagging
 from agenteval.criteria.judge.engine.service import JudgeCache, JudgeService
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.errors import AgentEvalError
@@ -32,7 +33,6 @@ from agenteval.models.pool import ModelPool
 from agenteval.models.resolve import parse_model_name
 from agenteval.runner.executors.base import Unit
 from agenteval.runner.executors.cluster_limits import ClusterLimitedLLM
-from agenteval.criteria.judge.engine.progress import tagging
 from agenteval.runner.executors.local import run_unit, turn_reporter
 from agenteval.runner.scoring import NotEvaluatedPolicy
 from agenteval.schema import ConversationScenario, EndpointOptions, EvalCase
@@ -218,6 +218,7 @@ class EvalWorker:
         inbox = self._progress
 
         def tell(event: ProgressEvent) -> None:
+            assert inbox is not None  # told only when there is an inbox
             sent.append(inbox.put.remote(event))
 
         cache = RemoteJudgeCache(self._cache_server) if self._cache_server is not None else None
