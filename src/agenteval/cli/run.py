@@ -92,7 +92,8 @@ def _eval(args: EvalArgs, job: EvalJob, services: Services, console: Console, ou
     plan = prepare(job, services)  # metrics resolved and judges checked once, for the whole run
     metrics = plan.metrics
     agent_path = args.request.agent_path or ""
-    job.selections = select(args.request.eval_sets, agent_home(agent_path))
+    # Streamed: a set's cases are checked here, then read from its file as they run.
+    job.selections = select(args.request.eval_sets, agent_home(agent_path), stream=True)
     outputs.check([s.eval_set.eval_set_id for s in job.selections])  # before the agent is imported
     job.agent = load_root_agent(agent_path)
     recording = None

@@ -41,16 +41,12 @@ class AlreadyFinished(AgentEvalError):
                          + ", ".join(map(str, paths)))
 
 
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
 def _parts(job: EvalJob) -> dict[str, Any]:
     """What the job covers, in the terms a refusal names: the eval sets (in order), each set's
     content digest and case selection (None: every case), the config and the repeats."""
     sets = job.selections
     return {"sets": [s.eval_set.eval_set_id for s in sets],
-            "content": {s.eval_set.eval_set_id: _digest(s.eval_set.model_dump_json()) for s in sets},
+            "content": {s.eval_set.eval_set_id: s.digest() for s in sets},
             "selection": {s.eval_set.eval_set_id: s.case_ids for s in job.selections},
             "config": job.config.model_dump(mode="json"), "num_runs": job.num_runs}
 
@@ -63,7 +59,7 @@ def fingerprint(job: EvalJob) -> str:
 
 def _legacy_fingerprint(job: EvalJob) -> str:
     """The digest runs journaled by agenteval before named fingerprints were kept."""
-    sets = [(s.eval_set.eval_set_id, s.eval_set.model_dump_json(), s.case_ids) for s in job.selections]
+    sets = [(s.eval_set.eval_set_id, s.whole().model_dump_json(), s.case_ids) for s in job.selections]
     payload = json.dumps({"sets": sets, "config": job.config.model_dump(mode="json"),
                           "num_runs": job.num_runs}, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()

@@ -9,8 +9,9 @@ in eval-set, case and run order, whatever order they finished in.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 from agenteval.agents.base import AgentAdapter
 from agenteval.criteria.judge.engine.service import JudgeService
@@ -20,6 +21,7 @@ from agenteval.runner.executors.base import Executor, Unit
 from agenteval.runner.executors.local import LocalExecutor
 from agenteval.runner.inference import SimulatorFactory
 from agenteval.runner.scoring import NotEvaluatedPolicy
+from agenteval.runner.selection import StreamedCases
 from agenteval.schema import EvalCase, EvalCaseResult, EvalSet, EvalSetResult, EvalStatus
 from agenteval.schema.progress import Listener
 from agenteval.schema.run import RunSpec
@@ -28,24 +30,40 @@ from agenteval.verdicts.sequential import SequentialRule
 
 @dataclass
 class EvalSetRequest:
-    """One eval set to run, optionally restricted to some case ids."""
+    """One eval set to run, optionally restricted to some case ids; with `streamed`, its cases
+    are read from its file as they run (`eval_set` then holds none: see `Selection`)."""
 
     eval_set: EvalSet
     metrics: Sequence[ConfiguredMetric]
     case_ids: Sequence[str] | None = None
     policy: NotEvaluatedPolicy = "fail"
     gating: str = "mean"
+    streamed: StreamedCases | None = None
 
     def cases(self) -> list[EvalCase]:
         """The selected cases; an unknown id is an error (ADK silently ignores it)."""
+        every = list(self.streamed) if self.streamed is not None else self.eval_set.eval_cases
         if not self.case_ids:
-            return list(self.eval_set.eval_cases)
-        known = {c.eval_id: c for c in self.eval_set.eval_cases}
+            return list(every)
+        known = {c.eval_id: c for c in every}
         missing = [i for i in self.case_ids if i not in known]
         if missing:
             raise KeyError(f"eval set {self.eval_set.eval_set_id!r} has no case "
                            f"{', '.join(map(repr, missing))}")
         return [known[i] for i in self.case_ids]
+
+    def count(self) -> int:
+        """How many cases are selected."""
+        if self.case_ids:
+            return len(self.case_ids)
+        return self.streamed.count if self.streamed is not None else len(self.eval_set.eval_cases)
+
+    def each_case(self) -> Iterator[EvalCase]:
+        """The selected cases one at a time (a streamed set read from its file as they are asked
+        for, holding none of them)."""
+        if self.streamed is not None and not self.case_ids:
+            return iter(self.streamed)
+        return iter(self.cases())
 
 
 Documents = Callable[[EvalSetResult], Sink]
@@ -120,9 +138,12 @@ async def run_evaluation(
         raise ValueError("num_runs must be at least 1")
     if parallelism < 1:
         raise ValueError("parallelism must be at least 1")
-    cases = [_Case(ri, case, num_runs) for ri, req in enumerate(requests) for case in req.cases()]
-    ends = list(itertools.accumulate(len(req.cases()) for req in requests))  # one past each set's last
+    counts = [req.count() for req in requests]
+    ends = list(itertools.accumulate(counts))  # one past each set's last case
     done = finished or {}
+    # The local executor pulls units one at a time, so the cases are read as it asks for them
+    # (memory holds the cases in flight); another executor is handed its units as a list.
+    lazy = executor is None
     if executor is None:
         executor = LocalExecutor(adapter, parallelism, app_name, simulator, judge, listener, traces,
                                  case_timeout)
@@ -130,18 +151,36 @@ async def run_evaluation(
     shells = [new_document(req.eval_set.eval_set_id, app_name or adapter.name) for req in requests]
     collected: list[Collected] = []
     outs: list[Sink] = []
-    units: list[Unit] = []  # position in the run's plan -> (case position, run)
-    where: list[int] = []
+    cases: dict[int, _Case] = {}  # by position: those read and not yet told to their documents
+    read = 0  # cases read so far
     cursor = 0  # the first case not yet told to its document
+    where: dict[int, int] = {}  # unit (its place in the run's plan) -> case position, in flight
+    planned = 0  # units made so far
+    verdicts: list[list[tuple[str, list[bool]]]] = [[] for _ in requests]  # told cases' (until_decided)
 
     def unit(pos: int, run: int) -> Unit | None:
         """The unit of run `run` of case `pos` (None: a resumed run's result is known)."""
+        nonlocal planned
         c, req = cases[pos], requests[cases[pos].request]
         if (req.eval_set.eval_set_id, c.case.eval_id, run) in done:
             return None
-        units.append(Unit(len(units), req.eval_set.eval_set_id, c.case, run, req.metrics, req.policy))
-        where.append(pos)
-        return units[-1]
+        where[planned] = pos
+        planned += 1
+        return Unit(planned - 1, req.eval_set.eval_set_id, c.case, run, req.metrics, req.policy)
+
+    def first_round() -> Iterator[Unit]:
+        """Each case's units as its case is read; a case whose runs are all known (kept by a
+        resumed run) is told as soon as its place comes."""
+        nonlocal read
+        for ri, req in enumerate(requests):
+            for case in req.each_case():
+                pos = read
+                cases[pos] = _Case(ri, case, num_runs)
+                read += 1
+                made = [u for run in range(num_runs) if (u := unit(pos, run))]
+                if not made:
+                    advance()
+                yield from made
 
     def out_for(ri: int) -> Sink:
         """The document sink of eval set `ri`, made (with those before it) when it starts."""
@@ -158,15 +197,15 @@ async def run_evaluation(
 
     def advance() -> None:
         """Tells the documents every case whose place has come, whose runs are all known and
-        (with `until_decided`) decided."""
+        (with `until_decided`) decided; a told case is dropped here."""
         nonlocal cursor
-        while cursor < len(cases):
+        while cursor < read:
             c = cases[cursor]
             req = requests[c.request]
             set_id = req.eval_set.eval_set_id
             if not c.known(done, set_id):
                 return
-            if len(c.verdicts) < c.planned:
+            if until_decided is not None and len(c.verdicts) < c.planned:
                 c.verdicts = [(r.final_eval_status == EvalStatus.PASSED) for r in _runs(c, done, set_id)]
             if not decided(c):
                 return
@@ -175,19 +214,25 @@ async def run_evaluation(
             for result in runs:
                 out.on_case_run(result, 0.0)
             summarise_runs(runs, Sinks([out, told]), req.gating, req.policy == "ignore")
-            c.waiting.clear()
+            if until_decided is not None:
+                verdicts[c.request].append((c.case.eval_id, c.verdicts))
+            del cases[cursor]
             cursor += 1
 
     def accept(u: Unit, result: EvalCaseResult, seconds: float) -> None:
-        c = cases[where[u.index]]
-        if where[u.index] < cursor or u.run_index in c.waiting:
+        pos = where.pop(u.index, None)
+        if pos is None:
             return  # a retried unit reported twice: the first result stands
-        c.waiting[u.run_index] = result
+        cases[pos].waiting[u.run_index] = result
         told.on_case_run(result, seconds)
         advance()
 
     try:
-        todo = [u for pos in range(len(cases)) for run in range(num_runs) if (u := unit(pos, run))]
+        count = _to_run(requests, counts, num_runs, done) if lazy else 0
+        if count:
+            todo: Sequence[Unit] = _Units(first_round(), count)
+        else:  # (nothing to run: the cases are read here, each kept one told in its place)
+            todo = list(first_round())
         advance()  # what a resumed run kept at the start goes first
         while True:
             if todo:
@@ -196,7 +241,7 @@ async def run_evaluation(
                 break
             # Rerun rounds: each case not yet decided gets the fewest runs that could decide it.
             todo, grew = [], False
-            for pos in range(cursor, len(cases)):
+            for pos in range(cursor, read):
                 c = cases[pos]
                 set_id = requests[c.request].eval_set.eval_set_id
                 if c.known(done, set_id):
@@ -212,16 +257,16 @@ async def run_evaluation(
         for out in outs:  # a document streamed to a file is left as it was
             out.on_abort()
         raise
-    if cursor < len(cases):  # an executor must report every unit it was given
-        raise RuntimeError(f"the executor did not report every run of {len(cases) - cursor} case(s)")
+    total = ends[-1] if ends else 0
+    if cursor < total:  # an executor must report every unit it was given
+        raise RuntimeError(f"the executor did not report every run of {total - cursor} case(s)")
     if end is not None:
         end()
     out_documents = []
     for ri, (shell, req) in enumerate(zip(shells, requests, strict=True)):
         document = completed(shell, req.gating, header)
         if until_decided is not None:
-            first = ends[ri - 1] if ri else 0
-            decisions = until_decided.decisions([(c.case.eval_id, c.verdicts) for c in cases[first:ends[ri]]])
+            decisions = until_decided.decisions(verdicts[ri])
             document.metadata["until_decided"] = decisions.model_dump(mode="json")
         out_for(ri).on_document(document)
         told.on_document(document)
@@ -229,6 +274,45 @@ async def run_evaluation(
     if documents is None:
         return [d for c in collected for d in c.documents]
     return out_documents
+
+
+class _Units(Sequence[Unit]):
+    """The first round's units, made as an executor iterates them (once): `len` is known
+    beforehand, the units are not. Indexing walks them (no executor indexes)."""
+
+    def __init__(self, units: Iterator[Unit], count: int) -> None:
+        self._units, self._count, self._used = units, count, False
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Unit]:
+        if self._used:
+            raise RuntimeError("the units of a run's first round are read once")
+        self._used = True
+        return self._units
+
+    @overload
+    def __getitem__(self, index: int) -> Unit: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Unit]: ...
+
+    def __getitem__(self, index: int | slice) -> Unit | Sequence[Unit]:
+        raise TypeError("the units of a run's first round are read in order, not by index")
+
+
+def _to_run(requests: Sequence[EvalSetRequest], counts: Sequence[int], num_runs: int, done: Known) -> int:
+    """How many units the first round runs: every selected case's runs but those `done`
+    holds (counted by key: `done` may hold case runs the run does not select)."""
+    total = sum(counts) * num_runs
+    if not done:
+        return total
+    selected = {(req.eval_set.eval_set_id, eval_id) for req in requests
+                for eval_id in (req.case_ids or (req.streamed.ids if req.streamed is not None
+                                                  else [c.eval_id for c in req.eval_set.eval_cases]))}
+    return total - sum(1 for (set_id, eval_id, run) in done
+                       if run < num_runs and (set_id, eval_id) in selected)
 
 
 Known = Mapping[tuple[str, str, int], EvalCaseResult]

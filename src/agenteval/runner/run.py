@@ -38,7 +38,7 @@ from agenteval.runner.job import EvalJob, ScoreJob, judge_models
 from agenteval.runner.judges import canonical, check_judges, judge_service
 from agenteval.runner.plan import RunPlan, prepare
 from agenteval.runner.recorded import recorded_source
-from agenteval.runner.selection import check_args_match, check_has_cases
+from agenteval.runner.selection import check_args_match, check_has_cases, check_selected_args
 from agenteval.runner.services import Services
 from agenteval.schema import AgentInfo, ConversationScenario, ModelRoles, Run, RunSpec
 from agenteval.schema.progress import Listener
@@ -70,15 +70,15 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
     judge = judge_service(services, listener)
     executor = executor_for(job, plan, services, judge, listener)  # None: the local executor
     check_has_cases(job.selections)
-    check_args_match(metrics, [s.eval_set for s in job.selections], job.config_source)
+    check_selected_args(metrics, job.selections, job.config_source)
     adapter = to_adapter(job.agent, services.models.get, job.agent_model, plan.inner_tool_calls)
     kind, agent_model = describe(adapter)
     adapter = with_mock_tools(adapter, plan.mock_tools)
-    requests = [EvalSetRequest(s.eval_set, metrics, s.case_ids, plan.not_evaluated, plan.repeat_gating)
-                for s in job.selections]
+    requests = [EvalSetRequest(s.eval_set, metrics, s.case_ids, plan.not_evaluated, plan.repeat_gating,
+                               s.streamed) for s in job.selections]
     simulator: Any = None
     sim_model_name = None
-    if any(c.conversation_scenario for r in requests for c in r.cases()):
+    if any(s.scenario() for s in job.selections):
         sim_config = plan.simulator_config()
         try:
             sim_model = services.models.get(sim_config.model)
@@ -98,7 +98,7 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
     if job.resume is not None and journal is None:
         raise AgentEvalError("resuming a run needs the run journal (a store root for the run)")
     kept = resume_from(job, journal, header) if journal is not None else {}
-    total = sum(len(r.cases()) for r in requests) * plan.num_runs
+    total = sum(r.count() for r in requests) * plan.num_runs
 
     totals = Totals()
     sink = Sinks([None if journal is None else Journaled(journal, fingerprint(job), total),

@@ -3,27 +3,127 @@ eval config that goes with them."""
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from pydantic import ValidationError
 
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.datasets import default_config_for, load_eval_config, load_eval_set
-from agenteval.errors import DataError
+from agenteval.datasets.nesting import MAX_DEPTH
+from agenteval.datasets.stream import CaseStream, read_head
+from agenteval.errors import DataError, from_validation_error
 from agenteval.schema import EvalCase, EvalConfig, EvalSet
 
 
 @dataclass
+class StreamedCases:
+    """The cases of a current-format eval-set file, read from it a case at a time each time they
+    are iterated (a run holds the cases in flight, not the set). `read` checks the whole file
+    first, as loading it would (each case valid, eval ids unique: a DataError naming the file
+    and field), and keeps what a run needs before its first case: how many, their ids, the
+    expected tool calls' argument names, whether any case is a conversation scenario, and the
+    digest of the set's JSON (`model_dump_json`, as if loaded whole)."""
+
+    path: Path
+    count: int = 0
+    ids: list[str] = field(default_factory=list)
+    tool_args: dict[str, set[str]] = field(default_factory=dict)
+    scenario: bool = False
+    digest: str = ""
+
+    @classmethod
+    def read(cls, path: Path) -> tuple[EvalSet, StreamedCases]:
+        """The eval set's other fields (`eval_cases` empty) and its cases, checked."""
+        head = read_head(path, "eval_cases", what="case")
+        try:
+            shell = EvalSet.model_validate({**head, "eval_cases": []})
+        except ValidationError as e:
+            raise from_validation_error(path, e) from None
+        out = cls(path)
+        prefix, marker, suffix = shell.model_dump_json().partition('"eval_cases":[]')
+        if not marker:  # cannot happen: the field is always dumped
+            raise DataError(path, "eval_cases", "cannot lay out the eval set")
+        digest = hashlib.sha256((prefix + '"eval_cases":[').encode())
+        first: dict[str, int] = {}
+        for i, case in CaseStream(path, "eval_cases", EvalCase, MAX_DEPTH):
+            j = first.setdefault(case.eval_id, i)
+            if j != i:
+                raise DataError(path, f"eval_cases[{i}].eval_id",
+                                f"duplicate eval_id {case.eval_id!r} (also eval_cases[{j}])")
+            digest.update((b"," if i else b"") + case.model_dump_json().encode())
+            add_tool_args(case, out.tool_args)
+            out.scenario = out.scenario or case.conversation_scenario is not None
+            out.ids.append(case.eval_id)
+        out.count = len(out.ids)
+        digest.update(("]" + suffix).encode())
+        out.digest = digest.hexdigest()
+        return shell, out
+
+    def __iter__(self) -> Iterator[EvalCase]:
+        n = 0
+        for i, case in CaseStream(self.path, "eval_cases", EvalCase, MAX_DEPTH):
+            if i >= self.count or case.eval_id != self.ids[i]:
+                raise DataError(self.path, f"eval_cases[{i}]", "the eval set changed while it ran")
+            n += 1
+            yield case
+        if n != self.count:
+            raise DataError(self.path, "eval_cases", "the eval set changed while it ran")
+
+
+@dataclass
 class Selection:
-    """An eval set to run and, optionally, the case ids to run from it."""
+    """An eval set to run and, optionally, the case ids to run from it. With `streamed`, the
+    set's cases are read from its file as they run, and `eval_set` holds none of them (its
+    other fields only): ask `cases()`, `case_count()`, `has_cases()` rather than
+    `eval_set.eval_cases`."""
 
     path: Path | None
     eval_set: EvalSet
     case_ids: list[str] | None = None
+    streamed: StreamedCases | None = None
 
     def case_count(self) -> int:
-        return len(self.case_ids) if self.case_ids else len(self.eval_set.eval_cases)
+        if self.case_ids:
+            return len(self.case_ids)
+        return self.streamed.count if self.streamed is not None else len(self.eval_set.eval_cases)
+
+    def has_cases(self) -> bool:
+        return self.case_count() > 0
+
+    def cases(self) -> Iterator[EvalCase]:
+        """Every case of the set (read from its file when streamed)."""
+        return iter(self.streamed) if self.streamed is not None else iter(self.eval_set.eval_cases)
+
+    def whole(self) -> EvalSet:
+        """The eval set with its cases (a streamed one loaded whole: only where it must be)."""
+        if self.streamed is None:
+            return self.eval_set
+        return self.eval_set.model_copy(update={"eval_cases": list(self.streamed)})
+
+    def digest(self) -> str:
+        """The sha256 of the whole eval set's JSON (`EvalSet.model_dump_json`)."""
+        if self.streamed is not None:
+            return self.streamed.digest
+        return hashlib.sha256(self.eval_set.model_dump_json().encode()).hexdigest()
+
+    def scenario(self) -> bool:
+        """Whether a case of the set is a conversation scenario (a simulated user)."""
+        if self.streamed is not None:
+            return self.streamed.scenario
+        return any(c.conversation_scenario is not None for c in self.eval_set.eval_cases)
+
+    def tool_args(self, args: dict[str, set[str]]) -> None:
+        """Adds the argument names of each tool the set's expected invocations call to `args`."""
+        if self.streamed is not None:
+            for name, names in self.streamed.tool_args.items():
+                args.setdefault(name, set()).update(names)
+            return
+        for case in self.eval_set.eval_cases:
+            add_tool_args(case, args)
 
 
 def split_selector(arg: str, agent_dir: Path | None) -> tuple[Path | None, list[str] | None]:
@@ -49,12 +149,13 @@ def config_beside(args: Sequence[str], agent_dir: Path | None = None) -> Path | 
 
 
 def select(args: Sequence[str], agent_dir: Path | None = None,
-           initial_session_file: str | Path | None = None) -> list[Selection]:
+           initial_session_file: str | Path | None = None, *, stream: bool = False) -> list[Selection]:
     """Loads every `file[:ids]` argument; an unknown file or case id is a DataError, and so is
     anything selected twice (a case id twice in one argument, one file twice, as its path or as
     its bare id, or two files with one eval_set_id): each case run has one place in the
     results, the journal and the history, so it is refused before anything runs rather than
-    silently run once."""
+    silently run once. With `stream`, a current-format set of which every case runs is checked
+    whole but not kept: its cases are read from the file as they run (`StreamedCases`)."""
     out: list[Selection] = []
     given: dict[Path, str] = {}  # each file (resolved) and the argument that named it
     for arg in args:
@@ -69,8 +170,13 @@ def select(args: Sequence[str], agent_dir: Path | None = None,
         if twice:
             raise DataError(path, "eval_cases", f"{'case' if len(twice) == 1 else 'cases'} "
                             f"{', '.join(map(repr, twice))} selected more than once; select each case once")
-        eval_set = load_eval_set(path, initial_session_file)
-        known = {c.eval_id for c in eval_set.eval_cases}
+        streamed = None
+        if stream and not ids and initial_session_file is None and _is_object(path):
+            eval_set, streamed = StreamedCases.read(path)
+            known = set(streamed.ids)
+        else:
+            eval_set = load_eval_set(path, initial_session_file)
+            known = {c.eval_id for c in eval_set.eval_cases}
         for i in ids or []:
             if i not in known:
                 raise DataError(path, "eval_cases", f"no case with eval_id {i!r}")
@@ -78,16 +184,23 @@ def select(args: Sequence[str], agent_dir: Path | None = None,
         if seen is not None:  # their results, files and history rows are all keyed by the id
             raise DataError(path, "eval_set_id", f"{eval_set.eval_set_id!r} is also the id of {seen.path}; "
                             "select its cases as one argument (FILE:id1,id2) or give each set its own id")
-        out.append(Selection(path, eval_set, ids))
+        out.append(Selection(path, eval_set, ids, streamed))
     check_has_cases(out)
     return out
+
+
+def _is_object(path: Path) -> bool:
+    """Whether the file holds a JSON object (a current-format set; a legacy one is a list)."""
+    with open(path, "rb") as f:
+        head = f.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    return head[:1] == b"{"
 
 
 def check_has_cases(selections: Sequence[Selection]) -> None:
     """A DataError naming the file when a selected eval set holds no case: a run of nothing
     would report "0 failed" and pass a CI gate."""
     for s in selections:
-        if not s.eval_set.eval_cases:
+        if not s.has_cases():
             raise DataError(s.path, "eval_cases", "the list is empty: the eval set has no case")
 
 
@@ -100,6 +213,16 @@ def check_args_match(metrics: Sequence[ConfiguredMetric], eval_sets: Sequence[Ev
     for s in eval_sets:
         for case in s.eval_cases:
             add_tool_args(case, args)
+    check_args_table(metrics, args, source)
+
+
+def check_selected_args(metrics: Sequence[ConfiguredMetric], selections: Sequence[Selection],
+                        source: str | None) -> None:
+    """`check_args_match` over the selections' eval sets (a streamed one read from its first
+    pass, not loaded again)."""
+    args: dict[str, set[str]] = {}
+    for s in selections:
+        s.tool_args(args)
     check_args_table(metrics, args, source)
 
 
@@ -144,5 +267,6 @@ def resolve_config(config_file_path: str | Path | None,
     return config, str(found) if found else None
 
 
-__all__ = ["Selection", "add_tool_args", "check_args_match", "check_args_table", "config_beside",
+__all__ = ["Selection", "StreamedCases", "add_tool_args", "check_args_match", "check_args_table",
+           "check_selected_args", "config_beside",
            "resolve_config", "select", "split_selector", "uses_args_match"]

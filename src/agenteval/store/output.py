@@ -6,6 +6,7 @@ named `<stem>.<eval set id><suffix>`, the id made safe for a file name (an id is
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import tempfile
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from agenteval.datasets.files import list_item, shell_pieces, write_model
 from agenteval.datasets.targets import TargetWriter
-from agenteval.errors import AgentEvalError
+from agenteval.errors import AgentEvalError, DataError
 from agenteval.schema import CaseSummary, EvalCaseResult, EvalSetResult
 
 MAX_NAME = 160  # characters of a name made from an id: file systems allow 255 bytes in all
@@ -136,7 +137,12 @@ class DocumentWriter:
         self.cases += 1
 
     def add_summary(self, summary: CaseSummary) -> None:
-        self._spool.write(list_item(summary, self.summaries, exclude_none=False))
+        try:
+            self._spool.write(list_item(summary, self.summaries, exclude_none=False))
+        except OSError as e:  # (a full disk) the spool is part of the document being written
+            self.abort()
+            raise DataError(self._targets[0].path if self._targets else "", "",
+                            f"cannot be written: {e.strerror or e}") from None
         self.summaries += 1
 
     def commit(self, shell: EvalSetResult) -> None:
@@ -163,7 +169,8 @@ class DocumentWriter:
 
     def abort(self) -> None:
         self._pending, self._pending_size = [], 0
-        self._spool.close()
+        with contextlib.suppress(OSError):  # (a full disk) the error being reported already
+            self._spool.close()
         for target in self._targets:
             target.abort()
 
