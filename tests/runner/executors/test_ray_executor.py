@@ -28,6 +28,7 @@ from agenteval.store import RunStore
 from agenteval.store.journal import Journal
 from tests.fake_server import FakeServer, chat
 from tests.helpers import call, eval_set, inv
+from tests.runner.executors.test_progress_events import progress_by_case
 
 AGENT = '''
 import os, signal
@@ -112,6 +113,10 @@ def test_ray_scores_what_the_local_executor_scores(ray_cluster: Any, tmp_path: P
         assert sum(isinstance(e, CaseStarted) for e in events) == 2 * CASES
         assert sum(isinstance(e, CaseFinished) for e in events) == 2 * CASES
         assert sum(isinstance(e, JudgeCallDone) for e in events) == 2 * CASES
+    # the same progress as the local executor's, each case run's before its end: its turn, then
+    # its judge call (1 of 1), from the workers through the driver's inbox
+    assert progress_by_case(remote_events) == progress_by_case(local_events) == {
+        (f"c{i}", r): [("turn", 1, 1), ("judge", 1, 1), ("finished",)] for i in range(CASES) for r in (0, 1)}
     # both workers took units
     pids = {line.split()[-1] for line in (agent / "calls.log").read_text().splitlines()[2 * CASES:4 * CASES]}
     assert len(pids) == 2
