@@ -176,8 +176,21 @@ async def run_case(kind: str, injection: bool, case: dict[str, Any], judge: Judg
     }
 
 
+def kappa(tp: int, fn: int, fp: int, tn: int) -> float:
+    """Cohen's kappa of the judge's verdicts against the labels (NaN when chance agreement is 1)."""
+    n = tp + fn + fp + tn
+    if n == 0:
+        return float("nan")
+    observed = (tp + tn) / n
+    chance = ((tp + fn) * (tp + fp) + (fp + tn) * (fn + tn)) / (n * n)
+    return (observed - chance) / (1 - chance) if chance < 1 else float("nan")
+
+
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Accuracy, confusion counts (positive = the criterion's passing label), latency, tokens."""
+    """Accuracy, confusion counts (positive = the criterion's passing label), latency, tokens;
+    agreement, Cohen's kappa and coverage: a case without a verdict (judge error, or uncertain
+    below the criterion's shipped min_confidence) is not covered, and agreement and kappa are
+    over the covered cases."""
     def pct(values: list[float], q: float) -> float:
         values = sorted(values)
         if not values:
@@ -208,6 +221,8 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
                  for r in g]
         out[name] = {
             "n": len(g), "correct": tp + tn, "accuracy": (tp + tn) / len(g),
+            "coverage": (len(g) - err) / len(g),
+            "agreement": (tp + tn) / max(1, len(g) - err), "kappa": kappa(tp, fn, fp, tn),
             "tp": tp, "fn": fn, "fp": fp, "tn": tn, "errors": err,
             "median_s": statistics.median(secs), "p90_s": pct(secs, 0.9),
             "median_prompt_tokens": statistics.median(toks),
@@ -218,11 +233,14 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def print_table(summary: dict[str, Any], file: Any = sys.stdout) -> None:
-    print("| criterion | n | accuracy | TP | FN | FP | TN | err | median s/verdict | p90 s/verdict "
+    print("| criterion | n | accuracy | agreement | kappa | coverage | TP | FN | FP | TN | err "
+          "| median s/verdict | p90 s/verdict "
           "| median prompt tok/verdict | of which processed (not cached) |", file=file)
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|", file=file)
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|", file=file)
     for name, s in summary.items():
-        print(f"| {name} | {s['n']} | {s['correct']}/{s['n']} = {100 * s['accuracy']:.0f}% | {s['tp']} | "
+        print(f"| {name} | {s['n']} | {s['correct']}/{s['n']} = {100 * s['accuracy']:.0f}% | "
+              f"{100 * s.get('agreement', s['accuracy']):.0f}% | {s.get('kappa', float('nan')):.2f} | "
+              f"{100 * s.get('coverage', 1.0):.0f}% | {s['tp']} | "
               f"{s['fn']} | {s['fp']} | {s['tn']} | {s['errors']} | {s['median_s']:.2f} | {s['p90_s']:.2f} | "
               f"{s['median_prompt_tokens']:.0f} | {s.get('median_processed_tokens', float('nan')):.0f} |",
               file=file)

@@ -11,7 +11,13 @@ import pytest
 
 from agenteval.criteria import default_registry
 from agenteval.criteria.judge import JudgeService
-from agenteval.criteria.judge.engine.verdict import RATIONALE_TOKENS, Verdict, parse_verdict, reply_tokens
+from agenteval.criteria.judge.engine.verdict import (
+    RATIONALE_TOKENS,
+    VERDICT_TOKENS,
+    Verdict,
+    parse_verdict,
+    reply_tokens,
+)
 from agenteval.models import ModelRequest, ModelResponse, ScriptedModel
 from agenteval.runner import CaseRun, score_case
 from agenteval.schema import EvalCase, EvalCaseResult
@@ -72,7 +78,8 @@ def test_an_engines_slots_are_filled_with_concurrent_questions() -> None:
 
 
 def test_a_rubrics_requirements_are_asked_concurrently_on_an_engine() -> None:
-    rubrics = [{"rubric_id": f"r{i}", "rubric_content": {"text_property": f"states fact {i}"}}
+    # Rubrics of no family of narrow checks (`rubric_checks`): judged in two steps.
+    rubrics = [{"rubric_id": f"r{i}", "rubric_content": {"text_property": f"uses British spelling {i}"}}
                for i in range(3)]
     model = ScriptedModel(_reply, latency=0.05)
     result = _score(Slotted(model, 4), "rubric_based_final_response_quality_v1", {"rubrics": rubrics}, "4")
@@ -98,7 +105,10 @@ def test_questions_of_a_criterion_share_their_prefix_and_differ_at_the_end() -> 
 def test_a_verdict_first_reply_is_capped_and_notes_first_replies_are_not() -> None:
     model = ScriptedModel(_reply)
     _score(model, "final_response_match_v2", {}, "ref")  # 5 samples: a one-pass try, then written
-    assert model.requests and {r.max_tokens for r in model.requests} == {reply_tokens(RATIONALE_TOKENS)}
+    # The one-pass try asks for the label alone (VERDICT_TOKENS); written samples carry the
+    # capped rationale.
+    assert [r.max_tokens for r in model.requests][:1] == [VERDICT_TOKENS]
+    assert {r.max_tokens for r in model.requests[1:]} == {reply_tokens(RATIONALE_TOKENS)}
     assert reply_tokens(RATIONALE_TOKENS) < 200
     safety = ScriptedModel(lambda r: json.dumps({"reply_does": "answers", "harm_it_helps": "none",
                                                  "verdict": "safe"}))
@@ -155,7 +165,7 @@ def test_rubric_verdicts_below_the_floor_go_to_the_stronger_judge(p: float, esca
     weak, strong = ScriptedModel(_rubric_reply(p)), ScriptedModel(_reply)
     models = {"local": weak, "strong": strong}
     judge = JudgeService(lambda n: models[n])
-    rubric = {"rubric_id": "r", "rubric_content": {"text_property": "states the result"}}
+    rubric = {"rubric_id": "r", "rubric_content": {"text_property": "uses British spelling"}}
     metric = default_registry().configure("rubric_based_final_response_quality_v1", {
         "threshold": 0.5, "rubrics": [rubric], "judge_model_options": {"escalate_to": "strong"}})
     run = CaseRun(EvalCase(eval_id="c", conversation=[inv("q?", "4")]), [inv("q?", "4")], "s")

@@ -58,7 +58,8 @@ async def ask(judge: JudgeService, q: JudgeQuestion, model: str, policy: Policy,
     with judge_span(policy.metric, q.invocation_index, q.item, model, q.prompt) as span:
         # A verdict whose confidence is judged (min_confidence) needs every sample.
         answer = await judge.ask(model, policy.system, q.prompt, q.labels, policy.num_samples,
-                                 q.notes, q.examples, early_stop=not policy.options.min_confidence)
+                                 q.notes, q.examples, early_stop=not policy.options.min_confidence,
+                                 positive=q.positive)
         decision = traced(span, decide(q, model, answer))  # the span shows the judge's own verdict
     return hold(decision, policy.options) if held else decision
 

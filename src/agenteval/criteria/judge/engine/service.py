@@ -11,6 +11,24 @@ a seed taken from the question, so re-scoring draws the same ones) instead of be
 one by one. The verdict's confidence is then its probability. A backend that returns no
 log-probabilities (or refuses them) is remembered, and its samples are generated as below.
 
+How the samples are drawn (`logprobs.draw`): the label probabilities at the verdict token,
+sharpened to the sampling temperature (0.7) as a sampler would, give `num_samples` labels by
+systematic sampling with an offset seeded by the question: each label comes up floor or ceil of
+`num_samples` x its probability times. `num_samples` thus keeps its meaning, votes drawn from
+the judge model's own distribution over the labels, at the cost of one prompt evaluation and a
+few generated tokens instead of `num_samples` written replies; the same question always draws
+the same votes.
+
+Rationales only where they are shown (`rationales`): the one-pass reply is the label alone (a
+schema without the rationale field, so generation ends a token after the label: the tokens up
+to the label, and so the label's probabilities, are those of the reply with a rationale). Reports
+show a verdict's rationale for negative verdicts (`criteria.judge.explain`), so by default
+(`"negative"`) a rationale is written only when the reply's label is not one of the question's
+positive labels: a second greedy call on the same prompt (its evaluated prompt is still in the
+engine's slot, so it costs the rationale's few capped tokens). `"always"` writes one for every
+verdict, `"never"` for none. Questions whose notes come before the label are unchanged (the
+notes are the judge's reasoning and its record's rationale).
+
 Each generated sample is cached on disk under (model, prompt, sampling settings, sample index),
 a one-pass reply with its label probabilities under its own key, so re-scoring unchanged
 results makes no model calls. A reply that does not parse is retried once with a fresh
@@ -26,11 +44,12 @@ import hashlib
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Literal, Protocol
 
 from agenteval.criteria.judge.engine.logprobs import draw, label_distribution
 from agenteval.criteria.judge.engine.verdict import (
     RATIONALE_TOKENS,
+    VERDICT_TOKENS,
     Verdict,
     note_schema,
     parse_note,
@@ -108,6 +127,8 @@ class JudgeService:
     # Tokens a verdict-first reply may spend on its rationale after the label (a hard cap, see
     # `verdict.reply_tokens`): the label is decided first, so the cap never changes a verdict.
     rationale_tokens: int = RATIONALE_TOKENS
+    # Which one-pass verdicts get a written rationale (see the module docstring).
+    rationales: Literal["negative", "always", "never"] = "negative"
     calls: int = field(default=0, init=False)
     prompt_tokens: int = field(default=0, init=False)
     # Models that answered without log-probabilities: their samples are generated.
@@ -214,12 +235,15 @@ class JudgeService:
 
     async def ask(self, model: str, system: str, prompt: str, labels: tuple[str, ...],
                   num_samples: int, notes: tuple[str, ...] = (),
-                  examples: tuple[tuple[str, str], ...] = (), early_stop: bool = True) -> JudgeAnswer:
+                  examples: tuple[tuple[str, str], ...] = (), early_stop: bool = True,
+                  positive: frozenset[str] | None = None) -> JudgeAnswer:
         """`num_samples` verdicts on `prompt`; greedy when one sample, sampled otherwise.
         `notes` are the fields the judge writes before its label (see `verdict_schema`);
         `examples` are solved (prompt, reply) pairs sent as earlier turns of the chat. One pass
         where the backend gives log-probabilities (see the module docstring); otherwise, with
-        `early_stop` (and the service's), sampling stops once a majority agrees."""
+        `early_stop` (and the service's), sampling stops once a majority agrees. `positive`
+        are the passing labels (a one-pass verdict on another label gets its rationale written
+        under `rationales="negative"`; unknown: every verdict gets one)."""
         llm = self.resolve(model)
         request = ModelRequest(
             messages=self._messages(system, prompt, examples),
@@ -239,7 +263,7 @@ class JudgeService:
             have: dict[int, tuple[str, bool]] | None = {}
             if self.logprobs > 0 and model not in self._no_logprobs:
                 have = await self._one_pass(model, llm, request, num_samples, answer, read, labels,
-                                            bool(notes))
+                                            bool(notes), positive)
                 if have is None:
                     return
             await self._fill(model, llm, request, num_samples, answer, read,
@@ -250,15 +274,19 @@ class JudgeService:
 
     async def _one_pass(self, model: str, llm: LLM, request: ModelRequest, num_samples: int,
                         answer: JudgeAnswer, read: Callable[[str], Verdict | None],
-                        labels: tuple[str, ...], noted: bool) -> dict[int, tuple[str, bool]] | None:
+                        labels: tuple[str, ...], noted: bool,
+                        positive: frozenset[str] | None = None) -> dict[int, tuple[str, bool]] | None:
         """One greedy reply with its label distribution, the samples drawn from it (see the
         module docstring); None when done. Otherwise the samples are to be written (the backend
         gave no log-probabilities, the reply cannot be read, or they were written and cached
         before) and nothing is kept: the reply is returned as the first sample's, if any."""
-        # The rationale a verdict-first reply writes after its label stays: it is the audit
-        # record's one rationale, and stopping at the label with a stop string made llama.cpp
-        # report wrong probabilities (0.9999 for a label it gives 0.64 without the stop string).
+        # The label alone, ended by the schema (not by a stop string: stopping at the label with
+        # one made llama.cpp report wrong probabilities, 0.9999 for a label it gives 0.64
+        # without); its rationale, where one is wanted, is written by a second call.
         one = replace(request, temperature=0.0, n=1, seed=None, logprobs=self.logprobs)
+        if not noted and self.rationales != "always":
+            one = replace(one, json_schema=verdict_schema(labels, rationale=False),
+                          max_tokens=min(request.max_tokens, VERDICT_TOKENS))
         key = self._key(model, one, f"one-pass:{self.logprobs}")
         hit = self.cache.get(key) if self.cache else None
         stored = json.loads(hit) if hit is not None else None
@@ -281,6 +309,8 @@ class JudgeService:
             return {0: (raw, False)}  # the reply is the first sample
         if not cached and self.cache is not None:
             self.cache.put(key, json.dumps({"raw": raw, "labels": distribution}))
+        if one.json_schema != request.json_schema and self._wants_rationale(verdict.label, positive):
+            verdict = await self._rationale(model, llm, request, verdict, answer)
         answer.distribution = distribution
         if num_samples == 1:
             answer.samples.append(Sample(raw, verdict, cached))
@@ -294,6 +324,27 @@ class JudgeService:
             answer.samples.append(Sample(raw if i == 0 else "", Verdict(label, rationale), cached,
                                          drawn=True))
         return None
+
+    def _wants_rationale(self, label: str, positive: frozenset[str] | None) -> bool:
+        return self.rationales == "always" or (self.rationales == "negative" and
+                                               (positive is None or label not in positive))
+
+    async def _rationale(self, model: str, llm: LLM, request: ModelRequest, verdict: Verdict,
+                         answer: JudgeAnswer) -> Verdict:
+        """`verdict` with the rationale of a greedy reply with one (the same prompt, so its
+        label is the same but for batch noise: a reply on another label gives none)."""
+        ask = replace(request, temperature=0.0, n=1, seed=None)
+        key = self._key(model, ask, "rationale")
+        raw = self.cache.get(key) if self.cache else None
+        if raw is None:
+            response = await llm.generate(ask)
+            answer.model_calls += 1
+            answer.prompt_tokens += response.usage.prompt_tokens
+            raw = response.text
+            if self.cache is not None:
+                self.cache.put(key, raw)
+        written = parse_verdict(raw, (verdict.label,))
+        return Verdict(verdict.label, written.rationale if written is not None else "")
 
     async def ask_note(self, model: str, system: str, prompt: str, field: str,
                        examples: tuple[tuple[str, str], ...] = ()) -> JudgeAnswer:

@@ -34,9 +34,11 @@ VERDICT_TOKENS = 16
 RATIONALE_TOKENS = 8
 
 
-def verdict_schema(labels: tuple[str, ...], notes: tuple[str, ...] = ()) -> dict[str, Any]:
-    """JSON schema of a reply: the label, then a short rationale for the audit trail; or, when
-    `notes` names fields, those notes first (what the judge observed) and then the label.
+def verdict_schema(labels: tuple[str, ...], notes: tuple[str, ...] = (),
+                   rationale: bool = True) -> dict[str, Any]:
+    """JSON schema of a reply: the label, then a short rationale for the audit trail (none
+    when `rationale` is False: the object ends after the label); or, when `notes` names
+    fields, those notes first (what the judge observed) and then the label.
 
     Notes first: measured on the embedded 1.5B judge, a bare label was close to a coin toss on
     safety questions, while having it first state what the reply actually does ("gives a
@@ -57,6 +59,9 @@ def verdict_schema(labels: tuple[str, ...], notes: tuple[str, ...] = ()) -> dict
         props["verdict"] = {"type": "string", "enum": list(labels)}
         return {"type": "object", "properties": props, "required": [*notes, "verdict"],
                 "additionalProperties": False}
+    if not rationale:
+        return {"type": "object", "properties": {"verdict": {"type": "string", "enum": list(labels)}},
+                "required": ["verdict"], "additionalProperties": False}
     return {
         "type": "object",
         "properties": {
