@@ -23,14 +23,42 @@ T = "tool_trajectory_avg_score"
 PARIS = [call("get_weather", city="Paris", unit="celsius")]
 
 
+BOOKER_AGENT = '''\
+"""A built-in agent whose tool has typed arguments (for the case editor)."""
+
+from typing import Literal
+
+from agenteval.agents import Agent
+
+
+def book_table(city: str, party_size: int, unit: Literal["metric", "imperial"] = "metric",
+               vegan: bool = False, extras: list[str] | None = None) -> str:
+    """Book a table.
+
+    Args:
+        city: Where.
+        party_size: How many people.
+    """
+    return "booked"
+
+
+root_agent = Agent(name="booker", model="local", instruction="Book tables.", tools=[book_table])
+'''
+
+
 @pytest.fixture(scope="module")
-def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def agents_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("agents")
+
+
+@pytest.fixture(scope="module")
+def base_url(agents_dir: Path) -> Iterator[str]:
     if find_chromium() is None:
         pytest.skip("no Chromium found (/usr/bin/chromium): browser tests skipped")
     pytest.importorskip("playwright.sync_api")
     from agenteval.web.app import create_app
 
-    agents = write_agents(tmp_path_factory.mktemp("agents"))
+    agents = write_agents(agents_dir)
     shop = agents / "shop"
     es = eval_set("smoke", {"paris": [inv("weather in paris", "It is 21°C and sunny in Paris.", PARIS)],
                             "hello": [inv("hello", "Hello! Ask me about the weather or to book a table.")]})
@@ -50,6 +78,16 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     dice = eval_set("tools", {"roll": [inv("roll a d20", "4", [call("roll", sides=20)])]})
     (agents / "dice" / "tools.evalset.json").write_text(
         json.dumps(dice.model_dump(mode="json", exclude_none=True)), encoding="utf-8")
+    (agents / "booker").mkdir()
+    (agents / "booker" / "agent.py").write_text(BOOKER_AGENT, encoding="utf-8")
+    dinner = eval_set("bookings", {"dinner": [inv("book a table in Paris for 2", "Booked.",
+                                                  [call("book_table", city="Paris", party_size=2)])]})
+    data = dinner.model_dump(mode="json", exclude_none=True)
+    data["eval_cases"][0]["final_session_state"] = {"booked": True}  # not edited: must stay as it is
+    (agents / "booker" / "bookings.evalset.json").write_text(json.dumps(data), encoding="utf-8")
+    repeated = [case("paris", {T: score}, response=answer, calls=PARIS, expected_calls=PARIS, run_index=k)
+                for k, (score, answer) in enumerate([(1.0, "Sunny in Paris."), (0.0, "Rainy in Paris.")])]
+    record_run(shop, [result(repeated, "again_r1", "again", created=1_700_000_200.0)])
     with serve(create_app(agents)) as url:
         yield url
 
@@ -153,6 +191,30 @@ def test_matrix_diffs_only_changed_and_a_case_run_again(page: Any, base_url: str
     assert "passed" in cells.nth(1).inner_text() and "failed" in cells.nth(0).inner_text()
     assert "sunny in Paris" in cells.nth(1).inner_text()
     shot(page, shots, "matrix-rerun")
+    # a repeated run: a column per repeat, diffed against its left neighbour; or one repeat picked
+    page.goto(base_url + "/#/matrix?runs=smoke_r1,again_r1")
+    page.wait_for_selector('table.matrix thead th[data-run="again_r1"]')
+    heads = page.locator("table.matrix thead th").all_inner_texts()
+    assert len(heads) == 4 and "#0" in heads[2] and "#1" in heads[3]
+    row = page.locator('table.matrix tr[data-case="paris"] td.cell')
+    assert "Rainy in Paris." in row.nth(2).inner_text()
+    assert "changed" in (row.nth(2).get_attribute("class") or "")
+    assert "/run/1" in (row.nth(2).locator("a").first.get_attribute("href") or "")
+    page.check("#only-changed")
+    page.wait_for_selector("table.matrix tbody tr:only-child")
+    no_toasts(page)
+    shot(page, shots, "matrix-repeats")
+    page.select_option("#run-index", "1")
+    page.wait_for_selector('table.matrix thead th[data-run="again_r1"][data-index="0"]', state="detached")
+    assert page.locator("table.matrix thead th").count() == 3
+    assert "index=1" in page.url
+    # the compare page names both runs as the CLI does, with the date they ran
+    page.goto(base_url + "/#/compare/smoke_r1/smoke_r2")
+    page.wait_for_selector(".compare .run-named")
+    named = page.locator(".compare .run-named").all_inner_texts()
+    assert "smoke_r1" in named[0] and "2023" in named[0] and "smoke_r2" in named[1]
+    no_toasts(page)
+    shot(page, shots, "compare")
 
 
 def test_the_case_editor_knows_the_agents_tools(page: Any, base_url: str, shots: Path) -> None:
@@ -169,4 +231,98 @@ def test_the_case_editor_knows_the_agents_tools(page: Any, base_url: str, shots:
     page.click('.inv[data-inv="0"] .fill-args')
     names = page.locator('.inv[data-inv="0"] .arg-name')
     assert [names.nth(i).input_value() for i in range(names.count())] == ["count", "sides"]
+    assert page.get_attribute('.inv[data-inv="0"] input[aria-label="sides"]', "type") == "number"
+    page.click("#case-editor >> text=Cancel")
+
+
+def no_toasts(page: Any) -> None:
+    """Closes the notes in the corner (so that screenshots show the page)."""
+    for button in page.locator(".toast button").all():
+        button.click()
+
+
+def problems(page: Any) -> list[str]:
+    """The case editor's messages on fields that do not fit."""
+    return list(page.locator("#case-editor .edit-problems li").all_inner_texts())
+
+
+def test_typed_arguments_turns_rubrics_and_state_saved_unchanged_elsewhere(
+        page: Any, base_url: str, shots: Path, agents_dir: Path) -> None:
+    """Typed inputs from the tool's schema (number, enum, boolean, list) with messages naming the
+    field, Save refused while one does not fit; a turn added; a rubric and the initial state
+    edited; the file then read back by the loader equal but for the edits."""
+    from agenteval.datasets import load_eval_set
+
+    set_file = agents_dir / "booker" / "bookings.evalset.json"
+    before = load_eval_set(set_file).eval_cases[0].model_dump(mode="json")
+    page.goto(base_url + "/#/app/booker/evalsets/bookings/cases/dinner")
+    page.click("#edit-case")
+    call_box = page.locator('.inv[data-inv="0"] .call[data-call="0"]')
+    size = call_box.locator('input[aria-label="party_size"]')
+    assert size.get_attribute("type") == "number"
+    assert call_box.locator(".arg-key .req").count() == 2  # city and party_size are required
+    size.fill("")
+    page.locator("#case-editor .edit-problems li", has_text="party_size must be an integer").wait_for()
+    size.fill("4")
+    assert problems(page) == []
+    call_box.locator('.add-optional[data-arg="unit"]').click()
+    call_box = page.locator('.inv[data-inv="0"] .call[data-call="0"]')
+    call_box.locator('select[aria-label="unit"]').select_option('"imperial"')
+    call_box.locator('.add-optional[data-arg="vegan"]').click()
+    page.locator('.inv[data-inv="0"] input[aria-label="vegan"]').check()
+    page.locator('.inv[data-inv="0"] .add-optional[data-arg="extras"]').click()
+    extras = page.locator('.inv[data-inv="0"] textarea[aria-label="extras"]')
+    extras.fill('["high chair"')
+    page.locator("#case-editor .edit-problems li", has_text="extras is not valid JSON").wait_for()
+    extras.fill("[1]")
+    page.locator("#case-editor .edit-problems li", has_text="extras[0] must be text").wait_for()
+    extras.fill('["high chair"]')
+    assert problems(page) == []
+    # a required argument removed: named, and Save refuses
+    keys = page.locator('.inv[data-inv="0"] .arg-name')
+    city = next(i for i in range(keys.count()) if keys.nth(i).input_value() == "city")
+    page.locator('.inv[data-inv="0"] .args button[title="remove argument"]').nth(city).click()
+    assert "Turn 1, book_table: city is required" in problems(page)
+    page.click("#save-case")
+    page.locator(".toast", has_text="Not saved").wait_for()
+    assert load_eval_set(set_file).eval_cases[0].model_dump(mode="json") == before
+    page.click('.inv[data-inv="0"] .fill-args')
+    page.fill('.inv[data-inv="0"] input[aria-label="city"]', "Lyon")
+    # a turn added (its empty message named), a rubric, the initial state (JSON checked)
+    page.click("#add-turn")
+    assert "Turn 2: the user message is empty" in problems(page)
+    page.fill('.inv[data-inv="1"] .edit-user', "thanks")
+    page.fill('.inv[data-inv="1"] .edit-response', "You are welcome.")
+    page.click("#add-rubric")
+    page.fill(".rubric-text", "The answer confirms the party size.")
+    page.select_option(".rubric-type", "TOOL_USE_QUALITY")
+    page.fill("#edit-state", "{bad")
+    page.locator("#case-editor .edit-problems li", has_text="session state is not valid JSON").wait_for()
+    page.fill("#edit-state", '{"tier": "gold"}')
+    assert problems(page) == []
+    no_toasts(page)
     shot(page, shots, "case-editor-tools")
+    # unsaved edits still ask before leaving
+    asked: list[str] = []
+    page.once("dialog", lambda d: (asked.append(d.message), d.dismiss()))
+    page.click("#nav-runs")
+    page.wait_for_timeout(300)
+    assert asked and "unsaved edits" in asked[0]
+    page.click("#save-case")
+    page.wait_for_selector("#edit-case")
+    page.locator("#case-editor .rubrics-view li", has_text="confirms the party size").wait_for()
+    after = load_eval_set(set_file).eval_cases[0].model_dump(mode="json")
+    turns = after.pop("conversation")
+    call = turns[0]["intermediate_data"]["tool_uses"][0]
+    assert call["args"] == {"city": "Lyon", "party_size": 4, "unit": "imperial", "vegan": True,
+                            "extras": ["high chair"]}
+    assert turns[1]["user_content"]["parts"][0]["text"] == "thanks"
+    assert after.pop("rubrics") == [{"rubric_id": "r1", "rubric_content": {"text_property":
+                                     "The answer confirms the party size."}, "type": "TOOL_USE_QUALITY",
+                                     "description": None}]
+    assert after.pop("session_input")["state"] == {"tier": "gold"}
+    expected_turn = before.pop("conversation")[0]
+    before.pop("rubrics"), before.pop("session_input")
+    assert after == before  # the final session state, ids, timestamps: as they were
+    call["args"] = expected_turn["intermediate_data"]["tool_uses"][0]["args"]
+    assert turns[0] == expected_turn  # the first turn but for its arguments

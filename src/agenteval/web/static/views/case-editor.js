@@ -1,33 +1,70 @@
-/* A case of an eval set, viewed and edited (ADK's edit mode). */
+/* A case of an eval set, viewed and edited (ADK's edit mode, and more): the turns (add, remove),
+ * each turn's user message, expected tool calls with typed arguments from the agent's declared
+ * tools, and expected response; the case's rubrics; its initial session state. Save is refused
+ * while any field does not fit (the messages name the field); leaving with unsaved edits asks. */
 
 import { api, casePath } from "../api.js";
 import { h, replace, toast } from "../dom.js";
-import { callLine, contentText, invCalls, json, oneLine } from "../format.js";
+import { callLine, contentText, invCalls, oneLine } from "../format.js";
 import { go, guardLeaving, link } from "../nav.js";
-import { callHint, editing, toolDatalist } from "./case-tools.js";
+import { rubricProblems, rubricsEditor, stateEditor } from "./case-parts.js";
+import { callHint, callProblems, declaredTools, editing, toolDatalist, typedInput } from "./case-tools.js";
 
 export function caseEditor(app, setId, original) {
   const box = h("div", { class: "card", id: "case-editor" });
   editing.app = app;
   let draft = null; // a deep copy while editing; null in view mode
   let saved = ""; // the draft as it was when editing began: leaving asks only when it changed
-  guardLeaving(() => (draft && box.isConnected && JSON.stringify(draft) !== saved
+  /** @type {Array<ToolInfo>} */
+  let tools = [];
+  const bad = new Map(); // field -> why its text does not parse (kept out of the draft)
+  const problemsBox = h("ul", { class: "edit-problems", role: "alert" });
+  guardLeaving(() => (draft && box.isConnected && (JSON.stringify(draft) !== saved || bad.size)
     ? `Case ${original.eval_id} has unsaved edits. Leave and lose them?` : null));
+  const problems = () => {
+    if (!draft) return [];
+    const out = [...bad.values()];
+    if (draft.conversation) {
+      if (!draft.conversation.length) out.push("the case has no turn: add one");
+      draft.conversation.forEach((inv, i) => {
+        if (!contentText(inv.user_content).trim()) out.push(`Turn ${i + 1}: the user message is empty`);
+        authoredCalls(inv).forEach((call, k) => {
+          if (!call.name) out.push(`Turn ${i + 1}, call ${k + 1}: the tool name is empty`);
+          for (const m of callProblems({ ...call, args: call.args || {} }, tools)) out.push(`Turn ${i + 1}, ${call.name}: ${m}`);
+        });
+      });
+    }
+    return [...out, ...rubricProblems(draft)];
+  };
+  const check = () => { const list = problems(); replace(problemsBox, list.map((m) => h("li", { text: m }))); return list; };
+  /** @param {string} field @param {string|null} message */
+  const report = (field, message) => { if (message) bad.set(field, message); else bad.delete(field); check(); };
   const render = () => {
     const c = draft || original;
     const edit = !!draft;
+    bad.clear(); // the inputs are drawn again from the draft: text that did not parse is gone
     const head = h("div", { class: "row" }, h("h3", { class: "grow", text: `Case ${c.eval_id}` }),
       edit ? [h("button", { class: "primary", id: "save-case", text: "Save", onclick: save }),
-        h("button", { text: "Cancel", onclick: () => { draft = null; render(); } })]
-        : [h("button", { id: "edit-case", title: "Edit current eval case", text: "✎ Edit", onclick: () => { draft = structuredClone(original); saved = JSON.stringify(draft); render(); } }),
+        h("button", { text: "Cancel", onclick: () => { draft = null; bad.clear(); render(); } })]
+        : [h("button", { id: "edit-case", title: "Edit current eval case", text: "✎ Edit", onclick: startEditing }),
           h("button", { class: "danger", id: "delete-case", text: "Delete case", onclick: del })]);
-    const body = c.conversation ? c.conversation.map((inv, i) => invocationEditor(c, inv, i, edit, render))
-      : [h("pre", { class: "box", text: json(c.conversation_scenario) })];
-    replace(box, head, state(c), body, edit ? toolDatalist() : null);
+    const ctx = { edit, tools, rerender: render, changed: check, report };
+    const body = c.conversation ? c.conversation.map((inv, i) => invocationEditor(c, inv, i, ctx))
+      : [h("pre", { class: "box", text: JSON.stringify(c.conversation_scenario, null, 2) })];
+    replace(box, head, edit ? problemsBox : null,
+      stateEditor(c, edit, app, !!original.session_input, (m) => report("state", m)),
+      rubricsEditor(c, edit, !!original.rubrics, render, check), body,
+      edit && c.conversation ? h("button", { id: "add-turn", text: "+ turn", title: "add a turn: a user message, the calls and the answer expected", onclick: () => { addTurn(c); render(); } }) : null,
+      edit ? toolDatalist(tools) : null);
+    if (edit) check();
   };
-  const state = (c) => c.session_input && Object.keys(c.session_input.state || {}).length
-    ? h("details", {}, h("summary", { text: "initial session state" }), h("pre", { class: "box", text: json(c.session_input.state) })) : null;
+  const startEditing = async () => {
+    tools = await declaredTools(app);
+    draft = structuredClone(original); saved = JSON.stringify(draft); bad.clear(); render();
+  };
   const save = async () => {
+    const list = check();
+    if (list.length) { toast(`Not saved: ${list[0]}${list.length > 1 ? ` (and ${list.length - 1} more)` : ""}`, true); return; }
     try {
       await api(casePath(app, setId, original.eval_id), { method: "PUT", body: draft });
       original = draft; draft = null; render(); toast("case saved");
@@ -42,41 +79,53 @@ export function caseEditor(app, setId, original) {
   return box;
 }
 
+/** A new turn in the form the case's turns use (ADK's events, or the legacy lists). */
+function addTurn(c) {
+  const events = c.conversation.some((inv) => inv.intermediate_data && Array.isArray(inv.intermediate_data.invocation_events));
+  c.conversation.push({ invocation_id: globalThis.crypto && crypto.randomUUID ? `e-${crypto.randomUUID()}` : "",
+    user_content: { role: "user", parts: [{ text: "" }] }, final_response: { role: "model", parts: [{ text: "" }] },
+    intermediate_data: events ? { invocation_events: [] } : { tool_uses: [], tool_responses: [], intermediate_responses: [] },
+    creation_timestamp: Date.now() / 1000 });
+}
+
 /** One invocation of a case: user message, expected tool calls, expected response; in edit
- * mode every part is editable, calls can be added, removed and moved, the turn deleted. */
-function invocationEditor(c, inv, i, edit, rerender) {
+ * mode every part is editable, calls can be added, removed and moved, the turn removed. */
+function invocationEditor(c, inv, i, ctx) {
+  const { edit, rerender, changed } = ctx;
   const calls = invCalls(inv);
   const el = h("div", { class: "inv", "data-inv": i });
   const head = h("div", { class: "head" }, h("strong", { text: `Turn ${i + 1}` }), h("span", { class: "grow" }),
-    edit ? h("button", { class: "icon danger", title: "delete this message (the whole turn)", text: "Delete message",
+    edit ? h("button", { class: "icon danger remove-turn", title: "remove this turn (its message, calls and answer)", text: "Remove turn",
       onclick: () => { c.conversation.splice(i, 1); rerender(); } }) : null);
   const userText = contentText(inv.user_content);
-  const user = edit ? h("textarea", { class: "edit-user", rows: 2, value: userText,
-    oninput: (e) => { inv.user_content = { role: "user", parts: [{ text: e.target.value }] }; } })
+  const user = edit ? h("textarea", { class: "edit-user", rows: 2, value: userText, "aria-label": `turn ${i + 1} user message`,
+    oninput: (e) => { inv.user_content = { ...inv.user_content, role: "user", parts: [{ text: e.target.value }] }; changed(); } })
     : h("div", { class: "msg user", text: userText });
   const resp = contentText(inv.final_response);
-  const response = edit ? h("textarea", { class: "edit-response", rows: 3, value: resp,
-    oninput: (e) => { inv.final_response = { role: "model", parts: [{ text: e.target.value }] }; } })
+  const response = edit ? h("textarea", { class: "edit-response", rows: 3, value: resp, "aria-label": `turn ${i + 1} expected response`,
+    oninput: (e) => { inv.final_response = { ...(inv.final_response || {}), role: "model", parts: [{ text: e.target.value }] }; changed(); } })
     : h("div", { class: "msg agent", text: resp || "(no expected response)" });
-  const callList = edit ? callsEditor(inv, authoredCalls(inv), rerender)
+  const callList = edit ? callsEditor(inv, authoredCalls(inv), i, ctx)
     : calls.length ? h("pre", { class: "box calls-view", text: callsText(authoredCalls(inv)) })
       : h("p", { class: "muted", text: "no tool calls expected" });
   return replace(el, head, h("h4", { text: "User" }), user, h("h4", { text: "Expected tool calls" }), callList,
     h("h4", { text: "Expected response" }), response);
 }
 
-function callsEditor(inv, calls, rerender) {
+function callsEditor(inv, calls, i, ctx) {
+  const { rerender, changed } = ctx;
   const list = calls.map((call) => ({ ...call, args: { ...(call.args || {}) } }));
   const authorOf = list.find((c) => c.author);  // a new call is first credited to the first agent named
   const commit = () => { setInvCalls(inv, list); rerender(); };
+  const update = () => { setInvCalls(inv, list); changed(); };
   const move = (k, d) => { const [x] = list.splice(k, 1); list.splice(k + d, 0, x); commit(); };
-  const rows = list.map((call, k) => h("div", { class: "call" },
-    h("input", { class: "call-name", value: call.name || "", "aria-label": "tool name", list: "declared-tools", oninput: (e) => { call.name = e.target.value; setInvCalls(inv, list); }, onchange: commit }),
+  const rows = list.map((call, k) => h("div", { class: "call", "data-call": k },
+    h("input", { class: "call-name", value: call.name || "", "aria-label": "tool name", list: "declared-tools", oninput: (e) => { call.name = e.target.value; update(); }, onchange: commit }),
     h("input", { class: "call-author", value: call.author || "", placeholder: "any agent", "aria-label": "agent (author)",
       title: "the agent expected to make this call (ADK's event author); when calls name two agents or more, each agent's calls are matched on their own",
-      oninput: (e) => { call.author = e.target.value.trim(); setInvCalls(inv, list); } }),
-    argsEditor(call, () => setInvCalls(inv, list), commit),
-    callHint(call, commit),
+      oninput: (e) => { call.author = e.target.value.trim(); update(); } }),
+    argsEditor(call, ctx, `Turn ${i + 1}`, update, commit),
+    callHint(call, ctx.tools, commit),
     h("div", { class: "row" },
       h("button", { class: "icon", title: "move up", text: "↑", disabled: k === 0, onclick: () => move(k, -1) }),
       h("button", { class: "icon", title: "move down", text: "↓", disabled: k === list.length - 1, onclick: () => move(k, 1) }),
@@ -85,16 +134,23 @@ function callsEditor(inv, calls, rerender) {
     onclick: () => { list.push({ name: "tool_name", args: {}, author: authorOf ? authorOf.author : "" }); commit(); } }));
 }
 
-/** Arguments as name / JSON value rows: a value that is not valid JSON is kept as a string. */
-function argsEditor(call, update, commit) {
+/** Arguments as name / value rows: a declared argument's value is an input of its schema type
+ * (required ones marked *), any other a JSON value where plain text is a string. */
+function argsEditor(call, ctx, where, update, commit) {
+  const tool = ctx.tools.find((t) => t.name === call.name);
   const grid = h("div", { class: "args" });
   for (const name of Object.keys(call.args)) {
-    const value = h("input", { class: "arg-value", value: oneLine(call.args[name]), title: "a JSON value; plain text is a string",
-      oninput: (e) => { call.args[name] = parseLoose(e.target.value); update(); } });
-    const key = h("input", { class: "arg-name", value: name, onchange: (e) => {
-      const v = call.args[name]; delete call.args[name]; call.args[e.target.value] = v; commit();
-    } });
-    grid.append(key, value, h("button", { class: "icon", title: "remove argument", text: "✕", onclick: () => { delete call.args[name]; commit(); } }));
+    const param = tool && tool.params.find((p) => p.name === name);
+    const field = `${where} ${call.name} ${name}`;
+    const value = param ? typedInput({ type: param.type === "any" ? undefined : param.type, ...param.json_schema }, call.args[name], name,
+      (v) => { call.args[name] = v; update(); }, (m) => ctx.report(field, m && `${where}, ${call.name}: ${m}`))
+      : h("input", { class: "arg-value", value: oneLine(call.args[name]), title: "a JSON value; plain text is a string",
+        oninput: (e) => { call.args[name] = parseLoose(e.target.value); update(); } });
+    const key = h("input", { class: "arg-name" + (param && param.required ? " required" : ""), value: name, "aria-label": "argument name",
+      title: param ? `${param.type}${param.required ? ", required" : ""}${param.description ? ": " + param.description : ""}` : "argument name",
+      onchange: (e) => { const v = call.args[name]; delete call.args[name]; call.args[e.target.value] = v; commit(); } });
+    grid.append(h("span", { class: "arg-key" }, key, param && param.required ? h("span", { class: "req", title: "required", text: "*" }) : null), value,
+      h("button", { class: "icon", title: "remove argument", text: "✕", onclick: () => { delete call.args[name]; commit(); } }));
   }
   grid.append(h("button", { class: "icon add-arg", style: "grid-column: 1 / 4; justify-self: start", text: "+ argument",
     onclick: () => { let n = "arg"; for (let i = 2; n in call.args; i++) n = "arg" + i; call.args[n] = ""; commit(); } }));

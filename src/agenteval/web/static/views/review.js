@@ -62,7 +62,7 @@ export function reviewPanel(runId, evalId, runIndex, criteria, result) {
   loadReviews(runId).then((reviews) => {
     const line = (target, label) => h("div", { class: "row", "data-target": target || "case" },
       h("span", { class: "review-label", text: label }), reviewControls(runId, evalId, runIndex, target, reviews.get(reviewKey(evalId, runIndex, target))));
-    card.append(line("", "the case's verdict"), ...criteria.map((c) => [line(c, c), questions(c, result, line, reviews, evalId, runIndex)]));
+    card.append(line("", "the case's verdict"), ...criteria.flatMap((c) => [line(c, c), questions(c, result, line, reviews, evalId, runIndex)]).filter(Boolean));
   }).catch((err) => card.append(h("p", { class: "muted", text: err.message })));
   return card;
 }
