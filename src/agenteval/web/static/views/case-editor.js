@@ -58,10 +58,9 @@ export function caseEditor(app, setId, original) {
       edit ? toolDatalist(tools) : null);
     if (edit) check();
   };
-  const startEditing = async () => {
-    tools = await declaredTools(app);
-    draft = structuredClone(original); saved = JSON.stringify(draft); bad.clear(); render();
-  };
+  const startEditing = () => { draft = structuredClone(original); saved = JSON.stringify(draft); render(); };
+  // asked as the case is shown, so that editing starts with them (drawn again once if later)
+  declaredTools(app).then((t) => { tools = t; if (draft && t.length) render(); });
   const save = async () => {
     const list = check();
     if (list.length) { toast(`Not saved: ${list[0]}${list.length > 1 ? ` (and ${list.length - 1} more)` : ""}`, true); return; }
