@@ -124,6 +124,8 @@ def run_with_two_criteria(page: Any, judge: ScriptedModel, shots: Path | None = 
     link = page.wait_for_selector(".prog .open-results", timeout=20_000)
     href = link.get_attribute("href")
     assert href and href.startswith("#/runs/")
+    # each judge question is logged with its case run, as call k of n of that case's judging
+    assert re.search(r"judge \S+ on \S+: call 1 of \d+, 1 sample", page.text_content(".prog .log") or "")
     page.click(".prog button[title=close]")
     return str(href)
 

@@ -10,8 +10,9 @@ const clock = (secs) => `${Math.floor(secs / 60)}:${String(Math.floor(secs % 60)
 
 /** Follows a run's server-sent events in the dock (outside the routed view, so it survives
  * navigation); offers Cancel while it runs and the results when it ends. While it runs it shows
- * the step in hand (the case runs in flight, the judge questions answered), the time taken and,
- * once a case run has finished, an estimate of the time left. A finished run's box folds to
+ * the step in hand of each case run in flight (turn k of n; judge call k of n once its judging
+ * has begun, with the time it has taken and an estimate of the time left for it), the time
+ * taken and, once a case run has finished, an estimate of the time left. A finished run's box folds to
  * its verdict and goes when the next run starts (or with its ✕); the pages showing runs are
  * told (`agenteval:run-finished` on window) so that they list it. */
 export function watchRun(runId, label) {
@@ -66,8 +67,15 @@ export function watchRun(runId, label) {
       inFlight.delete(e.eval_id + (e.run_index ? " run " + e.run_index : ""));
       done++; statusOf(e.status) === "passed" ? passed++ : failed++;
       say(`${statusOf(e.status)}: ${e.eval_id}${e.error ? " (" + short(e.error, 60) + ")" : ""}`);
-    } else if (e.type === "JudgeCallDone" && ++judged) say(`judge ${e.model}: ${e.samples} sample(s)${e.cached ? " (cached)" : ""}`);
-    else if (e.type === "RunFinished") {
+    } else if (e.type === "JudgeCallDone") {
+      judged++;
+      if (e.eval_id !== null && e.calls) { // where this case run's judging stands
+        const left = e.call < e.calls && e.seconds ? `, about ${clock((e.seconds / e.call) * (e.calls - e.call))} left` : "";
+        inFlight.set(e.eval_id + (e.run_index ? " run " + e.run_index : ""),
+          `judge call ${e.call} of ${e.calls} done, ${clock(e.seconds || 0)}${left}`);
+      }
+      say(`judge ${e.model}${e.eval_id !== null ? ` on ${e.eval_id}: call ${e.call} of ${e.calls},` : ":"} ${e.samples} sample(s)${e.cached ? " (cached)" : ""}`);
+    } else if (e.type === "RunFinished") {
       finish(`finished: ${e.passed} passed, ${e.failed} failed, ${e.not_evaluated} not evaluated`, e.result_ids[0]);
     }
     else if (e.type === "RunFailed") { finish("failed: " + (e.error || "the run stopped")); box.classList.add("bad"); }
