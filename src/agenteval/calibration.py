@@ -22,9 +22,11 @@ from pathlib import Path
 import anyio
 
 from agenteval.criteria import default_registry
+from agenteval.criteria.judge import rubric_checks
 from agenteval.criteria.judge.base import JudgeCriterion
 from agenteval.criteria.judge.certificates import (
     Certificate,
+    FamilyAgreement,
     judge_identity,
     kappa,
     prompt_fingerprint,
@@ -32,7 +34,7 @@ from agenteval.criteria.judge.certificates import (
 from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.criteria.judge.labelled import METRIC, LabelledCase, criterion_config
 from agenteval.criteria.judge.prompting import prompts
-from agenteval.criteria.judge.rubrics import rubric_text
+from agenteval.criteria.judge.rubrics import FAMILY_FLOOR, rubric_text
 from agenteval.datasets.loader import load_eval_set
 from agenteval.errors import DataError
 from agenteval.runner import CaseRun, score_case
@@ -165,7 +167,30 @@ def certificate(c: Calibration, *, judge_model: str, num_samples: int, source: s
         kappa=None if (k := c.kappa_at(threshold)) is None else round(k, 4),
         coverage=round(coverage, 4), accuracy=round(c.accuracy, 4),
         min_confidence=threshold or None, source=source, source_sha256=source_sha256,
-        created=created, num_samples=num_samples, rubrics=rubrics)
+        created=created, num_samples=num_samples, rubrics=rubrics,
+        families=family_agreement(c, getattr(criterion, "rubric_type", ""), threshold))
+
+
+def family_agreement(c: Calibration, rubric_type: str, threshold: float) -> tuple[FamilyAgreement, ...]:
+    """Per rubric family (`rubric_checks.family_of`; `two_step` for a rubric of none), the
+    agreement and κ of the verdicts committed at `threshold`; below the floor when the agreement
+    is under `rubrics.FAMILY_FLOOR` or nothing was committed. Empty for a criterion without
+    rubric families."""
+    if rubric_type not in rubric_checks.FAMILIES:
+        return ()
+    by: dict[str, list[Outcome]] = {}
+    for o in c.outcomes:
+        family = rubric_checks.family_of(o.case.rubric or "", rubric_type) or "two_step"
+        by.setdefault(family, []).append(o)
+    out = []
+    for family, outcomes in sorted(by.items()):
+        part = Calibration(c.metric, outcomes, c.target)
+        agreement, _ = part.at(threshold)
+        k = part.kappa_at(threshold)
+        out.append(FamilyAgreement(family, len(outcomes), None if agreement is None else round(agreement, 4),
+                                   None if k is None else round(k, 4),
+                                   agreement is None or agreement < FAMILY_FLOOR))
+    return tuple(out)
 
 
 # Reviews as labels. Each judged criterion here asks the judge one question per turn (or per
@@ -371,4 +396,4 @@ def labelled_from_reviews(root: str | Path) -> list[LabelledCase]:
 
 
 __all__ = ["REVIEWABLE", "Calibration", "Outcome", "ReviewLabels", "SkippedReview", "calibrate",
-           "certificate", "labelled_from_reviews", "labels_from_reviews"]
+           "certificate", "family_agreement", "labelled_from_reviews", "labels_from_reviews"]

@@ -191,4 +191,65 @@ def test_the_shipped_certificates_read_and_bind_the_embedded_judge() -> None:
     for cert in book.certificates:
         assert Path(cert.path or "").parent == SHIPPED
         assert cert.judge_identity == f"sha256:{MODEL_SHA256}" and cert.labels > 0
-        assert "_blind" in cert.source  # measured on held-out labels, not the tuning sets
+        # measured on held-out labels, not the sets the prompts were tuned on
+        assert "_blind" in cert.source or "_heldout" in cert.source
+
+
+def test_the_shipped_certificates_match_the_current_prompts() -> None:
+    """A change to what a criterion asks its judge makes its shipped certificate stop applying:
+    re-certify (bench/bench_certify.py) in the same change."""
+    stale = []
+    for cert in CertificateBook.load([], shipped=True).certificates:
+        now = prompt_fingerprint(cert.metric, _metric(cert.metric).criterion.model_dump(mode="json"))
+        if now != cert.prompt_sha256:
+            stale.append(f"{Path(cert.path or '').name} (prompt {cert.prompt_sha256[:12]}, now {now[:12]})")
+    assert not stale, ("the judge prompts changed since these shipped certificates were measured; "
+                       "re-run bench/bench_certify.py on the held-out sets (bench/judge_set/README.md) "
+                       f"and commit the new certificates: {', '.join(stale)}")
+
+
+def test_the_families_below_the_floor_are_the_shipped_certificates() -> None:
+    """`rubrics.BELOW_FLOOR_ON_EMBEDDED` (which families escalate) is what the shipped
+    certificates of the embedded judge measured."""
+    from agenteval.criteria.judge.rubrics import BELOW_FLOOR_ON_EMBEDDED
+
+    kinds = {"rubric_based_final_response_quality_v1": "FINAL_RESPONSE_QUALITY",
+             "rubric_based_tool_use_quality_v1": "TOOL_USE_QUALITY"}
+    for cert in CertificateBook.load([], shipped=True).certificates:
+        if cert.metric in kinds:
+            weak = {f for f in cert.weak_families if f != "two_step"}
+            assert weak == BELOW_FLOOR_ON_EMBEDDED[kinds[cert.metric]], cert.metric
+
+
+def test_a_rubric_certificate_gives_the_agreement_per_family(tmp_path: Path) -> None:
+    name = "rubric_based_final_response_quality_v1"
+    raw = [("The response is polite.", "yes", True), ("The response is polite.", "no", True),
+           ("The response states the price returned by the tool.", "yes", True),
+           ("The response states the price returned by the tool.", "no", False)]
+    outcomes = [Outcome(build("rubric_final_response", {"id": f"r{i}", "user_prompt": "q", "response": "a",
+                                                        "rubric": text, "label": label}), right, 0.9)
+                for i, (text, label, right) in enumerate(raw)]
+    cert = certificate(Calibration(name, outcomes), judge_model="local", num_samples=5,
+                       source="r.json", source_sha256="0" * 64, created="now")
+    by = {f.family: f for f in cert.families}
+    assert (by["tone"].labels, by["tone"].agreement, by["tone"].below_floor) == (2, 1.0, False)
+    assert (by["value"].agreement, by["value"].below_floor) == (0.5, True)
+    assert cert.weak_families == ["value"] and "rubric families below the floor: value" in cert.summary()
+    f = tmp_path / "r.json"
+    f.write_text(json.dumps(cert.to_json()))
+    assert read_certificate(f).families == cert.families
+    bad = cert.to_json()
+    bad["families"][0]["below_floor"] = "no"
+    f.write_text(json.dumps(bad))
+    with pytest.raises(DataError, match=r"r\.json: families\[0\]\.below_floor: must be true or false"):
+        read_certificate(f)
+
+
+def test_the_escalation_judge_has_its_own_certificate_in_the_note() -> None:
+    options = {"judge_model_options": {"escalate_to": "openai:gpt-4o"}}
+    note = certify(_metric(**options), CertificateBook((_cert(),)))
+    assert note is not None and note.status == "certified"
+    assert note.text.endswith("; escalation judge openai:gpt-4o: uncalibrated")
+    both = CertificateBook((_cert(), _cert(model="openai:gpt-4o", kappa=0.9)))
+    note = certify(_metric(**options), both)
+    assert note is not None and "escalation judge openai:gpt-4o: κ 0.90" in note.text

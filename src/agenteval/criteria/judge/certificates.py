@@ -16,6 +16,10 @@ leaves, the agreement of all verdicts, and what it is bound to:
 * the rubrics: the rubric texts it was measured on, or None when it was measured over many
   different rubrics (a general certificate, applying to any rubric of that criterion).
 
+A rubric criterion's certificate also gives the agreement per rubric family (`families`,
+`rubric_checks`), saying which families stay below the family floor; a metric with a stronger
+judge (`escalate_to`) shows that judge's certificate too (one per judge model).
+
 `CertificateBook.find` picks the certificate that applies to a configured metric (bound to the
 same model and prompt; its rubrics, when it names them, covering the config's); `certify` turns
 that into the note every report shows beside the judged score (`JudgeCertificateNote`): certified,
@@ -64,6 +68,39 @@ def kappa(pairs: Iterable[tuple[bool, bool]]) -> float | None:
 
 
 @dataclass(frozen=True)
+class FamilyAgreement:
+    """A rubric criterion's agreement on the labelled cases of one rubric family
+    (`rubric_checks.family_of`; `two_step` for rubrics of no family), of the verdicts committed
+    at the certificate's threshold, and whether it stays below the family floor
+    (`rubrics.FAMILY_FLOOR`)."""
+
+    family: str
+    labels: int
+    agreement: float | None
+    kappa: float | None
+    below_floor: bool
+
+    @classmethod
+    def from_json(cls, data: Any, file: str | Path, where: str) -> FamilyAgreement:
+        """One entry of a certificate's `families`; a DataError names the file and the entry."""
+        if not isinstance(data, dict) or not isinstance(data.get("family"), str):
+            raise DataError(file, where, "a family entry is an object with a \"family\" name")
+        labels, below = data.get("labels"), data.get("below_floor")
+        if not isinstance(labels, int) or labels < 0:
+            raise DataError(file, f"{where}.labels", "must be a whole number ≥ 0")
+        if not isinstance(below, bool):
+            raise DataError(file, f"{where}.below_floor", "must be true or false")
+        rates = {}
+        for name in ("agreement", "kappa"):
+            v = data.get(name)
+            low = -1.0 if name == "kappa" else 0.0
+            if v is not None and (not isinstance(v, (int, float)) or not low <= v <= 1.0):
+                raise DataError(file, f"{where}.{name}", f"must be a number in [{low:g}, 1] or null")
+            rates[name] = None if v is None else float(v)
+        return cls(data["family"], labels, rates["agreement"], rates["kappa"], below)
+
+
+@dataclass(frozen=True)
 class Certificate:
     """One criterion's measured agreement with labels, bound to a judge, a prompt and rubrics
     (see the module docstring). Rates are 0..1; `agreement`, `kappa` and `coverage` are of the
@@ -88,6 +125,7 @@ class Certificate:
     num_samples: int = 5
     rubrics: tuple[str, ...] | None = None
     note: str = ""
+    families: tuple[FamilyAgreement, ...] = ()  # rubric criteria: agreement per rubric family
     path: str | None = field(default=None, compare=False)  # where it was read from
 
     def to_json(self) -> dict[str, Any]:
@@ -95,6 +133,7 @@ class Certificate:
         data = {"format": FORMAT, **asdict(self)}
         data.pop("path")
         data["rubrics"] = None if self.rubrics is None else list(self.rubrics)
+        data["families"] = [asdict(f) for f in self.families]
         return data
 
     @classmethod
@@ -128,15 +167,27 @@ class Certificate:
                                     or not all(isinstance(r, str) for r in rubrics)):
             raise DataError(file, "rubrics", "must be a list of rubric texts or null")
         values["rubrics"] = None if rubrics is None else tuple(rubrics)
+        families = values.get("families", [])
+        if not isinstance(families, list):
+            raise DataError(file, "families", "must be a list of family entries")
+        values["families"] = tuple(FamilyAgreement.from_json(f, file, f"families[{i}]")
+                                   for i, f in enumerate(families))
         return cls(**values, path=str(file))
+
+    @property
+    def weak_families(self) -> list[str]:
+        """The rubric families whose agreement stays below the family floor."""
+        return [f.family for f in self.families if f.below_floor]
 
     def summary(self) -> str:
         """`κ 0.44, agreement 81% at coverage 76% (min_confidence 0.55), 76 labels (file)`."""
         k = "κ n/a" if self.kappa is None else f"κ {self.kappa:.2f}"
         agreement = "no verdict committed" if self.agreement is None else f"agreement {self.agreement:.0%}"
         at = "" if self.min_confidence is None else f" (min_confidence {self.min_confidence:g})"
+        weak = (f"; rubric families below the floor: {', '.join(self.weak_families)}"
+                if self.weak_families else "")
         return (f"{k}, {agreement} at coverage {self.coverage:.0%}{at}, {self.labels} labels "
-                f"({self.source})")
+                f"({self.source}){weak}")
 
 
 def read_certificate(file: str | Path) -> Certificate:
@@ -315,6 +366,11 @@ def certify(metric: ConfiguredMetric, book: CertificateBook,
             short.append(f"agreement {a} < min_agreement {floor.min_agreement:.0%}")
         status = "below_floor" if short else "certified"
         text = (f"below floor ({'; '.join(short)}): " if short else "certified: ") + cert.summary()
+    escalate_to = criterion.judge_model_options.escalate_to
+    if escalate_to:
+        strong = book.find(metric.name, judge_identity(escalate_to), fingerprint, rubric_texts(criterion))
+        text += (f"; escalation judge {escalate_to}: " + (strong.summary() if strong is not None
+                                                          else "uncalibrated"))
     advisory = bool(floor.require) and status != "certified"
     return JudgeCertificateNote(
         metric_name=metric.name, status=status, text=text, advisory=advisory,
@@ -334,6 +390,7 @@ def certificate_folders(*places: str | Path | None) -> list[Path]:
     return [*out, Path.cwd() / PROJECT_DIR]
 
 
-__all__ = ["FORMAT", "PROJECT_DIR", "SHIPPED", "Certificate", "CertificateBook", "certificate_folders",
+__all__ = ["FORMAT", "PROJECT_DIR", "SHIPPED", "Certificate", "CertificateBook", "FamilyAgreement",
+           "certificate_folders",
            "certify", "judge_identity", "kappa", "prompt_fingerprint", "read_certificate",
            "rubric_texts"]

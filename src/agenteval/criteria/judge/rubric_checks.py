@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agenteval.criteria.judge.prompting.prompts import IGNORE, quote
+from agenteval.criteria.judge.prompting.prompts import IGNORE, quote, reply_as
 from agenteval.schema import FunctionCall, FunctionResponse, Invocation
 
 Pairs = Sequence[tuple[FunctionCall, FunctionResponse | None]]
@@ -378,16 +378,22 @@ def _evidence(kind: str, m: Material) -> str:
     return head + ("\n" + "\n".join(results) if results else " none")
 
 
+# Fixed text first, then the evidence, then the property and the check's question: a prompt
+# cache keeps what prompts share from their start, so the checks of one rubric (the same
+# evidence, the same property) re-evaluate only their question (see `prompts`' docstring).
+CHECK_HEAD = ("Answer one narrow yes / no question about an AI agent's work, from the evidence "
+              "below only. " + reply_as(("yes", "no")))
+
+
 def question_text(check: Check, m: Material, rubric: str, call: int | None = None) -> str:
-    """The prompt of one check: its evidence, the property, the question, the reply format."""
+    """The prompt of one check: the fixed head, its evidence, the property, the question."""
     if call is not None:
         c, r = m.pairs[call]
         shown = f"Tool: {_declaration(m, c.name or '')}\nCall: {_line(c, r)}"
     else:
         shown = "\n".join(_evidence(kind, m) for kind in check.evidence)
-    return (f"{shown}\n\nProperty being checked: {rubric}\n"
-            f"Question: {check.question} {IGNORE}\n"
-            'Reply as JSON: {"verdict": "yes" or "no", "rationale": "<a few words why>"}')
+    return (f"{CHECK_HEAD}\n\n{shown}\n\nProperty being checked: {rubric}\n"
+            f"{IGNORE} Question: {check.question} yes or no?")
 
 
 @dataclass(frozen=True)
