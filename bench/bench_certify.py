@@ -12,6 +12,10 @@ labels, so a prefix of a file stays balanced.
         --outcomes bench/out/certify_outcomes.jsonl
     python bench/bench_certify.py ... --from-outcomes bench/out/certify_outcomes.jsonl \\
         --certify src/agenteval/criteria/judge/shipped_certificates
+
+`--judge-model` certifies another judge (an escalation model: one certificate per judge model,
+written as `<metric>@<model>.json`). A rubric criterion's certificate lists its agreement per
+rubric family (`rubric_checks.family_of`), printed below it.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import asyncio
 import datetime
 import hashlib
 import json
+import os
 import random
 import time
 from pathlib import Path
@@ -59,6 +64,7 @@ def main() -> None:
     ap.add_argument("--outcomes", default="bench/out/certify_outcomes.jsonl")
     ap.add_argument("--from-outcomes", help="write certificates from this outcomes file, judge nothing")
     ap.add_argument("--certify", help="folder to write the certificates into")
+    ap.add_argument("--judge-model", default="local", help="the judge to certify (default: the embedded one)")
     args = ap.parse_args()
 
     by_file = {f: balanced(load_labelled(f)) for f in args.files}
@@ -75,7 +81,7 @@ def main() -> None:
         # Files interleaved case by case, so that stopping early leaves all of them measured.
         order = [c for group in zip(*chosen.values(), strict=False) for c in group]
         order += [c for cs in chosen.values() for c in cs[min(map(len, chosen.values())):]]
-        judge = JudgeService(lambda name: resolve_model(name, {}), None, early_stop=False)
+        judge = JudgeService(lambda name: resolve_model(name, dict(os.environ)), None, early_stop=False)
         out = Path(args.outcomes)
         out.parent.mkdir(parents=True, exist_ok=True)
 
@@ -87,22 +93,32 @@ def main() -> None:
             print(f"{o.case.id}: {'right' if o.correct else 'wrong' if o.correct is False else 'none'}"
                   f" p={o.confidence}", flush=True)
 
-        for cal in asyncio.run(calibrate(order, judge, num_samples=args.num_samples, on_case=done)):
+        judge_model = None if args.judge_model == "local" else args.judge_model
+        for cal in asyncio.run(calibrate(order, judge, num_samples=args.num_samples,
+                                         judge_model=judge_model, on_case=done)):
             for o in cal.outcomes:
                 results.setdefault(cases_by_id[o.case.id][0], []).append(o)
     created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     for file, outcomes in results.items():
         cal = Calibration(outcomes[0].case.metric, outcomes)
-        cert = certificate(cal, judge_model="local", num_samples=args.num_samples,
+        cert = certificate(cal, judge_model=args.judge_model, num_samples=args.num_samples,
                            source=f"bench/judge_set/{Path(file).name} ({len(outcomes)} of "
                            f"{len(by_file[file])} cases, balanced seeded order)",
                            source_sha256=digest([file]), created=created)
         print(f"{cert.metric}: {cert.summary()}; accuracy {cert.accuracy:.0%}")
+        for f in cert.families:
+            agreement = "-" if f.agreement is None else f"{f.agreement:.0%}"
+            kappa = "-" if f.kappa is None else f"{f.kappa:.2f}"
+            print(f"  {f.family:18} {f.labels:3} labels  agreement {agreement:>4}  κ {kappa:>5}"
+                  f"{'  below the floor' if f.below_floor else ''}")
         if args.certify:
             folder = Path(args.certify)
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / f"{cert.metric}.json").write_text(
-                json.dumps({**cert.to_json(), "note": "bench/bench_certify.py on the embedded judge"},
+            slug = "" if args.judge_model == "local" else "@" + "".join(
+                ch if ch.isalnum() or ch in "-._" else "_" for ch in args.judge_model)
+            judge_name = "the embedded judge" if args.judge_model == "local" else args.judge_model
+            (folder / f"{cert.metric}{slug}.json").write_text(
+                json.dumps({**cert.to_json(), "note": f"bench/bench_certify.py on {judge_name}"},
                            indent=2, ensure_ascii=False) + "\n")
 
 
