@@ -81,7 +81,9 @@ def main() -> None:
         # Files interleaved case by case, so that stopping early leaves all of them measured.
         order = [c for group in zip(*chosen.values(), strict=False) for c in group]
         order += [c for cs in chosen.values() for c in cs[min(map(len, chosen.values())):]]
-        judge = JudgeService(lambda name: resolve_model(name, dict(os.environ)), None, early_stop=False)
+        # No rationales: they are written after the label and never change it, and cost a call.
+        judge = JudgeService(lambda name: resolve_model(name, dict(os.environ)), None, early_stop=False,
+                             rationales="never")
         out = Path(args.outcomes)
         out.parent.mkdir(parents=True, exist_ok=True)
 
