@@ -178,3 +178,27 @@ def test_interrupted_runs_older_than_the_rule_are_pruned(tmp_path: Path) -> None
     with sqlite3.connect(journal.path) as conn:
         assert conn.execute("SELECT count(*) FROM journal_cases").fetchone() == (0,)
     again.close()
+
+
+def test_a_kept_case_run_goes_into_the_document_as_its_row_holds_it(tmp_path: Path) -> None:
+    from agenteval.store.output import result_json
+
+    run = "20250101-000000-aaaaaa"
+    journal = _begin(tmp_path)
+    journal.append_all(run, [_result(0), _result(1)])
+    journal.close()
+    with sqlite3.connect(tmp_path / ".agenteval" / "journal.sqlite") as conn:
+        (row,) = conn.execute("SELECT result_json FROM journal_cases WHERE eval_id = 'c0'").fetchone()
+        assert row.encode() == result_json(_result(0))  # the document's bytes, serialised once
+        # The same result spelt otherwise: what the document gets shows where it came from.
+        conn.execute("UPDATE journal_cases SET result_json = ? WHERE eval_id = 'c0'",
+                     (row.replace('"run_index": 0', '"run_index":  0'),))
+        (older,) = conn.execute("SELECT result_json FROM journal_cases WHERE eval_id = 'c1'").fetchone()
+        compact = _result(1).model_dump_json()  # a row of an agenteval before this one
+        conn.execute("UPDATE journal_cases SET result_json = ? WHERE eval_id = 'c1'", (compact,))
+    reader = Journal(tmp_path).reader()
+    kept = reader.result(run, ("s", "c0", 0))
+    assert kept == _result(0) and b'"run_index":  0' in result_json(kept)  # copied, not serialised
+    old = reader.result(run, ("s", "c1", 0))
+    assert old == _result(1) and result_json(old) == older.encode()  # serialised as a document holds it
+    reader.close()

@@ -48,7 +48,7 @@ from pathlib import Path
 from agenteval.errors import DataError
 from agenteval.schema import EvalCaseResult, RunSpec
 from agenteval.store.claim import Claim, claim, lock_path, owner
-from agenteval.store.output import result_json
+from agenteval.store.output import remember_json, result_json
 from agenteval.store.sqlite import connect, use_wal
 
 FLUSH_SECONDS = 0.5
@@ -475,7 +475,19 @@ class JournalReader:
         self._lock = threading.Lock()
 
     def result(self, run_id: str, key: CaseKey) -> EvalCaseResult | None:
-        """One finished case run (None: the journal does not hold it)."""
+        """One finished case run (None: the journal does not hold it). A row written as a
+        document holds it (`result_json`) is remembered as the result's JSON, so a document
+        that takes the result copies the row rather than serialising the result again."""
+        raw = self.raw(run_id, key)
+        if raw is None:
+            return None
+        result = EvalCaseResult.model_validate_json(raw)
+        if raw.startswith("{\n"):  # (a row of an older agenteval is compact JSON: serialised again)
+            remember_json(result, raw.encode())
+        return result
+
+    def raw(self, run_id: str, key: CaseKey) -> str | None:
+        """The JSON of one finished case run as its row holds it (None: no such row)."""
         with self._lock:
             if self._conn is None:
                 if not self.path.is_file():
@@ -485,7 +497,7 @@ class JournalReader:
             row = self._conn.execute("SELECT result_json FROM journal_cases WHERE run_id = ? AND "
                                      "eval_set_id = ? AND eval_id = ? AND run_index = ?",
                                      (run_id, *key)).fetchone()
-        return None if row is None else EvalCaseResult.model_validate_json(row[0])
+        return None if row is None else str(row[0])
 
     def close(self) -> None:
         with self._lock:

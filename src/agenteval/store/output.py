@@ -71,11 +71,18 @@ def result_json(result: EvalCaseResult) -> bytes:
     if hit is not None and hit[0] is result:
         return hit[1]
     raw: bytes = result.__pydantic_serializer__.to_json(result, indent=2, exclude_none=False)
+    remember_json(result, raw)
+    return raw
+
+
+def remember_json(result: EvalCaseResult, raw: bytes) -> None:
+    """Makes `raw` what `result_json(result)` gives: a resumed run's kept case run, read from
+    its journal row, is copied into the document as the row holds it (it was validated and
+    serialised when its run finished) instead of being serialised again."""
     with _dumped_lock:
         if len(_DUMPED) >= _DUMPED_MAX:
             del _DUMPED[next(iter(_DUMPED))]
-        _DUMPED[key] = (result, raw)
-    return raw
+        _DUMPED[id(result)] = (result, raw)
 
 
 def raw_list_item(raw: bytes, index: int) -> bytes:
@@ -175,4 +182,5 @@ class DocumentWriter:
             target.abort()
 
 
-__all__ = ["DocumentWriter", "output_paths", "raw_list_item", "result_json", "safe_name", "write_outputs"]
+__all__ = ["DocumentWriter", "output_paths", "raw_list_item", "remember_json", "result_json", "safe_name",
+           "write_outputs"]
