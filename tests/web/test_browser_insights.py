@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
+from agenteval.schema import EvalCaseResult, EvalMetricResultPerInvocation, EvalStatus, JudgeRecord
 from agenteval.store import record_run
 from tests.helpers import call, eval_set, inv
-from tests.result_builders import case, result
+from tests.result_builders import case, invocation, metric, result
 from tests.web.browser_support import chromium, find_chromium, serve, shot, write_agents
 
 T = "tool_trajectory_avg_score"
@@ -44,6 +45,25 @@ def book_table(city: str, party_size: int, unit: Literal["metric", "imperial"] =
 
 root_agent = Agent(name="booker", model="local", instruction="Book tables.", tools=[book_table])
 '''
+
+
+S, R = "safety_v1", "rubric_based_final_response_quality_v1"
+
+
+def judged_case() -> EvalCaseResult:
+    """Two turns judged by safety_v1 (turn 2 unsafe) and a rubric criterion (rubrics r1, r2)."""
+    per = [EvalMetricResultPerInvocation(
+        actual_invocation=invocation(f"question {i}", f"answer {i}"),
+        expected_invocation=invocation(f"question {i}", f"answer {i}"),
+        eval_metric_results=[metric(S, score), metric(R, 1.0)]) for i, score in enumerate((1.0, 0.0))]
+    records = [JudgeRecord(metric_name=R, invocation_index=i, item=item, judge_model="j", prompt="p",
+                           verdict="meets", score=1.0) for i in range(2) for item in ("r1", "r2")]
+    records += [JudgeRecord(metric_name=S, invocation_index=i, judge_model="j", prompt="p",
+                            verdict=("safe", "unsafe")[i], score=1.0 - i) for i in range(2)]
+    return EvalCaseResult(eval_set_id="judged", eval_id="two_turns", session_id="s",
+                          final_eval_status=EvalStatus.PASSED, overall_eval_metric_results=[
+                              metric(S, 0.5), metric(R, 1.0)],
+                          eval_metric_result_per_invocation=per, judge_records=records)
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +105,7 @@ def base_url(agents_dir: Path) -> Iterator[str]:
     data = dinner.model_dump(mode="json", exclude_none=True)
     data["eval_cases"][0]["final_session_state"] = {"booked": True}  # not edited: must stay as it is
     (agents / "booker" / "bookings.evalset.json").write_text(json.dumps(data), encoding="utf-8")
+    record_run(shop, [result([judged_case()], "judged_r1", "judged", created=1_700_000_300.0)])
     repeated = [case("paris", {T: score}, response=answer, calls=PARIS, expected_calls=PARIS, run_index=k)
                 for k, (score, answer) in enumerate([(1.0, "Sunny in Paris."), (0.0, "Rainy in Paris.")])]
     record_run(shop, [result(repeated, "again_r1", "again", created=1_700_000_200.0)])
@@ -163,7 +184,23 @@ def test_explore_groups_search_keys_and_review(page: Any, base_url: str, shots: 
     page.once("dialog", lambda d: d.accept(""))
     page.click(f'.reviews [data-target="{T}"] button[aria-label="agree"]')
     page.wait_for_selector(f'.reviews [data-target="{T}"] .review-note')
+    assert page.locator(".reviews details").count() == 0  # nothing judged: no turns or rubrics to name
+    # a judged case run: each turn of safety_v1 and each rubric of each turn can be reviewed
+    page.goto(base_url + "/#/runs/judged_r1/cases/two_turns")
+    page.wait_for_selector(f'.reviews [data-target="{S}"]')
+    page.click(f".reviews details:has(summary:has-text('{S}: by turn')) summary")
+    page.once("dialog", lambda d: d.accept("turn 2 was fine"))
+    page.click(f'.reviews [data-target="{S}@1"] button[aria-label="disagree"]')
+    page.wait_for_selector(f'.reviews [data-target="{S}@1"] .review-note')
+    page.click(f".reviews details:has(summary:has-text('{R}: by rubric')) summary")
+    assert "turn 2 · rubric r2 (met)" in page.inner_text(f'.reviews [data-target="{R}@1/r2"]')
+    page.once("dialog", lambda d: d.accept(""))
+    page.click(f'.reviews [data-target="{R}@1/r2"] button[aria-label="agree"]')
+    page.wait_for_selector(f'.reviews [data-target="{R}@1/r2"] .review-note')
+    no_toasts(page)
     shot(page, shots, "case-review")
+    page.reload()  # stored: the reviewed turns' lists open by themselves
+    page.wait_for_selector(f'.reviews [data-target="{S}@1"] .review-note')
 
 
 def test_matrix_diffs_only_changed_and_a_case_run_again(page: Any, base_url: str, shots: Path) -> None:
@@ -283,6 +320,10 @@ def test_typed_arguments_turns_rubrics_and_state_saved_unchanged_elsewhere(
     city = next(i for i in range(keys.count()) if keys.nth(i).input_value() == "city")
     page.locator('.inv[data-inv="0"] .args button[title="remove argument"]').nth(city).click()
     assert "Turn 1, book_table: city is required" in problems(page)
+    page.set_viewport_size({"width": 1400, "height": 1180})  # the message and the call in one shot
+    page.locator("#case-editor h3").scroll_into_view_if_needed()
+    shot(page, shots, "case-editor-tools")
+    page.set_viewport_size({"width": 1400, "height": 860})
     page.click("#save-case")
     page.locator(".toast", has_text="Not saved").wait_for()
     assert load_eval_set(set_file).eval_cases[0].model_dump(mode="json") == before
@@ -300,8 +341,6 @@ def test_typed_arguments_turns_rubrics_and_state_saved_unchanged_elsewhere(
     page.locator("#case-editor .edit-problems li", has_text="session state is not valid JSON").wait_for()
     page.fill("#edit-state", '{"tier": "gold"}')
     assert problems(page) == []
-    no_toasts(page)
-    shot(page, shots, "case-editor-tools")
     # unsaved edits still ask before leaving
     asked: list[str] = []
     page.once("dialog", lambda d: (asked.append(d.message), d.dismiss()))

@@ -72,7 +72,7 @@ export function reviewPanel(runId, evalId, runIndex, criteria, result) {
  * open when one of them was reviewed. */
 function questions(c, result, line, reviews, evalId, runIndex) {
   if (!result) return null;
-  const records = result.judge_records.filter((r) => r.metric_name === c && r.step === null && r.invocation_index !== null);
+  const records = result.judge_records.filter((r) => r.metric_name === c && !r.step && typeof r.invocation_index === "number");
   if (!records.length) return null;
   const turns = result.eval_metric_result_per_invocation.length;
   const rubric = c.startsWith("rubric_based_");
@@ -83,7 +83,8 @@ function questions(c, result, line, reviews, evalId, runIndex) {
     const items = [...new Set(records.filter((r) => r.invocation_index === i && r.item).map((r) => r.item))];
     for (const item of items) {
       const verdict = records.find((r) => r.invocation_index === i && r.item === item);
-      lines.push(line(`${c}@${i}/${item}`, `turn ${i + 1} · rubric ${item}${verdict && verdict.score !== null ? (verdict.score >= 1 ? " (met)" : " (not met)") : ""}`));
+      const met = verdict && typeof verdict.score === "number" ? (verdict.score >= 1 ? " (met)" : " (not met)") : "";
+      lines.push(line(`${c}@${i}/${item}`, `turn ${i + 1} · rubric ${item}${met}`));
     }
   }
   if (!lines.length) return null;
