@@ -31,8 +31,10 @@ import time
 from pathlib import Path
 
 from agenteval.calibration import Calibration, Outcome, calibrate, certificate
+from agenteval.criteria import default_registry
 from agenteval.criteria.judge import JudgeService
-from agenteval.criteria.judge.labelled import LabelledCase, load_labelled
+from agenteval.criteria.judge.certificates import prompt_fingerprint
+from agenteval.criteria.judge.labelled import LabelledCase, criterion_config, load_labelled
 from agenteval.models import resolve_model
 
 
@@ -47,6 +49,13 @@ def balanced(cases: list[LabelledCase], seed: int = 28) -> list[LabelledCase]:
     for i in range(max(len(pos), len(neg))):
         out += [side[i] for side in (pos, neg) if i < len(side)]
     return out
+
+
+def prompt_sha256(case: LabelledCase) -> str:
+    """The hash of the prompt `case` is judged with now (`certificates.prompt_fingerprint`)."""
+    config = criterion_config(case, 1)
+    built = default_registry().configure(case.metric, config)
+    return prompt_fingerprint(case.metric, built.criterion.model_dump(mode="json"))
 
 
 def digest(files: list[str]) -> str:
@@ -72,11 +81,23 @@ def main() -> None:
     cases_by_id = {c.id: (f, c) for f, cs in by_file.items() for c in cs}
     results: dict[str, list[Outcome]] = {}
     if args.from_outcomes:
+        # Only outcomes judged with the prompts of now (and of the judge certified): a
+        # certificate is bound to the prompt's hash, so older outcomes would certify a prompt
+        # they were not measured with.
+        stale: dict[str, int] = {}
         for line in Path(args.from_outcomes).read_text().splitlines():
             row = json.loads(line)
+            if row["id"] not in cases_by_id:
+                continue
             file, case = cases_by_id[row["id"]]
+            if row.get("prompt_sha256") != prompt_sha256(case) or \
+                    row.get("judge_model", "local") != args.judge_model:
+                stale[case.metric] = stale.get(case.metric, 0) + 1
+                continue
             results.setdefault(file, []).append(
                 Outcome(case, row["correct"], row["confidence"], row.get("source")))
+        for metric, n in stale.items():
+            print(f"{metric}: {n} outcome(s) left out: judged with another prompt or judge")
     else:
         # Files interleaved case by case, so that stopping early leaves all of them measured.
         order = [c for group in zip(*chosen.values(), strict=False) for c in group]
@@ -91,7 +112,9 @@ def main() -> None:
             with out.open("a") as fh:
                 fh.write(json.dumps({"id": o.case.id, "metric": o.case.metric, "label": o.case.label,
                                      "correct": o.correct, "confidence": o.confidence,
-                                     "source": o.source, "t": round(time.time(), 1)}) + "\n")
+                                     "source": o.source, "t": round(time.time(), 1),
+                                     "judge_model": args.judge_model,
+                                     "prompt_sha256": prompt_sha256(o.case)}) + "\n")
             print(f"{o.case.id}: {'right' if o.correct else 'wrong' if o.correct is False else 'none'}"
                   f" p={o.confidence}", flush=True)
 
