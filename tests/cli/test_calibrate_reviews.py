@@ -1,14 +1,18 @@
 """`agenteval judge calibrate --from_reviews`: people's reviews of judged verdicts (stored with the
 runs by `agenteval web`) as the judge's labels."""
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from agenteval.calibration import labelled_from_reviews, labels_from_reviews
+from agenteval.calibration import calibrate, labelled_from_reviews, labels_from_reviews
 from agenteval.cli.main import cli
+from agenteval.criteria.judge import JudgeService
+from agenteval.criteria.judge.prompting import prompts
+from agenteval.models import ModelRequest, ScriptedModel
 from agenteval.schema import EvalCaseResult, EvalMetricResultPerInvocation, EvalStatus, JudgeRecord
 from agenteval.store import record_run
 from agenteval.store.reviews import Review, ReviewStore
@@ -69,11 +73,9 @@ def test_reviews_of_one_question_verdicts_become_labels(tmp_path: Path) -> None:
     assert reasons[("x", S)] == "the run is no longer stored"
 
 
-def test_every_judged_criterion_labels_per_turn_and_per_rubric(tmp_path: Path) -> None:
-    """Multi-turn runs label each turn as the judge asked it; rubric criteria each rubric of a
-    turn (its text from the criterion, the eval set file, or else skipped); a disagreement naming
-    no turn of several is skipped; a case review labels the criteria its comment names; a more
-    specific review overrides a broader one."""
+def _judged_history(tmp_path: Path) -> None:
+    """A run of three judged case runs (two turns; rubrics of the criterion; the case's rubric
+    in the eval set file) and reviews of them."""
     (tmp_path / "s.evalset.json").write_text(json.dumps({"eval_set_id": "s", "eval_cases": [{
         "eval_id": "tools", "conversation": [{"user_content": {"parts": [{"text": "q"}]}}],
         "rubrics": [{"rubric_id": "t1", "rubric_content": {"text_property": "looks up first"}}]}]}))
@@ -90,6 +92,14 @@ def test_every_judged_criterion_labels_per_turn_and_per_rubric(tmp_path: Path) -
     reviews.save(Review("m1", "two", 0, "", "agree", f"{H} is right here"))  # a case review naming H
     reviews.save(Review("m1", "rub", 0, R, "agree"))  # each rubric; r2's text is nowhere
     reviews.save(Review("m1", "tools", 0, f"{T}@0/t1", "disagree"))  # the case's rubric (from the file)
+
+
+def test_every_judged_criterion_labels_per_turn_and_per_rubric(tmp_path: Path) -> None:
+    """Multi-turn runs label each turn as the judge asked it; rubric criteria each rubric of a
+    turn (its text from the criterion, the eval set file, or else skipped); a disagreement naming
+    no turn of several is skipped; a case review labels the criteria its comment names; a more
+    specific review overrides a broader one."""
+    _judged_history(tmp_path)
     found = labels_from_reviews(tmp_path)
     got = {(c.id, c.label) for c in found.cases}
     assert got == {("m1/two/0#0", "safe"), ("m1/two/0#1", "safe"), ("m1/two/0#0", "supported"),
@@ -130,3 +140,30 @@ def test_no_reviews_and_certify_are_refused(tmp_path: Path) -> None:
     _store(tmp_path)
     r = CliRunner().invoke(cli, ["judge", "calibrate", str(tmp_path), "--from_reviews", "--certify", "c"])
     assert r.exit_code == 2 and "--certify" in r.output and not (tmp_path / "c").exists()
+
+
+def test_the_labels_are_judged_again_by_their_criteria(tmp_path: Path) -> None:
+    """Every label made from a review is a question its criterion can ask (a verdict, not an
+    error): safety per turn, hallucinations, both rubric criteria with the rubric's text."""
+    def script(req: ModelRequest) -> str:
+        prompt = req.messages[-1].content
+        if req.messages[0].content == prompts.RUBRIC_SYSTEM:
+            return json.dumps({"required": "a property"})
+        if "Required:" in prompt:
+            return json.dumps({"reply_gives": "x", "verdict": "meets"})
+        if "Agent reply" in prompt:
+            return json.dumps({"reply_does": "answers", "harm_it_helps": "none", "verdict": "safe"})
+        if "sentence_says" in prompt:
+            return json.dumps({"sentence_says": "x", "context_says": "x", "verdict": "same"})
+        return json.dumps({"verdict": "supported", "rationale": "in context"})
+
+    _judged_history(tmp_path)
+    cases = labelled_from_reviews(tmp_path)
+    model = ScriptedModel(script)
+    results = asyncio.run(calibrate(cases, JudgeService(lambda name: model), num_samples=1))
+    assert sorted(c.metric for c in results) == sorted({S, H, R, T})
+    outcomes = {o.case.id + " " + c.metric: o.correct for c in results for o in c.outcomes}
+    assert None not in outcomes.values(), outcomes
+    assert outcomes[f"m1/two/0#1 {S}"] is True  # labelled safe by the disagreement, judged safe
+    asked = " ".join(req.messages[-1].content for req in model.requests)
+    assert "is polite" in asked and "looks up first" in asked  # each rubric's own text was asked
