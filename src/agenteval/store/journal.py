@@ -67,8 +67,13 @@ _SCHEMA = [
         run_id TEXT NOT NULL REFERENCES journal_runs (run_id) ON DELETE CASCADE,
         eval_set_id TEXT NOT NULL, eval_id TEXT NOT NULL, run_index INTEGER NOT NULL,
         status INTEGER NOT NULL, error INTEGER NOT NULL, result_json TEXT NOT NULL,
-        PRIMARY KEY (run_id, eval_set_id, eval_id, run_index)) WITHOUT ROWID""",
+        PRIMARY KEY (run_id, eval_set_id, eval_id, run_index))""",
 ]
+# A result row is kilobytes of JSON: a rowid table (the key in its own index) on 64 KiB pages
+# keeps most rows on one page, where a WITHOUT ROWID table on 4 KiB pages chained each over
+# several overflow pages (inserting and, when a run is forgotten, deleting them cost twice as
+# much). Journals made before keep their layout: the statements are the same for both.
+_PAGE_SIZE = 65536
 
 CaseKey = tuple[str, str, int]  # (eval set id, eval id, run index)
 Row = tuple[str, str, str, int, int, int, str]  # a journal_cases row
@@ -319,8 +324,7 @@ class Journal:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if not {"journal_runs", "journal_cases"} <= tables:
             if not tables:  # a new journal: pages of forgotten runs can be given back at once
-                conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
-                conn.execute("VACUUM")  # (the file exists already, in WAL mode: the flag needs this)
+                _layout(conn)
             for statement in _SCHEMA:
                 conn.execute(statement)
 
@@ -510,6 +514,23 @@ def _rows(run_id: str, results: Iterable[EvalCaseResult], eval_set_id: str | Non
     return [(run_id, eval_set_id or r.eval_set_id, r.eval_id, r.run_index, int(r.final_eval_status),
              int(bool(r.error_message or r.metric_errors)), result_json(r).decode())
             for r in results]
+
+
+def _layout(conn: sqlite3.Connection) -> None:
+    """A new journal's pages: `_PAGE_SIZE` bytes, and incremental vacuum (forgotten runs' pages
+    given back at once). Both need the empty file rebuilt (`VACUUM`), and the page size needs it
+    out of WAL mode for that; another process preparing the same new journal may hold it, and
+    then it keeps the default page size (best effort: the layout is a speed, not a meaning)."""
+    try:
+        conn.execute("PRAGMA journal_mode=DELETE")
+        conn.execute(f"PRAGMA page_size = {_PAGE_SIZE}")
+    except sqlite3.OperationalError:
+        pass
+    try:
+        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+        conn.execute("VACUUM")
+    finally:
+        use_wal(conn)
 
 
 def _shrink(conn: sqlite3.Connection) -> None:
