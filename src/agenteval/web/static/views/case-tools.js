@@ -92,7 +92,7 @@ export function typedInput(schema, value, name, set, onBad) {
     const sel = h("select", { class: "arg-value", ...label }, known ? null : h("option", { value: "", text: `${oneLine(value)} (not allowed)` }),
       schema.enum.map((e, i) => h("option", { value: keys[i], text: typeof e === "string" ? e : keys[i] })));
     sel.value = known ? oneLine(value) : "";
-    sel.addEventListener("change", () => set(JSON.parse(sel.value)));
+    sel.addEventListener("change", () => { if (sel.value) set(JSON.parse(sel.value)); });
     return sel;
   }
   if (t === "boolean") return h("input", { type: "checkbox", class: "arg-value", checked: value === true, ...label, onchange: (e) => set(e.target.checked) });
