@@ -1,7 +1,8 @@
 """One concurrency model (models/pool.py): the calls in flight to one endpoint never exceed its
-limit, whoever makes them. A real HTTP stub counts them while the agent, an LLM judge and the
-user simulator of one run all call it, at parallelism 4 and 32 (the default limit of an HTTP
-endpoint is the parallelism, at least 4), and with a limit set below the parallelism."""
+limit, whoever makes them, in whichever process. A real HTTP stub counts them while the agent,
+an LLM judge and the user simulator of one run all call it, at parallelism 4 and 32 (the default
+limit of an HTTP endpoint is the parallelism, at least 4), in this process and with the agent in
+worker processes (`--isolation process`), and with a limit set below the parallelism."""
 
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ def stub() -> Iterator[FakeServer]:
     server.close()
 
 
-def _run(tmp_path: Path, server: FakeServer, parallelism: int, limit: int | None = None) -> dict[str, int]:
+def _run(tmp_path: Path, server: FakeServer, parallelism: int, limit: int | None = None,
+         isolation: str | None = None) -> dict[str, int]:
     model = f"openai-compat:stub@{server.base_url}"
     agent = tmp_path / "stub_agent"
     agent.mkdir()
@@ -59,16 +61,19 @@ def _run(tmp_path: Path, server: FakeServer, parallelism: int, limit: int | None
         user_simulator_config={"model": model, "max_allowed_invocations": 3})
     job = EvalJob(config=config, agent=load_root_agent(agent), agent_path=str(agent),
                   concurrency=Concurrency(cases=parallelism, model_calls={model: limit} if limit else {}),
-                  selections=[Selection(None, s)])
+                  selections=[Selection(None, s)], isolation=isolation)
     done = asyncio.run(run(job, Services.for_job(job, {})))
     assert done.spec.totals.case_runs == 3 * parallelism
     return done.spec.concurrency.model_calls
 
 
+@pytest.mark.parametrize("isolation", [None, "process"])
 @pytest.mark.parametrize("parallelism", [4, 32])
-def test_agent_judge_and_simulator_share_one_limit_per_endpoint(tmp_path: Path, stub: FakeServer,
-                                                                 parallelism: int) -> None:
-    limits = _run(tmp_path, stub, parallelism)
+def test_agent_judge_and_simulator_share_one_limit_per_endpoint(
+        tmp_path: Path, stub: FakeServer, parallelism: int, isolation: str | None) -> None:
+    # With process isolation the agent and the simulator call from worker processes and the
+    # judge from this one: the slots of one semaphore bound them all (models.limits.SharedSlots).
+    limits = _run(tmp_path, stub, parallelism, isolation=isolation)
     assert list(limits.values()) == [parallelism]
     system = [str(body["messages"][0]["content"]) for body in stub.received]
     callers = {"agent": system.count("Answer."),
@@ -78,7 +83,10 @@ def test_agent_judge_and_simulator_share_one_limit_per_endpoint(tmp_path: Path, 
     assert stub.peak == parallelism  # all of the limit used, never more
 
 
-def test_a_limit_below_the_parallelism_holds(tmp_path: Path, stub: FakeServer) -> None:
-    limits = _run(tmp_path, stub, 8, limit=3)
+@pytest.mark.parametrize("isolation", [None, "process"])
+def test_a_limit_below_the_parallelism_holds(tmp_path: Path, stub: FakeServer, isolation: str | None) -> None:
+    # Under process isolation each of the 8 workers' own share is 1: 8 calls in flight before
+    # the workers and this process took the slots of one semaphore.
+    limits = _run(tmp_path, stub, 8, limit=3, isolation=isolation)
     assert list(limits.values()) == [3]
     assert stub.peak == 3

@@ -1,13 +1,57 @@
-"""A concurrency limit around any `LLM`, and giving up on an endpoint that keeps failing."""
+"""A concurrency limit around any `LLM`, and giving up on an endpoint that keeps failing.
+
+Where calls to one endpoint are also made in other processes (worker processes, a Ray
+cluster), the wrapper takes, besides its own slot, one of the endpoint's `Slots` shared with
+them for the length of each call, so that the calls in flight over all processes stay within
+the endpoint's limit (`SharedSlots`; `runner.executors.cluster_limits.ClusterSlots`).
+"""
 
 from __future__ import annotations
+
+import multiprocessing
+from multiprocessing.context import BaseContext
+from typing import Protocol
 
 import anyio
 
 from agenteval.models.base import LLM, ModelError, ModelRequest, ModelResponse
 from agenteval.models.rate import RateBucket
 
-__all__ = ["LimitedLLM"]
+__all__ = ["LimitedLLM", "SharedSlots", "Slots"]
+
+
+class Slots(Protocol):
+    """Slots for calls to one endpoint, shared with other processes."""
+
+    async def acquire(self) -> None:
+        """Waits for a slot and takes it (nothing taken when cancelled meanwhile)."""
+
+    def release(self) -> None:
+        """Gives back a slot taken by `acquire`."""
+
+
+class SharedSlots:
+    """`limit` slots of one endpoint shared by this process and the processes it starts with
+    multiprocessing (a semaphore of the OS, handed to them as they are spawned). A wait polls,
+    from 1 ms up to `POLL` apart: a thread blocked on the semaphore could not be cancelled
+    without losing the slot it might take later."""
+
+    POLL = 0.02
+
+    def __init__(self, limit: int, context: BaseContext | None = None) -> None:
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        self.limit = limit
+        self._slots = (context or multiprocessing.get_context("spawn")).BoundedSemaphore(limit)
+
+    async def acquire(self) -> None:
+        wait = 0.001
+        while not self._slots.acquire(False):
+            await anyio.sleep(wait)
+            wait = min(wait * 2, self.POLL)
+
+    def release(self) -> None:
+        self._slots.release()
 
 
 class LimitedLLM:
@@ -33,6 +77,7 @@ class LimitedLLM:
         self._last_error: str | None = None
         self._requests = RateBucket(requests_per_minute) if requests_per_minute else None
         self._tokens = RateBucket(tokens_per_minute) if tokens_per_minute else None
+        self.shared: Slots | None = None  # the endpoint's slots shared with other processes
 
     @property
     def name(self) -> str:
@@ -65,12 +110,18 @@ class LimitedLLM:
                 await self._requests.take()
             if self._tokens is not None:
                 await self._tokens.take(0)  # wait while earlier replies' tokens are still owed
+            shared = self.shared
+            if shared is not None:
+                await shared.acquire()
             try:
                 response = await self.inner.generate(request)
             except ModelError as e:
                 self._failures += 1
                 self._last_error = str(e)
                 raise
+            finally:
+                if shared is not None:
+                    shared.release()
             self._failures = 0
             if self._tokens is not None:
                 self._tokens.spend(response.usage.prompt_tokens + response.usage.completion_tokens)

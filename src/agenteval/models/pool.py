@@ -16,7 +16,9 @@ the endpoint than the agent alone could make (tests/models/test_endpoint_concurr
 them on a stub). Executors that run turns in other processes bound the agent's calls there by
 giving each worker its share of the limit (`runner.executors.process`) or by one limiter per
 endpoint for the whole cluster (`runner.executors.cluster_limits`); the judges' calls, made in
-this process, are bounded by this pool's limit, not yet by the same slots as the workers'.
+this process, take the same slots: while such an executor runs, the pool's models of those
+endpoints hold the slots shared with the workers as well as their own (`share`), so the calls in
+flight to an endpoint stay within its limit over every process.
 
 A caller may also hand the pool ready-made models under names of its own choosing (`provided`:
 an `LLM` implementation of theirs, or a scripted model in tests); those names are used as they
@@ -32,7 +34,7 @@ from pathlib import Path
 
 from agenteval.errors import DataError
 from agenteval.models.base import LLM, ModelUnavailable
-from agenteval.models.limits import LimitedLLM
+from agenteval.models.limits import LimitedLLM, Slots
 from agenteval.models.resolve import DEFAULT_HTTP_CONCURRENCY, api_key, build_model, parse_model_name
 from agenteval.schema.endpoint import EndpointOptions
 
@@ -84,6 +86,24 @@ class ModelPool:
                              self.options(name).tokens_per_minute)
             for name, llm in (provided or {}).items()}
         self._lock = threading.Lock()
+        self._shared: dict[str, Slots] = {}
+
+    def share(self, slots: Mapping[str, Slots]) -> None:
+        """Calls to the endpoints named (canonical names) take a slot of `slots` too, from now
+        on (models built later included); `unshare` ends it."""
+        with self._lock:
+            self._shared.update(slots)
+            for name, model in self._models.items():
+                if name in slots:
+                    model.shared = slots[name]
+
+    def unshare(self) -> None:
+        """Calls take only this pool's slots again."""
+        with self._lock:
+            for name, model in self._models.items():
+                if name in self._shared:
+                    model.shared = None
+            self._shared.clear()
 
     def get(self, name: str) -> LimitedLLM:
         """The model `name` selects; ModelUnavailable if it cannot be used here (unknown
@@ -100,6 +120,7 @@ class ModelPool:
                     limit = self._default_http
                 model = build_model(spec, api_key(spec, self._env), self._cache_dir, limit,
                                     self.options(spec.name))
+                model.shared = self._shared.get(spec.name)
                 self._models[spec.name] = model
         return model
 

@@ -8,8 +8,9 @@ from collections.abc import Coroutine, Generator
 from typing import Any
 
 from agenteval.models import ScriptedModel
-from agenteval.models.base import Message, ModelRequest
-from agenteval.runner.executors.cluster_limits import ClusterLimitedLLM, EndpointLimiter
+from agenteval.models.base import Generation, Message, ModelRequest, ModelResponse
+from agenteval.models.pool import ModelPool
+from agenteval.runner.executors.cluster_limits import ClusterLimitedLLM, ClusterSlots, EndpointLimiter
 
 
 def test_slots_are_shared_by_every_holder_and_come_back_on_release() -> None:
@@ -130,5 +131,44 @@ def test_a_slot_goes_back_at_once_when_a_call_of_its_worker_waits_at_the_limiter
         assert model.acquired == 2 and limiter.peak == 1
         await asyncio.sleep(ClusterLimitedLLM.LINGER * 3)
         assert limiter.in_flight == 0
+
+    asyncio.run(main())
+
+
+
+class _Counted:
+    """A model that counts the calls in flight to it, whoever makes them."""
+
+    name = "m"
+
+    def __init__(self) -> None:
+        self.in_flight = self.peak = 0
+
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        await asyncio.sleep(0.03)
+        self.in_flight -= 1
+        return ModelResponse((Generation("ok"),))
+
+
+def test_the_drivers_calls_take_the_workers_slots() -> None:
+    # The driver's pool holds ClusterSlots of the endpoint's limiter (ModelPool.share): its own
+    # calls and the workers' together never pass the limit.
+    async def main() -> None:
+        limiter, endpoint = EndpointLimiter(2), _Counted()
+        worker = ClusterLimitedLLM(endpoint, _Handle(limiter), "0:a", reuse=False)
+        pool = ModelPool({}, provided={"m": endpoint})
+        pool.share({"m": ClusterSlots(_Handle(limiter), "driver:t")})
+        driver = pool.get("m")
+        request = ModelRequest(messages=(Message("user", "hello"),))
+        await asyncio.gather(*(m.generate(request) for m in [worker, driver] * 4))
+        assert endpoint.peak == 2
+        await asyncio.sleep(0.01)
+        assert limiter.in_flight == 0
+        pool.unshare()
+        assert driver.shared is None
+        await asyncio.gather(*(driver.generate(request) for _ in range(4)))
+        assert endpoint.peak == 4  # the pool's own limit (4) alone again
 
     asyncio.run(main())

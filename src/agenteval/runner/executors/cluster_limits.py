@@ -6,6 +6,10 @@ tokens-per-minute buckets. Every worker wraps each model it calls in a `ClusterL
 which takes a slot before the call and gives it back after, so calls in flight to the endpoint
 stay within the limit over the whole cluster, whatever the number of workers.
 
+Calls made outside the workers (by the driver) take the same slots through `ClusterSlots`, which
+the driver's model pool holds for the run (`ModelPool.share`): one limit per endpoint, whoever
+calls it.
+
 A worker that dies holds slots it will never give back: slots are held in the name of a worker
 incarnation (`worker index:uuid`), and a restarted worker, before taking any, tells every
 limiter to `forget` the earlier incarnations of its index (their slots come back; a slot
@@ -166,4 +170,31 @@ class ClusterLimitedLLM:
             self._limiter.release.remote(self._holder, 0)
 
 
-__all__ = ["ClusterLimitedLLM", "EndpointLimiter"]
+class ClusterSlots:
+    """An endpoint's cluster-wide slots (its `EndpointLimiter` actor, `limiter`) taken by
+    `holder` (the driver: never forgotten, being no worker) for the driver's own calls; a
+    `models.limits.Slots`."""
+
+    def __init__(self, limiter: Any, holder: str) -> None:
+        self._limiter = limiter
+        self._holder = holder
+
+    async def acquire(self) -> None:
+        ref = self._limiter.acquire.remote(self._holder)
+        try:
+            granted = await ref
+        except BaseException:  # cancelled while waiting: a slot granted later goes back
+            ref.future().add_done_callback(self._give_back_if_granted)
+            raise
+        if not granted:
+            raise RuntimeError(f"the endpoint's limiter refused holder {self._holder!r}")
+
+    def release(self) -> None:
+        self._limiter.release.remote(self._holder, 0)
+
+    def _give_back_if_granted(self, future: Any) -> None:
+        if not future.cancelled() and future.exception() is None and future.result():
+            self.release()
+
+
+__all__ = ["ClusterLimitedLLM", "ClusterSlots", "EndpointLimiter"]

@@ -32,6 +32,7 @@ import anyio
 from agenteval.agents import SessionSpec
 from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.errors import AgentEvalError, describe
+from agenteval.models.limits import SharedSlots, Slots
 from agenteval.models.resolve import DEFAULT_HTTP_CONCURRENCY, parse_model_name
 from agenteval.runner.executors.base import Done, Unit, require_by_path
 from agenteval.runner.executors.local import score_unit, turn_reporter
@@ -247,8 +248,13 @@ class ProcessExecutor:
         if any(u.case.conversation_scenario is not None for u in units):
             simulator = plan.simulator_config()
         default_http = max(DEFAULT_HTTP_CONCURRENCY, parallelism)
+        # One limit per endpoint over every process: the workers' calls and this process's
+        # (the judges') take slots of one semaphore (`ModelPool.share`, for the run's length).
+        slots: dict[str, Slots] = {name: SharedSlots(limit)
+                                   for name, limit in self.services.models.limits().items()
+                                   if parse_model_name(name).backend != "local"}
         return WorkerSetup(agent_path=agent_location(job.agent_path), agent_model=job.agent_model,
-                           app_name=job.app_name, metrics=[], limits=share,
+                           app_name=job.app_name, metrics=[], limits=share, slots=slots,
                            default_http=max(1, math.ceil(default_http / parallelism)),
                            endpoints=plan.endpoint_settings(), simulator=simulator,
                            traces=plan.traces, case_timeout=self.timeout,
@@ -265,6 +271,7 @@ class ProcessExecutor:
         workers = [WorkerProcess(setup, limiter) for _ in range(count)]
         todo = iter(units)
         finished = False
+        self.services.models.share(setup.slots)
         try:
             async with anyio.create_task_group() as tg:
                 for worker in workers:
@@ -276,6 +283,7 @@ class ProcessExecutor:
                 async with anyio.create_task_group() as tg:
                     for worker in workers:
                         tg.start_soon(worker.stop, not finished)
+            self.services.models.unshare()
 
     async def _drain(self, worker: WorkerProcess, todo: Iterator[Unit], done: Done) -> None:
         """Runs units from `todo` one at a time on `worker` until none is left."""

@@ -30,9 +30,10 @@ import anyio
 from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.errors import AgentEvalError
+from agenteval.models.limits import Slots
 from agenteval.models.resolve import DEFAULT_HTTP_CONCURRENCY, parse_model_name
 from agenteval.runner.executors.base import Done, Unit, require_by_path
-from agenteval.runner.executors.cluster_limits import EndpointLimiter
+from agenteval.runner.executors.cluster_limits import ClusterSlots, EndpointLimiter
 from agenteval.runner.executors.ray_worker import (
     EvalWorker,
     JudgeCacheServer,
@@ -101,6 +102,7 @@ class RayExecutor:
             await self._ready(workers)
             await self._dispatch(workers, units, metric_sets, done)
         finally:
+            self.services.models.unshare()
             for actor in actors:
                 ray.kill(actor, no_restart=True)
             self._disconnect()
@@ -143,6 +145,7 @@ class RayExecutor:
         limiters: dict[str, str] = {}
         rated: set[str] = set()
         limiter_class = ray.remote(EndpointLimiter)
+        driver: dict[str, Slots] = {}
         for name, limit in limits.items():
             if parse_model_name(name).backend == "local":
                 continue  # the embedded model runs inside each worker: its slots are per process
@@ -151,10 +154,12 @@ class RayExecutor:
             actors.append(limiter_class.options(name=limiters[name], num_cpus=0).remote(
                 limit, options.requests_per_minute if options else None,
                 options.tokens_per_minute if options else None))
+            driver[name] = ClusterSlots(actors[-1], f"driver:{tag}")  # this process's calls too
             if options is not None and (options.requests_per_minute or options.tokens_per_minute):
                 rated.add(name)  # the limiter keeps the rates for the whole cluster
                 endpoints[name] = options.model_copy(update={"requests_per_minute": None,
                                                              "tokens_per_minute": None})
+        self.services.models.share(driver)  # until `execute` ends
         simulator = None
         if any(u.case.conversation_scenario is not None for u in units):
             simulator = plan.simulator_config()

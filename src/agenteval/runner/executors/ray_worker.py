@@ -29,6 +29,7 @@ from agenteval.criteria.judge.engine.service import JudgeCache, JudgeService
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.errors import AgentEvalError
 from agenteval.models.base import LLM
+from agenteval.models.limits import Slots
 from agenteval.models.pool import ModelPool
 from agenteval.models.resolve import parse_model_name
 from agenteval.runner.executors.base import Unit
@@ -83,12 +84,16 @@ class WorkerSetup:
     case_timeout: float | None = None
     inner_tool_calls: Literal["include", "exclude"] = "include"  # EvalConfig.inner_tool_calls
     mock_tools: MockTools | None = None  # RunPlan.mock_tools
+    # Endpoint -> slots shared with the process that spawned this one (models.limits.SharedSlots)
+    slots: dict[str, Slots] = field(default_factory=dict)
 
     def model_pool(self) -> ModelPool:
         """This process's models, limited as the setup says, resolved by name with this
         process's environment (API keys)."""
-        return ModelPool(os.environ, self.limits, default_http=self.default_http,
+        pool = ModelPool(os.environ, self.limits, default_http=self.default_http,
                          endpoints=self.endpoints)
+        pool.share(self.slots)
+        return pool
 
 
 @dataclass(frozen=True)
