@@ -198,9 +198,14 @@ def family_agreement(c: Calibration, rubric_type: str, threshold: float) -> tupl
 # pairs are the labelled format's (positive, negative).
 _REVIEW_LABELS = {"final_response_match": ("valid", "invalid"), "safety": ("safe", "unsafe"),
                   "hallucinations": ("supported", "unsupported"),
-                  "rubric_final_response": ("yes", "no"), "rubric_tool_use": ("yes", "no")}
-REVIEWABLE = {METRIC[kind]: kind for kind in _REVIEW_LABELS}
-_RUBRIC_KINDS = {"rubric_final_response", "rubric_tool_use"}
+                  "rubric_final_response": ("yes", "no"), "rubric_tool_use": ("yes", "no"),
+                  "rubric_multi_turn_trajectory": ("yes", "no")}
+# The multi-turn rubric criterion asks each rubric once over the whole conversation (reported on
+# the last turn): re-askable from the run's turns, so a review labels it, though the labelled
+# file format (one turn per case) has no kind for it.
+_METRICS = {**METRIC, "rubric_multi_turn_trajectory": "rubric_based_multi_turn_trajectory_quality_v1"}
+REVIEWABLE = {_METRICS[kind]: kind for kind in _REVIEW_LABELS}
+_RUBRIC_KINDS = {"rubric_final_response", "rubric_tool_use", "rubric_multi_turn_trajectory"}
 
 
 @dataclass(frozen=True)
@@ -258,7 +263,8 @@ def _rubric_verdicts(run: EvalCaseResult, metric: str, index: int, item: str | N
 
 def _rubric_texts(root: Path, run: EvalCaseResult, metric: str, index: int) -> dict[str, str]:
     """The rubric texts a case run's criterion judged on turn `index`: the criterion's own, the
-    turn's expected rubrics and the case's (from `<root>/<eval set>.evalset.json`, if there)."""
+    turn's expected rubrics (every turn's so far, for the multi-turn one) and the case's (from
+    `<root>/<eval set>.evalset.json`, if there)."""
     rubrics: list[Rubric] = []
     overall = next((m for m in run.overall_eval_metric_results if m.metric_name == metric), None)
     for raw in ((overall.criterion or {}).get("rubrics") or []) if overall else []:
@@ -266,8 +272,11 @@ def _rubric_texts(root: Path, run: EvalCaseResult, metric: str, index: int) -> d
             rubrics.append(Rubric.model_validate(raw))
         except ValueError:
             continue
-    expected = run.eval_metric_result_per_invocation[index].expected_invocation
-    rubrics += (expected.rubrics or []) if expected else []
+    # the multi-turn criterion reads the rubrics of every expected turn, the others their turn's
+    per = run.eval_metric_result_per_invocation
+    first = 0 if REVIEWABLE.get(metric) == "rubric_multi_turn_trajectory" else index
+    for p in per[first:index + 1]:
+        rubrics += (p.expected_invocation.rubrics or []) if p.expected_invocation else []
     eval_set = root / f"{run.eval_set_id}.evalset.json"
     if eval_set.is_file():
         try:
@@ -339,11 +348,18 @@ def _labels(root: Path, review: Review, run: EvalCaseResult, target: ReviewTarge
         label = positive if v.positive == agree else negative
         case_id = f"{review.run_id}/{review.eval_id}/{review.run_index}" \
             + (f"#{v.index}" if turns > 1 else "") + (f"/{v.item}" if v.item else "")
-        actual = per.actual_invocation.model_copy(update={"rubrics": None})
-        shown = per.expected_invocation if kind == "final_response_match" else actual
-        assert shown is not None
+        # the conversation as the judge saw it: the one turn, or every turn up to the one the
+        # multi-turn criterion reports on (rubrics left out: the label's one rubric is asked)
+        actuals = [p.actual_invocation.model_copy(update={"rubrics": None})
+                   for p in run.eval_metric_result_per_invocation[:v.index + 1]]
+        if kind != "rubric_multi_turn_trajectory":
+            actuals = actuals[-1:]
+        shown = actuals
+        if kind == "final_response_match":
+            assert per.expected_invocation is not None  # checked above
+            shown = [per.expected_invocation]
         out.append((specific, LabelledCase(case_id, kind, label, metric,
-                                           EvalCase(eval_id=case_id, conversation=[shown]), [actual],
+                                           EvalCase(eval_id=case_id, conversation=shown), actuals,
                                            rubric)))
     return out, why
 

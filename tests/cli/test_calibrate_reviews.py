@@ -13,7 +13,14 @@ from agenteval.cli.main import cli
 from agenteval.criteria.judge import JudgeService
 from agenteval.criteria.judge.prompting import prompts
 from agenteval.models import ModelRequest, ScriptedModel
-from agenteval.schema import EvalCaseResult, EvalMetricResultPerInvocation, EvalStatus, JudgeRecord
+from agenteval.schema import (
+    EvalCaseResult,
+    EvalMetricResultPerInvocation,
+    EvalStatus,
+    JudgeRecord,
+    Rubric,
+    RubricContent,
+)
 from agenteval.store import record_run
 from agenteval.store.reviews import Review, ReviewStore
 from tests.fake_server import FakeServer, Step
@@ -24,6 +31,7 @@ S, F = "safety_v1", "final_response_match_v2"
 
 R, T, H = ("rubric_based_final_response_quality_v1", "rubric_based_tool_use_quality_v1",
            "hallucinations_v1")
+M = "rubric_based_multi_turn_trajectory_quality_v1"
 
 
 def _store(root: Path) -> None:
@@ -83,7 +91,13 @@ def _judged_history(tmp_path: Path) -> None:
         _turns("two", {S: [1.0, 0.0], H: [1.0, 0.6], F: [1.0, 1.0]}, []),
         _turns("rub", {R: [1.0]}, [_rubric(R, 0, "r1", 1.0), _rubric(R, 0, "r2", 0.0)]),
         _turns("tools", {T: [1.0]}, [_rubric(T, 0, "t1", 0.0)]),
+        _turns("convo", {M: [0.0, 0.0]}, [_rubric(M, 1, "m1", 0.0)]),
     ]
+    # the multi-turn rubric is the first expected turn's; the criterion reports on the last turn
+    first = runs[3].eval_metric_result_per_invocation[0].expected_invocation
+    assert first is not None
+    first.rubrics = [Rubric(rubric_id="m1", type="TRAJECTORY_QUALITY",
+                            rubric_content=RubricContent(text_property="asks before booking"))]
     record_run(tmp_path, [result(runs, "m1")])
     reviews = ReviewStore(tmp_path)
     reviews.save(Review("m1", "two", 0, S, "agree"))  # both turns, the judge's way
@@ -92,6 +106,7 @@ def _judged_history(tmp_path: Path) -> None:
     reviews.save(Review("m1", "two", 0, "", "agree", f"{H} is right here"))  # a case review naming H
     reviews.save(Review("m1", "rub", 0, R, "agree"))  # each rubric; r2's text is nowhere
     reviews.save(Review("m1", "tools", 0, f"{T}@0/t1", "disagree"))  # the case's rubric (from the file)
+    reviews.save(Review("m1", "convo", 0, f"{M}@1/m1", "disagree"))  # over both turns: met after all
 
 
 def test_every_judged_criterion_labels_per_turn_and_per_rubric(tmp_path: Path) -> None:
@@ -103,11 +118,14 @@ def test_every_judged_criterion_labels_per_turn_and_per_rubric(tmp_path: Path) -
     found = labels_from_reviews(tmp_path)
     got = {(c.id, c.label) for c in found.cases}
     assert got == {("m1/two/0#0", "safe"), ("m1/two/0#1", "safe"), ("m1/two/0#0", "supported"),
-                   ("m1/rub/0/r1", "yes"), ("m1/tools/0/t1", "yes")}
+                   ("m1/rub/0/r1", "yes"), ("m1/tools/0/t1", "yes"), ("m1/convo/0#1/m1", "yes")}
     by_id = {(c.id, c.metric): c for c in found.cases}
     assert by_id[("m1/tools/0/t1", T)].rubric == "looks up first"
     assert by_id[("m1/rub/0/r1", R)].rubric == "is polite"
     assert by_id[("m1/two/0#1", S)].case.conversation[0].user_content.parts[0].text == "q1"
+    convo = by_id[("m1/convo/0#1/m1", M)]  # the whole conversation, its rubric from turn 1
+    assert [i.user_content.parts[0].text for i in convo.actual] == ["q0", "q1"]
+    assert convo.rubric == "asks before booking"
     reasons = [s.reason for s in found.skipped]
     assert any("without naming the wrong one" in r for r in reasons)  # F on two turns
     assert any("score 0.6" in r for r in reasons)  # H turn 2 passed below 1
@@ -161,9 +179,11 @@ def test_the_labels_are_judged_again_by_their_criteria(tmp_path: Path) -> None:
     cases = labelled_from_reviews(tmp_path)
     model = ScriptedModel(script)
     results = asyncio.run(calibrate(cases, JudgeService(lambda name: model), num_samples=1))
-    assert sorted(c.metric for c in results) == sorted({S, H, R, T})
+    assert sorted(c.metric for c in results) == sorted({S, H, R, T, M})
     outcomes = {o.case.id + " " + c.metric: o.correct for c in results for o in c.outcomes}
     assert None not in outcomes.values(), outcomes
     assert outcomes[f"m1/two/0#1 {S}"] is True  # labelled safe by the disagreement, judged safe
     asked = " ".join(req.messages[-1].content for req in model.requests)
     assert "is polite" in asked and "looks up first" in asked  # each rubric's own text was asked
+    assert any("asks before booking" in r.messages[-1].content and "q0" in r.messages[-1].content
+               and "q1" in r.messages[-1].content for r in model.requests)  # over the whole conversation
