@@ -69,3 +69,27 @@ def test_thought_parts_are_text_unless_excluded() -> None:
     assert inv.final_response is not None
     assert inv.final_response.text() == "plan\nanswer"
     assert inv.final_response.text(include_thoughts=False) == "answer"
+
+
+def test_memoised_calls_and_keys_follow_the_lists_they_come_from() -> None:
+    inv = EvalSet.model_validate(CAMEL).eval_cases[0].conversation[0]  # type: ignore[index]
+    data = inv.intermediate_data
+    assert isinstance(data, InvocationEvents)
+    assert inv.call_keys(False) == (("roll_die", {"sides": 6}),) and inv.call_keys(True) == ("roll_die",)
+    assert inv.call_keys(False) is inv.call_keys(False)  # memoised
+    data.invocation_events.append(data.invocation_events[0])  # the list grows: rebuilt
+    assert inv.call_keys(True) == ("roll_die", "roll_die") and len(inv.tool_calls()) == 2
+    data.invocation_events = data.invocation_events[:1]  # another list: rebuilt
+    assert inv.call_keys(True) == ("roll_die",)
+    part = data.invocation_events[0].content.parts[0]  # type: ignore[union-attr,index]
+    part.function_call.name = "flip"  # type: ignore[union-attr]  # in place: not seen until forgotten
+    assert inv.call_keys(True) == ("roll_die",)
+    inv.forget_tool_calls()
+    assert inv.call_keys(True) == ("flip",) and [c.name for c in inv.tool_calls()] == ["flip"]
+    legacy = Invocation.model_validate({"user_content": {"parts": [{"text": "q"}]},
+                                        "intermediate_data": {"tool_uses": [{"name": "a", "args": {}}]}})
+    assert legacy.call_keys(False) == (("a", {}),)
+    assert isinstance(legacy.intermediate_data, IntermediateData)
+    legacy.intermediate_data.tool_uses = []  # another list: rebuilt
+    assert legacy.call_keys(False) == ()
+    assert Invocation(user_content=legacy.user_content).call_keys(True) == ()

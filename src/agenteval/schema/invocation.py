@@ -115,13 +115,19 @@ class Invocation(WireModel):
         with `ignore_args`. Two calls are equal as ADK compares them (see the trajectory
         criteria) exactly when their keys are equal, so a whole trajectory compares with one
         C-level tuple comparison. Memoised like `tool_calls()` (the legacy form's list too)."""
-        calls = self.tool_calls()
+        # Checked against the list the calls come from (the events, or the legacy form's calls)
+        # without building `tool_calls()`: asked twice per invocation per trajectory criterion.
+        data = self.intermediate_data
+        if data is None:
+            return ()
+        source = data.tool_uses if isinstance(data, IntermediateData) else data.invocation_events
         slot = _KEYS_MEMO[ignore_args]
         memo = self.__dict__.get(slot)
-        if memo is not None and memo[0] is calls and memo[1] == len(calls):
+        if memo is not None and memo[0] is source and memo[1] == len(source):
             return memo[2]  # type: ignore[no-any-return]
+        calls = self.tool_calls()
         keys = tuple(c.name for c in calls) if ignore_args else tuple((c.name, c.args) for c in calls)
-        self.__dict__[slot] = (calls, len(calls), keys)
+        self.__dict__[slot] = (source, len(source), keys)
         return keys
 
     def forget_tool_calls(self) -> None:
