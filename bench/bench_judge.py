@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import time
@@ -140,9 +141,10 @@ async def run_case(kind: str, injection: bool, case: dict[str, Any], judge: Judg
     run, metric_name, options = build(kind, case, num_samples)
     metric = default_registry().configure(metric_name, options)
     model.reset()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     result = await score_case(run, [metric], judge=judge)
     seconds = time.perf_counter() - start
+    cpu = time.process_time() - cpu  # llama.cpp's threads included; with --jobs > 1, shared
     gold = case["label"] in POSITIVE
     pred = predicted(result)
     # A verdict is one judged item (a sentence, a rubric, a response), with the calls it took:
@@ -165,6 +167,7 @@ async def run_case(kind: str, injection: bool, case: dict[str, Any], judge: Judg
         "questions": questions, "num_samples": num_samples,
         "segmented": sentences(case["sentence"]) if kind == "hallucinations" else None,
         "seconds": round(seconds, 3), "seconds_per_verdict": round(seconds / questions, 3),
+        "cpu_seconds": round(cpu, 3), "load": os.getloadavg()[0],
         "model_calls": model.calls,
         "prompt_tokens": model.usage.prompt_tokens,
         "prompt_tokens_per_verdict": model.usage.prompt_tokens / questions,
@@ -266,6 +269,12 @@ async def main_async(args: argparse.Namespace) -> None:
     LOGPROBS = 0 if args.sampled else 20
     cases = load_cases(args.only, args.limit, set(args.ids.split(",")) if args.ids else None,
                        args.blind)
+    if args.interleave:  # round robin over the criteria: a run stopped early covers each of them
+        queues: dict[str, list[tuple[str, bool, dict[str, Any]]]] = {}
+        for item in cases:
+            queues.setdefault(item[0], []).append(item)
+        cases = [q[i] for i in range(max(map(len, queues.values()), default=0))
+                 for q in queues.values() if i < len(q)]
     cache = None
     if args.cache:
         from agenteval.store import JudgeCacheDB
@@ -324,6 +333,7 @@ def main() -> None:
     p.add_argument("--threads", type=int, help="llama.cpp threads (default: the CPUs this process may use)")
     p.add_argument("--blind", action="store_true",
                    help="the sets written blind (bench/judge_set/*_blind.json) instead of the main ones")
+    p.add_argument("--interleave", action="store_true", help="cases round robin over the criteria")
     p.add_argument("--resume", action="store_true", help="keep the rows already in --out, run the rest")
     p.add_argument("--sampled", action="store_true",
                    help="generate every sample (as before issue 16), not one pass with log-probabilities")

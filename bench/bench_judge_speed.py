@@ -28,8 +28,10 @@ cache, as in any run after its first question). `--concurrent` scores a criterio
 at once (as `agenteval score --parallelism` does) instead of one after another.
 
 `--ab` compares in one process, under the same load, case by case in alternating order: `old`
-(no token cap on the rationale, questions one at a time: the engine's slots hidden from the
-judge) against `new` (the defaults). A tag at the start of each question keeps one
+(a rationale in every reply with no token cap, questions one at a time: the engine's slots
+hidden from the judge) against `new` (the defaults). Prompt versions cannot be compared in one
+process (the prompts are the source's): run a worktree of the old commit beside this one, at
+the same time, on the same cases, for the same load. A tag at the start of each question keeps one
 configuration from reusing the other's evaluated question.
 """
 
@@ -111,9 +113,11 @@ class Submitted:
 
 
 def judge_for(model: Submitted, old: bool = False) -> JudgeService:
-    """The judge at the defaults; `old`: no token cap on the rationale (200 as before)."""
+    """The judge at the defaults; `old`: a rationale in every reply, with no token cap (200)."""
     resolve: Callable[[str], LLM] = lambda name: model  # noqa: E731
-    return JudgeService(resolve, None, rationale_tokens=200) if old else JudgeService(resolve, None)
+    if old:
+        return JudgeService(resolve, None, rationale_tokens=200, rationales="always")
+    return JudgeService(resolve, None)
 
 
 async def score(kind: str, case: dict[str, Any], judge: JudgeService, num_samples: int) -> dict[str, Any]:
