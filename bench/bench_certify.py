@@ -74,6 +74,8 @@ def main() -> None:
     ap.add_argument("--from-outcomes", help="write certificates from this outcomes file, judge nothing")
     ap.add_argument("--certify", help="folder to write the certificates into")
     ap.add_argument("--judge-model", default="local", help="the judge to certify (default: the embedded one)")
+    ap.add_argument("--parallelism", type=int, default=1,
+                    help="cases judged at once (the embedded engine answers up to 4 questions in its slots)")
     args = ap.parse_args()
 
     by_file = {f: balanced(load_labelled(f)) for f in args.files}
@@ -119,8 +121,8 @@ def main() -> None:
                   f" p={o.confidence}", flush=True)
 
         judge_model = None if args.judge_model == "local" else args.judge_model
-        for cal in asyncio.run(calibrate(order, judge, num_samples=args.num_samples,
-                                         judge_model=judge_model, on_case=done)):
+        for cal in asyncio.run(calibrate(order, judge, num_samples=args.num_samples, judge_model=judge_model,
+                                         parallelism=args.parallelism, on_case=done)):
             for o in cal.outcomes:
                 results.setdefault(cases_by_id[o.case.id][0], []).append(o)
     created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
