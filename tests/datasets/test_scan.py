@@ -82,3 +82,21 @@ def test_scan_file_passes_what_is_fine_and_says_what_is_missing(tmp_path: Path) 
     assert scan_file(fine, 100).deepest == 4
     with pytest.raises(DataError, match="file not found"):
         scan_file(tmp_path / "missing.json", 100)
+
+
+def test_an_unchanged_file_that_passed_is_not_scanned_again(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps({"a": [[1]]}))
+    read: list[bytes] = []
+    chunks = scan_module.chunks
+    monkeypatch.setattr(scan_module, "chunks", lambda f: (read.append(b) or b for b in chunks(f)))
+    first = scan_file(path, 100)
+    assert scan_file(path, 100) is first and len(read) == 1  # read once
+    scan_file(path, 50)  # another limit: scanned
+    assert len(read) == 2
+    path.write_text("[" * 200 + "]" * 200)  # changed: scanned again, and refused
+    with pytest.raises(DataError, match="nested more than 100 levels"):
+        scan_file(path, 100)
+    with pytest.raises(DataError, match="nested more than 100 levels"):
+        scan_file(path, 100)  # a refusal is not remembered

@@ -12,7 +12,11 @@ takes time and memory without bound on one (measured: 100,000 levels did not fin
 from __future__ import annotations
 
 import codecs
+import os
 import re
+import stat
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -120,12 +124,32 @@ def chunks(f: BinaryIO, size: int = CHUNK) -> Iterator[bytes]:
         yield block
 
 
+_PASSED: OrderedDict[tuple[int, int, int, int, int], DepthScan] = OrderedDict()
+_PASSED_MAX = 16
+_passed_lock = threading.Lock()
+
+
+def _identity(f: BinaryIO, limit: int) -> tuple[int, int, int, int, int] | None:
+    """What tells an unchanged regular file apart (None for pipes and devices)."""
+    st = os.fstat(f.fileno())
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, limit
+
+
 def scan_file(path: str | Path, limit: int) -> DepthScan:
     """Scans the file at `path` without holding it: a DataError naming it (and, as
     `files.parse_json` does, the JSON path) when it nests deeper than `limit` or holds a lone
-    surrogate escape."""
+    surrogate escape. A regular file that passed with this limit and has not changed since
+    (device, inode, size, modification time) is not scanned again: a command reads the head of
+    a large set before streaming it, each read checking it first."""
     scan = DepthScan()
     with reading(path), open(path, "rb") as f:
+        key = _identity(f, limit)
+        with _passed_lock:
+            passed = _PASSED.get(key) if key is not None else None
+        if passed is not None:
+            return passed
         for block in chunks(f):
             scan.feed(block, limit)
             if scan.deepest > limit:
@@ -133,6 +157,11 @@ def scan_file(path: str | Path, limit: int) -> DepthScan:
     if scan.deepest > limit or scan.surrogates:
         # Bad input only: read whole, by the standard parser, to name the place.
         parse_json(path, read_bytes(path), limit)
+    if key is not None:
+        with _passed_lock:
+            _PASSED[key] = scan
+            while len(_PASSED) > _PASSED_MAX:
+                _PASSED.popitem(last=False)
     return scan
 
 
