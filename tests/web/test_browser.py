@@ -14,9 +14,11 @@ from typing import Any
 
 import pytest
 
+from tests.fake_server import chat
 from tests.web.browser_support import (
     PAYLOAD,
     ScriptedModel,
+    _answer,
     chromium,
     find_chromium,
     serve,
@@ -102,9 +104,11 @@ def send(page: Any, text: str, turn: int) -> None:
 
 
 def run_with_two_criteria(page: Any, judge: ScriptedModel, shots: Path | None = None,
-                          city: str = "exact", runs: int = 1) -> str:
+                          city: str = "exact", runs: int = 1, slow_judge: bool = False) -> str:
     """Opens the metric dialog, keeps the trajectory, adds the judged criterion on the scripted
-    judge (threshold 0.5, one sample), starts, follows the progress; returns the result's id."""
+    judge (threshold 0.5, one sample), starts, follows the progress; returns the result's id.
+    With `slow_judge`, each judge question takes a second, and the progress box is seen naming
+    the judge call in hand of a case run with its time."""
     page.click("#run-eval")
     page.wait_for_selector("dialog[open] [data-criterion]")
     assert page.locator("dialog [data-criterion]").count() >= 10  # every criterion is offered
@@ -120,12 +124,20 @@ def run_with_two_criteria(page: Any, judge: ScriptedModel, shots: Path | None = 
     page.fill("#num-runs", str(runs))
     if shots is not None:
         shot(page, shots, "metric-dialog")
-    page.click("#start-run")
-    link = page.wait_for_selector(".prog .open-results", timeout=20_000)
+    respond = judge.respond
+    if slow_judge:
+        judge.respond = chat(_answer, delay=1.0, usage=(50, 12, 0), model="judge")
+    try:
+        page.click("#start-run")
+        if slow_judge:
+            page.wait_for_selector(r".prog .pstep >> text=/\(judge call 1 of 2, \d+:\d\d\)/")
+        link = page.wait_for_selector(".prog .open-results", timeout=20_000)
+    finally:
+        judge.respond = respond
     href = link.get_attribute("href")
     assert href and href.startswith("#/runs/")
     # each judge question is logged with its case run, as call k of n of that case's judging
-    assert re.search(r"judge \S+ on \S+: call 1 of \d+, 1 sample", page.text_content(".prog .log") or "")
+    assert re.search(r"judge .+ on .+: call 1 of \d+, 1 sample", page.text_content(".prog .log") or "")
     page.click(".prog button[title=close]")
     return str(href)
 
@@ -171,7 +183,7 @@ def test_end_to_end(page: Any, base_url: str, agents_dir: Path, judge: ScriptedM
         page.fill("#new-case-id", eval_id)
         page.click("#add-session")
         page.wait_for_selector(f'#case-editor h3:has-text("Case {eval_id}")')
-    baseline = run_with_two_criteria(page, judge, shots)  # the earlier run, before the edit
+    baseline = run_with_two_criteria(page, judge, shots, slow_judge=True)  # the run before the edit
 
     # edit the expected response and one expected tool argument; the file is rewritten
     page.click("#edit-case")

@@ -135,6 +135,7 @@ def test_chat_edges(page: Any, base_url: str) -> None:  # noqa: F811
     page.route(listing, lambda route: route.abort())
     page.click("#nav-runs")
     page.wait_for_selector("#view .error-box")
+    assert "nothing could be loaded" in page.inner_text("#view .error-box")  # a read saves nothing
     page.unroute(listing)
     page.click("#nav-runs")  # the same address: the view is built again
     page.wait_for_selector("h2 >> text=Run history")
@@ -240,6 +241,10 @@ def test_eval_set_runs_and_compare_edges(page: Any, base_url: str, agents_dir: P
     assert page.locator("#dock .prog").count() == 1
     expect(page.locator(".set-history table.runs tbody tr")).to_have_count(2)
     assert clipped(page, ".set-history table.runs th, .set-history table.runs td") == []  # 12, at 1400 px
+    # 9: the finished box goes once its results are open (it would cover them)
+    page.click(".prog .open-results")
+    page.wait_for_selector(".run table.cases tbody tr")
+    assert page.locator("#dock .prog").count() == 0
 
     # 11: runs listed by the run id agenteval prints, "Compare with…" with dates
     rows = api(page, "/api/runs?app=shop&eval_set=edges")
@@ -280,6 +285,10 @@ def test_eval_set_runs_and_compare_edges(page: Any, base_url: str, agents_dir: P
     secs = case["seconds"]
     shown = f"{int(secs * 1000 + 0.5)} ms" if secs < 1 else f"{secs:.2f} s"
     assert title == f"whats_the_weather_in_paris: {shown}"  # the bar is the total
+    # 11: a case's page leads back to its run by the run id (the document id on hover)
+    page.click('tr[data-case="whats_the_weather_in_paris"] a')
+    back = page.wait_for_selector(f'a[href="#/runs/{newer["run_id"]}"]')
+    assert back.inner_text() == "← run " + newer["run_group"]
     assert page.errors == []
 
 
@@ -312,6 +321,11 @@ def test_narrow_window(browser: Any, base_url: str) -> None:  # noqa: F811
         p.goto(base_url + "/#/runs?app=shop")
         p.wait_for_selector("table.runs tbody tr")
         assert clipped(p, "table.runs th, table.runs td") == []
+        assert p.evaluate("document.documentElement.scrollWidth") <= 800
+        # a run's search table scrolls inside its card instead of cutting its last column
+        p.goto(base_url + f"/#/runs/{run}/explore")
+        p.wait_for_selector(".table-wrap table.search tbody tr")
+        assert clipped(p, "table.search td:last-child") == []
         assert p.evaluate("document.documentElement.scrollWidth") <= 800
     finally:
         context.close()

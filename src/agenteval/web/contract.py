@@ -447,6 +447,8 @@ class CaseView(Out):
 
     run_id: str
     """The document's id."""
+    run_group: str | None = None
+    """The run (`RunSpec.run_id`, as `agenteval eval` prints it) the document belongs to."""
     app: str | None
     """The agent folder whose history holds the run (None: AGENTS_DIR's own)."""
     eval_set_id: str

@@ -259,7 +259,8 @@ def _agents(summary: list[InvocationAgents]) -> list[InvocationAgentsView]:
             for inv in summary]
 
 
-def case_view(result: EvalSetResult, case: CaseOutcome, run: EvalCaseResult, app: str | None) -> CaseView:
+def case_view(result: EvalSetResult, case: CaseOutcome, run: EvalCaseResult, app: str | None,
+              run_group: str | None = None) -> CaseView:
     """One case run whole (trace and judge records included), its verdict over runs and why it
     failed, and per invocation the tool-call diff, the argument-level diff and the judge records
     about it."""
@@ -277,7 +278,7 @@ def case_view(result: EvalSetResult, case: CaseOutcome, run: EvalCaseResult, app
             scores=[_score(m, run.reason(m.metric_name, i), run) for m in per.eval_metric_results],
             judge_records=[k for k, r in enumerate(run.judge_records) if r.invocation_index == i]))
     return CaseView(
-        run_id=result.eval_set_result_id, app=app, eval_set_id=result.eval_set_id,
+        run_id=result.eval_set_result_id, run_group=run_group, app=app, eval_set_id=result.eval_set_id,
         eval_id=case.eval_id, run_index=run.run_index, runs=[r.run_index for r in case.runs],
         status=status_word(run.final_eval_status), verdict=status_word(case.status),
         summary=[summary_metric(m, case.gating, case.runs) for m in case.summary.metrics],

@@ -142,7 +142,7 @@ def get_case(run_id: str, case_id: str, web: WebDep, run_index: int = Query(0, g
     run = next((r for r in case.runs if r.run_index == run_index), None)
     if run is None:
         not_found(f"case {case_id!r} of run {run_id!r} has no run {run_index}")
-    return case_view(result, case, run, stored.app)
+    return case_view(result, case, run, stored.app, stored.row.run_group)
 
 
 @router.get("/{run_id}/export")

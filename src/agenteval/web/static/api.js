@@ -32,7 +32,10 @@ export async function api(path, { method = "GET", body, signal } = {}) {
 async function reach(path, init) {
   try { return await fetch(path, init); } catch (err) {
     if (err && err.name === "AbortError") throw err;
-    throw new ApiError(0, "Cannot reach the agenteval server (it may have stopped or restarted): nothing was saved. Try again once it is back.");
+    // "nothing was saved" only where something was to be saved: a page that reads says it could not
+    const writes = init && init.method && init.method !== "GET";
+    throw new ApiError(0, "Cannot reach the agenteval server (it may have stopped or restarted): "
+      + (writes ? "nothing was saved. Try again once it is back." : "nothing could be loaded. Click the page's link again once it is back."));
   }
 }
 

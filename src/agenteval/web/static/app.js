@@ -27,6 +27,8 @@ async function route() {
   if (location.hash !== shownHash && !mayLeave()) { history.replaceState(null, "", shownHash || "#/"); return; }
   shownHash = location.hash;
   guardLeaving(() => null); // the new view sets its own
+  // a finished run's box whose results are now on screen has done its job: it would only cover them
+  for (const a of document.querySelectorAll("#dock .prog.done .open-results")) if (a.getAttribute("href") === location.hash) a.closest(".prog")?.remove();
   const token = ++S.route;
   const { parts, query } = parseHash();
   closeDrawer();

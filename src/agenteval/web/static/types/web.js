@@ -96,6 +96,7 @@
  * One case run whole, its verdict over runs and why it failed.
  * @typedef {Object} CaseView
  * @property {string} run_id - The document's id.
+ * @property {string|null} [run_group] - The run (`RunSpec.run_id`, as `agenteval eval` prints it) the document belongs to.
  * @property {string|null} app - The agent folder whose history holds the run (None: AGENTS_DIR's own).
  * @property {string} eval_set_id - The eval set.
  * @property {string} eval_id - The case.

@@ -17,7 +17,7 @@ export async function showCaseResult(token, runId, caseId, opts) {
   const runs = d.runs;
   const summary = d.summary;
   const page = h("div", { class: "page case-result" });
-  page.append(h("p", {}, h("a", { href: link("runs", runId), text: "← run " + runId })),
+  page.append(h("p", {}, h("a", { href: link("runs", runId), text: "← run " + (d.run_group || runId), title: "document " + runId })),
     h("div", { class: "row" }, h("h2", { class: "grow" }, "Case ", h("span", { text: caseId })),
       runs.length > 1 ? h("span", { class: "muted", text: `run ${runIndex}: ` }) : null, badge(r.final_eval_status),
       runs.length > 1 ? [h("span", { class: "muted", text: " over all runs: " }), badge(d.verdict)] : null,
@@ -104,7 +104,7 @@ function invocationResult(d, per, i, diff, runId) {
     explained.length ? h("div", { class: "failing-scores" }, h("h4", { text: "Why it did not pass" }), explained.map((m) =>
       h("div", { class: "bad", "data-reason": m.name, text: `${m.name}: ${m.reason}` }))) : null,
     judged.length ? h("div", { class: "muted small" }, judged.map((m) =>
-      h("div", { "data-certificate": m.name, text: `${m.name}: judge ${m.certificate}` }))) : null,
+      h("div", { "data-certificate": m.name, text: `${m.name}: ${m.certificate}` }))) : null,
     accept);
 }
 

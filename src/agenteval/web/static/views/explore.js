@@ -44,8 +44,8 @@ export async function showExplore(token, runId, query) {
     rows = found.cases.map((c) => caseRow(run, c, reviews));
     at = -1;
     replace(results, h("p", { class: "muted", id: "search-count", text: `${found.total} of ${run.counts.total} cases` + (found.total > found.cases.length ? ` (first ${found.cases.length})` : "") }),
-      h("table", { class: "cases search" }, h("thead", {}, h("tr", {}, ["case", "verdict", "score", "latency", "tokens", "failing", "review", ""].map((t) => h("th", { text: t })))),
-        h("tbody", {}, rows.map((r) => r.node))));
+      h("div", { class: "table-wrap" }, h("table", { class: "cases search" }, h("thead", {}, h("tr", {}, ["case", "verdict", "score", "latency", "tokens", "failing", "review", ""].map((t) => h("th", { text: t })))),
+        h("tbody", {}, rows.map((r) => r.node)))));
   };
   const jump = (step) => {
     const failing = rows.map((r, i) => [r, i]).filter(([r]) => r.failing);
@@ -128,9 +128,17 @@ function caseRow(run, c, reviews) {
 function groupsCard(groups, runId) {
   if (!groups.length) return h("div", { class: "card groups" }, h("h3", { text: "Failure groups" }), h("p", { class: "muted", text: "No case failed." }));
   return h("div", { class: "card groups" }, h("h3", { text: "Failure groups" }), h("ul", {}, groups.map((g) => h("li", { "data-reason": g.reason },
-    h("strong", { text: `${g.eval_ids.length} case${g.eval_ids.length > 1 ? "s" : ""}: ` }), h("code", { text: g.reason }), " — ",
+    h("strong", { text: `${g.eval_ids.length} case${g.eval_ids.length > 1 ? "s" : ""}: ` }), h("span", { class: "reason" }, codeSpans(g.reason)), " — ",
     g.eval_ids.slice(0, 12).map((e, i) => [i ? ", " : "", h("a", { href: link("runs", runId, "cases", e), text: e })]),
     g.eval_ids.length > 12 ? ` … and ${g.eval_ids.length - 12} more` : ""))));
+}
+
+/** A group's reason as nodes: its `backquoted` names as code, the rest as text (no other markup:
+ * names like final_response_match_v2 hold underscores that are not emphasis). */
+function codeSpans(text) {
+  const parts = text.split("`");
+  if (parts.length % 2 === 0) return [text]; // an unpaired backquote: the text as it is
+  return parts.map((part, i) => (i % 2 ? h("code", { text: part }) : part)).filter((p) => p !== "");
 }
 
 /** The flaky-cases card, and the function filling it. @param {RunView} run */
