@@ -56,6 +56,18 @@ class TurnDone:
 
 
 @dataclass(frozen=True)
+class JudgeCallsPlanned:
+    """A judged criterion of a case run is about to ask its questions: `calls` judge questions
+    are now planned for the case run in all (so far: a later criterion, a cross-check or an
+    escalation adds to them). Comes before those questions' `JudgeCallDone`s."""
+
+    eval_set_id: str
+    eval_id: str
+    run_index: int
+    calls: int
+
+
+@dataclass(frozen=True)
 class JudgeCallDone:
     """A judge question was answered: `model_calls` requests to `model` (0 when every sample
     came from the cache), `prompt_tokens` processed by them, `samples` verdicts read.
@@ -90,8 +102,9 @@ class RunFinished:
     seconds: float
 
 
-ProgressEvent = RunStarted | CaseStarted | TurnDone | CaseFinished | JudgeCallDone | RunFinished
+ProgressEvent = (RunStarted | CaseStarted | TurnDone | CaseFinished | JudgeCallsPlanned | JudgeCallDone
+                 | RunFinished)
 Listener = Callable[[ProgressEvent], None]
 
-__all__ = ["CaseFinished", "CaseStarted", "JudgeCallDone", "Listener", "ProgressEvent", "RunFinished",
-           "RunStarted", "TurnDone"]
+__all__ = ["CaseFinished", "CaseStarted", "JudgeCallDone", "JudgeCallsPlanned", "Listener", "ProgressEvent",
+           "RunFinished", "RunStarted", "TurnDone"]

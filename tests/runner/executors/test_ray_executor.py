@@ -114,9 +114,10 @@ def test_ray_scores_what_the_local_executor_scores(ray_cluster: Any, tmp_path: P
         assert sum(isinstance(e, CaseFinished) for e in events) == 2 * CASES
         assert sum(isinstance(e, JudgeCallDone) for e in events) == 2 * CASES
     # the same progress as the local executor's, each case run's before its end: its turn, then
-    # its judge call (1 of 1), from the workers through the driver's inbox
+    # its judge call planned and answered (1 of 1), from the workers through the driver's inbox
     assert progress_by_case(remote_events) == progress_by_case(local_events) == {
-        (f"c{i}", r): [("turn", 1, 1), ("judge", 1, 1), ("finished",)] for i in range(CASES) for r in (0, 1)}
+        (f"c{i}", r): [("turn", 1, 1), ("planned", 1), ("judge", 1, 1), ("finished",)]
+        for i in range(CASES) for r in (0, 1)}
     # both workers took units
     pids = {line.split()[-1] for line in (agent / "calls.log").read_text().splitlines()[2 * CASES:4 * CASES]}
     assert len(pids) == 2

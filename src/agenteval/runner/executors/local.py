@@ -26,24 +26,27 @@ Infer = Callable[[], Awaitable[CaseRun]]
 async def run_unit(unit: Unit, adapter: AgentAdapter, *, app_name: str | None = None,
                    simulator: SimulatorFactory | None = None, judge: JudgeService | None = None,
                    traces: bool = True, case_timeout: float | None = None,
-                   on_turn: Callable[[Invocation], None] | None = None) -> EvalCaseResult:
+                   on_turn: Callable[[Invocation], None] | None = None,
+                   listener: Listener | None = None) -> EvalCaseResult:
     """Infers one case run in this process and scores it as soon as its inference ends (see
     `score_unit`); a run longer than `case_timeout` seconds is stopped and recorded with a
-    timeout error; `on_turn` hears each turn as it finishes. Every executor that runs the
+    timeout error; `on_turn` hears each turn as it finishes, `listener` the judge questions
+    planned (see `score_unit`). Every executor that runs the
     agent in its own process runs units through this."""
     async def infer() -> CaseRun:
         return await infer_case(adapter, unit.case, unit.eval_set_id, unit.run_index, app_name,
                                 simulator, timeout=case_timeout, on_turn=on_turn)
 
-    return await score_unit(unit, infer, judge=judge, traces=traces)
+    return await score_unit(unit, infer, judge=judge, traces=traces, listener=listener)
 
 
 async def score_unit(unit: Unit, infer: Infer, *, judge: JudgeService | None = None,
-                     traces: bool = True) -> EvalCaseResult:
+                     traces: bool = True, listener: Listener | None = None) -> EvalCaseResult:
     """Runs `infer` for one case run, then scores what it recorded. With `traces`, its spans
     (agent steps, model and tool calls, simulated user turns, judge calls) are recorded into
     the result's `trace`, under one `case` span (spans `infer` brings back from elsewhere in
-    its run's `trace` are put under it by `infer`, see `graft`)."""
+    its run's `trace` are put under it by `infer`, see `graft`). Its judge questions are counted
+    as the case run's (`engine.progress.judging`): `listener` hears them planned."""
     recorder = TraceRecorder() if traces else None
     with recording(recorder) if recorder else nullcontext(), \
             span("case", f"case {unit.case.eval_id}", {"agenteval.eval_set_id": unit.eval_set_id,
@@ -51,7 +54,8 @@ async def score_unit(unit: Unit, infer: Infer, *, judge: JudgeService | None = N
                                                       "agenteval.run_index": unit.run_index}):
         run = await infer()
         run.trace = recorder.trace if recorder else None
-        with span("scoring", "scoring"), judging(unit.eval_set_id, unit.case.eval_id, unit.run_index):
+        with span("scoring", "scoring"), judging(unit.eval_set_id, unit.case.eval_id, unit.run_index,
+                                                 listener):
             result = await score_case(run, unit.metrics, unit.policy, judge)
     result.trace = run.trace
     return result
@@ -86,7 +90,7 @@ class LocalExecutor:
                 result = await run_unit(unit, self.adapter, app_name=self.app_name,
                                         simulator=self.simulator, judge=self.judge, traces=self.traces,
                                         case_timeout=self.case_timeout,
-                                        on_turn=turn_reporter(self.listener, unit))
+                                        on_turn=turn_reporter(self.listener, unit), listener=self.listener)
                 done(unit, result, time.monotonic() - started)
 
         async with anyio.create_task_group() as tg:

@@ -295,7 +295,8 @@ class ProcessExecutor:
             async def infer(unit: Unit = unit) -> CaseRun:
                 return await worker.infer(unit, self.timeout, turn_reporter(self.listener, unit))
 
-            result = await score_unit(unit, infer, judge=self.judge, traces=self.plan.traces)
+            result = await score_unit(unit, infer, judge=self.judge, traces=self.plan.traces,
+                                      listener=self.listener)
             done(unit, result, time.monotonic() - started)
 
 

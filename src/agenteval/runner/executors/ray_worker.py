@@ -236,7 +236,8 @@ class EvalWorker:
         result = await run_unit(unit, self._adapter, app_name=setup.app_name,
                                 simulator=self._simulator if setup.simulator else None, judge=judge,
                                 traces=setup.traces, case_timeout=setup.case_timeout,
-                                on_turn=turn_reporter(None if inbox is None else tell, unit))
+                                on_turn=turn_reporter(None if inbox is None else tell, unit),
+                                listener=None if inbox is None else tell)
         if cache is not None:
             await cache.flush()
         for ref in sent:

@@ -1,9 +1,10 @@
 """Where a case run's judging stands, for progress reports: questions planned and answered.
 
 The scorer of a case run opens `judging(...)` around its scoring; the judged criteria `plan`
-their questions as they start asking them; a progress listener wrapped by `tagging` then hears
-each answered question (`JudgeCallDone`) with the case run it belongs to, "k of n" and the time
-since the case's first question. The tally travels with the calling context (a context
+their questions as they start asking them (the listener given to `judging` hears
+`JudgeCallsPlanned`); a progress listener wrapped by `tagging` then hears each answered
+question (`JudgeCallDone`) with the case run it belongs to, "k of n" and the time since the
+case's first question. The tally travels with the calling context (a context
 variable), so concurrent case runs in one process keep their own.
 """
 
@@ -15,17 +16,18 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 
-from agenteval.schema.progress import JudgeCallDone
+from agenteval.schema.progress import JudgeCallDone, JudgeCallsPlanned, Listener
 
 
 @dataclass
 class CaseJudging:
     """One case run's judge questions: planned so far, answered so far, and when the first
-    was planned or answered (monotonic seconds; None before)."""
+    was planned or answered (monotonic seconds; None before); `listener` hears each plan."""
 
     eval_set_id: str
     eval_id: str
     run_index: int
+    listener: Listener | None = None
     planned: int = 0
     answered: int = 0
     started: float | None = field(default=None)
@@ -39,10 +41,11 @@ _CASE: ContextVar[CaseJudging | None] = ContextVar("agenteval_case_judging", def
 
 
 @contextmanager
-def judging(eval_set_id: str, eval_id: str, run_index: int) -> Iterator[CaseJudging]:
+def judging(eval_set_id: str, eval_id: str, run_index: int,
+            listener: Listener | None = None) -> Iterator[CaseJudging]:
     """Judge questions asked inside (in this context and the tasks it starts) are the case
-    run's."""
-    tally = CaseJudging(eval_set_id, eval_id, run_index)
+    run's; `listener` hears `JudgeCallsPlanned` as criteria plan theirs."""
+    tally = CaseJudging(eval_set_id, eval_id, run_index, listener)
     token = _CASE.set(tally)
     try:
         yield tally
@@ -57,6 +60,9 @@ def plan(questions: int) -> None:
     if tally is not None and questions > 0:
         tally._begin()
         tally.planned += questions
+        if tally.listener is not None:
+            tally.listener(JudgeCallsPlanned(tally.eval_set_id, tally.eval_id, tally.run_index,
+                                             tally.planned))
 
 
 def tag(event: JudgeCallDone) -> JudgeCallDone:

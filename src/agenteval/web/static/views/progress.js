@@ -11,8 +11,8 @@ const clock = (secs) => `${Math.floor(secs / 60)}:${String(Math.floor(secs % 60)
 /** Follows a run's server-sent events in the dock (outside the routed view, so it survives
  * navigation); offers Cancel while it runs and the results when it ends. While it runs it shows
  * the step in hand of each case run in flight (turn k of n; judge call k of n once its judging
- * has begun, with the time it has taken and an estimate of the time left for it), the time
- * taken and, once a case run has finished, an estimate of the time left. A finished run's box folds to
+ * has begun, with the time it has taken and, after its first answer, an estimate of the time
+ * left for it), the time taken and, once a case run has finished, an estimate of the time left. A finished run's box folds to
  * its verdict and goes when the next run starts (or with its ✕); the pages showing runs are
  * told (`agenteval:run-finished` on window) so that they list it. */
 export function watchRun(runId, label) {
@@ -33,11 +33,21 @@ export function watchRun(runId, label) {
   let total = 0, done = 0, passed = 0, failed = 0, judged = 0, ended = false;
   const started = Date.now();
   const inFlight = new Map(); // "eval_id run" → its turns so far ("turn 2 of 3" once one finished)
+  const judging = new Map(); // "eval_id run" → its judge questions: { done, calls, since }
+  const keyOf = (e) => e.eval_id + (e.run_index ? " run " + e.run_index : "");
+  const judgeStep = (j) => {
+    const secs = (Date.now() - j.since) / 1000;
+    const left = j.done && j.done < j.calls ? `, about ${clock((secs / j.done) * (j.calls - j.done))} left` : "";
+    return `judge call ${Math.min(j.done + 1, j.calls)} of ${j.calls}, ${clock(secs)}${left}`;
+  };
   const showStep = () => {
     const secs = (Date.now() - started) / 1000;
-    const names = [...inFlight.entries()].map(([k, t]) => (t ? `${k} (${t})` : k));
+    const names = [...inFlight.entries()].map(([k, t]) => {
+      const step = judging.has(k) ? judgeStep(judging.get(k)) : t;
+      return step ? `${k} (${step})` : k;
+    });
     const parts = [
-      names.length ? `running case ${Math.min(done + 1, total || done + 1)} of ${total || "?"}: ${short(names.slice(0, 2).join(", "), 80)}${names.length > 2 ? ` and ${names.length - 2} more` : ""}` : "",
+      names.length ? `running case ${Math.min(done + 1, total || done + 1)} of ${total || "?"}: ${short(names.slice(0, 2).join(", "), 110)}${names.length > 2 ? ` and ${names.length - 2} more` : ""}` : "",
       judged ? `${judged} judge question${judged > 1 ? "s" : ""} answered` : "",
       `${clock(secs)} elapsed`, done && total > done ? `about ${clock((secs / done) * (total - done))} left` : ""];
     step.textContent = parts.filter(Boolean).join(" · ");
@@ -64,15 +74,17 @@ export function watchRun(runId, label) {
       inFlight.set(e.eval_id + (e.run_index ? " run " + e.run_index : ""), next);
       say(`${e.eval_id}: turn ${e.turn}${e.turns ? " of " + e.turns : ""} done`);
     } else if (e.type === "CaseFinished") {
-      inFlight.delete(e.eval_id + (e.run_index ? " run " + e.run_index : ""));
+      inFlight.delete(keyOf(e)); judging.delete(keyOf(e));
       done++; statusOf(e.status) === "passed" ? passed++ : failed++;
       say(`${statusOf(e.status)}: ${e.eval_id}${e.error ? " (" + short(e.error, 60) + ")" : ""}`);
+    } else if (e.type === "JudgeCallsPlanned") {
+      const j = judging.get(keyOf(e)) || { done: 0, calls: 0, since: Date.now() };
+      j.calls = e.calls; judging.set(keyOf(e), j);
     } else if (e.type === "JudgeCallDone") {
       judged++;
       if (e.eval_id !== null && e.calls) { // where this case run's judging stands
-        const left = e.call < e.calls && e.seconds ? `, about ${clock((e.seconds / e.call) * (e.calls - e.call))} left` : "";
-        inFlight.set(e.eval_id + (e.run_index ? " run " + e.run_index : ""),
-          `judge call ${e.call} of ${e.calls} done, ${clock(e.seconds || 0)}${left}`);
+        const j = judging.get(keyOf(e)) || { since: Date.now() - 1000 * (e.seconds || 0) };
+        j.done = e.call; j.calls = e.calls; judging.set(keyOf(e), j);
       }
       say(`judge ${e.model}${e.eval_id !== null ? ` on ${e.eval_id}: call ${e.call} of ${e.calls},` : ":"} ${e.samples} sample(s)${e.cached ? " (cached)" : ""}`);
     } else if (e.type === "RunFinished") {
