@@ -61,19 +61,23 @@ _DUMPED_MAX = 512  # results between a case run's journal row and its place in t
 _dumped_lock = threading.Lock()
 
 
-def result_json(result: EvalCaseResult) -> bytes:
+def result_json(result: EvalCaseResult, keep: bool = True) -> bytes:
     """The JSON of a case result as a result document holds it (indented, None values kept):
-    what the journal stores and the document writer writes, serialised once for both. The
-    last `_DUMPED_MAX` results asked for are remembered (by identity, the result held so its
-    id is not reused): a case run is journaled when it finishes and written to the document
-    when its place comes, usually moments later."""
+    what the journal stores and the document writer writes, serialised once for both. With
+    `keep` (the journal: the document takes the result later) it is remembered, by identity
+    and holding the result so its id is not reused, until asked for without `keep` (the
+    document: the result's last use) or `_DUMPED_MAX` later results push it out; a result is
+    thus held no longer than its place in the document takes to come."""
     key = id(result)
     with _dumped_lock:
         hit = _DUMPED.get(key)
+        if hit is not None and hit[0] is result and not keep:
+            del _DUMPED[key]
     if hit is not None and hit[0] is result:
         return hit[1]
     raw: bytes = result.__pydantic_serializer__.to_json(result, indent=2, exclude_none=False)
-    remember_json(result, raw)
+    if keep:
+        remember_json(result, raw)
     return raw
 
 
@@ -137,7 +141,7 @@ class DocumentWriter:
             target.write(block)
 
     def add(self, result: EvalCaseResult) -> None:
-        self._write(raw_list_item(result_json(result), self.cases))
+        self._write(raw_list_item(result_json(result, keep=False), self.cases))
         self.cases += 1
 
     def add_raw(self, raw: bytes) -> None:
