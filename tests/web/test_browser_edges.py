@@ -297,8 +297,9 @@ def test_narrow_window(browser: Any, base_url: str) -> None:  # noqa: F811
     context.set_default_timeout(10_000)
     p = context.new_page()
     try:
-        p.goto(base_url + "/#/runs")
-        p.wait_for_selector("h2")
+        p.goto(base_url + "/#/runs?app=evil")  # an agent never run: said, not an empty table
+        p.wait_for_selector(".empty-runs >> text=No runs match these filters")
+        assert p.locator("table.runs").count() == 0
         sid = api(p, "/apps/shop/users/user/sessions", "POST", {})["id"]
         api(p, f"/apps/shop/users/user/sessions/{sid}/messages", "POST",
             {"text": "What's the weather in Paris?"})
@@ -313,6 +314,8 @@ def test_narrow_window(browser: Any, base_url: str) -> None:  # noqa: F811
         p.goto(base_url + "/#/app/shop/evalsets/narrow")
         p.wait_for_selector(".set-history table.runs tbody tr")
         assert p.is_hidden(".app .side")
+        header = p.evaluate("document.querySelector('header.top').getBoundingClientRect().height")
+        assert header < 60  # the header stays one line
         assert p.evaluate("document.querySelector('.app .main').getBoundingClientRect().width") > 700
         assert clipped(p, ".set-history table.runs th, .set-history table.runs td") == []
         assert p.evaluate("document.documentElement.scrollWidth") <= 800

@@ -26,8 +26,11 @@ export async function showRuns(token, query) {
   const page = h("div", { class: "page" }, h("h2", { text: "Run history" }),
     h("form", { class: "row card filters", onsubmit: apply }, f.app, f.eval_set, f.status, h("button", { class: "primary", text: "Filter" })));
   if (trends.length > 1) page.append(trendCharts(trends, !eval_set));
-  const table = runTable(rows, true);
-  page.append(table);
+  const filtered = app || eval_set || status;
+  // no runs: say so and where runs come from, rather than an empty table
+  page.append(rows.length || offset ? runTable(rows, true) : h("p", { class: "muted empty-runs", text: filtered
+    ? "No runs match these filters."
+    : "No runs yet: run an eval set from an agent's Eval tab, or with agenteval eval; every run is listed here." }));
   const nav = h("div", { class: "row", style: "margin-top: 8px" });
   const to = (o) => { const q = new URLSearchParams(query); q.set("offset", Math.max(0, o)); return "#/runs?" + q; };
   if (offset > 0) nav.append(h("a", { class: "btn", href: to(offset - 50), text: "← newer" }));
