@@ -187,6 +187,12 @@ def test_explore_groups_search_keys_and_review(page: Any, base_url: str, shots: 
     page.click(f'.reviews [data-target="{T}"] button[aria-label="agree"]')
     page.wait_for_selector(f'.reviews [data-target="{T}"] .review-note')
     assert page.locator(".reviews details").count() == 0  # nothing judged: no turns or rubrics to name
+    # the run's case table marks both reviewed verdicts (the comment on hover)
+    page.goto(base_url + "/#/runs/smoke_r2")
+    mark = page.wait_for_selector('tr[data-case="paris"] .review-mark[data-review="case"]')
+    assert mark.inner_text().strip() == "✗" and "London is wrong" in (mark.get_attribute("title") or "")
+    assert page.locator(f'tr[data-case="paris"] .review-mark[data-review="{T}"]').inner_text().strip() == "✓"
+    assert page.locator('tr[data-case="hello"] .review-mark').count() == 0  # not reviewed: no mark
     # a judged case run: each turn of safety_v1 and each rubric of each turn can be reviewed
     page.goto(base_url + "/#/runs/judged_r1/cases/two_turns")
     page.wait_for_selector(f'.reviews [data-target="{S}"]')

@@ -78,7 +78,8 @@ function questions(c, result, line, reviews, evalId, runIndex) {
   const rubric = c.startsWith("rubric_based_");
   const lines = [];
   for (let i = 0; i < turns; i++) {
-    if (turns > 1) lines.push(line(`${c}@${i}`, `turn ${i + 1}`));
+    // a turn the criterion gave no verdict on (a multi-turn criterion's earlier turns) has nothing to review
+    if (turns > 1 && records.some((r) => r.invocation_index === i)) lines.push(line(`${c}@${i}`, `turn ${i + 1}`));
     if (!rubric) continue;
     const items = [...new Set(records.filter((r) => r.invocation_index === i && r.item).map((r) => r.item))];
     for (const item of items) {

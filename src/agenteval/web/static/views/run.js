@@ -6,6 +6,7 @@ import { $, badge, errorBox, h, kvs, replace } from "../dom.js";
 import { INFORMATIONAL, enc, fmt, fmtSecs, fmtTime, oneLine, short, statusClass, statusOf } from "../format.js";
 import { go, link, paint, reroute } from "../nav.js";
 import { S } from "../state.js";
+import { loadReviews, reviewKey } from "./review.js";
 import { runLabel } from "./runs.js";
 
 const PAGE = 100; // rows fetched per page of a run: a 10,000-case run is never shipped whole
@@ -23,8 +24,10 @@ export async function showRun(token, runId, query) {
   const run = await api(`/api/runs/${enc(runId)}`);
   if (run.state !== "finished") return paint(token, unfinishedRun(runId, run));
   const id = run.run_id;
+  const reviewed = loadReviews(id).catch(() => new Map()); // asked with the first page, not after it
   /** @type {CasePage} */
   const first = await apiPage(casesUrl(id, 0, status));
+  const reviews = await reviewed;
   const spec = run.header;
   const counts = run.counts;
   const cases = [...first.items];
@@ -62,7 +65,7 @@ export async function showRun(token, runId, query) {
   const more = h("button", { text: "Load more" });
   const loaded = h("span", { class: "muted" });
   const addRows = (list) => {
-    for (const c of list) tbody.append(caseRow(id, c, names));
+    for (const c of list) tbody.append(caseRow(id, c, names, reviews));
     loaded.textContent = `${cases.length} of ${total} case runs shown`;
     more.hidden = cases.length >= total;
     replace(charts, runCharts(cases, names));
@@ -99,20 +102,33 @@ function casesUrl(runId, offset, status) {
   return `/api/runs/${enc(runId)}/cases?offset=${offset}&limit=${PAGE}` + (status ? "&status=" + enc(status) : "");
 }
 
-/** A case row: each criterion's cell is coloured by that criterion's own status.
+/** A person's review of a verdict as a mark beside it (✓ agreed, ✗ disagreed; the comment on hover).
+ * @param {ReviewView|undefined} r */
+function reviewMark(r) {
+  if (!r) return null;
+  const agreed = r.agreement === "agree";
+  return h("span", { class: "review-mark " + (agreed ? "ok" : "bad"), "data-review": r.target || "case",
+    title: `reviewed: ${agreed ? "agreed" : "disagreed"}${r.comment ? " — " + r.comment : ""}`, text: agreed ? " ✓" : " ✗" });
+}
+
+/** A case row: each criterion's cell is coloured by that criterion's own status; the verdicts
+ * people reviewed carry their mark.
  * @param {string} runId
  * @param {CaseRow} c
- * @param {Array<string>} names */
-function caseRow(runId, c, names) {
+ * @param {Array<string>} names
+ * @param {Map<string, ReviewView>} reviews */
+function caseRow(runId, c, names, reviews) {
   const byName = Object.fromEntries(c.metrics.map((m) => [m.name, m]));
   const href = link("runs", runId, "cases", c.eval_id) + (c.run_index ? "/run/" + c.run_index : "");
+  const review = (target) => reviews.get(reviewKey(c.eval_id, c.run_index, target));
   return h("tr", { "data-case": c.eval_id }, h("td", {}, h("a", { href, text: c.eval_id }), c.error ? h("div", { class: "muted", text: short(c.error, 80) }) : null),
-    h("td", { text: c.run_index }), h("td", {}, badge(c.status)),
+    h("td", { text: c.run_index }), h("td", {}, badge(c.status), reviewMark(review(""))),
     names.map((n) => {
       const m = byName[n];
       if (!m) return h("td", { class: "muted", text: "–" });
       const judge = m.certificate ? `\njudge ${m.certificate}` : "";
-      return h("td", { class: statusClass(m.status), title: `${n}: ${m.reason ?? `${fmt(m.score)} (threshold ${fmt(m.threshold)}), ${statusOf(m.status)}`}${judge}`, text: fmt(m.score) });
+      return h("td", { class: statusClass(m.status), title: `${n}: ${m.reason ?? `${fmt(m.score)} (threshold ${fmt(m.threshold)}), ${statusOf(m.status)}`}${judge}` },
+        fmt(m.score), reviewMark(review(n)));
     }));
 }
 
