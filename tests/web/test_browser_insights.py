@@ -209,6 +209,13 @@ def test_explore_groups_search_keys_and_review(page: Any, base_url: str, shots: 
     shot(page, shots, "case-review")
     page.reload()  # stored: the reviewed turns' lists open by themselves
     page.wait_for_selector(f'.reviews [data-target="{S}@1"] .review-note')
+    # the judge verdict table marks each verdict a review covers: safety_v1 on turn 2, rubric r2 of turn 2
+    page.wait_for_selector(".judges .review-mark")
+    marks = page.evaluate("""() => [...document.querySelectorAll('.judges tbody tr')]
+      .filter((tr) => tr.querySelector('.review-mark'))
+      .map((tr) => [...tr.children].slice(0, 3).map((td) => td.textContent).join(' ')
+                   + ' ' + tr.querySelector('.review-mark').textContent.trim())""")
+    assert sorted(marks) == sorted([f"{S} 1  ✗", f"{R} 1 r2 ✓"]), marks
 
 
 def test_matrix_diffs_only_changed_and_a_case_run_again(page: Any, base_url: str, shots: Path) -> None:

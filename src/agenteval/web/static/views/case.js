@@ -6,7 +6,7 @@ import { INFORMATIONAL, callLine, contentText, enc, fmt, fmtSecs, invCalls, stat
 import { go, link, paint } from "../nav.js";
 import { argDiffRows, wordDiff } from "./diff.js";
 import { judgeTable } from "./judges.js";
-import { reviewPanel } from "./review.js";
+import { loadReviews, reviewKey, reviewPanel } from "./review.js";
 import { caseGroups, traceView } from "./trace.js";
 
 export async function showCaseResult(token, runId, caseId, opts) {
@@ -43,7 +43,8 @@ export async function showCaseResult(token, runId, caseId, opts) {
   // invocations on the left, the trace beside them (sticky), so hovering a trace row shows its turn
   const left = h("div", { class: "case-main" });
   r.eval_metric_result_per_invocation.forEach((per, i) => left.append(invocationResult(d, per, i, d.invocations[i], runId)));
-  if (r.judge_records.length) left.append(judgeTable(r.judge_records));
+  const reviewed = loadReviews(runId).then((m) => (/** @type {string} */ target) => m.get(reviewKey(caseId, runIndex, target)));
+  if (r.judge_records.length) left.append(judgeTable(r.judge_records, reviewed));
   const spans = r.trace && r.trace.spans.length;
   const right = h("aside", { class: "case-trace card" }, h("h3", { text: "Trace" }),
     spans ? traceView(caseGroups(r), d.agents) : h("p", { class: "muted", text: "No trace was recorded for this case run." }));

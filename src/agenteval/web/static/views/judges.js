@@ -2,14 +2,30 @@
 
 import { $, badge, h, kvs, replace, toast } from "../dom.js";
 import { fmt } from "../format.js";
+import { reviewMark } from "./review.js";
 
-/** @param {Array<JudgeRecord>} records */
-export function judgeTable(records) {
+/** The review that covers a judge verdict: of its rubric on its turn, else of its turn, else of
+ * its criterion (as `agenteval judge calibrate --from_reviews` reads them).
+ * @param {JudgeRecord} r
+ * @param {(target: string) => (ReviewView|undefined)} review */
+function reviewOf(r, review) {
+  if (r.step || typeof r.invocation_index !== "number") return undefined;
+  const turn = `${r.metric_name}@${r.invocation_index}`;
+  return (r.item ? review(`${turn}/${r.item}`) : undefined) || review(turn) || review(r.metric_name);
+}
+
+/** The judge verdicts, each with the review that covers it once `reviews` (target → review of
+ * this case run) are in.
+ * @param {Array<JudgeRecord>} records
+ * @param {Promise<(target: string) => (ReviewView|undefined)>} [reviews] */
+export function judgeTable(records, reviews) {
   const head = ["criterion", "invocation", "item", "verdict", "score", "rationale", ""];
+  const cells = records.map((r) => h("td", {}, r.error ? badge(2, "error") : verdictBadge(r)));
+  if (reviews) reviews.then((review) => records.forEach((r, k) => { const m = reviewMark(reviewOf(r, review)); if (m) cells[k].append(m); })).catch(() => null);
   return h("div", { class: "card judges" }, h("h3", { text: "Judge verdicts" }), h("table", {},
     h("thead", {}, h("tr", {}, head.map((t) => h("th", { text: t })))),
-    h("tbody", {}, records.map((r) => h("tr", { class: r.step ? "muted" : "" }, h("td", { text: r.metric_name }), h("td", { text: r.invocation_index ?? "–" }),
-      h("td", { text: r.item || "" }), h("td", {}, r.error ? badge(2, "error") : verdictBadge(r)),
+    h("tbody", {}, records.map((r, k) => h("tr", { class: r.step ? "muted" : "" }, h("td", { text: r.metric_name }), h("td", { text: r.invocation_index ?? "–" }),
+      h("td", { text: r.item || "" }), cells[k],
       h("td", { text: fmt(r.score) }), h("td", { class: "rationale", text: r.rationale || r.error || "" }),
       h("td", { class: "nowrap" }, h("button", { class: "icon judge-audit", text: "prompt & reply", onclick: () => judgeDialog(r) }),
         r.span_id ? h("button", { class: "icon", title: "show this judge call in the trace", text: "trace", onclick: () => showSpan(r.span_id) }) : null))))));

@@ -16,6 +16,15 @@ export async function loadReviews(runId) {
 
 export function reviewKey(evalId, runIndex, target) { return `${evalId}|${runIndex}|${target}`; }
 
+/** A person's review of a verdict as a mark beside it (✓ agreed, ✗ disagreed; the comment on hover).
+ * @param {ReviewView|undefined} r */
+export function reviewMark(r) {
+  if (!r) return null;
+  const agreed = r.agreement === "agree";
+  return h("span", { class: "review-mark " + (agreed ? "ok" : "bad"), "data-review": r.target || "case",
+    title: `reviewed: ${agreed ? "agreed" : "disagreed"}${r.comment ? " — " + r.comment : ""}`, text: agreed ? " ✓" : " ✗" });
+}
+
 /** Agree / disagree buttons for one verdict, with the stored review (if any) beside them; a
  * click asks for a comment and stores the review.
  * @param {string} runId

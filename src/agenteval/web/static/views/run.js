@@ -6,7 +6,7 @@ import { $, badge, errorBox, h, kvs, replace } from "../dom.js";
 import { INFORMATIONAL, enc, fmt, fmtSecs, fmtTime, oneLine, short, statusClass, statusOf } from "../format.js";
 import { go, link, paint, reroute } from "../nav.js";
 import { S } from "../state.js";
-import { loadReviews, reviewKey } from "./review.js";
+import { loadReviews, reviewKey, reviewMark } from "./review.js";
 import { runLabel } from "./runs.js";
 
 const PAGE = 100; // rows fetched per page of a run: a 10,000-case run is never shipped whole
@@ -100,15 +100,6 @@ function unfinishedRun(runId, run) {
 
 function casesUrl(runId, offset, status) {
   return `/api/runs/${enc(runId)}/cases?offset=${offset}&limit=${PAGE}` + (status ? "&status=" + enc(status) : "");
-}
-
-/** A person's review of a verdict as a mark beside it (✓ agreed, ✗ disagreed; the comment on hover).
- * @param {ReviewView|undefined} r */
-function reviewMark(r) {
-  if (!r) return null;
-  const agreed = r.agreement === "agree";
-  return h("span", { class: "review-mark " + (agreed ? "ok" : "bad"), "data-review": r.target || "case",
-    title: `reviewed: ${agreed ? "agreed" : "disagreed"}${r.comment ? " — " + r.comment : ""}`, text: agreed ? " ✓" : " ✗" });
 }
 
 /** A case row: each criterion's cell is coloured by that criterion's own status; the verdicts
