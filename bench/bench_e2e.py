@@ -6,7 +6,10 @@ Contenders, each a fresh process per run, on the same corpus and default criteri
 (tool_trajectory_avg_score 1.0 + response_match_score 0.8):
 
 * `agenteval`: the console script,
-  `agenteval score EXPECTED --actual ACTUAL --config_file_path CFG --output OUT`
+  `agenteval score EXPECTED --actual ACTUAL --config_file_path CFG --output OUT`, which on
+  the 10,000-case corpus scores in worker processes (`runner.sharded`: `--parallelism`, 4 by
+  default, at most one per CPU; their CPU time is counted with the command's, `wait4`
+  including its reaped children); `--one-process` adds the same with `--parallelism 1`;
   (it also computes the four informational efficiency metrics and prints its report tables;
   stdout goes to a file under bench/out/);
 * `adk`: `bench/adk_score.py` (ADK's loader, TrajectoryEvaluator + RougeEvaluator per case,
@@ -141,6 +144,8 @@ def main() -> None:
                     help="interpreter with google-adk (default: this one)")
     ap.add_argument("--efficiency", action="store_true",
                     help="also time ADK with its four efficiency metrics (agenteval's metric set)")
+    ap.add_argument("--one-process", action="store_true",
+                    help="also time `agenteval score --parallelism 1` (no worker processes)")
     ap.add_argument("--what-if", action="store_true",
                     help="also time agenteval with the suggested fixes (profile_e2e.py --what-if all)")
     args = ap.parse_args()
@@ -157,6 +162,10 @@ def main() -> None:
         Runs("adk", [args.adk_python, str(BENCH_DIR / "adk_score.py"), *common,
                      str(out / "e2e_adk.json")], out / "e2e_adk.json", out / "e2e_adk.stdout"),
     ]
+    if args.one_process:
+        runs.insert(1, Runs("agenteval 1 process", [agenteval, "score", "--parallelism", "1", *common,
+                                                    str(out / "e2e_agenteval_1p.json")],
+                            out / "e2e_agenteval_1p.json", out / "e2e_agenteval_1p.stdout"))
     if args.efficiency:
         runs.append(Runs("adk+efficiency", [args.adk_python, str(BENCH_DIR / "adk_score.py"),
                                             *common, str(out / "e2e_adk_eff.json"),
