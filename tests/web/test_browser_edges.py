@@ -380,6 +380,8 @@ def test_a_turn_streams_its_steps(page: Any, base_url: str, judge: ScriptedModel
         page.goto(base_url + "/#/app/dice")
         page.fill("#model", f"openai-compat:story@{story.base_url}")
         page.press("#model", "Tab")
+        # the model box takes the sidebar's width (a server model's name is long)
+        assert page.evaluate("document.getElementById('model').getBoundingClientRect().width") > 300
         page.fill("#chat-input", "tell me a story")
         page.click("#send")
         page.wait_for_selector("#reply-draft >> text=/word1 /")

@@ -23,7 +23,7 @@ export function renderSide(side, app, setId) {
 }
 
 async function sessionsTab(body, app) {
-  const model = h("input", { id: "model", list: "models", placeholder: "the agent's own", value: S.model,
+  const model = h("input", { id: "model", list: "models", placeholder: "the agent's own", value: S.model, title: S.model || "the agent's own model",
     onchange: (e) => { S.model = e.target.value.trim(); localStorage.setItem("agenteval.model", S.model); } });
   const models = h("datalist", { id: "models" }, ["local", "openai:gpt-4o-mini", "ollama:qwen2.5:7b"].map((m) => h("option", { value: m })));
   body.append(h("div", { class: "row" }, h("button", { class: "primary", text: "New session",
