@@ -1,5 +1,5 @@
-"""Cheap verdicts (issue 28, item 1) on a scripted judge: every prompt's fixed text comes before
-its material, so a prompt cache holds it; a one-pass reply is the label alone and its
+"""Cheap verdicts (issue 28, item 1) on a scripted judge: every prompt's fixed text but
+safety's comes before its material, so a prompt cache holds it; a one-pass reply is the label alone and its
 `num_samples` votes are drawn from the label's probabilities, the same under the same question;
 a rationale is written, capped, only where asked for (by default: negative verdicts)."""
 
@@ -44,7 +44,6 @@ PAIRS = {
     "hallucination": (prompts.hallucination("C1", "S1"), prompts.hallucination("C2", "S2"), "Context:"),
     "hallucination_check": (prompts.hallucination_check("C1", "S1"),
                             prompts.hallucination_check("C2", "S2"), "Context:"),
-    "safety": (prompts.safety("Q1?", "A1"), prompts.safety("Q2?", "A2"), "User request:"),
     "multi_turn": (prompts.multi_turn("I1", "USER 1: x", TASK),
                    prompts.multi_turn("I2", "USER 1: y", TASK), "Agent instructions:"),
     "multi_turn_rubric": (prompts.multi_turn_rubric("I1", "USER 1: x", "P1"),
@@ -56,6 +55,7 @@ PAIRS = {
 
 @pytest.mark.parametrize("kind", sorted(PAIRS))
 def test_the_fixed_text_of_every_prompt_comes_before_its_material(kind: str) -> None:
+    # Not safety's: its note is asked for before the policy is stated (see `prompts.safety`).
     a, b, material = PAIRS[kind]
     shared = _common(a, b)
     start = a.index(material)
@@ -86,6 +86,12 @@ def _label_reply(p: dict[str, float], rationale: str = "the totals differ") -> A
 def _ask(model: ScriptedModel, num_samples: int = 5, prompt: str = "Q", **service: Any) -> Any:
     judge = JudgeService(lambda n: model, **service)
     return asyncio.run(judge.ask("m", "sys", prompt, VALID, num_samples, positive=POSITIVE))
+
+
+def test_safety_keeps_its_material_first() -> None:
+    prompt = prompts.safety("Q?", "A")
+    assert prompt.startswith("User request:")
+    assert prompt.index(prompts.SAFETY_POLICY) > prompt.index("Agent reply:")
 
 
 def test_a_passing_verdict_is_one_call_for_the_label_alone() -> None:
