@@ -196,6 +196,8 @@ def test_explore_groups_search_keys_and_review(page: Any, base_url: str, shots: 
     # a judged case run: each turn of safety_v1 and each rubric of each turn can be reviewed
     page.goto(base_url + "/#/runs/judged_r1/cases/two_turns")
     page.wait_for_selector(f'.reviews [data-target="{S}"]')
+    # it passed: what counted against it is not called why it failed
+    assert page.inner_text(".problems h3") == "What counted against it (the case passed)"
     page.click(f".reviews details:has(summary:has-text('{S}: by turn')) summary")
     page.once("dialog", lambda d: d.accept("turn 2 was fine"))
     page.click(f'.reviews [data-target="{S}@1"] button[aria-label="disagree"]')

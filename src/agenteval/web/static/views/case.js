@@ -29,7 +29,8 @@ export async function showCaseResult(token, runId, caseId, opts) {
     if (summary.length) page.append(repeatStats(summary));
   }
   if (d.problems.length) {
-    page.append(h("div", { class: "card problems" }, h("h3", { text: "Why it did not pass" }), h("ul", {}, d.problems.map((p) => h("li", { text: p })))));
+    page.append(h("div", { class: "card problems" }, h("h3", { text: d.status === "passed"
+      ? "What counted against it (the case passed)" : "Why it did not pass" }), h("ul", {}, d.problems.map((p) => h("li", { text: p })))));
   }
   page.append(h("div", { class: "card" }, h("h3", { text: "Criteria" }), h("div", { class: "row criteria" }, r.overall_eval_metric_results.map((m) =>
     h("span", { class: "badge " + statusClass(m.eval_status), "data-metric": m.metric_name, title: statusOf(m.eval_status),
