@@ -214,8 +214,12 @@ def test_end_to_end(page: Any, base_url: str, agents_dir: Path, judge: ScriptedM
     exported = Path(download.value.path()).read_text(encoding="utf-8")
     assert exported.lstrip().lower().startswith("<!doctype html") and "paris" in exported
 
-    # the failure: expected vs actual, the argument-level diff, the failing score, the judge
-    page.click('tr[data-case="paris"] a')
+    # the failure, reached from the keyboard (j marks the next case that did not pass, Enter opens
+    # it): expected vs actual, the argument-level diff, the failing score, the judge
+    page.click("h2")
+    page.keyboard.press("j")
+    assert page.get_attribute("table.cases tr.sel", "data-case") == "paris"
+    page.keyboard.press("Enter")
     page.wait_for_selector("#inv-0")
     assert "25°C" in page.inner_text("#inv-0 .expected del")
     argdiff = page.inner_text("#inv-0 .argdiff")

@@ -82,7 +82,30 @@ export async function showRun(token, runId, query) {
     h("div", { class: "row", style: "margin: 14px 0 6px" }, h("h3", { class: "grow", style: "margin: 0", text: "Cases" }), filter, loaded),
     h("table", { class: "cases" }, h("thead", {}, h("tr", {}, ["case", "run", "verdict", ...names].map((t) => h("th", { text: t })))), tbody), more);
   addRows(cases);
+  page.append(h("p", { class: "muted small", text: "Keys: j / k next / previous case that did not pass, Enter opens it." }));
   paint(token, page);
+  failureKeys(page, tbody);
+}
+
+/** j / k move between the loaded rows that did not pass (marked, scrolled to), Enter opens the
+ * marked one; not while typing, and gone with the page.
+ * @param {HTMLElement} page
+ * @param {HTMLElement} tbody */
+function failureKeys(page, tbody) {
+  const keys = (/** @type {KeyboardEvent} */ e) => {
+    if (!page.isConnected) return document.removeEventListener("keydown", keys);
+    if (e.target instanceof HTMLElement && e.target.closest("input, select, textarea") || e.metaKey || e.ctrlKey || e.altKey) return;
+    const rows = [...tbody.querySelectorAll("tr[data-status]:not([data-status=passed])")];
+    const at = rows.findIndex((r) => r.classList.contains("sel"));
+    // Enter on a focused link or button is that control's; on the page it opens the marked row
+    if (e.key === "Enter" && at >= 0 && !(e.target instanceof HTMLElement && e.target.closest("a, button"))) { const a = rows[at].querySelector("a"); if (a) go(a.getAttribute("href")); return; }
+    if ((e.key !== "j" && e.key !== "k") || !rows.length) return;
+    const next = rows[e.key === "j" ? (at + 1) % rows.length : (at <= 0 ? rows.length : at) - 1];
+    for (const r of tbody.querySelectorAll("tr.sel")) r.classList.remove("sel");
+    next.classList.add("sel");
+    next.scrollIntoView({ block: "nearest" });
+  };
+  document.addEventListener("keydown", keys);
 }
 
 /** A run this server started that is not recorded yet (or never will be): its state, and its
@@ -112,7 +135,7 @@ function caseRow(runId, c, names, reviews) {
   const byName = Object.fromEntries(c.metrics.map((m) => [m.name, m]));
   const href = link("runs", runId, "cases", c.eval_id) + (c.run_index ? "/run/" + c.run_index : "");
   const review = (target) => reviews.get(reviewKey(c.eval_id, c.run_index, target));
-  return h("tr", { "data-case": c.eval_id }, h("td", {}, h("a", { href, text: c.eval_id }), c.error ? h("div", { class: "muted", text: short(c.error, 80) }) : null),
+  return h("tr", { "data-case": c.eval_id, "data-status": c.status }, h("td", {}, h("a", { href, text: c.eval_id }), c.error ? h("div", { class: "muted", text: short(c.error, 80) }) : null),
     h("td", { text: c.run_index }), h("td", {}, badge(c.status), reviewMark(review(""))),
     names.map((n) => {
       const m = byName[n];
