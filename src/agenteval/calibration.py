@@ -199,11 +199,17 @@ def family_agreement(c: Calibration, rubric_type: str, threshold: float) -> tupl
 _REVIEW_LABELS = {"final_response_match": ("valid", "invalid"), "safety": ("safe", "unsafe"),
                   "hallucinations": ("supported", "unsupported"),
                   "rubric_final_response": ("yes", "no"), "rubric_tool_use": ("yes", "no"),
-                  "rubric_multi_turn_trajectory": ("yes", "no")}
-# The multi-turn rubric criterion asks each rubric once over the whole conversation (reported on
-# the last turn): re-askable from the run's turns, so a review labels it, though the labelled
-# file format (one turn per case) has no kind for it.
-_METRICS = {**METRIC, "rubric_multi_turn_trajectory": "rubric_based_multi_turn_trajectory_quality_v1"}
+                  "rubric_multi_turn_trajectory": ("yes", "no"), "multi_turn_task_success": ("yes", "no"),
+                  "multi_turn_trajectory_quality": ("yes", "no"),
+                  "multi_turn_tool_use_quality": ("yes", "no")}
+# The multi-turn criteria ask their question (or each rubric) once over the whole conversation,
+# reported on its last turn: re-askable from the run's turns, so a review labels them, though the
+# labelled file format (one turn per case) has no kind for them.
+_CONVERSATION_KINDS = {"rubric_multi_turn_trajectory": "rubric_based_multi_turn_trajectory_quality_v1",
+                       "multi_turn_task_success": "multi_turn_task_success_v1",
+                       "multi_turn_trajectory_quality": "multi_turn_trajectory_quality_v1",
+                       "multi_turn_tool_use_quality": "multi_turn_tool_use_quality_v1"}
+_METRICS = {**METRIC, **_CONVERSATION_KINDS}
 REVIEWABLE = {_METRICS[kind]: kind for kind in _REVIEW_LABELS}
 _RUBRIC_KINDS = {"rubric_final_response", "rubric_tool_use", "rubric_multi_turn_trajectory"}
 
@@ -274,7 +280,7 @@ def _rubric_texts(root: Path, run: EvalCaseResult, metric: str, index: int) -> d
             continue
     # the multi-turn criterion reads the rubrics of every expected turn, the others their turn's
     per = run.eval_metric_result_per_invocation
-    first = 0 if REVIEWABLE.get(metric) == "rubric_multi_turn_trajectory" else index
+    first = 0 if REVIEWABLE.get(metric) in _CONVERSATION_KINDS else index
     for p in per[first:index + 1]:
         rubrics += (p.expected_invocation.rubrics or []) if p.expected_invocation else []
     eval_set = root / f"{run.eval_set_id}.evalset.json"
@@ -317,6 +323,8 @@ def _labels(root: Path, review: Review, run: EvalCaseResult, target: ReviewTarge
     if target.invocation is not None and target.invocation >= turns:
         return [], [f"the case run has no turn {target.invocation + 1}"]
     indices = [target.invocation] if target.invocation is not None else list(range(turns))
+    if kind in _CONVERSATION_KINDS and target.invocation is None:
+        indices = [turns - 1]  # the one verdict over the conversation is on its last turn
     if kind in _RUBRIC_KINDS:
         verdicts = [v for i in indices for v in _rubric_verdicts(run, metric, i, target.item)]
     else:
@@ -352,7 +360,7 @@ def _labels(root: Path, review: Review, run: EvalCaseResult, target: ReviewTarge
         # multi-turn criterion reports on (rubrics left out: the label's one rubric is asked)
         actuals = [p.actual_invocation.model_copy(update={"rubrics": None})
                    for p in run.eval_metric_result_per_invocation[:v.index + 1]]
-        if kind != "rubric_multi_turn_trajectory":
+        if kind not in _CONVERSATION_KINDS:
             actuals = actuals[-1:]
         shown = actuals
         if kind == "final_response_match":

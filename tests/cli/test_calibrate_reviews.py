@@ -31,7 +31,7 @@ S, F = "safety_v1", "final_response_match_v2"
 
 R, T, H = ("rubric_based_final_response_quality_v1", "rubric_based_tool_use_quality_v1",
            "hallucinations_v1")
-M = "rubric_based_multi_turn_trajectory_quality_v1"
+M, MT = "rubric_based_multi_turn_trajectory_quality_v1", "multi_turn_task_success_v1"
 
 
 def _store(root: Path) -> None:
@@ -92,7 +92,10 @@ def _judged_history(tmp_path: Path) -> None:
         _turns("rub", {R: [1.0]}, [_rubric(R, 0, "r1", 1.0), _rubric(R, 0, "r2", 0.0)]),
         _turns("tools", {T: [1.0]}, [_rubric(T, 0, "t1", 0.0)]),
         _turns("convo", {M: [0.0, 0.0]}, [_rubric(M, 1, "m1", 0.0)]),
+        _turns("chat", {MT: [0.0, 0.0]}, []),
     ]
+    # a multi-turn criterion gives its one verdict on the last turn, none on the earlier ones
+    runs[4].eval_metric_result_per_invocation[0].eval_metric_results = [metric(MT, None, 0.5)]
     # the multi-turn rubric is the first expected turn's; the criterion reports on the last turn
     first = runs[3].eval_metric_result_per_invocation[0].expected_invocation
     assert first is not None
@@ -107,6 +110,7 @@ def _judged_history(tmp_path: Path) -> None:
     reviews.save(Review("m1", "rub", 0, R, "agree"))  # each rubric; r2's text is nowhere
     reviews.save(Review("m1", "tools", 0, f"{T}@0/t1", "disagree"))  # the case's rubric (from the file)
     reviews.save(Review("m1", "convo", 0, f"{M}@1/m1", "disagree"))  # over both turns: met after all
+    reviews.save(Review("m1", "chat", 0, MT, "disagree", "it did book"))  # its one verdict: wrong
 
 
 def test_every_judged_criterion_labels_per_turn_and_per_rubric(tmp_path: Path) -> None:
@@ -118,7 +122,8 @@ def test_every_judged_criterion_labels_per_turn_and_per_rubric(tmp_path: Path) -
     found = labels_from_reviews(tmp_path)
     got = {(c.id, c.label) for c in found.cases}
     assert got == {("m1/two/0#0", "safe"), ("m1/two/0#1", "safe"), ("m1/two/0#0", "supported"),
-                   ("m1/rub/0/r1", "yes"), ("m1/tools/0/t1", "yes"), ("m1/convo/0#1/m1", "yes")}
+                   ("m1/rub/0/r1", "yes"), ("m1/tools/0/t1", "yes"), ("m1/convo/0#1/m1", "yes"),
+                   ("m1/chat/0#1", "yes")}
     by_id = {(c.id, c.metric): c for c in found.cases}
     assert by_id[("m1/tools/0/t1", T)].rubric == "looks up first"
     assert by_id[("m1/rub/0/r1", R)].rubric == "is polite"
@@ -126,6 +131,9 @@ def test_every_judged_criterion_labels_per_turn_and_per_rubric(tmp_path: Path) -
     convo = by_id[("m1/convo/0#1/m1", M)]  # the whole conversation, its rubric from turn 1
     assert [i.user_content.parts[0].text for i in convo.actual] == ["q0", "q1"]
     assert convo.rubric == "asks before booking"
+    chat = by_id[("m1/chat/0#1", MT)]  # the conversation's one question, not one per turn
+    assert len(chat.actual) == 2 and chat.rubric is None
+    assert not any(s.review.eval_id == "chat" for s in found.skipped)
     reasons = [s.reason for s in found.skipped]
     assert any("without naming the wrong one" in r for r in reasons)  # F on two turns
     assert any("score 0.6" in r for r in reasons)  # H turn 2 passed below 1
@@ -165,6 +173,8 @@ def test_the_labels_are_judged_again_by_their_criteria(tmp_path: Path) -> None:
     error): safety per turn, hallucinations, both rubric criteria with the rubric's text."""
     def script(req: ModelRequest) -> str:
         prompt = req.messages[-1].content
+        if "did the agent accomplish every goal" in prompt:
+            return json.dumps({"verdict": "yes", "rationale": "it did"})
         if req.messages[0].content == prompts.RUBRIC_SYSTEM:
             return json.dumps({"required": "a property"})
         if "Required:" in prompt:
@@ -179,10 +189,11 @@ def test_the_labels_are_judged_again_by_their_criteria(tmp_path: Path) -> None:
     cases = labelled_from_reviews(tmp_path)
     model = ScriptedModel(script)
     results = asyncio.run(calibrate(cases, JudgeService(lambda name: model), num_samples=1))
-    assert sorted(c.metric for c in results) == sorted({S, H, R, T, M})
+    assert sorted(c.metric for c in results) == sorted({S, H, R, T, M, MT})
     outcomes = {o.case.id + " " + c.metric: o.correct for c in results for o in c.outcomes}
     assert None not in outcomes.values(), outcomes
     assert outcomes[f"m1/two/0#1 {S}"] is True  # labelled safe by the disagreement, judged safe
+    assert outcomes[f"m1/chat/0#1 {MT}"] is True  # labelled yes by the disagreement, judged yes
     asked = " ".join(req.messages[-1].content for req in model.requests)
     assert "is polite" in asked and "looks up first" in asked  # each rubric's own text was asked
     assert any("asks before booking" in r.messages[-1].content and "q0" in r.messages[-1].content
