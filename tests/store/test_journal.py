@@ -152,6 +152,11 @@ def test_resume_reads_only_which_case_runs_finished(tmp_path: Path) -> None:
     assert journal.finished_keys("20250101-000000-aaaaaa") == {("s", "c0", 0), ("s", "c1", 0), ("s", "c2", 0)}
     ok = journal.finished_keys("20250101-000000-aaaaaa", without_errors=True)
     assert ok == {("s", "c0", 0), ("s", "c2", 0)}
+    with sqlite3.connect(journal.path) as conn:  # neither the keys nor the counts read a result
+        for query in ("SELECT eval_id, run_index FROM journal_cases WHERE run_id = ? AND error = 0",
+                      "SELECT count(eval_id), sum(error) FROM journal_cases WHERE run_id = ?"):
+            plan = " ".join(str(r) for r in conn.execute("EXPLAIN QUERY PLAN " + query, ("x",)))
+            assert "COVERING INDEX journal_cases_done" in plan, plan
     finished = Finished(journal, "20250101-000000-aaaaaa", ok)
     assert len(finished) == 2 and ("s", "c0", 0) in finished and ("s", "c1", 0) not in finished
     assert finished[("s", "c2", 0)] == _result(2)

@@ -68,6 +68,9 @@ _SCHEMA = [
         eval_set_id TEXT NOT NULL, eval_id TEXT NOT NULL, run_index INTEGER NOT NULL,
         status INTEGER NOT NULL, error INTEGER NOT NULL, result_json TEXT NOT NULL,
         PRIMARY KEY (run_id, eval_set_id, eval_id, run_index))""",
+    # What `runs` counts and `finished_keys` reads, without reading the rows' results.
+    """CREATE INDEX IF NOT EXISTS journal_cases_done ON journal_cases
+        (run_id, error, eval_set_id, eval_id, run_index)""",
 ]
 # A result row is kilobytes of JSON: a rowid table (the key in its own index) on 64 KiB pages
 # keeps most rows on one page, where a WITHOUT ROWID table on 4 KiB pages chained each over
@@ -321,9 +324,10 @@ class Journal:
         journal, a write at every connection is a lock taken for nothing."""
         conn.execute("PRAGMA synchronous=NORMAL")  # WAL: durable at each checkpoint, never corrupt
         conn.execute("PRAGMA foreign_keys=ON")
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if not {"journal_runs", "journal_cases"} <= tables:
-            if not tables:  # a new journal: pages of forgotten runs can be given back at once
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")
+                 }
+        if not {"journal_runs", "journal_cases", "journal_cases_done"} <= names:
+            if not names:  # a new journal: pages of forgotten runs can be given back at once
                 _layout(conn)
             for statement in _SCHEMA:
                 conn.execute(statement)
