@@ -92,6 +92,7 @@ class Selection:
         return self.streamed.count if self.streamed is not None else len(self.eval_set.eval_cases)
 
     def has_cases(self) -> bool:
+        """Whether any case is selected (a set with none is refused: `check_has_cases`)."""
         return self.case_count() > 0
 
     def cases(self) -> Iterator[EvalCase]:
