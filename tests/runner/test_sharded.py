@@ -97,3 +97,17 @@ def test_small_files_are_scored_in_one_process(tmp_path: Path) -> None:
     exp, act = _sets(tmp_path, n=5)
     assert worker_count(8, exp, act) == 1
     assert worker_count(8, exp, tmp_path / "missing.json") == 1
+
+
+@pytest.mark.parametrize(("cpus", "load", "parallelism", "workers"), [
+    (2, 0.1, 4, 2), (2, 0.7, 4, 1), (8, 2.2, 4, 4), (8, 5.0, 4, 3), (2, 15.0, 4, 1), (4, 0.0, 1, 1),
+])
+def test_large_files_get_a_worker_per_idle_cpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpus: int,
+                                               load: float, parallelism: int, workers: int) -> None:
+    from agenteval.runner import sharded
+
+    exp, act = _sets(tmp_path, n=5)
+    monkeypatch.setattr(sharded, "SHARD_MIN_BYTES", 1)
+    monkeypatch.setattr(sharded.os, "sched_getaffinity", lambda pid: set(range(cpus)))
+    monkeypatch.setattr(sharded.os, "getloadavg", lambda: (load, load, load))
+    assert worker_count(parallelism, exp, act) == workers
