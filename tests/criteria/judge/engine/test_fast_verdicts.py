@@ -36,16 +36,14 @@ PAIRS = {
     "hallucination": (prompts.hallucination("C1", "S1"), prompts.hallucination("C2", "S2"), "Context:"),
     "hallucination_check": (prompts.hallucination_check("C1", "S1"),
                             prompts.hallucination_check("C2", "S2"), "Context:"),
-    "trajectory": (prompts.trajectory("Q1?", "none", "A1"), prompts.trajectory("Q2?", "none", "A2"),
-                   "User request:"),
 }
 
 
 @pytest.mark.parametrize("kind", sorted(PAIRS))
 def test_the_fixed_text_of_every_prompt_comes_before_its_material(kind: str) -> None:
     # The questions asked most often; safety's keeps its material first (its note is asked for
-    # before the policy is stated, see `prompts.safety`), and so do the rubric steps' and the
-    # multi-turn questions' (not re-measured in the new order).
+    # before the policy is stated, see `prompts.safety`), and so do the rubric steps',
+    # trajectory's and the multi-turn questions' (not re-measured in the new order).
     a, b, material = PAIRS[kind]
     shared = _common(a, b)
     start = a.index(material)
