@@ -4,6 +4,7 @@ one process writes; one process wherever an output needs every case (reports, th
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,8 @@ def sets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, l
     for path, es in zip(paths, (expected, actual), strict=True):
         path.write_text(es.model_dump_json(indent=2))
     monkeypatch.setattr(sharded, "SHARD_MIN_BYTES", 1)
-    monkeypatch.setattr(sharded.os, "sched_getaffinity", lambda pid: {0, 1})
-    monkeypatch.setattr(sharded.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     used: list[int] = []
     run = sharded.rescore_sharded
 

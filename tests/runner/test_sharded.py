@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -108,6 +109,6 @@ def test_large_files_get_a_worker_per_idle_cpu(tmp_path: Path, monkeypatch: pyte
 
     exp, act = _sets(tmp_path, n=5)
     monkeypatch.setattr(sharded, "SHARD_MIN_BYTES", 1)
-    monkeypatch.setattr(sharded.os, "sched_getaffinity", lambda pid: set(range(cpus)))
-    monkeypatch.setattr(sharded.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)))
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
     assert worker_count(parallelism, exp, act) == workers
