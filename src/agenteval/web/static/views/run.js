@@ -88,11 +88,9 @@ export async function showRun(token, runId, query) {
 }
 
 /** j / k move between the loaded rows that did not pass (marked, scrolled to), Enter opens the
- * marked one; not while typing, and gone with the page.
- * @param {HTMLElement} page
- * @param {HTMLElement} tbody */
+ * marked one; not while typing, and gone with the page (`page`, holding the rows' `tbody`). */
 function failureKeys(page, tbody) {
-  const keys = (/** @type {KeyboardEvent} */ e) => {
+  const keys = (e) => {
     if (!page.isConnected) return document.removeEventListener("keydown", keys);
     if (e.target instanceof HTMLElement && e.target.closest("input, select, textarea") || e.metaKey || e.ctrlKey || e.altKey) return;
     const rows = [...tbody.querySelectorAll("tr[data-status]:not([data-status=passed])")];
