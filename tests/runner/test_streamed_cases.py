@@ -53,6 +53,18 @@ def test_a_streamed_set_has_the_digest_ids_and_tool_args_of_the_set_loaded_whole
     assert sel.whole() == whole and sel.case_count() == 5
 
 
+def test_fields_after_the_cases_are_read_as_loading_reads_them(tmp_path: Path) -> None:
+    """ADK writes creation_timestamp after eval_cases: the shell keeps it, so the digest a
+    streamed run journals is the one a resume that loads the set whole computes."""
+    path = tmp_path / "s.evalset.json"
+    path.write_text(json.dumps({"eval_set_id": "s", "eval_cases": [_case(0), _case(1)],
+                                "creation_timestamp": 1758846869.17}))
+    shell, streamed = StreamedCases.read(path)
+    whole = load_eval_set(path)
+    assert shell.creation_timestamp == 1758846869.17
+    assert streamed.digest == Selection(path, whole).digest()
+
+
 def test_select_stream_refuses_what_loading_refuses_naming_file_and_field(tmp_path: Path) -> None:
     bad = [_case(0), _case(1)]
     bad[1]["conversation"] = "no"

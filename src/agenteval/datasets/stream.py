@@ -91,7 +91,7 @@ def read_head(path: str | Path, list_key: str, wanted: tuple[str, ...] = (),
     if not found_list:
         raise DataError(path, list_key, f"field required (a list of at least one {what})")
     missing = [k for k in wanted if k not in head]
-    for k in missing:  # after the list: one more pass (no writer we know puts them there)
+    for k in missing:  # after the list (ADK writes creation_timestamp there): one more pass each
         with _open(path) as f:
             try:
                 found = list(ijson.items(f, k, use_float=True))

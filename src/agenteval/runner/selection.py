@@ -18,6 +18,8 @@ from agenteval.datasets.stream import CaseStream, read_head
 from agenteval.errors import DataError, from_validation_error
 from agenteval.schema import EvalCase, EvalConfig, EvalSet
 
+_SET_FIELDS = tuple(k for k in EvalSet.model_fields if k != "eval_cases")
+
 
 @dataclass
 class StreamedCases:
@@ -38,7 +40,9 @@ class StreamedCases:
     @classmethod
     def read(cls, path: Path) -> tuple[EvalSet, StreamedCases]:
         """The eval set's other fields (`eval_cases` empty) and its cases, checked."""
-        head = read_head(path, "eval_cases", what="case")
+        # Every field of the set, wherever the file puts it: ADK writes creation_timestamp
+        # after eval_cases, and a shell without it would differ from the set loaded whole.
+        head = read_head(path, "eval_cases", _SET_FIELDS, what="case")
         try:
             shell = EvalSet.model_validate({**head, "eval_cases": []})
         except ValidationError as e:
