@@ -10,35 +10,20 @@ import json
 
 import anyio
 import pytest
+from tests.models.local_marks import EMBEDDED_MODEL
 
 from agenteval.models import (
     LocalModel,
     Message,
     ModelError,
     ModelRequest,
-    ModelUnavailable,
     OpenAICompatModel,
     ToolCallRequest,
     ToolSpec,
-    check_local_available,
 )
 from agenteval.models import local as local_module
 
-
-def _unavailable() -> str | None:
-    try:
-        check_local_available()
-    except ModelUnavailable as exc:
-        return str(exc)
-    return None
-
-
-REASON = _unavailable()
-pytestmark = [
-    pytest.mark.model,
-    pytest.mark.anyio,
-    pytest.mark.skipif(REASON is not None, reason=f"embedded model not installed: {REASON}"),
-]
+pytestmark = EMBEDDED_MODEL
 
 YES_NO = 'root ::= "YES" | "NO"'
 JUDGE = Message("system", "You are a strict judge. Answer YES or NO.")

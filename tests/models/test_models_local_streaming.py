@@ -8,25 +8,12 @@ import time
 import anyio
 import httpx
 import pytest
+from tests.models.local_marks import EMBEDDED_MODEL
 
-from agenteval.models import LocalModel, Message, ModelRequest, ModelUnavailable, check_local_available
+from agenteval.models import LocalModel, Message, ModelRequest
 from agenteval.models.base import generate_streaming
 
-
-def _unavailable() -> str | None:
-    try:
-        check_local_available()
-    except ModelUnavailable as exc:
-        return str(exc)
-    return None
-
-
-REASON = _unavailable()
-pytestmark = [
-    pytest.mark.model,
-    pytest.mark.anyio,
-    pytest.mark.skipif(REASON is not None, reason=f"embedded model not installed: {REASON}"),
-]
+pytestmark = EMBEDDED_MODEL
 
 
 @pytest.fixture
