@@ -141,6 +141,14 @@ def test_chat_edges(page: Any, base_url: str) -> None:  # noqa: F811
     page.wait_for_selector("h2 >> text=Run history")
     page.go_back()
     page.wait_for_selector('.turn[data-turn="1"]')
+    # the unsent text is the session's draft: it comes back with the session, refilled or typed
+    assert page.input_value("#chat-input") == "please keep this message"
+    page.fill("#chat-input", "typed, not sent")
+    page.click("#nav-runs")
+    page.wait_for_selector("h2 >> text=Run history")
+    page.go_back()
+    page.wait_for_selector('.turn[data-turn="1"]')
+    assert page.input_value("#chat-input") == "typed, not sent"
 
     # 8: a slow turn shows the time waited and can be stopped; the text comes back
     page.fill("#chat-input", "slow one")
@@ -329,6 +337,18 @@ def test_narrow_window(browser: Any, base_url: str) -> None:  # noqa: F811
         p.goto(base_url + f"/#/runs/{run}/explore")
         p.wait_for_selector(".table-wrap table.search tbody tr")
         assert clipped(p, "table.search td:last-child") == []
+        assert p.evaluate("document.documentElement.scrollWidth") <= 800
+        # the run menus are as wide as their longest option: capped, so a long run name still fits
+        long_option = ("(sel) => { const s = document.querySelector(sel);"
+                       " s.append(new Option('x'.repeat(300), 'long')); s.value = 'long';"
+                       " return s.getBoundingClientRect().width; }")
+        p.goto(base_url + f"/#/runs/{run}")
+        p.wait_for_selector("#compare-with")
+        assert p.evaluate(long_option, "#compare-with") <= 300
+        assert p.evaluate("document.documentElement.scrollWidth") <= 800
+        p.goto(base_url + f"/#/matrix?runs={run}")
+        p.wait_for_selector("#add-run")
+        assert p.evaluate(long_option, "#add-run") <= 300
         assert p.evaluate("document.documentElement.scrollWidth") <= 800
     finally:
         context.close()

@@ -222,8 +222,23 @@ def test_explore_groups_search_keys_and_review(page: Any, base_url: str, shots: 
 
 def test_matrix_diffs_only_changed_and_a_case_run_again(page: Any, base_url: str, shots: Path) -> None:
     page.goto(base_url + "/#/runs/smoke_r2/explore")
+    page.wait_for_selector("#open-matrix")
+    assert page.input_value("#app-picker") == "shop"  # a deep link shows the agent of the page
+    # reviews of smoke_r2's paris run (its verdict and a criterion), stored from the page's origin
+    for target, agreement, comment in (("", "disagree", "London is wrong"), (T, "agree", "")):
+        assert page.evaluate("""(body) => fetch('/api/runs/smoke_r2/reviews', {method: 'PUT',
+          headers: {'Content-Type': 'application/json'}, body: JSON.stringify(body)}).then((r) => r.ok)""",
+            {"eval_id": "paris", "run_index": 0, "target": target, "agreement": agreement,
+             "comment": comment})
     page.click("#open-matrix")
     page.wait_for_selector("table.matrix")
+    # the matrix marks the reviewed verdicts as the run's case table does, the comment on hover
+    paris = page.locator('table.matrix tr[data-case="paris"] td.cell')
+    reviewed = paris.nth(1)
+    mark = reviewed.locator('.review-mark[data-review="case"]')
+    assert mark.inner_text().strip() == "✗" and "London is wrong" in (mark.get_attribute("title") or "")
+    assert reviewed.locator(f'.review-mark[data-review="{T}"]').inner_text().strip() == "✓"
+    assert paris.nth(0).locator(".review-mark").count() == 0  # smoke_r1's verdict: not reviewed
     assert page.locator("table.matrix tbody tr").count() == 2
     changed = page.locator('table.matrix tr[data-case="paris"] td.changed')
     assert changed.count() == 1
@@ -247,7 +262,9 @@ def test_matrix_diffs_only_changed_and_a_case_run_again(page: Any, base_url: str
     shot(page, shots, "matrix-rerun")
     # a repeated run: a column per repeat, diffed against its left neighbour; or one repeat picked
     page.goto(base_url + "/#/matrix?runs=smoke_r1,again_r1")
+    page.reload()  # a deep link: the page starts on the matrix
     page.wait_for_selector('table.matrix thead th[data-run="again_r1"]')
+    page.wait_for_function("document.querySelector('#app-picker').value === 'shop'")
     heads = page.locator("table.matrix thead th").all_inner_texts()
     assert len(heads) == 4 and "#0" in heads[2] and "#1" in heads[3]
     row = page.locator('table.matrix tr[data-case="paris"] td.cell')

@@ -48,5 +48,12 @@ export function setQuery(key, value) {
   history.replaceState(null, "", link(...parts) + (q ? "?" + q : ""));
 }
 
+/** Shows agent `app` in the header's agent picker: the agent of the page on screen (left as it
+ * is when the page names none, or an agent the picker does not list). @param {string|null|undefined} app */
+export function showAgent(app) {
+  const picker = /** @type {HTMLSelectElement} */ ($("#app-picker"));
+  if (app && S.apps.some((a) => a.name === app)) picker.value = app;
+}
+
 /** Paints a view's node unless the user navigated elsewhere meanwhile. */
 export function paint(token, node) { if (token === S.route) replace($("#view"), node); }

@@ -8,6 +8,14 @@ import { link } from "../nav.js";
 import { S } from "../state.js";
 import { renderSide } from "./side.js";
 
+/** Where the composer's unsent text of the session shown is kept (the tab's sessionStorage, so
+ * it survives leaving the page and a reload): one draft per agent and session ("" = new session). */
+const draftKey = (app) => `agenteval.draft.${app}/${S.session ? S.session.id : ""}`;
+function keepDraft(app, text) {
+  try { if (text.trim()) sessionStorage.setItem(draftKey(app), text); else sessionStorage.removeItem(draftKey(app)); } catch { /* storage off: the draft lives as long as the view */ }
+}
+function draftOf(app) { try { return sessionStorage.getItem(draftKey(app)) || ""; } catch { return ""; } }
+
 export function chatView(main, app) {
   const s = S.session;
   const messages = h("div", { class: "messages", id: "messages" });
@@ -20,10 +28,12 @@ export function chatView(main, app) {
     const text = input.value.trim();
     if (!text || send.disabled) return;
     input.value = ""; send.disabled = true;
+    keepDraft(app, "");
     try { await sendMessage(app, text, messages); } catch (err) {
       // the message is not lost: back in the composer (unless something new was typed), and the
       // reason in the conversation where the reply would have been
       if (!input.value.trim()) input.value = text;
+      keepDraft(app, input.value);
       const reason = err.name === "AbortError" ? "Stopped: the turn was cancelled and not saved."
         : "Not sent: " + err.message;
       messages.append(h("div", { class: "msg error send-failed", role: "alert", text: reason }));
@@ -32,6 +42,8 @@ export function chatView(main, app) {
     send.disabled = false; input.focus();
   };
   send.addEventListener("click", submit);
+  input.value = draftOf(app);
+  input.addEventListener("input", () => keepDraft(app, input.value));
   input.addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); submit(); } });
   replace(main, head, messages, h("div", { class: "composer" }, input, send));
   for (const [i, t] of ((s && s.turns) || []).entries()) messages.append(turnView(t, i));

@@ -6,7 +6,7 @@
 import { api, qs, setPath } from "../api.js";
 import { badge, h, replace, toast } from "../dom.js";
 import { enc, fmt, fmtSecs, short } from "../format.js";
-import { go, link, paint, setQuery } from "../nav.js";
+import { go, link, paint, setQuery, showAgent } from "../nav.js";
 import { matrixLink } from "./matrix.js";
 import { loadReviews, reviewControls, reviewKey } from "./review.js";
 
@@ -16,6 +16,7 @@ export async function showExplore(token, runId, query) {
   /** @type {RunView|JobView} */
   const run = await api(`/api/runs/${enc(runId)}`);
   if (run.state !== "finished") return go(link("runs", runId));
+  showAgent(run.app);
   const id = run.run_id;
   const [groups, reviews] = await Promise.all([
     api(`/api/runs/${enc(id)}/groups`).then((/** @type {Array<FailureGroupView>} */ g) => g),

@@ -1,12 +1,15 @@
 /* The run matrix: N runs side by side (cases as rows, runs as columns; a repeated run has a
  * column per repeat, "run · #k", or the repeat picked), each cell the answer and tool calls with
  * the diff against the column to its left; "only changed" keeps the cases whose output changed
- * (between repeats too). Address: #/matrix?runs=a,b,c[&changed=1][&cases=x,y][&index=k]. */
+ * (between repeats too); a verdict people reviewed carries its marks (✓ / ✗, the comment on hover),
+ * as on the run's case table. Address: #/matrix?runs=a,b,c[&changed=1][&cases=x,y][&index=k]. */
 
 import { api, qs } from "../api.js";
 import { badge, h } from "../dom.js";
 import { fmt, fmtTime, short } from "../format.js";
-import { go, link, paint } from "../nav.js";
+import { go, link, paint, showAgent } from "../nav.js";
+import { S } from "../state.js";
+import { loadReviews, reviewKey, reviewMark } from "./review.js";
 
 /** The matrix page's address. @param {Array<string>} runs @param {Object<string, string>} [extra] */
 export function matrixLink(runs, extra = {}) { return "#/matrix?" + qs({ runs: runs.join(","), ...extra }); }
@@ -28,8 +31,11 @@ export async function showMatrix(token, query) {
   if (changed) params.set("changed_only", "true");
   if (index) params.set("run_index", index);
   params.set("limit", "500");
+  // each run's reviews, asked with the matrix (a run whose reviews cannot be read shows none)
+  const reviewed = Promise.all(runs.map((r) => loadReviews(r).catch(() => new Map())));
   /** @type {MatrixView} */
   const m = await api("/api/matrix?" + params);
+  const byRun = new Map((await reviewed).map((reviews, k) => [runs[k], reviews]));
   const toggle = h("label", { class: "row" }, h("input", { type: "checkbox", id: "only-changed", checked: changed,
     onchange: (e) => go(matrixLink(runs, { ...keep(), changed: e.target.checked ? "1" : "" })) }), "only cases whose output changed");
   const repeats = Math.max(...m.columns.map((c) => c.run_indices));
@@ -39,6 +45,7 @@ export async function showMatrix(token, query) {
   const picker = h("select", { id: "add-run" }, h("option", { value: "", text: "Add a run…" }));
   picker.addEventListener("change", () => { if (picker.value) go(matrixLink([...runs, picker.value], keep())); });
   api(`/api/runs/${encodeURIComponent(runs[0])}`).then(async (/** @type {RunView|JobView} */ first) => {
+    if (token === S.route) showAgent(first.app); // the agent of the page (a deep link says none)
     if (first.state !== "finished") return;
     /** @type {Array<RunRow>} */
     const rows = await api("/api/runs?" + qs({ app: first.app, eval_set: first.eval_set_id, limit: 50 }));
@@ -55,14 +62,15 @@ export async function showMatrix(token, query) {
       onclick: () => go(matrixLink(runs.filter((r) => r !== c.run_id), keep())) }) : null)));
   const body = m.rows.map((row) => h("tr", { "data-case": row.eval_id, class: row.changed ? "changed" : "" },
     h("td", {}, h("a", { href: link("runs", m.columns[0].run_id, "cases", row.eval_id), text: row.eval_id })),
-    row.cells.map((cell, i) => matrixCell(cell, m.columns[i], row.eval_id))));
+    row.cells.map((cell, i) => matrixCell(cell, m.columns[i], row.eval_id, byRun.get(m.columns[i].run_id)))));
   page.append(h("div", { class: "matrix-scroll" }, h("table", { class: "matrix" }, h("thead", {}, head), h("tbody", {}, body))));
   if (!m.rows.length) page.append(h("p", { class: "muted", text: changed ? "No case's output changed between these runs." : "No cases." }));
   paint(token, page);
 }
 
-/** @param {MatrixCellView|null} cell @param {MatrixColumn} col @param {string} evalId */
-function matrixCell(cell, col, evalId) {
+/** @param {MatrixCellView|null} cell @param {MatrixColumn} col @param {string} evalId
+ * @param {Map<string, ReviewView>|undefined} reviews the column's run's, by `review.js` key */
+function matrixCell(cell, col, evalId, reviews) {
   const runId = col.run_id;
   const href = col.run_indices > 1 ? link("runs", runId, "cases", evalId, "run", col.run_index) : link("runs", runId, "cases", evalId);
   if (!cell) return h("td", { class: "muted", text: col.run_indices > 1 ? "not in this repeat" : "not in this run" });
@@ -70,7 +78,12 @@ function matrixCell(cell, col, evalId) {
   const calls = cell.calls.length ? h("div", { class: "calls mono", text: cell.calls.join("\n") }) : null;
   const diff = cell.changed ? h("details", { class: "diff" }, h("summary", { text: "changed: diff" }),
     h("div", { class: "mono" }, cell.diff.map((line) => h("div", { class: line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "", text: line })))) : null;
+  // the case verdict's review beside its badge; the criteria's reviews (the cell shows no
+  // criteria) on a line of their own, each named
+  const prefix = reviewKey(evalId, col.run_index, "");
+  const criteria = [...(reviews || new Map()).values()].filter((r) => r.eval_id === evalId && r.run_index === col.run_index && r.target)
+    .map((r) => h("span", { class: "small mono" }, r.target, reviewMark(r)));
   return h("td", { class: cell.changed ? "cell changed" : "cell" },
-    h("div", { class: "row" }, h("a", { href }, badge(cell.status)), h("span", { class: "muted", text: fmt(cell.score) })),
-    answer, calls, diff);
+    h("div", { class: "row" }, h("a", { href }, badge(cell.status)), reviewMark(reviews?.get(prefix)), h("span", { class: "muted", text: fmt(cell.score) })),
+    criteria.length ? h("div", { class: "row reviewed" }, criteria) : null, answer, calls, diff);
 }

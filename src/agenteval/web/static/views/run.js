@@ -2,10 +2,9 @@
 
 import { api, apiPage, qs } from "../api.js";
 import { COLORS, barChart, chart, histogram } from "../charts.js";
-import { $, badge, errorBox, h, kvs, replace } from "../dom.js";
+import { badge, errorBox, h, kvs, replace } from "../dom.js";
 import { INFORMATIONAL, enc, fmt, fmtSecs, fmtTime, oneLine, short, statusClass, statusOf } from "../format.js";
-import { go, link, paint, reroute } from "../nav.js";
-import { S } from "../state.js";
+import { go, link, paint, reroute, showAgent } from "../nav.js";
 import { loadReviews, reviewKey, reviewMark } from "./review.js";
 import { runLabel } from "./runs.js";
 
@@ -35,7 +34,7 @@ export async function showRun(token, runId, query) {
   const names = run.criteria; // gating criteria first, as the server orders them
   const failing = run.cases; // the cases that did not pass, each with why
   const page = h("div", { class: "page run" });
-  if (S.apps.some((a) => a.name === run.app)) $("#app-picker").value = run.app;
+  showAgent(run.app);
   page.append(h("div", { class: "row" }, h("h2", { class: "grow" }, "Run ", h("span", { class: "mono", text: runLabel(run) }),
     run.run_group && run.run_group !== id ? h("span", { class: "muted small", text: ` · document ${id}` }) : null),
     h("a", { class: "btn", id: "explore", href: link("runs", id, "explore"), text: "Search, groups & review" }),
