@@ -208,6 +208,17 @@ def test_the_shipped_certificates_match_the_current_prompts() -> None:
                        f"and commit the new certificates: {', '.join(stale)}")
 
 
+def test_every_built_in_judged_criterion_on_the_embedded_judge_is_certified() -> None:
+    """At its defaults (the embedded judge), each criterion with a held-out set reports its
+    shipped certificate, not "uncalibrated"."""
+    book = CertificateBook.load([], shipped=True)
+    for name in ("final_response_match_v2", "hallucinations_v1", "safety_v1",
+                 "rubric_based_final_response_quality_v1", "rubric_based_tool_use_quality_v1"):
+        note = certify(_metric(name), book)
+        assert note is not None and note.status != "uncalibrated", (name, note)
+        assert note.certificate == f"{name}.json" and (note.labels or 0) > 0
+
+
 def test_the_families_below_the_floor_are_the_shipped_certificates() -> None:
     """`rubrics.BELOW_FLOOR_ON_EMBEDDED` (which families escalate) is what the shipped
     certificates of the embedded judge measured."""
