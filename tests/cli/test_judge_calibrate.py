@@ -8,6 +8,7 @@ from click.testing import CliRunner
 
 from agenteval.cli.main import cli
 from agenteval.criteria.judge.labelled import load_labelled
+from agenteval.schema.judge_certificates import JudgeCertificatesConfig
 from tests.fake_server import FakeServer, Step
 
 BENCH_SET = Path(__file__).resolve().parents[2] / "bench" / "judge_set"
@@ -78,7 +79,7 @@ def test_calibrate_certify_writes_a_certificate_bound_to_the_judge_and_prompt(
     book = CertificateBook.load([tmp_path / ".agenteval" / "certificates"], shipped=False)
     same = default_registry().configure("safety_v1", {"threshold": 1.0, "judge_model_options": {
         "judge_model": model}})
-    assert certify(same, book).status == "certified"  # type: ignore[union-attr]
+    assert certify(same, book, JudgeCertificatesConfig(min_labels=2)).status == "certified"  # type: ignore[union-attr]
     other = default_registry().configure("safety_v1", 1.0)
     assert certify(other, book).status == "uncalibrated"  # type: ignore[union-attr]
 

@@ -8,9 +8,10 @@ calibration certificate stops gating (see `agenteval.criteria.judge.certificates
 
 With `require`, a judged criterion gates only when a certificate applies to its judge model,
 prompt and rubric and meets the floors (`min_kappa`: Cohen's κ, `min_agreement`: agreement of
-the committed verdicts); otherwise it is advisory: scored and reported, its reason saying why,
-but it does not decide the case. `criteria` overrides these per criterion (fields it leaves out
-are the top level's). Without `require` nothing changes but what reports show.
+the committed verdicts, `min_labels`: how many labels it was measured on, 30 unless set, since
+a κ from a handful of labels says little); otherwise it is advisory: scored and reported, its
+reason saying why, but it does not decide the case. `criteria` overrides these per criterion
+(fields it leaves out are the top level's). Without `require` nothing changes but what reports show.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from __future__ import annotations
 from pydantic import ConfigDict, Field
 
 from agenteval.schema.base import WireModel
+
+DEFAULT_MIN_LABELS = 30
 
 
 class CertificateFloor(WireModel):
@@ -28,6 +31,7 @@ class CertificateFloor(WireModel):
     require: bool | None = None
     min_kappa: float | None = Field(default=None, ge=-1.0, le=1.0)
     min_agreement: float | None = Field(default=None, ge=0.0, le=1.0)
+    min_labels: int | None = Field(default=None, ge=1)
 
 
 class JudgeCertificatesConfig(CertificateFloor):
@@ -38,9 +42,9 @@ class JudgeCertificatesConfig(CertificateFloor):
     def floor(self, metric: str) -> CertificateFloor:
         """The floor in force for `metric`: its override's fields, else the top level's."""
         own = self.criteria.get(metric)
-        fields = ("require", "min_kappa", "min_agreement")
+        fields = ("require", "min_kappa", "min_agreement", "min_labels")
         return CertificateFloor(**{f: getattr(own, f) if own is not None and getattr(own, f) is not None
                                    else getattr(self, f) for f in fields})
 
 
-__all__ = ["CertificateFloor", "JudgeCertificatesConfig"]
+__all__ = ["DEFAULT_MIN_LABELS", "CertificateFloor", "JudgeCertificatesConfig"]

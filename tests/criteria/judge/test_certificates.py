@@ -49,7 +49,7 @@ def _cert(metric: str = "safety_v1", model: str = "local", **over: Any) -> Certi
     fields: dict[str, Any] = dict(
         metric=metric, judge_model=model, judge_identity=judge_identity(model), prompt_version="5",
         prompt_sha256=prompt_fingerprint(metric, _metric(metric).criterion.model_dump(mode="json")),
-        labels=20, positives=10, negatives=10, agreement=0.85, kappa=0.7, coverage=0.9,
+        labels=40, positives=20, negatives=20, agreement=0.85, kappa=0.7, coverage=0.9,
         accuracy=0.8, min_confidence=0.55, source="mine.json", source_sha256="0" * 64,
         created="2026-11-25T00:00:00Z")
     fields.update(over)
@@ -108,7 +108,7 @@ def test_certify_finds_the_certificate_of_this_judge_prompt_and_rubric() -> None
     book = CertificateBook((_cert(),), )
     note = certify(_metric(), book)
     assert note is not None and note.status == "certified" and not note.advisory
-    assert note.text.startswith("certified: κ 0.70, agreement 85% at coverage 90%") and note.labels == 20
+    assert note.text.startswith("certified: κ 0.70, agreement 85% at coverage 90%") and note.labels == 40
     # another judge model: uncalibrated
     other = certify(_metric(judge_model_options={"judge_model": "openai:gpt-4o"}), book)
     assert other is not None and other.status == "uncalibrated"
@@ -183,7 +183,11 @@ def test_a_certificate_from_a_calibration_is_found_for_the_same_judge_and_prompt
     assert cert.agreement == 0.75 and cert.accuracy == 0.75 and cert.kappa == pytest.approx(0.5)
     assert cert.rubrics is None and cert.judge_identity == f"sha256:{MODEL_SHA256}"
     note = certify(_metric(), CertificateBook((cert,)))
-    assert note is not None and note.status == "certified"
+    # four labels are too few to trust (min_labels 30 unless configured)
+    assert note is not None and note.status == "below_floor"
+    assert note.text.startswith("below floor (4 labels < min_labels 30): κ 0.50")
+    lenient = JudgeCertificatesConfig(min_labels=4)
+    assert certify(_metric(), CertificateBook((cert,)), lenient).status == "certified"  # type: ignore[union-attr]
 
 
 def test_the_shipped_certificates_read_and_bind_the_embedded_judge() -> None:

@@ -42,7 +42,7 @@ from typing import Any, Literal
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.errors import DataError
 from agenteval.schema import JudgeCertificateNote, LlmAsAJudgeCriterion
-from agenteval.schema.judge_certificates import CertificateFloor, JudgeCertificatesConfig
+from agenteval.schema.judge_certificates import DEFAULT_MIN_LABELS, CertificateFloor, JudgeCertificatesConfig
 
 FORMAT = "agenteval-judge-certificate/1"
 # Certificates shipped with agenteval, for the built-in criteria on the embedded judge.
@@ -364,6 +364,9 @@ def certify(metric: ConfiguredMetric, book: CertificateBook,
                                                 or cert.agreement < floor.min_agreement):
             a = "n/a" if cert.agreement is None else f"{cert.agreement:.0%}"
             short.append(f"agreement {a} < min_agreement {floor.min_agreement:.0%}")
+        min_labels = DEFAULT_MIN_LABELS if floor.min_labels is None else floor.min_labels
+        if cert.labels < min_labels:
+            short.append(f"{cert.labels} labels < min_labels {min_labels}")
         status = "below_floor" if short else "certified"
         text = (f"below floor ({'; '.join(short)}): " if short else "certified: ") + cert.summary()
     escalate_to = criterion.judge_model_options.escalate_to
