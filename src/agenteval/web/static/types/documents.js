@@ -266,9 +266,9 @@
 /**
  * The calibration certificate that applies to a judged criterion in this run (agenteval
  * extension; see `agenteval.criteria.judge.certificates`): `certified` (a certificate binds
- * this judge model, prompt and rubric, and meets any configured floor), `below_floor` (one
- * applies, under the configured `min_kappa` / `min_agreement` / `min_labels`) or `uncalibrated` (none
- * applies); `advisory`: the criterion did not gate the case (`judge_certificates.require`).
+ * this judge model, prompt and rubric, and meets the floors), `below_floor` (one applies,
+ * under `min_kappa` / `min_agreement` / `min_labels`) or `uncalibrated` (none applies);
+ * `advisory`: the criterion did not gate the case (`judge_certificates.require`).
  * `text` is what reports show beside the judged score.
  * @typedef {Object} JudgeCertificateNote
  * @property {string} metric_name
