@@ -50,6 +50,20 @@ class Answered:
         return [self.record, *self.checks]
 
 
+def keep_records(result: CriterionResult, premises: Sequence[JudgeRecord], done: Sequence[Answered]) -> None:
+    """Puts the premises' and the decisions' records on `result`; any record with an error makes
+    the result a judge error (no score) naming how many questions failed and the first."""
+    result.records = [*premises, *(r for a in done for r in a.records)]
+    failed = [r for r in premises if r.error] + [
+        next(r for r in a.records if r.error is not None) for a in done if a.score is None]
+    if failed:
+        first = failed[0]
+        result.score = None
+        result.error = (f"judge error on {len(failed)} of {len(done) + len(premises)} question(s); "
+                        f"first: invocation {first.invocation_index}"
+                        f"{f', {first.item}' if first.item else ''}: {first.error}")
+
+
 class JudgeCriterion(Criterion):
     """Base of the LLM-judged criteria."""
 
@@ -153,15 +167,6 @@ class JudgeCriterion(Criterion):
         plan(len(questions))  # for progress reports: "judge call k of n" of the case run
         done = [self.answered(d) for d in await decide_all(ctx.judge, questions, self.policy())]
         result = self.combine(ctx, done)
-        result.records = [*premises, *(r for a in done for r in a.records)]
-        failed = [r for r in premises if r.error] + [
-            next(r for r in a.records if r.error is not None) for a in done if a.score is None]
-        if failed:
-            first = failed[0]
-            result.score = None
-            result.error = (f"judge error on {len(failed)} of {len(done) + len(premises)} "
-                            "question(s); first: "
-                            f"invocation {first.invocation_index}"
-                            f"{f', {first.item}' if first.item else ''}: {first.error}")
+        keep_records(result, premises, done)
         self.explain(done, result)
         return result

@@ -20,7 +20,7 @@ import anyio
 
 from agenteval.criteria.base import CriterionResult, EvalContext, InvocationScore, mean
 from agenteval.criteria.judge import rubric_checks
-from agenteval.criteria.judge.base import Answered, JudgeCriterion
+from agenteval.criteria.judge.base import Answered, JudgeCriterion, keep_records
 from agenteval.criteria.judge.engine.cascade import decide_all, in_flight
 from agenteval.criteria.judge.engine.decision import DecisionOptions, JudgeQuestion
 from agenteval.criteria.judge.engine.spans import judge_span, judged
@@ -263,15 +263,7 @@ class TwoStepRubricCriterion(RubricCriterion):
         rules = [Answered(JudgeQuestion(r.invocation_index or 0, r.item, r.prompt), r.score, r)
                  for r in premises if r.step == "rule"]
         result = self.combine(ctx, [*done, *rules])
-        result.records = [*premises, *(r for a in done for r in a.records)]
-        failed = [r for r in premises if r.error] + [
-            next(r for r in a.records if r.error is not None) for a in done if a.score is None]
-        if failed:
-            first = failed[0]
-            result.score = None
-            result.error = (f"judge error on {len(failed)} of {len(done) + len(premises)} "
-                            f"question(s); first: invocation {first.invocation_index}"
-                            f"{f', {first.item}' if first.item else ''}: {first.error}")
+        keep_records(result, premises, done)
         self.explain([*done, *rules], result)
         return result
 
