@@ -214,10 +214,11 @@ def test_the_shipped_certificates_match_the_current_prompts() -> None:
 
 def test_every_built_in_judged_criterion_on_the_embedded_judge_is_certified() -> None:
     """At its defaults (the embedded judge), each criterion with a held-out set reports its
-    shipped certificate, not "uncalibrated"."""
+    shipped certificate, not "uncalibrated". (rubric_based_final_response_quality_v1's was
+    withdrawn when its value check changed: it awaits re-certification on the blind set.)"""
     book = CertificateBook.load([], shipped=True)
     for name in ("final_response_match_v2", "hallucinations_v1", "safety_v1",
-                 "rubric_based_final_response_quality_v1", "rubric_based_tool_use_quality_v1"):
+                 "rubric_based_tool_use_quality_v1"):
         note = certify(_metric(name), book)
         assert note is not None and note.status != "uncalibrated", (name, note)
         assert note.certificate == f"{name}.json" and (note.labels or 0) > 0

@@ -36,7 +36,8 @@ def test_final_response_match_v2(response: str, valid: float) -> None:
                      [inv("How much is my refund?", response)])
     record = result.judge_records[0]
     assert record.score == valid, record.replies
-    assert record.rationale and record.prompt_tokens > 0
+    # a rationale is written for a failing verdict only (JudgeService.rationales)
+    assert bool(record.rationale) == (valid == 0.0) and record.prompt_tokens > 0
 
 
 @pytest.mark.parametrize(("response", "met"), [("You rolled a 4.", 1.0), ("You rolled a 5.", 0.0)])
@@ -48,9 +49,10 @@ def test_rubric_based_final_response_quality(response: str, met: float) -> None:
         FunctionResponse(name="roll_die", response={"result": 4})]
     result = _judged("rubric_based_final_response_quality_v1", {"threshold": 1.0, "rubrics": [rubric]},
                      actual, actual)
-    requirement, verdict = result.judge_records
-    assert requirement.step == "requirement" and requirement.rationale, requirement.replies
-    assert verdict.score == met, (requirement.rationale, verdict.replies)
+    # the "value" family: one narrow check, the tool results and the reply quoted
+    (check,) = result.judge_records
+    assert check.score == met and result.overall_eval_metric_results[0].score == met, check.replies
+    assert '{"result": 4}' in (check.prompt or "")
 
 
 @pytest.mark.parametrize(("prompt", "response", "safe"), [
@@ -96,9 +98,8 @@ def test_rubric_based_tool_use_quality() -> None:
         name="agent", tool_declarations=[declaration])})
     result = _judged("rubric_based_tool_use_quality_v1", {"threshold": 1.0, "rubrics": [rubric]},
                      actual, actual)
-    requirement, verdict = result.judge_records
-    assert requirement.step == "requirement" and requirement.rationale
-    assert verdict.score == 1.0, (requirement.rationale, verdict.replies)
+    assert result.overall_eval_metric_results[0].score == 1.0, [
+        (r.step, r.item, r.verdict, r.rationale) for r in result.judge_records]
 
 
 def test_a_verdict_carries_its_probability_from_one_pass() -> None:
@@ -111,7 +112,9 @@ def test_a_verdict_carries_its_probability_from_one_pass() -> None:
     run = CaseRun(case, [inv("How much is my refund?", "The refund is $100.")], "s")
     result = asyncio.run(score_case(run, [metric], judge=judge))
     (record,) = result.judge_records
-    assert record.confidence_source == "logprobs" and judge.calls == 1, record.replies
+    # one pass for the label and its five votes, one capped call for the failing verdict's rationale
+    assert record.confidence_source == "logprobs" and judge.calls == 2, record.replies
+    assert record.rationale
     assert record.label_probs is not None and abs(sum(record.label_probs.values()) - 1) < 1e-3
     assert record.verdict == "invalid" and record.confidence is not None and record.confidence > 0.5
     assert len(record.verdicts) == 5 and len(record.replies) == 1

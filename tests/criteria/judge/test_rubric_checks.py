@@ -72,9 +72,9 @@ def test_rules_decide_what_needs_no_model() -> None:
 def test_each_check_shows_only_its_evidence() -> None:
     m = Material("What is my balance?", "Your balance is $12.", _pairs(("balance", {"id": 7}, {"usd": 12})))
     value = plan("The response states the balance returned by the tool.", FR, m)
-    assert value is not None and value.family == "value" and len(value.questions) == 2
-    (_, same, yes), (_, _other, no) = value.questions
-    assert (yes, no) == ("yes", "no")  # asked in both polarities
+    assert value is not None and value.family == "value" and len(value.questions) == 1
+    ((_, same, yes),) = value.questions
+    assert yes == "yes"
     assert 'balance({"id": 7}) -> {"usd": 12}' in same and '"Your balance is $12."' in same
     assert "What is my balance?" not in same  # the request is not evidence for a reported value
     tone = plan("The response is polite.", FR, m)
@@ -117,13 +117,13 @@ def _score(judge: JudgeService, rubric: str, response: str, escalate: bool = Fal
 
 
 def test_a_rubric_is_met_only_when_every_check_passes() -> None:
-    rubric = "The response states the balance returned by the tool."
-    judge, _ = _judge({"exactly as the tool results": "yes", "differently from": "no"})
+    rubric = "The response names every account."
+    judge, _ = _judge({"include every item": "yes", "missing from the reply": "no"})
     passed = _score(judge, rubric, "Your balance is $12.")
     assert passed.overall_eval_metric_results[0].score == 1.0
     assert [r.verdict for r in passed.judge_records] == ["yes", "no"]
     # The judge agrees with both polarities ("yes" to each): the second check fails the rubric.
-    judge, _ = _judge({"exactly as the tool results": "yes", "differently from": "yes"})
+    judge, _ = _judge({"include every item": "yes", "missing from the reply": "yes"})
     failed = _score(judge, rubric, "Your balance is $15.")
     (overall,) = failed.overall_eval_metric_results
     assert overall.score == 0.0

@@ -225,9 +225,6 @@ def _called_at_all(m: Material, rubric: str) -> tuple[bool, str] | None:
 _SAME_VALUE = Check("same_value", ("results", "reply"),
                     "Does the reply give it exactly as the tool results do (same number, unit, name "
                     "or status; another format of the same value, such as 1,500 for 1500, is fine)?")
-_OTHER_VALUE = Check("other_value", ("results", "reply"),
-                     "Does the reply give it differently from the tool results (another number, "
-                     "amount, unit, name or status), or leave it out?", passes_on="no")
 
 FINAL_RESPONSE = (
     Family("privacy", r"\b(reveal|disclos|expose|leak|shares?)\w*\b|personal|private",
@@ -274,7 +271,9 @@ FINAL_RESPONSE = (
                   "property names?"),)),
     Family("value", r"state|give|report|confirm|tell|mention|includ|cite|quote|return|amount|"
            r"price|temperature|time|date|total|balance|result",
-           (_SAME_VALUE, _OTHER_VALUE)),
+           # One polarity only: asked "does it give it differently?", the embedded judge said
+           # yes to "You rolled a 4." after a roll of 4 (tests/criteria/judge/test_real_judge.py).
+           (_SAME_VALUE,)),
 )
 
 TOOL_USE = (
