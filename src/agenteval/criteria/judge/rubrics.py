@@ -61,10 +61,11 @@ ESCALATE_BELOW = 0.8
 # verdicts go to the stronger judge whenever `escalate_to` is set. The shipped certificates list
 # every family's agreement (`Certificate.families`).
 FAMILY_FLOOR = 0.8
-# Measured on few labels (14 and 13 blind cases, 1-6 per family, 2026-11-26): families not yet
-# seen wrong are not thereby shown to be above the floor.
+# Measured on the whole blind final-response set (44 cases, 2-12 per family) and 13 blind
+# tool-use cases (2026-11-26): families with few labels are not thereby shown to be above it.
 BELOW_FLOOR_ON_EMBEDDED: dict[str, frozenset[str]] = {
-    "FINAL_RESPONSE_QUALITY": frozenset({"completeness", "next_step", "value"}),
+    "FINAL_RESPONSE_QUALITY": frozenset({"clarify", "completeness", "format", "language", "next_step",
+                                         "tone", "unbacked", "value"}),
     "TOOL_USE_QUALITY": frozenset({"arguments", "read_only"}),
 }
 
