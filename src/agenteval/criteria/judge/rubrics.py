@@ -66,7 +66,7 @@ FAMILY_FLOOR = 0.8
 BELOW_FLOOR_ON_EMBEDDED: dict[str, frozenset[str]] = {
     "FINAL_RESPONSE_QUALITY": frozenset({"clarify", "completeness", "format", "language", "next_step",
                                          "tone", "unbacked", "value"}),
-    "TOOL_USE_QUALITY": frozenset({"arguments", "read_only"}),
+    "TOOL_USE_QUALITY": frozenset({"arguments", "chained", "coverage", "lookup_first", "read_only"}),
 }
 
 
