@@ -81,7 +81,26 @@ def test_scenario_cases_are_simulated_until_stop_signal() -> None:
     (case,) = result.eval_case_results
     prompts = [p.actual_invocation.user_content.text() for p in case.eval_metric_result_per_invocation]
     assert prompts == ["Roll a d6", "Now roll a d20"]
-    assert "agent: rolled 3" in user_model.requests[0].messages[0].content
+    system, turn = user_model.requests[0].messages
+    assert system.role == "system" and "Roll a d6 then a d20." in system.content
+    assert turn.role == "user" and "agent: rolled 3" in turn.content
+    # The second turn's prompt begins with the first's up to the end of its conversation (so
+    # an engine's prompt cache serves it), and the system message is the same.
+    second = user_model.requests[1].messages
+    assert second[0] == system
+    assert second[1].content.startswith(turn.content.rsplit("\n\n", 1)[0])
+
+
+def test_custom_simulator_instructions_are_one_user_message() -> None:
+    """ADK's form: `custom_instructions` filled in (either placeholder style) as one user message."""
+    scenario = ConversationScenario(starting_prompt="hi", conversation_plan="Say hi.")
+    config = LlmBackedUserSimulatorConfig(
+        custom_instructions="Plan: {{ conversation_plan }}\nSo far: {conversation_history}\n{x}")
+    simulator = LlmUserSimulator(scenario, ScriptedModel([]), config)
+    simulator.record("user", "hi")
+    (message,) = simulator.messages()
+    assert message.role == "user"
+    assert message.content == "Plan: Say hi.\nSo far: user: hi\n{x}"
 
 
 def test_scenario_without_simulator_is_a_case_error() -> None:

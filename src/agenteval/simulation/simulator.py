@@ -15,19 +15,30 @@ from agenteval.schema import ConversationScenario
 from agenteval.simulation.config import LlmBackedUserSimulatorConfig
 from agenteval.simulation.personas import persona
 
-PROMPT_VERSION = "user-sim-1"
+PROMPT_VERSION = "user-sim-2"
 
-_DEFAULT_TEMPLATE = """You are role-playing a human user talking to an AI agent. Stay in character.
+# The default instructions are one system message that stays the same for the whole
+# conversation (what to write, the plan, the persona), then one user message with the
+# conversation so far and a short closing line. Each turn's prompt thus begins with the last
+# turn's up to the end of its conversation, and the embedded engine evaluates only the new
+# messages and the closing line (version 1 put the instructions after the conversation, so
+# every turn evaluated them again: about 70 tokens a turn). The closing line keeps what to
+# write last, where a small model heeds it.
+_DEFAULT_SYSTEM = """You are role-playing a human user talking to an AI agent. Stay in character.
+You will be shown the conversation so far. Write the user's next message only, in plain text,
+one or two sentences. Advance the plan: answer the agent's questions, give the next request, or
+correct the agent if it got something wrong. If every step of the plan is done, or the agent has
+failed twice, write exactly {stop_signal} and nothing else.
+
 Your plan for this conversation:
 {plan}
-{persona}
-Conversation so far:
+{persona}"""
+
+_DEFAULT_TURN = """Conversation so far:
 {history}
 
-Write the user's next message only, in plain text, one or two sentences. Advance the plan: answer
-the agent's questions, give the next request, or correct the agent if it got something wrong.
-If every step of the plan is done, or the agent has failed twice, write exactly {stop_signal}
-and nothing else."""
+You are the user, not the agent. Your next message to the agent, following your plan (or
+{stop_signal}):"""
 
 
 @dataclass
@@ -53,7 +64,10 @@ class LlmUserSimulator:
         """Adds a message to the transcript the simulator reads."""
         self.history.append((role, text))
 
-    def prompt(self) -> str:
+    def messages(self) -> tuple[Message, ...]:
+        """The messages asking for the next user turn: with `custom_instructions`, that template
+        filled in as one user message (ADK's form); otherwise the default system message and the
+        conversation so far (see `_DEFAULT_SYSTEM`)."""
         persona_text = ""
         if self.persona:
             lines = [f"- {i}" for b in self.persona.behaviors for i in b.behavior_instructions]
@@ -63,10 +77,15 @@ class LlmUserSimulator:
                   "history": history, "stop_signal": self.config.stop_signal,
                   "conversation_plan": self.scenario.conversation_plan,
                   "conversation_history": history}
-        template = self.config.custom_instructions or _DEFAULT_TEMPLATE
-        # Both `{name}` and ADK's Jinja-style `{{ name }}` placeholders; other braces stay as written.
-        return re.sub(r"\{\{\s*(\w+)\s*\}\}|\{(\w+)\}",
-                      lambda m: values.get(m.group(1) or m.group(2), m.group(0)), template)
+
+        def fill(template: str) -> str:
+            # Both `{name}` and ADK's Jinja-style `{{ name }}` placeholders; other braces stay as written.
+            return re.sub(r"\{\{\s*(\w+)\s*\}\}|\{(\w+)\}",
+                          lambda m: values.get(m.group(1) or m.group(2), m.group(0)), template)
+
+        if self.config.custom_instructions:
+            return (Message("user", fill(self.config.custom_instructions)),)
+        return Message("system", fill(_DEFAULT_SYSTEM)), Message("user", fill(_DEFAULT_TURN))
 
     async def next_turn(self, turns_so_far: int) -> NextTurn:
         """The next user message, or None with the reason the conversation ends."""
@@ -76,7 +95,7 @@ class LlmUserSimulator:
         if turns_so_far == 0:
             return NextTurn(self.scenario.starting_prompt, "starting prompt")
         response = await self.model.generate(ModelRequest(
-            messages=(Message("user", self.prompt()),),
+            messages=self.messages(),
             temperature=self.config.temperature, max_tokens=200))
         text = response.text.strip()
         if self.config.stop_signal.lower() in text.lower():
