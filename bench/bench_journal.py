@@ -13,8 +13,11 @@
    timed, and compared with a fresh run of only the remaining cases (`--left` of the set).
 
 `--src` puts another checkout's `src/` first on PYTHONPATH (a `git worktree` of an older commit,
-for before/after). Outputs under bench/out/journal/ (summary.json). Numbers are whole processes,
-start to exit.
+for before/after). `--ab SRC` pairs the resume of this checkout (A) with SRC's (B): each makes
+its own killed run once (a journal belongs to the agenteval that wrote it), then each of
+`--repeat` rounds resumes a fresh copy of A's killed store, then of B's (the copy is not timed),
+and the CPU ratio A/B is given pair by pair. Outputs under bench/out/journal/ (summary.json).
+Numbers are whole processes, start to exit.
 """
 
 from __future__ import annotations
@@ -62,10 +65,11 @@ def script() -> str:
     return str(Path(sys.executable).parent / "agenteval")
 
 
-def timed(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+def timed(cmd: list[str], env: dict[str, str] | None = None, src: str | None = None) -> dict[str, Any]:
     env = dict(env if env is not None else os.environ)
-    if SRC:
-        env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
+    src = src or SRC
+    if src:
+        env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -97,11 +101,17 @@ def main() -> None:
     ap.add_argument("--skip-overhead", action="store_true")
     ap.add_argument("--skip-resume", action="store_true")
     ap.add_argument("--src", default=None, help="a checkout's src/ to run instead of the installed one")
+    ap.add_argument("--ab", default=None, metavar="SRC", help="pair this checkout's resume with SRC's")
     args = ap.parse_args()
     global SRC
     SRC = args.src
     OUT.mkdir(parents=True, exist_ok=True)
     summary: dict[str, Any] = {"load_before": os.getloadavg()[0]}
+    if args.ab:
+        summary["resume_ab"] = resume_ab(args.resume_cases, args.left, args.repeat, args.ab)
+        summary["load_after"] = os.getloadavg()[0]
+        (OUT / "summary_ab.json").write_text(json.dumps(summary, indent=2))
+        return
 
     if not args.skip_overhead:
         evalset = OUT / "overhead.evalset.json"
@@ -156,6 +166,50 @@ def main() -> None:
           f"{kill_at}): {killed['wall']:.2f} s")
     summary["load_after"] = os.getloadavg()[0]
     (OUT / "summary.json").write_text(json.dumps(summary, indent=2))
+
+
+def resume_ab(n_cases: int, left: float, repeat: int, other_src: str) -> dict[str, Any]:
+    """See the module docstring (`--ab`)."""
+    kill_at = int(n_cases * (1 - left))
+    evalset = OUT / "resume.evalset.json"
+    write_set(evalset, range(n_cases))
+    sides = {"A": None, "B": other_src}
+    for side, src in sides.items():  # each side's killed run, kept as a template
+        agent = fresh_agent(f"killed_{side}")
+        kill_env = {**os.environ, "BENCH_KILL_AT": str(kill_at)}
+        killed = timed([script(), "eval", str(agent), str(evalset), "--parallelism", "1",
+                        "--output", str(OUT / "never.json")], kill_env, src)
+        assert killed["exit"] == -9, killed
+    rest = OUT / "rest.evalset.json"
+    write_set(rest, range(kill_at, n_cases))
+    rounds: dict[str, list[dict[str, Any]]] = {"A": [], "B": [], "rest": []}
+    for _ in range(repeat):
+        r = timed([script(), "eval", str(fresh_agent("agent_rest")), str(rest), "--no_history",
+                   "--output", str(OUT / "rest.json")])
+        rounds["rest"].append(r)
+        for side, src in sides.items():
+            copy = OUT / f"resumed_{side}"
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(OUT / f"killed_{side}", copy)
+            out = OUT / f"resumed_{side}.json"
+            r = timed([script(), "eval", str(copy), str(evalset), "--resume", "latest", "--output", str(out)],
+                      src=src)
+            assert r["exit"] in (0, 1), r["stderr"]
+            assert len(json.loads(out.read_text())["eval_case_results"]) == n_cases
+            rounds[side].append(r)
+    ratios = [a["cpu"] / b["cpu"] for a, b in zip(rounds["A"], rounds["B"], strict=True)]
+    a, b = rounds["A"], rounds["B"]
+    rest_cpu, rest_wall = median(rounds["rest"], "cpu"), median(rounds["rest"], "wall")
+    print(f"--resume of {n_cases} cases with {n_cases - kill_at} left, {repeat} pairs: "
+          f"A {median(a, 'cpu'):.2f} s CPU / {median(a, 'wall'):.2f} s wall / "
+          f"{median(a, 'rss_mib'):.0f} MiB; "
+          f"B ({other_src}) "
+          f"{median(b, 'cpu'):.2f} s / {median(b, 'wall'):.2f} s / {median(b, 'rss_mib'):.0f} MiB; A/B CPU "
+          f"median {statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f}); the "
+          f"{n_cases - kill_at} remaining cases alone (A, --no_history): {rest_cpu:.2f} s CPU / "
+          f"{rest_wall:.2f} s wall")
+    return {"cases": n_cases, "left": n_cases - kill_at, "B": other_src, "rounds": rounds,
+            "cpu_ratios": ratios}
 
 
 if __name__ == "__main__":

@@ -14,7 +14,9 @@ per turn, so 2 model calls per turn). Per kill point F:
    journal row changed (0 is the goal: a finished case is never run again); model calls made by
    the resumed process are read from the stub (a case in flight at the kill is redone in full);
 4. the final document is compared with an uninterrupted run's: same cases, same statuses and
-   scores for every metric but invocation_duration_v1 (times and ids differ by nature).
+   scores for every metric but invocation_duration_v1 (times and ids differ by nature), and the
+   whole document but what differs between any two runs (`timeless`: ids, times, durations,
+   the header, traces, timed criteria).
 """
 
 from __future__ import annotations
@@ -94,6 +96,21 @@ def scores(path: Path) -> dict[str, Any]:
     return out
 
 
+VOLATILE = {"eval_set_result_id", "eval_set_result_name", "creation_timestamp", "session_id", "invocation_id",
+            "duration", "model_duration", "tool_duration", "trace", "run", "span_id", "id", "start", "end"}
+
+
+def timeless(value: Any) -> Any:
+    """A document without what differs between any two runs (see the module docstring)."""
+    if isinstance(value, dict):
+        if value.get("metric_name") in TIMED:
+            return value["metric_name"]
+        return {k: timeless(v) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [timeless(v) for v in value]
+    return value
+
+
 def eval_cmd(evalset: Path, parallelism: int, output: Path, *extra: str) -> list[str]:
     return [agenteval_script(), "eval", str(OUT / "bench_agent"), str(evalset),
             "--config_file_path", str(OUT / "test_config.json"), "--parallelism", str(parallelism),
@@ -120,6 +137,7 @@ def main() -> None:
                        capture_output=True)
         full_s = time.monotonic() - started
         expected = scores(reference)
+        expected_doc = timeless(json.loads(reference.read_text(encoding="utf-8")))
         for fraction in args.at:
             target = int(args.cases * fraction)
             output = OUT / f"resume_{int(fraction * 100)}.json"
@@ -160,17 +178,18 @@ def main() -> None:
                 "resume_model_calls": calls, "calls_for_missing": missing * args.turns * 2,
                 "resume_s": round(resume_s, 2), "uninterrupted_s": round(full_s, 2),
                 "same_cases": sorted(got) == sorted(expected),
-                "same_scores": got == expected})
+                "same_scores": got == expected,
+                "same_document": timeless(json.loads(output.read_text(encoding="utf-8"))) == expected_doc})
             print(json.dumps(rows[-1]), flush=True)
     finally:
         stub.stop()
     print("\n| kill at | finished at kill | finished redone | resume model calls (missing x 6) "
-          "| resume s | uninterrupted s | same cases | same scores |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| resume s | uninterrupted s | same cases | same scores | same document |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['kill_at']:.0%} | {r['finished_at_kill']} | {r['finished_redone']} | "
               f"{r['resume_model_calls']} ({r['calls_for_missing']}) | {r['resume_s']} | "
-              f"{r['uninterrupted_s']} | {r['same_cases']} | {r['same_scores']} |")
+              f"{r['uninterrupted_s']} | {r['same_cases']} | {r['same_scores']} | {r['same_document']} |")
     (OUT / "resume_summary.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
 
 

@@ -90,18 +90,51 @@ def test_a_killed_run_is_listed_and_resumed_without_redoing_finished_cases(proje
     (agent / "kill").unlink()
     (agent / "calls.log").unlink()
     out = tmp_path / "resumed.json"
-    resumed = _eval(agent, path, "--resume", run.run_id[:12], "-o", str(out))
+    resumed = _eval(agent, path, "--resume", run.run_id[:12], "-o", str(out), *_reports(tmp_path / "resumed"))
     assert resumed.returncode == 0, resumed.stderr + resumed.stdout
     assert _calls(agent) == [f"case {i}" for i in range(6, 10)]  # no finished case redone
     doc = json.loads(out.read_text())
     assert doc["run"]["run_id"] == run.run_id
     (agent / "calls.log").unlink()
     whole = tmp_path / "whole.json"
-    assert _eval(agent, path, "-o", str(whole), "--no_history").returncode == 0
+    assert _eval(agent, path, "-o", str(whole), "--no_history", *_reports(tmp_path / "whole")).returncode == 0
     assert _scores(doc) == _scores(json.loads(whole.read_text()))  # as if never interrupted
+    # The same document but for times and ids (the kept cases are copied from their journal
+    # rows; their summaries, the totals and the reports come from the rows' digests).
+    assert _timeless(doc) == _timeless(json.loads(whole.read_text()))
+    for suffix in (".md", ".xml"):
+        texts = [_times_out((tmp_path / (side + suffix)).read_text()) for side in ("resumed", "whole")]
+        assert texts[0] == texts[1]
     assert Journal(agent).runs() == []  # recorded: the journal holds only unfinished runs
     (recorded,) = RunStore(agent).documents(run.run_id)
     assert recorded.result_path.is_file()
+
+
+def _reports(stem: Path) -> list[str]:
+    return ["--markdown", f"{stem}.md", "--junit_xml", f"{stem}.xml"]
+
+
+_VOLATILE = {"eval_set_result_id", "eval_set_result_name", "creation_timestamp", "session_id",
+             "invocation_id", "duration", "model_duration", "tool_duration", "trace", "run", "span_id", "id",
+             "start", "end"}
+
+
+def _timeless(value: object) -> object:
+    """A document without what differs between any two runs: ids, times, durations, the
+    header, traces, and the timed criteria's scores."""
+    if isinstance(value, dict):
+        if "duration" in str(value.get("metric_name", "")):
+            return value["metric_name"]
+        return {k: _timeless(v) for k, v in value.items() if k not in _VOLATILE}
+    if isinstance(value, list):
+        return [_timeless(v) for v in value]
+    return value
+
+
+def _times_out(report: str) -> str:
+    import re
+
+    return re.sub(r'( time| timestamp|"eval_set_result_id" value)="[^"]*"', "", report)
 
 
 def test_resume_refuses_a_changed_eval_set(project: tuple[Path, Path]) -> None:

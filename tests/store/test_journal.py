@@ -125,15 +125,15 @@ def test_appends_go_through_one_connection_in_batches(tmp_path: Path,
 
     monkeypatch.setattr(sqlite3, "connect", counting)
     commits: list[int] = []
-    from agenteval.store import journal as journal_module
+    from agenteval.store import journal_writer
 
-    commit = journal_module._commit
+    commit = journal_writer._commit
 
-    def counted(conn: sqlite3.Connection, run_id: str, rows: list[journal_module.Row]) -> None:
+    def counted(conn: sqlite3.Connection, run_id: str, rows: list[journal_writer.Row]) -> None:
         commits.append(len(rows))
         commit(conn, run_id, rows)
 
-    monkeypatch.setattr(journal_module, "_commit", counted)
+    monkeypatch.setattr(journal_writer, "_commit", counted)
     for i in range(300):
         journal.append("20250101-000000-aaaaaa", "s", _result(i))
     journal.flush()
@@ -209,3 +209,73 @@ def test_a_kept_case_run_goes_into_the_document_as_its_row_holds_it(tmp_path: Pa
     old = reader.result(run, ("s", "c1", 0))
     assert old == _result(1) and result_json(old) == older.encode()  # serialised as a document holds it
     reader.close()
+
+
+def test_a_kept_case_run_is_read_as_its_digest_and_written_as_its_row(tmp_path: Path) -> None:
+    from agenteval.store.output import result_json
+    from tests.result_builders import case
+
+    run = "20250101-000000-aaaaaa"
+    whole = case("c0", {"m": 0.75}, duration=1.5, tokens=30)
+    journal = _begin(tmp_path)
+    journal.append_all(run, [whole])
+    reader = journal.reader()
+    kept = reader.kept(run, ("s", "c0", 0))
+    assert kept is not None and result_json(kept) == result_json(whole, keep=False)  # the row, as it is
+    (turn,) = kept.eval_metric_result_per_invocation  # the digest: not the row parsed
+    assert turn.actual_invocation.user_content.parts is None and turn.actual_invocation.duration == 1.5
+    assert kept.overall_eval_metric_results == whole.overall_eval_metric_results
+    assert reader.result(run, ("s", "c0", 0)) == whole and reader.kept(run, ("s", "c9", 0)) is None
+    reader.close()
+    journal.close()
+
+
+_OLD_CASES = """CREATE TABLE journal_cases (
+        run_id TEXT NOT NULL REFERENCES journal_runs (run_id) ON DELETE CASCADE,
+        eval_set_id TEXT NOT NULL, eval_id TEXT NOT NULL, run_index INTEGER NOT NULL,
+        status INTEGER NOT NULL, error INTEGER NOT NULL, result_json TEXT NOT NULL,
+        PRIMARY KEY (run_id, eval_set_id, eval_id, run_index)) WITHOUT ROWID"""
+
+
+def test_a_journal_made_before_digests_resumes_its_rows_parsed_and_gains_the_column(tmp_path: Path) -> None:
+    from agenteval.store.journal import _SCHEMA
+    from agenteval.store.output import result_json
+
+    run = "20250101-000000-aaaaaa"
+    path = tmp_path / ".agenteval" / "journal.sqlite"
+    path.parent.mkdir()
+    with sqlite3.connect(path) as conn:  # as an agenteval before digests made it and wrote a row
+        conn.execute(_SCHEMA[0])
+        conn.execute(_OLD_CASES)
+        conn.execute(_SCHEMA[2])
+        conn.execute("INSERT INTO journal_runs VALUES (?, 1, 1, 'running', NULL, NULL, '{}', 2, ?)",
+                     (run, RunSpec(run_id=run, command="eval").model_dump_json()))
+        conn.execute("INSERT INTO journal_cases VALUES (?, 's', 'c0', 0, 1, 0, ?)",
+                     (run, result_json(_result(0)).decode()))
+    journal = Journal(tmp_path)
+    reader = journal.reader()
+    kept = reader.kept(run, ("s", "c0", 0))
+    assert kept == _result(0)  # no digest: parsed whole, as before
+    reader.close()
+    journal.claim(run)
+    journal.append_all(run, [_result(1)])  # the column was added: new rows have digests
+    with sqlite3.connect(path) as conn:
+        digests = dict(conn.execute("SELECT eval_id, digest IS NOT NULL FROM journal_cases"))
+    assert digests == {"c0": 0, "c1": 1}
+    assert journal.finished_keys(run) == {("s", "c0", 0), ("s", "c1", 0)}
+    journal.forget(run)
+    assert journal.runs() == []
+
+
+def test_forgetting_a_run_keeps_the_other_runs_rows(tmp_path: Path) -> None:
+    first, second = "20250101-000000-aaaaaa", "20250102-000000-bbbbbb"
+    journal = _begin(tmp_path, first)
+    journal.begin(RunSpec(run_id=second, command="eval", started=2.0), "{}", 3)
+    journal.append_all(first, [_result(0), _result(1)])
+    journal.append_all(second, [_result(2)])
+    journal.forget(first)  # not the journal's only run: its rows alone are deleted
+    assert journal.finished_keys(first) == set() and journal.finished_keys(second) == {("s", "c2", 0)}
+    journal.forget(second)  # the only one now: every row dropped at once
+    with sqlite3.connect(journal.path) as conn:
+        assert conn.execute("SELECT count(*) FROM journal_cases").fetchone() == (0,)
+    assert journal.runs() == []

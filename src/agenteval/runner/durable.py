@@ -178,7 +178,8 @@ class Finished(Mapping[CaseKey, EvalCaseResult]):
     they are is read at once (`in`, `len` and iteration cost nothing more), each result only
     when it is looked up, from the journal. A resume thus costs what its remaining case runs
     cost, until the document is written: a driver asks `key in finished` to know what to run,
-    and `finished[key]` (or `get`) only where it needs the result itself."""
+    and `finished[key]` (or `get`) only where it needs the result itself, or `kept(key)` where
+    the document copies the journal row and the rest needs only the run's digest."""
 
     def __init__(self, journal: Journal | None = None, run_id: str = "",
                  keys: set[CaseKey] | None = None) -> None:
@@ -196,12 +197,22 @@ class Finished(Mapping[CaseKey, EvalCaseResult]):
         return iter(self._keys)
 
     def __getitem__(self, key: CaseKey) -> EvalCaseResult:
+        return self._read(key, whole=True)
+
+    def kept(self, key: CaseKey) -> EvalCaseResult:
+        """The case run `key` for a run whose documents copy its journal row as it is (a
+        streamed document): its digest, with the row remembered as its JSON
+        (`JournalReader.kept`), which is all the run's other sinks read; the row itself is not
+        parsed. KeyError when it is not kept."""
+        return self._read(key, whole=False)
+
+    def _read(self, key: CaseKey, whole: bool) -> EvalCaseResult:
         if key not in self._keys or self._journal is None:
             raise KeyError(key)
         if self._reader is None:  # one connection for every lookup (they come by thousands)
             self._journal.flush(self._run_id)
             self._reader = self._journal.reader()
-        result = self._reader.result(self._run_id, key)
+        result = self._reader.result(self._run_id, key) if whole else self._reader.kept(self._run_id, key)
         if result is None:
             raise KeyError(key)
         return result

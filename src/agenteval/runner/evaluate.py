@@ -17,6 +17,7 @@ from agenteval.agents.base import AgentAdapter
 from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.runner.driver import Collected, Sink, Sinks, completed, new_document, progress, summarise_runs
+from agenteval.runner.durable import Finished
 from agenteval.runner.executors.base import Executor, Unit
 from agenteval.runner.executors.local import LocalExecutor
 from agenteval.runner.inference import SimulatorFactory
@@ -116,10 +117,13 @@ async def run_evaluation(
     starting, turns). With `traces`, each case run's spans (agent steps, model and tool calls,
     simulated user turns, judge calls) are recorded into its result's `trace`. Case runs in
     `finished` (by eval set id, eval id, run index: a resumed run's) are not run again; their
-    results take their places, read from `finished` only when their place comes. A case run that
-    takes longer than `case_timeout` seconds is stopped and recorded with a timeout error. The
-    case runs go to `executor` (default: a `LocalExecutor` over this process's event loop, built
-    from the arguments above); whatever runs them, their results come back here, one at a time.
+    results take their places, read from `finished` only when their place comes (with
+    `documents` and a resumed run's `Finished`, as digests, `Finished.kept`: a document sink
+    writes them with `result_json`, which gives their journal rows, and reads no more of them
+    than a digest holds). A case run that takes longer than `case_timeout` seconds is stopped
+    and recorded with a timeout error. The case runs go to `executor` (default: a
+    `LocalExecutor` over this process's event loop, built from the arguments above); whatever
+    runs them, their results come back here, one at a time.
 
     Each eval set's document goes to `documents` (default: `Collected`, in memory, returned
     whole) in eval-set, case and run order, as soon as the cases before it are told: a case
@@ -141,6 +145,10 @@ async def run_evaluation(
     counts = [req.count() for req in requests]
     ends = list(itertools.accumulate(counts))  # one past each set's last case
     done = finished or {}
+    # A streamed document copies a kept case run's journal row as it is, so the rest of the run
+    # (summaries, totals, the history's rows, the reports) gets the run's digest, read without
+    # parsing the row (`Finished.kept`); a document kept in memory gets the whole result.
+    kept = done.kept if documents is not None and isinstance(done, Finished) else done.__getitem__
     # The local executor pulls units one at a time, so the cases are read as it asks for them
     # (memory holds the cases in flight); another executor is handed its units as a list.
     lazy = executor is None
@@ -206,11 +214,11 @@ async def run_evaluation(
             if not c.known(done, set_id):
                 return
             if until_decided is not None and len(c.verdicts) < c.planned:
-                c.verdicts = [(r.final_eval_status == EvalStatus.PASSED) for r in _runs(c, done, set_id)]
+                c.verdicts = [(r.final_eval_status == EvalStatus.PASSED) for r in _runs(c, kept, set_id)]
             if not decided(c):
                 return
             out = out_for(c.request)
-            runs = _runs(c, done, set_id)
+            runs = _runs(c, kept, set_id)
             for result in runs:
                 out.on_case_run(result, 0.0)
             summarise_runs(runs, Sinks([out, told]), req.gating, req.policy == "ignore")
@@ -245,7 +253,7 @@ async def run_evaluation(
                 c = cases[pos]
                 set_id = requests[c.request].eval_set.eval_set_id
                 if c.known(done, set_id):
-                    c.verdicts = [(r.final_eval_status == EvalStatus.PASSED) for r in _runs(c, done, set_id)]
+                    c.verdicts = [(r.final_eval_status == EvalStatus.PASSED) for r in _runs(c, kept, set_id)]
                     more = until_decided.more_runs(c.verdicts)
                     todo += [u for run in range(c.planned, c.planned + more) if (u := unit(pos, run))]
                     c.planned += more
@@ -318,7 +326,8 @@ def _to_run(requests: Sequence[EvalSetRequest], counts: Sequence[int], num_runs:
 Known = Mapping[tuple[str, str, int], EvalCaseResult]
 
 
-def _runs(c: _Case, done: Known, eval_set_id: str) -> list[EvalCaseResult]:
-    """A case's runs in run order: its own, else the resumed run's."""
-    return [c.waiting[r] if r in c.waiting else done[(eval_set_id, c.case.eval_id, r)]
+def _runs(c: _Case, kept: Callable[[tuple[str, str, int]], EvalCaseResult],
+          eval_set_id: str) -> list[EvalCaseResult]:
+    """A case's runs in run order: its own, else the resumed run's (`kept`)."""
+    return [c.waiting[r] if r in c.waiting else kept((eval_set_id, c.case.eval_id, r))
             for r in range(c.planned)]

@@ -53,17 +53,21 @@ def case_rows(c: CaseOutcome) -> CaseRows:
 
 class RowSpool:
     """Cases' rows written to a temporary file as they come and read back in order, once; in
-    pickled lists of `_BATCH` (one pickle per case cost twice as much)."""
+    pickled lists of `_BATCH` plain tuples (one pickle per case cost twice as much, and a
+    dataclass or an enum member pickles through its class's reduce, several times slower than
+    a tuple of numbers and strings)."""
 
     _BATCH = 256
 
     def __init__(self) -> None:
         self._file = tempfile.TemporaryFile()  # noqa: SIM115 (closed when read back or dropped)
-        self._pending: list[CaseRows] = []
+        self._pending: list[tuple[Any, ...]] = []
         self.count = 0
 
     def add(self, outcome: CaseOutcome) -> None:
-        self._pending.append(case_rows(outcome))
+        r = case_rows(outcome)
+        self._pending.append((r.eval_id, int(r.status), r.num_runs, r.seconds, r.tokens, r.error, r.metrics,
+                              r.summaries, r.judges, r.judge_tokens))
         self.count += 1
         if len(self._pending) >= self._BATCH:
             self._spill()
@@ -79,9 +83,10 @@ class RowSpool:
         try:
             left = self.count
             while left > 0:
-                batch: list[CaseRows] = pickle.load(self._file)  # written by this process only: trusted
+                batch: list[tuple[Any, ...]] = pickle.load(self._file)  # written by this process only
                 left -= len(batch)
-                yield from batch
+                for eval_id, status, *rest in batch:
+                    yield CaseRows(eval_id, EvalStatus(status), *rest)
         finally:
             self._file.close()
 

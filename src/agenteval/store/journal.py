@@ -7,18 +7,19 @@ owns a run (`claim`: an OS lock held for the run's life, see `agenteval.store.cl
 claims it.
 
 Appending does not touch the database on the caller's thread (the event loop's, in a run): the
-result is serialised and queued, and one writer thread per run, holding one connection, commits
-what is queued in one transaction as soon as `FLUSH_CASES` results wait or the oldest has waited
-`FLUSH_SECONDS`. So a finished case run is committed within `FLUSH_SECONDS` (0.5 s) of
-`append`, and a kill (`kill -9` included) loses at most the case runs of that window, which
-`--resume` runs again. A commit is durable against the process dying (the WAL is in the
-operating system's hands), not against the machine losing power before the next checkpoint
-(`synchronous=NORMAL`). Reading a run through the same `Journal`, releasing, forgetting or
+result is serialised and queued, and one writer thread per run, holding one connection
+(`store.journal_writer`), commits what is queued in one transaction as soon as `FLUSH_CASES`
+results wait or the oldest has waited `FLUSH_SECONDS`. So a finished case run is committed
+within `FLUSH_SECONDS` (0.5 s) of `append`, and a kill (`kill -9` included) loses at most the
+case runs of that window, which `--resume` runs again. A commit is durable against the process
+dying (the WAL is in the operating system's hands), not against the machine losing power before
+the next checkpoint (`synchronous=NORMAL`). Reading a run through the same `Journal`, releasing, forgetting or
 closing it first commits whatever is queued; a write that failed (a full disk) is raised by the
 next `append` or by that commit.
 
 Pruning: once the run's documents are recorded in the run history, `forget` removes it from the
-journal, which thus holds only unfinished runs, and gives the space back. A run that is never
+journal, which thus holds only unfinished runs, and gives the space back (the journal's only
+run, the usual case, has its rows dropped in one statement). A run that is never
 resumed is pruned too: beginning a run removes interrupted runs (nobody owns them) not updated
 for `KEEP_INTERRUPTED_DAYS` (30) days. After a crash the journal still holds the run with what it
 committed; a run nobody owns is reported as `interrupted`, and `agenteval eval ... --resume RUN`
@@ -26,21 +27,24 @@ runs only what is missing.
 
 Results are stored as the JSON a result document holds (one row per case run; serialised once
 for the journal and the document, `store.output.result_json`), so a journal row can be read back
-into exactly the result the run would have written, or copied into the document as it is;
-`finished_keys` reads only which case runs finished (what `--resume` needs until the document
-is written), `result` one of them.
+into exactly the result the run would have written, or copied into the document as it is.
+Beside each row is its digest (`store.digest`): what a resumed run reads of a kept case run
+besides the document's bytes, so a streamed document copies the row and the rest of the run
+reads the digest (`JournalReader.kept`), never parsing the row. `finished_keys` reads only which
+case runs finished (what `--resume` needs until the document is written), `result` one of them
+whole. A journal made before digests gains the column (`digest`, NULL in its old rows, which
+are parsed whole) when this agenteval first opens it; an older agenteval cannot append to it
+then (its inserts name no columns).
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
 import sqlite3
 import threading
 import time
-import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,13 +52,11 @@ from pathlib import Path
 from agenteval.errors import DataError
 from agenteval.schema import EvalCaseResult, RunSpec
 from agenteval.store.claim import Claim, claim, lock_path, owner
+from agenteval.store.digest import digest_json, from_digest
+from agenteval.store.journal_writer import FLUSH_CASES, FLUSH_SECONDS, Row, Writer
 from agenteval.store.output import remember_json, result_json
 from agenteval.store.sqlite import connect, use_wal
 
-FLUSH_SECONDS = 0.5
-"""The longest a finished case run waits in memory before its transaction commits."""
-FLUSH_CASES = 64
-"""A transaction commits at once when this many case runs wait."""
 KEEP_INTERRUPTED_DAYS = 30
 """An interrupted run not updated for this long is removed when a run begins."""
 
@@ -66,7 +68,7 @@ _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS journal_cases (
         run_id TEXT NOT NULL REFERENCES journal_runs (run_id) ON DELETE CASCADE,
         eval_set_id TEXT NOT NULL, eval_id TEXT NOT NULL, run_index INTEGER NOT NULL,
-        status INTEGER NOT NULL, error INTEGER NOT NULL, result_json TEXT NOT NULL,
+        status INTEGER NOT NULL, error INTEGER NOT NULL, result_json TEXT NOT NULL, digest TEXT,
         PRIMARY KEY (run_id, eval_set_id, eval_id, run_index))""",
     # What `runs` counts and `finished_keys` reads, without reading the rows' results.
     """CREATE INDEX IF NOT EXISTS journal_cases_done ON journal_cases
@@ -79,7 +81,6 @@ _SCHEMA = [
 _PAGE_SIZE = 65536
 
 CaseKey = tuple[str, str, int]  # (eval set id, eval id, run index)
-Row = tuple[str, str, str, int, int, int, str]  # a journal_cases row
 
 
 def journal_path(root: str | Path) -> Path:
@@ -119,128 +120,6 @@ class JournalRun:
     fingerprint: str
 
 
-class _Writer:
-    """One run's appends: a thread holding one connection, committing what is queued in one
-    transaction once `FLUSH_CASES` rows wait or the oldest has waited `FLUSH_SECONDS` (or at
-    once when `flush`ed). A failed commit is kept and raised to the next `put` or `flush`."""
-
-    def __init__(self, path: Path, prepare: Callable[[sqlite3.Connection], None], run_id: str) -> None:
-        self.path, self._prepare, self.run_id = path, prepare, run_id
-        self._cond = threading.Condition()
-        self._queue: list[Row] = []
-        self._oldest = 0.0  # when the oldest queued row came (monotonic)
-        self._queued = self._committed = 0  # rows ever queued / committed (or dropped by an error)
-        self._urgent = self._closing = False
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._loop, name=f"agenteval-journal-{run_id}",
-                                        daemon=True)  # an unflushed exit is a kill: see `_live`
-        self._thread.start()
-
-    def put(self, rows: list[Row]) -> None:
-        with self._cond:
-            self._raise()
-            was_empty = not self._queue
-            if was_empty:
-                self._oldest = time.monotonic()
-            self._queue.extend(rows)
-            self._queued += len(rows)
-            # The writer waits without a timeout only on an empty queue, and with one otherwise:
-            # it needs waking for the first row and for a full batch, not for every row (a wake-up
-            # per case run was a thread switch per case run on the caller's CPU).
-            if was_empty or len(self._queue) >= FLUSH_CASES:
-                self._cond.notify()
-
-    def flush(self) -> None:
-        """Returns once everything queued before the call is committed (or raises why not)."""
-        with self._cond:
-            target = self._queued
-            if self._committed < target:
-                self._urgent = True
-                self._cond.notify_all()
-                while self._committed < target and self._thread.is_alive():
-                    self._cond.wait(1.0)
-            self._raise()
-
-    def close(self) -> None:
-        try:
-            self.flush()
-        finally:
-            with self._cond:
-                self._closing = True
-                self._cond.notify_all()
-            self._thread.join()
-
-    def _raise(self) -> None:
-        if self._error is not None:
-            error, self._error = self._error, None
-            raise error
-
-    def _next_batch(self) -> list[Row] | None:
-        """Waits for a batch to commit (None: closing with nothing left)."""
-        with self._cond:
-            while not self._queue:
-                if self._closing:
-                    return None
-                self._cond.wait()
-            while len(self._queue) < FLUSH_CASES and not (self._urgent or self._closing):
-                left = self._oldest + FLUSH_SECONDS - time.monotonic()
-                if left <= 0:
-                    break
-                self._cond.wait(left)
-            batch, self._queue, self._urgent = self._queue, [], False
-            return batch
-
-    def _loop(self) -> None:
-        conn: sqlite3.Connection | None = None
-        while (batch := self._next_batch()) is not None:
-            try:
-                if conn is None:
-                    opened = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-                    try:
-                        use_wal(opened)
-                        self._prepare(opened)
-                    except BaseException:
-                        opened.close()
-                        raise
-                    conn = opened
-                _commit(conn, self.run_id, batch)
-            except sqlite3.DatabaseError as e:
-                error: BaseException = e if isinstance(e, sqlite3.IntegrityError) else \
-                    DataError(self.path, "", f"cannot use the run journal: {e}")
-                with self._cond:
-                    self._error = error
-            except BaseException as e:  # reported to the appending thread, not lost here
-                with self._cond:
-                    self._error = e
-            with self._cond:
-                self._committed += len(batch)
-                self._cond.notify_all()
-        if conn is not None:
-            conn.close()
-
-
-def _commit(conn: sqlite3.Connection, run_id: str, rows: list[Row]) -> None:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        conn.executemany("INSERT OR REPLACE INTO journal_cases VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-        conn.execute("UPDATE journal_runs SET updated = ? WHERE run_id = ?", (time.time(), run_id))
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-
-
-# Every writer with rows queued at interpreter exit commits them (a normal exit is not a kill).
-_live: weakref.WeakSet[_Writer] = weakref.WeakSet()
-
-
-@atexit.register
-def _flush_at_exit() -> None:
-    for writer in list(_live):
-        with contextlib.suppress(Exception):  # nobody is left to tell; the run is resumable
-            writer.flush()
-
-
 class Journal:
     """The journal of one store root. Appends go through one writer thread and connection per
     run (see the module docstring); every other call opens its own connection (safe across
@@ -251,15 +130,14 @@ class Journal:
         self.root = Path(root)
         self.path = journal_path(root)
         self._claims: dict[str, Claim] = {}
-        self._writers: dict[str, _Writer] = {}
+        self._writers: dict[str, Writer] = {}
         self._lock = threading.Lock()  # guards `_writers`
 
-    def _writer(self, run_id: str) -> _Writer:
+    def _writer(self, run_id: str) -> Writer:
         with self._lock:
             writer = self._writers.get(run_id)
             if writer is None:
-                writer = self._writers[run_id] = _Writer(self.path, self._prepare, run_id)
-                _live.add(writer)
+                writer = self._writers[run_id] = Writer(self.path, self._prepare, run_id)
             return writer
 
     def flush(self, run_id: str | None = None) -> None:
@@ -324,13 +202,15 @@ class Journal:
         journal, a write at every connection is a lock taken for nothing."""
         conn.execute("PRAGMA synchronous=NORMAL")  # WAL: durable at each checkpoint, never corrupt
         conn.execute("PRAGMA foreign_keys=ON")
-        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")
-                 }
-        if not {"journal_runs", "journal_cases", "journal_cases_done"} <= names:
-            if not names:  # a new journal: pages of forgotten runs can be given back at once
+        tables = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'index')"))
+        if not {"journal_runs", "journal_cases", "journal_cases_done"} <= set(tables):
+            if not tables:  # a new journal: pages of forgotten runs can be given back at once
                 _layout(conn)
             for statement in _SCHEMA:
                 conn.execute(statement)
+        elif " digest " not in tables["journal_cases"]:  # made by an agenteval before digests
+            with contextlib.suppress(sqlite3.OperationalError):  # another process added it first
+                conn.execute("ALTER TABLE journal_cases ADD COLUMN digest TEXT")
 
     def begin(self, spec: RunSpec, fingerprint: str, total: int) -> None:
         """Records a run as started by this process, which claims it (`RunOwned` when another
@@ -377,7 +257,7 @@ class Journal:
         with self._connect(create=False) as conn:
             if conn is None:
                 return
-            conn.execute("DELETE FROM journal_runs WHERE run_id = ?", (run_id,))
+            _delete(conn, run_id)
             _shrink(conn)
         if run_id in self._claims:
             self.release(run_id)
@@ -464,7 +344,7 @@ class Journal:
             try:
                 with self._connect(create=False) as conn:
                     if conn is not None:
-                        conn.execute("DELETE FROM journal_runs WHERE run_id = ?", (run_id,))
+                        _delete(conn, run_id)
             finally:
                 held.release(remove=True)
         if stale:
@@ -480,32 +360,53 @@ class JournalReader:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._conn: sqlite3.Connection | None = None
+        self._digests = False  # whether the journal has the digest column
         self._lock = threading.Lock()
 
     def result(self, run_id: str, key: CaseKey) -> EvalCaseResult | None:
         """One finished case run (None: the journal does not hold it). A row written as a
         document holds it (`result_json`) is remembered as the result's JSON, so a document
         that takes the result copies the row rather than serialising the result again."""
-        raw = self.raw(run_id, key)
-        if raw is None:
+        row = self._row(run_id, key, digest=False)
+        return None if row is None else _parsed(row[0])
+
+    def kept(self, run_id: str, key: CaseKey) -> EvalCaseResult | None:
+        """One finished case run for a document that copies its row (None: the journal does not
+        hold it): its digest (`store.digest`: what summaries, totals, the history's rows and the
+        reports read, not the whole result), with the row remembered as the result's JSON
+        (`remember_json`), so that the document gets the row as it is and the row is never
+        parsed. A row without a digest (written by an agenteval before digests) is parsed whole,
+        as `result` does."""
+        row = self._row(run_id, key, digest=True)
+        if row is None:
             return None
-        result = EvalCaseResult.model_validate_json(raw)
-        if raw.startswith("{\n"):  # (a row of an older agenteval is compact JSON: serialised again)
-            remember_json(result, raw.encode())
+        raw, digest = row
+        if digest is None or not raw.startswith("{\n"):
+            return _parsed(raw)
+        result = from_digest(digest)
+        remember_json(result, raw.encode())
         return result
 
     def raw(self, run_id: str, key: CaseKey) -> str | None:
         """The JSON of one finished case run as its row holds it (None: no such row)."""
+        row = self._row(run_id, key, digest=False)
+        return None if row is None else row[0]
+
+    def _row(self, run_id: str, key: CaseKey, digest: bool) -> tuple[str, str | None] | None:
         with self._lock:
             if self._conn is None:
                 if not self.path.is_file():
                     return None
                 self._conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
                                              timeout=60, check_same_thread=False)
-            row = self._conn.execute("SELECT result_json FROM journal_cases WHERE run_id = ? AND "
-                                     "eval_set_id = ? AND eval_id = ? AND run_index = ?",
+                (sql,) = self._conn.execute("SELECT sql FROM sqlite_master WHERE name = 'journal_cases'"
+                                            ).fetchone() or ("",)
+                self._digests = " digest " in sql
+            column = "digest" if digest and self._digests else "NULL"
+            row = self._conn.execute(f"SELECT result_json, {column} FROM journal_cases WHERE run_id = ? "
+                                     "AND eval_set_id = ? AND eval_id = ? AND run_index = ?",
                                      (run_id, *key)).fetchone()
-        return None if row is None else str(row[0])
+        return None if row is None else (str(row[0]), row[1])
 
     def close(self) -> None:
         with self._lock:
@@ -514,10 +415,39 @@ class JournalReader:
                 self._conn = None
 
 
+def _parsed(raw: str) -> EvalCaseResult:
+    result = EvalCaseResult.model_validate_json(raw)
+    if raw.startswith("{\n"):  # (a row of an older agenteval is compact JSON: serialised again)
+        remember_json(result, raw.encode())
+    return result
+
+
 def _rows(run_id: str, results: Iterable[EvalCaseResult], eval_set_id: str | None) -> list[Row]:
     return [(run_id, eval_set_id or r.eval_set_id, r.eval_id, r.run_index, int(r.final_eval_status),
-             int(bool(r.error_message or r.metric_errors)), result_json(r).decode())
+             int(bool(r.error_message or r.metric_errors)), result_json(r).decode(), digest_json(r))
             for r in results]
+
+
+def _delete(conn: sqlite3.Connection, run_id: str) -> None:
+    """Deletes a run and its rows. The journal's only run (the usual case: it holds unfinished
+    runs only) has its rows dropped in one statement, which frees their pages without visiting
+    a row (SQLite's truncation of a table, which foreign-key checks would turn off); deleting
+    tens of megabytes of rows one by one was most of what recording a run cost the journal."""
+    conn.execute("PRAGMA foreign_keys=OFF")  # (not in a transaction: there it does nothing)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            alone = conn.execute("SELECT 1 FROM journal_runs WHERE run_id != ? LIMIT 1",
+                                 (run_id,)).fetchone() is None
+            conn.execute("DELETE FROM journal_cases" + ("" if alone else " WHERE run_id = ?"),
+                         () if alone else (run_id,))
+            conn.execute("DELETE FROM journal_runs WHERE run_id = ?", (run_id,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    finally:
+        conn.execute("PRAGMA foreign_keys=ON")
 
 
 def _layout(conn: sqlite3.Connection) -> None:

@@ -1,0 +1,158 @@
+"""The run journal's writer: one thread and one connection per run, committing batches.
+
+`Journal.append` queues a case run's row here (`Writer.put`) and returns: the caller's thread
+(the event loop's, in a run) never touches the database. The writer commits what is queued in
+one transaction once `FLUSH_CASES` rows wait or the oldest has waited `FLUSH_SECONDS`, so a
+finished case run is committed within `FLUSH_SECONDS` of being appended (see `store.journal`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import sqlite3
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from pathlib import Path
+
+from agenteval.errors import DataError
+from agenteval.store.sqlite import use_wal
+
+FLUSH_SECONDS = 0.5
+"""The longest a finished case run waits in memory before its transaction commits."""
+FLUSH_CASES = 64
+"""A transaction commits at once when this many case runs wait."""
+
+Row = tuple[str, str, str, int, int, int, str, str]
+"""A `journal_cases` row: run id, eval set id, eval id, run index, status, whether it ended in
+an error, the result's JSON as a document holds it, its digest (`store.digest`)."""
+INSERT = ("INSERT OR REPLACE INTO journal_cases (run_id, eval_set_id, eval_id, run_index, status, "
+          "error, result_json, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+
+
+class Writer:
+    """One run's appends: a thread holding one connection, committing what is queued in one
+    transaction once `FLUSH_CASES` rows wait or the oldest has waited `FLUSH_SECONDS` (or at
+    once when `flush`ed). A failed commit is kept and raised to the next `put` or `flush`."""
+
+    def __init__(self, path: Path, prepare: Callable[[sqlite3.Connection], None], run_id: str) -> None:
+        self.path, self._prepare, self.run_id = path, prepare, run_id
+        self._cond = threading.Condition()
+        self._queue: list[Row] = []
+        self._oldest = 0.0  # when the oldest queued row came (monotonic)
+        self._queued = self._committed = 0  # rows ever queued / committed (or dropped by an error)
+        self._urgent = self._closing = False
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._loop, name=f"agenteval-journal-{run_id}",
+                                        daemon=True)  # an unflushed exit is a kill: see `_live`
+        self._thread.start()
+        _live.add(self)
+
+    def put(self, rows: list[Row]) -> None:
+        with self._cond:
+            self._raise()
+            was_empty = not self._queue
+            if was_empty:
+                self._oldest = time.monotonic()
+            self._queue.extend(rows)
+            self._queued += len(rows)
+            # The writer waits without a timeout only on an empty queue, and with one otherwise:
+            # it needs waking for the first row and for a full batch, not for every row (a wake-up
+            # per case run was a thread switch per case run on the caller's CPU).
+            if was_empty or len(self._queue) >= FLUSH_CASES:
+                self._cond.notify()
+
+    def flush(self) -> None:
+        """Returns once everything queued before the call is committed (or raises why not)."""
+        with self._cond:
+            target = self._queued
+            if self._committed < target:
+                self._urgent = True
+                self._cond.notify_all()
+                while self._committed < target and self._thread.is_alive():
+                    self._cond.wait(1.0)
+            self._raise()
+
+    def close(self) -> None:
+        try:
+            self.flush()
+        finally:
+            with self._cond:
+                self._closing = True
+                self._cond.notify_all()
+            self._thread.join()
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def _next_batch(self) -> list[Row] | None:
+        """Waits for a batch to commit (None: closing with nothing left)."""
+        with self._cond:
+            while not self._queue:
+                if self._closing:
+                    return None
+                self._cond.wait()
+            while len(self._queue) < FLUSH_CASES and not (self._urgent or self._closing):
+                left = self._oldest + FLUSH_SECONDS - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(left)
+            batch, self._queue, self._urgent = self._queue, [], False
+            return batch
+
+    def _loop(self) -> None:
+        conn: sqlite3.Connection | None = None
+        while (batch := self._next_batch()) is not None:
+            try:
+                if conn is None:
+                    opened = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+                    try:
+                        use_wal(opened)
+                        self._prepare(opened)
+                    except BaseException:
+                        opened.close()
+                        raise
+                    conn = opened
+                _commit(conn, self.run_id, batch)
+            except sqlite3.DatabaseError as e:
+                error: BaseException = e if isinstance(e, sqlite3.IntegrityError) else \
+                    DataError(self.path, "", f"cannot use the run journal: {e}")
+                with self._cond:
+                    self._error = error
+            except BaseException as e:  # reported to the appending thread, not lost here
+                with self._cond:
+                    self._error = e
+            with self._cond:
+                self._committed += len(batch)
+                self._cond.notify_all()
+        if conn is not None:
+            conn.close()
+
+
+def _commit(conn: sqlite3.Connection, run_id: str, rows: list[Row]) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany(INSERT, rows)
+        conn.execute("UPDATE journal_runs SET updated = ? WHERE run_id = ?", (time.time(), run_id))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+# Every writer with rows queued at interpreter exit commits them (a normal exit is not a kill).
+_live: weakref.WeakSet[Writer] = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    for writer in list(_live):
+        with contextlib.suppress(Exception):  # nobody is left to tell; the run is resumable
+            writer.flush()
+
+
+__all__ = ["FLUSH_CASES", "FLUSH_SECONDS", "INSERT", "Row", "Writer"]
