@@ -151,6 +151,17 @@ def _sum(values: list[float | None]) -> float | None:
     return sum(present) if present else None
 
 
+_BATCH = 512  # cases whose rows `record_outcomes` inserts in one statement per table
+
+
+def _insert_cases(conn: sqlite3.Connection, rows: tuple[list[tuple[Any, ...]], ...]) -> None:
+    """Inserts gathered case, metric and summary rows (emptying the lists)."""
+    for table, marks, gathered in zip(("cases", "case_metrics", "metric_summaries"), (8, 7, 14), rows,
+                                      strict=True):
+        conn.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * marks)})", gathered)
+        gathered.clear()
+
+
 class RunStore:
     """The run database of one store root (a project or agent directory). Every call opens its
     own connection, so one store may be used from several threads or processes."""
@@ -241,21 +252,24 @@ class RunStore:
             try:
                 conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))  # cascades
                 conn.execute(f"INSERT INTO runs VALUES ({', '.join('?' * len(run_row))})", run_row)
+                # Inserted `_BATCH` cases at a time: three statements a case were most of
+                # recording a large run.
+                rows: tuple[list[tuple[Any, ...]], ...] = ([], [], [])
                 for i, given in enumerate(cases):
                     c = given if isinstance(given, CaseRows) else case_rows(given)
                     statuses[c.status] += 1
                     max_runs = max(max_runs, c.num_runs)
                     agent_seconds = _sum([agent_seconds, c.seconds])
                     total_tokens = _sum([total_tokens, c.tokens])
-                    conn.execute("INSERT INTO cases VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (
-                        run_id, c.eval_id, i, int(c.status), c.num_runs, c.seconds, c.tokens, c.error))
-                    conn.executemany("INSERT INTO case_metrics VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                     [(run_id, *row) for row in c.metrics])
-                    conn.executemany("INSERT INTO metric_summaries VALUES "
-                                     "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                     [(run_id, *row) for row in c.summaries])
+                    rows[0].append((run_id, c.eval_id, i, int(c.status), c.num_runs, c.seconds, c.tokens,
+                                    c.error))
+                    rows[1].extend((run_id, *row) for row in c.metrics)
+                    rows[2].extend((run_id, *row) for row in c.summaries)
                     judges.update(c.judges)
                     judge_tokens += c.judge_tokens
+                    if len(rows[0]) >= _BATCH:
+                        _insert_cases(conn, rows)
+                _insert_cases(conn, rows)
                 conn.execute(
                     "UPDATE runs SET judge_model = ?, num_runs = ?, cases_total = ?, cases_passed = ?, "
                     "cases_failed = ?, cases_not_evaluated = ?, duration_seconds = ?, agent_seconds = ?, "

@@ -23,22 +23,16 @@ compact JSON of the result without what is left out.
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from agenteval.schema import (
-    Content,
-    EvalCaseResult,
-    EvalMetricResult,
-    EvalMetricResultPerInvocation,
-    Invocation,
-    JudgeRecord,
-)
+from pydantic import TypeAdapter
+
+from agenteval.schema import EvalCaseResult, EvalMetricResult, EvalMetricResultPerInvocation, JudgeRecord
 from agenteval.schema.base import trusted
-from agenteval.schema.invocation import InvocationEvent, InvocationEvents, UsageMetadata
 from agenteval.schema.result import EvalMetricResultDetails
 from agenteval.verdicts.outcome import invocation_tokens
 
 _NO_DETAILS = EvalMetricResultDetails()
-_NO_CONTENT = Content()
 
 
 def _metric(m: EvalMetricResult) -> EvalMetricResult:
@@ -69,21 +63,24 @@ def digest_json(result: EvalCaseResult) -> str:
     return json.dumps(turns, separators=(",", ":")) + "\n" + body.decode()
 
 
-def _turn(seconds: float | None, tokens: float | None) -> EvalMetricResultPerInvocation:
+_TURNS = TypeAdapter(list[EvalMetricResultPerInvocation])
+
+
+def _turn(seconds: float | None, tokens: float | None) -> dict[str, Any]:
     """A turn that gives `seconds` and `tokens` as `CaseOutcome.duration` / `tokens` read them."""
-    events = [] if tokens is None else [InvocationEvent.model_construct(
-        author="", usage_metadata=UsageMetadata.model_construct(prompt_token_count=int(tokens)))]
-    invocation = Invocation.model_construct(user_content=_NO_CONTENT, duration=seconds,
-                                            intermediate_data=InvocationEvents.model_construct(
-                                                invocation_events=events))
-    return EvalMetricResultPerInvocation.model_construct(actual_invocation=invocation)
+    events = [] if tokens is None else [{"author": "", "usage_metadata": {"prompt_token_count": int(tokens)}}]
+    return {"actual_invocation": {"user_content": {}, "duration": seconds,
+                                  "intermediate_data": {"invocation_events": events}}}
 
 
 def from_digest(digest: str) -> EvalCaseResult:
     """The case run a digest holds (see the module docstring): validated as a result is."""
     head, _, body = digest.partition("\n")
     result = EvalCaseResult.model_validate_json(body)
-    result.eval_metric_result_per_invocation = [_turn(s, t) for s, t in json.loads(head)]
+    if turns := json.loads(head):
+        # (Validated, not `model_construct`ed: that resolves every default factory's signature,
+        # a millisecond a turn.)
+        result.eval_metric_result_per_invocation = _TURNS.validate_python([_turn(s, t) for s, t in turns])
     return result
 
 
