@@ -30,7 +30,7 @@ def sets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, l
         path.write_text(es.model_dump_json(indent=2))
     monkeypatch.setattr(sharded, "SHARD_MIN_BYTES", 1)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
-    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(sharded, "idle_cpus", lambda cpus: 2.0)
     used: list[int] = []
     run = sharded.rescore_sharded
 

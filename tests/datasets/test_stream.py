@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from agenteval.datasets.stream import CaseStream, read_head
+from agenteval.datasets.split import item_spans
+from agenteval.datasets.stream import CaseStream, read_head, read_item
 from agenteval.errors import DataError
 from agenteval.schema import EvalCase
-from tests.helpers import eval_set, inv
+from tests.helpers import call, eval_set, inv
 
 
 def _write(path: Path, data: object) -> Path:
@@ -72,3 +73,47 @@ def test_the_list_must_be_a_non_empty_array(tmp_path: Path, value: object, messa
     missing = _write(tmp_path / "b.json", {"eval_set_id": "s"})
     with pytest.raises(DataError, match="eval_cases: field required"):
         read_head(missing, "eval_cases", what="eval case")
+
+
+def _indented(path: Path, indent: int = 2) -> Path:
+    es = eval_set("s", {f"c{i}": [inv(f"q{i}", "a: b", [call("t", x="MARK" if i == 2 else i)])]
+                        for i in range(5)})
+    path.write_text(json.dumps(json.loads(es.model_dump_json()), indent=indent, ensure_ascii=False),
+                    encoding="utf-8")
+    return path
+
+
+def _read_as_the_stream_does(path: Path, index: int) -> EvalCase | None:
+    """Item `index` as `CaseStream` reads it; None where it refuses the file there."""
+    try:
+        for i, case in CaseStream(path, "eval_cases", EvalCase, 100):
+            if i == index:
+                return case
+    except DataError:
+        return None
+    raise AssertionError("no such item")
+
+
+# Byte-level edits of the value "MARK" in an indented set's third case: read from the case's
+# bytes alone, it must be what the stream makes of it (or refused where the stream refuses).
+@pytest.mark.parametrize("edit", [
+    (b'"MARK"', b"NaN"), (b'"MARK"', b"-Infinity"), (b'"MARK"', b'"x: NaN, [Infinity"'),
+    (b'"MARK"', b'"tab\there"'), (b'"MARK"', b'"\xff\xfe"'), (b'"MARK"', b'"\\ud83d\\ude00 \\u0000"'),
+    (b'"MARK"', b"123456789012345678901234567890"), (b'"MARK"', b"-9223372036854775808"),
+    (b'"MARK"', b"9223372036854775807"), (b'"MARK"', b"1e400"), (b'"MARK"', b"-1.5E+400"),
+    (b'"MARK"', b"2.5e-320"), (b'"MARK"', b'"52e599 1234567890123456789012"'), (b'"MARK"', b"-0"),
+    (b'"MARK"', b"1.5e-7"), (b'"MARK"', b"01"), (b'"MARK"', b"1."), (b'"MARK"', b".5"), (b'"MARK"', b"+1"),
+    (b'"MARK"', b"'x'"), (b'"MARK"', b"1 // c"), (b'"MARK"', b"[1,]"), (b'"MARK"', b'{"a": 1, "a": 2}'),
+    (b'"MARK"', b"true, \"x\": 2"), (b'"MARK"', b'"\\x41"'), (b'"MARK"', b"tru"),
+    (b'"x": "MARK"', b'"x": 1, "x": 2'), (b'"eval_id": "c2"', b'"eval_id": 5'),
+    (b'"eval_id": "c2"', b'"eval_id": "c2", "eval_id": "c9"'), (b'"eval_id": "c2"', b'"evalId": "c2"'),
+    (b'"eval_id": "c2"', b'"eval_id": "c2", "bogus": 1'),
+])
+def test_an_item_read_from_its_bytes_is_read_as_the_stream_reads_it(tmp_path: Path,
+                                                                    edit: tuple[bytes, bytes]) -> None:
+    path = _indented(tmp_path / "s.json")
+    path.write_bytes(path.read_bytes().replace(*edit))
+    spans = item_spans(path, "eval_cases")
+    assert spans is not None
+    a, b = spans[2]
+    assert read_item(EvalCase, path.read_bytes()[a:b]) == _read_as_the_stream_does(path, 2)

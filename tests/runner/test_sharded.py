@@ -94,21 +94,77 @@ def test_runs_it_cannot_shard_are_streamed_in_one_process(tmp_path: Path, layout
         _without_ids_and_times((tmp_path / "two.json").read_bytes(), two)
 
 
+@pytest.mark.parametrize("value", [b"12345678901234567890123", b"-1.5e400", b"NaN"])
+def test_numbers_only_pydantic_reads_are_refused_as_one_process_refuses(tmp_path: Path, value: bytes) -> None:
+    # ijson (the streamed reader) refuses them; pydantic's JSON parser, which workers use,
+    # would read them: the workers must leave them to the stream.
+    exp, act = _sets(tmp_path)
+    data = act.read_bytes()
+    assert b'"x": 5\n' in data
+    act.write_bytes(data.replace(b'"x": 5\n', b'"x": ' + value + b"\n", 1))
+    out = tmp_path / "out.json"
+    with pytest.raises(DataError) as one:
+        _score(exp, act, out, 1)
+    with pytest.raises(DataError) as two:
+        _score(exp, act, out, 2)
+    assert str(two.value) == str(one.value) and "malformed JSON" in str(one.value)
+    assert not out.exists()
+
+
+def test_a_number_only_in_a_string_is_read_by_workers(tmp_path: Path) -> None:
+    exp, act = _sets(tmp_path)
+    for path in (exp, act):
+        path.write_bytes(path.read_bytes().replace(b'"q5"', b'"q5: NaN, 1e400, 12345678901234567890123"'))
+    one, two = _score(exp, act, tmp_path / "one.json", 1), _score(exp, act, tmp_path / "two.json", 2)
+    assert (one.processes, two.processes) == (1, 2)
+    assert _without_ids_and_times((tmp_path / "one.json").read_bytes(), one) == \
+        _without_ids_and_times((tmp_path / "two.json").read_bytes(), two)
+
+
 def test_small_files_are_scored_in_one_process(tmp_path: Path) -> None:
     exp, act = _sets(tmp_path, n=5)
     assert worker_count(8, exp, act) == 1
     assert worker_count(8, exp, tmp_path / "missing.json") == 1
 
 
-@pytest.mark.parametrize(("cpus", "load", "parallelism", "workers"), [
-    (2, 0.1, 4, 2), (2, 0.7, 4, 1), (8, 2.2, 4, 4), (8, 5.0, 4, 3), (2, 15.0, 4, 1), (4, 0.0, 1, 1),
+@pytest.mark.parametrize(("cpus", "idle", "parallelism", "workers"), [
+    (2, 1.9, 4, 2), (2, 1.4, 4, 1), (8, 5.8, 4, 4), (8, 3.0, 4, 3), (2, 0.1, 4, 1), (4, 4.0, 1, 1),
 ])
 def test_large_files_get_a_worker_per_idle_cpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpus: int,
-                                               load: float, parallelism: int, workers: int) -> None:
+                                               idle: float, parallelism: int, workers: int) -> None:
     from agenteval.runner import sharded
 
     exp, act = _sets(tmp_path, n=5)
     monkeypatch.setattr(sharded, "SHARD_MIN_BYTES", 1)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)))
-    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    asked: list[list[int]] = []
+    monkeypatch.setattr(sharded, "idle_cpus", lambda c: asked.append(c) or idle)
     assert worker_count(parallelism, exp, act) == workers
+    assert asked == [list(range(cpus))]
+
+
+def test_idle_cpus_are_the_idle_share_of_the_ticks_while_asleep(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agenteval.runner import sharded
+
+    # Two CPUs over the sample: 30 of 40 ticks idle (the other CPU's load, not this sleeping
+    # process's) is 1.5 idle CPUs, whatever the 1-minute load average says.
+    ticks = iter([(1000, 5000), (1030, 5040)])
+    monkeypatch.setattr(sharded, "_cpu_ticks", lambda cpus: next(ticks))
+    monkeypatch.setattr(os, "getloadavg", lambda: (9.0, 9.0, 9.0))
+    assert sharded.idle_cpus([0, 1], seconds=0) == 1.5
+    # No /proc/stat: the CPUs less the 1-minute load average.
+    monkeypatch.setattr(sharded, "_cpu_ticks", lambda cpus: None)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.5, 0.5, 0.5))
+    assert sharded.idle_cpus([0, 1], seconds=0) == 1.5
+
+
+@pytest.mark.skipif(not Path("/proc/stat").is_file(), reason="no /proc/stat here")
+def test_cpu_ticks_are_read_per_cpu_from_proc_stat() -> None:
+    from agenteval.runner import sharded
+
+    cpus = sorted(os.sched_getaffinity(0))
+    one, every = sharded._cpu_ticks(cpus[:1]), sharded._cpu_ticks(cpus)
+    assert one is not None and every is not None
+    assert 0 <= one[0] <= one[1] <= every[1]
+    assert sharded._cpu_ticks([10_000]) is None  # a CPU that is not there
+    assert 0.0 <= sharded.idle_cpus(cpus, seconds=0.05) <= len(cpus)

@@ -14,6 +14,7 @@ as every writer of these files puts them; one that comes after the list costs a 
 from __future__ import annotations
 
 import codecs
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Generic, TypeVar
@@ -143,4 +144,68 @@ class CaseStream(Generic[M]):
                 i += 1
 
 
-__all__ = ["CaseStream", "malformed", "read_head"]
+# What pydantic's JSON parser reads where ijson refuses, checked for at C speed: a bare NaN or
+# Infinity (after `:`, `[` or `,`), an integer beyond 64 bits (19 digits or more: ijson's
+# "integer overflow") and an exponent of 3 digits or more (its "numeric overflow" from 1e309).
+# On the item's shape: digits as 0, `e`/`E` as e, signs as +, `.` kept, other letters, quotes
+# and non-ASCII bytes as a, anything else (spaces, punctuation) as a space.
+_BARE_CONSTANT = re.compile(rb"[:\[,][ \t\r\n]*-?(?:NaN|Infinity)")
+
+
+def _shape_of(b: int) -> int:
+    c = chr(b)
+    if c in "0123456789":
+        return ord("0")
+    if c in "eE+-.":
+        return ord(c.lower().replace("-", "+"))
+    return ord("a") if c.isalpha() or c == '"' or b >= 128 else ord(" ")
+
+
+_SHAPE = bytes(_shape_of(b) for b in range(256))
+_LONG_INTEGER = b"0" * 19
+_EXPONENTS = (b"0e000", b"0e+000")  # after a digit of the mantissa
+_NUMBER = b"0.+e"
+
+
+def _alone(shape: bytes, at: int, end: int) -> bool:
+    """Whether the run of number characters around shape[at:end] touches no letter or quote
+    (a JSON number stands alone; a hex id's `52e599` does not)."""
+    while at and shape[at - 1] in _NUMBER:
+        at -= 1
+    while end < len(shape) and shape[end] in _NUMBER:
+        end += 1
+    return (not at or shape[at - 1] != ord("a")) and (end == len(shape) or shape[end] != ord("a"))
+
+
+def _unusual(raw: bytes) -> bool:
+    """Whether ijson may read the JSON `raw` otherwise than pydantic's JSON parser does."""
+    if (b"NaN" in raw or b"Infinity" in raw) and _BARE_CONSTANT.search(raw):
+        return True
+    shape = raw.translate(_SHAPE)
+    for pattern in (_LONG_INTEGER, *_EXPONENTS):
+        at = shape.find(pattern)
+        while at >= 0:
+            if _alone(shape, at, at + len(pattern)):
+                return True
+            at = shape.find(pattern, at + 1)
+    return False
+
+
+def read_item(model: type[M], raw: bytes) -> M | None:
+    """The JSON object `raw` (one item of a file's list) validated as `model`, as `CaseStream`
+    reads it from the file; None when it would refuse it (its error is then the stream's to
+    give). Validated from the bytes by pydantic where its JSON parser reads them as ijson does;
+    else (a bare NaN, an integer beyond 64 bits, a 3-digit exponent, perhaps inside a string)
+    parsed by ijson and validated from the Python values, as the stream does."""
+    if not _unusual(raw):
+        try:
+            return model.model_validate_json(raw)
+        except ValidationError:
+            return None
+    try:
+        return model.model_validate(next(ijson.items(raw, "", use_float=True)))
+    except (ijson.JSONError, ValidationError, StopIteration):
+        return None
+
+
+__all__ = ["CaseStream", "malformed", "read_head", "read_item"]

@@ -8,7 +8,7 @@ limits in this process), the actual file is an eval set listing its cases in the
 set's order, both files are indented JSON (`datasets.split`) and together at least
 `SHARD_MIN_BYTES`, and nothing listening to the run needs every case result but the document,
 the totals, the progress and the report's first cases. Processes: `--parallelism`, at most one
-per idle CPU (`worker_count`). Anything else, or anything a worker cannot take (bad input
+per CPU idle when the run starts (`worker_count`). Anything else, or anything a worker cannot take (bad input
 included), and the run is read as a stream in one process instead, from the start, with nothing
 written in between: its errors name the file and the field as always.
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import time
 from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -51,10 +52,10 @@ class ShardsRefused(Exception):
 
 def worker_count(parallelism: int, expected: str | Path, actual: str | Path) -> int:
     """Processes to score a run in: one below `SHARD_MIN_BYTES`, else `parallelism`, at most
-    one per idle CPU this process may use (its CPUs less the 1-minute load average, rounded).
-    Workers cost CPU of their own (starting, and passing results back): measured on 2 busy
-    cores (load 15), a 10,000-case run took 20% more CPU and longer in 2 workers than in one
-    process, so they are started only where cores are free."""
+    one per CPU this process may use that is idle now (`idle_cpus`, rounded). Workers cost CPU
+    of their own (starting, and passing results back): measured on 2 busy cores (load 15), a
+    10,000-case run took 20% more CPU and longer in 2 workers than in one process, so they are
+    started only where cores are free."""
     try:
         size = os.path.getsize(expected) + os.path.getsize(actual)
     except OSError:
@@ -62,14 +63,51 @@ def worker_count(parallelism: int, expected: str | Path, actual: str | Path) -> 
     if size < SHARD_MIN_BYTES:
         return 1
     try:
-        cpus = len(os.sched_getaffinity(0))
+        cpus = sorted(os.sched_getaffinity(0))
     except AttributeError:  # not on every platform
-        cpus = os.cpu_count() or 1
+        cpus = list(range(os.cpu_count() or 1))
+    idle = idle_cpus(cpus)
+    return max(1, min(parallelism, len(cpus), round(idle)))
+
+
+IDLE_SAMPLE_SECONDS = 0.1
+
+
+def idle_cpus(cpus: Sequence[int], seconds: float = IDLE_SAMPLE_SECONDS) -> float:
+    """How many of `cpus` are idle now: their idle share over the next `seconds` (from
+    /proc/stat, while this process sleeps, so its own work is not counted), times their
+    number. Where /proc/stat is not, the CPUs less the 1-minute load average; where that is
+    not either, all of them. The 1-minute average trails by a minute: the run before this one
+    (a benchmark's previous contender, a CI step) kept it near 1 on an idle 2-core machine."""
+    before = _cpu_ticks(cpus)
+    if before is not None:
+        time.sleep(seconds)
+        after = _cpu_ticks(cpus)
+        if after is not None and after[1] > before[1]:
+            return len(cpus) * (after[0] - before[0]) / (after[1] - before[1])
     try:
-        idle = round(cpus - os.getloadavg()[0])
+        return len(cpus) - os.getloadavg()[0]
     except (AttributeError, OSError):  # no load average here: every CPU counts
-        idle = cpus
-    return max(1, min(parallelism, cpus, idle))
+        return float(len(cpus))
+
+
+def _cpu_ticks(cpus: Sequence[int]) -> tuple[int, int] | None:
+    """(idle, all) clock ticks of `cpus` since boot, from /proc/stat; None where it cannot be
+    read so."""
+    wanted = {f"cpu{i}".encode() for i in cpus}
+    idle = total = 0
+    try:
+        with open("/proc/stat", "rb") as f:
+            for line in f:
+                name, _, rest = line.partition(b" ")
+                if name in wanted:
+                    ticks = [int(x) for x in rest.split()[:8]]  # user .. steal
+                    idle += ticks[3] + ticks[4]  # idle, iowait
+                    total += sum(ticks)
+                    wanted.discard(name)
+    except (OSError, ValueError, IndexError):
+        return None
+    return None if wanted else (idle, total)
 
 
 def listens_to_cases(sink: Sink) -> bool:
@@ -236,5 +274,5 @@ def _tell(scored: Scored, eval_set_id: str, writer: _RawDocument | None, kept: R
                               scored.error))
 
 
-__all__ = ["CHUNK", "SHARD_MIN_BYTES", "ReportCases", "ShardsRefused", "listens_to_cases",
-           "rescore_sharded", "spans", "worker_count"]
+__all__ = ["CHUNK", "IDLE_SAMPLE_SECONDS", "SHARD_MIN_BYTES", "ReportCases", "ShardsRefused",
+           "idle_cpus", "listens_to_cases", "rescore_sharded", "spans", "worker_count"]

@@ -124,9 +124,46 @@ def summarise_metric(results: Sequence[EvalMetricResult], gating: str,
     })
 
 
+def _one_run(result: EvalMetricResult, reason: str | None, gating: str) -> MetricSummary:
+    """`summarise_metric([result], gating, ..., [reason])`: the values it computes for one run
+    (a mean of one score is that score as a float, its deviation 0, pass@1 and pass^1 1 or 0),
+    without the statistics' generic paths, since most runs are single and a large run
+    summarises hundreds of thousands of criteria."""
+    score = result.score
+    passed = 1 if result.eval_status == EvalStatus.PASSED else 0
+    informational = result.eval_status == EvalStatus.INFORMATIONAL
+    mean = None if score is None else float(score)
+    if informational:
+        status = EvalStatus.INFORMATIONAL
+    elif mean is None:
+        status = EvalStatus.NOT_EVALUATED
+    elif gating in ("all_runs", "any_run"):
+        status = EvalStatus.PASSED if passed else EvalStatus.FAILED
+    else:
+        threshold = result.threshold if result.threshold is not None else 0.0
+        status = EvalStatus.PASSED if mean >= threshold else EvalStatus.FAILED
+    chance = None if informational else float(passed)
+    return trusted(MetricSummary, {
+        "metric_name": result.metric_name, "threshold": result.threshold, "runs": 1,
+        "scored_runs": 0 if mean is None else 1, "passed_runs": passed, "mean": mean,
+        "std": None if mean is None else 0.0, "ci_low": mean, "ci_high": mean,
+        "pass_at_k": chance, "pass_pow_k": chance, "eval_status": status,
+        "reason": reason if reason and status not in (EvalStatus.INFORMATIONAL, EvalStatus.PASSED)
+        else None,
+    })
+
+
 def summarise_case(eval_id: str, runs: Sequence[EvalCaseResult], gating: str,
                    ignore_not_evaluated: bool) -> CaseSummary:
     """A case's verdict over its runs: failed if any run failed to infer or any criterion fails."""
+    if len(runs) == 1 and len({m.metric_name for m in runs[0].overall_eval_metric_results}) \
+            == len(runs[0].overall_eval_metric_results):
+        # One run, each criterion once (the usual case): `_one_run` per criterion.
+        run = runs[0]
+        why = {x.metric_name: x.reason for x in run.reasons if x.invocation_index is None}
+        return _verdict(eval_id, runs, gating, ignore_not_evaluated,
+                        [_one_run(m, why.get(m.metric_name), gating)
+                         for m in run.overall_eval_metric_results])
     tag = len(runs) > 1
     # Each criterion's results and overall reasons over the runs (run order), criteria in the
     # order they first come: one pass over the runs.
@@ -141,6 +178,12 @@ def summarise_case(eval_id: str, runs: Sequence[EvalCaseResult], gating: str,
             entry[1].append(why.get(m.metric_name))
     metrics = [summarise_metric(results, gating, ignore_not_evaluated, reasons)
                for results, reasons in by_name.values()]
+    return _verdict(eval_id, runs, gating, ignore_not_evaluated, metrics)
+
+
+def _verdict(eval_id: str, runs: Sequence[EvalCaseResult], gating: str, ignore_not_evaluated: bool,
+             metrics: list[MetricSummary]) -> CaseSummary:
+    """The case's summary from its criteria's (`summarise_case`)."""
     statuses = [m.eval_status for m in metrics if m.eval_status != EvalStatus.INFORMATIONAL]
     inference_failed = any(r.error_message for r in runs) and gating != "any_run"
     not_evaluated = EvalStatus.NOT_EVALUATED in statuses and not ignore_not_evaluated
@@ -150,7 +193,9 @@ def summarise_case(eval_id: str, runs: Sequence[EvalCaseResult], gating: str,
         final = EvalStatus.PASSED
     else:
         final = EvalStatus.NOT_EVALUATED if not any(r.error_message for r in runs) else EvalStatus.FAILED
-    return CaseSummary(eval_id=eval_id, runs=len(runs), final_eval_status=final, metrics=metrics)
+    # Not validated: every value is of its declared type (one summary per case).
+    return trusted(CaseSummary, {"eval_id": eval_id, "runs": len(runs), "final_eval_status": final,
+                                 "metrics": metrics})
 
 
 def summarise(result: EvalSetResult, gating: str = "mean",
