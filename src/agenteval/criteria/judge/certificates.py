@@ -276,7 +276,17 @@ def prompt_fingerprint(metric: str, criterion: dict[str, Any]) -> str:
     """The sha256 of every request `metric`'s criterion makes on a fixed probe case (see the
     module docstring): messages and reply schemas, sorted. Rubric texts, judge model, samples
     and thresholds are left out (the rubric is bound on its own). A criterion that cannot be
-    probed is fingerprinted by its name, the prompt version and the system prompt."""
+    probed is fingerprinted by its name, the prompt version and the system prompt.
+
+    A reply schema is bound by what decides the label (`verdict.label_schema`): a one-pass
+    schema that adds a rationale after some labels only (`explained_verdict_schema`) is bound as
+    the label-only schema it extends. Up to and including the label the two allow the same text,
+    and a reply is written left to right, so the label and its probabilities (a verdict's vote
+    and confidence) are those of the label-only reply; what follows the label is the rationale
+    that reports show, which no score, vote or confidence reads. (Certificates measured with the
+    label alone plus a second call for the rationale thus stay bound to one-call verdicts.)
+    Every other schema, the written samples' label-and-rationale one included, is bound as it
+    is."""
     probe = {k: v for k, v in criterion.items() if k not in ("rubrics", "threshold")}
     return _fingerprint(metric, json.dumps(probe, sort_keys=True, default=str))
 
@@ -295,6 +305,7 @@ def _probe(metric: str, criterion: dict[str, Any]) -> list[Any]:
     from agenteval.criteria import default_registry
     from agenteval.criteria.base import EvalContext
     from agenteval.criteria.judge.engine.service import JudgeService
+    from agenteval.criteria.judge.engine.verdict import label_schema
     from agenteval.criteria.judge.labelled import invocation
     from agenteval.criteria.judge.prompting import prompts
     from agenteval.models.base import ModelRequest
@@ -326,7 +337,8 @@ def _probe(metric: str, criterion: dict[str, Any]) -> list[Any]:
         anyio.run(built.build().ascore, ctx)
     except Exception:  # a criterion the probe cannot drive: bound to what is known of its prompt
         return [metric, prompts.PROMPT_VERSION, prompts.SYSTEM]
-    asked = [[[m.role, m.content] for m in r.messages] + [r.json_schema] for r in model.requests]
+    asked = [[[m.role, m.content] for m in r.messages]
+             + [None if r.json_schema is None else label_schema(r.json_schema)] for r in model.requests]
     return sorted(asked, key=lambda a: json.dumps(a, sort_keys=True))
 
 

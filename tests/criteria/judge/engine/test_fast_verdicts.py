@@ -1,11 +1,10 @@
 """Cheap verdicts (issue 28, item 1) on a scripted judge: the fixed text of the questions asked
-most often comes before their material, so a prompt cache holds it; a one-pass reply is the
-label alone and its `num_samples` votes are drawn from the label's probabilities, the same
-under the same question; a rationale is written, capped, only where asked for (by default:
-negative verdicts)."""
+most often comes before their material, so a prompt cache holds it; a one-pass verdict is one
+call whose `num_samples` votes are drawn from the label's probabilities, the same under the same
+question; its reply ends at the label unless a rationale is asked for after it (by default:
+after negative labels), written, capped, in the same reply."""
 
 import asyncio
-import json
 import math
 from collections import Counter
 from typing import Any
@@ -54,13 +53,20 @@ def test_the_fixed_text_of_every_prompt_comes_before_its_material(kind: str) -> 
     assert closing == b.rsplit("\n", 1)[-1] and len(closing) <= 200
 
 
+def _explains(schema: dict[str, Any], label: str) -> bool:
+    """Whether `schema` has a rationale follow `label` (in the `anyOf` branch of that label, as
+    a constrained decoder follows it)."""
+    branches = schema.get("anyOf") or [schema]
+    branch = next(b for b in branches if label in b["properties"]["verdict"]["enum"])
+    return "rationale" in branch["properties"]
+
+
 def _label_reply(p: dict[str, float], rationale: str = "the totals differ") -> Any:
     """A judge that answers its greedy label with the label token's probabilities `p` when asked
-    for log-probabilities, and writes a rationale where the schema asks for one."""
+    for log-probabilities, and writes a rationale where the schema asks for one after it."""
     def reply(request: ModelRequest) -> Generation:
         label = max(p, key=lambda k: p[k])
-        props = (request.json_schema or {}).get("properties", {})
-        tail = f'", "rationale": "{rationale}"}}' if "rationale" in props else '"}'
+        tail = f'", "rationale": "{rationale}"}}' if _explains(request.json_schema or {}, label) else '"}'
         head = '{"verdict": "'
         if not request.logprobs:
             return Generation(head + label + tail)
@@ -82,15 +88,18 @@ def test_safety_keeps_its_material_first() -> None:
     assert prompt.index(prompts.SAFETY_POLICY) > prompt.index("Agent reply:")
 
 
-def test_a_passing_verdict_is_one_call_for_the_label_alone() -> None:
+def test_a_passing_verdict_is_one_call_that_ends_at_the_label() -> None:
     model = ScriptedModel(_label_reply({"valid": 0.9, "invalid": 0.1}))
     answer = _ask(model)
     (request,) = model.requests
-    assert request.max_tokens == VERDICT_TOKENS and request.logprobs
-    assert set(request.json_schema["properties"]) == {"verdict"}  # type: ignore[index]
+    assert request.logprobs and request.max_tokens == reply_tokens(RATIONALE_TOKENS)
+    schema = request.json_schema or {}
+    assert not _explains(schema, "valid") and _explains(schema, "invalid")
     assert answer.model_calls == 1 and answer.replies == ['{"verdict": "valid"}']
     assert len(answer.samples) == 5 and all(s.drawn for s in answer.samples)
-    assert {s.verdict.rationale for s in answer.samples if s.verdict} == {""}
+    assert answer.distribution == pytest.approx({"valid": 0.9, "invalid": 0.1})
+    # The reply argues for nothing; a vote drawn on the other label says where it comes from.
+    assert {s.verdict.rationale for s in answer.samples if s.verdict and s.verdict.label == "valid"} == {""}
 
 
 def test_the_votes_are_drawn_from_the_label_distribution_the_same_each_time() -> None:
@@ -109,47 +118,69 @@ def test_the_votes_are_drawn_from_the_label_distribution_the_same_each_time() ->
     assert {Counter(s)["valid"] for s in seeds} <= {math.floor(5 * share), math.ceil(5 * share)}
 
 
-def test_a_failing_verdict_gets_one_capped_rationale() -> None:
+def test_a_failing_verdict_gets_its_capped_rationale_in_the_same_call() -> None:
     model = ScriptedModel(_label_reply({"valid": 0.2, "invalid": 0.8}))
     answer = _ask(model)
-    label_only, written = model.requests
-    assert label_only.logprobs and label_only.max_tokens == VERDICT_TOKENS
-    assert "rationale" in written.json_schema["properties"]  # type: ignore[index]
-    assert written.max_tokens == reply_tokens(RATIONALE_TOKENS) and not written.logprobs
-    assert written.temperature == 0.0 and written.messages == label_only.messages
-    assert answer.model_calls == 2
+    (request,) = model.requests
+    assert request.logprobs and request.temperature == 0.0
+    assert request.max_tokens == reply_tokens(RATIONALE_TOKENS)
+    assert answer.model_calls == 1
+    assert answer.replies == ['{"verdict": "invalid", "rationale": "the totals differ"}']
+    assert answer.distribution == pytest.approx({"valid": 0.2, "invalid": 0.8})
     on_label = [s.verdict.rationale for s in answer.samples if s.verdict and s.verdict.label == "invalid"]
     assert on_label and set(on_label) == {"the totals differ"}
 
 
-@pytest.mark.parametrize(("rationales", "calls", "why"), [
-    ("never", 1, ""), ("always", 1, "the totals differ")])
-def test_rationales_are_written_only_where_asked(rationales: str, calls: int, why: str) -> None:
-    model = ScriptedModel(_label_reply({"valid": 0.2, "invalid": 0.8}))
+@pytest.mark.parametrize(("rationales", "tokens", "why"), [
+    ("never", VERDICT_TOKENS, ""), ("always", reply_tokens(RATIONALE_TOKENS), "the totals differ")])
+@pytest.mark.parametrize("p_valid", [0.2, 0.9])
+def test_rationales_are_written_only_where_asked(rationales: str, tokens: int, why: str,
+                                                 p_valid: float) -> None:
+    model = ScriptedModel(_label_reply({"valid": p_valid, "invalid": 1 - p_valid}))
     answer = _ask(model, rationales=rationales)
-    assert len(model.requests) == calls
-    schema = model.requests[0].json_schema
-    assert ("rationale" in schema["properties"]) == (rationales == "always")  # type: ignore[index]
-    assert {s.verdict.rationale for s in answer.samples
-            if s.verdict and s.verdict.label == "invalid"} == {why}
-
-
-def test_a_rationale_on_another_label_is_not_given_to_the_verdict() -> None:
-    # Greedy again on the same prompt, a batch can tip a near tie: that reply argues for the
-    # other label, so the verdict keeps none.
-    def flip(request: ModelRequest) -> Generation:
-        if request.logprobs:
-            return _label_reply({"valid": 0.49, "invalid": 0.51})(request)
-        return Generation(json.dumps({"verdict": "valid", "rationale": "all the same"}))
-    answer = _ask(ScriptedModel(flip), num_samples=1)
-    (sample,) = answer.samples
-    assert sample.verdict is not None and sample.verdict.label == "invalid"
-    assert sample.verdict.rationale == ""
+    (request,) = model.requests
+    schema = request.json_schema or {}
+    assert "anyOf" not in schema and request.max_tokens == tokens
+    assert ("rationale" in schema["properties"]) == (rationales == "always")
+    label = "valid" if p_valid > 0.5 else "invalid"
+    assert {s.verdict.rationale for s in answer.samples if s.verdict and s.verdict.label == label} == {why}
 
 
 def test_questions_without_their_positive_labels_keep_a_rationale() -> None:
     model = ScriptedModel(_label_reply({"valid": 0.9, "invalid": 0.1}))
     judge = JudgeService(lambda n: model)
     answer = asyncio.run(judge.ask("m", "sys", "Q", VALID, 1))
-    assert len(model.requests) == 2 and answer.samples[0].verdict is not None
+    (request,) = model.requests
+    assert "anyOf" not in (request.json_schema or {}) and answer.model_calls == 1
+    assert answer.samples[0].verdict is not None
     assert answer.samples[0].verdict.rationale == "the totals differ"
+
+
+class _Cache(dict[str, str]):
+    def put(self, key: str, value: str) -> None:
+        self[key] = value
+
+
+def test_a_cached_label_only_reply_is_not_served_for_an_explained_verdict() -> None:
+    # A reply cached as the label alone (an older judge, or rationales="never") has no rationale:
+    # the question asked now (a rationale after "invalid") is a model call, then a cache hit.
+    cache = _Cache()
+    model = ScriptedModel(_label_reply({"valid": 0.2, "invalid": 0.8}))
+    alone = _ask(model, cache=cache, rationales="never")
+    explained = _ask(model, cache=cache)
+    again = _ask(model, cache=cache)
+    assert (alone.model_calls, explained.model_calls, again.model_calls) == (1, 1, 0)
+    assert again.cached and again.readings == explained.readings
+    assert {s.verdict.rationale for s in again.samples if s.verdict and s.verdict.label == "invalid"} \
+        == {"the totals differ"}
+
+
+@pytest.mark.parametrize("p_valid", [0.3, 0.5, 0.55, 0.9])
+def test_the_votes_do_not_depend_on_what_follows_the_label(p_valid: float) -> None:
+    # Drawn with the label-only question's seed: the same votes (and order) with or without a
+    # rationale after the label, as the shipped certificates measured them.
+    p = {"valid": p_valid, "invalid": 1 - p_valid}
+    for prompt in ("Q1", "Q2", "Q3"):
+        explained = _ask(ScriptedModel(_label_reply(p)), prompt=prompt)
+        alone = _ask(ScriptedModel(_label_reply(p)), prompt=prompt, rationales="never")
+        assert explained.readings == alone.readings

@@ -52,8 +52,8 @@ def _reply(request: ModelRequest) -> str:
     return json.dumps({"verdict": label, "rationale": "fine"})
 
 
-def _score(model: Any, name: str, options: dict[str, Any], response: str) -> EvalCaseResult:
-    judge = JudgeService(lambda n: model)
+def _score(model: Any, name: str, options: dict[str, Any], response: str, **service: Any) -> EvalCaseResult:
+    judge = JudgeService(lambda n: model, **service)
     metric = default_registry().configure(name, {"threshold": 0.5, **options})
     run = CaseRun(EvalCase(eval_id="c", conversation=[inv("q?", "ref")]), [inv("q?", response)], "s")
     return asyncio.run(score_case(run, [metric], judge=judge))
@@ -105,10 +105,13 @@ def test_questions_of_a_criterion_share_their_prefix_and_differ_at_the_end() -> 
 def test_a_verdict_first_reply_is_capped_and_notes_first_replies_are_not() -> None:
     model = ScriptedModel(_reply)
     _score(model, "final_response_match_v2", {}, "ref")  # 5 samples: a one-pass try, then written
-    # The one-pass try asks for the label alone (VERDICT_TOKENS); written samples carry the
-    # capped rationale.
-    assert [r.max_tokens for r in model.requests][:1] == [VERDICT_TOKENS]
-    assert {r.max_tokens for r in model.requests[1:]} == {reply_tokens(RATIONALE_TOKENS)}
+    # The one-pass try (a rationale after "invalid" only) and the written samples are capped
+    # at the label plus the rationale's tokens; the label alone at VERDICT_TOKENS.
+    assert {r.max_tokens for r in model.requests} == {reply_tokens(RATIONALE_TOKENS)}
+    assert "anyOf" in (model.requests[0].json_schema or {})
+    alone = ScriptedModel(_reply)
+    _score(alone, "final_response_match_v2", {}, "ref", rationales="never")
+    assert alone.requests[0].max_tokens == VERDICT_TOKENS
     assert reply_tokens(RATIONALE_TOKENS) < 200
     safety = ScriptedModel(lambda r: json.dumps({"reply_does": "answers", "harm_it_helps": "none",
                                                  "verdict": "safe"}))

@@ -64,3 +64,38 @@ def test_notes_come_before_the_verdict_and_become_the_rationale() -> None:
     # without its notes the reply still parses, with the ordinary rationale field
     assert parse_verdict('{"verdict": "safe", "rationale": "r"}', ("safe", "unsafe"),
                          ("reply_does",)) == Verdict("safe", "r")
+
+
+LABELS4 = ("supported", "unsupported", "contradictory", "not_applicable")
+
+
+def test_an_explained_verdict_schema_has_a_rationale_after_those_labels_only() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    from agenteval.criteria.judge.engine.verdict import explained_verdict_schema
+
+    schema = explained_verdict_schema(LABELS4, frozenset({"unsupported", "contradictory"}))
+
+    def valid(reply: dict[str, str]) -> bool:
+        return jsonschema.Draft202012Validator(schema).is_valid(reply)
+
+    assert valid({"verdict": "supported"}) and valid({"verdict": "not_applicable"})
+    assert not valid({"verdict": "supported", "rationale": "r"})
+    assert valid({"verdict": "unsupported", "rationale": "r"})
+    assert not valid({"verdict": "unsupported"}) and not valid({"verdict": "maybe"})
+    assert not valid({"verdict": "contradictory", "rationale": "x" * 121})
+    # Both branches begin with the label, and between them allow every label.
+    for branch in schema["anyOf"]:
+        assert next(iter(branch["properties"])) == "verdict"
+    assert sorted(v for b in schema["anyOf"] for v in b["properties"]["verdict"]["enum"]) == sorted(LABELS4)
+
+
+def test_an_explained_verdict_schema_is_bound_by_its_label_part() -> None:
+    from agenteval.criteria.judge.engine.verdict import explained_verdict_schema, label_schema, verdict_schema
+
+    alone = verdict_schema(LABELS4, rationale=False)
+    assert label_schema(explained_verdict_schema(LABELS4, frozenset({"unsupported"}))) == alone
+    # When every label or none is explained: the ordinary shapes, bound as they are.
+    assert explained_verdict_schema(LABELS4, frozenset()) == alone
+    assert explained_verdict_schema(LABELS4, frozenset(LABELS4)) == verdict_schema(LABELS4)
+    for schema in (alone, verdict_schema(LABELS4), verdict_schema(LABELS4, ("reply_does",))):
+        assert label_schema(schema) == schema

@@ -19,23 +19,27 @@ the judge model's own distribution over the labels, at the cost of one prompt ev
 few generated tokens instead of `num_samples` written replies; the same question always draws
 the same votes.
 
-Rationales only where they are shown (`rationales`): the one-pass reply is the label alone (a
-schema without the rationale field, so generation ends a token after the label: the tokens up
-to the label, and so the label's probabilities, are those of the reply with a rationale). Reports
-show a verdict's rationale for negative verdicts (`criteria.judge.explain`), so by default
-(`"negative"`) a rationale is written only when the reply's label is not one of the question's
-positive labels: a second greedy call on the same prompt (its evaluated prompt is still in the
-engine's slot, so it costs the rationale's few capped tokens). `"always"` writes one for every
-verdict, `"never"` for none. Questions whose notes come before the label are unchanged (the
-notes are the judge's reasoning and its record's rationale).
+Rationales only where they are shown (`rationales`), in the one call: reports show a verdict's
+rationale for negative verdicts (`criteria.judge.explain`), so by default (`"negative"`) the
+one-pass reply's schema (`verdict.explained_verdict_schema`) ends the object right after a
+positive label (`{"verdict": "valid"}`: generation ends a token after it) and continues with the
+capped rationale after any other label. What comes after the label cannot change it: the tokens
+up to the label, and so the label's probabilities, are those of the label-only reply (measured
+on the embedded judge, `test_speed_real`). A failing verdict thus costs its rationale's few
+tokens, not a second call. `"always"` asks a rationale after every label, `"never"` after none
+(the label-only schema); so does `"negative"` for a question whose positive labels are not
+known (`positive` None: every label's rationale) or are all its labels (none). Questions whose
+notes come before the label are unchanged (the notes are the judge's reasoning and its record's
+rationale).
 
 Each generated sample is cached on disk under (model, prompt, sampling settings, sample index),
-a one-pass reply with its label probabilities under its own key, so re-scoring unchanged
-results makes no model calls. A reply that does not parse is retried once with a fresh
-sample; one that still does not parse is kept as None and the raw text is returned for the
-audit record. A call that fails (the server's error, a timeout, a refused connection, after the
-backend's retries) does not raise: the answer carries `error`, saying what happened, so the
-question becomes a judge error with its cause and its audit record.
+a one-pass reply with its label probabilities under its own key (its schema included, so a reply
+cached in another shape, e.g. the label alone of a verdict now explained, is not served for it),
+so re-scoring unchanged results makes no model calls. A reply that does not parse is retried
+once with a fresh sample; one that still does not parse is kept as None and the raw text is
+returned for the audit record. A call that fails (the server's error, a timeout, a refused
+connection, after the backend's retries) does not raise: the answer carries `error`, saying what
+happened, so the question becomes a judge error with its cause and its audit record.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from agenteval.criteria.judge.engine.verdict import (
     RATIONALE_TOKENS,
     VERDICT_TOKENS,
     Verdict,
+    explained_verdict_schema,
     note_schema,
     parse_note,
     parse_verdict,
@@ -242,8 +247,8 @@ class JudgeService:
         `examples` are solved (prompt, reply) pairs sent as earlier turns of the chat. One pass
         where the backend gives log-probabilities (see the module docstring); otherwise, with
         `early_stop` (and the service's), sampling stops once a majority agrees. `positive`
-        are the passing labels (a one-pass verdict on another label gets its rationale written
-        under `rationales="negative"`; unknown: every verdict gets one)."""
+        are the passing labels (a one-pass verdict on another label gets its rationale in the
+        same reply under `rationales="negative"`; unknown: every verdict gets one)."""
         llm = self.resolve(model)
         request = ModelRequest(
             messages=self._messages(system, prompt, examples),
@@ -280,13 +285,15 @@ class JudgeService:
         module docstring); None when done. Otherwise the samples are to be written (the backend
         gave no log-probabilities, the reply cannot be read, or they were written and cached
         before) and nothing is kept: the reply is returned as the first sample's, if any."""
-        # The label alone, ended by the schema (not by a stop string: stopping at the label with
-        # one made llama.cpp report wrong probabilities, 0.9999 for a label it gives 0.64
-        # without); its rationale, where one is wanted, is written by a second call.
+        # After a label whose rationale is not wanted the schema ends the reply (not a stop
+        # string: stopping at the label with one made llama.cpp report wrong probabilities,
+        # 0.9999 for a label it gives 0.64 without); after the others the rationale follows.
         one = replace(request, temperature=0.0, n=1, seed=None, logprobs=self.logprobs)
-        if not noted and self.rationales != "always":
-            one = replace(one, json_schema=verdict_schema(labels, rationale=False),
-                          max_tokens=min(request.max_tokens, VERDICT_TOKENS))
+        if not noted:
+            explained = self._explained(labels, positive)
+            one = replace(one, json_schema=explained_verdict_schema(labels, explained),
+                          max_tokens=request.max_tokens if explained else
+                          min(request.max_tokens, VERDICT_TOKENS))
         key = self._key(model, one, f"one-pass:{self.logprobs}")
         hit = self.cache.get(key) if self.cache else None
         stored = json.loads(hit) if hit is not None else None
@@ -309,8 +316,6 @@ class JudgeService:
             return {0: (raw, False)}  # the reply is the first sample
         if not cached and self.cache is not None:
             self.cache.put(key, json.dumps({"raw": raw, "labels": distribution}))
-        if one.json_schema != request.json_schema and self._wants_rationale(verdict.label, positive):
-            verdict = await self._rationale(model, llm, request, verdict, answer)
         answer.distribution = distribution
         if num_samples == 1:
             answer.samples.append(Sample(raw, verdict, cached))
@@ -318,33 +323,30 @@ class JudgeService:
         # A rationale written after the label argues for that label; notes written before it
         # are observations that hold whichever label is drawn.
         other = "" if noted else f"(drawn from the verdict's probabilities; the reply says {verdict.label})"
-        drawn = draw(distribution, num_samples, request.temperature, int(key[:15], 16))
+        drawn = draw(distribution, num_samples, request.temperature, self._seed(model, one, noted, labels))
         for i, label in enumerate(drawn):
             rationale = verdict.rationale if noted or label == verdict.label else other
             answer.samples.append(Sample(raw if i == 0 else "", Verdict(label, rationale), cached,
                                          drawn=True))
         return None
 
-    def _wants_rationale(self, label: str, positive: frozenset[str] | None) -> bool:
-        return self.rationales == "always" or (self.rationales == "negative" and
-                                               (positive is None or label not in positive))
+    def _seed(self, model: str, one: ModelRequest, noted: bool, labels: tuple[str, ...]) -> int:
+        """The seed of a one-pass verdict's votes: from the question and what decides its label,
+        so what may follow the label (a rationale or none) does not change the votes drawn. The
+        label-only request's, as when the rationale was a second call (the shipped certificates
+        were measured with those votes), except under `rationales="always"`, as before."""
+        if not noted and self.rationales != "always":
+            one = replace(one, json_schema=verdict_schema(labels, rationale=False),
+                          max_tokens=min(one.max_tokens, VERDICT_TOKENS))
+        return int(self._key(model, one, f"one-pass:{self.logprobs}")[:15], 16)
 
-    async def _rationale(self, model: str, llm: LLM, request: ModelRequest, verdict: Verdict,
-                         answer: JudgeAnswer) -> Verdict:
-        """`verdict` with the rationale of a greedy reply with one (the same prompt, so its
-        label is the same but for batch noise: a reply on another label gives none)."""
-        ask = replace(request, temperature=0.0, n=1, seed=None)
-        key = self._key(model, ask, "rationale")
-        raw = self.cache.get(key) if self.cache else None
-        if raw is None:
-            response = await llm.generate(ask)
-            answer.model_calls += 1
-            answer.prompt_tokens += response.usage.prompt_tokens
-            raw = response.text
-            if self.cache is not None:
-                self.cache.put(key, raw)
-        written = parse_verdict(raw, (verdict.label,))
-        return Verdict(verdict.label, written.rationale if written is not None else "")
+    def _explained(self, labels: tuple[str, ...], positive: frozenset[str] | None) -> frozenset[str]:
+        """The labels after which a one-pass reply writes its rationale (see `rationales`)."""
+        if self.rationales == "never":
+            return frozenset()
+        if self.rationales == "always" or positive is None:
+            return frozenset(labels)
+        return frozenset(labels) - positive
 
     async def ask_note(self, model: str, system: str, prompt: str, field: str,
                        examples: tuple[tuple[str, str], ...] = ()) -> JudgeAnswer:

@@ -38,7 +38,8 @@ def verdict_schema(labels: tuple[str, ...], notes: tuple[str, ...] = (),
                    rationale: bool = True) -> dict[str, Any]:
     """JSON schema of a reply: the label, then a short rationale for the audit trail (none
     when `rationale` is False: the object ends after the label); or, when `notes` names
-    fields, those notes first (what the judge observed) and then the label.
+    fields, those notes first (what the judge observed) and then the label. (A rationale after
+    some labels only: `explained_verdict_schema`.)
 
     Notes first: measured on the embedded 1.5B judge, a bare label was close to a coin toss on
     safety questions, while having it first state what the reply actually does ("gives a
@@ -71,6 +72,42 @@ def verdict_schema(labels: tuple[str, ...], notes: tuple[str, ...] = (),
         "required": ["verdict", "rationale"],
         "additionalProperties": False,
     }
+
+
+def explained_verdict_schema(labels: tuple[str, ...], explained: frozenset[str]) -> dict[str, Any]:
+    """JSON schema of a verdict-first reply with a rationale after the labels in `explained`
+    only: after any other label the object ends (`{"verdict": "valid"}`), after these the
+    rationale follows (`{"verdict": "invalid", "rationale": "..."}`). One reply then both
+    decides and, where the verdict is explained, explains it. `verdict_schema`'s shapes when
+    every label or none is explained.
+
+    The two shapes are the branches of `anyOf`, which llama.cpp's JSON-schema grammar (and
+    other constrained decoders) turn into alternatives: both begin `{"verdict": "`, and the
+    labels of the two branches together are `labels`, so up to and including the label the
+    reply may be exactly what the label-only schema allows; they part after it. The root also
+    states the union of the branches (`properties`, the rationale optional) for a reader or a
+    backend that ignores `anyOf` (JSON Schema applies both: the intersection is the branches).
+    """
+    explained = frozenset(explained) & frozenset(labels)
+    if not explained:
+        return verdict_schema(labels, rationale=False)
+    if explained == frozenset(labels):
+        return verdict_schema(labels)
+    full = verdict_schema(labels)
+    alone = verdict_schema(tuple(label for label in labels if label not in explained), rationale=False)
+    with_rationale = verdict_schema(tuple(label for label in labels if label in explained))
+    return {**full, "required": ["verdict"], "anyOf": [alone, with_rationale]}
+
+
+def label_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The part of a verdict schema that decides its label: for an `explained_verdict_schema`,
+    the label-only schema of its labels (what the two allow is the same text up to and
+    including the label; the branches part after it); any other schema as it is."""
+    branches = schema.get("anyOf")
+    verdict = schema.get("properties", {}).get("verdict", {})
+    if not isinstance(branches, list) or not isinstance(verdict.get("enum"), list):
+        return schema
+    return verdict_schema(tuple(verdict["enum"]), rationale=False)
 
 
 # Plain words for "the property holds" and "it does not", whatever the question's own labels:
