@@ -15,73 +15,115 @@ configuration and details, the judges' prompts, replies, samples and screened te
 the document; a digest rebuilt is thus a result whose sinks give what the full result gives
 (`tests/store/test_digest.py` checks each), not a result to write anywhere.
 
-Format: a line of JSON, the run's turns as `[seconds, agent tokens]` (each turn's
-`Invocation.duration` and `invocation_tokens`, turns with neither left out), a newline, and the
-compact JSON of the result without what is left out.
+Format: a JSON array of the run's turns as `[seconds, agent tokens]` (each turn's
+`Invocation.duration` and `invocation_tokens`, turns with neither left out); its eval set file,
+eval set id, eval id, session id, user id, run index and warnings; its status; its agent error;
+its overall metric results as `[name, threshold, score, status]`; its metric errors as `[name,
+message, invocation index]`; its overall reasons as `[name, reason]`; its judge records (their
+fields the reports read, escalations nested) and its judge certificates, as objects.
 """
 
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Any
 
-from pydantic import TypeAdapter
-
-from agenteval.schema import EvalCaseResult, EvalMetricResult, EvalMetricResultPerInvocation, JudgeRecord
+from agenteval.schema import (
+    Content,
+    EvalCaseResult,
+    EvalMetricResult,
+    EvalMetricResultPerInvocation,
+    EvalStatus,
+    Invocation,
+    JudgeCertificateNote,
+    JudgeRecord,
+    MetricError,
+)
 from agenteval.schema.base import trusted
-from agenteval.schema.result import EvalMetricResultDetails
+from agenteval.schema.invocation import InvocationEvent, InvocationEvents
+from agenteval.schema.result import EvalMetricResultDetails, MetricReason
 from agenteval.verdicts.outcome import invocation_tokens
 
 _NO_DETAILS = EvalMetricResultDetails()
+_NO_CONTENT = Content()
+# What a judge record keeps in a digest: what the reports, the totals and the history read.
+_RECORD_KEEP = ("metric_name", "invocation_index", "item", "judge_model", "step", "prompt_version",
+                "verdict", "score", "rationale", "error", "prompt_tokens", "cached", "confidence",
+                "confidence_source", "uncertain")
 
 
-def _metric(m: EvalMetricResult) -> EvalMetricResult:
-    return trusted(EvalMetricResult, {**m.__dict__, "criterion": None, "details": _NO_DETAILS})
-
-
-def _record(r: JudgeRecord) -> JudgeRecord:
-    return trusted(JudgeRecord, {**r.__dict__, "prompt": "", "replies": [], "verdicts": [], "screened": [],
-                                 "flagged": [], "label_probs": None, "span_id": None,
-                                 "escalated": None if r.escalated is None else _record(r.escalated)})
+def _record(r: JudgeRecord) -> dict[str, Any]:
+    kept = {k: getattr(r, k) for k in _RECORD_KEEP}
+    kept["prompt"] = ""  # (a required field)
+    if r.escalated is not None:
+        kept["escalated"] = _record(r.escalated)
+    return kept
 
 
 def digest_json(result: EvalCaseResult) -> str:
-    """The digest of a case run (see the module docstring)."""
+    """The digest of a case run (see the module docstring). Made from the result's fields with
+    `json.dumps`: serialising a trimmed copy of the result through pydantic cost more than the
+    result's own JSON, on every case run of every journaled run."""
     turns: list[list[float | None]] = []
     for per in result.eval_metric_result_per_invocation:
         tokens = invocation_tokens(per.actual_invocation)
         if per.actual_invocation.duration is not None or tokens is not None:
             turns.append([per.actual_invocation.duration, tokens])
-    skeleton = trusted(EvalCaseResult, {
-        **result.__dict__, "eval_metric_results": None, "session_details": None, "trace": None,
-        "overall_eval_metric_results": [_metric(m) for m in result.overall_eval_metric_results],
-        "eval_metric_result_per_invocation": [], "agent_verdicts": [],
-        "reasons": [r for r in result.reasons if r.invocation_index is None],
-        "judge_records": [_record(r) for r in result.judge_records]})
-    # Compact (no raw newline), defaults left out (validation puts them back).
-    body: bytes = skeleton.__pydantic_serializer__.to_json(skeleton, exclude_defaults=True)
-    return json.dumps(turns, separators=(",", ":")) + "\n" + body.decode()
+    r = result
+    return json.dumps([
+        turns, [r.eval_set_file, r.eval_set_id, r.eval_id, r.session_id, r.user_id, r.run_index, r.warnings],
+        int(r.final_eval_status), r.error_message,
+        [[m.metric_name, m.threshold, m.score, int(m.eval_status)] for m in r.overall_eval_metric_results],
+        [[e.metric_name, e.message, e.invocation_index] for e in r.metric_errors],
+        [[x.metric_name, x.reason] for x in r.reasons if x.invocation_index is None],
+        [_record(j) for j in r.judge_records],
+        [c.model_dump(mode="json") for c in r.judge_certificates]], separators=(",", ":"))
 
 
-_TURNS = TypeAdapter(list[EvalMetricResultPerInvocation])
+@lru_cache(maxsize=1024)
+def _usage(tokens: int) -> InvocationEvents:
+    """Events whose usage counts `tokens` (shared: nobody changes a digest's turns)."""
+    return InvocationEvents.model_validate({"invocation_events": [
+        InvocationEvent.model_validate({"author": "", "usage_metadata": {"prompt_token_count": tokens}})]})
 
 
-def _turn(seconds: float | None, tokens: float | None) -> dict[str, Any]:
+_NO_EVENTS = InvocationEvents()
+
+
+def _turn(seconds: float | None, tokens: float | None) -> EvalMetricResultPerInvocation:
     """A turn that gives `seconds` and `tokens` as `CaseOutcome.duration` / `tokens` read them."""
-    events = [] if tokens is None else [{"author": "", "usage_metadata": {"prompt_token_count": int(tokens)}}]
-    return {"actual_invocation": {"user_content": {}, "duration": seconds,
-                                  "intermediate_data": {"invocation_events": events}}}
+    invocation = trusted(Invocation, {
+        "invocation_id": "", "user_content": _NO_CONTENT, "final_response": None,
+        "intermediate_data": _NO_EVENTS if tokens is None else _usage(int(tokens)),
+        "creation_timestamp": 0.0, "duration": seconds, "model_duration": None, "tool_duration": None,
+        "rubrics": None, "app_details": None})
+    return trusted(EvalMetricResultPerInvocation, {"actual_invocation": invocation,
+                                                   "expected_invocation": None, "eval_metric_results": []})
 
 
 def from_digest(digest: str) -> EvalCaseResult:
-    """The case run a digest holds (see the module docstring): validated as a result is."""
-    head, _, body = digest.partition("\n")
-    result = EvalCaseResult.model_validate_json(body)
-    if turns := json.loads(head):
-        # (Validated, not `model_construct`ed: that resolves every default factory's signature,
-        # a millisecond a turn.)
-        result.eval_metric_result_per_invocation = _TURNS.validate_python([_turn(s, t) for s, t in turns])
-    return result
+    """The case run a digest holds (see the module docstring). Built without validation from
+    what `digest_json` wrote (a field added to the result schema makes this fail loudly, in
+    `trusted`, rather than go missing)."""
+    turns, head, status, error, metrics, errors, reasons, records, certificates = json.loads(digest)
+    set_file, set_id, eval_id, session_id, user_id, run_index, warnings = head
+    return trusted(EvalCaseResult, {
+        "eval_set_file": set_file, "eval_set_id": set_id, "eval_id": eval_id,
+        "final_eval_status": EvalStatus(status), "eval_metric_results": None,
+        "overall_eval_metric_results": [trusted(EvalMetricResult, {
+            "metric_name": name, "threshold": threshold, "criterion": None, "custom_function_path": None,
+            "score": score, "eval_status": EvalStatus(st), "details": _NO_DETAILS})
+            for name, threshold, score, st in metrics],
+        "eval_metric_result_per_invocation": [_turn(s, t) for s, t in turns],
+        "session_id": session_id, "session_details": None, "user_id": user_id, "error_message": error,
+        "metric_errors": [trusted(MetricError, {"metric_name": n, "message": m, "invocation_index": i})
+                          for n, m, i in errors],
+        "reasons": [trusted(MetricReason, {"metric_name": n, "invocation_index": None, "reason": why})
+                    for n, why in reasons],
+        "judge_records": [JudgeRecord.model_validate(j) for j in records], "agent_verdicts": [],
+        "judge_certificates": [JudgeCertificateNote.model_validate(c) for c in certificates],
+        "run_index": run_index, "warnings": warnings, "trace": None})
 
 
 __all__ = ["digest_json", "from_digest"]
