@@ -8,8 +8,10 @@ Contenders, each a fresh process per run, on the same corpus and default criteri
 * `agenteval`: the console script,
   `agenteval score EXPECTED --actual ACTUAL --config_file_path CFG --output OUT`, which on
   the 10,000-case corpus scores in worker processes (`runner.sharded`: `--parallelism`, 4 by
-  default, at most one per CPU; their CPU time is counted with the command's, `wait4`
-  including its reaped children); `--one-process` adds the same with `--parallelism 1`;
+  default, at most one per CPU idle when it starts; their CPU time is counted with the
+  command's: `wait4` includes its reaped children, and this process, made the reaper of their
+  orphans, waits for the fork server that outlives the command and adds its CPU, which holds
+  its workers'); `--one-process` adds the same with `--parallelism 1`;
   (it also computes the four informational efficiency metrics and prints its report tables;
   stdout goes to a file under bench/out/);
 * `adk`: `bench/adk_score.py` (ADK's loader, TrajectoryEvaluator + RougeEvaluator per case,
@@ -65,6 +67,18 @@ class Runs:
     exit_codes: list[int] = field(default_factory=list)
 
 
+def become_subreaper() -> bool:
+    """Makes this process the reaper of its descendants' orphans (Linux), so that a process a
+    contender leaves behind (a fork server's, which outlives the command and reaps its workers)
+    is waited for here and its CPU counted; False where that is not possible."""
+    try:
+        import ctypes
+
+        return bool(ctypes.CDLL(None).prctl(36, 1, 0, 0, 0) == 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
 def run_once(r: Runs, env: dict[str, str]) -> tuple[float, float, int, int]:
     r.output.unlink(missing_ok=True)
     with open(r.stdout, "wb") as out:
@@ -72,11 +86,19 @@ def run_once(r: Runs, env: dict[str, str]) -> tuple[float, float, int, int]:
         proc = subprocess.Popen(r.cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
+    cpu, peak = usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+    while True:  # orphans of the contender (this process is their reaper): theirs too
+        try:
+            _, _, orphan = os.wait4(-1, 0)
+        except ChildProcessError:
+            break
+        cpu += orphan.ru_utime + orphan.ru_stime
+        peak = max(peak, orphan.ru_maxrss)
     code = os.waitstatus_to_exitcode(status)
     proc.returncode = code
     if code not in (0, 1) or not r.output.is_file():
         sys.exit(f"{r.name} failed (exit {code}); see {r.stdout}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, code
+    return wall, cpu, peak, code
 
 
 def scores_of(path: Path, metrics: tuple[str, ...] = COMPARED,
@@ -193,6 +215,8 @@ def main() -> None:
     print(f"corpus: {exp.name} / {act.name}: {args.n} cases, {n_inv} invocations "
           f"({exp.stat().st_size / 1e6:.0f} + {act.stat().st_size / 1e6:.0f} MB); "
           f"python {platform.python_version()}, {os.cpu_count()} cores")
+    if not become_subreaper():
+        print("warning: not a subreaper here: a fork server's CPU (agenteval's workers) is not counted")
     load_before = os.getloadavg()[0]
     print(f"load average {load_before:.2f}")
     for r in runs:

@@ -168,3 +168,15 @@ def test_cpu_ticks_are_read_per_cpu_from_proc_stat() -> None:
     assert 0 <= one[0] <= one[1] <= every[1]
     assert sharded._cpu_ticks([10_000]) is None  # a CPU that is not there
     assert 0.0 <= sharded.idle_cpus(cpus, seconds=0.05) <= len(cpus)
+
+
+@pytest.mark.skipif("forkserver" not in __import__("multiprocessing").get_all_start_methods(),
+                    reason="no fork server here")
+def test_the_fork_server_ends_with_the_run(tmp_path: Path) -> None:
+    # Waited for by the run, so that the workers' CPU, which the server collects, is counted in
+    # this process's children (it would otherwise end after this process, unaccounted).
+    import multiprocessing.forkserver as forkserver
+
+    exp, act = _sets(tmp_path)
+    assert _score(exp, act, tmp_path / "two.json", 2).processes == 2
+    assert forkserver._forkserver._forkserver_pid is None  # type: ignore[attr-defined]

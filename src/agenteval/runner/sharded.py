@@ -110,6 +110,36 @@ def _cpu_ticks(cpus: Sequence[int]) -> tuple[int, int] | None:
     return None if wanted else (idle, total)
 
 
+class _Pool(ProcessPoolExecutor):
+    """The run's worker processes, forked from a fork server that imported the worker's modules
+    once (each `spawn`ed worker imports them itself: about 0.5 s of CPU each), `spawn`ed where
+    there is no fork server (Windows); never forked from this process, whose threads (the
+    progress bar's, the event loop's) may hold locks a forked child would wait on forever. The
+    fork server is stopped (and waited for) with the pool: left to end with this process, it
+    would not be its child any more when it ended, and the workers' CPU, which the server
+    collects, would go uncounted in this process's children (`time agenteval score`)."""
+
+    def __init__(self, workers: int, setup: ShardSetup) -> None:
+        self._forkserver = "forkserver" in multiprocessing.get_all_start_methods()
+        context: multiprocessing.context.BaseContext
+        if self._forkserver:
+            server = multiprocessing.get_context("forkserver")
+            server.set_forkserver_preload(["agenteval.runner.shard_worker"])
+            context = server
+        else:
+            context = multiprocessing.get_context("spawn")
+        super().__init__(workers, mp_context=context, initializer=start, initargs=(setup,))
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        super().shutdown(wait, cancel_futures=cancel_futures)
+        if wait and self._forkserver:
+            import multiprocessing.forkserver as forkserver
+
+            stop = getattr(getattr(forkserver, "_forkserver", None), "_stop", None)  # CPython's
+            if stop is not None:
+                stop()
+
+
 def listens_to_cases(sink: Sink) -> bool:
     """Whether `sink` needs each case result (an output may say it does not, with a false
     `hears_cases`)."""
@@ -121,7 +151,8 @@ class _RawDocument(DocumentWriter):
     indented for their place (`shard_worker.Scored`)."""
 
     def add_result_json(self, raw: bytes) -> None:
-        self._write((b",\n    " if self.cases else b"\n    ") + raw)
+        self._write(b",\n    " if self.cases else b"\n    ")
+        self._write(raw)  # not joined to its separator: a result is tens of kilobytes
         self.cases += 1
 
     def add_summary_json(self, raw: bytes) -> None:
@@ -199,8 +230,7 @@ async def rescore_sharded(job: ScoreJob, plan: RunPlan, services: Services, sele
         header = start_header(job, [selection], roles, endpoints=plan.endpoint_settings())
         header.actual_file = setup.actual_path
         seen: set[str] = set()
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                                 initializer=start, initargs=(setup,)) as pool:
+        with _Pool(workers, setup) as pool:
             try:
                 pending: deque[Future[list[Scored] | Refusal]] = deque()
                 chunks = iter(range(0, len(wanted), CHUNK))
