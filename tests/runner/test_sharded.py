@@ -138,7 +138,12 @@ def test_large_files_get_a_worker_per_idle_cpu(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setattr(sharded, "SHARD_MIN_BYTES", 1)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)))
     asked: list[list[int]] = []
-    monkeypatch.setattr(sharded, "idle_cpus", lambda c: asked.append(c) or idle)
+
+    def idle_cpus(c: list[int]) -> float:
+        asked.append(c)
+        return idle
+
+    monkeypatch.setattr(sharded, "idle_cpus", idle_cpus)
     assert worker_count(parallelism, exp, act) == workers
     assert asked == [list(range(cpus))]
 
