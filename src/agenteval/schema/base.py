@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from typing import Any, TypeVar
 
@@ -42,6 +43,18 @@ def _field_names(cls: type[BaseModel]) -> tuple[str, ...]:
     return tuple(cls.model_fields)
 
 
+# Per class: its field names, as a set, and how an instance is made without __init__. A plain
+# dict read in `trusted` (a `functools.cache` call and `cls.__new__` lookup cost a third of it).
+_LAYOUT: dict[type[BaseModel], tuple[tuple[str, ...], frozenset[str], Callable[..., Any]]] = {}
+_set = object.__setattr__
+
+
+def _layout(cls: type[BaseModel]) -> tuple[tuple[str, ...], frozenset[str], Callable[..., Any]]:
+    names = _field_names(cls)
+    layout = _LAYOUT[cls] = (names, frozenset(names), cls.__new__)
+    return layout
+
+
 def trusted(cls: type[M], values: dict[str, Any]) -> M:
     """An instance of `cls` holding `values` as given: no validation, no defaults, no copy.
 
@@ -51,17 +64,18 @@ def trusted(cls: type[M], values: dict[str, Any]) -> M:
     `values` must name every field; they are reordered into declaration order only when needed,
     since the serialiser writes keys in `__dict__` order.
     """
-    names = _field_names(cls)
+    layout = _LAYOUT.get(cls)
+    names, fields, new = layout if layout is not None else _layout(cls)
     if tuple(values) != names:
         if sorted(values) != sorted(names):
             raise TypeError(f"{cls.__name__}: trusted() needs exactly the fields {names}, "
                             f"got {tuple(values)}")
         values = {name: values[name] for name in names}
-    obj = cls.__new__(cls)
+    obj = new(cls)
     # The slots model_construct sets, set directly (BaseModel.__setattr__ would validate).
-    _set = object.__setattr__
     _set(obj, "__dict__", values)
-    _set(obj, "__pydantic_fields_set__", set(names))
+    _set(obj, "__pydantic_fields_set__", set(fields))
     _set(obj, "__pydantic_extra__", None)
     _set(obj, "__pydantic_private__", None)
-    return obj
+    result: M = obj
+    return result
