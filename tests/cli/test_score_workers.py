@@ -61,3 +61,10 @@ def test_a_report_that_needs_every_case_keeps_one_process(tmp_path: Path,
                                                           sets: tuple[Path, Path, list[int]]) -> None:
     _score(sets, tmp_path / "out.json", "--junit_xml", str(tmp_path / "junit.xml"))
     assert sets[2] == [] and (tmp_path / "junit.xml").is_file()
+
+
+def test_the_console_says_how_many_processes_scored(tmp_path: Path,
+                                                    sets: tuple[Path, Path, list[int]]) -> None:
+    args = ["score", str(sets[0]), "--actual", str(sets[1]), "-o", str(tmp_path / "out.json")]
+    assert "Scored in 2 worker processes" in CliRunner().invoke(cli, args).output
+    assert "worker processes" not in CliRunner().invoke(cli, [*args, "--parallelism", "1"]).output

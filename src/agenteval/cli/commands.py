@@ -320,6 +320,8 @@ def _score_streamed(console: Console, args: ScoreArgs, job: ScoreJob, services: 
     except BaseException:  # refused before it began, say
         streams.on_abort()
         raise
+    if run.processes > 1:
+        console.print(f"Scored in {run.processes} worker processes")
     return finish(console, run, args.detailed, args.outputs, streams)
 
 
