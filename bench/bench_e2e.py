@@ -36,6 +36,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -65,6 +66,7 @@ class Runs:
     cpu: list[float] = field(default_factory=list)
     maxrss_kb: list[int] = field(default_factory=list)
     exit_codes: list[int] = field(default_factory=list)
+    processes: list[int] = field(default_factory=list)  # agenteval's, from its console line
 
 
 def become_subreaper() -> bool:
@@ -99,6 +101,12 @@ def run_once(r: Runs, env: dict[str, str]) -> tuple[float, float, int, int]:
     if code not in (0, 1) or not r.output.is_file():
         sys.exit(f"{r.name} failed (exit {code}); see {r.stdout}")
     return wall, cpu, peak, code
+
+
+def processes_used(stdout: Path) -> int:
+    """The worker processes `agenteval score` says it scored in (1 when it says nothing)."""
+    found = re.search(rb"Scored in (\d+) worker processes", stdout.read_bytes())
+    return int(found.group(1)) if found else 1
 
 
 def scores_of(path: Path, metrics: tuple[str, ...] = COMPARED,
@@ -230,7 +238,10 @@ def main() -> None:
             r.cpu.append(c)
             r.maxrss_kb.append(m)
             r.exit_codes.append(code)
-        print(f"  round {i + 1}: " + ", ".join(f"{r.name} {r.wall[-1]:.2f}s" for r in runs))
+            r.processes.append(processes_used(r.stdout))
+        print(f"  round {i + 1}: " + ", ".join(
+            f"{r.name} {r.wall[-1]:.2f}s" + (f" ({r.processes[-1]} processes)" if r.processes[-1] > 1 else "")
+            for r in runs))
 
     adk_run = next(r for r in runs if r.name == "adk")
     bad, problems = compare(adk_run.output, runs[0].output)
@@ -250,9 +261,10 @@ def main() -> None:
         rows.append({"name": r.name, "median_s": med, "best_s": min(r.wall), "cpu_median_s": cpu,
                      "peak_rss_mib": max(r.maxrss_kb) / 1024, "speedup_vs_adk": adk_wall / med,
                      "speedup_vs_adk_cpu": adk_cpu / cpu, "wall_s": r.wall, "cpu_s": r.cpu,
-                     "exit_codes": r.exit_codes, "cmd": r.cmd})
+                     "exit_codes": r.exit_codes, "processes": r.processes, "cmd": r.cmd})
         print(f"{r.name:<24} {med:>9.2f} {min(r.wall):>8.2f} {cpu:>7.2f} "
-              f"{max(r.maxrss_kb) / 1024:>13.0f} {adk_wall / med:>20.2f}x / {adk_cpu / cpu:.2f}x")
+              f"{max(r.maxrss_kb) / 1024:>13.0f} {adk_wall / med:>20.2f}x / {adk_cpu / cpu:.2f}x"
+              + (f"   processes per run: {r.processes}" if r.name.startswith("agenteval") else ""))
     efficiency: dict[str, Any] = {}
     eff_run = next((r for r in runs if r.name == "adk+efficiency"), None)
     if eff_run is not None:
