@@ -11,7 +11,8 @@ per turn, so 2 model calls per turn). Per kill point F:
    finished case runs;
 2. the finished case runs at that moment are snapshotted (their journal rows);
 3. `agenteval eval ... --resume RUN` finishes it. "Redone" counts snapshotted case runs whose
-   journal row changed (0 is the goal: a finished case is never run again); model calls made by
+   session in the final document is not the one of their journal row (0 is the goal: a finished
+   case is never run again; the run is gone from the journal once recorded); model calls made by
    the resumed process are read from the stub (a case in flight at the kill is redone in full);
 4. the final document is compared with an uninterrupted run's: same cases, same statuses and
    scores for every metric but invocation_duration_v1 (times and ids differ by nature), and the
@@ -168,8 +169,9 @@ def main() -> None:
             resume_s = time.monotonic() - started
             if resumed.returncode not in (0, 1):
                 sys.exit(f"--resume failed ({resumed.returncode}): {resumed.stderr[-2000:]}")
-            after = journal_rows(run_id)
-            redone = sum(after.get(key) != value for key, value in snapshot.items())
+            final = {(c["eval_id"], c.get("run_index", 0)): c["session_id"]
+                     for c in json.loads(output.read_text(encoding="utf-8"))["eval_case_results"]}
+            redone = sum(final.get(key) != json.loads(row)["session_id"] for key, row in snapshot.items())
             calls = stub.stats()["requests"]
             missing = args.cases - len(snapshot)
             got = scores(output)
