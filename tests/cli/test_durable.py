@@ -277,6 +277,19 @@ def _killed(agent: Path) -> str:
     return run.run_id
 
 
+def test_a_resume_that_keeps_its_document_in_memory_reads_the_kept_rows_whole(project: tuple[Path, Path],
+                                                                              tmp_path: Path) -> None:
+    agent, path = project
+    run_id = _killed(agent)
+    out = tmp_path / "resumed.json"  # --html needs the whole run: not streamed, no digests
+    resumed = _eval(agent, path, "--resume", run_id, "-o", str(out), "--html", str(tmp_path / "r.html"))
+    assert resumed.returncode == 0, resumed.stderr
+    assert _calls(agent) == [f"case {i}" for i in range(6, 10)]
+    whole = tmp_path / "whole.json"
+    assert _eval(agent, path, "-o", str(whole), "--no_history").returncode == 0
+    assert _timeless(json.loads(out.read_text())) == _timeless(json.loads(whole.read_text()))
+
+
 def test_one_process_owns_a_run_two_resumes_at_once(project: tuple[Path, Path]) -> None:
     agent, path = project
     run_id = _killed(agent)
