@@ -227,6 +227,12 @@ def test_a_kept_case_run_is_read_as_its_digest_and_written_as_its_row(tmp_path: 
     assert kept.overall_eval_metric_results == whole.overall_eval_metric_results
     assert reader.result(run, ("s", "c0", 0)) == whole and reader.kept(run, ("s", "c9", 0)) is None
     reader.close()
+    with sqlite3.connect(journal.path) as conn:  # a digest of another format: the row is parsed
+        conn.execute("UPDATE journal_cases SET digest = ? WHERE eval_id = 'c0'",
+                     ('[[1.5,30.0]]\n{"eval_id":"c0"}',))
+    reader = journal.reader()
+    assert reader.kept(run, ("s", "c0", 0)) == whole
+    reader.close()
     journal.close()
 
 

@@ -15,7 +15,7 @@ configuration and details, the judges' prompts, replies, samples and screened te
 the document; a digest rebuilt is thus a result whose sinks give what the full result gives
 (`tests/store/test_digest.py` checks each), not a result to write anywhere.
 
-Format: a JSON array of the run's turns as `[seconds, agent tokens]` (each turn's
+Format: a JSON array of `VERSION`, the run's turns as `[seconds, agent tokens]` (each turn's
 `Invocation.duration` and `invocation_tokens`, turns with neither left out); its eval set file,
 eval set id, eval id, session id, user id, run index and warnings; its status; its agent error;
 its overall metric results as `[name, threshold, score, status]`; its metric errors as `[name,
@@ -45,6 +45,9 @@ from agenteval.schema.invocation import InvocationEvent, InvocationEvents
 from agenteval.schema.result import EvalMetricResultDetails, MetricReason
 from agenteval.verdicts.outcome import invocation_tokens
 
+VERSION = 1
+"""The digest format's version, its first item: another version is not read (`from_digest`
+raises ValueError, and the journal row is parsed whole instead)."""
 _NO_DETAILS = EvalMetricResultDetails()
 _NO_CONTENT = Content()
 # What a judge record keeps in a digest: what the reports, the totals and the history read.
@@ -72,7 +75,8 @@ def digest_json(result: EvalCaseResult) -> str:
             turns.append([per.actual_invocation.duration, tokens])
     r = result
     return json.dumps([
-        turns, [r.eval_set_file, r.eval_set_id, r.eval_id, r.session_id, r.user_id, r.run_index, r.warnings],
+        VERSION, turns,
+        [r.eval_set_file, r.eval_set_id, r.eval_id, r.session_id, r.user_id, r.run_index, r.warnings],
         int(r.final_eval_status), r.error_message,
         [[m.metric_name, m.threshold, m.score, int(m.eval_status)] for m in r.overall_eval_metric_results],
         [[e.metric_name, e.message, e.invocation_index] for e in r.metric_errors],
@@ -105,8 +109,11 @@ def _turn(seconds: float | None, tokens: float | None) -> EvalMetricResultPerInv
 def from_digest(digest: str) -> EvalCaseResult:
     """The case run a digest holds (see the module docstring). Built without validation from
     what `digest_json` wrote (a field added to the result schema makes this fail loudly, in
-    `trusted`, rather than go missing)."""
-    turns, head, status, error, metrics, errors, reasons, records, certificates = json.loads(digest)
+    `trusted`, rather than go missing); ValueError for a digest of another format."""
+    items = json.loads(digest)
+    if not isinstance(items, list) or len(items) != 10 or items[0] != VERSION:
+        raise ValueError("not a digest of this version")
+    _, turns, head, status, error, metrics, errors, reasons, records, certificates = items
     set_file, set_id, eval_id, session_id, user_id, run_index, warnings = head
     return trusted(EvalCaseResult, {
         "eval_set_file": set_file, "eval_set_id": set_id, "eval_id": eval_id,
@@ -126,4 +133,4 @@ def from_digest(digest: str) -> EvalCaseResult:
         "run_index": run_index, "warnings": warnings, "trace": None})
 
 
-__all__ = ["digest_json", "from_digest"]
+__all__ = ["VERSION", "digest_json", "from_digest"]

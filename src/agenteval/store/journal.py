@@ -375,15 +375,18 @@ class JournalReader:
         hold it): its digest (`store.digest`: what summaries, totals, the history's rows and the
         reports read, not the whole result), with the row remembered as the result's JSON
         (`remember_json`), so that the document gets the row as it is and the row is never
-        parsed. A row without a digest (written by an agenteval before digests) is parsed whole,
-        as `result` does."""
+        parsed. A row without a digest (written by an agenteval before digests), or with one of
+        another format, is parsed whole, as `result` does."""
         row = self._row(run_id, key, digest=True)
         if row is None:
             return None
         raw, digest = row
         if digest is None or not raw.startswith("{\n"):
             return _parsed(raw)
-        result = from_digest(digest)
+        try:
+            result = from_digest(digest)
+        except ValueError:  # a digest of another format (`store.digest.VERSION`)
+            return _parsed(raw)
         remember_json(result, raw.encode())
         return result
 
