@@ -172,10 +172,10 @@ async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: s
     paths = [Path(output)] if isinstance(output, (str, Path)) else \
         list(output(document)) if output is not None else []
     kept = Kept(keep)
-    if workers is None:
-        workers = worker_count(plan.parallelism, expected_path, actual_path)
-    if workers > 1 and not is_result_document(actual_path) \
-            and not any(m.build().is_async for m in metrics):
+    shardable = not is_result_document(actual_path) and not any(m.build().is_async for m in metrics)
+    if workers is None:  # (counting idle CPUs takes a tenth of a second: only where it matters)
+        workers = worker_count(plan.parallelism, expected_path, actual_path) if shardable else 1
+    if workers > 1 and shardable:
         try:
             return await _sharded(job, plan, services, shell, expected_path, actual_path, document,
                                   paths, keep, outputs, listener, workers)
