@@ -1,7 +1,8 @@
 """The trajectory criteria's fast path: EXACT, IN_ORDER and ANY_ORDER decided on the
-invocations' memoised call keys give the scores of the call-by-call matchers, on arguments
-that compare in Python's odd ways (1 == 1.0 == True, "1" != 1, None != {}, NaN != NaN, key
-order), and the memo follows the invocation when its calls change."""
+invocations' call keys give the scores of the call-by-call matchers, on arguments that
+compare in Python's odd ways (1 == 1.0 == True, "1" != 1, None != {}, NaN != NaN, key order);
+the keys follow the invocation when its calls change; and the criterion's inlined key loop
+gives the results and reasons `assess_pair` gives call by call."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def test_key_matchers_agree_with_the_call_matchers() -> None:
     assert set(_KEY_MATCHERS) == {MatchType.EXACT, MatchType.IN_ORDER, MatchType.ANY_ORDER}
 
 
-def test_the_memo_follows_the_calls() -> None:
+def test_the_keys_follow_the_calls() -> None:
     one = inv("q", "r", [call("f", x=1)])
     assert one.call_keys(False) == (("f", {"x": 1}),)
     assert one.intermediate_data is not None
@@ -46,7 +47,7 @@ def test_the_memo_follows_the_calls() -> None:
     assert one.tool_calls() == [] and one.call_keys(False) == ()
 
 
-def test_the_memo_of_the_events_form_follows_added_events() -> None:
+def test_the_keys_of_the_events_form_follow_added_events() -> None:
     from agenteval.schema import Content, InvocationEvent, InvocationEvents, Part
 
     def event(name: str) -> InvocationEvent:
@@ -61,3 +62,29 @@ def test_the_memo_of_the_events_form_follows_added_events() -> None:
     turn.intermediate_data = InvocationEvents(invocation_events=[event("h")])
     assert turn.call_keys(True) == ("h",)
     assert turn == turn.model_copy(deep=True) and "_agenteval" not in turn.model_dump_json()
+
+
+def test_the_inlined_key_loop_gives_the_call_by_call_results_and_reasons() -> None:
+    """`ToolTrajectoryAvgScore.score` decides ADK's match types on call keys in one loop; with
+    the key path switched off (`by_keys = None`) the same criterion matches call by call through
+    `assess_pair`. Scores, overall and per-invocation reasons must be the same text."""
+    from agenteval.criteria import EvalContext, default_registry
+
+    rng = random.Random(29)
+    registry = default_registry()
+    for kind in ("EXACT", "IN_ORDER", "ANY_ORDER"):
+        for ignore_args in (False, True):
+            metric = registry.configure("tool_trajectory_avg_score", {
+                "threshold": 0.5, "match_type": kind, "ignore_args": ignore_args, "per_agent": False})
+            for _ in range(300):
+                turns = rng.randint(0, 3)
+                actual = [inv("q", "r", _random_calls(rng)) for _ in range(turns)]
+                expected = [inv("q", "r", _random_calls(rng)) for _ in range(turns + rng.choice([0, 0, 1]))]
+                fast, slow = metric.build(), metric.build()
+                slow.by_keys = None  # type: ignore[attr-defined]
+                assert fast.by_keys is not None  # type: ignore[attr-defined]
+                got = fast.score(EvalContext(actual=actual, expected=expected))
+                want = slow.score(EvalContext(actual=actual, expected=expected))
+                assert (got.score, got.reason) == (want.score, want.reason)
+                assert [(p.score, p.reason) for p in got.per_invocation] == \
+                    [(p.score, p.reason) for p in want.per_invocation]

@@ -1,4 +1,4 @@
-from agenteval.schema import EvalSet, IntermediateData, Invocation, InvocationEvents
+from agenteval.schema import EvalSet, FunctionCall, IntermediateData, Invocation, InvocationEvents
 
 CAMEL = {
     "evalSetId": "s",
@@ -71,25 +71,27 @@ def test_thought_parts_are_text_unless_excluded() -> None:
     assert inv.final_response.text(include_thoughts=False) == "answer"
 
 
-def test_memoised_calls_and_keys_follow_the_lists_they_come_from() -> None:
+def test_memoised_calls_follow_the_lists_they_come_from_and_keys_are_always_fresh() -> None:
     inv = EvalSet.model_validate(CAMEL).eval_cases[0].conversation[0]  # type: ignore[index]
     data = inv.intermediate_data
     assert isinstance(data, InvocationEvents)
     assert inv.call_keys(False) == (("roll_die", {"sides": 6}),) and inv.call_keys(True) == ("roll_die",)
-    assert inv.call_keys(False) is inv.call_keys(False)  # memoised
+    assert inv.tool_calls() is inv.tool_calls()  # memoised
     data.invocation_events.append(data.invocation_events[0])  # the list grows: rebuilt
     assert inv.call_keys(True) == ("roll_die", "roll_die") and len(inv.tool_calls()) == 2
     data.invocation_events = data.invocation_events[:1]  # another list: rebuilt
-    assert inv.call_keys(True) == ("roll_die",)
+    assert inv.call_keys(True) == ("roll_die",) and len(inv.tool_calls()) == 1
     part = data.invocation_events[0].content.parts[0]  # type: ignore[union-attr,index]
-    part.function_call.name = "flip"  # type: ignore[union-attr]  # in place: not seen until forgotten
-    assert inv.call_keys(True) == ("roll_die",)
+    part.function_call.name = "flip"  # type: ignore[union-attr]  # in place: the keys see it ...
+    assert inv.call_keys(True) == ("flip",)
+    part.function_call = FunctionCall(name="toss")  # ... the memo of the calls does not
+    assert [c.name for c in inv.tool_calls()] == ["flip"]
     inv.forget_tool_calls()
-    assert inv.call_keys(True) == ("flip",) and [c.name for c in inv.tool_calls()] == ["flip"]
+    assert [c.name for c in inv.tool_calls()] == ["toss"] and inv.call_keys(False) == (("toss", None),)
     legacy = Invocation.model_validate({"user_content": {"parts": [{"text": "q"}]},
                                         "intermediate_data": {"tool_uses": [{"name": "a", "args": {}}]}})
     assert legacy.call_keys(False) == (("a", {}),)
     assert isinstance(legacy.intermediate_data, IntermediateData)
-    legacy.intermediate_data.tool_uses = []  # another list: rebuilt
+    legacy.intermediate_data.tool_uses = []
     assert legacy.call_keys(False) == ()
     assert Invocation(user_content=legacy.user_content).call_keys(True) == ()

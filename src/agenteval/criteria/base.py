@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, overload
 
 from agenteval.criteria.reasons import mean_reason
@@ -182,15 +183,25 @@ class PerInvocationCriterion(Criterion):
     def score(self, ctx: EvalContext) -> CriterionResult:
         if ctx.expected is None:
             raise ValueError(f"{self.metric_name} needs expected invocations")
-        per = [self.assess_pair(a, e) for a, e in zip(ctx.actual, ctx.expected, strict=False)]
-        scores = [p.score for p in per if p.score is not None]
-        overall = fsum_left(scores) / len(scores) if scores and len(scores) == len(per) else None
-        threshold = self.criterion.threshold
+        return self.summarise([self.assess_pair(a, e)
+                               for a, e in zip(ctx.actual, ctx.expected, strict=False)])
 
-        def reason() -> str | None:  # reads only the invocations' reasons it names
-            return mean_reason(overall, threshold, [p.score for p in per], _Reasons(per))
+    def summarise(self, per: list[InvocationScore], overall: float | None = None) -> CriterionResult:
+        """The case's result from its invocations' scores: their left-to-right mean when every
+        invocation was scored (else None), with the overall reason made when read. `overall`:
+        that mean, when the caller already has it (None: computed here)."""
+        if overall is None:
+            scores = [p.score for p in per if p.score is not None]
+            overall = fsum_left(scores) / len(scores) if scores and len(scores) == len(per) else None
+        # Positional, and the reason a partial: once per case and criterion, and keyword
+        # arguments to a Python __init__ cost half as much again.
+        return CriterionResult(overall, per, None, None, None, None,
+                               partial(_mean_reason, overall, self.criterion.threshold, per))
 
-        return CriterionResult(overall, per, reason=reason)
+
+def _mean_reason(overall: float | None, threshold: float, per: list[InvocationScore]) -> str | None:
+    # Reads only the invocations' reasons it names.
+    return mean_reason(overall, threshold, [p.score for p in per], _Reasons(per))
 
 
 class _Reasons(Sequence[str | None]):

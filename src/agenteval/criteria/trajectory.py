@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from agenteval.criteria.args_match import ArgsComparer
@@ -287,6 +288,15 @@ def matched_reason(kind: MatchType, got: Sequence[FunctionCall], want: Sequence[
     return f"{kind.value}: {said}"
 
 
+# The reasons of a pair decided on call keys (bound with `partial`: made only when read).
+def _keyed_matched(kind: MatchType, actual: Invocation, expected: Invocation) -> str:
+    return matched_reason(kind, actual.tool_calls(), expected.tool_calls())
+
+
+def _keyed_failed(kind: MatchType, equal: Equality, actual: Invocation, expected: Invocation) -> str:
+    return f"{kind.value}: {_REASONS[kind](actual.tool_calls(), expected.tool_calls(), equal)}"
+
+
 class _Trajectory(PerInvocationCriterion):
     """The trajectory criteria's common part: how calls compare (`ignore_args`, `args_match`)."""
 
@@ -303,6 +313,10 @@ class _Trajectory(PerInvocationCriterion):
         if criterion.per_agent is not None and not isinstance(self, ToolTrajectoryAvgScore):
             raise ValueError(f"per_agent applies to tool_trajectory_avg_score only; {metric_name} "
                              "matches flat")
+        # ADK's match types with ADK's equality and no tool ignored are decided on the
+        # invocations' memoised call keys (one C-level comparison for EXACT); None otherwise.
+        self.by_keys = (_KEY_MATCHERS.get(criterion.match_type)
+                        if self.equal.__class__ is bool and not self.ignore else None)
 
     def calls(self, inv: Invocation) -> list[FunctionCall]:
         """The turn's calls, without those to `ignore_tools`."""
@@ -324,28 +338,43 @@ class ToolTrajectoryAvgScore(_Trajectory):
     per_agent = False  # this case's mode: set on the copy `score` makes for a per-agent case
 
     def score(self, ctx: EvalContext) -> CriterionResult:
-        mode = per_agent_mode(self.criterion.per_agent, ctx.expected or ())
-        if isinstance(mode, str):
-            return CriterionResult(None, [], error=mode)
-        if not mode:
+        setting = self.criterion.per_agent
+        if setting is not False:  # auto or on: is this case matched per agent?
+            mode = per_agent_mode(setting, ctx.expected or ())
+            if isinstance(mode, str):
+                return CriterionResult(None, [], error=mode)
+            if mode:
+                case = copy.copy(self)
+                case.per_agent = True
+                return PerInvocationCriterion.score(case, ctx)
+        by_keys, expected = self.by_keys, ctx.expected
+        if by_keys is None or expected is None:
             return super().score(ctx)
-        case = copy.copy(self)
-        case.per_agent = True
-        return PerInvocationCriterion.score(case, ctx)
+        # `assess_pair`'s key path inlined: this loop is most of a trajectory pass, and a
+        # method call per invocation a measurable share of it. (With `by_keys`, the criterion's
+        # equality is `ignore_args` itself.)
+        # Scores are built with positional arguments (keywords cost half as much again).
+        kind, ignore_args = self.criterion.match_type, self.criterion.ignore_args
+        per: list[InvocationScore] = []
+        matched = 0
+        for a, e in zip(ctx.actual, expected, strict=False):
+            if by_keys(a.call_keys(ignore_args), e.call_keys(ignore_args)):
+                matched += 1
+                per.append(InvocationScore(1.0, None, None, partial(_keyed_matched, kind, a, e)))
+            else:
+                per.append(InvocationScore(0.0, None, None, partial(_keyed_failed, kind, ignore_args, a, e)))
+        # The left-to-right sum of ones and zeros is `matched` exactly: the same mean.
+        return self.summarise(per, matched / len(per) if per else None)
 
     def assess_pair(self, actual: Invocation, expected: Invocation) -> InvocationScore:
         kind = self.criterion.match_type
         if self.per_agent and isinstance(expected.intermediate_data, InvocationEvents):
             return self.assess_per_agent(kind, actual, expected)
-        equal = self.equal
-        if (by_keys := _KEY_MATCHERS.get(kind)) is not None and equal.__class__ is bool and not self.ignore:
-            # ADK's equality on the invocations' memoised call keys (one C-level comparison);
-            # the calls themselves are read only for a reason.
-            if by_keys(actual.call_keys(equal), expected.call_keys(equal)):
-                return InvocationScore(1.0, reason=lambda: matched_reason(
-                    kind, actual.tool_calls(), expected.tool_calls()))
-            return InvocationScore(0.0, reason=lambda: (
-                f"{kind.value}: {_REASONS[kind](actual.tool_calls(), expected.tool_calls(), equal)}"))
+        if (by_keys := self.by_keys) is not None:  # the calls themselves are read for a reason only
+            ignore_args = self.criterion.ignore_args
+            if by_keys(actual.call_keys(ignore_args), expected.call_keys(ignore_args)):
+                return InvocationScore(1.0, reason=partial(_keyed_matched, kind, actual, expected))
+            return InvocationScore(0.0, reason=partial(_keyed_failed, kind, ignore_args, actual, expected))
         got, want = self.calls(actual), self.calls(expected)
         if _MATCHERS[kind](got, want, self.equal):
             return InvocationScore(1.0, reason=lambda: matched_reason(kind, got, want))

@@ -13,7 +13,13 @@ from agenteval.schema.rubric import Rubric
 # The key of `Invocation.tool_calls()`'s memo in the instance `__dict__`: not a field name, so
 # pydantic neither validates, serialises nor compares it.
 _CALLS_MEMO = "_agenteval_tool_calls"
-_KEYS_MEMO = ("_agenteval_call_keys", "_agenteval_call_names")  # by ignore_args
+
+
+def _event_calls(events: list[InvocationEvent]) -> list[FunctionCall]:
+    """The function calls of the events' parts, in order, with ADK's truth tests (each event's
+    content read once)."""
+    return [c for e in events if (content := e.content) and content.parts
+            for p in content.parts if (c := p.function_call)]
 
 
 class IntermediateData(WireModel):
@@ -84,9 +90,9 @@ class Invocation(WireModel):
     def tool_calls(self) -> list[FunctionCall]:
         """Every tool call of the turn, in order (the list is shared: do not change it).
 
-        Memoised for the events form, where building it walks every event's parts: the
-        trajectory and efficiency criteria ask for it once each per invocation, and it was
-        ~40% of a trajectory pass. The memo is kept in `__dict__` under a name pydantic ignores
+        Memoised for the events form, where building it walks every event's parts: several
+        criteria (efficiency, precision and recall, the reasons of trajectory mismatches) ask
+        for it per invocation. The memo is kept in `__dict__` under a name pydantic ignores
         (not a field: never serialised, copied or compared) and is rebuilt when
         `intermediate_data` is replaced or its event list is replaced or changes length; a part
         changed in place inside an existing event is not seen (call `forget_tool_calls()`).
@@ -100,13 +106,7 @@ class Invocation(WireModel):
         memo = self.__dict__.get(_CALLS_MEMO)
         if memo is not None and memo[0] is events and memo[1] == len(events):
             return memo[2]  # type: ignore[no-any-return]
-        calls = [
-            p.function_call
-            for e in events
-            if e.content and e.content.parts
-            for p in e.content.parts
-            if p.function_call
-        ]
+        calls = _event_calls(events)
         self.__dict__[_CALLS_MEMO] = (events, len(events), calls)
         return calls
 
@@ -114,27 +114,21 @@ class Invocation(WireModel):
         """The turn's calls as comparable values, in order: `(name, args)` each, or the names
         with `ignore_args`. Two calls are equal as ADK compares them (see the trajectory
         criteria) exactly when their keys are equal, so a whole trajectory compares with one
-        C-level tuple comparison. Memoised like `tool_calls()` (the legacy form's list too)."""
-        # Checked against the list the calls come from (the events, or the legacy form's calls)
-        # without building `tool_calls()`: asked twice per invocation per trajectory criterion.
+        C-level tuple comparison.
+
+        Not memoised: a criterion asks once per invocation, and a memo kept on each invocation
+        (as `tool_calls()` keeps one) cost more than the walk it saved on a pass over invocations
+        read once, the common case (the stores, and the collector walking what they keep)."""
         data = self.intermediate_data
         if data is None:
             return ()
-        source = data.tool_uses if isinstance(data, IntermediateData) else data.invocation_events
-        slot = _KEYS_MEMO[ignore_args]
-        memo = self.__dict__.get(slot)
-        if memo is not None and memo[0] is source and memo[1] == len(source):
-            return memo[2]  # type: ignore[no-any-return]
-        calls = self.tool_calls()
-        keys = tuple(c.name for c in calls) if ignore_args else tuple((c.name, c.args) for c in calls)
-        self.__dict__[slot] = (source, len(source), keys)
-        return keys
+        calls = data.tool_uses if isinstance(data, IntermediateData) else _event_calls(data.invocation_events)
+        return tuple([c.name for c in calls] if ignore_args else [(c.name, c.args) for c in calls])
 
     def forget_tool_calls(self) -> None:
-        """Drops the memos of `tool_calls()` and `call_keys()` (needed only after changing a
-        part or a call in place)."""
-        for slot in (_CALLS_MEMO, *_KEYS_MEMO):
-            self.__dict__.pop(slot, None)
+        """Drops the memo of `tool_calls()` (needed only after changing a part or a call in
+        place)."""
+        self.__dict__.pop(_CALLS_MEMO, None)
 
     def tool_responses(self) -> list[FunctionResponse]:
         """Every tool response of the turn, in order."""
