@@ -113,3 +113,42 @@ def test_written_samples_are_cached_too(server: FakeServer, tmp_path: Path) -> N
     assert len(server.received) == 1 and second.cached and not first.cached
     assert first.confidence_source is None and second.verdict == "valid"
     cache.close()
+
+
+def _invalid_reply(p_invalid: float) -> dict[str, Any]:
+    """`{"verdict": "invalid", "rationale": ...}` with the label token's alternatives."""
+    tokens = [('{"verdict": "', 0.0, []),
+              ("in", math.log(p_invalid), [("in", p_invalid), ("valid", 1 - p_invalid)]),
+              ('valid", "rationale": "another city"}', 0.0, [])]
+    body = reply("".join(t for t, _, _ in tokens))
+    body["choices"][0]["logprobs"] = {"content": [
+        {"token": t, "logprob": lp, "top_logprobs": [{"token": a, "logprob": math.log(p)} for a, p in top]}
+        for t, lp, top in tokens]}
+    return body
+
+
+def test_a_server_refusing_schema_alternatives_is_asked_with_the_plain_schema(server: FakeServer) -> None:
+    """A server that refuses a reply schema with `anyOf` (as OpenAI's strict structured outputs
+    do) gets the plain label-and-rationale schema: the verdict, its probabilities and its
+    rationale as before, and from then on no schema with alternatives to that model."""
+    def respond(body: dict[str, Any]) -> Step:
+        if "anyOf" in body["response_format"]["json_schema"]["schema"]:
+            return Step(400, {"error": {"message": "Invalid schema: 'anyOf' is not permitted at the root"}})
+        return Step(200, _invalid_reply(0.8))
+
+    server.respond = respond
+    llm = OpenAICompatModel(model="m", base_url=server.base_url, backoff_base=0.01)
+    judge = JudgeService(lambda name: llm)
+    first = _score(server, {}, judge=judge)
+    (record,) = first.judge_records
+    assert record.error is None and record.verdict == "invalid"
+    assert record.confidence is not None and abs(record.confidence - 0.8) < 1e-6
+    assert record.rationale == "another city"
+    schemas = [b["response_format"]["json_schema"]["schema"] for b in server.received]
+    # (the HTTP client first asks again without log-probabilities, to see whether they were refused)
+    assert all("anyOf" in s for s in schemas[:-1]) and "anyOf" not in schemas[-1]
+    assert "rationale" in schemas[-1]["properties"] and schemas[-1]["required"] == ["verdict", "rationale"]
+    asked = len(server.received)
+    _score(server, {}, judge=judge)  # the next question goes straight to the plain schema
+    assert len(server.received) == asked + 1
+    assert "anyOf" not in server.received[-1]["response_format"]["json_schema"]["schema"]

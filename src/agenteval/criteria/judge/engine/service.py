@@ -63,7 +63,14 @@ from agenteval.criteria.judge.engine.verdict import (
     verdict_schema,
 )
 from agenteval.errors import describe
-from agenteval.models.base import LLM, Message, ModelError, ModelRequest
+from agenteval.models.base import (
+    LLM,
+    Message,
+    ModelError,
+    ModelRequest,
+    ModelUnavailable,
+    TransientModelError,
+)
 from agenteval.schema.progress import JudgeCallDone
 
 
@@ -138,6 +145,9 @@ class JudgeService:
     prompt_tokens: int = field(default=0, init=False)
     # Models that answered without log-probabilities: their samples are generated.
     _no_logprobs: set[str] = field(default_factory=set, init=False)
+    # Models whose server refused a reply schema with alternatives (`anyOf`): asked with the
+    # plain label-and-rationale schema from then on (see `_one_pass`).
+    _no_alternatives: set[str] = field(default_factory=set, init=False)
 
     def batch_size(self, model: str) -> int:
         """How many questions to `model` are worth having in flight at once: an embedded engine's
@@ -291,6 +301,8 @@ class JudgeService:
         one = replace(request, temperature=0.0, n=1, seed=None, logprobs=self.logprobs)
         if not noted:
             explained = self._explained(labels, positive)
+            if explained and model in self._no_alternatives:
+                explained = frozenset(labels)  # the plain schema: a rationale after every label
             one = replace(one, json_schema=explained_verdict_schema(labels, explained),
                           max_tokens=request.max_tokens if explained else
                           min(request.max_tokens, VERDICT_TOKENS))
@@ -302,7 +314,19 @@ class JudgeService:
         elif self.cache is not None and self.cache.get(self._key(model, request, 0)) is not None:
             return {}  # answered by written samples before (a judge without log-probabilities)
         else:
-            response = await llm.generate(one)
+            try:
+                response = await llm.generate(one)
+            except ModelError as e:
+                # A server may refuse a schema with alternatives (OpenAI's strict structured
+                # outputs refuse an `anyOf` at the root): that model is asked with the plain
+                # schema from then on, which allows the same text up to the label (so the same
+                # label and probabilities) and writes a rationale after every label.
+                if isinstance(e, TransientModelError | ModelUnavailable) or \
+                        "anyOf" not in (one.json_schema or {}) or model in self._no_alternatives:
+                    raise
+                self._no_alternatives.add(model)
+                return await self._one_pass(model, llm, request, num_samples, answer, read, labels,
+                                            noted, positive)
             answer.model_calls += 1
             answer.prompt_tokens += response.usage.prompt_tokens
             generation = response.generations[0] if response.generations else None
