@@ -56,3 +56,39 @@ def test_inference_error_fails_the_case_under_mean() -> None:
     result = EvalSetResult(eval_set_result_id="r", eval_set_id="s", eval_case_results=[
         _case("c", 0, 1.0), _case("c", 1, None, error="boom")])
     assert summarise(result).summary[0].final_eval_status == EvalStatus.FAILED
+
+
+@pytest.mark.parametrize("gating", ["mean", "all_runs", "any_run"])
+@pytest.mark.parametrize("ignore", [False, True])
+def test_a_single_run_is_summarised_as_summarise_metric_summarises_it(gating: str, ignore: bool) -> None:
+    # One run takes a shorter path (`_one_run`): every field must be what `summarise_metric`
+    # computes, in the serialised document too (an int score's mean is a float there).
+    from agenteval.schema import MetricReason
+    from agenteval.verdicts.aggregate import summarise_case, summarise_metric
+
+    statuses = (EvalStatus.PASSED, EvalStatus.FAILED, EvalStatus.NOT_EVALUATED, EvalStatus.INFORMATIONAL)
+    for score in (None, 0, 0.0, 0.25, 0.5, 1, 1.0):
+        for status in statuses:
+            for threshold in (None, 0.5):
+                for why in (None, "", "too low"):
+                    metrics = [EvalMetricResult(metric_name=f"m{k}", threshold=threshold, score=score,
+                                                eval_status=status) for k in range(2)]
+                    run = EvalCaseResult(
+                        eval_id="c", final_eval_status=status, session_id="s",
+                        eval_metric_result_per_invocation=[], overall_eval_metric_results=metrics,
+                        reasons=[] if why is None else [
+                            MetricReason(metric_name="m0", invocation_index=None, reason=why),
+                            MetricReason(metric_name="m1", invocation_index=0, reason="turn")])
+                    got = summarise_case("c", [run], gating, ignore)
+                    want = [summarise_metric([m], gating, ignore, [why if m.metric_name == "m0" else None])
+                            for m in metrics]
+                    assert [m.model_dump_json() for m in got.metrics] == [m.model_dump_json() for m in want]
+                    assert got.metrics == want
+
+
+def test_a_criterion_twice_in_one_run_is_summarised_over_both() -> None:
+    from agenteval.verdicts.aggregate import summarise_case
+
+    run = _case("c", 0, 1.0)
+    run.overall_eval_metric_results = run.overall_eval_metric_results * 2
+    assert summarise_case("c", [run], "mean", False).metrics[0].runs == 2
