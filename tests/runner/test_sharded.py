@@ -185,3 +185,22 @@ def test_the_fork_server_ends_with_the_run(tmp_path: Path) -> None:
     exp, act = _sets(tmp_path)
     assert _score(exp, act, tmp_path / "two.json", 2).processes == 2
     assert forkserver._forkserver._forkserver_pid is None  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif("forkserver" not in __import__("multiprocessing").get_all_start_methods(),
+                    reason="no fork server here")
+def test_the_fork_server_ends_after_the_last_pool() -> None:
+    # Two runs at once (the web UI): the first to end must not stop the server the other forks from.
+    import multiprocessing.forkserver as forkserver
+
+    from agenteval.runner.shard_worker import ShardSetup
+    from agenteval.runner.sharded import _Pool
+
+    setup = ShardSetup("e.json", "a.json", "s", [], "fail", "mean")
+    first, second = _Pool(1, setup), _Pool(1, setup)
+    assert first.submit(os.getpid).result() != os.getpid()
+    first.shutdown()
+    assert forkserver._forkserver._forkserver_pid is not None  # type: ignore[attr-defined]
+    assert second.submit(os.getpid).result() != os.getpid()
+    second.shutdown()
+    assert forkserver._forkserver._forkserver_pid is None  # type: ignore[attr-defined]

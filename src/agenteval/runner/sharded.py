@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -119,8 +120,12 @@ class _Pool(ProcessPoolExecutor):
     would not be its child any more when it ended, and the workers' CPU, which the server
     collects, would go uncounted in this process's children (`time agenteval score`)."""
 
+    _open = 0  # pools of this process not shut down: the server is stopped after the last
+    _lock = threading.Lock()
+
     def __init__(self, workers: int, setup: ShardSetup) -> None:
         self._forkserver = "forkserver" in multiprocessing.get_all_start_methods()
+        self._counted = False
         context: multiprocessing.context.BaseContext
         if self._forkserver:
             server = multiprocessing.get_context("forkserver")
@@ -129,15 +134,23 @@ class _Pool(ProcessPoolExecutor):
         else:
             context = multiprocessing.get_context("spawn")
         super().__init__(workers, mp_context=context, initializer=start, initargs=(setup,))
+        with _Pool._lock:
+            _Pool._open += 1
+            self._counted = True
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         super().shutdown(wait, cancel_futures=cancel_futures)
-        if wait and self._forkserver:
-            import multiprocessing.forkserver as forkserver
+        if not wait or not self._counted:
+            return
+        with _Pool._lock:
+            _Pool._open -= 1
+            self._counted = False
+            if self._forkserver and _Pool._open == 0:  # (another run's pool may still fork)
+                import multiprocessing.forkserver as forkserver
 
-            stop = getattr(getattr(forkserver, "_forkserver", None), "_stop", None)  # CPython's
-            if stop is not None:
-                stop()
+                stop = getattr(getattr(forkserver, "_forkserver", None), "_stop", None)  # CPython's
+                if stop is not None:
+                    stop()
 
 
 def listens_to_cases(sink: Sink) -> bool:
