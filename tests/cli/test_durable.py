@@ -406,3 +406,38 @@ def test_the_journal_keeps_only_unfinished_runs(project: tuple[Path, Path]) -> N
         assert conn.execute("SELECT count(*) FROM journal_cases").fetchone() == (6,)
         assert conn.execute("PRAGMA freelist_count").fetchone() == (0,)  # its space given back
     assert not list((agent / ".agenteval" / "journal.locks").glob("*.lock"))[1:]
+
+
+def _forge_files(agent: Path, run_id: str, path: Path) -> None:
+    """Makes the run's journaled record of the eval-set file name the file's present bytes."""
+    import hashlib
+    import sqlite3
+
+    from agenteval.store.journal import journal_path
+
+    conn = sqlite3.connect(journal_path(agent))
+    (text,) = conn.execute("SELECT fingerprint FROM journal_runs WHERE run_id = ?", (run_id,)).fetchone()
+    fingerprint = json.loads(text)
+    fingerprint["files"]["dur"]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    conn.execute("UPDATE journal_runs SET fingerprint = ? WHERE run_id = ?",
+                 (json.dumps(fingerprint), run_id))
+    conn.commit()
+    conn.close()
+
+
+def test_a_resume_of_the_same_bytes_validates_only_the_cases_it_runs(project: tuple[Path, Path]) -> None:
+    """The run journals the eval-set file's sha256 (with the set's digest): a resume over the
+    same bytes trusts it and reads only the cases it runs. Observed by breaking a kept case
+    and making the journal name the broken file: it is never validated. A file changed
+    otherwise is checked whole, as before (a DataError naming the file and field)."""
+    agent, path = project
+    run_id = _killed(agent)
+    doc = json.loads(path.read_text())
+    doc["eval_cases"][0]["conversation"] = 7  # c0 finished before the kill
+    path.write_text(json.dumps(doc))
+    refused = _eval(agent, path, "--resume", run_id)
+    assert refused.returncode == 2 and "eval_cases[0].conversation" in refused.stderr, refused.stderr
+    _forge_files(agent, run_id, path)
+    resumed = _eval(agent, path, "--resume", run_id)
+    assert resumed.returncode == 0, resumed.stderr
+    assert _calls(agent) == [f"case {i}" for i in range(6, 10)]

@@ -17,7 +17,7 @@ from agenteval.criteria import resolve_metrics
 from agenteval.datasets import load_eval_set
 from agenteval.errors import DataError, unwrap
 from agenteval.runner import EvalSetRequest, run_evaluation
-from agenteval.runner.selection import Selection, StreamedCases, add_tool_args, select
+from agenteval.runner.selection import Selection, SetRecord, StreamedCases, add_tool_args, file_sha256, select
 from agenteval.schema import EvalConfig
 
 METRICS = resolve_metrics(EvalConfig(criteria={"tool_trajectory_avg_score": 1.0}))
@@ -137,3 +137,56 @@ def test_a_set_changed_while_it_runs_is_a_data_error(tmp_path: Path) -> None:
         asyncio.run(run_evaluation(CallableAdapter(lambda text: "x"), [req], parallelism=2))
     error = unwrap(e.value)
     assert isinstance(error, DataError) and "changed while it ran" in str(error)
+
+
+def test_a_file_whose_bytes_a_record_names_is_not_checked_again(tmp_path: Path) -> None:
+    """A resumed run trusts what it journaled of the file's very bytes (`SetRecord`): no case
+    is validated before the run, and the run validates only the cases it does not keep."""
+    path = _write(tmp_path / "s.evalset.json", [_case(i) for i in range(5)], description="d")
+    shell, checked = StreamedCases.read(path)
+    record = checked.record
+    assert checked.validated == 5 and record is not None and record.sha256 == file_sha256(path)
+    assert SetRecord.from_json(json.loads(json.dumps(record.to_json()))) == record
+    assert SetRecord.from_json({**record.to_json(), "version": "0"}) is None
+    assert SetRecord.from_json({**record.to_json(), "count": "5"}) is None
+    trusted_shell, trusted = StreamedCases.read(path, {record.sha256: record})
+    assert trusted.trusted and trusted.validated == 0 and trusted_shell == shell
+    assert (trusted.digest, trusted.count, trusted.tool_args, trusted.scenario) == \
+        (checked.digest, checked.count, checked.tool_args, checked.scenario)
+    cases = list(trusted.cases({"c0", "c3"}))
+    whole = load_eval_set(path).eval_cases
+    assert trusted.validated == 3 and [c.eval_id for c in cases] == [c.eval_id for c in whole]
+    assert cases[0].conversation is None and cases[3].conversation is None  # stand-ins: ids only
+    assert [cases[i] for i in (1, 2, 4)] == [whole[i] for i in (1, 2, 4)]
+    (sel,) = select([str(path)], stream=True, trusted={record.sha256: record})
+    assert sel.streamed is not None and sel.streamed.validated == 0 and sel.digest() == checked.digest
+
+
+def test_a_changed_file_is_checked_whole_whatever_was_journaled(tmp_path: Path) -> None:
+    path = _write(tmp_path / "s.evalset.json", [_case(i) for i in range(5)])
+    _, checked = StreamedCases.read(path)
+    assert checked.record is not None
+    bad = _case(0)
+    bad["conversation"] = 7
+    _write(path, [bad, *(_case(i) for i in range(1, 5))])
+    with pytest.raises(DataError) as e:
+        StreamedCases.read(path, {checked.record.sha256: checked.record})
+    assert str(path) in str(e.value) and "eval_cases[0].conversation" in str(e.value)
+    _write(path, [_case(i) for i in range(6)])
+    _, again = StreamedCases.read(path, {checked.record.sha256: checked.record})
+    assert not again.trusted and again.validated == 6 and again.digest != checked.digest
+
+
+def test_a_run_does_not_validate_the_cases_a_resumed_run_kept(tmp_path: Path) -> None:
+    path = _write(tmp_path / "s.evalset.json", [_case(i) for i in range(4)])
+    (sel,) = select([str(path)], stream=True)
+    assert sel.streamed is not None
+    (first,) = asyncio.run(run_evaluation(CallableAdapter(lambda text: "x"), [
+        EvalSetRequest(sel.eval_set, METRICS, streamed=sel.streamed)], parallelism=1))
+    kept = {("s", r.eval_id, r.run_index): r for r in first.eval_case_results if r.eval_id in ("c0", "c2")}
+    sel.streamed.validated = 0
+    (resumed,) = asyncio.run(run_evaluation(CallableAdapter(lambda text: "x"), [
+        EvalSetRequest(sel.eval_set, METRICS, streamed=sel.streamed)], parallelism=1, finished=kept))
+    assert sel.streamed.validated == 2
+    assert [(r.eval_id, r.final_eval_status) for r in resumed.eval_case_results] == \
+        [(r.eval_id, r.final_eval_status) for r in first.eval_case_results]

@@ -22,7 +22,7 @@ from agenteval.errors import AgentEvalError
 from agenteval.models.replay import replaying
 from agenteval.runner import EvalJob, Services, config_beside, prepare, run, select, weak_judges
 from agenteval.runner.driver import Sink, Sinks, Written
-from agenteval.runner.durable import AlreadyFinished, claim_resume
+from agenteval.runner.durable import AlreadyFinished, claim_resume, journaled_files
 from agenteval.runner.request import RunRequest, request_config, to_job
 from agenteval.runner.streamed import Kept, StreamedRun
 from agenteval.runner.sync import run_sync
@@ -92,8 +92,11 @@ def _eval(args: EvalArgs, job: EvalJob, services: Services, console: Console, ou
     plan = prepare(job, services)  # metrics resolved and judges checked once, for the whole run
     metrics = plan.metrics
     agent_path = args.request.agent_path or ""
-    # Streamed: a set's cases are checked here, then read from its file as they run.
-    job.selections = select(args.request.eval_sets, agent_home(agent_path), stream=True)
+    # Streamed: a set's cases are checked here (not again when a resumed run journaled the
+    # file's very bytes), then read from its file as they run.
+    trusted = journaled_files(services.journal, job.resume) \
+        if job.resume is not None and services.journal is not None else None
+    job.selections = select(args.request.eval_sets, agent_home(agent_path), stream=True, trusted=trusted)
     outputs.check([s.eval_set.eval_set_id for s in job.selections])  # before the agent is imported
     job.agent = load_root_agent(agent_path)
     recording = None

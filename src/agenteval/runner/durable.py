@@ -22,6 +22,7 @@ from typing import Any
 
 from agenteval.errors import AgentEvalError, DataError
 from agenteval.runner.job import EvalJob
+from agenteval.runner.selection import SetRecord
 from agenteval.schema import EvalCaseResult, RunSpec
 from agenteval.store import RunRow, RunStore, load_result
 from agenteval.store.journal import CaseKey, Journal, JournalReader
@@ -48,7 +49,10 @@ def _parts(job: EvalJob) -> dict[str, Any]:
     return {"sets": [s.eval_set.eval_set_id for s in sets],
             "content": {s.eval_set.eval_set_id: s.digest() for s in sets},
             "selection": {s.eval_set.eval_set_id: s.case_ids for s in job.selections},
-            "config": job.config.model_dump(mode="json"), "num_runs": job.num_runs}
+            "config": job.config.model_dump(mode="json"), "num_runs": job.num_runs,
+            # Not compared (`changes`): what a resume over the same files' bytes trusts.
+            "files": {s.eval_set.eval_set_id: s.streamed.record.to_json() for s in sets
+                      if s.streamed is not None and s.streamed.record is not None}}
 
 
 def fingerprint(job: EvalJob) -> str:
@@ -118,6 +122,19 @@ def failed(result: EvalCaseResult) -> bool:
 def _done(run_id: str, docs: list[RunRow], why: str = "nothing to resume") -> AlreadyFinished:
     return AlreadyFinished(run_id, [d.result_path for d in docs],
                            all(d.cases_passed == d.cases_total for d in docs), why)
+
+
+def journaled_files(journal: Journal, run_id: str) -> dict[str, SetRecord]:
+    """The records of the streamed eval-set files the run `run_id` was begun with, by the sha256
+    of each file's bytes (for `select(trusted=...)`: a file whose bytes are unchanged is not
+    checked again); empty when the journal holds none (a finished run, an older journal)."""
+    journaled = journal.fingerprint(run_id)
+    try:
+        files = json.loads(journaled).get("files") if journaled else None
+    except (ValueError, AttributeError):
+        return {}
+    records = [SetRecord.from_json(f) for f in files.values()] if isinstance(files, dict) else []
+    return {r.sha256: r for r in records if r is not None}
 
 
 def claim_resume(journal: Journal, ref: str, retry_errors: bool = False) -> str:
@@ -250,4 +267,5 @@ def resume_from(job: EvalJob, journal: Journal, header: RunSpec) -> Finished:
     return Finished(journal, run_id, journal.finished_keys(run_id, without_errors=job.retry_errors))
 
 
-__all__ = ["AlreadyFinished", "Finished", "changes", "claim_resume", "failed", "fingerprint", "resume_from"]
+__all__ = ["AlreadyFinished", "Finished", "changes", "claim_resume", "failed", "fingerprint",
+           "journaled_files", "resume_from"]

@@ -9,7 +9,8 @@ in eval-set, case and run order, whatever order they finished in.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import overload
 
@@ -59,11 +60,12 @@ class EvalSetRequest:
             return len(self.case_ids)
         return self.streamed.count if self.streamed is not None else len(self.eval_set.eval_cases)
 
-    def each_case(self) -> Iterator[EvalCase]:
+    def each_case(self, kept: Container[str] = frozenset()) -> Iterator[EvalCase]:
         """The selected cases one at a time (a streamed set read from its file as they are asked
-        for, holding none of them)."""
+        for, holding none of them, and a case in `kept` not validated: see
+        `StreamedCases.cases`)."""
         if self.streamed is not None and not self.case_ids:
-            return iter(self.streamed)
+            return self.streamed.cases(kept)
         return iter(self.cases())
 
 
@@ -181,7 +183,10 @@ async def run_evaluation(
         resumed run) is told as soon as its place comes."""
         nonlocal read
         for ri, req in enumerate(requests):
-            for case in req.each_case():
+            # A case whose every run a resumed run kept is only told (and, read from its file,
+            # not validated); with until_decided it may run again, so it is read whole.
+            whole = _kept_cases(req.eval_set.eval_set_id, done, num_runs) if until_decided is None else ()
+            for case in req.each_case(whole):
                 pos = read
                 cases[pos] = _Case(ri, case, num_runs)
                 read += 1
@@ -316,11 +321,23 @@ def _to_run(requests: Sequence[EvalSetRequest], counts: Sequence[int], num_runs:
     total = sum(counts) * num_runs
     if not done:
         return total
+    # Every case of a streamed set trusted without its ids (`StreamedCases.trusted`) is selected:
+    # the resumed run's cases of it are the set's (its content is the one journaled).
+    every = {req.eval_set.eval_set_id for req in requests
+             if not req.case_ids and req.streamed is not None and req.streamed.trusted}
     selected = {(req.eval_set.eval_set_id, eval_id) for req in requests
                 for eval_id in (req.case_ids or (req.streamed.ids if req.streamed is not None
                                                   else [c.eval_id for c in req.eval_set.eval_cases]))}
     return total - sum(1 for (set_id, eval_id, run) in done
-                       if run < num_runs and (set_id, eval_id) in selected)
+                       if run < num_runs and (set_id in every or (set_id, eval_id) in selected))
+
+
+def _kept_cases(eval_set_id: str, done: Known, num_runs: int) -> set[str]:
+    """The eval ids of the set's cases whose runs (all `num_runs`) are in `done`."""
+    if not done:
+        return set()
+    runs = Counter(eval_id for (set_id, eval_id, run) in done if set_id == eval_set_id and run < num_runs)
+    return {eval_id for eval_id, n in runs.items() if n == num_runs}
 
 
 Known = Mapping[tuple[str, str, int], EvalCaseResult]

@@ -3,22 +3,71 @@ eval config that goes with them."""
 
 from __future__ import annotations
 
+import codecs
 import hashlib
+import os
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+import ijson
 from pydantic import ValidationError
 
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.datasets import default_config_for, load_eval_config, load_eval_set
 from agenteval.datasets.nesting import MAX_DEPTH
-from agenteval.datasets.stream import CaseStream, read_head
+from agenteval.datasets.scan import scan_file
+from agenteval.datasets.stream import CaseStream, malformed, read_head
 from agenteval.errors import DataError, from_validation_error
 from agenteval.schema import EvalCase, EvalConfig, EvalSet
 
 _SET_FIELDS = tuple(k for k in EvalSet.model_fields if k != "eval_cases")
+_RECORD_VERSION = "1"  # of `SetRecord`: a record another version wrote is not trusted
+
+
+@dataclass(frozen=True)
+class SetRecord:
+    """What a run journals of a streamed eval-set file (in its fingerprint, `files`), so that
+    resuming it over the same bytes need not check every case again: the sha256 of the file's
+    bytes, the set's other fields as JSON, and what `StreamedCases.read` found."""
+
+    sha256: str
+    shell: str
+    digest: str
+    count: int
+    scenario: bool
+    tool_args: dict[str, list[str]]
+    version: str = _RECORD_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        return {"sha256": self.sha256, "shell": self.shell, "digest": self.digest, "count": self.count,
+                "scenario": self.scenario, "tool_args": self.tool_args, "version": self.version}
+
+    @classmethod
+    def from_json(cls, data: Any) -> SetRecord | None:
+        """The record `data` holds; None for anything else (an older or another agenteval's
+        record, a hand-edited journal): the file is then checked whole."""
+        if not isinstance(data, dict) or data.get("version") != _RECORD_VERSION:
+            return None
+        args = data.get("tool_args")
+        kinds = {"sha256": str, "shell": str, "digest": str, "count": int, "scenario": bool}
+        if any(not isinstance(data.get(k), t) for k, t in kinds.items()) or not isinstance(args, dict):
+            return None
+        if any(not isinstance(v, list) or not all(isinstance(a, str) for a in v) for v in args.values()):
+            return None
+        return cls(data["sha256"], data["shell"], data["digest"], data["count"], data["scenario"],
+                   {str(k): list(v) for k, v in args.items()})
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of the file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 @dataclass
@@ -28,7 +77,9 @@ class StreamedCases:
     first, as loading it would (each case valid, eval ids unique: a DataError naming the file
     and field), and keeps what a run needs before its first case: how many, their ids, the
     expected tool calls' argument names, whether any case is a conversation scenario, and the
-    digest of the set's JSON (`model_dump_json`, as if loaded whole)."""
+    digest of the set's JSON (`model_dump_json`, as if loaded whole). `record` is what a run
+    journals of the file; a file whose bytes a trusted record names is not checked again
+    (`trusted`: `ids` is then empty). `validated` counts the cases validated so far."""
 
     path: Path
     count: int = 0
@@ -36,10 +87,22 @@ class StreamedCases:
     tool_args: dict[str, set[str]] = field(default_factory=dict)
     scenario: bool = False
     digest: str = ""
+    record: SetRecord | None = None
+    trusted: bool = False
+    validated: int = 0
 
     @classmethod
-    def read(cls, path: Path) -> tuple[EvalSet, StreamedCases]:
-        """The eval set's other fields (`eval_cases` empty) and its cases, checked."""
+    def read(cls, path: Path,
+             trusted: Mapping[str, SetRecord] | None = None) -> tuple[EvalSet, StreamedCases]:
+        """The eval set's other fields (`eval_cases` empty) and its cases, checked unless the
+        file's bytes are those of a record in `trusted` (by sha256: a resumed run's)."""
+        if trusted:
+            record = trusted.get(file_sha256(path))
+            if record is not None:
+                out = cls(path, record.count, [], {k: set(v) for k, v in record.tool_args.items()},
+                          record.scenario, record.digest, record, trusted=True)
+                return EvalSet.model_validate_json(record.shell), out
+        before = os.stat(path)
         # Every field of the set, wherever the file puts it: ADK writes creation_timestamp
         # after eval_cases, and a shell without it would differ from the set loaded whole.
         head = read_head(path, "eval_cases", _SET_FIELDS, what="case")
@@ -48,12 +111,14 @@ class StreamedCases:
         except ValidationError as e:
             raise from_validation_error(path, e) from None
         out = cls(path)
-        prefix, marker, suffix = shell.model_dump_json().partition('"eval_cases":[]')
+        shell_json = shell.model_dump_json()
+        prefix, marker, suffix = shell_json.partition('"eval_cases":[]')
         if not marker:  # cannot happen: the field is always dumped
             raise DataError(path, "eval_cases", "cannot lay out the eval set")
         digest = hashlib.sha256((prefix + '"eval_cases":[').encode())
         first: dict[str, int] = {}
         for i, case in CaseStream(path, "eval_cases", EvalCase, MAX_DEPTH):
+            out.validated += 1
             j = first.setdefault(case.eval_id, i)
             if j != i:
                 raise DataError(path, f"eval_cases[{i}].eval_id",
@@ -65,15 +130,48 @@ class StreamedCases:
         out.count = len(out.ids)
         digest.update(("]" + suffix).encode())
         out.digest = digest.hexdigest()
+        # The bytes checked are those hashed only if the file did not change meanwhile; a file
+        # that did gets no record (a resume then checks it whole).
+        sha256 = file_sha256(path)
+        after = os.stat(path)
+        if (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns):
+            out.record = SetRecord(sha256, shell_json, out.digest, out.count, out.scenario,
+                                   {k: sorted(v) for k, v in out.tool_args.items()})
         return shell, out
 
     def __iter__(self) -> Iterator[EvalCase]:
+        return self.cases()
+
+    def cases(self, kept: Container[str] = frozenset()) -> Iterator[EvalCase]:
+        """The cases in file order; one whose eval_id is in `kept` (a resumed run's, whose
+        results are known) is not validated: it comes as an EvalCase holding its eval_id only.
+        A DataError naming the file and field for a case that is invalid, or when the file no
+        longer holds the cases `read` found."""
+        scan_file(self.path, MAX_DEPTH)  # no nesting bomb reaches the parser (cached if unchanged)
         n = 0
-        for i, case in CaseStream(self.path, "eval_cases", EvalCase, MAX_DEPTH):
-            if i >= self.count or case.eval_id != self.ids[i]:
-                raise DataError(self.path, f"eval_cases[{i}]", "the eval set changed while it ran")
-            n += 1
-            yield case
+        with open(self.path, "rb") as f:
+            if f.read(len(codecs.BOM_UTF8)) != codecs.BOM_UTF8:
+                f.seek(0)
+            items = ijson.items(f, "eval_cases.item", use_float=True)
+            while True:
+                try:
+                    data = next(items)
+                except StopIteration:
+                    break
+                except ijson.JSONError as e:
+                    raise malformed(self.path, e) from None
+                i, n = n, n + 1
+                eval_id = data.get("eval_id") if isinstance(data, dict) else None
+                if i >= self.count or (not self.trusted and eval_id != self.ids[i]):
+                    raise DataError(self.path, f"eval_cases[{i}]", "the eval set changed while it ran")
+                if isinstance(eval_id, str) and eval_id in kept:
+                    yield EvalCase.model_construct(eval_id=eval_id)
+                    continue
+                self.validated += 1
+                try:
+                    yield EvalCase.model_validate(data)
+                except ValidationError as e:
+                    raise from_validation_error(self.path, e, f"eval_cases[{i}]") from None
         if n != self.count:
             raise DataError(self.path, "eval_cases", "the eval set changed while it ran")
 
@@ -154,13 +252,15 @@ def config_beside(args: Sequence[str], agent_dir: Path | None = None) -> Path | 
 
 
 def select(args: Sequence[str], agent_dir: Path | None = None,
-           initial_session_file: str | Path | None = None, *, stream: bool = False) -> list[Selection]:
+           initial_session_file: str | Path | None = None, *, stream: bool = False,
+           trusted: Mapping[str, SetRecord] | None = None) -> list[Selection]:
     """Loads every `file[:ids]` argument; an unknown file or case id is a DataError, and so is
     anything selected twice (a case id twice in one argument, one file twice, as its path or as
     its bare id, or two files with one eval_set_id): each case run has one place in the
     results, the journal and the history, so it is refused before anything runs rather than
     silently run once. With `stream`, a current-format set of which every case runs is checked
-    whole but not kept: its cases are read from the file as they run (`StreamedCases`)."""
+    whole but not kept: its cases are read from the file as they run (`StreamedCases`), and not
+    checked again when its bytes are those of a record in `trusted` (a resumed run's files)."""
     out: list[Selection] = []
     given: dict[Path, str] = {}  # each file (resolved) and the argument that named it
     for arg in args:
@@ -177,7 +277,7 @@ def select(args: Sequence[str], agent_dir: Path | None = None,
                             f"{', '.join(map(repr, twice))} selected more than once; select each case once")
         streamed = None
         if stream and not ids and initial_session_file is None and _is_object(path):
-            eval_set, streamed = StreamedCases.read(path)
+            eval_set, streamed = StreamedCases.read(path, trusted)
             known = set(streamed.ids)
         else:
             eval_set = load_eval_set(path, initial_session_file)
@@ -272,6 +372,6 @@ def resolve_config(config_file_path: str | Path | None,
     return config, str(found) if found else None
 
 
-__all__ = ["Selection", "StreamedCases", "add_tool_args", "check_args_match", "check_args_table",
-           "check_selected_args", "config_beside",
+__all__ = ["Selection", "SetRecord", "StreamedCases", "add_tool_args", "check_args_match", "check_args_table",
+           "check_selected_args", "config_beside", "file_sha256",
            "resolve_config", "select", "split_selector", "uses_args_match"]
