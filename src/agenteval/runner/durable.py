@@ -2,10 +2,12 @@
 
 A run's fingerprint says what it covers (each eval set's content, the selected cases, the
 config, the repeats): `--resume RUN` is refused when the fingerprint changed, naming what
-changed, since the finished cases would no longer belong to the same run. A resumed run keeps
-its run id and start time, runs only the case runs the journal lacks (with `retry_errors`,
-also those that ended in an agent or judge error), and ends with the same document an
-uninterrupted run would write.
+changed, since the finished cases would no longer belong to the same run. It also keeps, not
+compared, each streamed eval-set file's sha256 and what checking it found (`SetRecord`): a
+resume over the same bytes trusts that rather than checking every case again
+(`journaled_files`). A resumed run keeps its run id and start time, runs only the case runs
+the journal lacks (with `retry_errors`, also those that ended in an agent or judge error), and
+ends with the same document an uninterrupted run would write.
 
 One process owns a run: resuming claims it (`Journal.claim`), and a run another live process
 owns is refused (`RunOwned`). A run whose documents are all in the run history is finished:
