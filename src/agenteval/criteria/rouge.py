@@ -27,7 +27,7 @@ from typing import Any
 
 from agenteval.criteria.base import InvocationScore, PerInvocationCriterion
 from agenteval.criteria.reasons import held_to, num
-from agenteval.schema import BaseCriterion, Invocation, content_text
+from agenteval.schema import BaseCriterion, Content, Invocation, content_text
 
 
 def _import_rouge_tokenizers() -> Any:
@@ -173,11 +173,18 @@ class ResponseMatchScore(PerInvocationCriterion):
         )
 
     def assess_pair(self, actual: Invocation, expected: Invocation) -> InvocationScore:
-        p, r, f = rouge1_scores(content_text(actual.final_response),
-                                content_text(expected.final_response))
+        p, r, f = rouge1_scores(_text(actual.final_response), _text(expected.final_response))
         # A partial, not a closure (one object and its arguments instead of a function, its
         # cells and their tuple, which a large run's collector walks), positionally.
         return InvocationScore(f, None, None, partial(_reason, f, self.criterion.threshold, p, r))
+
+
+def _text(content: Content | None) -> str:
+    """`content_text(content)` (thoughts included), inlined: two calls and a generator fewer
+    per response, on the path that scores every invocation."""
+    if content is None or not content.parts:
+        return ""
+    return "\n".join([p.text for p in content.parts if p.text])
 
 
 def _reason(f: float, threshold: float, p: float, r: float) -> str:
