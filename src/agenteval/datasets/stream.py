@@ -127,21 +127,27 @@ class CaseStream(Generic[M]):
 
     def __iter__(self) -> Iterator[tuple[int, M]]:
         where = self.list_key
-        with _open(self.path) as f:
-            items = ijson.items(f, f"{self.list_key}.item", use_float=True)
-            i = 0
-            while True:
-                try:
-                    data = next(items)
-                except StopIteration:
-                    return
-                except ijson.JSONError as e:
-                    raise malformed(self.path, e) from None
-                try:
-                    yield i, self.model.model_validate(data)
-                except ValidationError as e:
-                    raise from_validation_error(self.path, e, f"{where}[{i}]") from None
-                i += 1
+        for i, data in enumerate(raw_items(self.path, self.list_key)):
+            try:
+                yield i, self.model.model_validate(data)
+            except ValidationError as e:
+                raise from_validation_error(self.path, e, f"{where}[{i}]") from None
+
+
+def raw_items(path: str | Path, list_key: str) -> Iterator[Any]:
+    """The items of the list at `list_key` in the JSON file `path`, parsed but not validated
+    (numbers with a fraction as floats); a file ijson cannot parse raises `malformed`'s
+    DataError when the parse reaches the fault."""
+    with _open(path) as f:
+        items = ijson.items(f, f"{list_key}.item", use_float=True)
+        while True:
+            try:
+                data = next(items)
+            except StopIteration:
+                return
+            except ijson.JSONError as e:
+                raise malformed(path, e) from None
+            yield data
 
 
 # What pydantic's JSON parser reads where ijson refuses, checked for at C speed: a bare NaN or
@@ -208,4 +214,4 @@ def read_item(model: type[M], raw: bytes) -> M | None:
         return None
 
 
-__all__ = ["CaseStream", "malformed", "read_head", "read_item"]
+__all__ = ["CaseStream", "malformed", "raw_items", "read_head", "read_item"]

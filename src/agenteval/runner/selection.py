@@ -3,7 +3,6 @@ eval config that goes with them."""
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import os
 from collections import Counter
@@ -12,14 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import ijson
 from pydantic import ValidationError
 
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.datasets import default_config_for, load_eval_config, load_eval_set
 from agenteval.datasets.nesting import MAX_DEPTH
 from agenteval.datasets.scan import scan_file
-from agenteval.datasets.stream import CaseStream, malformed, read_head
+from agenteval.datasets.stream import CaseStream, raw_items, read_head
 from agenteval.errors import DataError, from_validation_error
 from agenteval.schema import EvalCase, EvalConfig, EvalSet
 
@@ -150,29 +148,19 @@ class StreamedCases:
         longer holds the cases `read` found."""
         scan_file(self.path, MAX_DEPTH)  # no nesting bomb reaches the parser (cached if unchanged)
         n = 0
-        with open(self.path, "rb") as f:
-            if f.read(len(codecs.BOM_UTF8)) != codecs.BOM_UTF8:
-                f.seek(0)
-            items = ijson.items(f, "eval_cases.item", use_float=True)
-            while True:
-                try:
-                    data = next(items)
-                except StopIteration:
-                    break
-                except ijson.JSONError as e:
-                    raise malformed(self.path, e) from None
-                i, n = n, n + 1
-                eval_id = data.get("eval_id") if isinstance(data, dict) else None
-                if i >= self.count or (not self.trusted and eval_id != self.ids[i]):
-                    raise DataError(self.path, f"eval_cases[{i}]", "the eval set changed while it ran")
-                if isinstance(eval_id, str) and eval_id in kept:
-                    yield _STAND_IN.model_copy(update={"eval_id": eval_id})  # 10x model_construct's speed
-                    continue
-                self.validated += 1
-                try:
-                    yield EvalCase.model_validate(data)
-                except ValidationError as e:
-                    raise from_validation_error(self.path, e, f"eval_cases[{i}]") from None
+        for i, data in enumerate(raw_items(self.path, "eval_cases")):
+            n = i + 1
+            eval_id = data.get("eval_id") if isinstance(data, dict) else None
+            if i >= self.count or (not self.trusted and eval_id != self.ids[i]):
+                raise DataError(self.path, f"eval_cases[{i}]", "the eval set changed while it ran")
+            if isinstance(eval_id, str) and eval_id in kept:
+                yield _STAND_IN.model_copy(update={"eval_id": eval_id})  # 10x model_construct's speed
+                continue
+            self.validated += 1
+            try:
+                yield EvalCase.model_validate(data)
+            except ValidationError as e:
+                raise from_validation_error(self.path, e, f"eval_cases[{i}]") from None
         if n != self.count:
             raise DataError(self.path, "eval_cases", "the eval set changed while it ran")
 
