@@ -112,8 +112,8 @@ def test_a_verdict_carries_its_probability_from_one_pass() -> None:
     run = CaseRun(case, [inv("How much is my refund?", "The refund is $100.")], "s")
     result = asyncio.run(score_case(run, [metric], judge=judge))
     (record,) = result.judge_records
-    # one pass for the label and its five votes, one capped call for the failing verdict's rationale
-    assert record.confidence_source == "logprobs" and judge.calls == 2, record.replies
+    # one call for the label, its five votes and (the verdict failing) its capped rationale
+    assert record.confidence_source == "logprobs" and judge.calls == 1, record.replies
     assert record.rationale
     assert record.label_probs is not None and abs(sum(record.label_probs.values()) - 1) < 1e-3
     assert record.verdict == "invalid" and record.confidence is not None and record.confidence > 0.5
