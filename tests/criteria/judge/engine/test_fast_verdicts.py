@@ -33,15 +33,14 @@ PAIRS = {
     "final_response_match": (prompts.final_response_match("Q1?", "R1", "A1"),
                              prompts.final_response_match("Q2?", "R2", "A2"), "User prompt:"),
     "hallucination": (prompts.hallucination("C1", "S1"), prompts.hallucination("C2", "S2"), "Context:"),
-    "hallucination_check": (prompts.hallucination_check("C1", "S1"),
-                            prompts.hallucination_check("C2", "S2"), "Context:"),
 }
 
 
 @pytest.mark.parametrize("kind", sorted(PAIRS))
 def test_the_fixed_text_of_every_prompt_comes_before_its_material(kind: str) -> None:
-    # The questions asked most often; safety's keeps its material first (its note is asked for
-    # before the policy is stated, see `prompts.safety`), and so do the rubric steps',
+    # The questions asked most often; safety's and the hallucination cross-check's keep their
+    # material first (their notes echoed instructions stated before it, see `prompts.safety`
+    # and `prompts.hallucination_check`), and so do the rubric steps',
     # trajectory's and the multi-turn questions' (not re-measured in the new order).
     a, b, material = PAIRS[kind]
     shared = _common(a, b)
@@ -80,6 +79,12 @@ def _label_reply(p: dict[str, float], rationale: str = "the totals differ") -> A
 def _ask(model: ScriptedModel, num_samples: int = 5, prompt: str = "Q", **service: Any) -> Any:
     judge = JudgeService(lambda n: model, **service)
     return asyncio.run(judge.ask("m", "sys", prompt, VALID, num_samples, positive=POSITIVE))
+
+
+def test_the_hallucination_cross_check_keeps_its_material_first() -> None:
+    prompt = prompts.hallucination_check("C", "S")
+    assert prompt.startswith("Context:")
+    assert prompt.index("Copy the fact") > prompt.index("Sentence:")
 
 
 def test_safety_keeps_its_material_first() -> None:

@@ -219,14 +219,17 @@ def hallucination_check(context: str, sentence: str) -> str:
     """The cross-check of a sentence judged supported: copy the sentence's fact and the
     context's version of it side by side, then compare. Measured on the embedded judge, the
     verdict-first question passed contradictions whose rationale named the right value ("You
-    rolled a 6": "The result is 4"); written out next to each other, the judge saw the clash."""
+    rolled a 6": "The result is 4"); written out next to each other, the judge saw the clash.
+
+    It keeps its material first (version 5's order), like safety: with the fixed text first,
+    the held-out set's supported sentences were called different (6 of 37 more wrong: 84% ->
+    70% agreement, kappa 0.68 -> 0.40, bench_judge.py on hallucinations_heldout.json)."""
     return (
+        f"Context:\n{context}\n\nSentence: {quote(sentence)}\n\n"
         "Copy the fact the sentence states (its number, name, time or claim), then what the "
         'context says about the same thing (or "not stated"). Then compare: same (equal, perhaps '
-        "in another format: 8:10 = 08:10), different, or not_stated.\n"
-        + reply_as(CHECK_LABELS, CHECK_NOTES) + "\n\n"
-        f"Context:\n{context}\n\nSentence: {quote(sentence)}\n\n"
-        f"{IGNORE} Verdict: same, different or not_stated?"
+        "in another format: 8:10 = 08:10), different, or not_stated. "
+        f"{IGNORE}\n" + reply_as(CHECK_LABELS, CHECK_NOTES)
     )
 
 
