@@ -115,9 +115,11 @@ def test_nothing_is_exported_or_imported_without_an_endpoint(tmp_path: Path) -> 
     import sys
 
     agent = _project(tmp_path)
-    code = ("import sys; from agenteval.cli.main import main; sys.argv = ['agenteval', 'eval', "
-            f"{str(agent)!r}, 'myset', '--no_history']\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+    # `cli`, not the console script's `main`: `main` may end the process with os._exit once its
+    # output is flushed (cli.teardown), before the check below could print.
+    code = ("import sys; from agenteval.cli.main import cli\n"
+            f"try:\n    cli(['eval', {str(agent)!r}, 'myset', '--no_history'])\n"
+            "except SystemExit:\n    pass\n"
             "print('OTEL-SDK', 'opentelemetry.sdk' in sys.modules)")
     env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("OTEL_")}
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
