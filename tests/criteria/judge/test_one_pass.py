@@ -19,9 +19,18 @@ from tests.helpers import inv
 def _logprob_reply(p_valid: float) -> dict[str, Any]:
     """`{"verdict": "valid", ...}` with the label token's raw alternatives: "valid" at p_valid,
     "in" (the start of "invalid") at 1 - p_valid - 0.05, and "No" (which no label starts with)."""
-    tokens = [('{"verdict": "', 0.0, []),
-              ("valid", math.log(p_valid), [("valid", p_valid), ("in", 1 - p_valid - 0.05), ("No", 0.05)]),
-              ('", "rationale": "same city"}', 0.0, [])]
+    return _with_logprobs([('{"verdict": "', 0.0, []),
+                           ("valid", math.log(p_valid),
+                            [("valid", p_valid), ("in", 1 - p_valid - 0.05), ("No", 0.05)]),
+                           ('", "rationale": "same city"}', 0.0, [])])
+
+
+Token = tuple[str, float, list[tuple[str, float]]]
+
+
+def _with_logprobs(tokens: list[Token]) -> dict[str, Any]:
+    """A chat completion of `tokens` (text, log-probability, top alternatives with their
+    probabilities) carrying their log-probabilities as an OpenAI-compatible server sends them."""
     body = reply("".join(t for t, _, _ in tokens))
     body["choices"][0]["logprobs"] = {"content": [
         {"token": t, "logprob": lp, "top_logprobs": [{"token": a, "logprob": math.log(p)} for a, p in top]}
@@ -117,14 +126,9 @@ def test_written_samples_are_cached_too(server: FakeServer, tmp_path: Path) -> N
 
 def _invalid_reply(p_invalid: float) -> dict[str, Any]:
     """`{"verdict": "invalid", "rationale": ...}` with the label token's alternatives."""
-    tokens = [('{"verdict": "', 0.0, []),
-              ("in", math.log(p_invalid), [("in", p_invalid), ("valid", 1 - p_invalid)]),
-              ('valid", "rationale": "another city"}', 0.0, [])]
-    body = reply("".join(t for t, _, _ in tokens))
-    body["choices"][0]["logprobs"] = {"content": [
-        {"token": t, "logprob": lp, "top_logprobs": [{"token": a, "logprob": math.log(p)} for a, p in top]}
-        for t, lp, top in tokens]}
-    return body
+    return _with_logprobs([('{"verdict": "', 0.0, []),
+                           ("in", math.log(p_invalid), [("in", p_invalid), ("valid", 1 - p_invalid)]),
+                           ('valid", "rationale": "another city"}', 0.0, [])])
 
 
 def test_a_server_refusing_schema_alternatives_is_asked_with_the_plain_schema(server: FakeServer) -> None:
