@@ -16,6 +16,7 @@ import gc
 import os
 import sys
 import threading
+import time
 
 _armed = False
 _kept: list[object] = []
@@ -35,11 +36,22 @@ def keep(*objects: object) -> None:
         gc.freeze()
 
 
+# How long threads still alive at the end get to finish before they count as abandoned: an idle
+# AnyIO worker thread told to stop when the event loop closed is usually still on its way out.
+_GRACE_S = 0.2
+
+
 def _abandoned_threads() -> bool:
-    """Threads still running that the command gave up on (an agent's call past its case timeout):
-    the interpreter would wait for them at exit, however long they take."""
-    return any(t.is_alive() and not t.daemon for t in threading.enumerate()
-               if t is not threading.main_thread())
+    """Threads still running `_GRACE_S` after the command ended that it gave up on (an agent's
+    call past its case timeout): the interpreter would wait for them at exit, however long."""
+    deadline = time.monotonic() + _GRACE_S
+    for t in threading.enumerate():
+        if t is threading.main_thread() or t.daemon:
+            continue
+        t.join(max(0.0, deadline - time.monotonic()))
+        if t.is_alive():
+            return True
+    return False
 
 
 def exit_fast(code: int) -> None:
