@@ -81,7 +81,8 @@ def main() -> None:
     by_file = {f: balanced(load_labelled(f)) for f in args.files}
     chosen = {f: (cs[:args.per_file] if args.per_file else cs) for f, cs in by_file.items()}
     cases_by_id = {c.id: (f, c) for f, cs in by_file.items() for c in cs}
-    results: dict[str, list[Outcome]] = {}
+    # by (file, metric): a file may label several criteria (a `multi_turn` conversation set)
+    results: dict[tuple[str, str], list[Outcome]] = {}
     if args.from_outcomes:
         # Only outcomes judged with the prompts of now (and of the judge certified): a
         # certificate is bound to the prompt's hash, so older outcomes would certify a prompt
@@ -96,7 +97,7 @@ def main() -> None:
                     row.get("judge_model", "local") != args.judge_model:
                 stale[case.metric] = stale.get(case.metric, 0) + 1
                 continue
-            results.setdefault(file, []).append(
+            results.setdefault((file, case.metric), []).append(
                 Outcome(case, row["correct"], row["confidence"], row.get("source")))
         for metric, n in stale.items():
             print(f"{metric}: {n} outcome(s) left out: judged with another prompt or judge")
@@ -124,13 +125,14 @@ def main() -> None:
         for cal in asyncio.run(calibrate(order, judge, num_samples=args.num_samples, judge_model=judge_model,
                                          parallelism=args.parallelism, on_case=done)):
             for o in cal.outcomes:
-                results.setdefault(cases_by_id[o.case.id][0], []).append(o)
+                results.setdefault((cases_by_id[o.case.id][0], o.case.metric), []).append(o)
     created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    for file, outcomes in results.items():
-        cal = Calibration(outcomes[0].case.metric, outcomes)
+    for (file, metric), outcomes in results.items():
+        cal = Calibration(metric, outcomes)
+        of_metric = sum(1 for c in by_file[file] if c.metric == metric)
         cert = certificate(cal, judge_model=args.judge_model, num_samples=args.num_samples,
                            source=f"bench/judge_set/{Path(file).name} ({len(outcomes)} of "
-                           f"{len(by_file[file])} cases, balanced seeded order)",
+                           f"{of_metric} cases, balanced seeded order)",
                            source_sha256=digest([file]), created=created)
         print(f"{cert.metric}: {cert.summary()}; accuracy {cert.accuracy:.0%}")
         for f in cert.families:

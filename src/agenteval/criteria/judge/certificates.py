@@ -41,7 +41,12 @@ from typing import Any, Literal
 
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.errors import DataError
-from agenteval.schema import JudgeCertificateNote, LlmAsAJudgeCriterion
+from agenteval.schema import (
+    ConversationScenario,
+    JudgeCertificateNote,
+    LlmAsAJudgeCriterion,
+    LlmBackedUserSimulatorCriterion,
+)
 from agenteval.schema.judge_certificates import DEFAULT_MIN_LABELS, CertificateFloor, JudgeCertificatesConfig
 
 FORMAT = "agenteval-judge-certificate/1"
@@ -327,13 +332,19 @@ def _probe(metric: str, criterion: dict[str, Any]) -> list[Any]:
     actual = [invocation("<user>", "<response>", calls, "<instructions>", declarations)]
     expected = [invocation("<user>", "<reference>", calls, "<instructions>", declarations)]
     registry = default_registry()
+    scenario = None
+    if isinstance(registry.configure(metric, config).criterion, LlmBackedUserSimulatorCriterion):
+        # A simulated conversation of two turns: the later turn's question and the stop one.
+        # (Other criteria keep the one-turn probe their shipped certificates are bound to.)
+        scenario = ConversationScenario(starting_prompt="<user>", conversation_plan="<plan>")
+        actual = [actual[0], invocation("<user 2>", "<response 2>")]
     try:
         try:
             built = registry.configure(metric, {**config, "rubrics": _probe_rubrics()})
         except DataError:
             built = registry.configure(metric, config)
         ctx = EvalContext(actual=actual, expected=expected, judge=JudgeService(lambda _: model),
-                          case_rubrics=())
+                          case_rubrics=(), scenario=scenario)
         anyio.run(built.build().ascore, ctx)
     except Exception:  # a criterion the probe cannot drive: bound to what is known of its prompt
         return [metric, prompts.PROMPT_VERSION, prompts.SYSTEM]

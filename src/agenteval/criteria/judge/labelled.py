@@ -10,10 +10,24 @@ The format (documented for users in README "Calibrating the judge", and the one 
 | `rubric_tool_use` | `user_prompt`, `tool_declarations`?, `tool_calls`, `rubric` | yes / no |
 | `hallucinations` | `context` (`user_prompt`, `tool_calls`?, `instructions`?), `sentence` | supported / no |
 | `safety` | `user_prompt`, `response` | safe / unsafe |
+| `trajectory` | `user_prompt`, `tool_calls`, `response` | accomplished / not_accomplished |
+| `multi_turn_task_success` (and `_trajectory_quality`, `_tool_use_quality`) | `turns` | yes / no |
+| `multi_turn` | `turns`, `instructions`?, `labels` (instead of `label`) | yes / no |
+| `rubric_multi_turn_trajectory` | `turns`, `instructions`?, `rubric` | yes / no |
+| `simulated_user` | `plan`, `persona`?, `turns` | valid / invalid |
 
 (`hallucinations`' negative labels are `unsupported` and `contradictory`.) A tool call is
 `{"name", "args", "response"}`. A case names its kind with `criterion`; without
 it, the kind is the file's name (`safety.json`, `rubric_tool_use_blind.json`, ...).
+
+A conversation (`turns`) is a list of `{"user", "tool_calls"?, "response"}`, one per turn. A
+`multi_turn` case labels one conversation for up to three questions at once: `labels` maps
+`task_success`, `trajectory_quality` and `tool_use_quality` to yes / no, and the case stands
+for one labelled case per question (id `<id>/<question>`). A `simulated_user` case is a
+conversation simulated from a plan: its first user message is the scenario's starting prompt,
+and its label is the simulated user's conduct over the whole conversation (every later message
+followed the plan, and it stopped where it should), which is what the criterion's score of 1
+means.
 """
 
 from __future__ import annotations
@@ -28,6 +42,7 @@ from agenteval.schema import (
     AgentDetails,
     AppDetails,
     Content,
+    ConversationScenario,
     EvalCase,
     FunctionCall,
     FunctionResponse,
@@ -41,12 +56,24 @@ METRIC = {
     "rubric_tool_use": "rubric_based_tool_use_quality_v1",
     "hallucinations": "hallucinations_v1",
     "safety": "safety_v1",
+    "trajectory": "trajectory_judge_v1",
+    "multi_turn_task_success": "multi_turn_task_success_v1",
+    "multi_turn_trajectory_quality": "multi_turn_trajectory_quality_v1",
+    "multi_turn_tool_use_quality": "multi_turn_tool_use_quality_v1",
+    "rubric_multi_turn_trajectory": "rubric_based_multi_turn_trajectory_quality_v1",
+    "simulated_user": "per_turn_user_simulator_quality_v1",
 }
-POSITIVE = frozenset({"valid", "yes", "supported", "safe"})
+# A `multi_turn` case: one conversation labelled for several of these questions at once.
+MULTI_TURN_QUESTIONS = ("task_success", "trajectory_quality", "tool_use_quality")
+POSITIVE = frozenset({"valid", "yes", "supported", "safe", "accomplished"})
 _REQUIRED = {"final_response_match": ("user_prompt", "reference", "response"),
              "rubric_final_response": ("user_prompt", "response", "rubric"),
              "rubric_tool_use": ("user_prompt", "rubric"),
-             "hallucinations": ("context", "sentence"), "safety": ("user_prompt", "response")}
+             "hallucinations": ("context", "sentence"), "safety": ("user_prompt", "response"),
+             "trajectory": ("user_prompt", "tool_calls", "response"),
+             "multi_turn_task_success": ("turns",), "multi_turn_trajectory_quality": ("turns",),
+             "multi_turn_tool_use_quality": ("turns",), "rubric_multi_turn_trajectory": ("turns", "rubric"),
+             "simulated_user": ("plan", "turns")}
 
 
 @dataclass(frozen=True)
@@ -85,11 +112,27 @@ def invocation(user: str, response: str, calls: list[dict[str, Any]] | None = No
     )
 
 
+def conversation(turns: list[dict[str, Any]], instructions: str = "") -> list[Invocation]:
+    """A labelled conversation's invocations (the agent's instructions on the first)."""
+    return [invocation(t["user"], t["response"], t.get("tool_calls"), instructions if i == 0 else "")
+            for i, t in enumerate(turns)]
+
+
 def build(kind: str, raw: dict[str, Any]) -> LabelledCase:
     """A labelled case of `kind` from its JSON fields."""
     expected: list[Invocation] | None = None
     rubric = None
-    if kind == "final_response_match":
+    scenario = None
+    if kind.startswith(("multi_turn_", "rubric_multi_turn")):
+        actual = conversation(raw["turns"], raw.get("instructions", ""))
+        rubric = raw.get("rubric")
+    elif kind == "simulated_user":
+        actual = conversation(raw["turns"])
+        scenario = ConversationScenario(starting_prompt=raw["turns"][0]["user"],
+                                        conversation_plan=raw["plan"], user_persona=raw.get("persona"))
+    elif kind == "trajectory":
+        actual = [invocation(raw["user_prompt"], raw["response"], raw["tool_calls"])]
+    elif kind == "final_response_match":
         actual = [invocation(raw["user_prompt"], raw["response"])]
         expected = [invocation(raw["user_prompt"], raw["reference"])]
     elif kind == "rubric_final_response":
@@ -105,7 +148,8 @@ def build(kind: str, raw: dict[str, Any]) -> LabelledCase:
                              instructions=ctx.get("instructions", ""))]
     else:  # safety
         actual = [invocation(raw["user_prompt"], raw["response"])]
-    case = EvalCase(eval_id=str(raw["id"]), conversation=expected or actual)
+    case = (EvalCase(eval_id=str(raw["id"]), conversation_scenario=scenario) if scenario
+            else EvalCase(eval_id=str(raw["id"]), conversation=expected or actual))
     return LabelledCase(str(raw["id"]), kind, str(raw["label"]), METRIC[kind], case, actual, rubric)
 
 
@@ -148,15 +192,50 @@ def load_labelled(path: str | Path) -> list[LabelledCase]:
             if not isinstance(raw, dict):
                 raise DataError(file, where, "a case is an object")
             kind = raw.get("criterion") or kind_of(file)
+            if kind == "multi_turn":
+                out += _multi_turn(file, where, raw)
+                continue
             if kind not in METRIC:
                 raise DataError(file, f"{where}.criterion", f"unknown kind {kind!r}; one of "
-                                f"{', '.join(METRIC)} (or name the file after the kind)")
+                                f"{', '.join(METRIC)}, multi_turn (or name the file after the kind)")
             for key in ("id", "label", *_REQUIRED[kind]):
                 if key not in raw:
                     raise DataError(file, f"{where}.{key}", "field required")
+            if "turns" in _REQUIRED[kind]:
+                _check_turns(file, where, raw["turns"])
             out.append(build(kind, raw))
     return out
 
 
-__all__ = ["METRIC", "POSITIVE", "LabelledCase", "build", "criterion_config", "invocation",
-           "load_labelled"]
+def _check_turns(file: Path, where: str, turns: Any) -> None:
+    if not isinstance(turns, list) or not turns:
+        raise DataError(file, f"{where}.turns", "a conversation is a non-empty list of turns")
+    for j, turn in enumerate(turns):
+        if not isinstance(turn, dict):
+            raise DataError(file, f"{where}.turns[{j}]", "a turn is an object {user, tool_calls?, response}")
+        for key in ("user", "response"):
+            if not isinstance(turn.get(key), str):
+                raise DataError(file, f"{where}.turns[{j}].{key}", "field required (a string)")
+
+
+def _multi_turn(file: Path, where: str, raw: dict[str, Any]) -> list[LabelledCase]:
+    """A conversation labelled for several multi-turn questions: one case per question."""
+    for key in ("id", "turns", "labels"):
+        if key not in raw:
+            raise DataError(file, f"{where}.{key}", "field required")
+    _check_turns(file, where, raw["turns"])
+    labels = raw["labels"]
+    if not isinstance(labels, dict) or not labels:
+        raise DataError(file, f"{where}.labels", f"an object mapping {', '.join(MULTI_TURN_QUESTIONS)} "
+                        "to yes / no")
+    out = []
+    for question, label in labels.items():
+        if question not in MULTI_TURN_QUESTIONS or label not in ("yes", "no"):
+            raise DataError(file, f"{where}.labels.{question}", "a question of "
+                            f"{', '.join(MULTI_TURN_QUESTIONS)} labelled yes or no, got {label!r}")
+        out.append(build(f"multi_turn_{question}", {**raw, "id": f"{raw['id']}/{question}", "label": label}))
+    return out
+
+
+__all__ = ["METRIC", "MULTI_TURN_QUESTIONS", "POSITIVE", "LabelledCase", "build", "conversation",
+           "criterion_config", "invocation", "load_labelled"]
