@@ -47,6 +47,7 @@ from agenteval.schema import Concurrency, EvalCaseResult, EvalSetResult, Run, Ru
 from agenteval.store import RunStore, history_db_path, output_paths, record, write_outputs
 from agenteval.store.case_rows import RowSpool
 from agenteval.store.history import history_path
+from agenteval.store.kept import KeptCase
 from agenteval.store.record import record_streamed
 from agenteval.tracing.otel import TraceBatches, traces_url
 from agenteval.tracing.otel import export as export_traces
@@ -138,6 +139,16 @@ class ReportStreams(Sink):
         for stream in (self.junit, self.markdown, self.rows):
             if stream is not None:
                 stream.add(outcome)
+
+    def on_kept_case(self, case: KeptCase, runs: bool) -> None:
+        # The history takes the journal's rows of the case; only the reports rebuild it.
+        if self.junit is not None or self.markdown is not None:
+            outcome = case.outcome()
+            for stream in (self.junit, self.markdown):
+                if stream is not None:
+                    stream.add(outcome)
+        if self.rows is not None:
+            self.rows.add_rows(case.case_rows)
 
     def on_abort(self) -> None:
         if self.rows is not None:

@@ -37,6 +37,7 @@ from agenteval.runner.services import Services
 from agenteval.schema import CaseSummary, EvalCaseResult, EvalSetResult, ModelRoles, RunSpec
 from agenteval.schema.progress import CaseFinished, CaseStarted, Listener, RunFinished, RunStarted
 from agenteval.store.journal import Journal
+from agenteval.store.kept import KeptCase
 from agenteval.store.output import DocumentWriter
 from agenteval.verdicts.aggregate import summarise_case
 from agenteval.verdicts.outcome import CaseOutcome
@@ -60,6 +61,22 @@ class Sink:
 
     def on_case(self, outcome: CaseOutcome) -> None:
         """A case's runs are all scored: its verdict over them, and the runs."""
+
+    def on_kept_case(self, case: KeptCase, runs: bool) -> None:
+        """A case whose runs a resumed run all kept, in its place among the cases, given as the
+        journal's verdict of it (`store.kept.KeptCase`). Heard here as `on_case` of the case
+        rebuilt (`KeptCase.outcome`), after each of its runs as `on_case_run` with `runs` (a
+        document's sinks hear kept runs, the run's do not); a sink that can do with the rows
+        and the record overrides this, so that the case is never rebuilt."""
+        hears_runs = runs and getattr(self.on_case_run, "__func__", None) is not Sink.on_case_run
+        hears_case = getattr(self.on_case, "__func__", None) is not Sink.on_case
+        if hears_runs or hears_case:
+            outcome = case.outcome()
+            if hears_runs:
+                for result in outcome.runs:
+                    self.on_case_run(result, 0.0)
+            if hears_case:
+                self.on_case(outcome)
 
     def on_document(self, document: EvalSetResult) -> None:
         """An eval set is done: its document, header (`run`) complete; a streamed one holds no
@@ -95,6 +112,10 @@ class Sinks(Sink):
     def on_case(self, outcome: CaseOutcome) -> None:
         for on_case in self._case:
             on_case(outcome)
+
+    def on_kept_case(self, case: KeptCase, runs: bool) -> None:
+        for s in self.sinks:
+            s.on_kept_case(case, runs)
 
     def on_document(self, document: EvalSetResult) -> None:
         for s in self.sinks:
@@ -271,6 +292,12 @@ class Written(Sink):
     def on_case(self, outcome: CaseOutcome) -> None:
         self.writer.add_summary(outcome.summary)
 
+    def on_kept_case(self, case: KeptCase, runs: bool) -> None:
+        if runs:
+            for raw in case.rows:
+                self.writer.add_raw(raw)
+        self.writer.add_summary_raw(case.summary)
+
     def on_document(self, document: EvalSetResult) -> None:
         self.writer.commit(document)
 
@@ -286,6 +313,9 @@ class Totals(Sink):
 
     def on_case(self, outcome: CaseOutcome) -> None:
         self.counter.add(outcome)
+
+    def on_kept_case(self, case: KeptCase, runs: bool) -> None:
+        self.counter.add_kept(case.case_rows, case.tally)
 
 
 class Progress(Sink):
@@ -326,6 +356,12 @@ class Journaled(Sink):
 
     def on_case_run(self, result: EvalCaseResult, seconds: float) -> None:
         self.journal.append(self.run_id, result.eval_set_id, result)  # queued: committed within 0.5 s
+
+    def on_case(self, outcome: CaseOutcome) -> None:
+        self.journal.append_verdict(self.run_id, outcome)  # what a resume reads of a kept case
+
+    def on_kept_case(self, case: KeptCase, runs: bool) -> None:
+        pass  # its verdict is journaled already
 
     def on_abort(self) -> None:
         if self.run_id:

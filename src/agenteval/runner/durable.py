@@ -28,6 +28,7 @@ from agenteval.runner.selection import SetRecord
 from agenteval.schema import EvalCaseResult, RunSpec
 from agenteval.store import RunRow, RunStore, load_result
 from agenteval.store.journal import CaseKey, Journal, JournalReader
+from agenteval.store.kept import KeptCase
 from agenteval.store.record import recorded
 
 _SHOWN = 5  # case ids, config keys named in a refusal before "..."
@@ -225,13 +226,27 @@ class Finished(Mapping[CaseKey, EvalCaseResult]):
         parsed. KeyError when it is not kept."""
         return self._read(key, whole=False)
 
+    def kept_case(self, eval_set_id: str, eval_id: str, runs: int, gating: str) -> KeptCase | None:
+        """Case `eval_id` whose `runs` runs are all kept, as the journal's verdict of it and its
+        rows (`store.kept.KeptCase`: copied into a streamed document, counted and recorded
+        without reading the runs); None when some run is not kept or the journal holds no
+        usable verdict (then each run is read with `kept`)."""
+        if self._journal is None or any((eval_set_id, eval_id, r) not in self._keys for r in range(runs)):
+            return None
+        return self._reader_().kept_case(self._run_id, eval_set_id, eval_id, runs, gating)
+
+    def _reader_(self) -> JournalReader:
+        if self._reader is None:  # one connection for every lookup (they come by thousands)
+            assert self._journal is not None
+            self._journal.flush(self._run_id)
+            self._reader = self._journal.reader()
+        return self._reader
+
     def _read(self, key: CaseKey, whole: bool) -> EvalCaseResult:
         if key not in self._keys or self._journal is None:
             raise KeyError(key)
-        if self._reader is None:  # one connection for every lookup (they come by thousands)
-            self._journal.flush(self._run_id)
-            self._reader = self._journal.reader()
-        result = self._reader.result(self._run_id, key) if whole else self._reader.kept(self._run_id, key)
+        reader = self._reader_()
+        result = reader.result(self._run_id, key) if whole else reader.kept(self._run_id, key)
         if result is None:
             raise KeyError(key)
         return result

@@ -151,6 +151,10 @@ async def run_evaluation(
     # (summaries, totals, the history's rows, the reports) gets the run's digest, read without
     # parsing the row (`Finished.kept`); a document kept in memory gets the whole result.
     kept = done.kept if documents is not None and isinstance(done, Finished) else done.__getitem__
+    # A case whose runs were all kept, and whose verdict the journal holds, goes to the sinks as
+    # that verdict and its rows (`Finished.kept_case`): copied, counted, never summarised again.
+    kept_case = done.kept_case if documents is not None and until_decided is None \
+        and isinstance(done, Finished) else None
     # The local executor pulls units one at a time, so the cases are read as it asks for them
     # (memory holds the cases in flight); another executor is handed its units as a list.
     lazy = executor is None
@@ -223,10 +227,16 @@ async def run_evaluation(
             if not decided(c):
                 return
             out = out_for(c.request)
-            runs = _runs(c, kept, set_id)
-            for result in runs:
-                out.on_case_run(result, 0.0)
-            summarise_runs(runs, Sinks([out, told]), req.gating, req.policy == "ignore")
+            whole = kept_case(set_id, c.case.eval_id, c.planned, req.gating) \
+                if kept_case is not None and not c.waiting else None
+            if whole is not None:
+                out.on_kept_case(whole, True)
+                told.on_kept_case(whole, False)
+            else:
+                runs = _runs(c, kept, set_id)
+                for result in runs:
+                    out.on_case_run(result, 0.0)
+                summarise_runs(runs, Sinks([out, told]), req.gating, req.policy == "ignore")
             if until_decided is not None:
                 verdicts[c.request].append((c.case.eval_id, c.verdicts))
             del cases[cursor]

@@ -52,6 +52,7 @@ from agenteval.schema import (
     RunSpec,
 )
 from agenteval.schema.progress import Listener
+from agenteval.store.kept import KeptCase
 from agenteval.verdicts.outcome import CaseOutcome
 
 _HEAD_KEYS = ("eval_set_id",)
@@ -234,6 +235,12 @@ class Kept(Sink):
             self.summaries.append(outcome.summary)
         if outcome.status != EvalStatus.PASSED:
             self.not_passed += outcome.runs[:self.keep - len(self.not_passed)]
+
+    def on_kept_case(self, case: KeptCase, runs: bool) -> None:
+        # Rebuilt only while a list still takes it: the first cases, or one that did not pass.
+        if (runs and len(self.first) < self.keep) or len(self.summaries) < self.keep \
+                or (case.status != EvalStatus.PASSED and len(self.not_passed) < self.keep):
+            super().on_kept_case(case, runs)
 
     def on_document(self, document: EvalSetResult) -> None:
         self.document = document

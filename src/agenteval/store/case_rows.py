@@ -65,7 +65,10 @@ class RowSpool:
         self.count = 0
 
     def add(self, outcome: CaseOutcome) -> None:
-        r = case_rows(outcome)
+        self.add_rows(case_rows(outcome))
+
+    def add_rows(self, r: CaseRows) -> None:
+        """Adds a case's rows made already (a resumed run's kept case: `store.kept`)."""
         self._pending.append((r.eval_id, int(r.status), r.num_runs, r.seconds, r.tokens, r.error, r.metrics,
                               r.summaries, r.judges, r.judge_tokens))
         self.count += 1

@@ -52,10 +52,13 @@ from pathlib import Path
 from agenteval.errors import DataError
 from agenteval.schema import EvalCaseResult, RunSpec
 from agenteval.store.claim import Claim, claim, lock_path, owner
-from agenteval.store.digest import digest_json, from_digest
+from agenteval.store.digest import digest_json
+from agenteval.store.journal_reader import JournalReader, parsed
 from agenteval.store.journal_writer import FLUSH_CASES, FLUSH_SECONDS, Row, Writer
-from agenteval.store.output import remember_json, result_json
+from agenteval.store.kept import verdict_row
+from agenteval.store.output import result_json
 from agenteval.store.sqlite import connect, use_wal
+from agenteval.verdicts.outcome import CaseOutcome
 
 KEEP_INTERRUPTED_DAYS = 30
 """An interrupted run not updated for this long is removed when a run begins."""
@@ -73,7 +76,13 @@ _SCHEMA = [
     # What `runs` counts and `finished_keys` reads, without reading the rows' results.
     """CREATE INDEX IF NOT EXISTS journal_cases_done ON journal_cases
         (run_id, error, eval_set_id, eval_id, run_index)""",
+    # Each told case's verdict (`store.kept`), in the order the cases were told.
+    """CREATE TABLE IF NOT EXISTS journal_verdicts (
+        run_id TEXT NOT NULL REFERENCES journal_runs (run_id) ON DELETE CASCADE,
+        eval_set_id TEXT NOT NULL, eval_id TEXT NOT NULL, runs INTEGER NOT NULL,
+        summary BLOB NOT NULL, record TEXT NOT NULL, PRIMARY KEY (run_id, eval_set_id, eval_id))""",
 ]
+_TABLES = {"journal_runs", "journal_cases", "journal_cases_done", "journal_verdicts"}
 # A result row is kilobytes of JSON: a rowid table (the key in its own index) on 64 KiB pages
 # keeps most rows on one page, where a WITHOUT ROWID table on 4 KiB pages chained each over
 # several overflow pages (inserting and, when a run is forgotten, deleting them cost twice as
@@ -203,12 +212,12 @@ class Journal:
         conn.execute("PRAGMA synchronous=NORMAL")  # WAL: durable at each checkpoint, never corrupt
         conn.execute("PRAGMA foreign_keys=ON")
         tables = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'index')"))
-        if not {"journal_runs", "journal_cases", "journal_cases_done"} <= set(tables):
+        if not set(tables) >= _TABLES:  # new, or made by an agenteval before verdicts
             if not tables:  # a new journal: pages of forgotten runs can be given back at once
                 _layout(conn)
             for statement in _SCHEMA:
                 conn.execute(statement)
-        elif " digest " not in tables["journal_cases"]:  # made by an agenteval before digests
+        if "journal_cases" in tables and " digest " not in tables["journal_cases"]:  # before digests
             with contextlib.suppress(sqlite3.OperationalError):  # another process added it first
                 conn.execute("ALTER TABLE journal_cases ADD COLUMN digest TEXT")
 
@@ -233,6 +242,11 @@ class Journal:
         run's writer, which commits it within `FLUSH_SECONDS`; raises an earlier write of the
         run that failed. The run must have been begun (here or by another process)."""
         self._writer(run_id).put(_rows(run_id, [result], eval_set_id))
+
+    def append_verdict(self, run_id: str, outcome: CaseOutcome) -> None:
+        """Queues a told case's verdict (`store.kept.verdict_row`: what a resume that keeps all
+        its runs reads instead of the runs), committed with the run's next batch."""
+        self._writer(run_id).put((), [verdict_row(run_id, outcome)])
 
     def append_all(self, run_id: str, results: Iterable[EvalCaseResult],
                    eval_set_id: str | None = None) -> None:
@@ -311,7 +325,7 @@ class Journal:
         with self._connect(create=False) as conn:
             rows = conn.execute("SELECT eval_set_id, eval_id, run_index, result_json FROM journal_cases "
                                 "WHERE run_id = ?", (run_id,)).fetchall() if conn else []
-        return {(s, e, i): EvalCaseResult.model_validate_json(j) for s, e, i, j in rows}
+        return {(s, e, i): parsed(j) for s, e, i, j in rows}
 
     def finished_keys(self, run_id: str, without_errors: bool = False) -> set[CaseKey]:
         """Which case runs of a run finished (with `without_errors`, only those that did not end
@@ -353,78 +367,6 @@ class Journal:
                     _shrink(conn)
 
 
-class JournalReader:
-    """Reads finished case runs one at a time over one read-only connection (usable from any
-    thread, one at a time); closed with `close` or when collected."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._conn: sqlite3.Connection | None = None
-        self._digests = False  # whether the journal has the digest column
-        self._lock = threading.Lock()
-
-    def result(self, run_id: str, key: CaseKey) -> EvalCaseResult | None:
-        """One finished case run (None: the journal does not hold it). A row written as a
-        document holds it (`result_json`) is remembered as the result's JSON, so a document
-        that takes the result copies the row rather than serialising the result again."""
-        row = self._row(run_id, key, digest=False)
-        return None if row is None else _parsed(row[0])
-
-    def kept(self, run_id: str, key: CaseKey) -> EvalCaseResult | None:
-        """One finished case run for a document that copies its row (None: the journal does not
-        hold it): its digest (`store.digest`: what summaries, totals, the history's rows and the
-        reports read, not the whole result), with the row remembered as the result's JSON
-        (`remember_json`), so that the document gets the row as it is and the row is never
-        parsed. A row without a digest (written by an agenteval before digests), or with one of
-        another format, is parsed whole, as `result` does."""
-        row = self._row(run_id, key, digest=True)
-        if row is None:
-            return None
-        raw, digest = row
-        if digest is None or not raw.startswith("{\n"):
-            return _parsed(raw)
-        try:
-            result = from_digest(digest)
-        except ValueError:  # a digest of another format (`store.digest.VERSION`)
-            return _parsed(raw)
-        remember_json(result, raw.encode())
-        return result
-
-    def raw(self, run_id: str, key: CaseKey) -> str | None:
-        """The JSON of one finished case run as its row holds it (None: no such row)."""
-        row = self._row(run_id, key, digest=False)
-        return None if row is None else row[0]
-
-    def _row(self, run_id: str, key: CaseKey, digest: bool) -> tuple[str, str | None] | None:
-        with self._lock:
-            if self._conn is None:
-                if not self.path.is_file():
-                    return None
-                self._conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
-                                             timeout=60, check_same_thread=False)
-                (sql,) = self._conn.execute("SELECT sql FROM sqlite_master WHERE name = 'journal_cases'"
-                                            ).fetchone() or ("",)
-                self._digests = " digest " in sql
-            column = "digest" if digest and self._digests else "NULL"
-            row = self._conn.execute(f"SELECT result_json, {column} FROM journal_cases WHERE run_id = ? "
-                                     "AND eval_set_id = ? AND eval_id = ? AND run_index = ?",
-                                     (run_id, *key)).fetchone()
-        return None if row is None else (str(row[0]), row[1])
-
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-
-def _parsed(raw: str) -> EvalCaseResult:
-    result = EvalCaseResult.model_validate_json(raw)
-    if raw.startswith("{\n"):  # (a row of an older agenteval is compact JSON: serialised again)
-        remember_json(result, raw.encode())
-    return result
-
-
 def _rows(run_id: str, results: Iterable[EvalCaseResult], eval_set_id: str | None) -> list[Row]:
     return [(run_id, eval_set_id or r.eval_set_id, r.eval_id, r.run_index, int(r.final_eval_status),
              int(bool(r.error_message or r.metric_errors)), result_json(r).decode(), digest_json(r))
@@ -442,8 +384,9 @@ def _delete(conn: sqlite3.Connection, run_id: str) -> None:
         try:
             alone = conn.execute("SELECT 1 FROM journal_runs WHERE run_id != ? LIMIT 1",
                                  (run_id,)).fetchone() is None
-            conn.execute("DELETE FROM journal_cases" + ("" if alone else " WHERE run_id = ?"),
-                         () if alone else (run_id,))
+            for table in ("journal_cases", "journal_verdicts"):
+                conn.execute(f"DELETE FROM {table}" + ("" if alone else " WHERE run_id = ?"),
+                             () if alone else (run_id,))
             conn.execute("DELETE FROM journal_runs WHERE run_id = ?", (run_id,))
             conn.execute("COMMIT")
         except BaseException:

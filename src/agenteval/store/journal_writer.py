@@ -1,6 +1,7 @@
 """The run journal's writer: one thread and one connection per run, committing batches.
 
-`Journal.append` queues a case run's row here (`Writer.put`) and returns: the caller's thread
+`Journal.append` queues a case run's row here (`Writer.put`), `Journal.append_verdict` a told
+case's verdict row (`store.kept`), and returns: the caller's thread
 (the event loop's, in a run) never touches the database. The writer commits what is queued in
 one transaction once `FLUSH_CASES` rows wait or the oldest has waited `FLUSH_SECONDS`, so a
 finished case run is committed within `FLUSH_SECONDS` of being appended (see `store.journal`).
@@ -14,7 +15,7 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from agenteval.errors import DataError
@@ -28,8 +29,16 @@ FLUSH_CASES = 64
 Row = tuple[str, str, str, int, int, int, str, str]
 """A `journal_cases` row: run id, eval set id, eval id, run index, status, whether it ended in
 an error, the result's JSON as a document holds it, its digest (`store.digest`)."""
+VerdictRow = tuple[str, str, str, int, bytes, str]
+"""A `journal_verdicts` row: run id, eval set id, eval id, runs, the case summary's JSON as a
+document holds it, its record (`store.kept.verdict_record`)."""
 INSERT = ("INSERT OR REPLACE INTO journal_cases (run_id, eval_set_id, eval_id, run_index, status, "
           "error, result_json, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+INSERT_VERDICT = ("INSERT OR REPLACE INTO journal_verdicts (run_id, eval_set_id, eval_id, runs, summary, "
+                  "record) VALUES (?, ?, ?, ?, ?, ?)")
+# A case run appended again (a resumed run's retried error) makes its case's verdict stale: gone
+# with it, so that a kill before the case is told again leaves no verdict of other runs behind.
+_STALE = "DELETE FROM journal_verdicts WHERE run_id = ? AND eval_set_id = ? AND eval_id = ?"
 
 
 class Writer:
@@ -41,6 +50,7 @@ class Writer:
         self.path, self._prepare, self.run_id = path, prepare, run_id
         self._cond = threading.Condition()
         self._queue: list[Row] = []
+        self._verdicts: list[VerdictRow] = []
         self._oldest = 0.0  # when the oldest queued row came (monotonic)
         self._queued = self._committed = 0  # rows ever queued / committed (or dropped by an error)
         self._urgent = self._closing = False
@@ -50,14 +60,15 @@ class Writer:
         self._thread.start()
         _live.add(self)
 
-    def put(self, rows: list[Row]) -> None:
+    def put(self, rows: Sequence[Row], verdicts: Sequence[VerdictRow] = ()) -> None:
         with self._cond:
             self._raise()
-            was_empty = not self._queue
+            was_empty = not self._queue and not self._verdicts
             if was_empty:
                 self._oldest = time.monotonic()
             self._queue.extend(rows)
-            self._queued += len(rows)
+            self._verdicts.extend(verdicts)
+            self._queued += len(rows) + len(verdicts)
             # The writer waits without a timeout only on an empty queue, and with one otherwise:
             # it needs waking for the first row and for a full batch, not for every row (a wake-up
             # per case run was a thread switch per case run on the caller's CPU).
@@ -89,10 +100,10 @@ class Writer:
             error, self._error = self._error, None
             raise error
 
-    def _next_batch(self) -> list[Row] | None:
+    def _next_batch(self) -> tuple[list[Row], list[VerdictRow]] | None:
         """Waits for a batch to commit (None: closing with nothing left)."""
         with self._cond:
-            while not self._queue:
+            while not self._queue and not self._verdicts:
                 if self._closing:
                     return None
                 self._cond.wait()
@@ -101,11 +112,13 @@ class Writer:
                 if left <= 0:
                     break
                 self._cond.wait(left)
-            batch, self._queue, self._urgent = self._queue, [], False
+            batch = (self._queue, self._verdicts)
+            self._queue, self._verdicts, self._urgent = [], [], False
             return batch
 
     def _loop(self) -> None:
         conn: sqlite3.Connection | None = None
+        stale: bool | None = None  # whether the run has verdicts a row appended may make stale
         while (batch := self._next_batch()) is not None:
             try:
                 if conn is None:
@@ -117,7 +130,10 @@ class Writer:
                         opened.close()
                         raise
                     conn = opened
-                _commit(conn, self.run_id, batch)
+                if stale is None:  # (a run begun here has none: its cases are told after their runs)
+                    stale = conn.execute("SELECT 1 FROM journal_verdicts WHERE run_id = ? LIMIT 1",
+                                         (self.run_id,)).fetchone() is not None
+                _commit(conn, self.run_id, *batch, stale)
             except sqlite3.DatabaseError as e:
                 error: BaseException = e if isinstance(e, sqlite3.IntegrityError) else \
                     DataError(self.path, "", f"cannot use the run journal: {e}")
@@ -127,16 +143,21 @@ class Writer:
                 with self._cond:
                     self._error = e
             with self._cond:
-                self._committed += len(batch)
+                self._committed += len(batch[0]) + len(batch[1])
                 self._cond.notify_all()
         if conn is not None:
             conn.close()
 
 
-def _commit(conn: sqlite3.Connection, run_id: str, rows: list[Row]) -> None:
+def _commit(conn: sqlite3.Connection, run_id: str, rows: list[Row], verdicts: list[VerdictRow],
+            stale: bool) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
+        if stale:
+            conn.executemany(_STALE, [r[:3] for r in rows])
         conn.executemany(INSERT, rows)
+        if verdicts:
+            conn.executemany(INSERT_VERDICT, verdicts)
         conn.execute("UPDATE journal_runs SET updated = ? WHERE run_id = ?", (time.time(), run_id))
         conn.execute("COMMIT")
     except BaseException:
@@ -155,4 +176,4 @@ def _flush_at_exit() -> None:
             writer.flush()
 
 
-__all__ = ["FLUSH_CASES", "FLUSH_SECONDS", "INSERT", "Row", "Writer"]
+__all__ = ["FLUSH_CASES", "FLUSH_SECONDS", "INSERT", "INSERT_VERDICT", "Row", "VerdictRow", "Writer"]

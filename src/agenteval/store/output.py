@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
-from agenteval.datasets.files import list_item, shell_pieces, write_model
+from agenteval.datasets.files import shell_pieces, write_model
 from agenteval.datasets.targets import TargetWriter
 from agenteval.errors import AgentEvalError, DataError
 from agenteval.schema import CaseSummary, EvalCaseResult, EvalSetResult
@@ -91,6 +91,27 @@ def remember_json(result: EvalCaseResult, raw: bytes) -> None:
         _DUMPED[id(result)] = (result, raw)
 
 
+_SUMMARIES: OrderedDict[int, tuple[CaseSummary, bytes]] = OrderedDict()
+_SUMMARIES_MAX = 64  # a summary is serialised by the document, then by the journal, at once
+
+
+def summary_json(summary: CaseSummary) -> bytes:
+    """The JSON of a case summary as a result document holds it (indented, None values kept);
+    remembered for the next few summaries, since the document and the journal
+    (`store.kept.verdict_row`) both ask for it as the case is told."""
+    key = id(summary)
+    with _dumped_lock:
+        hit = _SUMMARIES.get(key)
+    if hit is not None and hit[0] is summary:
+        return hit[1]
+    raw: bytes = summary.__pydantic_serializer__.to_json(summary, indent=2, exclude_none=False)
+    with _dumped_lock:
+        if len(_SUMMARIES) >= _SUMMARIES_MAX:
+            _SUMMARIES.popitem(last=False)
+        _SUMMARIES[key] = (summary, raw)
+    return raw
+
+
 def raw_list_item(raw: bytes, index: int) -> bytes:
     """Item `index` of a list field placed by `shell_pieces`, from the item's indented JSON
     (`result_json`, or a journal row): the bytes `list_item` writes for the same item."""
@@ -150,8 +171,12 @@ class DocumentWriter:
         self.cases += 1
 
     def add_summary(self, summary: CaseSummary) -> None:
+        self.add_summary_raw(summary_json(summary))
+
+    def add_summary_raw(self, raw: bytes) -> None:
+        """Adds a case summary given as its indented JSON (`summary_json`), written as it is."""
         try:
-            self._spool.write(list_item(summary, self.summaries, exclude_none=False))
+            self._spool.write(raw_list_item(raw, self.summaries))
         except OSError as e:  # (a full disk) the spool is part of the document being written
             self.abort()
             raise DataError(self._targets[0].path if self._targets else "", "",
@@ -189,4 +214,4 @@ class DocumentWriter:
 
 
 __all__ = ["DocumentWriter", "output_paths", "raw_list_item", "remember_json", "result_json", "safe_name",
-           "write_outputs"]
+           "summary_json", "write_outputs"]

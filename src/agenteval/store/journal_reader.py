@@ -1,0 +1,193 @@
+"""Reading a resumed run's kept case runs and verdicts back from the run journal, in order.
+
+A resumed run asks for its kept case runs in eval-set order, one case at a time. The journal's
+rows are read in the order they were written (finish order for case runs, told order for
+verdicts: both close to eval-set order) by one streamed `SELECT` each, and a row asked for is
+taken from the rows read ahead; a row further ahead than `AHEAD` rows (a case that ran much
+longer than those after it, a row written by a later resume) is looked up on its own, so memory
+stays bounded whatever the order. Rows come as bytes (`CAST ... AS BLOB`): a kept row is copied
+into the document, never decoded.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from agenteval.schema import EvalCaseResult
+from agenteval.store.digest import from_digest
+from agenteval.store.kept import KeptCase, read_record
+from agenteval.store.output import remember_json
+
+AHEAD = 256
+"""Rows read ahead of the one asked for, at most, before it is looked up on its own."""
+
+CaseKey = tuple[str, str, int]  # (eval set id, eval id, run index)
+
+
+class _Ahead:
+    """The rows of one streamed query, each taken once by its key (its first `width` columns)."""
+
+    def __init__(self, rows: Iterator[tuple[Any, ...]], width: int) -> None:
+        self._rows, self._width = rows, width
+        self._buffer: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self._elsewhere: set[tuple[Any, ...]] = set()  # looked up on their own: skipped when met
+        self._done = False
+
+    def take(self, key: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        """The row of `key` (None: not within `AHEAD` rows; the caller looks it up on its own)."""
+        row = self._buffer.pop(key, None)
+        if row is not None:
+            return row
+        while not self._done and len(self._buffer) < AHEAD:
+            row = next(self._rows, None)
+            if row is None:
+                self._done = True
+                break
+            k = row[:self._width]
+            if k in self._elsewhere:
+                self._elsewhere.discard(k)
+            elif k == key:
+                return row
+            else:
+                self._buffer[k] = row
+        if not self._done:
+            self._elsewhere.add(key)
+        return None
+
+
+class JournalReader:
+    """Reads finished case runs over one read-only connection (usable from any thread, one at a
+    time); closed with `close` or when collected."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._conn: sqlite3.Connection | None = None
+        self._digests = False  # whether the journal has the digest column
+        self._rowid = False  # whether its case rows are in a rowid table (written in order)
+        self._verdicts = False  # whether it has verdicts
+        self._streams: dict[tuple[str, str], _Ahead] = {}
+        self._lock = threading.Lock()
+
+    def _open(self) -> sqlite3.Connection | None:
+        if self._conn is None:
+            if not self.path.is_file():
+                return None
+            self._conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
+                                         timeout=60, check_same_thread=False)
+            tables = dict(self._conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
+            sql = tables.get("journal_cases") or ""
+            self._digests = " digest " in sql
+            self._rowid = "WITHOUT ROWID" not in sql.upper()
+            self._verdicts = "journal_verdicts" in tables
+        return self._conn
+
+    def result(self, run_id: str, key: CaseKey) -> EvalCaseResult | None:
+        """One finished case run (None: the journal does not hold it), parsed whole and
+        remembered as its row (`remember_json`), so that a document copies the row."""
+        row = self._row(run_id, key)
+        return None if row is None else parsed(row[0])
+
+    def kept(self, run_id: str, key: CaseKey) -> EvalCaseResult | None:
+        """One finished case run for a document that copies its row (None: the journal does not
+        hold it): its digest (`store.digest`), with the row remembered as the result's JSON
+        (`remember_json`), so that the document gets the row as it is and the row is never
+        parsed. A row without a digest (written by an agenteval before digests), or with one of
+        another format, is parsed whole, as `result` does."""
+        row = self._row(run_id, key)
+        if row is None:
+            return None
+        raw, digest = row
+        if digest is None or not raw.startswith(b"{\n"):
+            return parsed(raw)
+        try:
+            result = from_digest(digest)
+        except ValueError:  # a digest of another format (`store.digest.VERSION`)
+            return parsed(raw)
+        remember_json(result, raw)
+        return result
+
+    def kept_case(self, run_id: str, eval_set_id: str, eval_id: str, runs: int,
+                  gating: str) -> KeptCase | None:
+        """Case `eval_id` of a resumed run whose `runs` runs were all kept, as its verdict and
+        rows (`store.kept.KeptCase`); None when the journal holds no usable verdict of it (told
+        by no agenteval that journals verdicts, of another number of runs or record version, or
+        rows that are not the document's JSON): its runs are then read one by one (`kept`)."""
+        with self._lock:
+            conn = self._open()
+            if conn is None or not self._verdicts:
+                return None
+            verdict = self._stream(run_id, "verdicts").take((eval_set_id, eval_id))
+            if verdict is None:
+                verdict = conn.execute(
+                    "SELECT eval_set_id, eval_id, runs, summary, record FROM journal_verdicts "
+                    "WHERE run_id = ? AND eval_set_id = ? AND eval_id = ?",
+                    (run_id, eval_set_id, eval_id)).fetchone()
+        if verdict is None or verdict[2] != runs:
+            return None
+        record = read_record(eval_id, verdict[4])
+        if record is None:
+            return None
+        rows = [self._row(run_id, (eval_set_id, eval_id, r)) for r in range(runs)]
+        if any(row is None or not row[0].startswith(b"{\n") for row in rows):
+            return None  # (a row of an older agenteval is compact JSON: not the document's)
+        return KeptCase(eval_set_id, eval_id, gating, [row[0] for row in rows if row is not None],
+                        [row[1] for row in rows if row is not None], bytes(verdict[3]), *record)
+
+    def raw(self, run_id: str, key: CaseKey) -> str | None:
+        """The JSON of one finished case run as its row holds it (None: no such row)."""
+        row = self._row(run_id, key)
+        return None if row is None else row[0].decode()
+
+    def _stream(self, run_id: str, what: str) -> _Ahead:
+        """The streamed rows of the run's case runs or verdicts, in the order they were written
+        (`+run_id`: a scan in rowid order, not the index and a sort)."""
+        stream = self._streams.get((run_id, what))
+        if stream is None:
+            assert self._conn is not None
+            if what == "verdicts":
+                sql = ("SELECT eval_set_id, eval_id, runs, summary, record FROM journal_verdicts "
+                       "WHERE +run_id = ? ORDER BY rowid")
+            else:
+                order = " ORDER BY rowid" if self._rowid else ""
+                sql = (f"SELECT eval_set_id, eval_id, run_index, CAST(result_json AS BLOB), "
+                       f"{'digest' if self._digests else 'NULL'} FROM journal_cases WHERE +run_id = ?{order}")
+            stream = self._streams[(run_id, what)] = _Ahead(iter(self._conn.execute(sql, (run_id,))),
+                                                             3 if what == "cases" else 2)
+        return stream
+
+    def _row(self, run_id: str, key: CaseKey) -> tuple[bytes, str | None] | None:
+        with self._lock:
+            conn = self._open()
+            if conn is None:
+                return None
+            row = self._stream(run_id, "cases").take(key)
+            if row is not None:
+                return row[3], row[4]
+            column = "digest" if self._digests else "NULL"
+            found = conn.execute(f"SELECT CAST(result_json AS BLOB), {column} FROM journal_cases "
+                                 "WHERE run_id = ? AND eval_set_id = ? AND eval_id = ? AND run_index = ?",
+                                 (run_id, *key)).fetchone()
+        return None if found is None else (found[0], found[1])
+
+    def close(self) -> None:
+        with self._lock:
+            self._streams.clear()
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+def parsed(raw: bytes | str) -> EvalCaseResult:
+    """A journal row parsed whole, remembered as its JSON when it is the document's (indented)."""
+    result = EvalCaseResult.model_validate_json(raw)
+    data = raw.encode() if isinstance(raw, str) else raw
+    if data.startswith(b"{\n"):  # (a row of an older agenteval is compact JSON: serialised again)
+        remember_json(result, data)
+    return result
+
+
+__all__ = ["AHEAD", "JournalReader", "parsed"]

@@ -1,0 +1,128 @@
+"""A told case's verdict in the run journal, and a resumed run's kept case built from it.
+
+When a journaled run tells a case (its runs all known, its summary made), the journal keeps,
+beside the case's run rows, a verdict row (`verdict_row`): the case summary's JSON as the
+document holds it, and a record of what the rest of the run reads of the case: the history's
+rows (`store.case_rows.CaseRows`) and what the totals count (agent and metric errors, uncertain
+and escalated judge verdicts). A resumed run that kept every run of such a case gets it as a
+`KeptCase`: the document copies the run rows and the summary as they are, the totals and the
+history take the record, and nothing is parsed, summarised or serialised again. A sink that
+needs the case itself (the JUnit and Markdown reports, the console's first cases) asks
+`KeptCase.outcome()`, built once from the runs' digests (`store.digest`) and the summary.
+
+Record format: a JSON array of `VERSION`, the case's status, runs, agent seconds, agent tokens,
+first agent error, its metric rows and summary rows (as `CaseRows` holds them, without the run
+id), its judge models, judge prompt tokens, then the counts of runs with an agent error, metric
+errors, uncertain judge verdicts that were not escalated, and escalated ones. A record of
+another version is not read: the case is then read as its runs' digests, as before.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from agenteval.schema import CaseSummary, EvalCaseResult, EvalStatus
+from agenteval.store.case_rows import CaseRows, case_rows
+from agenteval.store.digest import from_digest
+from agenteval.store.output import remember_json, summary_json
+from agenteval.verdicts.outcome import CaseOutcome
+
+VERSION = 1
+"""The verdict record's format version (its first item)."""
+
+@dataclass(frozen=True)
+class Tally:
+    """What the run's totals count of a case besides its rows: runs that ended in an agent
+    error, metric errors, uncertain judge verdicts not escalated, escalated verdicts."""
+
+    agent_errors: int = 0
+    metric_errors: int = 0
+    uncertain: int = 0
+    escalated: int = 0
+
+
+def tally(runs: list[EvalCaseResult]) -> Tally:
+    """The `Tally` of a case's runs (as `runner.header.TotalsCounter` counts them)."""
+    agent = metric = uncertain = escalated = 0
+    for run in runs:
+        agent += bool(run.error_message)
+        metric += len(run.metric_errors)
+        for r in run.judge_records:
+            uncertain += r.uncertain and r.escalated is None
+            escalated += r.escalated is not None
+    return Tally(agent, metric, uncertain, escalated)
+
+
+def verdict_row(run_id: str, outcome: CaseOutcome) -> tuple[str, str, str, int, bytes, str]:
+    """The journal's verdict row of a told case (see the module docstring)."""
+    r = case_rows(outcome)
+    t = tally(outcome.runs)
+    record = json.dumps([VERSION, int(r.status), r.num_runs, r.seconds, r.tokens, r.error, r.metrics,
+                         r.summaries, r.judges, r.judge_tokens, t.agent_errors, t.metric_errors,
+                         t.uncertain, t.escalated], separators=(",", ":"))
+    return (run_id, outcome.eval_set_id, outcome.eval_id, outcome.num_runs, summary_json(outcome.summary),
+            record)
+
+
+def read_record(eval_id: str, record: str) -> tuple[CaseRows, Tally] | None:
+    """The rows and tally a verdict record holds (None: a record of another version)."""
+    try:
+        items = json.loads(record)
+    except ValueError:
+        return None
+    if not isinstance(items, list) or len(items) != 14 or items[0] != VERSION:
+        return None
+    (_, status, runs, seconds, tokens, error, metrics, summaries, judges, judge_tokens,
+     agent, metric, uncertain, escalated) = items
+    rows = CaseRows(eval_id, EvalStatus(status), runs, seconds, tokens, error, [tuple(m) for m in metrics],
+                    [tuple(s) for s in summaries], tuple(judges), judge_tokens)
+    return rows, Tally(agent, metric, uncertain, escalated)
+
+
+@dataclass
+class KeptCase:
+    """A case of a resumed run whose runs were all kept and whose verdict the journal holds
+    (see the module docstring): `rows` each run's JSON as the document holds it (run order),
+    `summary` the summary's, `case_rows` and `tally` what the history and totals take."""
+
+    eval_set_id: str
+    eval_id: str
+    gating: str
+    rows: list[bytes]
+    digests: list[str | None]
+    summary: bytes
+    case_rows: CaseRows
+    tally: Tally
+    _outcome: CaseOutcome | None = field(default=None, repr=False)
+
+    @property
+    def status(self) -> EvalStatus:
+        return self.case_rows.status
+
+    def outcome(self) -> CaseOutcome:
+        """The case itself, for a sink that reads more than the rows: its summary parsed, its
+        runs rebuilt from their digests (a run without one parsed whole), each run remembered
+        as its row (`remember_json`). Built once."""
+        if self._outcome is None:
+            runs = [_run(raw, digest) for raw, digest in zip(self.rows, self.digests, strict=True)]
+            self._outcome = CaseOutcome(self.eval_set_id, self.gating,
+                                        CaseSummary.model_validate_json(self.summary), runs)
+        return self._outcome
+
+
+def _run(raw: bytes, digest: str | None) -> EvalCaseResult:
+    result: EvalCaseResult | None = None
+    if digest is not None:
+        try:
+            result = from_digest(digest)
+        except ValueError:  # a digest of another format
+            result = None
+    if result is None:
+        result = EvalCaseResult.model_validate_json(raw)
+    if raw.startswith(b"{\n"):  # (a row of an older agenteval is compact JSON)
+        remember_json(result, raw)
+    return result
+
+
+__all__ = ["VERSION", "KeptCase", "Tally", "read_record", "tally", "verdict_row"]
