@@ -4,8 +4,8 @@ Runs `agenteval.calibration.calibrate` (what `agenteval judge calibrate` runs) o
 files, one case at a time, appending each case's outcome to a JSON-lines file as it is judged,
 so a run stopped early (the embedded judge takes 20 s and more per verdict on a loaded 2-core
 machine) still leaves every judged case; `--from-outcomes` then writes the certificates from
-whatever was judged. Cases are taken in a seeded order that alternates positive and negative
-labels, so a prefix of a file stays balanced.
+whatever was judged (and `--resume` judges only the cases not in it yet). Cases are taken in a
+seeded order that alternates positive and negative labels, so a prefix of a file stays balanced.
 
     python bench/bench_certify.py bench/judge_set/rubric_tool_use_blind.json \\
         bench/judge_set/rubric_final_response_blind.json --per-file 16 \\
@@ -74,6 +74,8 @@ def main() -> None:
     ap.add_argument("--from-outcomes", help="write certificates from this outcomes file, judge nothing")
     ap.add_argument("--certify", help="folder to write the certificates into")
     ap.add_argument("--judge-model", default="local", help="the judge to certify (default: the embedded one)")
+    ap.add_argument("--resume", action="store_true",
+                    help="skip the cases already in --outcomes (judged with these prompts and judge)")
     ap.add_argument("--parallelism", type=int, default=1,
                     help="cases judged at once (the embedded engine answers up to 4 questions in its slots)")
     args = ap.parse_args()
@@ -105,6 +107,12 @@ def main() -> None:
         # Files interleaved case by case, so that stopping early leaves all of them measured.
         order = [c for group in zip(*chosen.values(), strict=False) for c in group]
         order += [c for cs in chosen.values() for c in cs[min(map(len, chosen.values())):]]
+        if args.resume and Path(args.outcomes).is_file():
+            done_ids = {row["id"] for row in map(json.loads, Path(args.outcomes).read_text().splitlines())
+                        if row["id"] in cases_by_id and row.get("judge_model", "local") == args.judge_model
+                        and row.get("prompt_sha256") == prompt_sha256(cases_by_id[row["id"]][1])}
+            order = [c for c in order if c.id not in done_ids]
+            print(f"resuming: {len(done_ids)} case(s) judged already, {len(order)} to judge", flush=True)
         # No rationales: they are written after the label and never change it, and cost a call.
         judge = JudgeService(lambda name: resolve_model(name, dict(os.environ)), None, early_stop=False,
                              rationales="never")
