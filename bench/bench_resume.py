@@ -134,8 +134,11 @@ def main() -> None:
         shutil.rmtree(OUT / "bench_agent" / ".agenteval", ignore_errors=True)
         reference = OUT / "resume_reference.json"
         started = time.monotonic()
-        subprocess.run(eval_cmd(evalset, args.parallelism, reference), env=env, check=True,
-                       capture_output=True)
+        done = subprocess.run(eval_cmd(evalset, args.parallelism, reference), env=env, capture_output=True,
+                              text=True)
+        if done.returncode != 0:
+            sys.exit(f"the uninterrupted run exited {done.returncode}:\n{done.stdout[-2000:]}\n"
+                     f"{done.stderr[-2000:]}")
         full_s = time.monotonic() - started
         expected = scores(reference)
         expected_doc = timeless(json.loads(reference.read_text(encoding="utf-8")))

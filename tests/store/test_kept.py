@@ -1,0 +1,117 @@
+"""The journal's verdicts and its streamed reading: a told case's record gives the history's rows
+and the totals of the case itself; kept rows come back right in any order, in bounded memory;
+a case run appended again drops its case's verdict; journals made before verdicts still resume."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agenteval.runner.header import TotalsCounter
+from agenteval.schema import EvalCaseResult, RunSpec
+from agenteval.store import journal_reader
+from agenteval.store.case_rows import case_rows
+from agenteval.store.journal import Journal
+from agenteval.store.kept import read_record, tally, verdict_row
+from agenteval.store.output import result_json, summary_json
+from agenteval.verdicts.aggregate import summarise_case
+from agenteval.verdicts.outcome import CaseOutcome
+from tests.store.test_digest import CASES
+
+RUN = "20250101-000000-aaaaaa"
+
+
+def _outcome(runs: list[EvalCaseResult]) -> CaseOutcome:
+    return CaseOutcome("s", "mean", summarise_case(runs[0].eval_id, runs, "mean", False), runs)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_a_verdict_record_holds_the_rows_and_counts_of_its_case(name: str) -> None:
+    outcome = _outcome(CASES[name])
+    _, _, eval_id, runs, summary, record = verdict_row(RUN, outcome)
+    assert (eval_id, runs, summary) == (outcome.eval_id, len(CASES[name]), summary_json(outcome.summary))
+    got = read_record(eval_id, record)
+    assert got is not None
+    rows, counts = got
+    assert rows == case_rows(outcome)
+    whole, kept = TotalsCounter(), TotalsCounter()
+    whole.add(outcome)
+    kept.add_kept(rows, counts)
+    assert vars(kept) == vars(whole)
+    assert counts == tally(outcome.runs)
+    assert read_record(eval_id, record.replace("[1,", "[2,", 1)) is None  # another version: not read
+
+
+def _result(i: int, run_index: int = 0, error: str | None = None) -> EvalCaseResult:
+    return EvalCaseResult(eval_id=f"c{i}", eval_set_id="s", run_index=run_index, final_eval_status=1,
+                          overall_eval_metric_results=[], eval_metric_result_per_invocation=[],
+                          session_id=f"session {i}", error_message=error)
+
+
+def _journal(tmp_path: Path) -> Journal:
+    journal = Journal(tmp_path)
+    journal.begin(RunSpec(run_id=RUN, command="eval", started=1.0), "{}", 100)
+    return journal
+
+
+def test_kept_rows_come_back_in_any_order_reading_ahead_a_bounded_number(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    journal = _journal(tmp_path)
+    results = [_result(i) for i in range(40)]
+    # Written far out of order: the last ten first, then the rest in order.
+    journal.append_all(RUN, results[30:] + results[:30])
+    for r in results:
+        journal.append_verdict(RUN, _outcome([r]))
+    journal.flush()
+    monkeypatch.setattr(journal_reader, "AHEAD", 4)
+    reader = journal.reader()
+    for r in results:  # asked in eval-set order
+        got = reader.kept_case(RUN, "s", r.eval_id, 1, "mean")
+        assert got is not None and got.rows == [result_json(r, keep=False)]
+        assert got.outcome().runs[0].session_id == r.session_id
+        assert len(reader._streams[(RUN, "cases")]._buffer) <= 4
+    assert reader.kept_case(RUN, "s", "c0", 2, "mean") is None  # verdict of another number of runs
+    assert reader.kept_case(RUN, "s", "nope", 1, "mean") is None
+    reader.close()
+    journal.close()
+
+
+def test_a_case_run_appended_again_drops_its_cases_verdict(tmp_path: Path) -> None:
+    journal = _journal(tmp_path)
+    journal.append_all(RUN, [_result(0, error="flaky"), _result(1)])
+    for i in range(2):
+        journal.append_verdict(RUN, _outcome([_result(i)]))
+    journal.close()
+    resumed = Journal(tmp_path)  # another process retries c0's error, and is killed before telling it
+    resumed.claim(RUN)
+    resumed.append_all(RUN, [_result(0)])
+    reader = resumed.reader()
+    assert reader.kept_case(RUN, "s", "c0", 1, "mean") is None  # its runs are read one by one
+    assert reader.kept_case(RUN, "s", "c1", 1, "mean") is not None
+    reader.close()
+    resumed.close()
+
+
+def test_a_journal_made_before_verdicts_resumes_and_gains_the_table(tmp_path: Path) -> None:
+    journal = _journal(tmp_path)
+    journal.append_all(RUN, [_result(0)])
+    journal.close()
+    with sqlite3.connect(journal.path) as conn:
+        conn.execute("DROP TABLE journal_verdicts")
+    reader = Journal(tmp_path).reader()  # read-only: the table is not added
+    assert reader.kept_case(RUN, "s", "c0", 1, "mean") is None
+    kept = reader.kept(RUN, ("s", "c0", 0))
+    assert kept is not None and kept.session_id == "session 0"
+    reader.close()
+    again = Journal(tmp_path)
+    again.claim(RUN)
+    again.append_verdict(RUN, _outcome([_result(0)]))  # this agenteval adds it when it writes
+    again.flush(RUN)
+    reader = again.reader()
+    assert reader.kept_case(RUN, "s", "c0", 1, "mean") is not None
+    reader.close()
+    again.forget(RUN)
+    with sqlite3.connect(journal.path) as conn:
+        assert conn.execute("SELECT count(*) FROM journal_verdicts").fetchone() == (0,)
