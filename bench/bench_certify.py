@@ -51,6 +51,27 @@ def balanced(cases: list[LabelledCase], seed: int = 28) -> list[LabelledCase]:
     return out
 
 
+def conversation_blocks(cases: list[LabelledCase], slots: int = 4) -> list[list[LabelledCase]]:
+    """The cases as units to judge in a row: a case alone, except the questions asked of one
+    labelled conversation (a `multi_turn` case's, ids `<id>/<question>`), which go in blocks of
+    `slots` conversations, question by question. Judged one at a time, the embedded engine gives
+    each call the least recently used of its `slots` slots, so a conversation's next question
+    lands in the slot that still holds its conversation and reuses it (only the question is
+    evaluated again); the order changes no verdict."""
+    by_conversation: dict[str, list[LabelledCase]] = {}
+    units: list[list[LabelledCase]] = []
+    for c in cases:
+        if "/" in c.id and c.kind.startswith("multi_turn_"):
+            by_conversation.setdefault(c.id.split("/")[0], []).append(c)
+        else:
+            units.append([c])
+    groups = list(by_conversation.values())
+    for i in range(0, len(groups), slots):
+        block = groups[i:i + slots]
+        units.append([g[q] for q in range(max(map(len, block))) for g in block if q < len(g)])
+    return units
+
+
 def prompt_sha256(case: LabelledCase) -> str:
     """The hash of the prompt `case` is judged with now (`certificates.prompt_fingerprint`)."""
     config = criterion_config(case, 1)
@@ -104,15 +125,17 @@ def main() -> None:
         for metric, n in stale.items():
             print(f"{metric}: {n} outcome(s) left out: judged with another prompt or judge")
     else:
-        # Files interleaved case by case, so that stopping early leaves all of them measured.
-        order = [c for group in zip(*chosen.values(), strict=False) for c in group]
-        order += [c for cs in chosen.values() for c in cs[min(map(len, chosen.values())):]]
         if args.resume and Path(args.outcomes).is_file():
             done_ids = {row["id"] for row in map(json.loads, Path(args.outcomes).read_text().splitlines())
                         if row["id"] in cases_by_id and row.get("judge_model", "local") == args.judge_model
                         and row.get("prompt_sha256") == prompt_sha256(cases_by_id[row["id"]][1])}
-            order = [c for c in order if c.id not in done_ids]
-            print(f"resuming: {len(done_ids)} case(s) judged already, {len(order)} to judge", flush=True)
+            chosen = {f: [c for c in cs if c.id not in done_ids] for f, cs in chosen.items()}
+            print(f"resuming: {len(done_ids)} case(s) judged already, "
+                  f"{sum(map(len, chosen.values()))} to judge", flush=True)
+        # Files interleaved unit by unit, so that stopping early leaves all of them measured.
+        units = {f: conversation_blocks(cs) for f, cs in chosen.items()}
+        order = [c for group in zip(*units.values(), strict=False) for unit in group for c in unit]
+        order += [c for us in units.values() for unit in us[min(map(len, units.values())):] for c in unit]
         # No rationales: they are written after the label and never change it, and cost a call.
         judge = JudgeService(lambda name: resolve_model(name, dict(os.environ)), None, early_stop=False,
                              rationales="never")
