@@ -71,23 +71,29 @@ def test_thought_parts_are_text_unless_excluded() -> None:
     assert inv.final_response.text(include_thoughts=False) == "answer"
 
 
-def test_memoised_calls_follow_the_lists_they_come_from_and_keys_are_always_fresh() -> None:
+def test_calls_collected_on_validation_follow_the_lists_they_come_from() -> None:
     inv = EvalSet.model_validate(CAMEL).eval_cases[0].conversation[0]  # type: ignore[index]
     data = inv.intermediate_data
     assert isinstance(data, InvocationEvents)
+    assert "_agenteval_calls" in data.__dict__  # collected while validating
+    assert "_agenteval_calls" not in data.model_dump() and "_agenteval_calls" not in data.model_dump_json()
     assert inv.call_keys(False) == (("roll_die", {"sides": 6}),) and inv.call_keys(True) == ("roll_die",)
-    assert inv.tool_calls() is inv.tool_calls()  # memoised
-    data.invocation_events.append(data.invocation_events[0])  # the list grows: rebuilt
+    assert inv.tool_calls() is inv.tool_calls() and inv.call_keys(False) is inv.call_keys(False)
+    data.invocation_events.append(data.invocation_events[0])  # the list grows: collected again
     assert inv.call_keys(True) == ("roll_die", "roll_die") and len(inv.tool_calls()) == 2
-    data.invocation_events = data.invocation_events[:1]  # another list: rebuilt
+    data.invocation_events = data.invocation_events[:1]  # another list: collected again
     assert inv.call_keys(True) == ("roll_die",) and len(inv.tool_calls()) == 1
     part = data.invocation_events[0].content.parts[0]  # type: ignore[union-attr,index]
-    part.function_call.name = "flip"  # type: ignore[union-attr]  # in place: the keys see it ...
-    assert inv.call_keys(True) == ("flip",)
-    part.function_call = FunctionCall(name="toss")  # ... the memo of the calls does not
-    assert [c.name for c in inv.tool_calls()] == ["flip"]
-    inv.forget_tool_calls()
+    assert part.function_call is not None
+    part.function_call.args["sides"] = 8  # type: ignore[index]  # the keys hold the args dicts: seen
+    assert inv.call_keys(False) == (("roll_die", {"sides": 8}),)
+    part.function_call = FunctionCall(name="toss")  # a call replaced in place: not seen ...
+    assert [c.name for c in inv.tool_calls()] == ["roll_die"] and inv.call_keys(True) == ("roll_die",)
+    inv.forget_tool_calls()  # ... until forgotten
     assert [c.name for c in inv.tool_calls()] == ["toss"] and inv.call_keys(False) == (("toss", None),)
+    copied = inv.model_copy(deep=True)  # a deep copy's calls are its own
+    assert copied.call_keys(False) == (("toss", None),) and copied.tool_calls()[0] is not inv.tool_calls()[0]
+    assert copied == inv
     legacy = Invocation.model_validate({"user_content": {"parts": [{"text": "q"}]},
                                         "intermediate_data": {"tool_uses": [{"name": "a", "args": {}}]}})
     assert legacy.call_keys(False) == (("a", {}),)

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from agenteval.schema.base import OpenWireModel, WireModel
 from agenteval.schema.content import Content, FunctionCall, FunctionResponse, Part
 from agenteval.schema.rubric import Rubric
 
-# The key of `Invocation.tool_calls()`'s memo in the instance `__dict__`: not a field name, so
-# pydantic neither validates, serialises nor compares it.
-_CALLS_MEMO = "_agenteval_tool_calls"
+# The key of the calls collected from an intermediate-data object (`IntermediateData`,
+# `InvocationEvents`) in its `__dict__`: not a field name, so pydantic neither validates nor
+# serialises it. The value: (the list they came from, its length, the calls, their keys).
+# Kept on the data object rather than the invocation, whose ten fields fill its dict: an
+# eleventh key doubles that dict.
+_CALLS_MEMO = "_agenteval_calls"
 
 
 def _event_calls(events: list[InvocationEvent]) -> list[FunctionCall]:
@@ -22,12 +25,38 @@ def _event_calls(events: list[InvocationEvent]) -> list[FunctionCall]:
             for p in content.parts if (c := p.function_call)]
 
 
+def _remember(data: IntermediateData | InvocationEvents, source: list[Any],
+              calls: list[FunctionCall]) -> tuple[Any, ...]:
+    memo = data.__dict__[_CALLS_MEMO] = (source, len(source), calls,
+                                         tuple([(c.name, c.args) for c in calls]))
+    return memo
+
+
+def _collected(data: IntermediateData | InvocationEvents) -> tuple[Any, ...]:
+    """(source list, its length, calls, keys) for the data's current calls: those kept, or
+    collected again when the list they came from was replaced or changed length."""
+    fields = data.__dict__
+    source = fields[data.calls_from]
+    memo = fields.get(_CALLS_MEMO)
+    if memo is not None and memo[0] is source and memo[1] == len(source):
+        return memo  # type: ignore[no-any-return]
+    return _remember(data, source, source if data.calls_from == "tool_uses" else _event_calls(source))
+
+
 class IntermediateData(WireModel):
     """The legacy form: flat lists of tool uses, tool responses and sub-agent texts."""
 
     tool_uses: list[FunctionCall] = Field(default_factory=list)
     tool_responses: list[FunctionResponse] = Field(default_factory=list)
     intermediate_responses: list[tuple[str, list[Part]]] = Field(default_factory=list)
+    calls_from: ClassVar[str] = "tool_uses"  # the field the turn's calls are read from
+
+    @model_validator(mode="after")
+    def _collect_calls(self) -> IntermediateData:
+        # Collected as the object is validated, while its calls are in the CPU's caches:
+        # a pass over the invocations later reads one tuple instead of walking them.
+        _remember(self, self.tool_uses, self.tool_uses)
+        return self
 
 
 class UsageMetadata(OpenWireModel):
@@ -55,6 +84,14 @@ class InvocationEvents(WireModel):
     """The current form: the invocation's events in order."""
 
     invocation_events: list[InvocationEvent] = Field(default_factory=list)
+    calls_from: ClassVar[str] = "invocation_events"  # the field the turn's calls are read from
+
+    @model_validator(mode="after")
+    def _collect_calls(self) -> InvocationEvents:
+        # As `IntermediateData`'s: the events are walked once, as they are validated.
+        events = self.invocation_events
+        _remember(self, events, _event_calls(events))
+        return self
 
 
 class AgentDetails(WireModel):
@@ -90,45 +127,36 @@ class Invocation(WireModel):
     def tool_calls(self) -> list[FunctionCall]:
         """Every tool call of the turn, in order (the list is shared: do not change it).
 
-        Memoised for the events form, where building it walks every event's parts: several
-        criteria (efficiency, precision and recall, the reasons of trajectory mismatches) ask
-        for it per invocation. The memo is kept in `__dict__` under a name pydantic ignores
-        (not a field: never serialised, copied or compared) and is rebuilt when
-        `intermediate_data` is replaced or its event list is replaced or changes length; a part
-        changed in place inside an existing event is not seen (call `forget_tool_calls()`).
+        Collected when the intermediate data is validated (a file read, an invocation built)
+        and kept on it under a name pydantic ignores (not a field: never serialised or
+        compared); collected again when `intermediate_data` is replaced or its list of events
+        (or of tool uses) is replaced or changes length. A part or call changed in place inside
+        an existing event is not seen: call `forget_tool_calls()` after such a change.
         """
         data = self.intermediate_data
-        if data is None:
-            return []
-        if isinstance(data, IntermediateData):
-            return data.tool_uses
-        events = data.invocation_events
-        memo = self.__dict__.get(_CALLS_MEMO)
-        if memo is not None and memo[0] is events and memo[1] == len(events):
-            return memo[2]  # type: ignore[no-any-return]
-        calls = _event_calls(events)
-        self.__dict__[_CALLS_MEMO] = (events, len(events), calls)
-        return calls
+        return [] if data is None else _collected(data)[2]
 
     def call_keys(self, ignore_args: bool) -> tuple[Any, ...]:
         """The turn's calls as comparable values, in order: `(name, args)` each, or the names
         with `ignore_args`. Two calls are equal as ADK compares them (see the trajectory
         criteria) exactly when their keys are equal, so a whole trajectory compares with one
-        C-level tuple comparison.
-
-        Not memoised: a criterion asks once per invocation, and a memo kept on each invocation
-        (as `tool_calls()` keeps one) cost more than the walk it saved on a pass over invocations
-        read once, the common case (the stores, and the collector walking what they keep)."""
+        C-level tuple comparison. Kept with `tool_calls()`'s list, under the same rule."""
         data = self.intermediate_data
         if data is None:
             return ()
-        calls = data.tool_uses if isinstance(data, IntermediateData) else _event_calls(data.invocation_events)
-        return tuple([c.name for c in calls] if ignore_args else [(c.name, c.args) for c in calls])
+        fields = data.__dict__  # `_collected`'s check inlined: a pass calls this per invocation
+        memo = fields.get(_CALLS_MEMO)
+        if memo is None or memo[0] is not fields[data.calls_from] or memo[1] != len(memo[0]):
+            memo = _collected(data)
+        keys: tuple[Any, ...] = memo[3]
+        return tuple([k[0] for k in keys]) if ignore_args else keys
 
     def forget_tool_calls(self) -> None:
-        """Drops the memo of `tool_calls()` (needed only after changing a part or a call in
-        place)."""
-        self.__dict__.pop(_CALLS_MEMO, None)
+        """Drops the calls kept for `tool_calls()` and `call_keys()` (needed only after changing
+        a part or a call in place)."""
+        data = self.intermediate_data
+        if data is not None:
+            data.__dict__.pop(_CALLS_MEMO, None)
 
     def tool_responses(self) -> list[FunctionResponse]:
         """Every tool response of the turn, in order."""
