@@ -203,8 +203,8 @@ _REVIEW_LABELS = {"final_response_match": ("valid", "invalid"), "safety": ("safe
                   "multi_turn_trajectory_quality": ("yes", "no"),
                   "multi_turn_tool_use_quality": ("yes", "no")}
 # The multi-turn criteria ask their question (or each rubric) once over the whole conversation,
-# reported on its last turn: re-askable from the run's turns, so a review labels them, though the
-# labelled file format (one turn per case) has no kind for them.
+# reported on its last turn: re-askable from the run's turns, so a review labels them (as the
+# labelled file format's conversation kinds do).
 _CONVERSATION_KINDS = {"rubric_multi_turn_trajectory": "rubric_based_multi_turn_trajectory_quality_v1",
                        "multi_turn_task_success": "multi_turn_task_success_v1",
                        "multi_turn_trajectory_quality": "multi_turn_trajectory_quality_v1",
