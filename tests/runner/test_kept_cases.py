@@ -107,12 +107,19 @@ def test_kept_cases_give_the_document_totals_and_rows_of_the_run_that_decided_th
     first, totals, heard, rebuilt = _run(tmp_path, "first", eval_set, num_runs, journal)
     keys = journal.finished_keys(RUN)
     assert len(keys) == 8 * num_runs
+    rows = list(heard.rows)
+    journaled = journal.case_rows(RUN, "s", 8)  # what the history records, from the verdicts
+    assert journaled is not None and list(journaled) == rows
+    assert journal.case_rows(RUN, "s", 9) is None  # a place without a verdict: not from the journal
     # Every case kept, then all but two (c2 runs again; c5 loses one run when num_runs > 1):
     # what runs again has times of its own, the rest is the first run's to the byte.
     for dropped in (set(), {("s", "c2", r) for r in range(num_runs)} | {("s", "c5", num_runs - 1)}):
         again, totals2, heard2, rebuilt2 = _run(tmp_path, "again", eval_set, num_runs, journal,
                                                 Finished(journal, RUN, keys - dropped))
         ran = {e for _, e, _ in dropped}
+        again_rows = journal.case_rows(RUN, "s", 8)
+        assert again_rows is not None
+        assert [r for r in again_rows if r.eval_id not in ran] == [r for r in rows if r.eval_id not in ran]
         assert _without(again, ran) == _without(first, ran)  # every byte but the document's id and time
         assert [_timeless(o) for o in rebuilt2.outcomes] == [_timeless(o) for o in rebuilt.outcomes]
         assert heard2.kept == 8 - len(ran)
@@ -120,7 +127,7 @@ def test_kept_cases_give_the_document_totals_and_rows_of_the_run_that_decided_th
             assert again == first
             assert vars(totals2.counter) == vars(totals.counter)
             assert heard2.summaries == heard.summaries
-            assert list(heard2.rows) == list(heard.rows)
+            assert list(heard2.rows) == rows
     journal.close()
 
 

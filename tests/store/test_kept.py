@@ -30,7 +30,8 @@ def _outcome(runs: list[EvalCaseResult]) -> CaseOutcome:
 @pytest.mark.parametrize("name", CASES)
 def test_a_verdict_record_holds_the_rows_and_counts_of_its_case(name: str) -> None:
     outcome = _outcome(CASES[name])
-    _, _, eval_id, runs, summary, record = verdict_row(RUN, outcome)
+    _, _, eval_id, position, runs, summary, record = verdict_row(RUN, outcome, 7)
+    assert position == 7
     assert (eval_id, runs, summary) == (outcome.eval_id, len(CASES[name]), summary_json(outcome.summary))
     got = read_record(eval_id, record)
     assert got is not None
@@ -63,7 +64,7 @@ def test_kept_rows_come_back_in_any_order_reading_ahead_a_bounded_number(
     # Written far out of order: the last ten first, then the rest in order.
     journal.append_all(RUN, results[30:] + results[:30])
     for r in results:
-        journal.append_verdict(RUN, _outcome([r]))
+        journal.append_verdict(RUN, _outcome([r]), int(r.eval_id[1:]))
     journal.flush()
     monkeypatch.setattr(journal_reader, "AHEAD", 4)
     reader = journal.reader()
@@ -82,7 +83,7 @@ def test_a_case_run_appended_again_drops_its_cases_verdict(tmp_path: Path) -> No
     journal = _journal(tmp_path)
     journal.append_all(RUN, [_result(0, error="flaky"), _result(1)])
     for i in range(2):
-        journal.append_verdict(RUN, _outcome([_result(i)]))
+        journal.append_verdict(RUN, _outcome([_result(i)]), i)
     journal.close()
     resumed = Journal(tmp_path)  # another process retries c0's error, and is killed before telling it
     resumed.claim(RUN)
@@ -107,7 +108,7 @@ def test_a_journal_made_before_verdicts_resumes_and_gains_the_table(tmp_path: Pa
     reader.close()
     again = Journal(tmp_path)
     again.claim(RUN)
-    again.append_verdict(RUN, _outcome([_result(0)]))  # this agenteval adds it when it writes
+    again.append_verdict(RUN, _outcome([_result(0)]), 0)  # this agenteval adds it when it writes
     again.flush(RUN)
     reader = again.reader()
     assert reader.kept_case(RUN, "s", "c0", 1, "mean") is not None

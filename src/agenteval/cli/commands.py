@@ -97,6 +97,7 @@ class ScoreArgs:
     judge_timeout: float | None = None
     judge_attempts: int | None = None
     escalate_judge_model: str | None = None
+    judge_rationales: str | None = None
     outputs: Outputs = field(default_factory=Outputs)
 
 
@@ -113,13 +114,14 @@ class ReportStreams(Sink):
     `finish` once it is done, nothing written when it fails; and its traces, sent to the OTLP
     collector in batches as its case runs finish (`tracing.otel.TraceBatches`)."""
 
-    def __init__(self, outputs: Outputs) -> None:
+    def __init__(self, outputs: Outputs, journaled: bool = False) -> None:
         self.junit = JUnitStream(outputs.junit_xml) if outputs.junit_xml else None
         self.markdown = MarkdownStream() if outputs.markdown else None
         self.otlp_endpoint = outputs.otlp_endpoint
         self.traces: TraceBatches | None = None
-        # The history's rows, made as cases are decided: recording reads no document back.
-        self.rows = RowSpool() if outputs.history_root is not None else None
+        # The history's rows, made as cases are decided: recording reads no document back. A
+        # `journaled` run's are in the run journal already (its verdicts: `store.kept`).
+        self.rows = RowSpool() if outputs.history_root is not None and not journaled else None
 
     @property
     def hears_cases(self) -> bool:
@@ -257,6 +259,7 @@ def _score(args: ScoreArgs) -> int:
     job = ScoreJob(config=config, config_source=source, judge_model=args.judge_model,
                    concurrency=concurrency, judge_timeout=args.judge_timeout,
                    judge_attempts=args.judge_attempts, escalate_judge_model=args.escalate_judge_model,
+                   judge_rationales=args.judge_rationales,
                    command="score", argv=sys.argv[1:],
                    actual_source=args.actual)
     services = Services.for_job(job, dict(os.environ), store_root=".", no_cache=args.no_cache)

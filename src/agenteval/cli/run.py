@@ -160,7 +160,8 @@ class Streamed:
     def __init__(self, outputs: Outputs) -> None:
         self.outputs = outputs
         self.kept = Kept(MAX_TABLE_CASES)
-        self.reports = ReportStreams(outputs)
+        # With the history, the run is journaled (`Services.for_job`), its rows in its verdicts.
+        self.reports = ReportStreams(outputs, journaled=outputs.history_root is not None)
         self.paths: list[Path] = []
 
     def documents(self, shell: EvalSetResult) -> Sink:

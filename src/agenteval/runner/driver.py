@@ -349,6 +349,12 @@ class Journaled(Sink):
     def __init__(self, journal: Journal, fingerprint: str, total: int) -> None:
         self.journal, self.fingerprint, self.total = journal, fingerprint, total
         self.run_id = ""
+        self._told: dict[str, int] = {}  # cases told so far, by eval set: the next one's place
+
+    def _place(self, eval_set_id: str) -> int:
+        place = self._told.get(eval_set_id, 0)
+        self._told[eval_set_id] = place + 1
+        return place
 
     def on_start(self, header: RunSpec, total: int) -> None:
         self.run_id = header.run_id
@@ -358,10 +364,11 @@ class Journaled(Sink):
         self.journal.append(self.run_id, result.eval_set_id, result)  # queued: committed within 0.5 s
 
     def on_case(self, outcome: CaseOutcome) -> None:
-        self.journal.append_verdict(self.run_id, outcome)  # what a resume reads of a kept case
+        # What a resume reads of a kept case, and the history of every case.
+        self.journal.append_verdict(self.run_id, outcome, self._place(outcome.eval_set_id))
 
     def on_kept_case(self, case: KeptCase, runs: bool) -> None:
-        pass  # its verdict is journaled already
+        self._place(case.eval_set_id)  # its verdict is journaled already, at this place
 
     def on_abort(self) -> None:
         if self.run_id:

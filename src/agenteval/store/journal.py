@@ -44,18 +44,20 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
 from agenteval.errors import DataError
 from agenteval.schema import EvalCaseResult, RunSpec
+from agenteval.store.case_rows import CaseRows
 from agenteval.store.claim import Claim, claim, lock_path, owner
 from agenteval.store.digest import digest_json
 from agenteval.store.journal_reader import JournalReader, parsed
 from agenteval.store.journal_writer import FLUSH_CASES, FLUSH_SECONDS, Row, Writer
-from agenteval.store.kept import verdict_row
+from agenteval.store.kept import VERSION as KEPT_VERSION
+from agenteval.store.kept import read_record, verdict_row
 from agenteval.store.output import result_json
 from agenteval.store.sqlite import connect, use_wal
 from agenteval.verdicts.outcome import CaseOutcome
@@ -79,7 +81,7 @@ _SCHEMA = [
     # Each told case's verdict (`store.kept`), in the order the cases were told.
     """CREATE TABLE IF NOT EXISTS journal_verdicts (
         run_id TEXT NOT NULL REFERENCES journal_runs (run_id) ON DELETE CASCADE,
-        eval_set_id TEXT NOT NULL, eval_id TEXT NOT NULL, runs INTEGER NOT NULL,
+        eval_set_id TEXT NOT NULL, eval_id TEXT NOT NULL, position INTEGER NOT NULL, runs INTEGER NOT NULL,
         summary BLOB NOT NULL, record TEXT NOT NULL, PRIMARY KEY (run_id, eval_set_id, eval_id))""",
 ]
 _TABLES = {"journal_runs", "journal_cases", "journal_cases_done", "journal_verdicts"}
@@ -243,10 +245,42 @@ class Journal:
         run that failed. The run must have been begun (here or by another process)."""
         self._writer(run_id).put(_rows(run_id, [result], eval_set_id))
 
-    def append_verdict(self, run_id: str, outcome: CaseOutcome) -> None:
-        """Queues a told case's verdict (`store.kept.verdict_row`: what a resume that keeps all
-        its runs reads instead of the runs), committed with the run's next batch."""
-        self._writer(run_id).put((), [verdict_row(run_id, outcome)])
+    def append_verdict(self, run_id: str, outcome: CaseOutcome, position: int) -> None:
+        """Queues the verdict of a told case, the `position`th of its eval set's document
+        (`store.kept.verdict_row`: what a resume that keeps all its runs reads instead of the
+        runs, and the history's rows of it), committed with the run's next batch."""
+        self._writer(run_id).put((), [verdict_row(run_id, outcome, position)])
+
+    def case_rows(self, run_id: str, eval_set_id: str, cases: int) -> Iterator[CaseRows] | None:
+        """The history's rows of the run's `cases` cases of eval set `eval_set_id`, in document
+        order, read from their verdicts (`store.kept`) one at a time; None unless the journal
+        holds the verdict of every place 0 to `cases` - 1 in a record this agenteval reads."""
+        self.flush(run_id)
+        with self._connect(create=False) as conn:
+            if conn is None:
+                return None
+            try:
+                held = conn.execute(
+                    "SELECT count(*), min(position), max(position), count(DISTINCT position), "
+                    "sum(substr(record, 1, 3) != ?) FROM journal_verdicts "
+                    "WHERE run_id = ? AND eval_set_id = ?",
+                    (f"[{KEPT_VERSION},", run_id, eval_set_id)).fetchone()
+            except sqlite3.OperationalError:  # (journal_verdicts of another layout)
+                return None
+        if held[:4] != (cases, 0 if cases else None, cases - 1 if cases else None, cases) or held[4]:
+            return None
+        return self._case_rows(run_id, eval_set_id)
+
+    def _case_rows(self, run_id: str, eval_set_id: str) -> Iterator[CaseRows]:
+        with self._connect(create=False) as conn:
+            assert conn is not None
+            for eval_id, record in conn.execute(
+                    "SELECT eval_id, record FROM journal_verdicts WHERE run_id = ? AND eval_set_id = ? "
+                    "ORDER BY position", (run_id, eval_set_id)):
+                read = read_record(eval_id, record)
+                if read is None:  # (checked before: cannot happen)
+                    raise DataError(self.path, "journal_verdicts", f"unreadable verdict of {eval_id!r}")
+                yield read[0]
 
     def append_all(self, run_id: str, results: Iterable[EvalCaseResult],
                    eval_set_id: str | None = None) -> None:

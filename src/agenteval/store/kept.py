@@ -54,15 +54,17 @@ def tally(runs: list[EvalCaseResult]) -> Tally:
     return Tally(agent, metric, uncertain, escalated)
 
 
-def verdict_row(run_id: str, outcome: CaseOutcome) -> tuple[str, str, str, int, bytes, str]:
-    """The journal's verdict row of a told case (see the module docstring)."""
+def verdict_row(run_id: str, outcome: CaseOutcome,
+                position: int) -> tuple[str, str, str, int, int, bytes, str]:
+    """The journal's verdict row of a told case, the `position`th of its eval set's document
+    (see the module docstring)."""
     r = case_rows(outcome)
     t = tally(outcome.runs)
     record = json.dumps([VERSION, int(r.status), r.num_runs, r.seconds, r.tokens, r.error, r.metrics,
                          r.summaries, r.judges, r.judge_tokens, t.agent_errors, t.metric_errors,
                          t.uncertain, t.escalated], separators=(",", ":"))
-    return (run_id, outcome.eval_set_id, outcome.eval_id, outcome.num_runs, summary_json(outcome.summary),
-            record)
+    return (run_id, outcome.eval_set_id, outcome.eval_id, position, outcome.num_runs,
+            summary_json(outcome.summary), record)
 
 
 def read_record(eval_id: str, record: str) -> tuple[CaseRows, Tally] | None:

@@ -129,14 +129,17 @@ def record_streamed(root: str | Path, path: str | Path, shell: EvalSetResult,
                     rows: Iterable[CaseRows] | None = None) -> str:
     """Records the streamed document at `path` (in the history of `root`) in the run database,
     from `rows` (its cases' rows, made as they were decided: `store.case_rows.RowSpool`), else
-    reading its cases back one at a time; `shell` is the document but its case lists. As
-    `record` does, documents recorded earlier under the run's id are replaced and the run is
-    then forgotten by the run journal."""
+    from the run journal's verdicts of its cases (a journaled run of one eval set:
+    `Journal.case_rows`), else reading its cases back one at a time; `shell` is the document
+    but its case lists. As `record` does, documents recorded earlier under the run's id are
+    replaced and the run is then forgotten by the run journal."""
     store, journal = RunStore(root), Journal(root)
     tidy(root, recording=path)  # not read whole: it is this document, not a lost one
     run_id = shell.run.run_id if shell.run is not None else None
     earlier = store.documents(run_id) if run_id is not None else []
     meta = _journal_meta(journal, run_id)
+    if rows is None and shell.run is not None and len(shell.run.eval_sets) == 1:
+        rows = journal.case_rows(shell.run.run_id, shell.eval_set_id, shell.run.totals.cases)
     cases = rows if rows is not None else streamed_outcomes(path, shell)
     recorded_id = store.record_outcomes(shell, cases, path, meta)
     _drop(root, store, [d for d in earlier if d.run_id != shell.eval_set_result_id])
