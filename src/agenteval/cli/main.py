@@ -49,6 +49,7 @@ cli.add_command(collect_command)
 @opt.model_parallelism
 @opt.judge_model
 @opt.escalate_judge_model
+@opt.judge_rationales
 @opt.judge_endpoint_options
 @opt.no_cache
 @report_options
@@ -59,7 +60,7 @@ cli.add_command(collect_command)
 def score(expected_evalset: str, actual_evalset: str, config_file_path: str | None,
           output: str | None, print_detailed_results: bool, parallelism: int,
           model_parallelism: dict[str, int], judge_model: str | None,
-          escalate_judge_model: str | None, judge_timeout: float | None,
+          escalate_judge_model: str | None, judge_rationales: str | None, judge_timeout: float | None,
           judge_attempts: int | None, no_cache: bool, junit_xml: str | None, html: str | None,
           markdown: str | None, otlp_endpoint: str | None, history: bool) -> None:
     """Score a recorded run (ACTUAL) against EXPECTED_EVALSET without running any agent.
@@ -74,7 +75,7 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
         detailed=print_detailed_results, judge_model=judge_model, no_cache=no_cache,
         parallelism=parallelism, model_parallelism=model_parallelism,
         judge_timeout=judge_timeout, judge_attempts=judge_attempts,
-        escalate_judge_model=escalate_judge_model,
+        escalate_judge_model=escalate_judge_model, judge_rationales=judge_rationales,
         outputs=Outputs(output=output, junit_xml=junit_xml, html=html, markdown=markdown,
                         history_root="." if history else None,
                         otlp_endpoint=opt.otlp_from(otlp_endpoint, dict(os.environ))))))
@@ -95,6 +96,7 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
               "(e.g. local, openai:gpt-4o-mini, ollama:qwen2.5, openai-compat:M@http://host/v1).")
 @opt.judge_model
 @opt.escalate_judge_model
+@opt.judge_rationales
 @opt.judge_endpoint_options
 @opt.no_cache
 @click.option("--eval_storage_uri", "--eval-storage-uri", hidden=True,
@@ -138,8 +140,8 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
 def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_path: str | None,
           print_detailed_results: bool, output: str | None, num_runs: int, parallelism: int,
           model_parallelism: dict[str, int], agent_model: str | None, judge_model: str | None,
-          escalate_judge_model: str | None, judge_timeout: float | None, judge_attempts: int | None,
-          eval_storage_uri: str | None,
+          escalate_judge_model: str | None, judge_rationales: str | None, judge_timeout: float | None,
+          judge_attempts: int | None, eval_storage_uri: str | None,
           log_level: str, no_history: bool, no_traces: bool, case_timeout: float | None,
           resume: str | None, retry_errors: str | None, no_cache: bool, junit_xml: str | None,
           html: str | None, markdown: str | None, otlp_endpoint: str | None, executor: str,
@@ -158,6 +160,7 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
         agent_path=agent_path, eval_sets=list(eval_set_file_or_id), config_file=config_file_path,
         num_runs=num_runs, parallelism=parallelism, model_parallelism=model_parallelism,
         agent_model=agent_model, judge_model=judge_model, escalate_judge_model=escalate_judge_model,
+        judge_rationales=judge_rationales,
         judge_timeout=judge_timeout, judge_attempts=judge_attempts, no_cache=no_cache,
         traces=not no_traces, case_timeout=case_timeout, isolation=isolation,
         resume=retry_errors or resume, retry_errors=retry_errors is not None,

@@ -68,6 +68,14 @@ escalate_judge_model = click.option(
 )
 
 
+judge_rationales = click.option(
+    "--judge_rationales", "--judge-rationales", type=click.Choice(["negative", "always", "never"]),
+    help="Which judge verdicts get a written rationale: failing ones (negative, the default), all, "
+    "or none (never: the verdict alone, the fastest; reasons then give the verdict and its "
+    "confidence). Laid over every judged criterion's judge_model_options.rationales.",
+)
+
+
 def judge_endpoint_options(fn: F) -> F:
     """`--judge_timeout S` and `--judge_attempts N`: how long to wait for a judge and how often to try."""
     fn = click.option("--judge_attempts", "--judge-attempts", type=click.IntRange(min=1),

@@ -32,10 +32,12 @@ from agenteval.verdicts.sequential import SequentialRule
 
 
 def with_judge_model(metrics: Sequence[ConfiguredMetric], judge_model: str | None,
-                     escalate_to: str | None = None) -> list[ConfiguredMetric]:
+                     escalate_to: str | None = None,
+                     rationales: str | None = None) -> list[ConfiguredMetric]:
     """Points every LLM-judged criterion at `judge_model` (and its uncertain verdicts at
-    `escalate_to`), where given."""
-    update = {k: v for k, v in (("judge_model", judge_model), ("escalate_to", escalate_to)) if v}
+    `escalate_to`), and sets which of its verdicts get a rationale (`rationales`), where given."""
+    update = {k: v for k, v in (("judge_model", judge_model), ("escalate_to", escalate_to),
+                                ("rationales", rationales)) if v}
     if not update:
         return list(metrics)
     out = []
@@ -78,6 +80,8 @@ class JobOptions:
     config_source: str | None = None
     judge_model: str | None = None
     escalate_judge_model: str | None = None  # where every judged criterion's uncertain verdicts go
+    # Which verdicts of every judged criterion get a rationale ("negative", "always", "never").
+    judge_rationales: str | None = None
     concurrency: Concurrency = field(default_factory=Concurrency)
     endpoints: dict[str, EndpointOptions] = field(default_factory=dict)
     judge_timeout: float | None = None
@@ -86,7 +90,8 @@ class JobOptions:
     argv: list[str] | None = None
     # (what they were resolved from, the metrics): see `metrics`. The config object is held by
     # the key's id only while this job holds the config, so the id cannot be reused meanwhile.
-    _resolved: tuple[tuple[int, str | None, str | None, str | None], list[ConfiguredMetric]] | None = field(
+    _resolved: tuple[tuple[int, str | None, str | None, str | None, str | None],
+                     list[ConfiguredMetric]] | None = field(
         default=None, repr=False, compare=False)
 
     def _canonical(self, name: str) -> str:
@@ -106,10 +111,11 @@ class JobOptions:
         """The config's metrics (informational ones included), judges overridden: resolved once
         per (config, source, judge overrides), so every step of a run (checks, header, scoring,
         the executors) works from the same list; a changed config is resolved again."""
-        key = (id(self.config), self.config_source, self.judge_model, self.escalate_judge_model)
+        key = (id(self.config), self.config_source, self.judge_model, self.escalate_judge_model,
+               self.judge_rationales)
         if self._resolved is None or self._resolved[0] != key:
             resolved = with_judge_model(resolve_metrics(self.config, self.config_source), self.judge_model,
-                                        self.escalate_judge_model)
+                                        self.escalate_judge_model, self.judge_rationales)
             self._resolved = (key, resolved)
         return list(self._resolved[1])
 

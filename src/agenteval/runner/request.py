@@ -61,6 +61,8 @@ class RunRequest(BaseModel):
                                     "criterion.")
     escalate_judge_model: str | None = Field(default=None, description="Where every judged "
                                              "criterion's uncertain verdicts go.")
+    judge_rationales: Literal["negative", "always", "never"] | None = Field(
+        default=None, description="Which verdicts of every judged criterion get a rationale.")
     num_runs: int = Field(default=1, ge=1, description="Runs of every case (with until_decided: in "
                           "the first round).")
     until_decided: bool = Field(default=False, description="Run again the cases whose pass / fail is "
@@ -162,6 +164,7 @@ def to_job(request: RunRequest, config: EvalConfig, config_source: str | None, *
         rule = SequentialRule(request.decide_alpha, request.decide_rate, request.max_runs)
     return EvalJob(config=config, config_source=config_source, judge_model=request.judge_model,
                    escalate_judge_model=request.escalate_judge_model,
+                   judge_rationales=request.judge_rationales,
                    concurrency=Concurrency(cases=request.parallelism, model_calls=request.model_parallelism),
                    judge_timeout=request.judge_timeout, judge_attempts=request.judge_attempts,
                    command=command, argv=list(argv) if argv is not None else None, agent=agent,

@@ -92,6 +92,7 @@ class JudgeModelOptions(WireModel):
     `on_injection` — "fail": a question whose quoted material holds text addressed to the judge
     (cut from the answer, or found in the user's turns, tool results or reference) scores 0;
     "judge" (the default): the verdict on the screened, quoted material stands.
+    `rationales` — which verdicts of a one-pass judge get a rationale (see the field).
     """
 
     model_config = ConfigDict(strict=True)
@@ -105,6 +106,10 @@ class JudgeModelOptions(WireModel):
     # What a question whose material addresses the judge becomes: judged on the screened,
     # quoted material ("judge"), or failed ("fail"); see criteria.judge.prompting.injection.
     on_injection: Literal["judge", "fail"] = "judge"
+    # Which verdicts get a written rationale (reports show a failing verdict's): "negative"
+    # (failing verdicts only), "always", or "never" (the verdict alone, the cheapest); None:
+    # the judge's default, "negative". Never changes a verdict: the rationale follows the label.
+    rationales: Literal["negative", "always", "never"] | None = None
 
 
 class LlmAsAJudgeCriterion(BaseCriterion):

@@ -90,7 +90,7 @@ class JudgeCriterion(Criterion):
         """How the engine asks this criterion's questions."""
         options = self.criterion.judge_model_options
         return Policy(self.metric_name, options.judge_model, prompts.SYSTEM, options.num_samples,
-                      options.parallelism_limit, self.decision_options())
+                      options.parallelism_limit, self.decision_options(), options.rationales)
 
     def questions(self, ctx: EvalContext) -> list[JudgeQuestion]:
         """The questions to ask for this case."""

@@ -26,7 +26,7 @@ from agenteval.criteria.judge.engine.decision import (
     hold,
     needs_check,
 )
-from agenteval.criteria.judge.engine.service import JudgeService
+from agenteval.criteria.judge.engine.service import JudgeService, Rationales
 from agenteval.criteria.judge.engine.spans import judge_span, traced
 
 
@@ -34,7 +34,8 @@ from agenteval.criteria.judge.engine.spans import judge_span, traced
 class Policy:
     """How one criterion's questions are asked: its metric (named on the spans), the judge
     model, the system prompt, `num_samples` per question, how many questions are in flight at
-    once, and how sure a verdict must be (`options`)."""
+    once, how sure a verdict must be (`options`), and which verdicts get a rationale
+    (`rationales`; None: the judge service's own setting)."""
 
     metric: str
     judge_model: str
@@ -42,6 +43,7 @@ class Policy:
     num_samples: int
     parallelism_limit: int
     options: DecisionOptions
+    rationales: Rationales | None = None
 
 
 def in_flight(judge: JudgeService, model: str, parallelism_limit: int) -> int:
@@ -59,7 +61,7 @@ async def ask(judge: JudgeService, q: JudgeQuestion, model: str, policy: Policy,
         # A verdict whose confidence is judged (min_confidence) needs every sample.
         answer = await judge.ask(model, policy.system, q.prompt, q.labels, policy.num_samples,
                                  q.notes, q.examples, early_stop=not policy.options.min_confidence,
-                                 positive=q.positive)
+                                 positive=q.positive, rationales=policy.rationales)
         decision = traced(span, decide(q, model, answer))  # the span shows the judge's own verdict
     return hold(decision, policy.options) if held else decision
 

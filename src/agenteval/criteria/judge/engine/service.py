@@ -28,9 +28,11 @@ up to the label, and so the label's probabilities, are those of the label-only r
 on the embedded judge, `test_speed_real`). A failing verdict thus costs its rationale's few
 tokens, not a second call. `"always"` asks a rationale after every label, `"never"` after none
 (the label-only schema); so does `"negative"` for a question whose positive labels are not
-known (`positive` None: every label's rationale) or are all its labels (none). Questions whose
-notes come before the label are unchanged (the notes are the judge's reasoning and its record's
-rationale).
+known (`positive` None: every label's rationale) or are all its labels (none). `"never"` also
+ends the samples written by a judge without log-probabilities at their label. A criterion's
+`judge_model_options.rationales` (or `--judge_rationales`) sets it per question (`ask`'s
+`rationales`). Questions whose notes come before the label are unchanged (the notes are the
+judge's reasoning and its record's rationale).
 
 Each generated sample is cached on disk under (model, prompt, sampling settings, sample index),
 a one-pass reply with its label probabilities under its own key (its schema included, so a reply
@@ -72,6 +74,8 @@ from agenteval.models.base import (
     TransientModelError,
 )
 from agenteval.schema.progress import JudgeCallDone
+
+Rationales = Literal["negative", "always", "never"]
 
 
 class JudgeCache(Protocol):
@@ -140,7 +144,9 @@ class JudgeService:
     # `verdict.reply_tokens`): the label is decided first, so the cap never changes a verdict.
     rationale_tokens: int = RATIONALE_TOKENS
     # Which one-pass verdicts get a written rationale (see the module docstring).
-    rationales: Literal["negative", "always", "never"] = "negative"
+    # A question's own setting (`ask`'s `rationales`, from its criterion's judge options)
+    # overrides it.
+    rationales: Rationales = "negative"
     calls: int = field(default=0, init=False)
     prompt_tokens: int = field(default=0, init=False)
     # Models that answered without log-probabilities: their samples are generated.
@@ -251,23 +257,27 @@ class JudgeService:
     async def ask(self, model: str, system: str, prompt: str, labels: tuple[str, ...],
                   num_samples: int, notes: tuple[str, ...] = (),
                   examples: tuple[tuple[str, str], ...] = (), early_stop: bool = True,
-                  positive: frozenset[str] | None = None) -> JudgeAnswer:
+                  positive: frozenset[str] | None = None,
+                  rationales: Rationales | None = None) -> JudgeAnswer:
         """`num_samples` verdicts on `prompt`; greedy when one sample, sampled otherwise.
         `notes` are the fields the judge writes before its label (see `verdict_schema`);
         `examples` are solved (prompt, reply) pairs sent as earlier turns of the chat. One pass
         where the backend gives log-probabilities (see the module docstring); otherwise, with
         `early_stop` (and the service's), sampling stops once a majority agrees. `positive`
         are the passing labels (a one-pass verdict on another label gets its rationale in the
-        same reply under `rationales="negative"`; unknown: every verdict gets one)."""
+        same reply under `rationales="negative"`; unknown: every verdict gets one).
+        `rationales` overrides the service's setting for this question."""
         llm = self.resolve(model)
+        wanted = self.rationales if rationales is None else rationales
+        alone = wanted == "never" and not notes  # written samples end at the label too
         request = ModelRequest(
             messages=self._messages(system, prompt, examples),
-            json_schema=verdict_schema(labels, notes),
+            json_schema=verdict_schema(labels, notes, rationale=not alone),
             temperature=0.0 if num_samples == 1 else 0.7,
             # Notes come before the label and are capped by the schema; a rationale comes after
             # it, so generation stops at the label plus `rationale_tokens`.
             max_tokens=self.max_tokens if notes else
-            min(self.max_tokens, reply_tokens(self.rationale_tokens)),
+            min(self.max_tokens, VERDICT_TOKENS if alone else reply_tokens(self.rationale_tokens)),
         )
         answer = JudgeAnswer(prompt=prompt, samples=[])
 
@@ -278,7 +288,7 @@ class JudgeService:
             have: dict[int, tuple[str, bool]] | None = {}
             if self.logprobs > 0 and model not in self._no_logprobs:
                 have = await self._one_pass(model, llm, request, num_samples, answer, read, labels,
-                                            bool(notes), positive)
+                                            bool(notes), positive, wanted)
                 if have is None:
                     return
             await self._fill(model, llm, request, num_samples, answer, read,
@@ -289,8 +299,8 @@ class JudgeService:
 
     async def _one_pass(self, model: str, llm: LLM, request: ModelRequest, num_samples: int,
                         answer: JudgeAnswer, read: Callable[[str], Verdict | None],
-                        labels: tuple[str, ...], noted: bool,
-                        positive: frozenset[str] | None = None) -> dict[int, tuple[str, bool]] | None:
+                        labels: tuple[str, ...], noted: bool, positive: frozenset[str] | None = None,
+                        rationales: Rationales | None = None) -> dict[int, tuple[str, bool]] | None:
         """One greedy reply with its label distribution, the samples drawn from it (see the
         module docstring); None when done. Otherwise the samples are to be written (the backend
         gave no log-probabilities, the reply cannot be read, or they were written and cached
@@ -298,9 +308,10 @@ class JudgeService:
         # After a label whose rationale is not wanted the schema ends the reply (not a stop
         # string: stopping at the label with one made llama.cpp report wrong probabilities,
         # 0.9999 for a label it gives 0.64 without); after the others the rationale follows.
+        rationales = self.rationales if rationales is None else rationales
         one = replace(request, temperature=0.0, n=1, seed=None, logprobs=self.logprobs)
         if not noted:
-            explained = self._explained(labels, positive)
+            explained = self._explained(labels, positive, rationales)
             if explained and model in self._no_alternatives:
                 explained = frozenset(labels)  # the plain schema: a rationale after every label
             one = replace(one, json_schema=explained_verdict_schema(labels, explained),
@@ -326,7 +337,7 @@ class JudgeService:
                     raise
                 self._no_alternatives.add(model)
                 return await self._one_pass(model, llm, request, num_samples, answer, read, labels,
-                                            noted, positive)
+                                            noted, positive, rationales)
             answer.model_calls += 1
             answer.prompt_tokens += response.usage.prompt_tokens
             generation = response.generations[0] if response.generations else None
@@ -347,28 +358,32 @@ class JudgeService:
         # A rationale written after the label argues for that label; notes written before it
         # are observations that hold whichever label is drawn.
         other = "" if noted else f"(drawn from the verdict's probabilities; the reply says {verdict.label})"
-        drawn = draw(distribution, num_samples, request.temperature, self._seed(model, one, noted, labels))
+        drawn = draw(distribution, num_samples, request.temperature,
+                     self._seed(model, one, noted, labels, rationales))
         for i, label in enumerate(drawn):
             rationale = verdict.rationale if noted or label == verdict.label else other
             answer.samples.append(Sample(raw if i == 0 else "", Verdict(label, rationale), cached,
                                          drawn=True))
         return None
 
-    def _seed(self, model: str, one: ModelRequest, noted: bool, labels: tuple[str, ...]) -> int:
+    def _seed(self, model: str, one: ModelRequest, noted: bool, labels: tuple[str, ...],
+              rationales: Rationales) -> int:
         """The seed of a one-pass verdict's votes: from the question and what decides its label,
         so what may follow the label (a rationale or none) does not change the votes drawn. The
         label-only request's, as when the rationale was a second call (the shipped certificates
         were measured with those votes), except under `rationales="always"`, as before."""
-        if not noted and self.rationales != "always":
+        if not noted and rationales != "always":
             one = replace(one, json_schema=verdict_schema(labels, rationale=False),
                           max_tokens=min(one.max_tokens, VERDICT_TOKENS))
         return int(self._key(model, one, f"one-pass:{self.logprobs}")[:15], 16)
 
-    def _explained(self, labels: tuple[str, ...], positive: frozenset[str] | None) -> frozenset[str]:
+    @staticmethod
+    def _explained(labels: tuple[str, ...], positive: frozenset[str] | None,
+                   rationales: Rationales) -> frozenset[str]:
         """The labels after which a one-pass reply writes its rationale (see `rationales`)."""
-        if self.rationales == "never":
+        if rationales == "never":
             return frozenset()
-        if self.rationales == "always" or positive is None:
+        if rationales == "always" or positive is None:
             return frozenset(labels)
         return frozenset(labels) - positive
 
