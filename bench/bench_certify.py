@@ -95,6 +95,9 @@ def main() -> None:
     ap.add_argument("--from-outcomes", help="write certificates from this outcomes file, judge nothing")
     ap.add_argument("--certify", help="folder to write the certificates into")
     ap.add_argument("--judge-model", default="local", help="the judge to certify (default: the embedded one)")
+    ap.add_argument("--first", help="comma-separated case counts, one per file: judge that many of "
+                    "each file first, file after file in the order given, then the rest interleaved "
+                    "(a priority order for a run that may be stopped)")
     ap.add_argument("--resume", action="store_true",
                     help="skip the cases already in --outcomes (judged with these prompts and judge)")
     ap.add_argument("--parallelism", type=int, default=1,
@@ -132,9 +135,15 @@ def main() -> None:
             chosen = {f: [c for c in cs if c.id not in done_ids] for f, cs in chosen.items()}
             print(f"resuming: {len(done_ids)} case(s) judged already, "
                   f"{sum(map(len, chosen.values()))} to judge", flush=True)
+        order: list[LabelledCase] = []
+        if args.first:
+            counts = [int(n) for n in args.first.split(",")]
+            for (f, cs), n in zip(list(chosen.items()), counts, strict=True):
+                order += [c for unit in conversation_blocks(cs[:n]) for c in unit]
+                chosen[f] = cs[n:]
         # Files interleaved unit by unit, so that stopping early leaves all of them measured.
         units = {f: conversation_blocks(cs) for f, cs in chosen.items()}
-        order = [c for group in zip(*units.values(), strict=False) for unit in group for c in unit]
+        order += [c for group in zip(*units.values(), strict=False) for unit in group for c in unit]
         order += [c for us in units.values() for unit in us[min(map(len, units.values())):] for c in unit]
         # No rationales: they are written after the label and never change it, and cost a call.
         judge = JudgeService(lambda name: resolve_model(name, dict(os.environ)), None, early_stop=False,
