@@ -17,8 +17,8 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from agenteval.errors import DataError
-from agenteval.runner import EvalJob, RunPlan, Selection, Services, prepare
-from agenteval.runner.durable import AlreadyFinished, claim_resume
+from agenteval.runner import EvalJob, RunPlan, Selection, Services, prepare, select
+from agenteval.runner.durable import AlreadyFinished, claim_resume, journaled_files
 from agenteval.runner.request import RunRequest, request_config, to_job
 from agenteval.schema import EvalConfig, RunSpec
 from agenteval.store import RunStore
@@ -91,25 +91,35 @@ def prepare_run(web: Web, app: str, set_id: str, body: RunBody) -> tuple[EvalJob
     resumed run is claimed here: a run another process owns, or a finished one, is refused."""
     agent = web.agent(app)
     folder = web.app_dir(app)
-    path, eval_set = web.eval_set(app, set_id)
+    path = web.eval_set_path(app, set_id)
+    assert path is not None
+    selection: Selection | None = None
     if body.eval_ids is not None:
+        path, eval_set = web.eval_set(app, set_id)
         if not body.eval_ids:
             raise DataError(BODY, "eval_ids", "select at least one case (null runs them all)")
         for eval_id in body.eval_ids:
             if eval_set.case(eval_id) is None:
                 raise DataError(path, "eval_cases", f"no case with eval_id {eval_id!r}")
+        selection = Selection(path, eval_set, body.eval_ids)
     request = body.request(folder)
     config, source = request_config(request, path, BODY)
     job = to_job(request, config, source, command="web", agent=agent.agent, app_name=app)
-    job.selections = [Selection(path, eval_set, body.eval_ids)]
     RunStore(folder).check()
     services = Services.for_job(job, web.env, store_root=folder, journal=True)
     try:
+        trusted = None
         if job.resume is not None and services.journal is not None:
             try:
                 job.resume = claim_resume(services.journal, job.resume, job.retry_errors)
             except AlreadyFinished as e:
                 conflict(str(e))
+            # As the CLI: a set whose bytes the run journaled is not checked again.
+            trusted = journaled_files(services.journal, job.resume)
+        # Every case: read from the file as the run goes (`StreamedCases`), its record journaled.
+        job.selections = [selection] if selection is not None else select([str(path)], stream=True,
+                                                                          trusted=trusted)
+        if job.resume is not None and services.journal is not None:
             _as_asked(job, services.journal, folder)
         run_plan = prepare(job, services)
     except BaseException:
@@ -139,7 +149,9 @@ def _as_asked(job: EvalJob, journal: Journal, folder: Path) -> None:
     if ref is None:
         raise DataError(BODY, "resume", f"run {job.resume} did not run eval set "
                         f"{selection.eval_set.eval_set_id!r}")
-    job.selections = [Selection(selection.path, selection.eval_set, ref.case_ids)]
+    # (The set streamed when the run ran every case; loaded whole when it ran some.)
+    job.selections = [selection if ref.case_ids is None and selection.streamed is not None else
+                      Selection(selection.path, selection.whole(), ref.case_ids)]
     job.num_runs = spec.num_runs
     job.config, job.config_source = EvalConfig.model_validate(spec.config), spec.config_file
 
