@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from agenteval.runner.header import TotalsCounter
-from agenteval.schema import EvalCaseResult, RunSpec
+from agenteval.schema import EvalCaseResult, EvalStatus, RunSpec
 from agenteval.store import journal_reader
 from agenteval.store.case_rows import case_rows
 from agenteval.store.journal import Journal
-from agenteval.store.kept import read_record, tally, verdict_row
+from agenteval.store.kept import KeptCase, Tally, read_record, tally, verdict_row
 from agenteval.store.output import result_json, summary_json
 from agenteval.verdicts.aggregate import summarise_case
 from agenteval.verdicts.outcome import CaseOutcome
@@ -28,21 +28,21 @@ def _outcome(runs: list[EvalCaseResult]) -> CaseOutcome:
 
 
 @pytest.mark.parametrize("name", CASES)
-def test_a_verdict_record_holds_the_rows_and_counts_of_its_case(name: str) -> None:
+def test_a_verdict_holds_the_rows_and_counts_of_its_case(name: str) -> None:
     outcome = _outcome(CASES[name])
-    _, _, eval_id, position, runs, summary, record = verdict_row(RUN, outcome, 7)
-    assert position == 7
-    assert (eval_id, runs, summary) == (outcome.eval_id, len(CASES[name]), summary_json(outcome.summary))
-    got = read_record(eval_id, record)
-    assert got is not None
-    rows, counts = got
-    assert rows == case_rows(outcome)
-    whole, kept = TotalsCounter(), TotalsCounter()
+    row = verdict_row(RUN, outcome, 7)
+    _, _, eval_id, position, runs, status, seconds, tokens, *counts, summary, record = row
+    assert (eval_id, position, runs, summary) == (outcome.eval_id, 7, len(CASES[name]),
+                                                  summary_json(outcome.summary))
+    assert read_record(eval_id, status, runs, seconds, tokens, record) == case_rows(outcome)
+    kept = KeptCase("s", eval_id, "mean", [], [], summary, EvalStatus(status), runs, seconds, tokens,
+                    Tally(*counts), record)
+    assert kept.case_rows == case_rows(outcome) and kept.tally == tally(outcome.runs)
+    whole, again = TotalsCounter(), TotalsCounter()
     whole.add(outcome)
-    kept.add_kept(rows, counts)
-    assert vars(kept) == vars(whole)
-    assert counts == tally(outcome.runs)
-    assert read_record(eval_id, record.replace("[1,", "[2,", 1)) is None  # another version: not read
+    again.add_kept(kept)
+    assert vars(again) == vars(whole)
+    assert read_record(eval_id, status, runs, seconds, tokens, record.replace("[1,", "[2,", 1)) is None
 
 
 def _result(i: int, run_index: int = 0, error: str | None = None) -> EvalCaseResult:

@@ -315,7 +315,7 @@ class Totals(Sink):
         self.counter.add(outcome)
 
     def on_kept_case(self, case: KeptCase, runs: bool) -> None:
-        self.counter.add_kept(case.case_rows, case.tally)
+        self.counter.add_kept(case)
 
 
 class Progress(Sink):

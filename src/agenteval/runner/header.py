@@ -16,8 +16,7 @@ from agenteval.runner.selection import Selection
 from agenteval.schema import EndpointOptions, EvalStatus
 from agenteval.schema.run import EvalSetRef, ModelRoles, ReplayInfo, RunSpec, RunTotals
 from agenteval.store import file_sha256
-from agenteval.store.case_rows import CaseRows
-from agenteval.store.kept import Tally
+from agenteval.store.kept import KeptCase
 from agenteval.verdicts.outcome import CaseOutcome
 
 
@@ -96,21 +95,21 @@ class TotalsCounter:
                 self.uncertain += r.uncertain and r.escalated is None
                 self.escalated += r.escalated is not None
 
-    def add_kept(self, rows: CaseRows, tally: Tally) -> None:
-        """`add` of a case a resumed run kept, from the journal's record of it
+    def add_kept(self, case: KeptCase) -> None:
+        """`add` of a case a resumed run kept, from the journal's verdict of it
         (`store.kept`): the same counts, without the case itself."""
         self.cases += 1
-        self.max_runs = max(self.max_runs, rows.num_runs)
-        self.statuses[rows.status] += 1
-        if rows.seconds is not None:
-            self.seconds = (self.seconds or 0.0) + rows.seconds
-        if rows.tokens is not None:
-            self.tokens = (self.tokens or 0.0) + rows.tokens
-        self.case_runs += rows.num_runs
-        self.agent_errors += tally.agent_errors
-        self.metric_errors += tally.metric_errors
-        self.uncertain += tally.uncertain
-        self.escalated += tally.escalated
+        self.max_runs = max(self.max_runs, case.num_runs)
+        self.statuses[case.status] += 1
+        if case.seconds is not None:
+            self.seconds = (self.seconds or 0.0) + case.seconds
+        if case.tokens is not None:
+            self.tokens = (self.tokens or 0.0) + case.tokens
+        self.case_runs += case.num_runs
+        self.agent_errors += case.tally.agent_errors
+        self.metric_errors += case.tally.metric_errors
+        self.uncertain += case.tally.uncertain
+        self.escalated += case.tally.escalated
 
     def totals(self, judge_calls: int, judge_prompt_tokens: int) -> RunTotals:
         return RunTotals(

@@ -28,13 +28,17 @@ runs only what is missing.
 Results are stored as the JSON a result document holds (one row per case run; serialised once
 for the journal and the document, `store.output.result_json`), so a journal row can be read back
 into exactly the result the run would have written, or copied into the document as it is.
-Beside each row is its digest (`store.digest`): what a resumed run reads of a kept case run
-besides the document's bytes, so a streamed document copies the row and the rest of the run
-reads the digest (`JournalReader.kept`), never parsing the row. `finished_keys` reads only which
-case runs finished (what `--resume` needs until the document is written), `result` one of them
-whole. A journal made before digests gains the column (`digest`, NULL in its old rows, which
-are parsed whole) when this agenteval first opens it; an older agenteval cannot append to it
-then (its inserts name no columns).
+Beside each row is its digest (`store.digest`), and beside each case told to its document its
+verdict (`store.kept`: the case summary as the document holds it, the history's rows, what the
+totals count, and the case's place in its document). A resumed run reads kept rows and verdicts
+in the order they were written, one streamed `SELECT` each (`store.journal_reader`); a case whose
+runs were all kept is copied (rows and summary) and counted from its verdict, a kept case run
+without one is read as its digest, so no kept row is parsed. The history records a journaled
+run's cases from their verdicts (`case_rows`). `finished_keys` reads only which case runs
+finished (what `--resume` needs until the document is written), `result` one of them whole. A
+journal made before digests or verdicts gains the column or table when this agenteval first
+opens it (its old rows are read whole, its cases summarised again); an older agenteval cannot
+append to it then (its inserts name no columns).
 """
 
 from __future__ import annotations
@@ -82,8 +86,11 @@ _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS journal_verdicts (
         run_id TEXT NOT NULL REFERENCES journal_runs (run_id) ON DELETE CASCADE,
         eval_set_id TEXT NOT NULL, eval_id TEXT NOT NULL, position INTEGER NOT NULL, runs INTEGER NOT NULL,
+        status INTEGER NOT NULL, seconds REAL, tokens REAL, agent_errors INTEGER NOT NULL,
+        metric_errors INTEGER NOT NULL, uncertain INTEGER NOT NULL, escalated INTEGER NOT NULL,
         summary BLOB NOT NULL, record TEXT NOT NULL, PRIMARY KEY (run_id, eval_set_id, eval_id))""",
 ]
+_VERDICTS_LAYOUT = " escalated "  # in the table's SQL: verdicts of another layout are dropped
 _TABLES = {"journal_runs", "journal_cases", "journal_cases_done", "journal_verdicts"}
 # A result row is kilobytes of JSON: a rowid table (the key in its own index) on 64 KiB pages
 # keeps most rows on one page, where a WITHOUT ROWID table on 4 KiB pages chained each over
@@ -219,6 +226,12 @@ class Journal:
                 _layout(conn)
             for statement in _SCHEMA:
                 conn.execute(statement)
+        if "journal_verdicts" in tables and _VERDICTS_LAYOUT not in tables["journal_verdicts"]:
+            # Verdicts of another layout: they only spare a resume work, so they go (their cases'
+            # runs are read one by one, and summarised again).
+            with contextlib.suppress(sqlite3.OperationalError):  # another process did it first
+                conn.execute("DROP TABLE journal_verdicts")
+                conn.execute(_SCHEMA[3])
         if "journal_cases" in tables and " digest " not in tables["journal_cases"]:  # before digests
             with contextlib.suppress(sqlite3.OperationalError):  # another process added it first
                 conn.execute("ALTER TABLE journal_cases ADD COLUMN digest TEXT")
@@ -274,13 +287,13 @@ class Journal:
     def _case_rows(self, run_id: str, eval_set_id: str) -> Iterator[CaseRows]:
         with self._connect(create=False) as conn:
             assert conn is not None
-            for eval_id, record in conn.execute(
-                    "SELECT eval_id, record FROM journal_verdicts WHERE run_id = ? AND eval_set_id = ? "
-                    "ORDER BY position", (run_id, eval_set_id)):
-                read = read_record(eval_id, record)
-                if read is None:  # (checked before: cannot happen)
-                    raise DataError(self.path, "journal_verdicts", f"unreadable verdict of {eval_id!r}")
-                yield read[0]
+            for row in conn.execute(
+                    "SELECT eval_id, status, runs, seconds, tokens, record FROM journal_verdicts "
+                    "WHERE run_id = ? AND eval_set_id = ? ORDER BY position", (run_id, eval_set_id)):
+                rows = read_record(*row)
+                if rows is None:  # (checked before: cannot happen)
+                    raise DataError(self.path, "journal_verdicts", f"unreadable verdict of {row[0]!r}")
+                yield rows
 
     def append_all(self, run_id: str, results: Iterable[EvalCaseResult],
                    eval_set_id: str | None = None) -> None:

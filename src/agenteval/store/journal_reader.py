@@ -17,15 +17,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agenteval.schema import EvalCaseResult
+from agenteval.schema import EvalCaseResult, EvalStatus
 from agenteval.store.digest import from_digest
-from agenteval.store.kept import KeptCase, read_record
+from agenteval.store.kept import VERSION as KEPT_VERSION
+from agenteval.store.kept import KeptCase, Tally
 from agenteval.store.output import remember_json
 
 AHEAD = 256
 """Rows read ahead of the one asked for, at most, before it is looked up on its own."""
 
 CaseKey = tuple[str, str, int]  # (eval set id, eval id, run index)
+_VERDICT = ("eval_set_id, eval_id, runs, status, seconds, tokens, agent_errors, metric_errors, uncertain, "
+            "escalated, summary, record")
 
 
 class _Ahead:
@@ -82,7 +85,7 @@ class JournalReader:
             sql = tables.get("journal_cases") or ""
             self._digests = " digest " in sql
             self._rowid = "WITHOUT ROWID" not in sql.upper()
-            self._verdicts = "journal_verdicts" in tables
+            self._verdicts = " escalated " in (tables.get("journal_verdicts") or "")  # (this layout)
         return self._conn
 
     def result(self, run_id: str, key: CaseKey) -> EvalCaseResult | None:
@@ -122,20 +125,20 @@ class JournalReader:
                 return None
             verdict = self._stream(run_id, "verdicts").take((eval_set_id, eval_id))
             if verdict is None:
-                verdict = conn.execute(
-                    "SELECT eval_set_id, eval_id, runs, summary, record FROM journal_verdicts "
-                    "WHERE run_id = ? AND eval_set_id = ? AND eval_id = ?",
-                    (run_id, eval_set_id, eval_id)).fetchone()
-        if verdict is None or verdict[2] != runs:
+                verdict = conn.execute(f"SELECT {_VERDICT} FROM journal_verdicts WHERE run_id = ? AND "
+                                       "eval_set_id = ? AND eval_id = ?",
+                                       (run_id, eval_set_id, eval_id)).fetchone()
+        if verdict is None:
             return None
-        record = read_record(eval_id, verdict[4])
-        if record is None:
+        _, _, n, status, seconds, tokens, agent, metric, uncertain, escalated, summary, record = verdict
+        if n != runs or not record.startswith(f"[{KEPT_VERSION},"):
             return None
         rows = [self._row(run_id, (eval_set_id, eval_id, r)) for r in range(runs)]
         if any(row is None or not row[0].startswith(b"{\n") for row in rows):
             return None  # (a row of an older agenteval is compact JSON: not the document's)
         return KeptCase(eval_set_id, eval_id, gating, [row[0] for row in rows if row is not None],
-                        [row[1] for row in rows if row is not None], bytes(verdict[3]), *record)
+                        [row[1] for row in rows if row is not None], bytes(summary), EvalStatus(status), n,
+                        seconds, tokens, Tally(agent, metric, uncertain, escalated), record)
 
     def raw(self, run_id: str, key: CaseKey) -> str | None:
         """The JSON of one finished case run as its row holds it (None: no such row)."""
@@ -149,8 +152,7 @@ class JournalReader:
         if stream is None:
             assert self._conn is not None
             if what == "verdicts":
-                sql = ("SELECT eval_set_id, eval_id, runs, summary, record FROM journal_verdicts "
-                       "WHERE +run_id = ? ORDER BY rowid")
+                sql = f"SELECT {_VERDICT} FROM journal_verdicts WHERE +run_id = ? ORDER BY rowid"
             else:
                 order = " ORDER BY rowid" if self._rowid else ""
                 sql = (f"SELECT eval_set_id, eval_id, run_index, CAST(result_json AS BLOB), "

@@ -29,13 +29,15 @@ FLUSH_CASES = 64
 Row = tuple[str, str, str, int, int, int, str, str]
 """A `journal_cases` row: run id, eval set id, eval id, run index, status, whether it ended in
 an error, the result's JSON as a document holds it, its digest (`store.digest`)."""
-VerdictRow = tuple[str, str, str, int, int, bytes, str]
+VerdictRow = tuple[str, str, str, int, int, int, float | None, float | None, int, int, int, int, bytes, str]
 """A `journal_verdicts` row: run id, eval set id, eval id, the case's place in its document,
-runs, the case summary's JSON as a document holds it, its record (`store.kept.verdict_row`)."""
+runs, status, agent seconds and tokens, its tally (`store.kept.Tally`), the case summary's JSON as
+a document holds it, its record (`store.kept.verdict_row`)."""
 INSERT = ("INSERT OR REPLACE INTO journal_cases (run_id, eval_set_id, eval_id, run_index, status, "
           "error, result_json, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
 INSERT_VERDICT = ("INSERT OR REPLACE INTO journal_verdicts (run_id, eval_set_id, eval_id, position, runs, "
-                  "summary, record) VALUES (?, ?, ?, ?, ?, ?, ?)")
+                  "status, seconds, tokens, agent_errors, metric_errors, uncertain, escalated, summary, "
+                  "record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 # A case run appended again (a resumed run's retried error) makes its case's verdict stale: gone
 # with it, so that a kill before the case is told again leaves no verdict of other runs behind.
 _STALE = "DELETE FROM journal_verdicts WHERE run_id = ? AND eval_set_id = ? AND eval_id = ?"

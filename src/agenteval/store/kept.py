@@ -10,11 +10,12 @@ history take the record, and nothing is parsed, summarised or serialised again. 
 needs the case itself (the JUnit and Markdown reports, the console's first cases) asks
 `KeptCase.outcome()`, built once from the runs' digests (`store.digest`) and the summary.
 
-Record format: a JSON array of `VERSION`, the case's status, runs, agent seconds, agent tokens,
-first agent error, its metric rows and summary rows (as `CaseRows` holds them, without the run
-id), its judge models, judge prompt tokens, then the counts of runs with an agent error, metric
-errors, uncertain judge verdicts that were not escalated, and escalated ones. A record of
-another version is not read: the case is then read as its runs' digests, as before.
+Format: a verdict row holds the case's place in its document, runs, status, agent seconds and
+tokens and tally in columns (what a resume's totals read), and in its record a JSON array of
+`VERSION`, the first agent error, the metric rows (run index, criterion, score, threshold,
+status) and summary rows (as `CaseRows` holds them, without the run id and eval id), the judge
+models and the judge prompt tokens: what the history records. A record of another version is
+not read: the case is then read as its runs' digests, as before.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from agenteval.schema import CaseSummary, EvalCaseResult, EvalStatus
 from agenteval.store.case_rows import CaseRows, case_rows
 from agenteval.store.digest import from_digest
+from agenteval.store.journal_writer import VerdictRow
 from agenteval.store.output import remember_json, summary_json
 from agenteval.verdicts.outcome import CaseOutcome
 
@@ -54,39 +56,40 @@ def tally(runs: list[EvalCaseResult]) -> Tally:
     return Tally(agent, metric, uncertain, escalated)
 
 
-def verdict_row(run_id: str, outcome: CaseOutcome,
-                position: int) -> tuple[str, str, str, int, int, bytes, str]:
+def verdict_row(run_id: str, outcome: CaseOutcome, position: int) -> VerdictRow:
     """The journal's verdict row of a told case, the `position`th of its eval set's document
     (see the module docstring)."""
     r = case_rows(outcome)
     t = tally(outcome.runs)
-    record = json.dumps([VERSION, int(r.status), r.num_runs, r.seconds, r.tokens, r.error, r.metrics,
-                         r.summaries, r.judges, r.judge_tokens, t.agent_errors, t.metric_errors,
-                         t.uncertain, t.escalated], separators=(",", ":"))
-    return (run_id, outcome.eval_set_id, outcome.eval_id, position, outcome.num_runs,
+    record = json.dumps([VERSION, r.error, [m[1:] for m in r.metrics], [m[1:] for m in r.summaries],
+                         r.judges, r.judge_tokens], separators=(",", ":"))
+    return (run_id, outcome.eval_set_id, outcome.eval_id, position, r.num_runs, int(r.status), r.seconds,
+            r.tokens, t.agent_errors, t.metric_errors, t.uncertain, t.escalated,
             summary_json(outcome.summary), record)
 
 
-def read_record(eval_id: str, record: str) -> tuple[CaseRows, Tally] | None:
-    """The rows and tally a verdict record holds (None: a record of another version)."""
+def read_record(eval_id: str, status: int, runs: int, seconds: float | None, tokens: float | None,
+                record: str) -> CaseRows | None:
+    """The history's rows of a case from its verdict's columns and record (None: a record of
+    another version)."""
     try:
         items = json.loads(record)
     except ValueError:
         return None
-    if not isinstance(items, list) or len(items) != 14 or items[0] != VERSION:
+    if not isinstance(items, list) or len(items) != 6 or items[0] != VERSION:
         return None
-    (_, status, runs, seconds, tokens, error, metrics, summaries, judges, judge_tokens,
-     agent, metric, uncertain, escalated) = items
-    rows = CaseRows(eval_id, EvalStatus(status), runs, seconds, tokens, error, [tuple(m) for m in metrics],
-                    [tuple(s) for s in summaries], tuple(judges), judge_tokens)
-    return rows, Tally(agent, metric, uncertain, escalated)
+    _, error, metrics, summaries, judges, judge_tokens = items
+    return CaseRows(eval_id, EvalStatus(status), runs, seconds, tokens, error,
+                    [(eval_id, *m) for m in metrics], [(eval_id, *m) for m in summaries], tuple(judges),
+                    judge_tokens)
 
 
 @dataclass
 class KeptCase:
     """A case of a resumed run whose runs were all kept and whose verdict the journal holds
     (see the module docstring): `rows` each run's JSON as the document holds it (run order),
-    `summary` the summary's, `case_rows` and `tally` what the history and totals take."""
+    `summary` the summary's; its status, runs, agent seconds and tokens and `tally` are what the
+    totals count, `case_rows` what the history records (read from `record` when asked)."""
 
     eval_set_id: str
     eval_id: str
@@ -94,13 +97,20 @@ class KeptCase:
     rows: list[bytes]
     digests: list[str | None]
     summary: bytes
-    case_rows: CaseRows
+    status: EvalStatus
+    num_runs: int
+    seconds: float | None
+    tokens: float | None
     tally: Tally
+    record: str
     _outcome: CaseOutcome | None = field(default=None, repr=False)
 
     @property
-    def status(self) -> EvalStatus:
-        return self.case_rows.status
+    def case_rows(self) -> CaseRows:
+        rows = read_record(self.eval_id, self.status, self.num_runs, self.seconds, self.tokens, self.record)
+        if rows is None:  # (the reader returns no KeptCase of another record version)
+            raise ValueError(f"a verdict record of another version: {self.eval_id!r}")
+        return rows
 
     def outcome(self) -> CaseOutcome:
         """The case itself, for a sink that reads more than the rows: its summary parsed, its
