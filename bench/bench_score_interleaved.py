@@ -12,10 +12,18 @@ pair by pair on process CPU time (and wall), and its median reported. Every scor
 
 Each agenteval pass starts cold, as one `agenteval score` run does: its ROUGE token caches are
 cleared and every invocation's memoised tool calls dropped (`forget_tool_calls`), outside the
-timed region. Before 2026-11-26 the invocations also memoised their call keys and the bench
-kept both memos, so every pass after the first read the keys the first had built, while ADK
-walked every invocation's events again: that flattered agenteval (`--keep-memos` measures that
-way, e.g. an older src given with PYTHONPATH). The corpus is written to
+timed region. Since 2026-11-26 (session 11) the calls are collected as each invocation's
+intermediate data is validated, so a freshly loaded set holds them: the bench collects them
+again after dropping them and freezes them with the corpus (the state a load leaves), times
+that collection and prints the trajectory ratios with it added to agenteval's pass
+(`+collect`): an upper bound of what loading pays for it, since this collection walks cold
+objects and frees the previous pass's (at load the objects are fresh in the caches; a
+streamed load of both 10,000-case files measured the same CPU with and without it).
+
+Earlier on 2026-11-26 the invocations memoised their call keys lazily and the bench kept the
+memos, so every pass after the first read the keys the first had built, while ADK walked every
+invocation's events again: that flattered agenteval (`--keep-memos` measures that way, e.g. an
+older src given with PYTHONPATH). The corpus is written to
 `bench/out/c<n>` (`c2k` for 2,000) unless `--n` is 10,000 (`bench/out`, which the other benches share).
 """
 
@@ -23,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import math
 import os
 import statistics
 import sys
@@ -75,13 +84,16 @@ def main() -> None:
     gc.freeze()
     registry = default_registry()
     print(f"{len(a_pairs)} cases, {invocations} invocations; load average {os.getloadavg()[0]:.1f}")
+    # Whether this src collects the calls as it validates (session 11 on): then `cold` restores that.
+    collects = any(hasattr(inv.intermediate_data, "_calls_memo") for inv in e_invocations[:200])
     print(f"{'metric':<10} {'ADK CPU s':>10} {'agenteval CPU s':>16} {'speed-up CPU':>13} "
-          f"{'(wall)':>8}  scores")
+          f"{'(wall)':>8} {'+collect':>9}  scores")
     for label, stem, name in METRICS:
         config = load_eval_config(args.out / f"config_{stem}.json")
         a_metric = get_eval_metrics_from_config(
             EvalConfig.model_validate_json((args.out / f"config_{stem}.json").read_text()))[0]
-        cls: Any = TrajectoryEvaluator if name == "tool_trajectory_avg_score" else RougeEvaluator
+        reads_calls = name == "tool_trajectory_avg_score"
+        cls: Any = TrajectoryEvaluator if reads_calls else RougeEvaluator
         metric = registry.configure(name, config.criteria[name])
 
         def adk(cls: Any = cls, a_metric: Any = a_metric) -> list[Any]:
@@ -90,14 +102,25 @@ def main() -> None:
         def ours(metric: Any = metric) -> list[Any]:
             return [metric.build().score(EvalContext(actual=act, expected=exp)) for act, exp in e_pairs]
 
-        def cold() -> None:  # untimed: what a fresh `agenteval score` process starts from
+        def cold() -> float:
+            """Untimed in the pass: what a fresh `agenteval score` process starts from. Returns
+            the CPU seconds of collecting the calls again where loading collects them."""
             for fn in (rouge_module._chunk_tokens, rouge_module._ascii_word_tokens, rouge_module._kind):
                 fn.cache_clear()
-            if not args.keep_memos:
-                for inv in e_invocations:
-                    inv.forget_tool_calls()
+            if args.keep_memos:
+                return 0.0
+            for inv in e_invocations:
+                inv.forget_tool_calls()
+            if not collects:
+                return 0.0
+            c = time.process_time()
+            for inv in e_invocations:
+                inv.tool_calls()
+            spent = time.process_time() - c
+            gc.freeze()  # as the corpus was after loading: not walked by the collector in the pass
+            return spent
 
-        ratios, walls, a_cpu, e_cpu = [], [], [], []
+        ratios, walls, a_cpu, e_cpu, with_collect = [], [], [], [], []
         a_out: list[Any] = []
         e_out: list[Any] = []
         for i in range(args.repeat + 1):
@@ -110,7 +133,7 @@ def main() -> None:
             a_cpu_s, a_wall_s = time.process_time() - c0, time.perf_counter() - t0
             a_scores = [(r.overall_score, [p.score for p in r.per_invocation_results]) for r in a_out]
             a_out = []
-            cold()
+            collect_s = cold()
             gc.collect()
             c1, t1 = time.process_time(), time.perf_counter()
             e_out = ours()
@@ -119,12 +142,14 @@ def main() -> None:
                 a_cpu.append(a_cpu_s)
                 e_cpu.append(c2 - c1)
                 ratios.append(a_cpu_s / (c2 - c1))
+                with_collect.append(a_cpu_s / (c2 - c1 + collect_s) if reads_calls else math.nan)
                 walls.append(a_wall_s / (t2 - t1))
         bad = sum(1 for (overall, per), e in zip(a_scores, e_out, strict=True)
                   if not same(overall, e.score)
                   or any(not same(x, y.score) for x, y in zip(per, e.per_invocation, strict=True)))
         print(f"{label:<10} {statistics.median(a_cpu):>10.3f} {statistics.median(e_cpu):>16.3f} "
-              f"{statistics.median(ratios):>12.2f}x {statistics.median(walls):>7.2f}x  "
+              f"{statistics.median(ratios):>12.2f}x {statistics.median(walls):>7.2f}x "
+              f"{statistics.median(with_collect):>8.2f}x  "
               f"{'identical' if not bad else f'{bad} cases differ'}")
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
 

@@ -75,8 +75,9 @@ def test_calls_collected_on_validation_follow_the_lists_they_come_from() -> None
     inv = EvalSet.model_validate(CAMEL).eval_cases[0].conversation[0]  # type: ignore[index]
     data = inv.intermediate_data
     assert isinstance(data, InvocationEvents)
-    assert "_agenteval_calls" in data.__dict__  # collected while validating
-    assert "_agenteval_calls" not in data.model_dump() and "_agenteval_calls" not in data.model_dump_json()
+    kept = data._calls_memo  # type: ignore[attr-defined]  # collected while validating
+    assert kept[2][0].name == "roll_die" and set(data.__dict__) == set(InvocationEvents.model_fields)
+    assert "calls" not in data.model_dump_json() and "calls" not in str(data.model_dump())
     assert inv.call_keys(False) == (("roll_die", {"sides": 6}),) and inv.call_keys(True) == ("roll_die",)
     assert inv.tool_calls() is inv.tool_calls() and inv.call_keys(False) is inv.call_keys(False)
     data.invocation_events.append(data.invocation_events[0])  # the list grows: collected again
