@@ -27,6 +27,12 @@ Every criterion is warmed up with one untimed case first (its solved examples in
 cache, as in any run after its first question). `--concurrent` scores a criterion's timed cases
 at once (as `agenteval score --parallelism` does) instead of one after another.
 
+`--responses` (hallucinations): the labelled sentences that share a context, as the lines of one
+response (one judged case whose questions share their material), against the same sentences
+judged one case each, alternating, in one process: prompt tokens evaluated per sentence show
+whether a response's material is evaluated once or once per sentence; per-sentence verdicts
+are checked against the labels.
+
 `--ab` compares in one process, under the same load, case by case in alternating order: `old`
 (a rationale in every reply with no token cap, questions one at a time: the engine's slots
 hidden from the judge) against `new` (the defaults). Prompt versions cannot be compared in one
@@ -153,6 +159,65 @@ async def score_merged(kind: str, cases: list[dict[str, Any]], judge: JudgeServi
             "errors": [e.message for e in result.metric_errors]}
 
 
+def response_groups(limit: int | None = None) -> list[list[dict[str, Any]]]:
+    """The hallucination cases (tuning set) grouped by context, groups of two sentences or more."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for kind, injection, case in load_cases(only="hallucinations"):
+        if kind == "hallucinations" and not injection:
+            groups.setdefault(json.dumps(case["context"], sort_keys=True), []).append(case)
+    return [g for g in groups.values() if len(g) > 1][:limit]
+
+
+async def score_response(group: list[dict[str, Any]], judge: JudgeService, num_samples: int
+                         ) -> dict[str, Any]:
+    """`group`'s sentences as the lines of one response, scored as one hallucinations case."""
+    merged = {**group[0], "id": "+".join(c["id"] for c in group),
+              "sentence": "\n".join(c["sentence"] for c in group)}
+    run, metric_name, options = build("hallucinations", merged, num_samples)
+    metric = default_registry().configure(metric_name, options)
+    result = await score_case(run, [metric], judge=judge)
+    per: dict[int, bool] = {}
+    for r in result.judge_records:  # a sentence is positive when its question (and check) are
+        n = int((r.item or "0").split(",")[0].split()[-1])
+        per[n] = per.get(n, True) and r.score == 1.0
+    preds = [per.get(i + 1) for i in range(len(group))]
+    right = sum(p == (c["label"] in POSITIVE) for p, c in zip(preds, group, strict=True))
+    return {"id": merged["id"], "criterion": "hallucinations response", "label": [c["label"] for c in group],
+            "pred_positive": preds, "correct": right,
+            "verdicts": len(group), "labels": [r.verdict for r in result.judge_records],
+            "errors": [e.message for e in result.metric_errors]}
+
+
+async def responses_ab(args: argparse.Namespace, model: Submitted, sink: Any) -> None:
+    """`--responses`: each group as one response and as separate cases, alternating."""
+    groups = response_groups(args.per)
+    await score(*("hallucinations", groups[0][0]), judge_for(model), args.num_samples)  # warm-up
+    for i, group in enumerate(groups):
+        for config in (["response", "single"] if i % 2 == 0 else ["single", "response"]):
+            mine = Submitted(model._llm, f"{config}-{group[0]['id']}-{args.run_tag}")
+            judge = judge_for(mine)
+            _CALLS.clear()
+            load0, cpu0, wall0 = os.getloadavg()[0], time.process_time(), time.perf_counter()
+            if config == "response":
+                row = await score_response(group, judge, args.num_samples)
+            else:
+                rows = [await score("hallucinations", c, judge, args.num_samples) for c in group]
+                row = {"id": "+".join(c["id"] for c in group), "criterion": "hallucinations single",
+                       "pred_positive": [r["pred_positive"] for r in rows],
+                       "correct": sum(bool(r["correct"]) for r in rows), "verdicts": len(group),
+                       "labels": [x for r in rows for x in r["labels"]]}
+            wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+            calls = call_rows(list(_CALLS), list(mine.submitted))
+            tot = {k: sum(c[k] for c in calls) for k in ("processed", "reused", "generated")}
+            row.update(config=config, seconds=wall, cpu_seconds=cpu, load=[load0, os.getloadavg()[0]],
+                       calls=calls, source=str(Path(agenteval.__file__).resolve().parent))
+            sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+            sink.flush()
+            print(f"{config:8} {row['id'][:40]:40} right {row['correct']}/{len(group)} {wall:6.1f}s "
+                  f"cpu={cpu:5.1f}s calls={len(calls)} proc={tot['processed']} reused={tot['reused']} "
+                  f"gen={tot['generated']} load={load0:.1f}", file=sys.stderr, flush=True)
+
+
 def call_rows(calls: list[dict[str, Any]], submitted: list[float]) -> list[dict[str, Any]]:
     """Per call: its wall seconds from submission (the nearest earlier submission) and how
     much of it was waiting rather than llama.cpp computing this call."""
@@ -184,6 +249,9 @@ async def main_async(args: argparse.Namespace) -> None:
     await model._llm.load()
     print(f"model loaded in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     with out.open("w") as sink:
+        if args.responses:
+            await responses_ab(args, model, sink)
+            return
         for kind in kinds:
             warm, *timed = by_kind.get(kind, [])
             w0 = time.perf_counter()
@@ -315,6 +383,8 @@ def main() -> None:
     p.add_argument("--concurrent", action="store_true", help="a criterion's timed cases at once")
     p.add_argument("--invocations", type=int, default=1,
                    help="K labelled cases as the K invocations of one judged case (K questions)")
+    p.add_argument("--responses", action="store_true",
+                   help="hallucination sentences sharing a context: one response vs one case each")
     p.add_argument("--ab", action="store_true", help="old vs new configuration, interleaved in one process")
     p.add_argument("--run-tag", default=str(int(time.time())))
     p.add_argument("--out", default=str(OUT_DIR / "judge_speed.jsonl"))
