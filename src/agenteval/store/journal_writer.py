@@ -33,11 +33,19 @@ VerdictRow = tuple[str, str, str, int, int, int, float | None, float | None, int
 """A `journal_verdicts` row: run id, eval set id, eval id, the case's place in its document,
 runs, status, agent seconds and tokens, its tally (`store.kept.Tally`), the case summary's JSON as
 a document holds it, its record (`store.kept.verdict_row`)."""
-INSERT = ("INSERT OR REPLACE INTO journal_cases (run_id, eval_set_id, eval_id, run_index, status, "
-          "error, result_json, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-INSERT_VERDICT = ("INSERT OR REPLACE INTO journal_verdicts (run_id, eval_set_id, eval_id, position, runs, "
-                  "status, seconds, tokens, agent_errors, metric_errors, uncertain, escalated, summary, "
-                  "record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+# Upserts, not INSERT OR REPLACE: on a connection with foreign keys on, REPLACE inserting 5,000
+# rows of 10 KB in batches of 64 wrote 1.2 GB where an upsert wrote 128 MB (bench/README.md); an
+# upsert also keeps a replaced row's place in the order rows were written (`store.journal_reader`).
+INSERT = ("INSERT INTO journal_cases (run_id, eval_set_id, eval_id, run_index, status, error, result_json, "
+          "digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, eval_set_id, eval_id, run_index) DO "
+          "UPDATE SET status = excluded.status, error = excluded.error, result_json = excluded.result_json, "
+          "digest = excluded.digest")
+_VERDICT_COLUMNS = ("position", "runs", "status", "seconds", "tokens", "agent_errors", "metric_errors",
+                    "uncertain", "escalated", "summary", "record")
+INSERT_VERDICT = ("INSERT INTO journal_verdicts (run_id, eval_set_id, eval_id, " + ", ".join(_VERDICT_COLUMNS)
+                  + ") VALUES (" + ", ".join("?" * (3 + len(_VERDICT_COLUMNS))) + ") ON CONFLICT (run_id, "
+                  "eval_set_id, eval_id) DO UPDATE SET "
+                  + ", ".join(f"{c} = excluded.{c}" for c in _VERDICT_COLUMNS))
 # A case run appended again (a resumed run's retried error) makes its case's verdict stale: gone
 # with it, so that a kill before the case is told again leaves no verdict of other runs behind.
 _STALE = "DELETE FROM journal_verdicts WHERE run_id = ? AND eval_set_id = ? AND eval_id = ?"
