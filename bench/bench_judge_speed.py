@@ -237,7 +237,11 @@ async def main_async(args: argparse.Namespace) -> None:
     model = Submitted(LocalModel(threads=args.threads) if args.threads else LocalModel())
     judge = judge_for(model)
     kinds = args.criteria.split(",")
-    cases = [c for c in load_cases(limit=args.per * args.invocations + 1) if c[0] in kinds and not c[1]]
+    if args.ids:  # these cases, in this order (the first of each criterion is its warm-up)
+        by_id = {c[2]["id"]: c for c in load_cases()}
+        cases = [by_id[i] for i in args.ids.split(",")]
+    else:
+        cases = [c for c in load_cases(limit=args.per * args.invocations + 1) if c[0] in kinds and not c[1]]
     by_kind: dict[str, list[dict[str, Any]]] = {}
     for kind, _, case in cases:
         by_kind.setdefault(kind, []).append(case)
@@ -379,6 +383,7 @@ def main() -> None:
     p.add_argument("--criteria", default=DEFAULT_CRITERIA)
     p.add_argument("--per", type=int, default=3, help="timed cases per criterion (after one warm-up case)")
     p.add_argument("--num-samples", type=int, default=5)
+    p.add_argument("--ids", help="comma-separated case ids instead of the first --per of each criterion")
     p.add_argument("--threads", type=int)
     p.add_argument("--concurrent", action="store_true", help="a criterion's timed cases at once")
     p.add_argument("--invocations", type=int, default=1,

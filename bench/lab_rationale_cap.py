@@ -8,6 +8,11 @@ of a labelled set (`final_response_match` by default: the `invalid` labels), sco
 criterion as `agenteval score` scores them; each reply's tokens come from its log-probabilities.
 
     python bench/lab_rationale_cap.py [--set final_response_match] [--caps 8,6,4] [--limit N]
+    python bench/lab_rationale_cap.py --texts RATIONALES.json   # written rationales, no judging
+
+`--texts` takes rationales already written at the shipped cap (a JSON list of strings, e.g. from
+bench outputs) and cuts each with the embedded model's own tokenizer (llama.cpp's `/tokenize`):
+the same prefixes, without a judge call.
 """
 
 from __future__ import annotations
@@ -71,7 +76,27 @@ def cut(tokens: list[str], k: int) -> str:
     return "".join(tokens[:k]).split('"')[0]
 
 
+async def cut_texts(args: argparse.Namespace) -> None:
+    """`--texts`: each rationale's first k tokens, tokenized by the embedded model."""
+    import urllib.request
+
+    llm = LocalModel()
+    base, key = await llm.http_endpoint()
+    caps = [int(k) for k in args.caps.split(",")]
+    for text in json.loads(Path(args.texts).read_text()):
+        body = json.dumps({"content": text, "with_pieces": True}).encode()
+        request = urllib.request.Request(base.removesuffix("/v1") + "/tokenize", body, {
+            "Content-Type": "application/json", "Authorization": f"Bearer {key}"})
+        with urllib.request.urlopen(request, timeout=60) as reply:
+            pieces = [t["piece"] for t in json.load(reply)["tokens"]]
+        print(json.dumps({"tokens": len(pieces), **{f"cap{k}": "".join(pieces[:k]) for k in caps}},
+                         ensure_ascii=False), flush=True)
+
+
 async def main_async(args: argparse.Namespace) -> None:
+    if args.texts:
+        await cut_texts(args)
+        return
     model = Keeping(LocalModel())
     await model.llm.load()
     judge = JudgeService(lambda name: model)  # type: ignore[arg-type,return-value]
@@ -101,6 +126,7 @@ def main() -> None:
     p.add_argument("--set", default="final_response_match")
     p.add_argument("--caps", default="8,6,4,2")
     p.add_argument("--limit", type=int, default=12)
+    p.add_argument("--texts", help="a JSON list of written rationales: cut them, judge nothing")
     p.add_argument("--out", default=str(OUT_DIR / "lab_rationale_cap.jsonl"))
     asyncio.run(main_async(p.parse_args()))
 
