@@ -220,6 +220,10 @@ class Journal:
         journal, a write at every connection is a lock taken for nothing."""
         conn.execute("PRAGMA synchronous=NORMAL")  # WAL: durable at each checkpoint, never corrupt
         conn.execute("PRAGMA foreign_keys=ON")
+        # Freed pages are not overwritten with zeros (some SQLite builds do so by default: deleting
+        # a run's rows wrote them all once more); forgotten runs leave the file by truncation
+        # (`_shrink`), not by overwriting.
+        conn.execute("PRAGMA secure_delete=OFF")
         tables = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'index')"))
         if not set(tables) >= _TABLES:  # new, or made by an agenteval before verdicts
             if not tables:  # a new journal: pages of forgotten runs can be given back at once
@@ -314,8 +318,11 @@ class Journal:
         """Removes a run from the journal (its results are in the run history now): the journal
         holds only unfinished runs, and the space they took is given back. The run's ownership
         by this process, if any, ends."""
-        self._stop_writer(run_id)
         with self._connect(create=False) as conn:
+            # Opened before the run's writer closes its connection: the last connection to close
+            # checkpoints the whole WAL, which copied the run's rows into the file just before
+            # they were deleted (the writer checkpoints none on its own: `WAL_PAGES`).
+            self._stop_writer(run_id)
             if conn is None:
                 return
             _delete(conn, run_id)
@@ -461,15 +468,24 @@ def _layout(conn: sqlite3.Connection) -> None:
 
 
 def _shrink(conn: sqlite3.Connection) -> None:
-    """Gives the pages of forgotten runs back to the file system: at once in a journal made
-    with incremental vacuum; an older journal is rebuilt that way once it holds no run (cheap
-    then). Best effort: a busy journal is shrunk another time."""
+    """Gives the pages of forgotten runs back to the file system. A journal that holds no run
+    any more (the usual case) is rebuilt (`VACUUM`: cheap when empty, where an incremental vacuum
+    moved every freed page through the WAL, as much as the run's rows), an older journal then
+    with incremental vacuum from then on; a journal still holding runs frees its pages at once
+    when made with incremental vacuum. Best effort: a busy journal is shrunk another time."""
     try:
-        if conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2:
+        incremental = conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+        if conn.execute("SELECT count(*) FROM journal_runs").fetchone()[0] == 0:
+            if not incremental:
+                conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+            try:
+                conn.execute("VACUUM")
+            except sqlite3.OperationalError:  # another connection is reading: free what is free
+                if not incremental:
+                    raise
+                conn.executescript("PRAGMA incremental_vacuum")
+        elif incremental:
             conn.executescript("PRAGMA incremental_vacuum")  # stepped to the end: every free page
-        elif conn.execute("SELECT count(*) FROM journal_runs").fetchone()[0] == 0:
-            conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
-            conn.execute("VACUUM")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     except sqlite3.OperationalError:
         pass

@@ -25,6 +25,11 @@ FLUSH_SECONDS = 0.5
 """The longest a finished case run waits in memory before its transaction commits."""
 FLUSH_CASES = 64
 """A transaction commits at once when this many case runs wait."""
+WAL_PAGES = 16384
+"""The writer checkpoints the journal's WAL into its file once it holds this many pages (1 GiB
+of 64 KiB pages; SQLite's default is 1,000): a run's rows are deleted once the run is recorded,
+and each checkpoint before that copied them into the file for nothing. The run's forgetting
+checkpoints what is left (`Journal.forget`)."""
 
 Row = tuple[str, str, str, int, int, int, str, str]
 """A `journal_cases` row: run id, eval set id, eval id, run index, status, whether it ended in
@@ -136,6 +141,7 @@ class Writer:
                     try:
                         use_wal(opened)
                         self._prepare(opened)
+                        opened.execute(f"PRAGMA wal_autocheckpoint = {WAL_PAGES}")
                     except BaseException:
                         opened.close()
                         raise
