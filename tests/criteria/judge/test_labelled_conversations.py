@@ -162,3 +162,41 @@ def test_the_held_out_conversation_sets_are_balanced_and_large_enough() -> None:
             mine = [c for c in cases if c.metric == metric]
             positives = sum(c.positive for c in mine)
             assert len(mine) >= 30 and abs(2 * positives - len(mine)) <= 5, (file, metric)
+
+
+def _escalation(options: dict[str, Any]) -> tuple[float | None, int]:
+    """multi_turn_task_success_v1's score on a conversation, the embedded judge ("local", here
+    scripted) saying yes and a stronger one no; and how many questions the stronger one got."""
+    from agenteval.runner import CaseRun, score_case
+    from agenteval.schema import EvalCase
+
+    weak_model = ScriptedModel(lambda r: json.dumps({"verdict": "yes", "rationale": "r"}))
+    strong = ScriptedModel(lambda r: json.dumps({"verdict": "no", "rationale": "r"}))
+    judge = JudgeService(lambda name: weak_model if name == "local" else strong)
+    (case,) = load_labelled_from([{"id": "c", "criterion": "multi_turn_task_success", "turns": TURNS,
+                                   "label": "no"}])
+    metric = default_registry().configure("multi_turn_task_success_v1", {
+        "threshold": 1.0, "judge_model_options": {"num_samples": 3, **options}})  # 3: a confidence
+    run = CaseRun(case=EvalCase(eval_id="c", conversation=case.actual), actual=case.actual, eval_set_id="s")
+    result = asyncio.run(score_case(run, [metric], judge=judge))
+    return result.overall_eval_metric_results[0].score, len(strong.requests)
+
+
+def load_labelled_from(raw: list[dict[str, Any]]) -> list[Any]:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        return load_labelled(_write(Path(d), raw))
+
+
+def test_a_criterion_below_the_floor_on_the_embedded_judge_escalates_every_verdict() -> None:
+    """Its certificate says the embedded judge is not to be trusted on it: with a stronger judge
+    set, that judge decides; without one, or with the user's own min_confidence, the embedded
+    verdict stands."""
+    from agenteval.criteria.judge.weak import BELOW_FLOOR_ON_EMBEDDED
+
+    assert "multi_turn_task_success_v1" in BELOW_FLOOR_ON_EMBEDDED
+    score, asked = _escalation({"escalate_to": "openai:strong"})
+    assert score == 0.0 and asked > 0
+    assert _escalation({}) == (1.0, 0)
+    assert _escalation({"escalate_to": "openai:strong", "min_confidence": 0.0}) == (1.0, 0)
