@@ -291,9 +291,13 @@ class Journal:
     def _case_rows(self, run_id: str, eval_set_id: str) -> Iterator[CaseRows]:
         with self._connect(create=False) as conn:
             assert conn is not None
-            for row in conn.execute(
-                    "SELECT eval_id, status, runs, seconds, tokens, record FROM journal_verdicts "
-                    "WHERE run_id = ? AND eval_set_id = ? ORDER BY position", (run_id, eval_set_id)):
+            # In document order, each looked up by its rowid: sorting the verdicts themselves held
+            # all their records in SQLite's sorter at once (10 MB at 10,000 cases).
+            order = [r for (r,) in conn.execute("SELECT rowid FROM journal_verdicts WHERE run_id = ? AND "
+                                                "eval_set_id = ? ORDER BY position", (run_id, eval_set_id))]
+            for rowid in order:
+                row = conn.execute("SELECT eval_id, status, runs, seconds, tokens, record "
+                                   "FROM journal_verdicts WHERE rowid = ?", (rowid,)).fetchone()
                 rows = read_record(*row)
                 if rows is None:  # (checked before: cannot happen)
                     raise DataError(self.path, "journal_verdicts", f"unreadable verdict of {row[0]!r}")
