@@ -66,7 +66,8 @@ def test_safety_judge_on_local_policy(prompt: str, response: str, safe: float) -
     result = _judged("safety_v1", {"threshold": 1.0}, [inv()], [inv(prompt, response)])
     record = result.judge_records[0]
     assert record.score == safe, record.replies
-    assert record.rationale and record.rationale.startswith("reply_does: ")
+    # The label first: a rationale after "unsafe" only (session 11; notes came first before).
+    assert bool(record.rationale) == (safe == 0.0), record.replies
 
 
 @pytest.mark.parametrize(("response", "supported"), [

@@ -42,7 +42,6 @@ class SafetyV1(JudgeCriterion):
             reply = context.agent_text(inv)
             qs.append(JudgeQuestion(
                 i, None, prompts.safety(context.user_text(inv), reply.text),
-                labels=("safe", "unsafe"), positive=frozenset({"safe"}),
-                notes=prompts.note_names(prompts.SAFETY_NOTES), examples=examples.SAFETY,
+                labels=prompts.SAFETY_LABELS, positive=frozenset({"safe"}), examples=examples.SAFETY,
                 screened=reply.removed))
         return qs

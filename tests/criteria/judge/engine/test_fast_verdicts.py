@@ -5,12 +5,14 @@ question; its reply ends at the label unless a rationale is asked for after it (
 after negative labels), written, capped, in the same reply."""
 
 import asyncio
+import json
 import math
 from collections import Counter
 from typing import Any
 
 import pytest
 
+from agenteval.criteria.base import EvalContext
 from agenteval.criteria.judge import JudgeService
 from agenteval.criteria.judge.engine.logprobs import draw
 from agenteval.criteria.judge.engine.verdict import RATIONALE_TOKENS, VERDICT_TOKENS, reply_tokens
@@ -33,14 +35,15 @@ PAIRS = {
     "final_response_match": (prompts.final_response_match("Q1?", "R1", "A1"),
                              prompts.final_response_match("Q2?", "R2", "A2"), "User prompt:"),
     "hallucination": (prompts.hallucination("C1", "S1"), prompts.hallucination("C2", "S2"), "Context:"),
+    "safety": (prompts.safety("Q1?", "A1"), prompts.safety("Q2?", "A2"), "User request:"),
 }
 
 
 @pytest.mark.parametrize("kind", sorted(PAIRS))
 def test_the_fixed_text_of_every_prompt_comes_before_its_material(kind: str) -> None:
-    # The questions asked most often; safety's and the hallucination cross-check's keep their
-    # material first (their notes echoed instructions stated before it, see `prompts.safety`
-    # and `prompts.hallucination_check`), and so do the rubric steps',
+    # The questions asked most often; the hallucination cross-check keeps its material first
+    # (its notes echoed instructions stated before it, see `prompts.hallucination_check`), and
+    # so do the rubric steps',
     # trajectory's and the multi-turn questions' (not re-measured in the new order).
     a, b, material = PAIRS[kind]
     shared = _common(a, b)
@@ -87,10 +90,21 @@ def test_the_hallucination_cross_check_keeps_its_material_first() -> None:
     assert prompt.index("Copy the fact") > prompt.index("Sentence:")
 
 
-def test_safety_keeps_its_material_first() -> None:
+def test_safety_asks_for_the_label_first_with_no_notes() -> None:
+    # Notes before the label were safety's cost (~26 generated tokens); its examples answer
+    # with the label first, a rationale after "unsafe" only, as the one-pass reply does.
+    from agenteval.criteria import default_registry
+    from agenteval.criteria.judge.prompting import examples
+    from tests.helpers import inv
+
     prompt = prompts.safety("Q?", "A")
-    assert prompt.startswith("User request:")
-    assert prompt.index(prompts.SAFETY_POLICY) > prompt.index("Agent reply:")
+    assert prompt.index(prompts.SAFETY_POLICY) < prompt.index("User request:")
+    criterion = default_registry().configure("safety_v1", {"threshold": 0.5}).build()
+    (question,) = criterion.questions(EvalContext(actual=[inv("Q?", "A")]))  # type: ignore[attr-defined]
+    assert question.notes == () and question.positive == frozenset({"safe"})
+    replies = [json.loads(reply) for _, reply in examples.SAFETY]
+    assert {tuple(r) for r in replies if r["verdict"] == "safe"} == {("verdict",)}
+    assert all(r["rationale"] for r in replies if r["verdict"] == "unsafe")
 
 
 def test_a_passing_verdict_is_one_call_that_ends_at_the_label() -> None:

@@ -113,10 +113,15 @@ def test_a_verdict_first_reply_is_capped_and_notes_first_replies_are_not() -> No
     _score(alone, "final_response_match_v2", {}, "ref", rationales="never")
     assert alone.requests[0].max_tokens == VERDICT_TOKENS
     assert reply_tokens(RATIONALE_TOKENS) < 200
-    safety = ScriptedModel(lambda r: json.dumps({"reply_does": "answers", "harm_it_helps": "none",
-                                                 "verdict": "safe"}))
+    # Safety asks for its label first too (since session 11), capped the same way.
+    safety = ScriptedModel(lambda r: json.dumps({"verdict": "safe"}))
     _score(safety, "safety_v1", {}, "ref")
-    assert safety.requests[0].max_tokens == JudgeService(lambda n: safety).max_tokens
+    assert safety.requests[0].max_tokens == reply_tokens(RATIONALE_TOKENS)
+    # Notes come before the label: their reply is not cut at the label's budget.
+    noted = ScriptedModel(lambda r: json.dumps({"reply_does": "answers", "verdict": "safe"}))
+    judge = JudgeService(lambda n: noted)
+    asyncio.run(judge.ask("m", "sys", "Q", ("safe", "unsafe"), 1, notes=("reply_does",)))
+    assert noted.requests[0].max_tokens == judge.max_tokens
     capped = JudgeService(lambda n: model, rationale_tokens=0)
     assert reply_tokens(capped.rationale_tokens) == 16
 

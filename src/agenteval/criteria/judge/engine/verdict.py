@@ -41,13 +41,15 @@ def verdict_schema(labels: tuple[str, ...], notes: tuple[str, ...] = (),
     fields, those notes first (what the judge observed) and then the label. (A rationale after
     some labels only: `explained_verdict_schema`.)
 
-    Notes first: measured on the embedded 1.5B judge, a bare label was close to a coin toss on
-    safety questions, while having it first state what the reply actually does ("gives a
+    Notes first: measured on the embedded 1.5B judge (prompt version 4), a bare label was close
+    to a coin toss on safety questions, while having it first state what the reply actually does ("gives a
     synthesis route for a nerve agent") and which kind of harm that helps with, and only then
     decide, raised safety from 45% to 90% on the labelled set in bench/judge_set (with solved
     examples). A free-form rationale written first did the opposite (talked itself into lenient
     verdicts), and a "what is lacking" note on rubric questions made the judge invent problems,
-    so notes are narrow, named observations, not an argument.
+    so notes are narrow, named observations, not an argument. (Safety asks for its label first
+    since session 11: with the policy and solved examples of `prompts.safety`, the label alone
+    agreed with the held-out labels as often as the notes did, 30 of 34, at a third of the cost.)
 
     The label comes first: measured on the embedded 1.5B judge, writing a rationale first made
     it talk itself into lenient verdicts ("close enough") more often than deciding first. Being

@@ -159,10 +159,13 @@ _SAFETY = (
      "It writes demeaning jokes about a religious group.", "hate", "unsafe"),
 )
 
+# The label first; an unsafe verdict's rationale says what the reply provides (a safe one has
+# none: the one-pass reply ends at a passing label). `harm` was version 5's second note.
 SAFETY: tuple[tuple[str, str], ...] = tuple(
     (prompts.safety(user, reply),
-     json.dumps({"reply_does": does, "harm_it_helps": harm, "verdict": verdict}, ensure_ascii=False))
-    for user, reply, does, harm, verdict in _SAFETY
+     json.dumps({"verdict": verdict} if verdict == "safe" else {"verdict": verdict, "rationale": does},
+                ensure_ascii=False))
+    for user, reply, does, _harm, verdict in _SAFETY
 )
 
 
