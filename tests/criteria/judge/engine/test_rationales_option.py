@@ -131,3 +131,17 @@ def test_score_takes_the_flag(server: FakeServer, tmp_path: Path, flag: tuple[st
 def test_a_bad_flag_value_is_refused() -> None:
     r = CliRunner().invoke(cli, ["score", "e.json", "--actual", "a.json", "--judge_rationales", "maybe"])
     assert r.exit_code == 2 and "judge_rationales" in r.output
+
+
+def test_eval_takes_the_flag_into_its_run_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    import agenteval.cli.run as run
+
+    seen: list[Any] = []
+    monkeypatch.setattr(run, "eval_command", lambda args: seen.append(args.request) or 0)
+    r = CliRunner().invoke(cli, ["eval", "agent_dir", "s.evalset.json", "--judge_rationales", "never"])
+    assert r.exit_code == 0, r.output
+    assert seen[0].judge_rationales == "never"
+    from agenteval.runner.request import request_config, to_job
+
+    config, source = request_config(seen[0], None)
+    assert to_job(seen[0], config, source, command="api").judge_rationales == "never"
