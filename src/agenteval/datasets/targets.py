@@ -20,9 +20,7 @@ What a target may be:
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
-import shutil
 import stat
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -131,12 +129,6 @@ def is_stream(path: str | Path) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or (stat.S_ISSOCK(mode) and _is_std_stream(path))
 
 
-# copy_file_range's errors that mean "copy another way": across file systems, not supported by
-# the file system or the kernel, or a file (a stream) it cannot copy into
-_NO_KERNEL_COPY = {errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EBADF, errno.EPERM,
-                   errno.ETXTBSY}
-
-
 class TargetWriter:
     """Writes one target as the module docstring says, a piece at a time: `write` pieces as
     they come, then `commit` (the temporary file replaces the target) or `abort` (it is
@@ -166,42 +158,6 @@ class TargetWriter:
     def write(self, chunk: bytes) -> None:
         try:
             self._file.write(chunk)
-        except OSError as e:
-            self.abort()
-            raise self._error(e) from None
-
-    @property
-    def is_file(self) -> bool:
-        """Whether the bytes go to a temporary file (one that `copy_from` can read), not a stream."""
-        return self._tmp is not None
-
-    def copy_from(self, source: TargetWriter) -> None:
-        """Appends every byte written to `source` so far (a file, not a stream): the kernel
-        copies them (`os.copy_file_range`, no bytes through this process: a third of the CPU of
-        writing them again), or, where it cannot (another file system, an old kernel), they are
-        read back and written."""
-        if source._tmp is None:
-            raise ValueError("a stream's bytes cannot be copied")
-        try:
-            source._file.flush()
-        except OSError as e:
-            raise source._error(e) from None
-        try:
-            self._file.flush()
-            with open(source._tmp, "rb") as src:
-                left = os.fstat(src.fileno()).st_size
-                dst = self._file.fileno()
-                try:
-                    while left > 0 and hasattr(os, "copy_file_range"):  # (Linux only)
-                        n = os.copy_file_range(src.fileno(), dst, left)
-                        if n == 0:
-                            break
-                        left -= n
-                except OSError as e:
-                    if e.errno not in _NO_KERNEL_COPY:
-                        raise
-                # both files' positions are where the kernel's copy stopped
-                shutil.copyfileobj(src, self._file, 1 << 20)
         except OSError as e:
             self.abort()
             raise self._error(e) from None

@@ -139,20 +139,13 @@ class DocumentWriter:
         try:
             for path in paths:  # the same bytes to each (the output and the history's copy)
                 self._targets.append(TargetWriter(path))
+                self._targets[-1].write(self._prelude)
         except BaseException:
             self.abort()
             raise
-        # The bytes are written to the first file and to every stream; the other files are
-        # copied from that file when the document is complete (by the kernel: a third of the
-        # CPU of a second write).
-        files = [t for t in self._targets if t.is_file]
-        self._source = files[0] if files else None
-        self._copies = files[1:]
-        self._written = [t for t in self._targets if t not in self._copies]
         self.cases = self.summaries = 0
         self._pending: list[bytes] = []  # written to the targets by the `_BLOCK`
         self._pending_size = 0
-        self._write(self._prelude)
 
     def _write(self, chunk: bytes) -> None:
         # Gathered into blocks: a system call per case result and target released the GIL to
@@ -165,7 +158,7 @@ class DocumentWriter:
     def _drain(self) -> None:
         block = b"".join(self._pending)
         self._pending, self._pending_size = [], 0
-        for target in self._written:
+        for target in self._targets:
             target.write(block)
 
     def add(self, result: EvalCaseResult) -> None:
@@ -204,9 +197,6 @@ class DocumentWriter:
                 self._write(block)
             self._write(pieces[2])
             self._drain()
-            for target in self._copies:
-                assert self._source is not None  # (there are copies only of a file)
-                target.copy_from(self._source)
             for target in self._targets:
                 target.commit()
         except BaseException:
