@@ -102,3 +102,22 @@ def test_a_result_is_serialised_once_for_journal_and_document_and_copied_as_is(t
         writer.add_summary(summary)
     writer.commit(doc)
     assert copied.read_bytes() == whole.read_bytes()
+
+
+@pytest.mark.parametrize("stream_first", [False, True])
+def test_the_history_copy_of_a_large_document_has_the_bytes_of_its_output(tmp_path: Path,
+                                                                          stream_first: bool) -> None:
+    # Several MiB, so that blocks are written before the end and the copy is made at `commit`.
+    cases = [case(f"c{i:04d}", {"m": i / 3000}) for i in range(3000)]
+    doc = summarise(result(cases))
+    whole = tmp_path / "whole.json"
+    write_outputs([doc], whole)
+    assert whole.stat().st_size > 3 << 20
+    paths = [tmp_path / "out.json", tmp_path / "history" / "copy.json", Path("/dev/null")]
+    writer = DocumentWriter(paths[::-1] if stream_first else paths, doc)
+    for got, summary in zip(doc.eval_case_results, doc.summary, strict=True):
+        writer.add(got)
+        writer.add_summary(summary)
+    assert not paths[1].exists()
+    writer.commit(doc)
+    assert paths[0].read_bytes() == paths[1].read_bytes() == whole.read_bytes()
