@@ -149,6 +149,7 @@ def main() -> None:
     killed = timed([script(), "eval", str(agent), str(evalset), "--parallelism", "1",
                     "--output", str(OUT / "never.json")], env)
     assert killed["exit"] == -9, killed
+    drop_killed_document()
     resumed = timed([script(), "eval", str(agent), str(evalset), "--resume", "latest",
                      "--output", str(OUT / "resumed.json")])
     assert resumed["exit"] in (0, 1), resumed["stderr"]
@@ -165,6 +166,14 @@ def main() -> None:
           f"{kill_at}): {killed['wall']:.2f} s")
     summary["load_after"] = os.getloadavg()[0]
     (OUT / "summary.json").write_text(json.dumps(summary, indent=2))
+
+
+def drop_killed_document() -> None:
+    """Removes the temporary document the killed run left (about 114 MB at 10,000 cases; they
+    piled up to gigabytes under bench/out/journal/)."""
+    from agenteval.datasets.targets import remove_stale_temporaries
+
+    remove_stale_temporaries(OUT)
 
 
 def count_results(path: Path) -> int:
@@ -188,6 +197,7 @@ def resume_ab(n_cases: int, left: float, repeat: int, other_src: str) -> dict[st
         killed = timed([script(), "eval", str(agent), str(evalset), "--parallelism", "1",
                         "--output", str(OUT / "never.json")], kill_env, src)
         assert killed["exit"] == -9, killed
+        drop_killed_document()
     rest = OUT / "rest.evalset.json"
     write_set(rest, range(kill_at, n_cases))
     rounds: dict[str, list[dict[str, Any]]] = {"A": [], "B": [], "rest": []}
