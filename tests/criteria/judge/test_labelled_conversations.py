@@ -15,7 +15,8 @@ from agenteval.criteria.judge.certificates import CertificateBook, certify, prom
 from agenteval.criteria.judge.labelled import load_labelled
 from agenteval.errors import DataError
 from agenteval.models import ModelRequest, ScriptedModel
-from agenteval.schema.judge_certificates import JudgeCertificatesConfig
+from agenteval.models.local_assets import MODEL_SHA256
+from agenteval.schema.judge_certificates import DEFAULT_MIN_LABELS, JudgeCertificatesConfig
 
 BENCH_SET = Path(__file__).resolve().parents[3] / "bench" / "judge_set"
 CONVERSATION_METRICS = ("multi_turn_task_success_v1", "multi_turn_trajectory_quality_v1",
@@ -164,6 +165,23 @@ def test_the_held_out_conversation_sets_are_balanced_and_large_enough() -> None:
             assert len(mine) >= 30 and abs(2 * positives - len(mine)) <= 5, (file, metric)
 
 
+def test_the_shipped_certificates_of_the_conversation_criteria_apply() -> None:
+    """Each of them ships a certificate measured on its held-out set, bound to the embedded judge
+    and the prompts of now, found for the criterion at its defaults (certified or below floor,
+    never "uncalibrated")."""
+    book = CertificateBook.load([], shipped=True)
+    for name in CONVERSATION_METRICS:
+        config: dict[str, Any] = {"threshold": 1.0}
+        if name.startswith("rubric_based"):
+            config["rubrics"] = [{"rubric_id": "r", "rubric_content": {"text_property": "Any rubric."}}]
+        metric = default_registry().configure(name, config)
+        note = certify(metric, book)
+        assert note is not None and note.status != "uncalibrated", (name, note)
+        cert = next(c for c in book.certificates if c.metric == name)
+        assert cert.judge_identity == f"sha256:{MODEL_SHA256}" and cert.labels >= 30
+        assert any(file in cert.source for file, metrics in HELD_OUT.items() if name in metrics)
+
+
 def _escalation(options: dict[str, Any]) -> tuple[float | None, int]:
     """multi_turn_task_success_v1's score on a conversation, the embedded judge ("local", here
     scripted) saying yes and a stronger one no; and how many questions the stronger one got."""
@@ -200,3 +218,15 @@ def test_a_criterion_below_the_floor_on_the_embedded_judge_escalates_every_verdi
     assert score == 0.0 and asked > 0
     assert _escalation({}) == (1.0, 0)
     assert _escalation({"escalate_to": "openai:strong", "min_confidence": 0.0}) == (1.0, 0)
+
+
+def test_the_criteria_that_escalate_are_the_ones_their_certificates_put_below_the_floor() -> None:
+    from agenteval.criteria.judge.weak import BELOW_FLOOR_ON_EMBEDDED, CRITERION_FLOOR
+
+    book = CertificateBook.load([], shipped=True)
+    # above the floor: a certificate of the embedded judge with enough labels and agreement
+    above = {c.metric for c in book.certificates if c.metric in CONVERSATION_METRICS
+             and c.judge_model == "local" and c.agreement is not None
+             and c.agreement >= CRITERION_FLOOR and c.labels >= DEFAULT_MIN_LABELS}
+    below = set(CONVERSATION_METRICS) - above
+    assert below == BELOW_FLOOR_ON_EMBEDDED

@@ -2,7 +2,8 @@
 
 Measured by their shipped certificates (`shipped_certificates/`, held-out labels in
 `bench/judge_set/`): a criterion listed in `BELOW_FLOOR_ON_EMBEDDED` agreed with the labels less
-often than `CRITERION_FLOOR` on the embedded judge. With a stronger judge configured
+often than `CRITERION_FLOOR` on the embedded judge, or was measured on fewer labels than a
+certificate needs (`DEFAULT_MIN_LABELS`) to show otherwise. With a stronger judge configured
 (`escalate_to`) and no `min_confidence` of the user's, each of its verdicts on the embedded judge
 goes to the stronger judge (as a rubric family below the floor does, `rubrics`); without one,
 nothing changes but what its certificate shows in reports. A `min_confidence` the user sets is
