@@ -79,7 +79,10 @@ def test_calibrate_certify_writes_a_certificate_bound_to_the_judge_and_prompt(
     book = CertificateBook.load([tmp_path / ".agenteval" / "certificates"], shipped=False)
     same = default_registry().configure("safety_v1", {"threshold": 1.0, "judge_model_options": {
         "judge_model": model}})
-    assert certify(same, book, JudgeCertificatesConfig(min_labels=2)).status == "certified"  # type: ignore[union-attr]
+    note = certify(same, book, JudgeCertificatesConfig(min_labels=2))
+    # it applies; both labels are "safe", so κ is undefined and the default κ floor holds it back
+    assert note is not None and note.certificate == "safety_v1.json"
+    assert note.status == "below_floor" and "κ n/a < min_kappa 0.4" in note.text
     other = default_registry().configure("safety_v1", 1.0)
     assert certify(other, book).status == "uncalibrated"  # type: ignore[union-attr]
 

@@ -7,9 +7,11 @@ calibration certificate stops gating (see `agenteval.criteria.judge.certificates
 ```
 
 With `require`, a judged criterion gates only when a certificate applies to its judge model,
-prompt and rubric and meets the floors (`min_kappa`: Cohen's κ, `min_agreement`: agreement of
-the committed verdicts, `min_labels`: how many labels it was measured on, 30 unless set, since
-a κ from a handful of labels says little); otherwise it is advisory: scored and reported, its
+prompt and rubric and meets the floors (`min_kappa`: Cohen's κ,
+0.4 unless set, since under 0.4 is less than moderate agreement and a judge near chance would
+otherwise show as certified; `min_agreement`: agreement of the committed verdicts;
+`min_labels`: how many labels it was measured on, 30 unless set, since a κ from a handful of
+labels says little); otherwise it is advisory: scored and reported, its
 reason saying why, but it does not decide the case. `criteria` overrides these per criterion
 (fields it leaves out are the top level's). Without `require` nothing changes but what reports show.
 """
@@ -20,6 +22,7 @@ from pydantic import ConfigDict, Field
 
 from agenteval.schema.base import WireModel
 
+DEFAULT_MIN_KAPPA = 0.4
 DEFAULT_MIN_LABELS = 30
 
 
@@ -47,4 +50,4 @@ class JudgeCertificatesConfig(CertificateFloor):
                                    else getattr(self, f) for f in fields})
 
 
-__all__ = ["DEFAULT_MIN_LABELS", "CertificateFloor", "JudgeCertificatesConfig"]
+__all__ = ["DEFAULT_MIN_KAPPA", "DEFAULT_MIN_LABELS", "CertificateFloor", "JudgeCertificatesConfig"]

@@ -212,6 +212,27 @@ def test_the_shipped_certificates_match_the_current_prompts() -> None:
                        f"and commit the new certificates: {', '.join(stale)}")
 
 
+def test_without_a_configured_floor_a_judge_near_chance_is_below_floor_not_certified() -> None:
+    for k, status in ((0.39, "below_floor"), (0.4, "certified"), (None, "below_floor")):
+        note = certify(_metric(), CertificateBook((_cert(kappa=k),)))
+        assert note is not None and note.status == status and not note.advisory, (k, note)
+    note = certify(_metric(), CertificateBook((_cert(kappa=-0.03),)))
+    assert note is not None and note.text.startswith("below floor (κ -0.03 < min_kappa 0.4)")
+    # a floor the user sets replaces the default
+    lenient = JudgeCertificatesConfig(min_kappa=0.2)
+    assert certify(_metric(), CertificateBook((_cert(kappa=0.3),)), lenient).status == "certified"  # type: ignore[union-attr]
+
+
+def test_the_shipped_certificates_show_which_criteria_are_near_chance_on_the_embedded_judge() -> None:
+    book = CertificateBook.load([], shipped=True)
+    certified = {"final_response_match_v2", "hallucinations_v1", "safety_v1"}
+    below = {"rubric_based_final_response_quality_v1", "rubric_based_tool_use_quality_v1",
+             "multi_turn_task_success_v1", "trajectory_judge_v1"}
+    for name in certified | below:
+        note = certify(_metric(name), book)
+        assert note is not None and note.status == ("certified" if name in certified else "below_floor"), note
+
+
 def test_every_built_in_judged_criterion_on_the_embedded_judge_is_certified() -> None:
     """At its defaults (the embedded judge), each criterion with a held-out set reports its
     shipped certificate, not "uncalibrated". (rubric_based_final_response_quality_v1's was

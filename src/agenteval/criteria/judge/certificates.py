@@ -47,7 +47,12 @@ from agenteval.schema import (
     LlmAsAJudgeCriterion,
     LlmBackedUserSimulatorCriterion,
 )
-from agenteval.schema.judge_certificates import DEFAULT_MIN_LABELS, CertificateFloor, JudgeCertificatesConfig
+from agenteval.schema.judge_certificates import (
+    DEFAULT_MIN_KAPPA,
+    DEFAULT_MIN_LABELS,
+    CertificateFloor,
+    JudgeCertificatesConfig,
+)
 
 FORMAT = "agenteval-judge-certificate/1"
 # Certificates shipped with agenteval, for the built-in criteria on the embedded judge.
@@ -380,9 +385,10 @@ def certify(metric: ConfiguredMetric, book: CertificateBook,
         text = f"uncalibrated: no certificate for judge {model}, this prompt and rubric{why}"
     else:
         short = []
-        if floor.min_kappa is not None and (cert.kappa is None or cert.kappa < floor.min_kappa):
+        min_kappa = DEFAULT_MIN_KAPPA if floor.min_kappa is None else floor.min_kappa
+        if cert.kappa is None or cert.kappa < min_kappa:
             k = "n/a" if cert.kappa is None else f"{cert.kappa:.2f}"
-            short.append(f"κ {k} < min_kappa {floor.min_kappa:g}")
+            short.append(f"κ {k} < min_kappa {min_kappa:g}")
         if floor.min_agreement is not None and (cert.agreement is None
                                                 or cert.agreement < floor.min_agreement):
             a = "n/a" if cert.agreement is None else f"{cert.agreement:.0%}"
