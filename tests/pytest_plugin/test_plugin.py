@@ -85,3 +85,25 @@ def test_the_configs_endpoint_settings_are_in_force(pytester: pytest.Pytester, p
     header = RunStore(pytester.path).header("latest")
     assert header is not None and header.endpoints[url].timeout == 0.3
     assert header.endpoints[url].attempts == 2
+
+
+@pytest.mark.parametrize(("flag", "explained"), [((), True),
+                                                 (("--agenteval-judge-rationales", "never"), False)])
+def test_the_judge_rationales_option_reaches_the_judge(pytester: pytest.Pytester, project: Path,
+                                                       server: FakeServer, flag: tuple[str, ...],
+                                                       explained: bool) -> None:
+    # A judge without log-probabilities answers in written samples, each asked in the reply schema:
+    # under "never" that schema has no rationale.
+    from tests.fake_server import Step
+
+    reply = {"model": "m", "usage": {"prompt_tokens": 5, "completion_tokens": 2}, "choices": [
+        {"index": 0, "finish_reason": "stop",
+         "message": {"role": "assistant", "content": json.dumps({"verdict": "invalid"})}}]}
+    server.steps = [Step(200, reply)]
+    url = f"openai-compat:m@{server.base_url}"
+    (project / "test_config.json").write_text(json.dumps({"criteria": {"final_response_match_v2": {
+        "threshold": 0.5, "judge_model_options": {"judge_model": url, "num_samples": 1}}}}))
+    result = pytester.runpytest("--agenteval", "-k", "good", "-p", "no:cacheprovider", *flag)
+    result.assert_outcomes(failed=1, deselected=1)  # the judge said invalid
+    schemas = [json.dumps(body.get("response_format")) for body in server.received]
+    assert schemas and all(("rationale" in s) == explained for s in schemas)

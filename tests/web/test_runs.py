@@ -205,6 +205,24 @@ def test_criteria_are_read_as_a_config_files_are(live: Live) -> None:
     assert config["final_response_match_v2"]["judge_model_options"]["num_samples"] == 3
 
 
+@pytest.mark.parametrize(("body", "explained"), [({}, True), ({"judge_rationales": "never"}, False)])
+def test_judge_rationales_from_the_web_body_reach_the_judge(live: Live, server: Any,
+                                                            body: dict[str, Any], explained: bool) -> None:
+    # A judge without log-probabilities answers in written samples, each asked in the reply
+    # schema: under "never" it has no rationale.
+    from tests.fake_server import chat
+
+    _set_with_cases(live, texts=("hello",))
+    server.respond = chat(lambda text: json.dumps({"verdict": "invalid"}))
+    run_id = _run(live, criteria={"final_response_match_v2": {"threshold": 0.5, "judge_model_options": {
+        "judge_model": f"openai-compat:m@{server.base_url}", "num_samples": 1}}}, **body)
+    assert live.events(run_id)[-1]["type"] == "RunFinished"
+    schemas = [json.dumps(b.get("response_format")) for b in server.received]
+    assert schemas and all(("rationale" in s) == explained for s in schemas)
+    bad = live.post("/apps/echo/eval-sets/smoke/run", json={"judge_rationales": "maybe"})
+    assert bad.status_code == 400 and "judge_rationales" in bad.text
+
+
 def test_escalation_started_from_the_web_reaches_the_judge(live: Live, server: Any) -> None:
     # A judge that is never sure (probabilities at 0.5) on the first endpoint escalates every
     # verdict to the endpoint named by the web body's escalate_judge_model.

@@ -31,6 +31,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--agenteval-escalate-judge-model",
                     help="where every judged criterion's uncertain verdicts go")
     group.addoption("--agenteval-num-samples", type=int, help="judge samples per question")
+    group.addoption("--agenteval-judge-rationales", choices=["negative", "always", "never"],
+                    help="which judge verdicts get a written rationale (default: negative)")
     group.addoption("--agenteval-case-timeout", type=float,
                     help="seconds per case run (default: the config's case_timeout)")
     group.addoption("--agenteval-isolation", choices=["none", "process"],
@@ -114,6 +116,7 @@ class EvalFile(pytest.File):
             agent_model=config.getoption("--agenteval-agent-model"),
             escalate_judge_model=config.getoption("--agenteval-escalate-judge-model"),
             num_samples=config.getoption("--agenteval-num-samples"),
+            judge_rationales=config.getoption("--agenteval-judge-rationales"),
             case_timeout=config.getoption("--agenteval-case-timeout"),
             isolation=config.getoption("--agenteval-isolation"),
             executor=config.getoption("--agenteval-executor"))

@@ -10,7 +10,7 @@ are journaled like the CLI's, so a run the server lost can be resumed from eithe
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio.to_thread
 from fastapi import APIRouter
@@ -45,6 +45,9 @@ class RunBody(BaseModel):
     escalate_judge_model: str | None = Field(default=None, description="Where every judged "
                                              "criterion's uncertain verdicts go.")
     num_samples: int | None = Field(default=None, ge=1, le=100, description="Judge samples per question.")
+    judge_rationales: Literal["negative", "always", "never"] | None = Field(
+        default=None, description="Which judge verdicts get a written rationale (null: each "
+        "criterion's own, else negative).")
     num_runs: int = Field(default=1, ge=1, le=1000, description="Runs of every case.")
     agent_model: str | None = Field(default=None, description="Model replacing the agent's own.")
     parallelism: int = Field(default=4, ge=1, le=256, description="Case runs in flight at once.")
@@ -58,6 +61,7 @@ class RunBody(BaseModel):
         """The runner's request for the agent at `agent_path`."""
         return RunRequest(agent_path=str(agent_path), criteria=self.criteria, num_samples=self.num_samples,
                           judge_model=self.judge_model, escalate_judge_model=self.escalate_judge_model,
+                          judge_rationales=self.judge_rationales,
                           num_runs=self.num_runs, agent_model=self.agent_model,
                           parallelism=self.parallelism, case_timeout=self.case_timeout,
                           resume=self.resume, retry_errors=self.retry_errors)

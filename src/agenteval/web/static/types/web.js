@@ -291,6 +291,7 @@
  * @property {string|null} [judge_model] - The judge of every judged criterion.
  * @property {string|null} [escalate_judge_model] - Where every judged criterion's uncertain verdicts go.
  * @property {number|null} [num_samples] - Judge samples per question.
+ * @property {"negative"|"always"|"never"|null} [judge_rationales] - Which judge verdicts get a written rationale (null: each criterion's own, else negative).
  * @property {number} [num_runs] - Runs of every case.
  * @property {string|null} [agent_model] - Model replacing the agent's own.
  * @property {number} [parallelism] - Case runs in flight at once.
