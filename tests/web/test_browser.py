@@ -104,7 +104,8 @@ def send(page: Any, text: str, turn: int) -> None:
 
 
 def run_with_two_criteria(page: Any, judge: ScriptedModel, shots: Path | None = None,
-                          city: str = "exact", runs: int = 1, slow_judge: bool = False) -> str:
+                          city: str = "exact", runs: int = 1, slow_judge: bool = False,
+                          rationales: str | None = None) -> str:
     """Opens the metric dialog, keeps the trajectory, adds the judged criterion on the scripted
     judge (threshold 0.5, one sample), starts, follows the progress; returns the result's id.
     With `slow_judge`, each judge question takes a second, and the progress box is seen naming
@@ -122,6 +123,8 @@ def run_with_two_criteria(page: Any, judge: ScriptedModel, shots: Path | None = 
         page.click('.crit:has([data-criterion="tool_trajectory_avg_score"]) details.argsmatch summary')
         page.select_option('[data-args-match="tool_trajectory_avg_score:get_weather:city"]', city)
     page.fill("#num-runs", str(runs))
+    if rationales is not None:
+        page.select_option("#judge-rationales", rationales)
     if shots is not None:
         shot(page, shots, "metric-dialog")
     respond = judge.respond
@@ -200,7 +203,12 @@ def test_end_to_end(page: Any, base_url: str, agents_dir: Path, judge: ScriptedM
     assert tool_calls(case["conversation"][0])[0]["args"] == {"city": "Paris", "unit": "fahrenheit"}
 
     # run with two criteria: the trajectory fails, the judged criterion passes; each cell its own colour
-    candidate = run_with_two_criteria(page, judge, city="text")
+    # ... with the judge asked for its label alone (the dialog's judge rationales: never)
+    judge.received.clear()
+    candidate = run_with_two_criteria(page, judge, city="text", rationales="never")
+    verdicts = [json.dumps(b["response_format"]) for b in judge.received
+                if "verdict" in json.dumps(b.get("response_format"))]
+    assert verdicts and not any("rationale" in v for v in verdicts)
     page.goto(base_url + "/" + candidate)
     row = page.wait_for_selector('tr[data-case="paris"]')
     cells = row.query_selector_all("td")

@@ -77,6 +77,9 @@ export async function metricDialog(app, setId, evalIds, args) {
   const initial = JSON.stringify(collect());
   const runs = h("input", { type: "number", id: "num-runs", min: 1, value: 1, style: "width: 70px" });
   const escalate = h("input", { id: "escalate-to", placeholder: "none", style: "width: 220px" });
+  // Which verdicts the judge writes a reason for (judge_rationales); "never" is the cheapest.
+  const rationales = h("select", { id: "judge-rationales", "aria-label": "judge rationales" },
+    ["", "negative", "always", "never"].map((v) => h("option", { value: v, text: v || "each criterion's own" })));
   const post = async (body) => {
     try {
       /** @type {RunRef} */
@@ -88,7 +91,8 @@ export async function metricDialog(app, setId, evalIds, args) {
   const start = () => {
     const criteria = collect();
     post({ eval_ids: evalIds, criteria: JSON.stringify(criteria) === initial ? null : criteria,
-      num_runs: Number(runs.value) || 1, escalate_judge_model: escalate.value.trim() || null });
+      num_runs: Number(runs.value) || 1, escalate_judge_model: escalate.value.trim() || null,
+      judge_rationales: rationales.value || null });
   };
   const source = defaults.source ? `Criteria from ${defaults.source}, as agenteval eval uses them.`
     : "Default criteria (no test_config.json beside this set), as agenteval eval uses them.";
@@ -104,7 +108,8 @@ export async function metricDialog(app, setId, evalIds, args) {
     rows.map((r, i) => (i && !(r.name in defaults.criteria) && rows[i - 1].name in defaults.criteria
       ? [h("h4", { class: "crit-group", text: "Other criteria" }), r.el] : r.el)),
     h("div", { class: "row", style: "margin-top: 10px" }, h("label", { text: "Runs per case " }), runs),
-    h("div", { class: "row" }, h("label", { text: "Escalate uncertain verdicts to " }), escalate)),
+    h("div", { class: "row" }, h("label", { text: "Escalate uncertain verdicts to " }), escalate),
+    h("div", { class: "row" }, h("label", { text: "Judge rationales " }), rationales)),
   h("div", { class: "dfoot" }, h("button", { text: "Cancel", onclick: () => dialog.close() }),
     h("button", { class: "primary", id: "start-run", text: "Start", onclick: start })));
   dialog.showModal();
