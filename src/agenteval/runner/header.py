@@ -16,7 +16,7 @@ from agenteval.runner.selection import Selection
 from agenteval.schema import EndpointOptions, EvalStatus
 from agenteval.schema.run import EvalSetRef, ModelRoles, ReplayInfo, RunSpec, RunTotals
 from agenteval.store import file_sha256
-from agenteval.store.kept import KeptCase
+from agenteval.store.kept import KeptCase, Tally, tally
 from agenteval.verdicts.outcome import CaseOutcome
 
 
@@ -80,36 +80,27 @@ class TotalsCounter:
 
     def add(self, case: CaseOutcome) -> None:
         """One eval id's verdict over its runs, and the runs."""
-        self.cases += 1
-        self.max_runs = max(self.max_runs, case.num_runs)
-        self.statuses[case.status] += 1
-        if (s := case.duration()) is not None:
-            self.seconds = (self.seconds or 0.0) + s
-        if (t := case.tokens()) is not None:
-            self.tokens = (self.tokens or 0.0) + t
-        for run in case.runs:
-            self.case_runs += 1
-            self.agent_errors += bool(run.error_message)
-            self.metric_errors += len(run.metric_errors)
-            for r in run.judge_records:
-                self.uncertain += r.uncertain and r.escalated is None
-                self.escalated += r.escalated is not None
+        self._count(case.num_runs, case.status, case.duration(), case.tokens(), tally(case.runs))
 
     def add_kept(self, case: KeptCase) -> None:
         """`add` of a case a resumed run kept, from the journal's verdict of it
         (`store.kept`): the same counts, without the case itself."""
+        self._count(case.num_runs, case.status, case.seconds, case.tokens, case.tally)
+
+    def _count(self, runs: int, status: EvalStatus, seconds: float | None, tokens: float | None,
+               t: Tally) -> None:
         self.cases += 1
-        self.max_runs = max(self.max_runs, case.num_runs)
-        self.statuses[case.status] += 1
-        if case.seconds is not None:
-            self.seconds = (self.seconds or 0.0) + case.seconds
-        if case.tokens is not None:
-            self.tokens = (self.tokens or 0.0) + case.tokens
-        self.case_runs += case.num_runs
-        self.agent_errors += case.tally.agent_errors
-        self.metric_errors += case.tally.metric_errors
-        self.uncertain += case.tally.uncertain
-        self.escalated += case.tally.escalated
+        self.max_runs = max(self.max_runs, runs)
+        self.statuses[status] += 1
+        if seconds is not None:
+            self.seconds = (self.seconds or 0.0) + seconds
+        if tokens is not None:
+            self.tokens = (self.tokens or 0.0) + tokens
+        self.case_runs += runs
+        self.agent_errors += t.agent_errors
+        self.metric_errors += t.metric_errors
+        self.uncertain += t.uncertain
+        self.escalated += t.escalated
 
     def totals(self, judge_calls: int, judge_prompt_tokens: int) -> RunTotals:
         return RunTotals(

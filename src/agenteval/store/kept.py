@@ -45,7 +45,7 @@ class Tally:
 
 
 def tally(runs: list[EvalCaseResult]) -> Tally:
-    """The `Tally` of a case's runs (as `runner.header.TotalsCounter` counts them)."""
+    """The `Tally` of a case's runs (what `runner.header.TotalsCounter` counts of them)."""
     agent = metric = uncertain = escalated = 0
     for run in runs:
         agent += bool(run.error_message)
