@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from agenteval.criteria.base import Criterion, CriterionResult, EvalContext, InvocationScore, mean
-from agenteval.criteria.judge import explain
+from agenteval.criteria.judge import explain, weak
 from agenteval.criteria.judge.engine.cascade import Policy, decide_all
 from agenteval.criteria.judge.engine.decision import Decision, DecisionOptions, JudgeQuestion
 from agenteval.criteria.judge.engine.progress import plan
@@ -76,10 +76,13 @@ class JudgeCriterion(Criterion):
     default_min_confidence: ClassVar[float | None] = None
 
     def decision_options(self) -> DecisionOptions:
-        """How sure this criterion's verdicts must be (see `engine.decision`)."""
+        """How sure this criterion's verdicts must be (see `engine.decision`): every verdict
+        escalated when the criterion is below the floor on the embedded judge and a stronger
+        judge is set (`weak.escalating`)."""
         options = self.criterion.judge_model_options
-        return DecisionOptions(options.min_confidence, self.default_min_confidence,
-                               options.escalate_to or None)
+        return weak.escalating(self.metric_name, DecisionOptions(
+            options.min_confidence, self.default_min_confidence, options.escalate_to or None),
+            options.judge_model)
 
     def min_confidence(self, source: str | None) -> float | None:
         """The threshold below which a verdict of this confidence source is uncertain: the

@@ -11,9 +11,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from agenteval.criteria.base import EvalContext
-from agenteval.criteria.judge import weak
 from agenteval.criteria.judge.base import JudgeCriterion
-from agenteval.criteria.judge.engine.decision import DecisionOptions, JudgeQuestion
+from agenteval.criteria.judge.engine.decision import JudgeQuestion
 from agenteval.criteria.judge.prompting import context, prompts
 from agenteval.criteria.judge.rubrics import RubricCriterion, effective_rubrics, rubric_text
 
@@ -31,12 +30,6 @@ class MultiTurnQuestion(JudgeCriterion):
     """A yes/no question about the whole conversation."""
 
     question: ClassVar[str] = ""
-
-    def decision_options(self) -> DecisionOptions:
-        """As configured; every verdict escalated on the embedded judge, which is below the
-        floor on this criterion, when a stronger judge is set (`weak.escalating`)."""
-        return weak.escalating(self.metric_name, super().decision_options(),
-                               self.criterion.judge_model_options.judge_model)
 
     def questions(self, ctx: EvalContext) -> list[JudgeQuestion]:
         if not ctx.actual:
@@ -68,12 +61,6 @@ class RubricMultiTurnTrajectoryQuality(RubricCriterion):
     """`rubric_based_multi_turn_trajectory_quality_v1`: rubrics over the whole conversation."""
 
     rubric_type = "TRAJECTORY_QUALITY"
-
-    def decision_options(self) -> DecisionOptions:
-        """As configured; every verdict escalated on the embedded judge, which is below the
-        floor on this criterion, when a stronger judge is set (`weak.escalating`)."""
-        return weak.escalating(self.metric_name, super().decision_options(),
-                               self.criterion.judge_model_options.judge_model)
 
     def questions(self, ctx: EvalContext) -> list[JudgeQuestion]:
         if not ctx.actual:

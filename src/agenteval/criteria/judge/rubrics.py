@@ -19,7 +19,7 @@ from typing import ClassVar
 import anyio
 
 from agenteval.criteria.base import CriterionResult, EvalContext, InvocationScore, mean
-from agenteval.criteria.judge import rubric_checks
+from agenteval.criteria.judge import rubric_checks, weak
 from agenteval.criteria.judge.base import Answered, JudgeCriterion, keep_records
 from agenteval.criteria.judge.engine.cascade import decide_all, in_flight
 from agenteval.criteria.judge.engine.decision import DecisionOptions, JudgeQuestion
@@ -72,14 +72,9 @@ BELOW_FLOOR_ON_EMBEDDED: dict[str, frozenset[str]] = {
 
 def below_floor(rubric_type: str, judge_model: str) -> frozenset[str]:
     """The families below the floor on `judge_model` (measured for the embedded judge only)."""
-    from agenteval.models.base import ModelUnavailable
-    from agenteval.models.resolve import parse_model_name
-
-    try:
-        local = parse_model_name(judge_model).backend == "local"
-    except ModelUnavailable:
+    if not weak.is_embedded(judge_model):
         return frozenset()
-    return BELOW_FLOOR_ON_EMBEDDED.get(rubric_type, frozenset()) if local else frozenset()
+    return BELOW_FLOOR_ON_EMBEDDED.get(rubric_type, frozenset())
 
 
 class RubricCriterion(JudgeCriterion):

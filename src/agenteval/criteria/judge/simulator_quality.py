@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agenteval.criteria.base import CriterionResult, EvalContext, InvocationScore
-from agenteval.criteria.judge import explain, weak
+from agenteval.criteria.judge import explain
 from agenteval.criteria.judge.base import Answered, JudgeCriterion
-from agenteval.criteria.judge.engine.decision import DecisionOptions, JudgeQuestion
+from agenteval.criteria.judge.engine.decision import JudgeQuestion
 from agenteval.criteria.judge.prompting import context, prompts
 from agenteval.schema import ConversationScenario, LlmBackedUserSimulatorCriterion, UserPersona
 from agenteval.schema.personas import PERSONAS
@@ -80,12 +80,6 @@ class PerTurnUserSimulatorQuality(JudgeCriterion):
 
     criterion_model = LlmBackedUserSimulatorCriterion
     criterion: LlmBackedUserSimulatorCriterion
-
-    def decision_options(self) -> DecisionOptions:
-        """As configured; every verdict escalated on the embedded judge, which is below the
-        floor on this criterion, when a stronger judge is set (`weak.escalating`)."""
-        return weak.escalating(self.metric_name, super().decision_options(),
-                               self.criterion.judge_model_options.judge_model)
 
     def questions(self, ctx: EvalContext) -> list[JudgeQuestion]:
         scenario = ctx.scenario

@@ -16,20 +16,13 @@ each call, and asks for the request to have been accomplished, not only for sens
 from __future__ import annotations
 
 from agenteval.criteria.base import EvalContext
-from agenteval.criteria.judge import weak
 from agenteval.criteria.judge.base import JudgeCriterion
-from agenteval.criteria.judge.engine.decision import DecisionOptions, JudgeQuestion
+from agenteval.criteria.judge.engine.decision import JudgeQuestion
 from agenteval.criteria.judge.prompting import context, examples, prompts
 
 
 class TrajectoryJudgeV1(JudgeCriterion):
     """`trajectory_judge_v1`: per invocation 1 (accomplished) or 0 (not accomplished)."""
-
-    def decision_options(self) -> DecisionOptions:
-        """As configured; every verdict escalated on the embedded judge, which is below the
-        floor on this criterion, when a stronger judge is set (`weak.escalating`)."""
-        return weak.escalating(self.metric_name, super().decision_options(),
-                               self.criterion.judge_model_options.judge_model)
 
     def questions(self, ctx: EvalContext) -> list[JudgeQuestion]:
         if not ctx.actual:

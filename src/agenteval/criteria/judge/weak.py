@@ -7,7 +7,8 @@ certificate needs (`DEFAULT_MIN_LABELS`) to show otherwise. With a stronger judg
 (`escalate_to`) and no `min_confidence` of the user's, each of its verdicts on the embedded judge
 goes to the stronger judge (as a rubric family below the floor does, `rubrics`); without one,
 nothing changes but what its certificate shows in reports. A `min_confidence` the user sets is
-kept: the user chose which verdicts to trust.
+kept: the user chose which verdicts to trust. Every judged criterion's options pass through
+`escalating` (`JudgeCriterion.decision_options`); it changes only those of the listed criteria.
 """
 
 from __future__ import annotations
