@@ -299,8 +299,8 @@ class JudgeService:
 
     async def _one_pass(self, model: str, llm: LLM, request: ModelRequest, num_samples: int,
                         answer: JudgeAnswer, read: Callable[[str], Verdict | None],
-                        labels: tuple[str, ...], noted: bool, positive: frozenset[str] | None = None,
-                        rationales: Rationales | None = None) -> dict[int, tuple[str, bool]] | None:
+                        labels: tuple[str, ...], noted: bool, positive: frozenset[str] | None,
+                        rationales: Rationales) -> dict[int, tuple[str, bool]] | None:
         """One greedy reply with its label distribution, the samples drawn from it (see the
         module docstring); None when done. Otherwise the samples are to be written (the backend
         gave no log-probabilities, the reply cannot be read, or they were written and cached
@@ -308,7 +308,6 @@ class JudgeService:
         # After a label whose rationale is not wanted the schema ends the reply (not a stop
         # string: stopping at the label with one made llama.cpp report wrong probabilities,
         # 0.9999 for a label it gives 0.64 without); after the others the rationale follows.
-        rationales = self.rationales if rationales is None else rationales
         one = replace(request, temperature=0.0, n=1, seed=None, logprobs=self.logprobs)
         if not noted:
             explained = self._explained(labels, positive, rationales)
