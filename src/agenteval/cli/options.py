@@ -7,6 +7,9 @@ from typing import Any, TypeVar
 
 import click
 
+# `schema.criterion.Rationales`, spelt out: the console script starts without importing pydantic
+# (a test checks the two agree).
+RATIONALES = ("negative", "always", "never")
 F = TypeVar("F", bound=Callable[..., Any])
 
 config_file_path = click.option(
@@ -69,7 +72,7 @@ escalate_judge_model = click.option(
 
 
 judge_rationales = click.option(
-    "--judge_rationales", "--judge-rationales", type=click.Choice(["negative", "always", "never"]),
+    "--judge_rationales", "--judge-rationales", type=click.Choice(RATIONALES),
     help="Which judge verdicts get a written rationale: failing ones (negative, the default), all, "
     "or none (never: the verdict alone, the fastest; reasons then give the verdict and its "
     "confidence). Laid over every judged criterion's judge_model_options.rationales.",

@@ -21,6 +21,7 @@ from agenteval.runner.job import EvalJob
 from agenteval.runner.selection import resolve_config
 from agenteval.schema import Concurrency, EvalConfig, LlmAsAJudgeCriterion
 from agenteval.schema.config import MockMode
+from agenteval.schema.criterion import Rationales
 from agenteval.schema.run import RunCommand
 from agenteval.verdicts.sequential import SequentialRule
 
@@ -61,7 +62,7 @@ class RunRequest(BaseModel):
                                     "criterion.")
     escalate_judge_model: str | None = Field(default=None, description="Where every judged "
                                              "criterion's uncertain verdicts go.")
-    judge_rationales: Literal["negative", "always", "never"] | None = Field(
+    judge_rationales: Rationales | None = Field(
         default=None, description="Which verdicts of every judged criterion get a rationale.")
     num_runs: int = Field(default=1, ge=1, description="Runs of every case (with until_decided: in "
                           "the first round).")

@@ -83,6 +83,10 @@ class SingleToolUseCriterion(BaseCriterion):
     tool_name: str
 
 
+# Which judge verdicts get a written rationale (`judge_model_options.rationales`).
+Rationales = Literal["negative", "always", "never"]
+
+
 class JudgeModelOptions(WireModel):
     """Which judge model to ask, how many samples to vote over, and how many at once.
 
@@ -109,7 +113,7 @@ class JudgeModelOptions(WireModel):
     # Which verdicts get a written rationale (reports show a failing verdict's): "negative"
     # (failing verdicts only), "always", or "never" (the verdict alone, the cheapest); None:
     # the judge's default, "negative". Never changes a verdict: the rationale follows the label.
-    rationales: Literal["negative", "always", "never"] | None = None
+    rationales: Rationales | None = None
 
 
 class LlmAsAJudgeCriterion(BaseCriterion):

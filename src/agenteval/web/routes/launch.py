@@ -10,7 +10,7 @@ are journaled like the CLI's, so a run the server lost can be resumed from eithe
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import anyio.to_thread
 from fastapi import APIRouter
@@ -21,6 +21,7 @@ from agenteval.runner import EvalJob, RunPlan, Selection, Services, prepare, sel
 from agenteval.runner.durable import AlreadyFinished, claim_resume, journaled_files
 from agenteval.runner.request import RunRequest, request_config, to_job
 from agenteval.schema import EvalConfig, RunSpec
+from agenteval.schema.criterion import Rationales
 from agenteval.store import RunStore
 from agenteval.store.journal import Journal
 from agenteval.web.context import ContractRoute, Web, WebDep, conflict
@@ -45,7 +46,7 @@ class RunBody(BaseModel):
     escalate_judge_model: str | None = Field(default=None, description="Where every judged "
                                              "criterion's uncertain verdicts go.")
     num_samples: int | None = Field(default=None, ge=1, le=100, description="Judge samples per question.")
-    judge_rationales: Literal["negative", "always", "never"] | None = Field(
+    judge_rationales: Rationales | None = Field(
         default=None, description="Which judge verdicts get a written rationale (null: each "
         "criterion's own, else negative).")
     num_runs: int = Field(default=1, ge=1, le=1000, description="Runs of every case.")

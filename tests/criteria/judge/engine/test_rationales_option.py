@@ -145,3 +145,21 @@ def test_eval_takes_the_flag_into_its_run_request(monkeypatch: pytest.MonkeyPatc
 
     config, source = request_config(seen[0], None)
     assert to_job(seen[0], config, source, command="api").judge_rationales == "never"
+
+
+def test_the_front_ends_offer_the_settings_the_schema_takes() -> None:
+    # The CLI and the pytest plugin spell them out, so that they start without pydantic.
+    from typing import get_args
+
+    import pytest as pytest_module
+
+    from agenteval.cli.options import RATIONALES
+    from agenteval.pytest_plugin import plugin
+    from agenteval.schema.criterion import Rationales
+
+    assert get_args(Rationales) == RATIONALES
+    parser = pytest_module.Parser()
+    plugin.pytest_addoption(parser)
+    option = next(o for o in parser.getgroup("agenteval").options
+                  if "--agenteval-judge-rationales" in o.names())
+    assert tuple(option.attrs()["choices"]) == get_args(Rationales)

@@ -26,8 +26,9 @@ from agenteval.criteria.judge.engine.decision import (
     hold,
     needs_check,
 )
-from agenteval.criteria.judge.engine.service import JudgeService, Rationales
+from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.criteria.judge.engine.spans import judge_span, traced
+from agenteval.schema.criterion import Rationales
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ import hashlib
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import Literal, Protocol
+from typing import Protocol
 
 from agenteval.criteria.judge.engine.logprobs import draw, label_distribution
 from agenteval.criteria.judge.engine.verdict import (
@@ -73,9 +73,8 @@ from agenteval.models.base import (
     ModelUnavailable,
     TransientModelError,
 )
+from agenteval.schema.criterion import Rationales
 from agenteval.schema.progress import JudgeCallDone
-
-Rationales = Literal["negative", "always", "never"]
 
 
 class JudgeCache(Protocol):
