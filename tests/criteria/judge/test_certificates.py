@@ -94,6 +94,11 @@ def test_the_prompt_hash_follows_what_the_judge_is_asked(monkeypatch: pytest.Mon
         {"rubric_id": "a", "rubric_content": {"text_property": "Polite."}}]).criterion.model_dump(mode="json")
     assert prompt_fingerprint("rubric_based_final_response_quality_v1", rubric) == prompt_fingerprint(
         "rubric_based_final_response_quality_v1", {**rubric, "rubrics": []})
+    # nor which verdicts get a rationale: written after the label, it cannot change the label
+    for rationales in ("always", "never"):
+        with_option = {**config, "judge_model_options": {"rationales": rationales}}
+        assert prompt_fingerprint("final_response_match_v2", with_option) == prompt_fingerprint(
+            "final_response_match_v2", config)
     # a change to the system prompt is a new prompt
     monkeypatch.setattr(prompts, "SYSTEM", prompts.SYSTEM + " Be brief.")
     from agenteval.criteria.judge import certificates

@@ -288,15 +288,14 @@ def prompt_fingerprint(metric: str, criterion: dict[str, Any]) -> str:
     and thresholds are left out (the rubric is bound on its own). A criterion that cannot be
     probed is fingerprinted by its name, the prompt version and the system prompt.
 
-    A reply schema is bound by what decides the label (`verdict.label_schema`): a one-pass
-    schema that adds a rationale after some labels only (`explained_verdict_schema`) is bound as
-    the label-only schema it extends. Up to and including the label the two allow the same text,
-    and a reply is written left to right, so the label and its probabilities (a verdict's vote
-    and confidence) are those of the label-only reply; what follows the label is the rationale
-    that reports show, which no score, vote or confidence reads. (Certificates measured with the
-    label alone plus a second call for the rationale thus stay bound to one-call verdicts.)
-    Every other schema, the written samples' label-and-rationale one included, is bound as it
-    is."""
+    A reply schema is bound by what decides the label (`verdict.label_schema`): a schema that
+    writes the label first and a rationale after it (after some labels, `explained_verdict_schema`,
+    or after every label) is bound as the label-only schema it extends. Up to and including the
+    label they allow the same text, and a reply is written left to right, so the label and its
+    probabilities (a verdict's vote and confidence) are those of the label-only reply; what
+    follows the label is the rationale that reports show, which no score, vote or confidence
+    reads. A certificate thus applies whichever `rationales` setting a run uses. A schema with
+    notes before the label is bound as it is."""
     probe = {k: v for k, v in criterion.items() if k not in ("rubrics", "threshold")}
     return _fingerprint(metric, json.dumps(probe, sort_keys=True, default=str))
 

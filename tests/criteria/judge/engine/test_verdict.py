@@ -94,8 +94,11 @@ def test_an_explained_verdict_schema_is_bound_by_its_label_part() -> None:
 
     alone = verdict_schema(LABELS4, rationale=False)
     assert label_schema(explained_verdict_schema(LABELS4, frozenset({"unsupported"}))) == alone
-    # When every label or none is explained: the ordinary shapes, bound as they are.
+    # When every label or none is explained: the ordinary shapes. A rationale after every label
+    # (`rationales: always`) is bound by the label as well; notes before it are bound as they are.
     assert explained_verdict_schema(LABELS4, frozenset()) == alone
     assert explained_verdict_schema(LABELS4, frozenset(LABELS4)) == verdict_schema(LABELS4)
-    for schema in (alone, verdict_schema(LABELS4), verdict_schema(LABELS4, ("reply_does",))):
-        assert label_schema(schema) == schema
+    assert label_schema(alone) == alone
+    assert label_schema(verdict_schema(LABELS4)) == alone
+    notes_first = verdict_schema(LABELS4, ("reply_does",))
+    assert label_schema(notes_first) == notes_first

@@ -102,14 +102,17 @@ def explained_verdict_schema(labels: tuple[str, ...], explained: frozenset[str])
 
 
 def label_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """The part of a verdict schema that decides its label: for an `explained_verdict_schema`,
-    the label-only schema of its labels (what the two allow is the same text up to and
-    including the label; the branches part after it); any other schema as it is."""
-    branches = schema.get("anyOf")
+    """The part of a verdict schema that decides its label: the label-only schema of its labels
+    for a schema that writes the label first (an `explained_verdict_schema`, whose branches part
+    after the label, or `verdict_schema` with its rationale after the label: up to and including
+    the label they allow the same text as the label-only schema, and a reply is written left to
+    right); any other schema (notes before the label) as it is."""
     verdict = schema.get("properties", {}).get("verdict", {})
-    if not isinstance(branches, list) or not isinstance(verdict.get("enum"), list):
+    if not isinstance(verdict.get("enum"), list):
         return schema
-    return verdict_schema(tuple(verdict["enum"]), rationale=False)
+    if isinstance(schema.get("anyOf"), list) or next(iter(schema["properties"])) == "verdict":
+        return verdict_schema(tuple(verdict["enum"]), rationale=False)
+    return schema
 
 
 # Plain words for "the property holds" and "it does not", whatever the question's own labels:
