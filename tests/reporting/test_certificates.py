@@ -71,3 +71,17 @@ def test_an_advisory_judge_is_shown_in_the_case_table_though_it_does_not_gate() 
     c.judge_certificates = [advisory]
     table = _text(case_table([c]))
     assert "final_response_match_v2 [uncalibrated, advisory]" in table
+
+
+def test_an_advisory_rows_reason_leaves_the_certificate_to_its_tag() -> None:
+    """At 80 columns the certificate's text took four lines of every advisory row; the tag
+    beside the name says it, and the details give it whole."""
+    from agenteval.reporting.certificates import untagged
+
+    advisory = UNCALIBRATED.model_copy(update={"advisory": True})
+    why = "score 0 < threshold 0.5: the judge said invalid"
+    reason = f"advisory, not gating ({advisory.text}): {why}"
+    assert untagged(reason, advisory) == f"advisory, not gating: {why}"
+    assert untagged(reason, UNCALIBRATED) == reason  # not advisory: nothing to leave out
+    assert untagged("score 0 < threshold 0.5", advisory) == "score 0 < threshold 0.5"
+    assert untagged(None, advisory) is None

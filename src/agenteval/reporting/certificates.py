@@ -37,10 +37,20 @@ def named(name: str, found: dict[str, JudgeCertificateNote]) -> str:
     return name if note is None else f"{name} [{tag(note)}]"
 
 
+def untagged(reason: str | None, note: JudgeCertificateNote | None) -> str | None:
+    """An advisory criterion's reason without the certificate's text it starts with, for a row
+    whose name carries the tag (`advisory, not gating: score 0 < ...`): stated once per
+    criterion and case, it took four lines of an 80-column table each time."""
+    if reason is None or note is None or not note.advisory:
+        return reason
+    head = f"advisory, not gating ({note.text})"
+    return "advisory, not gating" + reason[len(head):] if reason.startswith(head) else reason
+
+
 def line(note: JudgeCertificateNote) -> str:
     """`metric: judge certified: κ 0.62, ... (advisory, not gating)`."""
     return (f"{note.metric_name}: judge {note.text}"
             + ("; advisory, not gating (judge_certificates.require)" if note.advisory else ""))
 
 
-__all__ = ["line", "named", "notes", "tag"]
+__all__ = ["line", "named", "notes", "tag", "untagged"]

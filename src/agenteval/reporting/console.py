@@ -142,7 +142,8 @@ def _lines(case: EvalCaseResult) -> list[_Line]:
     # Under a criterion that did not pass: its error, else the reason stored with it.
     return [_Line(certificates.named(m.metric_name, certs), status_text(m.eval_status),
                   format_score(m.score), _threshold(m),
-                  errors.get(m.metric_name) or (case.reason(m.metric_name)
+                  errors.get(m.metric_name) or (certificates.untagged(case.reason(m.metric_name),
+                                                                      certs.get(m.metric_name))
                                                 if m.eval_status != EvalStatus.PASSED else None))
             for m in case.overall_eval_metric_results
             # Informational metrics are shown in the detailed report; here they are noise. An
