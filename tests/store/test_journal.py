@@ -189,27 +189,46 @@ def test_interrupted_runs_older_than_the_rule_are_pruned(tmp_path: Path) -> None
     again.close()
 
 
+def _reframe(root: Path, run: str, key: tuple[str, str, int], row: bytes, digest: str) -> None:
+    """Case run `key`'s row and digest replaced (a frame appended to the rows file, named)."""
+    from agenteval.store.journal_rows import frame, rows_path
+
+    rows = rows_path(root, run)
+    with rows.open("ab") as f:
+        at = f.tell()
+        f.write(frame(key, row, digest))
+    with sqlite3.connect(root / ".agenteval" / "journal.sqlite") as conn:
+        conn.execute("UPDATE journal_cases SET row_at = ?, row_size = ? WHERE eval_id = ? AND run_index = ?",
+                     (at, rows.stat().st_size - at, key[1], key[2]))
+
+
 def test_a_kept_case_run_goes_into_the_document_as_its_row_holds_it(tmp_path: Path) -> None:
+    from agenteval.store.journal_rows import rows_path
     from agenteval.store.output import result_json
 
     run = "20250101-000000-aaaaaa"
     journal = _begin(tmp_path)
-    journal.append_all(run, [_result(0), _result(1)])
+    journal.append_all(run, [_result(0), _result(1), _result(2)])
     journal.close()
+    rows = rows_path(tmp_path, run)
+    assert result_json(_result(0)) in rows.read_bytes()  # the document's bytes, serialised once
+    # The same result spelt otherwise: what the document gets shows where it came from.
+    spelt = result_json(_result(0)).replace(b'"run_index": 0', b'"run_index":  0')
+    _reframe(tmp_path, run, ("s", "c0", 0), spelt, "not a digest")
     with sqlite3.connect(tmp_path / ".agenteval" / "journal.sqlite") as conn:
-        (row,) = conn.execute("SELECT result_json FROM journal_cases WHERE eval_id = 'c0'").fetchone()
-        assert row.encode() == result_json(_result(0))  # the document's bytes, serialised once
-        # The same result spelt otherwise: what the document gets shows where it came from.
-        conn.execute("UPDATE journal_cases SET result_json = ? WHERE eval_id = 'c0'",
-                     (row.replace('"run_index": 0', '"run_index":  0'),))
-        (older,) = conn.execute("SELECT result_json FROM journal_cases WHERE eval_id = 'c1'").fetchone()
-        compact = _result(1).model_dump_json()  # a row of an agenteval before this one
-        conn.execute("UPDATE journal_cases SET result_json = ? WHERE eval_id = 'c1'", (compact,))
+        # Rows of agentevals before rows files, in SQLite: the document's JSON, and compact JSON.
+        older = result_json(_result(1), keep=False).decode().replace('"run_index": 0', '"run_index":  0')
+        unplaced = "UPDATE journal_cases SET result_json = ?, row_at = NULL WHERE eval_id = ?"
+        conn.execute(unplaced, (older, "c1"))
+        conn.execute(unplaced, (_result(2).model_dump_json(), "c2"))
     reader = Journal(tmp_path).reader()
     kept = reader.result(run, ("s", "c0", 0))
-    assert kept == _result(0) and b'"run_index":  0' in result_json(kept)  # copied, not serialised
+    assert kept == _result(0) and result_json(kept) == spelt  # copied, not serialised
+    assert reader.kept(run, ("s", "c0", 0)) == _result(0)  # (a digest of another format: parsed)
     old = reader.result(run, ("s", "c1", 0))
-    assert old == _result(1) and result_json(old) == older.encode()  # serialised as a document holds it
+    assert old == _result(1) and result_json(old) == older.encode()
+    oldest = reader.result(run, ("s", "c2", 0))  # serialised as a document holds it
+    assert oldest == _result(2) and result_json(oldest) == result_json(_result(2), keep=False)
     reader.close()
 
 
@@ -229,9 +248,8 @@ def test_a_kept_case_run_is_read_as_its_digest_and_written_as_its_row(tmp_path: 
     assert kept.overall_eval_metric_results == whole.overall_eval_metric_results
     assert reader.result(run, ("s", "c0", 0)) == whole and reader.kept(run, ("s", "c9", 0)) is None
     reader.close()
-    with sqlite3.connect(journal.path) as conn:  # a digest of another format: the row is parsed
-        conn.execute("UPDATE journal_cases SET digest = ? WHERE eval_id = 'c0'",
-                     ('[[1.5,30.0]]\n{"eval_id":"c0"}',))
+    # A digest of another format: the row is parsed.
+    _reframe(tmp_path, run, ("s", "c0", 0), result_json(whole, keep=False), '[[1.5,30.0]]\n{"eval_id":"c0"}')
     reader = journal.reader()
     assert reader.kept(run, ("s", "c0", 0)) == whole
     reader.close()
@@ -245,7 +263,7 @@ _OLD_CASES = """CREATE TABLE journal_cases (
         PRIMARY KEY (run_id, eval_set_id, eval_id, run_index)) WITHOUT ROWID"""
 
 
-def test_a_journal_made_before_digests_resumes_its_rows_parsed_and_gains_the_column(tmp_path: Path) -> None:
+def test_a_journal_made_before_digests_resumes_its_rows_parsed_and_gains_the_columns(tmp_path: Path) -> None:
     from agenteval.store.journal import _SCHEMA
     from agenteval.store.output import result_json
 
@@ -266,11 +284,14 @@ def test_a_journal_made_before_digests_resumes_its_rows_parsed_and_gains_the_col
     assert kept == _result(0)  # no digest: parsed whole, as before
     reader.close()
     journal.claim(run)
-    journal.append_all(run, [_result(1)])  # the column was added: new rows have digests
+    journal.append_all(run, [_result(1)])  # the columns were added: new rows are in the rows file
     with sqlite3.connect(path) as conn:
-        digests = dict(conn.execute("SELECT eval_id, digest IS NOT NULL FROM journal_cases"))
-    assert digests == {"c0": 0, "c1": 1}
+        places = dict(conn.execute("SELECT eval_id, row_at IS NOT NULL FROM journal_cases"))
+    assert places == {"c0": 0, "c1": 1}
     assert journal.finished_keys(run) == {("s", "c0", 0), ("s", "c1", 0)}
+    reader = journal.reader()
+    assert reader.kept(run, ("s", "c0", 0)) == _result(0) and reader.kept(run, ("s", "c1", 0)) == _result(1)
+    reader.close()
     journal.forget(run)
     assert journal.runs() == []
 

@@ -27,18 +27,20 @@ runs only what is missing.
 
 Results are stored as the JSON a result document holds (one row per case run; serialised once
 for the journal and the document, `store.output.result_json`), so a journal row can be read back
-into exactly the result the run would have written, or copied into the document as it is.
-Beside each row is its digest (`store.digest`), and beside each case told to its document its
-verdict (`store.kept`: the case summary as the document holds it, the history's rows, what the
-totals count, and the case's place in its document). A resumed run reads kept rows and verdicts
-in the order they were written, one streamed `SELECT` each (`store.journal_reader`); a case whose
-runs were all kept is copied (rows and summary) and counted from its verdict, a kept case run
-without one is read as its digest, so no kept row is parsed. The history records a journaled
-run's cases from their verdicts (`case_rows`). `finished_keys` reads only which case runs
-finished (what `--resume` needs until the document is written), `result` one of them whole. A
-journal made before digests or verdicts gains the column or table when this agenteval first
-opens it (its old rows are read whole, its cases summarised again); an older agenteval cannot
-append to it then (its inserts name no columns).
+into exactly the result the run would have written, or copied into the document as it is. The
+rows and their digests (`store.digest`) are in a file per run beside the database
+(`store.journal_rows`: written before the batch that names them commits, removed with the run);
+the database keeps each case run's key, status and place in that file. Beside each case told to
+its document is its verdict (`store.kept`: the case summary as the document holds it, the
+history's rows, what the totals count, and the case's place in its document). A resumed run
+reads kept rows and verdicts in the order they were written, one streamed `SELECT` each
+(`store.journal_reader`); a case whose runs were all kept is copied (rows and summary) and
+counted from its verdict, a kept case run without one is read as its digest, so no kept row is
+parsed. The history records a journaled run's cases from their verdicts (`case_rows`).
+`finished_keys` reads only which case runs finished (what `--resume` needs until the document is
+written), `result` one of them whole. A journal made before digests or verdicts gains the column
+or table when this agenteval first opens it (its old rows are read whole, its cases summarised
+again); an older agenteval cannot append to it then (its inserts name no columns).
 """
 
 from __future__ import annotations
@@ -58,16 +60,21 @@ from agenteval.schema import EvalCaseResult, RunSpec
 from agenteval.store.case_rows import CaseRows
 from agenteval.store.claim import Claim, claim, lock_path, owner
 from agenteval.store.digest import digest_json
-from agenteval.store.journal_reader import JournalReader, parsed
+from agenteval.store.journal_reader import JournalReader
+from agenteval.store.journal_rows import file_size as rows_size
+from agenteval.store.journal_rows import remove as remove_rows
+from agenteval.store.journal_rows import rows_dir, rows_path
 from agenteval.store.journal_writer import FLUSH_CASES, FLUSH_SECONDS, Row, Writer
 from agenteval.store.kept import VERSION as KEPT_VERSION
 from agenteval.store.kept import read_record, verdict_row
-from agenteval.store.output import result_json
+from agenteval.store.output import result_json, safe_name
 from agenteval.store.sqlite import connect, use_wal
 from agenteval.verdicts.outcome import CaseOutcome
 
 KEEP_INTERRUPTED_DAYS = 30
 """An interrupted run not updated for this long is removed when a run begins."""
+ORPHAN_SECONDS = 3600
+"""A rows file whose run the journal does not hold is removed once unchanged this long."""
 
 _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS journal_runs (
@@ -78,7 +85,7 @@ _SCHEMA = [
         run_id TEXT NOT NULL REFERENCES journal_runs (run_id) ON DELETE CASCADE,
         eval_set_id TEXT NOT NULL, eval_id TEXT NOT NULL, run_index INTEGER NOT NULL,
         status INTEGER NOT NULL, error INTEGER NOT NULL, result_json TEXT NOT NULL, digest TEXT,
-        PRIMARY KEY (run_id, eval_set_id, eval_id, run_index))""",
+        row_at INTEGER, row_size INTEGER, PRIMARY KEY (run_id, eval_set_id, eval_id, run_index))""",
     # What `runs` counts and `finished_keys` reads, without reading the rows' results.
     """CREATE INDEX IF NOT EXISTS journal_cases_done ON journal_cases
         (run_id, error, eval_set_id, eval_id, run_index)""",
@@ -155,7 +162,8 @@ class Journal:
         with self._lock:
             writer = self._writers.get(run_id)
             if writer is None:
-                writer = self._writers[run_id] = Writer(self.path, self._prepare, run_id)
+                writer = self._writers[run_id] = Writer(self.path, self._prepare, run_id,
+                                                        rows_path(self.root, run_id))
             return writer
 
     def flush(self, run_id: str | None = None) -> None:
@@ -236,9 +244,10 @@ class Journal:
             with contextlib.suppress(sqlite3.OperationalError):  # another process did it first
                 conn.execute("DROP TABLE journal_verdicts")
                 conn.execute(_SCHEMA[3])
-        if "journal_cases" in tables and " digest " not in tables["journal_cases"]:  # before digests
-            with contextlib.suppress(sqlite3.OperationalError):  # another process added it first
-                conn.execute("ALTER TABLE journal_cases ADD COLUMN digest TEXT")
+        for column, kind in (("digest", "TEXT"), ("row_at", "INTEGER"), ("row_size", "INTEGER")):
+            if "journal_cases" in tables and f" {column} " not in tables["journal_cases"]:  # made before
+                with contextlib.suppress(sqlite3.OperationalError):  # another process added it first
+                    conn.execute(f"ALTER TABLE journal_cases ADD COLUMN {column} {kind}")
 
     def begin(self, spec: RunSpec, fingerprint: str, total: int) -> None:
         """Records a run as started by this process, which claims it (`RunOwned` when another
@@ -331,6 +340,7 @@ class Journal:
                 return
             _delete(conn, run_id)
             _shrink(conn)
+        remove_rows(rows_path(self.root, run_id))  # after the rows naming it are gone
         if run_id in self._claims:
             self.release(run_id)
 
@@ -379,26 +389,34 @@ class Journal:
 
     def results(self, run_id: str) -> dict[CaseKey, EvalCaseResult]:
         """The finished case runs of a run, by (eval set id, eval id, run index)."""
-        self.flush(run_id)
-        with self._connect(create=False) as conn:
-            rows = conn.execute("SELECT eval_set_id, eval_id, run_index, result_json FROM journal_cases "
-                                "WHERE run_id = ?", (run_id,)).fetchall() if conn else []
-        return {(s, e, i): parsed(j) for s, e, i, j in rows}
+        reader = self.reader()
+        try:
+            found = {key: reader.result(run_id, key) for key in sorted(self.finished_keys(run_id))}
+        finally:
+            reader.close()
+        return {key: result for key, result in found.items() if result is not None}
 
     def finished_keys(self, run_id: str, without_errors: bool = False) -> set[CaseKey]:
         """Which case runs of a run finished (with `without_errors`, only those that did not end
-        in an agent or judge error), without reading their results."""
+        in an agent or judge error), without reading their results. A case run whose frame
+        reaches past the end of the run's rows file (`store.journal_rows`: the file was cut
+        short) is not finished: it runs again."""
         self.flush(run_id)
+        size = rows_size(rows_path(self.root, run_id))
         with self._connect(create=False) as conn:
+            if conn is None:
+                return set()
             rows = conn.execute("SELECT eval_set_id, eval_id, run_index FROM journal_cases WHERE run_id = ?"
-                                + (" AND error = 0" if without_errors else ""),
-                                (run_id,)).fetchall() if conn else []
-        return {(s, e, i) for s, e, i in rows}
+                                + (" AND error = 0" if without_errors else ""), (run_id,)).fetchall()
+            # (A scan of the run's small rows: the keys above come from an index alone.)
+            torn = conn.execute("SELECT eval_set_id, eval_id, run_index FROM journal_cases WHERE +run_id = ? "
+                                "AND row_at + row_size > ?", (run_id, size)).fetchall()
+        return {(s, e, i) for s, e, i in rows}.difference(torn)
 
     def reader(self) -> JournalReader:
         """A connection for reading many results one by one (what this process queued is not
         in it unless flushed first)."""
-        return JournalReader(self.path)
+        return JournalReader(self.path, self.root)
 
     def _prune(self, before: float) -> None:
         """Removes the runs nobody owns that were last updated before `before` (epoch seconds)."""
@@ -417,17 +435,36 @@ class Journal:
                 with self._connect(create=False) as conn:
                     if conn is not None:
                         _delete(conn, run_id)
+                remove_rows(rows_path(self.root, run_id))
             finally:
                 held.release(remove=True)
         if stale:
             with self._connect(create=False) as conn:
                 if conn is not None:
                     _shrink(conn)
+        self._remove_orphans()
+
+    def _remove_orphans(self) -> None:
+        """Removes the rows files of runs the journal no longer holds (left by a kill between
+        forgetting a run and removing its file). A run is begun before its file is made, so a
+        file whose run is missing and that nobody wrote to for `ORPHAN_SECONDS` is an orphan."""
+        folder = rows_dir(self.root)
+        if not folder.is_dir():
+            return
+        with self._connect(create=False) as conn:
+            if conn is None:
+                return
+            held = {safe_name(r) for (r,) in conn.execute("SELECT run_id FROM journal_runs")}
+        now = time.time()
+        for path in folder.glob("*.rows"):
+            with contextlib.suppress(OSError):
+                if path.stem not in held and path.stat().st_mtime < now - ORPHAN_SECONDS:
+                    path.unlink()
 
 
 def _rows(run_id: str, results: Iterable[EvalCaseResult], eval_set_id: str | None) -> list[Row]:
     return [(run_id, eval_set_id or r.eval_set_id, r.eval_id, r.run_index, int(r.final_eval_status),
-             int(bool(r.error_message or r.metric_errors)), result_json(r).decode(), digest_json(r))
+             int(bool(r.error_message or r.metric_errors)), result_json(r), digest_json(r))
             for r in results]
 
 

@@ -5,8 +5,9 @@ rows are read in the order they were written (finish order for case runs, told o
 verdicts: both close to eval-set order) by one streamed `SELECT` each, and a row asked for is
 taken from the rows read ahead; a row further ahead than `AHEAD` rows (a case that ran much
 longer than those after it, a row written by a later resume) is looked up on its own, so memory
-stays bounded whatever the order. Rows come as bytes (`CAST ... AS BLOB`): a kept row is copied
-into the document, never decoded.
+stays bounded whatever the order. Rows come as bytes, from the run's rows file
+(`store.journal_rows`, by the offset the row's key gives) or, in a journal made before rows
+files, from SQLite (`CAST ... AS BLOB`): a kept row is copied into the document, never decoded.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from agenteval.schema import EvalCaseResult, EvalStatus
 from agenteval.store.digest import from_digest
+from agenteval.store.journal_rows import RowsReader, rows_path
 from agenteval.store.kept import VERSION as KEPT_VERSION
 from agenteval.store.kept import KeptCase, Tally
 from agenteval.store.output import remember_json
@@ -66,10 +68,12 @@ class JournalReader:
     """Reads finished case runs over one read-only connection (usable from any thread, one at a
     time); closed with `close` or when collected."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: Path, root: Path) -> None:
+        self.path, self.root = path, root
         self._conn: sqlite3.Connection | None = None
+        self._files: dict[str, RowsReader] = {}  # each run's rows file
         self._digests = False  # whether the journal has the digest column
+        self._places = False  # whether it has the rows' places in rows files
         self._rowid = False  # whether its case rows are in a rowid table (written in order)
         self._verdicts = False  # whether it has verdicts
         self._streams: dict[tuple[str, str], _Ahead] = {}
@@ -84,6 +88,7 @@ class JournalReader:
             tables = dict(self._conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
             sql = tables.get("journal_cases") or ""
             self._digests = " digest " in sql
+            self._places = " row_at " in sql
             self._rowid = "WITHOUT ROWID" not in sql.upper()
             self._verdicts = " escalated " in (tables.get("journal_verdicts") or "")  # (this layout)
         return self._conn
@@ -155,29 +160,43 @@ class JournalReader:
                 sql = f"SELECT {_VERDICT} FROM journal_verdicts WHERE +run_id = ? ORDER BY rowid"
             else:
                 order = " ORDER BY rowid" if self._rowid else ""
-                sql = (f"SELECT eval_set_id, eval_id, run_index, CAST(result_json AS BLOB), "
-                       f"{'digest' if self._digests else 'NULL'} FROM journal_cases WHERE +run_id = ?{order}")
+                sql = (f"SELECT eval_set_id, eval_id, run_index, {self._columns} FROM journal_cases "
+                       f"WHERE +run_id = ?{order}")
             stream = self._streams[(run_id, what)] = _Ahead(iter(self._conn.execute(sql, (run_id,))),
                                                              3 if what == "cases" else 2)
         return stream
+
+    @property
+    def _columns(self) -> str:
+        """A case run's row, digest and place in its rows file (None where the journal has none)."""
+        return (f"CAST(result_json AS BLOB), {'digest' if self._digests else 'NULL'}, "
+                f"{'row_at, row_size' if self._places else 'NULL, NULL'}")
 
     def _row(self, run_id: str, key: CaseKey) -> tuple[bytes, str | None] | None:
         with self._lock:
             conn = self._open()
             if conn is None:
                 return None
-            row = self._stream(run_id, "cases").take(key)
-            if row is not None:
-                return row[3], row[4]
-            column = "digest" if self._digests else "NULL"
-            found = conn.execute(f"SELECT CAST(result_json AS BLOB), {column} FROM journal_cases "
-                                 "WHERE run_id = ? AND eval_set_id = ? AND eval_id = ? AND run_index = ?",
-                                 (run_id, *key)).fetchone()
-        return None if found is None else (found[0], found[1])
+            taken = self._stream(run_id, "cases").take(key)
+            row = taken[3:] if taken is not None else conn.execute(
+                f"SELECT {self._columns} FROM journal_cases WHERE run_id = ? AND eval_set_id = ? "
+                "AND eval_id = ? AND run_index = ?", (run_id, *key)).fetchone()
+            if row is None:
+                return None
+            raw, digest, at, size = row
+            if at is None:  # (a row of a journal made before rows files)
+                return raw, digest
+            rows = self._files.get(run_id)
+            if rows is None:
+                rows = self._files[run_id] = RowsReader(rows_path(self.root, run_id))
+            return rows.read(at, size, key)
 
     def close(self) -> None:
         with self._lock:
             self._streams.clear()
+            for rows in self._files.values():
+                rows.close()
+            self._files.clear()
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None

@@ -5,6 +5,8 @@ case's verdict row (`store.kept`), and returns: the caller's thread
 (the event loop's, in a run) never touches the database. The writer commits what is queued in
 one transaction once `FLUSH_CASES` rows wait or the oldest has waited `FLUSH_SECONDS`, so a
 finished case run is committed within `FLUSH_SECONDS` of being appended (see `store.journal`).
+A batch's case-run rows go to the run's rows file first (`store.journal_rows`), and the
+transaction then commits their keys with where their frames are.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from agenteval.errors import DataError
+from agenteval.store.journal_rows import RowsWriter, frame
 from agenteval.store.sqlite import use_wal
 
 FLUSH_SECONDS = 0.5
@@ -31,9 +34,10 @@ of 64 KiB pages; SQLite's default is 1,000): a run's rows are deleted once the r
 and each checkpoint before that copied them into the file for nothing. The run's forgetting
 checkpoints what is left (`Journal.forget`)."""
 
-Row = tuple[str, str, str, int, int, int, str, str]
-"""A `journal_cases` row: run id, eval set id, eval id, run index, status, whether it ended in
-an error, the result's JSON as a document holds it, its digest (`store.digest`)."""
+Row = tuple[str, str, str, int, int, int, bytes, str]
+"""A case run queued: run id, eval set id, eval id, run index, status, whether it ended in an
+error, the result's JSON as a document holds it, its digest (`store.digest`). The JSON and the
+digest go to the run's rows file, the rest into `journal_cases` with the frame's place."""
 VerdictRow = tuple[str, str, str, int, int, int, float | None, float | None, int, int, int, int, bytes, str]
 """A `journal_verdicts` row: run id, eval set id, eval id, the case's place in its document,
 runs, status, agent seconds and tokens, its tally (`store.kept.Tally`), the case summary's JSON as
@@ -41,10 +45,13 @@ a document holds it, its record (`store.kept.verdict_row`)."""
 # Upserts, not INSERT OR REPLACE: on a connection with foreign keys on, REPLACE inserting 5,000
 # rows of 10 KB in batches of 64 wrote 1.2 GB where an upsert wrote 128 MB (bench/README.md); an
 # upsert also keeps a replaced row's place in the order rows were written (`store.journal_reader`).
+# (`result_json` and `digest` stay empty: they are the rows of journals made before rows files.)
 INSERT = ("INSERT INTO journal_cases (run_id, eval_set_id, eval_id, run_index, status, error, result_json, "
-          "digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, eval_set_id, eval_id, run_index) DO "
-          "UPDATE SET status = excluded.status, error = excluded.error, result_json = excluded.result_json, "
-          "digest = excluded.digest")
+          "digest, row_at, row_size) VALUES (?, ?, ?, ?, ?, ?, '', NULL, ?, ?) ON CONFLICT (run_id, "
+          "eval_set_id, eval_id, run_index) DO UPDATE SET status = excluded.status, error = excluded.error, "
+          "result_json = '', digest = NULL, row_at = excluded.row_at, row_size = excluded.row_size")
+CaseRow = tuple[str, str, str, int, int, int, int, int]
+"""A `journal_cases` row as inserted: a `Row`'s key, status and error, its frame's offset and size."""
 _VERDICT_COLUMNS = ("position", "runs", "status", "seconds", "tokens", "agent_errors", "metric_errors",
                     "uncertain", "escalated", "summary", "record")
 INSERT_VERDICT = ("INSERT INTO journal_verdicts (run_id, eval_set_id, eval_id, " + ", ".join(_VERDICT_COLUMNS)
@@ -61,8 +68,10 @@ class Writer:
     transaction once `FLUSH_CASES` rows wait or the oldest has waited `FLUSH_SECONDS` (or at
     once when `flush`ed). A failed commit is kept and raised to the next `put` or `flush`."""
 
-    def __init__(self, path: Path, prepare: Callable[[sqlite3.Connection], None], run_id: str) -> None:
+    def __init__(self, path: Path, prepare: Callable[[sqlite3.Connection], None], run_id: str,
+                 rows: Path) -> None:
         self.path, self._prepare, self.run_id = path, prepare, run_id
+        self._rows = RowsWriter(rows)
         self._cond = threading.Condition()
         self._queue: list[Row] = []
         self._verdicts: list[VerdictRow] = []
@@ -149,7 +158,10 @@ class Writer:
                 if stale is None:  # (a run begun here has none: its cases are told after their runs)
                     stale = conn.execute("SELECT 1 FROM journal_verdicts WHERE run_id = ? LIMIT 1",
                                          (self.run_id,)).fetchone() is not None
-                _commit(conn, self.run_id, *batch, stale)
+                rows, verdicts = batch
+                places = self._rows.append([frame(r[1:4], r[6], r[7]) for r in rows]) if rows else []
+                _commit(conn, self.run_id, [(*r[:6], *at) for r, at in zip(rows, places, strict=True)],
+                        verdicts, stale)
             except sqlite3.DatabaseError as e:
                 error: BaseException = e if isinstance(e, sqlite3.IntegrityError) else \
                     DataError(self.path, "", f"cannot use the run journal: {e}")
@@ -163,9 +175,10 @@ class Writer:
                 self._cond.notify_all()
         if conn is not None:
             conn.close()
+        self._rows.close()
 
 
-def _commit(conn: sqlite3.Connection, run_id: str, rows: list[Row], verdicts: list[VerdictRow],
+def _commit(conn: sqlite3.Connection, run_id: str, rows: list[CaseRow], verdicts: list[VerdictRow],
             stale: bool) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -192,4 +205,5 @@ def _flush_at_exit() -> None:
             writer.flush()
 
 
-__all__ = ["FLUSH_CASES", "FLUSH_SECONDS", "INSERT", "INSERT_VERDICT", "Row", "VerdictRow", "Writer"]
+__all__ = ["FLUSH_CASES", "FLUSH_SECONDS", "INSERT", "INSERT_VERDICT", "CaseRow", "Row", "VerdictRow",
+           "Writer"]

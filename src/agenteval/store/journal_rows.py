@@ -1,0 +1,151 @@
+"""A journaled run's case-run rows, kept out of SQLite: one append-only file per run.
+
+`<root>/.agenteval/journal.rows/<run id>.rows` holds, for each case run appended, a frame: a
+header (`MAGIC`, the lengths of the key, the row and the digest, and a CRC-32 of the three),
+the case run's key (`[eval set id, eval id, run index]` as JSON), its row (the result's JSON as
+a result document holds it: `store.output.result_json`) and its digest (`store.digest`). The
+journal's SQLite table keeps only each case run's key, status, the frame's offset and size.
+Writing 10 KB rows into SQLite (its WAL, then its file, then deleting them once the run is
+recorded) was most of what the journal cost a run; here a row is written once, read back by
+offset (a resume copies it into its document), and the whole file goes with one `unlink` when
+the run is forgotten.
+
+Durability is the journal's (`store.journal`): the run's writer thread writes a batch's frames,
+then commits their offsets to SQLite, so a committed offset names bytes the operating system
+already has (a process killed mid-write leaves at most a torn frame that nothing names). A
+frame that does not reach past the file's end is whole; one that does (the file truncated, e.g.
+after a machine lost power) is not kept (`Journal.finished_keys` leaves it out), and its case
+runs again. A frame that is
+there but whose header, key or checksum does not match is damage nothing can repair here: a
+DataError naming the file and the case run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import struct
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import BinaryIO
+
+from agenteval.errors import DataError
+from agenteval.store.output import safe_name
+
+MAGIC = b"AEJ1"
+_HEAD = struct.Struct("<4sIIII")  # magic, key, row and digest lengths, CRC-32 of key + row + digest
+
+CaseKey = tuple[str, str, int]  # (eval set id, eval id, run index)
+
+
+def rows_dir(root: str | Path) -> Path:
+    return Path(root) / ".agenteval" / "journal.rows"
+
+
+def rows_path(root: str | Path, run_id: str) -> Path:
+    """The rows file of run `run_id` of a store root."""
+    return rows_dir(root) / f"{safe_name(run_id)}.rows"
+
+
+def _key(key: CaseKey) -> bytes:
+    return json.dumps(key, separators=(",", ":")).encode()
+
+
+def frame(key: CaseKey, row: bytes, digest: str) -> bytes:
+    """The bytes of one case run's frame (see the module docstring)."""
+    k, d = _key(key), digest.encode()
+    return _HEAD.pack(MAGIC, len(k), len(row), len(d), zlib.crc32(d, zlib.crc32(row, zlib.crc32(k)))) \
+        + k + row + d
+
+
+class RowsWriter:
+    """Appends frames to one run's rows file (one writer per run: its owner's journal writer
+    thread). Opened on the first append; the file is created then."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+        self._end = 0
+
+    def append(self, frames: Sequence[bytes]) -> list[tuple[int, int]]:
+        """Writes `frames` at the end of the file, in one system call where it can; returns each
+        frame's (offset, size). A write that fails (a full disk) leaves the file as it was, as
+        far as truncation can, and is a DataError naming the file."""
+        try:
+            if self._fd is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+                self._end = os.fstat(self._fd).st_size
+            data = memoryview(b"".join(frames))
+            written = 0
+            while written < len(data):
+                written += os.write(self._fd, data[written:])
+        except OSError as e:
+            if self._fd is not None:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self._fd, self._end)
+            why = e.strerror or e
+            raise DataError(self.path, "", f"cannot write the run journal's rows: {why}") from None
+        places = []
+        at = self._end
+        for f in frames:
+            places.append((at, len(f)))
+            at += len(f)
+        self._end = at
+        return places
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+class RowsReader:
+    """Reads frames of one run's rows file by offset (usable from one thread at a time)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: BinaryIO | None = None  # (a file object: closed when collected, as a fd is not)
+
+    def read(self, at: int, size: int, key: CaseKey) -> tuple[bytes, str]:
+        """The row and digest of case run `key`, whose frame is `size` bytes at `at`. A DataError
+        when the file is missing or the frame is not `key`'s, whole and unchanged."""
+        try:
+            if self._file is None:
+                self._file = open(self.path, "rb", buffering=0)  # noqa: SIM115 (closed by close)
+            data = os.pread(self._file.fileno(), size, at)
+        except OSError as e:
+            raise DataError(self.path, "", f"cannot read the run journal's rows: {e.strerror or e}") from None
+        k = _key(key)
+        if len(data) == size and size >= _HEAD.size:
+            magic, nk, nr, nd, crc = _HEAD.unpack_from(data)
+            if magic == MAGIC and _HEAD.size + nk + nr + nd == size and data[_HEAD.size:_HEAD.size + nk] == k:
+                body = memoryview(data)[_HEAD.size + nk:]
+                if zlib.crc32(body, zlib.crc32(k)) == crc:
+                    return bytes(body[:nr]), str(body[nr:], "utf-8")
+        raise DataError(self.path, "", f"the run journal's row of case {key[1]!r} (run {key[2]}) of eval set "
+                        f"{key[0]!r} at byte {at} is damaged; run the eval again without --resume")
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def file_size(path: Path) -> int:
+    """The size of a rows file (0: there is none), what `intact` compares frames with."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def remove(path: Path) -> None:
+    """Removes a rows file (a forgotten run's), if there is one."""
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+
+
+__all__ = ["MAGIC", "RowsReader", "RowsWriter", "file_size", "frame", "remove", "rows_dir", "rows_path"]
