@@ -8,7 +8,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agenteval.models.local_slots import SAVE_MIN_TOKENS, SlotTable, message_chain, prefix_key
+from agenteval.models.local_slots import (
+    SAVE_MIN_TOKENS,
+    SlotTable,
+    message_chain,
+    message_texts,
+    prefix_key,
+)
 
 
 class FakeSlots:
@@ -36,9 +42,9 @@ def _call(table: SlotTable, body: dict[str, Any], evaluated: int) -> int:
     """One call through the table, as LocalModel._call makes it; returns its slot."""
     chain = message_chain(body, "m")
     key = chain[-2] if len(chain) >= 2 else None
-    slot, warming = table.acquire(key, chain)
+    slot, warming = table.acquire(key, chain, message_texts(body))
     table.prepare(slot, key)
-    table.release(slot, key, warming, evaluated, chain)
+    table.release(slot, key, warming, evaluated, chain, message_texts(body))
     return slot
 
 
@@ -157,3 +163,109 @@ def test_only_the_most_recent_files_are_kept(tmp_path: Path) -> None:
             _call(table, _body(f"prefix {i}", q), SAVE_MIN_TOKENS)
         time.sleep(0.02)
     assert len(list(tmp_path.glob("*.bin"))) == 2
+
+
+FIXED = "Is every fact in the sentence stated in the context? Answer supported or not. " * 4
+
+
+def _question(context: str, sentence: str) -> dict[str, Any]:
+    """A judge question: shared system prompt, then fixed text, the context, the sentence."""
+    return _body("system and examples", f"{FIXED}\nContext: {context}\nSentence: {sentence}")
+
+
+def _start(table: SlotTable, body: dict[str, Any]) -> tuple[int, tuple[str, ...], Any]:
+    chain = message_chain(body, "m")
+    slot, warming = table.acquire(chain[-2], chain, message_texts(body))
+    return slot, chain, warming
+
+
+def _end(table: SlotTable, body: dict[str, Any], slot: int, warming: bool) -> None:
+    chain = message_chain(body, "m")
+    table.release(slot, chain[-2], warming, 0, chain, message_texts(body))
+
+
+def _in_thread(table: SlotTable, body: dict[str, Any], got: list[int]) -> threading.Thread:
+    def run() -> None:
+        slot, _, warming = _start(table, body)
+        got.append(slot)
+        _end(table, body, slot, warming)
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def _warm(table: SlotTable) -> None:
+    """Two earlier responses: the table learns that the questions share only the fixed text."""
+    for context in ("the weather in Oslo is 3 degrees and raining", "a flight BA117 leaves at 9"):
+        body = _question(context + " " * 100, "It is warm.")
+        slot, _, warming = _start(table, body)
+        _end(table, body, slot, warming)
+
+
+def test_sentences_sharing_a_context_queue_behind_the_slot_evaluating_it() -> None:
+    table = SlotTable(4, None, None, "m")
+    _warm(table)
+    context = "The order 7731 was shipped on 3 May by DHL, tracking number 00341; " * 3
+    first = _question(context, "It shipped on 3 May.")
+    slot, _, warming = _start(table, first)
+    got: list[int] = []
+    thread = _in_thread(table, _question(context, "The carrier was UPS."), got)
+    time.sleep(0.2)
+    assert got == []  # three slots are free, yet it waits for the one evaluating its context
+    _end(table, first, slot, warming)
+    thread.join(5)
+    assert got == [slot] and table.queued == 1
+
+
+def test_questions_sharing_only_the_fixed_text_run_side_by_side() -> None:
+    table = SlotTable(4, None, None, "m")
+    _warm(table)
+    first = _question("The order 7731 was shipped on 3 May by DHL. " * 3, "It shipped on 3 May.")
+    slot, _, warming = _start(table, first)
+    got: list[int] = []
+    _in_thread(table, _question("Room 12 is booked for 2 nights at 90 EUR. " * 3, "It costs 90 EUR."),
+               got).join(5)
+    assert got and got[0] != slot and table.queued == 0  # another case's question: not queued
+    _end(table, first, slot, warming)
+
+
+def test_a_conversations_next_question_reaches_the_slot_holding_it_in_any_order() -> None:
+    table = SlotTable(4, None, None, "m")
+    conversations = [f"USER 1: conversation {i} " + f"turn text {i} " * 30 for i in range(4)]
+    _call(table, _body("judge", "warm"), 10)  # the prefix evaluated: not cold any more
+    firsts = {i: _body("judge", f"{conversations[i]}\nDid the agent succeed?") for i in range(4)}
+    started = {i: _start(table, firsts[i]) for i in range(4)}  # judged four at once
+    slots = {i: started[i][0] for i in range(4)}
+    assert len(set(slots.values())) == 4
+    for i in (2, 0, 3, 1):
+        _end(table, firsts[i], slots[i], started[i][2])
+    for i in (0, 1, 2, 3):  # not the least recently used order: the slot holding it wins
+        assert _call(table, _body("judge", f"{conversations[i]}\nWere tools used well?"), 10) == slots[i]
+
+
+def test_agent_conversations_in_flight_never_queue_behind_each_other() -> None:
+    table = SlotTable(2, None, None, "m")
+    system = "You are a travel agent. " * 20
+    steps = [{"messages": [{"role": "system", "content": system},
+                           {"role": "user", "content": f"Book trip {i}"},
+                           {"role": "assistant", "content": "calling search"},
+                           {"role": "user", "content": "tool result: " + "flight list " * 20}]}
+             for i in range(2)]
+    slot, _, warming = _start(table, steps[0])
+    got: list[int] = []
+    _in_thread(table, steps[1], got).join(5)
+    assert got and got[0] != slot and table.queued == 0
+    _end(table, steps[0], slot, warming)
+
+
+def test_by_text_off_chooses_by_whole_messages_only() -> None:
+    table = SlotTable(4, None, None, "m")
+    table.by_text = False
+    _warm(table)
+    context = "The order 7731 was shipped on 3 May by DHL, tracking number 00341; " * 3
+    first = _question(context, "It shipped on 3 May.")
+    slot, _, warming = _start(table, first)
+    got: list[int] = []
+    _in_thread(table, _question(context, "The carrier was UPS."), got).join(5)
+    assert got and got[0] != slot and table.queued == 0
+    _end(table, first, slot, warming)

@@ -71,7 +71,7 @@ from agenteval.models.local_assets import (
     model_file,
     model_file_ready,
 )
-from agenteval.models.local_slots import SlotTable, http_post, message_chain
+from agenteval.models.local_slots import SlotTable, http_post, message_chain, message_texts
 from agenteval.models.openai_wire import (
     ChunkAssembler,
     build_body,
@@ -241,8 +241,10 @@ class LocalModel:
         self.slots = slots
         self.ctx_per_slot = ctx_per_slot
         self.threads = threads or _default_threads()
-        # Worker threads blocked in llama.cpp: one per slot; more would only queue in C++.
-        self._calls = anyio.CapacityLimiter(slots)
+        # Worker threads: one per slot in llama.cpp, and as many again waiting in the slot table
+        # (a call queued behind the slot holding its shared text must not keep another call
+        # from a free slot). Deterministic: one call at a time.
+        self._calls = anyio.CapacityLimiter(1 if deterministic else 2 * slots)
         self._key = _EngineKey(str(model_file(cache_dir)), slots, ctx_per_slot, self.threads)
 
     @property
@@ -313,13 +315,15 @@ class LocalModel:
     def _call(engine: _Engine, body: dict[str, Any], assembler: ChunkAssembler | None = None,
               stop: threading.Event | None = None) -> dict[str, Any]:
         """One completion in a slot chosen by the engine's `SlotTable` (one holding the
-        request's prefix if free, restored from disk if saved; see `local_slots`); blocking.
+        request's prefix if free, restored from disk if saved, or the busy one holding the text
+        it shares with a call in flight, queued behind it; see `local_slots`); blocking.
         Streamed into `assembler` when given, stopped early once `stop` is set."""
         table = engine.table
         cached = body.get("cache_prompt", True)
         chain = message_chain(body, table.salt) if cached else ()
+        texts = message_texts(body) if cached else ()
         key = chain[-2] if len(chain) >= 2 else None
-        slot, warming = table.acquire(key, chain)
+        slot, warming = table.acquire(key, chain, texts)
         evaluated = 0
         try:
             table.prepare(slot, key)
@@ -329,7 +333,7 @@ class LocalModel:
                 reply = LocalModel._stream(engine, {**body, "id_slot": slot}, assembler, stop)
             evaluated = int((reply.get("timings") or {}).get("prompt_n") or 0)
         finally:
-            table.release(slot, key, warming, evaluated, chain)
+            table.release(slot, key, warming, evaluated, chain, texts)
         return reply
 
     @staticmethod

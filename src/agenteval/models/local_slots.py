@@ -10,9 +10,21 @@ a file once (`/slots/N?action=save`: ~29 KB per token, a few ms) and restored in
 
 `SlotTable` assigns each call a slot itself (`id_slot`), preferring the free slot whose
 conversation shares the most leading messages with the call's (so an agent's next step goes
-back to the slot holding its conversation so far), and remembers what each slot holds
-(`message_chain`: one hash per leading run of messages). The prefix of a call is everything but
-its last message (`prefix_key`). A prefix that no slot holds and no file has is *cold*: the
+back to the slot holding its conversation so far), then the most leading text of the call's
+last message, and remembers what each slot holds (`message_chain`: one hash per leading run of
+messages; `message_texts`: the messages themselves). The prefix of a call is everything but its
+last message (`prefix_key`).
+
+Questions that share text inside their last message (the sentences of one response checked
+against the same context, the questions about one labelled conversation) go to the slot holding
+that text, queued behind the call running there, instead of each evaluating the shared text in
+a slot of its own: several of them are in flight at once, so before this each landed in another
+slot and evaluated the context again, once per sentence. A call queues when a busy slot shares
+at least `QUEUE_MIN_CHARS` more of its last message than any free slot and more than the text
+every question with this prefix starts with (`_heads`: the fixed instructions of a criterion's
+questions, which every slot comes to hold once, so questions of different cases still run side
+by side). An agent's or simulator's steps are not affected: each step's earlier messages are its
+own, so no other call shares them. A prefix that no slot holds and no file has is *cold*: the
 first call evaluates it, and concurrent calls with the same prefix wait for it instead of
 every slot evaluating the same 2,000 tokens at once (on a CPU, evaluating prompt tokens is
 arithmetic-bound: four at once cost four times one). Only a prefix asked for by two calls or
@@ -36,12 +48,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SAVE_MIN_TOKENS", "SlotTable", "message_chain", "prefix_key"]
+__all__ = ["QUEUE_MIN_CHARS", "SAVE_MIN_TOKENS", "SlotTable", "message_chain", "message_texts",
+           "prefix_key"]
 
 log = logging.getLogger(__name__)
 
 SAVE_MIN_TOKENS = 512  # a prefix shorter than this is cheap to evaluate again: not saved
 MAX_FILES = 8  # ~80 MB each for a criterion's examples; kept least recently used first
+# A call waits for the busy slot holding this much more of its last message (characters, ~4 per
+# token) rather than evaluate it again in a free slot: a hallucination question's context is
+# 150-300 characters; on a CPU each token evaluated again costs what it cost the first time.
+QUEUE_MIN_CHARS = 120
 
 Post = Callable[[str, dict[str, Any]], dict[str, Any]]
 
@@ -56,6 +73,34 @@ def message_chain(body: dict[str, Any], salt: str) -> tuple[str, ...]:
         previous = hashlib.sha256(text.encode()).hexdigest()[:40]
         chain.append(previous)
     return tuple(chain)
+
+
+Texts = tuple[tuple[str, str], ...]
+
+
+def message_texts(body: dict[str, Any]) -> Texts:
+    """(role, content) of each of the call's messages, content as text (parts as JSON)."""
+    out = []
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        text = content if isinstance(content, str) else json.dumps(content, sort_keys=True)
+        out.append((str(message.get("role")), text))
+    return tuple(out)
+
+
+def _lead(a: str, b: str) -> int:
+    """Length of the longest common leading text of `a` and `b`."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # a[:lo] == b[:lo], a[:hi] != b[:hi]: halve (slices compare in C)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def prefix_key(body: dict[str, Any], salt: str) -> str | None:
@@ -97,6 +142,12 @@ class SlotTable:
                  max_files: int = MAX_FILES) -> None:
         """`directory` None (or `post` None): no files, slots are still assigned."""
         self._held: list[tuple[str, ...]] = [()] * slots  # each slot's message chain
+        self._texts: list[Texts] = [()] * slots  # and its messages, for text shared inside one
+        # The call running in each busy slot (its chain and messages), and the calls queued
+        # behind it (FIFO; `release` hands the slot to the first).
+        self._running: dict[int, tuple[tuple[str, ...], Texts]] = {}
+        self._queues: dict[int, list[threading.Event]] = {}
+        self._heads: dict[str, str] = {}  # per prefix: the text its last messages all start with
         self._used: list[float] = [0.0] * slots
         self._free = set(range(slots))
         self._cond = threading.Condition()
@@ -104,7 +155,8 @@ class SlotTable:
         self._wanted: dict[str, int] = {}  # calls that asked for each prefix
         self._big: set[str] = set()  # prefixes evaluated at SAVE_MIN_TOKENS or more
         self.directory, self._post, self.salt, self.max_files = directory, post, salt, max_files
-        self.saved = self.restored = 0  # counts, for benchmarks
+        self.saved = self.restored = self.queued = 0  # counts, for benchmarks
+        self.by_text = True  # False: slots chosen by whole messages only (as before; benchmarks)
 
     def _file(self, key: str) -> Path | None:
         return None if self.directory is None else self.directory / f"{key}.bin"
@@ -116,15 +168,18 @@ class SlotTable:
     def _holds(self, key: str) -> bool:
         return any(key in chain for chain in self._held)
 
-    def acquire(self, key: str | None, chain: tuple[str, ...] = ()) -> tuple[int, bool]:
-        """A free slot for a call with prefix `key` and message chain `chain` (blocking until
-        one is free), and whether this call is the one to evaluate a cold prefix (then
-        `release` must be told). Concurrent calls with a cold prefix wait here until its first
-        call is done."""
+    def acquire(self, key: str | None, chain: tuple[str, ...] = (),
+                texts: Texts = ()) -> tuple[int, bool]:
+        """A free slot for a call with prefix `key`, message chain `chain` and messages `texts`
+        (blocking until one is free, or until the busy slot holding the text it shares is; see
+        the module), and whether this call is the one to evaluate a cold prefix (then `release`
+        must be told). Concurrent calls with a cold prefix wait here until its first call is
+        done."""
         with self._cond:
             if key is not None:
                 if len(self._wanted) > 10_000:  # one entry per distinct prefix: keep it bounded
                     self._wanted.clear()
+                    self._heads.clear()
                 self._wanted[key] = self._wanted.get(key, 0) + 1
             while True:
                 if key is not None and not self._holds(key) and not self._has_file(key):
@@ -138,17 +193,61 @@ class SlotTable:
                 if not self._free:
                     self._cond.wait()
                     continue
-                slot = self._choose(key, chain)
+                slot = self._choose(key, chain, texts)
+                behind = None if warming else self._behind(key, chain, texts, slot)
+                if behind is not None:
+                    granted = threading.Event()
+                    self._queues.setdefault(behind, []).append(granted)
+                    self.queued += 1
+                    self._cond.wait_for(granted.is_set)
+                    slot = behind  # handed over by `release`, never put back in `_free`
                 self._free.discard(slot)
+                self._running[slot] = (chain, texts)
                 if warming and key is not None:
                     self._warming[key] = threading.Event()
                 return slot, warming
 
-    def _choose(self, key: str | None, chain: tuple[str, ...]) -> int:
+    def _shared(self, held: tuple[tuple[str, ...], Texts], chain: tuple[str, ...],
+                texts: Texts) -> tuple[int, int]:
+        """(leading messages in common, leading characters in common of the first message that
+        differs) between what a slot holds and a call."""
+        held_chain, held_texts = held
+        n = _common(held_chain, chain)
+        if not self.by_text or n >= len(texts) or n >= len(held_texts) \
+                or held_texts[n][0] != texts[n][0]:
+            return n, 0
+        return n, _lead(held_texts[n][1], texts[n][1])
+
+    def _choose(self, key: str | None, chain: tuple[str, ...], texts: Texts = ()) -> int:
         # The most leading messages in common (a slot holding the prefix shares at least all
-        # but the last); then an empty slot; then the least recently used.
-        return min(self._free, key=lambda s: (-_common(self._held[s], chain),
-                                              bool(self._held[s]), self._used[s]))
+        # but the last), then the most leading text of the next message; then an empty slot;
+        # then the least recently used.
+        def rank(s: int) -> tuple[int, int, bool, float]:
+            n, chars = self._shared((self._held[s], self._texts[s]), chain, texts)
+            return -n, -chars, bool(self._held[s]), self._used[s]
+        return min(self._free, key=rank)
+
+    def _behind(self, key: str | None, chain: tuple[str, ...], texts: Texts, free: int) -> int | None:
+        """The busy slot this call should queue behind instead of taking `free` (see the
+        module), or None. Learns the text every question with this prefix starts with from the
+        calls that share nothing more with any slot."""
+        if key is None or not self.by_text or len(texts) != len(chain) or not texts:
+            return None
+        last = len(chain) - 1
+        text = texts[last][1]
+        head = self._heads.get(key)
+        common = len(text) if head is None else _lead(head, text)
+
+        def extra(held: tuple[tuple[str, ...], Texts]) -> int:
+            n, chars = self._shared(held, chain, texts)
+            return (len(text) if n > last else chars if n == last else 0) - common
+
+        here = extra((self._held[free], self._texts[free]))
+        busy = [(extra(self._running[s]), s) for s in self._running if s not in self._free]
+        best, slot = max(busy, default=(0, -1))
+        if max(best, here) < QUEUE_MIN_CHARS:  # no other question shares more: learn the head
+            self._heads[key] = text if head is None else text[:common]
+        return slot if best - max(here, 0) >= QUEUE_MIN_CHARS else None
 
     def prepare(self, slot: int, key: str | None) -> None:
         """Restores `key`'s saved state into `slot` unless the slot holds it already."""
@@ -167,8 +266,9 @@ class SlotTable:
                 path.touch()
 
     def release(self, slot: int, key: str | None, warming: bool, evaluated: int,
-                chain: tuple[str, ...] = ()) -> None:
-        """After the call in `slot`: the slot now holds `chain` (and so `key`); a prefix
+                chain: tuple[str, ...] = (), texts: Texts = ()) -> None:
+        """After the call in `slot`: the slot now holds `chain` and `texts` (and so `key`),
+        and goes to the first call queued behind it, if any; a prefix
         evaluated afresh (`evaluated` prompt tokens, at least SAVE_MIN_TOKENS) that two calls
         or more asked for is saved to its file; calls waiting for a cold prefix go on."""
         path = self._file(key) if key is not None else None
@@ -180,8 +280,15 @@ class SlotTable:
             self._big.add(key)  # saved once another call asks for it
         with self._cond:
             self._held[slot] = chain or ((key,) if key else ())
+            self._texts[slot] = texts if chain else ()
             self._used[slot] = time.monotonic()
-            self._free.add(slot)
+            self._running.pop(slot, None)
+            queue = self._queues.get(slot)
+            if queue:  # a call queued behind this one takes the slot as it is
+                queue.pop(0).set()
+            else:
+                self._queues.pop(slot, None)
+                self._free.add(slot)
             if warming and key is not None:
                 event = self._warming.pop(key, None)
                 if event is not None:
