@@ -3,10 +3,15 @@
     /work/adkvenv/bin/python bench/profile_e2e.py [--cprofile bench/out/score.prof] [--gc-freeze]
 
 Runs the `agenteval score` console entry point in-process on the bench corpus (default criteria)
-with timers wrapped around the phases of `agenteval.cli.commands.score_command`: imports, config,
-loading each eval set, scoring (`asyncio.run`: the coroutine, and what asyncio.run costs after it
-returns), writing the result file and printing the report. `--gc-freeze` disables the cyclic
-GC while running (to measure what the collector costs on a heap of ~10^6 model objects).
+with timers wrapped around what a run does. `score` streams (`runner.streamed`): reading a case,
+scoring it and writing it alternate, so each phase's time is summed over its calls and counted
+once, in the innermost phase (exclusive time, wall and this process's CPU): opening the eval
+sets (their nesting scan), reading and validating cases, pairing them, scoring (the criteria and
+the result objects), summarising cases, serialising and writing the document (and committing
+it), the rest of the streamed run (the driver, sinks, progress), waiting on worker processes
+(`runner.sharded`, whose own CPU is printed from this process's children), printing the report
+and everything else. `--parallelism N` is passed on (default 1: one process, every phase in
+view). `--gc-freeze` disables the cyclic GC while running (`score` pauses it itself now).
 
 `--what-if FIX [FIX ...]` prototypes candidate fixes by monkeypatching this process only (src/ is
 not touched), to measure what each would save; `--what-if all` applies every one:
@@ -27,11 +32,13 @@ not touched), to measure what each would save; `--what-if all` applies every one
 from __future__ import annotations
 
 import argparse
-import asyncio
+import contextlib
 import cProfile
 import functools
 import gc
+import inspect
 import os
+import resource
 import sys
 import time
 from collections.abc import Callable
@@ -43,7 +50,6 @@ sys.path.insert(0, str(BENCH_DIR))
 
 from gen_corpus import DEFAULT_OUT, ensure_corpus  # noqa: E402
 
-PHASES: list[tuple[str, float]] = []
 FIXES = ("porter", "gc", "load-json", "asyncio", "write-bytes", "table", "construct",
          "rouge-chunks", "hard-exit")
 KEEP_ALIVE: list[Any] = []
@@ -201,16 +207,111 @@ def apply_fixes(fixes: set[str], commands: Any) -> None:
         rouge.tokenize = tokenize
 
 
+class Phases:
+    """Exclusive time per phase: a phase's calls summed, less the phases nested inside them."""
+
+    def __init__(self) -> None:
+        self.wall: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
+        self.calls: dict[str, int] = {}
+        self.order: list[str] = []
+        self._stack: list[list[Any]] = []  # [label, wall start, cpu start, nested wall, nested cpu]
+
+    def enter(self, label: str) -> None:
+        self._stack.append([label, time.perf_counter(), time.process_time(), 0.0, 0.0])
+
+    def leave(self) -> None:
+        label, wall0, cpu0, nested_wall, nested_cpu = self._stack.pop()
+        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        if label not in self.wall:
+            self.order.append(label)
+        self.wall[label] = self.wall.get(label, 0.0) + wall - nested_wall
+        self.cpu[label] = self.cpu.get(label, 0.0) + cpu - nested_cpu
+        self.calls[label] = self.calls.get(label, 0) + 1
+        if self._stack:
+            self._stack[-1][3] += wall
+            self._stack[-1][4] += cpu
+
+
+PH = Phases()
+
+
 def timed(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` (a function, a coroutine function or a generator function) timed as `label`."""
+    if inspect.iscoroutinefunction(fn):
+        @functools.wraps(fn)
+        async def run(*args: Any, **kwargs: Any) -> Any:
+            PH.enter(label)  # (the scoring coroutine of deterministic criteria never waits)
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                PH.leave()
+
+        return run
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def items(*args: Any, **kwargs: Any) -> Any:
+            it = fn(*args, **kwargs)
+            while True:  # only the time inside the generator, not its consumer's
+                PH.enter(label)
+                try:
+                    item = next(it)
+                except StopIteration:
+                    return
+                finally:
+                    PH.leave()
+                yield item
+
+        return items
+
     @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        t0 = time.perf_counter()
+    def call(*args: Any, **kwargs: Any) -> Any:
+        PH.enter(label)
         try:
             return fn(*args, **kwargs)
         finally:
-            PHASES.append((label, time.perf_counter() - t0))
+            PH.leave()
 
-    return wrapper
+    return call
+
+
+def wrap(modules: list[Any], name: str, label: str) -> None:
+    """Times `name` as `label` in each module (or class) that has it: a function imported by
+    name is looked up in the importing module."""
+    for module in modules:
+        if hasattr(module, name):
+            setattr(module, name, timed(label, getattr(module, name)))
+
+
+def time_streamed_phases(commands: Any) -> None:
+    """Timers around the phases of a streamed `score` (see the module's docstring)."""
+    import importlib
+
+    def mods(*names: str) -> list[Any]:
+        found = []
+        for n in names:
+            with contextlib.suppress(ImportError):  # an older src: that phase is not there
+                found.append(importlib.import_module(n))
+        return found
+
+    streamed, driver = mods("agenteval.runner.streamed"), mods("agenteval.runner.driver")
+    wrap([commands, *streamed], "open_eval_set", "open eval sets (nesting scan, header)")
+    wrap(mods("agenteval.datasets.stream"), "raw_items", "read + parse cases (ijson)")
+    for cls_name in ("CaseStream",):
+        for module in mods("agenteval.datasets.stream"):
+            cls = getattr(module, cls_name)
+            cls.__iter__ = timed("validate cases (pydantic)", cls.__iter__)
+    wrap([*streamed, *mods("agenteval.runner.recorded", "agenteval.runner.result_stream")],
+         "paired_case", "pair cases")
+    wrap(driver, "score_case", "score (criteria, result objects)")
+    wrap(driver, "summarise_case", "summarise cases")
+    for module in mods("agenteval.store.output"):
+        for name in ("add", "add_summary", "add_placed", "add_summary_placed", "commit"):
+            wrap([module.DocumentWriter], name, "serialise + write the document")
+    wrap(streamed, "rescore_sharded", "worker processes (this process: waiting, telling)")
+    wrap([commands, *streamed], "rescore_files", "streamed run: the rest (driver, sinks, progress)")
+    wrap([commands], "finish", "print report")
+    wrap([commands], "prepare", "config, criteria, judges")
 
 
 def main() -> None:
@@ -219,6 +320,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--cprofile", type=Path, help="write a cProfile dump here")
+    ap.add_argument("--parallelism", type=int, default=1,
+                    help="passed to `agenteval score` (1: one process, every phase in view)")
     ap.add_argument("--result", type=Path, help="result file (default OUT/profile_agenteval.json)")
     ap.add_argument("--gc-freeze", action="store_true", help="run with the cyclic GC disabled")
     ap.add_argument("--what-if", nargs="+", default=[], choices=[*FIXES, *EXTRA_FIXES, "all"],
@@ -249,50 +352,15 @@ def main() -> None:
 
     apply_fixes(fixes, commands)
 
-    PHASES.append(("import agenteval.cli.commands (rouge_score -> nltk -> scipy)",
-                   time.perf_counter() - t_start))
-    commands.load_eval_set = timed("load expected eval set", commands.load_eval_set)
-    if hasattr(commands, "load_actual"):  # actual runs may also be result documents
-        commands.load_actual = timed("load actual eval set", commands.load_actual)
-    out_module = holder(commands, "write_model")
-    out_module.write_model = timed("write result JSON", out_module.write_model)
-    commands.report = timed("print report (rich tables)", commands.report)
-    # Scoring runs through `run_sync` (newer src) or `asyncio.run` (older src).
-    uses_run_sync = hasattr(commands, "run_sync")
-    real_run: Callable[..., Any] = commands.run_sync if uses_run_sync else asyncio.run
-    score_coro_seconds: list[float] = []
-
-    def run(coro: Any, **kwargs: Any) -> Any:
-        async def inner() -> Any:
-            t0 = time.perf_counter()
-            try:
-                return await coro
-            finally:
-                score_coro_seconds.append(time.perf_counter() - t0)
-
-        t0 = time.perf_counter()
-        try:
-            if "asyncio" not in fixes or uses_run_sync:  # run_sync already boxes the result
-                return real_run(inner(), **kwargs)
-            box: list[Any] = []
-
-            async def boxed() -> None:
-                box.append(await inner())
-
-            real_run(boxed(), **kwargs)
-            return box[0]
-        finally:
-            total = time.perf_counter() - t0
-            PHASES.append(("scoring (score_recorded coroutine)", score_coro_seconds[-1]))
-            PHASES.append((f"{'run_sync' if uses_run_sync else 'asyncio.run'} overhead after "
-                           "the coroutine returned", total - score_coro_seconds[-1]))
-
-    if uses_run_sync:
-        commands.run_sync = run
-    else:
-        commands.asyncio.run = run  # type: ignore[attr-defined]
+    imported = time.perf_counter() - t_start
+    time_streamed_phases(commands)
+    # Scoring runs through `run_sync` (newer src) or `asyncio.run` (older src): the streamed
+    # run's own phases are inside it; what is left is the event loop's.
+    if hasattr(commands, "run_sync"):
+        commands.run_sync = timed("event loop (run_sync)", commands.run_sync)
     argv = ["score", str(exp), "--actual", str(act), "--config_file_path", str(cfg),
-            "--output", str(args.result or args.out / "profile_agenteval.json")]
+            "--output", str(args.result or args.out / "profile_agenteval.json"),
+            "--parallelism", str(args.parallelism)]
     profiler = cProfile.Profile() if args.cprofile else None
     stdout = sys.stdout
     sys.stdout = open(args.out / "profile_agenteval.stdout", "w")  # noqa: SIM115
@@ -312,13 +380,18 @@ def main() -> None:
     total = time.perf_counter() - t_start
     if profiler and args.cprofile:
         profiler.dump_stats(str(args.cprofile))
-    accounted = sum(s for _, s in PHASES)
-    print(f"what-if fixes: {', '.join(sorted(fixes)) or 'none'}")
-    print(f"{'phase':<60} {'seconds':>8}")
-    for label, seconds in PHASES:
-        print(f"{label:<60} {seconds:>8.2f}")
-    print(f"{'other (click, config, registry, ...)':<60} {total - accounted:>8.2f}")
-    print(f"{'total in-process (interpreter start-up not included)':<60} {total:>8.2f}")
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(f"what-if fixes: {', '.join(sorted(fixes)) or 'none'}; --parallelism {args.parallelism}")
+    print(f"{'phase (exclusive time)':<56} {'calls':>7} {'wall s':>7} {'CPU s':>7}")
+    print(f"{'import agenteval.cli.commands':<56} {1:>7} {imported:>7.2f} {'':>7}")
+    for label in PH.order:
+        print(f"{label:<56} {PH.calls[label]:>7} {PH.wall[label]:>7.2f} {PH.cpu[label]:>7.2f}")
+    rest = total - imported - sum(PH.wall.values())
+    print(f"{'other (click, output checks, ...)':<56} {'':>7} {rest:>7.2f} {'':>7}")
+    print(f"{'total in-process (interpreter start-up not included)':<56} {'':>7} {total:>7.2f} "
+          f"{time.process_time():>7.2f}")
+    print(f"{'worker processes (their CPU, reaped children)':<56} {'':>7} {'':>7} "
+          f"{children.ru_utime + children.ru_stime:>7.2f}")
     if "hard-exit" in fixes:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -204,3 +204,37 @@ def test_the_fork_server_ends_after_the_last_pool() -> None:
     assert second.submit(os.getpid).result() != os.getpid()
     second.shutdown()
     assert forkserver._forkserver._forkserver_pid is None  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif("forkserver" not in __import__("multiprocessing").get_all_start_methods(),
+                    reason="no fork server here")
+def test_a_fork_server_held_early_ends_with_its_last_hold() -> None:
+    # A run holds the server before reading its files (its imports overlap the reading); the
+    # pool holds it too, and it ends when both have let go, once.
+    import multiprocessing.forkserver as forkserver
+
+    from agenteval.runner.shard_worker import ShardSetup
+    from agenteval.runner.sharded import _Pool, hold_fork_server
+
+    release = hold_fork_server()
+    assert forkserver._forkserver._forkserver_pid is not None  # type: ignore[attr-defined]
+    pool = _Pool(1, ShardSetup("e.json", "a.json", "s", [], "fail", "mean"))
+    assert pool.submit(os.getpid).result() != os.getpid()
+    release()
+    release()  # a second release is no second hold let go
+    assert forkserver._forkserver._forkserver_pid is not None  # type: ignore[attr-defined]
+    pool.shutdown()
+    assert forkserver._forkserver._forkserver_pid is None  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif("forkserver" not in __import__("multiprocessing").get_all_start_methods(),
+                    reason="no fork server here")
+def test_a_run_refused_after_the_fork_server_started_stops_it(tmp_path: Path) -> None:
+    import multiprocessing.forkserver as forkserver
+
+    exp, act = _sets(tmp_path)
+    act.write_text(act.read_text().replace('"eval_set_id"', '"eval_set_idx"', 1))
+    with pytest.raises(DataError, match="eval_set_id"):
+        _score(exp, act, tmp_path / "out.json", 2)
+    assert forkserver._forkserver._forkserver_pid is None  # type: ignore[attr-defined]
+    assert not (tmp_path / "out.json").exists()

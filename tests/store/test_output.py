@@ -104,6 +104,24 @@ def test_a_result_is_serialised_once_for_journal_and_document_and_copied_as_is(t
     assert copied.read_bytes() == whole.read_bytes()
 
 
+def test_results_placed_elsewhere_are_written_as_they_come(tmp_path: Path) -> None:
+    # A worker process indents a result and a summary for their place in the document's lists
+    # (`runner.shard_worker`); the writer adds only the separators.
+    from agenteval.store.output import result_json, summary_json
+
+    doc = summarise(result([case("a", {"m": 1.0}), case("b", {"m": 0.2}), case("c", {"m": None})]))
+    whole = tmp_path / "whole.json"
+    write_outputs([doc], whole)
+    placed = tmp_path / "placed.json"
+    writer = DocumentWriter([placed], doc)
+    for got, summary in zip(doc.eval_case_results, doc.summary, strict=True):
+        writer.add_placed(result_json(got, keep=False).replace(b"\n", b"\n    "))
+        writer.add_summary_placed(summary_json(summary).replace(b"\n", b"\n    "))
+    writer.commit(doc)
+    assert placed.read_bytes() == whole.read_bytes()
+    assert (writer.cases, writer.summaries) == (3, 3)
+
+
 @pytest.mark.parametrize("stream_first", [False, True])
 def test_the_history_copy_of_a_large_document_has_the_bytes_of_its_output(tmp_path: Path,
                                                                           stream_first: bool) -> None:

@@ -20,7 +20,7 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -111,66 +111,78 @@ def _cpu_ticks(cpus: Sequence[int]) -> tuple[int, int] | None:
     return None if wanted else (idle, total)
 
 
-class _Pool(ProcessPoolExecutor):
-    """The run's worker processes, forked from a fork server that imported the worker's modules
-    once (each `spawn`ed worker imports them itself: about 0.5 s of CPU each), `spawn`ed where
-    there is no fork server (Windows); never forked from this process, whose threads (the
-    progress bar's, the event loop's) may hold locks a forked child would wait on forever. The
-    fork server is stopped (and waited for) with the pool: left to end with this process, it
-    would not be its child any more when it ended, and the workers' CPU, which the server
-    collects, would go uncounted in this process's children (`time agenteval score`)."""
+PRELOAD = ["agenteval.runner.shard_worker"]  # what the fork server imports once for every worker
+_held = 0  # holds on this process's fork server (runs that may fork from it, their pools)
+_held_lock = threading.Lock()
 
-    _open = 0  # pools of this process not shut down: the server is stopped after the last
-    _lock = threading.Lock()
 
-    def __init__(self, workers: int, setup: ShardSetup) -> None:
-        self._forkserver = "forkserver" in multiprocessing.get_all_start_methods()
-        self._counted = False
-        context: multiprocessing.context.BaseContext
-        if self._forkserver:
-            server = multiprocessing.get_context("forkserver")
-            server.set_forkserver_preload(["agenteval.runner.shard_worker"])
-            context = server
-        else:
-            context = multiprocessing.get_context("spawn")
-        super().__init__(workers, mp_context=context, initializer=start, initargs=(setup,))
-        with _Pool._lock:
-            _Pool._open += 1
-            self._counted = True
+def hold_fork_server() -> Callable[[], None]:
+    """Starts the fork server the workers are forked from (where there is one), if it is not
+    running, and holds it until the returned function is called; the server is stopped (and
+    waited for) when its last hold is released. Starting it does not wait for it: it imports
+    the worker's modules (about half a second) while this process goes on, so a run that
+    knows it will fork holds it before reading its files. Stopped with the run, not left to
+    end with this process: it would not be this process's child any more when it ended, and
+    the workers' CPU, which the server collects, would go uncounted in this process's children
+    (`time agenteval score`)."""
+    global _held
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return _nothing
+    import multiprocessing.forkserver as forkserver
 
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        super().shutdown(wait, cancel_futures=cancel_futures)
-        if not wait or not self._counted:
-            return
-        with _Pool._lock:
-            _Pool._open -= 1
-            self._counted = False
-            if self._forkserver and _Pool._open == 0:  # (another run's pool may still fork)
-                import multiprocessing.forkserver as forkserver
+    with _held_lock:
+        _held += 1
+        multiprocessing.get_context("forkserver").set_forkserver_preload(PRELOAD)
+        forkserver.ensure_running()
+    released = False
 
+    def release() -> None:
+        global _held
+        nonlocal released
+        with _held_lock:
+            if released:
+                return
+            released = True
+            _held -= 1
+            if _held == 0:  # (another run's pool may still fork)
                 stop = getattr(getattr(forkserver, "_forkserver", None), "_stop", None)  # CPython's
                 if stop is not None:
                     stop()
+
+    return release
+
+
+def _nothing() -> None:
+    pass
+
+
+class _Pool(ProcessPoolExecutor):
+    """The run's worker processes, forked from the fork server (`hold_fork_server`), which
+    imported the worker's modules once (each `spawn`ed worker imports them itself: about 0.5 s
+    of CPU each), `spawn`ed where there is no fork server (Windows); never forked from this
+    process, whose threads (the progress bar's, the event loop's) may hold locks a forked child
+    would wait on forever. The pool holds the server until it is shut down and waited for."""
+
+    def __init__(self, workers: int, setup: ShardSetup) -> None:
+        forkserver = "forkserver" in multiprocessing.get_all_start_methods()
+        self._release = hold_fork_server()
+        context = multiprocessing.get_context("forkserver" if forkserver else "spawn")
+        try:
+            super().__init__(workers, mp_context=context, initializer=start, initargs=(setup,))
+        except BaseException:
+            self._release()
+            raise
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        super().shutdown(wait, cancel_futures=cancel_futures)
+        if wait:
+            self._release()
 
 
 def listens_to_cases(sink: Sink) -> bool:
     """Whether `sink` needs each case result (an output may say it does not, with a false
     `hears_cases`)."""
     return bool(getattr(sink, "hears_cases", True))
-
-
-class _RawDocument(DocumentWriter):
-    """A document writer fed the JSON of results and summaries made elsewhere, already
-    indented for their place (`shard_worker.Scored`)."""
-
-    def add_result_json(self, raw: bytes) -> None:
-        self._write(b",\n    " if self.cases else b"\n    ")
-        self._write(raw)  # not joined to its separator: a result is tens of kilobytes
-        self.cases += 1
-
-    def add_summary_json(self, raw: bytes) -> None:
-        self._spool.write((b",\n    " if self.summaries else b"\n    ") + raw)
-        self.summaries += 1
 
 
 class _Committed(Sink):
@@ -234,7 +246,7 @@ async def rescore_sharded(job: ScoreJob, plan: RunPlan, services: Services, sele
     judge = judge_service(services, listener)
     totals = Totals()
     counter = totals.counter
-    writer = _RawDocument(paths, document) if paths else None
+    writer = DocumentWriter(paths, document) if paths else None
     sink = Sinks([progress(listener), totals, _Committed(writer), *outputs])
     gating = plan.repeat_gating
     started = False
@@ -293,12 +305,12 @@ async def rescore_sharded(job: ScoreJob, plan: RunPlan, services: Services, sele
     return header, final
 
 
-def _tell(scored: Scored, eval_set_id: str, writer: _RawDocument | None, kept: ReportCases,
+def _tell(scored: Scored, eval_set_id: str, writer: DocumentWriter | None, kept: ReportCases,
           counter: TotalsCounter, listener: Listener | None) -> None:
     """One scored case to the document, the report's cases, the totals and the progress."""
     if writer is not None:
-        writer.add_result_json(scored.result)
-        writer.add_summary_json(scored.summary)
+        writer.add_placed(scored.result)
+        writer.add_summary_placed(scored.summary)
     kept.add(scored)
     c = counter  # as `TotalsCounter.add` counts a case of one run
     c.cases += 1
@@ -317,5 +329,5 @@ def _tell(scored: Scored, eval_set_id: str, writer: _RawDocument | None, kept: R
                               scored.error))
 
 
-__all__ = ["CHUNK", "IDLE_SAMPLE_SECONDS", "SHARD_MIN_BYTES", "ReportCases", "ShardsRefused",
-           "idle_cpus", "listens_to_cases", "rescore_sharded", "spans", "worker_count"]
+__all__ = ["CHUNK", "IDLE_SAMPLE_SECONDS", "PRELOAD", "SHARD_MIN_BYTES", "ReportCases", "ShardsRefused",
+           "hold_fork_server", "idle_cpus", "listens_to_cases", "rescore_sharded", "spans", "worker_count"]

@@ -41,7 +41,13 @@ from agenteval.runner.selection import (
 )
 from agenteval.runner.services import Services
 from agenteval.runner.shard_worker import ShardSetup
-from agenteval.runner.sharded import ReportCases, ShardsRefused, rescore_sharded, worker_count
+from agenteval.runner.sharded import (
+    ReportCases,
+    ShardsRefused,
+    hold_fork_server,
+    rescore_sharded,
+    worker_count,
+)
 from agenteval.schema import (
     CaseSummary,
     EvalCase,
@@ -162,6 +168,24 @@ async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: s
     None: the plan's parallelism, at most one per CPU, for files of `SHARD_MIN_BYTES` or more."""
     plan = plan if plan is not None else prepare(job, services)
     metrics = list(plan.metrics)
+    shardable = not is_result_document(actual_path) and not any(m.build().is_async for m in metrics)
+    if workers is None:  # (counting idle CPUs takes a tenth of a second: only where it matters)
+        workers = worker_count(plan.parallelism, expected_path, actual_path) if shardable else 1
+    # The fork server imports the workers' modules while this process reads the files.
+    release = hold_fork_server() if workers > 1 and shardable else None
+    try:
+        return await _rescore_files(job, plan, expected_path, actual_path, services, output,
+                                    listener, keep, outputs, workers if shardable else 1)
+    finally:
+        if release is not None:
+            release()
+
+
+async def _rescore_files(job: ScoreJob, plan: RunPlan, expected_path: str | Path,
+                         actual_path: str | Path, services: Services,
+                         output: str | Path | Targets | None, listener: Listener | None, keep: int,
+                         outputs: Sequence[Sink], workers: int) -> StreamedRun:
+    metrics = list(plan.metrics)
     shell, expected = open_eval_set(expected_path)
     source = file_source(shell.eval_set_id, expected, actual_path)
     if uses_args_match(metrics):  # the tools and arguments it names must be in expected calls
@@ -173,10 +197,7 @@ async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: s
     paths = [Path(output)] if isinstance(output, (str, Path)) else \
         list(output(document)) if output is not None else []
     kept = Kept(keep)
-    shardable = not is_result_document(actual_path) and not any(m.build().is_async for m in metrics)
-    if workers is None:  # (counting idle CPUs takes a tenth of a second: only where it matters)
-        workers = worker_count(plan.parallelism, expected_path, actual_path) if shardable else 1
-    if workers > 1 and shardable:
+    if workers > 1:
         try:
             return await _sharded(job, plan, services, shell, expected_path, actual_path, document,
                                   paths, keep, outputs, listener, workers)

@@ -170,13 +170,28 @@ class DocumentWriter:
         self._write(raw_list_item(raw, self.cases))
         self.cases += 1
 
+    def add_placed(self, raw: bytes) -> None:
+        """Adds a case result given as its indented JSON indented again for its place in the
+        document's list (`raw_list_item` without the separator; made elsewhere, e.g. by a
+        worker process), written as it is."""
+        self._write(b",\n    " if self.cases else b"\n    ")
+        self._write(raw)  # not joined to its separator: a result is tens of kilobytes
+        self.cases += 1
+
     def add_summary(self, summary: CaseSummary) -> None:
         self.add_summary_raw(summary_json(summary))
 
     def add_summary_raw(self, raw: bytes) -> None:
         """Adds a case summary given as its indented JSON (`summary_json`), written as it is."""
+        self._spool_item(raw_list_item(raw, self.summaries))
+
+    def add_summary_placed(self, raw: bytes) -> None:
+        """Adds a case summary given as `add_placed` takes a case result."""
+        self._spool_item((b",\n    " if self.summaries else b"\n    ") + raw)
+
+    def _spool_item(self, item: bytes) -> None:
         try:
-            self._spool.write(raw_list_item(raw, self.summaries))
+            self._spool.write(item)
         except OSError as e:  # (a full disk) the spool is part of the document being written
             self.abort()
             raise DataError(self._targets[0].path if self._targets else "", "",
