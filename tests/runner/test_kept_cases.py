@@ -146,3 +146,94 @@ def test_a_case_without_a_verdict_is_read_run_by_run(tmp_path: Path) -> None:
     assert again == first and vars(totals2.counter) == vars(totals.counter)
     assert heard2.kept == 3
     journal.close()
+
+
+def _frames(journal: Journal) -> list[tuple[str, int, int, int]]:
+    """Each case run's (eval id, run index, frame offset, frame size), in file order."""
+    import sqlite3
+
+    with sqlite3.connect(journal.path) as conn:
+        return conn.execute("SELECT eval_id, run_index, row_at, row_size FROM journal_cases "
+                            "ORDER BY row_at").fetchall()
+
+
+def test_a_rows_file_cut_short_runs_the_cut_case_again(tmp_path: Path) -> None:
+    """A torn tail (the rows file cut mid-row, as a machine that lost power may leave it): the
+    case run whose frame is cut is not kept, runs again, and the document is the first run's."""
+    from agenteval.store.journal_rows import rows_path
+
+    journal = Journal(tmp_path)
+    eval_set = _set(6)
+    first, _, _, _ = _run(tmp_path, "first", eval_set, 1, journal)
+    eval_id, _, at, size = _frames(journal)[-1]
+    rows = rows_path(tmp_path, RUN)
+    with rows.open("r+b") as f:
+        f.truncate(at + size // 2)
+    keys = journal.finished_keys(RUN)
+    assert ("s", eval_id, 0) not in keys and len(keys) == 5
+    import sqlite3
+
+    with sqlite3.connect(journal.path) as conn:  # the summaries written after it are cut off too
+        (whole,) = conn.execute("SELECT count(*) FROM journal_verdicts WHERE summary_at + summary_size <= ?",
+                                (at,)).fetchone()
+    assert whole < 5
+    again, _, heard2, _ = _run(tmp_path, "again", eval_set, 1, journal, Finished(journal, RUN, keys))
+    assert heard2.kept == whole  # the others are read run by run (their digests), summarised again
+    assert _without(again, {eval_id}) == _without(first, {eval_id})
+    ran = next(r for r in again["eval_case_results"] if r["eval_id"] == eval_id)
+    assert ran["final_eval_status"] == next(r for r in first["eval_case_results"]
+                                            if r["eval_id"] == eval_id)["final_eval_status"]
+    journal.close()
+
+
+def test_a_damaged_row_is_an_error_naming_the_rows_file(tmp_path: Path) -> None:
+    from agenteval.errors import DataError
+    from agenteval.store.journal_rows import rows_path
+
+    journal = Journal(tmp_path)
+    eval_set = _set(4)
+    _run(tmp_path, "first", eval_set, 1, journal)
+    eval_id, _, at, size = _frames(journal)[1]
+    rows = rows_path(tmp_path, RUN)
+    with rows.open("r+b") as f:  # one byte of its row changed: the checksum no longer matches
+        f.seek(at + size // 2)
+        byte = f.read(1)
+        f.seek(at + size // 2)
+        f.write(bytes([byte[0] ^ 1]))
+    with pytest.raises(DataError, match=f"{rows.name}.*row of case '{eval_id}' .* is damaged"):
+        _run(tmp_path, "again", eval_set, 1, journal, Finished(journal, RUN, journal.finished_keys(RUN)))
+    journal.close()
+
+
+def test_a_journal_made_before_rows_files_resumes_to_the_same_document(tmp_path: Path) -> None:
+    """Rows held in SQLite (`result_json`, `digest`), as agenteval wrote them before rows files,
+    are read from there: the resumed document is the first run's."""
+    import sqlite3
+
+    from agenteval.store.journal_rows import RowsReader, rows_path
+
+    journal = Journal(tmp_path)
+    eval_set = _set(5)
+    first, totals, _, _ = _run(tmp_path, "first", eval_set, 2, journal)
+    rows = rows_path(tmp_path, RUN)
+    reader = RowsReader(rows)
+    with sqlite3.connect(journal.path) as conn:
+        for set_id, eval_id, run_index, at, size in conn.execute(
+                "SELECT eval_set_id, eval_id, run_index, row_at, row_size FROM journal_cases").fetchall():
+            found = reader.read(at, size, (set_id, eval_id, run_index))
+            assert found is not None
+            conn.execute("UPDATE journal_cases SET result_json = ?, digest = ?, row_at = NULL, "
+                         "row_size = NULL WHERE eval_id = ? AND run_index = ?",
+                         (found[0].decode(), found[1], eval_id, run_index))
+        for set_id, eval_id, at, size in conn.execute(
+                "SELECT eval_set_id, eval_id, summary_at, summary_size FROM journal_verdicts").fetchall():
+            found = reader.read(at, size, (set_id, eval_id, -1))
+            assert found is not None
+            conn.execute("UPDATE journal_verdicts SET summary = ?, summary_at = NULL WHERE eval_id = ?",
+                         (found[0], eval_id))
+    reader.close()
+    rows.unlink()
+    again, totals2, heard2, _ = _run(tmp_path, "again", eval_set, 2, journal,
+                                     Finished(journal, RUN, journal.finished_keys(RUN)))
+    assert again == first and vars(totals2.counter) == vars(totals.counter) and heard2.kept == 5
+    journal.close()

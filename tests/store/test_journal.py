@@ -78,10 +78,10 @@ def test_a_forgotten_run_leaves_nothing(tmp_path: Path) -> None:
     with sqlite3.connect(journal.path) as conn:
         assert conn.execute("SELECT count(*) FROM journal_cases").fetchone() == (0,)
         assert conn.execute("PRAGMA freelist_count").fetchone() == (0,)
-        assert conn.execute("PRAGMA page_size").fetchone() == (65536,)  # a row fits on a page
+        assert conn.execute("PRAGMA page_size").fetchone() == (4096,)  # (small rows: the rest is in files)
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-    # 200 × 5 KB were in it; empty: nine 64 KiB pages (the schema, three tables, three indexes)
-    assert journal.path.stat().st_size < 700_000
+    assert journal.path.stat().st_size < 50_000  # empty: the schema's few pages
+    assert not (tmp_path / ".agenteval" / "journal.rows" / "20250101-000000-aaaaaa.rows").exists()
 
 
 def _result(i: int, error: str | None = None) -> EvalCaseResult:
@@ -308,3 +308,61 @@ def test_forgetting_a_run_keeps_the_other_runs_rows(tmp_path: Path) -> None:
     with sqlite3.connect(journal.path) as conn:
         assert conn.execute("SELECT count(*) FROM journal_cases").fetchone() == (0,)
     assert journal.runs() == []
+
+
+def test_rows_live_in_a_file_that_goes_with_the_run(tmp_path: Path) -> None:
+    from agenteval.store.journal_rows import rows_path
+    from agenteval.store.output import result_json
+
+    run = "20250101-000000-aaaaaa"
+    journal = _begin(tmp_path)
+    journal.append_all(run, [_result(i) for i in range(3)])
+    rows = rows_path(tmp_path, run)
+    with sqlite3.connect(journal.path) as conn:  # SQLite holds keys and places, not the rows
+        assert conn.execute("SELECT max(length(result_json)), count(digest) FROM journal_cases").fetchone() \
+            == (0, 0)
+    assert rows.read_bytes().count(result_json(_result(1), keep=False)) == 1
+    # Cut mid-row (the tail a lost power may leave): that case run is not finished, and appended
+    # again it lands after the torn bytes and reads back whole.
+    size = rows.stat().st_size
+    with rows.open("r+b") as f:
+        f.truncate(size - 100)
+    assert journal.finished_keys(run) == {("s", "c0", 0), ("s", "c1", 0)}
+    journal.append_all(run, [_result(2)])
+    assert journal.finished_keys(run) == {("s", f"c{i}", 0) for i in range(3)}
+    reader = journal.reader()
+    assert [reader.kept(run, ("s", f"c{i}", 0)) for i in range(3)] == [_result(i) for i in range(3)]
+    reader.close()
+    journal.forget(run)
+    assert not rows.exists()
+
+
+def test_a_rows_file_that_cannot_be_written_is_an_error_naming_it(tmp_path: Path) -> None:
+    from agenteval.errors import DataError
+    from agenteval.store.journal_rows import rows_path
+
+    run = "20250101-000000-aaaaaa"
+    journal = _begin(tmp_path)
+    rows_path(tmp_path, run).mkdir(parents=True)  # (a directory: as unwritable as a full disk)
+    with pytest.raises(DataError, match=r"\.rows: cannot write the run journal's rows: Is a directory"):
+        journal.append_all(run, [_result(0)])
+    assert journal.finished_keys(run) == set()  # nothing committed that names unwritten rows
+    journal.close()
+
+
+def test_an_orphaned_rows_file_is_removed_when_a_run_begins(tmp_path: Path) -> None:
+    import os
+
+    from agenteval.store.journal import ORPHAN_SECONDS
+    from agenteval.store.journal_rows import rows_path
+
+    journal = _begin(tmp_path)
+    orphan, recent = rows_path(tmp_path, "gone"), rows_path(tmp_path, "just-begun")
+    orphan.parent.mkdir(parents=True, exist_ok=True)
+    orphan.write_bytes(b"x")
+    recent.write_bytes(b"x")
+    old = time.time() - ORPHAN_SECONDS - 10
+    os.utime(orphan, (old, old))
+    journal.begin(RunSpec(run_id="20250102-000000-bbbbbb", command="eval", started=2.0), "{}", 3)
+    assert not orphan.exists() and recent.exists()
+    journal.close()

@@ -54,6 +54,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agenteval.errors import DataError
 from agenteval.schema import EvalCaseResult, RunSpec
@@ -95,15 +96,21 @@ _SCHEMA = [
         eval_set_id TEXT NOT NULL, eval_id TEXT NOT NULL, position INTEGER NOT NULL, runs INTEGER NOT NULL,
         status INTEGER NOT NULL, seconds REAL, tokens REAL, agent_errors INTEGER NOT NULL,
         metric_errors INTEGER NOT NULL, uncertain INTEGER NOT NULL, escalated INTEGER NOT NULL,
-        summary BLOB NOT NULL, record TEXT NOT NULL, PRIMARY KEY (run_id, eval_set_id, eval_id))""",
+        summary BLOB NOT NULL, record TEXT NOT NULL, summary_at INTEGER, summary_size INTEGER,
+        PRIMARY KEY (run_id, eval_set_id, eval_id))""",
 ]
+# Columns added since journals were first made (before digests; before rows files), each added
+# to a journal that lacks it when this agenteval opens it.
+_ADDED = (("journal_cases", "digest", "TEXT"), ("journal_cases", "row_at", "INTEGER"),
+          ("journal_cases", "row_size", "INTEGER"), ("journal_verdicts", "summary_at", "INTEGER"),
+          ("journal_verdicts", "summary_size", "INTEGER"))
 _VERDICTS_LAYOUT = " escalated "  # in the table's SQL: verdicts of another layout are dropped
 _TABLES = {"journal_runs", "journal_cases", "journal_cases_done", "journal_verdicts"}
-# A result row is kilobytes of JSON: a rowid table (the key in its own index) on 64 KiB pages
-# keeps most rows on one page, where a WITHOUT ROWID table on 4 KiB pages chained each over
-# several overflow pages (inserting and, when a run is forgotten, deleting them cost twice as
-# much). Journals made before keep their layout: the statements are the same for both.
-_PAGE_SIZE = 65536
+# SQLite's default pages: the rows and summaries are in rows files, what is left is small, and
+# each commit writes its pages whole into the WAL (with the 64 KiB pages journals had while they
+# held the rows, 5,000 cases wrote 67 MB of WAL against 28 MB: bench/README.md, session 12).
+# Journals made before keep their layout: the statements are the same for both.
+_PAGE_SIZE = 4096
 
 CaseKey = tuple[str, str, int]  # (eval set id, eval id, run index)
 
@@ -244,10 +251,10 @@ class Journal:
             with contextlib.suppress(sqlite3.OperationalError):  # another process did it first
                 conn.execute("DROP TABLE journal_verdicts")
                 conn.execute(_SCHEMA[3])
-        for column, kind in (("digest", "TEXT"), ("row_at", "INTEGER"), ("row_size", "INTEGER")):
-            if "journal_cases" in tables and f" {column} " not in tables["journal_cases"]:  # made before
+        for table, column, kind in _ADDED:
+            if table in tables and f" {column} " not in tables[table]:  # made before
                 with contextlib.suppress(sqlite3.OperationalError):  # another process added it first
-                    conn.execute(f"ALTER TABLE journal_cases ADD COLUMN {column} {kind}")
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
     def begin(self, spec: RunSpec, fingerprint: str, total: int) -> None:
         """Records a run as started by this process, which claims it (`RunOwned` when another
@@ -304,9 +311,14 @@ class Journal:
             # all their records in SQLite's sorter at once (10 MB at 10,000 cases).
             order = [r for (r,) in conn.execute("SELECT rowid FROM journal_verdicts WHERE run_id = ? AND "
                                                 "eval_set_id = ? ORDER BY position", (run_id, eval_set_id))]
-            for rowid in order:
-                row = conn.execute("SELECT eval_id, status, runs, seconds, tokens, record "
-                                   "FROM journal_verdicts WHERE rowid = ?", (rowid,)).fetchone()
+            columns = "eval_id, status, runs, seconds, tokens, record FROM journal_verdicts"
+            # Told in document order, the usual case: read in one statement, in the order written
+            # (one `SELECT` a verdict was a fifth of recording the run).
+            found: Iterable[tuple[Any, ...]] = \
+                conn.execute(f"SELECT {columns} WHERE +run_id = ? AND eval_set_id = ? ORDER BY rowid",
+                             (run_id, eval_set_id)) if order == sorted(order) else \
+                (conn.execute(f"SELECT {columns} WHERE rowid = ?", (rowid,)).fetchone() for rowid in order)
+            for row in found:
                 rows = read_record(*row)
                 if rows is None:  # (checked before: cannot happen)
                     raise DataError(self.path, "journal_verdicts", f"unreadable verdict of {row[0]!r}")

@@ -21,6 +21,7 @@ from typing import Any
 from agenteval.schema import EvalCaseResult, EvalStatus
 from agenteval.store.digest import from_digest
 from agenteval.store.journal_rows import RowsReader, rows_path
+from agenteval.store.journal_writer import SUMMARY
 from agenteval.store.kept import VERSION as KEPT_VERSION
 from agenteval.store.kept import KeptCase, Tally
 from agenteval.store.output import remember_json
@@ -31,6 +32,7 @@ AHEAD = 256
 CaseKey = tuple[str, str, int]  # (eval set id, eval id, run index)
 _VERDICT = ("eval_set_id, eval_id, runs, status, seconds, tokens, agent_errors, metric_errors, uncertain, "
             "escalated, summary, record")
+_PLACE = ", summary_at, summary_size"  # (a journal made before rows files has no such columns)
 
 
 class _Ahead:
@@ -74,6 +76,7 @@ class JournalReader:
         self._files: dict[str, RowsReader] = {}  # each run's rows file
         self._digests = False  # whether the journal has the digest column
         self._places = False  # whether it has the rows' places in rows files
+        self._summaries = ""  # the columns of a verdict's summary's place
         self._rowid = False  # whether its case rows are in a rowid table (written in order)
         self._verdicts = False  # whether it has verdicts
         self._streams: dict[tuple[str, str], _Ahead] = {}
@@ -90,7 +93,9 @@ class JournalReader:
             self._digests = " digest " in sql
             self._places = " row_at " in sql
             self._rowid = "WITHOUT ROWID" not in sql.upper()
-            self._verdicts = " escalated " in (tables.get("journal_verdicts") or "")  # (this layout)
+            verdicts = tables.get("journal_verdicts") or ""
+            self._verdicts = " escalated " in verdicts  # (this layout)
+            self._summaries = _PLACE if " summary_at " in verdicts else ", NULL, NULL"
         return self._conn
 
     def result(self, run_id: str, key: CaseKey) -> EvalCaseResult | None:
@@ -130,14 +135,21 @@ class JournalReader:
                 return None
             verdict = self._stream(run_id, "verdicts").take((eval_set_id, eval_id))
             if verdict is None:
-                verdict = conn.execute(f"SELECT {_VERDICT} FROM journal_verdicts WHERE run_id = ? AND "
-                                       "eval_set_id = ? AND eval_id = ?",
+                verdict = conn.execute(f"SELECT {_VERDICT}{self._summaries} FROM journal_verdicts "
+                                       "WHERE run_id = ? AND eval_set_id = ? AND eval_id = ?",
                                        (run_id, eval_set_id, eval_id)).fetchone()
         if verdict is None:
             return None
-        _, _, n, status, seconds, tokens, agent, metric, uncertain, escalated, summary, record = verdict
+        _, _, n, status, seconds, tokens, agent, metric, uncertain, escalated, summary, record, at, size = \
+            verdict
         if n != runs or not record.startswith(f"[{KEPT_VERSION},"):
             return None
+        if at is not None:  # in the rows file; a summary cut off with its tail is not kept
+            with self._lock:
+                framed = self._file(run_id).read(at, size, (eval_set_id, eval_id, SUMMARY))
+            if framed is None:
+                return None
+            summary = framed[0]
         rows = [self._row(run_id, (eval_set_id, eval_id, r)) for r in range(runs)]
         if any(row is None or not row[0].startswith(b"{\n") for row in rows):
             return None  # (a row of an older agenteval is compact JSON: not the document's)
@@ -157,7 +169,8 @@ class JournalReader:
         if stream is None:
             assert self._conn is not None
             if what == "verdicts":
-                sql = f"SELECT {_VERDICT} FROM journal_verdicts WHERE +run_id = ? ORDER BY rowid"
+                sql = f"SELECT {_VERDICT}{self._summaries} FROM journal_verdicts WHERE +run_id = ? " \
+                    "ORDER BY rowid"
             else:
                 order = " ORDER BY rowid" if self._rowid else ""
                 sql = (f"SELECT eval_set_id, eval_id, run_index, {self._columns} FROM journal_cases "
@@ -186,10 +199,13 @@ class JournalReader:
             raw, digest, at, size = row
             if at is None:  # (a row of a journal made before rows files)
                 return raw, digest
-            rows = self._files.get(run_id)
-            if rows is None:
-                rows = self._files[run_id] = RowsReader(rows_path(self.root, run_id))
-            return rows.read(at, size, key)
+            return self._file(run_id).read(at, size, key)
+
+    def _file(self, run_id: str) -> RowsReader:
+        rows = self._files.get(run_id)
+        if rows is None:
+            rows = self._files[run_id] = RowsReader(rows_path(self.root, run_id))
+        return rows
 
     def close(self) -> None:
         with self._lock:

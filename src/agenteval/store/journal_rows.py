@@ -3,8 +3,10 @@
 `<root>/.agenteval/journal.rows/<run id>.rows` holds, for each case run appended, a frame: a
 header (`MAGIC`, the lengths of the key, the row and the digest, and a CRC-32 of the three),
 the case run's key (`[eval set id, eval id, run index]` as JSON), its row (the result's JSON as
-a result document holds it: `store.output.result_json`) and its digest (`store.digest`). The
-journal's SQLite table keeps only each case run's key, status, the frame's offset and size.
+a result document holds it: `store.output.result_json`) and its digest (`store.digest`); and
+for each case told, its summary's JSON as the document holds it (a frame whose run index is
+`journal_writer.SUMMARY`, without a digest). The journal's SQLite tables keep each case run's
+key and status and each case's verdict (`store.kept`), with the offset and size of the frame.
 Writing 10 KB rows into SQLite (its WAL, then its file, then deleting them once the run is
 recorded) was most of what the journal cost a run; here a row is written once, read back by
 offset (a resume copies it into its document), and the whole file goes with one `unlink` when
@@ -77,7 +79,7 @@ class RowsWriter:
             if self._fd is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-                self._end = os.fstat(self._fd).st_size
+            self._end = os.lseek(self._fd, 0, os.SEEK_END)  # (the file's end, whoever changed it)
             data = memoryview(b"".join(frames))
             written = 0
             while written < len(data):
@@ -109,17 +111,20 @@ class RowsReader:
         self.path = path
         self._file: BinaryIO | None = None  # (a file object: closed when collected, as a fd is not)
 
-    def read(self, at: int, size: int, key: CaseKey) -> tuple[bytes, str]:
-        """The row and digest of case run `key`, whose frame is `size` bytes at `at`. A DataError
-        when the file is missing or the frame is not `key`'s, whole and unchanged."""
+    def read(self, at: int, size: int, key: CaseKey) -> tuple[bytes, str] | None:
+        """The row and digest of case run `key`, whose frame is `size` bytes at `at`; None when
+        the frame reaches past the file's end (cut short). A DataError when the file cannot be
+        read or the frame is not `key`'s, unchanged."""
         try:
             if self._file is None:
                 self._file = open(self.path, "rb", buffering=0)  # noqa: SIM115 (closed by close)
             data = os.pread(self._file.fileno(), size, at)
         except OSError as e:
             raise DataError(self.path, "", f"cannot read the run journal's rows: {e.strerror or e}") from None
+        if len(data) < size:
+            return None
         k = _key(key)
-        if len(data) == size and size >= _HEAD.size:
+        if size >= _HEAD.size:
             magic, nk, nr, nd, crc = _HEAD.unpack_from(data)
             if magic == MAGIC and _HEAD.size + nk + nr + nd == size and data[_HEAD.size:_HEAD.size + nk] == k:
                 body = memoryview(data)[_HEAD.size + nk:]

@@ -5,8 +5,9 @@ case's verdict row (`store.kept`), and returns: the caller's thread
 (the event loop's, in a run) never touches the database. The writer commits what is queued in
 one transaction once `FLUSH_CASES` rows wait or the oldest has waited `FLUSH_SECONDS`, so a
 finished case run is committed within `FLUSH_SECONDS` of being appended (see `store.journal`).
-A batch's case-run rows go to the run's rows file first (`store.journal_rows`), and the
-transaction then commits their keys with where their frames are.
+A batch's case-run rows and case summaries go to the run's rows file first
+(`store.journal_rows`; a summary's frame has run index `SUMMARY`), and the transaction then
+commits their keys with where their frames are.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from agenteval.errors import DataError
 from agenteval.store.journal_rows import RowsWriter, frame
@@ -29,8 +31,8 @@ FLUSH_SECONDS = 0.5
 FLUSH_CASES = 64
 """A transaction commits at once when this many case runs wait."""
 WAL_PAGES = 16384
-"""The writer checkpoints the journal's WAL into its file once it holds this many pages (1 GiB
-of 64 KiB pages; SQLite's default is 1,000): a run's rows are deleted once the run is recorded,
+"""The writer checkpoints the journal's WAL into its file once it holds this many pages (64 MiB
+of 4 KiB pages; SQLite's default is 1,000): a run's rows are deleted once the run is recorded,
 and each checkpoint before that copied them into the file for nothing. The run's forgetting
 checkpoints what is left (`Journal.forget`)."""
 
@@ -41,7 +43,8 @@ digest go to the run's rows file, the rest into `journal_cases` with the frame's
 VerdictRow = tuple[str, str, str, int, int, int, float | None, float | None, int, int, int, int, bytes, str]
 """A `journal_verdicts` row: run id, eval set id, eval id, the case's place in its document,
 runs, status, agent seconds and tokens, its tally (`store.kept.Tally`), the case summary's JSON as
-a document holds it, its record (`store.kept.verdict_row`)."""
+a document holds it (written to the rows file, its place in the row), its record
+(`store.kept.verdict_row`)."""
 # Upserts, not INSERT OR REPLACE: on a connection with foreign keys on, REPLACE inserting 5,000
 # rows of 10 KB in batches of 64 wrote 1.2 GB where an upsert wrote 128 MB (bench/README.md); an
 # upsert also keeps a replaced row's place in the order rows were written (`store.journal_reader`).
@@ -50,10 +53,12 @@ INSERT = ("INSERT INTO journal_cases (run_id, eval_set_id, eval_id, run_index, s
           "digest, row_at, row_size) VALUES (?, ?, ?, ?, ?, ?, '', NULL, ?, ?) ON CONFLICT (run_id, "
           "eval_set_id, eval_id, run_index) DO UPDATE SET status = excluded.status, error = excluded.error, "
           "result_json = '', digest = NULL, row_at = excluded.row_at, row_size = excluded.row_size")
+SUMMARY = -1
+"""The run index in the key of a case summary's frame."""
 CaseRow = tuple[str, str, str, int, int, int, int, int]
 """A `journal_cases` row as inserted: a `Row`'s key, status and error, its frame's offset and size."""
 _VERDICT_COLUMNS = ("position", "runs", "status", "seconds", "tokens", "agent_errors", "metric_errors",
-                    "uncertain", "escalated", "summary", "record")
+                    "uncertain", "escalated", "summary", "record", "summary_at", "summary_size")
 INSERT_VERDICT = ("INSERT INTO journal_verdicts (run_id, eval_set_id, eval_id, " + ", ".join(_VERDICT_COLUMNS)
                   + ") VALUES (" + ", ".join("?" * (3 + len(_VERDICT_COLUMNS))) + ") ON CONFLICT (run_id, "
                   "eval_set_id, eval_id) DO UPDATE SET "
@@ -159,9 +164,11 @@ class Writer:
                     stale = conn.execute("SELECT 1 FROM journal_verdicts WHERE run_id = ? LIMIT 1",
                                          (self.run_id,)).fetchone() is not None
                 rows, verdicts = batch
-                places = self._rows.append([frame(r[1:4], r[6], r[7]) for r in rows]) if rows else []
-                _commit(conn, self.run_id, [(*r[:6], *at) for r, at in zip(rows, places, strict=True)],
-                        verdicts, stale)
+                places = self._rows.append([frame(r[1:4], r[6], r[7]) for r in rows]
+                                           + [frame((v[1], v[2], SUMMARY), v[12], "") for v in verdicts])
+                told = places[len(rows):]
+                _commit(conn, self.run_id, [(*r[:6], *at) for r, at in zip(rows, places, strict=False)],
+                        [(*v[:12], b"", v[13], *at) for v, at in zip(verdicts, told, strict=True)], stale)
             except sqlite3.DatabaseError as e:
                 error: BaseException = e if isinstance(e, sqlite3.IntegrityError) else \
                     DataError(self.path, "", f"cannot use the run journal: {e}")
@@ -178,7 +185,7 @@ class Writer:
         self._rows.close()
 
 
-def _commit(conn: sqlite3.Connection, run_id: str, rows: list[CaseRow], verdicts: list[VerdictRow],
+def _commit(conn: sqlite3.Connection, run_id: str, rows: list[CaseRow], verdicts: list[tuple[Any, ...]],
             stale: bool) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
