@@ -48,6 +48,8 @@ from agenteval.verdicts.outcome import invocation_tokens
 VERSION = 1
 """The digest format's version, its first item: another version is not read (`from_digest`
 raises ValueError, and the journal row is parsed whole instead)."""
+_encode = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode  # (`json.dumps`
+# with separators builds an encoder each call)
 _NO_DETAILS = EvalMetricResultDetails()
 _NO_CONTENT = Content()
 # What a judge record keeps in a digest: what the reports, the totals and the history read.
@@ -74,7 +76,7 @@ def digest_json(result: EvalCaseResult) -> str:
         if per.actual_invocation.duration is not None or tokens is not None:
             turns.append([per.actual_invocation.duration, tokens])
     r = result
-    return json.dumps([
+    return _encode([
         VERSION, turns,
         [r.eval_set_file, r.eval_set_id, r.eval_id, r.session_id, r.user_id, r.run_index, r.warnings],
         int(r.final_eval_status), r.error_message,
@@ -82,7 +84,7 @@ def digest_json(result: EvalCaseResult) -> str:
         [[e.metric_name, e.message, e.invocation_index] for e in r.metric_errors],
         [[x.metric_name, x.reason] for x in r.reasons if x.invocation_index is None],
         [_record(j) for j in r.judge_records],
-        [c.model_dump(mode="json") for c in r.judge_certificates]], separators=(",", ":"))
+        [c.model_dump(mode="json") for c in r.judge_certificates]])
 
 
 @lru_cache(maxsize=1024)

@@ -32,6 +32,8 @@ from agenteval.verdicts.outcome import CaseOutcome
 
 VERSION = 1
 """The verdict record's format version (its first item)."""
+_encode = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode  # (`json.dumps`
+# with separators builds an encoder each call)
 
 @dataclass(frozen=True)
 class Tally:
@@ -61,8 +63,8 @@ def verdict_row(run_id: str, outcome: CaseOutcome, position: int) -> VerdictRow:
     (see the module docstring)."""
     r = case_rows(outcome)
     t = tally(outcome.runs)
-    record = json.dumps([VERSION, r.error, [m[1:] for m in r.metrics], [m[1:] for m in r.summaries],
-                         r.judges, r.judge_tokens], separators=(",", ":"))
+    record = _encode([VERSION, r.error, [m[1:] for m in r.metrics], [m[1:] for m in r.summaries],
+                      r.judges, r.judge_tokens])
     return (run_id, outcome.eval_set_id, outcome.eval_id, position, r.num_runs, int(r.status), r.seconds,
             r.tokens, t.agent_errors, t.metric_errors, t.uncertain, t.escalated,
             summary_json(outcome.summary), record)
