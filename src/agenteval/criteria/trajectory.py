@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 from agenteval.criteria.args_match import ArgsComparer
@@ -281,16 +281,23 @@ _MATCHED = {
 
 def matched_reason(kind: MatchType, got: Sequence[FunctionCall], want: Sequence[FunctionCall]) -> str:
     """Why a match passed: how many calls matched and how, and the extra calls allowed."""
-    said = (f"{_calls(len(want))} {_MATCHED[kind]}" if want else
-            "no calls expected" + (f", {_calls(len(got))} made" if got else ", none made"))
-    if kind != MatchType.EXACT and len(got) > len(want):
-        said += f" ({len(got) - len(want)} more allowed)"
+    return matched_text(kind, len(got), len(want))
+
+
+@lru_cache(maxsize=4096)
+def matched_text(kind: MatchType, got: int, want: int) -> str:
+    """`matched_reason` from the numbers of calls made (`got`) and expected (`want`), which are
+    all it says: one string per (kind, got, want), shared by every match that had them."""
+    said = (f"{_calls(want)} {_MATCHED[kind]}" if want else
+            "no calls expected" + (f", {_calls(got)} made" if got else ", none made"))
+    if kind != MatchType.EXACT and got > want:
+        said += f" ({got - want} more allowed)"
     return f"{kind.value}: {said}"
 
 
-# The reasons of a pair decided on call keys (bound with `partial`: made only when read).
-def _keyed_matched(kind: MatchType, actual: Invocation, expected: Invocation) -> str:
-    return matched_reason(kind, actual.tool_calls(), expected.tool_calls())
+# The reason of a pair decided on call keys that did not match (bound with `partial`: made only
+# when read). One that matched is `matched_text` of the keys' lengths, made at once: a shared
+# string, where a function per invocation was an object more for the collector to walk.
 
 
 def _keyed_failed(kind: MatchType, equal: Equality, actual: Invocation, expected: Invocation) -> str:
@@ -358,9 +365,9 @@ class ToolTrajectoryAvgScore(_Trajectory):
         per: list[InvocationScore] = []
         matched = 0
         for a, e in zip(ctx.actual, expected, strict=False):
-            if by_keys(a.call_keys(ignore_args), e.call_keys(ignore_args)):
+            if by_keys(got := a.call_keys(ignore_args), want := e.call_keys(ignore_args)):
                 matched += 1
-                per.append(InvocationScore(1.0, None, None, partial(_keyed_matched, kind, a, e)))
+                per.append(InvocationScore(1.0, None, None, matched_text(kind, len(got), len(want))))
             else:
                 per.append(InvocationScore(0.0, None, None, partial(_keyed_failed, kind, ignore_args, a, e)))
         # The left-to-right sum of ones and zeros is `matched` exactly: the same mean.
@@ -372,8 +379,9 @@ class ToolTrajectoryAvgScore(_Trajectory):
             return self.assess_per_agent(kind, actual, expected)
         if (by_keys := self.by_keys) is not None:  # the calls themselves are read for a reason only
             ignore_args = self.criterion.ignore_args
-            if by_keys(actual.call_keys(ignore_args), expected.call_keys(ignore_args)):
-                return InvocationScore(1.0, reason=partial(_keyed_matched, kind, actual, expected))
+            got_keys, want_keys = actual.call_keys(ignore_args), expected.call_keys(ignore_args)
+            if by_keys(got_keys, want_keys):
+                return InvocationScore(1.0, reason=matched_text(kind, len(got_keys), len(want_keys)))
             return InvocationScore(0.0, reason=partial(_keyed_failed, kind, ignore_args, actual, expected))
         got, want = self.calls(actual), self.calls(expected)
         if _MATCHERS[kind](got, want, self.equal):
