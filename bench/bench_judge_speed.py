@@ -31,7 +31,8 @@ at once (as `agenteval score --parallelism` does) instead of one after another.
 response (one judged case whose questions share their material), against the same sentences
 judged one case each, alternating, in one process: prompt tokens evaluated per sentence show
 whether a response's material is evaluated once or once per sentence; per-sentence verdicts
-are checked against the labels.
+are checked against the labels. `--messages-only` chooses slots by whole messages only (as
+before session 12), for an A/B of the slot choice by shared text in two processes.
 
 `--ab` compares in one process, under the same load, case by case in alternating order: `old`
 (a rationale in every reply with no token cap, questions one at a time: the engine's slots
@@ -210,7 +211,8 @@ async def responses_ab(args: argparse.Namespace, model: Submitted, sink: Any) ->
             calls = call_rows(list(_CALLS), list(mine.submitted))
             tot = {k: sum(c[k] for c in calls) for k in ("processed", "reused", "generated")}
             row.update(config=config, seconds=wall, cpu_seconds=cpu, load=[load0, os.getloadavg()[0]],
-                       calls=calls, source=str(Path(agenteval.__file__).resolve().parent))
+                       calls=calls, source=str(Path(agenteval.__file__).resolve().parent),
+                       by_text=not args.messages_only)
             sink.write(json.dumps(row, ensure_ascii=False) + "\n")
             sink.flush()
             print(f"{config:8} {row['id'][:40]:40} right {row['correct']}/{len(group)} {wall:6.1f}s "
@@ -251,6 +253,8 @@ async def main_async(args: argparse.Namespace) -> None:
     print(f"agenteval from {src}; load {os.getloadavg()}", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
     await model._llm.load()
+    table = (await model._llm._engine()).table
+    table.by_text = not args.messages_only
     print(f"model loaded in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     with out.open("w") as sink:
         if args.responses:
@@ -391,6 +395,8 @@ def main() -> None:
     p.add_argument("--responses", action="store_true",
                    help="hallucination sentences sharing a context: one response vs one case each")
     p.add_argument("--ab", action="store_true", help="old vs new configuration, interleaved in one process")
+    p.add_argument("--messages-only", action="store_true",
+                   help="slots chosen by whole messages only, as before session 12 (no text sharing)")
     p.add_argument("--run-tag", default=str(int(time.time())))
     p.add_argument("--out", default=str(OUT_DIR / "judge_speed.jsonl"))
     p.add_argument("--table-from", metavar="JSONL")

@@ -217,6 +217,12 @@ def _default_threads() -> int:
 class LocalModel:
     """The embedded model as an `LLM`. Cheap to construct; the model loads on first use."""
 
+    # llama.cpp continues a conversation's trailing assistant message (its reply is that message
+    # continued, returned whole) under a request's `grammar`: a judge may begin its reply's
+    # fixed JSON in the prompt instead of having it generated token by token
+    # (`criteria.judge.engine.prefill`).
+    prefills_replies = True
+
     def __init__(
         self,
         *,

@@ -53,6 +53,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from agenteval.criteria.judge.engine.logprobs import draw, label_distribution
+from agenteval.criteria.judge.engine.prefill import prefilled
 from agenteval.criteria.judge.engine.verdict import (
     RATIONALE_TOKENS,
     VERDICT_TOKENS,
@@ -71,6 +72,7 @@ from agenteval.models.base import (
     ModelError,
     ModelRequest,
     ModelUnavailable,
+    TokenLogprob,
     TransientModelError,
 )
 from agenteval.schema.criterion import Rationales
@@ -153,6 +155,8 @@ class JudgeService:
     # Models whose server refused a reply schema with alternatives (`anyOf`): asked with the
     # plain label-and-rationale schema from then on (see `_one_pass`).
     _no_alternatives: set[str] = field(default_factory=set, init=False)
+    # Models that refused a reply begun in the prompt (see `prefills`): asked whole from then on.
+    _no_prefill: set[str] = field(default_factory=set, init=False)
 
     def batch_size(self, model: str) -> int:
         """How many questions to `model` are worth having in flight at once: an embedded engine's
@@ -170,6 +174,22 @@ class JudgeService:
                 return slots
             llm = getattr(llm, "inner", None)
         return 1
+
+    def prefills(self, model: str) -> bool:
+        """Whether a one-pass reply to `model` is begun in the prompt (`engine.prefill`): the
+        model (read through wrappers, `inner`) says it continues a trailing assistant message
+        under a grammar (`prefills_replies`, the embedded engine), and has not refused one."""
+        if model in self._no_prefill:
+            return False
+        try:
+            llm: object | None = self.resolve(model)
+        except Exception:
+            return False
+        while llm is not None:
+            if getattr(llm, "prefills_replies", False) is True:
+                return True
+            llm = getattr(llm, "inner", None)
+        return False
 
     def _key(self, model: str, request: ModelRequest, index: int | str) -> str:
         payload = json.dumps({
@@ -323,9 +343,16 @@ class JudgeService:
         elif self.cache is not None and self.cache.get(self._key(model, request, 0)) is not None:
             return {}  # answered by written samples before (a judge without log-probabilities)
         else:
+            # The reply's fixed head in the prompt (the same tokens, not generated one by one);
+            # cached and seeded as the request written whole, whose reply text it returns.
+            begun = prefilled(one) if self.prefills(model) else None
             try:
-                response = await llm.generate(one)
+                response = await llm.generate(begun[0] if begun else one)
             except ModelError as e:
+                if begun and not isinstance(e, TransientModelError | ModelUnavailable):
+                    self._no_prefill.add(model)
+                    return await self._one_pass(model, llm, request, num_samples, answer, read,
+                                                labels, noted, positive, rationales)
                 # A server may refuse a schema with alternatives (OpenAI's strict structured
                 # outputs refuse an `anyOf` at the root): that model is asked with the plain
                 # schema from then on, which allows the same text up to the label (so the same
@@ -341,6 +368,9 @@ class JudgeService:
             generation = response.generations[0] if response.generations else None
             raw, cached = (generation.text if generation else ""), False
             tokens = generation.logprobs if generation else None
+            if begun:  # llama.cpp returns the continued message whole; the tokens are new ones
+                raw = raw if raw.startswith(begun[1]) else begun[1] + raw
+                tokens = None if tokens is None else (TokenLogprob(begun[1], 0.0), *tokens)
             if tokens is None:
                 self._no_logprobs.add(model)
             distribution = label_distribution(tokens, labels) if tokens else None
