@@ -66,6 +66,8 @@ def conversation_blocks(cases: list[LabelledCase], slots: int = 4) -> list[list[
         else:
             units.append([c])
     groups = list(by_conversation.values())
+    if all(len(g) == 1 for g in groups):  # one question per conversation: nothing to reuse
+        return units + groups
     for i in range(0, len(groups), slots):
         block = groups[i:i + slots]
         units.append([g[q] for q in range(max(map(len, block))) for g in block if q < len(g)])
@@ -100,11 +102,15 @@ def main() -> None:
                     "(a priority order for a run that may be stopped)")
     ap.add_argument("--resume", action="store_true",
                     help="skip the cases already in --outcomes (judged with these prompts and judge)")
+    ap.add_argument("--metrics", help="comma-separated criteria: judge (and certify) only their cases "
+                    "(a `multi_turn` file labels three criteria; a changed prompt needs only its own)")
     ap.add_argument("--parallelism", type=int, default=1,
                     help="cases judged at once (the embedded engine answers up to 4 questions in its slots)")
     args = ap.parse_args()
 
-    by_file = {f: balanced(load_labelled(f)) for f in args.files}
+    wanted = set(args.metrics.split(",")) if args.metrics else None
+    by_file = {f: balanced([c for c in load_labelled(f) if wanted is None or c.metric in wanted])
+               for f in args.files}
     chosen = {f: (cs[:args.per_file] if args.per_file else cs) for f, cs in by_file.items()}
     cases_by_id = {c.id: (f, c) for f, cs in by_file.items() for c in cs}
     # by (file, metric): a file may label several criteria (a `multi_turn` conversation set)
