@@ -82,7 +82,8 @@ class RowsWriter:
         try:
             if self._fd is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+                flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0)  # (Windows)
+                self._fd = os.open(self.path, flags, 0o644)
             self._end = os.lseek(self._fd, 0, os.SEEK_END)  # (the file's end, whoever changed it)
             data = memoryview(b"".join(frames))
             written = 0
@@ -122,7 +123,8 @@ class RowsReader:
         try:
             if self._file is None:
                 self._file = open(self.path, "rb", buffering=0)  # noqa: SIM115 (closed by close)
-            data = os.pread(self._file.fileno(), size, at)
+            self._file.seek(at)  # (not `os.pread`, which Windows lacks)
+            data = self._file.read(size)
         except OSError as e:
             raise DataError(self.path, "", f"cannot read the run journal's rows: {e.strerror or e}") from None
         if len(data) < size:
