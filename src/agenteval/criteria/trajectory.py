@@ -295,9 +295,17 @@ def matched_text(kind: MatchType, got: int, want: int) -> str:
     return f"{kind.value}: {said}"
 
 
+@lru_cache(maxsize=4096)
+def _matched_score(kind: MatchType, got: int, want: int) -> InvocationScore:
+    """A pair decided on call keys that matched: 1.0 with `matched_text`, one object shared by
+    every such pair with these numbers of calls (an invocation's score is read, never changed),
+    where an object per invocation (and a function making its reason) was more for the
+    allocator and, where results are kept, for the collector to walk."""
+    return InvocationScore(1.0, None, None, matched_text(kind, got, want))
+
+
 # The reason of a pair decided on call keys that did not match (bound with `partial`: made only
-# when read). One that matched is `matched_text` of the keys' lengths, made at once: a shared
-# string, where a function per invocation was an object more for the collector to walk.
+# when read).
 
 
 def _keyed_failed(kind: MatchType, equal: Equality, actual: Invocation, expected: Invocation) -> str:
@@ -367,7 +375,7 @@ class ToolTrajectoryAvgScore(_Trajectory):
         for a, e in zip(ctx.actual, expected, strict=False):
             if by_keys(got := a.call_keys(ignore_args), want := e.call_keys(ignore_args)):
                 matched += 1
-                per.append(InvocationScore(1.0, None, None, matched_text(kind, len(got), len(want))))
+                per.append(_matched_score(kind, len(got), len(want)))
             else:
                 per.append(InvocationScore(0.0, None, None, partial(_keyed_failed, kind, ignore_args, a, e)))
         # The left-to-right sum of ones and zeros is `matched` exactly: the same mean.
