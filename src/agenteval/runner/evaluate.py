@@ -284,7 +284,12 @@ async def run_evaluation(
     if cursor < total:  # an executor must report every unit it was given
         raise RuntimeError(f"the executor did not report every run of {total - cursor} case(s)")
     if end is not None:
-        end()
+        try:
+            end()  # (commits the journal: a failure there leaves no document half written either)
+        except BaseException:
+            for out in outs:
+                out.on_abort()
+            raise
     out_documents = []
     for ri, (shell, req) in enumerate(zip(shells, requests, strict=True)):
         document = completed(shell, req.gating, header)
