@@ -34,6 +34,11 @@ ends the samples written by a judge without log-probabilities at their label. A 
 `rationales`). Questions whose notes come before the label are unchanged (the notes are the
 judge's reasoning and its record's rationale).
 
+On an engine that continues a trailing assistant message (`prefills_replies`: the embedded
+one), a one-pass reply's fixed JSON head is sent in the prompt with a grammar for the rest
+(`engine.prefill`): the same tokens up to the label, not generated one by one (a passing
+verdict generates 3 tokens instead of 8); the reply, its cache key and its votes are as before.
+
 Each generated sample is cached on disk under (model, prompt, sampling settings, sample index),
 a one-pass reply with its label probabilities under its own key (its schema included, so a reply
 cached in another shape, e.g. the label alone of a verdict now explained, is not served for it),
