@@ -43,19 +43,31 @@ bench_scaling.OUT = OUT
 JOURNAL = OUT / "bench_agent" / ".agenteval" / "journal.sqlite"
 
 
-def journal_rows(run_id: str | None = None) -> dict[tuple[str, int], str]:
+def journal_keys(run_id: str) -> list[tuple[str, str, int]]:
+    """The run's finished case runs the journal has committed (their keys alone)."""
     if not JOURNAL.exists():
-        return {}
+        return []
     conn = sqlite3.connect(JOURNAL, timeout=30)
     try:
-        query = "SELECT eval_id, run_index, result_json FROM journal_cases"
-        rows = conn.execute(query + (" WHERE run_id = ?" if run_id else ""),
-                            (run_id,) if run_id else ()).fetchall()
+        return conn.execute("SELECT eval_set_id, eval_id, run_index FROM journal_cases WHERE run_id = ?",
+                            (run_id,)).fetchall()
     except sqlite3.OperationalError:  # tables not created yet
-        return {}
+        return []
     finally:
         conn.close()
-    return {(r[0], r[1]): r[2] for r in rows}
+
+
+def journal_rows(run_id: str) -> dict[tuple[str, int], str]:
+    """The run's finished case runs as their journal rows hold them (read where agenteval keeps
+    them: the run's rows file, or SQLite in journals made before rows files)."""
+    from agenteval.store.journal import Journal
+
+    reader = Journal(JOURNAL.parent.parent).reader()
+    try:
+        rows = {(e, i): reader.raw(run_id, (s, e, i)) for s, e, i in journal_keys(run_id)}
+    finally:
+        reader.close()
+    return {key: row for key, row in rows.items() if row is not None}
 
 
 def run_ids() -> set[str]:
@@ -157,7 +169,7 @@ def main() -> None:
                     except (sqlite3.OperationalError, TypeError):
                         candidate = None
                     run_id = candidate if candidate and candidate not in before else run_id
-                if run_id and len(journal_rows(run_id)) >= target:
+                if run_id and len(journal_keys(run_id)) >= target:
                     proc.send_signal(signal.SIGKILL)
                     break
                 time.sleep(0.01)
