@@ -104,6 +104,7 @@ class Submitted:
     def __init__(self, llm: LocalModel, tag: str = "", slots: bool = True) -> None:
         self._llm, self.tag = llm, tag
         self.submitted: list[float] = []
+        self.prefills_replies = llm.prefills_replies  # the judge begins its replies in the prompt
         if slots:
             self.slots = llm.slots
 
@@ -253,8 +254,7 @@ async def main_async(args: argparse.Namespace) -> None:
     print(f"agenteval from {src}; load {os.getloadavg()}", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
     await model._llm.load()
-    table = (await model._llm._engine()).table
-    table.by_text = not args.messages_only
+    (await model._llm._engine()).table.by_text = not args.messages_only
     print(f"model loaded in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     with out.open("w") as sink:
         if args.responses:

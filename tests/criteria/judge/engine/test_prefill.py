@@ -136,3 +136,17 @@ def test_models_that_do_not_say_so_get_the_whole_request() -> None:
     _ask(model)
     (sent,) = model.requests
     assert sent.grammar is None and sent.messages[-1].role == "user"
+
+
+def test_the_embedded_model_of_a_run_is_found_behind_its_limits() -> None:
+    # As `agenteval score` resolves judges: through the run's pool (a limiter wrapping the model).
+    from agenteval.models import ModelUnavailable
+    from agenteval.models.pool import ModelPool
+
+    pool = ModelPool({})
+    try:
+        pool.get("local")
+    except ModelUnavailable as exc:
+        pytest.skip(f"embedded model not installed: {exc}")
+    assert JudgeService(pool.get).prefills("local")
+    assert not JudgeService(lambda n: ScriptedModel(["{}"])).prefills("m")
