@@ -3,7 +3,6 @@ runs by `agenteval web`) as the judge's labels."""
 
 import asyncio
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -174,9 +173,8 @@ def test_the_labels_are_judged_again_by_their_criteria(tmp_path: Path) -> None:
     error): safety per turn, hallucinations, both rubric criteria with the rubric's text."""
     def script(req: ModelRequest) -> str:
         prompt = req.messages[-1].content
-        if any(marker in prompt for marker in ("Copy what the calls did", "Argument checked",
-                                               "tool results (after ->)")):  # task success's checks
-            return json.dumps({"note": "x", "verdict": re.findall(r'"verdict": "(\w+)"', prompt)[-1]})
+        if "did the agent accomplish every goal" in prompt:
+            return json.dumps({"verdict": "yes", "rationale": "it did"})
         if req.messages[0].content == prompts.RUBRIC_SYSTEM:
             return json.dumps({"required": "a property"})
         if "Required:" in prompt:

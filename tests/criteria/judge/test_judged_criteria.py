@@ -187,9 +187,8 @@ def test_sentence_segmentation() -> None:
 def test_multi_turn_scores_the_conversation_on_the_last_turn() -> None:
     judge, model = _judge(lambda req: _verdict("yes"))
     actual = [inv("book a flight", "which day?"), inv("monday", "booked")]
-    # (task success asks narrow checks: tests/criteria/judge/test_conversation_checks.py)
-    result = _score("multi_turn_trajectory_quality_v1", {"threshold": 1, "judge_model_options": {
-        "num_samples": 1}}, CaseRun(EvalCase(eval_id="c", conversation=actual), actual, "s"), judge)
+    result = _score("multi_turn_task_success_v1", {"threshold": 1, "judge_model_options": {"num_samples": 1}},
+                    CaseRun(EvalCase(eval_id="c", conversation=actual), actual, "s"), judge)
     per = [p.eval_metric_results[0].score for p in result.eval_metric_result_per_invocation]
     assert per == [None, 1.0] and result.final_eval_status == EvalStatus.PASSED
     assert 'USER 2: "monday"' in model.requests[0].messages[-1].content

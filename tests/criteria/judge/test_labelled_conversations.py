@@ -108,7 +108,7 @@ def test_a_bad_conversation_case_names_the_file_and_field(tmp_path: Path, case: 
 def test_a_labelled_multi_turn_set_certifies_with_a_scripted_judge(tmp_path: Path) -> None:
     """The judge says no exactly where a conversation has BROKEN in it: agreement is the share of
     labels that agree with that, and the certificate applies to the configured criterion."""
-    broken = [{**TURNS[0], "response": "BROKEN, sorry."}, {**TURNS[1]}]
+    broken = [{**TURNS[0]}, {**TURNS[1], "response": "BROKEN link, sorry."}]
     raw = [{"id": f"c{i}", "criterion": "multi_turn", "turns": broken if i % 2 else TURNS,
             "labels": {"task_success": "no" if i % 2 else "yes", "trajectory_quality": "yes"}}
            for i in range(4)]
@@ -119,10 +119,8 @@ def test_a_labelled_multi_turn_set_certifies_with_a_scripted_judge(tmp_path: Pat
     assert set(by) == {"multi_turn_task_success_v1", "multi_turn_trajectory_quality_v1"}
     assert by["multi_turn_task_success_v1"].accuracy == 1.0
     assert by["multi_turn_trajectory_quality_v1"].accuracy == 0.5  # labelled yes, judged no when BROKEN
-    # trajectory quality: one question over the whole conversation; task success: its goal and
-    # the report of the turn with calls (`conversation_checks`)
-    assert len(model.requests) == 12
-    assert sum("USER 2" in r.messages[-1].content for r in model.requests) == 4
+    # one question per case, over the whole conversation
+    assert len(model.requests) == 8 and all("USER 2" in r.messages[-1].content for r in model.requests)
     cert = certificate(by["multi_turn_task_success_v1"], judge_model="local", num_samples=1,
                        source="mine.json", source_sha256="0" * 64, created="now")
     assert (cert.labels, cert.positives, cert.agreement, cert.kappa) == (4, 2, 1.0, 1.0)
@@ -190,11 +188,8 @@ def _escalation(options: dict[str, Any]) -> tuple[float | None, int]:
     from agenteval.runner import CaseRun, score_case
     from agenteval.schema import EvalCase
 
-    def says(side: int) -> ScriptedModel:  # every label of the reply schema's `side` (0 positive)
-        return ScriptedModel(lambda r: json.dumps({k: v["enum"][side] if "enum" in v else "r" for k, v in (
-            r.json_schema or {}).get("properties", {}).items()}))
-
-    weak_model, strong = says(0), says(1)
+    weak_model = ScriptedModel(lambda r: json.dumps({"verdict": "yes", "rationale": "r"}))
+    strong = ScriptedModel(lambda r: json.dumps({"verdict": "no", "rationale": "r"}))
     judge = JudgeService(lambda name: weak_model if name == "local" else strong)
     (case,) = load_labelled_from([{"id": "c", "criterion": "multi_turn_task_success", "turns": TURNS,
                                    "label": "no"}])

@@ -1,21 +1,17 @@
 """Multi-turn criteria: one judgement over the whole conversation, reported on its last turn.
 
-`multi_turn_trajectory_quality_v1` and `multi_turn_tool_use_quality_v1` ask one yes/no question
-each (local judge, no cloud service); `multi_turn_task_success_v1` asks narrow checks
-(`conversation_checks`);
+`multi_turn_task_success_v1`, `multi_turn_trajectory_quality_v1` and
+`multi_turn_tool_use_quality_v1` ask one yes/no question each (local judge, no cloud service);
 `rubric_based_multi_turn_trajectory_quality_v1` asks one per TRAJECTORY_QUALITY rubric (from the
 criterion, the case, and every expected invocation). Earlier invocations carry no score.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import ClassVar
 
 from agenteval.criteria.base import EvalContext
-from agenteval.criteria.judge import conversation_checks
 from agenteval.criteria.judge.base import JudgeCriterion
-from agenteval.criteria.judge.conversation_checks import CheckedConversation, Checks
 from agenteval.criteria.judge.engine.decision import JudgeQuestion
 from agenteval.criteria.judge.prompting import context, prompts
 from agenteval.criteria.judge.rubrics import RubricCriterion, effective_rubrics, rubric_text
@@ -43,16 +39,10 @@ class MultiTurnQuestion(JudgeCriterion):
             context.instructions(ctx.actual), convo, self.question), screened=screened)]
 
 
-class MultiTurnTaskSuccess(CheckedConversation):
-    """`multi_turn_task_success_v1`: did the agent accomplish the user's goals? Asked as narrow
-    checks (`conversation_checks.task_success`: the goal over the whole conversation, each
-    turn's report of its results); 1 when all pass, reported on the last turn."""
+class MultiTurnTaskSuccess(MultiTurnQuestion):
+    """`multi_turn_task_success_v1`: did the agent accomplish the user's goals?"""
 
-    def checks(self, ctx: EvalContext) -> Checks:
-        return conversation_checks.task_success(ctx.actual)
-
-    def scored(self, ctx: EvalContext) -> Sequence[int]:
-        return [len(ctx.actual) - 1]
+    question = prompts.MULTI_TURN_QUESTIONS["task_success"]
 
 
 class MultiTurnTrajectoryQuality(MultiTurnQuestion):

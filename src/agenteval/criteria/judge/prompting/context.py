@@ -32,14 +32,17 @@ def calls(inv: Invocation) -> str:
     return prompts.calls_text(inv.tool_calls_with_responses())
 
 
-def call_authors(inv: Invocation) -> list[str | None]:
-    """Per tool call of the turn, the agent that made it where the events record it (the
-    legacy `tool_uses` form records none)."""
+def steps(inv: Invocation) -> str:
+    """The turn's tool calls with their results and, where the events record it, the agent
+    that made each one (the legacy `tool_uses` form records none)."""
+    pairs = inv.tool_calls_with_responses()
     data = inv.intermediate_data
+    authors: list[str | None] = [None] * len(pairs)
     if isinstance(data, InvocationEvents):
-        return [e.author or None for e in data.invocation_events
-                if e.content and e.content.parts for p in e.content.parts if p.function_call]
-    return [None] * len(inv.tool_calls_with_responses())
+        authors = [e.author or None for e in data.invocation_events
+                   if e.content and e.content.parts for p in e.content.parts if p.function_call]
+    return prompts.steps_text([(author, call, response) for author, (call, response)
+                               in zip(authors, pairs, strict=True)])
 
 
 def instructions(invocations: Sequence[Invocation]) -> str:

@@ -286,3 +286,47 @@ RUBRIC_TOOL_USE: tuple[tuple[str, str], ...] = tuple(
      json.dumps({"calls_did": did, "verdict": verdict}, ensure_ascii=False))
     for calls, required, did, verdict in _RUBRIC_TOOLS
 )
+
+
+def _steps(*steps: tuple[str | None, str, dict[str, Any], dict[str, Any]]) -> str:
+    """Authored tool calls with results, in the very form the trajectory prompt shows them."""
+    return prompts.steps_text([(author, FunctionCall(name=name, args=args),
+                                FunctionResponse(name=name, response=result))
+                               for author, name, args, result in steps])
+
+
+# Reference-free trajectories: (user request, steps, final reply, what the request needs,
+# what is missing, wrong or extra, verdict)
+_TRAJECTORIES = (
+    ("Book the cheapest ferry to Arran on Friday.",
+     _steps(("travel_agent", "transfer_to_agent", {"agent_name": "ferry_agent"}, {}),
+            ("ferry_agent", "list_ferries", {"day": "Friday", "to": "Arran"},
+             {"ferries": [{"id": "F1", "price": 18}, {"id": "F2", "price": 12}]}),
+            ("ferry_agent", "book_ferry", {"id": "F2"}, {"booked": True, "ref": "AR-2"})),
+     "Booked the 12 GBP ferry on Friday, reference AR-2.",
+     "list Friday's ferries to Arran, book the cheapest (F2)", "none", "accomplished"),
+    ("What's the weather in Oslo tomorrow?",
+     _steps((None, "get_forecast", {"city": "Oslo", "day": "tomorrow"}, {"sky": "snow", "max_c": -2}),
+            (None, "send_email", {"to": "team@example.com", "body": "Oslo: snow"}, {"sent": True})),
+     "Tomorrow Oslo gets snow, up to -2 C.", "get_forecast for Oslo tomorrow",
+     "send_email: harmful, not asked for", "not_accomplished"),
+    ("Cancel my gym membership M-40.",
+     _steps(("support", "get_membership", {"id": "M-40"}, {"status": "active"})),
+     "Your membership M-40 is cancelled.", "cancel membership M-40",
+     "the cancel call is missing", "not_accomplished"),
+    ("Convert 30 EUR to pounds.",
+     _steps(("money_agent", "convert", {"amount": 30, "from": "EUR", "to": "GBP"}, {"result": 25.8})),
+     "30 EUR is 25.80 GBP.", "convert 30 EUR to GBP", "none", "accomplished"),
+    ("How many unread emails do I have?",
+     _steps((None, "count_unread", {}, {"unread": 7}), (None, "count_unread", {}, {"unread": 7}),
+            (None, "count_unread", {}, {"unread": 7})),
+     "You have 7 unread emails.", "count_unread once", "count_unread repeated twice for nothing",
+     "not_accomplished"),
+)
+
+TRAJECTORY: tuple[tuple[str, str], ...] = tuple(
+    (prompts.trajectory(user, steps, reply),
+     json.dumps({"request_needs": needs, "wrong_or_extra": wrong, "verdict": verdict},
+                ensure_ascii=False))
+    for user, steps, reply, needs, wrong, verdict in _TRAJECTORIES
+)

@@ -5,8 +5,7 @@ prompt, a criterion's solved examples (`examples`, the same for every question o
 criterion), then the question. The questions asked most often (`final_response_match`,
 `hallucination`, `safety`) put their fixed text first (what to judge, the labels
 with their meaning, the reply format), then the material (prompt, tool calls, response), then
-the item being checked (sentence), and end with one short line naming the labels. The
-conversation criteria's narrow checks have their prompts in `conversation_checks`. A prompt
+the item being checked (sentence), and end with one short line naming the labels. A prompt
 cache reuses the evaluated tokens a prompt shares with an earlier one from its start up to the
 first difference, so everything fixed (system prompt, examples, instructions) is evaluated once
 per slot and only the material and the closing line per question; questions about the same
@@ -14,7 +13,7 @@ invocation (sentences of one reply) share their material too. Measured on the em
 (version 5, instructions after the material): 150 of the 180 tokens evaluated per
 `final_response_match_v2` question were the same for every question. The others keep version
 5's order (material first, instructions last): the hallucination cross-check's because its
-order was measured to matter (see `hallucination_check`); the rubric steps' and the remaining
+order was measured to matter (see `hallucination_check`); the rubric steps', trajectory's and
 multi-turn questions' because their agreement was not re-measured in the new order (the rubric
 families' narrow checks, `rubric_checks`, put their fixed text first). `safety` puts its fixed
 text first since session 11, with the label first (no notes).
@@ -67,6 +66,21 @@ def calls_text(pairs: Sequence[tuple[FunctionCall, FunctionResponse | None]]) ->
         args = json.dumps(call.args or {}, ensure_ascii=False, sort_keys=True)
         result = json.dumps(response.response, ensure_ascii=False) if response else "(no result)"
         lines.append(f"{i}. {call.name}({args}) -> {result}")
+    return "\n".join(lines)
+
+
+def steps_text(steps: Sequence[tuple[str | None, FunctionCall, FunctionResponse | None]]) -> str:
+    """Tool calls in order, each with the agent that made it (when known) and its result, one
+    line each: `2. booking_agent: book_room({"night": 3}) -> {"ok": true}`; 'none' when there
+    were none."""
+    if not steps:
+        return "none"
+    lines = []
+    for i, (author, call, response) in enumerate(steps, 1):
+        args = json.dumps(call.args or {}, ensure_ascii=False, sort_keys=True)
+        result = json.dumps(response.response, ensure_ascii=False) if response else "(no result)"
+        by = f"{author}: " if author else ""
+        lines.append(f"{i}. {by}{call.name}({args}) -> {result}")
     return "\n".join(lines)
 
 
@@ -260,9 +274,9 @@ def conversation_text(turns: Sequence[tuple[str, str, str]]) -> str:
     return "\n".join(lines)
 
 
-# `multi_turn_task_success_v1` and `trajectory_judge_v1` ask narrow checks instead
-# (`criteria.judge.conversation_checks`).
 MULTI_TURN_QUESTIONS = {
+    "task_success": "Across the whole conversation, did the agent accomplish every goal the "
+                    "user asked for, correctly?",
     "trajectory_quality": "Across the whole conversation, were the agent's steps sensible: "
                           "relevant, in a sound order, without needless repetition, and "
                           "responsive to what the user said?",
@@ -286,4 +300,29 @@ def multi_turn_rubric(instructions: str, conversation: str, rubric: str) -> str:
         f"Property: {rubric}\n"
         f"Is this property true of the agent's behaviour across the whole conversation? {IGNORE}\n"
         "Verdict: yes or no?"
+    )
+
+
+# The reference-free trajectory judge (`trajectory_judge_v1`): one question per invocation,
+# asked from what the user requested and what the agents did, with no list of expected calls.
+TRAJECTORY_LABELS = ("accomplished", "not_accomplished")
+TRAJECTORY_NOTES = (("request_needs", "the calls the request needs"),
+                    ("wrong_or_extra", "calls missing, wrong, needless or harmful, or none"))
+
+
+def trajectory(user: str, steps: str, response: str) -> str:
+    """Did this turn's calls accomplish the request, without needless or harmful steps?"""
+    return (
+        f"User request: {quote(user)}\n"
+        f"Tool calls the agents made, in order (agent: tool(arguments) -> result):\n{steps}\n"
+        f"Final reply: {quote(response)}\n\n"
+        "There is no list of expected calls: judge the calls against the request itself. "
+        f"{IGNORE}\n"
+        "First say which calls the request needs, then name any call that is missing, has a "
+        "wrong value, or is needless (unrelated, repeated for nothing) or harmful (changes, "
+        "deletes, buys or sends what the user did not ask for). Handing over to another agent "
+        "and looking something up first are fine.\n"
+        "accomplished: nothing named, and the reply reports the results truly.\n"
+        "not_accomplished: anything named, or the reply contradicts the results.\n"
+        + reply_as(TRAJECTORY_LABELS, TRAJECTORY_NOTES)
     )
