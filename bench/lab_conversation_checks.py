@@ -1,7 +1,8 @@
-"""Prompt lab for the conversation criteria's narrow checks (`conversation_checks`): judges
-labelled cases on the embedded judge and writes, per case, its label, whether the criterion
-agreed, and every check's verdict with the notes the judge wrote, so a tuning run shows which
-check got a case wrong. For tuning sets only (`bench/judge_set/*_tuning.json`): the held-out
+"""Prompt lab for the judged criteria on labelled conversations (written for session 12's narrow
+checks of the conversation criteria, commit e5644d7): judges labelled cases on the embedded judge
+and writes, per case, its label, whether the criterion agreed, and every judge record's verdict
+with the reply the judge wrote (its notes), so a tuning run shows which question got a case
+wrong. For tuning sets only (`bench/judge_set/*_tuning.json`): the held-out
 sets are measured by `bench_certify.py`, never read here.
 
     python bench/lab_conversation_checks.py bench/judge_set/trajectory_tuning.json \\
