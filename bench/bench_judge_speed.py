@@ -104,7 +104,8 @@ class Submitted:
     def __init__(self, llm: LocalModel, tag: str = "", slots: bool = True) -> None:
         self._llm, self.tag = llm, tag
         self.submitted: list[float] = []
-        self.prefills_replies = llm.prefills_replies  # the judge begins its replies in the prompt
+        # the judge begins its replies in the prompt (a source before session 12 has no such flag)
+        self.prefills_replies = getattr(llm, "prefills_replies", False)
         if slots:
             self.slots = llm.slots
 
