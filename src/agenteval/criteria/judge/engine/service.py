@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -163,38 +163,34 @@ class JudgeService:
     # Models that refused a reply begun in the prompt (see `prefills`): asked whole from then on.
     _no_prefill: set[str] = field(default_factory=set, init=False)
 
+    def _layers(self, model: str) -> Iterator[object]:
+        """`model` resolved, then each model it wraps (`inner`); nothing when it cannot be
+        resolved (a question to it then fails with its own error)."""
+        try:
+            llm: object | None = self.resolve(model)
+        except Exception:
+            return
+        while llm is not None:
+            yield llm
+            llm = getattr(llm, "inner", None)
+
     def batch_size(self, model: str) -> int:
         """How many questions to `model` are worth having in flight at once: an embedded engine's
         slots (it decodes them together in one batch, so on a CPU a batch of generated tokens
         costs little more than one: reading the weights, not arithmetic, bounds it), else 1.
-        Read through wrappers (`inner`); 1 when the model cannot be resolved (the question
-        then fails with its own error)."""
-        try:
-            llm: object | None = self.resolve(model)
-        except Exception:
-            return 1
-        while llm is not None:
+        Read through wrappers (`inner`); 1 when the model cannot be resolved."""
+        for llm in self._layers(model):
             slots = getattr(llm, "slots", None)
             if isinstance(slots, int) and not isinstance(slots, bool) and slots >= 1:
                 return slots
-            llm = getattr(llm, "inner", None)
         return 1
 
     def prefills(self, model: str) -> bool:
         """Whether a one-pass reply to `model` is begun in the prompt (`engine.prefill`): the
         model (read through wrappers, `inner`) says it continues a trailing assistant message
         under a grammar (`prefills_replies`, the embedded engine), and has not refused one."""
-        if model in self._no_prefill:
-            return False
-        try:
-            llm: object | None = self.resolve(model)
-        except Exception:
-            return False
-        while llm is not None:
-            if getattr(llm, "prefills_replies", False) is True:
-                return True
-            llm = getattr(llm, "inner", None)
-        return False
+        return model not in self._no_prefill and any(
+            getattr(llm, "prefills_replies", False) is True for llm in self._layers(model))
 
     def _key(self, model: str, request: ModelRequest, index: int | str) -> str:
         payload = json.dumps({
