@@ -166,8 +166,8 @@ class Writer:
                 rows, verdicts = batch
                 places = self._rows.append([frame(r[1:4], r[6], r[7]) for r in rows]
                                            + [frame((v[1], v[2], SUMMARY), v[12], "") for v in verdicts])
-                told = places[len(rows):]
-                _commit(conn, self.run_id, [(*r[:6], *at) for r, at in zip(rows, places, strict=False)],
+                ran, told = places[:len(rows)], places[len(rows):]
+                _commit(conn, self.run_id, [(*r[:6], *at) for r, at in zip(rows, ran, strict=True)],
                         [(*v[:12], b"", v[13], *at) for v, at in zip(verdicts, told, strict=True)], stale)
             except sqlite3.DatabaseError as e:
                 error: BaseException = e if isinstance(e, sqlite3.IntegrityError) else \
