@@ -115,7 +115,13 @@ def summary_json(summary: CaseSummary) -> bytes:
 def raw_list_item(raw: bytes, index: int) -> bytes:
     """Item `index` of a list field placed by `shell_pieces`, from the item's indented JSON
     (`result_json`, or a journal row): the bytes `list_item` writes for the same item."""
-    return (b",\n    " if index else b"\n    ") + raw.replace(b"\n", b"\n    ")
+    return _separator(index) + raw.replace(b"\n", b"\n    ")
+
+
+def _separator(index: int) -> bytes:
+    """What comes before item `index` of a placed list: a comma after the first, then the
+    item's line and indentation."""
+    return b",\n    " if index else b"\n    "
 
 
 def _pieces(shell: EvalSetResult) -> list[bytes] | None:
@@ -174,7 +180,7 @@ class DocumentWriter:
         """Adds a case result given as its indented JSON indented again for its place in the
         document's list (`raw_list_item` without the separator; made elsewhere, e.g. by a
         worker process), written as it is."""
-        self._write(b",\n    " if self.cases else b"\n    ")
+        self._write(_separator(self.cases))
         self._write(raw)  # not joined to its separator: a result is tens of kilobytes
         self.cases += 1
 
@@ -187,7 +193,7 @@ class DocumentWriter:
 
     def add_summary_placed(self, raw: bytes) -> None:
         """Adds a case summary given as `add_placed` takes a case result."""
-        self._spool_item((b",\n    " if self.summaries else b"\n    ") + raw)
+        self._spool_item(_separator(self.summaries) + raw)
 
     def _spool_item(self, item: bytes) -> None:
         try:
