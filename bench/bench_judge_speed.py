@@ -115,9 +115,13 @@ class Submitted:
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
         self.submitted.append(time.perf_counter())
-        if self.tag:
-            *head, last = request.messages
-            request = replace(request, messages=(*head, Message(last.role, f"[{self.tag}] {last.content}")))
+        if self.tag:  # on the question, not on a reply begun in the prompt after it
+            messages = list(request.messages)
+            i = len(messages) - 1
+            while i > 0 and messages[i].role == "assistant":
+                i -= 1
+            messages[i] = Message(messages[i].role, f"[{self.tag}] {messages[i].content}")
+            request = replace(request, messages=tuple(messages))
         return await self._llm.generate(request)
 
 

@@ -56,6 +56,31 @@ def test_the_prefix_key_is_every_message_but_the_last() -> None:
     assert message_chain(_body("p", "q1"), "m")[0] == message_chain(_body("p", "q2"), "m")[0]
 
 
+def _prefilled(prefix: str, question: str) -> dict[str, Any]:
+    """A judge's call on the embedded engine: its reply's JSON head begun in the prompt."""
+    body = _body(prefix, question)
+    return {"messages": [*body["messages"], {"role": "assistant", "content": '{"verdict": "'}]}
+
+
+def test_a_reply_begun_in_the_prompt_is_not_part_of_the_prefix(tmp_path: Path) -> None:
+    key = prefix_key(_body("examples", "q1"), "m")
+    assert prefix_key(_prefilled("examples", "q1"), "m") == key
+    assert prefix_key(_prefilled("examples", "q2"), "m") == key
+    assert message_texts(_prefilled("examples", "q1"))[-1] == ("user", "q1")
+    agent_turn = {"messages": [{"role": "assistant", "content": "hello"}]}  # nothing before it: kept
+    assert len(message_chain(agent_turn, "m")) == 1
+    # So the examples two questions share are saved, and a fresh process's empty slot restores
+    # them instead of evaluating the whole prompt.
+    fake = FakeSlots(tmp_path)
+    first = SlotTable(2, tmp_path, fake, "m")
+    _call(first, _prefilled("examples", "q1"), SAVE_MIN_TOKENS + 100)
+    _call(first, _prefilled("examples", "q2"), 5)
+    assert fake.actions == [("save", fake.actions[0][1])] and (tmp_path / f"{key}.bin").is_file()
+    fresh = SlotTable(2, tmp_path, fake, "m")
+    assert _call(fresh, _prefilled("examples", "q3"), 5) in (0, 1)
+    assert fake.actions[-1] == ("restore", f"{key}.bin") and fresh.restored == 1
+
+
 def test_a_free_slot_holding_the_conversation_is_chosen(tmp_path: Path) -> None:
     table = SlotTable(3, tmp_path, FakeSlots(tmp_path), "m")
     slot_a = _call(table, _body("a", "q"), 10)

@@ -13,7 +13,8 @@ conversation shares the most leading messages with the call's (so an agent's nex
 back to the slot holding its conversation so far), then the most leading text of the call's
 last message, and remembers what each slot holds (`message_chain`: one hash per leading run of
 messages; `message_texts`: the messages themselves). The prefix of a call is everything but its
-last message (`prefix_key`).
+last message (`prefix_key`); a reply begun in the prompt (a trailing assistant message) is not
+a message here (`conversation`).
 
 Questions that share text inside their last message (the sentences of one response checked
 against the same context, the questions about one labelled conversation) go to the slot holding
@@ -48,8 +49,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["QUEUE_MIN_CHARS", "SAVE_MIN_TOKENS", "SlotTable", "message_chain", "message_texts",
-           "prefix_key"]
+__all__ = ["QUEUE_MIN_CHARS", "SAVE_MIN_TOKENS", "SlotTable", "conversation", "message_chain",
+           "message_texts", "prefix_key"]
 
 log = logging.getLogger(__name__)
 
@@ -63,12 +64,26 @@ QUEUE_MIN_CHARS = 120
 Post = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 
+def conversation(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The call's messages, less a reply begun in the prompt: a trailing assistant message after
+    another message (a judge's fixed JSON head, `criteria.judge.engine.prefill`) is the start of
+    the reply, not a turn of the conversation, so the question before it stays the call's last
+    message and the prefix is what comes before the question (with the head counted as the last
+    message, every question's prefix would hold the question itself: no two calls would share
+    one, no file would be saved, and an empty slot would evaluate the whole prompt)."""
+    messages = list(body.get("messages") or [])
+    if len(messages) >= 2 and messages[-1].get("role") == "assistant":
+        messages.pop()
+    return messages
+
+
 def message_chain(body: dict[str, Any], salt: str) -> tuple[str, ...]:
-    """One hash per leading run of the call's messages (the first, the first two, ...), each
-    made from the one before: two calls share the first k hashes exactly when they share their
-    first k messages. `salt` names the model and engine the state was computed with."""
+    """One hash per leading run of the call's messages (`conversation`: the first, the first
+    two, ...), each made from the one before: two calls share the first k hashes exactly when
+    they share their first k messages. `salt` names the model and engine the state was computed
+    with."""
     chain, previous = [], salt
-    for message in body.get("messages") or []:
+    for message in conversation(body):
         text = previous + json.dumps(message, sort_keys=True, ensure_ascii=False)
         previous = hashlib.sha256(text.encode()).hexdigest()[:40]
         chain.append(previous)
@@ -79,9 +94,10 @@ Texts = tuple[tuple[str, str], ...]
 
 
 def message_texts(body: dict[str, Any]) -> Texts:
-    """(role, content) of each of the call's messages, content as text (parts as JSON)."""
+    """(role, content) of each of the call's messages (`conversation`), content as text (parts
+    as JSON)."""
     out = []
-    for message in body.get("messages") or []:
+    for message in conversation(body):
         content = message.get("content")
         text = content if isinstance(content, str) else json.dumps(content, sort_keys=True)
         out.append((str(message.get("role")), text))
@@ -104,8 +120,8 @@ def _lead(a: str, b: str) -> int:
 
 
 def prefix_key(body: dict[str, Any], salt: str) -> str | None:
-    """The hash naming a call's shared prefix (every message but the last), or None when it
-    has no earlier message."""
+    """The hash naming a call's shared prefix (every message of its `conversation` but the
+    last), or None when it has no earlier message."""
     chain = message_chain(body, salt)
     return chain[-2] if len(chain) >= 2 else None
 
