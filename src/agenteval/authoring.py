@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agenteval.agents import Agent, AgentAdapter
-from agenteval.datasets.files import write_model
+from agenteval.datasets.files import write_as_read
 from agenteval.datasets.loader import load_eval_set
 from agenteval.errors import AgentEvalError, DataError
 from agenteval.models.base import LLM, Message, ModelRequest
@@ -145,7 +145,7 @@ def add_case_to(path: str | Path, case: EvalCase) -> Path:
     if any(c.eval_id == case.eval_id for c in eval_set.eval_cases):
         raise DataError(path, "eval_cases", f"already has a case {case.eval_id!r} (give another --eval_id)")
     eval_set.eval_cases.append(case)
-    write_model(path, eval_set)
+    write_as_read(path, eval_set)
     load_eval_set(path)
     return path
 

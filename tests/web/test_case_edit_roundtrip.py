@@ -78,3 +78,33 @@ def test_saved_edits_change_only_what_was_edited(live: Live) -> None:
     assert book["conversation"][0] == _case(live, "other")["conversation"][0] | {"invocation_id": "e-1"}
     assert _case(live, "other") == other
     assert json.loads(path.read_text())["name"] == "ADK set"
+
+
+# A set as a user wrote it: explicit nulls (one of them, final_session_state, on a field whose
+# default is not null) and keys left out.
+NULLS = {"eval_set_id": "nulls", "name": None, "description": "kept", "eval_cases": [
+    {"eval_id": "a", "conversation": [{**TURN, "final_response": None, "rubrics": None,
+                                       "duration": None}],
+     "session_input": {"app_name": "echo", "user_id": "u", "session_id": None},
+     "rubrics": None, "final_session_state": None},
+    {"eval_id": "b", "conversation": [TURN], "final_session_state": None, "conversation_scenario": None}]}
+
+
+def test_explicit_nulls_round_trip_through_every_write(live: Live) -> None:
+    path = live.agents_dir / "echo" / "nulls.evalset.json"
+    path.write_text(json.dumps(NULLS, indent=2))
+    sets = f"{SETS}/nulls"
+    # the editor's read shows the nulls, so that saving it unedited changes nothing
+    read = live.get(f"{sets}/eval-cases/a").json()
+    assert read == NULLS["eval_cases"][0]
+    assert live.put(f"{sets}/eval-cases/a", json=read).status_code == 200
+    assert json.loads(path.read_text()) == NULLS
+    # an edit of case a writes what was edited; case b, and a's other fields, as they were
+    read["session_input"]["state"] = {"tier": "gold"}
+    assert live.put(f"{sets}/eval-cases/a", json=read).status_code == 200
+    assert json.loads(path.read_text())["eval_cases"] == [read, NULLS["eval_cases"][1]]
+    assert load_eval_set(path).eval_cases[1].final_session_state is None
+    # the other writes of the set (a case deleted, a case added from a chat) keep them too
+    assert live.delete(f"{sets}/eval-cases/a").status_code == 200
+    assert json.loads(path.read_text()) == {**NULLS, "eval_cases": [NULLS["eval_cases"][1]]}
+    assert live.get(sets).json() == {**NULLS, "eval_cases": [NULLS["eval_cases"][1]]}

@@ -61,7 +61,7 @@ def _rebuild(agent_path: str, eval_set_id: str, eval_ids: list[str], agent_model
     from agenteval.agents import load_root_agent, to_adapter
     from agenteval.authoring import rerecord_case
     from agenteval.datasets.authoring import eval_set_path
-    from agenteval.datasets.files import write_model
+    from agenteval.datasets.files import write_as_read
     from agenteval.datasets.loader import load_eval_set
     from agenteval.errors import DataError
     from agenteval.runner.services import Services
@@ -87,7 +87,7 @@ def _rebuild(agent_path: str, eval_set_id: str, eval_ids: list[str], agent_model
 
     new = run_sync(rerecord())
     eval_set.eval_cases = [new.get(c.eval_id, c) for c in eval_set.eval_cases]
-    write_model(path, eval_set)
+    write_as_read(path, eval_set)
     load_eval_set(path)  # what was written loads
     left = sum(c.conversation is None for c in eval_set.eval_cases)
     click.echo(f"Re-recorded {len(new)} case(s) of {eval_set_id} from a live run"

@@ -1,8 +1,8 @@
 """Writing eval sets beside an agent, as `adk eval_set` does: create one, add cases to it.
 
-A set lives at `AGENT_PATH/<eval_set_id>.evalset.json` (ADK's place for it). Every write goes
-through `write_model` (atomic) and the file is read back by agenteval's own loader, so what is
-written always loads, in agenteval and in ADK.
+A set lives at `AGENT_PATH/<eval_set_id>.evalset.json` (ADK's place for it). Every write is
+atomic, keeps what was read as it was (`write_as_read`) and is read back by agenteval's own
+loader, so what is written always loads, in agenteval and in ADK.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agenteval.datasets.files import read_json, write_model
+from agenteval.datasets.files import read_json, write_as_read, write_model
 from agenteval.datasets.loader import load_eval_set
 from agenteval.errors import DataError, from_validation_error
 from agenteval.schema import ConversationScenario, EvalCase, EvalSet, SessionInput
@@ -91,7 +91,7 @@ def add_cases(agent_dir: str | Path, eval_set_id: str, cases: Sequence[EvalCase]
         known.add(case.eval_id)
         added.append(case.eval_id)
     if added:
-        write_model(path, eval_set)
+        write_as_read(path, eval_set)
         load_eval_set(path)  # what was written loads
     return added, skipped
 

@@ -156,9 +156,19 @@ def write_model(path: str | Path, model: BaseModel, *, exclude_none: bool = True
     _write_chunks_atomic(path, _json_chunks(model, exclude_none))
 
 
-def _dump(model: BaseModel, exclude_none: bool) -> bytes:
+def write_as_read(path: str | Path, model: BaseModel) -> None:
+    """Writes a model read from a user's file (an eval set) with the keys it was read with,
+    explicit nulls included, and the fields set since; a field neither given nor set is left
+    out, as it was. `write_model` would drop the nulls, and a reader then takes the default,
+    which is not always null (an eval case's `final_session_state` null would come back `{}`):
+    an edit of one case must change nothing else in the file."""
+    _write_chunks_atomic(path, _json_chunks(model, False, exclude_unset=True))
+
+
+def _dump(model: BaseModel, exclude_none: bool, exclude_unset: bool = False) -> bytes:
     # Serialised straight to bytes by pydantic-core: no intermediate str for large documents.
-    return model.__pydantic_serializer__.to_json(model, indent=2, exclude_none=exclude_none)
+    return model.__pydantic_serializer__.to_json(model, indent=2, exclude_none=exclude_none,
+                                                 exclude_unset=exclude_unset)
 
 
 @cache
@@ -177,7 +187,8 @@ def _list_fields(cls: type[BaseModel]) -> dict[str, type[BaseModel]]:
     return found
 
 
-def shell_pieces(model: BaseModel, names: Sequence[str], exclude_none: bool) -> list[bytes] | None:
+def shell_pieces(model: BaseModel, names: Sequence[str], exclude_none: bool,
+                 exclude_unset: bool = False) -> list[bytes] | None:
     """`_dump(model)` cut where its (empty) list fields `names` are, in document order: piece
     0 ends with the first list's `"name": [`, each next piece starts with that list's `]` and
     ends with the next one's `[`, the last ends the document (with a newline). Items written
@@ -186,7 +197,7 @@ def shell_pieces(model: BaseModel, names: Sequence[str], exclude_none: bool) -> 
     # A list serialises, at indentation depth 1, as `"name": [` + each item (its own pretty JSON
     # indented by 4 more spaces) + `]`; JSON strings hold no raw newline, so re-indenting is a
     # replace. Each list is cut out of the rest of the document at its unique `[]` placeholder.
-    rest = _dump(model, exclude_none)
+    rest = _dump(model, exclude_none, exclude_unset)
     markers = {name: b'\n  "' + name.encode() + b'": []' for name in names}
     if any(rest.count(marker) != 1 for marker in markers.values()):
         return None
@@ -200,26 +211,27 @@ def shell_pieces(model: BaseModel, names: Sequence[str], exclude_none: bool) -> 
     return pieces
 
 
-def list_item(item: BaseModel, index: int, exclude_none: bool) -> bytes:
+def list_item(item: BaseModel, index: int, exclude_none: bool, exclude_unset: bool = False) -> bytes:
     """Item `index` of a list field placed by `shell_pieces`."""
-    return (b",\n    " if index else b"\n    ") + _dump(item, exclude_none).replace(b"\n", b"\n    ")
+    return (b",\n    " if index else b"\n    ") + _dump(item, exclude_none, exclude_unset).replace(
+        b"\n", b"\n    ")
 
 
-def _json_chunks(model: BaseModel, exclude_none: bool) -> Iterator[bytes]:
+def _json_chunks(model: BaseModel, exclude_none: bool, exclude_unset: bool = False) -> Iterator[bytes]:
     """`_dump(model)` and a newline, in pieces: each streamed list's items one at a time."""
     lists = {name: value for name, item_type in _list_fields(type(model)).items()
              if isinstance(value := getattr(model, name), list) and value
              and all(type(item) is item_type for item in value)}
     pieces = shell_pieces(model.model_copy(update={name: [] for name in lists}), list(lists),
-                          exclude_none) if lists else None
+                          exclude_none, exclude_unset) if lists else None
     if pieces is None:
-        yield _dump(model, exclude_none) + b"\n"
+        yield _dump(model, exclude_none, exclude_unset) + b"\n"
         return
     order = sorted(lists, key=lambda n: _field_index(type(model), n))
     for piece, name in zip(pieces, order, strict=False):
         yield piece
         for i, item in enumerate(lists[name]):
-            yield list_item(item, i, exclude_none)
+            yield list_item(item, i, exclude_none, exclude_unset)
     yield pieces[-1]
 
 

@@ -2,8 +2,10 @@
 or a stored run's case as a case; read, replace and delete a case. (Running a set's cases: `routes.launch`.)
 
 Files are `<app>/<set_id>.evalset.json`. Every change is a read-modify-write of the whole file,
-one at a time per file, written atomically (`datasets.files.write_model`) in the snake_case
-layout ADK reads.
+one at a time per file, written atomically (`datasets.write_as_read`: what was not edited, explicit
+nulls included, is written as it was read) in the snake_case layout ADK reads. A case is read and
+returned as it is in the file too (nulls included, defaults not given left out), so that the
+case editor's save of what it read changes nothing it did not edit.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agenteval.datasets import write_model
+from agenteval.datasets import write_as_read
 from agenteval.errors import DataError, from_validation_error
 from agenteval.schema import EvalCase, EvalSet, SessionInput
 from agenteval.web.context import ContractRoute, Web, WebDep, conflict, not_found
@@ -40,7 +42,7 @@ def _edit(web: Web, app: str, set_id: str, change: Any) -> Any:
     with web.writing(path):
         path, eval_set = web.eval_set(app, set_id)
         out = change(eval_set)
-        write_model(path, eval_set)
+        write_as_read(path, eval_set)
     return out
 
 
@@ -54,7 +56,7 @@ def list_eval_sets_adk(app: str, web: WebDep) -> list[str]:
     return web.eval_set_ids(app)
 
 
-@router.post("/eval-sets/{set_id}", status_code=201, response_model_exclude_none=True)
+@router.post("/eval-sets/{set_id}", status_code=201, response_model_exclude_unset=True)
 def create_eval_set(app: str, set_id: str, web: WebDep) -> EvalSet:
     """An empty eval set (409 if one exists by that id)."""
     path = web.eval_set_path(app, set_id, must_exist=False)
@@ -64,11 +66,11 @@ def create_eval_set(app: str, set_id: str, web: WebDep) -> EvalSet:
         if path.exists():
             conflict(f"agent {app!r} has an eval set {set_id!r} already")
         eval_set = EvalSet(eval_set_id=set_id, eval_cases=[], creation_timestamp=time.time())
-        write_model(path, eval_set)
+        write_as_read(path, eval_set)
     return eval_set
 
 
-@router.get("/eval-sets/{set_id}", response_model_exclude_none=True)
+@router.get("/eval-sets/{set_id}", response_model_exclude_unset=True)
 def get_eval_set(app: str, set_id: str, web: WebDep) -> EvalSet:
     return web.eval_set(app, set_id)[1]
 
@@ -81,7 +83,7 @@ class AddSession(BaseModel):
     user_id: str
 
 
-@router.post("/eval-sets/{set_id}/add-session", status_code=201, response_model_exclude_none=True)
+@router.post("/eval-sets/{set_id}/add-session", status_code=201, response_model_exclude_unset=True)
 def add_session(app: str, set_id: str, body: AddSession, web: WebDep) -> EvalCase:
     """The chat session as a new static case: its answered turns become the conversation, the
     state it started from the case's `session_input.state` (409 if the eval id exists)."""
@@ -114,7 +116,7 @@ class FromRun(BaseModel):
     case_id: str  # the case of the run (its first run when repeated)
 
 
-@router.post("/eval-sets/{set_id}/from-run", status_code=201, response_model_exclude_none=True)
+@router.post("/eval-sets/{set_id}/from-run", status_code=201, response_model_exclude_unset=True)
 def add_from_run(app: str, set_id: str, body: FromRun, web: WebDep) -> EvalCase:
     """A case of a stored run (a run of the agent, or traces it scored) as a new static case
     (`authoring.case_from_source`): its user turns, the actual answers and calls as expected,
@@ -134,11 +136,11 @@ def add_from_run(app: str, set_id: str, body: FromRun, web: WebDep) -> EvalCase:
         if eval_set.case(body.eval_id) is not None:
             conflict(f"eval set {set_id!r} has a case {body.eval_id!r} already")
         eval_set.eval_cases.append(case)
-        write_model(path, eval_set)
+        write_as_read(path, eval_set)
     return case
 
 
-@router.get("/eval-sets/{set_id}/eval-cases/{case_id}", response_model_exclude_none=True)
+@router.get("/eval-sets/{set_id}/eval-cases/{case_id}", response_model_exclude_unset=True)
 def get_case(app: str, set_id: str, case_id: str, web: WebDep) -> EvalCase:
     return _case(web.eval_set(app, set_id)[1], case_id, app, set_id)
 
@@ -146,7 +148,7 @@ def get_case(app: str, set_id: str, case_id: str, web: WebDep) -> EvalCase:
 CaseBody = Annotated[dict[str, Any], Body(description="The edited EvalCase.")]
 
 
-@router.put("/eval-sets/{set_id}/eval-cases/{case_id}", response_model_exclude_none=True)
+@router.put("/eval-sets/{set_id}/eval-cases/{case_id}", response_model_exclude_unset=True)
 def put_case(app: str, set_id: str, case_id: str, web: WebDep, body: CaseBody) -> EvalCase:
     """Replaces the case with the body, validated as an EvalCase whose `eval_id` is `case_id`."""
     try:
