@@ -2,7 +2,7 @@
 
 import { $, h, replace, svg } from "../dom.js";
 import { fmtSecs, json, short, tokenText } from "../format.js";
-import { setQuery } from "../nav.js";
+import { parseHash, setQuery } from "../nav.js";
 
 const DRAWER_TABS = ["Event", "Request", "Response", "Graph"];
 
@@ -23,8 +23,14 @@ export function openSpan(s, rows, tab = "Event") {
   if (tab === "Graph") content.append(stepGraph(rows, s.span_id));
 }
 
-/** Closes the drawer at the user's asking: the address no longer names the span. */
-export function dismissDrawer() { const d = $("#drawer"); if (d && !d.hidden) { closeDrawer(); setQuery("span", null); } }
+/** Closes the drawer at the user's asking: the address no longer names the span. The address
+ * is what a trace drawn again reopens (a reload, a route, a reply re-rendering the side), and
+ * such a render hides the drawer while it loads: so the span leaves the address even when the
+ * drawer is hidden, or the render would reopen what the user closed. */
+export function dismissDrawer() {
+  if (parseHash().query.span !== undefined) setQuery("span", null);
+  closeDrawer();
+}
 
 export function closeDrawer() { const d = $("#drawer"); if (d) { d.hidden = true; d.replaceChildren(); } }
 
