@@ -180,6 +180,49 @@ def test_slots_are_never_shared_and_callers_wait_for_a_free_one(tmp_path: Path) 
     assert clash == [] and not any(t.is_alive() for t in threads)
 
 
+def test_a_long_prefix_held_only_by_a_busy_slot_is_waited_for_not_evaluated_again(tmp_path: Path) -> None:
+    fake = FakeSlots(tmp_path)
+    table = SlotTable(3, tmp_path, fake, "m")
+    key = prefix_key(_body("examples", "q1"), "m")
+    holder = _call(table, _body("examples", "q1"), SAVE_MIN_TOKENS + 100)  # alone: not saved
+    second = _body("examples", "q2")
+    chain = message_chain(second, "m")
+    slot, warming = table.acquire(key, chain, message_texts(second))
+    assert slot == holder and not warming and fake.actions == []
+    got: list[int] = []
+
+    def third() -> None:
+        body = _body("examples", "q3")
+        s, w = table.acquire(key, message_chain(body, "m"), message_texts(body))
+        got.append(s)
+        table.prepare(s, key)
+        table.release(s, key, w, 5, message_chain(body, "m"), message_texts(body))
+
+    thread = threading.Thread(target=third)
+    thread.start()
+    time.sleep(0.2)
+    assert got == []  # two slots are empty, yet it waits for the one holding its prefix
+    table.release(slot, key, warming, 5, chain, message_texts(second))
+    thread.join(5)
+    assert (tmp_path / f"{key}.bin").is_file()  # asked for again: saved by the holder's release
+    assert got == [holder] and [a for a, _ in fake.actions] == ["save"]
+    # Once on disk, concurrent callers restore it into empty slots instead of waiting.
+    busy, w = table.acquire(key, message_chain(_body("examples", "q4"), "m"))
+    other = _call(table, _body("examples", "q5"), 5)
+    assert other != busy and fake.actions[-1] == ("restore", f"{key}.bin")
+    table.release(busy, key, w, 5, message_chain(_body("examples", "q4"), "m"))
+
+
+def test_without_files_a_busy_holder_is_not_waited_for() -> None:
+    table = SlotTable(2, None, None, "m")
+    key = prefix_key(_body("examples", "q1"), "m")
+    holder = _call(table, _body("examples", "q1"), SAVE_MIN_TOKENS + 100)
+    busy, w = table.acquire(key, message_chain(_body("examples", "q2"), "m"))
+    assert busy == holder
+    assert _call(table, _body("examples", "q3"), 5) != holder  # each slot evaluates it once
+    table.release(busy, key, w, 5, message_chain(_body("examples", "q2"), "m"))
+
+
 def test_only_the_most_recent_files_are_kept(tmp_path: Path) -> None:
     fake = FakeSlots(tmp_path)
     table = SlotTable(1, tmp_path, fake, "m", max_files=2)

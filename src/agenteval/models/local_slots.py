@@ -28,7 +28,9 @@ by side). An agent's or simulator's steps are not affected: each step's earlier 
 own, so no other call shares them. A prefix that no slot holds and no file has is *cold*: the
 first call evaluates it, and concurrent calls with the same prefix wait for it instead of
 every slot evaluating the same 2,000 tokens at once (on a CPU, evaluating prompt tokens is
-arithmetic-bound: four at once cost four times one). Only a prefix asked for by two calls or
+arithmetic-bound: four at once cost four times one). Likewise a call whose long prefix only busy
+slots hold, with no file yet, waits for one of them (which then saves it) rather than evaluate
+it all again in an empty slot (`_wait_for_holder`). Only a prefix asked for by two calls or
 more is saved (a judge's, not each step of one agent conversation).
 
 Files live in `directory`, named by a hash of the model, the engine version and the prefix's
@@ -170,6 +172,7 @@ class SlotTable:
         self._warming: dict[str, threading.Event] = {}
         self._wanted: dict[str, int] = {}  # calls that asked for each prefix
         self._big: set[str] = set()  # prefixes evaluated at SAVE_MIN_TOKENS or more
+        self._unsaved: set[str] = set()  # prefixes whose file could not be written
         self.directory, self._post, self.salt, self.max_files = directory, post, salt, max_files
         self.saved = self.restored = self.queued = 0  # counts, for benchmarks
         self.by_text = True  # False: slots chosen by whole messages only (as before; benchmarks)
@@ -196,6 +199,7 @@ class SlotTable:
                 if len(self._wanted) > 10_000:  # one entry per distinct prefix: keep it bounded
                     self._wanted.clear()
                     self._heads.clear()
+                    self._big.clear()
                 self._wanted[key] = self._wanted.get(key, 0) + 1
             while True:
                 if key is not None and not self._holds(key) and not self._has_file(key):
@@ -206,7 +210,7 @@ class SlotTable:
                     warming = True
                 else:
                     warming = False
-                if not self._free:
+                if not self._free or (not warming and self._wait_for_holder(key)):
                     self._cond.wait()
                     continue
                 slot = self._choose(key, chain, texts)
@@ -222,6 +226,20 @@ class SlotTable:
                 if warming and key is not None:
                     self._warming[key] = threading.Event()
                 return slot, warming
+
+    def _wait_for_holder(self, key: str | None) -> bool:
+        """Whether a call should wait for a busy slot holding its prefix rather than take a free
+        one: the prefix is long (evaluated at SAVE_MIN_TOKENS or more), no free slot holds it and
+        no file has it yet (it is saved when the holder is released, being asked for again), so
+        a free slot would evaluate all of it (~2,000 tokens, ~35 s on 2 cores) where the wait is
+        one call (a verdict: 2-3 s). Only where files can be written (else each slot evaluates
+        it once, rather than every call waiting for one slot) and not for a prefix that could
+        not be saved."""
+        if key is None or self.directory is None or self._post is None or key not in self._big \
+                or key in self._unsaved or self._has_file(key):
+            return False
+        holders = [s for s in range(len(self._held)) if key in self._held[s]]
+        return bool(holders) and not any(s in self._free for s in holders)
 
     def _shared(self, held: tuple[tuple[str, ...], Texts], chain: tuple[str, ...],
                 texts: Texts) -> tuple[int, int]:
@@ -289,11 +307,11 @@ class SlotTable:
         or more asked for is saved to its file; calls waiting for a cold prefix go on."""
         path = self._file(key) if key is not None else None
         shared = key is not None and self._wanted.get(key, 0) >= 2
-        if path is not None and self._post is not None and shared and not path.is_file() \
-                and (evaluated >= SAVE_MIN_TOKENS or key in self._big):
-            self._save(slot, path)
-        elif key is not None and evaluated >= SAVE_MIN_TOKENS:
+        if key is not None and evaluated >= SAVE_MIN_TOKENS:
             self._big.add(key)  # saved once another call asks for it
+        if path is not None and self._post is not None and shared and not path.is_file() \
+                and key in self._big and not self._save(slot, path):
+            self._unsaved.add(path.stem)
         with self._cond:
             self._held[slot] = chain or ((key,) if key else ())
             self._texts[slot] = texts if chain else ()
@@ -311,7 +329,7 @@ class SlotTable:
                     event.set()
             self._cond.notify_all()
 
-    def _save(self, slot: int, path: Path) -> None:
+    def _save(self, slot: int, path: Path) -> bool:
         # Written under a temporary name and renamed: a concurrent process never restores half
         # a file. llama.cpp writes into its own save directory, which is `path`'s.
         temp = f"{path.stem}-{threading.get_ident()}.part"
@@ -324,8 +342,9 @@ class SlotTable:
             log.info("could not save prompt state %s: %s", path.name, exc)
             with contextlib.suppress(OSError):
                 (path.parent / temp).unlink()
-            return
+            return False
         self._prune(path.parent)
+        return True
 
     def _prune(self, directory: Path) -> None:
         with contextlib.suppress(OSError):
