@@ -16,10 +16,11 @@ from agenteval.criteria import resolve_metrics
 from agenteval.runner import EvalSetRequest, run_evaluation
 from agenteval.runner.driver import Journaled, Sink, Sinks, Totals, Written
 from agenteval.runner.durable import Finished
-from agenteval.schema import EvalConfig, EvalSet, RunSpec
+from agenteval.schema import EvalConfig, EvalSet, EvalSetResult, RunSpec
 from agenteval.store.case_rows import RowSpool
 from agenteval.store.journal import Journal
 from agenteval.store.kept import KeptCase
+from agenteval.store.output import unplace, write_outputs
 from agenteval.verdicts.outcome import CaseOutcome
 
 METRICS = resolve_metrics(EvalConfig(criteria={"tool_trajectory_avg_score": 1.0,
@@ -93,7 +94,12 @@ def _run(tmp_path: Path, name: str, eval_set: EvalSet, num_runs: int, journal: J
                                num_runs=num_runs, parallelism=3, sink=sink, finished=finished,
                                documents=lambda shell: Written([path], shell)))
     journal.flush()
-    document = json.loads(path.read_bytes())
+    raw = path.read_bytes()
+    # The bytes a document of these results has (a copied row placed twice would still parse).
+    canonical = tmp_path / f"{name}.canonical.json"
+    write_outputs([EvalSetResult.model_validate_json(raw)], canonical)
+    assert raw == canonical.read_bytes()
+    document = json.loads(raw)
     for key in ("eval_set_result_id", "eval_set_result_name", "creation_timestamp"):
         document.pop(key)
     return document, totals, heard, rebuilt
@@ -224,15 +230,55 @@ def test_a_journal_made_before_rows_files_resumes_to_the_same_document(tmp_path:
             assert found is not None
             conn.execute("UPDATE journal_cases SET result_json = ?, digest = ?, row_at = NULL, "
                          "row_size = NULL WHERE eval_id = ? AND run_index = ?",
-                         (found[0].decode(), found[1], eval_id, run_index))
+                         (unplace(found[0]).decode(), found[1], eval_id, run_index))
         for set_id, eval_id, at, size in conn.execute(
                 "SELECT eval_set_id, eval_id, summary_at, summary_size FROM journal_verdicts").fetchall():
             found = reader.read(at, size, (set_id, eval_id, -1))
             assert found is not None
             conn.execute("UPDATE journal_verdicts SET summary = ?, summary_at = NULL WHERE eval_id = ?",
-                         (found[0], eval_id))
+                         (unplace(found[0]), eval_id))
     reader.close()
     rows.unlink()
+    again, totals2, heard2, _ = _run(tmp_path, "again", eval_set, 2, journal,
+                                     Finished(journal, RUN, journal.finished_keys(RUN)))
+    assert again == first and vars(totals2.counter) == vars(totals.counter) and heard2.kept == 5
+    journal.close()
+
+
+def test_a_rows_file_of_unplaced_rows_resumes_to_the_same_document(tmp_path: Path) -> None:
+    """Frames written before rows were placed (`MAGIC_UNPLACED`: session 12's rows files, rows as
+    `result_json` gives them) are placed when read: the resumed document is the first run's."""
+    import sqlite3
+    import struct
+    import zlib
+
+    from agenteval.store.journal_rows import MAGIC_UNPLACED, RowsReader, rows_path
+
+    journal = Journal(tmp_path)
+    eval_set = _set(5)
+    first, totals, _, _ = _run(tmp_path, "first", eval_set, 2, journal)
+    rows = rows_path(tmp_path, RUN)
+    reader = RowsReader(rows)
+    older = bytearray()
+    with sqlite3.connect(journal.path) as conn:
+        frames = [("journal_cases", "row", *f) for f in conn.execute(
+            "SELECT eval_set_id, eval_id, run_index, row_at, row_size FROM journal_cases")] + \
+            [("journal_verdicts", "summary", *f) for f in conn.execute(
+                "SELECT eval_set_id, eval_id, -1, summary_at, summary_size FROM journal_verdicts")]
+        for table, column, set_id, eval_id, run_index, at, size in frames:
+            found = reader.read(at, size, (set_id, eval_id, run_index))
+            assert found is not None
+            key = json.dumps([set_id, eval_id, run_index], separators=(",", ":")).encode()
+            row, digest = unplace(found[0]), found[1].encode()
+            head = struct.pack("<4sIIII", MAGIC_UNPLACED, len(key), len(row), len(digest),
+                               zlib.crc32(digest, zlib.crc32(row, zlib.crc32(key))))
+            where = "eval_id = ?" + (" AND run_index = ?" if run_index >= 0 else "")
+            conn.execute(f"UPDATE {table} SET {column}_at = ?, {column}_size = ? WHERE {where}",
+                         (len(older), len(head + key + row + digest), eval_id,
+                          *([run_index] if run_index >= 0 else [])))
+            older += head + key + row + digest
+    reader.close()
+    rows.write_bytes(bytes(older))
     again, totals2, heard2, _ = _run(tmp_path, "again", eval_set, 2, journal,
                                      Finished(journal, RUN, journal.finished_keys(RUN)))
     assert again == first and vars(totals2.counter) == vars(totals.counter) and heard2.kept == 5

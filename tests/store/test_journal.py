@@ -196,7 +196,7 @@ def _reframe(root: Path, run: str, key: tuple[str, str, int], row: bytes, digest
     rows = rows_path(root, run)
     with rows.open("ab") as f:
         at = f.tell()
-        f.write(frame(key, row, digest))
+        f.write(b"".join(frame(key, row, digest)))
     with sqlite3.connect(root / ".agenteval" / "journal.sqlite") as conn:
         conn.execute("UPDATE journal_cases SET row_at = ?, row_size = ? WHERE eval_id = ? AND run_index = ?",
                      (at, rows.stat().st_size - at, key[1], key[2]))
@@ -204,17 +204,17 @@ def _reframe(root: Path, run: str, key: tuple[str, str, int], row: bytes, digest
 
 def test_a_kept_case_run_goes_into_the_document_as_its_row_holds_it(tmp_path: Path) -> None:
     from agenteval.store.journal_rows import rows_path
-    from agenteval.store.output import result_json
+    from agenteval.store.output import place, placed_json, result_json
 
     run = "20250101-000000-aaaaaa"
     journal = _begin(tmp_path)
     journal.append_all(run, [_result(0), _result(1), _result(2)])
     journal.close()
     rows = rows_path(tmp_path, run)
-    assert result_json(_result(0)) in rows.read_bytes()  # the document's bytes, serialised once
+    assert placed_json(_result(0)) in rows.read_bytes()  # the document's bytes, serialised once
     # The same result spelt otherwise: what the document gets shows where it came from.
     spelt = result_json(_result(0)).replace(b'"run_index": 0', b'"run_index":  0')
-    _reframe(tmp_path, run, ("s", "c0", 0), spelt, "not a digest")
+    _reframe(tmp_path, run, ("s", "c0", 0), place(spelt), "not a digest")
     with sqlite3.connect(tmp_path / ".agenteval" / "journal.sqlite") as conn:
         # Rows of agentevals before rows files, in SQLite: the document's JSON, and compact JSON.
         older = result_json(_result(1), keep=False).decode().replace('"run_index": 0', '"run_index":  0')
@@ -233,7 +233,7 @@ def test_a_kept_case_run_goes_into_the_document_as_its_row_holds_it(tmp_path: Pa
 
 
 def test_a_kept_case_run_is_read_as_its_digest_and_written_as_its_row(tmp_path: Path) -> None:
-    from agenteval.store.output import result_json
+    from agenteval.store.output import placed_json, result_json
     from tests.result_builders import case
 
     run = "20250101-000000-aaaaaa"
@@ -249,7 +249,7 @@ def test_a_kept_case_run_is_read_as_its_digest_and_written_as_its_row(tmp_path: 
     assert reader.result(run, ("s", "c0", 0)) == whole and reader.kept(run, ("s", "c9", 0)) is None
     reader.close()
     # A digest of another format: the row is parsed.
-    _reframe(tmp_path, run, ("s", "c0", 0), result_json(whole, keep=False), '[[1.5,30.0]]\n{"eval_id":"c0"}')
+    _reframe(tmp_path, run, ("s", "c0", 0), placed_json(whole, keep=False), '[[1.5,30.0]]\n{"eval_id":"c0"}')
     reader = journal.reader()
     assert reader.kept(run, ("s", "c0", 0)) == whole
     reader.close()
@@ -312,7 +312,7 @@ def test_forgetting_a_run_keeps_the_other_runs_rows(tmp_path: Path) -> None:
 
 def test_rows_live_in_a_file_that_goes_with_the_run(tmp_path: Path) -> None:
     from agenteval.store.journal_rows import rows_path
-    from agenteval.store.output import result_json
+    from agenteval.store.output import placed_json
 
     run = "20250101-000000-aaaaaa"
     journal = _begin(tmp_path)
@@ -321,7 +321,7 @@ def test_rows_live_in_a_file_that_goes_with_the_run(tmp_path: Path) -> None:
     with sqlite3.connect(journal.path) as conn:  # SQLite holds keys and places, not the rows
         assert conn.execute("SELECT max(length(result_json)), count(digest) FROM journal_cases").fetchone() \
             == (0, 0)
-    assert rows.read_bytes().count(result_json(_result(1), keep=False)) == 1
+    assert rows.read_bytes().count(placed_json(_result(1), keep=False)) == 1
     # Cut mid-row (the tail a lost power may leave): that case run is not finished, and appended
     # again it lands after the torn bytes and reads back whole.
     size = rows.stat().st_size

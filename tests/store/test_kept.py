@@ -15,7 +15,7 @@ from agenteval.store import journal_reader
 from agenteval.store.case_rows import case_rows
 from agenteval.store.journal import Journal
 from agenteval.store.kept import KeptCase, Tally, read_record, tally, verdict_row
-from agenteval.store.output import result_json, summary_json
+from agenteval.store.output import placed_json, placed_summary
 from agenteval.verdicts.aggregate import summarise_case
 from agenteval.verdicts.outcome import CaseOutcome
 from tests.store.test_digest import CASES
@@ -33,7 +33,7 @@ def test_a_verdict_holds_the_rows_and_counts_of_its_case(name: str) -> None:
     row = verdict_row(RUN, outcome, 7)
     _, _, eval_id, position, runs, status, seconds, tokens, *counts, summary, record = row
     assert (eval_id, position, runs, summary) == (outcome.eval_id, 7, len(CASES[name]),
-                                                  summary_json(outcome.summary))
+                                                  placed_summary(outcome.summary))
     assert read_record(eval_id, status, runs, seconds, tokens, record) == case_rows(outcome)
     kept = KeptCase("s", eval_id, "mean", [], [], summary, EvalStatus(status), runs, seconds, tokens,
                     Tally(*counts), record)
@@ -70,7 +70,7 @@ def test_kept_rows_come_back_in_any_order_reading_ahead_a_bounded_number(
     reader = journal.reader()
     for r in results:  # asked in eval-set order
         got = reader.kept_case(RUN, "s", r.eval_id, 1, "mean")
-        assert got is not None and got.rows == [result_json(r, keep=False)]
+        assert got is not None and got.rows == [placed_json(r, keep=False)]
         assert got.outcome().runs[0].session_id == r.session_id
         assert len(reader._streams[(RUN, "cases")]._buffer) <= 4
     assert reader.kept_case(RUN, "s", "c0", 2, "mean") is None  # verdict of another number of runs

@@ -85,13 +85,17 @@ def test_a_run_of_a_set_with_a_300_character_id_is_recorded(tmp_path: Path,
 
 def test_a_result_is_serialised_once_for_journal_and_document_and_copied_as_is(tmp_path: Path) -> None:
     from agenteval.datasets.files import list_item
-    from agenteval.store.output import raw_list_item, result_json
+    from agenteval.store.output import place, placed_json, raw_list_item, result_json, unplace
 
     doc = summarise(result([case("a", {"m": 1.0}), case("b", {"m": None})]))
     first = doc.eval_case_results[0]
-    assert result_json(first) is result_json(first)  # remembered, not serialised again
+    assert placed_json(first) is placed_json(first)  # remembered, not serialised again
     for i, got in enumerate(doc.eval_case_results):
         assert raw_list_item(result_json(got), i) == list_item(got, i, exclude_none=False)
+        assert place(result_json(got)) == placed_json(got) and unplace(placed_json(got)) == result_json(got)
+    # A string's newline is escaped in JSON: placing and unplacing it leaves it as it was.
+    odd = first.model_copy(update={"eval_id": "a\n    b\n"})
+    assert unplace(place(result_json(odd, keep=False))) == result_json(odd, keep=False)
     whole = tmp_path / "whole.json"
     write_outputs([doc], whole)
     copied = tmp_path / "copied.json"  # as a resumed run writes its kept case runs: raw JSON

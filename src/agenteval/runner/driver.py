@@ -294,9 +294,9 @@ class Written(Sink):
 
     def on_kept_case(self, case: KeptCase, runs: bool) -> None:
         if runs:
-            for raw in case.rows:
-                self.writer.add_raw(raw)
-        self.writer.add_summary_raw(case.summary)
+            for raw in case.rows:  # (placed: copied as they are)
+                self.writer.add_placed(raw)
+        self.writer.add_summary_placed(case.summary)
 
     def on_document(self, document: EvalSetResult) -> None:
         self.writer.commit(document)

@@ -25,9 +25,10 @@ for `KEEP_INTERRUPTED_DAYS` (30) days. After a crash the journal still holds the
 committed; a run nobody owns is reported as `interrupted`, and `agenteval eval ... --resume RUN`
 runs only what is missing.
 
-Results are stored as the JSON a result document holds (one row per case run; serialised once
-for the journal and the document, `store.output.result_json`), so a journal row can be read back
-into exactly the result the run would have written, or copied into the document as it is. The
+Results are stored as the JSON a result document holds, placed in its list (one row per case
+run; serialised and placed once for the journal and the document, `store.output.placed_json`),
+so a journal row can be read back into exactly the result the run would have written, or copied
+into the document as it is. The
 rows and their digests (`store.digest`) are in a file per run beside the database
 (`store.journal_rows`: written before the batch that names them commits, removed with the run);
 the database keeps each case run's key, status and place in that file. Beside each case told to
@@ -68,7 +69,7 @@ from agenteval.store.journal_rows import rows_dir, rows_path
 from agenteval.store.journal_writer import FLUSH_CASES, FLUSH_SECONDS, Row, Writer
 from agenteval.store.kept import VERSION as KEPT_VERSION
 from agenteval.store.kept import read_record, verdict_row
-from agenteval.store.output import result_json, safe_name
+from agenteval.store.output import placed_json, safe_name
 from agenteval.store.sqlite import connect, use_wal
 from agenteval.verdicts.outcome import CaseOutcome
 
@@ -476,7 +477,7 @@ class Journal:
 
 def _rows(run_id: str, results: Iterable[EvalCaseResult], eval_set_id: str | None) -> list[Row]:
     return [(run_id, eval_set_id or r.eval_set_id, r.eval_id, r.run_index, int(r.final_eval_status),
-             int(bool(r.error_message or r.metric_errors)), result_json(r), digest_json(r))
+             int(bool(r.error_message or r.metric_errors)), placed_json(r), digest_json(r))
             for r in results]
 
 

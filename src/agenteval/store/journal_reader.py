@@ -7,7 +7,8 @@ taken from the rows read ahead; a row further ahead than `AHEAD` rows (a case th
 longer than those after it, a row written by a later resume) is looked up on its own, so memory
 stays bounded whatever the order. Rows come as bytes, from the run's rows file
 (`store.journal_rows`, by the offset the row's key gives) or, in a journal made before rows
-files, from SQLite (`CAST ... AS BLOB`): a kept row is copied into the document, never decoded.
+files, from SQLite (`CAST ... AS BLOB`, placed when read): a kept row is copied into the
+document as it is, never decoded.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from agenteval.store.journal_rows import RowsReader, rows_path
 from agenteval.store.journal_writer import SUMMARY
 from agenteval.store.kept import VERSION as KEPT_VERSION
 from agenteval.store.kept import KeptCase, Tally
-from agenteval.store.output import remember_json
+from agenteval.store.output import place, remember_placed, unplace
 
 AHEAD = 256
 """Rows read ahead of the one asked for, at most, before it is looked up on its own."""
@@ -100,14 +101,14 @@ class JournalReader:
 
     def result(self, run_id: str, key: CaseKey) -> EvalCaseResult | None:
         """One finished case run (None: the journal does not hold it), parsed whole and
-        remembered as its row (`remember_json`), so that a document copies the row."""
+        remembered as its row (`remember_placed`), so that a document copies the row."""
         row = self._row(run_id, key)
         return None if row is None else parsed(row[0])
 
     def kept(self, run_id: str, key: CaseKey) -> EvalCaseResult | None:
         """One finished case run for a document that copies its row (None: the journal does not
         hold it): its digest (`store.digest`), with the row remembered as the result's JSON
-        (`remember_json`), so that the document gets the row as it is and the row is never
+        (`remember_placed`), so that the document gets the row as it is and the row is never
         parsed. A row without a digest (written by an agenteval before digests), or with one of
         another format, is parsed whole, as `result` does."""
         row = self._row(run_id, key)
@@ -120,7 +121,7 @@ class JournalReader:
             result = from_digest(digest)
         except ValueError:  # a digest of another format (`store.digest.VERSION`)
             return parsed(raw)
-        remember_json(result, raw)
+        remember_placed(result, raw)
         return result
 
     def kept_case(self, run_id: str, eval_set_id: str, eval_id: str, runs: int,
@@ -150,17 +151,19 @@ class JournalReader:
             if framed is None:
                 return None
             summary = framed[0]
-        rows = [self._row(run_id, (eval_set_id, eval_id, r)) for r in range(runs)]
+        else:  # (a journal made before rows files: the summary's JSON, not placed)
+            summary = place(bytes(summary))
+        rows = [self._row(run_id, (eval_set_id, eval_id, r)) for r in range(runs)]  # (placed)
         if any(row is None or not row[0].startswith(b"{\n") for row in rows):
             return None  # (a row of an older agenteval is compact JSON: not the document's)
         return KeptCase(eval_set_id, eval_id, gating, [row[0] for row in rows if row is not None],
-                        [row[1] for row in rows if row is not None], bytes(summary), EvalStatus(status), n,
+                        [row[1] for row in rows if row is not None], summary, EvalStatus(status), n,
                         seconds, tokens, Tally(agent, metric, uncertain, escalated), record)
 
     def raw(self, run_id: str, key: CaseKey) -> str | None:
-        """The JSON of one finished case run as its row holds it (None: no such row)."""
+        """The JSON of one finished case run as a document holds it (None: no such row)."""
         row = self._row(run_id, key)
-        return None if row is None else row[0].decode()
+        return None if row is None else unplace(row[0]).decode()
 
     def _stream(self, run_id: str, what: str) -> _Ahead:
         """The streamed rows of the run's case runs or verdicts, in the order they were written
@@ -197,8 +200,8 @@ class JournalReader:
             if row is None:
                 return None
             raw, digest, at, size = row
-            if at is None:  # (a row of a journal made before rows files)
-                return raw, digest
+            if at is None:  # (a row of a journal made before rows files: not placed)
+                return place(raw), digest
             return self._file(run_id).read(at, size, key)
 
     def _file(self, run_id: str) -> RowsReader:
@@ -218,12 +221,12 @@ class JournalReader:
                 self._conn = None
 
 
-def parsed(raw: bytes | str) -> EvalCaseResult:
-    """A journal row parsed whole, remembered as its JSON when it is the document's (indented)."""
+def parsed(raw: bytes) -> EvalCaseResult:
+    """A journal row (placed) parsed whole, remembered as its JSON when it is the document's
+    (indented)."""
     result = EvalCaseResult.model_validate_json(raw)
-    data = raw.encode() if isinstance(raw, str) else raw
-    if data.startswith(b"{\n"):  # (a row of an older agenteval is compact JSON: serialised again)
-        remember_json(result, data)
+    if raw.startswith(b"{\n"):  # (a row of an older agenteval is compact JSON: serialised again)
+        remember_placed(result, raw)
     return result
 
 

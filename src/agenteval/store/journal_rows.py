@@ -1,16 +1,19 @@
 """A journaled run's case-run rows, kept out of SQLite: one append-only file per run.
 
 `<root>/.agenteval/journal.rows/<run id>.rows` holds, for each case run appended, a frame: a
-header (`MAGIC`, the lengths of the key, the row and the digest, and a CRC-32 of the three),
-the case run's key (`[eval set id, eval id, run index]` as JSON), its row (the result's JSON as
-a result document holds it: `store.output.result_json`) and its digest (`store.digest`); and
-for each case told, its summary's JSON as the document holds it (a frame whose run index is
-`journal_writer.SUMMARY`, without a digest). The journal's SQLite tables keep each case run's
-key and status and each case's verdict (`store.kept`), with the offset and size of the frame.
-Writing 10 KB rows into SQLite (its WAL, then its file, then deleting them once the run is
-recorded) was most of what the journal cost a run; here a row is written once, read back by
-offset (a resume copies it into its document), and the whole file goes with one `unlink` when
-the run is forgotten.
+header (`MAGIC`, the lengths of the key, the row and the digest, and a CRC-32 of the three), the
+case run's key (`[eval set id, eval id, run index]` as JSON), its row (the result's JSON as a
+result document holds it, placed in the document's list: `store.output.placed_json`) and its
+digest (`store.digest`); and for each case told, its summary's JSON as the document holds it,
+placed too (a frame whose run index is `journal_writer.SUMMARY`, without a digest). Frames
+written before rows were placed (`MAGIC_UNPLACED`, session 12) are read placed; an agenteval of
+then reads this version's frames as damaged (it would have copied them indented twice). The
+journal's SQLite tables keep each case run's key and status and each case's verdict
+(`store.kept`), with the offset and size of the frame. A resume copies a placed row into its
+document as it is (indenting 10,000 rows again was 0.13 s of a resume). Writing 10 KB rows into
+SQLite (its WAL, then its file, then deleting them once the run is recorded) was most of what
+the journal cost a run; here a row is written once, read back by offset (a resume copies it into
+its document), and the whole file goes with one `unlink` when the run is forgotten.
 
 Durability is the journal's (`store.journal`): the run's writer thread writes a batch's frames,
 then commits their offsets to SQLite, so a committed offset names bytes the operating system
@@ -34,9 +37,10 @@ from pathlib import Path
 from typing import BinaryIO
 
 from agenteval.errors import DataError
-from agenteval.store.output import safe_name
+from agenteval.store.output import place, safe_name
 
-MAGIC = b"AEJ1"
+MAGIC = b"AEJ2"
+MAGIC_UNPLACED = b"AEJ1"  # (rows as `store.output.result_json` gives them: placed when read)
 _HEAD = struct.Struct("<4sIIII")  # magic, key, row and digest lengths, CRC-32 of key + row + digest
 
 CaseKey = tuple[str, str, int]  # (eval set id, eval id, run index)
@@ -51,19 +55,21 @@ def rows_path(root: str | Path, run_id: str) -> Path:
     return rows_dir(root) / f"{safe_name(run_id)}.rows"
 
 
-_encode = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode  # (made once: a
-# `json.dumps` with separators builds an encoder each call, a third of the key's cost)
+_string = json.encoder.encode_basestring_ascii  # (C: what `json.dumps` uses for a str)
 
 
 def _key(key: CaseKey) -> bytes:
-    return _encode(key).encode()
+    """The key's JSON as `json.dumps(key, separators=(",", ":"))` spells it, made from its parts
+    (an encoder's call cost 2-3.5 µs a frame, read or written)."""
+    return f"[{_string(key[0])},{_string(key[1])},{int(key[2])}]".encode()
 
 
-def frame(key: CaseKey, row: bytes, digest: str) -> bytes:
-    """The bytes of one case run's frame (see the module docstring)."""
+def frame(key: CaseKey, row: bytes, digest: str) -> list[bytes]:
+    """The pieces of one case run's frame, `row` placed (see the module docstring): written
+    together without being joined first (a copy of each 10 KB row)."""
     k, d = _key(key), digest.encode()
-    return _HEAD.pack(MAGIC, len(k), len(row), len(d), zlib.crc32(d, zlib.crc32(row, zlib.crc32(k)))) \
-        + k + row + d
+    return [_HEAD.pack(MAGIC, len(k), len(row), len(d), zlib.crc32(d, zlib.crc32(row, zlib.crc32(k)))),
+            k, row, d]
 
 
 class RowsWriter:
@@ -75,20 +81,17 @@ class RowsWriter:
         self._fd: int | None = None
         self._end = 0
 
-    def append(self, frames: Sequence[bytes]) -> list[tuple[int, int]]:
-        """Writes `frames` at the end of the file, in one system call where it can; returns each
-        frame's (offset, size). A write that fails (a full disk) leaves the file as it was, as
-        far as truncation can, and is a DataError naming the file."""
+    def append(self, frames: Sequence[list[bytes]]) -> list[tuple[int, int]]:
+        """Writes `frames` (each as `frame`'s pieces) at the end of the file, in one system call
+        where it can; returns each frame's (offset, size). A write that fails (a full disk)
+        leaves the file as it was, as far as truncation can, and is a DataError naming the file."""
         try:
             if self._fd is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0)  # (Windows)
                 self._fd = os.open(self.path, flags, 0o644)
             self._end = os.lseek(self._fd, 0, os.SEEK_END)  # (the file's end, whoever changed it)
-            data = memoryview(b"".join(frames))
-            written = 0
-            while written < len(data):
-                written += os.write(self._fd, data[written:])
+            _write_all(self._fd, [piece for f in frames for piece in f])
         except OSError as e:
             if self._fd is not None:
                 with contextlib.suppress(OSError):
@@ -98,8 +101,9 @@ class RowsWriter:
         places = []
         at = self._end
         for f in frames:
-            places.append((at, len(f)))
-            at += len(f)
+            size = len(f[0]) + len(f[1]) + len(f[2]) + len(f[3])
+            places.append((at, size))
+            at += size
         self._end = at
         return places
 
@@ -107,6 +111,33 @@ class RowsWriter:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+_IOV_MAX = 1024  # pieces a `writev` takes at most (POSIX's least IOV_MAX is 16; Linux's 1,024)
+
+
+def _write_all(fd: int, pieces: list[bytes]) -> None:
+    """Writes `pieces` in order, gathered (`os.writev`) where the system has it."""
+    if not hasattr(os, "writev"):  # (Windows)
+        data = memoryview(b"".join(pieces))
+        written = 0
+        while written < len(data):
+            written += os.write(fd, data[written:])
+        return
+    i = 0
+    while i < len(pieces):
+        written = os.writev(fd, pieces[i:i + _IOV_MAX])
+        while i < len(pieces) and written >= len(pieces[i]):  # the pieces written whole
+            written -= len(pieces[i])
+            i += 1
+        if written:  # (a short write) the rest of the piece written in part
+            rest = memoryview(pieces[i])[written:]
+            while rest:
+                rest = rest[os.write(fd, rest):]
+            i += 1
+
+
+_MAGICS = (MAGIC, MAGIC_UNPLACED)
 
 
 class RowsReader:
@@ -117,7 +148,7 @@ class RowsReader:
         self._file: BinaryIO | None = None  # (a file object: closed when collected, as a fd is not)
 
     def read(self, at: int, size: int, key: CaseKey) -> tuple[bytes, str] | None:
-        """The row and digest of case run `key`, whose frame is `size` bytes at `at`; None when
+        """The row (placed) and digest of case run `key`, whose frame is `size` bytes at `at`; None when
         the frame reaches past the file's end (cut short). A DataError when the file cannot be
         read or the frame is not `key`'s, unchanged."""
         try:
@@ -132,10 +163,12 @@ class RowsReader:
         k = _key(key)
         if size >= _HEAD.size:
             magic, nk, nr, nd, crc = _HEAD.unpack_from(data)
-            if magic == MAGIC and _HEAD.size + nk + nr + nd == size and data[_HEAD.size:_HEAD.size + nk] == k:
+            if magic in _MAGICS and _HEAD.size + nk + nr + nd == size and \
+                    data[_HEAD.size:_HEAD.size + nk] == k:
                 body = memoryview(data)[_HEAD.size + nk:]
                 if zlib.crc32(body, zlib.crc32(k)) == crc:
-                    return bytes(body[:nr]), str(body[nr:], "utf-8")
+                    row = bytes(body[:nr])
+                    return row if magic == MAGIC else place(row), str(body[nr:], "utf-8")
         raise DataError(self.path, "", f"the run journal's row of case {key[1]!r} (run {key[2]}) of eval set "
                         f"{key[0]!r} at byte {at} is damaged; run the eval again without --resume")
 
@@ -159,4 +192,5 @@ def remove(path: Path) -> None:
         path.unlink()
 
 
-__all__ = ["MAGIC", "RowsReader", "RowsWriter", "file_size", "frame", "remove", "rows_dir", "rows_path"]
+__all__ = ["MAGIC", "MAGIC_UNPLACED", "RowsReader", "RowsWriter", "file_size", "frame", "remove", "rows_dir",
+           "rows_path"]

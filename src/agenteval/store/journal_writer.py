@@ -38,12 +38,13 @@ checkpoints what is left (`Journal.forget`)."""
 
 Row = tuple[str, str, str, int, int, int, bytes, str]
 """A case run queued: run id, eval set id, eval id, run index, status, whether it ended in an
-error, the result's JSON as a document holds it, its digest (`store.digest`). The JSON and the
+error, the result's JSON as a document holds it, placed (`store.output.placed_json`), its digest
+(`store.digest`). The JSON and the
 digest go to the run's rows file, the rest into `journal_cases` with the frame's place."""
 VerdictRow = tuple[str, str, str, int, int, int, float | None, float | None, int, int, int, int, bytes, str]
 """A `journal_verdicts` row: run id, eval set id, eval id, the case's place in its document,
 runs, status, agent seconds and tokens, its tally (`store.kept.Tally`), the case summary's JSON as
-a document holds it (written to the rows file, its place in the row), its record
+a document holds it, placed (written to the rows file, its place in the row), its record
 (`store.kept.verdict_row`)."""
 # Upserts, not INSERT OR REPLACE: on a connection with foreign keys on, REPLACE inserting 5,000
 # rows of 10 KB in batches of 64 wrote 1.2 GB where an upsert wrote 128 MB (bench/README.md); an

@@ -27,7 +27,7 @@ from agenteval.schema import CaseSummary, EvalCaseResult, EvalStatus
 from agenteval.store.case_rows import CaseRows, case_rows
 from agenteval.store.digest import from_digest
 from agenteval.store.journal_writer import VerdictRow
-from agenteval.store.output import remember_json, summary_json
+from agenteval.store.output import placed_summary, remember_placed
 from agenteval.verdicts.outcome import CaseOutcome
 
 VERSION = 1
@@ -67,7 +67,7 @@ def verdict_row(run_id: str, outcome: CaseOutcome, position: int) -> VerdictRow:
                       r.judges, r.judge_tokens])
     return (run_id, outcome.eval_set_id, outcome.eval_id, position, r.num_runs, int(r.status), r.seconds,
             r.tokens, t.agent_errors, t.metric_errors, t.uncertain, t.escalated,
-            summary_json(outcome.summary), record)
+            placed_summary(outcome.summary), record)
 
 
 def read_record(eval_id: str, status: int, runs: int, seconds: float | None, tokens: float | None,
@@ -89,9 +89,10 @@ def read_record(eval_id: str, status: int, runs: int, seconds: float | None, tok
 @dataclass
 class KeptCase:
     """A case of a resumed run whose runs were all kept and whose verdict the journal holds
-    (see the module docstring): `rows` each run's JSON as the document holds it (run order),
-    `summary` the summary's; its status, runs, agent seconds and tokens and `tally` are what the
-    totals count, `case_rows` what the history records (read from `record` when asked)."""
+    (see the module docstring): `rows` each run's JSON as the document holds it, placed in its
+    list (`store.output.place`; run order), `summary` the summary's, placed too; its status,
+    runs, agent seconds and tokens and `tally` are what the totals count, `case_rows` what the
+    history records (read from `record` when asked)."""
 
     eval_set_id: str
     eval_id: str
@@ -117,7 +118,7 @@ class KeptCase:
     def outcome(self) -> CaseOutcome:
         """The case itself, for a sink that reads more than the rows: its summary parsed, its
         runs rebuilt from their digests (a run without one parsed whole), each run remembered
-        as its row (`remember_json`). Built once."""
+        as its row (`remember_placed`). Built once."""
         if self._outcome is None:
             runs = [_run(raw, digest) for raw, digest in zip(self.rows, self.digests, strict=True)]
             self._outcome = CaseOutcome(self.eval_set_id, self.gating,
@@ -135,7 +136,7 @@ def _run(raw: bytes, digest: str | None) -> EvalCaseResult:
     if result is None:
         result = EvalCaseResult.model_validate_json(raw)
     if raw.startswith(b"{\n"):  # (a row of an older agenteval is compact JSON)
-        remember_json(result, raw)
+        remember_placed(result, raw)
     return result
 
 

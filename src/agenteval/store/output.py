@@ -61,13 +61,26 @@ _DUMPED_MAX = 512  # results between a case run's journal row and its place in t
 _dumped_lock = threading.Lock()
 
 
-def result_json(result: EvalCaseResult, keep: bool = True) -> bytes:
-    """The JSON of a case result as a result document holds it (indented, None values kept):
-    what the journal stores and the document writer writes, serialised once for both. With
-    `keep` (the journal: the document takes the result later) it is remembered, by identity
-    and holding the result so its id is not reused, until asked for without `keep` (the
-    document: the result's last use) or `_DUMPED_MAX` later results push it out; a result is
-    thus held no longer than its place in the document takes to come."""
+def place(raw: bytes) -> bytes:
+    """An item's indented JSON (`result_json`, `summary_json`) indented again for its place in
+    a document's list (what `raw_list_item` writes after the separator)."""
+    return raw.replace(b"\n", b"\n    ")
+
+
+def unplace(placed: bytes) -> bytes:
+    """The inverse of `place` (exact: a JSON string holds no raw newline, so every newline of an
+    indented item is one `place` followed by its four spaces)."""
+    return placed.replace(b"\n    ", b"\n")
+
+
+def placed_json(result: EvalCaseResult, keep: bool = True) -> bytes:
+    """The JSON of a case result as a result document holds it (indented, None values kept),
+    indented for its place in the document's list (`place`): what the journal stores and the
+    document writer writes, serialised and placed once for both. With `keep` (the journal: the
+    document takes the result later) it is remembered, by identity and holding the result so its
+    id is not reused, until asked for without `keep` (the document: the result's last use) or
+    `_DUMPED_MAX` later results push it out; a result is thus held no longer than its place in
+    the document takes to come."""
     key = id(result)
     with _dumped_lock:
         hit = _DUMPED.get(key)
@@ -75,47 +88,63 @@ def result_json(result: EvalCaseResult, keep: bool = True) -> bytes:
             del _DUMPED[key]
     if hit is not None and hit[0] is result:
         return hit[1]
-    raw: bytes = result.__pydantic_serializer__.to_json(result, indent=2, exclude_none=False)
+    placed = place(result.__pydantic_serializer__.to_json(result, indent=2, exclude_none=False))
     if keep:
-        remember_json(result, raw)
-    return raw
+        remember_placed(result, placed)
+    return placed
+
+
+def result_json(result: EvalCaseResult, keep: bool = True) -> bytes:
+    """`placed_json` as the document's item itself (not placed): the bytes `write_outputs`
+    writes for the result, remembered as `placed_json` remembers them."""
+    return unplace(placed_json(result, keep))
 
 
 def remember_json(result: EvalCaseResult, raw: bytes) -> None:
-    """Makes `raw` what `result_json(result)` gives: a resumed run's kept case run, read from
+    """Makes `raw` what `result_json(result)` gives (`remember_placed` of it placed)."""
+    remember_placed(result, place(raw))
+
+
+def remember_placed(result: EvalCaseResult, placed: bytes) -> None:
+    """Makes `placed` what `placed_json(result)` gives: a resumed run's kept case run, read from
     its journal row, is copied into the document as the row holds it (it was validated and
     serialised when its run finished) instead of being serialised again."""
     with _dumped_lock:
         if len(_DUMPED) >= _DUMPED_MAX:
             _DUMPED.popitem(last=False)
-        _DUMPED[id(result)] = (result, raw)
+        _DUMPED[id(result)] = (result, placed)
 
 
 _SUMMARIES: OrderedDict[int, tuple[CaseSummary, bytes]] = OrderedDict()
 _SUMMARIES_MAX = 64  # a summary is serialised by the document, then by the journal, at once
 
 
-def summary_json(summary: CaseSummary) -> bytes:
-    """The JSON of a case summary as a result document holds it (indented, None values kept);
-    remembered for the next few summaries, since the document and the journal
+def placed_summary(summary: CaseSummary) -> bytes:
+    """The JSON of a case summary as a result document holds it (indented, None values kept),
+    placed (`place`); remembered for the next few summaries, since the document and the journal
     (`store.kept.verdict_row`) both ask for it as the case is told."""
     key = id(summary)
     with _dumped_lock:
         hit = _SUMMARIES.get(key)
     if hit is not None and hit[0] is summary:
         return hit[1]
-    raw: bytes = summary.__pydantic_serializer__.to_json(summary, indent=2, exclude_none=False)
+    placed = place(summary.__pydantic_serializer__.to_json(summary, indent=2, exclude_none=False))
     with _dumped_lock:
         if len(_SUMMARIES) >= _SUMMARIES_MAX:
             _SUMMARIES.popitem(last=False)
-        _SUMMARIES[key] = (summary, raw)
-    return raw
+        _SUMMARIES[key] = (summary, placed)
+    return placed
+
+
+def summary_json(summary: CaseSummary) -> bytes:
+    """`placed_summary`, not placed: the summary's item as the document holds it."""
+    return unplace(placed_summary(summary))
 
 
 def raw_list_item(raw: bytes, index: int) -> bytes:
     """Item `index` of a list field placed by `shell_pieces`, from the item's indented JSON
     (`result_json`, or a journal row): the bytes `list_item` writes for the same item."""
-    return _separator(index) + raw.replace(b"\n", b"\n    ")
+    return _separator(index) + place(raw)
 
 
 def _separator(index: int) -> bytes:
@@ -168,8 +197,7 @@ class DocumentWriter:
             target.write(block)
 
     def add(self, result: EvalCaseResult) -> None:
-        self._write(raw_list_item(result_json(result, keep=False), self.cases))
-        self.cases += 1
+        self.add_placed(placed_json(result, keep=False))
 
     def add_raw(self, raw: bytes) -> None:
         """Adds a case result given as its indented JSON (`result_json`), written as it is."""
@@ -185,7 +213,7 @@ class DocumentWriter:
         self.cases += 1
 
     def add_summary(self, summary: CaseSummary) -> None:
-        self.add_summary_raw(summary_json(summary))
+        self.add_summary_placed(placed_summary(summary))
 
     def add_summary_raw(self, raw: bytes) -> None:
         """Adds a case summary given as its indented JSON (`summary_json`), written as it is."""
@@ -234,5 +262,6 @@ class DocumentWriter:
             target.abort()
 
 
-__all__ = ["DocumentWriter", "output_paths", "raw_list_item", "remember_json", "result_json", "safe_name",
-           "summary_json", "write_outputs"]
+__all__ = ["DocumentWriter", "output_paths", "place", "placed_json", "placed_summary", "raw_list_item",
+           "remember_json", "remember_placed", "result_json", "safe_name", "summary_json", "unplace",
+           "write_outputs"]

@@ -1,0 +1,46 @@
+"""The rows file's frames (`store.journal_rows`): keys spelt as JSON, pieces written in order."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from agenteval.store import journal_rows
+from agenteval.store.journal_rows import RowsReader, RowsWriter, frame
+
+KEYS = [("s", "c0", 0), ("set é", 'q"\\\n\u2028\U0001f600', -1), ("", "x" * 300, 12)]
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_a_key_is_spelt_as_compact_json(key: tuple[str, str, int]) -> None:
+    assert journal_rows._key(key) == json.dumps(list(key), separators=(",", ":")).encode()
+
+
+def test_frames_written_in_short_writes_read_back_whole(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`writev` may write less than it is given (and takes at most `_IOV_MAX` pieces): the rest
+    follows in order, so each frame is where its place says."""
+    real = os.writev
+    calls: list[int] = []
+
+    def short(fd: int, pieces: list[bytes]) -> int:
+        calls.append(len(pieces))
+        whole = b"".join(pieces)
+        return real(fd, [whole[:max(1, len(whole) // 3 - 7)]])  # a third, cut mid-piece
+
+    monkeypatch.setattr(journal_rows.os, "writev", short)
+    monkeypatch.setattr(journal_rows, "_IOV_MAX", 5)
+    rows = [(("s", f"c{i}", i % 2), b"{\n    " + b"x" * (i * 37), f"d{i}") for i in range(9)]
+    writer = RowsWriter(tmp_path / "r.rows")
+    places = writer.append([frame(k, row, d) for k, row, d in rows[:4]])
+    places += writer.append([frame(k, row, d) for k, row, d in rows[4:]])
+    writer.close()
+    assert max(calls) <= 5 and len(calls) > 2
+    reader = RowsReader(tmp_path / "r.rows")
+    assert [reader.read(at, size, k) for (k, _, _), (at, size) in zip(rows, places, strict=True)] == \
+        [(row, d) for _, row, d in rows]
+    reader.close()
+    assert (tmp_path / "r.rows").stat().st_size == sum(size for _, size in places)
