@@ -267,9 +267,14 @@ async def main_async(args: argparse.Namespace) -> None:
             return
         for kind in kinds:
             warm, *timed = by_kind.get(kind, [])
-            w0 = time.perf_counter()
+            w0, c0 = time.perf_counter(), time.process_time()
+            _CALLS.clear()
             await score(kind, warm, judge, args.num_samples)  # examples into the prompt cache
-            print(f"{kind}: warmed in {time.perf_counter() - w0:.1f} s", file=sys.stderr, flush=True)
+            print(f"{kind}: warmed in {time.perf_counter() - w0:.1f} s "
+                  f"(cpu {time.process_time() - c0:.1f} s, "
+                  f"calls {len(_CALLS)}, processed {sum(c['processed'] for c in _CALLS)}, generated "
+                  f"{sum(c['generated'] for c in _CALLS)}, load {os.getloadavg()[0]:.1f})",
+                  file=sys.stderr, flush=True)
             _CALLS.clear()
             model.submitted.clear()
             k = args.invocations
