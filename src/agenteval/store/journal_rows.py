@@ -138,6 +138,7 @@ def _write_all(fd: int, pieces: list[bytes]) -> None:
 
 
 _MAGICS = (MAGIC, MAGIC_UNPLACED)
+_PREAD = hasattr(os, "pread")
 
 
 class RowsReader:
@@ -154,8 +155,11 @@ class RowsReader:
         try:
             if self._file is None:
                 self._file = open(self.path, "rb", buffering=0)  # noqa: SIM115 (closed by close)
-            self._file.seek(at)  # (not `os.pread`, which Windows lacks)
-            data = self._file.read(size)
+            if _PREAD:  # one system call a frame, not a seek and a read
+                data = os.pread(self._file.fileno(), size, at)
+            else:  # (Windows)
+                self._file.seek(at)
+                data = self._file.read(size)
         except OSError as e:
             raise DataError(self.path, "", f"cannot read the run journal's rows: {e.strerror or e}") from None
         if len(data) < size:
