@@ -136,9 +136,14 @@ def main() -> None:
               f"{o['no_history_wall']:.2f} s / {o['no_history_cpu']:.2f} s / {o['no_history_rss']:.0f} MiB; "
               f"overhead {100 * (o['journal_wall'] / o['no_history_wall'] - 1):+.1f}% wall, "
               f"{100 * (o['journal_cpu'] / o['no_history_cpu'] - 1):+.1f}% CPU")
+        pairs = [a["cpu"] / b["cpu"] for a, b in zip(j, n, strict=True)]  # (each round's two runs)
+        o["cpu_ratios"] = pairs
+        extra_cpu = statistics.median(a["cpu"] - b["cpu"] for a, b in zip(j, n, strict=True))
+        print(f"  on/off CPU pair by pair: median {statistics.median(pairs):.3f} ({min(pairs):.3f}-"
+              f"{max(pairs):.3f}); on - off median {extra_cpu:.2f} s")
 
-    if args.skip_resume:
-        (OUT / "summary.json").write_text(json.dumps(summary, indent=2))
+    if args.skip_resume:  # (a run of another tree, `--src`, keeps its own summary)
+        (OUT / ("summary_src.json" if SRC else "summary.json")).write_text(json.dumps(summary, indent=2))
         return
     n_cases = args.resume_cases
     kill_at = int(n_cases * (1 - args.left))
