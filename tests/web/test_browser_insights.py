@@ -113,19 +113,26 @@ def base_url(agents_dir: Path) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture
-def page(base_url: str) -> Iterator[Any]:
+@pytest.fixture(scope="module")
+def browser(base_url: str) -> Iterator[Any]:
+    # One browser for the module (a launch costs 2-3 s); each test has a fresh context.
     path = find_chromium()
     assert path is not None
-    with chromium(path) as browser:
-        context = browser.new_context(viewport={"width": 1400, "height": 860})
-        context.set_default_timeout(15_000)
-        p = context.new_page()
-        errors: list[str] = []
-        p.on("pageerror", lambda e: errors.append(str(e)))
-        p.errors = errors
-        yield p
-        assert errors == []
+    with chromium(path) as b:
+        yield b
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1400, "height": 860})
+    context.set_default_timeout(15_000)
+    p = context.new_page()
+    errors: list[str] = []
+    p.on("pageerror", lambda e: errors.append(str(e)))
+    p.errors = errors
+    yield p
+    context.close()
+    assert errors == []
 
 
 @pytest.fixture
