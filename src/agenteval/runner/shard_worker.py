@@ -15,8 +15,6 @@ from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
-
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.datasets.split import Span
 from agenteval.datasets.stream import read_item
@@ -24,6 +22,7 @@ from agenteval.errors import DataError
 from agenteval.runner.recorded import paired_case
 from agenteval.runner.scoring import NotEvaluatedPolicy, score_case
 from agenteval.schema import EvalCase, EvalStatus
+from agenteval.store.placing import placed_model_json
 from agenteval.verdicts.aggregate import summarise_case
 from agenteval.verdicts.outcome import CaseOutcome
 
@@ -99,11 +98,6 @@ def _read(path: str, spans: Sequence[Span]) -> list[bytes]:
     return [data[a - start:b - start] for a, b in spans]
 
 
-def _json(model: BaseModel) -> bytes:
-    raw: bytes = model.__pydantic_serializer__.to_json(model, indent=2, exclude_none=False)
-    return raw.replace(b"\n", b"\n    ")
-
-
 def score_chunk(first: int, expected: Sequence[Span], actual: Sequence[Span]) -> list[Scored] | Refusal:
     """Cases `first`, `first + 1`, ... whose items are at `expected` and `actual` (paired by
     position), scored; a Refusal at the first thing the streamed reader must say instead."""
@@ -133,9 +127,9 @@ def score_chunk(first: int, expected: Sequence[Span], actual: Sequence[Span]) ->
             return Refusal(f"case {i}: {e}")
         summary = summarise_case(case.eval_id, [result], setup.gating, setup.policy == "ignore")
         outcome = CaseOutcome(result.eval_set_id, setup.gating, summary, [result])
-        out.append(Scored(case.eval_id, _json(result), _json(summary), summary.final_eval_status,
-                          result.error_message, len(result.metric_errors), outcome.duration(),
-                          outcome.tokens(), time.monotonic() - started))
+        out.append(Scored(case.eval_id, placed_model_json(result), placed_model_json(summary),
+                          summary.final_eval_status, result.error_message, len(result.metric_errors),
+                          outcome.duration(), outcome.tokens(), time.monotonic() - started))
     return out
 
 

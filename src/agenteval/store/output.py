@@ -19,6 +19,7 @@ from agenteval.datasets.files import shell_pieces, write_model
 from agenteval.datasets.targets import TargetWriter
 from agenteval.errors import AgentEvalError, DataError
 from agenteval.schema import CaseSummary, EvalCaseResult, EvalSetResult
+from agenteval.store.placing import placed_model_json
 
 MAX_NAME = 160  # characters of a name made from an id: file systems allow 255 bytes in all
 
@@ -88,7 +89,7 @@ def placed_json(result: EvalCaseResult, keep: bool = True) -> bytes:
             del _DUMPED[key]
     if hit is not None and hit[0] is result:
         return hit[1]
-    placed = place(result.__pydantic_serializer__.to_json(result, indent=2, exclude_none=False))
+    placed = placed_model_json(result)  # (serialised at its depth: not re-indented)
     if keep:
         remember_placed(result, placed)
     return placed
@@ -128,7 +129,7 @@ def placed_summary(summary: CaseSummary) -> bytes:
         hit = _SUMMARIES.get(key)
     if hit is not None and hit[0] is summary:
         return hit[1]
-    placed = place(summary.__pydantic_serializer__.to_json(summary, indent=2, exclude_none=False))
+    placed = placed_model_json(summary)
     with _dumped_lock:
         if len(_SUMMARIES) >= _SUMMARIES_MAX:
             _SUMMARIES.popitem(last=False)
