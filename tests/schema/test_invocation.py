@@ -82,8 +82,15 @@ def test_calls_collected_on_validation_follow_the_lists_they_come_from() -> None
     assert inv.tool_calls() is inv.tool_calls() and inv.call_keys(False) is inv.call_keys(False)
     data.invocation_events.append(data.invocation_events[0])  # the list grows: collected again
     assert inv.call_keys(True) == ("roll_die", "roll_die") and len(inv.tool_calls()) == 2
+    response_event = data.invocation_events[1]
     data.invocation_events = data.invocation_events[:1]  # another list: collected again
     assert inv.call_keys(True) == ("roll_die",) and len(inv.tool_calls()) == 1
+    # Another list of the same length: seen by the assignment (a read checks only the length).
+    kept_events = data.invocation_events
+    data.invocation_events = [response_event]
+    assert inv.call_keys(False) == () and inv.tool_calls() == []
+    data.invocation_events = kept_events
+    assert inv.call_keys(True) == ("roll_die",)
     part = data.invocation_events[0].content.parts[0]  # type: ignore[union-attr,index]
     assert part.function_call is not None
     part.function_call.args["sides"] = 8  # type: ignore[index]  # the keys hold the args dicts: seen

@@ -46,8 +46,8 @@ Reason = str | Callable[[], str | None] | None
 class LazyReason:
     """A dataclass field holding a `Reason`: set to the text or to a function making it; read as
     the text (the function is called on the first read, and its text kept). The value lives in
-    the instance's `_<name>`, which the classes' own `__init__` set directly (a descriptor call
-    per result is a measurable share of scoring a large run)."""
+    the instance's slot `_<name>`, which the classes' own `__init__` set directly (a descriptor
+    call per result is a measurable share of scoring a large run)."""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.slot = f"_{name}"
@@ -60,15 +60,15 @@ class LazyReason:
     def __get__(self, obj: object | None, owner: type | None = None) -> str | None:
         if obj is None:
             return None  # the field's default
-        value = obj.__dict__[self.slot]
+        value = getattr(obj, self.slot)
         if value is None or isinstance(value, str):
             return value
         text: str | None = value()
-        obj.__dict__[self.slot] = text
+        setattr(obj, self.slot, text)
         return text
 
     def __set__(self, obj: object, value: Reason) -> None:
-        obj.__dict__[self.slot] = value
+        setattr(obj, self.slot, value)
 
 
 @dataclass(init=False)
@@ -76,13 +76,19 @@ class InvocationScore:
     """One invocation's score. `score is None` means not evaluated; `error` says why.
     `reason`: why it scored so, in words (None when the criterion gives none). `agents`: when
     the criterion matched each agent on its own, every agent's verdict (agent -> None when it
-    passed, else why not); None otherwise."""
+    passed, else why not); None otherwise.
+
+    Slotted (no `__dict__`): a large run makes hundreds of thousands, and a dict each was as
+    much again for the allocator and, where results are kept, for the cyclic collector. The
+    fields' defaults are `__init__`'s (a class default would shadow its slot)."""
+
+    __slots__ = ("_reason", "agents", "details", "error", "score")
 
     score: float | None
-    details: EvalMetricResultDetails | None = None
-    error: str | None = None
-    reason: LazyReason = LazyReason()
-    agents: dict[str, str | None] | None = None
+    details: EvalMetricResultDetails | None
+    error: str | None
+    agents: dict[str, str | None] | None
+    reason: LazyReason = LazyReason()  # (last: the only field with a class default)
 
     def __init__(self, score: float | None, details: EvalMetricResultDetails | None = None,
                  error: str | None = None, reason: Reason = None,
@@ -95,14 +101,16 @@ class InvocationScore:
 class CriterionResult:
     """A criterion's result for a case: the overall score and one entry per invocation.
     `reason`: why the case scored so (the invocation that decided it and the threshold it was
-    held to); None when the criterion gives none."""
+    held to); None when the criterion gives none. Slotted, as `InvocationScore`."""
+
+    __slots__ = ("_reason", "details", "error", "per_invocation", "records", "score", "status")
 
     score: float | None
     per_invocation: list[InvocationScore]
-    details: EvalMetricResultDetails | None = None
-    error: str | None = None
-    status: EvalStatus | None = None  # set only by criteria that decide status themselves
-    records: list[JudgeRecord] = field(default_factory=list)
+    details: EvalMetricResultDetails | None
+    error: str | None
+    status: EvalStatus | None  # set only by criteria that decide status themselves
+    records: list[JudgeRecord]
     reason: LazyReason = LazyReason()
 
     def __init__(self, score: float | None, per_invocation: list[InvocationScore],

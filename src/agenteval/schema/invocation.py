@@ -36,22 +36,36 @@ def _remember(data: IntermediateData | InvocationEvents, source: list[Any],
 
 def _collected(data: IntermediateData | InvocationEvents) -> tuple[Any, ...]:
     """(source list, its length, calls, keys) for the data's current calls: those kept, or
-    collected again when the list they came from was replaced or changed length."""
-    source = data.__dict__[data.calls_from]
-    memo = getattr(data, _MEMO, None)  # unset on a copy
-    if memo is not None and memo[0] is source and memo[1] == len(source):
+    collected again when the list they came from changed length. (Assigning the list drops
+    what was kept: `_CallsKept.__setattr__`, so a read checks only the length; the object's
+    `__dict__`, cold in a pass over many invocations, was a third of reading the keys.)"""
+    memo = getattr(data, _MEMO, None)  # unset on a copy and after an assignment
+    if memo is not None and memo[1] == len(memo[0]):
         return memo  # type: ignore[no-any-return]
+    source = data.__dict__[data.calls_from]
     return _remember(data, source, source if data.calls_from == "tool_uses" else _event_calls(source))
 
 
-class IntermediateData(WireModel):
+class _CallsKept(WireModel):
+    """An intermediate-data form that keeps its calls in a slot (`_MEMO`), dropped when its
+    field holding them (`calls_from`) is assigned."""
+
+    calls_from: ClassVar[str]
+    __slots__ = (_MEMO,)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if name == self.calls_from and hasattr(self, _MEMO):
+            delattr(self, _MEMO)
+
+
+class IntermediateData(_CallsKept):
     """The legacy form: flat lists of tool uses, tool responses and sub-agent texts."""
 
     tool_uses: list[FunctionCall] = Field(default_factory=list)
     tool_responses: list[FunctionResponse] = Field(default_factory=list)
     intermediate_responses: list[tuple[str, list[Part]]] = Field(default_factory=list)
     calls_from: ClassVar[str] = "tool_uses"  # the field the turn's calls are read from
-    __slots__ = (_MEMO,)
 
     @model_validator(mode="after")
     def _collect_calls(self) -> IntermediateData:
@@ -82,12 +96,11 @@ class InvocationEvent(OpenWireModel):
     model_version: str | None = None
 
 
-class InvocationEvents(WireModel):
+class InvocationEvents(_CallsKept):
     """The current form: the invocation's events in order."""
 
     invocation_events: list[InvocationEvent] = Field(default_factory=list)
     calls_from: ClassVar[str] = "invocation_events"  # the field the turn's calls are read from
-    __slots__ = (_MEMO,)
 
     @model_validator(mode="after")
     def _collect_calls(self) -> InvocationEvents:
@@ -149,7 +162,7 @@ class Invocation(WireModel):
             return ()
         # `_collected`'s check inlined: a trajectory pass calls this per invocation.
         memo = getattr(data, _MEMO, None)
-        if memo is None or memo[0] is not data.__dict__[data.calls_from] or memo[1] != len(memo[0]):
+        if memo is None or memo[1] != len(memo[0]):
             memo = _collected(data)
         keys: tuple[Any, ...] = memo[3]
         return tuple([k[0] for k in keys]) if ignore_args else keys
