@@ -60,13 +60,35 @@ def _metrics(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
             for c in doc["eval_case_results"]}
 
 
+Scored = tuple[Any, dict[str, Any], Path, float]
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Scored]:
+    """`score` of a shape's extended trace (with `--html` and `--print_detailed_results`): the
+    CLI's result, the document, its folder and the seconds it took; run once a shape for the
+    module (a 100,000-span score takes 5-15 s, and two tests read the deep one)."""
+    done: dict[str, Scored] = {}
+
+    def get(shape: str) -> Scored:
+        if shape not in done:
+            folder = tmp_path_factory.mktemp(shape)
+            started = time.monotonic()
+            r, doc = _score(folder, _extended(shape), "--html", str(folder / "r.html"),
+                            "--print_detailed_results")
+            done[shape] = (r, doc, folder, time.monotonic() - started)
+        return done[shape]
+
+    return get
+
+
 @pytest.mark.parametrize("shape", ["wide", "deep"])
-def test_100000_extra_spans_score_as_the_trace_they_extend(shape: str, tmp_path: Path) -> None:
+def test_100000_extra_spans_score_as_the_trace_they_extend(
+        shape: str, tmp_path: Path, scored: Callable[[str], Scored]) -> None:
     _, plain = _score(tmp_path, json.loads((FIXTURES / "openai_agents.otlp.json").read_text()))
-    html = tmp_path / "r.html"
-    started = time.monotonic()
-    r, doc = _score(tmp_path, _extended(shape), "--html", str(html), "--print_detailed_results")
-    assert time.monotonic() - started < HANG
+    r, doc, folder, took = scored(shape)
+    html = folder / "r.html"
+    assert took < HANG
     assert r.exit_code == 0, r.output
     assert _metrics(doc) == _metrics(plain)  # the same calls, tokens and scores
     paris = next(c for c in doc["eval_case_results"] if c["eval_id"] == "weather-paris-rome")
@@ -81,9 +103,9 @@ def test_100000_extra_spans_score_as_the_trace_they_extend(shape: str, tmp_path:
     assert len(r.output.splitlines()) < 1000
 
 
-def test_the_trace_command_shows_a_deep_chain(tmp_path: Path) -> None:
-    _score(tmp_path, _extended("deep"))
-    r = CliRunner().invoke(cli, ["trace", str(tmp_path / "r.json"), "weather-paris-rome"],
+def test_the_trace_command_shows_a_deep_chain(scored: Callable[[str], Scored]) -> None:
+    folder = scored("deep")[2]
+    r = CliRunner().invoke(cli, ["trace", str(folder / "r.json"), "weather-paris-rome"],
                            env={"COLUMNS": "400"})
     assert r.exit_code == 0, r.output
     assert "step 35 " in r.output and "step 36 " not in r.output
