@@ -1,6 +1,7 @@
-"""One local Ray cluster (2 CPUs, no dashboard) shared by the Ray tests of a module (starting one
-costs seconds), stopped after them, so the rest of the suite does not share the machine with an
-idle cluster. Skipped, with the reason, when Ray is not installed."""
+"""One local Ray cluster (2 CPUs, no dashboard) shared by the Ray tests of this package (starting
+one costs 5-10 s, stopping it 3), stopped after its last test, so the rest of the suite does not
+share the machine with an idle cluster: the modules that use it (`test_ray_*`) run last in the
+package, one after the other. Skipped, with the reason, when Ray is not installed."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def ray_cluster() -> Iterator[Any]:
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'agenteval[ray]')")
     started = not ray.is_initialized()
