@@ -5,7 +5,6 @@ only the fields it has (`tests/web/jsdoc_check.py`)."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,12 +24,14 @@ NOT_JSON = {"/api/runs/{run_id}/events": "text/event-stream", "/api/runs/{run_id
             "/apps/{app}/users/{user_id}/sessions/{session_id}/messages/stream": "text/event-stream"}
 
 
-def _openapi(tmp_path: Path) -> dict[str, Any]:
-    return create_app(tmp_path).openapi()
+@pytest.fixture(scope="module")
+def openapi(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The served schema, made once for the module (it takes a second or two); read only."""
+    return create_app(tmp_path_factory.mktemp("agents")).openapi()
 
 
-def test_every_json_route_returns_a_model_listed_in_the_openapi_schema(tmp_path: Path) -> None:
-    schema = _openapi(tmp_path)
+def test_every_json_route_returns_a_model_listed_in_the_openapi_schema(openapi: dict[str, Any]) -> None:
+    schema = openapi
     routes = [r for router in (apps.router, sessions.router, eval_sets.router, runs.router, results.router,
                                insights.router)
               for r in router.routes if isinstance(r, APIRoute) and r.include_in_schema]
@@ -63,8 +64,8 @@ def _walk(s: Any) -> list[dict[str, Any]]:
     return []
 
 
-def test_the_page_typedefs_are_what_the_schema_generates(tmp_path: Path) -> None:
-    generated = jsdoc_typedefs(_openapi(tmp_path))
+def test_the_page_typedefs_are_what_the_schema_generates(openapi: dict[str, Any]) -> None:
+    generated = jsdoc_typedefs(openapi)
     if os.environ.get("AGENTEVAL_WRITE_TYPES") == "1":
         TYPES.mkdir(exist_ok=True)
         for name, text in generated.items():

@@ -195,10 +195,14 @@ def test_a_result_document_is_opened_as_an_uploaded_run(live: Live) -> None:
         assert r.status_code == 400 and detail in r.json()["detail"], r.text
 
 
-def test_criteria_are_read_as_a_config_files_are(live: Live) -> None:
+def test_criteria_are_read_as_a_config_files_are(live: Live, server: Any) -> None:
+    from tests.fake_server import chat
+
     _set_with_cases(live, texts=("roll a d6",))
+    # a judge that answers (one at a port nothing listens on costs its retries' waits)
+    server.respond = chat(lambda text: json.dumps({"verdict": "valid"}))
     run_id = _run(live, criteria={"tool_trajectory_avg_score": 1, "final_response_match_v2": 0.5},
-                  num_samples=3, judge_model="openai-compat:j@http://127.0.0.1:9/v1")
+                  num_samples=3, judge_model=f"openai-compat:j@{server.base_url}")
     live.events(run_id)
     config = live.get(f"/api/runs/{run_id}").json()["header"]["config"]["criteria"]
     assert config["tool_trajectory_avg_score"] == 1.0
