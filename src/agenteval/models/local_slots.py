@@ -200,6 +200,7 @@ class SlotTable:
                     self._wanted.clear()
                     self._heads.clear()
                     self._big.clear()
+                    self._unsaved.clear()
                 self._wanted[key] = self._wanted.get(key, 0) + 1
             while True:
                 if key is not None and not self._holds(key) and not self._has_file(key):
@@ -311,7 +312,7 @@ class SlotTable:
             self._big.add(key)  # saved once another call asks for it
         if path is not None and self._post is not None and shared and not path.is_file() \
                 and key in self._big and not self._save(slot, path):
-            self._unsaved.add(path.stem)
+            self._unsaved.add(key)
         with self._cond:
             self._held[slot] = chain or ((key,) if key else ())
             self._texts[slot] = texts if chain else ()
