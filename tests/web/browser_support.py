@@ -175,6 +175,22 @@ def chromium(executable: str) -> Iterator[Any]:
             browser.close()
 
 
+@contextmanager
+def fresh_page(browser: Any, timeout_ms: int) -> Iterator[Any]:
+    """A page in a fresh browser context (1400x860, `timeout_ms` for every wait); the page's
+    uncaught errors are collected in `page.errors`. The context is closed afterwards."""
+    context = browser.new_context(viewport={"width": 1400, "height": 860})
+    context.set_default_timeout(timeout_ms)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.errors = errors
+    try:
+        yield page
+    finally:
+        context.close()
+
+
 def shot(page: Any, folder: Path, name: str) -> Path:
     """A screenshot of the page as a test artefact."""
     folder.mkdir(parents=True, exist_ok=True)

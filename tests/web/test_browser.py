@@ -21,6 +21,7 @@ from tests.web.browser_support import (
     _answer,
     chromium,
     find_chromium,
+    fresh_page,
     serve,
     shot,
     write_agents,
@@ -87,14 +88,8 @@ def shots(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1400, "height": 860})
-    context.set_default_timeout(10_000)
-    p = context.new_page()
-    errors: list[str] = []
-    p.on("pageerror", lambda e: errors.append(str(e)))
-    p.errors = errors
-    yield p
-    context.close()
+    with fresh_page(browser, 10_000) as p:
+        yield p
 
 
 def send(page: Any, text: str, turn: int) -> None:

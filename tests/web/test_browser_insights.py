@@ -18,7 +18,7 @@ from agenteval.schema import EvalCaseResult, EvalMetricResultPerInvocation, Eval
 from agenteval.store import record_run
 from tests.helpers import call, eval_set, inv
 from tests.result_builders import case, invocation, metric, result
-from tests.web.browser_support import chromium, find_chromium, serve, shot, write_agents
+from tests.web.browser_support import chromium, find_chromium, fresh_page, serve, shot, write_agents
 
 T = "tool_trajectory_avg_score"
 PARIS = [call("get_weather", city="Paris", unit="celsius")]
@@ -124,15 +124,9 @@ def browser(base_url: str) -> Iterator[Any]:
 
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1400, "height": 860})
-    context.set_default_timeout(15_000)
-    p = context.new_page()
-    errors: list[str] = []
-    p.on("pageerror", lambda e: errors.append(str(e)))
-    p.errors = errors
-    yield p
-    context.close()
-    assert errors == []
+    with fresh_page(browser, 15_000) as p:
+        yield p
+    assert p.errors == []
 
 
 @pytest.fixture
