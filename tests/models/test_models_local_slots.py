@@ -11,6 +11,7 @@ from typing import Any
 from agenteval.models.local_slots import (
     SAVE_MIN_TOKENS,
     SlotTable,
+    begun,
     message_chain,
     message_texts,
     prefix_key,
@@ -44,7 +45,7 @@ def _call(table: SlotTable, body: dict[str, Any], evaluated: int) -> int:
     key = chain[-2] if len(chain) >= 2 else None
     slot, warming = table.acquire(key, chain, message_texts(body))
     table.prepare(slot, key)
-    table.release(slot, key, warming, evaluated, chain, message_texts(body))
+    table.release(slot, key, warming, evaluated, chain, message_texts(body), fixed=begun(body))
     return slot
 
 
@@ -78,6 +79,24 @@ def test_a_reply_begun_in_the_prompt_is_not_part_of_the_prefix(tmp_path: Path) -
     assert fake.actions == [("save", fake.actions[0][1])] and (tmp_path / f"{key}.bin").is_file()
     fresh = SlotTable(2, tmp_path, fake, "m")
     assert _call(fresh, _prefilled("examples", "q3"), 5) in (0, 1)
+    assert fake.actions[-1] == ("restore", f"{key}.bin") and fresh.restored == 1
+
+
+def test_a_judges_question_saves_its_long_prefix_when_first_evaluated(tmp_path: Path) -> None:
+    # A run that asks a criterion once (one case, one invocation) would otherwise evaluate its
+    # system prompt and examples cold in every process; an agent's step is still not saved.
+    fake = FakeSlots(tmp_path)
+    table = SlotTable(2, tmp_path, fake, "m")
+    assert begun(_prefilled("examples", "q1")) and not begun(_body("examples", "q1"))
+    _call(table, _body("agent's own conversation", "step"), SAVE_MIN_TOKENS + 100)
+    assert fake.actions == []
+    _call(table, _prefilled("examples", "q1"), SAVE_MIN_TOKENS - 1)  # short: not worth a file
+    assert fake.actions == []
+    _call(table, _prefilled("criterion", "q1"), SAVE_MIN_TOKENS + 100)
+    key = prefix_key(_prefilled("criterion", "q1"), "m")
+    assert [a for a, _ in fake.actions] == ["save"] and (tmp_path / f"{key}.bin").is_file()
+    fresh = SlotTable(2, tmp_path, fake, "m")  # the next process restores it
+    _call(fresh, _prefilled("criterion", "q2"), 5)
     assert fake.actions[-1] == ("restore", f"{key}.bin") and fresh.restored == 1
 
 

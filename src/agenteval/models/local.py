@@ -71,7 +71,13 @@ from agenteval.models.local_assets import (
     model_file,
     model_file_ready,
 )
-from agenteval.models.local_slots import SlotTable, http_post, message_chain, message_texts
+from agenteval.models.local_slots import (
+    SlotTable,
+    begun,
+    http_post,
+    message_chain,
+    message_texts,
+)
 from agenteval.models.openai_wire import (
     ChunkAssembler,
     build_body,
@@ -339,7 +345,7 @@ class LocalModel:
                 reply = LocalModel._stream(engine, {**body, "id_slot": slot}, assembler, stop)
             evaluated = int((reply.get("timings") or {}).get("prompt_n") or 0)
         finally:
-            table.release(slot, key, warming, evaluated, chain, texts)
+            table.release(slot, key, warming, evaluated, chain, texts, fixed=begun(body))
         return reply
 
     @staticmethod

@@ -31,7 +31,10 @@ every slot evaluating the same 2,000 tokens at once (on a CPU, evaluating prompt
 arithmetic-bound: four at once cost four times one). Likewise a call whose long prefix only busy
 slots hold, with no file yet, waits for one of them (which then saves it) rather than evaluate
 it all again in an empty slot (`_wait_for_holder`). Only a prefix asked for by two calls or
-more is saved (a judge's, not each step of one agent conversation).
+more is saved (a judge's, not each step of one agent conversation), or one asked for by a call
+whose reply is begun in the prompt (`begun`: a judge's question, behind the fixed system prompt
+and examples of its criterion), saved when first evaluated: a run that asks a criterion once
+(one case, one invocation) would otherwise evaluate it cold in every process.
 
 Files live in `directory`, named by a hash of the model, the engine version and the prefix's
 messages; at most `max_files` are kept (least recently used removed). A file that cannot be
@@ -51,8 +54,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["QUEUE_MIN_CHARS", "SAVE_MIN_TOKENS", "SlotTable", "conversation", "message_chain",
-           "message_texts", "prefix_key"]
+__all__ = ["QUEUE_MIN_CHARS", "SAVE_MIN_TOKENS", "SlotTable", "begun", "conversation",
+           "message_chain", "message_texts", "prefix_key"]
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +69,13 @@ QUEUE_MIN_CHARS = 120
 Post = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 
+def begun(body: dict[str, Any]) -> bool:
+    """Whether the call's reply is begun in the prompt: its last message is an assistant's
+    after another message (see `conversation`)."""
+    messages = body.get("messages") or []
+    return len(messages) >= 2 and messages[-1].get("role") == "assistant"
+
+
 def conversation(body: dict[str, Any]) -> list[dict[str, Any]]:
     """The call's messages, less a reply begun in the prompt: a trailing assistant message after
     another message (a judge's fixed JSON head, `criteria.judge.engine.prefill`) is the start of
@@ -74,9 +84,7 @@ def conversation(body: dict[str, Any]) -> list[dict[str, Any]]:
     message, every question's prefix would hold the question itself: no two calls would share
     one, no file would be saved, and an empty slot would evaluate the whole prompt)."""
     messages = list(body.get("messages") or [])
-    if len(messages) >= 2 and messages[-1].get("role") == "assistant":
-        messages.pop()
-    return messages
+    return messages[:-1] if begun(body) else messages
 
 
 def message_chain(body: dict[str, Any], salt: str) -> tuple[str, ...]:
@@ -301,15 +309,16 @@ class SlotTable:
                 path.touch()
 
     def release(self, slot: int, key: str | None, warming: bool, evaluated: int,
-                chain: tuple[str, ...] = (), texts: Texts = ()) -> None:
+                chain: tuple[str, ...] = (), texts: Texts = (), fixed: bool = False) -> None:
         """After the call in `slot`: the slot now holds `chain` and `texts` (and so `key`),
         and goes to the first call queued behind it, if any; a prefix
         evaluated afresh (`evaluated` prompt tokens, at least SAVE_MIN_TOKENS) that two calls
-        or more asked for is saved to its file; calls waiting for a cold prefix go on."""
+        or more asked for, or that is `fixed` (the call's reply was `begun`: a judge's
+        question), is saved to its file; calls waiting for a cold prefix go on."""
         path = self._file(key) if key is not None else None
-        shared = key is not None and self._wanted.get(key, 0) >= 2
+        shared = key is not None and (fixed or self._wanted.get(key, 0) >= 2)
         if key is not None and evaluated >= SAVE_MIN_TOKENS:
-            self._big.add(key)  # saved once another call asks for it
+            self._big.add(key)  # saved once another call asks for it (at once if fixed)
         if path is not None and self._post is not None and shared and not path.is_file() \
                 and key in self._big and not self._save(slot, path):
             self._unsaved.add(key)
