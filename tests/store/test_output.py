@@ -85,22 +85,23 @@ def test_a_run_of_a_set_with_a_300_character_id_is_recorded(tmp_path: Path,
 
 def test_a_result_is_serialised_once_for_journal_and_document_and_copied_as_is(tmp_path: Path) -> None:
     from agenteval.datasets.files import list_item
-    from agenteval.store.output import place, placed_json, raw_list_item, result_json, unplace
+    from agenteval.store.output import place, placed_json, result_json, unplace
 
     doc = summarise(result([case("a", {"m": 1.0}), case("b", {"m": None})]))
     first = doc.eval_case_results[0]
     assert placed_json(first) is placed_json(first)  # remembered, not serialised again
     for i, got in enumerate(doc.eval_case_results):
-        assert raw_list_item(result_json(got), i) == list_item(got, i, exclude_none=False)
+        separator = b",\n    " if i else b"\n    "
+        assert separator + placed_json(got) == list_item(got, i, exclude_none=False)
         assert place(result_json(got)) == placed_json(got) and unplace(placed_json(got)) == result_json(got)
     # A string's newline is escaped in JSON: placing and unplacing it leaves it as it was.
     odd = first.model_copy(update={"eval_id": "a\n    b\n"})
     assert unplace(place(result_json(odd, keep=False))) == result_json(odd, keep=False)
     whole = tmp_path / "whole.json"
     write_outputs([doc], whole)
-    copied = tmp_path / "copied.json"  # as a resumed run writes its kept case runs: raw JSON
+    copied = tmp_path / "copied.json"  # as a resumed run writes its kept case runs: placed rows
     writer = DocumentWriter([copied], doc)
-    writer.add_raw(result_json(doc.eval_case_results[0]))
+    writer.add_placed(place(result_json(doc.eval_case_results[0])))
     writer.add(doc.eval_case_results[1])
     for summary in doc.summary:
         writer.add_summary(summary)
@@ -111,7 +112,7 @@ def test_a_result_is_serialised_once_for_journal_and_document_and_copied_as_is(t
 def test_results_placed_elsewhere_are_written_as_they_come(tmp_path: Path) -> None:
     # A worker process indents a result and a summary for their place in the document's lists
     # (`runner.shard_worker`); the writer adds only the separators.
-    from agenteval.store.output import result_json, summary_json
+    from agenteval.store.placing import placed_model_json
 
     doc = summarise(result([case("a", {"m": 1.0}), case("b", {"m": 0.2}), case("c", {"m": None})]))
     whole = tmp_path / "whole.json"
@@ -119,8 +120,8 @@ def test_results_placed_elsewhere_are_written_as_they_come(tmp_path: Path) -> No
     placed = tmp_path / "placed.json"
     writer = DocumentWriter([placed], doc)
     for got, summary in zip(doc.eval_case_results, doc.summary, strict=True):
-        writer.add_placed(result_json(got, keep=False).replace(b"\n", b"\n    "))
-        writer.add_summary_placed(summary_json(summary).replace(b"\n", b"\n    "))
+        writer.add_placed(placed_model_json(got))
+        writer.add_summary_placed(placed_model_json(summary))
     writer.commit(doc)
     assert placed.read_bytes() == whole.read_bytes()
     assert (writer.cases, writer.summaries) == (3, 3)

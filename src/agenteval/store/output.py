@@ -63,8 +63,8 @@ _dumped_lock = threading.Lock()
 
 
 def place(raw: bytes) -> bytes:
-    """An item's indented JSON (`result_json`, `summary_json`) indented again for its place in
-    a document's list (what `raw_list_item` writes after the separator)."""
+    """An item's indented JSON (`result_json`) indented again for its place in a document's
+    list (what follows the item's separator)."""
     return raw.replace(b"\n", b"\n    ")
 
 
@@ -137,17 +137,6 @@ def placed_summary(summary: CaseSummary) -> bytes:
     return placed
 
 
-def summary_json(summary: CaseSummary) -> bytes:
-    """`placed_summary`, not placed: the summary's item as the document holds it."""
-    return unplace(placed_summary(summary))
-
-
-def raw_list_item(raw: bytes, index: int) -> bytes:
-    """Item `index` of a list field placed by `shell_pieces`, from the item's indented JSON
-    (`result_json`, or a journal row): the bytes `list_item` writes for the same item."""
-    return _separator(index) + place(raw)
-
-
 def _separator(index: int) -> bytes:
     """What comes before item `index` of a placed list: a comma after the first, then the
     item's line and indentation."""
@@ -200,25 +189,16 @@ class DocumentWriter:
     def add(self, result: EvalCaseResult) -> None:
         self.add_placed(placed_json(result, keep=False))
 
-    def add_raw(self, raw: bytes) -> None:
-        """Adds a case result given as its indented JSON (`result_json`), written as it is."""
-        self._write(raw_list_item(raw, self.cases))
-        self.cases += 1
-
     def add_placed(self, raw: bytes) -> None:
         """Adds a case result given as its indented JSON indented again for its place in the
-        document's list (`raw_list_item` without the separator; made elsewhere, e.g. by a
-        worker process), written as it is."""
+        document's list (`placed_json`, or made elsewhere, e.g. by a worker process), written
+        as it is."""
         self._write(_separator(self.cases))
         self._write(raw)  # not joined to its separator: a result is tens of kilobytes
         self.cases += 1
 
     def add_summary(self, summary: CaseSummary) -> None:
         self.add_summary_placed(placed_summary(summary))
-
-    def add_summary_raw(self, raw: bytes) -> None:
-        """Adds a case summary given as its indented JSON (`summary_json`), written as it is."""
-        self._spool_item(raw_list_item(raw, self.summaries))
 
     def add_summary_placed(self, raw: bytes) -> None:
         """Adds a case summary given as `add_placed` takes a case result."""
@@ -263,6 +243,5 @@ class DocumentWriter:
             target.abort()
 
 
-__all__ = ["DocumentWriter", "output_paths", "place", "placed_json", "placed_summary", "raw_list_item",
-           "remember_json", "remember_placed", "result_json", "safe_name", "summary_json", "unplace",
-           "write_outputs"]
+__all__ = ["DocumentWriter", "output_paths", "place", "placed_json", "placed_summary", "remember_json",
+           "remember_placed", "result_json", "safe_name", "unplace", "write_outputs"]
