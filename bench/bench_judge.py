@@ -322,6 +322,49 @@ async def main_async(args: argparse.Namespace) -> None:
     print(f"\n{len(rows)} cases in {wall:.0f} s; per-case results in {out_path}")
 
 
+async def raw_reply(llm: LocalModel, request: ModelRequest) -> dict[str, Any]:
+    """`request` sent to the embedded engine as the model would send it (seed 42), with no
+    parsing: llama.cpp's reply, its `timings` included, and its wall seconds as `_wall`."""
+    import anyio.to_thread
+
+    from agenteval.models.openai_wire import build_body
+
+    engine = await llm._engine()
+    start = time.perf_counter()
+    body = build_body(request, seed=42)
+    reply: dict[str, Any] = await anyio.to_thread.run_sync(LocalModel._call, engine, body)
+    reply["_wall"] = time.perf_counter() - start
+    return reply
+
+
+def run_probe_lab(make_probe: Callable[[LocalModel, Any], Any], default_out: Path, doc: str | None) -> None:
+    """A lab's command line (`bench/lab_*.py`): the labelled cases `--ids` scored one after
+    another through a judge asking `make_probe(model, sink)` (the embedded model wrapped to ask
+    each question its ways too and write a JSON line per question to `sink`), questions one at
+    a time (no `slots`). The probe's `case_id` is set to the case being scored."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--ids", required=True)
+    p.add_argument("--threads", type=int)
+    p.add_argument("--out", default=str(default_out))
+    args = p.parse_args()
+
+    async def run() -> None:
+        llm = LocalModel(threads=args.threads) if args.threads else LocalModel()
+        by_id = {c[2]["id"]: c for c in load_cases()}
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("w") as sink:
+            probe = make_probe(llm, sink)
+            judge = JudgeService(lambda name: probe, None)
+            for case_id in args.ids.split(","):
+                kind, _, case = by_id[case_id]
+                probe.case_id = case_id
+                run, metric_name, options = build(kind, case, 5)
+                await score_case(run, [default_registry().configure(metric_name, options)], judge=judge)
+
+    asyncio.run(run())
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--only", choices=[*CRITERIA, "injection"],

@@ -21,29 +21,21 @@ judge is left as it is: what the criteria score with is always `A`.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import json
 import os
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import anyio.to_thread
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_judge import OUT_DIR, build, load_cases
+from bench_judge import OUT_DIR, raw_reply, run_probe_lab
 
-from agenteval.criteria import default_registry
-from agenteval.criteria.judge import JudgeService
 from agenteval.criteria.judge.engine.logprobs import label_distribution
 from agenteval.models import LocalModel, Message, ModelRequest, ModelResponse
 from agenteval.models.base import TokenLogprob
-from agenteval.models.openai_wire import build_body, parse_choice
-from agenteval.runner import score_case
+from agenteval.models.openai_wire import parse_choice
 
 STRING = r'[^"\\\x7F\x00-\x1F]'  # a JSON string's plain characters (no escapes: enough here)
 
@@ -93,22 +85,14 @@ class Probe:
     def name(self) -> str:
         return self.llm.name
 
-    async def _raw(self, request: ModelRequest) -> dict[str, Any]:
-        engine = await self.llm._engine()
-        body = build_body(request, seed=42)
-        start = time.perf_counter()
-        reply = await anyio.to_thread.run_sync(LocalModel._call, engine, body)
-        reply["_wall"] = time.perf_counter() - start
-        return reply
-
     async def generate(self, request: ModelRequest) -> ModelResponse:
         response = await self.llm.generate(request)
         if request.logprobs and request.temperature <= 0:
             alt = prefilled(request)
             if alt is not None:
                 b_request, head = alt
-                a = await self._raw(request)
-                b = await self._raw(replace(b_request, max_tokens=max(1, request.max_tokens - 5)))
+                a = await raw_reply(self.llm, request)
+                b = await raw_reply(self.llm, replace(b_request, max_tokens=max(1, request.max_tokens - 5)))
                 self.log(request, a, b, head)
         return response
 
@@ -135,28 +119,5 @@ class Probe:
               file=sys.stderr, flush=True)
 
 
-async def main_async(args: argparse.Namespace) -> None:
-    llm = LocalModel(threads=args.threads) if args.threads else LocalModel()
-    by_id = {c[2]["id"]: c for c in load_cases()}
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w") as sink:
-        probe = Probe(llm, sink)
-        judge = JudgeService(lambda name: probe, None)  # one question at a time (no `slots`)
-        for case_id in args.ids.split(","):
-            kind, _, case = by_id[case_id]
-            probe.case_id = case_id
-            run, metric_name, options = build(kind, case, 5)
-            await score_case(run, [default_registry().configure(metric_name, options)], judge=judge)
-
-
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--ids", required=True)
-    p.add_argument("--threads", type=int)
-    p.add_argument("--out", default=str(OUT_DIR / "lab_prefill.jsonl"))
-    asyncio.run(main_async(p.parse_args()))
-
-
 if __name__ == "__main__":
-    main()
+    run_probe_lab(Probe, OUT_DIR / "lab_prefill.jsonl", __doc__)

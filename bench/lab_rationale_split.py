@@ -20,30 +20,22 @@ The judge is left as it is (what the criteria score with is always `A`).
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import json
 import os
 import re
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import anyio.to_thread
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_judge import OUT_DIR, build, load_cases
+from bench_judge import OUT_DIR, raw_reply, run_probe_lab
 
-from agenteval.criteria import default_registry
-from agenteval.criteria.judge import JudgeService
 from agenteval.criteria.judge.engine.logprobs import label_distribution
 from agenteval.models import LocalModel, Message, ModelRequest, ModelResponse
 from agenteval.models.base import TokenLogprob
-from agenteval.models.openai_wire import build_body, parse_choice
-from agenteval.runner import score_case
+from agenteval.models.openai_wire import parse_choice
 
 HEAD = '{"verdict": "'
 CHAR = r'([^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4}))'
@@ -72,14 +64,6 @@ class Probe:
     def prefills_replies(self) -> bool:
         return True
 
-    async def _raw(self, request: ModelRequest) -> dict[str, Any]:
-        engine = await self.llm._engine()
-        body = build_body(request, seed=42)
-        start = time.perf_counter()
-        reply = await anyio.to_thread.run_sync(LocalModel._call, engine, body)
-        reply["_wall"] = time.perf_counter() - start
-        return reply
-
     async def generate(self, request: ModelRequest) -> ModelResponse:
         response = await self.llm.generate(request)
         last = request.messages[-1]
@@ -90,12 +74,12 @@ class Probe:
 
     async def compare(self, request: ModelRequest) -> None:
         labels = _labels(request.grammar or "")
-        a = await self._raw(request)
+        a = await raw_reply(self.llm, request)
         a_text = HEAD + parse_choice(a["choices"][0], request).text.removeprefix(HEAD)
         if '", "rationale": "' not in a_text:  # (a rationale cut by the token cap is not JSON)
             return  # a passing verdict: nothing to split
         only = "root ::= (" + " | ".join(json.dumps(x) for x in labels) + ') "\\"}"\n'
-        b1 = await self._raw(replace(request, grammar=only))
+        b1 = await raw_reply(self.llm, replace(request, grammar=only))
         b1_text = HEAD + parse_choice(b1["choices"][0], request).text.removeprefix(HEAD)
         label = b1_text[len(HEAD):].split('"', 1)[0]
         begun = f'{HEAD}{label}", "rationale": "'
@@ -103,7 +87,7 @@ class Probe:
         b2_request = replace(request, messages=(*request.messages[:-1], Message("assistant", begun)),
                              grammar=f'root ::= {CHAR}{{0,120}} "\\"}}"\n', logprobs=False,
                              max_tokens=max(1, request.max_tokens - max(1, used - 2) - 6))
-        b2 = await self._raw(b2_request)
+        b2 = await raw_reply(self.llm, b2_request)
         b2_text = parse_choice(b2["choices"][0], b2_request).text
         b2_text = b2_text if b2_text.startswith(begun) else begun + b2_text
         row: dict[str, Any] = {"id": self.case_id, "load": os.getloadavg()[0], "labels_a": None}
@@ -130,28 +114,5 @@ class Probe:
               file=sys.stderr, flush=True)
 
 
-async def main_async(args: argparse.Namespace) -> None:
-    llm = LocalModel(threads=args.threads) if args.threads else LocalModel()
-    by_id = {c[2]["id"]: c for c in load_cases()}
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w") as sink:
-        probe = Probe(llm, sink)
-        judge = JudgeService(lambda name: probe, None)  # one question at a time (no `slots`)
-        for case_id in args.ids.split(","):
-            kind, _, case = by_id[case_id]
-            probe.case_id = case_id
-            run, metric_name, options = build(kind, case, 5)
-            await score_case(run, [default_registry().configure(metric_name, options)], judge=judge)
-
-
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--ids", required=True)
-    p.add_argument("--threads", type=int)
-    p.add_argument("--out", default=str(OUT_DIR / "lab_rationale_split.jsonl"))
-    asyncio.run(main_async(p.parse_args()))
-
-
 if __name__ == "__main__":
-    main()
+    run_probe_lab(Probe, OUT_DIR / "lab_rationale_split.jsonl", __doc__)
