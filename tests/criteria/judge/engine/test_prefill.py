@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agenteval.criteria.judge import JudgeService
-from agenteval.criteria.judge.engine.prefill import HEAD_TOKENS, prefilled
+from agenteval.criteria.judge.engine.prefill import HEAD_TOKENS, RATIONALE_HEAD, prefilled
 from agenteval.criteria.judge.engine.verdict import (
     RATIONALE_TOKENS,
     VERDICT_TOKENS,
@@ -51,12 +51,15 @@ def test_the_head_goes_into_the_prompt_and_the_grammar_allows_the_rest() -> None
 
 class Continuing:
     """An engine that continues a trailing assistant message as llama.cpp does: the reply text
-    holds it, the log-probabilities are the generated tokens'. Records its requests."""
+    holds it, the log-probabilities are the generated tokens'; a rationale follows the label
+    where the grammar allows one, and a reply begun up to its rationale gets the rationale
+    alone. The label is written in `pieces` tokens. Records its requests; `refuse` refuses a
+    grammar (all of them, or only on a reply begun up to its rationale: `refuse="rationale"`)."""
 
     prefills_replies = True
 
-    def __init__(self, p: dict[str, float], refuse: bool = False) -> None:
-        self.p, self.refuse = p, refuse
+    def __init__(self, p: dict[str, float], refuse: bool | str = False, pieces: int = 1) -> None:
+        self.p, self.refuse, self.pieces = p, refuse, pieces
         self.whole = ScriptedModel(_label_reply(p))  # the reply written whole, for comparison
         self.requests: list[ModelRequest] = []
 
@@ -68,17 +71,22 @@ class Continuing:
         self.requests.append(request)
         if request.grammar is None:
             return await self.whole.generate(request)
-        if self.refuse:
-            raise ModelError("grammar not supported")
         head = request.messages[-1].content
-        label = max(self.p, key=lambda k: self.p[k])
-        tail = '", "rationale": "the totals differ"}' if label == "invalid" else '"}'
-        top = tuple((k, math.log(v)) for k, v in self.p.items())
-        response = await ScriptedModel([Generation(
-            head + label + tail,
-            logprobs=(TokenLogprob(label, math.log(self.p[label]), top), TokenLogprob(tail, 0.0)))]
-        ).generate(request)
-        return response
+        if self.refuse is True or (self.refuse == "rationale" and head.endswith(RATIONALE_HEAD)):
+            raise ModelError("grammar not supported")
+        if head.endswith(RATIONALE_HEAD):  # the rationale alone
+            text, tokens = head + 'the totals differ"}', None
+        else:
+            label = max(self.p, key=lambda k: self.p[k])
+            explains = f'("{label}") "\\", \\"rationale' in request.grammar
+            tail = '", "rationale": "the totals differ"}' if explains else '"}'
+            top = tuple((k, math.log(v)) for k, v in self.p.items())
+            cut = max(1, len(label) // self.pieces)
+            pieces = [label[i:i + cut] for i in range(0, len(label), cut)]
+            tokens = (TokenLogprob(pieces[0], math.log(self.p[label]), top),
+                      *(TokenLogprob(x, 0.0) for x in pieces[1:]), TokenLogprob(tail, 0.0))
+            text = head + label + tail
+        return await ScriptedModel([Generation(text, logprobs=tokens)]).generate(request)
 
 
 class Wrapper:
@@ -102,7 +110,7 @@ def test_a_prefilled_answer_is_the_answer_written_whole() -> None:
     for p in ({"valid": 0.3, "invalid": 0.7}, {"valid": 0.65, "invalid": 0.35}):
         engine = Continuing(p)
         begun, whole = _ask(Wrapper(engine)), _ask(engine.whole)  # found through a wrapper
-        (sent,) = engine.requests
+        sent = engine.requests[0]  # (a rationale in a second call: `test_rationale_split`)
         assert sent.grammar is not None and sent.json_schema is None
         assert sent.messages[-1] == Message("assistant", '{"verdict": "')
         assert sent.max_tokens == reply_tokens(RATIONALE_TOKENS) - HEAD_TOKENS  # the same rationale

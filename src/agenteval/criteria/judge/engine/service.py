@@ -26,7 +26,7 @@ positive label (`{"verdict": "valid"}`: generation ends a token after it) and co
 capped rationale after any other label. What comes after the label cannot change it: the tokens
 up to the label, and so the label's probabilities, are those of the label-only reply (measured
 on the embedded judge, `test_speed_real`). A failing verdict thus costs its rationale's few
-tokens, not a second call. `"always"` asks a rationale after every label, `"never"` after none
+tokens, not a second prompt. `"always"` asks a rationale after every label, `"never"` after none
 (the label-only schema); so does `"negative"` for a question whose positive labels are not
 known (`positive` None: every label's rationale) or are all its labels (none). `"never"` also
 ends the samples written by a judge without log-probabilities at their label. A criterion's
@@ -38,6 +38,11 @@ On an engine that continues a trailing assistant message (`prefills_replies`: th
 one), a one-pass reply's fixed JSON head is sent in the prompt with a grammar for the rest
 (`engine.prefill`): the same tokens up to the label, not generated one by one (a passing
 verdict generates 3 tokens instead of 8); the reply, its cache key and its votes are as before.
+There a verdict with a rationale after its label is two calls (`_written`): the label, then the
+reply begun up to its rationale (`prefill.label_first`, `prefill.rationale_after`), in the slot
+that holds the rest of the prompt: `", "rationale": "` is evaluated with the prompt instead of
+decoded token by token, and the reply text and label probabilities are the one reply's (so it is
+cached under the same key and draws the same votes). A remote judge writes its reply whole.
 
 Each generated sample is cached on disk under (model, prompt, sampling settings, sample index),
 a one-pass reply with its label probabilities under its own key (its schema included, so a reply
@@ -58,7 +63,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from agenteval.criteria.judge.engine.logprobs import draw, label_distribution
-from agenteval.criteria.judge.engine.prefill import prefilled
+from agenteval.criteria.judge.engine.prefill import label_first, prefilled, rationale_after
 from agenteval.criteria.judge.engine.verdict import (
     RATIONALE_TOKENS,
     VERDICT_TOKENS,
@@ -329,6 +334,7 @@ class JudgeService:
         # string: stopping at the label with one made llama.cpp report wrong probabilities,
         # 0.9999 for a label it gives 0.64 without); after the others the rationale follows.
         one = replace(request, temperature=0.0, n=1, seed=None, logprobs=self.logprobs)
+        explained: frozenset[str] = frozenset()
         if not noted:
             explained = self._explained(labels, positive, rationales)
             if explained and model in self._no_alternatives:
@@ -348,7 +354,7 @@ class JudgeService:
             # cached and seeded as the request written whole, whose reply text it returns.
             begun = prefilled(one) if self.prefills(model) else None
             try:
-                response = await llm.generate(begun[0] if begun else one)
+                raw, tokens = await self._written(llm, one, begun, explained, answer)
             except ModelError as e:
                 if begun and not isinstance(e, TransientModelError | ModelUnavailable):
                     self._no_prefill.add(model)
@@ -364,14 +370,7 @@ class JudgeService:
                 self._no_alternatives.add(model)
                 return await self._one_pass(model, llm, request, num_samples, answer, read, labels,
                                             noted, positive, rationales)
-            answer.model_calls += 1
-            answer.prompt_tokens += response.usage.prompt_tokens
-            generation = response.generations[0] if response.generations else None
-            raw, cached = (generation.text if generation else ""), False
-            tokens = generation.logprobs if generation else None
-            if begun:  # llama.cpp returns the continued message whole; the tokens are new ones
-                raw = raw if raw.startswith(begun[1]) else begun[1] + raw
-                tokens = None if tokens is None else (TokenLogprob(begun[1], 0.0), *tokens)
+            cached = False
             if tokens is None:
                 self._no_logprobs.add(model)
             distribution = label_distribution(tokens, labels) if tokens else None
@@ -394,6 +393,41 @@ class JudgeService:
             answer.samples.append(Sample(raw if i == 0 else "", Verdict(label, rationale), cached,
                                          drawn=True))
         return None
+
+    @staticmethod
+    async def _written(llm: LLM, one: ModelRequest, begun: tuple[ModelRequest, str] | None,
+                       explained: frozenset[str], answer: JudgeAnswer
+                       ) -> tuple[str, tuple[TokenLogprob, ...] | None]:
+        """The one-pass reply to `one` and its generated tokens' log-probabilities (None when
+        the backend gave none). Begun in the prompt where `begun` is given; then a verdict whose
+        rationale follows its label (after the labels in `explained`) is asked in two calls,
+        the label and then its rationale (`prefill.label_first`, `prefill.rationale_after`):
+        the same text and label probabilities, the forced tokens between them not decoded one
+        by one. The tokens are those up to the label."""
+        first = label_first(one) if begun and explained else None
+        request, head = first or begun or (one, "")
+        response = await llm.generate(request)
+        answer.model_calls += 1
+        answer.prompt_tokens += response.usage.prompt_tokens
+        generation = response.generations[0] if response.generations else None
+        raw = generation.text if generation else ""
+        new = generation.logprobs if generation else None
+        if head:  # llama.cpp returns the continued message whole; the tokens are new ones
+            raw = raw if raw.startswith(head) else head + raw
+        tokens = None if new is None else ((TokenLogprob(head, 0.0),) if head else ()) + tuple(new)
+        label = raw[len(head):].split('"', 1)[0] if first else ""
+        if label not in explained:
+            return raw, tokens
+        # The tokens the label took (`"}` and the end of turn follow it in the first call).
+        written = 1 if new is None else next(
+            (i + 1 for i in range(len(new)) if len("".join(t.token for t in new[:i + 1])) >= len(label)),
+            len(new))
+        second, head = rationale_after(one, label, written)
+        response = await llm.generate(second)
+        answer.model_calls += 1
+        answer.prompt_tokens += response.usage.prompt_tokens
+        text = response.generations[0].text if response.generations else ""
+        return (text if text.startswith(head) else head + text), tokens
 
     def _seed(self, model: str, one: ModelRequest, noted: bool, labels: tuple[str, ...],
               rationales: Rationales) -> int:
