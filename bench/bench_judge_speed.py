@@ -336,6 +336,9 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
         per_case = [r["seconds"] for r in mine]
         cpu_case = [r["cpu_seconds"] for r in mine]
         per_v = [r["seconds"] / r["verdicts"] for r in mine]
+        # Cases judged failing (their verdicts carry a rationale): per verdict.
+        failing = [r["seconds"] / r["verdicts"] for r in mine if r["pred_positive"] is False]
+        cpu_failing = [r["cpu_seconds"] / r["verdicts"] for r in mine if r["pred_positive"] is False]
         cpu_v = [r["cpu_seconds"] / r["verdicts"] for r in mine]
         processed, reused = sum(c["processed"] for c in calls), sum(c["reused"] for c in calls)
         wall = max(1e-9, sum(c["wall"] for c in calls))
@@ -345,6 +348,11 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
             "case_cpu": statistics.median(cpu_case), "case_cpu_p90": pct(cpu_case, 0.9),
             "verdict_s": statistics.median(per_v), "verdict_s_p90": pct(per_v, 0.9),
             "verdict_cpu": statistics.median(cpu_v), "verdict_cpu_p90": pct(cpu_v, 0.9),
+            "failing": len(failing),
+            "failing_s": statistics.median(failing) if failing else float("nan"),
+            "failing_s_p90": pct(failing, 0.9),
+            "failing_cpu": statistics.median(cpu_failing) if cpu_failing else float("nan"),
+            "failing_cpu_p90": pct(cpu_failing, 0.9),
             "calls_per_case": len(calls) / max(1, len(mine)),
             "processed_per_case": processed / max(1, len(mine)),
             "reused_share": reused / max(1, processed + reused),
@@ -377,19 +385,29 @@ def table(rows: list[dict[str, Any]]) -> None:
 def compare(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> None:
     b, a = summary(before), summary(after)
     print("| criterion | s/case before → after | CPU s/case before → after | faster (wall / CPU) "
-          "| s/verdict before → after | same verdicts |")
-    print("|---|---|---|---|---|---|")
-    old = {r["id"]: r["pred_positive"] for r in before}
+          "| s/verdict median (p90) before → after | CPU s/verdict before → after "
+          "| s/failing verdict median (p90) before → after | CPU s/failing verdict before → after "
+          "| same verdicts | same rationales |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    old = {r["id"]: r for r in before}
     for kind in a:
         if kind not in b:
             continue
-        same = [r["pred_positive"] == old[r["id"]] for r in after
-                if r["id"] in old and kind in ("all", r["criterion"])]
+        mine = [r for r in after if r["id"] in old and kind in ("all", r["criterion"])]
+        same = [r["pred_positive"] == old[r["id"]]["pred_positive"] for r in mine]
+        said = [r.get("rationales") == old[r["id"]].get("rationales") for r in mine]
         x, y = b[kind], a[kind]
-        print(f"| {kind} | {x['case_s']:.1f} → {y['case_s']:.1f} | "
-              f"{x['case_cpu']:.1f} → {y['case_cpu']:.1f} | "
-              f"{x['case_s'] / y['case_s']:.1f}x / {x['case_cpu'] / y['case_cpu']:.1f}x | "
-              f"{x['verdict_s']:.1f} → {y['verdict_s']:.1f} | {sum(same)}/{len(same)} |")
+
+        def mp(v: dict[str, float], k: str) -> str:
+            return f"{v[k]:.2f} ({v[k + '_p90']:.2f})"
+        print(f"| {kind} | {x['case_s']:.2f} → {y['case_s']:.2f} | "
+              f"{x['case_cpu']:.2f} → {y['case_cpu']:.2f} | "
+              f"{x['case_s'] / y['case_s']:.2f}x / {x['case_cpu'] / y['case_cpu']:.2f}x | "
+              f"{mp(x, 'verdict_s')} → {mp(y, 'verdict_s')} | "
+              f"{x['verdict_cpu']:.2f} → {y['verdict_cpu']:.2f} | "
+              f"{mp(x, 'failing_s')} → {mp(y, 'failing_s')} "
+              f"[{y['failing']}] | {x['failing_cpu']:.2f} → {y['failing_cpu']:.2f} | "
+              f"{sum(same)}/{len(same)} | {sum(said)}/{len(said)} |")
 
 
 def main() -> None:
