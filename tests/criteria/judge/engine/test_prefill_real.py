@@ -1,17 +1,21 @@
 """On the real embedded model: a one-pass reply begun in the prompt (`engine.prefill`) is the
 reply written whole, with fewer tokens generated: the same label, rationale and (to 0.01)
 label probabilities, for a passing verdict (the label alone) and a failing one (its
-rationale after the label)."""
+rationale after the label). The failing one is two calls (`prefill.label_first`, then
+`prefill.rationale_after`): its text and label probabilities are also those of the one reply
+begun in the prompt that the judge wrote before the split (`prefilled`)."""
 
 import asyncio
 
 import pytest
 
 from agenteval.criteria.judge import JudgeService
-from agenteval.criteria.judge.engine.prefill import HEAD_TOKENS
+from agenteval.criteria.judge.engine.logprobs import label_distribution
+from agenteval.criteria.judge.engine.prefill import HEAD_TOKENS, RATIONALE_HEAD_TOKENS, prefilled
 from agenteval.criteria.judge.engine.service import JudgeAnswer
+from agenteval.criteria.judge.engine.verdict import explained_verdict_schema, reply_tokens
 from agenteval.criteria.judge.prompting import examples, prompts
-from agenteval.models import LLM, ModelRequest, ModelResponse, Usage, resolve_model
+from agenteval.models import LLM, ModelRequest, ModelResponse, TokenLogprob, Usage, resolve_model
 
 pytestmark = pytest.mark.model
 
@@ -50,12 +54,32 @@ def test_a_reply_begun_in_the_prompt_is_the_reply_written_whole() -> None:
         return await judge.ask("local", prompts.SYSTEM, text, VALID, 5,
                                examples=examples.FINAL_RESPONSE_MATCH, positive=frozenset({"valid"}))
 
-    async def run() -> list[JudgeAnswer]:
+    async def one_reply() -> tuple[str, dict[str, float] | None]:
+        # The failing question as the judge asked it before the split: one reply begun in the
+        # prompt, its rationale after the label.
+        one = ModelRequest(JudgeService._messages(prompts.SYSTEM, failing, examples.FINAL_RESPONSE_MATCH),
+                           json_schema=explained_verdict_schema(VALID, frozenset({"invalid"})),
+                           max_tokens=reply_tokens(), logprobs=20)
+        request, head = prefilled(one)  # type: ignore[misc]
+        generation = (await local.generate(request)).generations[0]
+        tokens = (TokenLogprob(head, 0.0), *(generation.logprobs or ()))
+        return generation.text, label_distribution(tokens, VALID)
+
+    async def run() -> tuple[list[JudgeAnswer], tuple[str, dict[str, float] | None]]:
         # Each prompt evaluated once first (a first evaluation's logits differ in the third
         # decimal from a cached prompt's, whatever the request).
-        return [await ask(m, t) for t in (failing, passing) for m in (whole, whole, begun)]
+        answers = [await ask(m, t) for t in (failing, passing) for m in (whole, whole, begun)]
+        # The one reply twice, then the split again: the split's label and the second reply are
+        # read with the same tokens in the slot (the first reply's), so with the same numerics
+        # (logits read after other cached tokens differ in the second or third decimal).
+        await one_reply()
+        one = await one_reply()
+        return [*answers, await ask(begun, failing)], one
 
-    _, whole_f, begun_f, _, whole_p, begun_p = asyncio.run(run())
+    (_, whole_f, begun_f, _, whole_p, begun_p, again), (one_text, one_labels) = asyncio.run(run())
+    # The split's reply is the one reply's, character for character, with its probabilities.
+    assert begun_f.replies[0] == again.replies[0] == one_text
+    assert one_labels and again.distribution == pytest.approx(one_labels, abs=0.001)
     for a, b in ((begun_f, whole_f), (begun_p, whole_p)):
         # The same verdicts and rationales (a reply written whole may put a space before its
         # closing brace, which the grammar after the head leaves out).
@@ -65,5 +89,11 @@ def test_a_reply_begun_in_the_prompt_is_the_reply_written_whole() -> None:
         assert a.distribution == pytest.approx(b.distribution, abs=0.01)
     assert begun_f.replies[0].startswith('{"verdict": "invalid", "rationale": "')
     assert begun_p.replies == ['{"verdict": "valid"}']  # the head is in the reply text
-    for a, b in ((begun.usages[0], whole.usages[1]), (begun.usages[1], whole.usages[3])):
-        assert a.completion_tokens <= b.completion_tokens - HEAD_TOKENS
+    label, rationale, label_p = begun.usages[:3]  # failing: two calls; passing: one
+    assert begun_f.model_calls == 2 and begun_p.model_calls == 1
+    assert label_p.completion_tokens <= whole.usages[3].completion_tokens - HEAD_TOKENS
+    # Neither the head nor `", "rationale": "` generated (the label's call ends with `"}`).
+    assert label.completion_tokens + rationale.completion_tokens <= \
+        whole.usages[1].completion_tokens - HEAD_TOKENS - RATIONALE_HEAD_TOKENS + 2
+    # `", "rationale": "` evaluated with the prompt; the rest was in the slot.
+    assert rationale.prompt_tokens - rationale.cached_tokens <= RATIONALE_HEAD_TOKENS + 2
