@@ -13,7 +13,9 @@ the wall time of each way, whether the label probabilities and the rationale tex
 Also, for a tighter cap, what each rationale would read cut at 4 and 6 tokens (greedy decoding
 under the same grammar makes a smaller cap's rationale exactly that prefix).
 
-The judge is left as it is (what the criteria score with is always `A`).
+The judge is left as it is. Since 304da87 the judge itself asks `B` (`engine.prefill.label_first`,
+`rationale_after`; `bench_judge_speed.py` measures it), so its questions no longer come to this
+probe as one reply: run the lab against a source before it (a worktree of 125152f on PYTHONPATH).
 
     python bench/lab_rationale_split.py --ids frm-002,frm-004 --out bench/out/s13_rationale_split.jsonl
 """
