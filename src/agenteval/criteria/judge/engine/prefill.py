@@ -27,6 +27,18 @@ decoding them one step each; the rationale's token cap is what the one reply wou
 it, so the reply text is the one reply's (measured on the embedded judge,
 `bench/lab_rationale_split.py`: the same text and label probabilities, 0.21-0.23 s less per
 failing verdict on a quiet 2-core machine). A passing verdict is the first call alone.
+
+A notes-first reply (the hallucination cross-check's `{"sentence_says": "...", "context_says":
+"...", "verdict": "same"}`) is asked in one call per field on such an engine (`note_first`, then
+`field_after`): each note under the reply's grammar, stopped at its closing quote by a stop
+string (so its tokens are the ones the reply written whole would have), then the reply begun up
+to the next field's value; the label's call has the log-probabilities. The field names between
+the notes (`", "context_says": "`, `", "verdict": "`: 12 forced tokens) are then evaluated with
+the prompt, in the slot that holds everything before them, instead of decoded one step each.
+Measured on the embedded judge (`bench/lab_check_split.py`): the same reply text; the label's
+probabilities within about 0.02 of the reply written whole (its prefix is evaluated with the
+prompt instead of token by token; the reply written whole itself varies by a few thousandths
+from one run to the next), the same label and side of the shipped threshold.
 """
 
 from __future__ import annotations
@@ -133,5 +145,53 @@ def rationale_after(request: ModelRequest, label: str, label_tokens: int) -> tup
                    json_schema=None, grammar=grammar, logprobs=0, max_tokens=max(1, cap)), head
 
 
-__all__ = ["HEAD_TOKENS", "RATIONALE_HEAD", "RATIONALE_HEAD_TOKENS", "label_first", "prefilled",
-           "rationale_after"]
+def _noted(schema: dict[str, Any]) -> list[str] | None:
+    """The fields of a notes-first verdict schema (string notes, then the label), or None."""
+    props = schema.get("properties") or {}
+    names = list(props)
+    if schema.get("anyOf") or len(names) < 2 or names[-1] != "verdict" or \
+            not isinstance(props["verdict"].get("enum"), list):
+        return None
+    if any(props[n].get("type") != "string" or "enum" in props[n] for n in names[:-1]):
+        return None
+    return names
+
+
+def note_first(request: ModelRequest) -> tuple[ModelRequest, str] | None:
+    """The first call of a notes-first reply (see the module): `request` prefilled
+    (`prefilled`), stopped at its first note's closing quote, without log-probabilities; and
+    its head. None for any other schema."""
+    begun = prefilled(request) if request.json_schema and _noted(request.json_schema) else None
+    return None if begun is None else (replace(begun[0], stop=('"',), logprobs=0), begun[1])
+
+
+def field_after(request: ModelRequest, written: str, index: int, used: int
+                ) -> tuple[ModelRequest, str]:
+    """The next call of a notes-first reply to `request` (the request written whole): `written`
+    is the reply up to the end of field `index`'s value (its closing quote left out), `used` the
+    tokens generated so far. The reply begun up to the next field's value, under a grammar for
+    the rest; a note's call stopped at its closing quote without log-probabilities, the label's
+    with the request's. Its token cap is what the reply written whole would have left (the field
+    names counted at about three characters a token); and the beginning."""
+    schema = request.json_schema or {}
+    props = schema["properties"]
+    names = (_noted(schema) or [])[index + 1:]
+    joint = f'", "{names[0]}": "'
+    parts: list[str] = []
+    for i, name in enumerate(names):
+        if i:
+            parts.append(_lit(f'", "{name}": "'))
+        parts.append("(" + " | ".join(_lit(x) for x in props[name]["enum"]) + ")"
+                     if name == "verdict" else _string(props[name]))
+    parts.append(_lit('"}'))
+    head = written + joint
+    cap = max(1, request.max_tokens - used - len(joint) // 3)
+    last = names[0] == "verdict"
+    return replace(request, messages=(*request.messages, Message("assistant", head)),
+                   json_schema=None, grammar="root ::= " + " ".join(parts) + "\n",
+                   stop=() if last else ('"',), logprobs=request.logprobs if last else 0,
+                   max_tokens=cap), head
+
+
+__all__ = ["HEAD_TOKENS", "RATIONALE_HEAD", "RATIONALE_HEAD_TOKENS", "field_after", "label_first",
+           "note_first", "prefilled", "rationale_after"]

@@ -42,7 +42,11 @@ There a verdict with a rationale after its label is two calls (`_written`): the 
 reply begun up to its rationale (`prefill.label_first`, `prefill.rationale_after`), in the slot
 that holds the rest of the prompt: `", "rationale": "` is evaluated with the prompt instead of
 decoded token by token, and the reply text and label probabilities are the one reply's (so it is
-cached under the same key and draws the same votes). A remote judge writes its reply whole.
+cached under the same key and draws the same votes). A notes-first reply (the hallucination
+cross-check) is one call per field there (`_noted`, `prefill.note_first`): each note stopped at
+its closing quote, the field names between them evaluated with the prompt; the same text, its
+label's probabilities within a few hundredths (see `engine.prefill`). A remote judge writes its
+reply whole.
 
 Each generated sample is cached on disk under (model, prompt, sampling settings, sample index),
 a one-pass reply with its label probabilities under its own key (its schema included, so a reply
@@ -60,10 +64,17 @@ import hashlib
 import json
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field, replace
+from itertools import count
 from typing import Protocol
 
 from agenteval.criteria.judge.engine.logprobs import draw, label_distribution
-from agenteval.criteria.judge.engine.prefill import label_first, prefilled, rationale_after
+from agenteval.criteria.judge.engine.prefill import (
+    field_after,
+    label_first,
+    note_first,
+    prefilled,
+    rationale_after,
+)
 from agenteval.criteria.judge.engine.verdict import (
     RATIONALE_TOKENS,
     VERDICT_TOKENS,
@@ -404,6 +415,11 @@ class JudgeService:
         the label and then its rationale (`prefill.label_first`, `prefill.rationale_after`):
         the same text and label probabilities, the forced tokens between them not decoded one
         by one. The tokens are those up to the label."""
+        noted = note_first(one) if begun and not explained else None
+        if noted:
+            split = await JudgeService._noted(llm, one, noted, answer)
+            if split is not None:
+                return split
         first = label_first(one) if begun and explained else None
         request, head = first or begun or (one, "")
         response = await llm.generate(request)
@@ -428,6 +444,33 @@ class JudgeService:
         answer.prompt_tokens += response.usage.prompt_tokens
         text = response.generations[0].text if response.generations else ""
         return (text if text.startswith(head) else head + text), tokens
+
+    @staticmethod
+    async def _noted(llm: LLM, one: ModelRequest, first: tuple[ModelRequest, str],
+                     answer: JudgeAnswer) -> tuple[str, tuple[TokenLogprob, ...] | None] | None:
+        """A notes-first reply to `one` in one call per field (`prefill.note_first`,
+        `prefill.field_after`): the same reply text, the field names between the notes not
+        decoded one by one; its tokens are the label call's. None when a note ended at an
+        escaped quote or at the token cap (the reply is then to be written whole)."""
+        request, head = first
+        used = 0
+        for index in count():
+            response = await llm.generate(request)
+            answer.model_calls += 1
+            answer.prompt_tokens += response.usage.prompt_tokens
+            generation = response.generations[0] if response.generations else None
+            text = generation.text if generation else ""
+            text = text if text.startswith(head) else head + text
+            if not request.stop:  # the label's call: the reply is whole
+                new = generation.logprobs if generation else None
+                return text, None if new is None else (TokenLogprob(head, 0.0), *new)
+            value = text[len(head):]
+            escaped = (len(value) - len(value.rstrip("\\"))) % 2 == 1
+            if generation is None or generation.finish_reason == "length" or escaped or '"' in value:
+                return None
+            used += response.usage.completion_tokens
+            request, head = field_after(one, text, index, used)
+        return None  # (not reached: a schema has finitely many fields)
 
     def _seed(self, model: str, one: ModelRequest, noted: bool, labels: tuple[str, ...],
               rationales: Rationales) -> int:
