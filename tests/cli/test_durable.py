@@ -370,7 +370,7 @@ def _listing(agent: Path) -> str:
 
 def test_a_kill_while_the_history_is_written_leaves_the_run_resumable(project: tuple[Path, Path]) -> None:
     agent, path = project
-    killed = _eval_killed_in(agent, path, "agenteval.store.db:RunStore.record_outcomes")
+    killed = _eval_killed_in(agent, path, "agenteval.store.db:RunStore._record")
     assert killed.returncode == -9
     (run,) = Journal(agent).runs()  # the document may be written; the run is not lost
     assert (run.status, run.done, run.total) == ("interrupted", 10, 10)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,8 @@ from agenteval.runner import EvalSetRequest, run_evaluation
 from agenteval.runner.driver import Journaled, Sink, Sinks, Totals, Written
 from agenteval.runner.durable import Finished
 from agenteval.schema import EvalConfig, EvalSet, EvalSetResult, RunSpec
-from agenteval.store.case_rows import RowSpool
+from agenteval.store.case_rows import CaseRows, RowSpool
+from agenteval.store.db import RunStore
 from agenteval.store.journal import Journal
 from agenteval.store.kept import KeptCase
 from agenteval.store.output import unplace, write_outputs
@@ -105,6 +107,27 @@ def _run(tmp_path: Path, name: str, eval_set: EvalSet, num_runs: int, journal: J
     return document, totals, heard, rebuilt
 
 
+def _history(root: Path, rows: list[CaseRows] | None = None, journal: Journal | None = None) -> list[Any]:
+    """The history's rows of the run (but its document's id), recorded from `rows`, else copied
+    from the journal's verdicts, and the run row's sums."""
+    store = RunStore(root)
+    shell = EvalSetResult(eval_set_result_id="doc", eval_set_id="s")
+    if journal is None:
+        store.record_outcomes(shell, rows or [], root / "doc.json")
+    else:
+        assert journal.copyable(RUN, "s", 8)
+        store.record_copied(shell, journal.path, RUN, root / "doc.json")
+    with sqlite3.connect(store.path) as conn:
+        return [sorted(r[1:] for r in conn.execute(f"SELECT * FROM {t}"))
+                for t in ("cases", "case_metrics", "metric_summaries")] + [conn.execute(
+            "SELECT judge_model, num_runs, cases_total, cases_passed, cases_failed, cases_not_evaluated, "
+            "agent_seconds, total_tokens, judge_prompt_tokens FROM runs").fetchall()]
+
+
+def _kept_rows(history: list[Any], ran: set[str]) -> list[Any]:
+    return [[r for r in table if r[0] not in ran] for table in history[:3]]
+
+
 @pytest.mark.parametrize("num_runs", [1, 3])
 def test_kept_cases_give_the_document_totals_and_rows_of_the_run_that_decided_them(
         tmp_path: Path, num_runs: int) -> None:
@@ -114,18 +137,19 @@ def test_kept_cases_give_the_document_totals_and_rows_of_the_run_that_decided_th
     keys = journal.finished_keys(RUN)
     assert len(keys) == 8 * num_runs
     rows = list(heard.rows)
-    journaled = journal.case_rows(RUN, "s", 8)  # what the history records, from the verdicts
-    assert journaled is not None and list(journaled) == rows
-    assert journal.case_rows(RUN, "s", 9) is None  # a place without a verdict: not from the journal
+    # What the history records, copied from the verdicts' rows by SQLite, is what it records
+    # from the rows made of the cases themselves.
+    recorded = _history(tmp_path / "from rows", rows)
+    assert _history(tmp_path / "copied", journal=journal) == recorded
+    assert not journal.copyable(RUN, "s", 9)  # a place without a verdict: not from the journal
     # Every case kept, then all but two (c2 runs again; c5 loses one run when num_runs > 1):
     # what runs again has times of its own, the rest is the first run's to the byte.
     for dropped in (set(), {("s", "c2", r) for r in range(num_runs)} | {("s", "c5", num_runs - 1)}):
         again, totals2, heard2, rebuilt2 = _run(tmp_path, "again", eval_set, num_runs, journal,
                                                 Finished(journal, RUN, keys - dropped))
         ran = {e for _, e, _ in dropped}
-        again_rows = journal.case_rows(RUN, "s", 8)
-        assert again_rows is not None
-        assert [r for r in again_rows if r.eval_id not in ran] == [r for r in rows if r.eval_id not in ran]
+        copied = _history(tmp_path / f"copied again {len(ran)}", journal=journal)
+        assert _kept_rows(copied, ran) == _kept_rows(recorded, ran)
         assert _without(again, ran) == _without(first, ran)  # every byte but the document's id and time
         assert [_timeless(o) for o in rebuilt2.outcomes] == [_timeless(o) for o in rebuilt.outcomes]
         assert heard2.kept == 8 - len(ran)
@@ -143,8 +167,6 @@ def test_a_case_without_a_verdict_is_read_run_by_run(tmp_path: Path) -> None:
     journal = Journal(tmp_path)
     eval_set = _set(5)
     first, totals, _, _ = _run(tmp_path, "first", eval_set, 1, journal)
-    import sqlite3
-
     with sqlite3.connect(journal.path) as conn:
         conn.execute("DELETE FROM journal_verdicts WHERE eval_id IN ('c1', 'c3')")
     again, totals2, heard2, _ = _run(tmp_path, "again", eval_set, 1, journal,

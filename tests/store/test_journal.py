@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -131,9 +132,9 @@ def test_appends_go_through_one_connection_in_batches(tmp_path: Path,
     commit = journal_writer._commit
 
     def counted(conn: sqlite3.Connection, run_id: str, rows: list[journal_writer.Row],
-                verdicts: list[journal_writer.VerdictRow], stale: bool) -> None:
+                verdicts: list[journal_writer.VerdictRow], *rest: Any) -> None:
         commits.append(len(rows))
-        commit(conn, run_id, rows, verdicts, stale)
+        commit(conn, run_id, rows, verdicts, *rest)
 
     monkeypatch.setattr(journal_writer, "_commit", counted)
     for i in range(300):

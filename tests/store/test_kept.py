@@ -4,6 +4,7 @@ a case run appended again drops its case's verdict; journals made before verdict
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -31,18 +32,26 @@ def _outcome(runs: list[EvalCaseResult]) -> CaseOutcome:
 def test_a_verdict_holds_the_rows_and_counts_of_its_case(name: str) -> None:
     outcome = _outcome(CASES[name])
     row = verdict_row(RUN, outcome, 7)
-    _, _, eval_id, position, runs, status, seconds, tokens, *counts, summary, record = row
+    _, _, eval_id, position, runs, status, seconds, tokens, *counts, summary, record, metrics, summaries = row
     assert (eval_id, position, runs, summary) == (outcome.eval_id, 7, len(CASES[name]),
                                                   placed_summary(outcome.summary))
-    assert read_record(eval_id, status, runs, seconds, tokens, record) == case_rows(outcome)
+    expected = case_rows(outcome)
+    # The history's rows go beside the record (copied by SQLite), not into it.
+    assert metrics == [m[1:] for m in expected.metrics] and summaries == [m[1:] for m in expected.summaries]
+    assert read_record(eval_id, status, runs, seconds, tokens, record) is None
     kept = KeptCase("s", eval_id, "mean", [], [], summary, EvalStatus(status), runs, seconds, tokens,
-                    Tally(*counts), record)
-    assert kept.case_rows == case_rows(outcome) and kept.tally == tally(outcome.runs)
+                    Tally(*counts), record, beside=lambda: (metrics, summaries))
+    assert kept.case_rows == expected and kept.tally == tally(outcome.runs)
     whole, again = TotalsCounter(), TotalsCounter()
     whole.add(outcome)
     again.add_kept(kept)
     assert vars(again) == vars(whole)
-    assert read_record(eval_id, status, runs, seconds, tokens, record.replace("[1,", "[2,", 1)) is None
+    # A version-1 record (an agenteval before session 14) holds the rows in it.
+    old = json.dumps([1, expected.error, metrics, summaries, list(expected.judges), expected.judge_tokens])
+    assert read_record(eval_id, status, runs, seconds, tokens, old) == expected
+    assert KeptCase("s", eval_id, "mean", [], [], summary, EvalStatus(status), runs, seconds, tokens,
+                    Tally(*counts), old).case_rows == expected
+    assert read_record(eval_id, status, runs, seconds, tokens, old.replace("[1,", "[3,", 1)) is None
 
 
 def _result(i: int, run_index: int = 0, error: str | None = None) -> EvalCaseResult:

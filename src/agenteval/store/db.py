@@ -26,7 +26,7 @@ import functools
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +39,7 @@ from agenteval.schema import CaseSummary, EvalSetResult, EvalStatus, RunSpec
 from agenteval.store.case_rows import CaseRows, case_rows
 from agenteval.store.history import load_result
 from agenteval.store.sqlite import connect
+from agenteval.store.verdict_copy import ATTACHED, CaseTotals, add, copy_cases
 from agenteval.verdicts.outcome import CaseOutcome, outcomes
 from agenteval.verdicts.paired import RunOutcome, Runs
 
@@ -146,11 +147,6 @@ def _header_meta(result: EvalSetResult) -> dict[str, Any]:
     }.items() if v is not None}
 
 
-def _sum(values: list[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return sum(present) if present else None
-
-
 _BATCH = 512  # cases whose rows `record_outcomes` inserts in one statement per table
 
 
@@ -229,6 +225,43 @@ class RunStore:
         runs, or the rows made of them: `store.case_rows`), consumed one at a time, so that a
         large run is recorded in bounded memory; `result` gives everything else (its own case
         lists are not read)."""
+        def insert(conn: sqlite3.Connection, run_id: str) -> CaseTotals:
+            totals = CaseTotals()
+            # Inserted `_BATCH` cases at a time: three statements a case were most of recording a
+            # large run.
+            rows: tuple[list[tuple[Any, ...]], ...] = ([], [], [])
+            for i, given in enumerate(cases):
+                c = given if isinstance(given, CaseRows) else case_rows(given)
+                totals.statuses[c.status] += 1
+                totals.max_runs = max(totals.max_runs, c.num_runs)
+                totals.agent_seconds = add(totals.agent_seconds, c.seconds)
+                totals.total_tokens = add(totals.total_tokens, c.tokens)
+                rows[0].append((run_id, c.eval_id, i, int(c.status), c.num_runs, c.seconds, c.tokens,
+                                c.error))
+                rows[1].extend((run_id, *row) for row in c.metrics)
+                rows[2].extend((run_id, *row) for row in c.summaries)
+                totals.judges.update(c.judges)
+                totals.judge_tokens += c.judge_tokens
+                if len(rows[0]) >= _BATCH:
+                    _insert_cases(conn, rows)
+            _insert_cases(conn, rows)
+            return totals
+
+        return self._record(result, result_path, meta, insert)
+
+    def record_copied(self, result: EvalSetResult, journal: Path, journal_run_id: str,
+                      result_path: str | Path, meta: Mapping[str, Any] | None = None) -> str:
+        """`record_outcomes` of a journaled run's document whose cases' rows the run journal at
+        `journal` holds beside their verdicts (`Journal.copyable`): copied by SQLite with the
+        journal attached (`store.verdict_copy`), in the same one transaction."""
+        return self._record(result, result_path, meta,
+                            lambda conn, run_id: copy_cases(conn, run_id, journal_run_id, result.eval_set_id),
+                            journal)
+
+    def _record(self, result: EvalSetResult, result_path: str | Path, meta: Mapping[str, Any] | None,
+                insert: Callable[[sqlite3.Connection, str], CaseTotals], attach: Path | None = None) -> str:
+        """Records the document in one transaction: its run row, its cases' rows (`insert`, which
+        says what the run's row sums over them), with `attach` attached as `ATTACHED` first."""
         info = {**result.metadata, **_header_meta(result), **(meta or {})}
         duration = info.get("duration_seconds")
         extra = {k: v for k, v in info.items() if k not in _KNOWN_META}
@@ -241,44 +274,25 @@ class RunStore:
             _json(info.get("config")), _json(extra) if extra else None,
             self._stored_path(Path(result_path)), result.run.run_id if result.run else None,
             result.run.model_dump_json() if result.run else None)
-        judges: set[str] = set()
-        statuses = dict.fromkeys(EvalStatus, 0)
-        max_runs = judge_tokens = 0
-        agent_seconds: float | None = None
-        total_tokens: float | None = None
         with self._connect(create=True) as conn:
             assert conn is not None
+            if attach is not None:  # (outside a transaction: ATTACH is refused in one)
+                conn.execute(f"ATTACH DATABASE ? AS {ATTACHED}", (str(attach),))
             conn.execute("BEGIN IMMEDIATE")
             try:
                 conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))  # cascades
                 conn.execute(f"INSERT INTO runs VALUES ({', '.join('?' * len(run_row))})", run_row)
-                # Inserted `_BATCH` cases at a time: three statements a case were most of
-                # recording a large run.
-                rows: tuple[list[tuple[Any, ...]], ...] = ([], [], [])
-                for i, given in enumerate(cases):
-                    c = given if isinstance(given, CaseRows) else case_rows(given)
-                    statuses[c.status] += 1
-                    max_runs = max(max_runs, c.num_runs)
-                    agent_seconds = _sum([agent_seconds, c.seconds])
-                    total_tokens = _sum([total_tokens, c.tokens])
-                    rows[0].append((run_id, c.eval_id, i, int(c.status), c.num_runs, c.seconds, c.tokens,
-                                    c.error))
-                    rows[1].extend((run_id, *row) for row in c.metrics)
-                    rows[2].extend((run_id, *row) for row in c.summaries)
-                    judges.update(c.judges)
-                    judge_tokens += c.judge_tokens
-                    if len(rows[0]) >= _BATCH:
-                        _insert_cases(conn, rows)
-                _insert_cases(conn, rows)
+                t = insert(conn, run_id)
+                statuses = t.statuses
                 conn.execute(
                     "UPDATE runs SET judge_model = ?, num_runs = ?, cases_total = ?, cases_passed = ?, "
                     "cases_failed = ?, cases_not_evaluated = ?, duration_seconds = ?, agent_seconds = ?, "
                     "total_tokens = ?, judge_prompt_tokens = ? WHERE run_id = ?",
-                    (info.get("judge_model") or (", ".join(sorted(judges)) if judges else None),
-                     max(max_runs, 1), sum(statuses.values()), statuses[EvalStatus.PASSED],
+                    (info.get("judge_model") or (", ".join(sorted(t.judges)) if t.judges else None),
+                     max(t.max_runs, 1), sum(statuses.values()), statuses[EvalStatus.PASSED],
                      statuses[EvalStatus.FAILED], statuses[EvalStatus.NOT_EVALUATED],
-                     float(duration) if duration is not None else agent_seconds, agent_seconds,
-                     total_tokens, judge_tokens, run_id))
+                     float(duration) if duration is not None else t.agent_seconds, t.agent_seconds,
+                     t.total_tokens, t.judge_tokens, run_id))
                 conn.execute("COMMIT")
             except sqlite3.IntegrityError as e:
                 conn.execute("ROLLBACK")
@@ -287,6 +301,9 @@ class RunStore:
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
+            finally:
+                if attach is not None:
+                    conn.execute(f"DETACH DATABASE {ATTACHED}")
         return run_id
 
     def _row(self, v: tuple[Any, ...]) -> RunRow:

@@ -37,7 +37,10 @@ history's rows, what the totals count, and the case's place in its document). A 
 reads kept rows and verdicts in the order they were written, one streamed `SELECT` each
 (`store.journal_reader`); a case whose runs were all kept is copied (rows and summary) and
 counted from its verdict, a kept case run without one is read as its digest, so no kept row is
-parsed. The history records a journaled run's cases from their verdicts (`case_rows`).
+parsed. The history records a journaled run's cases from their verdicts: each verdict's history
+rows are committed beside it (`journal_metrics`, `journal_summaries`), and the history copies them
+in SQLite (`copyable`, `store.verdict_copy`); verdicts of older journals hold them in their record
+(`case_rows`).
 `finished_keys` reads only which case runs finished (what `--resume` needs until the document is
 written), `result` one of them whole. A journal made before digests or verdicts gains the column
 or table when this agenteval first opens it (its old rows are read whole, its cases summarised
@@ -98,15 +101,27 @@ _SCHEMA = [
         status INTEGER NOT NULL, seconds REAL, tokens REAL, agent_errors INTEGER NOT NULL,
         metric_errors INTEGER NOT NULL, uncertain INTEGER NOT NULL, escalated INTEGER NOT NULL,
         summary BLOB NOT NULL, record TEXT NOT NULL, summary_at INTEGER, summary_size INTEGER,
-        PRIMARY KEY (run_id, eval_set_id, eval_id))""",
+        told INTEGER, PRIMARY KEY (run_id, eval_set_id, eval_id))""",
+    # A verdict by its `told` number, as the history's copy joins its rows to it.
+    "CREATE INDEX IF NOT EXISTS journal_verdicts_told ON journal_verdicts (run_id, told)",
+    # Each verdict's history rows (`store.kept`), by its `told` number: appended, never looked up
+    # one by one (the history copies them with one `INSERT ... SELECT`: `store.verdict_copy`).
+    """CREATE TABLE IF NOT EXISTS journal_metrics (
+        run_id TEXT NOT NULL, told INTEGER NOT NULL, run_index INTEGER NOT NULL, metric_name TEXT NOT NULL,
+        score REAL, threshold REAL, status INTEGER NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS journal_summaries (
+        run_id TEXT NOT NULL, told INTEGER NOT NULL, metric_name TEXT NOT NULL, threshold REAL,
+        runs INTEGER NOT NULL, scored_runs INTEGER NOT NULL, passed_runs INTEGER NOT NULL, mean REAL,
+        std REAL, ci_low REAL, ci_high REAL, pass_at_k REAL, pass_pow_k REAL, status INTEGER NOT NULL)""",
 ]
 # Columns added since journals were first made (before digests; before rows files), each added
 # to a journal that lacks it when this agenteval opens it.
 _ADDED = (("journal_cases", "digest", "TEXT"), ("journal_cases", "row_at", "INTEGER"),
           ("journal_cases", "row_size", "INTEGER"), ("journal_verdicts", "summary_at", "INTEGER"),
-          ("journal_verdicts", "summary_size", "INTEGER"))
+          ("journal_verdicts", "summary_size", "INTEGER"), ("journal_verdicts", "told", "INTEGER"))
 _VERDICTS_LAYOUT = " escalated "  # in the table's SQL: verdicts of another layout are dropped
-_TABLES = {"journal_runs", "journal_cases", "journal_cases_done", "journal_verdicts"}
+_TABLES = {"journal_runs", "journal_cases", "journal_cases_done", "journal_verdicts", "journal_verdicts_told",
+           "journal_metrics", "journal_summaries"}
 # SQLite's default pages: the rows and summaries are in rows files, what is left is small, and
 # each commit writes its pages whole into the WAL (with the 64 KiB pages journals had while they
 # held the rows, 5,000 cases wrote 67 MB of WAL against 28 MB: bench/README.md, session 12).
@@ -288,22 +303,31 @@ class Journal:
     def case_rows(self, run_id: str, eval_set_id: str, cases: int) -> Iterator[CaseRows] | None:
         """The history's rows of the run's `cases` cases of eval set `eval_set_id`, in document
         order, read from their verdicts (`store.kept`) one at a time; None unless the journal
-        holds the verdict of every place 0 to `cases` - 1 in a record this agenteval reads."""
+        holds the verdict of every place 0 to `cases` - 1 in a version-1 record (made by an
+        agenteval before session 14; this one's are copied: `copyable`)."""
+        if not self._verdicts_held(run_id, eval_set_id, cases, "[1,", "1"):
+            return None
+        return self._case_rows(run_id, eval_set_id)
+
+    def copyable(self, run_id: str, eval_set_id: str, cases: int) -> bool:
+        """Whether the journal holds the verdict of every place 0 to `cases` - 1 of the run's
+        eval set `eval_set_id` with its rows beside it (`store.kept.VERSION` 2), which the run
+        history then copies in SQLite (`RunStore.record_copied`)."""
+        return self._verdicts_held(run_id, eval_set_id, cases, f"[{KEPT_VERSION},", "told IS NOT NULL")
+
+    def _verdicts_held(self, run_id: str, eval_set_id: str, cases: int, version: str, where: str) -> bool:
         self.flush(run_id)
         with self._connect(create=False) as conn:
             if conn is None:
-                return None
+                return False
             try:
                 held = conn.execute(
                     "SELECT count(*), min(position), max(position), count(DISTINCT position), "
-                    "sum(substr(record, 1, 3) != ?) FROM journal_verdicts "
-                    "WHERE run_id = ? AND eval_set_id = ?",
-                    (f"[{KEPT_VERSION},", run_id, eval_set_id)).fetchone()
+                    f"sum(substr(record, 1, 3) != ? OR NOT ({where})) FROM journal_verdicts "
+                    "WHERE run_id = ? AND eval_set_id = ?", (version, run_id, eval_set_id)).fetchone()
             except sqlite3.OperationalError:  # (journal_verdicts of another layout)
-                return None
-        if held[:4] != (cases, 0 if cases else None, cases - 1 if cases else None, cases) or held[4]:
-            return None
-        return self._case_rows(run_id, eval_set_id)
+                return False
+        return held[:4] == (cases, 0 if cases else None, cases - 1 if cases else None, cases) and not held[4]
 
     def _case_rows(self, run_id: str, eval_set_id: str) -> Iterator[CaseRows]:
         with self._connect(create=False) as conn:
@@ -492,7 +516,7 @@ def _delete(conn: sqlite3.Connection, run_id: str) -> None:
         try:
             alone = conn.execute("SELECT 1 FROM journal_runs WHERE run_id != ? LIMIT 1",
                                  (run_id,)).fetchone() is None
-            for table in ("journal_cases", "journal_verdicts"):
+            for table in ("journal_cases", "journal_verdicts", "journal_metrics", "journal_summaries"):
                 conn.execute(f"DELETE FROM {table}" + ("" if alone else " WHERE run_id = ?"),
                              () if alone else (run_id,))
             conn.execute("DELETE FROM journal_runs WHERE run_id = ?", (run_id,))

@@ -13,6 +13,7 @@ document as it is, never decoded.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -23,8 +24,7 @@ from agenteval.schema import EvalCaseResult, EvalStatus
 from agenteval.store.digest import from_digest
 from agenteval.store.journal_rows import RowsReader, rows_path
 from agenteval.store.journal_writer import SUMMARY
-from agenteval.store.kept import VERSION as KEPT_VERSION
-from agenteval.store.kept import KeptCase, Tally
+from agenteval.store.kept import READABLE, KeptCase, Tally
 from agenteval.store.output import place, remember_placed, unplace
 
 AHEAD = 256
@@ -34,6 +34,9 @@ CaseKey = tuple[str, str, int]  # (eval set id, eval id, run index)
 _VERDICT = ("eval_set_id, eval_id, runs, status, seconds, tokens, agent_errors, metric_errors, uncertain, "
             "escalated, summary, record")
 _PLACE = ", summary_at, summary_size"  # (a journal made before rows files has no such columns)
+_BESIDE = (("journal_metrics", "run_index, metric_name, score, threshold, status"),
+           ("journal_summaries", "metric_name, threshold, runs, scored_runs, passed_runs, mean, std, "
+            "ci_low, ci_high, pass_at_k, pass_pow_k, status"))
 
 
 class _Ahead:
@@ -96,7 +99,8 @@ class JournalReader:
             self._rowid = "WITHOUT ROWID" not in sql.upper()
             verdicts = tables.get("journal_verdicts") or ""
             self._verdicts = " escalated " in verdicts  # (this layout)
-            self._summaries = _PLACE if " summary_at " in verdicts else ", NULL, NULL"
+            self._summaries = (_PLACE if " summary_at " in verdicts else ", NULL, NULL") \
+                + (", told" if " told " in verdicts else ", NULL")
         return self._conn
 
     def result(self, run_id: str, key: CaseKey) -> EvalCaseResult | None:
@@ -141,9 +145,10 @@ class JournalReader:
                                        (run_id, eval_set_id, eval_id)).fetchone()
         if verdict is None:
             return None
-        _, _, n, status, seconds, tokens, agent, metric, uncertain, escalated, summary, record, at, size = \
-            verdict
-        if n != runs or not record.startswith(f"[{KEPT_VERSION},"):
+        _, _, n, status, seconds, tokens, agent, metric, uncertain, escalated, summary, record, at, size, \
+            told = verdict
+        if n != runs or not any(record.startswith(f"[{v},") for v in READABLE) \
+                or (record.startswith("[2,") and told is None):
             return None
         if at is not None:  # in the rows file; a summary cut off with its tail is not kept
             with self._lock:
@@ -158,7 +163,19 @@ class JournalReader:
             return None  # (a row of an older agenteval is compact JSON: not the document's)
         return KeptCase(eval_set_id, eval_id, gating, [row[0] for row in rows if row is not None],
                         [row[1] for row in rows if row is not None], summary, EvalStatus(status), n,
-                        seconds, tokens, Tally(agent, metric, uncertain, escalated), record)
+                        seconds, tokens, Tally(agent, metric, uncertain, escalated), record,
+                        beside=None if told is None else functools.partial(self._beside, run_id, told))
+
+    def _beside(self, run_id: str, told: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        """A version-2 verdict's metric and summary rows (a scan of the run's rows: asked only
+        by a sink that records a kept case's rows itself, which a journaled run never has)."""
+        with self._lock:
+            conn = self._open()
+            assert conn is not None
+            metrics, summaries = (
+                conn.execute(f"SELECT {columns} FROM {table} WHERE run_id = ? AND told = ? ORDER BY rowid",
+                             (run_id, told)).fetchall() for table, columns in _BESIDE)
+            return metrics, summaries
 
     def raw(self, run_id: str, key: CaseKey) -> str | None:
         """The JSON of one finished case run as a document holds it (None: no such row)."""

@@ -41,11 +41,14 @@ Row = tuple[str, str, str, int, int, int, bytes, str]
 error, the result's JSON as a document holds it, placed (`store.output.placed_json`), its digest
 (`store.digest`). The JSON and the
 digest go to the run's rows file, the rest into `journal_cases` with the frame's place."""
-VerdictRow = tuple[str, str, str, int, int, int, float | None, float | None, int, int, int, int, bytes, str]
+VerdictRow = tuple[str, str, str, int, int, int, float | None, float | None, int, int, int, int, bytes, str,
+                   list[tuple[Any, ...]], list[tuple[Any, ...]]]
 """A `journal_verdicts` row: run id, eval set id, eval id, the case's place in its document,
 runs, status, agent seconds and tokens, its tally (`store.kept.Tally`), the case summary's JSON as
 a document holds it, placed (written to the rows file, its place in the row), its record
-(`store.kept.verdict_row`)."""
+(`store.kept.verdict_row`); then the case's metric rows and summary rows as the history keeps
+them but the run and eval ids (into `journal_metrics` and `journal_summaries`, under the
+verdict's `told` number: a number the writer gives each verdict it commits, unique in its run)."""
 # Upserts, not INSERT OR REPLACE: on a connection with foreign keys on, REPLACE inserting 5,000
 # rows of 10 KB in batches of 64 wrote 1.2 GB where an upsert wrote 128 MB (bench/README.md); an
 # upsert also keeps a replaced row's place in the order rows were written (`store.journal_reader`).
@@ -59,14 +62,17 @@ SUMMARY = -1
 CaseRow = tuple[str, str, str, int, int, int, int, int]
 """A `journal_cases` row as inserted: a `Row`'s key, status and error, its frame's offset and size."""
 _VERDICT_COLUMNS = ("position", "runs", "status", "seconds", "tokens", "agent_errors", "metric_errors",
-                    "uncertain", "escalated", "summary", "record", "summary_at", "summary_size")
+                    "uncertain", "escalated", "summary", "record", "summary_at", "summary_size", "told")
 INSERT_VERDICT = ("INSERT INTO journal_verdicts (run_id, eval_set_id, eval_id, " + ", ".join(_VERDICT_COLUMNS)
                   + ") VALUES (" + ", ".join("?" * (3 + len(_VERDICT_COLUMNS))) + ") ON CONFLICT (run_id, "
                   "eval_set_id, eval_id) DO UPDATE SET "
                   + ", ".join(f"{c} = excluded.{c}" for c in _VERDICT_COLUMNS))
 # A case run appended again (a resumed run's retried error) makes its case's verdict stale: gone
 # with it, so that a kill before the case is told again leaves no verdict of other runs behind.
+# (Its metric and summary rows stay, tied to no verdict: the history copies only a verdict's own.)
 _STALE = "DELETE FROM journal_verdicts WHERE run_id = ? AND eval_set_id = ? AND eval_id = ?"
+INSERT_METRIC = "INSERT INTO journal_metrics VALUES (?, ?, ?, ?, ?, ?, ?)"
+INSERT_SUMMARY = f"INSERT INTO journal_summaries VALUES ({', '.join('?' * 14)})"
 
 
 class Writer:
@@ -149,6 +155,7 @@ class Writer:
     def _loop(self) -> None:
         conn: sqlite3.Connection | None = None
         stale: bool | None = None  # whether the run has verdicts a row appended may make stale
+        told = 0  # the last verdict's `told` number in the run
         while (batch := self._next_batch()) is not None:
             try:
                 if conn is None:
@@ -164,12 +171,18 @@ class Writer:
                 if stale is None:  # (a run begun here has none: its cases are told after their runs)
                     stale = conn.execute("SELECT 1 FROM journal_verdicts WHERE run_id = ? LIMIT 1",
                                          (self.run_id,)).fetchone() is not None
+                    told = max(told, _last_told(conn, self.run_id))
                 rows, verdicts = batch
                 places = self._rows.append([frame(r[1:4], r[6], r[7]) for r in rows]
                                            + [frame((v[1], v[2], SUMMARY), v[12], "") for v in verdicts])
-                ran, told = places[:len(rows)], places[len(rows):]
+                ran, summaries = places[:len(rows)], places[len(rows):]
+                numbers = range(told + 1, told + 1 + len(verdicts))
                 _commit(conn, self.run_id, [(*r[:6], *at) for r, at in zip(rows, ran, strict=True)],
-                        [(*v[:12], b"", v[13], *at) for v, at in zip(verdicts, told, strict=True)], stale)
+                        [(*v[:12], b"", v[13], *at, n)
+                         for v, at, n in zip(verdicts, summaries, numbers, strict=True)], stale,
+                        [(self.run_id, n, *m) for v, n in zip(verdicts, numbers, strict=True) for m in v[14]],
+                        [(self.run_id, n, *m) for v, n in zip(verdicts, numbers, strict=True) for m in v[15]])
+                told += len(verdicts)
             except sqlite3.DatabaseError as e:
                 error: BaseException = e if isinstance(e, sqlite3.IntegrityError) else \
                     DataError(self.path, "", f"cannot use the run journal: {e}")
@@ -186,8 +199,16 @@ class Writer:
         self._rows.close()
 
 
+def _last_told(conn: sqlite3.Connection, run_id: str) -> int:
+    """The run's largest `told` number so far (0: none), over its verdicts and the rows a
+    verdict made stale left behind."""
+    return max(int(conn.execute(f"SELECT coalesce(max(told), 0) FROM {table} WHERE run_id = ?",
+                                (run_id,)).fetchone()[0])
+               for table in ("journal_verdicts", "journal_metrics", "journal_summaries"))
+
+
 def _commit(conn: sqlite3.Connection, run_id: str, rows: list[CaseRow], verdicts: list[tuple[Any, ...]],
-            stale: bool) -> None:
+            stale: bool, metrics: list[tuple[Any, ...]], summaries: list[tuple[Any, ...]]) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
         if stale:
@@ -195,6 +216,8 @@ def _commit(conn: sqlite3.Connection, run_id: str, rows: list[CaseRow], verdicts
         conn.executemany(INSERT, rows)
         if verdicts:
             conn.executemany(INSERT_VERDICT, verdicts)
+            conn.executemany(INSERT_METRIC, metrics)
+            conn.executemany(INSERT_SUMMARY, summaries)
         conn.execute("UPDATE journal_runs SET updated = ? WHERE run_id = ?", (time.time(), run_id))
         conn.execute("COMMIT")
     except BaseException:
@@ -213,5 +236,5 @@ def _flush_at_exit() -> None:
             writer.flush()
 
 
-__all__ = ["FLUSH_CASES", "FLUSH_SECONDS", "INSERT", "INSERT_VERDICT", "CaseRow", "Row", "VerdictRow",
-           "Writer"]
+__all__ = ["FLUSH_CASES", "FLUSH_SECONDS", "INSERT", "INSERT_METRIC", "INSERT_SUMMARY", "INSERT_VERDICT",
+           "CaseRow", "Row", "VerdictRow", "Writer"]

@@ -12,16 +12,23 @@ needs the case itself (the JUnit and Markdown reports, the console's first cases
 
 Format: a verdict row holds the case's place in its document, runs, status, agent seconds and
 tokens and tally in columns (what a resume's totals read), and in its record a JSON array of
-`VERSION`, the first agent error, the metric rows (run index, criterion, score, threshold,
-status) and summary rows (as `CaseRows` holds them, without the run id and eval id), the judge
-models and the judge prompt tokens: what the history records. A record of another version is
-not read: the case is then read as its runs' digests, as before.
+`VERSION`, the first agent error, the judge models and the judge prompt tokens. The case's metric
+rows (run index, criterion, score, threshold, status) and summary rows (as `CaseRows` holds them,
+without the run id and eval id) are rows of their own beside it (`journal_metrics`,
+`journal_summaries`, tied to the verdict by its `told` number), committed in the same
+transaction, so that the history records them with one `INSERT ... SELECT` in SQLite
+(`store.verdict_copy`) instead of encoding them as JSON here and decoding them there. Records of
+version 1 (agenteval before session 14) hold the metric and summary rows in the record: the
+history reads them with `read_record`. A record of another version is not read: the case is
+then read as its runs' digests, as before.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from agenteval.schema import CaseSummary, EvalCaseResult, EvalStatus
 from agenteval.store.case_rows import CaseRows, case_rows
@@ -30,8 +37,10 @@ from agenteval.store.journal_writer import VerdictRow
 from agenteval.store.output import placed_summary, remember_placed
 from agenteval.verdicts.outcome import CaseOutcome
 
-VERSION = 1
-"""The verdict record's format version (its first item)."""
+VERSION = 2
+"""The verdict record's format version (its first item): 2, its rows beside it; 1 (older
+journals), its rows in it. A resume keeps cases of either (`READABLE`)."""
+READABLE = (1, 2)
 _encode = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode  # (`json.dumps`
 # with separators builds an encoder each call)
 
@@ -60,25 +69,25 @@ def tally(runs: list[EvalCaseResult]) -> Tally:
 
 def verdict_row(run_id: str, outcome: CaseOutcome, position: int) -> VerdictRow:
     """The journal's verdict row of a told case, the `position`th of its eval set's document
-    (see the module docstring)."""
+    (see the module docstring), with its metric and summary rows (without run and eval ids)."""
     r = case_rows(outcome)
     t = tally(outcome.runs)
-    record = _encode([VERSION, r.error, [m[1:] for m in r.metrics], [m[1:] for m in r.summaries],
-                      r.judges, r.judge_tokens])
+    record = _encode([VERSION, r.error, r.judges, r.judge_tokens])
     return (run_id, outcome.eval_set_id, outcome.eval_id, position, r.num_runs, int(r.status), r.seconds,
             r.tokens, t.agent_errors, t.metric_errors, t.uncertain, t.escalated,
-            placed_summary(outcome.summary), record)
+            placed_summary(outcome.summary), record, [m[1:] for m in r.metrics],
+            [m[1:] for m in r.summaries])
 
 
 def read_record(eval_id: str, status: int, runs: int, seconds: float | None, tokens: float | None,
                 record: str) -> CaseRows | None:
-    """The history's rows of a case from its verdict's columns and record (None: a record of
-    another version)."""
+    """The history's rows of a case from its verdict's columns and a version-1 record (None: a
+    record of another version; version 2's rows are beside it, read by `store.verdict_copy`)."""
     try:
         items = json.loads(record)
     except ValueError:
         return None
-    if not isinstance(items, list) or len(items) != 6 or items[0] != VERSION:
+    if not isinstance(items, list) or len(items) != 6 or items[0] != 1:
         return None
     _, error, metrics, summaries, judges, judge_tokens = items
     return CaseRows(eval_id, EvalStatus(status), runs, seconds, tokens, error,
@@ -107,9 +116,18 @@ class KeptCase:
     tally: Tally
     record: str
     _outcome: CaseOutcome | None = field(default=None, repr=False)
+    # A version-2 record's metric and summary rows, read from beside it when asked (the reader's).
+    beside: Callable[[], tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]] | None = \
+        field(default=None, repr=False)
 
     @property
     def case_rows(self) -> CaseRows:
+        if self.record.startswith("[2,") and self.beside is not None:
+            _, error, judges, judge_tokens = json.loads(self.record)
+            metrics, summaries = self.beside()
+            return CaseRows(self.eval_id, self.status, self.num_runs, self.seconds, self.tokens, error,
+                            [(self.eval_id, *m) for m in metrics], [(self.eval_id, *m) for m in summaries],
+                            tuple(judges), judge_tokens)
         rows = read_record(self.eval_id, self.status, self.num_runs, self.seconds, self.tokens, self.record)
         if rows is None:  # (the reader returns no KeptCase of another record version)
             raise ValueError(f"a verdict record of another version: {self.eval_id!r}")
@@ -140,4 +158,4 @@ def _run(raw: bytes, digest: str | None) -> EvalCaseResult:
     return result
 
 
-__all__ = ["VERSION", "KeptCase", "Tally", "read_record", "tally", "verdict_row"]
+__all__ = ["READABLE", "VERSION", "KeptCase", "Tally", "read_record", "tally", "verdict_row"]

@@ -129,8 +129,9 @@ def record_streamed(root: str | Path, path: str | Path, shell: EvalSetResult,
                     rows: Iterable[CaseRows] | None = None) -> str:
     """Records the streamed document at `path` (in the history of `root`) in the run database,
     from `rows` (its cases' rows, made as they were decided: `store.case_rows.RowSpool`), else
-    from the run journal's verdicts of its cases (a journaled run of one eval set:
-    `Journal.case_rows`), else reading its cases back one at a time; `shell` is the document
+    from the run journal's verdicts of its cases (a journaled run of one eval set: copied in
+    SQLite, `RunStore.record_copied`, or read from older verdicts' records, `Journal.case_rows`),
+    else reading its cases back one at a time; `shell` is the document
     but its case lists. As `record` does, documents recorded earlier under the run's id are
     replaced and the run is then forgotten by the run journal."""
     store, journal = RunStore(root), Journal(root)
@@ -138,10 +139,14 @@ def record_streamed(root: str | Path, path: str | Path, shell: EvalSetResult,
     run_id = shell.run.run_id if shell.run is not None else None
     earlier = store.documents(run_id) if run_id is not None else []
     meta = _journal_meta(journal, run_id)
+    copied = None
     if rows is None and shell.run is not None and len(shell.run.eval_sets) == 1:
-        rows = journal.case_rows(shell.run.run_id, shell.eval_set_id, shell.run.totals.cases)
-    cases = rows if rows is not None else streamed_outcomes(path, shell)
-    recorded_id = store.record_outcomes(shell, cases, path, meta)
+        if journal.copyable(shell.run.run_id, shell.eval_set_id, shell.run.totals.cases):
+            copied = store.record_copied(shell, journal.path, shell.run.run_id, path, meta)
+        else:
+            rows = journal.case_rows(shell.run.run_id, shell.eval_set_id, shell.run.totals.cases)
+    recorded_id = copied if copied is not None else store.record_outcomes(
+        shell, rows if rows is not None else streamed_outcomes(path, shell), path, meta)
     _drop(root, store, [d for d in earlier if d.run_id != shell.eval_set_result_id])
     if run_id is not None:
         journal.forget(run_id)

@@ -1,0 +1,135 @@
+"""The history records a journaled run's cases by copying their verdicts' rows in SQLite: the
+same rows and sums as recording the cases from Python, only each verdict's own rows (not those a
+verdict made stale left behind), whole or not at all; older journals' verdicts (their rows in
+their records) are still recorded, from Python."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agenteval.errors import DataError
+from agenteval.schema import EvalCaseResult, EvalSetResult, RunSpec
+from agenteval.store.db import RunStore
+from agenteval.store.journal import Journal
+from agenteval.verdicts.aggregate import summarise_case
+from agenteval.verdicts.outcome import CaseOutcome
+from tests.result_builders import case
+from tests.store.test_digest import CASES
+
+RUN = "20250101-000000-aaaaaa"
+SHELL = EvalSetResult(eval_set_result_id="doc", eval_set_id="s")
+
+
+def _outcome(runs: list[EvalCaseResult]) -> CaseOutcome:
+    runs = [r.model_copy(update={"eval_set_id": "s"}) for r in runs]
+    return CaseOutcome("s", "mean", summarise_case(runs[0].eval_id, runs, "mean", False), runs)
+
+
+def _journaled(root: Path, outcomes: list[CaseOutcome]) -> Journal:
+    journal = Journal(root)
+    journal.begin(RunSpec(run_id=RUN, command="eval", started=1.0), "{}", 100)
+    for place, outcome in enumerate(outcomes):
+        journal.append_all(RUN, outcome.runs, "s")
+        journal.append_verdict(RUN, outcome, place)
+    journal.flush(RUN)
+    return journal
+
+
+def _history(store: RunStore) -> list[Any]:
+    """The recorded rows but the document's id, and the run row's sums."""
+    with sqlite3.connect(store.path) as conn:
+        return [sorted(r[1:] for r in conn.execute(f"SELECT * FROM {t}"))
+                for t in ("cases", "case_metrics", "metric_summaries")] + [conn.execute(
+            "SELECT judge_model, num_runs, cases_total, cases_passed, cases_failed, cases_not_evaluated, "
+            "duration_seconds, agent_seconds, total_tokens, judge_prompt_tokens FROM runs").fetchall()]
+
+
+def _from_python(root: Path, outcomes: list[CaseOutcome]) -> list[Any]:
+    store = RunStore(root)
+    store.record_outcomes(SHELL, outcomes, root / "doc.json")
+    return _history(store)
+
+
+OUTCOMES = [_outcome(runs) for runs in CASES.values()]
+
+
+def test_copied_rows_are_the_rows_recorded_from_the_cases(tmp_path: Path) -> None:
+    journal = _journaled(tmp_path / "j", OUTCOMES)
+    assert journal.copyable(RUN, "s", len(OUTCOMES))
+    assert not journal.copyable(RUN, "s", len(OUTCOMES) + 1)  # a place without a verdict
+    assert journal.case_rows(RUN, "s", len(OUTCOMES)) is None  # (version-1 records only)
+    store = RunStore(tmp_path / "copied")
+    store.record_copied(SHELL, journal.path, RUN, tmp_path / "doc.json")
+    copied = _history(store)
+    assert copied == _from_python(tmp_path / "python", OUTCOMES)
+    assert copied[3][0][0] is not None  # the judges' models, named from the verdicts' records
+    journal.close()
+
+
+def test_a_case_told_again_is_copied_from_its_last_verdict_only(tmp_path: Path) -> None:
+    first = [_outcome([case(f"c{i}", {"m": 0.2, "other": 1.0})]) for i in range(3)]
+    journal = _journaled(tmp_path / "j", first)
+    journal.close()
+    # Another process (a resume retrying c1) appends c1's run again, which makes its verdict
+    # stale, and tells c1 again with other criteria: the old verdict's rows stay in the journal.
+    again = Journal(tmp_path / "j")
+    again.claim(RUN)
+    retold = _outcome([case("c1", {"m": 0.9})])
+    again.append_all(RUN, retold.runs, "s")
+    assert not again.copyable(RUN, "s", 3)
+    again.append_verdict(RUN, retold, 1)
+    assert again.copyable(RUN, "s", 3)
+    with sqlite3.connect(again.path) as conn:
+        assert conn.execute("SELECT count(DISTINCT told) FROM journal_metrics").fetchone() == (4,)
+    store = RunStore(tmp_path / "copied")
+    store.record_copied(SHELL, again.path, RUN, tmp_path / "doc.json")
+    assert _history(store) == _from_python(tmp_path / "python", [first[0], retold, first[2]])
+    again.close()
+
+
+def test_a_copy_that_fails_records_nothing(tmp_path: Path) -> None:
+    journal = _journaled(tmp_path / "j", OUTCOMES[:2])
+    with sqlite3.connect(journal.path) as conn:  # a metric row twice: the history refuses it
+        conn.execute("INSERT INTO journal_metrics SELECT * FROM journal_metrics LIMIT 1")
+    store = RunStore(tmp_path / "copied")
+    with pytest.raises(DataError, match="appears twice"):
+        store.record_copied(SHELL, journal.path, RUN, tmp_path / "doc.json")
+    assert store.list_runs() == []
+    with sqlite3.connect(store.path) as conn:
+        assert conn.execute("SELECT count(*) FROM cases").fetchone() == (0,)
+    journal.close()
+
+
+def test_an_older_journals_verdicts_are_recorded_from_their_records(tmp_path: Path) -> None:
+    """Verdicts of record version 1 (agenteval before session 14) hold their rows in the record
+    and have no `told` number: not copyable, read by `Journal.case_rows` as before."""
+    journal = _journaled(tmp_path / "j", OUTCOMES)
+    with sqlite3.connect(journal.path) as conn:
+        verdicts = conn.execute("SELECT rowid, told, record FROM journal_verdicts").fetchall()
+        for rowid, told, record in verdicts:
+            _, error, judges, judge_tokens = json.loads(record)
+            metrics = conn.execute("SELECT run_index, metric_name, score, threshold, status FROM "
+                                   "journal_metrics WHERE told = ? ORDER BY rowid", (told,)).fetchall()
+            summaries = conn.execute(
+                "SELECT metric_name, threshold, runs, scored_runs, passed_runs, mean, std, ci_low, ci_high, "
+                "pass_at_k, pass_pow_k, status FROM journal_summaries WHERE told = ? ORDER BY rowid",
+                (told,)).fetchall()
+            old = json.dumps([1, error, metrics, summaries, judges, judge_tokens], separators=(",", ":"))
+            conn.execute("UPDATE journal_verdicts SET record = ?, told = NULL WHERE rowid = ?", (old, rowid))
+        conn.execute("DELETE FROM journal_metrics")
+        conn.execute("DELETE FROM journal_summaries")
+    assert not journal.copyable(RUN, "s", len(OUTCOMES))
+    rows = journal.case_rows(RUN, "s", len(OUTCOMES))
+    assert rows is not None
+    store = RunStore(tmp_path / "from records")
+    store.record_outcomes(SHELL, rows, tmp_path / "doc.json")
+    assert _history(store) == _from_python(tmp_path / "python", OUTCOMES)
+    reader = journal.reader()  # and a resume keeps its cases
+    assert reader.kept_case(RUN, "s", OUTCOMES[0].eval_id, OUTCOMES[0].num_runs, "mean") is not None
+    reader.close()
+    journal.close()
