@@ -13,10 +13,14 @@
    timed, and compared with a fresh run of only the remaining cases (`--left` of the set).
 
 `--src` puts another checkout's `src/` first on PYTHONPATH (a `git worktree` of an older commit,
-for before/after). `--ab SRC` pairs the resume of this checkout (A) with SRC's (B): each makes
+for before/after); without it, this checkout's `src/` is put first (the `agenteval` script on the
+PATH may be an editable install of another copy: in session 14 it was a copy of the session's
+start, so every "after" run without PYTHONPATH ran the "before" code). `--ab SRC` pairs the
+resume of this checkout (A) with SRC's (B): each makes
 its own killed run once (a journal belongs to the agenteval that wrote it), then each of
 `--repeat` rounds resumes a fresh copy of A's killed store, then of B's (the copy is not timed),
-and the CPU ratio A/B is given pair by pair. Outputs under bench/out/journal/ (summary.json).
+and the CPU ratio A/B is given pair by pair; unless `--skip-overhead`, the `eval` runs of 1. are
+paired too (`eval_ab`: A on, B on, A off, B off each round). Outputs under bench/out/journal/ (summary.json).
 Numbers are whole processes, start to exit.
 """
 
@@ -76,7 +80,8 @@ def timed(cmd: list[str], env: dict[str, str] | None = None, src: str | None = N
     wall = time.perf_counter() - t0
     assert proc.stderr is not None
     err = proc.stderr.read().decode()
-    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mib": usage.ru_maxrss / 1024,
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "user": usage.ru_utime,
+            "sys": usage.ru_stime, "rss_mib": usage.ru_maxrss / 1024,
             "exit": os.waitstatus_to_exitcode(status), "stderr": err[-500:]}
 
 
@@ -104,11 +109,14 @@ def main() -> None:
     ap.add_argument("--ab", default=None, metavar="SRC", help="pair this checkout's resume with SRC's")
     args = ap.parse_args()
     global SRC
-    SRC = args.src
+    SRC = args.src or str(BENCH_DIR.parent / "src")
     OUT.mkdir(parents=True, exist_ok=True)
     summary: dict[str, Any] = {"load_before": os.getloadavg()[0]}
     if args.ab:
-        summary["resume_ab"] = resume_ab(args.resume_cases, args.left, args.repeat, args.ab)
+        if not args.skip_overhead:
+            summary["eval_ab"] = eval_ab(args.cases, args.repeat, args.ab)
+        if not args.skip_resume:
+            summary["resume_ab"] = resume_ab(args.resume_cases, args.left, args.repeat, args.ab)
         summary["load_after"] = os.getloadavg()[0]
         (OUT / "summary_ab.json").write_text(json.dumps(summary, indent=2))
         return
@@ -143,7 +151,8 @@ def main() -> None:
               f"{max(pairs):.3f}); on - off median {extra_cpu:.2f} s")
 
     if args.skip_resume:  # (a run of another tree, `--src`, keeps its own summary)
-        (OUT / ("summary_src.json" if SRC else "summary.json")).write_text(json.dumps(summary, indent=2))
+        name = "summary_src.json" if args.src else "summary.json"
+        (OUT / name).write_text(json.dumps(summary, indent=2))
         return
     n_cases = args.resume_cases
     kill_at = int(n_cases * (1 - args.left))
@@ -190,6 +199,35 @@ def count_results(path: Path) -> int:
                               check=True).stdout)
 
 
+def eval_ab(n_cases: int, repeat: int, other_src: str) -> dict[str, Any]:
+    """`eval` of `n_cases` with the history and journal on and with `--no_history`, this
+    checkout (A) and `other_src` (B) in turn each round (A on, B on, A off, B off; a fresh agent
+    directory each run): CPU ratios A/B of the journaled runs pair by pair, and each side's on/off
+    ratio (the journal's cost) pair by pair."""
+    evalset = OUT / "overhead.evalset.json"
+    write_set(evalset, range(n_cases))
+    rounds: dict[str, list[dict[str, Any]]] = {"A on": [], "B on": [], "A off": [], "B off": []}
+    for _ in range(repeat):
+        for kind in rounds:
+            side, mode = kind.split()
+            agent = fresh_agent(f"agent_{side}_{mode}")
+            extra = ["--no_history"] if mode == "off" else []
+            r = timed([script(), "eval", str(agent), str(evalset), "--parallelism", "8",
+                       "--output", str(OUT / f"{side}_{mode}.json"), *extra],
+                      src=None if side == "A" else other_src)
+            assert r["exit"] in (0, 1), r["stderr"]
+            rounds[kind].append(r)
+    ratios = {f"{name} {of}": [a[of] / b[of] for a, b in zip(rounds[x], rounds[y], strict=True)]
+              for name, x, y in (("A/B on", "A on", "B on"), ("A on/off", "A on", "A off"),
+                                 ("B on/off", "B on", "B off")) for of in ("cpu", "user")}
+    print(f"eval {n_cases} cases, {repeat} rounds: CPU A on {median(rounds['A on'], 'cpu'):.2f} s, B on "
+          f"{median(rounds['B on'], 'cpu'):.2f} s, A off {median(rounds['A off'], 'cpu'):.2f} s, B off "
+          f"{median(rounds['B off'], 'cpu'):.2f} s; " + "; ".join(
+              f"{name} median {statistics.median(r):.3f} ({min(r):.3f}-{max(r):.3f})"
+              for name, r in ratios.items()))
+    return {"cases": n_cases, "B": other_src, "rounds": rounds, "cpu_ratios": ratios}
+
+
 def resume_ab(n_cases: int, left: float, repeat: int, other_src: str) -> dict[str, Any]:
     """See the module docstring (`--ab`)."""
     kill_at = int(n_cases * (1 - left))
@@ -221,6 +259,7 @@ def resume_ab(n_cases: int, left: float, repeat: int, other_src: str) -> dict[st
             assert count_results(out) == n_cases
             rounds[side].append(r)
     ratios = [a["cpu"] / b["cpu"] for a, b in zip(rounds["A"], rounds["B"], strict=True)]
+    user = [a["user"] / b["user"] for a, b in zip(rounds["A"], rounds["B"], strict=True)]
     a, b = rounds["A"], rounds["B"]
     rest_cpu, rest_wall = median(rounds["rest"], "cpu"), median(rounds["rest"], "wall")
     print(f"--resume of {n_cases} cases with {n_cases - kill_at} left, {repeat} pairs: "
@@ -228,11 +267,13 @@ def resume_ab(n_cases: int, left: float, repeat: int, other_src: str) -> dict[st
           f"{median(a, 'rss_mib'):.0f} MiB; "
           f"B ({other_src}) "
           f"{median(b, 'cpu'):.2f} s / {median(b, 'wall'):.2f} s / {median(b, 'rss_mib'):.0f} MiB; A/B CPU "
-          f"median {statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f}); the "
+          f"median {statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f}), user CPU A "
+          f"{median(a, 'user'):.2f} / B {median(b, 'user'):.2f} s, A/B median {statistics.median(user):.3f} "
+          f"({min(user):.3f}-{max(user):.3f}); the "
           f"{n_cases - kill_at} remaining cases alone (A, --no_history): {rest_cpu:.2f} s CPU / "
           f"{rest_wall:.2f} s wall")
     return {"cases": n_cases, "left": n_cases - kill_at, "B": other_src, "rounds": rounds,
-            "cpu_ratios": ratios}
+            "cpu_ratios": ratios, "user_ratios": user}
 
 
 if __name__ == "__main__":
