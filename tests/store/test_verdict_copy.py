@@ -107,7 +107,8 @@ def test_a_copy_that_fails_records_nothing(tmp_path: Path) -> None:
 
 def test_an_older_journals_verdicts_are_recorded_from_their_records(tmp_path: Path) -> None:
     """Verdicts of record version 1 (agenteval before session 14) hold their rows in the record
-    and have no `told` number: not copyable, read by `Journal.case_rows` as before."""
+    and have no `told` number: not copyable, read by `Journal.case_rows` as before; the journal
+    gains the column, its index and the rows' tables when this agenteval opens it."""
     journal = _journaled(tmp_path / "j", OUTCOMES)
     with sqlite3.connect(journal.path) as conn:
         verdicts = conn.execute("SELECT rowid, told, record FROM journal_verdicts").fetchall()
@@ -121,9 +122,17 @@ def test_an_older_journals_verdicts_are_recorded_from_their_records(tmp_path: Pa
                 (told,)).fetchall()
             old = json.dumps([1, error, metrics, summaries, judges, judge_tokens], separators=(",", ":"))
             conn.execute("UPDATE journal_verdicts SET record = ?, told = NULL WHERE rowid = ?", (old, rowid))
-        conn.execute("DELETE FROM journal_metrics")
-        conn.execute("DELETE FROM journal_summaries")
+        # The layout of before: no `told`, its index or the rows' tables.
+        conn.execute("DROP INDEX journal_verdicts_told")
+        conn.execute("ALTER TABLE journal_verdicts DROP COLUMN told")
+        conn.execute("DROP TABLE journal_metrics")
+        conn.execute("DROP TABLE journal_summaries")
+    journal.close()
+    journal = Journal(tmp_path / "j")  # this agenteval opens it: it gains what it lacks
     assert not journal.copyable(RUN, "s", len(OUTCOMES))
+    with sqlite3.connect(journal.path) as conn:
+        assert {"journal_metrics", "journal_summaries", "journal_verdicts_told"} <= \
+            {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
     rows = journal.case_rows(RUN, "s", len(OUTCOMES))
     assert rows is not None
     store = RunStore(tmp_path / "from records")

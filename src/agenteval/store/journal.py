@@ -102,8 +102,6 @@ _SCHEMA = [
         metric_errors INTEGER NOT NULL, uncertain INTEGER NOT NULL, escalated INTEGER NOT NULL,
         summary BLOB NOT NULL, record TEXT NOT NULL, summary_at INTEGER, summary_size INTEGER,
         told INTEGER, PRIMARY KEY (run_id, eval_set_id, eval_id))""",
-    # A verdict by its `told` number, as the history's copy joins its rows to it.
-    "CREATE INDEX IF NOT EXISTS journal_verdicts_told ON journal_verdicts (run_id, told)",
     # Each verdict's history rows (`store.kept`), by its `told` number: appended, never looked up
     # one by one (the history copies them with one `INSERT ... SELECT`: `store.verdict_copy`).
     """CREATE TABLE IF NOT EXISTS journal_metrics (
@@ -114,6 +112,9 @@ _SCHEMA = [
         runs INTEGER NOT NULL, scored_runs INTEGER NOT NULL, passed_runs INTEGER NOT NULL, mean REAL,
         std REAL, ci_low REAL, ci_high REAL, pass_at_k REAL, pass_pow_k REAL, status INTEGER NOT NULL)""",
 ]
+# A verdict by its `told` number, as the history's copy joins its rows to it (made after the
+# columns are added: a journal made before has no `told` until then).
+_TOLD_INDEX = "CREATE INDEX IF NOT EXISTS journal_verdicts_told ON journal_verdicts (run_id, told)"
 # Columns added since journals were first made (before digests; before rows files), each added
 # to a journal that lacks it when this agenteval opens it.
 _ADDED = (("journal_cases", "digest", "TEXT"), ("journal_cases", "row_at", "INTEGER"),
@@ -271,6 +272,8 @@ class Journal:
             if table in tables and f" {column} " not in tables[table]:  # made before
                 with contextlib.suppress(sqlite3.OperationalError):  # another process added it first
                     conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+        if "journal_verdicts_told" not in tables:
+            conn.execute(_TOLD_INDEX)
 
     def begin(self, spec: RunSpec, fingerprint: str, total: int) -> None:
         """Records a run as started by this process, which claims it (`RunOwned` when another
