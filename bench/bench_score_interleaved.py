@@ -42,6 +42,11 @@ from typing import Any
 
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
+# This checkout's src/ first unless PYTHONPATH names one (a before/after): the `agenteval`
+# installed here was an editable install of another copy in session 14, which runs would time.
+if not os.environ.get("PYTHONPATH"):
+    os.environ["PYTHONPATH"] = str(BENCH_DIR.parent / "src")
+    sys.path.insert(0, os.environ["PYTHONPATH"])
 
 from bench_score import METRICS, same  # noqa: E402
 from gen_corpus import DEFAULT_OUT, ensure_corpus  # noqa: E402
