@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import random
 import sys
 import time
@@ -39,6 +40,11 @@ from typing import Any
 
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
+# This checkout's src/ first unless PYTHONPATH names one (a before/after): the `agenteval`
+# installed here was an editable install of another copy in session 14, which runs would check.
+if not os.environ.get("PYTHONPATH"):
+    os.environ["PYTHONPATH"] = str(BENCH_DIR.parent / "src")
+    sys.path.insert(0, os.environ["PYTHONPATH"])
 
 from gen_corpus import DEFAULT_OUT, EDGE_TOKENS, NFKC_CHANGING, write_corpus  # noqa: E402
 
