@@ -10,6 +10,7 @@ errors (file, case and field) are the ones the user sees.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
@@ -69,9 +70,12 @@ _setup: ShardSetup | None = None
 
 
 def start(setup: ShardSetup) -> None:
-    """The worker's initializer: keeps the run's setup for its chunks."""
+    """The worker's initializer: keeps the run's setup for its chunks, and pauses the cyclic
+    GC for the worker's life, as `agenteval score` does in one process: a worker builds and
+    frees each case's objects and makes no cycles worth collecting (a worker lives for one run)."""
     global _setup
     _setup = setup
+    gc.disable()
 
 
 def _done(coro: Coroutine[Any, Any, T]) -> T:
