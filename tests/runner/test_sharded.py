@@ -238,3 +238,20 @@ def test_a_run_refused_after_the_fork_server_started_stops_it(tmp_path: Path) ->
         _score(exp, act, tmp_path / "out.json", 2)
     assert forkserver._forkserver._forkserver_pid is None  # type: ignore[attr-defined]
     assert not (tmp_path / "out.json").exists()
+
+
+def test_a_worker_runs_without_the_cyclic_collector() -> None:
+    import gc
+
+    from agenteval.runner import shard_worker
+
+    setup = shard_worker.ShardSetup("e.json", "a.json", "s", [], "fail", "all")
+    was, kept = gc.isenabled(), shard_worker._setup
+    try:
+        gc.enable()
+        shard_worker.start(setup)  # the worker's initializer
+        assert shard_worker._setup is setup and not gc.isenabled()
+    finally:
+        shard_worker._setup = kept
+        if was:
+            gc.enable()
