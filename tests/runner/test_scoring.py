@@ -87,35 +87,3 @@ def test_context_reaches_criteria() -> None:
     asyncio.run(score_case(_run([inv("a")], [inv("e")]), [registry.configure("spy", 1.0)]))
     assert seen[0].actual[0].user_content.text() == "a"
     assert seen[0].expected is not None and seen[0].expected[0].user_content.text() == "e"
-
-
-def test_results_without_details_are_shared_by_status_and_score_and_written_as_made() -> None:
-    from agenteval.criteria import Criterion, InvocationScore
-    from agenteval.criteria.spec import spec_for_class
-    from agenteval.runner.scoring import _metric_result
-
-    scores = [1.0, 1.0, -0.0, 0.0, 0.0, 2, 2, float("nan"), None]
-
-    class Per(Criterion):
-        """Scores every invocation as `scores` says."""
-
-        def score(self, ctx: EvalContext) -> CriterionResult:
-            return CriterionResult(1.0, [InvocationScore(s) for s in scores])
-
-    registry = Registry()
-    registry.register(spec_for_class("per", Per))
-    metric = registry.configure("per", 0.5)
-
-    def per_invocation():  # type: ignore[no-untyped-def]
-        run = _run([inv() for _ in scores], [inv() for _ in scores])
-        result = asyncio.run(score_case(run, [metric]))
-        return [r.eval_metric_results[0] for r in result.eval_metric_result_per_invocation]
-
-    got = per_invocation()
-    assert got[0] is got[1] and got[3] is got[4]  # one object per (status, score) ...
-    assert per_invocation()[0] is got[0]  # ... and across cases
-    assert got[2] is not got[3] and got[5] is not got[6]  # -0.0 is not 0.0; an int is not shared
-    for made, score in zip(got, scores, strict=True):  # each written as one made for it alone
-        alone = _metric_result(metric.wire_dict, made.eval_status, score, None)
-        assert made.model_dump_json() == alone.model_dump_json()
-    assert '"score":-0.0' in got[2].model_dump_json() and '"score":0.0' in got[3].model_dump_json()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from math import copysign
 from typing import Any, Literal
 
 from agenteval.criteria.base import CriterionResult, EvalContext, InvocationScore
@@ -107,44 +106,6 @@ def _metric_result(wire: dict[str, Any], status: EvalStatus, score: float | None
     })
 
 
-# Results without details that many invocations share (a trajectory's 1.0 PASSED, a count of
-# calls), one object per metric and (status, score): a result is never changed once made, and
-# one made per metric per invocation was allocated, and later freed, hundreds of thousands of
-# times a run. Per metric (by its wire dict, which lives as long as the metric, kept in the
-# entry so that a reused id is never mistaken for it) at most `_SHARED_MAX` scores each.
-_SHARED: dict[int, tuple[dict[str, Any], dict[tuple[EvalStatus, float | None], EvalMetricResult]]] = {}
-_SHARED_MAX = 64
-
-
-def _shared_results(wire: dict[str, Any]) -> dict[tuple[EvalStatus, float | None], EvalMetricResult]:
-    entry = _SHARED.get(id(wire))
-    if entry is None or entry[0] is not wire:
-        if len(_SHARED) >= _SHARED_MAX:
-            _SHARED.clear()
-        entry = _SHARED[id(wire)] = (wire, {})
-    return entry[1]
-
-
-def _plain(score: float | None) -> bool:
-    """Whether a score may be shared by value: None, or a float but -0.0 (equal to 0.0 as a key,
-    written otherwise; an int, equal to its float, is written without the `.0`)."""
-    return score is None or (score.__class__ is float and score != 0.0) or (
-        score.__class__ is float and copysign(1.0, score) > 0)
-
-
-def _result_of(shared: dict[tuple[EvalStatus, float | None], EvalMetricResult], wire: dict[str, Any],
-               status: EvalStatus, score: float | None,
-               details: EvalMetricResultDetails | None) -> EvalMetricResult:
-    """The metric's result: the one `shared` holds for (status, score) where it may be shared."""
-    if details is not None or not _plain(score):
-        return _metric_result(wire, status, score, details)
-    if (result := shared.get((status, score))) is None:
-        result = _metric_result(wire, status, score, None)
-        if len(shared) < _SHARED_MAX:
-            shared[(status, score)] = result
-    return result
-
-
 _EXPLAINED = (EvalStatus.FAILED, EvalStatus.NOT_EVALUATED)
 
 
@@ -192,9 +153,8 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
             if result.error or (status == EvalStatus.NOT_EVALUATED):
                 errors.append(MetricError(metric_name=metric.name,
                                           message=result.error or "the criterion produced no score"))
-            shared = _shared_results(wire)
-            overall.append(_result_of(shared, wire, EvalStatus.INFORMATIONAL if advisory else status,
-                                      result.score, result.details))
+            overall.append(_metric_result(wire, EvalStatus.INFORMATIONAL if advisory else status,
+                                          result.score, result.details))
             # An informational metric's reason restates its value (it has no threshold to
             # explain): not stored, which keeps a large run's document a third smaller in reasons.
             # A reason is read only where it is stored: a criterion may make it when it is read.
@@ -214,15 +174,7 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
                 inv_status = (EvalStatus.INFORMATIONAL if informational else
                               EvalStatus.NOT_EVALUATED if score is None else
                               EvalStatus.PASSED if score >= threshold else EvalStatus.FAILED)
-                # `_result_of` inlined: once per metric per invocation.
-                if inv_score.details is None and _plain(score):
-                    if (shown := shared.get((inv_status, score))) is None:
-                        shown = _metric_result(wire, inv_status, score, None)
-                        if len(shared) < _SHARED_MAX:
-                            shared[(inv_status, score)] = shown
-                    per_inv[i].append(shown)
-                else:
-                    per_inv[i].append(_metric_result(wire, inv_status, score, inv_score.details))
+                per_inv[i].append(_metric_result(wire, inv_status, score, inv_score.details))
                 # An invocation's reason is kept where it did not pass (a passing one's adds
                 # little to its score, and a large run has hundreds of thousands of them).
                 explained = inv_status in _EXPLAINED or (advisory and (score is None or score < threshold))
