@@ -80,9 +80,9 @@ def _instrument() -> None:
     """Wraps LocalModel._call to keep each reply's timings with the call's wall time."""
     original = LocalModel._call
 
-    def timed(engine: Any, body: dict[str, Any]) -> dict[str, Any]:
+    def timed(engine: Any, body: dict[str, Any], *args: Any) -> dict[str, Any]:
         start = time.perf_counter()
-        reply = original(engine, body)
+        reply = original(engine, body, *args)
         end = time.perf_counter()
         t = reply.get("timings") or {}
         with _LOCK:

@@ -40,10 +40,11 @@ def _body(prefix: str, question: str) -> dict[str, Any]:
 
 
 def _call(table: SlotTable, body: dict[str, Any], evaluated: int) -> int:
-    """One call through the table, as LocalModel._call makes it; returns its slot."""
+    """One call through the table, as LocalModel._call makes it, from the task that asked the
+    call before (one thread: one after another); returns its slot."""
     chain = message_chain(body, "m")
     key = chain[-2] if len(chain) >= 2 else None
-    slot, warming = table.acquire(key, chain, message_texts(body))
+    slot, warming = table.acquire(key, chain, message_texts(body), threading.get_ident())
     table.prepare(slot, key)
     table.release(slot, key, warming, evaluated, chain, message_texts(body), fixed=begun(body))
     return slot
@@ -356,3 +357,150 @@ def test_by_text_off_chooses_by_whole_messages_only() -> None:
     _in_thread(table, _question(context, "The carrier was UPS."), got).join(5)
     assert got and got[0] != slot and table.queued == 0
     _end(table, first, slot, warming)
+
+
+def _continued(body: dict[str, Any], reply: str) -> dict[str, Any]:
+    """The follow-up of a judge's call: the same messages, the reply begun further."""
+    return {"messages": [*body["messages"][:-1], {"role": "assistant", "content": reply}]}
+
+
+def _judge(context: str, sentence: str) -> dict[str, Any]:
+    """A judge's question with its reply begun in the prompt (`prefill`)."""
+    return {"messages": [*_question(context, sentence)["messages"],
+                         {"role": "assistant", "content": '{"verdict": "'}]}
+
+
+def _begin(table: SlotTable, body: dict[str, Any]) -> tuple[int, bool]:
+    chain = message_chain(body, "m")
+    return table.acquire(chain[-2], chain, message_texts(body))
+
+
+def _finish(table: SlotTable, body: dict[str, Any], slot: int, warming: bool) -> None:
+    chain = message_chain(body, "m")
+    table.release(slot, chain[-2], warming, 0, chain, message_texts(body), fixed=begun(body))
+
+
+def _judged_in_thread(table: SlotTable, body: dict[str, Any], got: list[tuple[int, float]]
+                      ) -> threading.Thread:
+    """`body` asked in a thread that records (its slot, when it got it) and keeps the slot until
+    the test releases it (`_finish`)."""
+    def run() -> None:
+        slot, _ = _begin(table, body)
+        got.append((slot, time.monotonic()))
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def test_a_follow_up_call_gets_its_slot_back_before_a_call_waiting_for_a_free_one() -> None:
+    table = SlotTable(2, None, None, "m")
+    table.hold = 5.0  # long, so that the test does not depend on the machine's speed
+    _warm(table)
+    first = _judge("The order 7731 was shipped on 3 May by DHL. " * 3, "It shipped on 3 May.")
+    other = _question("Room 12 is booked for 2 nights at 90 EUR. " * 3, "It costs 90 EUR.")  # not begun
+    slot, warming = _begin(table, first)
+    busy, _ = _begin(table, other)  # both slots busy
+    waiting: list[tuple[int, float]] = []
+    waiter = _judged_in_thread(table, _judge("A flight BA117 leaves at 9 from LHR. " * 3, "At 9."),
+                               waiting)
+    time.sleep(0.1)
+    assert waiting == []
+    _finish(table, first, slot, warming)  # the label: its slot is kept for the rationale
+    time.sleep(0.1)  # the waiting call had time to take it, were it free
+    follow = _continued(first, '{"verdict": "invalid", "rationale": "')
+    got: list[tuple[int, float]] = []
+    _judged_in_thread(table, follow, got).join(5)
+    assert got and got[0][0] == slot and table.continued == 1 and waiting == []
+    _finish(table, follow, slot, False)  # kept again (a rationale has no follow-up): until 5 s
+    _finish(table, other, busy, False)  # a call whose reply was not begun: its slot at once
+    waiter.join(5)
+    assert waiting and waiting[0][0] == busy
+
+
+def test_a_kept_slot_goes_to_a_waiting_call_when_its_hold_ends() -> None:
+    table = SlotTable(1, None, None, "m")
+    table.hold = 0.3
+    _warm(table)
+    first = _judge("The order 7731 was shipped on 3 May by DHL. " * 3, "It shipped on 3 May.")
+    slot, warming = _begin(table, first)
+    waiting: list[tuple[int, float]] = []
+    waiter = _judged_in_thread(table, _judge("Room 12 is booked at 90 EUR. " * 3, "90 EUR."), waiting)
+    time.sleep(0.05)
+    released = time.monotonic()
+    _finish(table, first, slot, warming)  # a passing verdict: no follow-up comes
+    waiter.join(10)
+    assert waiting and waiting[0][0] == slot
+    assert waiting[0][1] - released >= 0.25  # kept for the hold, then handed on (no deadlock)
+    assert table.continued == 0
+
+
+def test_a_call_whose_reply_is_not_begun_keeps_no_slot() -> None:
+    table = SlotTable(1, None, None, "m")
+    table.hold = 5.0
+    step = _body("You are a travel agent.", "Book a trip")  # an agent's step: not a judge's
+    slot, warming = _begin(table, _body("You are a travel agent.", "warm"))
+    waiting: list[tuple[int, float]] = []
+    waiter = _judged_in_thread(table, step, waiting)
+    time.sleep(0.05)
+    released = time.monotonic()
+    _finish(table, _body("You are a travel agent.", "warm"), slot, warming)
+    waiter.join(5)
+    assert waiting and waiting[0][1] - released < 2.0
+
+
+def test_sentences_queued_behind_a_context_wait_for_the_first_sentences_follow_up() -> None:
+    table = SlotTable(4, None, None, "m")
+    table.hold = 5.0
+    _warm(table)
+    context = "The order 7731 was shipped on 3 May by DHL, tracking number 00341; " * 3
+    first = _judge(context, "It shipped on 3 May.")
+    slot, warming = _begin(table, first)
+    queued: list[tuple[int, float]] = []
+    second = _judge(context, "The carrier was UPS.")
+    waiter = _judged_in_thread(table, second, queued)  # queued behind the slot holding the context
+    time.sleep(0.1)
+    _finish(table, first, slot, warming)  # the first note; its next field follows
+    time.sleep(0.1)
+    follow = _continued(first, '{"sentence_says": "shipped 3 May", "context_says": "')
+    got: list[tuple[int, float]] = []
+    _judged_in_thread(table, follow, got).join(5)
+    assert got and got[0][0] == slot and queued == []
+    table.hold = 0.01
+    _finish(table, follow, slot, False)
+    waiter.join(5)
+    assert queued and queued[0][0] == slot and table.queued == 1
+
+
+def test_a_call_sharing_a_kept_slots_text_queues_behind_it() -> None:
+    table = SlotTable(4, None, None, "m")
+    table.hold = 0.2
+    _warm(table)
+    context = "The order 7731 was shipped on 3 May by DHL, tracking number 00341; " * 3
+    first = _judge(context, "It shipped on 3 May.")
+    slot, warming = _begin(table, first)
+    _finish(table, first, slot, warming)  # kept; three other slots are free
+    got: list[tuple[int, float]] = []
+    _judged_in_thread(table, _judge(context, "The carrier was UPS."), got).join(5)
+    assert got and got[0][0] == slot  # the context is not evaluated again in a free slot
+
+
+def test_the_same_callers_next_question_ends_the_hold_at_once() -> None:
+    table = SlotTable(2, None, None, "m")
+    table.hold = 5.0
+    _warm(table)
+    first = _judge("The order 7731 was shipped on 3 May by DHL. " * 3, "It shipped on 3 May.")
+    slot, warming = table.acquire(*_args(first), owner="task 1")
+    _finish(table, first, slot, warming)  # a passing verdict: kept for a follow-up
+    other, _ = table.acquire(*_args(_judge("Room 12 at 90 EUR. " * 3, "90 EUR.")), owner="task 2")
+    assert other != slot  # another task's question does not take the kept slot
+    started = time.monotonic()
+    # The same task asks its next question (about the same response): its follow-up is not
+    # coming, so the slot holding the response is its at once, not after the hold.
+    again, _ = table.acquire(*_args(_judge("The order 7731 was shipped on 3 May by DHL. " * 3,
+                                           "DHL carried it.")), owner="task 1")
+    assert again == slot and time.monotonic() - started < 1.0 and table.continued == 0
+
+
+def _args(body: dict[str, Any]) -> tuple[str, tuple[str, ...], Any]:
+    chain = message_chain(body, "m")
+    return chain[-2], chain, message_texts(body)

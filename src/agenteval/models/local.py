@@ -257,6 +257,10 @@ class LocalModel:
         # (a call queued behind the slot holding its shared text must not keep another call
         # from a free slot). Deterministic: one call at a time.
         self._calls = anyio.CapacityLimiter(1 if deterministic else 2 * slots)
+        # A judge's follow-up call whose slot is kept for it (`local_slots`) does not queue for
+        # a worker thread behind calls that wait for a slot: its hold would end meanwhile. At
+        # most one is kept per slot.
+        self._continued = anyio.CapacityLimiter(slots)
         self._key = _EngineKey(str(model_file(cache_dir)), slots, ctx_per_slot, self.threads)
 
     @property
@@ -288,7 +292,9 @@ class LocalModel:
             if on_chunk is not None:
                 reply = await self._streamed(engine, body, on_chunk)
             else:
-                reply = await anyio.to_thread.run_sync(self._call, engine, body, limiter=self._calls)
+                reply = await anyio.to_thread.run_sync(
+                    self._call, engine, body, None, None, anyio.get_current_task().id,
+                    limiter=self._limiter(engine, body))
             generations.append(parse_choice(reply["choices"][0], request))
             usage += parse_usage(reply)
         if greedy:
@@ -312,9 +318,18 @@ class LocalModel:
         streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
         try:
             return await anyio.to_thread.run_sync(self._call, engine, streamed, assembler, stop,
-                                                  limiter=self._calls, abandon_on_cancel=True)
+                                                  anyio.get_current_task().id,
+                                                  limiter=self._limiter(engine, body),
+                                                  abandon_on_cancel=True)
         finally:
             stop.set()
+
+    def _limiter(self, engine: _Engine, body: dict[str, Any]) -> anyio.CapacityLimiter:
+        """The worker threads a call runs in: its own for a follow-up whose slot is kept."""
+        if self.deterministic or not begun(body) or not engine.table.hold:
+            return self._calls
+        kept = engine.table.kept_for(message_chain(body, engine.table.salt))
+        return self._continued if kept else self._calls
 
     async def _engine(self) -> _Engine:
         # Looked up each time rather than kept, so that the exit hook can really release it.
@@ -325,17 +340,18 @@ class LocalModel:
 
     @staticmethod
     def _call(engine: _Engine, body: dict[str, Any], assembler: ChunkAssembler | None = None,
-              stop: threading.Event | None = None) -> dict[str, Any]:
+              stop: threading.Event | None = None, owner: object = None) -> dict[str, Any]:
         """One completion in a slot chosen by the engine's `SlotTable` (one holding the
         request's prefix if free, restored from disk if saved, or the busy one holding the text
         it shares with a call in flight, queued behind it; see `local_slots`); blocking.
-        Streamed into `assembler` when given, stopped early once `stop` is set."""
+        Streamed into `assembler` when given, stopped early once `stop` is set. `owner` is the
+        asking task (its calls come one after another)."""
         table = engine.table
         cached = body.get("cache_prompt", True)
         chain = message_chain(body, table.salt) if cached else ()
         texts = message_texts(body) if cached else ()
         key = chain[-2] if len(chain) >= 2 else None
-        slot, warming = table.acquire(key, chain, texts)
+        slot, warming = table.acquire(key, chain, texts, owner)
         evaluated = 0
         try:
             table.prepare(slot, key)

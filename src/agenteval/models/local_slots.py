@@ -36,6 +36,21 @@ whose reply is begun in the prompt (`begun`: a judge's question, behind the fixe
 and examples of its criterion), saved when first evaluated: a run that asks a criterion once
 (one case, one invocation) would otherwise evaluate it cold in every process.
 
+A judge's verdict may be asked in several calls (the label, then its rationale; a cross-check's
+notes one field at a time: `criteria.judge.engine.prefill`), each the one before continued: the
+same messages, a longer reply begun in the prompt. Such a follow-up evaluates only the few new
+tokens in the slot holding the rest, so a slot released by a call whose reply was begun is *kept*
+for `hold` seconds (`HOLD_SECONDS`) for a call whose messages extend the ones it holds: the
+follow-up comes from the same coroutine a moment later, and without the hold a call waiting for a
+free slot took it first, and the follow-up evaluated its question's differing tail again in
+another slot (tens of tokens: ~0.4 s on a quiet 2-core machine, against the ~0.2 s the split
+saves). The hold ends early when the same caller (`owner`: the asking task, whose calls are one
+after another) asks something else: the follow-up is then not coming (a passing verdict's label
+is its only call, and its task goes on to its next question). Otherwise, after the hold, the slot
+goes on as any released slot; a kept slot is idle only while other calls wait for one, at most
+`hold` seconds per judge call, and calls that share its text queue behind it as behind a busy
+slot.
+
 Files live in `directory`, named by a hash of the model, the engine version and the prefix's
 messages; at most `max_files` are kept (least recently used removed). A file that cannot be
 written or restored is not an error: the call then evaluates its prompt as it would have.
@@ -54,7 +69,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["QUEUE_MIN_CHARS", "SAVE_MIN_TOKENS", "SlotTable", "begun", "conversation",
+__all__ = ["HOLD_SECONDS", "QUEUE_MIN_CHARS", "SAVE_MIN_TOKENS", "SlotTable", "begun", "conversation",
            "message_chain", "message_texts", "prefix_key"]
 
 log = logging.getLogger(__name__)
@@ -65,6 +80,10 @@ MAX_FILES = 8  # ~80 MB each for a criterion's examples; kept least recently use
 # token) rather than evaluate it again in a free slot: a hallucination question's context is
 # 150-300 characters; on a CPU each token evaluated again costs what it cost the first time.
 QUEUE_MIN_CHARS = 120
+# How long a slot released by a judge's call is kept for that call's follow-up (see the module):
+# the follow-up arrives within milliseconds (measured by bench/bench_slot_hold.py); a verdict
+# takes 2-3 s, so a hold that expires unused costs a waiting call at most ~2% of one.
+HOLD_SECONDS = 0.05
 
 Post = Callable[[str, dict[str, Any]], dict[str, Any]]
 
@@ -176,13 +195,18 @@ class SlotTable:
         self._heads: dict[str, str] = {}  # per prefix: the text its last messages all start with
         self._used: list[float] = [0.0] * slots
         self._free = set(range(slots))
+        # Slots kept for a follow-up call (see the module): the messages held, until when, and
+        # the caller whose follow-up it is; and the caller of each busy slot's call.
+        self._kept: dict[int, tuple[tuple[str, ...], float, object]] = {}
+        self._owners: dict[int, object] = {}
+        self.hold = HOLD_SECONDS  # 0: no slot is kept (as before; benchmarks)
         self._cond = threading.Condition()
         self._warming: dict[str, threading.Event] = {}
         self._wanted: dict[str, int] = {}  # calls that asked for each prefix
         self._big: set[str] = set()  # prefixes evaluated at SAVE_MIN_TOKENS or more
         self._unsaved: set[str] = set()  # prefixes whose file could not be written
         self.directory, self._post, self.salt, self.max_files = directory, post, salt, max_files
-        self.saved = self.restored = self.queued = 0  # counts, for benchmarks
+        self.saved = self.restored = self.queued = self.continued = 0  # counts, for benchmarks
         self.by_text = True  # False: slots chosen by whole messages only (as before; benchmarks)
 
     def _file(self, key: str) -> Path | None:
@@ -196,12 +220,14 @@ class SlotTable:
         return any(key in chain for chain in self._held)
 
     def acquire(self, key: str | None, chain: tuple[str, ...] = (),
-                texts: Texts = ()) -> tuple[int, bool]:
+                texts: Texts = (), owner: object = None) -> tuple[int, bool]:
         """A free slot for a call with prefix `key`, message chain `chain` and messages `texts`
         (blocking until one is free, or until the busy slot holding the text it shares is; see
         the module), and whether this call is the one to evaluate a cold prefix (then `release`
         must be told). Concurrent calls with a cold prefix wait here until its first call is
-        done."""
+        done. `owner` names the caller (None: unknown), whose calls come one after another: its
+        slot kept for a follow-up is taken by this call if this is the follow-up, else handed
+        on (see the module)."""
         with self._cond:
             if key is not None:
                 if len(self._wanted) > 10_000:  # one entry per distinct prefix: keep it bounded
@@ -211,6 +237,14 @@ class SlotTable:
                     self._unsaved.clear()
                 self._wanted[key] = self._wanted.get(key, 0) + 1
             while True:
+                self._expire(owner, chain)
+                kept = self._continuing(chain)
+                if kept is not None:  # the follow-up of the call that released it
+                    del self._kept[kept]
+                    self._running[kept] = (chain, texts)
+                    self._owners[kept] = owner
+                    self.continued += 1
+                    return kept, False
                 if key is not None and not self._holds(key) and not self._has_file(key):
                     event = self._warming.get(key)
                     if event is not None:  # another call is evaluating this prefix
@@ -220,7 +254,7 @@ class SlotTable:
                 else:
                     warming = False
                 if not self._free or (not warming and self._wait_for_holder(key)):
-                    self._cond.wait()
+                    self._cond.wait(self._until_expiry())
                     continue
                 slot = self._choose(key, chain, texts)
                 behind = None if warming else self._behind(key, chain, texts, slot)
@@ -228,13 +262,57 @@ class SlotTable:
                     granted = threading.Event()
                     self._queues.setdefault(behind, []).append(granted)
                     self.queued += 1
-                    self._cond.wait_for(granted.is_set)
+                    while not granted.is_set():  # a kept slot is handed on when its hold ends
+                        self._cond.wait(self._until_expiry())
+                        self._expire()
                     slot = behind  # handed over by `release`, never put back in `_free`
                 self._free.discard(slot)
                 self._running[slot] = (chain, texts)
+                self._owners[slot] = owner
                 if warming and key is not None:
                     self._warming[key] = threading.Event()
                 return slot, warming
+
+    def kept_for(self, chain: tuple[str, ...]) -> bool:
+        """Whether a slot is kept for a call with message chain `chain` (its follow-up)."""
+        with self._cond:
+            self._expire()
+            return self._continuing(chain) is not None
+
+    def _continuing(self, chain: tuple[str, ...]) -> int | None:
+        """The kept slot whose messages `chain` extends (or repeats), if any."""
+        fits = [(len(held), s) for s, (held, _, _) in self._kept.items()
+                if held and chain[:len(held)] == held]
+        return max(fits)[1] if fits else None
+
+    def _until_expiry(self) -> float | None:
+        """Seconds until the first hold ends (None: no slot is kept): how long a waiter sleeps."""
+        if not self._kept:
+            return None
+        return max(0.0, min(until for _, until, _ in self._kept.values()) - time.monotonic())
+
+    def _expire(self, owner: object = None, chain: tuple[str, ...] = ()) -> None:
+        """Hands on every kept slot whose hold has ended, or that is kept for `owner` when its
+        call `chain` does not extend what the slot holds (the follow-up is not coming). Called
+        by waiting and arriving calls: no timer thread."""
+        now = time.monotonic()
+        ended = [s for s, (held, until, mine) in self._kept.items() if until <= now or (
+            owner is not None and mine == owner and chain[:len(held)] != held)]
+        for slot in ended:
+            del self._kept[slot]
+            self._hand_on(slot)
+        if ended:
+            self._cond.notify_all()
+
+    def _hand_on(self, slot: int) -> None:
+        """A slot no call runs in or is kept for goes to the first call queued behind it, or is
+        free."""
+        queue = self._queues.get(slot)
+        if queue:  # a call queued behind this one takes the slot as it is
+            queue.pop(0).set()
+        else:
+            self._queues.pop(slot, None)
+            self._free.add(slot)
 
     def _wait_for_holder(self, key: str | None) -> bool:
         """Whether a call should wait for a busy slot holding its prefix rather than take a free
@@ -287,6 +365,7 @@ class SlotTable:
 
         here = extra((self._held[free], self._texts[free]))
         busy = [(extra(self._running[s]), s) for s in self._running if s not in self._free]
+        busy += [(extra((self._held[s], self._texts[s])), s) for s in self._kept]
         best, slot = max(busy, default=(0, -1))
         if max(best, here) < QUEUE_MIN_CHARS:  # no other question shares more: learn the head
             self._heads[key] = text if head is None else text[:common]
@@ -311,7 +390,8 @@ class SlotTable:
     def release(self, slot: int, key: str | None, warming: bool, evaluated: int,
                 chain: tuple[str, ...] = (), texts: Texts = (), fixed: bool = False) -> None:
         """After the call in `slot`: the slot now holds `chain` and `texts` (and so `key`),
-        and goes to the first call queued behind it, if any; a prefix
+        and goes to the first call queued behind it, if any (kept `hold` seconds first for a
+        follow-up when the call's reply was begun: `fixed`); a prefix
         evaluated afresh (`evaluated` prompt tokens, at least SAVE_MIN_TOKENS) that two calls
         or more asked for, or that is `fixed` (the call's reply was `begun`: a judge's
         question), is saved to its file; calls waiting for a cold prefix go on."""
@@ -327,12 +407,11 @@ class SlotTable:
             self._texts[slot] = texts if chain else ()
             self._used[slot] = time.monotonic()
             self._running.pop(slot, None)
-            queue = self._queues.get(slot)
-            if queue:  # a call queued behind this one takes the slot as it is
-                queue.pop(0).set()
+            owner = self._owners.pop(slot, None)
+            if fixed and chain and self.hold > 0:  # kept for a follow-up (see the module)
+                self._kept[slot] = (chain, time.monotonic() + self.hold, owner)
             else:
-                self._queues.pop(slot, None)
-                self._free.add(slot)
+                self._hand_on(slot)
             if warming and key is not None:
                 event = self._warming.pop(key, None)
                 if event is not None:
