@@ -82,8 +82,8 @@ MAX_FILES = 8  # ~80 MB each for a criterion's examples; kept least recently use
 QUEUE_MIN_CHARS = 120
 # How long a slot released by a judge's call is kept for that call's follow-up (see the module):
 # the follow-up arrives within milliseconds (measured by bench/bench_slot_hold.py); a verdict
-# takes 2-3 s, so a hold that expires unused costs a waiting call at most ~2% of one.
-HOLD_SECONDS = 0.05
+# takes 2-3 s, so a hold that expires unused costs a waiting call at most ~1% of one.
+HOLD_SECONDS = 0.02
 
 Post = Callable[[str, dict[str, Any]], dict[str, Any]]
 
