@@ -337,6 +337,23 @@ async def raw_reply(llm: LocalModel, request: ModelRequest) -> dict[str, Any]:
     return reply
 
 
+class LabProbe:
+    """The base of a lab's probe (`run_probe_lab`): the embedded model `llm`, a JSON-lines
+    `sink` for what the lab logs per question, and the case being scored. A subclass's
+    `generate` returns what the judge goes on with and logs its other ways of asking."""
+
+    def __init__(self, llm: LocalModel, sink: Any, case_id: str = "") -> None:
+        self.llm, self.sink, self.case_id = llm, sink, case_id
+
+    @property
+    def name(self) -> str:
+        return self.llm.name
+
+    @property
+    def prefills_replies(self) -> bool:
+        return True
+
+
 def run_probe_lab(make_probe: Callable[[LocalModel, Any], Any], default_out: Path, doc: str | None) -> None:
     """A lab's command line (`bench/lab_*.py`): the labelled cases `--ids` scored one after
     another through a judge asking `make_probe(model, sink)` (the embedded model wrapped to ask

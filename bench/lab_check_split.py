@@ -31,7 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_judge import OUT_DIR, SET_DIR, build, raw_reply, run_probe_lab
+from bench_judge import OUT_DIR, SET_DIR, LabProbe, build, raw_reply, run_probe_lab
 
 from agenteval.criteria import default_registry
 from agenteval.criteria.judge import JudgeService
@@ -72,20 +72,9 @@ def _diff(a: dict[str, float] | None, b: dict[str, float] | None) -> float | Non
     return None if not a or not b else max(abs(a[k] - b.get(k, 0.0)) for k in a)
 
 
-class Probe:
+class Probe(LabProbe):
     """The embedded model; each prefilled cross-check is also asked in three calls (logged, not
     returned)."""
-
-    def __init__(self, llm: LocalModel, sink: Any) -> None:
-        self.llm, self.sink, self.case_id = llm, sink, ""
-
-    @property
-    def name(self) -> str:
-        return self.llm.name
-
-    @property
-    def prefills_replies(self) -> bool:
-        return True
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
         last = request.messages[-1]

@@ -30,10 +30,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_judge import OUT_DIR, raw_reply, run_probe_lab
+from bench_judge import OUT_DIR, LabProbe, raw_reply, run_probe_lab
 
 from agenteval.criteria.judge.engine.logprobs import label_distribution
-from agenteval.models import LocalModel, Message, ModelRequest, ModelResponse
+from agenteval.models import Message, ModelRequest, ModelResponse
 from agenteval.models.base import TokenLogprob
 from agenteval.models.openai_wire import parse_choice
 
@@ -75,15 +75,12 @@ def prefilled(request: ModelRequest) -> tuple[ModelRequest, str] | None:
                    json_schema=None, grammar=grammar), head
 
 
-class Probe:
+class Probe(LabProbe):
     """The embedded model, each one-pass question also asked prefilled (logged, not returned)."""
 
-    def __init__(self, llm: LocalModel, sink: Any, case_id: str = "") -> None:
-        self.llm, self.sink, self.case_id = llm, sink, case_id
-
     @property
-    def name(self) -> str:
-        return self.llm.name
+    def prefills_replies(self) -> bool:
+        return False  # the judge asks whole; the probe asks each question prefilled beside it
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
         response = await self.llm.generate(request)

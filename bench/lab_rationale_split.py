@@ -32,10 +32,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_judge import OUT_DIR, raw_reply, run_probe_lab
+from bench_judge import OUT_DIR, LabProbe, raw_reply, run_probe_lab
 
 from agenteval.criteria.judge.engine.logprobs import label_distribution
-from agenteval.models import LocalModel, Message, ModelRequest, ModelResponse
+from agenteval.models import Message, ModelRequest, ModelResponse
 from agenteval.models.base import TokenLogprob
 from agenteval.models.openai_wire import parse_choice
 
@@ -51,20 +51,9 @@ def _labels(grammar: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-class Probe:
+class Probe(LabProbe):
     """The embedded model; each prefilled verdict question whose reply has a rationale is also
     asked in two calls (logged, not returned)."""
-
-    def __init__(self, llm: LocalModel, sink: Any) -> None:
-        self.llm, self.sink, self.case_id = llm, sink, ""
-
-    @property
-    def name(self) -> str:
-        return self.llm.name
-
-    @property
-    def prefills_replies(self) -> bool:
-        return True
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
         response = await self.llm.generate(request)
