@@ -104,7 +104,7 @@ def test_rubric_based_tool_use_quality() -> None:
 
 
 def test_a_verdict_carries_its_probability_from_one_pass() -> None:
-    # num_samples 5, yet one model call: the samples are drawn from the verdict token's
+    # num_samples 5, yet one pass: the samples are drawn from the verdict token's
     # probabilities, which are the verdict's confidence.
     judge = JudgeService(lambda n: resolve_model(n, {}))
     metric = default_registry().configure("final_response_match_v2", {
@@ -113,8 +113,9 @@ def test_a_verdict_carries_its_probability_from_one_pass() -> None:
     run = CaseRun(case, [inv("How much is my refund?", "The refund is $100.")], "s")
     result = asyncio.run(score_case(run, [metric], judge=judge))
     (record,) = result.judge_records
-    # one call for the label, its five votes and (the verdict failing) its capped rationale
-    assert record.confidence_source == "logprobs" and judge.calls == 1, record.replies
+    # one call for the label and its five votes, and (the verdict failing) one for its capped
+    # rationale, begun after the label in the slot that holds the prompt
+    assert record.confidence_source == "logprobs" and judge.calls == 2, record.replies
     assert record.rationale
     assert record.label_probs is not None and abs(sum(record.label_probs.values()) - 1) < 1e-3
     assert record.verdict == "invalid" and record.confidence is not None and record.confidence > 0.5

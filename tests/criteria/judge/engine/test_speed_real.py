@@ -36,7 +36,7 @@ class Counted:
         return response
 
 
-def test_one_call_keeps_the_label_and_its_probabilities_and_explains_a_failure() -> None:
+def test_one_pass_keeps_the_label_and_its_probabilities_and_explains_a_failure() -> None:
     model = Counted(resolve_model("local", {}))
     failing = prompts.final_response_match("How much is my refund?", "Your refund is $1,000.",
                                            "The refund is $100.")
@@ -52,12 +52,13 @@ def test_one_call_keeps_the_label_and_its_probabilities_and_explains_a_failure()
             [await ask(r, passing) for r in ("negative", "never")]
 
     written, alone_f, one_f, one_p, alone_p = asyncio.run(run())
-    # Failing: one call, the label-only reply's tokens up to the label and its probabilities
-    # bit for bit (both asked after the prompt was evaluated once: the first call on a prompt
-    # evaluates its material in one batch, later ones only its last token, and the logits of
-    # the two differ in the third decimal), then the rationale.
+    # Failing: one pass (on the embedded engine two calls: the label, then the reply begun up
+    # to its rationale, `engine.prefill.rationale_after`), the label-only reply's tokens up to
+    # the label and its probabilities bit for bit (both asked after the prompt was evaluated
+    # once: the first call on a prompt evaluates its material in one batch, later ones only its
+    # last token, and the logits of the two differ in the third decimal), then the rationale.
     assert alone_f.replies == ['{"verdict": "invalid"}']
-    assert one_f.model_calls == 1 and one_f.replies[0].startswith('{"verdict": "invalid", "rationale": "')
+    assert one_f.model_calls == 2 and one_f.replies[0].startswith('{"verdict": "invalid", "rationale": "')
     assert any(s.verdict and s.verdict.label == "invalid" and s.verdict.rationale for s in one_f.samples)
     assert alone_f.distribution and one_f.distribution and written.distribution
     assert one_f.distribution == alone_f.distribution and one_f.readings == alone_f.readings
