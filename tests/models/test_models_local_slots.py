@@ -35,6 +35,9 @@ class FakeSlots:
         return {"n_restored": 10} if file.is_file() else {}
 
 
+# A hallucination question's context: long enough that a call queues behind the slot holding it.
+CONTEXT = "The order 7731 was shipped on 3 May by DHL, tracking number 00341; " * 3
+
 def _body(prefix: str, question: str) -> dict[str, Any]:
     return {"messages": [{"role": "system", "content": prefix}, {"role": "user", "content": question}]}
 
@@ -293,11 +296,10 @@ def _warm(table: SlotTable) -> None:
 def test_sentences_sharing_a_context_queue_behind_the_slot_evaluating_it() -> None:
     table = SlotTable(4, None, None, "m")
     _warm(table)
-    context = "The order 7731 was shipped on 3 May by DHL, tracking number 00341; " * 3
-    first = _question(context, "It shipped on 3 May.")
+    first = _question(CONTEXT, "It shipped on 3 May.")
     slot, _, warming = _start(table, first)
     got: list[int] = []
-    thread = _in_thread(table, _question(context, "The carrier was UPS."), got)
+    thread = _in_thread(table, _question(CONTEXT, "The carrier was UPS."), got)
     time.sleep(0.2)
     assert got == []  # three slots are free, yet it waits for the one evaluating its context
     _end(table, first, slot, warming)
@@ -350,11 +352,10 @@ def test_by_text_off_chooses_by_whole_messages_only() -> None:
     table = SlotTable(4, None, None, "m")
     table.by_text = False
     _warm(table)
-    context = "The order 7731 was shipped on 3 May by DHL, tracking number 00341; " * 3
-    first = _question(context, "It shipped on 3 May.")
+    first = _question(CONTEXT, "It shipped on 3 May.")
     slot, _, warming = _start(table, first)
     got: list[int] = []
-    _in_thread(table, _question(context, "The carrier was UPS."), got).join(5)
+    _in_thread(table, _question(CONTEXT, "The carrier was UPS."), got).join(5)
     assert got and got[0] != slot and table.queued == 0
     _end(table, first, slot, warming)
 
@@ -452,11 +453,10 @@ def test_sentences_queued_behind_a_context_wait_for_the_first_sentences_follow_u
     table = SlotTable(4, None, None, "m")
     table.hold = 5.0
     _warm(table)
-    context = "The order 7731 was shipped on 3 May by DHL, tracking number 00341; " * 3
-    first = _judge(context, "It shipped on 3 May.")
+    first = _judge(CONTEXT, "It shipped on 3 May.")
     slot, warming = _begin(table, first)
     queued: list[tuple[int, float]] = []
-    second = _judge(context, "The carrier was UPS.")
+    second = _judge(CONTEXT, "The carrier was UPS.")
     waiter = _judged_in_thread(table, second, queued)  # queued behind the slot holding the context
     time.sleep(0.1)
     _finish(table, first, slot, warming)  # the first note; its next field follows
@@ -475,12 +475,11 @@ def test_a_call_sharing_a_kept_slots_text_queues_behind_it() -> None:
     table = SlotTable(4, None, None, "m")
     table.hold = 0.2
     _warm(table)
-    context = "The order 7731 was shipped on 3 May by DHL, tracking number 00341; " * 3
-    first = _judge(context, "It shipped on 3 May.")
+    first = _judge(CONTEXT, "It shipped on 3 May.")
     slot, warming = _begin(table, first)
     _finish(table, first, slot, warming)  # kept; three other slots are free
     got: list[tuple[int, float]] = []
-    _judged_in_thread(table, _judge(context, "The carrier was UPS."), got).join(5)
+    _judged_in_thread(table, _judge(CONTEXT, "The carrier was UPS."), got).join(5)
     assert got and got[0][0] == slot  # the context is not evaluated again in a free slot
 
 
