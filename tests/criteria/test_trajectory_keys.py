@@ -88,3 +88,21 @@ def test_the_inlined_key_loop_gives_the_call_by_call_results_and_reasons() -> No
                 assert (got.score, got.reason) == (want.score, want.reason)
                 assert [(p.score, p.reason) for p in got.per_invocation] == \
                     [(p.score, p.reason) for p in want.per_invocation]
+
+
+def test_a_criterion_objects_settings_are_derived_once_and_only_for_it() -> None:
+    from agenteval.criteria import default_registry
+
+    registry = default_registry()
+    exact = registry.configure("tool_trajectory_avg_score", {"threshold": 1.0, "ignore_tools": ["log"]})
+    first, second = exact.build(), exact.build()  # a run builds one per case
+    assert first is not second and first.ignore is second.ignore == frozenset({"log"})
+    assert first.by_keys is None  # a tool ignored: decided call by call
+    matching = registry.configure("tool_trajectory_avg_score",
+                                  {"threshold": 1.0, "args_match": {"f": {"x": "text"}}})
+    a, b = matching.build(), matching.build()
+    assert a.equal == b.equal and callable(a.equal) and a.by_keys is None
+    for kind, by_keys in _KEY_MATCHERS.items():  # another criterion object: its own settings
+        built = registry.configure("tool_trajectory_avg_score",
+                                   {"threshold": 1.0, "match_type": kind.value}).build()
+        assert built.by_keys is by_keys and built.equal is False and built.ignore == frozenset()

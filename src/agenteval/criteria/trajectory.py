@@ -312,6 +312,33 @@ def _keyed_failed(kind: MatchType, equal: Equality, actual: Invocation, expected
     return f"{kind.value}: {_REASONS[kind](actual.tool_calls(), expected.tool_calls(), equal)}"
 
 
+Settings = tuple[Equality, frozenset[str], Callable[[tuple[Any, ...], tuple[Any, ...]], bool] | None]
+# Per criterion object (kept in its entry, so that a reused id is never mistaken for it): what
+# its settings derive to. A run builds a criterion per case, and a resolved config is not
+# changed (its wire form, `ConfiguredMetric.wire_dict`, is computed once too).
+_SETTINGS: dict[int, tuple[ToolTrajectoryCriterion, Settings]] = {}
+
+
+def _settings(criterion: ToolTrajectoryCriterion) -> Settings:
+    """How calls compare (`ignore_args`, or an `args_match` comparer), the tools ignored, and
+    the match type on call keys where it applies: ADK's match types with ADK's equality and no
+    tool ignored are decided on the invocations' memoised call keys (one C-level comparison for
+    EXACT); None otherwise."""
+    entry = _SETTINGS.get(id(criterion))
+    if entry is not None and entry[0] is criterion:
+        return entry[1]
+    # The comparer is built here, so a bad matcher is a config error before anything runs (see
+    # the registry).
+    equal: Equality = (ArgsComparer(criterion.args_match).equal
+                       if criterion.args_match and not criterion.ignore_args else criterion.ignore_args)
+    ignore = frozenset(criterion.ignore_tools)
+    by_keys = _KEY_MATCHERS.get(criterion.match_type) if equal.__class__ is bool and not ignore else None
+    if len(_SETTINGS) >= 256:
+        _SETTINGS.clear()
+    _SETTINGS[id(criterion)] = (criterion, (equal, ignore, by_keys))
+    return equal, ignore, by_keys
+
+
 class _Trajectory(PerInvocationCriterion):
     """The trajectory criteria's common part: how calls compare (`ignore_args`, `args_match`)."""
 
@@ -319,19 +346,11 @@ class _Trajectory(PerInvocationCriterion):
     criterion: ToolTrajectoryCriterion
 
     def __init__(self, metric_name: str, criterion: ToolTrajectoryCriterion) -> None:
-        super().__init__(metric_name, criterion)
-        # Built here, so a bad matcher is a config error before anything runs (see the registry).
-        self.equal: Equality = (ArgsComparer(criterion.args_match).equal
-                                if criterion.args_match and not criterion.ignore_args
-                                else criterion.ignore_args)
-        self.ignore = frozenset(criterion.ignore_tools)
+        self.metric_name, self.criterion = metric_name, criterion
+        self.equal, self.ignore, self.by_keys = _settings(criterion)
         if criterion.per_agent is not None and not isinstance(self, ToolTrajectoryAvgScore):
             raise ValueError(f"per_agent applies to tool_trajectory_avg_score only; {metric_name} "
                              "matches flat")
-        # ADK's match types with ADK's equality and no tool ignored are decided on the
-        # invocations' memoised call keys (one C-level comparison for EXACT); None otherwise.
-        self.by_keys = (_KEY_MATCHERS.get(criterion.match_type)
-                        if self.equal.__class__ is bool and not self.ignore else None)
 
     def calls(self, inv: Invocation) -> list[FunctionCall]:
         """The turn's calls, without those to `ignore_tools`."""
