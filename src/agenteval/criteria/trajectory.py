@@ -315,7 +315,9 @@ def _keyed_failed(kind: MatchType, equal: Equality, actual: Invocation, expected
 Settings = tuple[Equality, frozenset[str], Callable[[tuple[Any, ...], tuple[Any, ...]], bool] | None]
 # Per criterion object (kept in its entry, so that a reused id is never mistaken for it): what
 # its settings derive to. A run builds a criterion per case, and a resolved config is not
-# changed (its wire form, `ConfiguredMetric.wire_dict`, is computed once too).
+# changed (its wire form, `ConfiguredMetric.wire_dict`, is computed once too): a config object
+# edited after its first use is not derived again. Deriving per case was ~10% of a trajectory
+# pass at 10,000 cases (bench/README.md, session 14 review).
 _SETTINGS: dict[int, tuple[ToolTrajectoryCriterion, Settings]] = {}
 
 
@@ -346,7 +348,7 @@ class _Trajectory(PerInvocationCriterion):
     criterion: ToolTrajectoryCriterion
 
     def __init__(self, metric_name: str, criterion: ToolTrajectoryCriterion) -> None:
-        self.metric_name, self.criterion = metric_name, criterion
+        super().__init__(metric_name, criterion)
         self.equal, self.ignore, self.by_keys = _settings(criterion)
         if criterion.per_agent is not None and not isinstance(self, ToolTrajectoryAvgScore):
             raise ValueError(f"per_agent applies to tool_trajectory_avg_score only; {metric_name} "
