@@ -87,3 +87,26 @@ def test_context_reaches_criteria() -> None:
     asyncio.run(score_case(_run([inv("a")], [inv("e")]), [registry.configure("spy", 1.0)]))
     assert seen[0].actual[0].user_content.text() == "a"
     assert seen[0].expected is not None and seen[0].expected[0].user_content.text() == "e"
+
+
+def test_a_recorded_runs_result_is_what_validation_makes() -> None:
+    # `score_case` makes a recorded run's result without validation: the same fields in the
+    # same order as the validated model, so the same document bytes.
+    from agenteval.schema import EvalCaseResult, Invocation
+
+    def events(usage: dict[str, int] | None) -> Invocation:
+        return Invocation.model_validate({
+            "user_content": {"role": "user", "parts": [{"text": "hi"}]}, "duration": 2.5,
+            "model_duration": 1.0, "intermediate_data": {"invocation_events": [
+                {"author": "a", "content": {"role": "model", "parts": [
+                    {"function_call": {"name": "g", "args": {"x": [1, 2]}}}]},
+                 "usage_metadata": usage}]}})
+
+    metrics = resolve_metrics(default_registry_config())
+    actual = [inv(calls=[call("f", a=1)]), events({"prompt_token_count": 3})]
+    expected = [inv(calls=[call("f", a=2)]), events(None)]
+    result = asyncio.run(score_case(_run(actual, expected), metrics))
+    again = EvalCaseResult.model_validate(result.model_dump())
+    assert result.model_dump_json(indent=2) == again.model_dump_json(indent=2)
+    assert result == again
+    assert result.reasons and result.final_eval_status == EvalStatus.FAILED

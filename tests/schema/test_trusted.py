@@ -7,7 +7,7 @@ from agenteval.schema import (
     EvalStatus,
     SessionFile,
 )
-from agenteval.schema.base import trusted
+from agenteval.schema.base import maker, trusted
 
 
 def test_same_object_and_bytes_as_model_construct() -> None:
@@ -40,3 +40,19 @@ def test_every_field_and_no_other_is_required(values: dict[str, object]) -> None
 def test_models_keeping_extra_keys_are_refused() -> None:
     with pytest.raises(TypeError, match="extras"):
         trusted(SessionFile, dict.fromkeys(SessionFile.model_fields))
+
+
+def test_maker_makes_what_trusted_makes_without_the_key_check() -> None:
+    values = {"metric_name": "m", "threshold": None, "criterion": None,
+              "custom_function_path": None, "score": 1.5, "eval_status": EvalStatus.INFORMATIONAL,
+              "details": EvalMetricResultDetails(duration_details=DurationDetails(total_seconds=1.0))}
+    made, built = maker(EvalMetricResult)(dict(values)), trusted(EvalMetricResult, dict(values))
+    assert made == built
+    assert made.model_dump_json(indent=2) == built.model_dump_json(indent=2)
+    assert made.model_fields_set == built.model_fields_set
+    assert made.model_fields_set is not maker(EvalMetricResult)(dict(values)).model_fields_set
+
+
+def test_maker_refuses_models_keeping_extra_keys() -> None:
+    with pytest.raises(TypeError, match="extras"):
+        maker(SessionFile)

@@ -32,7 +32,7 @@ from agenteval.schema import (
     Invocation,
     TokenUsageDetails,
 )
-from agenteval.schema.base import trusted
+from agenteval.schema.base import maker
 from agenteval.tracing.figures import Figures, invocations_figures
 
 
@@ -55,8 +55,11 @@ class ToolCallCount(Criterion):
     """`tool_call_count_v1`: tool calls per invocation; overall, the mean."""
 
     def score(self, ctx: EvalContext) -> CriterionResult:
-        per = [float(f.tool_calls if f is not None else len(inv.tool_calls()))
-               for inv, f in zip(ctx.actual, _figures(ctx), strict=True)]
+        if ctx.trace is None:  # no figures to read (a recorded run: `score`)
+            per = [float(len(inv.tool_calls())) for inv in ctx.actual]
+        else:
+            per = [float(f.tool_calls if f is not None else len(inv.tool_calls()))
+                   for inv, f in zip(ctx.actual, _figures(ctx), strict=True)]
         overall = mean(per)
         return CriterionResult(overall, [InvocationScore(v) for v in per],
                                reason=_reason(overall, "tool calls", ctx))
@@ -66,10 +69,14 @@ class InferenceCallCount(Criterion):
     """`inference_call_count_v1`: model calls per invocation; overall, the mean."""
 
     def score(self, ctx: EvalContext) -> CriterionResult:
-        per: list[float | None] = []
-        for inv, f in zip(ctx.actual, _figures(ctx), strict=True):
-            n = f.model_calls if f is not None and f.model_calls else inv.model_call_count()
-            per.append(None if n is None else float(n))
+        per: list[float | None]
+        if ctx.trace is None:
+            per = [None if (n := inv.model_call_count()) is None else float(n) for inv in ctx.actual]
+        else:
+            per = []
+            for inv, f in zip(ctx.actual, _figures(ctx), strict=True):
+                n = f.model_calls if f is not None and f.model_calls else inv.model_call_count()
+                per.append(None if n is None else float(n))
         overall = mean(per)
         return CriterionResult(overall, [InvocationScore(v) for v in per],
                                reason=_reason(overall, "model calls", ctx))
@@ -85,14 +92,13 @@ def _counts(inv: Invocation, fig: Figures | None) -> tuple[float | None, ...] | 
     usages = inv.usage()
     if not usages:
         return None
-
-    def total(attr: str) -> float | None:
-        values = [getattr(u, attr) for u in usages if getattr(u, attr) is not None]
-        return float(sum(values)) if values else None
-
-    return (total("prompt_token_count"), total("cached_content_token_count"),
-            total("tool_use_prompt_token_count"), total("candidates_token_count"),
-            total("thoughts_token_count"))
+    # Each count's values in event order, summed as `sum` sums them: one column per count.
+    rows = [(u.prompt_token_count, u.cached_content_token_count, u.tool_use_prompt_token_count,
+             u.candidates_token_count, u.thoughts_token_count) for u in usages]
+    if len(rows) == 1:  # `sum` of one value: 0 + v (so -0.0 gives 0.0, as `sum` does)
+        return tuple(None if v is None else float(0 + v) for v in rows[0])
+    return tuple(float(sum(present)) if (present := [v for v in column if v is not None]) else None
+                 for column in zip(*rows, strict=True))
 
 
 def token_usage(inv: Invocation, fig: Figures | None = None) -> TokenUsageDetails | None:
@@ -105,15 +111,24 @@ def token_usage(inv: Invocation, fig: Figures | None = None) -> TokenUsageDetail
     outputs = (None if candidates is None and reasoning is None
                else (candidates or 0.0) + (reasoning or 0.0))
     overall = None if inputs is None and outputs is None else (inputs or 0.0) + (outputs or 0.0)
-    return trusted(TokenUsageDetails, {
+    return _make_tokens({
         "total_tokens": overall, "input_tokens": inputs, "prompt_tokens": prompt,
         "cached_tokens": cached, "tool_use_tokens": tool, "output_tokens": outputs,
         "candidates_tokens": candidates, "reasoning_tokens": reasoning})
 
 
+# Built without validation (every value a float or None computed here), from dicts written in
+# the models' field order, which `maker` does not check: several per invocation in a run.
+_make_tokens = maker(TokenUsageDetails)
+_make_duration = maker(DurationDetails)
+_make_details = maker(EvalMetricResultDetails)
+_TOKEN_FIELDS = tuple(TokenUsageDetails.model_fields)
+_DURATION_FIELDS = tuple(DurationDetails.model_fields)
+
+
 def _details(token_usage: TokenUsageDetails | None = None,
              duration: DurationDetails | None = None) -> EvalMetricResultDetails:
-    return trusted(EvalMetricResultDetails, {
+    return _make_details({
         "rubric_scores": None, "token_usage_details": token_usage, "duration_details": duration})
 
 
@@ -125,16 +140,19 @@ class TokenUsage(Criterion):
     """
 
     def score(self, ctx: EvalContext) -> CriterionResult:
-        details = [token_usage(inv, f) for inv, f in zip(ctx.actual, _figures(ctx), strict=True)]
+        details = ([token_usage(inv) for inv in ctx.actual] if ctx.trace is None else
+                   [token_usage(inv, f) for inv, f in zip(ctx.actual, _figures(ctx), strict=True)])
         per = [InvocationScore(d.total_tokens if d else None, _details(token_usage=d) if d else None)
                for d in details]
         n = len(details) or 1
-        fields = TokenUsageDetails.model_fields
-        sums: dict[str, float | None] = {}
-        for name in fields:
-            values = [getattr(d, name) for d in details if d and getattr(d, name) is not None]
+        # Each field's values over the invocations that reported it, in order (the dicts'
+        # values are in field order).
+        columns = zip(*[d.__dict__.values() for d in details if d], strict=True) if any(details) else ()
+        sums: dict[str, float | None] = dict.fromkeys(_TOKEN_FIELDS)
+        for name, column in zip(_TOKEN_FIELDS, columns, strict=False):
+            values = [v for v in column if v is not None]
             sums[name] = sum(values) / n if values else None
-        overall = trusted(TokenUsageDetails, sums)
+        overall = _make_tokens(sums)
         # As ADK: the overall score is the total over all invocations divided by their number
         # (an invocation that reported nothing counts as 0).
         return CriterionResult(overall.total_tokens, per, _details(token_usage=overall),
@@ -147,7 +165,7 @@ def duration(inv: Invocation) -> DurationDetails | None:
         return None
     model, tool = inv.model_duration, inv.tool_duration
     framework = max(inv.duration - (model or 0.0) - (tool or 0.0), 0.0)
-    return trusted(DurationDetails, {"total_seconds": inv.duration, "model_seconds": model,
+    return _make_duration({"total_seconds": inv.duration, "model_seconds": model,
                                      "tool_seconds": tool, "framework_seconds": framework})
 
 
@@ -158,8 +176,10 @@ class InvocationDuration(Criterion):
         details = [duration(inv) for inv in ctx.actual]
         per = [InvocationScore(d.total_seconds if d else None, _details(duration=d) if d else None)
                for d in details]
-        avg = {name: mean([getattr(d, name) for d in details if d])
-               for name in DurationDetails.model_fields}
+        columns = zip(*[d.__dict__.values() for d in details if d], strict=True) if any(details) else ()
+        avg: dict[str, float | None] = dict.fromkeys(_DURATION_FIELDS)
+        for name, column in zip(_DURATION_FIELDS, columns, strict=False):
+            avg[name] = mean(column)
         overall = mean([p.score for p in per])
-        return CriterionResult(overall, per, _details(duration=trusted(DurationDetails, avg)),
+        return CriterionResult(overall, per, _details(duration=_make_duration(avg)),
                                reason=_reason(overall, "seconds", ctx, traced=False))

@@ -46,6 +46,7 @@ from agenteval.schema import (
     SingleToolUseCriterion,
     ToolTrajectoryCriterion,
 )
+from agenteval.schema.invocation import CALLS_MEMO
 
 # How two calls (actual, expected) compare: `ignore_args` as ADK has it, or a comparer.
 Equality = bool | Callable[[FunctionCall, FunctionCall], bool]
@@ -304,6 +305,9 @@ def _matched_score(kind: MatchType, got: int, want: int) -> InvocationScore:
     return InvocationScore(1.0, None, None, matched_text(kind, got, want))
 
 
+_memo = getattr  # read as a local name in the key loop
+
+
 # The reason of a pair decided on call keys that did not match (bound with `partial`: made only
 # when read).
 
@@ -393,8 +397,18 @@ class ToolTrajectoryAvgScore(_Trajectory):
         kind, ignore_args = self.criterion.match_type, self.criterion.ignore_args
         per: list[InvocationScore] = []
         matched = 0
+        exact = by_keys is tuple.__eq__
         for a, e in zip(ctx.actual, expected, strict=False):
-            if by_keys(got := a.call_keys(ignore_args), want := e.call_keys(ignore_args)):
+            # `call_keys` inlined where both memos are current (see `Invocation.call_keys`).
+            da, de = a.intermediate_data, e.intermediate_data
+            ma = _memo(da, CALLS_MEMO, None) if da is not None else None
+            me = _memo(de, CALLS_MEMO, None) if de is not None else None
+            if (ignore_args or ma is None or me is None or ma[1] != len(ma[0])
+                    or me[1] != len(me[0])):
+                got, want = a.call_keys(ignore_args), e.call_keys(ignore_args)
+            else:
+                got, want = ma[3], me[3]
+            if got == want if exact else by_keys(got, want):
                 matched += 1
                 per.append(_matched_score(kind, len(got), len(want)))
             else:

@@ -29,7 +29,7 @@ from agenteval.schema import (
     MetricError,
     MetricReason,
 )
-from agenteval.schema.base import trusted
+from agenteval.schema.base import maker, trusted
 from agenteval.schema.trace import Trace
 
 NotEvaluatedPolicy = Literal["fail", "ignore"]
@@ -96,11 +96,19 @@ async def run_criterion(metric: ConfiguredMetric, ctx: EvalContext) -> Criterion
 _NO_DETAILS = EvalMetricResultDetails()
 
 
+# Not validated: the wire values were validated when the config was resolved, and these run
+# once per metric per invocation (180,000 times for a 10,000-case run). The dicts below are
+# written in the models' field order (`wire_dict` is `EvalMetric`'s dump, the result's first
+# fields), which `maker` does not check.
+_make_metric_result = maker(EvalMetricResult)
+_make_reason = maker(MetricReason)
+_make_per_invocation = maker(EvalMetricResultPerInvocation)
+_make_case_result = maker(EvalCaseResult)
+
+
 def _metric_result(wire: dict[str, Any], status: EvalStatus, score: float | None,
                    details: EvalMetricResultDetails | None) -> EvalMetricResult:
-    # Not validated: the wire values were validated when the config was resolved, and this runs
-    # once per metric per invocation (180,000 times for a 10,000-case run).
-    return trusted(EvalMetricResult, {
+    return _make_metric_result({
         **wire, "score": score, "eval_status": status,
         "details": details if details is not None else _NO_DETAILS,
     })
@@ -111,8 +119,7 @@ _EXPLAINED = (EvalStatus.FAILED, EvalStatus.NOT_EVALUATED)
 
 def _reason(metric_name: str, index: int | None, reason: str) -> MetricReason:
     # Not validated: built from a criterion's strings, once per metric per invocation.
-    return trusted(MetricReason, {"metric_name": metric_name, "invocation_index": index,
-                                  "reason": reason})
+    return _make_reason({"metric_name": metric_name, "invocation_index": index, "reason": reason})
 
 
 async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
@@ -187,21 +194,40 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
         final = case_status(statuses, policy)
     else:
         final = EvalStatus.FAILED
+    per_invocation = [
+        _make_per_invocation({
+            "actual_invocation": inv,
+            "expected_invocation": (expected[i] if expected is not None and i < len(expected)
+                                    else None),
+            "eval_metric_results": per_inv[i],
+        })
+        for i, inv in enumerate(run.actual)
+    ]
+    if (not records and run.trace is None and run.session_details is None and not run.warnings
+            and run.user_id is None and run.error_message is None and run.case.eval_id.__class__ is str
+            and run.eval_set_id.__class__ is str and run.session_id.__class__ is str
+            and run.run_index.__class__ is int):
+        # A recorded run's result (`score`), every value of its declared type: made without
+        # validation, which was a twelfth of scoring a case with the default criteria. Every
+        # field is set, so the result's fields-set differs from a validated one's (nothing
+        # reads it: results are never dumped with `exclude_unset`).
+        return _make_case_result({
+            "eval_set_file": run.eval_set_id, "eval_set_id": run.eval_set_id,
+            "eval_id": run.case.eval_id, "final_eval_status": final, "eval_metric_results": None,
+            "overall_eval_metric_results": overall,
+            "eval_metric_result_per_invocation": per_invocation, "session_id": run.session_id,
+            "session_details": None, "user_id": None, "error_message": None,
+            "metric_errors": errors, "reasons": reasons, "judge_records": records,
+            "agent_verdicts": agent_verdicts, "judge_certificates": certificates,
+            "run_index": run.run_index, "warnings": [], "trace": None,
+        })
     return EvalCaseResult(
         eval_set_file=run.eval_set_id,
         eval_set_id=run.eval_set_id,
         eval_id=run.case.eval_id,
         final_eval_status=final,
         overall_eval_metric_results=overall,
-        eval_metric_result_per_invocation=[
-            trusted(EvalMetricResultPerInvocation, {
-                "actual_invocation": inv,
-                "expected_invocation": (expected[i] if expected is not None and i < len(expected)
-                                        else None),
-                "eval_metric_results": per_inv[i],
-            })
-            for i, inv in enumerate(run.actual)
-        ],
+        eval_metric_result_per_invocation=per_invocation,
         session_id=run.session_id,
         session_details=run.session_details,
         user_id=run.user_id,

@@ -17,6 +17,9 @@ from agenteval.schema.rubric import Rubric
 # reads every key there, and one that is not a field made serialising an invocation 40% slower;
 # nor the invocation's, whose ten fields fill its dict (an eleventh key doubles it).
 _MEMO = "_calls_memo"
+# That slot's name, for a loop that reads the memo itself (`criteria.trajectory`): a memo is
+# `(source list, its length, calls, keys)`, current while the source's length is the one kept.
+CALLS_MEMO = _MEMO
 _set = object.__setattr__
 
 
@@ -230,4 +233,4 @@ class Invocation(WireModel):
         data = self.intermediate_data
         if not isinstance(data, InvocationEvents):
             return None
-        return sum(1 for e in data.invocation_events if e.usage_metadata or e.model_version)
+        return len([e for e in data.invocation_events if e.usage_metadata or e.model_version])

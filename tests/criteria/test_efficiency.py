@@ -1,0 +1,113 @@
+"""The efficiency criteria on recorded invocations: every count, total and mean as defined
+(each count summed over an invocation's events, means over the invocations that have one)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agenteval.criteria import EvalContext
+from agenteval.criteria.efficiency import (
+    InferenceCallCount,
+    InvocationDuration,
+    TokenUsage,
+    ToolCallCount,
+)
+from agenteval.schema import BaseCriterion, Invocation, InvocationEvents, TokenUsageDetails
+
+COUNTS = ("prompt_token_count", "cached_content_token_count", "tool_use_prompt_token_count",
+          "candidates_token_count", "thoughts_token_count")
+
+
+def _inv(usages: list[dict[str, int] | None], duration: float | None = None,
+         model: float | None = None, legacy: bool = False) -> Invocation:
+    data: dict[str, Any] = ({"tool_uses": [{"name": "t", "args": {}}]} if legacy else
+                            {"invocation_events": [
+                                {"author": "a", "usage_metadata": u, "content": {"role": "model", "parts": [
+                                    {"function_call": {"name": "t", "args": {"i": i}}}]}}
+                                for i, u in enumerate(usages)]})
+    return Invocation.model_validate({"user_content": {"role": "user", "parts": [{"text": "q"}]},
+                                      "intermediate_data": data, "duration": duration,
+                                      "model_duration": model})
+
+
+CASES = [
+    [_inv([{"prompt_token_count": 10, "candidates_token_count": 5}], 2.0, 0.5)],
+    [_inv([{"prompt_token_count": 10, "thoughts_token_count": 2}, None,
+           {"prompt_token_count": 7, "cached_content_token_count": 3, "candidates_token_count": 1}],
+          3.0),
+     _inv([], None), _inv([None], 1.25, 2.0), _inv([], legacy=True)],
+    [_inv([{"tool_use_prompt_token_count": 4}]), _inv([{"total_token_count": 9}], 0.1, 0.05)],
+    [_inv([], legacy=True)],
+]
+
+
+def _expected_tokens(inv: Invocation) -> tuple[float | None, ...] | None:
+    usages = inv.usage()
+    if not usages:
+        return None
+    sums = []
+    for attr in COUNTS:
+        values = [getattr(u, attr) for u in usages if getattr(u, attr) is not None]
+        sums.append(float(sum(values)) if values else None)
+    return tuple(sums)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_token_usage_sums_each_count_and_averages_over_the_invocations(case: list[Invocation]) -> None:
+    result = TokenUsage("token_usage_v1", BaseCriterion(threshold=0.0)).score(EvalContext(actual=case))
+    rows: list[tuple[float | None, ...]] = []
+    for inv, score in zip(case, result.per_invocation, strict=True):
+        counts = _expected_tokens(inv)
+        if counts is None:
+            assert score.score is None and score.details is None
+            continue
+        prompt, cached, tool, candidates, reasoning = counts
+        inputs = None if prompt is None and tool is None else (prompt or 0.0) + (tool or 0.0)
+        outputs = (None if candidates is None and reasoning is None
+                   else (candidates or 0.0) + (reasoning or 0.0))
+        total = None if inputs is None and outputs is None else (inputs or 0.0) + (outputs or 0.0)
+        row = (total, inputs, prompt, cached, tool, outputs, candidates, reasoning)
+        assert score.details is not None and score.details.token_usage_details is not None
+        assert tuple(score.details.token_usage_details.model_dump().values()) == row
+        assert score.score == total
+        rows.append(row)
+    assert result.details is not None and result.details.token_usage_details is not None
+    overall = result.details.token_usage_details.model_dump()
+    for k, name in enumerate(overall):
+        values = [v for r in rows if (v := r[k]) is not None]
+        assert overall[name] == (sum(values) / len(case) if values else None)
+    assert list(overall) == list(TokenUsageDetails.model_fields)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_duration_averages_each_part_over_the_timed_invocations(case: list[Invocation]) -> None:
+    criterion = InvocationDuration("invocation_duration_v1", BaseCriterion(threshold=0.0))
+    result = criterion.score(EvalContext(actual=case))
+    timed = [inv for inv in case if inv.duration is not None]
+    assert result.details is not None and result.details.duration_details is not None
+    overall = result.details.duration_details
+
+    def mean(values: list[float | None]) -> float | None:
+        present = [v for v in values if v is not None]
+        return sum(present) / len(present) if present else None
+
+    assert overall.total_seconds == mean([inv.duration for inv in timed])
+    assert overall.model_seconds == mean([inv.model_duration for inv in timed])
+    assert overall.tool_seconds == mean([inv.tool_duration for inv in timed])
+    assert overall.framework_seconds == mean([max((inv.duration or 0.0) - (inv.model_duration or 0.0), 0.0)
+                                              for inv in timed])
+    assert result.score == overall.total_seconds
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_call_counts_per_invocation(case: list[Invocation]) -> None:
+    ctx = EvalContext(actual=case)
+    tools = ToolCallCount("tool_call_count_v1", BaseCriterion(threshold=0.0)).score(ctx)
+    models = InferenceCallCount("inference_call_count_v1", BaseCriterion(threshold=0.0)).score(ctx)
+    assert [p.score for p in tools.per_invocation] == [float(len(inv.tool_calls())) for inv in case]
+    assert [p.score for p in models.per_invocation] == [
+        float(sum(1 for e in data.invocation_events if e.usage_metadata or e.model_version))
+        if isinstance(data := inv.intermediate_data, InvocationEvents) else None
+        for inv in case]
