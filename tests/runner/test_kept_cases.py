@@ -291,7 +291,7 @@ def test_a_rows_file_of_unplaced_rows_resumes_to_the_same_document(tmp_path: Pat
             found = reader.read(at, size, (set_id, eval_id, run_index))
             assert found is not None
             key = json.dumps([set_id, eval_id, run_index], separators=(",", ":")).encode()
-            row, digest = unplace(found[0]), found[1].encode()
+            row, digest = unplace(found[0]), (found[1] or "").encode()
             head = struct.pack("<4sIIII", MAGIC_UNPLACED, len(key), len(row), len(digest),
                                zlib.crc32(digest, zlib.crc32(row, zlib.crc32(key))))
             where = "eval_id = ?" + (" AND run_index = ?" if run_index >= 0 else "")

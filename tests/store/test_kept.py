@@ -125,3 +125,33 @@ def test_a_journal_made_before_verdicts_resumes_and_gains_the_table(tmp_path: Pa
     again.forget(RUN)
     with sqlite3.connect(journal.path) as conn:
         assert conn.execute("SELECT count(*) FROM journal_verdicts").fetchone() == (0,)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_runs_told_in_their_batch_are_not_digested_and_rebuild_from_their_rows(tmp_path: Path,
+                                                                              name: str) -> None:
+    """The writer digests a case run only when its case's verdict is not in the same batch: a case
+    told with its runs is resumed from its verdict, and rebuilt (`KeptCase.outcome`) from its rows
+    parsed, the same case; a run committed before its verdict keeps its digest."""
+    from agenteval.store.digest import digest_json
+    from agenteval.store.journal import _rows
+
+    journal = _journal(tmp_path)
+    runs, outcome = CASES[name], _outcome(CASES[name])
+    # One `put`: the runs and the verdict in one batch, whatever the writer's timing.
+    journal._writer(RUN).put(_rows(RUN, runs, "s"), [verdict_row(RUN, outcome, 0)])
+    late = _result(99)
+    journal.append_all(RUN, [late])  # committed before its verdict is known
+    journal.append_verdict(RUN, _outcome([late]), 1)
+    journal.flush()
+    reader = journal.reader()
+    kept = reader.kept_case(RUN, "s", outcome.eval_id, len(runs), "mean")
+    assert kept is not None and kept.digests == [None] * len(runs)
+    assert kept.rows == [placed_json(r, keep=False) for r in runs]
+    rebuilt = kept.outcome()
+    assert rebuilt.runs == runs and rebuilt.summary == outcome.summary
+    other = reader.kept_case(RUN, "s", "c99", 1, "mean")
+    assert other is not None and other.digests == [digest_json(late)]
+    assert other.outcome().runs == [late]
+    reader.close()
+    journal.close()

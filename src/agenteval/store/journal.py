@@ -37,10 +37,11 @@ history's rows, what the totals count, and the case's place in its document). A 
 reads kept rows and verdicts in the order they were written, one streamed `SELECT` each
 (`store.journal_reader`); a case whose runs were all kept is copied (rows and summary) and
 counted from its verdict, a kept case run without one is read as its digest, so no kept row is
-parsed. The history records a journaled run's cases from their verdicts: each verdict's history
-rows are committed beside it (`journal_metrics`, `journal_summaries`), and the history copies them
-in SQLite (`copyable`, `store.verdict_copy`); verdicts of older journals hold them in their record
-(`case_rows`).
+parsed (a case run is digested only when its case's verdict is not committed with it:
+`store.journal_writer`). The history records a journaled run's cases from their verdicts: each
+verdict's history rows are committed beside it (`journal_metrics`, `journal_summaries`), and the
+history copies them in SQLite (`copyable`, `store.verdict_copy`); verdicts of older journals hold
+them in their record (`case_rows`).
 `finished_keys` reads only which case runs finished (what `--resume` needs until the document is
 written), `result` one of them whole. A journal made before digests or verdicts gains the column
 or table when this agenteval first opens it (its old rows are read whole, its cases summarised
@@ -64,7 +65,6 @@ from agenteval.errors import DataError
 from agenteval.schema import EvalCaseResult, RunSpec
 from agenteval.store.case_rows import CaseRows
 from agenteval.store.claim import Claim, claim, lock_path, owner
-from agenteval.store.digest import digest_json
 from agenteval.store.journal_reader import JournalReader
 from agenteval.store.journal_rows import file_size as rows_size
 from agenteval.store.journal_rows import remove as remove_rows
@@ -503,8 +503,10 @@ class Journal:
 
 
 def _rows(run_id: str, results: Iterable[EvalCaseResult], eval_set_id: str | None) -> list[Row]:
+    # (The result itself, not its digest: the writer digests only the runs whose case is not told
+    # in the same transaction: `store.journal_writer`.)
     return [(run_id, eval_set_id or r.eval_set_id, r.eval_id, r.run_index, int(r.final_eval_status),
-             int(bool(r.error_message or r.metric_errors)), placed_json(r), digest_json(r))
+             int(bool(r.error_message or r.metric_errors)), placed_json(r), r)
             for r in results]
 
 

@@ -4,7 +4,8 @@
 header (`MAGIC`, the lengths of the key, the row and the digest, and a CRC-32 of the three), the
 case run's key (`[eval set id, eval id, run index]` as JSON), its row (the result's JSON as a
 result document holds it, placed in the document's list: `store.output.placed_json`) and its
-digest (`store.digest`); and for each case told, its summary's JSON as the document holds it,
+digest (`store.digest`; empty when the case's verdict was committed with the run:
+`store.journal_writer`); and for each case told, its summary's JSON as the document holds it,
 placed too (a frame whose run index is `journal_writer.SUMMARY`, without a digest). Frames
 written before rows were placed (`MAGIC_UNPLACED`, session 12) are read placed; an agenteval of
 then reads this version's frames as damaged (it would have copied them indented twice). The
@@ -148,8 +149,9 @@ class RowsReader:
         self.path = path
         self._file: BinaryIO | None = None  # (a file object: closed when collected, as a fd is not)
 
-    def read(self, at: int, size: int, key: CaseKey) -> tuple[bytes, str] | None:
-        """The row (placed) and digest of case run `key`, whose frame is `size` bytes at `at`; None when
+    def read(self, at: int, size: int, key: CaseKey) -> tuple[bytes, str | None] | None:
+        """The row (placed) and digest of case run `key` (None: the frame holds none, its case was
+        told with it), whose frame is `size` bytes at `at`; None when
         the frame reaches past the file's end (cut short). A DataError when the file cannot be
         read or the frame is not `key`'s, unchanged."""
         try:
@@ -172,7 +174,7 @@ class RowsReader:
                 body = memoryview(data)[_HEAD.size + nk:]
                 if zlib.crc32(body, zlib.crc32(k)) == crc:
                     row = bytes(body[:nr])
-                    return row if magic == MAGIC else place(row), str(body[nr:], "utf-8")
+                    return row if magic == MAGIC else place(row), str(body[nr:], "utf-8") or None
         raise DataError(self.path, "", f"the run journal's row of case {key[1]!r} (run {key[2]}) of eval set "
                         f"{key[0]!r} at byte {at} is damaged; run the eval again without --resume")
 

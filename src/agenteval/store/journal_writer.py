@@ -8,6 +8,15 @@ finished case run is committed within `FLUSH_SECONDS` of being appended (see `st
 A batch's case-run rows and case summaries go to the run's rows file first
 (`store.journal_rows`; a summary's frame has run index `SUMMARY`), and the transaction then
 commits their keys with where their frames are.
+
+A case run's frame holds its digest (`store.digest`: what a resume rebuilds a kept case run from
+without parsing its row) only when its case's verdict is not in the same batch: a case told in the
+transaction that commits its runs is resumed from its verdict (`store.kept`), and the rare sink
+that rebuilds such a case (`KeptCase.outcome`: the console's first cases, the JUnit and Markdown
+reports) parses its rows instead. With one run a case, the usual run, a verdict follows its run
+at once, so nearly no case run is digested (it was 20-30 µs a case run on the event loop); the
+runs that are (a case of several runs, a batch cut between a run and its verdict) are digested
+here, on the writer's thread.
 """
 
 from __future__ import annotations
@@ -23,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from agenteval.errors import DataError
+from agenteval.schema import EvalCaseResult
+from agenteval.store.digest import digest_json
 from agenteval.store.journal_rows import RowsWriter, frame
 from agenteval.store.sqlite import use_wal
 
@@ -36,11 +47,12 @@ of 4 KiB pages; SQLite's default is 1,000): a run's rows are deleted once the ru
 and each checkpoint before that copied them into the file for nothing. The run's forgetting
 checkpoints what is left (`Journal.forget`)."""
 
-Row = tuple[str, str, str, int, int, int, bytes, str]
+Row = tuple[str, str, str, int, int, int, bytes, EvalCaseResult]
 """A case run queued: run id, eval set id, eval id, run index, status, whether it ended in an
-error, the result's JSON as a document holds it, placed (`store.output.placed_json`), its digest
-(`store.digest`). The JSON and the
-digest go to the run's rows file, the rest into `journal_cases` with the frame's place."""
+error, the result's JSON as a document holds it, placed (`store.output.placed_json`), and the
+result (digested by the writer when its case is not told in the same batch: see the module
+docstring; a told result is not changed, as its JSON was already made). The JSON and the digest
+go to the run's rows file, the rest into `journal_cases` with the frame's place."""
 VerdictRow = tuple[str, str, str, int, int, int, float | None, float | None, int, int, int, int, bytes, str,
                    list[tuple[Any, ...]], list[tuple[Any, ...]]]
 """A `journal_verdicts` row: run id, eval set id, eval id, the case's place in its document,
@@ -173,7 +185,9 @@ class Writer:
                                          (self.run_id,)).fetchone() is not None
                     told = max(told, _last_told(conn, self.run_id))
                 rows, verdicts = batch
-                places = self._rows.append([frame(r[1:4], r[6], r[7]) for r in rows]
+                told_here = {(v[1], v[2]) for v in verdicts}
+                places = self._rows.append([frame(r[1:4], r[6], "" if (r[1], r[2]) in told_here
+                                                  else digest_json(r[7])) for r in rows]
                                            + [frame((v[1], v[2], SUMMARY), v[12], "") for v in verdicts])
                 ran, summaries = places[:len(rows)], places[len(rows):]
                 numbers = range(told + 1, told + 1 + len(verdicts))
