@@ -128,21 +128,26 @@ def test_a_journal_made_before_verdicts_resumes_and_gains_the_table(tmp_path: Pa
 
 
 @pytest.mark.parametrize("name", CASES)
-def test_runs_told_in_their_batch_are_not_digested_and_rebuild_from_their_rows(tmp_path: Path,
-                                                                              name: str) -> None:
-    """The writer digests a case run only when its case's verdict is not in the same batch: a case
-    told with its runs is resumed from its verdict, and rebuilt (`KeptCase.outcome`) from its rows
-    parsed, the same case; a run committed before its verdict keeps its digest."""
+def test_runs_told_behind_them_are_not_digested_and_rebuild_from_their_rows(tmp_path: Path,
+                                                                           name: str) -> None:
+    """A case run's digest is made only when its case's verdict is not queued right behind it: a
+    case told as its runs are queued is resumed from its verdict, and rebuilt (`KeptCase.outcome`)
+    from its rows parsed, the same case; a run followed by another case's run keeps its digest,
+    made as the next row comes or, when none comes, by the writer."""
     from agenteval.store.digest import digest_json
     from agenteval.store.journal import _rows
 
     journal = _journal(tmp_path)
     runs, outcome = CASES[name], _outcome(CASES[name])
-    # One `put`: the runs and the verdict in one batch, whatever the writer's timing.
-    journal._writer(RUN).put(_rows(RUN, runs, "s"), [verdict_row(RUN, outcome, 0)])
-    late = _result(99)
-    journal.append_all(RUN, [late])  # committed before its verdict is known
-    journal.append_verdict(RUN, _outcome([late]), 1)
+    journal._writer(RUN).put(_rows(RUN, runs, "s"), [verdict_row(RUN, outcome, 0)])  # (one `put`)
+    told, first, last = _result(99), _result(98), _result(97)
+    journal.append(RUN, "s", told)
+    journal.append_verdict(RUN, _outcome([told]), 1)
+    journal.append(RUN, "s", first)
+    journal.append(RUN, "s", last)  # settles `first`; `last` is still unsettled when taken
+    journal.flush()
+    for i, r in ((2, first), (3, last)):
+        journal.append_verdict(RUN, _outcome([r]), i)
     journal.flush()
     reader = journal.reader()
     kept = reader.kept_case(RUN, "s", outcome.eval_id, len(runs), "mean")
@@ -150,8 +155,9 @@ def test_runs_told_in_their_batch_are_not_digested_and_rebuild_from_their_rows(t
     assert kept.rows == [placed_json(r, keep=False) for r in runs]
     rebuilt = kept.outcome()
     assert rebuilt.runs == runs and rebuilt.summary == outcome.summary
-    other = reader.kept_case(RUN, "s", "c99", 1, "mean")
-    assert other is not None and other.digests == [digest_json(late)]
-    assert other.outcome().runs == [late]
+    for r, digested in ((told, False), (first, True), (last, True)):
+        case = reader.kept_case(RUN, "s", r.eval_id, 1, "mean")
+        assert case is not None and case.digests == [digest_json(r) if digested else None], r.eval_id
+        assert case.outcome().runs == [r]
     reader.close()
     journal.close()

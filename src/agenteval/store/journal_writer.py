@@ -10,13 +10,16 @@ A batch's case-run rows and case summaries go to the run's rows file first
 commits their keys with where their frames are.
 
 A case run's frame holds its digest (`store.digest`: what a resume rebuilds a kept case run from
-without parsing its row) only when its case's verdict is not in the same batch: a case told in the
-transaction that commits its runs is resumed from its verdict (`store.kept`), and the rare sink
-that rebuilds such a case (`KeptCase.outcome`: the console's first cases, the JUnit and Markdown
-reports) parses its rows instead. With one run a case, the usual run, a verdict follows its run
-at once, so nearly no case run is digested (it was 20-30 µs a case run on the event loop); the
-runs that are (a case of several runs, a batch cut between a run and its verdict) are digested
-here, on the writer's thread.
+without parsing its row) only when its case's verdict is not queued right after it: a case told
+in the transaction that commits its runs is resumed from its verdict (`store.kept`), and the rare
+sink that rebuilds such a case (`KeptCase.outcome`: the console's first cases, the JUnit and
+Markdown reports) parses its rows instead. Rows are queued with their results; the next `put`
+settles them: no digest when it brings their case's verdict, else their digests, made then (on
+the caller's thread). Rows still unsettled when the writer takes its batch (nothing came after
+them) are digested by the writer. With one run a case, the usual run, a case is told as its run
+is scored, so nearly no case run is digested (20-30 µs a case run on the event loop); a result is
+held only until the next `put` (holding results until the batch commits kept them alive across
+the cyclic collector's passes, which then promoted them and ran five times as often).
 """
 
 from __future__ import annotations
@@ -47,12 +50,12 @@ of 4 KiB pages; SQLite's default is 1,000): a run's rows are deleted once the ru
 and each checkpoint before that copied them into the file for nothing. The run's forgetting
 checkpoints what is left (`Journal.forget`)."""
 
-Row = tuple[str, str, str, int, int, int, bytes, EvalCaseResult]
+Row = tuple[str, str, str, int, int, int, bytes, EvalCaseResult | str]
 """A case run queued: run id, eval set id, eval id, run index, status, whether it ended in an
 error, the result's JSON as a document holds it, placed (`store.output.placed_json`), and the
-result (digested by the writer when its case is not told in the same batch: see the module
-docstring; a told result is not changed, as its JSON was already made). The JSON and the digest
-go to the run's rows file, the rest into `journal_cases` with the frame's place."""
+result, replaced once settled by its digest ("": none; see the module docstring; a queued result
+is not changed, as its JSON was already made). The JSON and the digest go to the run's rows
+file, the rest into `journal_cases` with the frame's place."""
 VerdictRow = tuple[str, str, str, int, int, int, float | None, float | None, int, int, int, int, bytes, str,
                    list[tuple[Any, ...]], list[tuple[Any, ...]]]
 """A `journal_verdicts` row: run id, eval set id, eval id, the case's place in its document,
@@ -98,6 +101,7 @@ class Writer:
         self._rows = RowsWriter(rows)
         self._cond = threading.Condition()
         self._queue: list[Row] = []
+        self._unsettled = 0  # the last rows of the queue, still holding their results
         self._verdicts: list[VerdictRow] = []
         self._oldest = 0.0  # when the oldest queued row came (monotonic)
         self._queued = self._committed = 0  # rows ever queued / committed (or dropped by an error)
@@ -114,7 +118,13 @@ class Writer:
             was_empty = not self._queue and not self._verdicts
             if was_empty:
                 self._oldest = time.monotonic()
+            told = {(v[1], v[2]) for v in verdicts}
+            if self._unsettled:
+                self._settle(told)
             self._queue.extend(rows)
+            self._unsettled = len(rows)
+            if told and rows:  # (rows given with verdicts: the verdicts come behind them)
+                self._settle(told)
             self._verdicts.extend(verdicts)
             self._queued += len(rows) + len(verdicts)
             # The writer waits without a timeout only on an empty queue, and with one otherwise:
@@ -143,6 +153,16 @@ class Writer:
                 self._cond.notify_all()
             self._thread.join()
 
+    def _settle(self, told: set[tuple[str, str]]) -> None:
+        """Replaces the results of the unsettled rows by their digests, none for those of a case
+        in `told` (its verdict is queued behind them)."""
+        q = self._queue
+        for i in range(len(q) - self._unsettled, len(q)):
+            r = q[i]
+            if not isinstance(r[7], str):
+                q[i] = (*r[:7], "" if (r[1], r[2]) in told else digest_json(r[7]))
+        self._unsettled = 0
+
     def _raise(self) -> None:
         if self._error is not None:
             error, self._error = self._error, None
@@ -161,7 +181,7 @@ class Writer:
                     break
                 self._cond.wait(left)
             batch = (self._queue, self._verdicts)
-            self._queue, self._verdicts, self._urgent = [], [], False
+            self._queue, self._verdicts, self._urgent, self._unsettled = [], [], False, 0
             return batch
 
     def _loop(self) -> None:
@@ -185,8 +205,8 @@ class Writer:
                                          (self.run_id,)).fetchone() is not None
                     told = max(told, _last_told(conn, self.run_id))
                 rows, verdicts = batch
-                told_here = {(v[1], v[2]) for v in verdicts}
-                places = self._rows.append([frame(r[1:4], r[6], "" if (r[1], r[2]) in told_here
+                # (Rows taken unsettled have no verdict behind them yet: digested here.)
+                places = self._rows.append([frame(r[1:4], r[6], r[7] if isinstance(r[7], str)
                                                   else digest_json(r[7])) for r in rows]
                                            + [frame((v[1], v[2], SUMMARY), v[12], "") for v in verdicts])
                 ran, summaries = places[:len(rows)], places[len(rows):]
