@@ -130,24 +130,29 @@ def test_a_journal_made_before_verdicts_resumes_and_gains_the_table(tmp_path: Pa
 @pytest.mark.parametrize("name", CASES)
 def test_runs_told_behind_them_are_not_digested_and_rebuild_from_their_rows(tmp_path: Path,
                                                                            name: str) -> None:
-    """A case run's digest is made only when its case's verdict is not queued right behind it: a
-    case told as its runs are queued is resumed from its verdict, and rebuilt (`KeptCase.outcome`)
-    from its rows parsed, the same case; a run followed by another case's run keeps its digest,
-    made as the next row comes or, when none comes, by the writer."""
+    """A case run is digested only when its case's verdict does not come while it waits in the
+    writer's window (`UNSETTLED`): a case told as its runs are queued, or a few runs later (told
+    out of the order its runs finished), is resumed from its verdict and rebuilt
+    (`KeptCase.outcome`) from its rows parsed, the same case; a run pushed out of the window, or
+    still waiting when the writer takes its batch, keeps its digest."""
     from agenteval.store.digest import digest_json
     from agenteval.store.journal import _rows
+    from agenteval.store.journal_writer import UNSETTLED
 
     journal = _journal(tmp_path)
     runs, outcome = CASES[name], _outcome(CASES[name])
     journal._writer(RUN).put(_rows(RUN, runs, "s"), [verdict_row(RUN, outcome, 0)])  # (one `put`)
-    told, first, last = _result(99), _result(98), _result(97)
-    journal.append(RUN, "s", told)
-    journal.append_verdict(RUN, _outcome([told]), 1)
-    journal.append(RUN, "s", first)
-    journal.append(RUN, "s", last)  # settles `first`; `last` is still unsettled when taken
-    journal.flush()
-    for i, r in ((2, first), (3, last)):
-        journal.append_verdict(RUN, _outcome([r]), i)
+    late, early = _result(99), _result(98)  # finished in this order, told in the other
+    journal.append(RUN, "s", late)
+    journal.append(RUN, "s", early)
+    journal.append_verdict(RUN, _outcome([early]), 1)
+    journal.append_verdict(RUN, _outcome([late]), 2)
+    pushed = [_result(60 + i) for i in range(UNSETTLED + 1)]  # the first is pushed out
+    for r in pushed:
+        journal.append(RUN, "s", r)
+    journal.flush()  # the rest are taken unsettled
+    for i, r in enumerate(pushed):
+        journal.append_verdict(RUN, _outcome([r]), 3 + i)
     journal.flush()
     reader = journal.reader()
     kept = reader.kept_case(RUN, "s", outcome.eval_id, len(runs), "mean")
@@ -155,7 +160,7 @@ def test_runs_told_behind_them_are_not_digested_and_rebuild_from_their_rows(tmp_
     assert kept.rows == [placed_json(r, keep=False) for r in runs]
     rebuilt = kept.outcome()
     assert rebuilt.runs == runs and rebuilt.summary == outcome.summary
-    for r, digested in ((told, False), (first, True), (last, True)):
+    for r, digested in ((late, False), (early, False), *((r, True) for r in pushed)):
         case = reader.kept_case(RUN, "s", r.eval_id, 1, "mean")
         assert case is not None and case.digests == [digest_json(r) if digested else None], r.eval_id
         assert case.outcome().runs == [r]
