@@ -235,6 +235,8 @@ def superset_why(actual: Sequence[FunctionCall], expected: Sequence[FunctionCall
 
 def _in_order_keys(actual: tuple[Any, ...], expected: tuple[Any, ...]) -> bool:
     """`in_order_match` on call keys (`Invocation.call_keys`)."""
+    if actual == expected:  # most matching pairs: one C-level comparison
+        return True
     pending = iter(expected)
     want = next(pending, _END)
     for key in actual:
@@ -247,6 +249,8 @@ def _in_order_keys(actual: tuple[Any, ...], expected: tuple[Any, ...]) -> bool:
 
 def _any_order_keys(actual: tuple[Any, ...], expected: tuple[Any, ...]) -> bool:
     """`any_order_match` on call keys: each expected call takes the first equal one left."""
+    if actual == expected:  # most matching pairs: one C-level comparison
+        return True
     pool = list(actual)
     try:
         for want in expected:
