@@ -15,7 +15,7 @@ from agenteval.schema import EvalCaseResult, EvalStatus, RunSpec
 from agenteval.store import journal_reader
 from agenteval.store.case_rows import case_rows
 from agenteval.store.journal import Journal
-from agenteval.store.kept import KeptCase, Tally, read_record, tally, verdict_row
+from agenteval.store.kept import DERIVED, KeptCase, Tally, derived_summaries, read_record, tally, verdict_row
 from agenteval.store.output import placed_json, placed_summary
 from agenteval.verdicts.aggregate import summarise_case
 from agenteval.verdicts.outcome import CaseOutcome
@@ -36,22 +36,29 @@ def test_a_verdict_holds_the_rows_and_counts_of_its_case(name: str) -> None:
     assert (eval_id, position, runs, summary) == (outcome.eval_id, 7, len(CASES[name]),
                                                   placed_summary(outcome.summary))
     expected = case_rows(outcome)
-    # The history's rows go beside the record (copied by SQLite), not into it.
-    assert metrics == [m[1:] for m in expected.metrics] and summaries == [m[1:] for m in expected.summaries]
+    # The history's rows go beside the record (copied by SQLite), not into it; a case of one run
+    # whose summary rows its metric rows give has no summary rows beside it (`DERIVED`).
+    assert metrics == [m[1:] for m in expected.metrics]
+    whole_summaries = [m[1:] for m in expected.summaries]
+    derived = record.startswith(f"[{DERIVED},")
+    assert derived == (len(CASES[name]) == 1 and derived_summaries(metrics) == whole_summaries)
+    assert summaries == ([] if derived else whole_summaries)
     assert read_record(eval_id, status, runs, seconds, tokens, record) is None
+    beside = summaries
     kept = KeptCase("s", eval_id, "mean", [], [], summary, EvalStatus(status), runs, seconds, tokens,
-                    Tally(*counts), record, beside=lambda: (metrics, summaries))
+                    Tally(*counts), record, beside=lambda: (metrics, beside))
     assert kept.case_rows == expected and kept.tally == tally(outcome.runs)
     whole, again = TotalsCounter(), TotalsCounter()
     whole.add(outcome)
     again.add_kept(kept)
     assert vars(again) == vars(whole)
     # A version-1 record (an agenteval before session 14) holds the rows in it.
-    old = json.dumps([1, expected.error, metrics, summaries, list(expected.judges), expected.judge_tokens])
+    old = json.dumps([1, expected.error, metrics, whole_summaries, list(expected.judges),
+                      expected.judge_tokens])
     assert read_record(eval_id, status, runs, seconds, tokens, old) == expected
     assert KeptCase("s", eval_id, "mean", [], [], summary, EvalStatus(status), runs, seconds, tokens,
                     Tally(*counts), old).case_rows == expected
-    assert read_record(eval_id, status, runs, seconds, tokens, old.replace("[1,", "[3,", 1)) is None
+    assert read_record(eval_id, status, runs, seconds, tokens, old.replace("[1,", "[4,", 1)) is None
 
 
 def _result(i: int, run_index: int = 0, error: str | None = None) -> EvalCaseResult:

@@ -16,6 +16,7 @@ from agenteval.errors import DataError
 from agenteval.schema import EvalCaseResult, EvalSetResult, RunSpec
 from agenteval.store.db import RunStore
 from agenteval.store.journal import Journal
+from agenteval.store.kept import DERIVED, derived_summaries
 from agenteval.store.verdict_copy import ATTACHED, copy_cases
 from agenteval.verdicts.aggregate import summarise_case
 from agenteval.verdicts.outcome import CaseOutcome
@@ -121,6 +122,8 @@ def test_an_older_journals_verdicts_are_recorded_from_their_records(tmp_path: Pa
                 "SELECT metric_name, threshold, runs, scored_runs, passed_runs, mean, std, ci_low, ci_high, "
                 "pass_at_k, pass_pow_k, status FROM journal_summaries WHERE told = ? ORDER BY rowid",
                 (told,)).fetchall()
+            if record.startswith(f"[{DERIVED},"):  # (a case of one run: its summary rows derived)
+                summaries = derived_summaries(metrics)
             old = json.dumps([1, error, metrics, summaries, judges, judge_tokens], separators=(",", ":"))
             conn.execute("UPDATE journal_verdicts SET record = ?, told = NULL WHERE rowid = ?", (old, rowid))
         # The layout of before: no `told`, its index or the rows' tables.
@@ -146,8 +149,9 @@ def test_an_older_journals_verdicts_are_recorded_from_their_records(tmp_path: Pa
 
 
 def test_each_copied_row_finds_its_verdict_by_index(tmp_path: Path) -> None:
-    """Each metric and summary row looks its verdict up by `told` (`journal_verdicts_told`), not
-    by a scan of the eval set's verdicts (which made the copy quadratic: 117 s for 59,400 rows)."""
+    """Each metric and summary row (a derived summary's metric row too) looks its verdict up by
+    `told` (`journal_verdicts_told`), not by a scan of the eval set's verdicts (which made the copy
+    quadratic: 117 s for 59,400 rows)."""
     journal = _journaled(tmp_path / "j", OUTCOMES)
     store = RunStore(tmp_path / "copied")
     store.record_outcomes(SHELL, [], tmp_path / "doc.json")  # (the history's tables)
@@ -159,9 +163,42 @@ def test_each_copied_row_finds_its_verdict_by_index(tmp_path: Path) -> None:
         copy_cases(conn, "doc", RUN, "s")
         conn.set_trace_callback(None)
         joins = [s for s in statements if s.startswith("INSERT") and " JOIN " in s]
-        assert len(joins) == 2
+        assert len(joins) == 3
         for statement in joins:
             plan = [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {statement}")]
             assert any("journal_verdicts_told" in step for step in plan), plan
         conn.rollback()
+    journal.close()
+
+
+def test_a_case_of_one_run_keeps_its_metric_rows_only_and_session_14s_verdicts_still_copy(
+        tmp_path: Path) -> None:
+    """A verdict whose summary rows its metric rows give (a case of one run: `DERIVED`) has no
+    summary rows beside it, and the copy derives them as Python records them; a case of several
+    runs keeps its summary rows. Verdicts of session 14 (version 2, every summary row beside
+    them) are copied as before, in a journal holding verdicts of this version too."""
+    journal = _journaled(tmp_path / "j", OUTCOMES)
+    with sqlite3.connect(journal.path) as conn:
+        versions = dict(conn.execute("SELECT eval_id, substr(record, 2, 1) FROM journal_verdicts"))
+        beside = {e for (e,) in conn.execute("SELECT DISTINCT v.eval_id FROM journal_summaries s "
+                                             "JOIN journal_verdicts v ON v.told = s.told")}
+    several = {o.eval_id for o in OUTCOMES if o.num_runs > 1}
+    assert several and beside == {e for e, v in versions.items() if v == "2"} >= several
+    derived = [e for e, v in versions.items() if v == str(DERIVED)]
+    assert len(derived) >= 2, versions
+    # Every other derived verdict back to session 14's form: version 2, its summary rows beside it.
+    with sqlite3.connect(journal.path) as conn:
+        for eval_id in derived[::2]:
+            (told,) = conn.execute("SELECT told FROM journal_verdicts WHERE eval_id = ?",
+                                   (eval_id,)).fetchone()
+            metrics = conn.execute("SELECT run_index, metric_name, score, threshold, status FROM "
+                                   "journal_metrics WHERE told = ? ORDER BY rowid", (told,)).fetchall()
+            conn.executemany(f"INSERT INTO journal_summaries VALUES ({', '.join('?' * 14)})",
+                             [(RUN, told, *s) for s in derived_summaries(metrics)])
+            conn.execute("UPDATE journal_verdicts SET record = '[2,' || substr(record, 4) WHERE told = ?",
+                         (told,))
+    assert journal.copyable(RUN, "s", len(OUTCOMES))
+    store = RunStore(tmp_path / "copied")
+    store.record_copied(SHELL, journal.path, RUN, tmp_path / "doc.json")
+    assert _history(store) == _from_python(tmp_path / "python", OUTCOMES)
     journal.close()

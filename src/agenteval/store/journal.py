@@ -70,8 +70,7 @@ from agenteval.store.journal_rows import file_size as rows_size
 from agenteval.store.journal_rows import remove as remove_rows
 from agenteval.store.journal_rows import rows_dir, rows_path
 from agenteval.store.journal_writer import FLUSH_CASES, FLUSH_SECONDS, Row, Writer
-from agenteval.store.kept import VERSION as KEPT_VERSION
-from agenteval.store.kept import read_record, verdict_row
+from agenteval.store.kept import BESIDE, read_record, verdict_row
 from agenteval.store.output import placed_json, safe_name
 from agenteval.store.sqlite import connect, use_wal
 from agenteval.verdicts.outcome import CaseOutcome
@@ -308,17 +307,19 @@ class Journal:
         order, read from their verdicts (`store.kept`) one at a time; None unless the journal
         holds the verdict of every place 0 to `cases` - 1 in a version-1 record (made by an
         agenteval before session 14; this one's are copied: `copyable`)."""
-        if not self._verdicts_held(run_id, eval_set_id, cases, "[1,", "1"):
+        if not self._verdicts_held(run_id, eval_set_id, cases, ("[1,",), "1"):
             return None
         return self._case_rows(run_id, eval_set_id)
 
     def copyable(self, run_id: str, eval_set_id: str, cases: int) -> bool:
         """Whether the journal holds the verdict of every place 0 to `cases` - 1 of the run's
-        eval set `eval_set_id` with its rows beside it (`store.kept.VERSION` 2), which the run
-        history then copies in SQLite (`RunStore.record_copied`)."""
-        return self._verdicts_held(run_id, eval_set_id, cases, f"[{KEPT_VERSION},", "told IS NOT NULL")
+        eval set `eval_set_id` with its rows beside it (`store.kept.BESIDE`: versions 2 and 3),
+        which the run history then copies in SQLite (`RunStore.record_copied`)."""
+        return self._verdicts_held(run_id, eval_set_id, cases, tuple(f"[{v}," for v in BESIDE),
+                                   "told IS NOT NULL")
 
-    def _verdicts_held(self, run_id: str, eval_set_id: str, cases: int, version: str, where: str) -> bool:
+    def _verdicts_held(self, run_id: str, eval_set_id: str, cases: int, versions: tuple[str, ...],
+                       where: str) -> bool:
         self.flush(run_id)
         with self._connect(create=False) as conn:
             if conn is None:
@@ -326,8 +327,9 @@ class Journal:
             try:
                 held = conn.execute(
                     "SELECT count(*), min(position), max(position), count(DISTINCT position), "
-                    f"sum(substr(record, 1, 3) != ? OR NOT ({where})) FROM journal_verdicts "
-                    "WHERE run_id = ? AND eval_set_id = ?", (version, run_id, eval_set_id)).fetchone()
+                    f"sum(substr(record, 1, 3) NOT IN ({', '.join('?' * len(versions))}) OR NOT ({where})) "
+                    "FROM journal_verdicts WHERE run_id = ? AND eval_set_id = ?",
+                    (*versions, run_id, eval_set_id)).fetchone()
             except sqlite3.OperationalError:  # (journal_verdicts of another layout)
                 return False
         return held[:4] == (cases, 0 if cases else None, cases - 1 if cases else None, cases) and not held[4]

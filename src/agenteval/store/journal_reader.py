@@ -148,7 +148,7 @@ class JournalReader:
         _, _, n, status, seconds, tokens, agent, metric, uncertain, escalated, summary, record, at, size, \
             told = verdict
         if n != runs or not any(record.startswith(f"[{v},") for v in READABLE) \
-                or (record.startswith("[2,") and told is None):
+                or (record.startswith(("[2,", "[3,")) and told is None):
             return None
         if at is not None:  # in the rows file; a summary cut off with its tail is not kept
             with self._lock:

@@ -17,10 +17,16 @@ rows (run index, criterion, score, threshold, status) and summary rows (as `Case
 without the run id and eval id) are rows of their own beside it (`journal_metrics`,
 `journal_summaries`, tied to the verdict by its `told` number), committed in the same
 transaction, so that the history records them with one `INSERT ... SELECT` in SQLite
-(`store.verdict_copy`) instead of encoding them as JSON here and decoding them there. Records of
-version 1 (agenteval before session 14) hold the metric and summary rows in the record: the
-history reads them with `read_record`. A record of another version is not read: the case is
-then read as its runs' digests, as before.
+(`store.verdict_copy`) instead of encoding them as JSON here and decoding them there. A case
+of one run whose summary rows are what its metric rows give (`derived_summaries`: a summary of
+one run is its score as mean and bounds, deviation 0, pass@1 and pass^1 1 or 0, as
+`verdicts.aggregate` makes it) has only its metric rows beside it, its record of `DERIVED`
+version (3): the history derives the summary rows from them in SQLite (copied values and
+constants: exact), so a usual run's journal holds half the rows (the rows beside the verdicts,
+committed by the writer thread while the run goes on, were most of what journaling cost: bench/
+README.md, session 15). Records of version 1 (agenteval before session 14) hold the metric and
+summary rows in the record: the history reads them with `read_record`. A record of another
+version is not read: the case is then read as its runs' digests, as before.
 """
 
 from __future__ import annotations
@@ -38,9 +44,13 @@ from agenteval.store.output import placed_summary, remember_placed
 from agenteval.verdicts.outcome import CaseOutcome
 
 VERSION = 2
-"""The verdict record's format version (its first item): 2, its rows beside it; 1 (older
-journals), its rows in it. A resume keeps cases of either (`READABLE`)."""
-READABLE = (1, 2)
+"""The verdict record's format version (its first item): 2, its rows beside it; `DERIVED` (3),
+its metric rows beside it and its summary rows derived from them; 1 (older journals), its rows
+in it. A resume keeps cases of any (`READABLE`)."""
+DERIVED = 3
+BESIDE = (VERSION, DERIVED)
+"""The versions whose rows are beside the verdict (the history copies them: `Journal.copyable`)."""
+READABLE = (1, 2, 3)
 _encode = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode  # (`json.dumps`
 # with separators builds an encoder each call)
 
@@ -72,11 +82,28 @@ def verdict_row(run_id: str, outcome: CaseOutcome, position: int) -> VerdictRow:
     (see the module docstring), with its metric and summary rows (without run and eval ids)."""
     r = case_rows(outcome)
     t = tally(outcome.runs)
-    record = _encode([VERSION, r.error, r.judges, r.judge_tokens])
+    metrics = [m[1:] for m in r.metrics]
+    summaries = [m[1:] for m in r.summaries]
+    derived = r.num_runs == 1 and derived_summaries(metrics) == summaries
+    record = _encode([DERIVED if derived else VERSION, r.error, r.judges, r.judge_tokens])
     return (run_id, outcome.eval_set_id, outcome.eval_id, position, r.num_runs, int(r.status), r.seconds,
             r.tokens, t.agent_errors, t.metric_errors, t.uncertain, t.escalated,
-            placed_summary(outcome.summary), record, [m[1:] for m in r.metrics],
-            [m[1:] for m in r.summaries])
+            placed_summary(outcome.summary), record, metrics, [] if derived else summaries)
+
+
+_PASSED, _INFORMATIONAL = int(EvalStatus.PASSED), int(EvalStatus.INFORMATIONAL)
+
+
+def derived_summaries(metrics: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The summary rows (without run and eval ids) that a case of one run has when they are
+    what its metric rows (run index, criterion, score, threshold, status) give: what
+    `store.verdict_copy` derives in SQL for a `DERIVED` verdict; a verdict is `DERIVED` only
+    when its summary rows equal these (compared as the history stores them)."""
+    return [(name, threshold, 1, int(score is not None), int(status == _PASSED), score,
+             None if score is None else 0.0, score, score,
+             None if status == _INFORMATIONAL else float(status == _PASSED),
+             None if status == _INFORMATIONAL else float(status == _PASSED), status)
+            for _, name, score, threshold, status in metrics]
 
 
 def read_record(eval_id: str, status: int, runs: int, seconds: float | None, tokens: float | None,
@@ -122,9 +149,11 @@ class KeptCase:
 
     @property
     def case_rows(self) -> CaseRows:
-        if self.record.startswith("[2,") and self.beside is not None:
+        if self.record.startswith(("[2,", "[3,")) and self.beside is not None:
             _, error, judges, judge_tokens = json.loads(self.record)
             metrics, summaries = self.beside()
+            if self.record.startswith("[3,"):
+                summaries = derived_summaries(metrics)
             return CaseRows(self.eval_id, self.status, self.num_runs, self.seconds, self.tokens, error,
                             [(self.eval_id, *m) for m in metrics], [(self.eval_id, *m) for m in summaries],
                             tuple(judges), judge_tokens)
@@ -158,4 +187,5 @@ def _run(raw: bytes, digest: str | None) -> EvalCaseResult:
     return result
 
 
-__all__ = ["READABLE", "VERSION", "KeptCase", "Tally", "read_record", "tally", "verdict_row"]
+__all__ = ["BESIDE", "DERIVED", "READABLE", "VERSION", "KeptCase", "Tally", "derived_summaries",
+           "read_record", "tally", "verdict_row"]

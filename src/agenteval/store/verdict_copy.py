@@ -18,6 +18,7 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from agenteval.schema import EvalStatus
+from agenteval.store.kept import DERIVED
 
 ATTACHED = "journal"
 """The schema name the journal is attached under."""
@@ -67,6 +68,16 @@ def copy_cases(conn: sqlite3.Connection, run_id: str, journal_run_id: str, eval_
                  f"s.pass_pow_k, s.status FROM {j}.journal_summaries s JOIN {j}.journal_verdicts v "
                  "ON v.run_id = s.run_id AND v.told = s.told WHERE s.run_id = ? AND +v.eval_set_id = ?",
                  (run_id, *of_set))
+    # A `DERIVED` verdict's summary rows, from its metric rows as `store.kept.derived_summaries`
+    # makes them (values copied and constants: what Python would have inserted, exactly).
+    passed, informational = int(EvalStatus.PASSED), int(EvalStatus.INFORMATIONAL)
+    chance = f"CASE WHEN m.status = {informational} THEN NULL ELSE (m.status = {passed}) * 1.0 END"
+    conn.execute("INSERT INTO metric_summaries SELECT ?, v.eval_id, m.metric_name, m.threshold, 1, "
+                 f"m.score IS NOT NULL, m.status = {passed}, m.score, "
+                 f"CASE WHEN m.score IS NULL THEN NULL ELSE 0.0 END, m.score, m.score, {chance}, {chance}, "
+                 f"m.status FROM {j}.journal_metrics m JOIN {j}.journal_verdicts v "
+                 "ON v.run_id = m.run_id AND v.told = m.told WHERE m.run_id = ? AND +v.eval_set_id = ? "
+                 f"AND substr(v.record, 1, 3) = '[{DERIVED},'", (run_id, *of_set))
     totals = CaseTotals()
     for status, count, most, judge_tokens in conn.execute(
             "SELECT status, count(*), max(runs), sum(json_extract(record, '$[3]')) "
