@@ -37,7 +37,7 @@ history's rows, what the totals count, and the case's place in its document). A 
 reads kept rows and verdicts in the order they were written, one streamed `SELECT` each
 (`store.journal_reader`); a case whose runs were all kept is copied (rows and summary) and
 counted from its verdict, a kept case run without one is read as its digest, so no kept row is
-parsed (a case run is digested only when its case's verdict is not committed with it:
+parsed (a case run is digested only when its case is not told soon after it:
 `store.journal_writer`). The history records a journaled run's cases from their verdicts: each
 verdict's history rows are committed beside it (`journal_metrics`, `journal_summaries`), and the
 history copies them in SQLite (`copyable`, `store.verdict_copy`); verdicts of older journals hold
@@ -505,8 +505,8 @@ class Journal:
 
 
 def _rows(run_id: str, results: Iterable[EvalCaseResult], eval_set_id: str | None) -> list[Row]:
-    # (The result itself, not its digest: the writer digests only the runs whose case is not told
-    # in the same transaction: `store.journal_writer`.)
+    # (The result itself, not its digest: the writer's queue digests only the runs whose case is
+    # not told soon after them: `store.journal_writer`.)
     return [(run_id, eval_set_id or r.eval_set_id, r.eval_id, r.run_index, int(r.final_eval_status),
              int(bool(r.error_message or r.metric_errors)), placed_json(r), r)
             for r in results]

@@ -4,8 +4,8 @@
 header (`MAGIC`, the lengths of the key, the row and the digest, and a CRC-32 of the three), the
 case run's key (`[eval set id, eval id, run index]` as JSON), its row (the result's JSON as a
 result document holds it, placed in the document's list: `store.output.placed_json`) and its
-digest (`store.digest`; empty when the case's verdict was committed with the run:
-`store.journal_writer`); and for each case told, its summary's JSON as the document holds it,
+digest (`store.digest`; empty when its case was told soon after it: `store.journal_writer`);
+and for each case told, its summary's JSON as the document holds it,
 placed too (a frame whose run index is `journal_writer.SUMMARY`, without a digest). Frames
 written before rows were placed (`MAGIC_UNPLACED`, session 12) are read placed; an agenteval of
 then reads this version's frames as damaged (it would have copied them indented twice). The
@@ -151,7 +151,7 @@ class RowsReader:
 
     def read(self, at: int, size: int, key: CaseKey) -> tuple[bytes, str | None] | None:
         """The row (placed) and digest of case run `key` (None: the frame holds none, its case was
-        told with it), whose frame is `size` bytes at `at`; None when
+        told soon after it), whose frame is `size` bytes at `at`; None when
         the frame reaches past the file's end (cut short). A DataError when the file cannot be
         read or the frame is not `key`'s, unchanged."""
         try:

@@ -10,7 +10,7 @@ A batch's case-run rows and case summaries go to the run's rows file first
 commits their keys with where their frames are.
 
 A case run's frame holds its digest (`store.digest`: what a resume rebuilds a kept case run from
-without parsing its row) only when its case's verdict is not queued right after it: a case told
+without parsing its row) only when its case's verdict is not queued soon after it: a case told
 in the transaction that commits its runs is resumed from its verdict (`store.kept`), and the rare
 sink that rebuilds such a case (`KeptCase.outcome`: the console's first cases, the JUnit and
 Markdown reports) parses its rows instead. Rows are queued with their results, unsettled; a
@@ -18,7 +18,7 @@ verdict settles its case's rows (no digest), and once more than `UNSETTLED` rows
 the oldest are settled with their digests, made then (on the caller's thread), as are the rows
 still unsettled when the writer takes its batch (by the writer). Cases are told in document
 order, a few case runs after they finish when runs finish out of order (`--parallelism`), so
-the window covers them: at 5,000 trivial cases and parallelism 8, about 150 case runs are
+the window covers them: at 5,000 trivial cases and parallelism 8, 150-200 case runs are
 digested instead of 5,000 (20-30 µs each on the event loop). The window is small on purpose:
 holding every result until its batch commits kept them alive across the cyclic collector's
 passes, which promoted them and then ran five times as often (+0.7 s).

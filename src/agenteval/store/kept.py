@@ -23,8 +23,8 @@ one run is its score as mean and bounds, deviation 0, pass@1 and pass^1 1 or 0, 
 `verdicts.aggregate` makes it) has only its metric rows beside it, its record of `DERIVED`
 version (3): the history derives the summary rows from them in SQLite (copied values and
 constants: exact), so a usual run's journal holds half the rows (the rows beside the verdicts,
-committed by the writer thread while the run goes on, were most of what journaling cost: bench/
-README.md, session 15). Records of version 1 (agenteval before session 14) hold the metric and
+committed by the writer thread while the run goes on, were the largest item of what journaling
+cost: bench/README.md, session 15). Records of version 1 (agenteval before session 14) hold the metric and
 summary rows in the record: the history reads them with `read_record`. A record of another
 version is not read: the case is then read as its runs' digests, as before.
 """
