@@ -4,7 +4,7 @@ dead worker incarnation given back, a call cancelled while waiting for a slot gi
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Generator
+from collections.abc import Callable, Coroutine, Generator
 from typing import Any
 
 from agenteval.models import ScriptedModel
@@ -119,21 +119,49 @@ def test_a_slot_serves_a_few_calls_of_its_worker_in_a_row_then_goes_back() -> No
     asyncio.run(main())
 
 
+class _Gated:
+    """A model whose calls end once the test opens its gate."""
+
+    name = "m"
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.gate = asyncio.Event()
+
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        self.calls += 1
+        await self.gate.wait()
+        return ModelResponse((Generation("hi"),))
+
+
+async def _until(condition: Callable[[], bool]) -> None:
+    """Lets the loop run until `condition` holds (no clock involved)."""
+    for _ in range(1000):
+        if condition():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError("the condition never held")
+
+
 def test_a_slot_goes_back_at_once_when_a_call_of_its_worker_waits_at_the_limiter() -> None:
+    # Ordered by events, not sleeps: a 0.01 s sleep against a 0.05 s call failed under load (the
+    # loop woke after both, the first call's slot then lingered and the second took it).
+    class Lingering(ClusterLimitedLLM):
+        LINGER = 3600.0  # a slot kept for this worker would hold the waiting call for an hour
+
     async def main() -> None:
-        limiter = EndpointLimiter(1)
-        model = ClusterLimitedLLM(ScriptedModel(lambda req: "hi", latency=0.05), _Handle(limiter), "0:a")
+        limiter, inner = EndpointLimiter(1), _Gated()
+        model = Lingering(inner, _Handle(limiter), "0:a")
         request = ModelRequest(messages=(Message("user", "hello"),))
         first = asyncio.ensure_future(model.generate(request))
-        await asyncio.sleep(0.01)
-        second = asyncio.ensure_future(model.generate(request))  # waits at the limiter
-        await asyncio.gather(first, second)
-        assert model.acquired == 2 and limiter.peak == 1
-        await asyncio.sleep(ClusterLimitedLLM.LINGER * 3)
-        assert limiter.in_flight == 0
+        await _until(lambda: inner.calls == 1)  # the first call holds the slot
+        second = asyncio.ensure_future(model.generate(request))
+        await _until(lambda: model.acquired == 2)  # the second waits at the limiter
+        inner.gate.set()
+        await asyncio.wait_for(asyncio.gather(first, second), 10)
+        assert inner.calls == 2 and limiter.peak == 1
 
     asyncio.run(main())
-
 
 
 class _Counted:
