@@ -157,9 +157,9 @@ def test_a_worker_killed_mid_run_has_its_case_runs_run_again_and_each_kept_once(
     calls = [line.rsplit(" ", 1) for line in (agent / "calls.log").read_text().splitlines()]
     killed = (agent / "killed").read_text()  # the one process killed
     dead = [text for text, pid in calls if pid == killed]
-    # Case 3 ran to its end twice, both times after the kill, in a process that lived; the killed
-    # one called it once (the call that killed it) or twice (case 3's other run was in flight
-    # there too: Ray runs a dead worker's unfinished case runs again, however far they got).
+    # Case 3 ran to its end twice, in processes that lived; the killed one called it once (the
+    # call that killed it) or twice (case 3's other run was in flight there too: Ray runs a dead
+    # worker's unfinished case runs again, however far they got).
     assert Counter(text for text, pid in calls if pid != killed)["case 3"] == 2
     assert dead.count("case 3") in (1, 2)
     # Every call's result was kept but those cut short by the kill: the case runs the killed
