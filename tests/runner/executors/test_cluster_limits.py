@@ -81,23 +81,35 @@ class _Handle:
 
 
 def test_the_wrapper_holds_a_slot_per_call_and_a_cancelled_wait_gives_its_slot_back() -> None:
+    # Ordered by events, not sleeps: with sleeps, a loop woken late under load let the held call
+    # end first, and the "waiting" call was cancelled while holding the slot, not waiting for it.
     async def main() -> None:
-        limiter = EndpointLimiter(1)
-        model = ClusterLimitedLLM(ScriptedModel(lambda req: "hi", latency=0.05), _Handle(limiter), "0:a",
-                                  reuse=False)
+        limiter, inner = EndpointLimiter(1), _Gated()
+        model = ClusterLimitedLLM(inner, _Handle(limiter), "0:a", reuse=False)
         request = ModelRequest(messages=(Message("user", "hello"),))
-        replies = await asyncio.gather(*(model.generate(request) for _ in range(3)))
-        assert [r.text for r in replies] == ["hi"] * 3 and limiter.peak == 1
-        await asyncio.sleep(0.01)
-        assert limiter.in_flight == 0
+        calls = [asyncio.ensure_future(model.generate(request)) for _ in range(3)]
+        await _until(lambda: inner.calls == 1 and model.acquired == 3)  # one in, two waiting
+        assert limiter.in_flight == 1
+        inner.gate.set()
+        replies = await asyncio.wait_for(asyncio.gather(*calls), 10)
+        assert [r.text for r in replies] == ["hi"] * 3 and inner.calls == 3 and limiter.peak == 1
+        await _until(lambda: limiter.in_flight == 0)
+
+        inner.gate.clear()
         held = asyncio.ensure_future(model.generate(request))
-        await asyncio.sleep(0.01)
+        await _until(lambda: inner.calls == 4)  # the held call has the slot, inside the model
         waiting = asyncio.ensure_future(model.generate(request))
-        await asyncio.sleep(0.01)
+        await _until(lambda: model.acquired == 5)  # the second is waiting at the limiter
+        assert not waiting.done() and limiter.in_flight == 1
         waiting.cancel()  # a case timeout while waiting for the slot
-        await held
-        await asyncio.sleep(0.05)
-        assert limiter.in_flight == 0  # the slot granted after the cancel came back
+        await _until(waiting.done)
+        assert waiting.cancelled() and inner.calls == 4  # it never reached the model
+        inner.gate.set()
+        await asyncio.wait_for(held, 10)
+        # The slot the held call gave back is granted to the cancelled wait, then given back.
+        await _until(lambda: limiter.in_flight == 0)
+        await asyncio.wait_for(model.generate(request), 10)  # the one slot serves a new call
+        assert inner.calls == 5 and limiter.peak == 1
 
     asyncio.run(main())
 
