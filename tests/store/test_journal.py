@@ -367,3 +367,24 @@ def test_an_orphaned_rows_file_is_removed_when_a_run_begins(tmp_path: Path) -> N
     journal.begin(RunSpec(run_id="20250102-000000-bbbbbb", command="eval", started=2.0), "{}", 3)
     assert not orphan.exists() and recent.exists()
     journal.close()
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 16, 63, 64, 65, 64 + 16 + 4 + 3, 200])
+def test_rows_inserted_many_per_statement_are_the_rows_one_per_statement_gives(n: int) -> None:
+    """The writer inserts a batch's rows several per statement (`journal_writer._insert`): the
+    same rows, in the same order, floats exactly as bound, and a key given twice in one batch
+    upserted as consecutive single inserts would."""
+    from agenteval.store import journal_writer
+
+    sql = ("INSERT INTO t (k, v, x) VALUES (?, ?, 'c') ON CONFLICT (k) DO UPDATE SET v = excluded.v")
+    rows = [(f"k{(n - i) % max(1, n - 2)}", 0.1 * i + 1e-17 * i)
+            for i in range(n)]  # two keys twice
+    tables = []
+    for insert in (journal_writer._insert, lambda c, s, r: c.executemany(s, r)):
+        conn = sqlite3.connect(":memory:")
+        conn.execute("CREATE TABLE t (k TEXT PRIMARY KEY, v REAL, x TEXT)")
+        insert(conn, sql, rows)
+        tables.append(conn.execute("SELECT rowid, k, v, x FROM t ORDER BY rowid").fetchall())
+        conn.close()
+    assert tables[0] == tables[1] and len(tables[0]) == len({k for k, _ in rows})
+    assert {v for _, _, v, _ in tables[0]} <= {v for _, v in rows}

@@ -255,17 +255,56 @@ def _last_told(conn: sqlite3.Connection, run_id: str) -> int:
                for table in ("journal_verdicts", "journal_metrics", "journal_summaries"))
 
 
+_MANY = (64, 16, 4, 1)
+"""How many rows one statement inserts (`_insert`): a batch is inserted with as many of the
+first as fit, then of the next, and so on (at most 3 + 3 + 3 statements for the rest; few
+statement texts, so that the connection's statement cache keeps them)."""
+
+
+def _many(sql: str, n: int) -> str:
+    """`sql` (an `INSERT ... VALUES (?, ...)`, perhaps with an upsert clause after) inserting `n`
+    rows in one statement."""
+    head, _, rest = sql.partition(" VALUES ")
+    one, close, tail = rest.partition(")")
+    return head + " VALUES " + ", ".join([one + close] * n) + tail
+
+
+_STATEMENTS: dict[tuple[str, int], str] = {}
+
+
+def _insert(conn: sqlite3.Connection, sql: str, rows: Sequence[tuple[Any, ...]]) -> None:
+    """Inserts `rows` with `sql` (one row's `INSERT`), up to `_MANY[0]` rows per statement:
+    the values are bound from Python as they are (exact), and each statement is one step of
+    SQLite's, which `sqlite3` runs with the GIL released; one step per row (`executemany`) was
+    35,000 releases and re-takings of the GIL per 5,000 trivial cases on the writer's thread,
+    each a hand-off with the event loop's thread working beside it (bench/README.md, session 16)."""
+    at = 0
+    for n in _MANY:
+        end = at + (len(rows) - at) // n * n
+        if end == at:
+            continue
+        key = (sql, n)
+        many = _STATEMENTS.get(key)
+        if many is None:
+            many = _STATEMENTS[key] = _many(sql, n)
+        if n == 1:
+            conn.executemany(many, rows[at:end])
+        else:
+            conn.executemany(many, [[x for r in rows[i:i + n] for x in r] for i in range(at, end, n)])
+        at = end
+
+
 def _commit(conn: sqlite3.Connection, run_id: str, rows: list[CaseRow], verdicts: list[tuple[Any, ...]],
             stale: bool, metrics: list[tuple[Any, ...]], summaries: list[tuple[Any, ...]]) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
         if stale:
             conn.executemany(_STALE, [r[:3] for r in rows])
-        conn.executemany(INSERT, rows)
+        _insert(conn, INSERT, rows)
         if verdicts:
-            conn.executemany(INSERT_VERDICT, verdicts)
-            conn.executemany(INSERT_METRIC, metrics)
-            conn.executemany(INSERT_SUMMARY, summaries)
+            _insert(conn, INSERT_VERDICT, verdicts)
+            _insert(conn, INSERT_METRIC, metrics)
+            _insert(conn, INSERT_SUMMARY, summaries)
         conn.execute("UPDATE journal_runs SET updated = ? WHERE run_id = ?", (time.time(), run_id))
         conn.execute("COMMIT")
     except BaseException:
