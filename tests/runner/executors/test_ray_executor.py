@@ -216,16 +216,27 @@ DRIVER_KILLER = '''
 import os, signal, time
 from pathlib import Path
 
+from agenteval.store.journal import Journal
+
 HERE = Path(__file__).parent
+
+def committed():
+    """Case runs the driver's journal has committed (its other process's writes, read back)."""
+    runs = Journal(HERE).runs()
+    return runs[0].done if runs else 0
 
 def root_agent(text):
     with open(HERE / "calls.log", "a") as log:
         log.write(text + "\\n")
     if text == "case 6" and not (HERE / "killed").exists():
         (HERE / "killed").touch()
-        # The journal commits a finished case run within FLUSH_SECONDS (0.5 s): past that, the
-        # six finished before this one are durable, and a kill must not lose them.
-        time.sleep(2)
+        # The six case runs finished before this one are committed within FLUSH_SECONDS: wait
+        # until they are (not for a fixed time, which a loaded machine can outlast), then kill.
+        # A kill must not lose them. The bound is only there so a journal that never commits
+        # fails the test (its `done == 6`) instead of hanging it.
+        deadline = time.monotonic() + 60
+        while committed() < 6 and time.monotonic() < deadline:
+            time.sleep(0.05)
         os.kill(int((HERE / "driver.pid").read_text()), signal.SIGKILL)  # the driver dies, once
     return {"response": "answer to " + text, "tool_calls": [{"name": "lookup", "args": {"q": text}}]}
 '''
