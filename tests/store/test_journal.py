@@ -388,3 +388,20 @@ def test_rows_inserted_many_per_statement_are_the_rows_one_per_statement_gives(n
         conn.close()
     assert tables[0] == tables[1] and len(tables[0]) == len({k for k, _ in rows})
     assert {v for _, _, v, _ in tables[0]} <= {v for _, v in rows}
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="Connection.setlimit is Python 3.11's")
+def test_rows_inserted_many_per_statement_stay_within_sqlites_oldest_variable_limit() -> None:
+    """A statement binds at most 999 values (SQLite before 3.32, which some Pythons link): the
+    verdicts' 17 columns would bind 1,088 at 64 rows a statement."""
+    from agenteval.store import journal_writer
+
+    columns = [f"c{i}" for i in range(17)]
+    sql = f"INSERT INTO t ({', '.join(columns)}) VALUES ({', '.join('?' * 17)})"
+    rows = [tuple(range(i, i + 17)) for i in range(200)]
+    conn = sqlite3.connect(":memory:")
+    conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)
+    conn.execute(f"CREATE TABLE t ({', '.join(columns)})")
+    journal_writer._insert(conn, sql, rows)
+    assert conn.execute("SELECT * FROM t ORDER BY rowid").fetchall() == rows
+    conn.close()

@@ -269,6 +269,10 @@ def _many(sql: str, n: int) -> str:
     return head + " VALUES " + ", ".join([one + close] * n) + tail
 
 
+_VARIABLES = 999
+"""The most host parameters one statement binds: SQLite's limit before 3.32 (still what some
+Linux distributions' Python links against); 64 rows of a 17-column verdict would exceed it."""
+
 _STATEMENTS: dict[tuple[str, int], str] = {}
 
 
@@ -279,7 +283,10 @@ def _insert(conn: sqlite3.Connection, sql: str, rows: Sequence[tuple[Any, ...]])
     35,000 releases and re-takings of the GIL per 5,000 trivial cases on the writer's thread,
     each a hand-off with the event loop's thread working beside it (bench/README.md, session 16)."""
     at = 0
+    most = _VARIABLES // sql.count("?")
     for n in _MANY:
+        if n > most:
+            continue
         end = at + (len(rows) - at) // n * n
         if end == at:
             continue
