@@ -18,9 +18,11 @@ PATH may be an editable install of another copy: in session 14 it was a copy of 
 start, so every "after" run without PYTHONPATH ran the "before" code). `--ab SRC` pairs the
 resume of this checkout (A) with SRC's (B): each makes
 its own killed run once (a journal belongs to the agenteval that wrote it), then each of
-`--repeat` rounds resumes a fresh copy of A's killed store, then of B's (the copy is not timed),
+`--repeat` rounds resumes a fresh copy of A's killed store and of B's, the first side alternating
+by round (the copy is not timed),
 and the CPU ratio A/B is given pair by pair; unless `--skip-overhead`, the `eval` runs of 1. are
-paired too (`eval_ab`: A on, B on, A off, B off each round). Outputs under bench/out/journal/ (summary.json).
+paired too (`eval_ab`: A on, B on, A off, B off, B first every other round). Outputs under
+bench/out/journal/ (summary.json).
 Numbers are whole processes, start to exit.
 """
 
@@ -201,14 +203,17 @@ def count_results(path: Path) -> int:
 
 def eval_ab(n_cases: int, repeat: int, other_src: str) -> dict[str, Any]:
     """`eval` of `n_cases` with the history and journal on and with `--no_history`, this
-    checkout (A) and `other_src` (B) in turn each round (A on, B on, A off, B off; a fresh agent
-    directory each run): CPU ratios A/B of the journaled runs pair by pair, and each side's on/off
-    ratio (the journal's cost) pair by pair."""
+    checkout (A) and `other_src` (B) in turn each round (A on, B on, A off, B off, then B first
+    in the next round; a fresh agent directory each run): CPU ratios A/B of the journaled runs
+    pair by pair, and each side's on/off ratio (the journal's cost) pair by pair."""
     evalset = OUT / "overhead.evalset.json"
     write_set(evalset, range(n_cases))
     rounds: dict[str, list[dict[str, Any]]] = {"A on": [], "B on": [], "A off": [], "B off": []}
-    for _ in range(repeat):
-        for kind in rounds:
+    for i in range(repeat):
+        # Which side runs first alternates by round: with A always first, the identical
+        # `--no_history` runs of A took 8-10% more CPU than B's (bench/README.md, session 16).
+        order = ("A on", "B on", "A off", "B off") if i % 2 == 0 else ("B on", "A on", "B off", "A off")
+        for kind in order:
             side, mode = kind.split()
             agent = fresh_agent(f"agent_{side}_{mode}")
             extra = ["--no_history"] if mode == "off" else []
@@ -244,11 +249,12 @@ def resume_ab(n_cases: int, left: float, repeat: int, other_src: str) -> dict[st
     rest = OUT / "rest.evalset.json"
     write_set(rest, range(kill_at, n_cases))
     rounds: dict[str, list[dict[str, Any]]] = {"A": [], "B": [], "rest": []}
-    for _ in range(repeat):
+    for i in range(repeat):
         r = timed([script(), "eval", str(fresh_agent("agent_rest")), str(rest), "--no_history",
                    "--output", str(OUT / "rest.json")])
         rounds["rest"].append(r)
-        for side, src in sides.items():
+        for side in ("A", "B") if i % 2 == 0 else ("B", "A"):  # the first side alternates by round
+            src = sides[side]
             copy = OUT / f"resumed_{side}"
             shutil.rmtree(copy, ignore_errors=True)
             shutil.copytree(OUT / f"killed_{side}", copy)
