@@ -20,6 +20,10 @@ from tests.collector.helpers import TRACES
 FREE = {"criteria": {"tool_trajectory_single_tool_use": {"threshold": 1.0, "tool_name": "get_weather"}}}
 
 
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_collect_scores_a_posted_export_and_records_it(tmp_path: Path) -> None:
     (tmp_path / "free.json").write_text(json.dumps(FREE))
     proc = subprocess.Popen(
@@ -27,7 +31,11 @@ def test_collect_scores_a_posted_export_and_records_it(tmp_path: Path) -> None:
          "--quiet_seconds", "0.3", "--eval_set", str(TRACES / "expected.evalset.json"),
          "--config_file_path", "free.json"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONFAULTHANDLER": "1"})  # a hung stop dumps its threads (below)
+        env={**os.environ, "PYTHONFAULTHANDLER": "1"},  # a hung stop dumps its threads (below)
+        # As from a terminal: Ctrl-C's default action. An ignored SIGINT is inherited through
+        # exec, and Python then installs no KeyboardInterrupt handler: in a full suite this
+        # process was started with it ignored and went on collecting after Ctrl-C.
+        preexec_fn=_sigint_default)
     try:
         assert proc.stdout is not None
         banner = proc.stdout.readline()
@@ -51,7 +59,8 @@ def test_collect_scores_a_posted_export_and_records_it(tmp_path: Path) -> None:
             # every thread of the process was when Ctrl-C did not stop it.
             proc.send_signal(signal.SIGABRT)
             out, err = proc.communicate(timeout=30)
-            raise AssertionError(f"collect did not stop within 60 s of Ctrl-C\n{out}\n{err}") from None
+            raise AssertionError(f"collect did not stop within 60 s of Ctrl-C (SIGINT in pytest: "
+                                 f"{signal.getsignal(signal.SIGINT)})\n{out}\n{err}") from None
     finally:
         if proc.poll() is None:
             proc.kill()
