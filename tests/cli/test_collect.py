@@ -32,9 +32,9 @@ def test_collect_scores_a_posted_export_and_records_it(tmp_path: Path) -> None:
          "--config_file_path", "free.json"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONFAULTHANDLER": "1"},  # a hung stop dumps its threads (below)
-        # As from a terminal: Ctrl-C's default action. An ignored SIGINT is inherited through
-        # exec, and Python then installs no KeyboardInterrupt handler: in a full suite this
-        # process was started with it ignored and went on collecting after Ctrl-C.
+        # As from a terminal: Ctrl-C's default action, whatever the test runner's (an ignored
+        # SIGINT would be inherited through exec, and Python then installs no KeyboardInterrupt
+        # handler).
         preexec_fn=_sigint_default)
     try:
         assert proc.stdout is not None
@@ -55,7 +55,7 @@ def test_collect_scores_a_posted_export_and_records_it(tmp_path: Path) -> None:
         try:
             out, err = proc.communicate(timeout=60)
         except subprocess.TimeoutExpired:
-            # Seen once in a full suite on a loaded machine (not reproduced alone): say where
+            # Seen in two full suites on a slow machine, never alone (cause not found): say where
             # every thread of the process was when Ctrl-C did not stop it.
             proc.send_signal(signal.SIGABRT)
             out, err = proc.communicate(timeout=30)
