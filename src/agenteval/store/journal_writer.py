@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import sqlite3
 import threading
 import time
@@ -261,6 +262,7 @@ first as fit, then of the next, and so on (at most 3 + 3 + 3 statements for the 
 statement texts, so that the connection's statement cache keeps them)."""
 
 
+@functools.cache  # a few texts: four statements, four sizes
 def _many(sql: str, n: int) -> str:
     """`sql` (an `INSERT ... VALUES (?, ...)`, perhaps with an upsert clause after) inserting `n`
     rows in one statement."""
@@ -272,8 +274,6 @@ def _many(sql: str, n: int) -> str:
 _VARIABLES = 999
 """The most host parameters one statement binds: SQLite's limit before 3.32 (still what some
 Linux distributions' Python links against); 64 rows of a 17-column verdict would exceed it."""
-
-_STATEMENTS: dict[tuple[str, int], str] = {}
 
 
 def _insert(conn: sqlite3.Connection, sql: str, rows: Sequence[tuple[Any, ...]]) -> None:
@@ -290,10 +290,7 @@ def _insert(conn: sqlite3.Connection, sql: str, rows: Sequence[tuple[Any, ...]])
         end = at + (len(rows) - at) // n * n
         if end == at:
             continue
-        key = (sql, n)
-        many = _STATEMENTS.get(key)
-        if many is None:
-            many = _STATEMENTS[key] = _many(sql, n)
+        many = _many(sql, n)
         if n == 1:
             conn.executemany(many, rows[at:end])
         else:
