@@ -88,9 +88,32 @@ def test_kept_rows_come_back_in_any_order_reading_ahead_a_bounded_number(
         got = reader.kept_case(RUN, "s", r.eval_id, 1, "mean")
         assert got is not None and got.rows == [placed_json(r, keep=False)]
         assert got.outcome().runs[0].session_id == r.session_id
-        assert len(reader._streams[(RUN, "cases")]._buffer) <= 4
+        assert len(reader._streams[(RUN, "verdicts")]._buffer) <= 4
+    # Each first run came with its verdict (one query): no stream of the case runs was stepped.
+    assert (RUN, "cases") not in reader._streams
     assert reader.kept_case(RUN, "s", "c0", 2, "mean") is None  # verdict of another number of runs
     assert reader.kept_case(RUN, "s", "nope", 1, "mean") is None
+    reader.close()
+    journal.close()
+
+
+def test_kept_cases_of_several_runs_read_their_later_runs_from_one_stream(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    journal = _journal(tmp_path)
+    runs = [[_result(i, run) for run in range(3)] for i in range(20)]
+    journal.append_all(RUN, [r for case in runs for r in case])
+    for i, case in enumerate(runs):
+        journal.append_verdict(RUN, _outcome(case), i)
+    journal.flush()
+    monkeypatch.setattr(journal_reader, "AHEAD", 4)
+    reader = journal.reader()
+    for case in runs:
+        got = reader.kept_case(RUN, "s", case[0].eval_id, 3, "mean")
+        assert got is not None and got.rows == [placed_json(r, keep=False) for r in case]
+        # The later runs are taken from the stream, none looked up on its own: the first runs,
+        # read with their verdicts, are not in it to fill its read-ahead.
+        stream = reader._streams[(RUN, "cases")]
+        assert not stream.firsts and not stream._elsewhere and len(stream._buffer) <= 4
     reader.close()
     journal.close()
 

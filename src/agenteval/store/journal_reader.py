@@ -24,16 +24,18 @@ from agenteval.schema import EvalCaseResult, EvalStatus
 from agenteval.store.digest import from_digest
 from agenteval.store.journal_rows import RowsReader, rows_path
 from agenteval.store.journal_writer import SUMMARY
-from agenteval.store.kept import READABLE, KeptCase, Tally
+from agenteval.store.kept import BESIDE, READABLE, KeptCase, Tally
 from agenteval.store.output import place, remember_placed, unplace
 
 AHEAD = 256
 """Rows read ahead of the one asked for, at most, before it is looked up on its own."""
 
 CaseKey = tuple[str, str, int]  # (eval set id, eval id, run index)
-_VERDICT = ("eval_set_id, eval_id, runs, status, seconds, tokens, agent_errors, metric_errors, uncertain, "
-            "escalated, summary, record")
-_PLACE = ", summary_at, summary_size"  # (a journal made before rows files has no such columns)
+_VERDICT = ("eval_set_id", "eval_id", "runs", "status", "seconds", "tokens", "agent_errors", "metric_errors",
+            "uncertain", "escalated", "summary", "record")
+_PLACE = ("summary_at", "summary_size")  # (a journal made before rows files has no such columns)
+_READABLE = tuple(f"[{v}," for v in READABLE)  # the record versions a resume keeps
+_BESIDE_V = tuple(f"[{v}," for v in BESIDE)  # those whose rows are found by the verdict's `told`
 _BESIDE = (("journal_metrics", "run_index, metric_name, score, threshold, status"),
            ("journal_summaries", "metric_name, threshold, runs, scored_runs, passed_runs, mean, std, "
             "ci_low, ci_high, pass_at_k, pass_pow_k, status"))
@@ -42,8 +44,9 @@ _BESIDE = (("journal_metrics", "run_index, metric_name, score, threshold, status
 class _Ahead:
     """The rows of one streamed query, each taken once by its key (its first `width` columns)."""
 
-    def __init__(self, rows: Iterator[tuple[Any, ...]], width: int) -> None:
+    def __init__(self, rows: Iterator[tuple[Any, ...]], width: int, firsts: bool = True) -> None:
         self._rows, self._width = rows, width
+        self.firsts = firsts  # whether first runs (run index 0) are among the rows
         self._buffer: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         self._elsewhere: set[tuple[Any, ...]] = set()  # looked up on their own: skipped when met
         self._done = False
@@ -80,7 +83,8 @@ class JournalReader:
         self._files: dict[str, RowsReader] = {}  # each run's rows file
         self._digests = False  # whether the journal has the digest column
         self._places = False  # whether it has the rows' places in rows files
-        self._summaries = ""  # the columns of a verdict's summary's place
+        self._verdict_columns = ""  # a verdict's columns, its summary's place and told number
+        self._joined = False  # whether verdicts are read with their first runs (`kept_case`)
         self._rowid = False  # whether its case rows are in a rowid table (written in order)
         self._verdicts = False  # whether it has verdicts
         self._streams: dict[tuple[str, str], _Ahead] = {}
@@ -99,8 +103,9 @@ class JournalReader:
             self._rowid = "WITHOUT ROWID" not in sql.upper()
             verdicts = tables.get("journal_verdicts") or ""
             self._verdicts = " escalated " in verdicts  # (this layout)
-            self._summaries = (_PLACE if " summary_at " in verdicts else ", NULL, NULL") \
-                + (", told" if " told " in verdicts else ", NULL")
+            columns = [*_VERDICT, *(_PLACE if " summary_at " in verdicts else ("NULL", "NULL")),
+                       "told" if " told " in verdicts else "NULL"]
+            self._verdict_columns = ", ".join(c if c == "NULL" else f"v.{c}" for c in columns)
         return self._conn
 
     def result(self, run_id: str, key: CaseKey) -> EvalCaseResult | None:
@@ -133,38 +138,50 @@ class JournalReader:
         """Case `eval_id` of a resumed run whose `runs` runs were all kept, as its verdict and
         rows (`store.kept.KeptCase`); None when the journal holds no usable verdict of it (told
         by no agenteval that journals verdicts, of another number of runs or record version, or
-        rows that are not the document's JSON): its runs are then read one by one (`kept`)."""
+        rows that are not the document's JSON): its runs are then read one by one (`kept`).
+        The verdict comes with the place of its first run's row (one streamed query: a second
+        stream of the case runs, stepped beside it, cost a third of a kept case's reading)."""
         with self._lock:
             conn = self._open()
             if conn is None or not self._verdicts:
                 return None
+            self._joined = True
             verdict = self._stream(run_id, "verdicts").take((eval_set_id, eval_id))
             if verdict is None:
-                verdict = conn.execute(f"SELECT {_VERDICT}{self._summaries} FROM journal_verdicts "
-                                       "WHERE run_id = ? AND eval_set_id = ? AND eval_id = ?",
-                                       (run_id, eval_set_id, eval_id)).fetchone()
-        if verdict is None:
-            return None
-        _, _, n, status, seconds, tokens, agent, metric, uncertain, escalated, summary, record, at, size, \
-            told = verdict
-        if n != runs or not any(record.startswith(f"[{v},") for v in READABLE) \
-                or (record.startswith(("[2,", "[3,")) and told is None):
-            return None
-        if at is not None:  # in the rows file; a summary cut off with its tail is not kept
-            with self._lock:
-                framed = self._file(run_id).read(at, size, (eval_set_id, eval_id, SUMMARY))
-            if framed is None:
+                where = "v.run_id = ? AND v.eval_set_id = ? AND v.eval_id = ?"
+                verdict = conn.execute(self._verdict_sql(where), (run_id, eval_set_id, eval_id)).fetchone()
+            if verdict is None:
                 return None
-            summary = framed[0]
-        else:  # (a journal made before rows files: the summary's JSON, not placed)
-            summary = place(bytes(summary))
-        rows = [self._row(run_id, (eval_set_id, eval_id, r)) for r in range(runs)]  # (placed)
-        if any(row is None or not row[0].startswith(b"{\n") for row in rows):
-            return None  # (a row of an older agenteval is compact JSON: not the document's)
-        return KeptCase(eval_set_id, eval_id, gating, [row[0] for row in rows if row is not None],
-                        [row[1] for row in rows if row is not None], summary, EvalStatus(status), n,
+            _, _, n, status, seconds, tokens, agent, metric, uncertain, escalated, summary, record, at, \
+                size, told, *first = verdict
+            if n != runs or not record.startswith(_READABLE) or \
+                    (told is None and record.startswith(_BESIDE_V)):
+                return None
+            if at is not None:  # in the rows file; a summary cut off with its tail is not kept
+                framed = self._file(run_id).read(at, size, (eval_set_id, eval_id, SUMMARY))
+                if framed is None:
+                    return None
+                summary = framed[0]
+            else:  # (a journal made before rows files: the summary's JSON, not placed)
+                summary = place(bytes(summary))
+            rows = [self._placed(run_id, (eval_set_id, eval_id, 0), first)] if runs else []
+            rows += [self._row_held(run_id, (eval_set_id, eval_id, r)) for r in range(1, runs)]
+        raws, digests = [], []
+        for row in rows:
+            if row is None or not row[0].startswith(b"{\n"):
+                return None  # (a row of an older agenteval is compact JSON: not the document's)
+            raws.append(row[0])
+            digests.append(row[1])
+        return KeptCase(eval_set_id, eval_id, gating, raws, digests, summary, EvalStatus(status), n,
                         seconds, tokens, Tally(agent, metric, uncertain, escalated), record,
                         beside=None if told is None else functools.partial(self._beside, run_id, told))
+
+    def _verdict_sql(self, where: str) -> str:
+        """The verdicts `where` says, each with its first run's row (`_columns`; NULLs when the
+        journal holds none), in the order they were written."""
+        return (f"SELECT {self._verdict_columns}, {self._columns('c.')} FROM journal_verdicts v "
+                "LEFT JOIN journal_cases c ON c.run_id = v.run_id AND c.eval_set_id = v.eval_set_id "
+                f"AND c.eval_id = v.eval_id AND c.run_index = 0 WHERE {where} ORDER BY v.rowid")
 
     def _beside(self, run_id: str, told: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
         """A version-2 verdict's metric and summary rows (a scan of the run's rows: asked only
@@ -189,37 +206,49 @@ class JournalReader:
         if stream is None:
             assert self._conn is not None
             if what == "verdicts":
-                sql = f"SELECT {_VERDICT}{self._summaries} FROM journal_verdicts WHERE +run_id = ? " \
-                    "ORDER BY rowid"
+                sql = self._verdict_sql("+v.run_id = ?")
             else:
                 order = " ORDER BY rowid" if self._rowid else ""
-                sql = (f"SELECT eval_set_id, eval_id, run_index, {self._columns} FROM journal_cases "
-                       f"WHERE +run_id = ?{order}")
+                # First runs come with their verdicts once `kept_case` reads them: left in this
+                # stream, untaken, they would fill its read-ahead.
+                first = " AND run_index > 0" if self._joined else ""
+                sql = (f"SELECT eval_set_id, eval_id, run_index, {self._columns()} FROM journal_cases "
+                       f"WHERE +run_id = ?{first}{order}")
             stream = self._streams[(run_id, what)] = _Ahead(iter(self._conn.execute(sql, (run_id,))),
-                                                             3 if what == "cases" else 2)
+                                                             3 if what == "cases" else 2,
+                                                             what == "verdicts" or not self._joined)
         return stream
 
-    @property
-    def _columns(self) -> str:
-        """A case run's row, digest and place in its rows file (None where the journal has none)."""
-        return (f"CAST(result_json AS BLOB), {'digest' if self._digests else 'NULL'}, "
-                f"{'row_at, row_size' if self._places else 'NULL, NULL'}")
+    def _columns(self, table: str = "") -> str:
+        """A case run's row, digest and place in its rows file (None where the journal has none),
+        of `table` (a prefix: "c.")."""
+        return (f"CAST({table}result_json AS BLOB), {table + 'digest' if self._digests else 'NULL'}, "
+                f"{f'{table}row_at, {table}row_size' if self._places else 'NULL, NULL'}")
 
     def _row(self, run_id: str, key: CaseKey) -> tuple[bytes, str | None] | None:
         with self._lock:
-            conn = self._open()
-            if conn is None:
+            if self._open() is None:
                 return None
-            taken = self._stream(run_id, "cases").take(key)
-            row = taken[3:] if taken is not None else conn.execute(
-                f"SELECT {self._columns} FROM journal_cases WHERE run_id = ? AND eval_set_id = ? "
-                "AND eval_id = ? AND run_index = ?", (run_id, *key)).fetchone()
-            if row is None:
-                return None
-            raw, digest, at, size = row
-            if at is None:  # (a row of a journal made before rows files: not placed)
-                return place(raw), digest
-            return self._file(run_id).read(at, size, key)
+            return self._row_held(run_id, key)
+
+    def _row_held(self, run_id: str, key: CaseKey) -> tuple[bytes, str | None] | None:
+        """`_row`, the lock held and the connection open."""
+        assert self._conn is not None
+        stream = self._stream(run_id, "cases")
+        taken = stream.take(key) if key[2] or stream.firsts else None
+        row = taken[3:] if taken is not None else self._conn.execute(
+            f"SELECT {self._columns()} FROM journal_cases WHERE run_id = ? AND eval_set_id = ? "
+            "AND eval_id = ? AND run_index = ?", (run_id, *key)).fetchone()
+        return self._placed(run_id, key, row)
+
+    def _placed(self, run_id: str, key: CaseKey, row: Any) -> tuple[bytes, str | None] | None:
+        """The placed row and digest of `key` from its columns (`_columns`; None or NULLs: none)."""
+        if row is None or row[0] is None:
+            return None
+        raw, digest, at, size = row
+        if at is None:  # (a row of a journal made before rows files: not placed)
+            return place(raw), digest
+        return self._file(run_id).read(at, size, key)
 
     def _file(self, run_id: str) -> RowsReader:
         rows = self._files.get(run_id)
