@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agenteval.errors import AgentEvalError, DataError
-from agenteval.store import write_outputs
-from agenteval.store.output import DocumentWriter
+from agenteval.store import output, write_outputs
+from agenteval.store.output import DocumentWriter, placed_summary
 from agenteval.verdicts import summarise
 from tests.result_builders import case, result
 
@@ -25,6 +27,54 @@ def test_a_document_written_case_by_case_has_the_bytes_of_one_written_whole(tmp_
     assert not streamed.exists()  # nothing is in place before the end
     writer.commit(doc)
     assert streamed.read_bytes() == whole.read_bytes()
+
+
+class _CountedSpool(io.BufferedRandom):
+    """A spool file that counts the writes it is given."""
+
+    writes = 0
+
+    def write(self, data: Any) -> int:
+        self.writes += 1
+        return super().write(data)
+
+
+def test_summaries_are_spooled_by_the_block_with_the_bytes_unchanged(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(output, "_BLOCK", 2000)
+    doc = summarise(result([case(f"c{i}", {"m": i / 40}) for i in range(40)]))
+    whole = tmp_path / "whole.json"
+    write_outputs([doc], whole)
+    streamed = tmp_path / "streamed.json"
+    writer = DocumentWriter([streamed], doc)
+    writer._spool.close()
+    writer._spool = spool = _CountedSpool(io.FileIO(tmp_path / "spool", "w+b"))
+    for got, summary in zip(doc.eval_case_results, doc.summary, strict=True):
+        writer.add(got)
+        writer.add_summary(summary)
+    spooled = sum(len(placed_summary(s)) + 6 for s in doc.summary)
+    # A write a block of summaries (a summary a write cost 5 µs each on a resume), not one each.
+    assert 2 <= spool.writes <= spooled // 2000 + 1 < len(doc.summary)
+    writer.commit(doc)
+    assert streamed.read_bytes() == whole.read_bytes()
+
+
+@pytest.mark.parametrize("block", [1, 1 << 20])  # the spool fails as a summary is added; at commit
+def test_a_spool_that_cannot_be_written_is_a_data_error_and_leaves_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    monkeypatch.setattr(output, "_BLOCK", block)
+    doc = summarise(result([case("a", {"m": 1.0})]))
+    target = tmp_path / "out" / "out.json"
+    target.parent.mkdir()
+    writer = DocumentWriter([target], doc)
+    writer._spool.close()
+    (tmp_path / "spool").write_bytes(b"")
+    writer._spool = open(tmp_path / "spool", "rb")  # noqa: SIM115 (writes fail, as on a full disk)
+    writer.add(doc.eval_case_results[0])
+    with pytest.raises(DataError, match=r"out\.json: cannot be written"):
+        writer.add_summary(doc.summary[0])
+        writer.commit(doc)
+    assert list(target.parent.iterdir()) == []
 
 
 def test_an_aborted_document_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:

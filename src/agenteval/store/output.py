@@ -171,6 +171,8 @@ class DocumentWriter:
         self.cases = self.summaries = 0
         self._pending: list[bytes] = []  # written to the targets by the `_BLOCK`
         self._pending_size = 0
+        self._spooling: list[bytes] = []  # summaries written to the spool by the `_BLOCK`
+        self._spooling_size = 0
 
     def _write(self, chunk: bytes) -> None:
         # Gathered into blocks: a system call per case result and target released the GIL to
@@ -202,16 +204,26 @@ class DocumentWriter:
 
     def add_summary_placed(self, raw: bytes) -> None:
         """Adds a case summary given as `add_placed` takes a case result."""
-        self._spool_item(_separator(self.summaries) + raw)
+        # Gathered as the results are: a buffered write a summary cost 5 µs (its system calls
+        # every few summaries), 10% of what a resumed run spends on a kept case.
+        self._spooling += (_separator(self.summaries), raw)
+        self._spooling_size += len(raw)
+        self.summaries += 1
+        if self._spooling_size >= _BLOCK:
+            try:
+                self._spool_drain()
+            except DataError:
+                self.abort()
+                raise
 
-    def _spool_item(self, item: bytes) -> None:
+    def _spool_drain(self) -> None:
+        block = b"".join(self._spooling)
+        self._spooling, self._spooling_size = [], 0
         try:
-            self._spool.write(item)
+            self._spool.write(block)
         except OSError as e:  # (a full disk) the spool is part of the document being written
-            self.abort()
             raise DataError(self._targets[0].path if self._targets else "", "",
                             f"cannot be written: {e.strerror or e}") from None
-        self.summaries += 1
 
     def commit(self, shell: EvalSetResult) -> None:
         """Ends the document with `shell`'s other fields (its lists are not written) and puts it
@@ -221,6 +233,7 @@ class DocumentWriter:
             self.abort()
             raise AgentEvalError("the result document's id changed while it was written")
         try:
+            self._spool_drain()
             self._write(pieces[1])
             self._spool.seek(0)
             while block := self._spool.read(1 << 20):
@@ -237,6 +250,7 @@ class DocumentWriter:
 
     def abort(self) -> None:
         self._pending, self._pending_size = [], 0
+        self._spooling, self._spooling_size = [], 0
         with contextlib.suppress(OSError):  # (a full disk) the error being reported already
             self._spool.close()
         for target in self._targets:
