@@ -118,6 +118,28 @@ def test_kept_cases_of_several_runs_read_their_later_runs_from_one_stream(
     journal.close()
 
 
+def test_first_runs_read_before_any_kept_case_keep_coming_from_the_stream(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A case of several runs, some run again, reads its kept runs one by one (`kept`) before any
+    # kept case is asked for: the stream made then has the first runs, and keeps giving them.
+    journal = _journal(tmp_path)
+    runs = [[_result(i, run) for run in range(2)] for i in range(20)]
+    journal.append_all(RUN, [r for case in runs for r in case])
+    for i, case in enumerate(runs):
+        journal.append_verdict(RUN, _outcome(case), i)
+    journal.flush()
+    monkeypatch.setattr(journal_reader, "AHEAD", 4)
+    reader = journal.reader()
+    assert reader.kept(RUN, ("s", "c0", 0)) is not None
+    for case in runs[1:]:
+        got = reader.kept_case(RUN, "s", case[0].eval_id, 2, "mean")
+        assert got is not None and got.rows == [placed_json(r, keep=False) for r in case]
+        stream = reader._streams[(RUN, "cases")]
+        assert stream.firsts and not stream._elsewhere and len(stream._buffer) <= 4
+    reader.close()
+    journal.close()
+
+
 def test_a_case_run_appended_again_drops_its_cases_verdict(tmp_path: Path) -> None:
     journal = _journal(tmp_path)
     journal.append_all(RUN, [_result(0, error="flaky"), _result(1)])

@@ -164,8 +164,12 @@ class JournalReader:
                 summary = framed[0]
             else:  # (a journal made before rows files: the summary's JSON, not placed)
                 summary = place(bytes(summary))
-            rows = [self._placed(run_id, (eval_set_id, eval_id, 0), first)] if runs else []
-            rows += [self._row_held(run_id, (eval_set_id, eval_id, r)) for r in range(1, runs)]
+            # (A stream of the case runs made before this, with first runs in it, gives them:
+            # taken from the verdict's, they would be left in it, filling its read-ahead.)
+            cases = self._streams.get((run_id, "cases"))
+            rows = [self._placed(run_id, (eval_set_id, eval_id, 0), first)] \
+                if runs and (cases is None or not cases.firsts) else []
+            rows += [self._row_held(run_id, (eval_set_id, eval_id, r)) for r in range(len(rows), runs)]
         raws, digests = [], []
         for row in rows:
             if row is None or not row[0].startswith(b"{\n"):
