@@ -80,7 +80,8 @@ def test_the_inlined_key_loop_gives_the_call_by_call_results_and_reasons() -> No
                 turns = rng.randint(0, 3)
                 actual = [inv("q", "r", _random_calls(rng)) for _ in range(turns)]
                 expected = [inv("q", "r", _random_calls(rng)) for _ in range(turns + rng.choice([0, 0, 1]))]
-                fast, slow = metric.build(), metric.build()
+                # A second instance (`build` keeps one per metric) with the key path off.
+                fast, slow = metric.build(), metric.spec.factory(metric.name, metric.criterion)
                 slow.by_keys = None  # type: ignore[attr-defined]
                 assert fast.by_keys is not None  # type: ignore[attr-defined]
                 got = fast.score(EvalContext(actual=actual, expected=expected))
@@ -95,12 +96,13 @@ def test_a_criterion_objects_settings_are_derived_once_and_only_for_it() -> None
 
     registry = default_registry()
     exact = registry.configure("tool_trajectory_avg_score", {"threshold": 1.0, "ignore_tools": ["log"]})
-    first, second = exact.build(), exact.build()  # a run builds one per case
+    # Two instances of one configured criterion (as two runs of one config build).
+    first, second = (exact.spec.factory(exact.name, exact.criterion) for _ in range(2))
     assert first is not second and first.ignore is second.ignore == frozenset({"log"})
     assert first.by_keys is None  # a tool ignored: decided call by call
     matching = registry.configure("tool_trajectory_avg_score",
                                   {"threshold": 1.0, "args_match": {"f": {"x": "text"}}})
-    a, b = matching.build(), matching.build()
+    a, b = (matching.spec.factory(matching.name, matching.criterion) for _ in range(2))
     assert a.equal == b.equal and callable(a.equal) and a.by_keys is None
     for kind, by_keys in _KEY_MATCHERS.items():  # another criterion object: its own settings
         built = registry.configure("tool_trajectory_avg_score",

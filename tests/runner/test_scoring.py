@@ -110,3 +110,18 @@ def test_a_recorded_runs_result_is_what_validation_makes() -> None:
     assert result.model_dump_json(indent=2) == again.model_dump_json(indent=2)
     assert result == again
     assert result.reasons and result.final_eval_status == EvalStatus.FAILED
+
+
+def test_each_list_of_metrics_is_scored_with_its_own_thresholds() -> None:
+    # What `score_case` reads of the metrics is kept for the list it was last given: another
+    # list (here the same metric at another threshold) is read again.
+    from agenteval.criteria import default_registry
+
+    run = _run([inv(response="a b c d")], [inv(response="a b c e")])  # ROUGE-1 F 0.75
+    for threshold, status in ((0.8, EvalStatus.FAILED), (0.7, EvalStatus.PASSED),
+                              (0.8, EvalStatus.FAILED)):
+        metrics = [default_registry().configure("response_match_score", threshold)]
+        result = asyncio.run(score_case(run, metrics))
+        assert result.overall_eval_metric_results[0].threshold == threshold
+        assert result.overall_eval_metric_results[0].eval_status == status
+        assert result.final_eval_status == status

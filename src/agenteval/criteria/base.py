@@ -156,6 +156,16 @@ class Criterion:
     criterion_model: ClassVar[type[BaseCriterion]] = BaseCriterion
     requires_expected: ClassVar[bool] = False
     is_async: ClassVar[bool] = False
+    # Whether one instance may score every case of a run: it keeps nothing of a case between
+    # calls (what it holds derives from its configuration alone). A run then builds it once per
+    # metric (`ConfiguredMetric.build`) instead of once per case. Not inherited: each class
+    # states it itself (`__init_subclass__`), so a subclass that keeps state (a plugin's) is
+    # built per case unless it says otherwise.
+    reusable: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.reusable = bool(cls.__dict__.get("reusable", False))
 
     def __init__(self, metric_name: str, criterion: BaseCriterion) -> None:
         self.metric_name = metric_name

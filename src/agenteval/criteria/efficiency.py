@@ -54,6 +54,8 @@ def _reason(score: float | None, unit: str, ctx: EvalContext, traced: bool = Tru
 class ToolCallCount(Criterion):
     """`tool_call_count_v1`: tool calls per invocation; overall, the mean."""
 
+    reusable = True  # nothing of a case is kept
+
     def score(self, ctx: EvalContext) -> CriterionResult:
         if ctx.trace is None:  # no figures to read (a recorded run: `score`)
             per = [float(len(inv.tool_calls())) for inv in ctx.actual]
@@ -67,6 +69,8 @@ class ToolCallCount(Criterion):
 
 class InferenceCallCount(Criterion):
     """`inference_call_count_v1`: model calls per invocation; overall, the mean."""
+
+    reusable = True  # nothing of a case is kept
 
     def score(self, ctx: EvalContext) -> CriterionResult:
         per: list[float | None]
@@ -139,6 +143,8 @@ class TokenUsage(Criterion):
     invocations (a count reported by no invocation stays None).
     """
 
+    reusable = True  # nothing of a case is kept
+
     def score(self, ctx: EvalContext) -> CriterionResult:
         details = ([token_usage(inv) for inv in ctx.actual] if ctx.trace is None else
                    [token_usage(inv, f) for inv, f in zip(ctx.actual, _figures(ctx), strict=True)])
@@ -171,6 +177,8 @@ def duration(inv: Invocation) -> DurationDetails | None:
 
 class InvocationDuration(Criterion):
     """`invocation_duration_v1`: seconds per invocation; overall, each part averaged."""
+
+    reusable = True  # nothing of a case is kept
 
     def score(self, ctx: EvalContext) -> CriterionResult:
         details = [duration(inv) for inv in ctx.actual]

@@ -78,6 +78,8 @@ def handlers(invocations: Sequence[Invocation]) -> list[str | None]:
 class TurnAgentMatch(Criterion):
     """Each turn handled by the agent the expected turn was handled by, however control got there."""
 
+    reusable = True  # nothing of a case is kept
+
     requires_expected = True
 
     def score(self, ctx: EvalContext) -> CriterionResult:
@@ -121,6 +123,8 @@ def idle_or_looping(inv: Invocation) -> str | None:
 
 class HandoffLoops(Criterion):
     """No handoff loops (ping-pong) and no agent handed control that did nothing with it."""
+
+    reusable = True  # nothing of a case is kept
 
     def score(self, ctx: EvalContext) -> CriterionResult:
         per = []

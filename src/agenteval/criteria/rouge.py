@@ -165,6 +165,8 @@ class ResponseMatchScore(PerInvocationCriterion):
     invocation: `ROUGE-1 F 0.667 < threshold 0.8 (precision 0.75, recall 0.6)`.
     """
 
+    reusable = True  # nothing of a case is kept
+
     criterion_model = BaseCriterion
 
     def score_pair(self, actual: Invocation, expected: Invocation) -> float:

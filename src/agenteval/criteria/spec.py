@@ -27,6 +27,11 @@ class MetricSpec:
     custom_function_path: str | None = None
 
 
+# Where `ConfiguredMetric.build` keeps a reusable criterion: a key of the instance's `__dict__`
+# (not a field: it is not compared, hashed or copied by `dataclasses.replace`).
+_KEPT = "_kept_criterion"
+
+
 @dataclass(frozen=True)
 class ConfiguredMetric:
     """A metric as configured for a run: its spec, its validated criterion, its wire form."""
@@ -43,8 +48,23 @@ class ConfiguredMetric:
         return self.spec.name
 
     def build(self) -> Criterion:
-        """A fresh criterion instance."""
-        return self.spec.factory(self.spec.name, self.criterion)
+        """The metric's criterion: built on the first call and kept for every later one when its
+        class is `reusable` (stateless between cases), else a fresh instance per call. Building
+        per case was a share of a large run's scoring glue (`_Trajectory.__init__`)."""
+        kept: Criterion | None = self.__dict__.get(_KEPT)
+        if kept is not None:
+            return kept
+        criterion = self.spec.factory(self.spec.name, self.criterion)
+        if criterion.reusable:
+            self.__dict__[_KEPT] = criterion  # (frozen: set as `cached_property` sets its value)
+        return criterion
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The kept criterion stays with this process (a worker builds its own): it may hold
+        # what does not pickle (an `args_match` comparer's functions).
+        state = dict(self.__dict__)
+        state.pop(_KEPT, None)
+        return state
 
     @cached_property
     def wire_dict(self) -> dict[str, Any]:

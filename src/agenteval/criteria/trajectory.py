@@ -376,6 +376,8 @@ class ToolTrajectoryAvgScore(_Trajectory):
     closest call of the same tool.
     """
 
+    reusable = True  # nothing of a case is kept
+
     def score_pair(self, actual: Invocation, expected: Invocation) -> float:
         return self.assess_pair(actual, expected).score or 0.0
 
@@ -470,6 +472,8 @@ class ToolTrajectoryPrecision(_Trajectory):
     the first actual call that matched no expected one.
     """
 
+    reusable = True  # nothing of a case is kept
+
     def score_pair(self, actual: Invocation, expected: Invocation) -> float:
         return self.assess_pair(actual, expected).score or 0.0
 
@@ -494,6 +498,8 @@ class ToolTrajectoryRecall(_Trajectory):
 
     No expected calls scores 1.0. Reason: the count and the first expected call not made.
     """
+
+    reusable = True  # nothing of a case is kept
 
     def score_pair(self, actual: Invocation, expected: Invocation) -> float:
         return self.assess_pair(actual, expected).score or 0.0
@@ -521,6 +527,8 @@ class ToolTrajectorySingleToolUse(PerInvocationCriterion):
     Reference-free: expected invocations are not read. Reasons name the tool and, overall, the
     first invocation that called it.
     """
+
+    reusable = True  # nothing of a case is kept
 
     criterion_model = SingleToolUseCriterion
     criterion: SingleToolUseCriterion

@@ -23,16 +23,26 @@ CALLS_MEMO = _MEMO
 _set = object.__setattr__
 
 
-def _event_calls(events: list[InvocationEvent]) -> list[FunctionCall]:
+def _event_calls(events: list[InvocationEvent]) -> tuple[list[FunctionCall], list[tuple[Any, Any]]]:
     """The function calls of the events' parts, in order, with ADK's truth tests (each event's
-    content read once)."""
-    return [c for e in events if (content := e.content) and content.parts
-            for p in content.parts if (c := p.function_call)]
+    content read once), and their `(name, args)` keys, made in the same walk (a second pass
+    over the calls was an eighth of collecting them)."""
+    calls: list[FunctionCall] = []
+    keys: list[tuple[Any, Any]] = []
+    for e in events:
+        if (content := e.content) and (parts := content.parts):
+            for p in parts:
+                if c := p.function_call:
+                    calls.append(c)
+                    keys.append((c.name, c.args))
+    return calls, keys
 
 
 def _remember(data: IntermediateData | InvocationEvents, source: list[Any],
-              calls: list[FunctionCall]) -> tuple[Any, ...]:
-    memo = (source, len(source), calls, tuple([(c.name, c.args) for c in calls]))
+              calls: list[FunctionCall], keys: list[tuple[Any, Any]] | None = None) -> tuple[Any, ...]:
+    """Keeps (source, its length, calls, keys) on `data`; `keys` made from the calls if not given."""
+    memo = (source, len(source), calls,
+            tuple(keys) if keys is not None else tuple([(c.name, c.args) for c in calls]))
     _set(data, _MEMO, memo)
     return memo
 
@@ -46,7 +56,9 @@ def _collected(data: IntermediateData | InvocationEvents) -> tuple[Any, ...]:
     if memo is not None and memo[1] == len(memo[0]):
         return memo  # type: ignore[no-any-return]
     source = data.__dict__[data.calls_from]
-    return _remember(data, source, source if data.calls_from == "tool_uses" else _event_calls(source))
+    if data.calls_from == "tool_uses":
+        return _remember(data, source, source)
+    return _remember(data, source, *_event_calls(source))
 
 
 class _CallsKept(WireModel):
@@ -109,7 +121,7 @@ class InvocationEvents(_CallsKept):
     def _collect_calls(self) -> InvocationEvents:
         # As `IntermediateData`'s: the events are walked once, as they are validated.
         events = self.invocation_events
-        _remember(self, events, _event_calls(events))
+        _remember(self, events, *_event_calls(events))
         return self
 
 
