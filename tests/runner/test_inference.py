@@ -30,12 +30,15 @@ async def root_agent(text):
     return "answer to " + text
 '''
 
+# One C call holding the GIL (and the loop) for 3 s: libc's sleep through ctypes.PyDLL, which
+# keeps the GIL where CDLL would release it. Three seconds on any machine and no CPU (a
+# backtracking regex did it before: ~9 s of CPU here, ~90 s of wall time in a loaded suite).
 GIL = '''
-import re
+import ctypes
 
 async def root_agent(text):
-    if text == "regex":
-        re.match(r"(a+)+$", "a" * 27 + "b")  # one C call holding the GIL (and the loop) for seconds
+    if text == "hold":
+        ctypes.PyDLL(None).sleep(3)
     return "answer to " + text
 '''
 
@@ -63,7 +66,7 @@ def test_an_agent_swallowing_the_cancellation_is_not_passed(tmp_path: Path) -> N
 
 
 def test_a_call_holding_the_gil_past_the_limit_is_not_passed(tmp_path: Path) -> None:
-    cases = _eval(tmp_path, GIL, {"ok": ["a"], "stuck": ["regex"]}, "--case_timeout", "1",
+    cases = _eval(tmp_path, GIL, {"ok": ["a"], "stuck": ["hold"]}, "--case_timeout", "1",
                   "--parallelism", "1")  # (a case beside it would be held past its limit too)
     assert cases["ok"]["final_eval_status"] == 1
     assert cases["stuck"]["final_eval_status"] == 2
