@@ -322,10 +322,12 @@ def _keyed_failed(kind: MatchType, equal: Equality, actual: Invocation, expected
 
 Settings = tuple[Equality, frozenset[str], Callable[[tuple[Any, ...], tuple[Any, ...]], bool] | None]
 # Per criterion object (kept in its entry, so that a reused id is never mistaken for it): what
-# its settings derive to. A run builds a criterion per case, and a resolved config is not
-# changed (its wire form, `ConfiguredMetric.wire_dict`, is computed once too): a config object
-# edited after its first use is not derived again. Deriving per case was ~10% of a trajectory
-# pass at 10,000 cases (bench/README.md, session 14 review).
+# its settings derive to. A run builds its criterion once (`ConfiguredMetric.build`; the
+# criteria here are `reusable`), but every instance built from one config (another run, a copy
+# of the metric) shares the derivation; a resolved config is not changed (its wire form,
+# `ConfiguredMetric.wire_dict`, is computed once too): a config object edited after its first
+# use is not derived again. Deriving per case was ~10% of a trajectory pass at 10,000 cases
+# (bench/README.md, session 14 review).
 _SETTINGS: dict[int, tuple[ToolTrajectoryCriterion, Settings]] = {}
 
 
