@@ -256,12 +256,12 @@ def table(rows: list[dict[str, Any]], tag: str | None) -> None:
         def med(k: str, sel: list[dict[str, Any]] = mine) -> float:
             return statistics.median(r[k] for r in sel)
 
-        same = sum(r["decode"]["same_tokens"] for r in mine)
+        same, compared = sum(r["decode"]["same_tokens"] for r in mine), len(mine)
         # across processes (--env-ab): the generated tokens against default's of the same round
         cross = [(g[s]["tokens"], g["default"]["tokens"]) for g in by.values()
                  if s in g and "default" in g and "tokens" in g[s]]
         if cross and s != "default":
-            same = sum([t for t, _ in a] == [t for t, _ in b] for a, b in cross)
+            same, compared = sum([t for t, _ in a] == [t for t, _ in b] for a, b in cross), len(cross)
             drift = max(abs(x[1] - y[1]) for a, b in cross for x, y in zip(a, b, strict=False))
             print(f"{s}: tokens as default's in {same}/{len(cross)} rounds, max |dlogprob| {drift:.4f}")
         print(f"{s:10} {len(mine):5}  {med('prompt_cpu_per_tok') * 1000:7.1f}"
@@ -269,7 +269,7 @@ def table(rows: list[dict[str, Any]], tag: str | None) -> None:
               f"        {statistics.median(pr):.3f} [{' '.join(f'{x:.2f}' for x in pr)}]"
               f"   {med('decode_cpu_per_tok') * 1000:7.1f} ({med('decode_tok_s_wall'):5.1f})"
               f"    {statistics.median(dr):.3f} [{' '.join(f'{x:.2f}' for x in dr)}]"
-              f"   {same}/{len(mine)}  {max(r['decode']['lp_chosen'] for r in mine):.4f}"
+              f"   {same}/{compared}  {max(r['decode']['lp_chosen'] for r in mine):.4f}"
               f"  {max(max(r['decode']['p_alt'], r['first']['p_alt']) for r in mine):.4f}"
               f"  {min(r['load'] for r in mine):.1f}-{max(r['load'] for r in mine):.1f}")
 
