@@ -31,7 +31,8 @@ def test_every_deterministic_builtin_is_reusable_and_no_judge_is() -> None:
         "tool_trajectory_recall", "tool_trajectory_single_tool_use", "turn_agent_match_v1",
         "handoff_loops_v1", "tool_call_count_v1", "inference_call_count_v1", "token_usage_v1",
         "invocation_duration_v1"}
-    judged = [s for s in builtin_specs() if isinstance(s.factory, type) and issubclass(s.factory, JudgeCriterion)]
+    judged = [s for s in builtin_specs()
+              if isinstance(s.factory, type) and issubclass(s.factory, JudgeCriterion)]
     assert judged and not any(s.factory.reusable for s in judged)  # type: ignore[attr-defined]
 
 
