@@ -160,38 +160,9 @@ def _get_engine(cache_dir: Path | None, key: _EngineKey) -> _Engine:
         return engine
 
 
-# This xllamacpp build runs llama.cpp's threads under OpenMP (libgomp), so `poll` below does not
-# reach them: at each of the hundreds of barriers per evaluated batch, a thread that arrives first
-# spins up to libgomp's default 300,000 rounds before it sleeps. On a busy machine that spin takes
-# the core its partner needs (bench/lab_engine_params.py --env-ab, 2 cores at load 7-12: with at
-# most 1,000 rounds, CPU per generated token 1.33 s -> 0.14 s, per prompt token 0.9x; tokens and
-# log-probabilities identical). 1,000 is libgomp's own bound when it runs more threads than there
-# are processors; spinning that long still catches a partner that is running, where sleeping at
-# once would pay a wake-up at every barrier. libgomp reads this once, when it is loaded: at the
-# first import of xllamacpp.
-_OPENMP_SPIN = ("GOMP_SPINCOUNT", "1000")
-_OPENMP_SETTINGS = ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")  # a user's own setting of either wins
-
-
-def _import_xllamacpp() -> Any:
-    """Imports xllamacpp with libgomp's spin bounded (`_OPENMP_SPIN`) unless the environment sets
-    one, leaving the environment as it was (processes started later, such as an agent under test,
-    do not inherit it; one started by another thread during the import could)."""
-    name, value = _OPENMP_SPIN
-    ours = not any(k in os.environ for k in _OPENMP_SETTINGS)
-    if ours:
-        os.environ[name] = value
-    try:
-        import xllamacpp
-    finally:
-        if ours:
-            os.environ.pop(name, None)
-    return xllamacpp
-
-
 def _start_server(key: _EngineKey) -> _Engine:
     try:
-        xllamacpp = _import_xllamacpp()
+        import xllamacpp
     except ImportError as exc:
         raise ModelUnavailable(f"cannot import xllamacpp ({exc}); run: {INSTALL_HINT}") from exc
     params = xllamacpp.CommonParams()
@@ -200,9 +171,11 @@ def _start_server(key: _EngineKey) -> _Engine:
     params.n_ctx = key.slots * key.ctx_per_slot  # split evenly between the slots
     params.cpuparams.n_threads = key.threads
     params.cpuparams_batch.n_threads = key.threads
-    # Sleep instead of spin between ops: with spinning, any other busy process (the agent under
-    # test, a second run) cut generation from ~33 to <1 token/s here; idle speed is the same.
-    # (Read by ggml's own thread pool; OpenMP builds spin as `_OPENMP_SPIN` says.)
+    # Sleep instead of spin between ops (ggml's own thread pool). This xllamacpp build runs its
+    # threads under OpenMP instead, where `poll` does not apply and libgomp spins at barriers as
+    # GOMP_SPINCOUNT says (300,000 rounds by default; a user may set it). Bounding it to 1,000 cut
+    # the CPU per generated token ~9x at load 7-30 but cost ~15% wall per verdict on a quiet
+    # machine, so the default stays (bench/README.md, session 17).
     params.cpuparams.poll = 0
     params.cpuparams_batch.poll = 0
     params.cache_ram_mib = _PROMPT_CACHE_MIB
