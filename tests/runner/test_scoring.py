@@ -113,8 +113,8 @@ def test_a_recorded_runs_result_is_what_validation_makes() -> None:
 
 
 def test_each_list_of_metrics_is_scored_with_its_own_thresholds() -> None:
-    # What `score_case` reads of the metrics is kept for the list it was last given: another
-    # list (here the same metric at another threshold) is read again.
+    # The same metric configured again at another threshold (a kept criterion or anything read
+    # of the metrics once must not carry a threshold from one list to the next).
     from agenteval.criteria import default_registry
 
     run = _run([inv(response="a b c d")], [inv(response="a b c e")])  # ROUGE-1 F 0.75

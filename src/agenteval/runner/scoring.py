@@ -84,10 +84,6 @@ async def run_criterion(metric: ConfiguredMetric, ctx: EvalContext) -> Criterion
             result = criterion.score(ctx)
     except (Exception, SystemExit) as e:  # a criterion's failure is recorded, never fatal to the run
         return CriterionResult(None, [], error=describe(e))
-    return _checked(result, ctx)
-
-
-def _checked(result: CriterionResult, ctx: EvalContext) -> CriterionResult:
     if len(result.per_invocation) != len(ctx.actual) and result.per_invocation:
         return CriterionResult(None, [], error=(
             f"returned {len(result.per_invocation)} per-invocation results "
@@ -120,38 +116,11 @@ def _metric_result(wire: dict[str, Any], status: EvalStatus, score: float | None
 
 
 _EXPLAINED = (EvalStatus.FAILED, EvalStatus.NOT_EVALUATED)
-_INFORMATIONAL, _NOT_EVALUATED = EvalStatus.INFORMATIONAL, EvalStatus.NOT_EVALUATED
-_PASSED, _FAILED = EvalStatus.PASSED, EvalStatus.FAILED
 
 
 def _reason(metric_name: str, index: int | None, reason: str) -> MetricReason:
     # Not validated: built from a criterion's strings, once per metric per invocation.
     return _make_reason({"metric_name": metric_name, "invocation_index": index, "reason": reason})
-
-
-# What `score_case` reads of each metric, the same for every case of a run: (the metric, its
-# name, wire dict, whether it is informational by its spec, whether its certificate makes it
-# advisory, that certificate's text, its threshold, whether it needs expected invocations).
-_Planned = tuple[ConfiguredMetric, str, dict[str, Any], bool, bool, str, float, bool]
-# The last list of metrics planned and its plan: a run scores every case with one list. (The
-# key is compared element by element, by identity first: an equal list gives an equal plan.)
-_last_plan: tuple[tuple[ConfiguredMetric, ...], list[_Planned]] = ((), [])
-
-
-def _plan(metrics: Sequence[ConfiguredMetric]) -> list[_Planned]:
-    global _last_plan
-    key = tuple(metrics)
-    if _last_plan[0] == key:
-        return _last_plan[1]
-    plan: list[_Planned] = []
-    for m in key:
-        note = m.certification
-        advisory = note is not None and note.advisory
-        plan.append((m, m.name, m.wire_dict, m.spec.informational, advisory,
-                     note.text if note is not None else "", m.criterion.threshold,
-                     m.spec.requires_expected))
-    _last_plan = (key, plan)
-    return plan
 
 
 async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
@@ -169,72 +138,59 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
     agent_verdicts: list[AgentVerdict] = []
     certificates = [m.certification for m in metrics if m.certification is not None]
     if run.error_message is None:
-        # Positionally (keywords to a dataclass's __init__ cost half as much again).
-        ctx = EvalContext(run.actual, expected, run.case.conversation_scenario, run.session_state,
-                          run.case.rubrics or (), judge, run.extras, run.trace)
-        for metric, name, wire, spec_informational, advisory, note, threshold, needs in _plan(metrics):
-            if needs and expected is None:
+        ctx = EvalContext(actual=run.actual, expected=expected, scenario=run.case.conversation_scenario,
+                          session_state=run.session_state, judge=judge, extras=run.extras,
+                          case_rubrics=run.case.rubrics or (), trace=run.trace)
+        for metric in metrics:
+            if metric.spec.requires_expected and expected is None:
                 result = CriterionResult(None, [], error="needs expected invocations, but the case "
                                          "is a conversation_scenario")
             else:
-                # `run_criterion`, with a deterministic criterion called without its coroutine.
-                try:
-                    criterion = metric.build()
-                    result = (await criterion.ascore(ctx) if criterion.is_async
-                              else criterion.score(ctx))
-                except (Exception, SystemExit) as e:  # recorded, never fatal to the run
-                    result = CriterionResult(None, [], error=describe(e))
-                else:
-                    result = _checked(result, ctx)
-            if result.records:
-                records += result.records
-            score = result.score
-            # As `metric_status`, with the metric's constants read once a run.
-            status = result.status or (
-                _INFORMATIONAL if spec_informational else _NOT_EVALUATED if score is None
-                else _PASSED if score >= threshold else _FAILED)
+                result = await run_criterion(metric, ctx)
+            records += result.records
+            wire = metric.wire_dict
+            status = result.status or metric_status(metric, result.score)
             # A judge without a good enough certificate, where one is required, does not gate:
             # scored and explained as usual, reported as informational with the reason why.
-            if advisory:
-                result.reason = (f"advisory, not gating ({note})"
+            note = metric.certification
+            advisory = False
+            if note is not None and note.advisory:
+                advisory = True
+                result.reason = (f"advisory, not gating ({note.text})"
                                  + (f": {result.reason}" if result.reason else ""))
-            if result.error or (status == _NOT_EVALUATED):
-                errors.append(MetricError(metric_name=name,
+            if result.error or (status == EvalStatus.NOT_EVALUATED):
+                errors.append(MetricError(metric_name=metric.name,
                                           message=result.error or "the criterion produced no score"))
-            overall.append(_metric_result(wire, _INFORMATIONAL if advisory else status,
-                                          score, result.details))
+            overall.append(_metric_result(wire, EvalStatus.INFORMATIONAL if advisory else status,
+                                          result.score, result.details))
             # An informational metric's reason restates its value (it has no threshold to
             # explain): not stored, which keeps a large run's document a third smaller in reasons.
             # A reason is read only where it is stored: a criterion may make it when it is read.
-            informational = spec_informational or advisory
+            informational = metric.spec.informational or advisory
             if not informational:
                 statuses.append(status)
-            if not spec_informational and (why := result.reason) is not None:
-                reasons.append(_reason(name, None, why))
+            if not metric.spec.informational and (why := result.reason) is not None:
+                reasons.append(_reason(metric.name, None, why))
+            threshold = metric.criterion.threshold
             scores = result.per_invocation or [InvocationScore(None) for _ in range(n)]
             for i, inv_score in enumerate(scores):
                 if inv_score.error:
-                    errors.append(MetricError(metric_name=name, message=inv_score.error,
+                    errors.append(MetricError(metric_name=metric.name, message=inv_score.error,
                                               invocation_index=i))
                 score = inv_score.score
-                # As `metric_status`.
-                inv_status = (_INFORMATIONAL if informational else
-                              _NOT_EVALUATED if score is None else
-                              _PASSED if score >= threshold else _FAILED)
-                # `_metric_result`, inlined: once per metric per invocation.
-                values = wire.copy()
-                values["score"], values["eval_status"] = score, inv_status
-                details = inv_score.details
-                values["details"] = details if details is not None else _NO_DETAILS
-                per_inv[i].append(_make_metric_result(values))
+                # As `metric_status`, with the metric's constants read once.
+                inv_status = (EvalStatus.INFORMATIONAL if informational else
+                              EvalStatus.NOT_EVALUATED if score is None else
+                              EvalStatus.PASSED if score >= threshold else EvalStatus.FAILED)
+                per_inv[i].append(_metric_result(wire, inv_status, score, inv_score.details))
                 # An invocation's reason is kept where it did not pass (a passing one's adds
                 # little to its score, and a large run has hundreds of thousands of them).
-                if (inv_status in _EXPLAINED or (advisory and (score is None or score < threshold))) \
-                        and (why := inv_score.reason) is not None:
-                    reasons.append(_reason(name, i, why))
+                explained = inv_status in _EXPLAINED or (advisory and (score is None or score < threshold))
+                if explained and (why := inv_score.reason) is not None:
+                    reasons.append(_reason(metric.name, i, why))
                 if inv_score.agents is not None:
                     agent_verdicts += [trusted(AgentVerdict, {
-                        "metric_name": name, "invocation_index": i, "agent": agent,
+                        "metric_name": metric.name, "invocation_index": i, "agent": agent,
                         "passed": miss is None, "reason": miss}) for agent, miss in inv_score.agents.items()]
         final = case_status(statuses, policy)
     else:
