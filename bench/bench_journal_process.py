@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_journal import OUT, fresh_agent, write_set
+from bench_journal import OUT, compiled, fresh_agent, write_set
 
 WRAPPER = """
 import atexit, json, resource, sys
@@ -56,6 +56,7 @@ def main() -> None:
     ap.add_argument("--ab", required=True, metavar="SRC", help="the other tree's src/ (B)")
     args = ap.parse_args()
     src = {"A": str(Path(__file__).resolve().parent.parent / "src"), "B": args.ab}
+    compiled(*src.values())
     OUT.mkdir(parents=True, exist_ok=True)
     evalset = OUT / "overhead.evalset.json"
     write_set(evalset, range(args.cases))
