@@ -145,6 +145,7 @@ async def score(kind: str, case: dict[str, Any], judge: JudgeService, num_sample
             "correct": pred == (case["label"] in POSITIVE), "verdicts": max(1, len(scored)),
             "labels": [r.verdict for r in result.judge_records],
             "rationales": [r.rationale for r in result.judge_records],
+            "probs": [r.label_probs for r in result.judge_records],
             "errors": [e.message for e in result.metric_errors]}
 
 

@@ -34,7 +34,8 @@ def _reply(sentence_says: str = "rolled a 6", label: str = "different") -> str:
 class Continuing:
     """Plays llama.cpp: writes `reply` (continuing a trailing assistant message, which must
     begin it), stops at the first `"` under a stop string, and gives the label token's
-    probabilities `P` when asked for log-probabilities. `whole` writes it without a head."""
+    probabilities `P` when asked for log-probabilities (stopping at `max_tokens` tokens then).
+    `whole` writes it without a head."""
 
     prefills_replies = True
 
@@ -59,7 +60,8 @@ class Continuing:
         top = tuple((k, math.log(v)) for k, v in self.p.items())
         tokens = ((TokenLogprob(rest[:at], 0.0),) if at > 0 else ()) + (
             TokenLogprob(label, math.log(self.p[label]), top), TokenLogprob(rest[at + len(label):], 0.0))
-        return Generation(head + rest, logprobs=tokens)
+        tokens = tokens[:request.max_tokens]  # generation stops at the token cap
+        return Generation(head + "".join(t.token for t in tokens), logprobs=tokens)
 
     async def generate(self, request: ModelRequest) -> Any:
         self.requests.append(request)
@@ -97,6 +99,7 @@ def test_a_cross_check_is_one_call_per_field_with_the_answer_of_the_reply_writte
     assert second.grammar is not None and second.grammar.endswith(
         '{0,200} "\\", \\"verdict\\": \\"" ("same" | "different" | "not_stated") "\\"}"\n')
     assert third.grammar == 'root ::= ("same" | "different" | "not_stated") "\\"}"\n'
+    assert third.max_tokens == 1  # the label's first token decides it; the rest is forced
 
 
 def whole_messages(engine: Continuing) -> tuple[Message, ...]:

@@ -13,11 +13,9 @@ import pytest
 from agenteval.criteria.judge import JudgeService
 from agenteval.criteria.judge.engine.prefill import HEAD_TOKENS, RATIONALE_HEAD, prefilled
 from agenteval.criteria.judge.engine.verdict import (
-    RATIONALE_TOKENS,
     VERDICT_TOKENS,
     explained_verdict_schema,
     note_schema,
-    reply_tokens,
     verdict_schema,
 )
 from agenteval.models import Generation, Message, ModelError, ModelRequest, ScriptedModel, TokenLogprob
@@ -53,8 +51,9 @@ class Continuing:
     """An engine that continues a trailing assistant message as llama.cpp does: the reply text
     holds it, the log-probabilities are the generated tokens'; a rationale follows the label
     where the grammar allows one, and a reply begun up to its rationale gets the rationale
-    alone. The label is written in `pieces` tokens. Records its requests; `refuse` refuses a
-    grammar (all of them, or only on a reply begun up to its rationale: `refuse="rationale"`)."""
+    alone. The label is written in `pieces` tokens; generation stops at `max_tokens` tokens.
+    Records its requests; `refuse` refuses a grammar (all of them, or only on a reply begun up
+    to its rationale: `refuse="rationale"`)."""
 
     prefills_replies = True
 
@@ -85,7 +84,8 @@ class Continuing:
             pieces = [label[i:i + cut] for i in range(0, len(label), cut)]
             tokens = (TokenLogprob(pieces[0], math.log(self.p[label]), top),
                       *(TokenLogprob(x, 0.0) for x in pieces[1:]), TokenLogprob(tail, 0.0))
-            text = head + label + tail
+            tokens = tokens[:request.max_tokens]  # generation stops at the token cap
+            text = head + "".join(t.token for t in tokens)
         return await ScriptedModel([Generation(text, logprobs=tokens)]).generate(request)
 
 
@@ -113,7 +113,7 @@ def test_a_prefilled_answer_is_the_answer_written_whole() -> None:
         sent = engine.requests[0]  # (a rationale in a second call: `test_rationale_split`)
         assert sent.grammar is not None and sent.json_schema is None
         assert sent.messages[-1] == Message("assistant", '{"verdict": "')
-        assert sent.max_tokens == reply_tokens(RATIONALE_TOKENS) - HEAD_TOKENS  # the same rationale
+        assert sent.max_tokens == 1  # its label's first token (`test_rationale_split`)
         assert begun.distribution == whole.distribution == pytest.approx(p)
         assert begun.replies == whole.replies  # the same text, head included
         assert [(s.verdict.label, s.verdict.rationale) for s in begun.samples] == \

@@ -53,7 +53,7 @@ def test_a_failing_verdict_is_its_label_then_its_rationale_begun_after_it() -> N
     first, second = engine.requests
     assert first.messages[-1] == Message("assistant", '{"verdict": "')
     assert first.grammar == 'root ::= (("valid" | "invalid") "\\"}")\n'  # the label alone
-    assert first.logprobs == 20 and first.max_tokens == reply_tokens() - HEAD_TOKENS
+    assert first.logprobs == 20 and first.max_tokens == 1  # the label's first token decides it
     assert second.messages[:-1] == first.messages[:-1]
     assert second.messages[-1] == Message("assistant", '{"verdict": "invalid", "rationale": "')
     assert second.grammar is not None and second.grammar.endswith('{0,120} "\\"}"\n')
@@ -83,9 +83,11 @@ def test_every_verdict_is_split_when_every_one_is_explained() -> None:
 
 def test_a_label_of_several_tokens_leaves_its_rationale_the_same_cap() -> None:
     engine = Continuing(FAILING, pieces=3)  # "invalid" as "in", "va", "li", "d"
-    _ask(engine)
-    assert engine.requests[1].max_tokens == \
-        reply_tokens() - HEAD_TOKENS - 4 - RATIONALE_HEAD_TOKENS
+    split, whole = _ask(engine), _ask(engine.whole)
+    assert split.replies == whole.replies
+    # Its first token, then the label call whole to count the label's tokens, then the rationale.
+    assert [r.max_tokens for r in engine.requests] == [
+        1, reply_tokens() - HEAD_TOKENS, reply_tokens() - HEAD_TOKENS - 4 - RATIONALE_HEAD_TOKENS]
 
 
 def test_the_split_answer_is_cached_as_the_reply_written_whole(tmp_path: Any) -> None:

@@ -39,11 +39,23 @@ Measured on the embedded judge (`bench/lab_check_split.py`): the same reply text
 probabilities within about 0.02 of the reply written whole (its prefix is evaluated with the
 prompt instead of token by token; the reply written whole itself varies by a few thousandths
 from one run to the next), the same label and side of the shipped threshold.
+
+A label call (the reply begun up to its label's value, a grammar for the label and the closing
+`"}` alone: a label-only verdict, the first of a split verdict, a cross-check's last call) is
+asked for one token (`label_token`): the labels of every built-in question differ in their
+first token, so that token decides the label and carries its probabilities
+(`logprobs.label_distribution` reads nothing after it), and the rest of the reply is forced: the
+label's other tokens, `"}`, the end of turn, each a decode step of its own (2-4 per label call,
+half of a passing verdict's generation). `first_label` reads the label off that token
+(`label_call` tells which requests are label calls); the reply text is the head, the label and
+`"}`, as the grammar allows nothing else. Only a label written in several tokens that gets a
+rationale still needs its tokens counted (the rationale's cap), and is asked whole again.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -193,5 +205,38 @@ def field_after(request: ModelRequest, written: str, index: int, used: int
                    max_tokens=cap), head
 
 
-__all__ = ["HEAD_TOKENS", "RATIONALE_HEAD", "RATIONALE_HEAD_TOKENS", "field_after", "label_first",
-           "note_first", "prefilled", "rationale_after"]
+_LABEL_CALL = re.compile(r'root ::= (\()?\((?P<labels>"[^"\\]*"(?: \| "[^"\\]*")*)\) "\\"\}"(?(1)\))\n')
+
+
+def label_call(request: ModelRequest) -> tuple[str, ...]:
+    """The labels of a label call (see the module): `request`'s reply is begun in the prompt and
+    its grammar allows one of the labels and the closing `"}` alone (`prefilled` of a label-only
+    schema, `label_first`, `field_after`'s last call); () for any other request."""
+    if request.grammar is None or not request.messages or request.messages[-1].role != "assistant":
+        return ()
+    match = _LABEL_CALL.fullmatch(request.grammar)
+    if match is None:
+        return ()
+    labels = tuple(json.loads(x) for x in match["labels"].split(" | "))
+    return labels if len(set(labels)) == len(labels) else ()
+
+
+def first_label(value: str, labels: tuple[str, ...]) -> tuple[str, bool] | None:
+    """The label a verdict's value must become once its first token wrote `value`, and whether
+    that token wrote all of it; None when `value` could still become several labels (labels
+    sharing a first token) or none."""
+    matching = [label for label in labels
+                if value and ((label + '"').startswith(value) or value.startswith(label + '"'))]
+    if len(matching) != 1:
+        return None
+    label = matching[0]
+    return label, value == label or value.startswith(label + '"')
+
+
+def label_token(request: ModelRequest) -> ModelRequest:
+    """A label call (`label_call`) asked for the label's first token alone (see the module)."""
+    return replace(request, max_tokens=1)
+
+
+__all__ = ["HEAD_TOKENS", "RATIONALE_HEAD", "RATIONALE_HEAD_TOKENS", "field_after", "first_label",
+           "label_call", "label_first", "label_token", "note_first", "prefilled", "rationale_after"]

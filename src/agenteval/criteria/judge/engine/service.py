@@ -45,8 +45,12 @@ decoded token by token, and the reply text and label probabilities are the one r
 cached under the same key and draws the same votes). A notes-first reply (the hallucination
 cross-check) is one call per field there (`_noted`, `prefill.note_first`): each note stopped at
 its closing quote, the field names between them evaluated with the prompt; the same text, its
-label's probabilities within a few hundredths (see `engine.prefill`). A remote judge writes its
-reply whole.
+label's probabilities within a few hundredths (see `engine.prefill`). A call that writes a label
+and its closing `"}` alone (`prefill.label_call`: a label-only verdict, the label of a split one,
+a cross-check's last call) is asked for one token (`_label`): the label's first token decides it
+and carries its probabilities, the rest is forced, so the reply is the same text without the
+2-4 decode steps of its forced tokens (a passing verdict generates 1 token instead of 3). A
+remote judge writes its reply whole.
 
 Each generated sample is cached on disk under (model, prompt, sampling settings, sample index),
 a one-pass reply with its label probabilities under its own key (its schema included, so a reply
@@ -70,7 +74,10 @@ from typing import Protocol
 from agenteval.criteria.judge.engine.logprobs import draw, label_distribution
 from agenteval.criteria.judge.engine.prefill import (
     field_after,
+    first_label,
+    label_call,
     label_first,
+    label_token,
     note_first,
     prefilled,
     rationale_after,
@@ -414,7 +421,8 @@ class JudgeService:
         rationale follows its label (after the labels in `explained`) is asked in two calls,
         the label and then its rationale (`prefill.label_first`, `prefill.rationale_after`):
         the same text and label probabilities, the forced tokens between them not decoded one
-        by one. The tokens are those up to the label."""
+        by one; the label call generates the label's first token alone (`_label`). The tokens
+        are those up to the label."""
         noted = note_first(one) if begun and not explained else None
         if noted:
             split = await JudgeService._noted(llm, one, noted, answer)
@@ -422,15 +430,25 @@ class JudgeService:
                 return split
         first = label_first(one) if begun and explained else None
         request, head = first or begun or (one, "")
-        response = await llm.generate(request)
-        answer.model_calls += 1
-        answer.prompt_tokens += response.usage.prompt_tokens
-        generation = response.generations[0] if response.generations else None
-        raw = generation.text if generation else ""
-        new = generation.logprobs if generation else None
-        if head:  # llama.cpp returns the continued message whole; the tokens are new ones
-            raw = raw if raw.startswith(head) else head + raw
-        tokens = None if new is None else ((TokenLogprob(head, 0.0),) if head else ()) + tuple(new)
+        # A label call: its first token alone decides the label (`JudgeService._label`).
+        short = await JudgeService._label(llm, request, head, answer) if head else None
+        whole = short is not None and short[2]
+        if short is None or (first and not whole and short[0][len(head):-2] in explained):
+            # The reply written whole; or, for a label of several tokens that gets a rationale,
+            # the label call again, to count its tokens (the rationale's cap counts them).
+            response = await llm.generate(request)
+            answer.model_calls += 1
+            answer.prompt_tokens += response.usage.prompt_tokens
+            generation = response.generations[0] if response.generations else None
+            raw = generation.text if generation else ""
+            new = generation.logprobs if generation else None
+            if head:  # llama.cpp returns the continued message whole; the tokens are new ones
+                raw = raw if raw.startswith(head) else head + raw
+            tokens = None if new is None else ((TokenLogprob(head, 0.0),) if head else ()) + tuple(new)
+        else:
+            new = None
+        if short is not None:  # its probabilities, taken from the prompt as evaluated first
+            raw, tokens = short[0], short[1]
         label = raw[len(head):].split('"', 1)[0] if first else ""
         if label not in explained:
             return raw, tokens
@@ -455,6 +473,9 @@ class JudgeService:
         request, head = first
         used = 0
         for index in count():
+            short = await JudgeService._label(llm, request, head, answer)
+            if short is not None:  # the label's call, its first token alone
+                return short[0], short[1]
             response = await llm.generate(request)
             answer.model_calls += 1
             answer.prompt_tokens += response.usage.prompt_tokens
@@ -471,6 +492,31 @@ class JudgeService:
             used += response.usage.completion_tokens
             request, head = field_after(one, text, index, used)
         return None  # (not reached: a schema has finitely many fields)
+
+    @staticmethod
+    async def _label(llm: LLM, request: ModelRequest, head: str, answer: JudgeAnswer
+                     ) -> tuple[str, tuple[TokenLogprob, ...], bool] | None:
+        """A label call (`prefill.label_call`) asked for its first token alone
+        (`prefill.label_token`): the reply (`head`, the label, `"}`: all the grammar allows after
+        that token), its tokens (the head, then the label's first token, whose alternatives give
+        the label's probabilities), and whether that token wrote the whole label. None for any
+        other request, and when the token leaves the label open (labels sharing a first token)
+        or came without log-probabilities: the call is then asked whole (one call more)."""
+        labels = label_call(request)
+        if not labels or request.logprobs <= 0 or request.max_tokens <= 1:
+            return None
+        response = await llm.generate(label_token(request))
+        answer.model_calls += 1
+        answer.prompt_tokens += response.usage.prompt_tokens
+        generation = response.generations[0] if response.generations else None
+        new = generation.logprobs if generation else None
+        text = generation.text if generation else ""
+        text = text[len(head):] if text.startswith(head) else text
+        read = first_label(text, labels) if new else None
+        if read is None or new is None:
+            return None
+        label, whole = read
+        return head + label + '"}', (TokenLogprob(head, 0.0), new[0]), whole
 
     def _seed(self, model: str, one: ModelRequest, noted: bool, labels: tuple[str, ...],
               rationales: Rationales) -> int:
