@@ -6,10 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
+from agenteval.datasets import split, stream
+from agenteval.datasets.scan import scan_file
 from agenteval.datasets.split import item_spans
-from agenteval.datasets.stream import CaseStream, read_head, read_item
-from agenteval.errors import DataError
+from agenteval.datasets.stream import CaseStream, raw_items, read_head, read_item
+from agenteval.errors import DataError, from_validation_error
 from agenteval.schema import EvalCase
 from tests.helpers import call, eval_set, inv
 
@@ -83,15 +86,37 @@ def _indented(path: Path, indent: int = 2) -> Path:
     return path
 
 
-def _read_as_the_stream_does(path: Path, index: int) -> EvalCase | None:
-    """Item `index` as `CaseStream` reads it; None where it refuses the file there."""
+def _reference(path: Path) -> tuple[list[tuple[int, EvalCase]], str | None]:
+    """The items as ijson parses them, validated from the values (how `CaseStream` read every
+    file before it validated an indented file's items from their bytes), and the error that
+    ended the reading, if any."""
+    got: list[tuple[int, EvalCase]] = []
     try:
-        for i, case in CaseStream(path, "eval_cases", EvalCase, 100):
-            if i == index:
-                return case
-    except DataError:
-        return None
-    raise AssertionError("no such item")
+        scan_file(path, 100)
+        for i, data in enumerate(raw_items(path, "eval_cases")):
+            try:
+                got.append((i, EvalCase.model_validate(data)))
+            except ValidationError as e:
+                raise from_validation_error(path, e, f"eval_cases[{i}]") from None
+    except DataError as e:
+        return got, str(e)
+    return got, None
+
+
+def _streamed(path: Path) -> tuple[list[tuple[int, EvalCase]], str | None]:
+    got: list[tuple[int, EvalCase]] = []
+    try:
+        for item in CaseStream(path, "eval_cases", EvalCase, 100):
+            got.append(item)
+    except DataError as e:
+        return got, str(e)
+    return got, None
+
+
+def _read_as_the_stream_does(path: Path, index: int) -> EvalCase | None:
+    """Item `index` as the stream reads it (`_reference`); None where it refuses the file there."""
+    got, _ = _reference(path)
+    return got[index][1] if index < len(got) else None
 
 
 # Byte-level edits of the value "MARK" in an indented set's third case: read from the case's
@@ -117,3 +142,69 @@ def test_an_item_read_from_its_bytes_is_read_as_the_stream_reads_it(tmp_path: Pa
     assert spans is not None
     a, b = spans[2]
     assert read_item(EvalCase, path.read_bytes()[a:b]) == _read_as_the_stream_does(path, 2)
+    # The stream reads an indented file's items from their bytes: the same items, the same error.
+    assert _streamed(path) == _reference(path)
+
+
+def test_an_indented_files_items_are_validated_from_their_bytes(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _indented(tmp_path / "s.json")
+    want = _reference(path)
+    assert len(want[0]) == 5 and want[1] is None
+
+    def refused(*args: object) -> None:
+        raise AssertionError("parsed by ijson item by item")
+
+    monkeypatch.setattr(stream, "raw_items", refused)
+    assert _streamed(path) == want
+    compact = tmp_path / "compact.json"
+    compact.write_text(json.dumps(json.loads(path.read_bytes())))
+    with pytest.raises(AssertionError, match="parsed by ijson"):
+        _streamed(compact)  # not laid out a line per item's start and end: read as before
+
+
+def test_items_straddling_the_reading_window(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(split, "_BLOCK", 64)  # every item straddles blocks
+    path = _indented(tmp_path / "s.json")
+    got = _streamed(path)
+    assert got == _reference(path) and len(got[0]) == 5 and got[1] is None
+
+
+@pytest.mark.parametrize(("edit", "error"), [
+    # The layout stops matching after two items (one written on a line of its own).
+    ((b'},\n  {\n   "eval_id": "c2"', b'}, {\n   "eval_id": "c2"'), None),
+    ((b'"eval_id": "c3"', b'"eval_id": 3'), "eval_cases[3].eval_id"),
+    ((b'0.0\n}', b'[1, }\n}'), "malformed JSON"),  # after the list
+    ((b'0.0\n}', b'0.0\n} x'), "malformed JSON"),
+    ((b'{\n "eval_set_id": "s"', b'{\n "eval_set_id": "s",,'), "malformed JSON"),  # before it
+])
+def test_what_the_items_bytes_do_not_show_is_read_as_before(tmp_path: Path, edit: tuple[bytes, bytes],
+                                                            error: str | None) -> None:
+    path = _indented(tmp_path / "s.json", indent=1)
+    data = path.read_bytes()
+    assert edit[0] in data
+    path.write_bytes(data.replace(*edit))
+    got, want = _streamed(path), _reference(path)
+    assert got == want
+    assert (error is None and want[1] is None) or (error is not None and error in str(want[1]))
+
+
+def test_a_second_list_of_the_key_after_the_first(tmp_path: Path) -> None:
+    path = _indented(tmp_path / "s.json")
+    data = path.read_bytes()
+    extra = b'{"eval_id": "late", "conversation": []}'
+    assert data.count(b"\n  ],") == 1
+    path.write_bytes(data.replace(b"\n  ],", b'\n  ],\n  "eval_cases": [' + extra + b"],"))
+    got = _streamed(path)
+    assert got == _reference(path)
+    assert [c.eval_id for _, c in got[0]] == ["c0", "c1", "c2", "c3", "c4", "late"]
+
+
+def test_an_item_with_bytes_after_it_is_refused() -> None:
+    # NaN sends the item through ijson, which would stop at the first value and take it.
+    raw = eval_set("s", {"a": [inv()]}).eval_cases[0].model_dump_json().encode()
+    raw = raw.replace(b'"eval_id":"a"', b'"eval_id":"a","x":NaN')
+    assert read_item(EvalCase, raw) is None  # an unknown key: refused whole
+    fine = eval_set("s", {"a": [inv()]}).eval_cases[0].model_dump_json().encode()
+    assert read_item(EvalCase, fine) is not None
+    assert read_item(EvalCase, fine + b', {"eval_id": "b", "x": NaN}') is None

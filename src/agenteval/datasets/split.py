@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -36,6 +37,7 @@ class _Window:
         self.base = 0  # file offset of buf[0]
         self.buf = b""
         self.eof = False
+        self.hold: int | None = None  # the first offset to keep, if any
 
     def _more(self, keep_from: int) -> bool:
         if self.eof:
@@ -45,7 +47,9 @@ class _Window:
             self.eof = True
             return False
         # What comes before `keep_from` goes, but for a margin: an item's indentation is read
-        # from the bytes just before it.
+        # from the bytes just before it. Nothing from `hold` on goes (an item being read).
+        if self.hold is not None:
+            keep_from = min(keep_from, self.hold)
         drop = max(0, min(keep_from, self.base + len(self.buf)) - _MARGIN - self.base)
         self.buf = self.buf[drop:] + block
         self.base += drop
@@ -85,40 +89,72 @@ def item_spans(path: str | Path, list_key: str, max_head: int = 1 << 20) -> list
     indented JSON object at `path`; None when the file is not laid out so (compact, the list
     not found within `max_head` bytes, not at the top level, empty, an item not an object)."""
     with open(path, "rb") as f:
-        w = _Window(f)
+        walk = ItemWalk(f, list_key, max_head)
+        spans = list(walk)
+    return spans if walk.closed_at is not None else None
+
+
+class ItemWalk:
+    """The spans of the items of top-level `list_key` in the indented JSON object read from
+    `f`, found one at a time as `item_spans` finds them (memory: a block or two). Iterating
+    yields each span while its bytes are still in the window (`bytes_of`). `head` is the
+    document's bytes up to the list's `[` included, once the list is found. When the iteration
+    ends, `closed_at` is the offset just past the list's `]` if the whole list was laid out
+    as expected, else None: the spans yielded are then only the first items' (none when the
+    list was not found), and the rest of the file must be read otherwise."""
+
+    def __init__(self, f: BinaryIO, list_key: str, max_head: int = 1 << 20) -> None:
+        self.w = _Window(f)
+        self.list_key = list_key
+        self.max_head = max_head
+        self.head = b""
+        self.closed_at: int | None = None
+
+    def bytes_of(self, span: Span) -> bytes:
+        """The bytes of the span just yielded (or of anything after it in the window)."""
+        w = self.w
+        return w.buf[span[0] - w.base:span[1] - w.base]
+
+    def __iter__(self) -> Iterator[Span]:
+        w, list_key = self.w, self.list_key
         if not w._more(0):
-            return None
+            return
         start = len(codecs.BOM_UTF8) if w.buf.startswith(codecs.BOM_UTF8) else 0
         key = w.find(b'"' + list_key.encode() + b'"', start)
-        if key < 0 or key > max_head or not _top_level(w.buf[start:key - w.base]):
-            return None
+        if key < 0 or key > self.max_head or not _top_level(w.buf[start:key - w.base]):
+            return
         at, char = w.skip_space(key + len(list_key) + 2)
         if char != b":":
-            return None
+            return
         at, char = w.skip_space(at + 1)
         if char != b"[":
-            return None
-        spans: list[Span] = []
+            return
+        if w.base > start:  # the head left the window (a very long run of spaces)
+            return
+        self.head = w.buf[start - w.base:at + 1 - w.base]
         end = at + 1
         while True:
             at, char = w.skip_space(end)
             if char != b"{":
-                return None
+                return
             indent = w.before(at, _MARGIN)
             line = indent.rfind(b"\n")
             if line < 0 or indent[line + 1:].strip(b" "):
-                return None  # not at the start of an indented line
+                return  # not at the start of an indented line
             close = b"\n" + indent[line + 1:] + b"}"
+            w.hold = at  # the item's bytes stay in the window until it is yielded
             found = w.find(close, at)
+            w.hold = None
             if found < 0:
-                return None
+                return
             end = found + len(close)
-            spans.append((at, end))
+            yield at, end
             end, char = w.skip_space(end)
             if char == b"]":
-                return spans
+                self.closed_at = end + 1
+                return
             if char != b",":
-                return None
+                return
             end += 1
 
 
@@ -137,4 +173,4 @@ def _top_level(head: bytes) -> bool:
     return depth == 1
 
 
-__all__ = ["Span", "item_spans"]
+__all__ = ["ItemWalk", "Span", "item_spans"]
