@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +159,36 @@ def test_kept_cases_give_the_document_totals_and_rows_of_the_run_that_decided_th
             assert vars(totals2.counter) == vars(totals.counter)
             assert heard2.summaries == heard.summaries
             assert list(heard2.rows) == rows
+    journal.close()
+
+
+class Blocks(Sink):
+    """The kept cases as they come, block by block."""
+
+    def __init__(self) -> None:
+        self.blocks: list[list[str]] = []
+
+    def on_kept_block(self, cases: Sequence[KeptCase], runs: bool) -> None:
+        self.blocks.append([c.eval_id for c in cases])
+
+
+def test_consecutive_kept_cases_are_told_as_one_block(tmp_path: Path) -> None:
+    """Kept cases one after another reach a sink in one `on_kept_block`, in their order; a case
+    run again, or one without a verdict, comes between blocks as its runs."""
+    journal = Journal(tmp_path)
+    eval_set = _set(8)
+    first, _, _, _ = _run(tmp_path, "first", eval_set, 1, journal)
+    with sqlite3.connect(journal.path) as conn:
+        conn.execute("DELETE FROM journal_verdicts WHERE eval_id = 'c5'")
+    blocks = Blocks()
+    path = tmp_path / "again.json"
+    keys = journal.finished_keys(RUN) - {("s", "c2", 0)}
+    asyncio.run(run_evaluation(CallableAdapter(_agent), [EvalSetRequest(eval_set, METRICS)], parallelism=3,
+                               sink=blocks, finished=Finished(journal, RUN, keys),
+                               documents=lambda shell: Written([path], shell)))
+    assert blocks.blocks == [["c0", "c1"], ["c3", "c4"], ["c6", "c7"]]
+    assert _without(json.loads(path.read_bytes()), {"c2"})["eval_case_results"] == \
+        _without(first, {"c2"})["eval_case_results"]
     journal.close()
 
 

@@ -44,3 +44,33 @@ def test_frames_written_in_short_writes_read_back_whole(tmp_path: Path,
         [(row, d) for _, row, d in rows]
     reader.close()
     assert (tmp_path / "r.rows").stat().st_size == sum(size for _, size in places)
+
+
+def test_frames_read_together_are_those_read_one_by_one(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`read_many` reads near frames with one `pread` per span: in any order asked, the rows a
+    frame-by-frame `read` gives, None for a frame cut off by the file's end, and a frame that is
+    not its key's a DataError, as `read` says."""
+    monkeypatch.setattr(journal_rows, "_SPAN", 600)  # spans of a few frames each
+    rows = [(("s", f"c{i}", 0), b"{\n    " + b"y" * (i * 29), f"d{i}") for i in range(12)]
+    writer = RowsWriter(tmp_path / "r.rows")
+    places = writer.append([frame(k, row, d) for k, row, d in rows])
+    writer.close()
+    asked = [(at, size, k) for (k, _, _), (at, size) in zip(rows, places, strict=True)]
+    asked = asked[5:] + asked[1::-1] + asked[2:5]  # out of file order, as a case's summary comes
+    reads: list[int] = []
+    real = os.pread
+    monkeypatch.setattr(journal_rows.os, "pread", lambda fd, n, at: reads.append(n) or real(fd, n, at))
+    reader = RowsReader(tmp_path / "r.rows")
+    got = reader.read_many(asked)
+    assert len(reads) < len(asked) and max(reads) <= 600
+    reads.clear()
+    assert got == [reader.read(*a) for a in asked]
+    assert len(reads) == len(asked)
+    last_at, last_size = places[-1]
+    with open(tmp_path / "r.rows", "r+b") as f:
+        f.truncate(last_at + last_size // 2)
+    assert reader.read_many([asked[0], (last_at, last_size, rows[-1][0])])[1] is None
+    with pytest.raises(journal_rows.DataError, match="damaged"):
+        reader.read_many([asked[0], (asked[1][0], asked[1][1], ("s", "other", 0))])
+    reader.close()

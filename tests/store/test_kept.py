@@ -97,6 +97,29 @@ def test_kept_rows_come_back_in_any_order_reading_ahead_a_bounded_number(
     journal.close()
 
 
+@pytest.mark.parametrize("runs", [1, 3])
+def test_kept_cases_read_together_are_those_read_one_by_one(tmp_path: Path, runs: int) -> None:
+    """`kept_cases` of consecutive cases gives what `kept_case` gives each: a case without a
+    verdict (c3), or unknown, None in its place, the others' rows and summaries the same."""
+    journal = _journal(tmp_path)
+    cases = [[_result(i, run) for run in range(runs)] for i in range(9)]
+    journal.append_all(RUN, [r for case in cases for r in case])
+    for i, case in enumerate(cases):
+        if i != 3:
+            journal.append_verdict(RUN, _outcome(case), i)
+    journal.flush()
+    ids = [case[0].eval_id for case in cases] + ["nope"]
+    together = journal.reader().kept_cases(RUN, "s", ids, runs, "mean")
+    one = journal.reader()
+    alone = [one.kept_case(RUN, "s", i, runs, "mean") for i in ids]
+    assert [k is None for k in together] == [i in (3, 9) for i in range(10)]
+    assert [(k.rows, k.summary, k.status, k.tally, k.record) for k in together if k is not None] == \
+        [(k.rows, k.summary, k.status, k.tally, k.record) for k in alone if k is not None]
+    assert [k.rows for k in together if k is not None] == \
+        [[placed_json(r, keep=False) for r in case] for i, case in enumerate(cases) if i != 3]
+    journal.close()
+
+
 def test_kept_cases_of_several_runs_read_their_later_runs_from_one_stream(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     journal = _journal(tmp_path)

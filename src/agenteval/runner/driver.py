@@ -78,6 +78,17 @@ class Sink:
             if hears_case:
                 self.on_case(outcome)
 
+    def on_kept_block(self, cases: Sequence[KeptCase], runs: bool) -> None:
+        """Consecutive kept cases, in their order: `on_kept_case` of each here (nothing when the
+        sink hears neither kept cases nor cases); a sink that can take them together overrides
+        this (a resumed run's 10,000 kept cases were 10,000 calls through every sink)."""
+        if getattr(self.on_kept_case, "__func__", None) is Sink.on_kept_case \
+                and getattr(self.on_case, "__func__", None) is Sink.on_case \
+                and (not runs or getattr(self.on_case_run, "__func__", None) is Sink.on_case_run):
+            return
+        for case in cases:
+            self.on_kept_case(case, runs)
+
     def on_document(self, document: EvalSetResult) -> None:
         """An eval set is done: its document, header (`run`) complete; a streamed one holds no
         case results or summaries (a sink that wants them kept them as they came)."""
@@ -116,6 +127,10 @@ class Sinks(Sink):
     def on_kept_case(self, case: KeptCase, runs: bool) -> None:
         for s in self.sinks:
             s.on_kept_case(case, runs)
+
+    def on_kept_block(self, cases: Sequence[KeptCase], runs: bool) -> None:
+        for s in self.sinks:
+            s.on_kept_block(cases, runs)
 
     def on_document(self, document: EvalSetResult) -> None:
         for s in self.sinks:
@@ -298,6 +313,11 @@ class Written(Sink):
                 self.writer.add_placed(raw)
         self.writer.add_summary_placed(case.summary)
 
+    def on_kept_block(self, cases: Sequence[KeptCase], runs: bool) -> None:
+        if runs:
+            self.writer.add_placed_many([raw for case in cases for raw in case.rows])
+        self.writer.add_summaries_placed([case.summary for case in cases])
+
     def on_document(self, document: EvalSetResult) -> None:
         self.writer.commit(document)
 
@@ -316,6 +336,11 @@ class Totals(Sink):
 
     def on_kept_case(self, case: KeptCase, runs: bool) -> None:
         self.counter.add_kept(case)
+
+    def on_kept_block(self, cases: Sequence[KeptCase], runs: bool) -> None:
+        add = self.counter.add_kept
+        for case in cases:
+            add(case)
 
 
 class Progress(Sink):
@@ -369,6 +394,10 @@ class Journaled(Sink):
 
     def on_kept_case(self, case: KeptCase, runs: bool) -> None:
         self._place(case.eval_set_id)  # its verdict is journaled already, at this place
+
+    def on_kept_block(self, cases: Sequence[KeptCase], runs: bool) -> None:
+        for case in cases:
+            self._place(case.eval_set_id)
 
     def on_abort(self) -> None:
         if self.run_id:

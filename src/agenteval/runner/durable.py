@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -234,6 +234,19 @@ class Finished(Mapping[CaseKey, EvalCaseResult]):
         if self._journal is None or any((eval_set_id, eval_id, r) not in self._keys for r in range(runs)):
             return None
         return self._reader_().kept_case(self._run_id, eval_set_id, eval_id, runs, gating)
+
+    def kept_cases(self, eval_set_id: str, eval_ids: Sequence[str], runs: int,
+                   gating: str) -> list[KeptCase | None]:
+        """`kept_case` of each of `eval_ids` (cases of one eval set, in order), read together
+        (`JournalReader.kept_cases`)."""
+        if self._journal is None:
+            return [None] * len(eval_ids)
+        keys = self._keys
+        every = [all((eval_set_id, i, r) in keys for r in range(runs)) for i in eval_ids]
+        whole = [i for i, kept in zip(eval_ids, every, strict=True) if kept]
+        read = iter(self._reader_().kept_cases(self._run_id, eval_set_id, whole, runs, gating)
+                    if whole else ())
+        return [next(read) if kept else None for kept in every]
 
     def _reader_(self) -> JournalReader:
         if self._reader is None:  # one connection for every lookup (they come by thousands)

@@ -27,6 +27,7 @@ from agenteval.runner.selection import StreamedCases
 from agenteval.schema import EvalCase, EvalCaseResult, EvalSet, EvalSetResult, EvalStatus
 from agenteval.schema.progress import Listener
 from agenteval.schema.run import RunSpec
+from agenteval.store.kept import KeptCase
 from agenteval.verdicts.sequential import SequentialRule
 
 
@@ -152,8 +153,9 @@ async def run_evaluation(
     # parsing the row (`Finished.kept`); a document kept in memory gets the whole result.
     kept = done.kept if documents is not None and isinstance(done, Finished) else done.__getitem__
     # A case whose runs were all kept, and whose verdict the journal holds, goes to the sinks as
-    # that verdict and its rows (`Finished.kept_case`): copied, counted, never summarised again.
-    kept_case = done.kept_case if documents is not None and until_decided is None \
+    # that verdict and its rows (`Finished.kept_cases`): copied, counted, never summarised again;
+    # consecutive ones are read, and told, by the block (`Sink.on_kept_block`).
+    kept_cases = done.kept_cases if documents is not None and until_decided is None \
         and isinstance(done, Finished) else None
     # The local executor pulls units one at a time, so the cases are read as it asks for them
     # (memory holds the cases in flight); another executor is handed its units as a list.
@@ -195,9 +197,13 @@ async def run_evaluation(
                 cases[pos] = _Case(ri, case, num_runs)
                 read += 1
                 made = [u for run in range(num_runs) if (u := unit(pos, run))]
-                if not made:
-                    advance()
+                if not made:  # told with those after it, by the block (at most `_BLOCK` wait)
+                    if read - cursor >= _BLOCK:
+                        advance()
+                    continue
+                advance()  # the kept cases before it go first
                 yield from made
+        advance()
 
     def out_for(ri: int) -> Sink:
         """The document sink of eval set `ri`, made (with those before it) when it starts."""
@@ -227,20 +233,54 @@ async def run_evaluation(
             if not decided(c):
                 return
             out = out_for(c.request)
-            whole = kept_case(set_id, c.case.eval_id, c.planned, req.gating) \
-                if kept_case is not None and not c.waiting else None
-            if whole is not None:
-                out.on_kept_case(whole, True)
-                told.on_kept_case(whole, False)
-            else:
-                runs = _runs(c, kept, set_id)
-                for result in runs:
-                    out.on_case_run(result, 0.0)
-                summarise_runs(runs, Sinks([out, told]), req.gating, req.policy == "ignore")
+            if kept_cases is not None and not c.waiting:
+                tell_kept(out, req)
+                continue
+            tell_runs(c, out, req)
             if until_decided is not None:
                 verdicts[c.request].append((c.case.eval_id, c.verdicts))
             del cases[cursor]
             cursor += 1
+
+    def tell_runs(c: _Case, out: Sink, req: EvalSetRequest) -> None:
+        """Tells the documents and the sinks case `c`, its runs and its summary made of them."""
+        runs = _runs(c, kept, req.eval_set.eval_set_id)
+        for result in runs:
+            out.on_case_run(result, 0.0)
+        summarise_runs(runs, Sinks([out, told]), req.gating, req.policy == "ignore")
+
+    def tell_kept(out: Sink, req: EvalSetRequest) -> None:
+        """Tells the case at the cursor, whose runs were all kept, and the kept cases of its set
+        that follow it (`_BLOCK` at most): each as the journal's verdict of it, consecutive ones
+        in one block, or, without a usable verdict, as its runs."""
+        nonlocal cursor
+        assert kept_cases is not None
+        first = cases[cursor]
+        set_id = req.eval_set.eval_set_id
+        end = cursor + 1
+        while end < read and end - cursor < _BLOCK:
+            c = cases[end]
+            if c.request != first.request or c.waiting or c.planned != first.planned \
+                    or not c.known(done, set_id):
+                break
+            end += 1
+        ids = [cases[p].case.eval_id for p in range(cursor, end)]
+        whole = kept_cases(set_id, ids, first.planned, req.gating)
+        block: list[KeptCase] = []
+        for pos, case in zip(range(cursor, end), whole, strict=True):
+            if case is None:
+                if block:
+                    out.on_kept_block(block, True)
+                    told.on_kept_block(block, False)
+                    block = []
+                tell_runs(cases[pos], out, req)
+            else:
+                block.append(case)
+            del cases[pos]
+        if block:
+            out.on_kept_block(block, True)
+            told.on_kept_block(block, False)
+        cursor = end
 
     def accept(u: Unit, result: EvalCaseResult, seconds: float) -> None:
         pos = where.pop(u.index, None)
@@ -302,6 +342,11 @@ async def run_evaluation(
     if documents is None:
         return [d for c in collected for d in c.documents]
     return out_documents
+
+
+_BLOCK = 256
+"""Consecutive kept cases read from the journal and told to the sinks at once, at most (each
+case's rows are held until told: a few megabytes)."""
 
 
 class _Units(Sequence[Unit]):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -141,44 +141,77 @@ class JournalReader:
         rows that are not the document's JSON): its runs are then read one by one (`kept`).
         The verdict comes with the place of its first run's row (one streamed query: a second
         stream of the case runs, stepped beside it, cost a third of a kept case's reading)."""
+        return self.kept_cases(run_id, eval_set_id, [eval_id], runs, gating)[0]
+
+    def kept_cases(self, run_id: str, eval_set_id: str, eval_ids: Sequence[str], runs: int,
+                   gating: str) -> list[KeptCase | None]:
+        """`kept_case` of each of `eval_ids` (cases of one eval set, in their order), their
+        verdicts taken from the stream in turn and their frames read together
+        (`RowsReader.read_many`: one system call for many frames, not one each)."""
         with self._lock:
             conn = self._open()
             if conn is None or not self._verdicts:
-                return None
+                return [None] * len(eval_ids)
             self._joined = True
-            verdict = self._stream(run_id, "verdicts").take((eval_set_id, eval_id))
-            if verdict is None:
-                where = "v.run_id = ? AND v.eval_set_id = ? AND v.eval_id = ?"
-                verdict = conn.execute(self._verdict_sql(where), (run_id, eval_set_id, eval_id)).fetchone()
-            if verdict is None:
-                return None
-            _, _, n, status, seconds, tokens, agent, metric, uncertain, escalated, summary, record, at, \
-                size, told, *first = verdict
-            if n != runs or not record.startswith(_READABLE) or \
-                    (told is None and record.startswith(_BESIDE_V)):
-                return None
-            if at is not None:  # in the rows file; a summary cut off with its tail is not kept
-                framed = self._file(run_id).read(at, size, (eval_set_id, eval_id, SUMMARY))
-                if framed is None:
-                    return None
-                summary = framed[0]
-            else:  # (a journal made before rows files: the summary's JSON, not placed)
-                summary = place(bytes(summary))
+            stream = self._stream(run_id, "verdicts")
             # (A stream of the case runs made before this, with first runs in it, gives them:
             # taken from the verdict's, they would be left in it, filling its read-ahead.)
             cases = self._streams.get((run_id, "cases"))
-            rows = [self._placed(run_id, (eval_set_id, eval_id, 0), first)] \
-                if runs and (cases is None or not cases.firsts) else []
-            rows += [self._row_held(run_id, (eval_set_id, eval_id, r)) for r in range(len(rows), runs)]
-        raws, digests = [], []
-        for row in rows:
-            if row is None or not row[0].startswith(b"{\n"):
-                return None  # (a row of an older agenteval is compact JSON: not the document's)
-            raws.append(row[0])
-            digests.append(row[1])
-        return KeptCase(eval_set_id, eval_id, gating, raws, digests, summary, EvalStatus(status), n,
-                        seconds, tokens, Tally(agent, metric, uncertain, escalated), record,
-                        beside=None if told is None else functools.partial(self._beside, run_id, told))
+            firsts = bool(runs) and (cases is None or not cases.firsts)
+            frames: list[tuple[int, int, CaseKey]] = []  # read at once below
+            plans: list[tuple[tuple[Any, ...], list[Any]] | None] = []  # per case: its verdict, its
+            # summary and rows, each placed already or the index of its frame in `frames`
+            for eval_id in eval_ids:
+                verdict = stream.take((eval_set_id, eval_id))
+                if verdict is None:
+                    where = "v.run_id = ? AND v.eval_set_id = ? AND v.eval_id = ?"
+                    verdict = conn.execute(self._verdict_sql(where),
+                                           (run_id, eval_set_id, eval_id)).fetchone()
+                if verdict is None:
+                    plans.append(None)
+                    continue
+                n, record, summary, at, size, told = (verdict[2], verdict[11], verdict[10], verdict[12],
+                                                     verdict[13], verdict[14])
+                if n != runs or not record.startswith(_READABLE) or \
+                        (told is None and record.startswith(_BESIDE_V)):
+                    plans.append(None)
+                    continue
+                parts: list[Any] = []
+                if at is not None:  # in the rows file; a summary cut off with its tail is not kept
+                    parts.append(len(frames))
+                    frames.append((at, size, (eval_set_id, eval_id, SUMMARY)))
+                else:  # (a journal made before rows files: the summary's JSON, not placed)
+                    parts.append((place(bytes(summary)), None))
+                for r in range(runs):
+                    key = (eval_set_id, eval_id, r)
+                    row = verdict[15:] if r == 0 and firsts else self._columns_held(run_id, key)
+                    if row is None or row[0] is None:
+                        parts.append(None)
+                    elif row[2] is None:  # (a row of a journal made before rows files: not placed)
+                        parts.append((place(row[0]), row[1]))
+                    else:
+                        parts.append(len(frames))
+                        frames.append((row[2], row[3], key))
+                plans.append((verdict, parts))
+            read = self._file(run_id).read_many(frames) if frames else []
+        out: list[KeptCase | None] = []
+        for plan in plans:
+            if plan is None:
+                out.append(None)
+                continue
+            verdict, parts = plan
+            got = [read[p] if isinstance(p, int) else p for p in parts]
+            if any(g is None or not g[0].startswith(b"{\n") for g in got[1:]) or got[0] is None:
+                out.append(None)  # (a row of an older agenteval is compact JSON: not the document's)
+                continue
+            set_id, eval_id, n, status, seconds, tokens, agent, metric, uncertain, escalated, _, record, _, \
+                _, told = verdict[:15]
+            out.append(KeptCase(set_id, eval_id, gating, [g[0] for g in got[1:]],  # type: ignore[index]
+                                [g[1] for g in got[1:]], got[0][0], EvalStatus(status), n,  # type: ignore[index]
+                                seconds, tokens, Tally(agent, metric, uncertain, escalated), record,
+                                beside=None if told is None else
+                                functools.partial(self._beside, run_id, told)))
+        return out
 
     def _verdict_sql(self, where: str) -> str:
         """The verdicts `where` says, each with its first run's row (`_columns`; NULLs when the
@@ -237,13 +270,17 @@ class JournalReader:
 
     def _row_held(self, run_id: str, key: CaseKey) -> tuple[bytes, str | None] | None:
         """`_row`, the lock held and the connection open."""
+        return self._placed(run_id, key, self._columns_held(run_id, key))
+
+    def _columns_held(self, run_id: str, key: CaseKey) -> Any:
+        """The columns (`_columns`) of case run `key` (None: no such row), the lock held and the
+        connection open: from the stream of the case runs, else looked up on its own."""
         assert self._conn is not None
         stream = self._stream(run_id, "cases")
         taken = stream.take(key) if key[2] or stream.firsts else None
-        row = taken[3:] if taken is not None else self._conn.execute(
+        return taken[3:] if taken is not None else self._conn.execute(
             f"SELECT {self._columns()} FROM journal_cases WHERE run_id = ? AND eval_set_id = ? "
             "AND eval_id = ? AND run_index = ?", (run_id, *key)).fetchone()
-        return self._placed(run_id, key, row)
 
     def _placed(self, run_id: str, key: CaseKey, row: Any) -> tuple[bytes, str | None] | None:
         """The placed row and digest of `key` from its columns (`_columns`; None or NULLs: none)."""

@@ -140,6 +140,7 @@ def _write_all(fd: int, pieces: list[bytes]) -> None:
 
 _MAGICS = (MAGIC, MAGIC_UNPLACED)
 _PREAD = hasattr(os, "pread")
+_SPAN = 1 << 20  # bytes of a rows file read at once by `read_many`
 
 
 class RowsReader:
@@ -154,29 +155,60 @@ class RowsReader:
         told soon after it), whose frame is `size` bytes at `at`; None when
         the frame reaches past the file's end (cut short). A DataError when the file cannot be
         read or the frame is not `key`'s, unchanged."""
-        try:
-            if self._file is None:
-                self._file = open(self.path, "rb", buffering=0)  # noqa: SIM115 (closed by close)
-            if _PREAD:  # one system call a frame, not a seek and a read
-                data = os.pread(self._file.fileno(), size, at)
-            else:  # (Windows)
-                self._file.seek(at)
-                data = self._file.read(size)
-        except OSError as e:
-            raise DataError(self.path, "", f"cannot read the run journal's rows: {e.strerror or e}") from None
+        data = self._pread(at, size)
         if len(data) < size:
             return None
+        return self._frame(memoryview(data), at, size, key)
+
+    def _frame(self, data: memoryview, at: int, size: int, key: CaseKey) -> tuple[bytes, str | None]:
+        """The row and digest of the `size` bytes at the start of `data`, case run `key`'s frame at
+        byte `at` of the file (checked: a DataError when it is not that frame, unchanged)."""
         k = _key(key)
         if size >= _HEAD.size:
             magic, nk, nr, nd, crc = _HEAD.unpack_from(data)
             if magic in _MAGICS and _HEAD.size + nk + nr + nd == size and \
                     data[_HEAD.size:_HEAD.size + nk] == k:
-                body = memoryview(data)[_HEAD.size + nk:]
+                body = data[_HEAD.size + nk:size]
                 if zlib.crc32(body, zlib.crc32(k)) == crc:
                     row = bytes(body[:nr])
                     return row if magic == MAGIC else place(row), str(body[nr:], "utf-8") or None
         raise DataError(self.path, "", f"the run journal's row of case {key[1]!r} (run {key[2]}) of eval set "
                         f"{key[0]!r} at byte {at} is damaged; run the eval again without --resume")
+
+    def read_many(self, frames: Sequence[tuple[int, int, CaseKey]]) -> list[tuple[bytes, str | None] | None]:
+        """`read` of each (offset, size, key) of `frames`, in order; frames near one another (a
+        resumed run's consecutive kept cases) read with one system call per `_SPAN` bytes."""
+        out: list[tuple[bytes, str | None] | None] = []
+        i = 0
+        while i < len(frames):
+            lo, hi, j = frames[i][0], frames[i][0] + frames[i][1], i + 1
+            while j < len(frames):  # the frames whose span stays within `_SPAN` and close together
+                at, size, _ = frames[j]
+                low, high = min(lo, at), max(hi, at + size)
+                if high - low > _SPAN:
+                    break
+                lo, hi, j = low, high, j + 1
+            if j - i == 1:
+                out.append(self.read(*frames[i]))
+            else:
+                data = memoryview(self._pread(lo, hi - lo))
+                for at, size, key in frames[i:j]:
+                    end = at - lo + size
+                    out.append(None if end > len(data) else self._frame(data[at - lo:end], at, size, key))
+            i = j
+        return out
+
+    def _pread(self, at: int, size: int) -> bytes:
+        """Up to `size` bytes at `at` (fewer past the file's end)."""
+        try:
+            if self._file is None:
+                self._file = open(self.path, "rb", buffering=0)  # noqa: SIM115 (closed by close)
+            if _PREAD:  # one system call, not a seek and a read
+                return os.pread(self._file.fileno(), size, at)
+            self._file.seek(at)  # (Windows)
+            return self._file.read(size)
+        except OSError as e:
+            raise DataError(self.path, "", f"cannot read the run journal's rows: {e.strerror or e}") from None
 
     def close(self) -> None:
         if self._file is not None:
