@@ -180,13 +180,20 @@ class Journal:
         self._claims: dict[str, Claim] = {}
         self._writers: dict[str, Writer] = {}
         self._lock = threading.Lock()  # guards `_writers`
+        # The writer of the run appended to last (a run appends thousands of times in a row),
+        # read without the lock: replaced, and cleared when its writer stops, under it.
+        self._last: tuple[str, Writer] | None = None
 
     def _writer(self, run_id: str) -> Writer:
+        last = self._last
+        if last is not None and last[0] == run_id:
+            return last[1]
         with self._lock:
             writer = self._writers.get(run_id)
             if writer is None:
                 writer = self._writers[run_id] = Writer(self.path, self._prepare, run_id,
                                                         rows_path(self.root, run_id))
+            self._last = (run_id, writer)
             return writer
 
     def flush(self, run_id: str | None = None) -> None:
@@ -202,6 +209,8 @@ class Journal:
         dropped (the run is being released or forgotten: what was lost is run again)."""
         with self._lock:
             writer = self._writers.pop(run_id, None)
+            if self._last is not None and self._last[0] == run_id:
+                self._last = None
         if writer is not None:
             with contextlib.suppress(Exception):  # see the docstring
                 writer.close()

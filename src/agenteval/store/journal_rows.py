@@ -29,6 +29,7 @@ DataError naming the file and the case run.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import struct
@@ -92,7 +93,8 @@ class RowsWriter:
                 flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0)  # (Windows)
                 self._fd = os.open(self.path, flags, 0o644)
             self._end = os.lseek(self._fd, 0, os.SEEK_END)  # (the file's end, whoever changed it)
-            _write_all(self._fd, [piece for f in frames for piece in f])
+            sizes = [sum(map(len, f)) for f in frames]
+            _write_all(self._fd, list(itertools.chain.from_iterable(frames)))
         except OSError as e:
             if self._fd is not None:
                 with contextlib.suppress(OSError):
@@ -101,8 +103,7 @@ class RowsWriter:
             raise DataError(self.path, "", f"cannot write the run journal's rows: {why}") from None
         places = []
         at = self._end
-        for f in frames:
-            size = len(f[0]) + len(f[1]) + len(f[2]) + len(f[3])
+        for size in sizes:
             places.append((at, size))
             at += size
         self._end = at
@@ -127,7 +128,11 @@ def _write_all(fd: int, pieces: list[bytes]) -> None:
         return
     i = 0
     while i < len(pieces):
-        written = os.writev(fd, pieces[i:i + _IOV_MAX])
+        chunk = pieces[i:i + _IOV_MAX]
+        written = os.writev(fd, chunk)
+        if written == sum(map(len, chunk)):  # (the usual case: all of it, counted without a loop)
+            i += len(chunk)
+            continue
         while i < len(pieces) and written >= len(pieces[i]):  # the pieces written whole
             written -= len(pieces[i])
             i += 1

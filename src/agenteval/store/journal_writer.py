@@ -29,6 +29,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
+import itertools
 import sqlite3
 import threading
 import time
@@ -120,18 +121,19 @@ class Writer:
 
     def put(self, rows: Sequence[Row], verdicts: Sequence[VerdictRow] = ()) -> None:
         with self._cond:
-            self._raise()
+            if self._error is not None:
+                self._raise()
             was_empty = not self._queue and not self._verdicts
             if was_empty:
                 self._oldest = time.monotonic()
-            told = {(v[1], v[2]) for v in verdicts}
             self._queue.extend(rows)
             self._unsettled += len(rows)
-            if told:
-                self._settle_told(told)
+            if verdicts:
+                if self._unsettled:
+                    self._settle_told({(v[1], v[2]) for v in verdicts})
+                self._verdicts.extend(verdicts)
             if self._unsettled > UNSETTLED:
                 self._settle(self._unsettled - UNSETTLED)
-            self._verdicts.extend(verdicts)
             self._queued += len(rows) + len(verdicts)
             # The writer waits without a timeout only on an empty queue, and with one otherwise:
             # it needs waking for the first row and for a full batch, not for every row (a wake-up
@@ -271,6 +273,8 @@ def _many(sql: str, n: int) -> str:
     return head + " VALUES " + ", ".join([one + close] * n) + tail
 
 
+_chain = itertools.chain.from_iterable
+
 _VARIABLES = 999
 """The most host parameters one statement binds: SQLite's limit before 3.32 (still what some
 Linux distributions' Python links against); 64 rows of a 17-column verdict would exceed it."""
@@ -293,8 +297,8 @@ def _insert(conn: sqlite3.Connection, sql: str, rows: Sequence[tuple[Any, ...]])
         many = _many(sql, n)
         if n == 1:
             conn.executemany(many, rows[at:end])
-        else:
-            conn.executemany(many, [[x for r in rows[i:i + n] for x in r] for i in range(at, end, n)])
+        else:  # (each statement's values flattened in C: a Python loop over every value cost more)
+            conn.executemany(many, [list(_chain(rows[i:i + n])) for i in range(at, end, n)])
         at = end
 
 
