@@ -147,6 +147,18 @@ def test_appends_go_through_one_connection_in_batches(tmp_path: Path,
     journal.close()
 
 
+def test_a_run_appended_to_after_its_release_gets_a_new_writer(tmp_path: Path) -> None:
+    # `Journal` remembers the writer it appended with last: one ended by a release must not be it.
+    run = "20250101-000000-aaaaaa"
+    journal = _begin(tmp_path)
+    journal.append(run, "s", _result(0))
+    journal.release(run)  # its writer commits and ends
+    journal.claim(run)
+    journal.append(run, "s", _result(1))
+    assert journal.finished_keys(run) == {("s", "c0", 0), ("s", "c1", 0)}
+    journal.close()
+
+
 def test_resume_reads_only_which_case_runs_finished(tmp_path: Path) -> None:
     from agenteval.runner.durable import Finished
 
