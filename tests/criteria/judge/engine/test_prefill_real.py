@@ -6,6 +6,7 @@ rationale after the label). The failing one is two calls (`prefill.label_first`,
 begun in the prompt that the judge wrote before the split (`prefilled`)."""
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 
@@ -54,29 +55,41 @@ def test_a_reply_begun_in_the_prompt_is_the_reply_written_whole() -> None:
         return await judge.ask("local", prompts.SYSTEM, text, VALID, 5,
                                examples=examples.FINAL_RESPONSE_MATCH, positive=frozenset({"valid"}))
 
+    async def evaluate(request: ModelRequest) -> None:
+        # The request's prompt evaluated, one token generated: a first evaluation's logits differ
+        # in the third decimal from a cached prompt's, whatever the request, so each prompt is
+        # evaluated once before the calls compared; the next call evaluates its prompt's last
+        # token again whatever followed it in the slot, so one generated token is enough (a
+        # whole reply here took 8-24 decode steps, the test's largest cost).
+        await local.generate(replace(request, max_tokens=1))
+
+    def judged(text: str) -> ModelRequest:
+        return ModelRequest(JudgeService._messages(prompts.SYSTEM, text, examples.FINAL_RESPONSE_MATCH))
+
     async def one_reply() -> tuple[str, dict[str, float] | None]:
         # The failing question as the judge asked it before the split: one reply begun in the
         # prompt, its rationale after the label.
-        one = ModelRequest(JudgeService._messages(prompts.SYSTEM, failing, examples.FINAL_RESPONSE_MATCH),
-                           json_schema=explained_verdict_schema(VALID, frozenset({"invalid"})),
-                           max_tokens=reply_tokens(), logprobs=20)
-        request, head = prefilled(one)  # type: ignore[misc]
-        generation = (await local.generate(request)).generations[0]
-        tokens = (TokenLogprob(head, 0.0), *(generation.logprobs or ()))
+        generation = (await local.generate(one_request)).generations[0]
+        tokens = (TokenLogprob(one_head, 0.0), *(generation.logprobs or ()))
         return generation.text, label_distribution(tokens, VALID)
 
+    one_request, one_head = prefilled(replace(  # type: ignore[misc]
+        judged(failing), json_schema=explained_verdict_schema(VALID, frozenset({"invalid"})),
+        max_tokens=reply_tokens(), logprobs=20))
+
     async def run() -> tuple[list[JudgeAnswer], tuple[str, dict[str, float] | None]]:
-        # Each prompt evaluated once first (a first evaluation's logits differ in the third
-        # decimal from a cached prompt's, whatever the request).
-        answers = [await ask(m, t) for t in (failing, passing) for m in (whole, whole, begun)]
-        # The one reply twice, then the split again: the split's label and the second reply are
-        # read with the same tokens in the slot (the first reply's), so with the same numerics
+        answers: list[JudgeAnswer] = []
+        for text in (failing, passing):
+            await evaluate(judged(text))
+            answers += [await ask(whole, text), await ask(begun, text)]
+        # The one reply (its prompt evaluated first), then the split again: the split's label
+        # and the reply are read with the same tokens in the slot, so with the same numerics
         # (logits read after other cached tokens differ in the second or third decimal).
-        await one_reply()
+        await evaluate(one_request)
         one = await one_reply()
         return [*answers, await ask(begun, failing)], one
 
-    (_, whole_f, begun_f, _, whole_p, begun_p, again), (one_text, one_labels) = asyncio.run(run())
+    (whole_f, begun_f, whole_p, begun_p, again), (one_text, one_labels) = asyncio.run(run())
     # The split's reply is the one reply's, character for character, with its probabilities.
     assert begun_f.replies[0] == again.replies[0] == one_text
     assert one_labels and again.distribution == pytest.approx(one_labels, abs=0.001)
@@ -91,9 +104,9 @@ def test_a_reply_begun_in_the_prompt_is_the_reply_written_whole() -> None:
     assert begun_p.replies == ['{"verdict": "valid"}']  # the head is in the reply text
     label, rationale, label_p = begun.usages[:3]  # failing: two calls; passing: one
     assert begun_f.model_calls == 2 and begun_p.model_calls == 1
-    assert label_p.completion_tokens <= whole.usages[3].completion_tokens - HEAD_TOKENS
+    assert label_p.completion_tokens <= whole.usages[1].completion_tokens - HEAD_TOKENS
     # Neither the head nor `", "rationale": "` generated (the label's call ends with `"}`).
     assert label.completion_tokens + rationale.completion_tokens <= \
-        whole.usages[1].completion_tokens - HEAD_TOKENS - RATIONALE_HEAD_TOKENS + 2
+        whole.usages[0].completion_tokens - HEAD_TOKENS - RATIONALE_HEAD_TOKENS + 2
     # `", "rationale": "` evaluated with the prompt; the rest was in the slot.
     assert rationale.prompt_tokens - rationale.cached_tokens <= RATIONALE_HEAD_TOKENS + 2
