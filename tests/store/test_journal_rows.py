@@ -59,8 +59,10 @@ def test_frames_read_together_are_those_read_one_by_one(tmp_path: Path,
     asked = [(at, size, k) for (k, _, _), (at, size) in zip(rows, places, strict=True)]
     asked = asked[5:] + asked[1::-1] + asked[2:5]  # out of file order, as a case's summary comes
     reads: list[int] = []
-    real = os.pread
+    real, real_v = os.pread, os.preadv
     monkeypatch.setattr(journal_rows.os, "pread", lambda fd, n, at: reads.append(n) or real(fd, n, at))
+    monkeypatch.setattr(journal_rows.os, "preadv",
+                        lambda fd, bufs, at: reads.append(len(bufs[0])) or real_v(fd, bufs, at))
     reader = RowsReader(tmp_path / "r.rows")
     got = reader.read_many(asked)
     assert len(reads) < len(asked) and max(reads) <= 600

@@ -61,9 +61,9 @@ class EvalSetRequest:
             return len(self.case_ids)
         return self.streamed.count if self.streamed is not None else len(self.eval_set.eval_cases)
 
-    def each_case(self, kept: Container[str] = frozenset()) -> Iterator[EvalCase]:
+    def each_case(self, kept: Container[str] = frozenset()) -> Iterator[EvalCase | str]:
         """The selected cases one at a time (a streamed set read from its file as they are asked
-        for, holding none of them, and a case in `kept` not validated: see
+        for, holding none of them, and a case in `kept` given as its eval_id, not validated: see
         `StreamedCases.cases`)."""
         if self.streamed is not None and not self.case_ids:
             return self.streamed.cases(kept)
@@ -79,17 +79,19 @@ completed document (`on_document`)."""
 @dataclass
 class _Case:
     """One case of the run: where it is, its runs planned, and those known but not yet told to
-    its document (by run index)."""
+    its document (by run index); `case` None for a case whose runs were all kept (read as its
+    eval_id only)."""
 
     request: int
-    case: EvalCase
+    eval_id: str
+    case: EvalCase | None
     planned: int
     waiting: dict[int, EvalCaseResult] = field(default_factory=dict)
     verdicts: list[bool] = field(default_factory=list)  # every run's, in run order (until_decided)
 
     def known(self, done: Mapping[tuple[str, str, int], EvalCaseResult], eval_set_id: str) -> bool:
         """Whether every planned run is known (its own or a resumed run's)."""
-        return all(r in self.waiting or (eval_set_id, self.case.eval_id, r) in done
+        return all(r in self.waiting or (eval_set_id, self.eval_id, r) in done
                    for r in range(self.planned))
 
 
@@ -178,8 +180,9 @@ async def run_evaluation(
         """The unit of run `run` of case `pos` (None: a resumed run's result is known)."""
         nonlocal planned
         c, req = cases[pos], requests[cases[pos].request]
-        if (req.eval_set.eval_set_id, c.case.eval_id, run) in done:
+        if (req.eval_set.eval_set_id, c.eval_id, run) in done:
             return None
+        assert c.case is not None  # (a case given as its eval_id has every run in `done`)
         where[planned] = pos
         planned += 1
         return Unit(planned - 1, req.eval_set.eval_set_id, c.case, run, req.metrics, req.policy)
@@ -194,7 +197,8 @@ async def run_evaluation(
             whole = _kept_cases(req.eval_set.eval_set_id, done, num_runs) if until_decided is None else ()
             for case in req.each_case(whole):
                 pos = read
-                cases[pos] = _Case(ri, case, num_runs)
+                cases[pos] = _Case(ri, case, None, num_runs) if isinstance(case, str) \
+                    else _Case(ri, case.eval_id, case, num_runs)
                 read += 1
                 made = [u for run in range(num_runs) if (u := unit(pos, run))]
                 if not made:  # told with those after it, by the block (at most `_BLOCK` wait)
@@ -238,7 +242,7 @@ async def run_evaluation(
                 continue
             tell_runs(c, out, req)
             if until_decided is not None:
-                verdicts[c.request].append((c.case.eval_id, c.verdicts))
+                verdicts[c.request].append((c.eval_id, c.verdicts))
             del cases[cursor]
             cursor += 1
 
@@ -264,7 +268,7 @@ async def run_evaluation(
                     or not c.known(done, set_id):
                 break
             end += 1
-        ids = [cases[p].case.eval_id for p in range(cursor, end)]
+        ids = [cases[p].eval_id for p in range(cursor, end)]
         whole = kept_cases(set_id, ids, first.planned, req.gating)
         block: list[KeptCase] = []
         for pos, case in zip(range(cursor, end), whole, strict=True):
@@ -406,5 +410,5 @@ Known = Mapping[tuple[str, str, int], EvalCaseResult]
 def _runs(c: _Case, kept: Callable[[tuple[str, str, int]], EvalCaseResult],
           eval_set_id: str) -> list[EvalCaseResult]:
     """A case's runs in run order: its own, else the resumed run's (`kept`)."""
-    return [c.waiting[r] if r in c.waiting else kept((eval_set_id, c.case.eval_id, r))
+    return [c.waiting[r] if r in c.waiting else kept((eval_set_id, c.eval_id, r))
             for r in range(c.planned)]
