@@ -22,7 +22,7 @@ from agenteval.datasets.nesting import structure_of_few_escapes
 
 Span = tuple[int, int]  # [start, end) byte offsets of one item in the file
 
-_BLOCK = 1 << 22
+_BLOCK = 1 << 20  # a reader holds about two (an item being read may straddle them)
 _MARGIN = 256
 _SPACE = b" \t\r\n"
 _STRING = re.compile(rb'"[^"]*"')
@@ -98,7 +98,8 @@ class ItemWalk:
     """The spans of the items of top-level `list_key` in the indented JSON object read from
     `f`, found one at a time as `item_spans` finds them (memory: a block or two). Iterating
     yields each span while its bytes are still in the window (`bytes_of`). `head` is the
-    document's bytes up to the list's `[` included, once the list is found. When the iteration
+    document's bytes up to the list's `[` included, once the list is found (None if they
+    were no longer in the window then). When the iteration
     ends, `closed_at` is the offset just past the list's `]` if the whole list was laid out
     as expected, else None: the spans yielded are then only the first items' (none when the
     list was not found), and the rest of the file must be read otherwise."""
@@ -107,7 +108,7 @@ class ItemWalk:
         self.w = _Window(f)
         self.list_key = list_key
         self.max_head = max_head
-        self.head = b""
+        self.head: bytes | None = None
         self.closed_at: int | None = None
 
     def bytes_of(self, span: Span) -> bytes:
@@ -129,9 +130,8 @@ class ItemWalk:
         at, char = w.skip_space(at + 1)
         if char != b"[":
             return
-        if w.base > start:  # the head left the window (a very long run of spaces)
-            return
-        self.head = w.buf[start - w.base:at + 1 - w.base]
+        # (None if it has left the window: a head about a block long)
+        self.head = w.buf[start - w.base:at + 1 - w.base] if w.base <= start else None
         end = at + 1
         while True:
             at, char = w.skip_space(end)

@@ -153,6 +153,8 @@ def _items(path: str | Path, list_key: str, model: type[M]) -> Iterator[Any]:
         for span in walk:
             raw = walk.bytes_of(span)
             if n == 0:
+                if walk.head is None:
+                    break
                 _parse_all(path, walk.head + b"]}", list_key)
             item: Any = read_item(model, raw)
             if item is None:  # invalid (its error is the caller's to give) or not one item
