@@ -1,8 +1,12 @@
-"""The console script's fast exit tells a thread on its way out from one the command gave up on."""
+"""The console script's fast exit tells a thread on its way out from one the command gave up on;
+its run is settled out of the collector's reach only when armed."""
 
 from __future__ import annotations
 
+import gc
 import threading
+
+import pytest
 
 from agenteval.cli import teardown
 
@@ -39,3 +43,17 @@ def test_daemon_threads_are_not_waited_for() -> None:
     finally:
         stop.set()
         t.join()
+
+
+def test_settle_freezes_what_is_alive_in_an_armed_process_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    # In process (not armed) the collector is left alone: a test run's objects stay collectable.
+    before = gc.get_freeze_count()
+    teardown.settle()
+    assert gc.get_freeze_count() == before
+    monkeypatch.setattr(teardown, "_armed", True)
+    alive = [[] for _ in range(10)]  # (lists: tracked by the collector)
+    try:
+        teardown.settle()
+        assert gc.get_freeze_count() >= before + len(alive)
+    finally:
+        gc.unfreeze()

@@ -15,6 +15,7 @@ import click
 from rich.console import Console
 
 from agenteval.agents import agent_home, check_agent_path, load_root_agent
+from agenteval.cli import teardown
 from agenteval.cli.commands import MAX_TABLE_CASES, Outputs, ReportStreams, finish, warn_weak_judges
 from agenteval.cli.progress import ProgressBar
 from agenteval.datasets.targets import is_stream
@@ -110,6 +111,7 @@ def _eval(args: EvalArgs, job: EvalJob, services: Services, console: Console, ou
                   f"{', '.join(m.name for m in metrics if not m.spec.informational)}")
     warn_weak_judges(console, weak_judges(metrics))
     streamed = Streamed(outputs) if Streamed.fits(job, args.detailed, outputs) else None
+    teardown.settle()  # what the run was built from lives to the end: out of the GC's passes
     with ProgressBar() as progress, replaying(recording):
         if streamed is None:
             result: Run | StreamedRun = run_sync(run(job, services, progress, plan))
