@@ -1,4 +1,5 @@
-"""Status fields: written as ADK's integers, read back as `EvalStatus`, kept as enums in Python dumps."""
+"""Status fields: written as ADK's integers, read back as `EvalStatus`, kept as enums in Python dumps
+(a regression test of the wire format; the web API's schema keeps the enum: tests/web/test_contract.py)."""
 
 from __future__ import annotations
 
