@@ -140,6 +140,14 @@ def placed_summary(summary: CaseSummary) -> bytes:
 _COMMA = b",\n    "
 
 
+def _listed(raws: Sequence[bytes], count: int) -> list[bytes]:
+    """`raws` each after its separator, for a list holding `count` items already."""
+    pieces = [piece for raw in raws for piece in (_COMMA, raw)]
+    if not count:
+        pieces[0] = _separator(0)
+    return pieces
+
+
 def _separator(index: int) -> bytes:
     """What comes before item `index` of a placed list: a comma after the first, then the
     item's line and indentation."""
@@ -207,10 +215,7 @@ class DocumentWriter:
         one go: two calls each cost a tenth of a kept case's copy)."""
         if not raws:
             return
-        pieces = [piece for raw in raws for piece in (_COMMA, raw)]
-        if not self.cases:
-            pieces[0] = _separator(0)
-        self._pending += pieces
+        self._pending += _listed(raws, self.cases)
         self._pending_size += sum(map(len, raws)) + len(_COMMA) * len(raws)
         self.cases += len(raws)
         if self._pending_size >= _BLOCK:
@@ -237,10 +242,7 @@ class DocumentWriter:
         """`add_summary_placed` of each of `raws`, in order (as `add_placed_many`)."""
         if not raws:
             return
-        pieces = [piece for raw in raws for piece in (_COMMA, raw)]
-        if not self.summaries:
-            pieces[0] = _separator(0)
-        self._spooling += pieces
+        self._spooling += _listed(raws, self.summaries)
         self._spooling_size += sum(map(len, raws))
         self.summaries += len(raws)
         if self._spooling_size >= _BLOCK:
