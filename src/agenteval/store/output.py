@@ -231,12 +231,7 @@ class DocumentWriter:
         self._spooling += (_separator(self.summaries), raw)
         self._spooling_size += len(raw)
         self.summaries += 1
-        if self._spooling_size >= _BLOCK:
-            try:
-                self._spool_drain()
-            except DataError:
-                self.abort()
-                raise
+        self._spool_if_full()
 
     def add_summaries_placed(self, raws: Sequence[bytes]) -> None:
         """`add_summary_placed` of each of `raws`, in order (as `add_placed_many`)."""
@@ -245,6 +240,11 @@ class DocumentWriter:
         self._spooling += _listed(raws, self.summaries)
         self._spooling_size += sum(map(len, raws))
         self.summaries += len(raws)
+        self._spool_if_full()
+
+    def _spool_if_full(self) -> None:
+        """Writes the gathered summaries to the spool once they reach a block; a write that
+        fails aborts the document (a DataError naming it)."""
         if self._spooling_size >= _BLOCK:
             try:
                 self._spool_drain()
