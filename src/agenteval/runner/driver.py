@@ -68,8 +68,8 @@ class Sink:
         rebuilt (`KeptCase.outcome`), after each of its runs as `on_case_run` with `runs` (a
         document's sinks hear kept runs, the run's do not); a sink that can do with the rows
         and the record overrides this, so that the case is never rebuilt."""
-        hears_runs = runs and getattr(self.on_case_run, "__func__", None) is not Sink.on_case_run
-        hears_case = getattr(self.on_case, "__func__", None) is not Sink.on_case
+        hears_runs = runs and _overrides(self, "on_case_run")
+        hears_case = _overrides(self, "on_case")
         if hears_runs or hears_case:
             outcome = case.outcome()
             if hears_runs:
@@ -82,9 +82,8 @@ class Sink:
         """Consecutive kept cases, in their order: `on_kept_case` of each here (nothing when the
         sink hears neither kept cases nor cases); a sink that can take them together overrides
         this (a resumed run's 10,000 kept cases were 10,000 calls through every sink)."""
-        if getattr(self.on_kept_case, "__func__", None) is Sink.on_kept_case \
-                and getattr(self.on_case, "__func__", None) is Sink.on_case \
-                and (not runs or getattr(self.on_case_run, "__func__", None) is Sink.on_case_run):
+        if not (_overrides(self, "on_kept_case") or _overrides(self, "on_case")
+                or (runs and _overrides(self, "on_case_run"))):
             return
         for case in cases:
             self.on_kept_case(case, runs)
@@ -100,6 +99,11 @@ class Sink:
         """The run failed: nothing more comes."""
 
 
+def _overrides(sink: Sink, method: str) -> bool:
+    """Whether `sink`'s class overrides `Sink`'s own `method`."""
+    return getattr(getattr(sink, method), "__func__", None) is not getattr(Sink, method)
+
+
 class Sinks(Sink):
     """Every sink given (None left out), each told everything in turn."""
 
@@ -107,10 +111,8 @@ class Sinks(Sink):
         self.sinks = [s for s in sinks if s is not None]
         # Told once per case run and once per case: only the sinks that hear them (those whose
         # method is not `Sink`'s, which does nothing).
-        self._case_run = [s.on_case_run for s in self.sinks
-                          if getattr(s.on_case_run, "__func__", None) is not Sink.on_case_run]
-        self._case = [s.on_case for s in self.sinks
-                      if getattr(s.on_case, "__func__", None) is not Sink.on_case]
+        self._case_run = [s.on_case_run for s in self.sinks if _overrides(s, "on_case_run")]
+        self._case = [s.on_case for s in self.sinks if _overrides(s, "on_case")]
 
     def on_start(self, header: RunSpec, total: int) -> None:
         for s in self.sinks:
