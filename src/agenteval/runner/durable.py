@@ -226,19 +226,13 @@ class Finished(Mapping[CaseKey, EvalCaseResult]):
         parsed. KeyError when it is not kept."""
         return self._read(key, whole=False)
 
-    def kept_case(self, eval_set_id: str, eval_id: str, runs: int, gating: str) -> KeptCase | None:
-        """Case `eval_id` whose `runs` runs are all kept, as the journal's verdict of it and its
-        rows (`store.kept.KeptCase`: copied into a streamed document, counted and recorded
-        without reading the runs); None when some run is not kept or the journal holds no
-        usable verdict (then each run is read with `kept`)."""
-        if self._journal is None or any((eval_set_id, eval_id, r) not in self._keys for r in range(runs)):
-            return None
-        return self._reader_().kept_case(self._run_id, eval_set_id, eval_id, runs, gating)
-
     def kept_cases(self, eval_set_id: str, eval_ids: Sequence[str], runs: int,
                    gating: str) -> list[KeptCase | None]:
-        """`kept_case` of each of `eval_ids` (cases of one eval set, in order), read together
-        (`JournalReader.kept_cases`)."""
+        """Each of `eval_ids` (cases of one eval set, in order) whose `runs` runs are all kept,
+        as the journal's verdict of it and its rows (`store.kept.KeptCase`: copied into a
+        streamed document, counted and recorded without reading the runs), read together
+        (`JournalReader.kept_cases`); None in its place when some run is not kept or the
+        journal holds no usable verdict (its runs are then read with `kept`)."""
         if self._journal is None:
             return [None] * len(eval_ids)
         keys = self._keys
