@@ -216,24 +216,29 @@ class RowsReader:
             self._buffer[:len(data)] = data
             return self._buffer[:len(data)]
         try:
-            if self._file is None:
-                self._file = open(self.path, "rb", buffering=0)  # noqa: SIM115 (closed by close)
-            n = os.preadv(self._file.fileno(), [self._buffer[:size]], at)
+            n = os.preadv(self._opened().fileno(), [self._buffer[:size]], at)
         except OSError as e:
-            raise DataError(self.path, "", f"cannot read the run journal's rows: {e.strerror or e}") from None
+            raise self._unreadable(e) from None
         return self._buffer[:n]
 
     def _pread(self, at: int, size: int) -> bytes:
         """Up to `size` bytes at `at` (fewer past the file's end)."""
         try:
-            if self._file is None:
-                self._file = open(self.path, "rb", buffering=0)  # noqa: SIM115 (closed by close)
+            f = self._opened()
             if _PREAD:  # one system call, not a seek and a read
-                return os.pread(self._file.fileno(), size, at)
-            self._file.seek(at)  # (Windows)
-            return self._file.read(size)
+                return os.pread(f.fileno(), size, at)
+            f.seek(at)  # (Windows)
+            return f.read(size)
         except OSError as e:
-            raise DataError(self.path, "", f"cannot read the run journal's rows: {e.strerror or e}") from None
+            raise self._unreadable(e) from None
+
+    def _opened(self) -> BinaryIO:
+        if self._file is None:
+            self._file = open(self.path, "rb", buffering=0)  # noqa: SIM115 (closed by close)
+        return self._file
+
+    def _unreadable(self, e: OSError) -> DataError:
+        return DataError(self.path, "", f"cannot read the run journal's rows: {e.strerror or e}")
 
     def close(self) -> None:
         if self._file is not None:
