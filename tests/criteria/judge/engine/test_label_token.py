@@ -24,9 +24,7 @@ from agenteval.criteria.judge.engine.verdict import (
 )
 from agenteval.models import Message, ModelRequest, TokenLogprob
 from tests.criteria.judge.engine.test_fast_verdicts import POSITIVE, VALID
-from tests.criteria.judge.engine.test_prefill import Continuing
-
-CHECK = ("same", "different", "not_stated")
+from tests.criteria.judge.engine.test_prefill import CHECK, Continuing
 
 
 def _request(schema: dict[str, object], max_tokens: int = 24) -> ModelRequest:
