@@ -4,10 +4,14 @@ reads the run as a stream (same errors, nothing written) whatever a worker canno
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
-from collections.abc import Callable
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +42,19 @@ def _sets(tmp_path: Path, n: int = 40) -> tuple[Path, Path]:
 
 def _score(exp: Path, act: Path, out: Path, workers: int) -> StreamedRun:
     return asyncio.run(rescore_files(_JOB, exp, act, Services.create({}), out, keep=5, workers=workers))
+
+
+@contextlib.contextmanager
+def _another_thread() -> Iterator[None]:
+    """A second thread alive meanwhile: a pool then forks its workers from the fork server."""
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _without_ids_and_times(data: bytes, run: StreamedRun) -> bytes:
@@ -183,7 +200,8 @@ def test_the_fork_server_ends_with_the_run(tmp_path: Path) -> None:
     import multiprocessing.forkserver as forkserver
 
     exp, act = _sets(tmp_path)
-    assert _score(exp, act, tmp_path / "two.json", 2).processes == 2
+    with _another_thread():
+        assert _score(exp, act, tmp_path / "two.json", 2).processes == 2
     assert forkserver._forkserver._forkserver_pid is None  # type: ignore[attr-defined]
 
 
@@ -197,12 +215,13 @@ def test_the_fork_server_ends_after_the_last_pool() -> None:
     from agenteval.runner.sharded import _Pool
 
     setup = ShardSetup("e.json", "a.json", "s", [], "fail", "mean")
-    first, second = _Pool(1, setup), _Pool(1, setup)
-    assert first.submit(os.getpid).result() != os.getpid()
-    first.shutdown()
-    assert forkserver._forkserver._forkserver_pid is not None  # type: ignore[attr-defined]
-    assert second.submit(os.getpid).result() != os.getpid()
-    second.shutdown()
+    with _another_thread():
+        first, second = _Pool(1, setup), _Pool(1, setup)
+        assert first.submit(os.getpid).result() != os.getpid()
+        first.shutdown()
+        assert forkserver._forkserver._forkserver_pid is not None  # type: ignore[attr-defined]
+        assert second.submit(os.getpid).result() != os.getpid()
+        second.shutdown()
     assert forkserver._forkserver._forkserver_pid is None  # type: ignore[attr-defined]
 
 
@@ -218,8 +237,9 @@ def test_a_fork_server_held_early_ends_with_its_last_hold() -> None:
 
     release = hold_fork_server()
     assert forkserver._forkserver._forkserver_pid is not None  # type: ignore[attr-defined]
-    pool = _Pool(1, ShardSetup("e.json", "a.json", "s", [], "fail", "mean"))
-    assert pool.submit(os.getpid).result() != os.getpid()
+    with _another_thread():
+        pool = _Pool(1, ShardSetup("e.json", "a.json", "s", [], "fail", "mean"))
+        assert pool.submit(os.getpid).result() != os.getpid()
     release()
     release()  # a second release is no second hold let go
     assert forkserver._forkserver._forkserver_pid is not None  # type: ignore[attr-defined]
@@ -234,7 +254,7 @@ def test_a_run_refused_after_the_fork_server_started_stops_it(tmp_path: Path) ->
 
     exp, act = _sets(tmp_path)
     act.write_text(act.read_text().replace('"eval_set_id"', '"eval_set_idx"', 1))
-    with pytest.raises(DataError, match="eval_set_id"):
+    with _another_thread(), pytest.raises(DataError, match="eval_set_id"):
         _score(exp, act, tmp_path / "out.json", 2)
     assert forkserver._forkserver._forkserver_pid is None  # type: ignore[attr-defined]
     assert not (tmp_path / "out.json").exists()
@@ -255,3 +275,27 @@ def test_a_worker_runs_without_the_cyclic_collector() -> None:
         shard_worker._setup = kept
         if was:
             gc.enable()
+
+
+_FORKED = """
+import os, sys, threading
+from agenteval.runner.shard_worker import ShardSetup
+from agenteval.runner.sharded import _Pool
+if sys.argv[1] == "thread":
+    threading.Thread(target=threading.Event().wait, daemon=True).start()
+pool = _Pool(2, ShardSetup("e.json", "a.json", "s", [], "fail", "mean"))
+parents = {pool.submit(os.getppid).result() for _ in range(4)}
+pool.shutdown()
+print(parents == {os.getpid()})
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="workers are forked from the run on Linux only")
+@pytest.mark.parametrize(("threads", "forked"), [("one", True), ("thread", False)])
+def test_workers_are_forked_from_the_run_while_it_has_one_thread(threads: str, forked: bool) -> None:
+    # Forked from the run they inherit its imports (no fork server importing them again); with
+    # a second thread alive, whose locks a forked child could find held forever, from the fork
+    # server. (A fresh interpreter: the test process may have threads of earlier tests.)
+    out = subprocess.run([sys.executable, "-c", _FORKED, threads], capture_output=True, text=True,
+                         check=True, timeout=120)
+    assert out.stdout.strip() == str(forked)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 import threading
 import time
 from collections import deque
@@ -156,17 +157,32 @@ def _nothing() -> None:
     pass
 
 
+def forks_here() -> bool:
+    """Whether a pool made now forks its workers from this process (`_Pool`): on Linux, while
+    this process runs a single thread. A forked child holds only the thread that forked it, so
+    a lock another thread held at that moment (an output stream's, an allocator's) would stay
+    held in the child forever; with one thread there is none."""
+    return sys.platform == "linux" and threading.active_count() == 1
+
+
 class _Pool(ProcessPoolExecutor):
-    """The run's worker processes, forked from the fork server (`hold_fork_server`), which
-    imported the worker's modules once (each `spawn`ed worker imports them itself: about 0.5 s
-    of CPU each), `spawn`ed where there is no fork server (Windows); never forked from this
-    process, whose threads (the progress bar's, the event loop's) may hold locks a forked child
-    would wait on forever. The pool holds the server until it is shut down and waited for."""
+    """The run's worker processes. Forked from this process where `forks_here` (their modules
+    are already imported: the whole pool starts in milliseconds, where a fork server first
+    imports them again, about 0.9 s of CPU and of waiting on this machine); the pool forks its
+    workers when it first submits, before it starts its own thread. Otherwise forked from the
+    fork server (`hold_fork_server`), which imports the worker's modules once (each `spawn`ed
+    worker imports them itself: about 0.5 s of CPU each), or `spawn`ed where there is no fork
+    server (Windows). The pool holds the server until it is shut down and waited for."""
 
     def __init__(self, workers: int, setup: ShardSetup) -> None:
-        forkserver = "forkserver" in multiprocessing.get_all_start_methods()
-        self._release = hold_fork_server()
-        context = multiprocessing.get_context("forkserver" if forkserver else "spawn")
+        context: multiprocessing.context.BaseContext
+        if forks_here():
+            self._release = _nothing
+            context = multiprocessing.get_context("fork")
+        else:
+            forkserver = "forkserver" in multiprocessing.get_all_start_methods()
+            self._release = hold_fork_server()
+            context = multiprocessing.get_context("forkserver" if forkserver else "spawn")
         try:
             super().__init__(workers, mp_context=context, initializer=start, initargs=(setup,))
         except BaseException:
@@ -330,4 +346,5 @@ def _tell(scored: Scored, eval_set_id: str, writer: DocumentWriter | None, kept:
 
 
 __all__ = ["CHUNK", "IDLE_SAMPLE_SECONDS", "PRELOAD", "SHARD_MIN_BYTES", "ReportCases", "ShardsRefused",
-           "hold_fork_server", "idle_cpus", "listens_to_cases", "rescore_sharded", "spans", "worker_count"]
+           "forks_here", "hold_fork_server", "idle_cpus", "listens_to_cases", "rescore_sharded", "spans",
+           "worker_count"]

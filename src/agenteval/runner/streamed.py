@@ -44,6 +44,7 @@ from agenteval.runner.shard_worker import ShardSetup
 from agenteval.runner.sharded import (
     ReportCases,
     ShardsRefused,
+    forks_here,
     hold_fork_server,
     rescore_sharded,
     worker_count,
@@ -170,8 +171,9 @@ async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: s
     shardable = not is_result_document(actual_path) and not any(m.build().is_async for m in plan.metrics)
     if workers is None:  # (counting idle CPUs takes a tenth of a second: only where it matters)
         workers = worker_count(plan.parallelism, expected_path, actual_path) if shardable else 1
-    # The fork server imports the workers' modules while this process reads the files.
-    release = hold_fork_server() if workers > 1 and shardable else None
+    # The fork server imports the workers' modules while this process reads the files (where
+    # the workers cannot be forked from this process itself).
+    release = hold_fork_server() if workers > 1 and shardable and not forks_here() else None
     try:
         return await _rescore_files(job, plan, expected_path, actual_path, services, output,
                                     listener, keep, outputs, workers if shardable else 1)
