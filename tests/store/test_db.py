@@ -6,6 +6,7 @@ import pytest
 from agenteval.errors import DataError
 from agenteval.schema import EvalSetRef, EvalSetResult, ModelRoles, Run, RunSpec
 from agenteval.store import RunStore, history_db_path, record, save_result
+from agenteval.store.db import _CASE_TABLES
 from tests.result_builders import case, judge, result
 
 
@@ -102,6 +103,24 @@ def test_recording_is_atomic_and_rerecording_replaces(tmp_path: Path) -> None:
     assert (row.cases_total, row.cases_failed) == (3, 3)
     with sqlite3.connect(store.path) as db:
         assert db.execute("SELECT count(*) FROM case_metrics").fetchone() == (3,)
+
+
+def test_rerecording_clears_every_table_that_refers_to_runs(tmp_path: Path) -> None:
+    # Recording turns foreign keys off and deletes a run's rows itself (`_CASE_TABLES`): a table
+    # that refers to `runs` and is not among them would keep a replaced run's rows.
+    store = RunStore(tmp_path)
+    _record(store, _doc("s_1", 1.0, (1.0, 0.2, 0.3)))
+    _record(store, _doc("s_1", 1.0, (0.5,)))
+    with sqlite3.connect(store.path) as db:
+        tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+                  if any(ref[2] == "runs" for ref in db.execute(f"PRAGMA foreign_key_list({name})"))]
+        counts = [db.execute(f"SELECT count(*) FROM {t} WHERE run_id = 's_1'").fetchone()[0] for t in tables]
+        assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+    assert sorted(tables) == sorted(_CASE_TABLES)
+    assert counts == [1] * len(tables)  # one case, one criterion: the first recording's rows are gone
+    store.remove("s_1")  # (deleting a run still cascades: keys are on outside recording)
+    with sqlite3.connect(store.path) as db:
+        assert [db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables] == [0] * len(tables)
 
 
 def test_schema_version_and_wal(tmp_path: Path) -> None:

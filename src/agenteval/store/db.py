@@ -147,12 +147,13 @@ def _header_meta(result: EvalSetResult) -> dict[str, Any]:
     }.items() if v is not None}
 
 
+_CASE_TABLES = ("cases", "case_metrics", "metric_summaries")  # every table referring to `runs`
 _BATCH = 512  # cases whose rows `record_outcomes` inserts in one statement per table
 
 
 def _insert_cases(conn: sqlite3.Connection, rows: tuple[list[tuple[Any, ...]], ...]) -> None:
     """Inserts gathered case, metric and summary rows (emptying the lists)."""
-    for table, marks, gathered in zip(("cases", "case_metrics", "metric_summaries"), (8, 7, 14), rows,
+    for table, marks, gathered in zip(_CASE_TABLES, (8, 7, 14), rows,
                                       strict=True):
         conn.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * marks)})", gathered)
         gathered.clear()
@@ -278,9 +279,18 @@ class RunStore:
             assert conn is not None
             if attach is not None:  # (outside a transaction: ATTACH is refused in one)
                 conn.execute(f"ATTACH DATABASE ? AS {ATTACHED}", (str(attach),))
+            # Foreign keys off for the transaction (the pragma does nothing inside one): every
+            # row `insert` adds carries `run_id`, whose run row is inserted first below, so the
+            # check of each row's run (a lookup per row, 6% of copying a 10,000-case run's
+            # 129,000 rows: bench/README.md, session 19) can never fail; the cascade it would do
+            # on the run's deletion is done by the deletes below, of every table that refers to
+            # `runs`.
+            conn.execute("PRAGMA foreign_keys=OFF")
             conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))  # cascades
+                for table in _CASE_TABLES:
+                    conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+                conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
                 conn.execute(f"INSERT INTO runs VALUES ({', '.join('?' * len(run_row))})", run_row)
                 t = insert(conn, run_id)
                 statuses = t.statuses
@@ -302,6 +312,7 @@ class RunStore:
                 conn.execute("ROLLBACK")
                 raise
             finally:
+                conn.execute("PRAGMA foreign_keys=ON")
                 if attach is not None:
                     conn.execute(f"DETACH DATABASE {ATTACHED}")
         return run_id
