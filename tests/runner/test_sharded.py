@@ -299,3 +299,16 @@ def test_workers_are_forked_from_the_run_while_it_has_one_thread(threads: str, f
     out = subprocess.run([sys.executable, "-c", _FORKED, threads], capture_output=True, text=True,
                          check=True, timeout=120)
     assert out.stdout.strip() == str(forked)
+
+
+def test_chunks_cover_the_cases_in_order_and_shrink_towards_the_end() -> None:
+    from agenteval.runner.sharded import chunks
+
+    runs = chunks(10_000, 2, size=250, least=25)
+    assert [i for r in runs for i in r] == list(range(10_000))
+    sizes = [len(r) for r in runs]
+    assert sizes[0] == 250 and max(sizes) == 250
+    assert sizes == sorted(sizes, reverse=True)[:-1] + sizes[-1:]  # never growing but the remainder
+    # The workers' last chunks are small: what one scores after the other ran out is at most 25.
+    assert all(n <= 25 for n in sizes[-4:])
+    assert [len(r) for r in chunks(3, 4, size=250, least=25)] == [3]
