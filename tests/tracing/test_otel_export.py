@@ -100,7 +100,13 @@ def test_eval_exports_the_recorded_spans_to_an_otlp_receiver(receiver: Receiver,
     assert tool.end_time_unix_nano >= tool.start_time_unix_nano > 0
 
 
-def test_the_standard_variable_is_honoured_and_a_dead_collector_is_an_error(tmp_path: Path) -> None:
+def test_the_standard_variable_is_honoured_and_a_dead_collector_is_an_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agenteval.tracing import otel
+
+    # The SDK retries a refused connection with backoffs of 1, 2, 4 s until the export's
+    # deadline: with the default 10 s the test slept 7 s. A 1 s deadline fails after one retry.
+    monkeypatch.setitem(otel.export_case_runs.__kwdefaults__, "timeout", 1.0)
     agent = _project(tmp_path)
     out = tmp_path / "r.json"
     env = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}  # discard port: nobody listens
