@@ -91,8 +91,10 @@ class _Case:
 
     def known(self, done: Mapping[tuple[str, str, int], EvalCaseResult], eval_set_id: str) -> bool:
         """Whether every planned run is known (its own or a resumed run's)."""
-        return all(r in self.waiting or (eval_set_id, self.eval_id, r) in done
-                   for r in range(self.planned))
+        for r in range(self.planned):  # (a loop, not `all` of a generator: asked of every kept case)
+            if r not in self.waiting and (eval_set_id, self.eval_id, r) not in done:
+                return False
+        return True
 
 
 async def run_evaluation(
@@ -197,9 +199,13 @@ async def run_evaluation(
             whole = _kept_cases(req.eval_set.eval_set_id, done, num_runs) if until_decided is None else ()
             for case in req.each_case(whole):
                 pos = read
-                cases[pos] = _Case(ri, case, None, num_runs) if isinstance(case, str) \
-                    else _Case(ri, case.eval_id, case, num_runs)
                 read += 1
+                if isinstance(case, str):  # (in `whole`: every run kept, none to make)
+                    cases[pos] = _Case(ri, case, None, num_runs)
+                    if read - cursor >= _BLOCK:
+                        advance()
+                    continue
+                cases[pos] = _Case(ri, case.eval_id, case, num_runs)
                 made = [u for run in range(num_runs) if (u := unit(pos, run))]
                 if not made:  # told with those after it, by the block (at most `_BLOCK` wait)
                     if read - cursor >= _BLOCK:

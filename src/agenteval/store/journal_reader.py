@@ -36,6 +36,7 @@ _VERDICT = ("eval_set_id", "eval_id", "runs", "status", "seconds", "tokens", "ag
 _PLACE = ("summary_at", "summary_size")  # (a journal made before rows files has no such columns)
 _READABLE = tuple(f"[{v}," for v in READABLE)  # the record versions a resume keeps
 _BESIDE_V = tuple(f"[{v}," for v in BESIDE)  # those whose rows are found by the verdict's `told`
+_STATUS = {int(s): s for s in EvalStatus}
 _BESIDE = (("journal_metrics", "run_index, metric_name, score, threshold, status"),
            ("journal_summaries", "metric_name, threshold, runs, scored_runs, passed_runs, mean, std, "
             "ci_low, ci_high, pass_at_k, pass_pow_k, status"))
@@ -195,20 +196,26 @@ class JournalReader:
                 plans.append((verdict, parts))
             read = self._file(run_id).read_many(frames) if frames else []
         out: list[KeptCase | None] = []
+        tallies: dict[tuple[int, int, int, int], Tally] = {}  # (frozen: one of each shared, as
+        # a Tally made per case cost a tenth of the case's reading; so did `EvalStatus(status)`)
         for plan in plans:
             if plan is None:
                 out.append(None)
                 continue
             verdict, parts = plan
             got = [read[p] if isinstance(p, int) else p for p in parts]
-            if any(g is None or not g[0].startswith(b"{\n") for g in got[1:]) or got[0] is None:
+            if got[0] is None or not all(g is not None and g[0].startswith(b"{\n") for g in got[1:]):
                 out.append(None)  # (a row of an older agenteval is compact JSON: not the document's)
                 continue
             set_id, eval_id, n, status, seconds, tokens, agent, metric, uncertain, escalated, _, record, _, \
                 _, told = verdict[:15]
+            counts = (agent, metric, uncertain, escalated)
+            tally = tallies.get(counts)
+            if tally is None:
+                tally = tallies[counts] = Tally(*counts)
             out.append(KeptCase(set_id, eval_id, gating, [g[0] for g in got[1:]],  # type: ignore[index]
-                                [g[1] for g in got[1:]], got[0][0], EvalStatus(status), n,  # type: ignore[index]
-                                seconds, tokens, Tally(agent, metric, uncertain, escalated), record,
+                                [g[1] for g in got[1:]], got[0][0], _STATUS[status], n,  # type: ignore[index]
+                                seconds, tokens, tally, record,
                                 beside=None if told is None else
                                 functools.partial(self._beside, run_id, told)))
         return out

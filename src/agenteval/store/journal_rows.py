@@ -173,12 +173,12 @@ class RowsReader:
         k = _key(key)
         if size >= _HEAD.size:
             magic, nk, nr, nd, crc = _HEAD.unpack_from(data)
-            if magic in _MAGICS and _HEAD.size + nk + nr + nd == size and \
-                    data[_HEAD.size:_HEAD.size + nk] == k:
-                body = data[_HEAD.size + nk:size]
-                if zlib.crc32(body, zlib.crc32(k)) == crc:
-                    row = bytes(body[:nr])
-                    return row if magic == MAGIC else place(row), str(body[nr:], "utf-8") or None
+            start = _HEAD.size + nk
+            # (The CRC-32 of the key and the body at once: the key is compared first.)
+            if magic in _MAGICS and start + nr + nd == size and data[_HEAD.size:start] == k and \
+                    zlib.crc32(data[_HEAD.size:size]) == crc:
+                row = bytes(data[start:start + nr])
+                return row if magic == MAGIC else place(row), str(data[start + nr:size], "utf-8") or None
         raise DataError(self.path, "", f"the run journal's row of case {key[1]!r} (run {key[2]}) of eval set "
                         f"{key[0]!r} at byte {at} is damaged; run the eval again without --resume")
 
