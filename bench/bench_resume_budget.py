@@ -1,0 +1,161 @@
+"""Where a `--resume` of a large run spends its CPU, step by step, in one process.
+
+    python bench/bench_resume_budget.py [--cases 10000] [--left 0.01] [--repeat 2] [--setup]
+
+Makes (once, or again with `--setup`) `bench_journal.py`'s killed run: `--cases` trivial cases,
+SIGKILLed with `--left` of them still to run, kept under bench/out/resume_budget/killed. Then,
+`--repeat` times, resumes a fresh copy of it in this process (`agenteval.cli.main.main`, after
+the imports) with each step below wrapped in a `time.thread_time` counter, and prints each
+step's thread CPU and the process's CPU (user + system) for the resume. Steps nest (the reader
+runs inside `run_evaluation`), and a generator's step counts only its own `next` calls. Run it
+with `PYTHONPATH=<a tree's src>` to budget another tree (compiled to bytecode first:
+`python -m compileall -q <src>`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import importlib
+import inspect
+import io
+import os
+import resource
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_journal as bj
+
+OUT = bj.BENCH_DIR / "out" / "resume_budget"
+
+STEPS = [  # label, module, class ("" for a function of the module), function
+    ("reader: JournalReader.kept_cases", "agenteval.store.journal_reader", "JournalReader", "kept_cases"),
+    ("sinks: Sinks.on_kept_block", "agenteval.runner.driver", "Sinks", "on_kept_block"),
+    ("  the document: Written.on_kept_block", "agenteval.runner.driver", "Written", "on_kept_block"),
+    ("    its writes: TargetWriter.write", "agenteval.datasets.targets", "TargetWriter", "write"),
+    ("  the totals: Totals.on_kept_block", "agenteval.runner.driver", "Totals", "on_kept_block"),
+    ("the document's commit: Written.on_document", "agenteval.runner.driver", "Written", "on_document"),
+    ("reading the set: StreamedCases.cases", "agenteval.runner.selection", "StreamedCases", "cases"),
+    ("the run: run_evaluation (all of the above but the commit)", "agenteval.runner.run", "",
+     "run_evaluation"),
+    ("recording: RunStore.record_copied", "agenteval.store.db", "RunStore", "record_copied"),
+    ("  copy_cases", "agenteval.store.db", "", "copy_cases"),
+    ("the journal: finished_keys", "agenteval.store.journal", "Journal", "finished_keys"),
+    ("the journal: forget", "agenteval.store.journal", "Journal", "forget"),
+    ("the command: cli.run._eval (all but argument parsing)", "agenteval.cli.run", "", "_eval"),
+]
+
+
+def setup(cases: int, left: float) -> None:
+    bj.OUT = OUT
+    OUT.mkdir(parents=True, exist_ok=True)
+    bj.write_set(OUT / "resume.evalset.json", range(cases))
+    agent = bj.fresh_agent("killed")
+    env = {**os.environ, "BENCH_KILL_AT": str(int(cases * (1 - left)))}
+    src = os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] or str(bj.BENCH_DIR.parent / "src")
+    r = bj.timed([bj.script(), "eval", str(agent), str(OUT / "resume.evalset.json"), "--parallelism", "1",
+                  "--output", str(OUT / "never.json")], env, src=src)
+    assert r["exit"] == -9, r
+    bj.drop_killed_document()
+
+
+def _counted(f: Callable[..., Any], label: str, acc: dict[str, float]) -> Callable[..., Any]:
+    if inspect.isgeneratorfunction(f):
+        @functools.wraps(f)
+        def gen(*a: Any, **k: Any) -> Any:
+            it = f(*a, **k)
+            while True:
+                t = time.thread_time()
+                try:
+                    v = next(it)
+                except StopIteration:
+                    acc[label] += time.thread_time() - t
+                    return
+                acc[label] += time.thread_time() - t
+                yield v
+        return gen
+    if inspect.iscoroutinefunction(f):
+        @functools.wraps(f)
+        async def coro(*a: Any, **k: Any) -> Any:
+            t = time.thread_time()  # (the run's coroutine runs on this thread throughout)
+            try:
+                return await f(*a, **k)
+            finally:
+                acc[label] += time.thread_time() - t
+        return coro
+
+    @functools.wraps(f)
+    def plain(*a: Any, **k: Any) -> Any:
+        t = time.thread_time()
+        try:
+            return f(*a, **k)
+        finally:
+            acc[label] += time.thread_time() - t
+    return plain
+
+
+def counted_steps() -> dict[str, float]:
+    """Wraps every step of `STEPS` that this tree has; their thread CPU is added up in the dict."""
+    acc: dict[str, float] = {}
+    for label, module, owner, name in STEPS:
+        m = importlib.import_module(module)
+        o = getattr(m, owner) if owner else m
+        f = getattr(o, name, None)
+        if f is not None:
+            acc[label] = 0.0
+            setattr(o, name, _counted(f, label, acc))
+    return acc
+
+
+def resume_once(acc: dict[str, float]) -> dict[str, float]:
+    from agenteval.cli.main import main
+
+    copy = OUT / "resumed"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(OUT / "killed", copy)
+    (OUT / "resumed.json").unlink(missing_ok=True)  # (replacing an earlier 140 MB output costs too)
+    for k in acc:
+        acc[k] = 0.0
+    argv = ["eval", str(copy), str(OUT / "resume.evalset.json"), "--resume", "latest",
+            "--output", str(OUT / "resumed.json")]
+    r0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.process_time()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+        main(argv)
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    return {"process CPU (the resume, after the imports)": time.process_time() - t0,
+            "  user": r1.ru_utime - r0.ru_utime, "  system": r1.ru_stime - r0.ru_stime, **acc}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cases", type=int, default=10_000)
+    ap.add_argument("--left", type=float, default=0.01)
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--setup", action="store_true", help="make the killed run again")
+    args = ap.parse_args()
+    bj.OUT = OUT
+    if args.setup or not (OUT / "killed").is_dir():
+        setup(args.cases, args.left)
+    t = time.process_time()
+    import agenteval.cli.main
+    import agenteval.cli.run
+    import agenteval.store.record
+    imports = time.process_time() - t
+    acc = counted_steps()
+    import agenteval
+
+    print(f"agenteval from {Path(agenteval.__file__).parent}; imports {imports:.3f} s CPU")
+    runs = [resume_once(acc) for _ in range(args.repeat)]
+    for label in runs[0]:
+        print(f"{label:60s} " + " ".join(f"{r[label]:.3f}" for r in runs))
+    print(f"1-minute load {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
