@@ -94,7 +94,8 @@ log = logging.getLogger(__name__)
 MODEL_ID = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 DEFAULT_SLOTS = 4
 DEFAULT_CTX_PER_SLOT = 4096
-# llama.cpp keeps evicted prompt states in RAM to restore them in any slot; its default is 8 GiB.
+# llama.cpp keeps evicted prompt states in RAM to restore them in any slot (its default is 8 GiB),
+# for the requests that name no slot (its HTTP listener's clients; see `_params`).
 _PROMPT_CACHE_MIB = 1024
 _UINT32_SEEDS = 0xFFFFFFFF  # llama.cpp seeds are uint32 and 0xFFFFFFFF means "random"
 DEFAULT_SEED = 42  # for requests that set none: llama.cpp would draw a random one
@@ -165,6 +166,24 @@ def _start_server(key: _EngineKey) -> _Engine:
         import xllamacpp
     except ImportError as exc:
         raise ModelUnavailable(f"cannot import xllamacpp ({exc}); run: {INSTALL_HINT}") from exc
+    states = _states_directory(key.model_path)
+    params = _params(xllamacpp, key, states)
+    api_key = secrets.token_urlsafe(24)
+    params.api_keys = [api_key]
+    start = time.monotonic()
+    try:
+        server = xllamacpp.Server(params)
+    except Exception as exc:
+        raise ModelError(f"failed to load the embedded model {key.model_path}: {exc}") from exc
+    seconds = time.monotonic() - start
+    log.info("loaded %s in %.1f s (%d slots x %d tokens)", MODEL_ID, seconds, key.slots, key.ctx_per_slot)
+    post = http_post(str(server.listening_address), api_key) if states is not None else None
+    salt = f"{MODEL_ID}:{importlib.metadata.version('xllamacpp')}"
+    return _Engine(server, api_key, seconds, SlotTable(key.slots, states, post, salt))
+
+
+def _params(xllamacpp: Any, key: _EngineKey, states: Path | None) -> Any:
+    """llama.cpp's parameters for an engine (an `xllamacpp.CommonParams`), API key aside."""
     params = xllamacpp.CommonParams()
     params.model.path = key.model_path
     params.n_parallel = key.slots
@@ -179,23 +198,21 @@ def _start_server(key: _EngineKey) -> _Engine:
     params.cpuparams.poll = 0
     params.cpuparams_batch.poll = 0
     params.cache_ram_mib = _PROMPT_CACHE_MIB
+    # llama.cpp reads its RAM prompt cache only for a request that names no slot (a client of
+    # its HTTP listener); `_call` names one for every call (`SlotTable`). By default, every call
+    # that starts also copies each idle slot changed since its last copy into that cache: ~70 MB
+    # for a judge's slot (2,500 tokens), 0.49 s under load 28, per verdict, never read back
+    # (bench/README.md, session 19).
+    params.cache_idle_slots = False
+    # The start-up "fit" loads the model's metadata and vocabulary a first time to size the
+    # context to the device's free memory: CPU-only, with `n_ctx` set here, it changes nothing
+    # and costs ~1 s of CPU per process (session 19).
+    params.fit_params = False
     params.port = 0  # any free port, so processes never clash
     params.verbosity = -1  # llama.cpp's logs go straight to stderr otherwise
-    states = _states_directory(key.model_path)
     if states is not None:
         params.slot_save_path = f"{states}{os.sep}"  # llama.cpp appends file names as they are
-    api_key = secrets.token_urlsafe(24)
-    params.api_keys = [api_key]
-    start = time.monotonic()
-    try:
-        server = xllamacpp.Server(params)
-    except Exception as exc:
-        raise ModelError(f"failed to load the embedded model {key.model_path}: {exc}") from exc
-    seconds = time.monotonic() - start
-    log.info("loaded %s in %.1f s (%d slots x %d tokens)", MODEL_ID, seconds, key.slots, key.ctx_per_slot)
-    post = http_post(str(server.listening_address), api_key) if states is not None else None
-    salt = f"{MODEL_ID}:{importlib.metadata.version('xllamacpp')}"
-    return _Engine(server, api_key, seconds, SlotTable(key.slots, states, post, salt))
+    return params
 
 
 def _states_directory(model_path: str) -> Path | None:
