@@ -83,6 +83,8 @@ def child(argv: list[str], launched: float, out: str, workers: int) -> None:
     wrap(sharded, "end_run")
     wrap(output.DocumentWriter, "commit", "writer.commit")
     wrap(commands, "finish")
+    wrap(commands, "run_sync")
+    wrap(commands.ProgressBar, "__exit__", "progress bar exit")
     ended = teardown.exit_fast
 
     def exit_fast(code: int) -> None:
