@@ -204,8 +204,8 @@ class JournalReader:
                 continue
             verdict, parts = plan
             got = [read[p] if isinstance(p, int) else p for p in parts]
-            if got[0] is None or not all(g is not None and g[0].startswith(b"{\n") for g in got[1:]):
-                out.append(None)  # (a row of an older agenteval is compact JSON: not the document's)
+            if not _documents(got):
+                out.append(None)
                 continue
             set_id, eval_id, n, status, seconds, tokens, agent, metric, uncertain, escalated, _, record, _, \
                 _, told = verdict[:15]
@@ -313,6 +313,18 @@ class JournalReader:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+
+def _documents(got: list[Any]) -> bool:
+    """Whether a kept case's summary and rows (placed, digest) were all read, and its rows are
+    the document's JSON (a row of an older agenteval is compact JSON: not the document's). A
+    loop, not `all` of a generator: asked of every kept case."""
+    if got[0] is None:
+        return False
+    for g in got[1:]:  # noqa: SIM110 (see the docstring)
+        if g is None or not g[0].startswith(b"{\n"):
+            return False
+    return True
 
 
 def parsed(raw: bytes) -> EvalCaseResult:

@@ -191,7 +191,8 @@ class RowsReader:
             lo, hi, j = frames[i][0], frames[i][0] + frames[i][1], i + 1
             while j < len(frames):  # the frames whose span stays within `_SPAN`
                 at, size, _ = frames[j]
-                low, high = min(lo, at), max(hi, at + size)
+                low = at if at < lo else lo  # (not min and max: two calls for each frame)
+                high = at + size if at + size > hi else hi
                 if high - low > _SPAN:
                     break
                 lo, hi, j = low, high, j + 1
