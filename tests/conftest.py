@@ -24,3 +24,34 @@ def adk_dir() -> Path:
 
 
 from tests.fake_server import server  # noqa: E402, F401  (the fixture, for every test)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """`python -m pytest -n 2 --dist loadgroup` (pytest-xdist, in the `dev` extra) keeps the
+    groups of pytest_collection_modifyitems in their order: the model's group first, not
+    reordered by size (xdist's default). Runs before xdist's own pytest_configure (trylast)."""
+    if config.pluginmanager.hasplugin("xdist") and config.option.dist == "loadgroup":
+        config.option.loadscopereorder = False
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups into the test ids
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under `--dist loadgroup` (pytest-xdist): the embedded model's tests are one group,
+    so that one model process runs at a time (they use both cores, and share the prompt-state
+    cache on disk), and are sent first, so that the other worker runs the rest beside them
+    instead of idling while they finish; the Ray tests are one group (one local cluster); every
+    other test is grouped by its file (its module-scoped fixtures, a browser or a server, are
+    set up once). Without xdist nothing changes: same tests, same order."""
+    if not getattr(config.option, "loadgroup", False):  # set on xdist's workers under loadgroup only
+        return
+    for item in items:
+        if item.get_closest_marker("model") is not None:
+            group = "model"
+        elif "ray_cluster" in getattr(item, "fixturenames", ()):
+            group = "ray"
+        else:
+            group = item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
+    # Stable sort: the model group first, everything else in collection order.
+    items.sort(key=lambda item: item.get_closest_marker("model") is None)
