@@ -13,9 +13,19 @@ import pytest
 from agenteval.runner.header import TotalsCounter
 from agenteval.schema import EvalCaseResult, EvalStatus, RunSpec
 from agenteval.store import journal_reader
-from agenteval.store.case_rows import case_rows
+from agenteval.store.case_rows import case_rows, metric_rows, summary_rows
 from agenteval.store.journal import Journal
-from agenteval.store.kept import DERIVED, KeptCase, Tally, derived_summaries, read_record, tally, verdict_row
+from agenteval.store.kept import (
+    DERIVED,
+    KeptCase,
+    Tally,
+    derivable,
+    derived_summaries,
+    figures,
+    read_record,
+    tally,
+    verdict_row,
+)
 from agenteval.store.output import placed_json, placed_summary
 from agenteval.verdicts.aggregate import summarise_case
 from agenteval.verdicts.outcome import CaseOutcome
@@ -44,6 +54,8 @@ def test_a_verdict_holds_the_rows_and_counts_of_its_case(name: str) -> None:
     assert derived == (len(CASES[name]) == 1 and derived_summaries(metrics) == whole_summaries)
     assert summaries == ([] if derived else whole_summaries)
     assert read_record(eval_id, status, runs, seconds, tokens, record) is None
+    assert record == json.dumps([DERIVED if derived else 2, expected.error, list(expected.judges),
+                                 expected.judge_tokens], separators=(",", ":"))
     beside = summaries
     kept = KeptCase("s", eval_id, "mean", [], [], summary, EvalStatus(status), runs, seconds, tokens,
                     Tally(*counts), record, beside=lambda: (metrics, beside))
@@ -59,6 +71,51 @@ def test_a_verdict_holds_the_rows_and_counts_of_its_case(name: str) -> None:
     assert KeptCase("s", eval_id, "mean", [], [], summary, EvalStatus(status), runs, seconds, tokens,
                     Tally(*counts), old).case_rows == expected
     assert read_record(eval_id, status, runs, seconds, tokens, old.replace("[1,", "[4,", 1)) is None
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_rows_read_from_the_fields_at_once_are_those_read_one_by_one(name: str) -> None:
+    outcome = _outcome(CASES[name])
+    assert metric_rows(outcome.runs) == [
+        (r.run_index, m.metric_name, m.score, m.threshold, int(m.eval_status))
+        for r in outcome.runs for m in r.overall_eval_metric_results]
+    assert summary_rows(outcome.summary.metrics) == [
+        (m.metric_name, m.threshold, m.runs, m.scored_runs, m.passed_runs, m.mean, m.std, m.ci_low, m.ci_high,
+         m.pass_at_k, m.pass_pow_k, int(m.eval_status)) for m in outcome.summary.metrics]
+    rows = metric_rows(outcome.runs) + summary_rows(outcome.summary.metrics)
+    assert all(type(row[-1]) is int for row in rows)
+    assert figures(outcome) == (outcome.duration(), outcome.tokens(), tally(outcome.runs))
+    assert figures(outcome) is figures(outcome)  # (made once for the case told last)
+
+
+_CHANGED: dict[str, object] = {"metric_name": "other", "threshold": 0.123, "runs": 2, "scored_runs": 7,
+                               "passed_runs": 7, "mean": 0.5, "std": 0.25, "ci_low": -1.0, "ci_high": 2.0,
+                               "pass_at_k": 0.5, "pass_pow_k": 0.5, "eval_status": EvalStatus.NOT_EVALUATED}
+
+
+@pytest.mark.parametrize("name", [n for n in CASES if len(CASES[n]) == 1])
+def test_a_summary_is_derivable_exactly_when_its_rows_are_the_derived_ones(name: str) -> None:
+    """`derivable` (two reads of each summary's fields) says what comparing the two lists of
+    rows says: for the summaries as made, and with any one field of any one of them changed,
+    one dropped, or two swapped."""
+    outcome = _outcome(CASES[name])
+    metrics, summaries = metric_rows(outcome.runs), outcome.summary.metrics
+    assert derivable(metrics, summaries) == (derived_summaries(metrics) == summary_rows(summaries))
+
+    def same(changed: list[object]) -> None:
+        given = changed  # (MetricSummary objects)
+        assert derivable(metrics, given) == (derived_summaries(metrics) == summary_rows(given))  # type: ignore[arg-type]
+
+    for i, summary in enumerate(summaries):
+        for field, value in _CHANGED.items():
+            other = summary.model_copy(update={field: value})
+            if getattr(summary, field) != value:
+                changed: list[object] = [*summaries[:i], other, *summaries[i + 1:]]
+                same(changed)
+                assert not derivable(metrics, changed)  # type: ignore[arg-type]
+        same([*summaries[:i], *summaries[i + 1:]])
+    if len(summaries) > 1 and summaries[0].metric_name != summaries[1].metric_name:
+        same([summaries[1], summaries[0], *summaries[2:]])
 
 
 def _result(i: int, run_index: int = 0, error: str | None = None) -> EvalCaseResult:

@@ -16,7 +16,7 @@ from agenteval.runner.selection import Selection
 from agenteval.schema import EndpointOptions, EvalStatus
 from agenteval.schema.run import EvalSetRef, ModelRoles, ReplayInfo, RunSpec, RunTotals
 from agenteval.store import file_sha256
-from agenteval.store.kept import KeptCase, Tally, tally
+from agenteval.store.kept import KeptCase, Tally, figures
 from agenteval.verdicts.outcome import CaseOutcome
 
 
@@ -80,7 +80,7 @@ class TotalsCounter:
 
     def add(self, case: CaseOutcome) -> None:
         """One eval id's verdict over its runs, and the runs."""
-        self._count(case.num_runs, case.status, case.duration(), case.tokens(), tally(case.runs))
+        self._count(case.num_runs, case.status, *figures(case))  # (made once with its journal verdict)
 
     def add_kept(self, case: KeptCase) -> None:
         """`add` of a case a resumed run kept, from the journal's verdict of it

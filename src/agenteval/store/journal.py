@@ -58,6 +58,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -513,12 +514,18 @@ class Journal:
                     path.unlink()
 
 
+# (Read from the result's `__dict__` in one call: see `store.case_rows`.)
+_KEYED = itemgetter("eval_set_id", "eval_id", "run_index", "final_eval_status", "error_message",
+                    "metric_errors")
+
+
 def _rows(run_id: str, results: Iterable[EvalCaseResult], eval_set_id: str | None) -> list[Row]:
     # (The result itself, not its digest: the writer's queue digests only the runs whose case is
     # not told soon after them: `store.journal_writer`.)
-    return [(run_id, eval_set_id or r.eval_set_id, r.eval_id, r.run_index, int(r.final_eval_status),
-             int(bool(r.error_message or r.metric_errors)), placed_json(r), r)
-            for r in results]
+    return [(run_id, eval_set_id or set_id, eval_id, index, int(status), int(bool(error or metric_errors)),
+             placed_json(r), r)
+            for r in results
+            for set_id, eval_id, index, status, error, metric_errors in (_KEYED(r.__dict__),)]
 
 
 def _delete(conn: sqlite3.Connection, run_id: str) -> None:

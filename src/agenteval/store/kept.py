@@ -32,12 +32,13 @@ version is not read: the case is then read as its runs' digests, as before.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
-from agenteval.schema import CaseSummary, EvalCaseResult, EvalStatus
-from agenteval.store.case_rows import CaseRows, case_rows
+from agenteval.schema import CaseSummary, EvalCaseResult, EvalStatus, MetricSummary
+from agenteval.store.case_rows import CaseRows, first_error, judged, metric_rows, summary_rows
 from agenteval.store.digest import from_digest
 from agenteval.store.journal_writer import VerdictRow
 from agenteval.store.output import placed_summary, remember_placed
@@ -80,15 +81,36 @@ def tally(runs: list[EvalCaseResult]) -> Tally:
 def verdict_row(run_id: str, outcome: CaseOutcome, position: int) -> VerdictRow:
     """The journal's verdict row of a told case, the `position`th of its eval set's document
     (see the module docstring), with its metric and summary rows (without run and eval ids)."""
-    r = case_rows(outcome)
-    t = tally(outcome.runs)
-    metrics = [m[1:] for m in r.metrics]
-    summaries = [m[1:] for m in r.summaries]
-    derived = r.num_runs == 1 and derived_summaries(metrics) == summaries
-    record = _encode([DERIVED if derived else VERSION, r.error, r.judges, r.judge_tokens])
-    return (run_id, outcome.eval_set_id, outcome.eval_id, position, r.num_runs, int(r.status), r.seconds,
-            r.tokens, t.agent_errors, t.metric_errors, t.uncertain, t.escalated,
-            placed_summary(outcome.summary), record, metrics, [] if derived else summaries)
+    summary, runs = outcome.summary, outcome.runs
+    seconds, tokens, t = figures(outcome)
+    metrics = metric_rows(runs)
+    derived = summary.runs == 1 and derivable(metrics, summary.metrics)
+    error = first_error(runs)
+    judges, judge_tokens = judged(runs)
+    version = DERIVED if derived else VERSION
+    # (What `_encode` gives, without an encoder's call, for the usual record: no error, no judge.)
+    record = f"[{version},null,[],{judge_tokens}]" if error is None and not judges \
+        else _encode([version, error, judges, judge_tokens])
+    summaries = [] if derived else summary_rows(summary.metrics)
+    return (run_id, outcome.eval_set_id, summary.eval_id, position, summary.runs,
+            int(summary.final_eval_status), seconds, tokens, t.agent_errors, t.metric_errors, t.uncertain,
+            t.escalated, placed_summary(summary), record, metrics, summaries)
+
+
+_last: tuple[CaseOutcome, tuple[float | None, float | None, Tally]] | None = None
+
+
+def figures(outcome: CaseOutcome) -> tuple[float | None, float | None, Tally]:
+    """The case's agent seconds and tokens (`CaseOutcome.duration`, `tokens`) and `tally`:
+    what both its verdict row and the run's totals (`runner.header.TotalsCounter`) count, made
+    once for the last case asked about (both ask as it is told, one after the other)."""
+    global _last
+    last = _last
+    if last is not None and last[0] is outcome:
+        return last[1]
+    made = (outcome.duration(), outcome.tokens(), tally(outcome.runs))
+    _last = (outcome, made)
+    return made
 
 
 _PASSED, _INFORMATIONAL = int(EvalStatus.PASSED), int(EvalStatus.INFORMATIONAL)
@@ -98,12 +120,38 @@ def derived_summaries(metrics: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """The summary rows (without run and eval ids) that a case of one run has when they are
     what its metric rows (run index, criterion, score, threshold, status) give: what
     `store.verdict_copy` derives in SQL for a `DERIVED` verdict; a verdict is `DERIVED` only
-    when its summary rows equal these (compared as the history stores them)."""
+    when its summary rows equal these (compared as the history stores them: `derivable`)."""
     return [(name, threshold, 1, int(score is not None), int(status == _PASSED), score,
              None if score is None else 0.0, score, score,
              None if status == _INFORMATIONAL else float(status == _PASSED),
              None if status == _INFORMATIONAL else float(status == _PASSED), status)
             for _, name, score, threshold, status in metrics]
+
+
+# A summary's fields that repeat its metric row's values, and those that are constants given
+# whether the run was scored and its status (`_CONSTANTS`, in `_REST`'s order).
+_COPIED = itemgetter("metric_name", "threshold", "mean", "ci_low", "ci_high", "eval_status")
+_REST = itemgetter("runs", "scored_runs", "passed_runs", "std", "pass_at_k", "pass_pow_k")
+_CONSTANTS = {(scored, int(status)): (1, int(scored), int(status == _PASSED), 0.0 if scored else None,
+                                      *(None if status == _INFORMATIONAL else float(status == _PASSED),) * 2)
+              for scored in (False, True) for status in EvalStatus}
+_MEMBERS = {int(status): status for status in EvalStatus}
+
+
+def derivable(metrics: list[tuple[Any, ...]], summaries: Sequence[MetricSummary]) -> bool:
+    """Whether `summary_rows(summaries) == derived_summaries(metrics)` (the same comparisons,
+    field by field), without making either list: two reads of each summary's fields in C and
+    a tuple of the metric row's values (a case of one run is told thousands of times a run)."""
+    if len(metrics) != len(summaries):
+        return False
+    for (_, name, score, threshold, status), summary in zip(metrics, summaries, strict=True):
+        fields = summary.__dict__
+        # (The status compared as the member it is: comparing a member with an int goes through
+        # the enum's slot, several times the cost of the rest of the tuple.)
+        if _COPIED(fields) != (name, threshold, score, score, score, _MEMBERS.get(status)) \
+                or _REST(fields) != _CONSTANTS.get((score is not None, status)):
+            return False
+    return True
 
 
 def read_record(eval_id: str, status: int, runs: int, seconds: float | None, tokens: float | None,
@@ -187,5 +235,5 @@ def _run(raw: bytes, digest: str | None) -> EvalCaseResult:
     return result
 
 
-__all__ = ["BESIDE", "DERIVED", "READABLE", "VERSION", "KeptCase", "Tally", "derived_summaries",
-           "read_record", "tally", "verdict_row"]
+__all__ = ["BESIDE", "DERIVED", "READABLE", "VERSION", "KeptCase", "Tally", "derivable", "derived_summaries",
+           "figures", "read_record", "tally", "verdict_row"]
