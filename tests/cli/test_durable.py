@@ -37,6 +37,8 @@ def root_agent(text, state):
         raise RuntimeError("flaky backend")
     if (HERE / "slow").exists():
         time.sleep(0.4)
+    while (HERE / "hold").exists() and not (HERE / "release").exists():  # until the test says
+        time.sleep(0.02)
     if text == "case 2" and (HERE / "hang").exists():
         time.sleep(30)
     return {"response": "answer to " + text, "tool_calls": [{"name": "lookup", "args": {"q": text}}]}
@@ -311,7 +313,9 @@ def test_one_process_owns_a_run_two_resumes_at_once(project: tuple[Path, Path]) 
 
 def test_a_run_in_progress_cannot_be_resumed(project: tuple[Path, Path]) -> None:
     agent, path = project
-    (agent / "slow").touch()
+    # The first run's agent holds its first case until released: the run is in progress for as
+    # long as the test needs, however slowly a loaded machine starts the second process.
+    (agent / "hold").touch()
     first = subprocess.Popen([sys.executable, "-m", "agenteval", "eval", str(agent), str(path),
                               "--parallelism", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
@@ -324,6 +328,7 @@ def test_a_run_in_progress_cannot_be_resumed(project: tuple[Path, Path]) -> None
         refused = _eval(agent, path, "--resume", "latest")
         assert refused.returncode == 2 and f"run {run.run_id} is owned by a live process" in refused.stderr
     finally:
+        (agent / "release").touch()
         first.communicate(timeout=120)
     assert first.returncode == 0
 
