@@ -115,7 +115,7 @@ def call(server: Any, body: dict[str, Any], slot: int) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> None:
     bodies = [json.loads(line) for line in Path(args.bodies).read_text().splitlines() if line.strip()]
     bodies = [{k: v for k, v in b.items() if k != "stream"} for b in bodies
-              if b.get("max_tokens") == 1 or not args.labels_only]
+              if b.get("max_tokens") == 1 or args.all_calls]
     if args.short:
         bodies = [shortened(b) for b in bodies]
     groups: dict[str, list[dict[str, Any]]] = {}
@@ -208,7 +208,7 @@ def main() -> None:
     p.add_argument("--ctx", type=int, default=4096)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--short", action="store_true", help="a one-line prefix instead of the judge's")
-    p.add_argument("--labels-only", action="store_true", default=True)
+    p.add_argument("--all-calls", action="store_true", help="rationale calls too, not only label calls")
     p.add_argument("--tag", default=time.strftime("%H%M%S"))
     p.add_argument("--out", default=str(OUT))
     p.add_argument("--table-from")
