@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import io
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agenteval.datasets.targets import TargetWriter
 from agenteval.errors import AgentEvalError, DataError
 from agenteval.store import output, write_outputs
+from agenteval.store.history import history_dir
 from agenteval.store.output import DocumentWriter, placed_summary
 from agenteval.verdicts import summarise
 from tests.result_builders import case, result
@@ -194,3 +199,31 @@ def test_the_history_copy_of_a_large_document_has_the_bytes_of_its_output(tmp_pa
     assert not paths[1].exists()
     writer.commit(doc)
     assert paths[0].read_bytes() == paths[1].read_bytes() == whole.read_bytes()
+
+
+def _killed_writer(target: Path) -> Path:
+    """The temporary file a writer of `target` killed mid-write (SIGKILL) leaves."""
+    code = ("import os, sys\nfrom agenteval.datasets.targets import TargetWriter\n"
+            "TargetWriter(sys.argv[1]).write(b'{')\nos.kill(os.getpid(), 9)\n")
+    done = subprocess.run([sys.executable, "-c", code, str(target)], check=False)
+    assert done.returncode == -signal.SIGKILL
+    (left,) = target.parent.glob(f".{target.name}.*.tmp")
+    return left
+
+
+def test_a_run_writing_into_the_history_removes_the_copies_killed_writers_left_there(tmp_path: Path) -> None:
+    history = history_dir(tmp_path / "agent")
+    history.mkdir(parents=True)
+    killed = _killed_writer(history / "killed_1.evalset_result.json")
+    beside_output = _killed_writer(tmp_path / "out.json")  # not the history: left to its owner
+    live = TargetWriter(history / "running_1.evalset_result.json")  # a run still writing
+    live.write(b"{")
+    (live_copy,) = history.glob(".running_1.*.tmp")
+    doc = result([])
+    new = history / f"{doc.eval_set_result_id}.evalset_result.json"
+    writer = DocumentWriter([tmp_path / "out.json", new], doc)
+    assert not killed.exists()
+    assert live_copy.exists() and beside_output.exists()
+    writer.commit(doc)
+    live.abort()
+    assert list(history.iterdir()) == [new]

@@ -10,14 +10,14 @@ from pydantic import ValidationError
 from agenteval.datasets.files import gc_paused, read_json, write_model
 from agenteval.errors import DataError, from_validation_error
 from agenteval.schema import EvalSetResult
-from agenteval.store.output import safe_name
+from agenteval.store.output import HISTORY_FOLDER, safe_name
 
 SUFFIX = ".evalset_result.json"
 
 
 def history_dir(root: str | Path) -> Path:
     """The history folder under a project or agent directory."""
-    return Path(root) / ".agenteval" / "eval_history"
+    return Path(root) / HISTORY_FOLDER
 
 
 def _file_name(result_id: str) -> str:

@@ -16,12 +16,19 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agenteval.datasets.files import shell_pieces, write_model
-from agenteval.datasets.targets import TargetWriter
+from agenteval.datasets.targets import TargetWriter, remove_stale_temporaries
 from agenteval.errors import AgentEvalError, DataError
 from agenteval.schema import CaseSummary, EvalCaseResult, EvalSetResult
 from agenteval.store.placing import placed_model_json
 
 MAX_NAME = 160  # characters of a name made from an id: file systems allow 255 bytes in all
+HISTORY_FOLDER = Path(".agenteval", "eval_history")
+"""Where a store root keeps its result documents (`store.history.history_dir`)."""
+
+
+def in_history(path: str | Path) -> bool:
+    """Whether `path` is a document in a store's history folder (`HISTORY_FOLDER`)."""
+    return Path(path).parent.parts[-2:] == HISTORY_FOLDER.parts
 
 
 def safe_name(text: str) -> str:
@@ -174,6 +181,13 @@ class DocumentWriter:
         self._targets: list[TargetWriter] = []
         try:
             for path in paths:  # the same bytes to each (the output and the history's copy)
+                if in_history(path):
+                    # A run starting to write into a store's history removes the temporary copies
+                    # that writers no longer alive left there (a killed run's: ~109 MB at 10,000
+                    # cases), as recording a run does (`store.record.tidy`). A resume never reads
+                    # its killed writer's copy (it writes the whole document again), so this
+                    # loses nothing while that run can still be resumed.
+                    remove_stale_temporaries(Path(path).parent)
                 self._targets.append(TargetWriter(path))
                 self._targets[-1].write(self._prelude)
         except BaseException:
