@@ -3,12 +3,14 @@ evaluated once while its other callers wait, evaluated prefixes saved to disk an
 into a fresh process's slots. The engine's slot actions are played by a fake that keeps
 files as llama.cpp does (the real round trip is measured in bench/bench_judge_speed.py)."""
 
+import os
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from agenteval.models.local_slots import (
+    HEAD_MIN_TOKENS,
     SAVE_MIN_TOKENS,
     SlotTable,
     begun,
@@ -42,12 +44,19 @@ def _body(prefix: str, question: str) -> dict[str, Any]:
     return {"messages": [{"role": "system", "content": prefix}, {"role": "user", "content": question}]}
 
 
+def _examples(prefix: str, question: str) -> dict[str, Any]:
+    """A prefix of several messages (a system prompt and a solved example): not a head."""
+    return {"messages": [{"role": "system", "content": prefix}, {"role": "user", "content": "2+2?"},
+                         {"role": "assistant", "content": "4"}, {"role": "user", "content": question}]}
+
+
 def _call(table: SlotTable, body: dict[str, Any], evaluated: int) -> int:
     """One call through the table, as LocalModel._call makes it, from the task that asked the
     call before (one thread: one after another); returns its slot."""
     chain = message_chain(body, "m")
     key = chain[-2] if len(chain) >= 2 else None
-    slot, warming = table.acquire(key, chain, message_texts(body), threading.get_ident())
+    slot, warming = table.acquire(key, chain, message_texts(body), threading.get_ident(),
+                                  fixed=begun(body))
     table.prepare(slot, key)
     table.release(slot, key, warming, evaluated, chain, message_texts(body), fixed=begun(body))
     return slot
@@ -92,7 +101,7 @@ def test_a_judges_question_saves_its_long_prefix_when_first_evaluated(tmp_path: 
     fake = FakeSlots(tmp_path)
     table = SlotTable(2, tmp_path, fake, "m")
     assert begun(_prefilled("examples", "q1")) and not begun(_body("examples", "q1"))
-    _call(table, _body("agent's own conversation", "step"), SAVE_MIN_TOKENS + 100)
+    _call(table, _examples("agent's own conversation", "step"), SAVE_MIN_TOKENS + 100)
     assert fake.actions == []
     _call(table, _prefilled("examples", "q1"), SAVE_MIN_TOKENS - 1)  # short: not worth a file
     assert fake.actions == []
@@ -102,6 +111,52 @@ def test_a_judges_question_saves_its_long_prefix_when_first_evaluated(tmp_path: 
     fresh = SlotTable(2, tmp_path, fake, "m")  # the next process restores it
     _call(fresh, _prefilled("criterion", "q2"), 5)
     assert fake.actions[-1] == ("restore", f"{key}.bin") and fresh.restored == 1
+
+
+TOOLS = [{"type": "function", "function": {"name": "roll_die", "parameters": {}}}]
+
+
+def _agent(step: dict[str, Any], tools: list[dict[str, Any]] = TOOLS) -> dict[str, Any]:
+    return {**step, "tools": tools}
+
+
+def test_an_agents_head_is_saved_when_first_evaluated_and_restored_in_a_fresh_table(tmp_path: Path) -> None:
+    # The README's one-case run asks its agent's head (system message and tools) once: before,
+    # no file, and every process evaluated it cold.
+    fake = FakeSlots(tmp_path)
+    table = SlotTable(2, tmp_path, fake, "m")
+    first = _agent(_body("instruction and tool catalogue", "What can you do?"))
+    key = prefix_key(first, "m")
+    assert key != prefix_key(_body("instruction and tool catalogue", "What can you do?"), "m")
+    assert key != prefix_key(_agent(_body("instruction and tool catalogue", "q"), []), "m")
+    _call(table, first, HEAD_MIN_TOKENS)
+    assert fake.actions == [("save", fake.actions[0][1])]
+    assert [p.name for p in tmp_path.glob("*.bin")] == [f"head-{key}.bin"]
+    # A later step's prefix (the conversation so far) is the agent's own: not saved.
+    _call(table, _agent(_examples("instruction and tool catalogue", "roll")), SAVE_MIN_TOKENS + 100)
+    assert len(fake.actions) == 1
+    fresh = SlotTable(2, tmp_path, fake, "m")  # the next process
+    _call(fresh, _agent(_body("instruction and tool catalogue", "Roll a die")), 5)
+    assert fake.actions[-1] == ("restore", f"head-{key}.bin") and fresh.restored == 1
+    # A head too short to matter, and a judge's question (its own rule), are not saved as heads.
+    _call(fresh, _agent(_body("short", "q")), HEAD_MIN_TOKENS - 1)
+    _call(fresh, _prefilled("examples", "q1"), SAVE_MIN_TOKENS - 1)
+    assert len(fake.actions) == 2
+
+
+def test_head_files_are_kept_apart_from_a_judges(tmp_path: Path) -> None:
+    # Many scenarios, each with its own simulator head, never evict a criterion's file.
+    fake = FakeSlots(tmp_path)
+    table = SlotTable(1, tmp_path, fake, "m", max_files=2)
+    _call(table, _prefilled("criterion", "q1"), SAVE_MIN_TOKENS)
+    for i, plan in enumerate(("plan 1", "plan 2", "plan 3")):
+        _call(table, _body(plan, "Conversation so far: (nothing yet)"), HEAD_MIN_TOKENS)
+        file = tmp_path / f"head-{prefix_key(_body(plan, 'x'), 'm')}.bin"
+        os.utime(file, (1_000 + i, 1_000 + i))  # apart, whatever the clock's resolution
+    judge = tmp_path / f"{prefix_key(_prefilled('criterion', 'q1'), 'm')}.bin"
+    heads = sorted(p.name for p in tmp_path.glob("head-*.bin"))
+    assert judge.is_file() and len(heads) == 2
+    assert f"head-{prefix_key(_body('plan 1', 'x'), 'm')}.bin" not in heads  # least recently used
 
 
 def test_a_free_slot_holding_the_conversation_is_chosen(tmp_path: Path) -> None:
@@ -118,17 +173,17 @@ def test_a_free_slot_holding_the_conversation_is_chosen(tmp_path: Path) -> None:
 
 def test_a_shared_prefix_is_saved_once_and_restored_in_a_fresh_table(tmp_path: Path) -> None:
     fake = FakeSlots(tmp_path)
-    key = prefix_key(_body("examples", "q1"), "m")
+    key = prefix_key(_examples("examples", "q1"), "m")
     first = SlotTable(2, tmp_path, fake, "m")
-    _call(first, _body("examples", "q1"), SAVE_MIN_TOKENS + 100)
+    _call(first, _examples("examples", "q1"), SAVE_MIN_TOKENS + 100)
     assert fake.actions == []  # asked for once: maybe one agent step, not saved
-    _call(first, _body("examples", "q2"), 5)  # asked again: a shared prefix, saved
+    _call(first, _examples("examples", "q2"), 5)  # asked again: a shared prefix, saved
     assert [a for a, _ in fake.actions] == ["save"] and (tmp_path / f"{key}.bin").is_file()
     assert not list(tmp_path.glob("*.part"))  # written under another name, then renamed
-    _call(first, _body("examples", "q3"), 5)
+    _call(first, _examples("examples", "q3"), 5)
     assert len(fake.actions) == 1  # held by its slot: nothing restored, nothing saved again
     fresh = SlotTable(2, tmp_path, fake, "m")  # another process
-    chain = message_chain(_body("examples", "q4"), "m")
+    chain = message_chain(_examples("examples", "q4"), "m")
     slot, warming = fresh.acquire(key, chain)
     assert not warming  # on disk: not cold
     fresh.prepare(slot, key)
@@ -139,11 +194,11 @@ def test_a_short_prefix_is_not_saved_and_no_directory_means_no_files(tmp_path: P
     fake = FakeSlots(tmp_path)
     table = SlotTable(1, tmp_path, fake, "m")
     for q in ("q1", "q2", "q3"):
-        _call(table, _body("short", q), SAVE_MIN_TOKENS - 1)
+        _call(table, _examples("short", q), SAVE_MIN_TOKENS - 1)
     assert fake.actions == []
     plain = SlotTable(1, None, None, "m")
     for q in ("q1", "q2"):
-        _call(plain, _body("long", q), 5000)
+        _call(plain, _examples("long", q), 5000)
     assert not list(tmp_path.iterdir())
 
 
@@ -206,16 +261,16 @@ def test_slots_are_never_shared_and_callers_wait_for_a_free_one(tmp_path: Path) 
 def test_a_long_prefix_held_only_by_a_busy_slot_is_waited_for_not_evaluated_again(tmp_path: Path) -> None:
     fake = FakeSlots(tmp_path)
     table = SlotTable(3, tmp_path, fake, "m")
-    key = prefix_key(_body("examples", "q1"), "m")
-    holder = _call(table, _body("examples", "q1"), SAVE_MIN_TOKENS + 100)  # alone: not saved
-    second = _body("examples", "q2")
+    key = prefix_key(_examples("examples", "q1"), "m")
+    holder = _call(table, _examples("examples", "q1"), SAVE_MIN_TOKENS + 100)  # alone: not saved
+    second = _examples("examples", "q2")
     chain = message_chain(second, "m")
     slot, warming = table.acquire(key, chain, message_texts(second))
     assert slot == holder and not warming and fake.actions == []
     got: list[int] = []
 
     def third() -> None:
-        body = _body("examples", "q3")
+        body = _examples("examples", "q3")
         s, w = table.acquire(key, message_chain(body, "m"), message_texts(body))
         got.append(s)
         table.prepare(s, key)
@@ -230,10 +285,10 @@ def test_a_long_prefix_held_only_by_a_busy_slot_is_waited_for_not_evaluated_agai
     assert (tmp_path / f"{key}.bin").is_file()  # asked for again: saved by the holder's release
     assert got == [holder] and [a for a, _ in fake.actions] == ["save"]
     # Once on disk, concurrent callers restore it into empty slots instead of waiting.
-    busy, w = table.acquire(key, message_chain(_body("examples", "q4"), "m"))
-    other = _call(table, _body("examples", "q5"), 5)
+    busy, w = table.acquire(key, message_chain(_examples("examples", "q4"), "m"))
+    other = _call(table, _examples("examples", "q5"), 5)
     assert other != busy and fake.actions[-1] == ("restore", f"{key}.bin")
-    table.release(busy, key, w, 5, message_chain(_body("examples", "q4"), "m"))
+    table.release(busy, key, w, 5, message_chain(_examples("examples", "q4"), "m"))
 
 
 def test_without_files_a_busy_holder_is_not_waited_for() -> None:

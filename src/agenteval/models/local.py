@@ -371,7 +371,7 @@ class LocalModel:
         chain = message_chain(body, table.salt) if cached else ()
         texts = message_texts(body) if cached else ()
         key = chain[-2] if len(chain) >= 2 else None
-        slot, warming = table.acquire(key, chain, texts, owner)
+        slot, warming = table.acquire(key, chain, texts, owner, fixed=begun(body))
         evaluated = 0
         try:
             table.prepare(slot, key)

@@ -34,7 +34,14 @@ it all again in an empty slot (`_wait_for_holder`). Only a prefix asked for by t
 more is saved (a judge's, not each step of one agent conversation), or one asked for by a call
 whose reply is begun in the prompt (`begun`: a judge's question, behind the fixed system prompt
 and examples of its criterion), saved when first evaluated: a run that asks a criterion once
-(one case, one invocation) would otherwise evaluate it cold in every process.
+(one case, one invocation) would otherwise evaluate it cold in every process. Likewise an agent's
+or the user simulator's *head*: a call whose prefix is its system message alone (an agent's first
+step, with the tool declarations the chat template renders after it, which `message_chain` counts
+in; every simulator turn) is saved when first evaluated at `HEAD_MIN_TOKENS` or more, so the
+README's one-case run, whose agent asks its head once, starts warm in the next process (476
+tokens, ~60% of its wall time, evaluated cold before). Heads are files of their own (`HEAD_FILE`
+names, at most `max_files` of them, least recently used removed): a run of many scenarios, each
+with its own simulator head, never evicts a judge's criterion files.
 
 A judge's verdict may be asked in several calls (the label, then its rationale; a cross-check's
 notes one field at a time: `criteria.judge.engine.prefill`), each the one before continued: the
@@ -69,13 +76,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HOLD_SECONDS", "QUEUE_MIN_CHARS", "SAVE_MIN_TOKENS", "SlotTable", "begun", "conversation",
-           "message_chain", "message_texts", "prefix_key"]
+__all__ = ["HEAD_MIN_TOKENS", "HOLD_SECONDS", "QUEUE_MIN_CHARS", "SAVE_MIN_TOKENS", "SlotTable", "begun",
+           "conversation", "is_head", "message_chain", "message_texts", "prefix_key"]
 
 log = logging.getLogger(__name__)
 
 SAVE_MIN_TOKENS = 512  # a prefix shorter than this is cheap to evaluate again: not saved
-MAX_FILES = 8  # ~80 MB each for a criterion's examples; kept least recently used first
+# An agent's or simulator's head (see the module) is saved from this many evaluated tokens. A
+# restore reads ~29 KB a token (a few ms for hundreds of tokens, from the page cache) where a
+# token evaluated costs ~35 ms on this 2-core machine, so any head pays in time; the bound is
+# the disk (~2 MB at 64 tokens) for heads too short to matter (64 tokens: ~2 s here).
+HEAD_MIN_TOKENS = 64
+HEAD_FILE = "head-"  # the file name's start for heads (their own least-recently-used pool)
+MAX_FILES = 8  # per pool: ~80 MB each for a criterion's examples, ~15 MB for an agent's head
 # A call waits for the busy slot holding this much more of its last message (characters, ~4 per
 # token) rather than evaluate it again in a free slot: a hallucination question's context is
 # 150-300 characters; on a CPU each token evaluated again costs what it cost the first time.
@@ -109,9 +122,12 @@ def conversation(body: dict[str, Any]) -> list[dict[str, Any]]:
 def message_chain(body: dict[str, Any], salt: str) -> tuple[str, ...]:
     """One hash per leading run of the call's messages (`conversation`: the first, the first
     two, ...), each made from the one before: two calls share the first k hashes exactly when
-    they share their first k messages. `salt` names the model and engine the state was computed
+    they share their first k messages and their declared `tools` (the chat template renders
+    them into the first message). `salt` names the model and engine the state was computed
     with."""
     chain, previous = [], salt
+    if body.get("tools"):  # none (a judge's call): the hashes are the messages' alone
+        previous += json.dumps(body["tools"], sort_keys=True, ensure_ascii=False)
     for message in conversation(body):
         text = previous + json.dumps(message, sort_keys=True, ensure_ascii=False)
         previous = hashlib.sha256(text.encode()).hexdigest()[:40]
@@ -131,6 +147,13 @@ def message_texts(body: dict[str, Any]) -> Texts:
         text = content if isinstance(content, str) else json.dumps(content, sort_keys=True)
         out.append((str(message.get("role")), text))
     return tuple(out)
+
+
+def is_head(chain: tuple[str, ...], texts: Texts, fixed: bool) -> bool:
+    """Whether a call's prefix is an agent's or simulator's head (see the module): its
+    conversation is a system message and one more (`texts`, as `message_texts` gives them), and
+    its reply is not begun in the prompt (`fixed`: a judge's question, saved by its own rule)."""
+    return not fixed and len(chain) == 2 and len(texts) == 2 and texts[0][0] == "system"
 
 
 def _lead(a: str, b: str) -> int:
@@ -204,13 +227,16 @@ class SlotTable:
         self._warming: dict[str, threading.Event] = {}
         self._wanted: dict[str, int] = {}  # calls that asked for each prefix
         self._big: set[str] = set()  # prefixes evaluated at SAVE_MIN_TOKENS or more
+        self._head_keys: set[str] = set()  # prefixes that are heads (`is_head`): their own files
         self._unsaved: set[str] = set()  # prefixes whose file could not be written
         self.directory, self._post, self.salt, self.max_files = directory, post, salt, max_files
         self.saved = self.restored = self.queued = self.continued = 0  # counts, for benchmarks
         self.by_text = True  # False: slots chosen by whole messages only (as before; benchmarks)
 
     def _file(self, key: str) -> Path | None:
-        return None if self.directory is None else self.directory / f"{key}.bin"
+        if self.directory is None:
+            return None
+        return self.directory / f"{HEAD_FILE if key in self._head_keys else ''}{key}.bin"
 
     def _has_file(self, key: str) -> bool:
         path = self._file(key)
@@ -220,14 +246,14 @@ class SlotTable:
         return any(key in chain for chain in self._held)
 
     def acquire(self, key: str | None, chain: tuple[str, ...] = (),
-                texts: Texts = (), owner: object = None) -> tuple[int, bool]:
+                texts: Texts = (), owner: object = None, fixed: bool = False) -> tuple[int, bool]:
         """A free slot for a call with prefix `key`, message chain `chain` and messages `texts`
         (blocking until one is free, or until the busy slot holding the text it shares is; see
         the module), and whether this call is the one to evaluate a cold prefix (then `release`
         must be told). Concurrent calls with a cold prefix wait here until its first call is
         done. `owner` names the caller (None: unknown), whose calls come one after another: its
         slot kept for a follow-up is taken by this call if this is the follow-up, else handed
-        on (see the module)."""
+        on (see the module). `fixed`: the call's reply is begun in the prompt (`is_head`)."""
         with self._cond:
             if key is not None:
                 if len(self._wanted) > 10_000:  # one entry per distinct prefix: keep it bounded
@@ -235,7 +261,10 @@ class SlotTable:
                     self._heads.clear()
                     self._big.clear()
                     self._unsaved.clear()
+                    self._head_keys.clear()
                 self._wanted[key] = self._wanted.get(key, 0) + 1
+                if is_head(chain, texts, fixed):
+                    self._head_keys.add(key)
             while True:
                 self._expire(owner, chain)
                 kept = self._continuing(chain)
@@ -394,13 +423,16 @@ class SlotTable:
         follow-up when the call's reply was begun: `fixed`); a prefix
         evaluated afresh (`evaluated` prompt tokens, at least SAVE_MIN_TOKENS) that two calls
         or more asked for, or that is `fixed` (the call's reply was `begun`: a judge's
-        question), is saved to its file; calls waiting for a cold prefix go on."""
+        question), is saved to its file, and so is a head (`is_head`) evaluated afresh at
+        HEAD_MIN_TOKENS or more; calls waiting for a cold prefix go on."""
         path = self._file(key) if key is not None else None
+        head = key is not None and is_head(chain, texts, fixed) and evaluated >= HEAD_MIN_TOKENS
         shared = key is not None and (fixed or self._wanted.get(key, 0) >= 2)
         if key is not None and evaluated >= SAVE_MIN_TOKENS:
             self._big.add(key)  # saved once another call asks for it (at once if fixed)
-        if path is not None and self._post is not None and shared and not path.is_file() \
-                and key in self._big and not self._save(slot, path):
+        if key is not None and path is not None and self._post is not None \
+                and not path.is_file() and (head or (shared and key in self._big)) \
+                and not self._save(slot, path):
             self._unsaved.add(key)
         with self._cond:
             self._held[slot] = chain or ((key,) if key else ())
@@ -432,11 +464,13 @@ class SlotTable:
             with contextlib.suppress(OSError):
                 (path.parent / temp).unlink()
             return False
-        self._prune(path.parent)
+        self._prune(path.parent, path.name.startswith(HEAD_FILE))
         return True
 
-    def _prune(self, directory: Path) -> None:
+    def _prune(self, directory: Path, heads: bool) -> None:
+        """Keeps the `max_files` most recently used files of the pool (heads or the rest)."""
         with contextlib.suppress(OSError):
-            files = sorted(directory.glob("*.bin"), key=lambda p: p.stat().st_mtime, reverse=True)
+            files = [p for p in directory.glob("*.bin") if p.name.startswith(HEAD_FILE) == heads]
+            files.sort(key=lambda p: p.stat().st_mtime, reverse=True)
             for old in files[self.max_files:]:
                 old.unlink()
