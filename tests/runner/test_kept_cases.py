@@ -120,13 +120,13 @@ def _history(root: Path, rows: list[CaseRows] | None = None, journal: Journal | 
         store.record_copied(shell, journal.path, RUN, root / "doc.json")
     with sqlite3.connect(store.path) as conn:
         return [sorted(r[1:] for r in conn.execute(f"SELECT * FROM {t}"))
-                for t in ("cases", "case_metrics", "metric_summaries")] + [conn.execute(
+                for t in ("cases", "case_metrics", "metric_summaries", "case_summaries")] + [conn.execute(
             "SELECT judge_model, num_runs, cases_total, cases_passed, cases_failed, cases_not_evaluated, "
             "agent_seconds, total_tokens, judge_prompt_tokens FROM runs").fetchall()]
 
 
 def _kept_rows(history: list[Any], ran: set[str]) -> list[Any]:
-    return [[r for r in table if r[0] not in ran] for table in history[:3]]
+    return [[r for r in table if r[0] not in ran] for table in history[:4]]
 
 
 @pytest.mark.parametrize("num_runs", [1, 3])

@@ -6,7 +6,7 @@ import pytest
 from agenteval.errors import DataError
 from agenteval.schema import EvalSetRef, EvalSetResult, ModelRoles, Run, RunSpec
 from agenteval.store import RunStore, history_db_path, record, save_result
-from agenteval.store.db import _CASE_TABLES
+from agenteval.store.db import _CASE_TABLES, SCHEMA_VERSION
 from tests.result_builders import case, judge, result
 
 
@@ -109,15 +109,19 @@ def test_rerecording_clears_every_table_that_refers_to_runs(tmp_path: Path) -> N
     # Recording turns foreign keys off and deletes a run's rows itself (`_CASE_TABLES`): a table
     # that refers to `runs` and is not among them would keep a replaced run's rows.
     store = RunStore(tmp_path)
-    _record(store, _doc("s_1", 1.0, (1.0, 0.2, 0.3)))
-    _record(store, _doc("s_1", 1.0, (0.5,)))
+    twice = [case("c0", {"m": s}, run_index=i) for i, s in enumerate((1.0, 0.2))]  # a summary stored
+    _record(store, result([*twice, case("c1", {"m": 0.3})], result_id="s_1", created=1.0))
+    _record(store, _doc("s_1", 1.0, (0.5,)))  # one case of one run: its summary derived, not stored
     with sqlite3.connect(store.path) as db:
         tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
                   if any(ref[2] == "runs" for ref in db.execute(f"PRAGMA foreign_key_list({name})"))]
-        counts = [db.execute(f"SELECT count(*) FROM {t} WHERE run_id = 's_1'").fetchone()[0] for t in tables]
+        counts = {t: db.execute(f"SELECT count(*) FROM {t} WHERE run_id = 's_1'").fetchone()[0]
+                  for t in tables}
+        read = db.execute("SELECT count(*) FROM case_summaries WHERE run_id = 's_1'").fetchone()[0]
         assert db.execute("PRAGMA foreign_key_check").fetchall() == []
     assert sorted(tables) == sorted(_CASE_TABLES)
-    assert counts == [1] * len(tables)  # one case, one criterion: the first recording's rows are gone
+    # One case, one criterion: the first recording's rows are gone (its stored summary too).
+    assert counts == {"cases": 1, "case_metrics": 1, "metric_summaries": 0} and read == 1
     store.remove("s_1")  # (deleting a run still cascades: keys are on outside recording)
     with sqlite3.connect(store.path) as db:
         assert [db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables] == [0] * len(tables)
@@ -127,7 +131,7 @@ def test_schema_version_and_wal(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     _record(store, _doc("s_1", 1.0))
     with sqlite3.connect(store.path) as db:
-        assert db.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(3,)]
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         db.execute("UPDATE schema_version SET version = 99")
     with pytest.raises(DataError, match="version 99 was written by a newer agenteval"):
@@ -186,7 +190,7 @@ def test_a_version_1_database_is_upgraded_in_place(tmp_path: Path) -> None:
     _record(store, _doc("new_1", 9.0))
     assert [r.run_id for r in store.list_runs()] == ["new_1", "old_1"]
     with sqlite3.connect(store.path) as db:
-        assert db.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
 
 
 def test_record_a_run_keeps_its_header_and_groups_its_documents(tmp_path: Path) -> None:

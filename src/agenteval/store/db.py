@@ -10,11 +10,21 @@ trends. Tables (schema version in `schema_version`):
   root when inside it), and (since version 2) the run it belongs to (`run_group`, shared by the
   documents of one run over several eval sets) with its header as JSON (`spec_json`).
 * `cases` — per run and eval id: position (case order), verdict over runs, runs, agent seconds
-  and tokens, first inference error.
+  and tokens, first inference error, and (since version 3) `summaries_derived`: 1 when the
+  case's criterion summaries are not stored but derived from its metric rows (below).
 * `case_metrics` — per run, eval id, run index and criterion: score, threshold, status (ADK's
   integers). Trends come from joining it with `runs`.
 * `metric_summaries` — per run, eval id and criterion: the summary over repeated runs (mean,
-  std, 95% CI, passed runs, pass@k, pass^k, status).
+  std, 95% CI, passed runs, pass@k, pass^k, status), stored for the cases whose summaries are
+  not derived.
+* `case_summaries` (a view, since version 3) — every case's criterion summaries, as readers
+  read them: the stored rows, and for a case of `summaries_derived` its metric rows' summaries
+  as `store.kept.derived_summaries` makes them (a case of one run whose summary is its score as
+  mean and bounds, deviation 0, pass@1 and pass^1 1 or 0: values copied and constants, so the
+  view gives exactly the rows that would have been stored). Most cases are of that kind; not
+  storing their summaries halves the rows a recording inserts (the summaries were ≈45% of
+  copying a resumed 10,000-case run into the history: bench/README.md, sessions 19–20). A
+  database of an older version keeps its stored rows (its cases read `summaries_derived` 0).
 
 Recording is one transaction (WAL journal): a run is stored whole or not at all; recording the
 same id again replaces it.
@@ -38,12 +48,13 @@ from agenteval.errors import DataError
 from agenteval.schema import CaseSummary, EvalSetResult, EvalStatus, RunSpec
 from agenteval.store.case_rows import CaseRows, case_rows
 from agenteval.store.history import load_result
+from agenteval.store.kept import derived_summaries
 from agenteval.store.sqlite import connect
-from agenteval.store.verdict_copy import ATTACHED, CaseTotals, add, copy_cases
+from agenteval.store.verdict_copy import ATTACHED, DERIVED_SUMMARY, CaseTotals, add, copy_cases
 from agenteval.verdicts.outcome import CaseOutcome, outcomes
 from agenteval.verdicts.paired import RunOutcome, Runs
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 ALIASES = ("latest", "previous")
 
 _SCHEMA = [
@@ -63,6 +74,7 @@ _SCHEMA = [
         run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE, eval_id TEXT NOT NULL,
         position INTEGER NOT NULL, status INTEGER NOT NULL, runs INTEGER NOT NULL,
         agent_seconds REAL, total_tokens REAL, error_message TEXT,
+        summaries_derived INTEGER NOT NULL DEFAULT 0,
         PRIMARY KEY (run_id, eval_id)) WITHOUT ROWID""",
     "CREATE INDEX IF NOT EXISTS cases_eval_id ON cases (eval_id)",
     """CREATE TABLE IF NOT EXISTS case_metrics (
@@ -75,6 +87,12 @@ _SCHEMA = [
         passed_runs INTEGER NOT NULL, mean REAL, std REAL, ci_low REAL, ci_high REAL,
         pass_at_k REAL, pass_pow_k REAL, status INTEGER NOT NULL,
         PRIMARY KEY (run_id, eval_id, metric_name)) WITHOUT ROWID""",
+    f"""CREATE VIEW IF NOT EXISTS case_summaries AS
+        SELECT run_id, eval_id, metric_name, threshold, runs, scored_runs, passed_runs, mean, std, ci_low,
+               ci_high, pass_at_k, pass_pow_k, status FROM metric_summaries
+        UNION ALL
+        SELECT m.run_id, m.eval_id, {DERIVED_SUMMARY} FROM case_metrics m JOIN cases c
+            ON c.run_id = m.run_id AND c.eval_id = m.eval_id WHERE c.summaries_derived""",
 ]
 _SUMMARY_FIELDS = ("metric_name", "threshold", "runs", "scored_runs", "passed_runs", "mean", "std",
                    "ci_low", "ci_high", "pass_at_k", "pass_pow_k", "eval_status")
@@ -83,8 +101,9 @@ _KNOWN_META = ("eval_set_file", "eval_set_sha256", "command", "agent", "agent_mo
 _COLUMNS = ("run_id, created, eval_set_id, agent, agent_model, judge_model, num_runs, cases_total, "
             "cases_passed, cases_failed, duration_seconds, total_tokens, result_path, eval_set_sha256, "
             "gating, run_group")
-# Version 1 databases gain the run columns in place.
+# Older databases gain the columns in place (their cases' summaries stay stored).
 _V2_COLUMNS = ("ALTER TABLE runs ADD COLUMN run_group TEXT", "ALTER TABLE runs ADD COLUMN spec_json TEXT")
+_V3_COLUMNS = ("ALTER TABLE cases ADD COLUMN summaries_derived INTEGER NOT NULL DEFAULT 0",)
 
 
 @functools.cache
@@ -153,10 +172,21 @@ _BATCH = 512  # cases whose rows `record_outcomes` inserts in one statement per 
 
 def _insert_cases(conn: sqlite3.Connection, rows: tuple[list[tuple[Any, ...]], ...]) -> None:
     """Inserts gathered case, metric and summary rows (emptying the lists)."""
-    for table, marks, gathered in zip(_CASE_TABLES, (8, 7, 14), rows,
+    for table, marks, gathered in zip(_CASE_TABLES, (9, 7, 14), rows,
                                       strict=True):
         conn.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * marks)})", gathered)
         gathered.clear()
+
+
+def _derived(c: CaseRows) -> bool:
+    """Whether case `c`'s summary rows are those `case_summaries` derives from its metric rows
+    (compared as Python values; a NaN score, which SQLite stores as NULL, is never derived)."""
+    if c.num_runs != 1 or len(c.metrics) != len(c.summaries):
+        return False
+    metrics = [m[1:] for m in c.metrics]
+    if any(m[2] != m[2] for m in metrics):  # (NaN)
+        return False
+    return derived_summaries(metrics) == [s[1:] for s in c.summaries]
 
 
 class RunStore:
@@ -190,6 +220,10 @@ class RunStore:
                 version = conn.execute("SELECT max(version) FROM schema_version").fetchone()[0]
             if version == 1:
                 for statement in _V2_COLUMNS:
+                    conn.execute(statement)
+            columns = {r[1] for r in conn.execute("PRAGMA table_info(cases)")}
+            if columns and "summaries_derived" not in columns:  # (before the view that reads it)
+                for statement in _V3_COLUMNS:
                     conn.execute(statement)
             for statement in _SCHEMA:
                 conn.execute(statement)
@@ -237,10 +271,12 @@ class RunStore:
                 totals.max_runs = max(totals.max_runs, c.num_runs)
                 totals.agent_seconds = add(totals.agent_seconds, c.seconds)
                 totals.total_tokens = add(totals.total_tokens, c.tokens)
+                derived = _derived(c)
                 rows[0].append((run_id, c.eval_id, i, int(c.status), c.num_runs, c.seconds, c.tokens,
-                                c.error))
+                                c.error, derived))
                 rows[1].extend((run_id, *row) for row in c.metrics)
-                rows[2].extend((run_id, *row) for row in c.summaries)
+                if not derived:
+                    rows[2].extend((run_id, *row) for row in c.summaries)
                 totals.judges.update(c.judges)
                 totals.judge_tokens += c.judge_tokens
                 if len(rows[0]) >= _BATCH:
@@ -369,8 +405,10 @@ class RunStore:
             assert conn is not None
             cases = conn.execute("SELECT eval_id, runs, status FROM cases WHERE run_id = ? "
                                  "ORDER BY position", (row.run_id,)).fetchall()
+            # (In the order the stored table's key gave them before the view: by case, criterion.)
             metrics = conn.execute(f"SELECT eval_id, {', '.join(_SUMMARY_FIELDS[:-1])}, status "
-                                   "FROM metric_summaries WHERE run_id = ?", (row.run_id,)).fetchall()
+                                   "FROM case_summaries WHERE run_id = ? ORDER BY eval_id, metric_name",
+                                   (row.run_id,)).fetchall()
         by_case: dict[str, list[dict[str, Any]]] = {}
         for eval_id, *values in metrics:
             by_case.setdefault(eval_id, []).append(dict(zip(_SUMMARY_FIELDS, values, strict=True)))
@@ -390,9 +428,13 @@ class RunStore:
                 return out
             for i in range(0, len(run_ids), 500):  # under SQLite's bound-parameter limit
                 chunk = run_ids[i:i + 500]
+                # Averaged in case order whichever way a case's summaries are kept (stored or
+                # derived: `case_summaries`), as the stored table's key ordered them: a float
+                # sum's last bits depend on its order.
                 rows = conn.execute(
-                    "SELECT run_id, metric_name, avg(mean) FROM metric_summaries WHERE run_id IN "
-                    f"({', '.join('?' * len(chunk))}) AND mean IS NOT NULL AND status != ? "
+                    "SELECT run_id, metric_name, avg(mean) FROM (SELECT run_id, metric_name, mean "
+                    f"FROM case_summaries WHERE run_id IN ({', '.join('?' * len(chunk))}) "
+                    "AND mean IS NOT NULL AND status != ? ORDER BY run_id, metric_name, eval_id) "
                     "GROUP BY run_id, metric_name", (*chunk, int(EvalStatus.INFORMATIONAL)))
                 for run_id, name, mean in rows:
                     out[run_id][name] = mean

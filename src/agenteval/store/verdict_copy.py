@@ -7,7 +7,9 @@ with one `INSERT ... SELECT` per table over the journal, attached to the history
 (`RunStore.record_copied`): no row passes through Python. Inserting 65,000 rows (5,000 trivial
 cases) from Python with `executemany` cost 0.14 s; the same rows copied in SQLite, 0.03 s; a
 resume records its kept cases this way too. The copy runs inside the history's recording
-transaction, so a run is still recorded whole or not at all.
+transaction, so a run is still recorded whole or not at all. The summaries of a `DERIVED`
+verdict's case (one run) are not copied at all: the history derives them where they are read
+(its `case_summaries` view).
 
 `CaseTotals` is what the run's row sums over its cases, from either way of recording.
 """
@@ -22,6 +24,16 @@ from agenteval.store.kept import DERIVED
 
 ATTACHED = "journal"
 """The schema name the journal is attached under."""
+
+_PASSED, _INFORMATIONAL = int(EvalStatus.PASSED), int(EvalStatus.INFORMATIONAL)
+_CHANCE = f"CASE WHEN m.status = {_INFORMATIONAL} THEN NULL ELSE (m.status = {_PASSED}) * 1.0 END"
+DERIVED_SUMMARY = (f"m.metric_name, m.threshold, 1, m.score IS NOT NULL, m.status = {_PASSED}, m.score, "
+                   "CASE WHEN m.score IS NULL THEN NULL ELSE 0.0 END, m.score, m.score, "
+                   f"{_CHANCE}, {_CHANCE}, m.status")
+"""The summary row's columns after the run and eval ids (`metric_name` to `status`) that a
+metric row `m` of a case of one run gives, as `store.kept.derived_summaries` makes them (values
+copied and constants: the same values and types as a stored row's): what the history's
+`case_summaries` view derives for a case whose summaries are not stored."""
 
 
 def add(total: float | None, value: float | None) -> float | None:
@@ -48,13 +60,15 @@ class CaseTotals:
 def copy_cases(conn: sqlite3.Connection, run_id: str, journal_run_id: str, eval_set_id: str) -> CaseTotals:
     """Inserts the history's rows (`cases`, `case_metrics`, `metric_summaries`) of document
     `run_id` from the verdicts of eval set `eval_set_id` of the journaled run `journal_run_id`
-    (the journal attached as `ATTACHED`, every verdict of record version 2: `Journal.copyable`),
-    and returns what the run's row sums over them."""
+    (the journal attached as `ATTACHED`, every verdict of a version beside it:
+    `Journal.copyable`), and returns what the run's row sums over them. A `DERIVED` verdict's
+    case is marked `summaries_derived`, its summaries not stored: the history derives them
+    (`DERIVED_SUMMARY`) where they are read."""
     j = ATTACHED
     of_set = (journal_run_id, eval_set_id)
     conn.execute("INSERT INTO cases SELECT ?, eval_id, position, status, runs, seconds, tokens, "
-                 f"json_extract(record, '$[1]') FROM {j}.journal_verdicts "
-                 "WHERE run_id = ? AND eval_set_id = ?",
+                 f"json_extract(record, '$[1]'), substr(record, 1, 3) = '[{DERIVED},' "
+                 f"FROM {j}.journal_verdicts WHERE run_id = ? AND eval_set_id = ?",
                  (run_id, *of_set))
     # Each verdict's rows by its `told` number: rows a stale verdict left behind match no verdict.
     # Each row looks its verdict up by its `told` number (`journal_verdicts_told`); the eval set is
@@ -68,16 +82,6 @@ def copy_cases(conn: sqlite3.Connection, run_id: str, journal_run_id: str, eval_
                  f"s.pass_pow_k, s.status FROM {j}.journal_summaries s JOIN {j}.journal_verdicts v "
                  "ON v.run_id = s.run_id AND v.told = s.told WHERE s.run_id = ? AND +v.eval_set_id = ?",
                  (run_id, *of_set))
-    # A `DERIVED` verdict's summary rows, from its metric rows as `store.kept.derived_summaries`
-    # makes them (values copied and constants: what Python would have inserted, exactly).
-    passed, informational = int(EvalStatus.PASSED), int(EvalStatus.INFORMATIONAL)
-    chance = f"CASE WHEN m.status = {informational} THEN NULL ELSE (m.status = {passed}) * 1.0 END"
-    conn.execute("INSERT INTO metric_summaries SELECT ?, v.eval_id, m.metric_name, m.threshold, 1, "
-                 f"m.score IS NOT NULL, m.status = {passed}, m.score, "
-                 f"CASE WHEN m.score IS NULL THEN NULL ELSE 0.0 END, m.score, m.score, {chance}, {chance}, "
-                 f"m.status FROM {j}.journal_metrics m JOIN {j}.journal_verdicts v "
-                 "ON v.run_id = m.run_id AND v.told = m.told WHERE m.run_id = ? AND +v.eval_set_id = ? "
-                 f"AND substr(v.record, 1, 3) = '[{DERIVED},'", (run_id, *of_set))
     totals = CaseTotals()
     for status, count, most, judge_tokens in conn.execute(
             "SELECT status, count(*), max(runs), sum(json_extract(record, '$[3]')) "
@@ -97,4 +101,4 @@ def copy_cases(conn: sqlite3.Connection, run_id: str, journal_run_id: str, eval_
     return totals
 
 
-__all__ = ["ATTACHED", "CaseTotals", "add", "copy_cases"]
+__all__ = ["ATTACHED", "DERIVED_SUMMARY", "CaseTotals", "add", "copy_cases"]
