@@ -57,10 +57,12 @@ OPS: list[tuple[str, str]] = [
     # This build has no Q6_K repack but a tiled K-quant driver; in this model only Q6_K goes through
     # it (`mul_mat_tiled_driver<block_q6_K, 16, false, 32, true>`: microtile <16, false, 32, ...>).
     ("q6_K matmul", r"q6_K_q8_K|gemm_q6_K|gemv_q6_K|tiled_"),
-    ("q8_0 matmul", r"tinyBLAS|vec_dot_q8_0|q8_0_q8_0|gemm_q8_0|gemv_q8_0"),
+    ("q8_0 matmul", r"tinyBLAS_Q0|vec_dot_q8_0|q8_0_q8_0|gemm_q8_0|gemv_q8_0"),
     ("quantize", r"quantize_row_q8|quantize_mat_q8|quantize_q8|from_float"),
+    # Flash attention; with it off, K*Q and V*softmax are f16 GEMMs in llamafile's tinyBLAS
+    # (`tinyBLAS<8, __m256, __m256, unsigned short, ...>`) and the softmax is its own op.
     ("attention", r"flash_attn|vec_dot_f16|vec_mad_f16|vec_mad_f32|vec_scale|fp16_to_fp32|"
-                  r"fp32_to_fp16|softmax|soft_max|expf"),
+                  r"fp32_to_fp16|softmax|soft_max|expf|tinyBLAS<.*unsigned short"),
 ]
 
 
@@ -210,6 +212,7 @@ def report(path: str) -> None:
                           "-F", "overhead,sample,dso,sym", "--percent-limit", "0"],
                          capture_output=True, text=True, check=True).stdout
     by_op: dict[str, float] = {}
+    samples_of: dict[str, int] = {}
     top: list[tuple[float, str, str]] = []
     total = 0
     for line in out.splitlines():
@@ -220,10 +223,11 @@ def report(path: str) -> None:
         total += samples
         op = op_of(dso, sym)
         by_op[op] = by_op.get(op, 0.0) + pct
+        samples_of[op] = samples_of.get(op, 0) + samples
         top.append((pct, dso, sym))
     print(f"{path}: {total} samples")
     for op, pct in sorted(by_op.items(), key=lambda kv: -kv[1]):
-        print(f"  {op:12} {pct:5.1f}%")
+        print(f"  {op:12} {pct:5.1f}%  {samples_of[op]:6d} samples")
     for pct, dso, sym in sorted(top, reverse=True)[:15]:
         print(f"    {pct:5.1f}%  {op_of(dso, sym):12} {dso:22} {sym[:90]}")
 
