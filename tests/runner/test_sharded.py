@@ -312,3 +312,67 @@ def test_chunks_cover_the_cases_in_order_and_shrink_towards_the_end() -> None:
     # The workers' last chunks are small: what one scores after the other ran out is at most 25.
     assert all(n <= 25 for n in sizes[-4:])
     assert [len(r) for r in chunks(3, 4, size=250, least=25)] == [3]
+
+
+def _deep(levels: int) -> bytes:
+    return b"[" * levels + b"]" * levels
+
+
+@pytest.mark.parametrize("where", ["case", "after the cases", "lone surrogate"])
+def test_nesting_and_lone_surrogates_are_refused_as_one_process_refuses(tmp_path: Path, where: str) -> None:
+    # Too deep for agenteval (100 levels) but not for pydantic's parser (about 200), which the
+    # workers use: a sharded run must refuse the file with the stream's error all the same.
+    exp, act = _sets(tmp_path)
+    data = act.read_bytes()
+    if where == "case":
+        data = data.replace(b'"x": 5\n', b'"x": ' + _deep(120) + b"\n", 1)
+    elif where == "after the cases":
+        assert data.endswith(b'"creation_timestamp": 0.0\n}')
+        data = data[:-2] + b',\n  "deep": ' + _deep(120) + b"\n}"
+    else:
+        data = data.replace(b'"q5"', b'"q5 \\ud800"', 1)
+    act.write_bytes(data)
+    out = tmp_path / "out.json"
+    with pytest.raises(DataError) as one:
+        _score(exp, act, out, 1)
+    with pytest.raises(DataError) as two:
+        _score(exp, act, out, 2)
+    assert str(two.value) == str(one.value)
+    assert ("surrogate" if where == "lone surrogate" else "nested more than 100") in str(one.value)
+    assert not out.exists()
+
+
+def test_a_sharded_run_scans_no_file_before_its_workers_start(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # The workers check the cases' nesting as they score them: the whole-file scans were a
+    # third of a second of the run's serial start at 10,000 cases.
+    from agenteval.datasets import stream
+
+    scanned: list[Path] = []
+    scan = stream.scan_file
+    monkeypatch.setattr(stream, "scan_file", lambda path, limit: scanned.append(path) or scan(path, limit))
+    exp, act = _sets(tmp_path)
+    assert _score(exp, act, tmp_path / "two.json", 2).processes == 2
+    assert scanned == []
+    assert _score(exp, act, tmp_path / "one.json", 1).processes == 1
+    assert scanned == [exp, act]  # (the stream scans both)
+
+
+def test_a_worker_refuses_a_chunk_nested_too_deep() -> None:
+    from agenteval.datasets.split import item_spans
+    from agenteval.runner import shard_worker
+    from agenteval.runner.shard_worker import Refusal, ShardSetup, score_chunk
+
+    kept = shard_worker._setup
+    try:
+        for deep, refused in ((60, False), (120, True)):
+            with __import__("tempfile").TemporaryDirectory() as d:
+                exp, act = _sets(Path(d), n=4)
+                act.write_bytes(act.read_bytes().replace(b'"x": 1\n', b'"x": ' + _deep(deep) + b"\n", 1))
+                shard_worker._setup = ShardSetup(str(exp), str(act), "s", _JOB.metrics(), "fail", "all")
+                wanted, got = item_spans(exp, "eval_cases"), item_spans(act, "eval_cases")
+                assert wanted is not None and got is not None
+                done = score_chunk(0, wanted, got)
+                assert isinstance(done, Refusal) == refused, done
+    finally:
+        shard_worker._setup = kept

@@ -120,3 +120,70 @@ def test_a_legacy_file_is_not_streamed(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="expected a JSON object"):
         asyncio.run(rescore_files(ScoreJob(), legacy, legacy, Services.create({})))
     assert isinstance(load_eval_set(legacy), EvalSet)  # the loader reads it
+
+
+def _set_bytes(head: str = "", tail: str = "") -> bytes:
+    data = eval_set("s", {"c": [inv("q", "a")]}).model_dump_json(indent=2)
+    data = data.replace('{\n  "eval_set_id"', "{" + head + '\n  "eval_set_id"', 1)
+    return (data[:-2] + tail + "\n}").encode()
+
+
+def test_the_shell_is_read_from_the_head_alone_as_open_eval_set_reads_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agenteval.datasets import stream
+    from agenteval.runner.streamed import eval_set_shell, open_eval_set
+
+    path = tmp_path / "s.evalset.json"
+    path.write_bytes(_set_bytes())
+    scanned: list[Path] = []
+    scan = stream.scan_file
+    monkeypatch.setattr(stream, "scan_file", lambda p, limit: scanned.append(p) or scan(p, limit))
+    assert eval_set_shell(path) == open_eval_set(path)[0]
+    assert scanned == [path]  # open_eval_set's scan only
+
+
+def _outcome(read: Any, path: Path) -> Any:
+    try:
+        return read(path)
+    except DataError as e:
+        return str(e)
+
+
+@pytest.mark.parametrize(("head", "refused"), [
+    # A nesting bomb before the cases: checked before it is parsed (ijson's builder would
+    # take minutes on it), refused with the stream's error.
+    ('"eval_set_id": "s", "name": ' + "[" * 10_000 + "]" * 10_000 + ",", True),
+    ('"eval_set_id": "s", "name": "\\ud800",', False),  # taken as the stream takes it
+], ids=["bomb before the cases", "lone surrogate before them"])
+def test_a_head_is_taken_or_refused_as_open_eval_set_does(tmp_path: Path, head: str, refused: bool) -> None:
+    from agenteval.runner.streamed import eval_set_shell, open_eval_set
+
+    path = tmp_path / "s.evalset.json"
+    path.write_bytes(_set_bytes(head))
+    streamed = _outcome(lambda p: open_eval_set(p)[0], path)
+    assert _outcome(eval_set_shell, path) == streamed
+    assert isinstance(streamed, str) == refused
+    if refused:
+        assert "nested more than 100 levels deep" in streamed
+
+
+def test_the_shell_is_read_without_what_comes_after_the_cases(tmp_path: Path) -> None:
+    # (checked where the cases are read: the stream's scan, or a sharded run's workers and
+    # `sharded.frame_ok`)
+    from agenteval.runner.streamed import eval_set_shell, open_eval_set
+
+    path = tmp_path / "s.evalset.json"
+    path.write_bytes(_set_bytes(tail=',\n  "extra": ' + "[" * 150 + "]" * 150))
+    assert eval_set_shell(path).eval_set_id == "s"
+    with pytest.raises(DataError, match="nested more than 100 levels deep"):
+        open_eval_set(path)
+
+
+def test_an_id_after_the_cases_is_read_as_open_eval_set_reads_it(tmp_path: Path) -> None:
+    from agenteval.runner.streamed import eval_set_shell, open_eval_set
+
+    data = json.loads(_set_bytes())
+    data = {k: data[k] for k in ("name", "eval_cases", "eval_set_id")}
+    path = tmp_path / "s.evalset.json"
+    path.write_text(json.dumps(data, indent=2))
+    assert eval_set_shell(path) == open_eval_set(path)[0] and eval_set_shell(path).eval_set_id == "s"

@@ -23,7 +23,7 @@ from agenteval.cli.progress import ProgressBar
 from agenteval.datasets import load_eval_set, migrate
 from agenteval.datasets.files import gc_paused, write_text_atomic
 from agenteval.datasets.targets import check_targets
-from agenteval.errors import AgentEvalError
+from agenteval.errors import AgentEvalError, DataError
 from agenteval.reporting import console_report, render_report
 from agenteval.reporting.console import streamed_report
 from agenteval.reporting.junit import JUnitStream
@@ -41,7 +41,7 @@ from agenteval.runner import (
 )
 from agenteval.runner.driver import Sink
 from agenteval.runner.result_stream import is_result_document
-from agenteval.runner.streamed import RunsApart, StreamedRun, open_eval_set, rescore_files
+from agenteval.runner.streamed import RunsApart, StreamedRun, eval_set_shell, open_eval_set, rescore_files
 from agenteval.runner.sync import run_sync
 from agenteval.schema import Concurrency, EvalCaseResult, EvalSetResult, Run, RunSpec
 from agenteval.store import RunStore, history_db_path, output_paths, record, write_outputs
@@ -266,7 +266,13 @@ def _score(args: ScoreArgs) -> int:
     plan = prepare(job, services)  # metrics resolved and judges checked once, for the whole run
     said = False
     if streams(args):
-        shell, _ = open_eval_set(args.expected)  # its id names the output targets, checked first
+        # Its id names the output targets, checked first. Its head alone: the nesting is checked
+        # where the cases are read (by a sharded run's workers, as they score them); a head
+        # refused is read again as the stream reads it, which says what is wrong in its order.
+        try:
+            shell = eval_set_shell(args.expected)
+        except DataError:
+            shell, _ = open_eval_set(args.expected)
         args.outputs.check([shell.eval_set_id])
         _say_criteria(console, job)
         said = True

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 from functools import cached_property
 from typing import Any
 
@@ -68,8 +69,15 @@ class ConfiguredMetric:
 
     @cached_property
     def wire_dict(self) -> dict[str, Any]:
-        """`wire()` as a dict, computed once (it is copied into every per-invocation result)."""
-        return self.wire().model_dump()
+        """`wire()` as a dict, computed once (it is copied into every per-invocation result),
+        with the enum members of its criterion given as their values: the same JSON, but
+        pydantic-core writes an enum found in a value typed `Any` through `Enum.value`, a
+        Python-level property (an `EXACT` match type made each trajectory result 2-5 µs
+        slower to serialise)."""
+        wire = self.wire().model_dump()
+        if wire["criterion"] is not None:
+            wire["criterion"] = _enum_values(wire["criterion"])
+        return wire
 
     def wire(self) -> EvalMetric:
         """The metric as written into results (ADK's EvalMetric layout)."""
@@ -81,6 +89,17 @@ class ConfiguredMetric:
             criterion=self.criterion.model_dump(exclude_none=True),
             custom_function_path=self.spec.custom_function_path,
         )
+
+
+def _enum_values(value: Any) -> Any:
+    """`value` (a dump's dicts and lists) with every enum member replaced by its value."""
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {k: _enum_values(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_enum_values(v) for v in value]
+    return value
 
 
 def spec_for_class(name: str, cls: type[Criterion], description: str = "",

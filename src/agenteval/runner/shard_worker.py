@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from agenteval.criteria.spec import ConfiguredMetric
+from agenteval.datasets.nesting import MAX_DEPTH
+from agenteval.datasets.scan import DepthScan
 from agenteval.datasets.split import Span
 from agenteval.datasets.stream import read_item
 from agenteval.errors import DataError
@@ -93,12 +95,20 @@ class _Waits(Exception):
     """A criterion waited on something: not for a worker."""
 
 
-def _read(path: str, spans: Sequence[Span]) -> list[bytes]:
-    """The bytes of each span (contiguous, in order) of the file at `path`, in one read."""
+def _read(path: str, spans: Sequence[Span]) -> list[bytes] | None:
+    """The bytes of each span (contiguous, in order) of the file at `path`, in one read; None
+    when they nest deeper than an eval set may or hold a lone surrogate escape (as the stream's
+    scan of the file would find: the items are two levels inside the file, and the run checks
+    the rest of the file itself, `sharded.frame_ok`)."""
     start, end = spans[0][0], spans[-1][1]
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
+    scan = DepthScan()
+    scan.feed(b"[[", MAX_DEPTH)
+    scan.feed(data, MAX_DEPTH)
+    if scan.deepest > MAX_DEPTH or scan.surrogates:
+        return None
     return [data[a - start:b - start] for a, b in spans]
 
 
@@ -113,6 +123,8 @@ def score_chunk(first: int, expected: Sequence[Span], actual: Sequence[Span]) ->
         got = _read(setup.actual_path, actual)
     except OSError as e:
         return Refusal(f"cannot read: {e}")
+    if wanted is None or got is None:
+        return Refusal(f"cases {first}-{first + len(expected) - 1}: nested too deep, or a lone surrogate")
     out: list[Scored] = []
     for k, (a, b) in enumerate(zip(wanted, got, strict=True)):
         i = first + k

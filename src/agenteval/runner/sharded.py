@@ -15,6 +15,7 @@ written in between: its errors name the file and the field as always.
 
 from __future__ import annotations
 
+import codecs
 import multiprocessing
 import os
 import sys
@@ -28,6 +29,9 @@ from pathlib import Path
 
 import anyio
 
+from agenteval.datasets.nesting import MAX_DEPTH
+from agenteval.datasets.scan import CHUNK as SCAN_CHUNK
+from agenteval.datasets.scan import DepthScan
 from agenteval.datasets.split import Span, item_spans
 from agenteval.runner.driver import Sink, Sinks, Totals, completed, end_run, progress
 from agenteval.runner.header import TotalsCounter, start_header
@@ -255,14 +259,34 @@ class ReportCases:
 
 
 def spans(expected: str | Path, actual: str | Path) -> tuple[list[Span], list[Span]]:
-    """The cases of both files, paired by position; ShardsRefused when they cannot be found so
-    or their counts differ."""
+    """The cases of both files, paired by position; ShardsRefused when they cannot be found so,
+    their counts differ, or a file's frame (all but its cases) nests too deep (`frame_ok`)."""
     wanted, got = item_spans(expected, "eval_cases"), item_spans(actual, "eval_cases")
     if wanted is None or got is None:
         raise ShardsRefused("a file is not laid out one indented case after another")
     if len(wanted) != len(got):
         raise ShardsRefused("the files hold different numbers of cases")
+    if not (frame_ok(expected, wanted) and frame_ok(actual, got)):
+        raise ShardsRefused("a file nests too deep outside its cases, or holds a lone surrogate")
     return wanted, got
+
+
+def frame_ok(path: str | Path, items: Sequence[Span]) -> bool:
+    """Whether the eval set at `path` less its `items` (the bytes before the first and after
+    the last) nests at most `MAX_DEPTH` deep and holds no lone surrogate escape. With the
+    workers' check of the items' bytes (`shard_worker`), this is the stream's scan of the whole
+    file (`datasets.scan`), which a sharded run does not make: the items, nearly all of the
+    bytes, are checked by the workers as they score them, not before the first is scored."""
+    scan = DepthScan()
+    with open(path, "rb") as f:
+        head = f.read(items[0][0])
+        if head.startswith(codecs.BOM_UTF8):
+            head = head[len(codecs.BOM_UTF8):]
+        f.seek(items[-1][1])
+        scan.feed(head + f.read(SCAN_CHUNK), MAX_DEPTH)  # a tail is a few bytes: one piece
+        while block := f.read(SCAN_CHUNK):
+            scan.feed(block, MAX_DEPTH)
+    return scan.deepest <= MAX_DEPTH and not scan.surrogates
 
 
 async def rescore_sharded(job: ScoreJob, plan: RunPlan, services: Services, selection: Selection,

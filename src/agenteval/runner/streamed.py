@@ -17,8 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from agenteval.datasets.nesting import MAX_DEPTH
+from agenteval.datasets.scan import DepthScan
+from agenteval.datasets.split import ItemWalk
 from agenteval.datasets.stream import CaseStream, read_head
 from agenteval.errors import DataError
 from agenteval.runner.driver import Sink, Source, Written, new_document, rescore_source
@@ -92,14 +95,36 @@ def open_eval_set(path: str | Path) -> tuple[EvalSet, CaseStream[EvalCase]]:
     its cases. A DataError when it is not a current-format eval set (legacy files are loaded
     whole: see `datasets.load_eval_set`)."""
     cases = CaseStream(path, "eval_cases", EvalCase, MAX_DEPTH)  # scans the nesting first
-    head = read_head(path, "eval_cases", _HEAD_KEYS, what="eval case")
+    return _shell(path, read_head(path, "eval_cases", _HEAD_KEYS, what="eval case")), cases
+
+
+def eval_set_shell(path: str | Path) -> EvalSet:
+    """`open_eval_set`'s eval set without its cases, without the scan of the whole file's
+    nesting (a sharded run's workers check its cases as they score them): only the bytes
+    before the list of cases are checked and parsed. Where they cannot be found so (the list
+    not within the first MiB, the id not before it) or are refused, the file is opened as
+    `open_eval_set` opens it, which checks it in its order and raises its error."""
+    with open(path, "rb") as f:
+        walk = ItemWalk(f, "eval_cases")
+        next(iter(walk), None)  # (the head is known once the list is found)
+    scan = DepthScan()
+    if walk.head is not None:
+        scan.feed(walk.head + b"]}", MAX_DEPTH)
+    if walk.head is None or scan.deepest > MAX_DEPTH or scan.surrogates:
+        return open_eval_set(path)[0]
+    head = read_head(path, "eval_cases", what="eval case")  # parses what was checked
+    if "eval_set_id" not in head:
+        return open_eval_set(path)[0]
+    return _shell(path, head)
+
+
+def _shell(path: str | Path, head: dict[str, Any]) -> EvalSet:
     if "eval_set_id" not in head:
         raise DataError(path, "eval_set_id", "field required")
     try:
-        shell = EvalSet.model_validate({**head, "eval_cases": []})
+        return EvalSet.model_validate({**head, "eval_cases": []})
     except ValueError as e:
         raise DataError(path, "", str(e)) from None
-    return shell, cases
 
 
 def pair_streams(expected: CaseStream[EvalCase], actual: CaseStream[EvalCase],
@@ -187,6 +212,26 @@ async def _rescore_files(job: ScoreJob, plan: RunPlan, expected_path: str | Path
                          output: str | Path | Targets | None, listener: Listener | None, keep: int,
                          outputs: Sequence[Sink], workers: int) -> StreamedRun:
     metrics = list(plan.metrics)
+    document: EvalSetResult | None = None
+    if workers > 1 and not uses_args_match(metrics):
+        # Sharded, the files are not scanned here: the workers check the nesting of the cases'
+        # bytes as they score them (`sharded.frame_ok` the rest), which took the whole-file
+        # scans (a third of a second at 10,000 cases) off the serial start of the run. Only
+        # the heads are read first. Whatever is refused (a head included) is read below as a
+        # stream, whose checks come in their order, with their errors.
+        try:
+            shell = eval_set_shell(expected_path)
+            eval_set_shell(actual_path)
+        except DataError:
+            pass
+        else:
+            document = new_document(shell.eval_set_id)
+            paths = _paths(output, document)
+            try:
+                return await _sharded(job, plan, services, shell, expected_path, actual_path,
+                                      document, paths, keep, outputs, listener, workers)
+            except ShardsRefused:
+                workers = 1  # read as a stream below: its errors are the ones to report
     shell, expected = open_eval_set(expected_path)
     source = file_source(shell.eval_set_id, expected, actual_path)
     if uses_args_match(metrics):  # the tools and arguments it names must be in expected calls
@@ -194,9 +239,9 @@ async def _rescore_files(job: ScoreJob, plan: RunPlan, expected_path: str | Path
         for _, case in expected:
             add_tool_args(case, args)
         check_args_table(metrics, args, job.config_source)
-    document = new_document(shell.eval_set_id)
-    paths = [Path(output)] if isinstance(output, (str, Path)) else \
-        list(output(document)) if output is not None else []
+    if document is None:
+        document = new_document(shell.eval_set_id)
+        paths = _paths(output, document)
     kept = Kept(keep)
     if workers > 1:
         try:
@@ -212,11 +257,16 @@ async def _rescore_files(job: ScoreJob, plan: RunPlan, expected_path: str | Path
                        kept.not_passed)
 
 
+def _paths(output: str | Path | Targets | None, document: EvalSetResult) -> list[Path]:
+    return [Path(output)] if isinstance(output, (str, Path)) else \
+        list(output(document)) if output is not None else []
+
+
 async def _sharded(job: ScoreJob, plan: RunPlan, services: Services, shell: EvalSet,
                    expected_path: str | Path, actual_path: str | Path, document: EvalSetResult,
                    paths: list[Path], keep: int, outputs: Sequence[Sink],
                    listener: Listener | None, workers: int) -> StreamedRun:
-    open_eval_set(actual_path)  # its fields checked, its nesting scanned, as the stream would
+    # (both files' heads are read: the expected's is `shell`; their nesting is the workers' to check)
     setup = ShardSetup(str(expected_path), str(actual_path), shell.eval_set_id, list(plan.metrics),
                        plan.not_evaluated, plan.repeat_gating)
     cases = ReportCases(keep)
@@ -268,5 +318,5 @@ class Kept(Sink):
         self.document = document
 
 
-__all__ = ["Kept", "RunsApart", "StreamedRun", "file_source", "open_eval_set", "pair_streams",
-           "rescore_files"]
+__all__ = ["Kept", "RunsApart", "StreamedRun", "eval_set_shell", "file_source", "open_eval_set",
+           "pair_streams", "rescore_files"]

@@ -1,0 +1,29 @@
+"""`agenteval score` in a given number of worker processes, whatever the CPUs' idle share.
+
+    python bench/score_workers.py N EXPECTED --actual ACTUAL [score's options ...]
+
+`score` chooses its processes from the CPUs idle when it starts (`runner.sharded.worker_count`):
+on a shared machine it would choose one and a benchmark of the sharded path would time the
+streamed one. This runs the `agenteval score` command in this process with N processes asked
+for (it still falls back to one process where the run cannot be sharded), so that a
+whole-process timing (A B A B, the before and after trees given as PYTHONPATH) compares the
+same path on both sides.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    workers = int(sys.argv[1])
+    from agenteval.cli.main import main as cli
+    from agenteval.runner import streamed
+
+    streamed.worker_count = lambda *args: workers  # type: ignore[assignment]
+    sys.argv = ["agenteval", "score", *sys.argv[2:]]
+    cli()
+
+
+if __name__ == "__main__":
+    main()
