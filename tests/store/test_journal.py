@@ -417,3 +417,50 @@ def test_rows_inserted_many_per_statement_stay_within_sqlites_oldest_variable_li
     journal_writer._insert(conn, sql, rows)
     assert conn.execute("SELECT * FROM t ORDER BY rowid").fetchall() == rows
     conn.close()
+
+
+def test_the_writer_binds_only_plain_values_and_keeps_every_null_and_zero(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every value the writer binds is an exact `int`, `float` or `str` (sqlite3 sends None and
+    `bytes` through its adapter look-up, thousands of instructions each: the NULLs are bound as ""
+    and made NULL again in SQL), and the journal's rows still hold each None as NULL and each
+    0.0, 0 and "" as it is."""
+    from agenteval.store import journal_writer
+    from agenteval.store.kept import verdict_row
+    from agenteval.verdicts.aggregate import summarise_case
+    from agenteval.verdicts.outcome import CaseOutcome
+    from tests.result_builders import case
+
+    bound: list[Any] = []
+    insert = journal_writer._insert
+
+    def recording(conn: sqlite3.Connection, sql: str, rows: Any) -> None:
+        bound.extend(v for row in rows for v in row)
+        insert(conn, sql, rows)
+
+    monkeypatch.setattr(journal_writer, "_insert", recording)
+    runs = {"e": [case("e", {"none": None, "zero": 0.0}, duration=None)],  # one run: no summary rows
+            "r": [case("r", {"none": None, "zero": 0.0, "one": 1.0}, run_index=i, duration=0.0, tokens=0)
+                  for i in range(2)]}  # two runs: summary rows, a mean of None and a std of 0.0
+    outcomes = [CaseOutcome("s", "mean", summarise_case(k, rs, "mean", False), rs) for k, rs in runs.items()]
+    journal = _begin(tmp_path)
+    run = "20250101-000000-aaaaaa"
+    for position, outcome in enumerate(outcomes):
+        for r in outcome.runs:
+            journal.append(run, "s", r)
+        journal.append_verdict(run, outcome, position)
+    journal.flush(run)
+    assert bound and {type(v) for v in bound} <= {int, float, str}
+    rows = [verdict_row(run, o, i) for i, o in enumerate(outcomes)]
+    conn = sqlite3.connect(journal.path)
+    verdicts = conn.execute("SELECT eval_id, seconds, tokens, summary FROM journal_verdicts "
+                            "ORDER BY position")
+    assert verdicts.fetchall() == [(v[2], v[6], v[7], b"") for v in rows]
+    metrics = conn.execute("SELECT run_index, metric_name, score, threshold, status FROM journal_metrics "
+                           "ORDER BY rowid").fetchall()
+    assert metrics == [m for v in rows for m in v[14]] and (None in {m[2] for m in metrics})
+    summaries = conn.execute("SELECT * FROM journal_summaries ORDER BY rowid").fetchall()
+    assert [s[2:] for s in summaries] == [s for v in rows for s in v[15]] and summaries
+    assert any(None in s for s in summaries) and any(0.0 in s[4:] for s in summaries)
+    conn.close()
+    journal.close()

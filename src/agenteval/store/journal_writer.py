@@ -85,16 +85,29 @@ CaseRow = tuple[str, str, str, int, int, int, int, int]
 """A `journal_cases` row as inserted: a `Row`'s key, status and error, its frame's offset and size."""
 _VERDICT_COLUMNS = ("position", "runs", "status", "seconds", "tokens", "agent_errors", "metric_errors",
                     "uncertain", "escalated", "summary", "record", "summary_at", "summary_size", "told")
+# Values that may be None are bound as "" when they are (`_nullable`) and turned back into NULL by
+# `NULLIF(?, '')` (a REAL or INTEGER never equals a TEXT): `sqlite3` binds an `int`, `float` or
+# `str` directly but passes None (and `bytes`) through its adapter look-up first, which raises and
+# clears two AttributeErrors each time: ~3,300 instructions a value, 7 values a trivial case,
+# 8% of the writer thread's instructions (bench/README.md, session 20). The summary's column
+# is always empty here (the summary is in the rows file): a constant, not a bound `b""`.
+_N = "NULLIF(?, '')"
 INSERT_VERDICT = ("INSERT INTO journal_verdicts (run_id, eval_set_id, eval_id, " + ", ".join(_VERDICT_COLUMNS)
-                  + ") VALUES (" + ", ".join("?" * (3 + len(_VERDICT_COLUMNS))) + ") ON CONFLICT (run_id, "
-                  "eval_set_id, eval_id) DO UPDATE SET "
+                  + f") VALUES (?, ?, ?, ?, ?, ?, {_N}, {_N}, ?, ?, ?, ?, X'', ?, ?, ?, ?) "
+                  "ON CONFLICT (run_id, eval_set_id, eval_id) DO UPDATE SET "
                   + ", ".join(f"{c} = excluded.{c}" for c in _VERDICT_COLUMNS))
 # A case run appended again (a resumed run's retried error) makes its case's verdict stale: gone
 # with it, so that a kill before the case is told again leaves no verdict of other runs behind.
 # (Its metric and summary rows stay, tied to no verdict: the history copies only a verdict's own.)
 _STALE = "DELETE FROM journal_verdicts WHERE run_id = ? AND eval_set_id = ? AND eval_id = ?"
-INSERT_METRIC = "INSERT INTO journal_metrics VALUES (?, ?, ?, ?, ?, ?, ?)"
-INSERT_SUMMARY = f"INSERT INTO journal_summaries VALUES ({', '.join('?' * 14)})"
+INSERT_METRIC = f"INSERT INTO journal_metrics VALUES (?, ?, ?, ?, {_N}, {_N}, ?)"
+INSERT_SUMMARY = (f"INSERT INTO journal_summaries VALUES (?, ?, ?, {_N}, ?, ?, ?, "
+                  f"{_N}, {_N}, {_N}, {_N}, {_N}, {_N}, ?)")
+
+
+def _nullable(value: Any) -> Any:
+    """A value bound to a `NULLIF(?, '')` (see `INSERT_VERDICT`)."""
+    return "" if value is None else value
 
 
 class Writer:
@@ -228,11 +241,16 @@ class Writer:
                                            + [frame((v[1], v[2], SUMMARY), v[12], "") for v in verdicts])
                 ran, summaries = places[:len(rows)], places[len(rows):]
                 numbers = range(told + 1, told + 1 + len(verdicts))
-                _commit(conn, self.run_id, [(*r[:6], *at) for r, at in zip(rows, ran, strict=True)],
-                        [(*v[:12], b"", v[13], *at, n)
+                run_id = self.run_id
+                _commit(conn, run_id, [(*r[:6], *at) for r, at in zip(rows, ran, strict=True)],
+                        [(*v[:6], "" if v[6] is None else v[6], "" if v[7] is None else v[7], *v[8:12],
+                          v[13], *at, n)
                          for v, at, n in zip(verdicts, summaries, numbers, strict=True)], stale,
-                        [(self.run_id, n, *m) for v, n in zip(verdicts, numbers, strict=True) for m in v[14]],
-                        [(self.run_id, n, *m) for v, n in zip(verdicts, numbers, strict=True) for m in v[15]])
+                        [(run_id, n, i, name, "" if score is None else score, "" if bar is None else bar,
+                          status) for v, n in zip(verdicts, numbers, strict=True)
+                         for i, name, score, bar, status in v[14]],
+                        [(run_id, n, s[0], _nullable(s[1]), *s[2:5], *map(_nullable, s[5:11]), s[11])
+                         for v, n in zip(verdicts, numbers, strict=True) for s in v[15]])
                 told += len(verdicts)
             except sqlite3.DatabaseError as e:
                 error: BaseException = e if isinstance(e, sqlite3.IntegrityError) else \
@@ -269,8 +287,13 @@ def _many(sql: str, n: int) -> str:
     """`sql` (an `INSERT ... VALUES (?, ...)`, perhaps with an upsert clause after) inserting `n`
     rows in one statement."""
     head, _, rest = sql.partition(" VALUES ")
-    one, close, tail = rest.partition(")")
-    return head + " VALUES " + ", ".join([one + close] * n) + tail
+    depth = end = 0
+    while True:  # to the row's closing parenthesis (its values may call functions)
+        depth += (rest[end] == "(") - (rest[end] == ")")
+        end += 1
+        if depth == 0:
+            break
+    return head + " VALUES " + ", ".join([rest[:end]] * n) + rest[end:]
 
 
 _chain = itertools.chain.from_iterable
