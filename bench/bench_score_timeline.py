@@ -76,7 +76,7 @@ def child(argv: list[str], launched: float, out: str, workers: int) -> None:
     wrap(streamed, "open_eval_set", "streamed.open_eval_set")
     wrap(streamed, "worker_count")
     wrap(streamed, "hold_fork_server")
-    wrap(sharded, "spans")
+    wrap(sharded, "frame_ok" if hasattr(sharded, "frame_ok") else "spans")  # (the split ends before it)
     wrap(sharded._Pool, "__init__", "pool")
     wrap(sharded._Pool, "shutdown", "pool.shutdown")
     wrap(sharded, "_tell", "tell", every=250)

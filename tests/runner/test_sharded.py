@@ -376,3 +376,50 @@ def test_a_worker_refuses_a_chunk_nested_too_deep() -> None:
                 assert isinstance(done, Refusal) == refused, done
     finally:
         shard_worker._setup = kept
+
+
+def test_the_first_chunks_are_scored_while_the_files_are_split(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # The split of both files was a quarter of a second of a 10,000-case run's serial start:
+    # a chunk goes to the workers once its cases are found (and enough after them that it is
+    # the chunk a split made first would send), so the rest are found while they score.
+    from concurrent.futures import ProcessPoolExecutor
+
+    from agenteval.runner import sharded
+
+    events: list[str] = []
+    submit, frame_ok = ProcessPoolExecutor.submit, sharded.frame_ok
+
+    def submitted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        events.append("chunk sent")
+        return submit(self, *args, **kwargs)
+
+    def split(*args: Any) -> bool:
+        events.append("files split")
+        return frame_ok(*args)
+
+    monkeypatch.setattr(sharded._Pool, "submit", submitted)
+    monkeypatch.setattr(sharded, "frame_ok", split)
+    exp, act = _sets(tmp_path, n=1300)  # more than the first chunk and the cases after it
+    two = _score(exp, act, tmp_path / "two.json", 2)
+    assert two.processes == 2
+    assert events[0] == "chunk sent" and "files split" in events
+    one = _score(exp, act, tmp_path / "one.json", 1)
+    assert _without_ids_and_times((tmp_path / "one.json").read_bytes(), one) == \
+        _without_ids_and_times((tmp_path / "two.json").read_bytes(), two)
+
+
+@pytest.mark.parametrize("change", ["one case fewer", "one case more"])
+def test_files_of_other_lengths_are_refused_to_the_stream(tmp_path: Path, change: str) -> None:
+    from agenteval.runner.sharded import ShardsRefused, paired_spans
+
+    exp, act = _sets(tmp_path, n=6)
+    data = json.loads(act.read_text())
+    if change == "one case fewer":
+        data["eval_cases"].pop()
+    else:
+        data["eval_cases"].append(dict(data["eval_cases"][0], eval_id="c6"))
+    act.write_text(json.dumps(data, indent=2))
+    with pytest.raises(ShardsRefused, match="different numbers of cases"):
+        list(paired_spans(exp, act))
+    assert len(list(paired_spans(exp, exp))) == 6

@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -32,7 +32,7 @@ import anyio
 from agenteval.datasets.nesting import MAX_DEPTH
 from agenteval.datasets.scan import CHUNK as SCAN_CHUNK
 from agenteval.datasets.scan import DepthScan
-from agenteval.datasets.split import Span, item_spans
+from agenteval.datasets.split import ItemWalk, Span
 from agenteval.runner.driver import Sink, Sinks, Totals, completed, end_run, progress
 from agenteval.runner.header import TotalsCounter, start_header
 from agenteval.runner.job import ScoreJob, judge_models
@@ -258,17 +258,22 @@ class ReportCases:
             self.not_passed.append(result)
 
 
-def spans(expected: str | Path, actual: str | Path) -> tuple[list[Span], list[Span]]:
-    """The cases of both files, paired by position; ShardsRefused when they cannot be found so,
-    their counts differ, or a file's frame (all but its cases) nests too deep (`frame_ok`)."""
-    wanted, got = item_spans(expected, "eval_cases"), item_spans(actual, "eval_cases")
-    if wanted is None or got is None:
-        raise ShardsRefused("a file is not laid out one indented case after another")
-    if len(wanted) != len(got):
-        raise ShardsRefused("the files hold different numbers of cases")
-    if not (frame_ok(expected, wanted) and frame_ok(actual, got)):
-        raise ShardsRefused("a file nests too deep outside its cases, or holds a lone surrogate")
-    return wanted, got
+def paired_spans(expected: str | Path, actual: str | Path) -> Iterator[tuple[Span, Span]]:
+    """The cases of both files paired by position, as they are found (`split.ItemWalk`: a
+    run's first chunks are sent while the rest are found); ShardsRefused, at the end, when they
+    cannot be found so or their counts differ."""
+    with open(expected, "rb") as e, open(actual, "rb") as a:
+        in_expected, in_actual = ItemWalk(e, "eval_cases"), ItemWalk(a, "eval_cases")
+        got = iter(in_actual)
+        for span in in_expected:
+            other = next(got, None)
+            if other is None:
+                raise ShardsRefused("the files hold different numbers of cases")
+            yield span, other
+        if next(got, None) is not None:
+            raise ShardsRefused("the files hold different numbers of cases")
+        if in_expected.closed_at is None or in_actual.closed_at is None:
+            raise ShardsRefused("a file is not laid out one indented case after another")
 
 
 def frame_ok(path: str | Path, items: Sequence[Span]) -> bool:
@@ -298,7 +303,6 @@ async def rescore_sharded(job: ScoreJob, plan: RunPlan, services: Services, sele
     with nothing written, when the run must be read as a stream instead."""
     if any(listens_to_cases(o) for o in outputs):
         raise ShardsRefused("an output needs every case result")
-    wanted, got = spans(setup.expected_path, setup.actual_path)
     judge = judge_service(services, listener)
     totals = Totals()
     counter = totals.counter
@@ -311,15 +315,34 @@ async def rescore_sharded(job: ScoreJob, plan: RunPlan, services: Services, sele
         header = start_header(job, [selection], roles, endpoints=plan.endpoint_settings())
         header.actual_file = setup.actual_path
         seen: set[str] = set()
+        wanted: list[Span] = []
+        got: list[Span] = []
         with _Pool(workers, setup) as pool:
             try:
                 pending: deque[Future[list[Scored] | Refusal]] = deque()
-                runs = iter(chunks(len(wanted), workers))
-                for r in runs:  # the first few in flight before anything is told
+                in_flight = 2 * workers + 1  # chunks sent before anything is told
+
+                def send(r: range) -> None:
                     pending.append(pool.submit(score_chunk, r.start, wanted[r.start:r.stop],
                                                got[r.start:r.stop]))
-                    if len(pending) >= 2 * workers + 1:
-                        break
+
+                # The first chunks go as soon as their cases are found, while the rest are found
+                # (the files' split was a quarter of a second of the run's serial start): a chunk
+                # whose start has `lead` cases or more from it on is one `chunks` makes `CHUNK`
+                # long whatever the total, so the chunks are those of the split made first.
+                lead, sent = 2 * workers * CHUNK, 0
+                for span, other in paired_spans(setup.expected_path, setup.actual_path):
+                    wanted.append(span)
+                    got.append(other)
+                    if len(wanted) - sent >= lead and len(pending) < in_flight:
+                        send(range(sent, sent + CHUNK))
+                        sent += CHUNK
+                if not (frame_ok(setup.expected_path, wanted) and frame_ok(setup.actual_path, got)):
+                    raise ShardsRefused("a file nests too deep outside its cases, or holds a lone surrogate")
+                runs = iter([range(sent + r.start, sent + r.stop)
+                             for r in chunks(len(wanted) - sent, workers)])
+                while len(pending) < in_flight and (r := next(runs, None)) is not None:
+                    send(r)
                 while pending:
                     try:
                         done = await anyio.to_thread.run_sync(pending.popleft().result)
@@ -336,8 +359,7 @@ async def rescore_sharded(job: ScoreJob, plan: RunPlan, services: Services, sele
                         seen.add(scored.eval_id)
                         _tell(scored, setup.eval_set_id, writer, kept, counter, listener)
                     if (more := next(runs, None)) is not None:
-                        pending.append(pool.submit(score_chunk, more.start, wanted[more.start:more.stop],
-                                                   got[more.start:more.stop]))
+                        send(more)
             except BaseException:
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
@@ -386,5 +408,5 @@ def _tell(scored: Scored, eval_set_id: str, writer: DocumentWriter | None, kept:
 
 
 __all__ = ["CHUNK", "IDLE_SAMPLE_SECONDS", "LAST_CHUNK", "PRELOAD", "SHARD_MIN_BYTES", "ReportCases",
-           "ShardsRefused", "chunks", "forks_here", "hold_fork_server", "idle_cpus", "listens_to_cases",
-           "rescore_sharded", "spans", "worker_count"]
+           "ShardsRefused", "chunks", "forks_here", "frame_ok", "hold_fork_server", "idle_cpus",
+           "listens_to_cases", "paired_spans", "rescore_sharded", "worker_count"]
