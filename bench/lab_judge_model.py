@@ -1,11 +1,13 @@
 """Lab: `bench_judge_speed.py` on another model file or engine setting (issue 28 item 1, session 20).
 
-Runs `bench_judge_speed.py` (its arguments after `--`) with the embedded model's file replaced by
-`--model` (e.g. a derived GGUF from `lab_requant.py`; its saved prompt states go beside it, not
-into the shared model cache) and/or llama.cpp parameters changed by `--set` (`lab_engine_params`
-keys, e.g. `fa=off`). Nothing else changes: the same judge, prompts, cases and slots. Compare the
-output with a run on the shipped model (`bench_judge_speed.py --compare`) and with `--probs A B`:
-per judge record of the same case, the largest |difference| of a label probability.
+Runs `bench_judge_speed.py` (its arguments after `--`) with the embedded model's file replaced
+by `--model` (e.g. a derived GGUF from `lab_requant.py`) and/or llama.cpp parameters changed by
+`--set` (`lab_engine_params` keys, e.g. `fa=off`). Nothing else changes: the same judge, prompts,
+cases and slots. Compare the output with a run on the shipped model (`bench_judge_speed.py
+--compare`) and with `--probs A B`: per judge record of the same case, the largest |difference|
+of a label probability. Saved prompt states go to `--states`, never to the shared model cache
+(with flash attention off llama.cpp stores V transposed: one setting's states must not be
+restored into another's engine).
 
     python bench/lab_judge_model.py --model /tmp/derived/q6k-as-q8_0.gguf -- --out bench/out/q8.jsonl
     python bench/lab_judge_model.py --probs bench/out/shipped.jsonl bench/out/q8.jsonl
@@ -27,7 +29,11 @@ from lab_engine_params import apply
 from agenteval.models import local as local_module
 
 
-def patch(model: str | None, sets: list[str]) -> None:
+def patch(model: str | None, sets: list[str], states: str) -> None:
+    # Saved prompt states are the engine's KV cells: never share them between settings (with
+    # flash attention off llama.cpp stores V transposed) nor write them into the shared cache.
+    Path(states).mkdir(parents=True, exist_ok=True)
+    local_module._states_directory = lambda model_path: Path(states)  # type: ignore[assignment]
     if model:
         path = Path(model).resolve()
         local_module.model_file = lambda cache_dir=None: path  # type: ignore[assignment]
@@ -72,12 +78,14 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model")
     p.add_argument("--set", action="append", default=[], help="key=value (lab_engine_params keys)")
+    p.add_argument("--states", default="/tmp/lab_judge_model_states",
+                   help="saved prompt states for this setting (not the shared model cache)")
     p.add_argument("--probs", nargs=2, metavar=("A", "B"))
     args, rest = p.parse_known_args()
     if args.probs:
         probs(*args.probs)
         return
-    patch(args.model, args.set)
+    patch(args.model, args.set, args.states)
     import bench_judge_speed
 
     sys.argv = [sys.argv[0], *[x for x in rest if x != "--"]]

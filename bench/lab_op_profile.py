@@ -134,6 +134,9 @@ def run(args: argparse.Namespace) -> None:
         print(f"{name} ({spec or 'shipped'}): loaded in {time.perf_counter() - t:.1f} s, warm "
               f"{warm['prompt_n']} tokens", file=sys.stderr, flush=True)
     names = list(specs)
+    if args.interleave:
+        interleaved(args, specs, servers, bodies, len(group))
+        return
     for r in range(args.rounds):
         order = names if r % 2 == 0 else names[::-1]
         for name in order:
@@ -158,6 +161,30 @@ def run(args: argparse.Namespace) -> None:
     if args.perf:
         for name in names:
             report(f"{args.perf}.{name}")
+
+
+def interleaved(args: argparse.Namespace, specs: dict[str, str], servers: dict[str, Any],
+                bodies: dict[str, list[dict[str, Any]]], n: int) -> None:
+    """Call by call: each body to every set in turn, the first set alternating call by call, so
+    a pair of calls is seconds apart under the same load (a round is `--calls` such steps)."""
+    names = list(specs)
+    k = 0
+    for r in range(args.rounds):
+        got: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+        load0 = os.getloadavg()[0]
+        for i in range(args.calls):
+            for name in names if k % 2 == 0 else names[::-1]:
+                got[name].append({"i": i, "case": bodies[name][i % n].get("_case"),
+                                  **call(servers[name], bodies[name][i % n])})
+            k += 1
+        load1 = os.getloadavg()[0]
+        for name in names:
+            summary(name, r, got[name], load0, load1)
+            with open(args.out, "a", encoding="utf-8") as sink:
+                for row in got[name]:
+                    sink.write(json.dumps({"tag": args.tag, "set": name, "spec": specs[name], "round": r,
+                                           "load": load1, **row}) + "\n")
+    table(args.out, args.tag)
 
 
 def summary(name: str, r: int, rows: list[dict[str, Any]], load0: float, load1: float) -> None:
@@ -232,12 +259,45 @@ def report(path: str) -> None:
         print(f"    {pct:5.1f}%  {op_of(dso, sym):12} {dso:22} {sym[:90]}")
 
 
+def project(path: str, base_ms: float, per_kv_ms: float) -> None:
+    """What a verdict would take under the candidates, from a `bench_judge_speed.py` output:
+    each call's prompt time rescaled by the ms per prompt token of a linear model in the cached
+    tokens before it, `base_ms + per_kv_ms * n_kv / 1000` (`--fit`; the attention part is the
+    second term), everything else (decoding, glue) kept. Candidates: flash attention off (the
+    attention part x `FA_OFF`, this lab's perf samples), and the fixed prefix cut to N tokens."""
+    rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+    def per_tok(n_kv: float, attention: float = 1.0) -> float:
+        return base_ms + attention * per_kv_ms * n_kv / 1000
+
+    cands: dict[str, tuple[float, float]] = {"as measured": (1.0, 1e9), "fa off": (FA_OFF, 1e9)}
+    for n in (1500, 1000, 500, 150):
+        cands[f"prefix <= {n}"] = (1.0, n)
+        cands[f"fa off, prefix <= {n}"] = (FA_OFF, n)
+    print(f"{path}: {len(rows)} cases; model {base_ms} + {per_kv_ms} ms per 1,000 cached tokens")
+    for name, (att, cap) in cands.items():
+        per_verdict = []
+        for r in rows:
+            secs = r["seconds"]
+            for c in r["calls"]:
+                scale = per_tok(min(c["reused"], cap), att) / per_tok(c["reused"])
+                secs -= c["prompt_ms"] / 1000 * (1 - scale)
+            per_verdict.append(secs / r["verdicts"])
+        ordered = sorted(per_verdict)
+        p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
+        print(f"  {name:24} s per verdict median {statistics.median(per_verdict):5.2f}  p90 {p90:5.2f}")
+
+
+FA_OFF = 5951 / 9040  # attention samples, flash attention off / on (perf, 8 calls each, ab1 round 0)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bodies", default=str(Path(__file__).resolve().parent / "out" / "s19_bodies.jsonl"))
     p.add_argument("--group", type=int, default=0, help="prefix group, by prefix length (0: longest)")
     p.add_argument("--calls", type=int, default=8, help="calls per set and round")
     p.add_argument("--rounds", type=int, default=1)
+    p.add_argument("--interleave", action="store_true", help="sets alternate call by call (no --perf)")
     p.add_argument("--sets", nargs="*", default=[],
                    help="name:key=value,... (model=PATH, short=1, lab_engine_params keys)")
     p.add_argument("--only-sets", help="comma-separated set names to run (default: all, with default)")
@@ -247,12 +307,17 @@ def main() -> None:
     p.add_argument("--perf", help="perf record round 0's calls of each set into PERF.<set>")
     p.add_argument("--freq", type=int, default=499)
     p.add_argument("--report", help="print a perf file's samples by op and exit")
+    p.add_argument("--project", help="a bench_judge_speed.py output: s per verdict under the candidates")
+    p.add_argument("--fit", default="25.7,6.6", help="--project: ms per prompt token, base,per 1,000 cached")
     p.add_argument("--out", default=str(Path(__file__).resolve().parent / "out" / "lab_op_profile.jsonl"))
     p.add_argument("--table-from", help="print the table of a --out file (with --tag: one run)")
     p.add_argument("--tag", default=time.strftime("%H%M%S"))
     args = p.parse_args()
     if args.report:
         report(args.report)
+    elif args.project:
+        base, per_kv = map(float, args.fit.split(","))
+        project(args.project, base, per_kv)
     elif args.table_from:
         table(args.table_from, args.tag if "--tag" in sys.argv else None)
     else:
