@@ -122,6 +122,7 @@ def _run(src: str, home: Path, work: Path, log_path: Path) -> dict[str, Any]:
     argv = ["eval", "hello_world", "hello_world/hello_world.evalset.json", "--print_detailed_results"]
     command = ["/usr/bin/time", "-v", sys.executable, str(Path(__file__).resolve()), "--child",
                str(log_path), "--", *argv]
+    log_path.unlink(missing_ok=True)  # the child appends: this run's records only
     before = _load()
     proc = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
     after = _load()
@@ -175,6 +176,8 @@ def main() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     if "warm" in modes:  # each tree's warm home primed once (its states written)
         for name, src in trees.items():
+            if (scratch / f"warm-{name}").is_dir():  # a scratch directory used before: primed
+                continue
             home = _home(scratch, f"warm-{name}")
             result = _run(src, home, work, scratch / f"prime-{name}.jsonl")
             print(f"primed {name}: wall {result['wall']} s, load {result['load_before']}", flush=True)
