@@ -166,11 +166,12 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "bench" / "out" / "main_command.jsonl"))
     args = parser.parse_args()
     scratch = Path(args.scratch or tempfile.mkdtemp(prefix="main_command_"))
-    work = scratch / "examples"
-    if not work.is_dir():
-        shutil.copytree(ROOT / "examples" / "hello_world", work / "hello_world",
-                        ignore=shutil.ignore_patterns("__pycache__", ".agenteval"))
     trees = {"before": args.before, "after": args.after}
+    works = {name: scratch / f"examples-{name}" for name in trees}  # each tree its own store: a
+    for work in works.values():  # history one tree's schema upgrades may be refused by the other's
+        if not work.is_dir():
+            shutil.copytree(ROOT / "examples" / "hello_world", work / "hello_world",
+                            ignore=shutil.ignore_patterns("__pycache__", ".agenteval"))
     modes = args.modes.split(",")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -179,7 +180,7 @@ def main() -> None:
             if (scratch / f"warm-{name}").is_dir():  # a scratch directory used before: primed
                 continue
             home = _home(scratch, f"warm-{name}")
-            result = _run(src, home, work, scratch / f"prime-{name}.jsonl")
+            result = _run(src, home, works[name], scratch / f"prime-{name}.jsonl")
             print(f"primed {name}: wall {result['wall']} s, load {result['load_before']}", flush=True)
     rows: list[dict[str, Any]] = []
     for pair in range(args.pairs):
@@ -192,7 +193,7 @@ def main() -> None:
                     home = _home(scratch, home.name)
                 else:
                     home = _home(scratch, f"warm-{name}")
-                result = _run(trees[name], home, work, scratch / f"{mode}-{name}-{pair}.jsonl")
+                result = _run(trees[name], home, works[name], scratch / f"{mode}-{name}-{pair}.jsonl")
                 row = {"pair": pair, "mode": mode, "tree": name, **result}
                 rows.append(row)
                 with out.open("a", encoding="utf-8") as f:
