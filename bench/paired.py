@@ -19,13 +19,14 @@ import subprocess
 import time
 
 
-def run(cmd: list[str]) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds (user + system) and peak RSS in MiB of one whole run."""
+def run(cmd: list[str], expected: int = 0) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system) and peak RSS in MiB of one whole run, which
+    must exit with `expected` (a score with failing cases exits 1)."""
     start = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.monotonic() - start
-    if os.waitstatus_to_exitcode(status) != 0:
+    if os.waitstatus_to_exitcode(status) != expected:
         raise SystemExit(f"exit {os.waitstatus_to_exitcode(status)}: {shlex.join(cmd)}")
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
@@ -40,14 +41,15 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=4, help="pairs (default 4), after one unrecorded pair")
     parser.add_argument("--a", required=True, help="command A (the change)")
     parser.add_argument("--b", required=True, help="command B (the baseline or the yardstick)")
+    parser.add_argument("--exit", type=int, default=0, help="the exit status both must give (default 0)")
     args = parser.parse_args()
     a, b = shlex.split(args.a), shlex.split(args.b)
-    run(a), run(b)  # warm-up: page cache, bytecode
+    run(a, args.exit), run(b, args.exit)  # warm-up: page cache, bytecode
     rows: dict[str, list[tuple[float, float, float]]] = {"A": [], "B": []}
     for i in range(args.n):
         order = (("A", a), ("B", b)) if i % 2 == 0 else (("B", b), ("A", a))  # who goes first alternates
         for name, cmd in order:
-            rows[name].append(run(cmd))
+            rows[name].append(run(cmd, args.exit))
         load = os.getloadavg()[0]
         ra, rb = rows["A"][-1], rows["B"][-1]
         print(f"pair {i + 1}: A {ra[0]:.2f} s wall / {ra[1]:.2f} s CPU, B {rb[0]:.2f} / {rb[1]:.2f}"
