@@ -6,7 +6,9 @@ Makes (once, or again with `--setup`) `bench_journal.py`'s killed run: `--cases`
 SIGKILLed with `--left` of them still to run, kept under bench/out/resume_budget/killed. Then,
 `--repeat` times, resumes a fresh copy of it in this process (`agenteval.cli.main.main`, after
 the imports) with each step below wrapped in a `time.thread_time` counter, and prints each
-step's thread CPU and the process's CPU (user + system) for the resume. Steps nest (the reader
+step's thread CPU, the process's CPU (user + system) for the resume, split into the main
+thread's and the other threads' (on a 2-core machine the main thread's CPU bounds the wall from
+below when the rest runs beside it), and the wall. Steps nest (the reader
 runs inside `run_evaluation`), and a generator's step counts only its own `next` calls. Run it
 with `PYTHONPATH=<a tree's src>` to budget another tree (compiled to bytecode first:
 `python -m compileall -q <src>`).
@@ -125,11 +127,17 @@ def resume_once(acc: dict[str, float]) -> dict[str, float]:
     argv = ["eval", str(copy), str(OUT / "resume.evalset.json"), "--resume", "latest",
             "--output", str(OUT / "resumed.json")]
     r0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.process_time()
+    w0, m0 = time.perf_counter(), time.thread_time()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
         main(argv)
+    main_thread = time.thread_time() - m0
     r1 = resource.getrusage(resource.RUSAGE_SELF)
-    return {"process CPU (the resume, after the imports)": time.process_time() - t0,
-            "  user": r1.ru_utime - r0.ru_utime, "  system": r1.ru_stime - r0.ru_stime, **acc}
+    cpu = time.process_time() - t0
+    return {"process CPU (the resume, after the imports)": cpu,
+            "  user": r1.ru_utime - r0.ru_utime, "  system": r1.ru_stime - r0.ru_stime,
+            "  the main thread (the run's event loop and the recording)": main_thread,
+            "  other threads (the journal's writer, the document's writes)": cpu - main_thread,
+            "wall (under load: waits for a core too)": time.perf_counter() - w0, **acc}
 
 
 def main() -> None:

@@ -6,6 +6,7 @@ import io
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 
 from agenteval.datasets.targets import TargetWriter
 from agenteval.errors import AgentEvalError, DataError
+from agenteval.schema import EvalSetResult
 from agenteval.store import output, write_outputs
 from agenteval.store.history import history_dir
 from agenteval.store.output import DocumentWriter, placed_summary
@@ -182,9 +184,9 @@ def test_results_placed_elsewhere_are_written_as_they_come(tmp_path: Path) -> No
     assert (writer.cases, writer.summaries) == (3, 3)
 
 
-@pytest.mark.parametrize("stream_first", [False, True])
-def test_the_history_copy_of_a_large_document_has_the_bytes_of_its_output(tmp_path: Path,
-                                                                          stream_first: bool) -> None:
+@pytest.mark.parametrize(("stream_first", "background"), [(False, False), (True, False), (False, True)])
+def test_the_history_copy_of_a_large_document_has_the_bytes_of_its_output(tmp_path: Path, stream_first: bool,
+                                                                          background: bool) -> None:
     # Several MiB, so that blocks are written before the end and the copy is made at `commit`.
     cases = [case(f"c{i:04d}", {"m": i / 3000}) for i in range(3000)]
     doc = summarise(result(cases))
@@ -192,13 +194,78 @@ def test_the_history_copy_of_a_large_document_has_the_bytes_of_its_output(tmp_pa
     write_outputs([doc], whole)
     assert whole.stat().st_size > 3 << 20
     paths = [tmp_path / "out.json", tmp_path / "history" / "copy.json", Path("/dev/null")]
-    writer = DocumentWriter(paths[::-1] if stream_first else paths, doc)
+    writer = DocumentWriter(paths[::-1] if stream_first else paths, doc, background)
     for got, summary in zip(doc.eval_case_results, doc.summary, strict=True):
         writer.add(got)
         writer.add_summary(summary)
     assert not paths[1].exists()
     writer.commit(doc)
     assert paths[0].read_bytes() == paths[1].read_bytes() == whole.read_bytes()
+
+
+class _HeldWrites:
+    """`TargetWriter.write` held until `go` is set, counting the calls that returned; the write
+    of block `fail` (counted from 1) fails as a full disk does."""
+
+    def __init__(self, fail: int = 0) -> None:
+        self.go, self.written, self.threads, self.fail = threading.Event(), 0, set[str](), fail
+        self._write = TargetWriter.write
+
+    def __call__(self, target: TargetWriter, chunk: bytes) -> None:
+        self.threads.add(threading.current_thread().name)
+        if len(chunk) >= 1 << 20:  # (a block, not the prelude `__init__` writes)
+            assert self.go.wait(10)
+            if self.written + 1 == self.fail:
+                target.abort()
+                raise DataError(target.path, "", "cannot be written: No space left on device")
+        self._write(target, chunk)
+        self.written += 1
+
+
+def _large() -> EvalSetResult:
+    return summarise(result([case(f"c{i:04d}", {"m": i / 3000}) for i in range(3000)]))
+
+
+def test_a_background_writer_hands_its_blocks_to_its_thread_and_commit_waits_for_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = _large()
+    whole = tmp_path / "whole.json"
+    write_outputs([doc], whole)
+    held = _HeldWrites()
+    monkeypatch.setattr(TargetWriter, "write", lambda target, chunk: held(target, chunk))
+    writer = DocumentWriter([tmp_path / "out.json"], doc, background=True)
+    for got in doc.eval_case_results[:500]:  # more than a block: handed over, not written yet
+        writer.add(got)
+    assert held.written == 1 and not held.go.is_set()  # the prelude only: the caller did not wait
+    held.go.set()
+    for got in doc.eval_case_results[500:]:
+        writer.add(got)
+    for summary in doc.summary:
+        writer.add_summary(summary)
+    writer.commit(doc)
+    assert (tmp_path / "out.json").read_bytes() == whole.read_bytes()
+    assert any(name.startswith("agenteval-document") for name in held.threads)
+    assert writer._thread is None  # (ended by commit)
+
+
+def test_a_background_write_that_fails_is_raised_and_leaves_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    held = _HeldWrites(fail=2)
+    held.go.set()
+    monkeypatch.setattr(TargetWriter, "write", lambda target, chunk: held(target, chunk))
+    doc = _large()
+    target = tmp_path / "out" / "out.json"
+    target.parent.mkdir()
+    writer = DocumentWriter([target], doc, background=True)
+    with pytest.raises(DataError, match=r"out\.json: cannot be written: No space left"):
+        try:
+            for got in doc.eval_case_results:
+                writer.add(got)
+            writer.commit(doc)
+        except DataError:
+            writer.abort()  # (what the run's sink does)
+            raise
+    assert list(target.parent.iterdir()) == [] and writer._thread is None
 
 
 def _killed_writer(target: Path) -> Path:

@@ -301,7 +301,7 @@ class Written(Sink):
     put in place when the eval set ends, left as it was when the run fails."""
 
     def __init__(self, paths: Sequence[str | Path], document: EvalSetResult) -> None:
-        self.writer = DocumentWriter(paths, document)
+        self.writer = DocumentWriter(paths, document, background=True)
 
     def on_case_run(self, result: EvalCaseResult, seconds: float) -> None:
         self.writer.add(result)
