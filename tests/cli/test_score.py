@@ -94,6 +94,25 @@ def test_console_script_starts_without_heavy_imports() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_score_imports_no_evaluation_loop_nor_agent() -> None:
+    # `score`'s streamed and sharded paths run no agent: the evaluation loop, its executors and
+    # the built-in agent (with its tools) are a tenth of a second of every `score`'s start.
+    code = ("import sys; import agenteval.cli.commands, agenteval.runner.sharded; "
+            "print(sorted(m for m in ('agenteval.runner.evaluate', 'agenteval.runner.run', "
+            "'agenteval.runner.executors', 'agenteval.agents.builtin', 'agenteval.agents.loader') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_runner_run_is_the_function_whatever_was_imported_first() -> None:
+    # `agenteval.runner`'s names are imported when asked for; `run` is also a submodule's name.
+    code = ("import agenteval.runner.run, agenteval.runner as r; from agenteval.runner import run, rescore; "
+            "print(callable(run), run is r.run, run.__module__, rescore.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "True", "agenteval.runner.run", "rescore"]
+
+
 @pytest.mark.parametrize(("criteria", "code"), [({"response_match_score": 0.5}, 0),
                                                 ({"response_match_score": 1.0}, 1)])
 def test_console_script_exit_codes_and_output_after_fast_exit(

@@ -2,7 +2,7 @@
 report, write the result documents and report files, record the run in the history.
 
 This is the edge where the environment is read (model API keys) and output is printed; the
-work itself is the runner's (`agenteval.runner.rescore`).
+work itself is the runner's (`agenteval.runner.streamed`, `agenteval.runner.rescore`).
 """
 
 from __future__ import annotations
@@ -28,19 +28,12 @@ from agenteval.reporting import console_report, render_report
 from agenteval.reporting.console import streamed_report
 from agenteval.reporting.junit import JUnitStream
 from agenteval.reporting.markdown import MarkdownStream
-from agenteval.runner import (
-    RunPlan,
-    ScoreJob,
-    Selection,
-    Services,
-    load_actual,
-    prepare,
-    rescore,
-    resolve_config,
-    weak_judges,
-)
 from agenteval.runner.driver import Sink
+from agenteval.runner.job import ScoreJob, weak_judges
+from agenteval.runner.plan import RunPlan, prepare
 from agenteval.runner.result_stream import is_result_document
+from agenteval.runner.selection import Selection, resolve_config
+from agenteval.runner.services import Services
 from agenteval.runner.streamed import RunsApart, StreamedRun, eval_set_shell, open_eval_set, rescore_files
 from agenteval.runner.sync import run_sync
 from agenteval.schema import Concurrency, EvalCaseResult, EvalSetResult, Run, RunSpec
@@ -280,6 +273,11 @@ def _score(args: ScoreArgs) -> int:
             return _score_streamed(console, args, job, services, plan)
         except RunsApart:  # a hand-made document: read whole (nothing is written yet)
             pass
+    # Imported here: the run's whole-document path brings the evaluation loop, its executors
+    # and the agents with it, which the streamed path (nearly every run) never uses.
+    from agenteval.runner.recorded import load_actual
+    from agenteval.runner.run import rescore
+
     expected = load_eval_set(args.expected)
     args.outputs.check([expected.eval_set_id])
     actual = load_actual(args.actual)

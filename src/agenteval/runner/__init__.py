@@ -3,17 +3,65 @@
 A job (`EvalJob`, `ScoreJob`) says what to do; `Services` hold the run's models, limits and
 judge cache; the result is a `Run` (header + one `EvalSetResult` per eval set). The phases
 underneath (inference, scoring) are exported for tools that drive them directly.
+
+Each name is imported from its module when first asked for (`__getattr__`), so that importing
+one module of the runner (`agenteval.runner.streamed` for `score`) does not import the others
+(`evaluate` brings the agents, the model clients and httpx: a tenth of a second at start-up).
 """
 
-from agenteval.runner.evaluate import EvalSetRequest, run_evaluation
-from agenteval.runner.inference import infer_case, session_spec
-from agenteval.runner.job import EvalJob, JobOptions, ScoreJob, weak_judges, with_judge_model
-from agenteval.runner.plan import RunPlan, prepare
-from agenteval.runner.recorded import load_actual, pair_runs, score_recorded
-from agenteval.runner.run import Run, check_judges, rescore, run, start
-from agenteval.runner.scoring import CaseRun, case_status, metric_status, score_case
-from agenteval.runner.selection import Selection, config_beside, resolve_config, select
-from agenteval.runner.services import Services
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agenteval.runner.evaluate import EvalSetRequest, run_evaluation
+    from agenteval.runner.inference import infer_case, session_spec
+    from agenteval.runner.job import EvalJob, JobOptions, ScoreJob, weak_judges, with_judge_model
+    from agenteval.runner.plan import RunPlan, prepare
+    from agenteval.runner.recorded import load_actual, pair_runs, score_recorded
+    from agenteval.runner.run import Run, check_judges, rescore, run, start
+    from agenteval.runner.scoring import CaseRun, case_status, metric_status, score_case
+    from agenteval.runner.selection import Selection, config_beside, resolve_config, select
+    from agenteval.runner.services import Services
+
+_HOME = {
+    **dict.fromkeys(["EvalSetRequest", "run_evaluation"], "evaluate"),
+    **dict.fromkeys(["infer_case", "session_spec"], "inference"),
+    **dict.fromkeys(["EvalJob", "JobOptions", "ScoreJob", "weak_judges", "with_judge_model"], "job"),
+    **dict.fromkeys(["RunPlan", "prepare"], "plan"),
+    **dict.fromkeys(["load_actual", "pair_runs", "score_recorded"], "recorded"),
+    **dict.fromkeys(["Run", "check_judges", "rescore", "run", "start"], "run"),
+    **dict.fromkeys(["CaseRun", "case_status", "metric_status", "score_case"], "scoring"),
+    **dict.fromkeys(["Selection", "config_beside", "resolve_config", "select"], "selection"),
+    "Services": "services",
+}
+
+
+class _Runner(types.ModuleType):
+    """This package, whose `run` is the function, not the submodule of that name: the import
+    system names a submodule on its package once it is loaded (`runner.run`, which the eager
+    imports used to overwrite with the function at once)."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in _HOME and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Runner
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module 'agenteval.runner' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"agenteval.runner.{home}"), name)
+    globals()[name] = value  # asked once
+    return value
+
 
 __all__ = [
     "CaseRun",
