@@ -165,33 +165,6 @@ def test_large_files_get_a_worker_per_idle_cpu(tmp_path: Path, monkeypatch: pyte
     assert asked == [list(range(cpus))]
 
 
-def test_idle_cpus_are_the_idle_share_of_the_ticks_while_asleep(monkeypatch: pytest.MonkeyPatch) -> None:
-    from agenteval.runner import sharded
-
-    # Two CPUs over the sample: 30 of 40 ticks idle (the other CPU's load, not this sleeping
-    # process's) is 1.5 idle CPUs, whatever the 1-minute load average says.
-    ticks = iter([(1000, 5000), (1030, 5040)])
-    monkeypatch.setattr(sharded, "_cpu_ticks", lambda cpus: next(ticks))
-    monkeypatch.setattr(os, "getloadavg", lambda: (9.0, 9.0, 9.0))
-    assert sharded.idle_cpus([0, 1], seconds=0) == 1.5
-    # No /proc/stat: the CPUs less the 1-minute load average.
-    monkeypatch.setattr(sharded, "_cpu_ticks", lambda cpus: None)
-    monkeypatch.setattr(os, "getloadavg", lambda: (0.5, 0.5, 0.5))
-    assert sharded.idle_cpus([0, 1], seconds=0) == 1.5
-
-
-@pytest.mark.skipif(not Path("/proc/stat").is_file(), reason="no /proc/stat here")
-def test_cpu_ticks_are_read_per_cpu_from_proc_stat() -> None:
-    from agenteval.runner import sharded
-
-    cpus = sorted(os.sched_getaffinity(0))
-    one, every = sharded._cpu_ticks(cpus[:1]), sharded._cpu_ticks(cpus)
-    assert one is not None and every is not None
-    assert 0 <= one[0] <= one[1] <= every[1]
-    assert sharded._cpu_ticks([10_000]) is None  # a CPU that is not there
-    assert 0.0 <= sharded.idle_cpus(cpus, seconds=0.05) <= len(cpus)
-
-
 @pytest.mark.skipif("forkserver" not in __import__("multiprocessing").get_all_start_methods(),
                     reason="no fork server here")
 def test_the_fork_server_ends_with_the_run(tmp_path: Path) -> None:

@@ -8,9 +8,9 @@ limits in this process), the actual file is an eval set listing its cases in the
 set's order, both files are indented JSON (`datasets.split`) and together at least
 `SHARD_MIN_BYTES`, and nothing listening to the run needs every case result but the document,
 the totals, the progress and the report's first cases. Processes: `--parallelism`, at most one
-per CPU idle when the run starts (`worker_count`). Anything else, or anything a worker cannot take (bad input
-included), and the run is read as a stream in one process instead, from the start, with nothing
-written in between: its errors name the file and the field as always.
+per CPU other processes leave idle (`worker_count`). Anything else, or anything a worker cannot
+take (bad input included), and the run is read as a stream in one process instead, from the
+start, with nothing written in between: its errors name the file and the field as always.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import multiprocessing
 import os
 import sys
 import threading
-import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -33,6 +32,7 @@ from agenteval.datasets.nesting import MAX_DEPTH
 from agenteval.datasets.scan import CHUNK as SCAN_CHUNK
 from agenteval.datasets.scan import DepthScan
 from agenteval.datasets.split import ItemWalk, Span
+from agenteval.runner.cpus import idle_cpus
 from agenteval.runner.driver import Sink, Sinks, Totals, completed, end_run, progress
 from agenteval.runner.header import TotalsCounter, start_header
 from agenteval.runner.job import ScoreJob, judge_models
@@ -74,10 +74,11 @@ class ShardsRefused(Exception):
 
 def worker_count(parallelism: int, expected: str | Path, actual: str | Path) -> int:
     """Processes to score a run in: one below `SHARD_MIN_BYTES`, else `parallelism`, at most
-    one per CPU this process may use that is idle now (`idle_cpus`, rounded). Workers cost CPU
-    of their own (starting, and passing results back): measured on 2 busy cores (load 15), a
-    10,000-case run took 20% more CPU and longer in 2 workers than in one process, so they are
-    started only where cores are free."""
+    one per CPU this process may use that other processes leave idle, rounded (`cpus.idle_cpus`:
+    measured over the command's start-up, this process's own CPU counted as idle). Workers cost
+    CPU of their own (starting, and passing results back): measured on 2 busy cores (load 15),
+    a 10,000-case run took 20% more CPU and longer in 2 workers than in one process, so they
+    are started only where cores are free."""
     try:
         size = os.path.getsize(expected) + os.path.getsize(actual)
     except OSError:
@@ -90,46 +91,6 @@ def worker_count(parallelism: int, expected: str | Path, actual: str | Path) -> 
         cpus = list(range(os.cpu_count() or 1))
     idle = idle_cpus(cpus)
     return max(1, min(parallelism, len(cpus), round(idle)))
-
-
-IDLE_SAMPLE_SECONDS = 0.1
-
-
-def idle_cpus(cpus: Sequence[int], seconds: float = IDLE_SAMPLE_SECONDS) -> float:
-    """How many of `cpus` are idle now: their idle share over the next `seconds` (from
-    /proc/stat, while this process sleeps, so its own work is not counted), times their
-    number. Where /proc/stat is not, the CPUs less the 1-minute load average; where that is
-    not either, all of them. The 1-minute average trails by a minute: the run before this one
-    (a benchmark's previous contender, a CI step) kept it near 1 on an idle 2-core machine."""
-    before = _cpu_ticks(cpus)
-    if before is not None:
-        time.sleep(seconds)
-        after = _cpu_ticks(cpus)
-        if after is not None and after[1] > before[1]:
-            return len(cpus) * (after[0] - before[0]) / (after[1] - before[1])
-    try:
-        return len(cpus) - os.getloadavg()[0]
-    except (AttributeError, OSError):  # no load average here: every CPU counts
-        return float(len(cpus))
-
-
-def _cpu_ticks(cpus: Sequence[int]) -> tuple[int, int] | None:
-    """(idle, all) clock ticks of `cpus` since boot, from /proc/stat; None where it cannot be
-    read so."""
-    wanted = {f"cpu{i}".encode() for i in cpus}
-    idle = total = 0
-    try:
-        with open("/proc/stat", "rb") as f:
-            for line in f:
-                name, _, rest = line.partition(b" ")
-                if name in wanted:
-                    ticks = [int(x) for x in rest.split()[:8]]  # user .. steal
-                    idle += ticks[3] + ticks[4]  # idle, iowait
-                    total += sum(ticks)
-                    wanted.discard(name)
-    except (OSError, ValueError, IndexError):
-        return None
-    return None if wanted else (idle, total)
 
 
 PRELOAD = ["agenteval.runner.shard_worker"]  # what the fork server imports once for every worker
@@ -407,6 +368,6 @@ def _tell(scored: Scored, eval_set_id: str, writer: DocumentWriter | None, kept:
                               scored.error))
 
 
-__all__ = ["CHUNK", "IDLE_SAMPLE_SECONDS", "LAST_CHUNK", "PRELOAD", "SHARD_MIN_BYTES", "ReportCases",
+__all__ = ["CHUNK", "LAST_CHUNK", "PRELOAD", "SHARD_MIN_BYTES", "ReportCases",
            "ShardsRefused", "chunks", "forks_here", "frame_ok", "hold_fork_server", "idle_cpus",
            "listens_to_cases", "paired_spans", "rescore_sharded", "worker_count"]
