@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.datasets.nesting import MAX_DEPTH
@@ -22,6 +24,7 @@ from agenteval.datasets.scan import DepthScan
 from agenteval.datasets.split import Span
 from agenteval.datasets.stream import read_item
 from agenteval.errors import DataError
+from agenteval.runner.placed_json import placed_json, plain, plain_numbers
 from agenteval.runner.recorded import paired_case
 from agenteval.runner.scoring import NotEvaluatedPolicy, score_case
 from agenteval.schema import EvalCase, EvalStatus
@@ -69,14 +72,19 @@ class Refusal:
 
 
 _setup: ShardSetup | None = None
+_write: Callable[[BaseModel], bytes] = placed_model_json
 
 
 def start(setup: ShardSetup) -> None:
     """The worker's initializer: keeps the run's setup for its chunks, and pauses the cyclic
     GC for the worker's life, as `agenteval score` does in one process: a worker builds and
-    frees each case's objects and makes no cycles worth collecting (a worker lives for one run)."""
-    global _setup
+    frees each case's objects and makes no cycles worth collecting (a worker lives for one run).
+    A case is written by `placed_json` (orjson where it writes pydantic's bytes) where its
+    guarantee holds: the metrics' wire values (each metric result's `criterion`) are `plain`
+    (checked here), and so are the numbers of the case's items (`plain_numbers`)."""
+    global _setup, _write
     _setup = setup
+    _write = placed_json if all(plain(m.wire_dict) for m in setup.metrics) else placed_model_json
     gc.disable()
 
 
@@ -143,7 +151,8 @@ def score_chunk(first: int, expected: Sequence[Span], actual: Sequence[Span]) ->
             return Refusal(f"case {i}: {e}")
         summary = summarise_case(case.eval_id, [result], setup.gating, setup.policy == "ignore")
         outcome = CaseOutcome(result.eval_set_id, setup.gating, summary, [result])
-        out.append(Scored(case.eval_id, placed_model_json(result), placed_model_json(summary),
+        write = _write if plain_numbers(a) and plain_numbers(b) else placed_model_json
+        out.append(Scored(case.eval_id, write(result), write(summary),
                           summary.final_eval_status, result.error_message, len(result.metric_errors),
                           outcome.duration(), outcome.tokens(), time.monotonic() - started))
     return out
