@@ -6,12 +6,14 @@ interrupted runs are kept `KEEP_INTERRUPTED_DAYS`)."""
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agenteval.errors import DataError
 from agenteval.schema import EvalCaseResult, RunSpec
 from agenteval.store.claim import lock_path
 from agenteval.store.journal import FLUSH_CASES, FLUSH_SECONDS, KEEP_INTERRUPTED_DAYS, Journal, RunOwned
@@ -20,6 +22,7 @@ from agenteval.store.journal import FLUSH_CASES, FLUSH_SECONDS, KEEP_INTERRUPTED
 def _begin(root: Path, run_id: str = "20250101-000000-aaaaaa") -> Journal:
     journal = Journal(root)
     journal.begin(RunSpec(run_id=run_id, command="eval", started=1.0), "{}", 3)
+    journal.flush()  # (the run's writer thread begins it: another process sees it once committed)
     return journal
 
 
@@ -39,8 +42,8 @@ def test_a_run_has_one_owner_until_released(tmp_path: Path) -> None:
 def test_a_killed_owner_owns_nothing(tmp_path: Path) -> None:
     code = ("import sys, time\nfrom agenteval.schema import RunSpec\n"
             "from agenteval.store.journal import Journal\n"
-            f"Journal({str(tmp_path)!r}).begin(RunSpec(run_id='r1', command='eval'), '{{}}', 1)\n"
-            "print('owned', flush=True)\ntime.sleep(60)\n")
+            f"j = Journal({str(tmp_path)!r})\nj.begin(RunSpec(run_id='r1', command='eval'), '{{}}', 1)\n"
+            "j.flush()\nprint('owned', flush=True)\ntime.sleep(60)\n")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "owned"
@@ -140,11 +143,47 @@ def test_appends_go_through_one_connection_in_batches(tmp_path: Path,
     for i in range(300):
         journal.append("20250101-000000-aaaaaa", "s", _result(i))
     journal.flush()
-    assert len(opened) == 1  # the run's writer: none per append
+    assert opened == []  # the run's writer's connection, opened as the run began: none per append
     assert sum(commits) == 300 and len(commits) <= 300 // FLUSH_CASES + 2
     monkeypatch.undo()
     assert len(journal.finished_keys("20250101-000000-aaaaaa")) == 300
     journal.close()
+
+
+def test_a_run_is_begun_by_its_writer_thread_before_its_rows(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # The event loop starts a run's cases without waiting for the journal (a new journal's
+    # layout is a dozen fdatasyncs): `begin` claims the run and returns, its writer thread makes
+    # the journal and the run's row, which a flush waits for, before the run's first rows.
+    caller = threading.current_thread()
+    threads: list[threading.Thread] = []
+    connect = sqlite3.connect
+
+    def recording(*args: object, **kwargs: object) -> sqlite3.Connection:
+        threads.append(threading.current_thread())
+        return connect(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sqlite3, "connect", recording)
+    journal = _begin(tmp_path)
+    assert caller.ident not in {t.ident for t in threads}
+    journal.append("20250101-000000-aaaaaa", "s", _result(0))
+    journal.flush()
+    assert threads and caller.ident not in {t.ident for t in threads}
+    monkeypatch.undo()
+    assert [(r.status, r.done) for r in journal.runs()] == [("running", 1)]
+    journal.close()
+
+
+def test_a_journal_that_cannot_be_used_is_raised_by_the_next_flush(tmp_path: Path) -> None:
+    path = tmp_path / ".agenteval" / "journal.sqlite"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"not a database " * 512)
+    journal = Journal(tmp_path)
+    journal.begin(RunSpec(run_id="20250101-000000-aaaaaa", command="eval", started=1.0), "{}", 3)  # no error
+    with pytest.raises(DataError, match="cannot use the run journal"):
+        journal.flush()
+    with pytest.raises(DataError):  # (releasing it reads it too)
+        journal.close()
 
 
 def test_a_run_appended_to_after_its_release_gets_a_new_writer(tmp_path: Path) -> None:
@@ -377,6 +416,7 @@ def test_an_orphaned_rows_file_is_removed_when_a_run_begins(tmp_path: Path) -> N
     old = time.time() - ORPHAN_SECONDS - 10
     os.utime(orphan, (old, old))
     journal.begin(RunSpec(run_id="20250102-000000-bbbbbb", command="eval", started=2.0), "{}", 3)
+    journal.flush()  # (the run's writer thread begins it)
     assert not orphan.exists() and recent.exists()
     journal.close()
 

@@ -6,8 +6,8 @@ selection, config, repeats); each (case, run) result is `append`ed as it finishe
 owns a run (`claim`: an OS lock held for the run's life, see `agenteval.store.claim`); `begin`
 claims it.
 
-Appending does not touch the database on the caller's thread (the event loop's, in a run): the
-result is serialised and queued, and one writer thread per run, holding one connection
+Beginning and appending do not touch the database on the caller's thread (the event loop's, in a
+run): the run's row and each result are queued, and one writer thread per run, holding one connection
 (`store.journal_writer`), commits what is queued in one transaction as soon as `FLUSH_CASES`
 results wait or the oldest has waited `FLUSH_SECONDS`. So a finished case run is committed
 within `FLUSH_SECONDS` (0.5 s) of `append`, and a kill (`kill -9` included) loses at most the
@@ -286,19 +286,23 @@ class Journal:
 
     def begin(self, spec: RunSpec, fingerprint: str, total: int) -> None:
         """Records a run as started by this process, which claims it (`RunOwned` when another
-        owns it); a resumed run keeps its finished cases. Interrupted runs not updated for
-        `KEEP_INTERRUPTED_DAYS` are pruned."""
+        owns it, raised here); a resumed run keeps its finished cases. Interrupted runs not
+        updated for `KEEP_INTERRUPTED_DAYS` are pruned. Returns at once: the run's writer thread
+        writes its row first (the event loop started its cases 70-120 ms sooner, a new journal's
+        layout being a dozen fdatasyncs: bench/README.md, session 21); a journal that cannot be
+        used is raised by the run's next `append` or `flush`."""
         self.claim(spec.run_id)
         now = time.time()
-        self._prune(now - KEEP_INTERRUPTED_DAYS * 86400)
-        with self._connect(create=True) as conn:
-            assert conn is not None
-            conn.execute(
-                "INSERT INTO journal_runs VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?) "
-                "ON CONFLICT (run_id) DO UPDATE SET status = 'running', updated = excluded.updated, "
-                "pid = excluded.pid, host = excluded.host, total = excluded.total",
-                (spec.run_id, spec.started or now, now, os.getpid(), os.uname().nodename, fingerprint,
-                 total, spec.model_dump_json()))
+        row = (spec.run_id, spec.started or now, now, os.getpid(), os.uname().nodename, fingerprint, total,
+               spec.model_dump_json())
+        self._writer(spec.run_id).do(lambda conn: self._begun(conn, now, row))
+
+    def _begun(self, conn: sqlite3.Connection, now: float, row: tuple[Any, ...]) -> None:
+        """`begin` on the run's writer thread, with its connection."""
+        self._prune(conn, now - KEEP_INTERRUPTED_DAYS * 86400)
+        conn.execute("INSERT INTO journal_runs VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?) "
+                     "ON CONFLICT (run_id) DO UPDATE SET status = 'running', updated = excluded.updated, "
+                     "pid = excluded.pid, host = excluded.host, total = excluded.total", row)
 
     def append(self, run_id: str, eval_set_id: str, result: EvalCaseResult) -> None:
         """Queues one finished case run (replacing an earlier attempt at the same one) for the
@@ -432,6 +436,7 @@ class Journal:
         return found[0]
 
     def spec(self, run_id: str) -> RunSpec:
+        self.flush(run_id)
         with self._connect(create=False) as conn:
             row = conn.execute("SELECT spec_json FROM journal_runs WHERE run_id = ?",
                                (run_id,)).fetchone() if conn else None
@@ -470,13 +475,11 @@ class Journal:
         in it unless flushed first)."""
         return JournalReader(self.path, self.root)
 
-    def _prune(self, before: float) -> None:
-        """Removes the runs nobody owns that were last updated before `before` (epoch seconds)."""
-        with self._connect(create=False) as conn:
-            if conn is None:
-                return
-            stale = [r for (r,) in conn.execute("SELECT run_id FROM journal_runs WHERE updated < ?",
-                                                 (before,)).fetchall()]
+    def _prune(self, conn: sqlite3.Connection, before: float) -> None:
+        """Removes the runs nobody owns that were last updated before `before` (epoch seconds),
+        through `conn` (the writer's, as the run begins)."""
+        stale = [r for (r,) in conn.execute("SELECT run_id FROM journal_runs WHERE updated < ?",
+                                             (before,)).fetchall()]
         for run_id in stale:
             if run_id in self._claims:
                 continue
@@ -484,29 +487,22 @@ class Journal:
             if held is None:  # a live process owns it after all
                 continue
             try:
-                with self._connect(create=False) as conn:
-                    if conn is not None:
-                        _delete(conn, run_id)
+                _delete(conn, run_id)
                 remove_rows(rows_path(self.root, run_id))
             finally:
                 held.release(remove=True)
         if stale:
-            with self._connect(create=False) as conn:
-                if conn is not None:
-                    _shrink(conn)
-        self._remove_orphans()
+            _shrink(conn)
+        self._remove_orphans(conn)
 
-    def _remove_orphans(self) -> None:
+    def _remove_orphans(self, conn: sqlite3.Connection) -> None:
         """Removes the rows files of runs the journal no longer holds (left by a kill between
         forgetting a run and removing its file). A run is begun before its file is made, so a
         file whose run is missing and that nobody wrote to for `ORPHAN_SECONDS` is an orphan."""
         folder = rows_dir(self.root)
         if not folder.is_dir():
             return
-        with self._connect(create=False) as conn:
-            if conn is None:
-                return
-            held = {safe_name(r) for (r,) in conn.execute("SELECT run_id FROM journal_runs")}
+        held = {safe_name(r) for (r,) in conn.execute("SELECT run_id FROM journal_runs")}
         now = time.time()
         for path in folder.glob("*.rows"):
             with contextlib.suppress(OSError):

@@ -1,7 +1,8 @@
 """The run journal's writer: one thread and one connection per run, committing batches.
 
 `Journal.append` queues a case run's row here (`Writer.put`), `Journal.append_verdict` a told
-case's verdict row (`store.kept`), and returns: the caller's thread
+case's verdict row (`store.kept`), `Journal.begin` the run's own row (`Writer.do`, done first,
+at once), and returns: the caller's thread
 (the event loop's, in a run) never touches the database. The writer commits what is queued in
 one transaction once `FLUSH_CASES` rows wait or the oldest has waited `FLUSH_SECONDS`, so a
 finished case run is committed within `FLUSH_SECONDS` of being appended (see `store.journal`).
@@ -71,6 +72,8 @@ a document holds it, placed (written to the rows file, its place in the row), it
 (`store.kept.verdict_row`); then the case's metric rows and summary rows as the history keeps
 them but the run and eval ids (into `journal_metrics` and `journal_summaries`, under the
 verdict's `told` number: a number the writer gives each verdict it commits, unique in its run)."""
+Op = Callable[[sqlite3.Connection], None]
+"""Work done with the writer's connection on its thread (`Writer.do`)."""
 # Upserts, not INSERT OR REPLACE: on a connection with foreign keys on, REPLACE inserting 5,000
 # rows of 10 KB in batches of 64 wrote 1.2 GB where an upsert wrote 128 MB (bench/README.md); an
 # upsert also keeps a replaced row's place in the order rows were written (`store.journal_reader`).
@@ -123,10 +126,12 @@ class Writer:
         self._queue: list[Row] = []
         self._unsettled = 0  # how many of the queue's last rows may still hold their results
         self._verdicts: list[VerdictRow] = []
+        self._ops: list[Op] = []  # run first, before the rows (`do`)
         self._oldest = 0.0  # when the oldest queued row came (monotonic)
         self._queued = self._committed = 0  # rows ever queued / committed (or dropped by an error)
         self._urgent = self._closing = False
         self._error: BaseException | None = None
+        self._stale: bool | None = None  # whether the run has verdicts a row appended may make stale
         self._thread = threading.Thread(target=self._loop, name=f"agenteval-journal-{run_id}",
                                         daemon=True)  # an unflushed exit is a kill: see `_live`
         self._thread.start()
@@ -153,6 +158,17 @@ class Writer:
             # per case run was a thread switch per case run on the caller's CPU).
             if was_empty or len(self._queue) >= FLUSH_CASES:
                 self._cond.notify()
+
+    def do(self, op: Op) -> None:
+        """Runs `op` with the writer's connection (autocommit) as soon as the thread can, before
+        the rows queued after it; returns at once. A `flush` waits for it; an exception it raises
+        is raised by the next `put` or `flush`, as a failed commit is."""
+        with self._cond:
+            if self._error is not None:
+                self._raise()
+            self._ops.append(op)
+            self._queued += 1
+            self._cond.notify()
 
     def flush(self) -> None:
         """Returns once everything queued before the call is committed (or raises why not)."""
@@ -198,29 +214,30 @@ class Writer:
             error, self._error = self._error, None
             raise error
 
-    def _next_batch(self) -> tuple[list[Row], list[VerdictRow]] | None:
-        """Waits for a batch to commit (None: closing with nothing left)."""
+    def _next_batch(self) -> tuple[list[Row], list[VerdictRow], list[Op]] | None:
+        """Waits for a batch to commit (None: closing with nothing left); operations (`do`) are
+        taken at once, with whatever rows wait."""
         with self._cond:
-            while not self._queue and not self._verdicts:
+            while not self._queue and not self._verdicts and not self._ops:
                 if self._closing:
                     return None
                 self._cond.wait()
-            while len(self._queue) < FLUSH_CASES and not (self._urgent or self._closing):
+            while len(self._queue) < FLUSH_CASES and not (self._urgent or self._closing or self._ops):
                 left = self._oldest + FLUSH_SECONDS - time.monotonic()
                 if left <= 0:
                     break
                 self._cond.wait(left)
-            batch = (self._queue, self._verdicts)
-            self._queue, self._verdicts, self._urgent, self._unsettled = [], [], False, 0
+            batch = (self._queue, self._verdicts, self._ops)
+            self._queue, self._verdicts, self._ops, self._urgent, self._unsettled = [], [], [], False, 0
             return batch
 
     def _loop(self) -> None:
         conn: sqlite3.Connection | None = None
-        stale: bool | None = None  # whether the run has verdicts a row appended may make stale
         told = 0  # the last verdict's `told` number in the run
         while (batch := self._next_batch()) is not None:
             try:
                 if conn is None:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)  # (a new journal's folder)
                     opened = sqlite3.connect(self.path, timeout=60, isolation_level=None)
                     try:
                         use_wal(opened)
@@ -230,28 +247,11 @@ class Writer:
                         opened.close()
                         raise
                     conn = opened
-                if stale is None:  # (a run begun here has none: its cases are told after their runs)
-                    stale = conn.execute("SELECT 1 FROM journal_verdicts WHERE run_id = ? LIMIT 1",
-                                         (self.run_id,)).fetchone() is not None
-                    told = max(told, _last_told(conn, self.run_id))
-                rows, verdicts = batch
-                # (Rows taken unsettled have no verdict behind them yet: digested here.)
-                places = self._rows.append([frame(r[1:4], r[6], r[7] if isinstance(r[7], str)
-                                                  else digest_json(r[7])) for r in rows]
-                                           + [frame((v[1], v[2], SUMMARY), v[12], "") for v in verdicts])
-                ran, summaries = places[:len(rows)], places[len(rows):]
-                numbers = range(told + 1, told + 1 + len(verdicts))
-                run_id = self.run_id
-                _commit(conn, run_id, [(*r[:6], *at) for r, at in zip(rows, ran, strict=True)],
-                        [(*v[:6], "" if v[6] is None else v[6], "" if v[7] is None else v[7], *v[8:12],
-                          v[13], *at, n)
-                         for v, at, n in zip(verdicts, summaries, numbers, strict=True)], stale,
-                        [(run_id, n, i, name, "" if score is None else score, "" if bar is None else bar,
-                          status) for v, n in zip(verdicts, numbers, strict=True)
-                         for i, name, score, bar, status in v[14]],
-                        [(run_id, n, s[0], _nullable(s[1]), *s[2:5], *map(_nullable, s[5:11]), s[11])
-                         for v, n in zip(verdicts, numbers, strict=True) for s in v[15]])
-                told += len(verdicts)
+                rows, verdicts, ops = batch
+                for op in ops:  # (`Journal.begin`'s: the run's row, before any of its rows)
+                    op(conn)
+                if rows or verdicts:
+                    told = self._write(conn, rows, verdicts, told)
             except sqlite3.DatabaseError as e:
                 error: BaseException = e if isinstance(e, sqlite3.IntegrityError) else \
                     DataError(self.path, "", f"cannot use the run journal: {e}")
@@ -261,11 +261,36 @@ class Writer:
                 with self._cond:
                     self._error = e
             with self._cond:
-                self._committed += len(batch[0]) + len(batch[1])
+                self._committed += len(batch[0]) + len(batch[1]) + len(batch[2])
                 self._cond.notify_all()
         if conn is not None:
             conn.close()
         self._rows.close()
+
+    def _write(self, conn: sqlite3.Connection, rows: list[Row], verdicts: list[VerdictRow], told: int) -> int:
+        """Writes a batch's frames to the rows file, then commits their rows and the verdicts'
+        (numbered from `told` + 1); returns the last verdict's number."""
+        if self._stale is None:  # (a run begun here has none: its cases are told after their runs)
+            self._stale = conn.execute("SELECT 1 FROM journal_verdicts WHERE run_id = ? LIMIT 1",
+                                       (self.run_id,)).fetchone() is not None
+            told = max(told, _last_told(conn, self.run_id))
+        # (Rows taken unsettled have no verdict behind them yet: digested here.)
+        places = self._rows.append([frame(r[1:4], r[6], r[7] if isinstance(r[7], str)
+                                          else digest_json(r[7])) for r in rows]
+                                   + [frame((v[1], v[2], SUMMARY), v[12], "") for v in verdicts])
+        ran, summaries = places[:len(rows)], places[len(rows):]
+        numbers = range(told + 1, told + 1 + len(verdicts))
+        run_id = self.run_id
+        _commit(conn, run_id, [(*r[:6], *at) for r, at in zip(rows, ran, strict=True)],
+                [(*v[:6], "" if v[6] is None else v[6], "" if v[7] is None else v[7], *v[8:12],
+                  v[13], *at, n)
+                 for v, at, n in zip(verdicts, summaries, numbers, strict=True)], self._stale,
+                [(run_id, n, i, name, "" if score is None else score, "" if bar is None else bar,
+                  status) for v, n in zip(verdicts, numbers, strict=True)
+                 for i, name, score, bar, status in v[14]],
+                [(run_id, n, s[0], _nullable(s[1]), *s[2:5], *map(_nullable, s[5:11]), s[11])
+                 for v, n in zip(verdicts, numbers, strict=True) for s in v[15]])
+        return told + len(verdicts)
 
 
 def _last_told(conn: sqlite3.Connection, run_id: str) -> int:
