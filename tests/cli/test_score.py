@@ -127,6 +127,18 @@ def test_console_script_exit_codes_and_output_after_fast_exit(
     EvalSetResult.model_validate_json(out.read_bytes())
 
 
+def test_a_streamed_score_ends_without_the_interpreter_teardown(tmp_path: Path,
+                                                                sets: tuple[Path, Path]) -> None:
+    out = tmp_path / "r.json"
+    code = ("import atexit, sys; atexit.register(print, 'interpreter teardown'); "
+            "from agenteval.cli.main import main; main(sys.argv[1:])")
+    proc = subprocess.run([sys.executable, "-c", code, "score", str(sets[0]), "--actual", str(sets[1]),
+                           "-o", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "Results written to" in proc.stdout and "interpreter teardown" not in proc.stdout
+    EvalSetResult.model_validate_json(out.read_bytes())
+
+
 def test_console_script_bad_input_exit_2(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "agenteval", "score", str(tmp_path / "nope.json"),
                            "--actual", str(tmp_path / "x.json")], capture_output=True, text=True)
