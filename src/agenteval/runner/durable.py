@@ -261,6 +261,10 @@ class Finished(Mapping[CaseKey, EvalCaseResult]):
     def get(self, key: CaseKey, default: Any = None) -> Any:
         return self[key] if key in self._keys else default
 
+    def source(self) -> tuple[Journal, str] | None:
+        """The journal and run id the kept case runs are read from (None: none are kept)."""
+        return (self._journal, self._run_id) if self._journal is not None and self._keys else None
+
 
 def resume_from(job: EvalJob, journal: Journal, header: RunSpec) -> Finished:
     """The finished case runs of the run `job.resume` (those to keep; see `Finished`), after

@@ -28,6 +28,8 @@ from agenteval.schema import EvalCase, EvalCaseResult, EvalSet, EvalSetResult, E
 from agenteval.schema.progress import Listener
 from agenteval.schema.run import RunSpec
 from agenteval.store.kept import KeptCase
+from agenteval.store.kept_copy import drop as drop_copy
+from agenteval.store.kept_copy import start as start_copy
 from agenteval.verdicts.sequential import SequentialRule
 
 
@@ -169,6 +171,12 @@ async def run_evaluation(
                                  case_timeout)
     told = sink if sink is not None else Sinks([progress(listener)])
     shells = [new_document(req.eval_set.eval_set_id, app_name or adapter.name) for req in requests]
+    # The history's copy of the kept cases' rows starts now, on a thread, in the recording's own
+    # transaction (`store.kept_copy`): SQLite's work beside this thread's, not after the run.
+    source = done.source() if kept_cases is not None and isinstance(done, Finished) and len(requests) == 1 \
+        else None
+    early = start_copy(source[0].root, source[0].path, source[1], requests[0].eval_set.eval_set_id,
+                       shells[0].eval_set_result_id) if source is not None else None
     collected: list[Collected] = []
     outs: list[Sink] = []
     cases: dict[int, _Case] = {}  # by position: those read and not yet told to their documents
@@ -329,6 +337,8 @@ async def run_evaluation(
     except BaseException:
         for out in outs:  # a document streamed to a file is left as it was
             out.on_abort()
+        if early is not None:
+            drop_copy(early)
         raise
     total = ends[-1] if ends else 0
     if cursor < total:  # an executor must report every unit it was given
@@ -339,6 +349,8 @@ async def run_evaluation(
         except BaseException:
             for out in outs:
                 out.on_abort()
+            if early is not None:
+                drop_copy(early)
             raise
     out_documents = []
     for ri, (shell, req) in enumerate(zip(shells, requests, strict=True)):

@@ -37,7 +37,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,8 +49,17 @@ from agenteval.schema import CaseSummary, EvalSetResult, EvalStatus, RunSpec
 from agenteval.store.case_rows import CaseRows, case_rows
 from agenteval.store.history import load_result
 from agenteval.store.kept import derived_summaries
-from agenteval.store.sqlite import connect
-from agenteval.store.verdict_copy import ATTACHED, DERIVED_SUMMARY, CaseTotals, add, copy_cases
+from agenteval.store.sqlite import connect, use_wal
+from agenteval.store.verdict_copy import (
+    ATTACHED,
+    DERIVED_SUMMARY,
+    CaseTotals,
+    HeldCopy,
+    add,
+    copy_cases,
+    copy_kept,
+    copy_told_after,
+)
 from agenteval.verdicts.outcome import CaseOutcome, outcomes
 from agenteval.verdicts.paired import RunOutcome, Runs
 
@@ -289,18 +298,60 @@ class RunStore:
         return self._record(result, result_path, meta, insert)
 
     def record_copied(self, result: EvalSetResult, journal: Path, journal_run_id: str,
-                      result_path: str | Path, meta: Mapping[str, Any] | None = None) -> str:
+                      result_path: str | Path, meta: Mapping[str, Any] | None = None,
+                      held: HeldCopy | None = None) -> str:
         """`record_outcomes` of a journaled run's document whose cases' rows the run journal at
         `journal` holds beside their verdicts (`Journal.copyable`): copied by SQLite with the
-        journal attached (`store.verdict_copy`), in the same one transaction."""
+        journal attached (`store.verdict_copy`), in the same one transaction. With `held` (of
+        this document, from `begin_copy`), that transaction is `held`'s: the rows it copied
+        already stay, the verdicts told since are added."""
+        if held is not None and (held.run_id, held.journal_run_id, held.eval_set_id) == \
+                (result.eval_set_result_id, journal_run_id, result.eval_set_id):
+            def rest(conn: sqlite3.Connection, run_id: str) -> CaseTotals:
+                with closing(sqlite3.connect(f"{journal.resolve().as_uri()}?mode=ro", uri=True,
+                                             timeout=60)) as fresh:
+                    return copy_told_after(conn, fresh, run_id, journal_run_id, result.eval_set_id, held.told)
+
+            return self._record(result, result_path, meta, rest, held=held.conn)
+        if held is not None:
+            held.rollback()
         return self._record(result, result_path, meta,
                             lambda conn, run_id: copy_cases(conn, run_id, journal_run_id, result.eval_set_id),
                             journal)
 
+    def begin_copy(self, journal: Path, journal_run_id: str, eval_set_id: str, run_id: str) -> HeldCopy:
+        """Begins recording document `run_id` (eval set `eval_set_id` of the journaled run
+        `journal_run_id`, its journal at `journal`) before its run ends: the transaction, with
+        the rows of the verdicts the journal holds now copied (`verdict_copy.copy_kept`), left
+        open for `record_copied` to finish (or `HeldCopy.rollback`). Readers see none of it
+        until then; other writers wait for it (its write lock is held)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
+        try:
+            use_wal(conn)
+            self._prepare(conn)
+            conn.execute(f"ATTACH DATABASE ? AS {ATTACHED}", (str(journal),))
+            conn.execute("PRAGMA foreign_keys=OFF")  # (as `_record` does; on again when it ends)
+            # Deferred: the first delete takes this database's write lock; an immediate one would
+            # take the attached journal's too, which its writer needs while the run goes on.
+            conn.execute("BEGIN")
+            for table in _CASE_TABLES:
+                conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+            told = copy_kept(conn, run_id, journal_run_id, eval_set_id)
+        except BaseException as e:
+            conn.close()
+            if isinstance(e, sqlite3.DatabaseError) and not isinstance(e, sqlite3.IntegrityError):
+                raise DataError(self.path, "", f"cannot use the run database: {e}") from None
+            raise
+        return HeldCopy(conn, told, journal_run_id, eval_set_id, run_id)
+
     def _record(self, result: EvalSetResult, result_path: str | Path, meta: Mapping[str, Any] | None,
-                insert: Callable[[sqlite3.Connection, str], CaseTotals], attach: Path | None = None) -> str:
+                insert: Callable[[sqlite3.Connection, str], CaseTotals], attach: Path | None = None,
+                held: sqlite3.Connection | None = None) -> str:
         """Records the document in one transaction: its run row, its cases' rows (`insert`, which
-        says what the run's row sums over them), with `attach` attached as `ATTACHED` first."""
+        says what the run's row sums over them), with `attach` attached as `ATTACHED` first; or
+        in `held`'s transaction (`begin_copy`: the journal attached, the run's rows deleted
+        already), closing it."""
         info = {**result.metadata, **_header_meta(result), **(meta or {})}
         duration = info.get("duration_seconds")
         extra = {k: v for k, v in info.items() if k not in _KNOWN_META}
@@ -313,9 +364,9 @@ class RunStore:
             _json(info.get("config")), _json(extra) if extra else None,
             self._stored_path(Path(result_path)), result.run.run_id if result.run else None,
             result.run.model_dump_json() if result.run else None)
-        with self._connect(create=True) as conn:
+        with self._connect(create=True) if held is None else closing(held) as conn:
             assert conn is not None
-            if attach is not None:  # (outside a transaction: ATTACH is refused in one)
+            if attach is not None and held is None:  # (outside a transaction: ATTACH is refused in one)
                 conn.execute(f"ATTACH DATABASE ? AS {ATTACHED}", (str(attach),))
             # Foreign keys off for the transaction (the pragma does nothing inside one): every
             # row `insert` adds carries `run_id`, whose run row is inserted first below, so the
@@ -323,10 +374,11 @@ class RunStore:
             # 129,000 rows: bench/README.md, session 19) can never fail; the cascade it would do
             # on the run's deletion is done by the deletes below, of every table that refers to
             # `runs`.
-            conn.execute("PRAGMA foreign_keys=OFF")
-            conn.execute("BEGIN IMMEDIATE")
+            if held is None:
+                conn.execute("PRAGMA foreign_keys=OFF")
+                conn.execute("BEGIN IMMEDIATE")
             try:
-                for table in _CASE_TABLES:
+                for table in _CASE_TABLES if held is None else ():
                     conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
                 conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
                 conn.execute(f"INSERT INTO runs VALUES ({', '.join('?' * len(run_row))})", run_row)
@@ -351,7 +403,7 @@ class RunStore:
                 raise
             finally:
                 conn.execute("PRAGMA foreign_keys=ON")
-                if attach is not None:
+                if attach is not None or held is not None:
                     conn.execute(f"DETACH DATABASE {ATTACHED}")
         return run_id
 

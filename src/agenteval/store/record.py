@@ -19,6 +19,7 @@ from agenteval.store.case_rows import CaseRows
 from agenteval.store.db import RunRow, RunStore
 from agenteval.store.history import history_dir, list_results, load_result, save_result
 from agenteval.store.journal import Journal
+from agenteval.store.kept_copy import take as take_held
 from agenteval.verdicts.outcome import CaseOutcome
 
 
@@ -140,11 +141,15 @@ def record_streamed(root: str | Path, path: str | Path, shell: EvalSetResult,
     earlier = store.documents(run_id) if run_id is not None else []
     meta = _journal_meta(journal, run_id)
     copied = None
+    held = take_held(root, shell.eval_set_result_id)  # (begun as a resume started, if it was)
     if rows is None and shell.run is not None and len(shell.run.eval_sets) == 1:
         if journal.copyable(shell.run.run_id, shell.eval_set_id, shell.run.totals.cases):
-            copied = store.record_copied(shell, journal.path, shell.run.run_id, path, meta)
+            copied = store.record_copied(shell, journal.path, shell.run.run_id, path, meta, held)
+            held = None
         else:
             rows = journal.case_rows(shell.run.run_id, shell.eval_set_id, shell.run.totals.cases)
+    if held is not None:
+        held.rollback()
     recorded_id = copied if copied is not None else store.record_outcomes(
         shell, rows if rows is not None else streamed_outcomes(path, shell), path, meta)
     _drop(root, store, [d for d in earlier if d.run_id != shell.eval_set_result_id])

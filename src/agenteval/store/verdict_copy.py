@@ -17,6 +17,7 @@ verdict's case (one run) are not copied at all: the history derives them where t
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from dataclasses import dataclass, field
 
 from agenteval.schema import EvalStatus
@@ -45,6 +46,23 @@ def add(total: float | None, value: float | None) -> float | None:
 
 
 @dataclass
+class HeldCopy:
+    """A recording begun before its run ended (`RunStore.begin_copy`): the connection holding
+    its transaction, and the last verdict number whose rows it copied."""
+
+    conn: sqlite3.Connection
+    told: int
+    journal_run_id: str
+    eval_set_id: str
+    run_id: str
+
+    def rollback(self) -> None:
+        """Drops the transaction (nothing was visible) and closes the connection."""
+        with closing(self.conn):
+            self.conn.execute("ROLLBACK")
+
+
+@dataclass
 class CaseTotals:
     """What the run's row sums over its cases: verdicts by status, the largest number of runs,
     agent seconds and tokens (None: no case had any), judge models and prompt tokens."""
@@ -57,31 +75,51 @@ class CaseTotals:
     judge_tokens: int = 0
 
 
-def copy_cases(conn: sqlite3.Connection, run_id: str, journal_run_id: str, eval_set_id: str) -> CaseTotals:
+def copy_cases(conn: sqlite3.Connection, run_id: str, journal_run_id: str, eval_set_id: str,
+               told: int | None = None) -> CaseTotals:
     """Inserts the history's rows (`cases`, `case_metrics`, `metric_summaries`) of document
     `run_id` from the verdicts of eval set `eval_set_id` of the journaled run `journal_run_id`
     (the journal attached as `ATTACHED`, every verdict of a version beside it:
     `Journal.copyable`), and returns what the run's row sums over them. A `DERIVED` verdict's
     case is marked `summaries_derived`, its summaries not stored: the history derives them
-    (`DERIVED_SUMMARY`) where they are read."""
+    (`DERIVED_SUMMARY`) where they are read. With `told`, only the verdicts told up to that
+    number are copied (`copy_kept`)."""
+    copy_rows(conn, run_id, journal_run_id, eval_set_id, told)
+    return case_totals(conn, ATTACHED, journal_run_id, eval_set_id)
+
+
+def copy_rows(conn: sqlite3.Connection, run_id: str, journal_run_id: str, eval_set_id: str,
+              told: int | None = None) -> None:
+    """`copy_cases` but the totals."""
     j = ATTACHED
     of_set = (journal_run_id, eval_set_id)
+    upto = "" if told is None else f" AND told <= {int(told)}"
     conn.execute("INSERT INTO cases SELECT ?, eval_id, position, status, runs, seconds, tokens, "
                  f"json_extract(record, '$[1]'), substr(record, 1, 3) = '[{DERIVED},' "
-                 f"FROM {j}.journal_verdicts WHERE run_id = ? AND eval_set_id = ?",
+                 f"FROM {j}.journal_verdicts WHERE run_id = ? AND eval_set_id = ?{upto}",
                  (run_id, *of_set))
     # Each verdict's rows by its `told` number: rows a stale verdict left behind match no verdict.
     # Each row looks its verdict up by its `told` number (`journal_verdicts_told`); the eval set is
     # not matched by an index (`+`), or SQLite would scan the set's verdicts for every row.
+    # (`+`: a bound on the rows' `told` led SQLite to look the verdicts up by it instead, and to
+    # scan every row for each verdict)
+    upto = "" if told is None else f" AND +m.told <= {int(told)}"
     conn.execute("INSERT INTO case_metrics SELECT ?, v.eval_id, m.run_index, m.metric_name, m.score, "
                  f"m.threshold, m.status FROM {j}.journal_metrics m JOIN {j}.journal_verdicts v "
-                 "ON v.run_id = m.run_id AND v.told = m.told WHERE m.run_id = ? AND +v.eval_set_id = ?",
-                 (run_id, *of_set))
+                 "ON v.run_id = m.run_id AND v.told = m.told WHERE m.run_id = ? AND +v.eval_set_id = ?"
+                 f"{upto}", (run_id, *of_set))
     conn.execute("INSERT INTO metric_summaries SELECT ?, v.eval_id, s.metric_name, s.threshold, s.runs, "
                  "s.scored_runs, s.passed_runs, s.mean, s.std, s.ci_low, s.ci_high, s.pass_at_k, "
                  f"s.pass_pow_k, s.status FROM {j}.journal_summaries s JOIN {j}.journal_verdicts v "
-                 "ON v.run_id = s.run_id AND v.told = s.told WHERE s.run_id = ? AND +v.eval_set_id = ?",
-                 (run_id, *of_set))
+                 "ON v.run_id = s.run_id AND v.told = s.told WHERE s.run_id = ? AND +v.eval_set_id = ?"
+                 f"{upto.replace('+m.', '+s.')}", (run_id, *of_set))
+
+
+def case_totals(conn: sqlite3.Connection, schema: str, journal_run_id: str, eval_set_id: str) -> CaseTotals:
+    """What the run's row sums over the verdicts of eval set `eval_set_id` of the journaled run
+    `journal_run_id`, the journal being `schema` of `conn` ("main": a connection to it)."""
+    j = schema
+    of_set = (journal_run_id, eval_set_id)
     totals = CaseTotals()
     for status, count, most, judge_tokens in conn.execute(
             "SELECT status, count(*), max(runs), sum(json_extract(record, '$[3]')) "
@@ -101,4 +139,50 @@ def copy_cases(conn: sqlite3.Connection, run_id: str, journal_run_id: str, eval_
     return totals
 
 
-__all__ = ["ATTACHED", "DERIVED_SUMMARY", "CaseTotals", "add", "copy_cases"]
+def copy_kept(conn: sqlite3.Connection, run_id: str, journal_run_id: str, eval_set_id: str) -> int:
+    """The first part of `copy_cases`, done while a resumed run's remaining cases run: the rows
+    of the verdicts the journal holds now (told up to the number returned; 0: none), inside the
+    recording's transaction (`RunStore.begin_copy`). The recording then adds the verdicts told
+    after that number (`copy_told_after`). A transaction reads one snapshot of an attached
+    database, so those are read by a connection of their own."""
+    (told,) = conn.execute(f"SELECT max(told) FROM {ATTACHED}.journal_verdicts WHERE run_id = ?",
+                           (journal_run_id,)).fetchone()
+    if told is None:
+        return 0
+    copy_rows(conn, run_id, journal_run_id, eval_set_id, told)
+    return int(told)
+
+
+def copy_told_after(conn: sqlite3.Connection, journal: sqlite3.Connection, run_id: str, journal_run_id: str,
+                    eval_set_id: str, told: int) -> CaseTotals:
+    """The rest of a recording begun by `copy_kept` (up to verdict `told`): the verdicts told
+    after it, read through `journal` (a connection to the journal, in a snapshot taken now), as
+    rows of `conn`'s history, replacing those a case had (a case told again: its runs retried);
+    returns what the run's row sums over every verdict, as `copy_cases` does."""
+    of_set = (journal_run_id, eval_set_id, told)
+    cases = journal.execute(
+        "SELECT eval_id, position, status, runs, seconds, tokens, json_extract(record, '$[1]'), "
+        f"substr(record, 1, 3) = '[{DERIVED},' FROM journal_verdicts WHERE run_id = ? AND eval_set_id = ? "
+        "AND told > ?", of_set).fetchall()
+    # (No index leads to a verdict's rows: the run's rows are scanned, the new ones joined.)
+    metrics = journal.execute(
+        "SELECT v.eval_id, m.run_index, m.metric_name, m.score, m.threshold, m.status FROM journal_metrics m "
+        "JOIN journal_verdicts v ON v.run_id = m.run_id AND v.told = m.told "
+        "WHERE m.run_id = ? AND +v.eval_set_id = ? AND +m.told > ?", of_set).fetchall()
+    summaries = journal.execute(
+        "SELECT v.eval_id, s.metric_name, s.threshold, s.runs, s.scored_runs, s.passed_runs, s.mean, s.std, "
+        "s.ci_low, s.ci_high, s.pass_at_k, s.pass_pow_k, s.status FROM journal_summaries s "
+        "JOIN journal_verdicts v ON v.run_id = s.run_id AND v.told = s.told "
+        "WHERE s.run_id = ? AND +v.eval_set_id = ? AND +s.told > ?", of_set).fetchall()
+    again = [(run_id, c[0]) for c in cases]
+    for table in ("cases", "case_metrics", "metric_summaries"):
+        conn.executemany(f"DELETE FROM {table} WHERE run_id = ? AND eval_id = ?", again)
+    conn.executemany("INSERT INTO cases VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [(run_id, *c) for c in cases])
+    conn.executemany("INSERT INTO case_metrics VALUES (?, ?, ?, ?, ?, ?, ?)", [(run_id, *m) for m in metrics])
+    conn.executemany("INSERT INTO metric_summaries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     [(run_id, *s) for s in summaries])
+    return case_totals(journal, "main", journal_run_id, eval_set_id)
+
+
+__all__ = ["ATTACHED", "DERIVED_SUMMARY", "CaseTotals", "HeldCopy", "add", "case_totals", "copy_cases",
+           "copy_kept", "copy_rows", "copy_told_after"]

@@ -1,0 +1,120 @@
+"""A resumed run's recording begun as it starts (`RunStore.begin_copy`, `store.kept_copy`): the
+kept cases' rows copied in a transaction held open while the run goes on, finished by the
+recording with the cases told since; the same rows as a recording made at the end, none visible
+before, the journal's writer never blocked, and the history's lock given up when the run does not
+come back in time."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+
+from agenteval.store import kept_copy
+from agenteval.store.db import RunStore
+from agenteval.store.journal import Journal
+from agenteval.store.verdict_copy import ATTACHED
+from tests.result_builders import case
+from tests.store.test_verdict_copy import OUTCOMES, RUN, SHELL, _from_python, _history, _journaled, _outcome
+
+
+def test_a_recording_begun_early_has_the_rows_of_one_made_at_the_end(tmp_path: Path) -> None:
+    first = [_outcome([case(f"c{i}", {"m": 0.2, "other": 1.0})]) for i in range(3)]
+    journal = _journaled(tmp_path / "j", first)
+    store = RunStore(tmp_path / "copied")
+    held = store.begin_copy(journal.path, RUN, "s", "doc")
+    assert held.told == 3
+    # The run goes on: its writer commits to the journal while the copy is held (it would wait
+    # for the lock, then fail, if the held transaction had locked the attached journal), a kept
+    # case is told again (its runs retried) and more cases are told.
+    retold = _outcome([case("c1", {"m": 0.9})])
+    journal.append_all(RUN, retold.runs, "s")
+    journal.append_verdict(RUN, retold, 1)
+    later = OUTCOMES[:3]
+    for place, outcome in enumerate(later, start=3):
+        journal.append_all(RUN, outcome.runs, "s")
+        journal.append_verdict(RUN, outcome, place)
+    journal.flush(RUN)
+    assert store.list_runs() == []  # nothing of the run is visible before its recording ends
+    with sqlite3.connect(store.path) as conn:
+        assert conn.execute("SELECT count(*) FROM cases").fetchone() == (0,)
+    store.record_copied(SHELL, journal.path, RUN, tmp_path / "doc.json", held=held)
+    assert _history(store) == _from_python(tmp_path / "python", [first[0], retold, first[2], *later])
+    journal.close()
+
+
+def test_each_row_of_a_recording_begun_early_finds_its_verdict_by_index(tmp_path: Path) -> None:
+    """A bound on the rows' `told` number must not turn the join around (SQLite looked the verdicts
+    up by the bound and scanned every row for each: minutes for a 10,000-case run)."""
+    journal = _journaled(tmp_path / "j", OUTCOMES)
+    store = RunStore(tmp_path / "copied")
+    statements: list[str] = []
+    held = store.begin_copy(journal.path, RUN, "s", "doc")
+    held.conn.rollback()
+    held.conn.set_trace_callback(statements.append)
+    held.conn.execute("BEGIN")
+    kept = kept_copy_rows(held.conn)
+    joins = [s for s in statements if s.startswith("INSERT") and " JOIN " in s]
+    assert len(joins) == 2 and kept
+    for statement in joins:
+        plan = [row[3] for row in held.conn.execute(f"EXPLAIN QUERY PLAN {statement}")]
+        assert any("journal_verdicts_told (run_id=? AND told=?)" in step for step in plan), plan
+    held.rollback()
+    journal.close()
+
+
+def kept_copy_rows(conn: sqlite3.Connection) -> int:
+    from agenteval.store.verdict_copy import copy_kept
+
+    return copy_kept(conn, "doc", RUN, "s")
+
+
+def test_a_copy_not_taken_in_time_is_rolled_back_and_other_writers_go_on(tmp_path: Path) -> None:
+    journal = _journaled(tmp_path / "j", OUTCOMES[:2])
+    copy = kept_copy.start(tmp_path / "h", journal.path, RUN, "s", "doc", hold=0.2)
+    started = time.monotonic()
+    copy.wait()  # (its thread ends once the hold is over)
+    assert time.monotonic() - started < 10
+    assert kept_copy.take(tmp_path / "h", "doc") is None
+    store = RunStore(tmp_path / "h")
+    with sqlite3.connect(store.path, timeout=0.5) as conn:  # the write lock is free again
+        conn.execute("BEGIN IMMEDIATE")
+        assert conn.execute("SELECT count(*) FROM cases").fetchone() == (0,)
+        conn.rollback()
+    store.record_copied(SHELL, journal.path, RUN, tmp_path / "doc.json")  # recorded as before
+    assert _history(store) == _from_python(tmp_path / "python", OUTCOMES[:2])
+    journal.close()
+
+
+def test_a_copy_taken_is_finished_by_the_recording_and_a_dropped_one_leaves_nothing(tmp_path: Path) -> None:
+    journal = _journaled(tmp_path / "j", OUTCOMES[:2])
+    dropped = kept_copy.start(tmp_path / "h", journal.path, RUN, "s", "doc")
+    kept_copy.drop(dropped)  # (its run failed)
+    dropped.wait()
+    assert kept_copy.take(tmp_path / "h", "doc") is None
+    store = RunStore(tmp_path / "h")
+    with sqlite3.connect(store.path) as conn:
+        assert conn.execute("SELECT count(*) FROM cases").fetchone() == (0,)
+    copy = kept_copy.start(tmp_path / "h", journal.path, RUN, "s", "doc")
+    held = kept_copy.take(tmp_path / "h", "doc")
+    assert held is not None and held.told == 2
+    journal.append_all(RUN, OUTCOMES[2].runs, "s")
+    journal.append_verdict(RUN, OUTCOMES[2], 2)
+    journal.flush(RUN)
+    store.record_copied(SHELL, journal.path, RUN, tmp_path / "doc.json", held=held)
+    copy.wait()
+    assert _history(store) == _from_python(tmp_path / "python", OUTCOMES[:3])
+    with sqlite3.connect(store.path) as conn:  # the held connection let the journal go
+        assert ATTACHED not in {row[1] for row in conn.execute("PRAGMA database_list")}
+    journal.close()
+
+
+def test_a_copy_of_another_document_is_not_used(tmp_path: Path) -> None:
+    journal: Journal = _journaled(tmp_path / "j", OUTCOMES[:2])
+    store = RunStore(tmp_path / "h")
+    held = store.begin_copy(journal.path, RUN, "s", "another")
+    store.record_copied(SHELL, journal.path, RUN, tmp_path / "doc.json", held=held)  # rolled back
+    assert _history(store) == _from_python(tmp_path / "python", OUTCOMES[:2])
+    with sqlite3.connect(store.path) as conn:
+        assert conn.execute("SELECT count(*) FROM cases WHERE run_id = 'another'").fetchone() == (0,)
+    journal.close()
