@@ -186,6 +186,7 @@ def test_a_model_that_serialises_itself_cannot_be_named_plain() -> None:
         def size(self) -> int:
             return len(self.text)
 
+    assert pj._ready() and len(pj._LAYOUTS) == len(pj.PLAIN)
     for cls in (Shouted, Counted):
         with pytest.raises(TypeError):
             pj._layout(cls)
@@ -248,3 +249,16 @@ def test_the_plain_models_are_the_result_and_summary_models() -> None:
                 CaseSummary, MetricSummary):
         assert cls in pj.PLAIN
     assert JudgeRecord not in pj.PLAIN
+
+
+def test_orjson_is_used_only_when_it_writes_the_probe_values_as_pydantic_does(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # An orjson release that wrote floats or text otherwise would change the document's bytes.
+    assert pj._ready() and pj._agrees()
+    monkeypatch.setattr(pj, "_PROBE", [[1.0, 1e16]])  # orjson writes `1e16`, pydantic `1e+16`
+    assert not pj._agrees()
+    monkeypatch.setattr(pj, "_checked", False)
+    monkeypatch.setattr(pj, "orjson", pj.orjson)  # restored after the test
+    result = _result(_invocation(_ARGS))
+    assert fast_json(result) is None and pj.orjson is None
+    assert placed_json(result) == placed_model_json(result)

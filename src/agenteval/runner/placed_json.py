@@ -22,6 +22,7 @@ from types import UnionType
 from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
+from pydantic_core import to_json
 
 from agenteval.schema import (
     AgentDetails,
@@ -99,8 +100,43 @@ def _layout(cls: type[BaseModel]) -> tuple[int, tuple[str, ...], bool]:
     return len(cls.model_fields), _floats(cls), cls.model_config.get("extra") == "allow"
 
 
-_LAYOUTS = {cls: _layout(cls) for cls in PLAIN}
+# Filled by `_ready` on the first model written (not at import: `score`'s parent imports this
+# module before its workers fork, and writes nothing itself; each worker makes it once).
+_LAYOUTS: dict[type[BaseModel], tuple[int, tuple[str, ...], bool]] = {}
 _BIG = 1e16  # from here on pydantic writes an exponent's sign, orjson does not
+
+# Values whose JSON the two libraries must agree on for orjson to be used at all: floats of
+# every magnitude below 1e16 (shortest round-trip digits, `.0`, small exponents), escapes and
+# non-ASCII text, empty and nested containers at indent 2. Checked once, before the first model
+# is written, so that an orjson release that writes them otherwise is not used.
+_PROBE: list[Any] = [
+    [0.0, -0.0, 1.0, 0.1, 1 / 3, 2.5e-7, 5e-324, 123456.789, 9999999999999998.0, -1e15, 1e-5, 1e-4],
+    {"s": "\u0000\u001f\"\\/\n\t\u007f\u2028\u00e9\U0001f600", "e": {}, "l": [], "n": None,
+     "b": [True, False], "i": [0, -1, 2**63 - 1, -(2**63), 2**64 - 1], "d": [{"x": [[]]}]},
+]
+
+
+def _agrees() -> bool:
+    if orjson is None:
+        return False
+    try:
+        return all(orjson.dumps(v, option=orjson.OPT_INDENT_2) == to_json(v, indent=2) for v in _PROBE)
+    except TypeError:
+        return False
+
+
+_checked = False
+
+
+def _ready() -> bool:
+    """Whether orjson may be used: the models' table made and the probe passed (once)."""
+    global _checked, orjson
+    if not _checked:
+        _LAYOUTS.update((cls, _layout(cls)) for cls in PLAIN)
+        if not _agrees():
+            orjson = None
+        _checked = True
+    return orjson is not None
 
 
 def _default(o: Any) -> dict[str, Any]:
@@ -191,7 +227,7 @@ def fast_json(model: BaseModel) -> bytes | None:
     """`placed_model_json(model)`'s bytes written by orjson, or None where orjson would write
     others or cannot (see the module's docstring). The caller guarantees that values inside
     fields typed `Any` hold only floats that are `plain`: finite and below 1e16."""
-    if orjson is None:
+    if not _ready():
         return None
     try:
         out: bytes = orjson.dumps([[model]], default=_default, option=orjson.OPT_INDENT_2)
