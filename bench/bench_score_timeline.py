@@ -15,6 +15,8 @@ the processes. Wrapping costs a few µs an event (one per chunk and phase), noth
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
 import json
 import os
 import subprocess
@@ -35,9 +37,16 @@ def child(argv: list[str], launched: float, out: str, workers: int) -> None:
         events.append((label, time.monotonic(), time.process_time(), time.thread_time()))
 
     mark("interpreter up")
+    cpus: Any = None
+    with contextlib.suppress(ImportError):  # (older trees sample 0.1 s asleep instead)
+        cpus = importlib.import_module("agenteval.runner.cpus")
+    if cpus is not None:  # the idle CPUs measured from here, as the console script does from `main`
+        cpus.mark_start()
     from agenteval.cli import commands, main, teardown
     from agenteval.runner import sharded, streamed
     from agenteval.store import output
+    if cpus is not None:
+        main.mark_start = lambda: None  # type: ignore[attr-defined]  # (not again after the imports)
     mark("cli imported")
     import threading
 
