@@ -7,11 +7,12 @@ pydantic-core's serialiser walks a model's schema field by field; orjson writes 
 named below (plain fields, no serialiser of their own, JSON keys by field name, extras after the
 fields) and for every JSON value, but for:
 
-- a float of magnitude 1e16 or more (pydantic writes `1e+16`, orjson `1e16`), NaN and the
-  infinities (pydantic writes strings, `ser_json_inf_nan="strings"`; orjson `null`, which
-  cannot be told apart once written). A field typed `float` is checked as it is written; values
-  inside fields typed `Any` (a function call's args, a metric's criterion) are not walked: they
-  are the caller's to guarantee (`plain`, `plain_numbers`);
+- a float of magnitude 1e16 or more (pydantic writes `1e+16`, orjson 3.8 `1e16`; a rule
+  whatever the release), NaN and the infinities (pydantic writes strings,
+  `ser_json_inf_nan="strings"`; orjson `null`, which cannot be told apart once written). A
+  field typed `float` is checked as it is written; values inside fields typed `Any` (a function
+  call's args, a metric's criterion) are not walked: they are the caller's to guarantee
+  (`plain`, `plain_numbers`);
 - anything orjson does not write (an integer beyond 64 bits, a `Decimal`, a lone surrogate, a
   model not named here): it raises, and the model is written by pydantic.
 """
@@ -103,7 +104,7 @@ def _layout(cls: type[BaseModel]) -> tuple[int, tuple[str, ...], bool]:
 # Filled by `_ready` on the first model written (not at import: `score`'s parent imports this
 # module before its workers fork, and writes nothing itself; each worker makes it once).
 _LAYOUTS: dict[type[BaseModel], tuple[int, tuple[str, ...], bool]] = {}
-_BIG = 1e16  # from here on pydantic writes an exponent's sign, orjson does not
+_BIG = 1e16  # from here on pydantic writes an exponent's sign, orjson 3.8 did not (3.13 does)
 
 # Values whose JSON the two libraries must agree on for orjson to be used at all: floats of
 # every magnitude below 1e16 (shortest round-trip digits, `.0`, small exponents), escapes and
