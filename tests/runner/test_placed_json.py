@@ -40,8 +40,6 @@ from agenteval.schema import (
 from agenteval.store.placing import placed_model_json
 from tests.helpers import call, inv
 
-pytest.importorskip("orjson")
-
 
 def _invocation(args: dict[str, Any], **fields: Any) -> Invocation:
     """An invocation in the current form with every kind of value: extras on open models,
