@@ -8,7 +8,7 @@ Contenders, each a fresh process per run, on the same corpus and default criteri
 * `agenteval`: the console script,
   `agenteval score EXPECTED --actual ACTUAL --config_file_path CFG --output OUT`, which on
   the 10,000-case corpus scores in worker processes (`runner.sharded`: `--parallelism`, 4 by
-  default, at most one per CPU idle when it starts; their CPU time is counted with the
+  default, at most one per CPU; their CPU time is counted with the
   command's: `wait4` includes its reaped children, and this process, made the reaper of their
   orphans, waits for the fork server that outlives the command and adds its CPU, which holds
   its workers'); `--one-process` adds the same with `--parallelism 1`;

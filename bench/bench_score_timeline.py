@@ -15,8 +15,6 @@ the processes. Wrapping costs a few µs an event (one per chunk and phase), noth
 from __future__ import annotations
 
 import argparse
-import contextlib
-import importlib
 import json
 import os
 import subprocess
@@ -37,16 +35,9 @@ def child(argv: list[str], launched: float, out: str, workers: int) -> None:
         events.append((label, time.monotonic(), time.process_time(), time.thread_time()))
 
     mark("interpreter up")
-    cpus: Any = None
-    with contextlib.suppress(ImportError):  # (older trees sample 0.1 s asleep instead)
-        cpus = importlib.import_module("agenteval.runner.cpus")
-    if cpus is not None:  # the idle CPUs measured from here, as the console script does from `main`
-        cpus.mark_start()
     from agenteval.cli import commands, main, teardown
     from agenteval.runner import sharded, streamed
     from agenteval.store import output
-    if cpus is not None:
-        main.mark_start = lambda: None  # type: ignore[attr-defined]  # (not again after the imports)
     mark("cli imported")
     import threading
 
@@ -158,7 +149,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", type=Path, help="write the summary here")
     ap.add_argument("--workers", type=int, default=0,
-                    help="score in this many processes (default: as `score` decides, from the idle CPUs)")
+                    help="score in this many processes (default: as `score` decides: one per CPU, "
+                    "up to --parallelism)")
     ap.add_argument("score_args", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     score_args = [a for a in args.score_args if a != "--"]

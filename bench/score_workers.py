@@ -1,13 +1,13 @@
-"""`agenteval score` in a given number of worker processes, whatever the CPUs' idle share.
+"""`agenteval score` in a given number of worker processes, whatever the CPUs.
 
     python bench/score_workers.py N EXPECTED --actual ACTUAL [score's options ...]
 
-`score` chooses its processes from the CPUs idle when it starts (`runner.sharded.worker_count`):
-on a shared machine it would choose one and a benchmark of the sharded path would time the
-streamed one. This runs the `agenteval score` command in this process with N processes asked
-for (it still falls back to one process where the run cannot be sharded), so that a
-whole-process timing (A B A B, the before and after trees given as PYTHONPATH) compares the
-same path on both sides.
+`score` chooses its processes from the CPUs it may use (`runner.sharded.worker_count`; before
+session 21, from those idle when it started: on a shared machine one, so that a benchmark of
+the sharded path timed the streamed one). This runs the `agenteval score` command in this
+process with N processes asked for (it still falls back to one process where the run cannot
+be sharded), so that a whole-process timing (A B A B, the before and after trees given as
+PYTHONPATH) compares the same path on both sides.
 """
 
 from __future__ import annotations

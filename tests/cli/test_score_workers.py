@@ -20,7 +20,7 @@ _VOLATILE = ("eval_set_result_id", "eval_set_result_name", "creation_timestamp",
 
 @pytest.fixture
 def sets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, list[int]]:
-    """A small indented pair of sets, counted as large on two idle CPUs; the worker counts of
+    """A small indented pair of sets, counted as large on two CPUs; the worker counts of
     the runs scored in workers."""
     expected = eval_set("s", {f"c{i}": [inv(f"q{i}", f"answer {i}", [call("t", x=i)])] for i in range(12)})
     actual = eval_set("s", {f"c{i}": [inv(f"q{i}", f"answer {i % 5}", [call("t", x=i % 3)])]
@@ -30,7 +30,6 @@ def sets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, l
         path.write_text(es.model_dump_json(indent=2))
     monkeypatch.setattr(sharded, "SHARD_MIN_BYTES", 1)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
-    monkeypatch.setattr(sharded, "idle_cpus", lambda cpus: 2.0)
     used: list[int] = []
     run = sharded.rescore_sharded
 

@@ -144,25 +144,20 @@ def test_small_files_are_scored_in_one_process(tmp_path: Path) -> None:
     assert worker_count(8, exp, tmp_path / "missing.json") == 1
 
 
-@pytest.mark.parametrize(("cpus", "idle", "parallelism", "workers"), [
-    (2, 1.9, 4, 2), (2, 1.4, 4, 1), (8, 5.8, 4, 4), (8, 3.0, 4, 3), (2, 0.1, 4, 1), (4, 4.0, 1, 1),
-])
-def test_large_files_get_a_worker_per_idle_cpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpus: int,
-                                               idle: float, parallelism: int, workers: int) -> None:
+@pytest.mark.parametrize(("cpus", "parallelism", "workers"), [(2, 4, 2), (8, 4, 4), (4, 1, 1), (1, 4, 1)])
+def test_large_files_get_a_worker_per_cpu_however_busy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      cpus: int, parallelism: int, workers: int) -> None:
+    # Up to `parallelism`, one per CPU this process may use, whatever other programs do: on
+    # busy cores 2 workers took 0.72-0.89 times the wall of one process at 0.94-0.96 its CPU.
     from agenteval.runner import sharded
 
     exp, act = _sets(tmp_path, n=5)
     monkeypatch.setattr(sharded, "SHARD_MIN_BYTES", 1)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)))
-    asked: list[list[int]] = []
-
-    def idle_cpus(c: list[int]) -> float:
-        asked.append(c)
-        return idle
-
-    monkeypatch.setattr(sharded, "idle_cpus", idle_cpus)
+    monkeypatch.setattr(os, "getloadavg", lambda: (25.0, 25.0, 25.0))
+    # (what the idle-CPU sample of sessions 16-21 would have said on these busy cores)
+    monkeypatch.setattr(sharded, "idle_cpus", lambda cpus: 0.0, raising=False)
     assert worker_count(parallelism, exp, act) == workers
-    assert asked == [list(range(cpus))]
 
 
 @pytest.mark.skipif("forkserver" not in __import__("multiprocessing").get_all_start_methods(),

@@ -21,7 +21,6 @@ from agenteval.cli.judge import judge as judge_group
 from agenteval.cli.options import report_options
 from agenteval.cli.trace import trace as trace_command
 from agenteval.cli.web import web as web_command
-from agenteval.runner.cpus import mark_start
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -68,9 +67,8 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
 
     Judge verdicts are cached in ./.agenteval/judge_cache.sqlite, so re-scoring unchanged
     results makes no model calls. Large indented files with deterministic criteria only are
-    scored in worker processes: up to --parallelism, at most one per CPU that other processes
-    left idle while this command started (from /proc/stat, this command's own CPU counted as
-    idle), rounded.
+    scored in worker processes: up to --parallelism, at most one per CPU this command may use
+    (however busy: workers cost no more CPU than one process, and get more of busy cores).
     """
     from agenteval.cli.commands import Outputs, ScoreArgs, score_command
 
@@ -197,9 +195,6 @@ def main(argv: list[str] | None = None) -> Any:
     A command that kept its objects for the end (see `teardown`) ends the process here with its
     exit code, without the interpreter's teardown.
     """
-    # The choice of `score`'s worker processes measures the idle CPUs over the start-up from
-    # here (the command's imports), instead of sleeping for a sample of its own.
-    mark_start()
     teardown.arm()
     for stream in (sys.stdout, sys.stderr):
         # A terminal or pipe that cannot show a character (a non-UTF-8 locale) gets an escape

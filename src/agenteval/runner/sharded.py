@@ -8,7 +8,7 @@ limits in this process), the actual file is an eval set listing its cases in the
 set's order, both files are indented JSON (`datasets.split`) and together at least
 `SHARD_MIN_BYTES`, and nothing listening to the run needs every case result but the document,
 the totals, the progress and the report's first cases. Processes: `--parallelism`, at most one
-per CPU other processes leave idle (`worker_count`). Anything else, or anything a worker cannot
+per CPU this process may use (`worker_count`). Anything else, or anything a worker cannot
 take (bad input included), and the run is read as a stream in one process instead, from the
 start, with nothing written in between: its errors name the file and the field as always.
 """
@@ -32,7 +32,6 @@ from agenteval.datasets.nesting import MAX_DEPTH
 from agenteval.datasets.scan import CHUNK as SCAN_CHUNK
 from agenteval.datasets.scan import DepthScan
 from agenteval.datasets.split import ItemWalk, Span
-from agenteval.runner.cpus import idle_cpus
 from agenteval.runner.driver import Sink, Sinks, Totals, completed, end_run, progress
 from agenteval.runner.header import TotalsCounter, start_header
 from agenteval.runner.job import ScoreJob, judge_models
@@ -74,11 +73,14 @@ class ShardsRefused(Exception):
 
 def worker_count(parallelism: int, expected: str | Path, actual: str | Path) -> int:
     """Processes to score a run in: one below `SHARD_MIN_BYTES`, else `parallelism`, at most
-    one per CPU this process may use that other processes leave idle, rounded (`cpus.idle_cpus`:
-    measured over the command's start-up, this process's own CPU counted as idle). Workers cost
-    CPU of their own (starting, and passing results back): measured on 2 busy cores (load 15),
-    a 10,000-case run took 20% more CPU and longer in 2 workers than in one process, so they
-    are started only where cores are free."""
+    one per CPU this process may use, however busy other processes keep them. Measured on 2
+    cores shared with other programs (load 5-7; session 21), 2 workers against 1 process: the
+    run's CPU 0.94-0.96 times as much, its wall 0.72-0.89 times as long (5 of 6 pairs
+    shorter). Workers do not cost more CPU than the process they replace (they are forked from
+    it), and on busy cores two processes get a larger share of them than one, so shrinking to
+    one where cores looked busy (sessions 16-20: the CPUs' idle share sampled as the run
+    started) made the run slower, and by the most (1.5 times) when a sample taken just after a
+    busy moment saw a free core busy."""
     try:
         size = os.path.getsize(expected) + os.path.getsize(actual)
     except OSError:
@@ -86,11 +88,10 @@ def worker_count(parallelism: int, expected: str | Path, actual: str | Path) -> 
     if size < SHARD_MIN_BYTES:
         return 1
     try:
-        cpus = sorted(os.sched_getaffinity(0))
+        cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not on every platform
-        cpus = list(range(os.cpu_count() or 1))
-    idle = idle_cpus(cpus)
-    return max(1, min(parallelism, len(cpus), round(idle)))
+        cpus = os.cpu_count() or 1
+    return max(1, min(parallelism, cpus))
 
 
 PRELOAD = ["agenteval.runner.shard_worker"]  # what the fork server imports once for every worker
@@ -369,5 +370,5 @@ def _tell(scored: Scored, eval_set_id: str, writer: DocumentWriter | None, kept:
 
 
 __all__ = ["CHUNK", "LAST_CHUNK", "PRELOAD", "SHARD_MIN_BYTES", "ReportCases",
-           "ShardsRefused", "chunks", "forks_here", "frame_ok", "hold_fork_server", "idle_cpus",
+           "ShardsRefused", "chunks", "forks_here", "frame_ok", "hold_fork_server",
            "listens_to_cases", "paired_spans", "rescore_sharded", "worker_count"]

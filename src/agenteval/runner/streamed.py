@@ -194,7 +194,7 @@ async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: s
     None: the plan's parallelism, at most one per CPU, for files of `SHARD_MIN_BYTES` or more."""
     plan = plan if plan is not None else prepare(job, services)
     shardable = not is_result_document(actual_path) and not any(m.build().is_async for m in plan.metrics)
-    if workers is None:  # (counting idle CPUs may sleep a quarter of a second: only where it matters)
+    if workers is None:
         workers = worker_count(plan.parallelism, expected_path, actual_path) if shardable else 1
     # The fork server imports the workers' modules while this process reads the files (where
     # the workers cannot be forked from this process itself).
