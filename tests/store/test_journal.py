@@ -174,14 +174,14 @@ def test_a_run_is_begun_by_its_writer_thread_before_its_rows(tmp_path: Path,
     journal.close()
 
 
-def test_a_journal_that_cannot_be_used_is_raised_by_the_next_flush(tmp_path: Path) -> None:
+def test_a_journal_that_cannot_be_read_is_raised_by_begin(tmp_path: Path) -> None:
+    # Before any case runs (the writes `begin` queues are made by the writer thread).
     path = tmp_path / ".agenteval" / "journal.sqlite"
     path.parent.mkdir(parents=True)
     path.write_bytes(b"not a database " * 512)
     journal = Journal(tmp_path)
-    journal.begin(RunSpec(run_id="20250101-000000-aaaaaa", command="eval", started=1.0), "{}", 3)  # no error
-    with pytest.raises(DataError, match="cannot use the run journal"):
-        journal.flush()
+    with pytest.raises(DataError, match=r"journal\.sqlite: cannot use the run journal"):
+        journal.begin(RunSpec(run_id="20250101-000000-aaaaaa", command="eval", started=1.0), "{}", 3)
     with pytest.raises(DataError):  # (releasing it reads it too)
         journal.close()
 
