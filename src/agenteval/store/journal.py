@@ -6,16 +6,16 @@ selection, config, repeats); each (case, run) result is `append`ed as it finishe
 owns a run (`claim`: an OS lock held for the run's life, see `agenteval.store.claim`); `begin`
 claims it.
 
-Beginning and appending do not touch the database on the caller's thread (the event loop's, in a
-run): the run's row and each result are queued, and one writer thread per run, holding one connection
-(`store.journal_writer`), commits what is queued in one transaction as soon as `FLUSH_CASES`
-results wait or the oldest has waited `FLUSH_SECONDS`. So a finished case run is committed
-within `FLUSH_SECONDS` (0.5 s) of `append`, and a kill (`kill -9` included) loses at most the
-case runs of that window, which `--resume` runs again. A commit is durable against the process
-dying (the WAL is in the operating system's hands), not against the machine losing power before
-the next checkpoint (`synchronous=NORMAL`). Reading a run through the same `Journal`, releasing, forgetting or
-closing it first commits whatever is queued; a write that failed (a full disk) is raised by the
-next `append` or by that commit.
+Beginning and appending do not write to the database on the caller's thread (the event loop's, in
+a run; `begin` only reads an existing journal's schema): the run's row and each result are queued,
+and one writer thread per run, holding one connection (`store.journal_writer`), commits what is
+queued in one transaction as soon as `FLUSH_CASES` results wait or the oldest has waited
+`FLUSH_SECONDS`. So a finished case run is committed within `FLUSH_SECONDS` (0.5 s) of `append`,
+and a kill (`kill -9` included) loses at most the case runs of that window, which `--resume` runs
+again. A commit is durable against the process dying (the WAL is in the operating system's hands),
+not against the machine losing power before the next checkpoint (`synchronous=NORMAL`). Reading a
+run through the same `Journal`, releasing, forgetting or closing it first commits whatever is
+queued; a write that failed (a full disk) is raised by the next `append` or by that commit.
 
 Pruning: once the run's documents are recorded in the run history, `forget` removes it from the
 journal, which thus holds only unfinished runs, and gives the space back (the journal's only
