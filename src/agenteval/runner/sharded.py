@@ -75,8 +75,8 @@ def worker_count(parallelism: int, expected: str | Path, actual: str | Path) -> 
     """Processes to score a run in: one below `SHARD_MIN_BYTES`, else `parallelism`, at most
     one per CPU this process may use, however busy other processes keep them. Measured on 2
     cores shared with other programs (load 5-7; session 21), 2 workers against 1 process: the
-    run's CPU 0.94-0.96 times as much, its wall 0.72-0.89 times as long (5 of 6 pairs
-    shorter). Workers do not cost more CPU than the process they replace (they are forked from
+    run's CPU a median 0.96 times as much (0.86-1.06), its wall 0.86 times as long (0.66-1.19,
+    5 of 6 pairs shorter). Workers do not cost more CPU than the process they replace (they are forked from
     it), and on busy cores two processes get a larger share of them than one, so shrinking to
     one where cores looked busy (sessions 16-20: the CPUs' idle share sampled as the run
     started) made the run slower, and by the most (1.5 times) when a sample taken just after a
