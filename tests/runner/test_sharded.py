@@ -147,8 +147,8 @@ def test_small_files_are_scored_in_one_process(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("cpus", "parallelism", "workers"), [(2, 4, 2), (8, 4, 4), (4, 1, 1), (1, 4, 1)])
 def test_large_files_get_a_worker_per_cpu_however_busy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                       cpus: int, parallelism: int, workers: int) -> None:
-    # Up to `parallelism`, one per CPU this process may use, whatever other programs do: on
-    # busy cores 2 workers took a median 0.86 of the wall of one process and 0.96 of its CPU.
+    # Up to `parallelism`, one per CPU this process may use, whatever other programs do at the
+    # moment the run starts.
     from agenteval.runner import sharded
 
     exp, act = _sets(tmp_path, n=5)

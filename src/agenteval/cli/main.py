@@ -68,7 +68,7 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
     Judge verdicts are cached in ./.agenteval/judge_cache.sqlite, so re-scoring unchanged
     results makes no model calls. Large indented files with deterministic criteria only are
     scored in worker processes: up to --parallelism, at most one per CPU this command may use
-    (however busy: workers cost no more CPU than one process, and get more of busy cores).
+    (whatever other programs are doing as it starts).
     """
     from agenteval.cli.commands import Outputs, ScoreArgs, score_command
 

@@ -73,14 +73,12 @@ class ShardsRefused(Exception):
 
 def worker_count(parallelism: int, expected: str | Path, actual: str | Path) -> int:
     """Processes to score a run in: one below `SHARD_MIN_BYTES`, else `parallelism`, at most
-    one per CPU this process may use, however busy other processes keep them. Measured on 2
-    cores shared with other programs (load 5-7; session 21), 2 workers against 1 process: the
-    run's CPU a median 0.96 times as much (0.86-1.06), its wall 0.86 times as long (0.66-1.19,
-    5 of 6 pairs shorter). Workers do not cost more CPU than the process they replace (they are forked from
-    it), and on busy cores two processes get a larger share of them than one, so shrinking to
-    one where cores looked busy (sessions 16-20: the CPUs' idle share sampled as the run
-    started) made the run slower, and by the most (1.5 times) when a sample taken just after a
-    busy moment saw a free core busy."""
+    one per CPU this process may use, however busy other processes keep them: a choice that
+    does not depend on a moment. Sessions 16-20 shrank to one process where a 0.1 s sample of
+    the CPUs' idle share saw them busy, which, taken just after a busy moment, made a run on a
+    nearly idle machine 1.5 times as long. On 2 cores shared with other programs (session 21),
+    2 workers against 1 process measured both ways: wall median 0.86 (0.66-1.19, CPU 0.96) in
+    6 pairs at load 5-7, 1.23 (0.95-1.27, CPU 1.25) in 3 pairs at load 3.5."""
     try:
         size = os.path.getsize(expected) + os.path.getsize(actual)
     except OSError:
