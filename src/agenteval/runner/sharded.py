@@ -77,8 +77,8 @@ def worker_count(parallelism: int, expected: str | Path, actual: str | Path) -> 
     does not depend on a moment. Sessions 16-20 shrank to one process where a 0.1 s sample of
     the CPUs' idle share saw them busy, which, taken just after a busy moment, made a run on a
     nearly idle machine 1.5 times as long. On 2 cores shared with other programs (session 21),
-    2 workers against 1 process measured both ways: wall median 0.86 (0.66-1.19, CPU 0.96) in
-    6 pairs at load 5-7, 1.23 (0.95-1.27, CPU 1.25) in 3 pairs at load 3.5."""
+    2 workers against 1 process: wall median 0.86 (0.66-1.19, CPU 0.96) in 6 pairs at load
+    5-7, 0.99 (0.84-1.27, CPU 1.01) in 6 pairs at load 3.4-3.8."""
     try:
         size = os.path.getsize(expected) + os.path.getsize(actual)
     except OSError:
