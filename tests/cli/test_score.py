@@ -96,10 +96,12 @@ def test_console_script_starts_without_heavy_imports() -> None:
 
 def test_score_imports_no_evaluation_loop_nor_agent() -> None:
     # `score`'s streamed and sharded paths run no agent: the evaluation loop, its executors and
-    # the built-in agent (with its tools) are a tenth of a second of every `score`'s start.
+    # the built-in agent (with its tools) are a tenth of a second of every `score`'s start, and
+    # the HTTP model client (httpx, with ssl and email) another.
     code = ("import sys; import agenteval.cli.commands, agenteval.runner.sharded; "
             "print(sorted(m for m in ('agenteval.runner.evaluate', 'agenteval.runner.run', "
-            "'agenteval.runner.executors', 'agenteval.agents.builtin', 'agenteval.agents.loader') "
+            "'agenteval.runner.executors', 'agenteval.agents.builtin', 'agenteval.agents.loader', "
+            "'agenteval.models.openai_compat', 'httpx') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -1,5 +1,13 @@
 """LLM backends: the embedded local model, OpenAI-compatible HTTP endpoints and a scripted
-model for tests, behind one async interface (`LLM`), selected by name with `resolve_model`."""
+model for tests, behind one async interface (`LLM`), selected by name with `resolve_model`.
+
+`OpenAICompatModel` is imported when first asked for: its module brings httpx (with ssl, email
+and pygments), about a tenth of a second of every command's start that only an HTTP model needs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from agenteval.models.base import (
     LLM,
@@ -18,10 +26,21 @@ from agenteval.models.base import (
 )
 from agenteval.models.limits import LimitedLLM
 from agenteval.models.local import LocalModel, check_local_available
-from agenteval.models.openai_compat import OpenAICompatModel
 from agenteval.models.resolve import ModelSpec, parse_model_name, resolve_model
 from agenteval.models.scripted import Reply, ScriptedModel
 from agenteval.models.toolcall_parse import parse_tool_calls
+
+if TYPE_CHECKING:
+    from agenteval.models.openai_compat import OpenAICompatModel
+
+
+def __getattr__(name: str) -> Any:
+    if name != "OpenAICompatModel":
+        raise AttributeError(f"module 'agenteval.models' has no attribute {name!r}")
+    from agenteval.models.openai_compat import OpenAICompatModel
+
+    globals()[name] = OpenAICompatModel  # asked once
+    return OpenAICompatModel
 
 __all__ = [
     "LLM",

@@ -33,7 +33,6 @@ from pathlib import Path
 from agenteval.models.base import ModelUnavailable
 from agenteval.models.limits import LimitedLLM
 from agenteval.models.local import LocalModel, check_local_available
-from agenteval.models.openai_compat import OpenAICompatModel
 from agenteval.schema.endpoint import EndpointOptions
 
 __all__ = ["DEFAULT_HTTP_CONCURRENCY", "ModelSpec", "api_key", "build_model", "parse_model_name",
@@ -139,6 +138,8 @@ def build_model(
         limit = 1 if local.deterministic else max_concurrency or local.slots  # one call at a time
         return LimitedLLM(local, limit, options.give_up_after, options.requests_per_minute,
                           options.tokens_per_minute)
+    from agenteval.models.openai_compat import OpenAICompatModel  # httpx: only an HTTP model needs it
+
     http = OpenAICompatModel(
         model=spec.model,
         base_url=spec.base_url,
