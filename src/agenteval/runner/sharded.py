@@ -74,11 +74,11 @@ class ShardsRefused(Exception):
 def worker_count(parallelism: int, expected: str | Path, actual: str | Path) -> int:
     """Processes to score a run in: one below `SHARD_MIN_BYTES`, else `parallelism`, at most
     one per CPU this process may use, however busy other processes keep them: a choice that
-    does not depend on a moment. Sessions 16-20 shrank to one process where a 0.1 s sample of
-    the CPUs' idle share saw them busy, which, taken just after a busy moment, made a run on a
-    nearly idle machine 1.5 times as long. On 2 cores shared with other programs (session 21),
-    2 workers against 1 process: wall median 0.86 (0.66-1.19, CPU 0.96) in 6 pairs at load
-    5-7, 0.99 (0.84-1.27, CPU 1.01) in 6 pairs at load 3.4-3.8."""
+    does not depend on a moment. A short sample of the CPUs' idle share, taken just after a
+    busy moment, chose one process on a nearly idle machine and made the run 1.5 times as long;
+    on 2 cores shared with other programs, 2 workers were no slower than one process (wall
+    median 0.86 at load 5-7, 0.99 at load 3.4-3.8; bench/README.md, "`score`'s start, end and
+    process count")."""
     try:
         size = os.path.getsize(expected) + os.path.getsize(actual)
     except OSError:
