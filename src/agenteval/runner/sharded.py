@@ -77,8 +77,8 @@ def worker_count(parallelism: int, expected: str | Path, actual: str | Path) -> 
     does not depend on a moment. A short sample of the CPUs' idle share, taken just after a
     busy moment, chose one process on a nearly idle machine and made the run 1.5 times as long;
     on 2 cores shared with other programs, 2 workers were no slower than one process (wall
-    median 0.86 at load 5-7, 0.99 at load 3.4-3.8; bench/README.md, "`score`'s start, end and
-    process count")."""
+    median 0.86 at load 5-7, 0.99 at load 3.4-3.8; bench/README.md, "`score`'s process count,
+    one per CPU and never shrunk")."""
     try:
         size = os.path.getsize(expected) + os.path.getsize(actual)
     except OSError:
