@@ -242,6 +242,9 @@ def _shape_of(b: int) -> int:
 
 
 _SHAPE = bytes(_shape_of(b) for b in range(256))
+BYTE_SHAPES = _SHAPE
+"""The translation table of a JSON text's bytes to their shapes (above): digits 0, `e`/`E` e,
+signs +, `.` kept, letters, quotes and non-ASCII a, anything else a space."""
 _LONG_INTEGER = b"0" * 19
 _EXPONENTS = (b"0e000", b"0e+000")  # after a digit of the mantissa
 _NUMBER = b"0.+e"
@@ -288,4 +291,4 @@ def read_item(model: type[M], raw: bytes) -> M | None:
         return None
 
 
-__all__ = ["CaseStream", "malformed", "raw_items", "read_head", "read_item"]
+__all__ = ["BYTE_SHAPES", "CaseStream", "malformed", "raw_items", "read_head", "read_item"]

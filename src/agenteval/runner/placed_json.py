@@ -25,6 +25,7 @@ from typing import Any, Union, get_args, get_origin
 from pydantic import BaseModel
 from pydantic_core import to_json
 
+from agenteval.datasets.stream import BYTE_SHAPES
 from agenteval.schema import (
     AgentDetails,
     AgentVerdict,
@@ -162,18 +163,9 @@ def _default(o: Any) -> dict[str, Any]:
     return values
 
 
-# Bytes as `_unusual` in `datasets.stream` shapes them: digits 0, `e`/`E` e, signs +, `.` kept,
-# letters, quotes and non-ASCII a, anything else a space.
-def _shape_of(b: int) -> int:
-    c = chr(b)
-    if c in "0123456789":
-        return ord("0")
-    if c in "eE+-.":
-        return ord(c.lower().replace("-", "+"))
-    return ord("a") if c.isalpha() or c == '"' or b >= 128 else ord(" ")
-
-
-_SHAPE = bytes(_shape_of(b) for b in range(256))
+# Bytes shaped as `datasets.stream` shapes them for its checks: digits 0, `e`/`E` e, signs +,
+# `.` kept, letters, quotes and non-ASCII a, anything else a space.
+_SHAPE = BYTE_SHAPES
 _NUMBER = b"0.+e"
 _SPACE = b" \t\r\n"
 # A number with an exponent, or with 16 digits or more before its point, may be a float of
