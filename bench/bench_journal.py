@@ -235,10 +235,12 @@ def eval_ab(n_cases: int, repeat: int, other_src: str) -> dict[str, Any]:
             rounds[kind].append(r)
     ratios = {f"{name} {of}": [a[of] / b[of] for a, b in zip(rounds[x], rounds[y], strict=True)]
               for name, x, y in (("A/B on", "A on", "B on"), ("A on/off", "A on", "A off"),
-                                 ("B on/off", "B on", "B off")) for of in ("cpu", "user")}
+                                 ("B on/off", "B on", "B off")) for of in ("cpu", "user", "wall")}
     print(f"eval {n_cases} cases, {repeat} rounds: CPU A on {median(rounds['A on'], 'cpu'):.2f} s, B on "
           f"{median(rounds['B on'], 'cpu'):.2f} s, A off {median(rounds['A off'], 'cpu'):.2f} s, B off "
-          f"{median(rounds['B off'], 'cpu'):.2f} s; " + "; ".join(
+          f"{median(rounds['B off'], 'cpu'):.2f} s; wall A on {median(rounds['A on'], 'wall'):.2f} s, B on "
+          f"{median(rounds['B on'], 'wall'):.2f} s, A off {median(rounds['A off'], 'wall'):.2f} s, B off "
+          f"{median(rounds['B off'], 'wall'):.2f} s; " + "; ".join(
               f"{name} median {statistics.median(r):.3f} ({min(r):.3f}-{max(r):.3f})"
               for name, r in ratios.items()))
     return {"cases": n_cases, "B": other_src, "rounds": rounds, "cpu_ratios": ratios}
