@@ -56,7 +56,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import AbstractContextManager, closing
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
@@ -73,7 +73,7 @@ from agenteval.store.journal_rows import rows_dir, rows_path
 from agenteval.store.journal_writer import FLUSH_CASES, FLUSH_SECONDS, Row, Writer
 from agenteval.store.kept import BESIDE, read_record, verdict_row
 from agenteval.store.output import placed_json, safe_name
-from agenteval.store.sqlite import connect, use_wal
+from agenteval.store.sqlite import check_readable, connect, use_wal
 from agenteval.verdicts.outcome import CaseOutcome
 
 KEEP_INTERRUPTED_DAYS = 30
@@ -293,24 +293,11 @@ class Journal:
         used is raised here when its file does not read as a journal (checked without writing, so
         before any case runs), and by the run's next `append` or `flush` when it fails later."""
         self.claim(spec.run_id)
-        self._check_readable()
+        check_readable(self.path, "the run journal")
         now = time.time()
         row = (spec.run_id, spec.started or now, now, os.getpid(), os.uname().nodename, fingerprint, total,
                spec.model_dump_json())
         self._writer(spec.run_id).do(lambda conn: self._begun(conn, now, row))
-
-    def _check_readable(self) -> None:
-        """A DataError naming the journal when its file exists and SQLite cannot read its schema
-        (not a database, damaged, locked beyond the busy timeout). It only reads: the writes
-        `begin` queues cost a new journal a dozen fdatasyncs, but a user whose journal cannot be
-        used learns it before the first case, not after it has run."""
-        if not self.path.is_file():
-            return
-        try:
-            with closing(sqlite3.connect(self.path, timeout=60, isolation_level=None)) as conn:
-                conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
-        except sqlite3.DatabaseError as e:
-            raise DataError(self.path, "", f"cannot use the run journal: {e}") from None
 
     def _begun(self, conn: sqlite3.Connection, now: float, row: tuple[Any, ...]) -> None:
         """`begin` on the run's writer thread, with its connection."""

@@ -50,4 +50,17 @@ def connect(path: Path, create: bool, prepare: Callable[[sqlite3.Connection], No
         raise DataError(path, "", f"cannot use {what}: {e}") from None
 
 
-__all__ = ["connect", "use_wal"]
+def check_readable(path: Path, what: str) -> None:
+    """The DataError `connect` would raise when the database at `path` exists and SQLite cannot
+    read its schema (not a database, damaged, busy beyond the timeout), found by reading only:
+    no write, no fsync, nothing created."""
+    if not path.is_file():
+        return
+    try:
+        with closing(sqlite3.connect(path, timeout=60, isolation_level=None)) as conn:
+            conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
+    except sqlite3.DatabaseError as e:
+        raise DataError(path, "", f"cannot use {what}: {e}") from None
+
+
+__all__ = ["check_readable", "connect", "use_wal"]
