@@ -75,44 +75,53 @@ class CaseTotals:
     judge_tokens: int = 0
 
 
-def copy_cases(conn: sqlite3.Connection, run_id: str, journal_run_id: str, eval_set_id: str,
-               told: int | None = None) -> CaseTotals:
+def copy_cases(conn: sqlite3.Connection, run_id: str, journal_run_id: str, eval_set_id: str) -> CaseTotals:
     """Inserts the history's rows (`cases`, `case_metrics`, `metric_summaries`) of document
     `run_id` from the verdicts of eval set `eval_set_id` of the journaled run `journal_run_id`
     (the journal attached as `ATTACHED`, every verdict of a version beside it:
     `Journal.copyable`), and returns what the run's row sums over them. A `DERIVED` verdict's
     case is marked `summaries_derived`, its summaries not stored: the history derives them
-    (`DERIVED_SUMMARY`) where they are read. With `told`, only the verdicts told up to that
-    number are copied (`copy_kept`)."""
-    copy_rows(conn, run_id, journal_run_id, eval_set_id, told)
+    (`DERIVED_SUMMARY`) where they are read."""
+    copy_rows(conn, run_id, journal_run_id, eval_set_id)
     return case_totals(conn, ATTACHED, journal_run_id, eval_set_id)
+
+
+def _selects(j: str, told: str | None) -> tuple[str, str, str]:
+    """The history's `cases`, `case_metrics` and `metric_summaries` rows (but their first column,
+    the document's run id) of the verdicts of one eval set of one journaled run, read from the
+    journal as schema `j`: what follows `SELECT`, with two parameters (the journaled run's id,
+    the eval set's), and `told` (e.g. `<= 12`, `> ?`) bounding the verdicts' numbers."""
+    def upto(column: str) -> str:
+        return "" if told is None else f" AND {column} {told}"
+
+    # Each verdict's rows by its `told` number: rows a stale verdict left behind match no verdict.
+    # Each row looks its verdict up by its `told` number (`journal_verdicts_told`); the eval set is
+    # not matched by an index (`+`), or SQLite would scan the set's verdicts for every row; nor is
+    # the bound on the rows' `told`, which led SQLite to look the verdicts up by it instead, and to
+    # scan every row for each verdict.
+    return (f"eval_id, position, status, runs, seconds, tokens, json_extract(record, '$[1]'), "
+            f"substr(record, 1, 3) = '[{DERIVED},' FROM {j}.journal_verdicts "
+            f"WHERE run_id = ? AND eval_set_id = ?{upto('told')}",
+            f"v.eval_id, m.run_index, m.metric_name, m.score, m.threshold, m.status "
+            f"FROM {j}.journal_metrics m JOIN {j}.journal_verdicts v "
+            f"ON v.run_id = m.run_id AND v.told = m.told "
+            f"WHERE m.run_id = ? AND +v.eval_set_id = ?{upto('+m.told')}",
+            f"v.eval_id, s.metric_name, s.threshold, s.runs, s.scored_runs, s.passed_runs, s.mean, s.std, "
+            f"s.ci_low, s.ci_high, s.pass_at_k, s.pass_pow_k, s.status "
+            f"FROM {j}.journal_summaries s JOIN {j}.journal_verdicts v "
+            f"ON v.run_id = s.run_id AND v.told = s.told "
+            f"WHERE s.run_id = ? AND +v.eval_set_id = ?{upto('+s.told')}")
+
+
+_TABLES = ("cases", "case_metrics", "metric_summaries")  # in `_selects`' order
 
 
 def copy_rows(conn: sqlite3.Connection, run_id: str, journal_run_id: str, eval_set_id: str,
               told: int | None = None) -> None:
-    """`copy_cases` but the totals."""
-    j = ATTACHED
-    of_set = (journal_run_id, eval_set_id)
-    upto = "" if told is None else f" AND told <= {int(told)}"
-    conn.execute("INSERT INTO cases SELECT ?, eval_id, position, status, runs, seconds, tokens, "
-                 f"json_extract(record, '$[1]'), substr(record, 1, 3) = '[{DERIVED},' "
-                 f"FROM {j}.journal_verdicts WHERE run_id = ? AND eval_set_id = ?{upto}",
-                 (run_id, *of_set))
-    # Each verdict's rows by its `told` number: rows a stale verdict left behind match no verdict.
-    # Each row looks its verdict up by its `told` number (`journal_verdicts_told`); the eval set is
-    # not matched by an index (`+`), or SQLite would scan the set's verdicts for every row.
-    # (`+`: a bound on the rows' `told` led SQLite to look the verdicts up by it instead, and to
-    # scan every row for each verdict)
-    upto = "" if told is None else f" AND +m.told <= {int(told)}"
-    conn.execute("INSERT INTO case_metrics SELECT ?, v.eval_id, m.run_index, m.metric_name, m.score, "
-                 f"m.threshold, m.status FROM {j}.journal_metrics m JOIN {j}.journal_verdicts v "
-                 "ON v.run_id = m.run_id AND v.told = m.told WHERE m.run_id = ? AND +v.eval_set_id = ?"
-                 f"{upto}", (run_id, *of_set))
-    conn.execute("INSERT INTO metric_summaries SELECT ?, v.eval_id, s.metric_name, s.threshold, s.runs, "
-                 "s.scored_runs, s.passed_runs, s.mean, s.std, s.ci_low, s.ci_high, s.pass_at_k, "
-                 f"s.pass_pow_k, s.status FROM {j}.journal_summaries s JOIN {j}.journal_verdicts v "
-                 "ON v.run_id = s.run_id AND v.told = s.told WHERE s.run_id = ? AND +v.eval_set_id = ?"
-                 f"{upto.replace('+m.', '+s.')}", (run_id, *of_set))
+    """`copy_cases` but the totals; with `told`, only the verdicts told up to that number."""
+    for table, select in zip(_TABLES, _selects(ATTACHED, None if told is None else f"<= {int(told)}"),
+                             strict=True):
+        conn.execute(f"INSERT INTO {table} SELECT ?, {select}", (run_id, journal_run_id, eval_set_id))
 
 
 def case_totals(conn: sqlite3.Connection, schema: str, journal_run_id: str, eval_set_id: str) -> CaseTotals:
@@ -159,28 +168,15 @@ def copy_told_after(conn: sqlite3.Connection, journal: sqlite3.Connection, run_i
     after it, read through `journal` (a connection to the journal, in a snapshot taken now), as
     rows of `conn`'s history, replacing those a case had (a case told again: its runs retried);
     returns what the run's row sums over every verdict, as `copy_cases` does."""
-    of_set = (journal_run_id, eval_set_id, told)
-    cases = journal.execute(
-        "SELECT eval_id, position, status, runs, seconds, tokens, json_extract(record, '$[1]'), "
-        f"substr(record, 1, 3) = '[{DERIVED},' FROM journal_verdicts WHERE run_id = ? AND eval_set_id = ? "
-        "AND told > ?", of_set).fetchall()
-    # (No index leads to a verdict's rows: the run's rows are scanned, the new ones joined.)
-    metrics = journal.execute(
-        "SELECT v.eval_id, m.run_index, m.metric_name, m.score, m.threshold, m.status FROM journal_metrics m "
-        "JOIN journal_verdicts v ON v.run_id = m.run_id AND v.told = m.told "
-        "WHERE m.run_id = ? AND +v.eval_set_id = ? AND +m.told > ?", of_set).fetchall()
-    summaries = journal.execute(
-        "SELECT v.eval_id, s.metric_name, s.threshold, s.runs, s.scored_runs, s.passed_runs, s.mean, s.std, "
-        "s.ci_low, s.ci_high, s.pass_at_k, s.pass_pow_k, s.status FROM journal_summaries s "
-        "JOIN journal_verdicts v ON v.run_id = s.run_id AND v.told = s.told "
-        "WHERE s.run_id = ? AND +v.eval_set_id = ? AND +s.told > ?", of_set).fetchall()
-    again = [(run_id, c[0]) for c in cases]
-    for table in ("cases", "case_metrics", "metric_summaries"):
+    found = [journal.execute(f"SELECT {select}", (journal_run_id, eval_set_id, told)).fetchall()
+             for select in _selects("main", "> ?")]
+    again = [(run_id, c[0]) for c in found[0]]
+    for table in _TABLES:
         conn.executemany(f"DELETE FROM {table} WHERE run_id = ? AND eval_id = ?", again)
-    conn.executemany("INSERT INTO cases VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [(run_id, *c) for c in cases])
-    conn.executemany("INSERT INTO case_metrics VALUES (?, ?, ?, ?, ?, ?, ?)", [(run_id, *m) for m in metrics])
-    conn.executemany("INSERT INTO metric_summaries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                     [(run_id, *s) for s in summaries])
+    for table, rows in zip(_TABLES, found, strict=True):
+        if rows:
+            conn.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * (1 + len(rows[0])))})",
+                             [(run_id, *r) for r in rows])
     return case_totals(journal, "main", journal_run_id, eval_set_id)
 
 
