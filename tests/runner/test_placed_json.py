@@ -162,9 +162,9 @@ def test_plain_looks_inside_json_values() -> None:
     assert not pj.plain({"x": [-2.5e16]})
 
 
-def test_without_orjson_every_model_is_written_by_pydantic(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_where_orjson_is_unusable_pydantic_writes_every_model(monkeypatch: pytest.MonkeyPatch) -> None:
     result = _result(_invocation(_ARGS))
-    monkeypatch.setattr(pj, "orjson", None)
+    monkeypatch.setattr(pj, "_usable", False)
     assert fast_json(result) is None and placed_json(result) == placed_model_json(result)
 
 
@@ -256,8 +256,7 @@ def test_orjson_is_used_only_when_it_writes_the_probe_values_as_pydantic_does(
     # orjson writes NaN as `null`, pydantic as `NaN` (in every release of both)
     monkeypatch.setattr(pj, "_PROBE", [[1.0, float("nan")]])
     assert not pj._agrees()
-    monkeypatch.setattr(pj, "_checked", False)
-    monkeypatch.setattr(pj, "orjson", pj.orjson)  # restored after the test
+    monkeypatch.setattr(pj, "_usable", None)  # (checked again; restored after the test)
     result = _result(_invocation(_ARGS))
-    assert fast_json(result) is None and pj.orjson is None
+    assert fast_json(result) is None and pj._usable is False
     assert placed_json(result) == placed_model_json(result)

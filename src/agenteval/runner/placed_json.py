@@ -22,6 +22,7 @@ from __future__ import annotations
 from types import UnionType
 from typing import Any, Union, get_args, get_origin
 
+import orjson
 from pydantic import BaseModel
 from pydantic_core import to_json
 
@@ -55,12 +56,6 @@ from agenteval.schema import (
     UsageMetadata,
 )
 from agenteval.store.placing import placed_model_json
-
-orjson: Any
-try:
-    import orjson
-except ImportError:  # not a dependency: without it every model is written by pydantic
-    orjson = None
 
 # The models of a scored case's result and summary that orjson may write. Not here (written by
 # pydantic): the judge's records and certificate notes, traces, anything made elsewhere.
@@ -119,26 +114,22 @@ _PROBE: list[Any] = [
 
 
 def _agrees() -> bool:
-    if orjson is None:
-        return False
     try:
         return all(orjson.dumps(v, option=orjson.OPT_INDENT_2) == to_json(v, indent=2) for v in _PROBE)
     except TypeError:
         return False
 
 
-_checked = False
+_usable: bool | None = None  # (None: not checked yet)
 
 
 def _ready() -> bool:
     """Whether orjson may be used: the models' table made and the probe passed (once)."""
-    global _checked, orjson
-    if not _checked:
+    global _usable
+    if _usable is None:
         _LAYOUTS.update((cls, _layout(cls)) for cls in PLAIN)
-        if not _agrees():
-            orjson = None
-        _checked = True
-    return orjson is not None
+        _usable = _agrees()
+    return _usable
 
 
 def _default(o: Any) -> dict[str, Any]:
