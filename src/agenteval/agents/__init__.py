@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agenteval.lazy import names_from
 
 if TYPE_CHECKING:
     from agenteval.agents.base import AgentAdapter, AgentSession, SessionSpec, TurnResult
@@ -22,32 +23,14 @@ if TYPE_CHECKING:
 # Each name is imported when first asked for: importing one module of the package
 # (`agents.mock_tools`, for `score`) does not import the built-in agent, its tools and the model
 # clients.
-_HOME = {
-    "AgentAdapter": ("agenteval.agents.base", "AgentAdapter"),
-    "AgentSession": ("agenteval.agents.base", "AgentSession"),
-    "SessionSpec": ("agenteval.agents.base", "SessionSpec"),
-    "TurnResult": ("agenteval.agents.base", "TurnResult"),
-    "Agent": ("agenteval.agents.builtin", "Agent"),
-    "BuiltinAdapter": ("agenteval.agents.builtin", "BuiltinAdapter"),
-    "CallableAdapter": ("agenteval.agents.callable", "CallableAdapter"),
-    "AgentLoadError": ("agenteval.agents.loader", "AgentLoadError"),
-    "agent_home": ("agenteval.agents.loader", "agent_home"),
-    "check_agent_path": ("agenteval.agents.loader", "check_agent_path"),
-    "describe": ("agenteval.agents.loader", "describe"),
-    "load_root_agent": ("agenteval.agents.loader", "load_root_agent"),
-    "to_adapter": ("agenteval.agents.loader", "to_adapter"),
-    "Tool": ("agenteval.agents.tools", "Tool"),
-    "ToolContext": ("agenteval.agents.tools", "ToolContext"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOME:
-        raise AttributeError(f"module 'agenteval.agents' has no attribute {name!r}")
-    module, attr = _HOME[name]
-    value = getattr(importlib.import_module(module), attr)
-    globals()[name] = value  # asked once
-    return value
+__getattr__ = names_from(__name__, {
+    **dict.fromkeys(["AgentAdapter", "AgentSession", "SessionSpec", "TurnResult"], "base"),
+    **dict.fromkeys(["Agent", "BuiltinAdapter"], "builtin"),
+    "CallableAdapter": "callable",
+    **dict.fromkeys(["AgentLoadError", "agent_home", "check_agent_path", "describe", "load_root_agent",
+                     "to_adapter"], "loader"),
+    **dict.fromkeys(["Tool", "ToolContext"], "tools"),
+})
 
 
 __all__ = [

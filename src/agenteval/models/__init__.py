@@ -7,8 +7,9 @@ and pygments), about a tenth of a second of every command's start that only an H
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agenteval.lazy import names_from
 from agenteval.models.base import (
     LLM,
     Generation,
@@ -34,13 +35,8 @@ if TYPE_CHECKING:
     from agenteval.models.openai_compat import OpenAICompatModel
 
 
-def __getattr__(name: str) -> Any:
-    if name != "OpenAICompatModel":
-        raise AttributeError(f"module 'agenteval.models' has no attribute {name!r}")
-    from agenteval.models.openai_compat import OpenAICompatModel
+__getattr__ = names_from(__name__, {"OpenAICompatModel": "openai_compat"})
 
-    globals()[name] = OpenAICompatModel  # asked once
-    return OpenAICompatModel
 
 __all__ = [
     "LLM",

@@ -11,10 +11,11 @@ one module of the runner (`agenteval.runner.streamed` for `score`) does not impo
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agenteval.lazy import names_from
 
 if TYPE_CHECKING:
     from agenteval.runner.evaluate import EvalSetRequest, run_evaluation
@@ -54,13 +55,7 @@ class _Runner(types.ModuleType):
 sys.modules[__name__].__class__ = _Runner
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module 'agenteval.runner' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"agenteval.runner.{home}"), name)
-    globals()[name] = value  # asked once
-    return value
+__getattr__ = names_from(__name__, _HOME)
 
 
 __all__ = [
