@@ -155,7 +155,7 @@ def test_large_files_get_a_worker_per_cpu_however_busy(tmp_path: Path, monkeypat
     monkeypatch.setattr(sharded, "SHARD_MIN_BYTES", 1)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)))
     monkeypatch.setattr(os, "getloadavg", lambda: (25.0, 25.0, 25.0))
-    # (what the idle-CPU sample of sessions 16-21 would have said on these busy cores)
+    # (what an idle-CPU sample would say on these busy cores: the count must not hang on it)
     monkeypatch.setattr(sharded, "idle_cpus", lambda cpus: 0.0, raising=False)
     assert worker_count(parallelism, exp, act) == workers
 
