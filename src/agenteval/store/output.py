@@ -20,7 +20,7 @@ from agenteval.datasets.files import shell_pieces, write_model
 from agenteval.datasets.targets import TargetWriter, remove_stale_temporaries
 from agenteval.errors import AgentEvalError, DataError
 from agenteval.schema import CaseSummary, EvalCaseResult, EvalSetResult
-from agenteval.store.placing import placed_model_json
+from agenteval.store.fast_json import placed_checked
 
 MAX_NAME = 160  # characters of a name made from an id: file systems allow 255 bytes in all
 HISTORY_FOLDER = Path(".agenteval", "eval_history")
@@ -98,7 +98,7 @@ def placed_json(result: EvalCaseResult, keep: bool = True) -> bytes:
             del _DUMPED[key]
     if hit is not None and hit[0] is result:
         return hit[1]
-    placed = placed_model_json(result)  # (serialised at its depth: not re-indented)
+    placed = placed_checked(result)  # (serialised at its depth: not re-indented)
     if keep:
         remember_placed(result, placed)
     return placed
@@ -138,7 +138,7 @@ def placed_summary(summary: CaseSummary) -> bytes:
         hit = _SUMMARIES.get(key)
     if hit is not None and hit[0] is summary:
         return hit[1]
-    placed = placed_model_json(summary)
+    placed = placed_checked(summary)
     with _dumped_lock:
         if len(_SUMMARIES) >= _SUMMARIES_MAX:
             _SUMMARIES.popitem(last=False)
