@@ -26,6 +26,7 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from agenteval.datasets.replace import replace
 from agenteval.errors import DataError
 
 
@@ -170,7 +171,8 @@ class TargetWriter:
                 umask = os.umask(0)
                 os.umask(umask)
                 os.chmod(self._tmp, 0o666 & ~umask)
-                os.replace(self._tmp, self._target)
+                # (not `os.replace`: over an existing file, the rename itself frees its blocks)
+                replace(self._tmp, self._target)
                 self._tmp = None
         except OSError as e:
             self.abort()
