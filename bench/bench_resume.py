@@ -9,7 +9,10 @@ per turn, so 2 model calls per turn). Per kill point F:
 1. `agenteval eval bench_agent scaling.evalset.json --parallelism P --output ...` (run history
    on, so the run is journaled) is started and SIGKILLed as soon as the journal holds F x cases
    finished case runs;
-2. the finished case runs at that moment are snapshotted (their journal rows);
+2. the finished case runs at that moment are snapshotted (their journal rows), with whether the
+   run history's write lock was held then (the run's recording begun while it goes on,
+   `store.kept_copy`) and the case rows a reader of the history sees then and after the kill
+   beyond those it had before (0 and 0: no trace of the killed run);
 3. `agenteval eval ... --resume RUN` finishes it. "Redone" counts snapshotted case runs whose
    session in the final document is not the one of their journal row (0 is the goal: a finished
    case is never run again; the run is gone from the journal once recorded); model calls made by
@@ -68,6 +71,27 @@ def journal_rows(run_id: str) -> dict[tuple[str, int], str]:
     finally:
         reader.close()
     return {key: row for key, row in rows.items() if row is not None}
+
+
+HISTORY = JOURNAL.parent / "history.sqlite"
+
+
+def history_state() -> tuple[bool, int]:
+    """Whether a writer holds the run history's write lock now (a recording begun while its run
+    goes on: `store.kept_copy`), and the case rows a reader of the history sees."""
+    if not HISTORY.exists():
+        return False, 0
+    conn = sqlite3.connect(HISTORY, timeout=0, isolation_level=None)
+    try:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("ROLLBACK")
+            held = False
+        except sqlite3.OperationalError:
+            held = True
+        return held, int(conn.execute("SELECT count(*) FROM cases").fetchone()[0])
+    finally:
+        conn.close()
 
 
 def run_ids() -> set[str]:
@@ -159,6 +183,8 @@ def main() -> None:
             output = OUT / f"resume_{int(fraction * 100)}.json"
             output.unlink(missing_ok=True)
             before = run_ids()
+            history_rows = history_state()[1]  # (the uninterrupted run's, and resumes' before)
+            held_at_kill, seen = False, history_rows
             proc = subprocess.Popen(eval_cmd(evalset, args.parallelism, output), env=env,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             run_id = None
@@ -170,6 +196,7 @@ def main() -> None:
                         candidate = None
                     run_id = candidate if candidate and candidate not in before else run_id
                 if run_id and len(journal_keys(run_id)) >= target:
+                    held_at_kill, seen = history_state()
                     proc.send_signal(signal.SIGKILL)
                     break
                 time.sleep(0.01)
@@ -177,6 +204,8 @@ def main() -> None:
             if run_id is None:
                 sys.exit("the run finished before its journal was seen; raise --cases")
             snapshot = journal_rows(run_id)
+            # The killed run leaves no trace in the history (its copy was never committed).
+            trace = history_state()[1] - history_rows
             stub.reset()
             started = time.monotonic()
             resumed = subprocess.run(eval_cmd(evalset, args.parallelism, output, "--resume", run_id),
@@ -192,6 +221,8 @@ def main() -> None:
             got = scores(output)
             rows.append({
                 "kill_at": fraction, "finished_at_kill": len(snapshot), "finished_redone": redone,
+                "history_copy_held_at_kill": held_at_kill,
+                "history_rows_seen_during_run": seen - history_rows, "history_rows_after_kill": trace,
                 "resume_model_calls": calls, "calls_for_missing": missing * args.turns * 2,
                 "resume_s": round(resume_s, 2), "uninterrupted_s": round(full_s, 2),
                 "same_cases": sorted(got) == sorted(expected),
@@ -200,11 +231,14 @@ def main() -> None:
             print(json.dumps(rows[-1]), flush=True)
     finally:
         stub.stop()
-    print("\n| kill at | finished at kill | finished redone | resume model calls (missing x 6) "
+    print("\n| kill at | finished at kill | finished redone | history copy held at kill | history rows "
+          "seen then / after kill | resume model calls (missing x 6) "
           "| resume s | uninterrupted s | same cases | same scores | same document |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['kill_at']:.0%} | {r['finished_at_kill']} | {r['finished_redone']} | "
+              f"{r['history_copy_held_at_kill']} | {r['history_rows_seen_during_run']} / "
+              f"{r['history_rows_after_kill']} | "
               f"{r['resume_model_calls']} ({r['calls_for_missing']}) | {r['resume_s']} | "
               f"{r['uninterrupted_s']} | {r['same_cases']} | {r['same_scores']} | {r['same_document']} |")
     (OUT / "resume_summary.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")

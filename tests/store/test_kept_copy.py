@@ -1,15 +1,18 @@
-"""A resumed run's recording begun as it starts (`RunStore.begin_copy`, `store.kept_copy`): the
-kept cases' rows copied in a transaction held open while the run goes on, finished by the
-recording with the cases told since; the same rows as a recording made at the end, none visible
-before, the journal's writer never blocked, and the history's lock given up when the run does not
-come back in time."""
+"""A run's recording begun while it goes on (`RunStore.begin_copy`, `store.kept_copy`): a resume's
+as it starts, a fresh run's once its end is near; the told cases' rows copied in a transaction
+held open while the run goes on (again as more are told, each time from a fresh snapshot of the
+journal), finished by the recording with the cases told since; the same rows as a recording made
+at the end, none visible before, the journal's writer never blocked, and the history's lock given
+up when the run does not come back in time."""
 
 from __future__ import annotations
 
 import sqlite3
 import time
+from contextlib import closing
 from pathlib import Path
 
+from agenteval.schema import EvalSetResult, RunSpec
 from agenteval.store import kept_copy
 from agenteval.store.db import RunStore
 from agenteval.store.journal import Journal
@@ -117,4 +120,85 @@ def test_a_copy_of_another_document_is_not_used(tmp_path: Path) -> None:
     assert _history(store) == _from_python(tmp_path / "python", OUTCOMES[:2])
     with sqlite3.connect(store.path) as conn:
         assert conn.execute("SELECT count(*) FROM cases WHERE run_id = 'another'").fetchone() == (0,)
+    journal.close()
+
+
+def _locked(store: RunStore) -> bool:
+    """Whether another writer of the history would have to wait now."""
+    with closing(sqlite3.connect(store.path, timeout=0, isolation_level=None)) as conn:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as e:
+            assert "locked" in str(e)
+            return True
+        conn.execute("ROLLBACK")
+        return False
+
+
+def test_each_further_copy_reads_the_journal_as_it_is_then(tmp_path: Path) -> None:
+    first = [_outcome([case(f"c{i}", {"m": 0.2})]) for i in range(3)]
+    journal = _journaled(tmp_path / "j", first)
+    store = RunStore(tmp_path / "copied")
+    held = store.begin_copy(journal.path, RUN, "s", "doc")
+    told = []
+    for place, outcome in enumerate([*OUTCOMES[:2], _outcome([case("c1", {"m": 0.9})])], start=3):
+        journal.append_all(RUN, outcome.runs, "s")
+        journal.append_verdict(RUN, outcome, 1 if outcome.eval_id == "c1" else place)
+        journal.flush(RUN)
+        assert held.more()  # (a schema of the journal not read before: what was told since)
+        told.append(held.told)
+    assert told == [4, 5, 6]
+    assert held.conn.execute("SELECT count(*) FROM cases").fetchone() == (5,)  # (c1's rows replaced)
+    assert store.list_runs() == []
+    journal.append_all(RUN, OUTCOMES[2].runs, "s")
+    journal.append_verdict(RUN, OUTCOMES[2], 5)
+    journal.flush(RUN)
+    store.record_copied(SHELL, journal.path, RUN, tmp_path / "doc.json", held=held)
+    retold = _outcome([case("c1", {"m": 0.9})])
+    assert _history(store) == _from_python(tmp_path / "python", [first[0], retold, first[2], *OUTCOMES[:3]])
+    journal.close()
+
+
+def test_a_fresh_runs_copy_begins_near_its_end_and_no_reader_sees_it_before_it_ends(tmp_path: Path) -> None:
+    outcomes = [_outcome([case(f"c{i}", {"m": i / 40, "other": 1.0})]) for i in range(40)]
+    journal = Journal(tmp_path / "h")
+    journal.begin(RunSpec(run_id=RUN, command="eval", started=1.0), "{}", len(outcomes))
+    journal.flush(RUN)
+    store = RunStore(tmp_path / "h")
+    earlier = EvalSetResult(eval_set_result_id="earlier", eval_set_id="s")
+    store.record_outcomes(earlier, [], tmp_path / "e.json")  # (a history with a run in it)
+    # Begun once the run's remaining cases are expected to take at most hold / 2 = 1.5 s: after
+    # about 0.5 s of a 2 s run; not at its start.
+    copy = kept_copy.start(tmp_path / "h", journal.path, RUN, "s", "doc", hold=3.0, kept=False)
+    locked_at = []
+    for place, outcome in enumerate(outcomes):
+        journal.append_all(RUN, outcome.runs, "s")
+        journal.append_verdict(RUN, outcome, place)
+        journal.flush(RUN)
+        time.sleep(0.05)
+        if _locked(store):
+            locked_at.append(place)
+        with sqlite3.connect(store.path) as reader:  # a reader during the run sees nothing of it
+            assert reader.execute("SELECT count(*) FROM cases WHERE run_id = 'doc'").fetchone() == (0,)
+        assert [r.run_id for r in store.list_runs()] == ["earlier"]
+    assert locked_at and 0 < locked_at[0] < 35, locked_at  # (begun before the run's end)
+    held = kept_copy.take(tmp_path / "h", "doc")
+    assert held is not None and held.told > locked_at[0]  # (copied more while the run went on)
+    store.record_copied(SHELL, journal.path, RUN, tmp_path / "doc.json", held=held)
+    copy.wait()
+    store.remove("earlier")
+    assert _history(store) == _from_python(tmp_path / "python", outcomes)
+    journal.close()
+
+
+def test_a_fresh_runs_copy_waits_while_its_end_is_far_and_then_leaves_nothing(tmp_path: Path) -> None:
+    journal = _journaled(tmp_path / "h", OUTCOMES[:2])  # (2 of its 100 case runs: no progress after)
+    store = RunStore(tmp_path / "h")
+    copy = kept_copy.start(tmp_path / "h", journal.path, RUN, "s", "doc", hold=0.2, kept=False)
+    time.sleep(4 * kept_copy.POLL)
+    assert not store.path.exists() or not _locked(store)
+    assert kept_copy.take(tmp_path / "h", "doc") is None  # (not begun: recorded at the end, as before)
+    copy.wait()
+    store.record_copied(SHELL, journal.path, RUN, tmp_path / "doc.json")
+    assert _history(store) == _from_python(tmp_path / "python", OUTCOMES[:2])
     journal.close()

@@ -262,8 +262,9 @@ class Finished(Mapping[CaseKey, EvalCaseResult]):
         return self[key] if key in self._keys else default
 
     def source(self) -> tuple[Journal, str] | None:
-        """The journal and run id the kept case runs are read from (None: none are kept)."""
-        return (self._journal, self._run_id) if self._journal is not None and self._keys else None
+        """The journal and id of the run (None: not journaled); a resumed run's kept case runs
+        are read from it."""
+        return (self._journal, self._run_id) if self._journal is not None else None
 
 
 def resume_from(job: EvalJob, journal: Journal, header: RunSpec) -> Finished:
@@ -272,8 +273,8 @@ def resume_from(job: EvalJob, journal: Journal, header: RunSpec) -> Finished:
     naming what changed otherwise); `header` takes the run's id and start time. A finished run
     whose errors are retried goes back into the journal (from its documents) once the check
     passed."""
-    if job.resume is None:
-        return Finished()
+    if job.resume is None:  # (a fresh run: none kept, journaled under its header's id)
+        return Finished(journal, header.run_id)
     run_id = job.resume if journal.owned_here(job.resume) else \
         claim_resume(journal, job.resume, job.retry_errors)
     try:

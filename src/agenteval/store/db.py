@@ -53,9 +53,11 @@ from agenteval.store.sqlite import connect, use_wal
 from agenteval.store.verdict_copy import (
     ATTACHED,
     DERIVED_SUMMARY,
+    SCHEMAS,
     CaseTotals,
     HeldCopy,
     add,
+    case_totals,
     copy_cases,
     copy_kept,
     copy_told_after,
@@ -304,13 +306,13 @@ class RunStore:
         `journal` holds beside their verdicts (`Journal.copyable`): copied by SQLite with the
         journal attached (`store.verdict_copy`), in the same one transaction. With `held` (of
         this document, from `begin_copy`), that transaction is `held`'s: the rows it copied
-        already stay, the verdicts told since are added."""
+        already stay, the verdicts told since are added (from its last unread schema)."""
         if held is not None and (held.run_id, held.journal_run_id, held.eval_set_id) == \
-                (result.eval_set_result_id, journal_run_id, result.eval_set_id):
+                (result.eval_set_result_id, journal_run_id, result.eval_set_id) and held.unread:
             def rest(conn: sqlite3.Connection, run_id: str) -> CaseTotals:
-                with closing(sqlite3.connect(f"{journal.resolve().as_uri()}?mode=ro", uri=True,
-                                             timeout=60)) as fresh:
-                    return copy_told_after(conn, fresh, run_id, journal_run_id, result.eval_set_id, held.told)
+                schema = held.unread.pop()
+                copy_told_after(conn, schema, run_id, journal_run_id, result.eval_set_id, held.told)
+                return case_totals(conn, schema, journal_run_id, result.eval_set_id)
 
             return self._record(result, result_path, meta, rest, held=held.conn)
         if held is not None:
@@ -322,15 +324,16 @@ class RunStore:
     def begin_copy(self, journal: Path, journal_run_id: str, eval_set_id: str, run_id: str) -> HeldCopy:
         """Begins recording document `run_id` (eval set `eval_set_id` of the journaled run
         `journal_run_id`, its journal at `journal`) before its run ends: the transaction, with
-        the rows of the verdicts the journal holds now copied (`verdict_copy.copy_kept`), left
-        open for `record_copied` to finish (or `HeldCopy.rollback`). Readers see none of it
-        until then; other writers wait for it (its write lock is held)."""
+        the rows of the verdicts the journal holds now copied (`verdict_copy.copy_kept`), open
+        for more (`HeldCopy.more`) and for `record_copied` to finish (or `HeldCopy.rollback`).
+        Readers see none of it until then; other writers wait for its write lock."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
         try:
             use_wal(conn)
             self._prepare(conn)
-            conn.execute(f"ATTACH DATABASE ? AS {ATTACHED}", (str(journal),))
+            for schema in (ATTACHED, *SCHEMAS):  # (outside the transaction: ATTACH is refused in one)
+                conn.execute(f"ATTACH DATABASE ? AS {schema}", (str(journal),))
             conn.execute("PRAGMA foreign_keys=OFF")  # (as `_record` does; on again when it ends)
             # Deferred: the first delete takes this database's write lock; an immediate one would
             # take the attached journal's too, which its writer needs while the run goes on.
@@ -403,7 +406,7 @@ class RunStore:
                 raise
             finally:
                 conn.execute("PRAGMA foreign_keys=ON")
-                if attach is not None or held is not None:
+                if attach is not None and held is None:  # (a held connection is closed: its attaches go)
                     conn.execute(f"DETACH DATABASE {ATTACHED}")
         return run_id
 

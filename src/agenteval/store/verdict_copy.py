@@ -45,16 +45,33 @@ def add(total: float | None, value: float | None) -> float | None:
     return value if total is None else total + value
 
 
+SCHEMAS = tuple(f"{ATTACHED}_{k}" for k in range(1, 9))
+"""The journal attached again under these names beside `ATTACHED` by a recording begun early
+(`RunStore.begin_copy`), each read first by one more copy (`HeldCopy.more`, the last by the
+recording's end): a fresh snapshot of the journal each (SQLite attaches 10 databases at most)."""
+
+
 @dataclass
 class HeldCopy:
     """A recording begun before its run ended (`RunStore.begin_copy`): the connection holding
-    its transaction, and the last verdict number whose rows it copied."""
+    its transaction, the last verdict number whose rows it copied, and the journal's schemas not
+    read yet in it (`SCHEMAS`)."""
 
     conn: sqlite3.Connection
     told: int
     journal_run_id: str
     eval_set_id: str
     run_id: str
+    unread: list[str] = field(default_factory=lambda: list(SCHEMAS))
+
+    def more(self) -> bool:
+        """Copies the verdicts told since the last copy (`copy_told_after`), through a schema not
+        read yet, keeping the last one for the recording's end; False: none left for this."""
+        if len(self.unread) < 2:
+            return False
+        self.told = copy_told_after(self.conn, self.unread.pop(0), self.run_id, self.journal_run_id,
+                                    self.eval_set_id, self.told)
+        return True
 
     def rollback(self) -> None:
         """Drops the transaction (nothing was visible) and closes the connection."""
@@ -90,9 +107,10 @@ def _selects(j: str, told: str | None) -> tuple[str, str, str]:
     """The history's `cases`, `case_metrics` and `metric_summaries` rows (but their first column,
     the document's run id) of the verdicts of one eval set of one journaled run, read from the
     journal as schema `j`: what follows `SELECT`, with two parameters (the journaled run's id,
-    the eval set's), and `told` (e.g. `<= 12`, `> ?`) bounding the verdicts' numbers."""
+    the eval set's), and `told` (e.g. `{c} <= 12`, `{c} > 3 AND {c} <= 9`, `{c}` standing for
+    the column) bounding the verdicts' numbers."""
     def upto(column: str) -> str:
-        return "" if told is None else f" AND {column} {told}"
+        return "" if told is None else f" AND {told.format(c=column)}"
 
     # Each verdict's rows by its `told` number: rows a stale verdict left behind match no verdict.
     # Each row looks its verdict up by its `told` number (`journal_verdicts_told`); the eval set is
@@ -119,8 +137,15 @@ _TABLES = ("cases", "case_metrics", "metric_summaries")  # in `_selects`' order
 def copy_rows(conn: sqlite3.Connection, run_id: str, journal_run_id: str, eval_set_id: str,
               told: int | None = None) -> None:
     """`copy_cases` but the totals; with `told`, only the verdicts told up to that number."""
-    for table, select in zip(_TABLES, _selects(ATTACHED, None if told is None else f"<= {int(told)}"),
-                             strict=True):
+    _copy_between(conn, ATTACHED, run_id, journal_run_id, eval_set_id, None if told is None else (0, told))
+
+
+def _copy_between(conn: sqlite3.Connection, schema: str, run_id: str, journal_run_id: str, eval_set_id: str,
+                  told: tuple[int, int] | None) -> None:
+    """Inserts the rows of the verdicts (of eval set `eval_set_id` of the journaled run
+    `journal_run_id`, read from `schema`) told after `told[0]` and up to `told[1]` (None: all)."""
+    bound = None if told is None else f"{{c}} > {int(told[0])} AND {{c}} <= {int(told[1])}"
+    for table, select in zip(_TABLES, _selects(schema, bound), strict=True):
         conn.execute(f"INSERT INTO {table} SELECT ?, {select}", (run_id, journal_run_id, eval_set_id))
 
 
@@ -162,23 +187,25 @@ def copy_kept(conn: sqlite3.Connection, run_id: str, journal_run_id: str, eval_s
     return int(told)
 
 
-def copy_told_after(conn: sqlite3.Connection, journal: sqlite3.Connection, run_id: str, journal_run_id: str,
-                    eval_set_id: str, told: int) -> CaseTotals:
-    """The rest of a recording begun by `copy_kept` (up to verdict `told`): the verdicts told
-    after it, read through `journal` (a connection to the journal, in a snapshot taken now), as
-    rows of `conn`'s history, replacing those a case had (a case told again: its runs retried);
-    returns what the run's row sums over every verdict, as `copy_cases` does."""
-    found = [journal.execute(f"SELECT {select}", (journal_run_id, eval_set_id, told)).fetchall()
-             for select in _selects("main", "> ?")]
-    again = [(run_id, c[0]) for c in found[0]]
-    for table in _TABLES:
-        conn.executemany(f"DELETE FROM {table} WHERE run_id = ? AND eval_id = ?", again)
-    for table, rows in zip(_TABLES, found, strict=True):
-        if rows:
-            conn.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * (1 + len(rows[0])))})",
-                             [(run_id, *r) for r in rows])
-    return case_totals(journal, "main", journal_run_id, eval_set_id)
+def copy_told_after(conn: sqlite3.Connection, schema: str, run_id: str, journal_run_id: str, eval_set_id: str,
+                    told: int) -> int:
+    """More of a recording begun by `copy_kept` (up to verdict `told`): the verdicts told since,
+    read from `schema`, a schema of the journal attached before the transaction began and not
+    read in it yet (a transaction reads one snapshot of each attached database, taken when it
+    first reads it: a schema read first now sees the journal as it is now), as rows of `conn`'s
+    history, replacing those a case had (a case told again: its runs retried). Returns the last
+    verdict number copied."""
+    (last,) = conn.execute(f"SELECT max(told) FROM {schema}.journal_verdicts WHERE run_id = ?",
+                           (journal_run_id,)).fetchone()
+    if last is None or last <= told:
+        return told
+    for table in _TABLES:  # (a case told again: its earlier rows go)
+        conn.execute(f"DELETE FROM {table} WHERE run_id = ? AND eval_id IN (SELECT eval_id FROM "
+                     f"{schema}.journal_verdicts WHERE run_id = ? AND eval_set_id = ? AND told > ? "
+                     "AND told <= ?)", (run_id, journal_run_id, eval_set_id, told, last))
+    _copy_between(conn, schema, run_id, journal_run_id, eval_set_id, (told, last))
+    return int(last)
 
 
-__all__ = ["ATTACHED", "DERIVED_SUMMARY", "CaseTotals", "HeldCopy", "add", "case_totals", "copy_cases",
-           "copy_kept", "copy_rows", "copy_told_after"]
+__all__ = ["ATTACHED", "DERIVED_SUMMARY", "SCHEMAS", "CaseTotals", "HeldCopy", "add", "case_totals",
+           "copy_cases", "copy_kept", "copy_rows", "copy_told_after"]
