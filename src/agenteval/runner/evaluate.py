@@ -171,12 +171,13 @@ async def run_evaluation(
                                  case_timeout)
     told = sink if sink is not None else Sinks([progress(listener)])
     shells = [new_document(req.eval_set.eval_set_id, app_name or adapter.name) for req in requests]
-    # The history's copy of the kept cases' rows starts now, on a thread, in the recording's own
-    # transaction (`store.kept_copy`): SQLite's work beside this thread's, not after the run.
-    source = done.source() if kept_cases is not None and isinstance(done, Finished) and len(requests) == 1 \
-        else None
+    # The history's copy of the told cases' rows starts on a thread, in the recording's own
+    # transaction (`store.kept_copy`: a resume's at once, a fresh run's once its end is near):
+    # SQLite's work beside this thread's, not after the run.
+    source = finished.source() if isinstance(finished, Finished) and documents is not None \
+        and until_decided is None and len(requests) == 1 else None
     early = start_copy(source[0].root, source[0].path, source[1], requests[0].eval_set.eval_set_id,
-                       shells[0].eval_set_result_id) if source is not None else None
+                       shells[0].eval_set_result_id, kept=bool(done)) if source is not None else None
     collected: list[Collected] = []
     outs: list[Sink] = []
     cases: dict[int, _Case] = {}  # by position: those read and not yet told to their documents
