@@ -154,35 +154,46 @@ class JournalReader:
             if conn is None or not self._verdicts:
                 return [None] * len(eval_ids)
             self._joined = True
-            stream = self._stream(run_id, "verdicts")
+            take = self._stream(run_id, "verdicts").take
             # (A stream of the case runs made before this, with first runs in it, gives them:
             # taken from the verdict's, they would be left in it, filling its read-ahead.)
             cases = self._streams.get((run_id, "cases"))
             firsts = bool(runs) and (cases is None or not cases.firsts)
             frames: list[tuple[int, int, CaseKey]] = []  # read at once below
-            plans: list[tuple[tuple[Any, ...], list[Any]] | None] = []  # per case: its verdict, its
-            # summary and rows, each placed already or the index of its frame in `frames`
+            # Per case: its verdict, and its summary and rows, each placed already or the index
+            # of its frame in `frames` (a case of one run, the usual one, without a list of them).
+            plans: list[tuple[tuple[Any, ...], Any, Any] | None] = []
+            one = runs == 1 and firsts
             for eval_id in eval_ids:
-                verdict = stream.take((eval_set_id, eval_id))
+                verdict = take((eval_set_id, eval_id))
                 if verdict is None:
                     where = "v.run_id = ? AND v.eval_set_id = ? AND v.eval_id = ?"
                     verdict = conn.execute(self._verdict_sql(where),
                                            (run_id, eval_set_id, eval_id)).fetchone()
-                if verdict is None:
+                    if verdict is None:
+                        plans.append(None)
+                        continue
+                record, at = verdict[11], verdict[12]
+                if verdict[2] != runs or not record.startswith(_READABLE) or \
+                        (verdict[14] is None and record.startswith(_BESIDE_V)):
                     plans.append(None)
                     continue
-                n, record, summary, at, size, told = (verdict[2], verdict[11], verdict[10], verdict[12],
-                                                     verdict[13], verdict[14])
-                if n != runs or not record.startswith(_READABLE) or \
-                        (told is None and record.startswith(_BESIDE_V)):
-                    plans.append(None)
+                if at is not None:  # in the rows file; a summary cut off with its tail is not kept
+                    summary: Any = len(frames)
+                    frames.append((at, verdict[13], (eval_set_id, eval_id, SUMMARY)))
+                else:  # (a journal made before rows files: the summary's JSON, not placed)
+                    summary = (place(bytes(verdict[10])), None)
+                if one:  # its first run's row came with the verdict
+                    if verdict[15] is None:
+                        rows: Any = None
+                    elif verdict[17] is None:  # (a row of a journal made before rows files: not placed)
+                        rows = (place(verdict[15]), verdict[16])
+                    else:
+                        rows = len(frames)
+                        frames.append((verdict[17], verdict[18], (eval_set_id, eval_id, 0)))
+                    plans.append((verdict, summary, rows))
                     continue
                 parts: list[Any] = []
-                if at is not None:  # in the rows file; a summary cut off with its tail is not kept
-                    parts.append(len(frames))
-                    frames.append((at, size, (eval_set_id, eval_id, SUMMARY)))
-                else:  # (a journal made before rows files: the summary's JSON, not placed)
-                    parts.append((place(bytes(summary)), None))
                 for r in range(runs):
                     key = (eval_set_id, eval_id, r)
                     row = verdict[15:] if r == 0 and firsts else self._columns_held(run_id, key)
@@ -193,31 +204,39 @@ class JournalReader:
                     else:
                         parts.append(len(frames))
                         frames.append((row[2], row[3], key))
-                plans.append((verdict, parts))
+                plans.append((verdict, summary, parts))
             read = self._file(run_id).read_many(frames) if frames else []
         out: list[KeptCase | None] = []
         tallies: dict[tuple[int, int, int, int], Tally] = {}  # (frozen: one of each shared, as
         # a Tally made per case cost a tenth of the case's reading; so did `EvalStatus(status)`)
+        beside = self._beside
         for plan in plans:
             if plan is None:
                 out.append(None)
                 continue
-            verdict, parts = plan
-            got = [read[p] if isinstance(p, int) else p for p in parts]
-            if not _documents(got):
-                out.append(None)
-                continue
-            set_id, eval_id, n, status, seconds, tokens, agent, metric, uncertain, escalated, _, record, _, \
-                _, told = verdict[:15]
-            counts = (agent, metric, uncertain, escalated)
+            verdict, summary, rows = plan
+            if summary.__class__ is int:
+                summary = read[summary]
+            if one:
+                got_row: Any = read[rows] if rows.__class__ is int else rows
+                if summary is None or got_row is None or not got_row[0].startswith(b"{\n"):
+                    out.append(None)  # (a row of an older agenteval is compact JSON: not the document's)
+                    continue
+                placed, digests = [got_row[0]], [got_row[1]]
+            else:
+                got: list[Any] = [read[p] if p.__class__ is int else p for p in rows]
+                if summary is None or not _documents(got):
+                    out.append(None)
+                    continue
+                placed, digests = [g[0] for g in got], [g[1] for g in got]
+            counts = verdict[6:10]  # agent and metric errors, uncertain, escalated
             tally = tallies.get(counts)
             if tally is None:
                 tally = tallies[counts] = Tally(*counts)
-            out.append(KeptCase(set_id, eval_id, gating, [g[0] for g in got[1:]],  # type: ignore[index]
-                                [g[1] for g in got[1:]], got[0][0], _STATUS[status], n,  # type: ignore[index]
-                                seconds, tokens, tally, record,
-                                beside=None if told is None else
-                                functools.partial(self._beside, run_id, told)))
+            told = verdict[14]
+            out.append(KeptCase(verdict[0], verdict[1], gating, placed, digests, summary[0],
+                                _STATUS[verdict[3]], verdict[2], verdict[4], verdict[5], tally, verdict[11],
+                                beside=None if told is None else functools.partial(beside, run_id, told)))
         return out
 
     def _verdict_sql(self, where: str) -> str:
@@ -316,12 +335,10 @@ class JournalReader:
 
 
 def _documents(got: list[Any]) -> bool:
-    """Whether a kept case's summary and rows (placed, digest) were all read, and its rows are
-    the document's JSON (a row of an older agenteval is compact JSON: not the document's). A
-    loop, not `all` of a generator: asked of every kept case."""
-    if got[0] is None:
-        return False
-    for g in got[1:]:  # noqa: SIM110 (see the docstring)
+    """Whether a kept case's rows (placed, digest) were all read, and are the document's JSON (a
+    row of an older agenteval is compact JSON: not the document's). A loop, not `all` of a
+    generator: asked of every kept case of several runs."""
+    for g in got:  # noqa: SIM110 (see the docstring)
         if g is None or not g[0].startswith(b"{\n"):
             return False
     return True
