@@ -8,6 +8,7 @@ in eval-set, case and run order, whatever order they finished in.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections import Counter
 from collections.abc import Callable, Container, Iterator, Mapping, Sequence
@@ -180,17 +181,26 @@ async def run_evaluation(
                        shells[0].eval_set_result_id, kept=bool(done)) if source is not None else None
     collected: list[Collected] = []
     outs: list[Sink] = []
-    cases: dict[int, _Case] = {}  # by position: those read and not yet told to their documents
+    # By position: the cases read and not yet told to their documents; a case whose runs were all
+    # kept (`whole` below) as its eval_id only, told by the block (`tell_kept`).
+    cases: dict[int, _Case | str] = {}
     read = 0  # cases read so far
     cursor = 0  # the first case not yet told to its document
     where: dict[int, int] = {}  # unit (its place in the run's plan) -> case position, in flight
     planned = 0  # units made so far
     verdicts: list[list[tuple[str, list[bool]]]] = [[] for _ in requests]  # told cases' (until_decided)
 
+    def case_at(pos: int) -> _Case:
+        """The case at `pos`, one with runs to make (never given as its eval_id)."""
+        c = cases[pos]
+        assert isinstance(c, _Case)
+        return c
+
     def unit(pos: int, run: int) -> Unit | None:
         """The unit of run `run` of case `pos` (None: a resumed run's result is known)."""
         nonlocal planned
-        c, req = cases[pos], requests[cases[pos].request]
+        c = case_at(pos)
+        req = requests[c.request]
         if (req.eval_set.eval_set_id, c.eval_id, run) in done:
             return None
         assert c.case is not None  # (a case given as its eval_id has every run in `done`)
@@ -209,11 +219,12 @@ async def run_evaluation(
             for case in req.each_case(whole):
                 pos = read
                 read += 1
-                if isinstance(case, str):  # (in `whole`: every run kept, none to make)
-                    cases[pos] = _Case(ri, case, None, num_runs)
+                if case.__class__ is str:  # (in `whole`: every run kept, none to make)
+                    cases[pos] = case
                     if read - cursor >= _BLOCK:
                         advance()
                     continue
+                assert not isinstance(case, str)  # (for the type checker: str was told above)
                 cases[pos] = _Case(ri, case.eval_id, case, num_runs)
                 made = [u for run in range(num_runs) if (u := unit(pos, run))]
                 if not made:  # told with those after it, by the block (at most `_BLOCK` wait)
@@ -243,6 +254,13 @@ async def run_evaluation(
         nonlocal cursor
         while cursor < read:
             c = cases[cursor]
+            if c.__class__ is str:  # every run kept
+                ri = bisect.bisect_right(ends, cursor)
+                if kept_cases is not None:
+                    tell_kept(out_for(ri), requests[ri])
+                    continue
+                c = cases[cursor] = _Case(ri, c, None, num_runs)
+            assert isinstance(c, _Case)
             req = requests[c.request]
             set_id = req.eval_set.eval_set_id
             if not c.known(done, set_id):
@@ -275,16 +293,20 @@ async def run_evaluation(
         nonlocal cursor
         assert kept_cases is not None
         first = cases[cursor]
+        ri = bisect.bisect_right(ends, cursor)
+        planned = first.planned if isinstance(first, _Case) else num_runs
         set_id = req.eval_set.eval_set_id
         end = cursor + 1
-        while end < read and end - cursor < _BLOCK:
+        last = min(read, cursor + _BLOCK, ends[ri])  # (the set's cases only)
+        while end < last:
             c = cases[end]
-            if c.request != first.request or c.waiting or c.planned != first.planned \
-                    or not c.known(done, set_id):
+            if c.__class__ is not str and (c.waiting or c.planned != planned  # type: ignore[union-attr]
+                                           or not c.known(done, set_id)):  # type: ignore[union-attr]
                 break
             end += 1
-        ids = [cases[p].eval_id for p in range(cursor, end)]
-        whole = kept_cases(set_id, ids, first.planned, req.gating)
+        ids = [c if c.__class__ is str else c.eval_id  # type: ignore[union-attr]
+               for c in (cases[p] for p in range(cursor, end))]
+        whole = kept_cases(set_id, ids, planned, req.gating)
         block: list[KeptCase] = []
         for pos, case in zip(range(cursor, end), whole, strict=True):
             if case is None:
@@ -292,7 +314,8 @@ async def run_evaluation(
                     out.on_kept_block(block, True)
                     told.on_kept_block(block, False)
                     block = []
-                tell_runs(cases[pos], out, req)
+                c = cases[pos]
+                tell_runs(c if isinstance(c, _Case) else _Case(ri, c, None, planned), out, req)
             else:
                 block.append(case)
             del cases[pos]
@@ -305,7 +328,7 @@ async def run_evaluation(
         pos = where.pop(u.index, None)
         if pos is None:
             return  # a retried unit reported twice: the first result stands
-        cases[pos].waiting[u.run_index] = result
+        case_at(pos).waiting[u.run_index] = result
         told.on_case_run(result, seconds)
         advance()
 
@@ -324,7 +347,7 @@ async def run_evaluation(
             # Rerun rounds: each case not yet decided gets the fewest runs that could decide it.
             todo, grew = [], False
             for pos in range(cursor, read):
-                c = cases[pos]
+                c = case_at(pos)
                 set_id = requests[c.request].eval_set.eval_set_id
                 if c.known(done, set_id):
                     c.verdicts = [(r.final_eval_status == EvalStatus.PASSED) for r in _runs(c, kept, set_id)]
