@@ -39,6 +39,8 @@ from agenteval.models.local import LocalModel
 from agenteval.models.scripted import ScriptedModel
 from agenteval.runner.scoring import score_case
 
+# The passing labels of the criteria compared (a case's gold side is these or the others).
+POSITIVE_LABELS = ("valid", "safe", "supported", "not_applicable")
 SETS = {"final_response_match": "final_response_match.json", "safety": "safety.json",
         "hallucinations": "hallucinations.json"}
 
@@ -114,6 +116,21 @@ def _gold_prob(row: dict[str, Any]) -> float | None:
     return float(probs.get(row["label"], 0.0))
 
 
+def _gold_side(row: dict[str, Any]) -> float | None:
+    """The probability the first question gave the gold label's side (its passing labels for a
+    positive case, the others for a negative one): a hallucination case labelled contradictory
+    and judged unsupported is right, and this counts it so where `_gold_prob` does not."""
+    probs = (row.get("label_probs") or [None])[0]
+    if not probs:
+        return None
+    passing = sum(float(probs.get(k, 0.0)) for k in POSITIVE_LABELS)
+    return passing if row["gold_positive"] else 1.0 - passing
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else float("nan")
+
+
 def compare(a_path: str, b_path: str) -> None:
     rows = [{r["id"]: r for r in map(json.loads, Path(p).read_text().splitlines())}
             for p in (a_path, b_path)]
@@ -121,9 +138,9 @@ def compare(a_path: str, b_path: str) -> None:
     for name, side in zip((a_path, b_path), rows, strict=True):
         right = sum(side[i]["correct"] for i in ids)
         probs = [p for i in ids if (p := _gold_prob(side[i])) is not None]
-        mean = sum(probs) / len(probs) if probs else float("nan")
-        print(f"{name}: {right}/{len(ids)} right, gold-label probability mean {mean:.3f} "
-              f"over {len(probs)}")
+        sides = [p for i in ids if (p := _gold_side(side[i])) is not None]
+        print(f"{name}: {right}/{len(ids)} right, gold-label probability mean {_mean(probs):.3f} "
+              f"over {len(probs)}, gold side's {_mean(sides):.3f}")
     for i in ids:
         a, b = rows[0][i], rows[1][i]
         pa, pb = _gold_prob(a), _gold_prob(b)
