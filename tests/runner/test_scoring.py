@@ -125,3 +125,32 @@ def test_each_list_of_metrics_is_scored_with_its_own_thresholds() -> None:
         assert result.overall_eval_metric_results[0].threshold == threshold
         assert result.overall_eval_metric_results[0].eval_status == status
         assert result.final_eval_status == status
+
+
+def test_metric_results_without_details_are_shared_by_cases_that_score_alike() -> None:
+    # A detail-less result (a trajectory's 1.0, a count of calls) is made once and shared: the
+    # same values, the same document bytes, fewer models a case.
+    from agenteval.runner import scoring
+    from agenteval.schema import EvalCaseResult, EvalMetricResult
+
+    metrics = resolve_metrics(default_registry_config())
+    run = _run([inv(calls=[call("f", a=1)])], [inv(calls=[call("f", a=1)])])
+    first, second = (asyncio.run(score_case(run, metrics)) for _ in range(2))
+    shared = [a is b for a, b in zip(first.overall_eval_metric_results,
+                                      second.overall_eval_metric_results, strict=True)]
+    assert shared[0] and first.model_dump_json(indent=2) == second.model_dump_json(indent=2)
+    assert first == EvalCaseResult.model_validate(first.model_dump())
+    # Not shared: a result with details, a negative zero or an int score (written otherwise),
+    # another metric's wire values.
+    wire = metrics[0].wire_dict
+    details = scoring._NO_DETAILS.model_copy()
+    assert scoring._metric_result(wire, EvalStatus.PASSED, 1.0, details) is not \
+        scoring._metric_result(wire, EvalStatus.PASSED, 1.0, details)
+    for score in (-0.0, 1):
+        made = scoring._metric_result(wire, EvalStatus.PASSED, score, None)  # type: ignore[arg-type]
+        assert made is not scoring._metric_result(wire, EvalStatus.PASSED, score, None)  # type: ignore[arg-type]
+        assert repr(made.score) == repr(score)
+    other = {**wire, "threshold": 0.5}
+    assert scoring._metric_result(other, EvalStatus.PASSED, 1.0, None).threshold == 0.5
+    assert isinstance(scoring._metric_result(wire, EvalStatus.PASSED, None, None), EvalMetricResult)
+

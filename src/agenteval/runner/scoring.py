@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from math import copysign
 from typing import Any, Literal
 
 from agenteval.criteria.base import CriterionResult, EvalContext, InvocationScore
@@ -106,12 +107,36 @@ _make_per_invocation = maker(EvalMetricResultPerInvocation)
 _make_case_result = maker(EvalCaseResult)
 
 
+# Metric results without details, shared by the invocations and cases that score alike (a
+# metric's count of calls, a trajectory's 0 or 1): results are never mutated (as `_NO_DETAILS`),
+# and building one was a tenth of scoring a case. Keyed by the metric's wire dict, held beside
+# the result so that its id is not reused; the score is a positive float or zero (`-0.0` is
+# written otherwise, an int in a float field too) or None. Emptied when full.
+_SHARED: dict[tuple[int, EvalStatus, float | None], tuple[dict[str, Any], EvalMetricResult]] = {}
+_SHARED_MAX = 4096
+
+
 def _metric_result(wire: dict[str, Any], status: EvalStatus, score: float | None,
                    details: EvalMetricResultDetails | None) -> EvalMetricResult:
+    if details is None and (score is None or (score.__class__ is float and score >= 0.0
+                                              and copysign(1.0, score) == 1.0)):
+        key = (id(wire), status, score)
+        hit = _SHARED.get(key)
+        if hit is not None and hit[0] is wire:
+            return hit[1]
+        made = _new_metric_result(wire, status, score, _NO_DETAILS)
+        if len(_SHARED) >= _SHARED_MAX:
+            _SHARED.clear()
+        _SHARED[key] = (wire, made)
+        return made
+    return _new_metric_result(wire, status, score, details if details is not None else _NO_DETAILS)
+
+
+def _new_metric_result(wire: dict[str, Any], status: EvalStatus, score: float | None,
+                       details: EvalMetricResultDetails) -> EvalMetricResult:
     # The wire dict copied and the three fields set: half the cost of `{**wire, ...}`.
     values = wire.copy()
-    values["score"], values["eval_status"] = score, status
-    values["details"] = details if details is not None else _NO_DETAILS
+    values["score"], values["eval_status"], values["details"] = score, status, details
     return _make_metric_result(values)
 
 
