@@ -3,6 +3,7 @@ one process writes; one process wherever an output needs every case (reports, th
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
@@ -10,9 +11,13 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from rich.console import Console
 
+from agenteval.cli import commands
 from agenteval.cli.main import cli
+from agenteval.reporting.console import streamed_cases
 from agenteval.runner import sharded, streamed
+from agenteval.schema import EvalCaseResult, EvalStatus
 from tests.helpers import call, eval_set, inv
 
 _VOLATILE = ("eval_set_result_id", "eval_set_result_name", "creation_timestamp", "run")
@@ -67,3 +72,44 @@ def test_the_console_says_how_many_processes_scored(tmp_path: Path,
     args = ["score", str(sets[0]), "--actual", str(sets[1]), "-o", str(tmp_path / "out.json")]
     assert "Scored in 2 worker processes" in CliRunner().invoke(cli, args).output
     assert "worker processes" not in CliRunner().invoke(cli, [*args, "--parallelism", "1"]).output
+
+
+def test_the_table_of_failed_cases_is_rendered_while_workers_score(
+        tmp_path: Path, sets: tuple[Path, Path, list[int]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past `MAX_TABLE_CASES` failures, the report's table is rendered as soon as it is final,
+    before the run ends, and printed at the end as one process prints it."""
+    monkeypatch.setattr(commands, "MAX_TABLE_CASES", 3)
+    told: list[tuple[int, bool]] = []
+    made = commands.TableAhead.__call__
+
+    def telling(self: commands.TableAhead, case_runs: int, not_passed: list[Any]) -> None:
+        told.append((case_runs, bool(sets[2])))  # (whether a sharded run had ended)
+        made(self, case_runs, not_passed)
+    monkeypatch.setattr(commands.TableAhead, "__call__", telling)
+    args = ["score", str(sets[0]), "--actual", str(sets[1]), "-o", str(tmp_path / "out.json")]
+    two = CliRunner().invoke(cli, args, terminal_width=100)
+    assert sets[2] == [2] and told == [(12, False)]
+    one = CliRunner().invoke(cli, [*args, "--parallelism", "1"], terminal_width=100)
+    assert told == [(12, False)]  # (one process: no table ahead)
+    assert "12 case runs; showing 3 that did not pass" in two.output
+    assert two.output.replace("Scored in 2 worker processes\n", "") == one.output
+
+
+def _failed(n: int) -> list[EvalCaseResult]:
+    return [EvalCaseResult(eval_set_file="s", eval_set_id="s", eval_id=f"case {i}",
+                           final_eval_status=EvalStatus.FAILED, eval_metric_result_per_invocation=[],
+                           overall_eval_metric_results=[], session_id="x")
+            for i in range(n)]
+
+
+def test_a_table_ahead_is_the_table_printed_at_the_width_it_was_made() -> None:
+    console = Console(file=io.StringIO(), width=90, force_terminal=True, color_system="truecolor")
+    ahead, cases = commands.TableAhead(console), _failed(3)
+    ahead(60, cases)
+    with console.capture() as printed:
+        for renderable in streamed_cases(60, [], cases, 3):
+            console.print(renderable)
+    assert ahead.of(60, cases) == printed.get() and "\x1b[" in printed.get()
+    assert ahead.of(61, cases) is None and ahead.of(60, _failed(3)) is None  # other counts or cases
+    console.width = 120  # a terminal resized since: rendered again at the end
+    assert ahead.of(60, cases) is None

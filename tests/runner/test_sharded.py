@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -391,3 +392,33 @@ def test_files_of_other_lengths_are_refused_to_the_stream(tmp_path: Path, change
     with pytest.raises(ShardsRefused, match="different numbers of cases"):
         list(paired_spans(exp, act))
     assert len(list(paired_spans(exp, exp))) == 6
+
+
+def test_the_expected_file_is_hashed_from_the_split_s_reads(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run header's sha256 of the expected file comes from the bytes the split reads: the
+    file is not read a second time for it before the first chunk is sent."""
+    from agenteval.runner import header
+
+    exp, act = _sets(tmp_path, n=600)
+
+    def refused(path: object) -> None:
+        raise AssertionError(f"{path} read again to hash it")
+    monkeypatch.setattr(header, "file_sha256", refused)
+    run = _score(exp, act, tmp_path / "two.json", 2)
+    assert run.processes == 2
+    (ref,) = run.spec.eval_sets
+    assert (ref.file, ref.sha256, ref.cases) == (str(exp), hashlib.sha256(exp.read_bytes()).hexdigest(), 600)
+    assert run.spec.started is not None and run.spec.ended is not None and run.spec.started <= run.spec.ended
+
+
+def test_the_split_hashes_every_byte_of_the_expected_file(tmp_path: Path) -> None:
+    from agenteval.runner.sharded import paired_spans
+
+    exp, _ = _sets(tmp_path, n=6)
+    data = json.loads(exp.read_text())
+    data["description"] = "after the cases"  # bytes after the list, and a byte-order mark before
+    exp.write_bytes(b"\xef\xbb\xbf" + json.dumps(data, indent=2).encode())
+    digest = hashlib.sha256()
+    assert len(list(paired_spans(exp, exp, digest))) == 6
+    assert digest.hexdigest() == hashlib.sha256(exp.read_bytes()).hexdigest()

@@ -293,12 +293,10 @@ def invocation_details(case: EvalCaseResult) -> RenderableType:
     return Group(*parts)
 
 
-def streamed_report(eval_set_id: str, case_runs: int, cases: int, passed: int,
-                    first: Sequence[EvalCaseResult], not_passed: Sequence[EvalCaseResult],
-                    summaries: Sequence[CaseSummary], max_cases: int) -> list[RenderableType]:
-    """`console_report` of a run scored in bounded memory, from its counts, its first
-    `max_cases` case runs, its first `max_cases` that did not pass, and its first `max_cases`
-    cases' verdicts over their runs (the repeated-run table, when cases ran more than once)."""
+def streamed_cases(case_runs: int, first: Sequence[EvalCaseResult], not_passed: Sequence[EvalCaseResult],
+                   max_cases: int) -> list[RenderableType]:
+    """The head of `streamed_report`: the case table (of the first case runs, or past
+    `max_cases` of those that did not pass, after a line that says so)."""
     out: list[RenderableType] = []
     shown = first
     if case_runs > max_cases:
@@ -306,6 +304,18 @@ def streamed_report(eval_set_id: str, case_runs: int, cases: int, passed: int,
         out.append(f"{case_runs} case runs; showing {len(shown)} that did not pass "
                    "(all are in the result document; --print_detailed_results shows all)")
     out.append(case_table(shown))
+    return out
+
+
+def streamed_report(eval_set_id: str, case_runs: int, cases: int, passed: int,
+                    first: Sequence[EvalCaseResult], not_passed: Sequence[EvalCaseResult],
+                    summaries: Sequence[CaseSummary], max_cases: int,
+                    cases_table: bool = True) -> list[RenderableType]:
+    """`console_report` of a run scored in bounded memory, from its counts, its first
+    `max_cases` case runs, its first `max_cases` that did not pass, and its first `max_cases`
+    cases' verdicts over their runs (the repeated-run table, when cases ran more than once).
+    Without `cases_table`, all but its head (`streamed_cases`, printed already)."""
+    out = streamed_cases(case_runs, first, not_passed, max_cases) if cases_table else []
     if any(s.runs > 1 for s in summaries):
         shell = EvalSetResult(eval_set_result_id="", eval_set_id=eval_set_id, summary=list(summaries))
         if cases > len(summaries):

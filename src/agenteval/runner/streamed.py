@@ -47,6 +47,7 @@ from agenteval.runner.shard_worker import ShardSetup
 from agenteval.runner.sharded import (
     ReportCases,
     ShardsRefused,
+    TableReady,
     forks_here,
     hold_fork_server,
     rescore_sharded,
@@ -183,7 +184,7 @@ async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: s
                         services: Services, output: str | Path | Targets | None = None,
                         listener: Listener | None = None, keep: int = 50,
                         outputs: Sequence[Sink] = (), plan: RunPlan | None = None,
-                        workers: int | None = None) -> StreamedRun:
+                        workers: int | None = None, table_ready: TableReady | None = None) -> StreamedRun:
     """Scores what the agent did, at `actual_path` (an eval set of actual conversations, or a
     result document whose recorded runs are re-scored), against the expected eval set at
     `expected_path`, streaming the result document to `output`: a path, or a function of the
@@ -191,7 +192,9 @@ async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: s
     the run case by case (`runner.driver.Sink`); `plan` is as `rescore`'s. A result document
     whose runs of one case are apart raises `RunsApart` (see `result_stream`), nothing written.
     `workers`: processes to score in (`runner.sharded`, where it applies; the same document);
-    None: the plan's parallelism, at most one per CPU, for files of `SHARD_MIN_BYTES` or more."""
+    None: the plan's parallelism, at most one per CPU, for files of `SHARD_MIN_BYTES` or more.
+    `table_ready` is told, while a sharded run scores, what the report's table of cases that
+    did not pass shows, once it is final (`sharded.ReportCases.offer_table`)."""
     plan = plan if plan is not None else prepare(job, services)
     shardable = not is_result_document(actual_path) and not any(m.build().is_async for m in plan.metrics)
     if workers is None:
@@ -201,7 +204,7 @@ async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: s
     release = hold_fork_server() if workers > 1 and shardable and not forks_here() else None
     try:
         return await _rescore_files(job, plan, expected_path, actual_path, services, output,
-                                    listener, keep, outputs, workers if shardable else 1)
+                                    listener, keep, outputs, workers if shardable else 1, table_ready)
     finally:
         if release is not None:
             release()
@@ -210,7 +213,8 @@ async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: s
 async def _rescore_files(job: ScoreJob, plan: RunPlan, expected_path: str | Path,
                          actual_path: str | Path, services: Services,
                          output: str | Path | Targets | None, listener: Listener | None, keep: int,
-                         outputs: Sequence[Sink], workers: int) -> StreamedRun:
+                         outputs: Sequence[Sink], workers: int,
+                         table_ready: TableReady | None = None) -> StreamedRun:
     metrics = list(plan.metrics)
     document: EvalSetResult | None = None
     if workers > 1 and not uses_args_match(metrics):
@@ -229,7 +233,7 @@ async def _rescore_files(job: ScoreJob, plan: RunPlan, expected_path: str | Path
             paths = _paths(output, document)
             try:
                 return await _sharded(job, plan, services, shell, expected_path, actual_path,
-                                      document, paths, keep, outputs, listener, workers)
+                                      document, paths, keep, outputs, listener, workers, table_ready)
             except ShardsRefused:
                 workers = 1  # read as a stream below: its errors are the ones to report
     shell, expected = open_eval_set(expected_path)
@@ -246,7 +250,7 @@ async def _rescore_files(job: ScoreJob, plan: RunPlan, expected_path: str | Path
     if workers > 1:
         try:
             return await _sharded(job, plan, services, shell, expected_path, actual_path, document,
-                                  paths, keep, outputs, listener, workers)
+                                  paths, keep, outputs, listener, workers, table_ready)
         except ShardsRefused:
             pass  # read as a stream below: its errors are the ones to report
     written = Written(paths, document) if paths else None
@@ -265,11 +269,12 @@ def _paths(output: str | Path | Targets | None, document: EvalSetResult) -> list
 async def _sharded(job: ScoreJob, plan: RunPlan, services: Services, shell: EvalSet,
                    expected_path: str | Path, actual_path: str | Path, document: EvalSetResult,
                    paths: list[Path], keep: int, outputs: Sequence[Sink],
-                   listener: Listener | None, workers: int) -> StreamedRun:
+                   listener: Listener | None, workers: int,
+                   table_ready: TableReady | None = None) -> StreamedRun:
     # (both files' heads are read: the expected's is `shell`; their nesting is the workers' to check)
     setup = ShardSetup(str(expected_path), str(actual_path), shell.eval_set_id, list(plan.metrics),
                        plan.not_evaluated, plan.repeat_gating)
-    cases = ReportCases(keep)
+    cases = ReportCases(keep, table_ready)
     header, final = await rescore_sharded(job, plan, services, Selection(Path(expected_path), shell),
                                           setup, document, paths, cases, outputs, listener, workers)
     return StreamedRun(header, final, paths, cases.first, cases.summaries, cases.not_passed, workers)
