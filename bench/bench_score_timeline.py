@@ -83,6 +83,9 @@ def child(argv: list[str], launched: float, out: str, workers: int) -> None:
     wrap(sharded, "end_run")
     wrap(output.DocumentWriter, "commit", "writer.commit")
     wrap(commands, "finish")
+    if hasattr(commands, "TableAhead"):  # (the report's table rendered while the workers score)
+        wrap(commands.TableAhead, "__call__", "table ahead")
+    wrap(sharded, "start_header")  # (it hashes the expected file where the split does not)
     wrap(commands, "run_sync")
     wrap(commands.ProgressBar, "__exit__", "progress bar exit")
     ended = teardown.exit_fast
