@@ -8,15 +8,19 @@ up when the run does not come back in time."""
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
 from contextlib import closing
 from pathlib import Path
+from typing import ClassVar
+
+import pytest
 
 from agenteval.schema import EvalSetResult, RunSpec
 from agenteval.store import kept_copy
 from agenteval.store.db import RunStore
 from agenteval.store.journal import Journal
-from agenteval.store.verdict_copy import ATTACHED
+from agenteval.store.verdict_copy import ATTACHED, closed_beside, settle
 from tests.result_builders import case
 from tests.store.test_verdict_copy import OUTCOMES, RUN, SHELL, _from_python, _history, _journaled, _outcome
 
@@ -201,4 +205,38 @@ def test_a_fresh_runs_copy_waits_while_its_end_is_far_and_then_leaves_nothing(tm
     copy.wait()
     store.record_copied(SHELL, journal.path, RUN, tmp_path / "doc.json")
     assert _history(store) == _from_python(tmp_path / "python", OUTCOMES[:2])
+    journal.close()
+
+
+class _Closes(sqlite3.Connection):
+    """A connection that notes the thread that closed it."""
+
+    closed_by: ClassVar[list[str]] = []
+
+    def close(self) -> None:
+        self.closed_by.append(threading.current_thread().name)
+        super().close()
+
+
+def test_a_held_recording_is_closed_beside_once_committed_and_at_once_when_it_failed(tmp_path: Path) -> None:
+    failed = sqlite3.connect(tmp_path / "a.sqlite", factory=_Closes, check_same_thread=False)
+    with pytest.raises(RuntimeError), closed_beside(failed):
+        raise RuntimeError("the recording failed")
+    assert _Closes.closed_by == [threading.current_thread().name]  # (at once: nothing to wait for)
+    committed = sqlite3.connect(tmp_path / "b.sqlite", factory=_Closes, check_same_thread=False)
+    with closed_beside(committed):
+        committed.execute("CREATE TABLE t (x)")
+    settle()
+    assert _Closes.closed_by[1:] == ["agenteval-history-close"]
+    # A held recording: its connection checkpoints nothing at commit; its close, beside, does.
+    journal = _journaled(tmp_path / "j", OUTCOMES[:2])
+    store = RunStore(tmp_path / "h")
+    held = store.begin_copy(journal.path, RUN, "s", "doc")
+    assert held.conn.execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
+    store.record_copied(SHELL, journal.path, RUN, tmp_path / "doc.json", held=held)
+    assert [r.run_id for r in store.list_runs()] == ["doc"]  # committed: visible at once
+    settle()
+    with pytest.raises(sqlite3.ProgrammingError):
+        held.conn.execute("SELECT 1")
+    assert not Path(f"{store.path}-wal").exists()  # (its close checkpointed the history)
     journal.close()

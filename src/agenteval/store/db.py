@@ -37,7 +37,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping
-from contextlib import AbstractContextManager, closing
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,6 +58,7 @@ from agenteval.store.verdict_copy import (
     HeldCopy,
     add,
     case_totals,
+    closed_beside,
     copy_cases,
     copy_kept,
     copy_told_after,
@@ -332,6 +333,7 @@ class RunStore:
         try:
             use_wal(conn)
             self._prepare(conn)
+            conn.execute("PRAGMA wal_autocheckpoint=0")  # (at its close, beside: `closed_beside`)
             for schema in (ATTACHED, *SCHEMAS):  # (outside the transaction: ATTACH is refused in one)
                 conn.execute(f"ATTACH DATABASE ? AS {schema}", (str(journal),))
             conn.execute("PRAGMA foreign_keys=OFF")  # (as `_record` does; on again when it ends)
@@ -354,7 +356,7 @@ class RunStore:
         """Records the document in one transaction: its run row, its cases' rows (`insert`, which
         says what the run's row sums over them), with `attach` attached as `ATTACHED` first; or
         in `held`'s transaction (`begin_copy`: the journal attached, the run's rows deleted
-        already), closing it."""
+        already), closing it (`closed_beside`)."""
         info = {**result.metadata, **_header_meta(result), **(meta or {})}
         duration = info.get("duration_seconds")
         extra = {k: v for k, v in info.items() if k not in _KNOWN_META}
@@ -367,7 +369,7 @@ class RunStore:
             _json(info.get("config")), _json(extra) if extra else None,
             self._stored_path(Path(result_path)), result.run.run_id if result.run else None,
             result.run.model_dump_json() if result.run else None)
-        with self._connect(create=True) if held is None else closing(held) as conn:
+        with self._connect(create=True) if held is None else closed_beside(held) as conn:
             assert conn is not None
             if attach is not None and held is None:  # (outside a transaction: ATTACH is refused in one)
                 conn.execute(f"ATTACH DATABASE ? AS {ATTACHED}", (str(attach),))

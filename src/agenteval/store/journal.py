@@ -396,6 +396,10 @@ class Journal:
             self._stop_writer(run_id)
             if conn is None:
                 return
+            # No checkpoint at the delete's commit: the WAL holds the run's pages, which a
+            # checkpoint then would copy into the file; once `_shrink` has rebuilt the file (a few
+            # pages), its checkpoint copies only the pages the file still has.
+            conn.execute("PRAGMA wal_autocheckpoint=0")
             _delete(conn, run_id)
             _shrink(conn)
         remove_rows(rows_path(self.root, run_id))  # after the rows naming it are gone

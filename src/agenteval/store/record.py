@@ -20,6 +20,7 @@ from agenteval.store.db import RunRow, RunStore
 from agenteval.store.history import history_dir, list_results, load_result, save_result
 from agenteval.store.journal import Journal
 from agenteval.store.kept_copy import take as take_held
+from agenteval.store.verdict_copy import settle
 from agenteval.verdicts.outcome import CaseOutcome
 
 
@@ -155,6 +156,7 @@ def record_streamed(root: str | Path, path: str | Path, shell: EvalSetResult,
     _drop(root, store, [d for d in earlier if d.run_id != shell.eval_set_result_id])
     if run_id is not None:
         journal.forget(run_id)
+    settle()  # (the history's checkpoint, beside the journal's forgetting)
     return recorded_id
 
 

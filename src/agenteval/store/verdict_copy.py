@@ -17,7 +17,9 @@ verdict's case (one run) are not copied at all: the history derives them where t
 from __future__ import annotations
 
 import sqlite3
-from contextlib import closing
+import threading
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 
 from agenteval.schema import EvalStatus
@@ -77,6 +79,33 @@ class HeldCopy:
         """Drops the transaction (nothing was visible) and closes the connection."""
         with closing(self.conn):
             self.conn.execute("ROLLBACK")
+
+
+_closing: list[threading.Thread] = []  # `closed_beside`'s threads not yet waited for
+
+
+@contextmanager
+def closed_beside(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """`conn` (of a held recording, `begin_copy`'s: made for any thread), closed when the block
+    ends: at once if it raised, else on a thread of its own (`settle` waits for it). Its close is
+    the history's checkpoint (it copies the run's pages from the WAL into the file and syncs
+    both): the recording is durable once committed, so that need not hold up what follows
+    (`begin_copy` turns its connection's checkpoints at commit off; a process ending first leaves
+    the WAL to the history's next connection, as a kill would)."""
+    try:
+        yield conn
+    except BaseException:
+        conn.close()
+        raise
+    thread = threading.Thread(target=conn.close, name="agenteval-history-close", daemon=True)
+    thread.start()
+    _closing.append(thread)
+
+
+def settle() -> None:
+    """Waits for the connections `closed_beside` is closing."""
+    while _closing:
+        _closing.pop().join()
 
 
 @dataclass
@@ -208,4 +237,4 @@ def copy_told_after(conn: sqlite3.Connection, schema: str, run_id: str, journal_
 
 
 __all__ = ["ATTACHED", "DERIVED_SUMMARY", "SCHEMAS", "CaseTotals", "HeldCopy", "add", "case_totals",
-           "copy_cases", "copy_kept", "copy_rows", "copy_told_after"]
+           "closed_beside", "copy_cases", "copy_kept", "copy_rows", "copy_told_after", "settle"]
