@@ -66,14 +66,50 @@ def test_summaries_are_spooled_by_the_block_with_the_bytes_unchanged(
     assert streamed.read_bytes() == whole.read_bytes()
 
 
+class _ThreadedSpool(io.BufferedRandom):
+    """A spool file that keeps the names of the threads that write and read it."""
+
+    threads: set[str]
+
+    def write(self, data: Any) -> int:
+        self.threads.add(threading.current_thread().name)
+        return super().write(data)
+
+    def read(self, size: int | None = -1) -> bytes:
+        self.threads.add(threading.current_thread().name)
+        return super().read(size)
+
+
+@pytest.mark.parametrize("background", [False, True])
+def test_a_background_writer_spools_and_copies_the_summaries_on_its_thread(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, background: bool) -> None:
+    monkeypatch.setattr(output, "_BLOCK", 2000)
+    doc = summarise(result([case(f"c{i}", {"m": i / 40}) for i in range(40)]))
+    whole = tmp_path / "whole.json"
+    write_outputs([doc], whole)
+    writer = DocumentWriter([tmp_path / "streamed.json"], doc, background)
+    writer._spool.close()
+    writer._spool = spool = _ThreadedSpool(io.FileIO(tmp_path / "spool", "w+b"))
+    spool.threads = set()
+    for got, summary in zip(doc.eval_case_results, doc.summary, strict=True):
+        writer.add(got)
+        writer.add_summary(summary)
+    writer.commit(doc)
+    assert (tmp_path / "streamed.json").read_bytes() == whole.read_bytes()
+    # (A resume's 24 MB of summaries, joined and written by the caller, kept it waiting for the GIL.)
+    assert spool.threads and all(name.startswith("agenteval-document") == background
+                                 for name in spool.threads)
+
+
+@pytest.mark.parametrize("background", [False, True])
 @pytest.mark.parametrize("block", [1, 1 << 20])  # the spool fails as a summary is added; at commit
 def test_a_spool_that_cannot_be_written_is_a_data_error_and_leaves_nothing(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int, background: bool) -> None:
     monkeypatch.setattr(output, "_BLOCK", block)
     doc = summarise(result([case("a", {"m": 1.0})]))
     target = tmp_path / "out" / "out.json"
     target.parent.mkdir()
-    writer = DocumentWriter([target], doc)
+    writer = DocumentWriter([target], doc, background)
     writer._spool.close()
     (tmp_path / "spool").write_bytes(b"")
     writer._spool = open(tmp_path / "spool", "rb")  # noqa: SIM115 (writes fail, as on a full disk)
@@ -81,7 +117,7 @@ def test_a_spool_that_cannot_be_written_is_a_data_error_and_leaves_nothing(
     with pytest.raises(DataError, match=r"out\.json: cannot be written"):
         writer.add_summary(doc.summary[0])
         writer.commit(doc)
-    assert list(target.parent.iterdir()) == []
+    assert list(target.parent.iterdir()) == [] and writer._thread is None
 
 
 def test_an_aborted_document_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import re
 import tempfile
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -177,7 +177,10 @@ class DocumentWriter:
     With `background`, each block is joined and written to the targets by a thread of the writer's
     own, in order, while the caller goes on (at most `_AHEAD` blocks wait for it): the writes
     are system calls that release the GIL, and a resumed 10,000-case run writes 280 MB of them
-    (two targets) that its one busy thread used to wait for. A failed write is raised by the
+    (two targets) that its one busy thread used to wait for. So are the summaries' blocks,
+    joined and written to the spool, and at `commit` the spool's copy to the targets (a
+    resume's 24 MB of summaries: a megabyte's join releases the GIL too, and the caller waited
+    to get it back). A failed write is raised by the
     next block handed over or by `commit`, which waits for every write before anything is put
     in place; `abort` waits for the thread too, so nothing is written after it."""
 
@@ -225,11 +228,15 @@ class DocumentWriter:
         if not self._background:
             self._write_block(pieces)
             return
+        self._hand_over(self._write_block, pieces)
+
+    def _hand_over(self, write: Callable[[list[bytes]], None], pieces: list[bytes]) -> None:
+        """`write(pieces)` on the writer's thread, after what was handed over before it."""
         while self._writes and (self._writes[0].done() or len(self._writes) >= _AHEAD):
             self._writes.popleft().result()  # (a failed write: its DataError, here)
         if self._thread is None:
             self._thread = ThreadPoolExecutor(1, thread_name_prefix="agenteval-document")
-        self._writes.append(self._thread.submit(self._write_block, pieces))
+        self._writes.append(self._thread.submit(write, pieces))
 
     def _write_block(self, pieces: list[bytes]) -> None:
         block = b"".join(pieces)  # (joined on the writing thread: a megabyte's copy)
@@ -306,13 +313,26 @@ class DocumentWriter:
                 raise
 
     def _spool_drain(self) -> None:
-        block = b"".join(self._spooling)
+        pieces = self._spooling
         self._spooling, self._spooling_size = [], 0
+        if self._background:
+            self._hand_over(self._spool_block, pieces)
+        else:
+            self._spool_block(pieces)
+
+    def _spool_block(self, pieces: list[bytes]) -> None:
+        block = b"".join(pieces)
         try:
             self._spool.write(block)
         except OSError as e:  # (a full disk) the spool is part of the document being written
             raise DataError(self._targets[0].path if self._targets else "", "",
                             f"cannot be written: {e.strerror or e}") from None
+
+    def _copy_spool(self, _: list[bytes]) -> None:
+        """The spooled summaries written to the targets, a megabyte at a time."""
+        self._spool.seek(0)
+        while block := self._spool.read(1 << 20):
+            self._write_block([block])
 
     def commit(self, shell: EvalSetResult) -> None:
         """Ends the document with `shell`'s other fields (its lists are not written) and puts it
@@ -324,9 +344,11 @@ class DocumentWriter:
         try:
             self._spool_drain()
             self._write(pieces[1])
-            self._spool.seek(0)
-            while block := self._spool.read(1 << 20):
-                self._write(block)
+            self._drain()
+            if self._background:  # (the spool is the thread's: read there, after its writes)
+                self._hand_over(self._copy_spool, [])
+            else:
+                self._copy_spool([])
             self._write(pieces[2])
             self._drain()
             self._written()
