@@ -8,7 +8,8 @@ SIGKILLed with `--left` of them still to run, kept under bench/out/resume_budget
 the imports) with each step below wrapped in a `time.thread_time` counter, and prints each
 step's thread CPU, the process's CPU (user + system) for the resume, split into the main
 thread's and the other threads' (on a 2-core machine the main thread's CPU bounds the wall from
-below when the rest runs beside it), and the wall. Steps nest (the reader
+below when the rest runs beside it), the minor page faults, the wall, and a wall timeline
+(each step's first start and last end, from the resume's start). Steps nest (the reader
 runs inside `run_evaluation`), and a generator's step counts only its own `next` calls. Run it
 with `PYTHONPATH=<a tree's src>` to budget another tree (compiled to bytecode first:
 `python -m compileall -q <src>`).
@@ -51,6 +52,15 @@ STEPS = [  # label, module, class ("" for a function of the module), function
     ("the journal: finished_keys", "agenteval.store.journal", "Journal", "finished_keys"),
     ("the journal: forget", "agenteval.store.journal", "Journal", "forget"),
     ("the command: cli.run._eval (all but argument parsing)", "agenteval.cli.run", "", "_eval"),
+    ("  claim_resume", "agenteval.cli.run", "", "claim_resume"),
+    ("  prepare", "agenteval.cli.run", "", "prepare"),
+    ("  select", "agenteval.cli.run", "", "select"),
+    ("  load_root_agent", "agenteval.cli.run", "", "load_root_agent"),
+    ("  run (runner.run.run)", "agenteval.cli.run", "", "run"),
+    ("  finish (reports, recording)", "agenteval.cli.run", "", "finish"),
+    ("the history's early copy: kept_copy.start", "agenteval.runner.evaluate", "", "start_copy"),
+    ("the document: DocumentWriter.commit", "agenteval.store.output", "DocumentWriter", "commit"),
+    ("recording: RunStore.record_streamed", "agenteval.store.db", "RunStore", "record_streamed"),
 ]
 
 
@@ -67,38 +77,52 @@ def setup(cases: int, left: float) -> None:
     bj.drop_killed_document()
 
 
+SPANS: dict[str, list[float]] = {}  # label: [first start, last end] by the wall, from the resume's start
+_T0 = [0.0]
+
+
+def _span(label: str, start: float) -> None:
+    end = time.perf_counter() - _T0[0]
+    span = SPANS.setdefault(label, [start - _T0[0], end])
+    span[1] = end
+
+
 def _counted(f: Callable[..., Any], label: str, acc: dict[str, float]) -> Callable[..., Any]:
     if inspect.isgeneratorfunction(f):
         @functools.wraps(f)
         def gen(*a: Any, **k: Any) -> Any:
             it = f(*a, **k)
             while True:
-                t = time.thread_time()
+                t, w = time.thread_time(), time.perf_counter()
                 try:
                     v = next(it)
                 except StopIteration:
                     acc[label] += time.thread_time() - t
+                    _span(label, w)
                     return
                 acc[label] += time.thread_time() - t
+                _span(label, w)
                 yield v
         return gen
     if inspect.iscoroutinefunction(f):
         @functools.wraps(f)
         async def coro(*a: Any, **k: Any) -> Any:
-            t = time.thread_time()  # (the run's coroutine runs on this thread throughout)
+            t, w = time.thread_time(), time.perf_counter()  # (the run's coroutine runs on this thread)
             try:
                 return await f(*a, **k)
             finally:
                 acc[label] += time.thread_time() - t
+                _span(label, w)
         return coro
 
     @functools.wraps(f)
     def plain(*a: Any, **k: Any) -> Any:
-        t = time.thread_time()
+        t, w = time.thread_time(), time.perf_counter()
         try:
             return f(*a, **k)
         finally:
             acc[label] += time.thread_time() - t
+            _span(label, w)
     return plain
 
 
@@ -126,8 +150,10 @@ def resume_once(acc: dict[str, float]) -> dict[str, float]:
         acc[k] = 0.0
     argv = ["eval", str(copy), str(OUT / "resume.evalset.json"), "--resume", "latest",
             "--output", str(OUT / "resumed.json")]
+    SPANS.clear()
     r0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.process_time()
     w0, m0 = time.perf_counter(), time.thread_time()
+    _T0[0] = w0
     with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
         main(argv)
     main_thread = time.thread_time() - m0
@@ -135,6 +161,7 @@ def resume_once(acc: dict[str, float]) -> dict[str, float]:
     cpu = time.process_time() - t0
     return {"process CPU (the resume, after the imports)": cpu,
             "  user": r1.ru_utime - r0.ru_utime, "  system": r1.ru_stime - r0.ru_stime,
+            "  minor page faults (thousands)": (r1.ru_minflt - r0.ru_minflt) / 1000,
             "  the main thread (the run's event loop and the recording)": main_thread,
             "  other threads (the journal's writer, the document's writes)": cpu - main_thread,
             "wall (under load: waits for a core too)": time.perf_counter() - w0, **acc}
@@ -159,9 +186,16 @@ def main() -> None:
     import agenteval
 
     print(f"agenteval from {Path(agenteval.__file__).parent}; imports {imports:.3f} s CPU")
-    runs = [resume_once(acc) for _ in range(args.repeat)]
+    runs, spans = [], []
+    for _ in range(args.repeat):
+        runs.append(resume_once(acc))
+        spans.append(dict(SPANS))
     for label in runs[0]:
         print(f"{label:60s} " + " ".join(f"{r[label]:.3f}" for r in runs))
+    print("wall timeline (s from the resume's start: each step's first start - last end)")
+    for label in spans[-1]:
+        print(f"{label:60s} " + " ".join(f"{s[label][0]:.3f}-{s[label][1]:.3f}" if label in s else "-"
+                                         for s in spans))
     print(f"1-minute load {os.getloadavg()[0]:.1f}")
 
 
