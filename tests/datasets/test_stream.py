@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from agenteval.datasets import split, stream
 from agenteval.datasets.scan import scan_file
 from agenteval.datasets.split import item_spans
-from agenteval.datasets.stream import CaseStream, raw_items, read_head, read_item
+from agenteval.datasets.stream import BYTE_SHAPES, CaseStream, raw_items, read_head, read_item
 from agenteval.errors import DataError, from_validation_error
 from agenteval.schema import EvalCase
 from tests.helpers import call, eval_set, inv
@@ -141,7 +141,10 @@ def test_an_item_read_from_its_bytes_is_read_as_the_stream_reads_it(tmp_path: Pa
     spans = item_spans(path, "eval_cases")
     assert spans is not None
     a, b = spans[2]
-    assert read_item(EvalCase, path.read_bytes()[a:b]) == _read_as_the_stream_does(path, 2)
+    raw = path.read_bytes()[a:b]
+    assert read_item(EvalCase, raw) == _read_as_the_stream_does(path, 2)
+    # (and so with the bytes' shape made by the caller, as a `score` worker makes it)
+    assert read_item(EvalCase, raw, raw.translate(BYTE_SHAPES)) == read_item(EvalCase, raw)
     # The stream reads an indented file's items from their bytes: the same items, the same error.
     assert _streamed(path) == _reference(path)
 

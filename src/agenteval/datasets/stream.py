@@ -260,11 +260,13 @@ def _alone(shape: bytes, at: int, end: int) -> bool:
     return (not at or shape[at - 1] != ord("a")) and (end == len(shape) or shape[end] != ord("a"))
 
 
-def _unusual(raw: bytes) -> bool:
-    """Whether ijson may read the JSON `raw` otherwise than pydantic's JSON parser does."""
+def _unusual(raw: bytes, shape: bytes | None = None) -> bool:
+    """Whether ijson may read the JSON `raw` otherwise than pydantic's JSON parser does
+    (`shape`: `raw.translate(BYTE_SHAPES)`, when the caller has made it)."""
     if (b"NaN" in raw or b"Infinity" in raw) and _BARE_CONSTANT.search(raw):
         return True
-    shape = raw.translate(_SHAPE)
+    if shape is None:
+        shape = raw.translate(_SHAPE)
     for pattern in (_LONG_INTEGER, *_EXPONENTS):
         at = shape.find(pattern)
         while at >= 0:
@@ -274,13 +276,14 @@ def _unusual(raw: bytes) -> bool:
     return False
 
 
-def read_item(model: type[M], raw: bytes) -> M | None:
+def read_item(model: type[M], raw: bytes, shape: bytes | None = None) -> M | None:
     """The JSON object `raw` (one item of a file's list) validated as `model`, as `CaseStream`
     reads it from the file; None when it would refuse it (its error is then the stream's to
     give). Validated from the bytes by pydantic where its JSON parser reads them as ijson does;
     else (a bare NaN, an integer beyond 64 bits, a 3-digit exponent, perhaps inside a string)
-    parsed by ijson and validated from the Python values, as the stream does."""
-    if not _unusual(raw):
+    parsed by ijson and validated from the Python values, as the stream does. `shape`:
+    `raw.translate(BYTE_SHAPES)`, when the caller has made it for checks of its own."""
+    if not _unusual(raw, shape):
         try:
             return model.model_validate_json(raw)
         except ValidationError:
