@@ -102,3 +102,14 @@ def test_a_result_document_committed_over_an_old_one(tmp_path: Path, monkeypatch
     umask = os.umask(0)
     os.umask(umask)
     assert target.stat().st_mode & 0o777 == 0o666 & ~umask  # an ordinary write's, as before
+
+
+def test_without_renameat2_the_file_is_renamed_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ctypes", None)  # a Python built without ctypes
+    assert replace_module._renameat2.__wrapped__() is None
+    monkeypatch.setattr(replace_module, "_renameat2", lambda: None)
+    old, new = tmp_path / "out.json", tmp_path / "tmp"
+    old.write_bytes(b"old")
+    new.write_bytes(b"new")
+    replace(new, old)
+    assert old.read_bytes() == b"new" and [p.name for p in tmp_path.iterdir()] == ["out.json"]

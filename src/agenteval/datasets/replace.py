@@ -71,11 +71,11 @@ def _exchange(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
 @functools.cache
 def _renameat2() -> Callable[[int, bytes, int, bytes, int], int] | None:
     """libc's `renameat2` (glibc 2.28 and later), or None."""
-    import ctypes  # (only here: 2 ms of import that nothing else needs)
-
     try:
+        import ctypes  # (only here: 2 ms of import that nothing else needs)
+
         call = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):
+    except (ImportError, OSError, AttributeError):  # (a build without ctypes, a libc without it)
         return None
     call.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
     call.restype = ctypes.c_int
