@@ -19,7 +19,9 @@ import pytest
 from agenteval.schema import EvalSetResult, RunSpec
 from agenteval.store import kept_copy
 from agenteval.store.db import RunStore
+from agenteval.store.history import save_result
 from agenteval.store.journal import Journal
+from agenteval.store.record import tidy
 from agenteval.store.verdict_copy import ATTACHED, closed_beside, settle
 from tests.result_builders import case
 from tests.store.test_verdict_copy import OUTCOMES, RUN, SHELL, _from_python, _history, _journaled, _outcome
@@ -239,4 +241,25 @@ def test_a_held_recording_is_closed_beside_once_committed_and_at_once_when_it_fa
     with pytest.raises(sqlite3.ProgrammingError):
         held.conn.execute("SELECT 1")
     assert not Path(f"{store.path}-wal").exists()  # (its close checkpointed the history)
+    journal.close()
+
+
+def test_tidy_gives_a_held_copy_up_before_it_records_a_lost_document(tmp_path: Path) -> None:
+    """The held copy's write lock would hold tidy's own recording up until `HOLD` ran out."""
+    root = tmp_path / "h"
+    journal = _journaled(root, OUTCOMES[:2])
+    kept_copy.start(root, journal.path, RUN, "s", "doc")
+    held = kept_copy.take(root, "doc")
+    assert held is not None and _locked(RunStore(root))
+    save_result(root, EvalSetResult(eval_set_result_id="lost", eval_set_id="s"))  # (written, never recorded)
+    given_up: list[str] = []
+
+    def give_up() -> None:
+        given_up.append("held")
+        held.rollback()
+
+    tidy(root, before_writing=give_up)
+    assert given_up == ["held"] and [r.run_id for r in RunStore(root).list_runs()] == ["lost"]
+    tidy(root, before_writing=lambda: given_up.append("again"))  # nothing lost: nothing written
+    assert given_up == ["held"]
     journal.close()

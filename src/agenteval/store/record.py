@@ -6,7 +6,7 @@ documents that have no run object (e.g. files written elsewhere)."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,13 +60,14 @@ def record_run(root: str | Path, results: Sequence[EvalSetResult],
     return ids
 
 
-def tidy(root: str | Path, recording: str | Path | None = None) -> None:
+def tidy(root: str | Path, recording: str | Path | None = None,
+         before_writing: Callable[[], None] | None = None) -> None:
     """Leaves nothing a killed run left behind: removes temporary files of writers that died
     mid-write, records result documents that were written but never recorded (a kill
     between the two steps), so every document in the history is in the database, and removes
     from the run journal the runs nobody owns whose documents are all recorded (a kill before
     the journal forgot them). `recording`: a document in the history being recorded now (not
-    a lost one)."""
+    a lost one); `before_writing` is called once before the history is first written to."""
     folder = history_dir(root)
     if not folder.is_dir():
         return
@@ -79,6 +80,9 @@ def tidy(root: str | Path, recording: str | Path | None = None) -> None:
         if path.resolve() not in known:
             try:
                 result = load_result(path)
+                if before_writing is not None:
+                    before_writing()
+                    before_writing = None
                 store.record(result, path, _journal_meta(journal, result.run.run_id if result.run else None))
             except AgentEvalError:  # not a result document after all: leave it be
                 continue
@@ -137,12 +141,19 @@ def record_streamed(root: str | Path, path: str | Path, shell: EvalSetResult,
     but its case lists. As `record` does, documents recorded earlier under the run's id are
     replaced and the run is then forgotten by the run journal."""
     store, journal = RunStore(root), Journal(root)
-    tidy(root, recording=path)  # not read whole: it is this document, not a lost one
+    held = take_held(root, shell.eval_set_result_id)  # (begun while the run went on, if it was)
+
+    def give_up() -> None:  # (its write lock would hold up tidy's own recording until `HOLD`)
+        nonlocal held
+        if held is not None:
+            held.rollback()
+            held = None
+
+    tidy(root, recording=path, before_writing=give_up)  # not read whole: this document is not lost
     run_id = shell.run.run_id if shell.run is not None else None
     earlier = store.documents(run_id) if run_id is not None else []
     meta = _journal_meta(journal, run_id)
     copied = None
-    held = take_held(root, shell.eval_set_result_id)  # (begun as a resume started, if it was)
     if rows is None and shell.run is not None and len(shell.run.eval_sets) == 1:
         if journal.copyable(shell.run.run_id, shell.eval_set_id, shell.run.totals.cases):
             copied = store.record_copied(shell, journal.path, shell.run.run_id, path, meta, held)
