@@ -5,6 +5,7 @@ and the case summaries are those the run that decided it gave."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -15,6 +16,7 @@ import pytest
 
 from agenteval.agents import CallableAdapter
 from agenteval.criteria import resolve_metrics
+from agenteval.errors import unwrap
 from agenteval.runner import EvalSetRequest, run_evaluation
 from agenteval.runner.driver import Journaled, Sink, Sinks, Totals, Written
 from agenteval.runner.durable import Finished
@@ -189,6 +191,43 @@ def test_consecutive_kept_cases_are_told_as_one_block(tmp_path: Path) -> None:
     assert blocks.blocks == [["c0", "c1"], ["c3", "c4"], ["c6", "c7"]]
     assert _without(json.loads(path.read_bytes()), {"c2"})["eval_case_results"] == \
         _without(first, {"c2"})["eval_case_results"]
+    journal.close()
+
+
+class GcSeen(Sink):
+    """Whether the cyclic GC was on as each block of kept cases came; fails at `fail_at`."""
+
+    def __init__(self, fail_at: int = -1) -> None:
+        self.seen: list[bool] = []
+        self.fail_at = fail_at
+
+    def on_kept_block(self, cases: Sequence[KeptCase], runs: bool) -> None:
+        self.seen.append(gc.isenabled())
+        if len(self.seen) == self.fail_at:
+            raise RuntimeError("a sink failed")
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_kept_blocks_are_told_with_the_gc_paused_and_it_is_back_after(tmp_path: Path, fail: bool) -> None:
+    """A block of kept cases is read and told with the cyclic GC paused (its objects hold no
+    cycles; the passes over them were a tenth of a kept case), and the GC is on again after
+    it, whether the block was told or a sink failed."""
+    journal = Journal(tmp_path)
+    eval_set = _set(8)
+    _run(tmp_path, "first", eval_set, 1, journal)
+    keys = journal.finished_keys(RUN) - {("s", "c2", 0)}
+    seen = GcSeen(fail_at=1 if fail else -1)
+    assert gc.isenabled()
+    run = run_evaluation(CallableAdapter(_agent), [EvalSetRequest(eval_set, METRICS)], parallelism=3,
+                         sink=seen, finished=Finished(journal, RUN, keys),
+                         documents=lambda shell: Written([tmp_path / "again.json"], shell))
+    if fail:
+        with pytest.raises(BaseException) as e:  # (raised in the executor's task group)
+            asyncio.run(run)
+        assert str(unwrap(e.value)) == "a sink failed"
+    else:
+        asyncio.run(run)
+    assert seen.seen == ([False] if fail else [False, False]) and gc.isenabled()
     journal.close()
 
 
