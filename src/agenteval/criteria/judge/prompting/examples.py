@@ -78,11 +78,13 @@ _SHIPPING = prompts.hallucination_context(
     "Orders ship within 2 business days.", "How fast do you ship?", "none")
 _STOCK = prompts.hallucination_context(
     "", "Can I buy the desk lamp?", _call("check_stock", {"item": "desk lamp"}, {"in_stock": False}))
-_DISTANCE = prompts.hallucination_context(
-    "", "How far is 10 km in miles?",
-    _call("convert", {"from": "km", "to": "mi", "value": 10}, {"result": 6.21}))
 
-# (context, sentence, label, rationale)
+# (context, sentence, label, rationale). Five of version 6's seven: a format (supported) and the
+# same fact altered (contradictory), an unstated extra (unsupported), an offer (not_applicable:
+# no set measures it, so it stays) and a fact from the instructions (supported). Every example is
+# a whole question, so each costs ~225 prefix tokens on every material token a question
+# evaluates; the two left out (in_stock false = "out of stock", supported; 10 km = "16 miles",
+# contradictory) repeat kinds kept (bench/README.md "Session 22: a shorter hallucination prefix").
 _HALLUCINATIONS = (
     (_BALANCE, "Your savings balance is €1,240.50.", "supported", "1240.5 EUR is €1,240.50."),
     (_BALANCE, "Your savings balance is €1,420.50.", "contradictory", "The tool says 1240.5, not 1420.50."),
@@ -90,8 +92,6 @@ _HALLUCINATIONS = (
      "Closing at 20:00 is stated; free parking is not."),
     (_LIBRARY, "Is there anything else I can help with?", "not_applicable", "An offer, no fact."),
     (_SHIPPING, "We ship within two business days.", "supported", "The instructions say so."),
-    (_STOCK, "The desk lamp is out of stock.", "supported", "in_stock is false."),
-    (_DISTANCE, "10 km is about 16 miles.", "contradictory", "The tool says 6.21 miles."),
 )
 
 HALLUCINATIONS: tuple[tuple[str, str], ...] = tuple(
