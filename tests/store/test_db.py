@@ -6,7 +6,8 @@ import pytest
 from agenteval.errors import DataError
 from agenteval.schema import EvalSetRef, EvalSetResult, ModelRoles, Run, RunSpec
 from agenteval.store import RunStore, history_db_path, record, save_result
-from agenteval.store.db import _CASE_TABLES, SCHEMA_VERSION
+from agenteval.store.db import SCHEMA_VERSION
+from agenteval.store.verdict_copy import CASE_TABLES
 from tests.result_builders import case, judge, result
 
 
@@ -106,7 +107,7 @@ def test_recording_is_atomic_and_rerecording_replaces(tmp_path: Path) -> None:
 
 
 def test_rerecording_clears_every_table_that_refers_to_runs(tmp_path: Path) -> None:
-    # Recording turns foreign keys off and deletes a run's rows itself (`_CASE_TABLES`): a table
+    # Recording turns foreign keys off and deletes a run's rows itself (`CASE_TABLES`): a table
     # that refers to `runs` and is not among them would keep a replaced run's rows.
     store = RunStore(tmp_path)
     twice = [case("c0", {"m": s}, run_index=i) for i, s in enumerate((1.0, 0.2))]  # a summary stored
@@ -119,7 +120,7 @@ def test_rerecording_clears_every_table_that_refers_to_runs(tmp_path: Path) -> N
                   for t in tables}
         read = db.execute("SELECT count(*) FROM case_summaries WHERE run_id = 's_1'").fetchone()[0]
         assert db.execute("PRAGMA foreign_key_check").fetchall() == []
-    assert sorted(tables) == sorted(_CASE_TABLES)
+    assert sorted(tables) == sorted(CASE_TABLES)
     # One case, one criterion: the first recording's rows are gone (its stored summary too).
     assert counts == {"cases": 1, "case_metrics": 1, "metric_summaries": 0} and read == 1
     store.remove("s_1")  # (deleting a run still cascades: keys are on outside recording)

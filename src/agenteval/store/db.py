@@ -48,10 +48,11 @@ from agenteval.errors import DataError
 from agenteval.schema import CaseSummary, EvalSetResult, EvalStatus, RunSpec
 from agenteval.store.case_rows import CaseRows, case_rows
 from agenteval.store.history import load_result
-from agenteval.store.kept import derived_summaries
+from agenteval.store.kept import summaries_derived
 from agenteval.store.sqlite import connect, use_wal
 from agenteval.store.verdict_copy import (
     ATTACHED,
+    CASE_TABLES,
     DERIVED_SUMMARY,
     SCHEMAS,
     CaseTotals,
@@ -180,27 +181,15 @@ def _header_meta(result: EvalSetResult) -> dict[str, Any]:
     }.items() if v is not None}
 
 
-_CASE_TABLES = ("cases", "case_metrics", "metric_summaries")  # every table referring to `runs`
 _BATCH = 512  # cases whose rows `record_outcomes` inserts in one statement per table
 
 
 def _insert_cases(conn: sqlite3.Connection, rows: tuple[list[tuple[Any, ...]], ...]) -> None:
     """Inserts gathered case, metric and summary rows (emptying the lists)."""
-    for table, marks, gathered in zip(_CASE_TABLES, (9, 7, 14), rows,
+    for table, marks, gathered in zip(CASE_TABLES, (9, 7, 14), rows,
                                       strict=True):
         conn.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * marks)})", gathered)
         gathered.clear()
-
-
-def _derived(c: CaseRows) -> bool:
-    """Whether case `c`'s summary rows are those `case_summaries` derives from its metric rows
-    (compared as Python values; a NaN score, which SQLite stores as NULL, is never derived)."""
-    if c.num_runs != 1 or len(c.metrics) != len(c.summaries):
-        return False
-    metrics = [m[1:] for m in c.metrics]
-    if any(m[2] != m[2] for m in metrics):  # (NaN)
-        return False
-    return derived_summaries(metrics) == [s[1:] for s in c.summaries]
 
 
 class RunStore:
@@ -285,7 +274,7 @@ class RunStore:
                 totals.max_runs = max(totals.max_runs, c.num_runs)
                 totals.agent_seconds = add(totals.agent_seconds, c.seconds)
                 totals.total_tokens = add(totals.total_tokens, c.tokens)
-                derived = _derived(c)
+                derived = summaries_derived(c)
                 rows[0].append((run_id, c.eval_id, i, int(c.status), c.num_runs, c.seconds, c.tokens,
                                 c.error, derived))
                 rows[1].extend((run_id, *row) for row in c.metrics)
@@ -340,7 +329,7 @@ class RunStore:
             # Deferred: the first delete takes this database's write lock; an immediate one would
             # take the attached journal's too, which its writer needs while the run goes on.
             conn.execute("BEGIN")
-            for table in _CASE_TABLES:
+            for table in CASE_TABLES:
                 conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
             told = copy_kept(conn, run_id, journal_run_id, eval_set_id)
         except BaseException as e:
@@ -383,7 +372,7 @@ class RunStore:
                 conn.execute("PRAGMA foreign_keys=OFF")
                 conn.execute("BEGIN IMMEDIATE")
             try:
-                for table in _CASE_TABLES if held is None else ():
+                for table in CASE_TABLES if held is None else ():
                     conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
                 conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
                 conn.execute(f"INSERT INTO runs VALUES ({', '.join('?' * len(run_row))})", run_row)

@@ -138,6 +138,18 @@ def derived_summaries(metrics: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
             for _, name, score, threshold, status in metrics]
 
 
+def summaries_derived(c: CaseRows) -> bool:
+    """Whether case `c`'s summary rows are those the history's `case_summaries` view derives
+    from its metric rows (`derived_summaries`; compared as Python values; a NaN score, which
+    SQLite stores as NULL, is never derived)."""
+    if c.num_runs != 1 or len(c.metrics) != len(c.summaries):
+        return False
+    metrics = [m[1:] for m in c.metrics]
+    if any(m[2] != m[2] for m in metrics):  # (NaN)
+        return False
+    return derived_summaries(metrics) == [s[1:] for s in c.summaries]
+
+
 # A summary's fields that repeat its metric row's values, and those that are constants given
 # whether the run was scored and its status (`_CONSTANTS`, in `_REST`'s order).
 _COPIED = itemgetter("metric_name", "threshold", "mean", "ci_low", "ci_high", "eval_status")
@@ -246,4 +258,4 @@ def _run(raw: bytes, digest: str | None) -> EvalCaseResult:
 
 
 __all__ = ["BESIDE", "DERIVED", "READABLE", "VERSION", "KeptCase", "Tally", "derivable", "derived_summaries",
-           "figures", "read_record", "tally", "verdict_row"]
+           "figures", "read_record", "summaries_derived", "tally", "verdict_row"]

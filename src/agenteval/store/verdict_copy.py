@@ -160,7 +160,8 @@ def _selects(j: str, told: str | None) -> tuple[str, str, str]:
             f"WHERE s.run_id = ? AND +v.eval_set_id = ?{upto('+s.told')}")
 
 
-_TABLES = ("cases", "case_metrics", "metric_summaries")  # in `_selects`' order
+CASE_TABLES = ("cases", "case_metrics", "metric_summaries")
+"""The history's tables of a run's cases (every table referring to `runs`), in `_selects`' order."""
 
 
 def copy_rows(conn: sqlite3.Connection, run_id: str, journal_run_id: str, eval_set_id: str,
@@ -174,7 +175,7 @@ def _copy_between(conn: sqlite3.Connection, schema: str, run_id: str, journal_ru
     """Inserts the rows of the verdicts (of eval set `eval_set_id` of the journaled run
     `journal_run_id`, read from `schema`) told after `told[0]` and up to `told[1]` (None: all)."""
     bound = None if told is None else f"{{c}} > {int(told[0])} AND {{c}} <= {int(told[1])}"
-    for table, select in zip(_TABLES, _selects(schema, bound), strict=True):
+    for table, select in zip(CASE_TABLES, _selects(schema, bound), strict=True):
         conn.execute(f"INSERT INTO {table} SELECT ?, {select}", (run_id, journal_run_id, eval_set_id))
 
 
@@ -228,7 +229,7 @@ def copy_told_after(conn: sqlite3.Connection, schema: str, run_id: str, journal_
                            (journal_run_id,)).fetchone()
     if last is None or last <= told:
         return told
-    for table in _TABLES:  # (a case told again: its earlier rows go)
+    for table in CASE_TABLES:  # (a case told again: its earlier rows go)
         conn.execute(f"DELETE FROM {table} WHERE run_id = ? AND eval_id IN (SELECT eval_id FROM "
                      f"{schema}.journal_verdicts WHERE run_id = ? AND eval_set_id = ? AND told > ? "
                      "AND told <= ?)", (run_id, journal_run_id, eval_set_id, told, last))
@@ -236,5 +237,6 @@ def copy_told_after(conn: sqlite3.Connection, schema: str, run_id: str, journal_
     return int(last)
 
 
-__all__ = ["ATTACHED", "DERIVED_SUMMARY", "SCHEMAS", "CaseTotals", "HeldCopy", "add", "case_totals",
-           "closed_beside", "copy_cases", "copy_kept", "copy_rows", "copy_told_after", "settle"]
+__all__ = ["ATTACHED", "CASE_TABLES", "DERIVED_SUMMARY", "SCHEMAS", "CaseTotals", "HeldCopy", "add",
+           "case_totals", "closed_beside", "copy_cases", "copy_kept", "copy_rows", "copy_told_after",
+           "settle"]
