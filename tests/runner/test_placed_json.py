@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agenteval.runner import placed_json as pj
-from agenteval.runner.placed_json import placed_json
+from agenteval.store.fast_json import placed_json
 from agenteval.store.placing import placed_model_json
 
 

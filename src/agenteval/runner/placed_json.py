@@ -8,11 +8,9 @@ bench corpus either way) but shares the bytes' shape with `datasets.stream.read_
 from __future__ import annotations
 
 from agenteval.datasets.stream import BYTE_SHAPES
-from agenteval.store.fast_json import PLAIN, fast_json, placed_json, plain
 
 # Bytes shaped as `datasets.stream` shapes them for its checks: digits 0, `e`/`E` e, signs +,
 # `.` kept, letters, quotes and non-ASCII a, anything else a space.
-_SHAPE = BYTE_SHAPES
 _NUMBER = b"0.+e"
 _SPACE = b" \t\r\n"
 # A number with an exponent, or with 16 digits or more before its point, may be a float of
@@ -43,7 +41,7 @@ def plain_numbers(raw: bytes, shape: bytes | None = None) -> bool:
     numbers; one that sits as a value would (`"x: 1e3, y"`) only costs the fast path.
     `shape`: `raw.translate(BYTE_SHAPES)`, when the caller has made it."""
     if shape is None:
-        shape = raw.translate(_SHAPE)
+        shape = raw.translate(BYTE_SHAPES)
     for pattern in (_EXPONENT, _DIGITS):
         at = shape.find(pattern)
         while at >= 0:
@@ -58,4 +56,4 @@ def plain_numbers(raw: bytes, shape: bytes | None = None) -> bool:
     return True
 
 
-__all__ = ["PLAIN", "fast_json", "placed_json", "plain", "plain_numbers"]
+__all__ = ["plain_numbers"]

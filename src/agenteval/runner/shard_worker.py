@@ -24,10 +24,11 @@ from agenteval.datasets.scan import DepthScan
 from agenteval.datasets.split import Span
 from agenteval.datasets.stream import BYTE_SHAPES, read_item
 from agenteval.errors import DataError
-from agenteval.runner.placed_json import placed_json, plain, plain_numbers
+from agenteval.runner.placed_json import plain_numbers
 from agenteval.runner.recorded import paired_case
 from agenteval.runner.scoring import NotEvaluatedPolicy, score_case
 from agenteval.schema import EvalCase, EvalStatus
+from agenteval.store.fast_json import placed_json, plain
 from agenteval.store.placing import placed_model_json
 from agenteval.verdicts.aggregate import summarise_case
 from agenteval.verdicts.outcome import CaseOutcome
