@@ -58,7 +58,7 @@ async def _requests(group: list[dict[str, Any]]) -> list[ModelRequest]:
     return list(model.requests)
 
 
-def _post(base: str, key: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+def post(base: str, key: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
     req = urllib.request.Request(base + path, json.dumps(body).encode(), method="POST", headers={
         "Content-Type": "application/json", "Authorization": f"Bearer {key}"})
     with urllib.request.urlopen(req, timeout=60) as r:
@@ -66,7 +66,8 @@ def _post(base: str, key: str, path: str, body: dict[str, Any]) -> dict[str, Any
         return out
 
 
-def _common(a: list[int], b: list[int]) -> int:
+def common(a: list[int], b: list[int]) -> int:
+    """How many leading tokens `a` and `b` share."""
     n = 0
     for x, y in zip(a, b, strict=False):
         if x != y:
@@ -81,8 +82,8 @@ async def main_async(args: argparse.Namespace) -> None:
 
     def tokens(request: ModelRequest) -> list[int]:
         messages = [{"role": m.role, "content": m.content} for m in request.messages]
-        prompt = _post(base, key, "/apply-template", {"messages": messages})["prompt"]
-        return list(_post(base, key, "/tokenize", {"content": prompt})["tokens"])
+        prompt = post(base, key, "/apply-template", {"messages": messages})["prompt"]
+        return list(post(base, key, "/tokenize", {"content": prompt})["tokens"])
 
     stats: dict[str, list[tuple[int, int]]] = {"question": [], "check": []}
     first_check_vs_question: list[int] = []
@@ -96,10 +97,10 @@ async def main_async(args: argparse.Namespace) -> None:
             if kind == "question":
                 question = toks
             elif first:
-                first_check_vs_question.append(_common(toks, question))
+                first_check_vs_question.append(common(toks, question))
                 first = False
             if kind in last:
-                stats[kind].append((len(toks), len(toks) - _common(toks, last[kind])))
+                stats[kind].append((len(toks), len(toks) - common(toks, last[kind])))
             last[kind] = toks
     out: dict[str, Any] = {k: {"requests": len(v), "tokens_mean": statistics.mean(t for t, _ in v),
                "new_tokens_mean": statistics.mean(n for _, n in v),

@@ -24,13 +24,13 @@ import argparse
 import asyncio
 import json
 import sys
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_judge import build
+from lab_check_prefix import common, post
 
 from agenteval.criteria import default_registry
 from agenteval.criteria.judge.engine.service import JudgeService
@@ -62,30 +62,13 @@ async def _requests(kind: str, case: dict[str, Any]) -> list[ModelRequest]:
     return list(model.requests)
 
 
-def _post(base: str, key: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
-    req = urllib.request.Request(base + path, json.dumps(body).encode(), method="POST", headers={
-        "Content-Type": "application/json", "Authorization": f"Bearer {key}"})
-    with urllib.request.urlopen(req, timeout=60) as r:
-        out: dict[str, Any] = json.loads(r.read())
-        return out
-
-
-def _common(a: list[int], b: list[int]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 async def main_async(args: argparse.Namespace) -> None:
     url, key = await LocalModel().http_endpoint()
     base = url.removesuffix("/v1")
 
     def tokens(messages: list[dict[str, str]]) -> list[int]:
-        prompt = _post(base, key, "/apply-template", {"messages": messages})["prompt"]
-        return list(_post(base, key, "/tokenize", {"content": prompt})["tokens"])
+        prompt = post(base, key, "/apply-template", {"messages": messages})["prompt"]
+        return list(post(base, key, "/tokenize", {"content": prompt})["tokens"])
 
     root = Path(__file__).resolve().parent / "judge_set"
     out: dict[str, Any] = {}
@@ -96,7 +79,7 @@ async def main_async(args: argparse.Namespace) -> None:
         for i, (a, b) in enumerate(zip(pairs[0], pairs[1], strict=False)):
             msgs = [{"role": m.role, "content": m.content} for m in a.messages]
             full = tokens(msgs)
-            fixed = _common(full, tokens([{"role": m.role, "content": m.content} for m in b.messages]))
+            fixed = common(full, tokens([{"role": m.role, "content": m.content} for m in b.messages]))
             sizes, last = [], len(tokens(msgs[:1]))
             for k in range(3, len(msgs), 2):  # each example: its user and assistant turns
                 now = len(tokens(msgs[:k]))
