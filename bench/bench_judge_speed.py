@@ -1,9 +1,9 @@
 """Where a verdict's time goes on the embedded judge, per model call and per judged case.
 
-Each labelled case (bench_judge.py's cases: the first `--per` of each criterion in `--criteria`)
-is scored through `score_case` at the criterion's defaults (`num_samples` 5, one-pass verdicts
-from log-probabilities), exactly as `agenteval score` scores it, one case at a time. Every call
-into llama.cpp is timed from the reply's own `timings`:
+Each labelled case (bench_judge.py's cases: the 2nd to the (`--per` + 1)-th of each criterion in
+`--criteria`) is scored through `score_case` at the criterion's defaults (`num_samples` 5,
+one-pass verdicts from log-probabilities), exactly as `agenteval score` scores it, one case at a
+time. Every call into llama.cpp is timed from the reply's own `timings`:
 
   processed   prompt tokens evaluated for this call (`prompt_n`)
   reused      prompt tokens taken from the slot's cache or the RAM prompt cache (`cache_n`)
@@ -24,8 +24,10 @@ PYTHONPATH) and once against the new, then `--compare OLD.jsonl NEW.jsonl`:
     python bench/bench_judge_speed.py --compare bench/out/speed_before.jsonl bench/out/speed_after.jsonl
 
 Every criterion is warmed up with one untimed case first (its solved examples into the prompt
-cache, as in any run after its first question). `--concurrent` scores a criterion's timed cases
-at once (as `agenteval score --parallelism` does) instead of one after another.
+cache, as in any run after its first question): the first of its cases that shares no material
+with the timed ones (the 2nd to the (`--per` + 1)-th), so no timed case finds its own material
+already evaluated. `--concurrent` scores a criterion's timed cases at once (as `agenteval score
+--parallelism` does) instead of one after another.
 
 `--responses` (hallucinations): the labelled sentences that share a context, as the lines of one
 response (one judged case whose questions share their material), against the same sentences
@@ -241,6 +243,26 @@ def call_rows(calls: list[dict[str, Any]], submitted: list[float]) -> list[dict[
     return rows
 
 
+def _material(case: dict[str, Any]) -> set[str]:
+    """The case's material as a slot could reuse it: every field's value (and every context
+    field's), long enough that a shared one means a shared evaluated prefix."""
+    parts = [v for k, v in case.items() if k not in ("id", "label", "note", "criterion", "context")]
+    parts += list(case.get("context", {}).values())
+    texts = (v if isinstance(v, str) else json.dumps(v, sort_keys=True) for v in parts)
+    return {t for t in texts if len(t) >= 16}
+
+
+def warm_up_case(candidates: list[dict[str, Any]], timed: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first of `candidates` sharing no material with any `timed` case: a warm-up that
+    shares a context (hal-001 and hal-002) hands the timed case its material already
+    evaluated (session 22: 1 token processed), so its time is not a verdict's."""
+    taken = set().union(*(_material(c) for c in timed))
+    for case in candidates:
+        if not _material(case) & taken:
+            return case
+    raise SystemExit("no warm-up case shares no material with the timed cases")
+
+
 async def main_async(args: argparse.Namespace) -> None:
     _instrument()
     model = Submitted(LocalModel(threads=args.threads) if args.threads else LocalModel())
@@ -250,10 +272,13 @@ async def main_async(args: argparse.Namespace) -> None:
         by_id = {c[2]["id"]: c for c in load_cases()}
         cases = [by_id[i] for i in args.ids.split(",")]
     else:
-        cases = [c for c in load_cases(limit=args.per * args.invocations + 1) if c[0] in kinds and not c[1]]
+        cases = [c for c in load_cases() if c[0] in kinds and not c[1]]
     by_kind: dict[str, list[dict[str, Any]]] = {}
     for kind, _, case in cases:
         by_kind.setdefault(kind, []).append(case)
+    if not args.ids:  # timed: the 2nd to the (per + 1)-th as before; a warm-up sharing none
+        n = args.per * args.invocations
+        by_kind = {k: [warm_up_case(v[:1] + v[n + 1:], v[1:n + 1]), *v[1:n + 1]] for k, v in by_kind.items()}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     src = Path(agenteval.__file__).resolve().parent
