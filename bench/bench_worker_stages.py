@@ -49,8 +49,12 @@ def main() -> None:
     actual = (item_spans(setup.actual_path, "eval_cases") or [])[:args.n]
     shard_worker.start(setup)
     write = shard_worker._write
-    # Trees before session 22 take no shape (their `read_item` makes its own).
-    shared = "shape" in inspect.signature(read_item).parameters
+    # Trees before session 22 take no shape (their `read_item` makes its own); before session
+    # 23, no `exponents` (`has_exponents`).
+    params = inspect.signature(read_item).parameters
+    shared, marked = "shape" in params, "exponents" in params
+    if marked:
+        from agenteval.datasets.stream import has_exponents
     gc.disable()
     wanted = shard_worker._read(setup.expected_path, expected) or []
     got = shard_worker._read(setup.actual_path, actual) or []
@@ -64,6 +68,8 @@ def main() -> None:
             # (as the worker reads them: each item's shape made once for both byte checks,
             # where its `read_item` and `plain_numbers` take one)
             sa, sb = ((a.translate(BYTE_SHAPES),), (b.translate(BYTE_SHAPES),)) if shared else ((), ())
+            if marked:
+                sa, sb = (*sa, has_exponents(a)), (*sb, has_exponents(b))
             case, recorded = read_item(EvalCase, a, *sa), read_item(EvalCase, b, *sb)
             assert case is not None and recorded is not None
             t1 = clock()

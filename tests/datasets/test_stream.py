@@ -11,7 +11,14 @@ from pydantic import ValidationError
 from agenteval.datasets import split, stream
 from agenteval.datasets.scan import scan_file
 from agenteval.datasets.split import item_spans
-from agenteval.datasets.stream import BYTE_SHAPES, CaseStream, raw_items, read_head, read_item
+from agenteval.datasets.stream import (
+    BYTE_SHAPES,
+    CaseStream,
+    has_exponents,
+    raw_items,
+    read_head,
+    read_item,
+)
 from agenteval.errors import DataError, from_validation_error
 from agenteval.schema import EvalCase
 from tests.helpers import call, eval_set, inv
@@ -145,6 +152,8 @@ def test_an_item_read_from_its_bytes_is_read_as_the_stream_reads_it(tmp_path: Pa
     assert read_item(EvalCase, raw) == _read_as_the_stream_does(path, 2)
     # (and so with the bytes' shape made by the caller, as a `score` worker makes it)
     assert read_item(EvalCase, raw, raw.translate(BYTE_SHAPES)) == read_item(EvalCase, raw)
+    shape = raw.translate(BYTE_SHAPES)
+    assert read_item(EvalCase, raw, shape, has_exponents(raw)) == read_item(EvalCase, raw)
     # The stream reads an indented file's items from their bytes: the same items, the same error.
     assert _streamed(path) == _reference(path)
 
@@ -211,3 +220,78 @@ def test_an_item_with_bytes_after_it_is_refused() -> None:
     fine = eval_set("s", {"a": [inv()]}).eval_cases[0].model_dump_json().encode()
     assert read_item(EvalCase, fine) is not None
     assert read_item(EvalCase, fine + b', {"eval_id": "b", "x": NaN}') is None
+
+
+@pytest.mark.parametrize("number", ["1e5", "-2.5E+300", "0e0", "1E-7", "12.5e16", "1e400"])
+@pytest.mark.parametrize("layout", ['{"a": N}', '{"a":N}', "[N]", "[1, N]", "[N, 2]", '{"a": [\n  N\n ]}',
+                                    '{"a": {"b": N}}', "N", ' N ', '{"a":\tN\r\n}', '[[],N,{}]'])
+def test_has_exponents_finds_every_number_written_with_one(number: str, layout: str) -> None:
+    raw = layout.replace("N", number).encode()
+    json.loads(raw)  # (valid JSON)
+    assert has_exponents(raw)
+    assert not has_exponents(layout.replace("N", number.lower().split("e")[0]).encode())
+
+
+def test_has_exponents_is_false_for_ids_and_words() -> None:
+    raw = (b'{"id": "adk-52e599", "x": "52e599", "t": "up 1e3 times", "w": "every one e", '
+           b'"f": false, "t2": true, "n": [1, -2.5, 0.125], "u": "\xc3\xa9e1"}')
+    assert not has_exponents(raw)
+    assert has_exponents(b'{"t": "seen: 1e3, twice"}')  # text laid out as a number: taken for one
+
+
+def test_has_exponents_agrees_with_the_numbers_written() -> None:
+    # Random documents whose strings hold no punctuation (where a string could look like a
+    # number between delimiters): True exactly when a float was written with an exponent.
+    import random
+
+    rng = random.Random(23)
+    letters = "abcdeE0123456789 -+.\u00e9"
+
+    def value(depth: int) -> object:
+        kind = rng.randrange(6 if depth < 4 else 3)
+        if kind == 0:
+            return rng.choice([rng.uniform(-1e3, 1e3), 10.0 ** rng.randint(-30, 30), rng.random() * 1e-6,
+                               float(rng.randint(-10**6, 10**6))])
+        if kind == 1:
+            return rng.choice([rng.randint(-10**20, 10**20), True, False, None])
+        if kind == 2:
+            return "".join(rng.choice(letters) for _ in range(rng.randrange(12)))
+        if kind in (3, 4):
+            return [value(depth + 1) for _ in range(rng.randrange(4))]
+        return {"".join(rng.choice(letters) for _ in range(3)): value(depth + 1)
+                for _ in range(rng.randrange(4))}
+
+    def exponent(v: object) -> bool:
+        if isinstance(v, float):
+            return "e" in repr(v)
+        if isinstance(v, list):
+            return any(exponent(x) for x in v)
+        if isinstance(v, dict):
+            return any(exponent(x) for x in v.values())
+        return False
+
+    seen = set()
+    for _ in range(2000):
+        v = value(0)
+        indent = rng.choice([None, 1, 2])
+        raw = json.dumps(v, indent=indent, ensure_ascii=rng.random() < 0.5).encode()
+        assert has_exponents(raw) is exponent(v), raw
+        seen.add(exponent(v))
+    assert seen == {True, False}
+
+
+def test_an_ids_exponent_like_digits_are_not_looked_at_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `52e599` in an id has the shape of a number with a 3-digit exponent: where the text holds
+    # no number written with an exponent, the digit-by-digit check of such runs is not made.
+    raw = eval_set("s", {"a": [inv()]}).eval_cases[0].model_dump_json().encode()
+    raw = raw.replace(b'"eval_id":"a"', b'"eval_id":"adk-52e599-10e9999"')
+    want = read_item(EvalCase, raw)
+    assert want is not None and want.eval_id == "adk-52e599-10e9999"
+
+    def looked(*args: object) -> bool:
+        raise AssertionError("looked at digit by digit")
+
+    monkeypatch.setattr(stream, "_alone", looked)
+    assert read_item(EvalCase, raw) == want
+    with pytest.raises(AssertionError, match="digit by digit"):  # a number with one is looked at
+        read_item(EvalCase, raw.replace(b'"eval_id":', b'"x":1e999,"eval_id":'))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agenteval.datasets.stream import BYTE_SHAPES, has_exponents
 from agenteval.runner import placed_json as pj
 from agenteval.store.fast_json import placed_json
 from agenteval.store.placing import placed_model_json
@@ -24,6 +25,23 @@ from agenteval.store.placing import placed_model_json
 ])
 def test_plain_numbers_finds_numbers_that_may_be_large_floats(raw: bytes, plain: bool) -> None:
     assert pj.plain_numbers(raw) is plain
+    shape = raw.translate(BYTE_SHAPES)
+    assert pj.plain_numbers(raw, shape) is plain
+    assert pj.plain_numbers(raw, shape, has_exponents(raw)) is plain
+
+
+def test_plain_numbers_does_not_look_at_an_ids_digits_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `52e599` in an id has a number's shape: where the text holds no number written with an
+    # exponent (`has_exponents`), such runs are not checked one by one.
+    raw = b'{"id": "adk-a447e7f593", "x": "52e599", "n": [1, 2.5]}'
+
+    def looked(*args: object) -> bool:
+        raise AssertionError("looked at digit by digit")
+
+    monkeypatch.setattr(pj, "_a_value", looked)
+    assert pj.plain_numbers(raw) is True
+    with pytest.raises(AssertionError, match="digit by digit"):
+        pj.plain_numbers(raw.replace(b"2.5", b"2.5e3"))
 
 
 def test_a_worker_writes_by_pydantic_when_a_metrics_wire_values_are_not_finite(tmp_path: Path) -> None:

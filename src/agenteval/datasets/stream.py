@@ -250,6 +250,31 @@ _EXPONENTS = (b"0e000", b"0e+000")  # after a digit of the mantissa
 _NUMBER = b"0.+e"
 
 
+def _mark_of(b: int) -> int:
+    c = chr(b)
+    if c in "eE":
+        return ord("e")
+    return ord("a") if c.isalpha() or c == '"' or b >= 128 else ord(" ")
+
+
+# A JSON text's marks (`has_exponents`): a number's digits, point and signs and all whitespace
+# dropped, `e`/`E` as e, other letters, quotes and non-ASCII bytes as a, punctuation as a space.
+_MARKS = bytes(_mark_of(b) for b in range(256))
+_UNMARKED = b"0123456789.+- \t\r\n"
+
+
+def has_exponents(raw: bytes) -> bool:
+    """Whether the JSON text `raw` may hold a number written with an exponent (`1e5`, `-2.5E+3`);
+    False: it holds none. In the text's marks (above) such a number is a lone e between
+    punctuation (`:`, `[` or `,` before it, `,`, `]` or `}` after, whitespace dropped) or at an
+    end, which is looked for at C speed; an id's `52e599` sits between letters or quotes, so the
+    checks that look for such numbers digit by digit (`read_item`'s, `runner.placed_json`'s) run
+    only on the few texts where this is True (a string's `x, 1e3, y` is taken for a number: it
+    costs them their closer look only). For texts that are not valid JSON it decides nothing."""
+    marks = raw.translate(_MARKS, _UNMARKED)
+    return b" e " in marks or marks[:2] in (b"e", b"e ") or marks[-2:] == b" e"
+
+
 def _alone(shape: bytes, at: int, end: int) -> bool:
     """Whether the run of number characters around shape[at:end] touches no letter or quote
     (a JSON number stands alone; a hex id's `52e599` does not)."""
@@ -260,14 +285,20 @@ def _alone(shape: bytes, at: int, end: int) -> bool:
     return (not at or shape[at - 1] != ord("a")) and (end == len(shape) or shape[end] != ord("a"))
 
 
-def _unusual(raw: bytes, shape: bytes | None = None) -> bool:
+def _unusual(raw: bytes, shape: bytes | None = None, exponents: bool | None = None) -> bool:
     """Whether ijson may read the JSON `raw` otherwise than pydantic's JSON parser does
-    (`shape`: `raw.translate(BYTE_SHAPES)`, when the caller has made it)."""
+    (`shape`: `raw.translate(BYTE_SHAPES)`, `exponents`: `has_exponents(raw)`, when the caller
+    has made them). For a text that is not valid JSON either answer is right: both parsers
+    refuse it."""
     if (b"NaN" in raw or b"Infinity" in raw) and _BARE_CONSTANT.search(raw):
         return True
     if shape is None:
         shape = raw.translate(_SHAPE)
-    for pattern in (_LONG_INTEGER, *_EXPONENTS):
+    if exponents is None:
+        exponents = has_exponents(raw)
+    # (An exponent's digits are looked for only where a number may have one: in most texts
+    # the shape's `0e` are ids', and checking each was most of this function's cost.)
+    for pattern in (_LONG_INTEGER, *_EXPONENTS) if exponents else (_LONG_INTEGER,):
         at = shape.find(pattern)
         while at >= 0:
             if _alone(shape, at, at + len(pattern)):
@@ -276,14 +307,16 @@ def _unusual(raw: bytes, shape: bytes | None = None) -> bool:
     return False
 
 
-def read_item(model: type[M], raw: bytes, shape: bytes | None = None) -> M | None:
+def read_item(model: type[M], raw: bytes, shape: bytes | None = None,
+              exponents: bool | None = None) -> M | None:
     """The JSON object `raw` (one item of a file's list) validated as `model`, as `CaseStream`
     reads it from the file; None when it would refuse it (its error is then the stream's to
     give). Validated from the bytes by pydantic where its JSON parser reads them as ijson does;
     else (a bare NaN, an integer beyond 64 bits, a 3-digit exponent, perhaps inside a string)
     parsed by ijson and validated from the Python values, as the stream does. `shape`:
-    `raw.translate(BYTE_SHAPES)`, when the caller has made it for checks of its own."""
-    if not _unusual(raw, shape):
+    `raw.translate(BYTE_SHAPES)`, `exponents`: `has_exponents(raw)`, when the caller has made
+    them for checks of its own."""
+    if not _unusual(raw, shape, exponents):
         try:
             return model.model_validate_json(raw)
         except ValidationError:
@@ -294,4 +327,5 @@ def read_item(model: type[M], raw: bytes, shape: bytes | None = None) -> M | Non
         return None
 
 
-__all__ = ["BYTE_SHAPES", "CaseStream", "malformed", "raw_items", "read_head", "read_item"]
+__all__ = ["BYTE_SHAPES", "CaseStream", "has_exponents", "malformed", "raw_items", "read_head",
+           "read_item"]

@@ -7,7 +7,7 @@ bench corpus either way) but shares the bytes' shape with `datasets.stream.read_
 
 from __future__ import annotations
 
-from agenteval.datasets.stream import BYTE_SHAPES
+from agenteval.datasets.stream import BYTE_SHAPES, has_exponents
 
 # Bytes shaped as `datasets.stream` shapes them for its checks: digits 0, `e`/`E` e, signs +,
 # `.` kept, letters, quotes and non-ASCII a, anything else a space.
@@ -33,16 +33,20 @@ def _a_value(raw: bytes, start: int, end: int) -> bool:
     return j == len(raw) or raw[j] in b",]}"
 
 
-def plain_numbers(raw: bytes, shape: bytes | None = None) -> bool:
+def plain_numbers(raw: bytes, shape: bytes | None = None, exponents: bool | None = None) -> bool:
     """Whether the JSON `raw` (as read from a file) holds no number that may be a float orjson
     writes otherwise than pydantic: none with an exponent or 16 digits before its point. (Items
     that would parse to NaN or an infinity are refused by `datasets.stream.read_item`.) Runs
     of such characters inside a string (an id like "52e599", prose's "1e3 times") are not
     numbers; one that sits as a value would (`"x: 1e3, y"`) only costs the fast path.
-    `shape`: `raw.translate(BYTE_SHAPES)`, when the caller has made it."""
+    `shape`: `raw.translate(BYTE_SHAPES)`, `exponents`: `datasets.stream.has_exponents(raw)`,
+    when the caller has made them (the raw bytes must be valid JSON, as a validated item's are;
+    where `has_exponents` is False the shape's `0e` are ids', not looked at one by one)."""
     if shape is None:
         shape = raw.translate(BYTE_SHAPES)
-    for pattern in (_EXPONENT, _DIGITS):
+    if exponents is None:
+        exponents = has_exponents(raw)
+    for pattern in (_EXPONENT, _DIGITS) if exponents else (_DIGITS,):
         at = shape.find(pattern)
         while at >= 0:
             start, end = at, at + len(pattern)

@@ -22,7 +22,7 @@ from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.datasets.nesting import MAX_DEPTH
 from agenteval.datasets.scan import DepthScan
 from agenteval.datasets.split import Span
-from agenteval.datasets.stream import BYTE_SHAPES, read_item
+from agenteval.datasets.stream import BYTE_SHAPES, has_exponents, read_item
 from agenteval.errors import DataError
 from agenteval.runner.placed_json import plain_numbers
 from agenteval.runner.recorded import paired_case
@@ -141,9 +141,11 @@ def score_chunk(first: int, expected: Sequence[Span], actual: Sequence[Span]) ->
         started = time.monotonic()
         # As the streamed reader reads them (pydantic's JSON parser alone takes a bare NaN, an
         # integer beyond 64 bits or 1e400, which it refuses).
-        # (Each item's shape made once for both checks of its bytes.)
+        # (Each item's shape, and whether it may hold an exponent, made once for both checks
+        # of its bytes.)
         shape_a, shape_b = a.translate(BYTE_SHAPES), b.translate(BYTE_SHAPES)
-        case, recorded = read_item(EvalCase, a, shape_a), read_item(EvalCase, b, shape_b)
+        exp_a, exp_b = has_exponents(a), has_exponents(b)
+        case, recorded = read_item(EvalCase, a, shape_a, exp_a), read_item(EvalCase, b, shape_b, exp_b)
         if case is None or recorded is None:
             return Refusal(f"case {i} does not validate")
         if case.eval_id != recorded.eval_id:
@@ -155,7 +157,8 @@ def score_chunk(first: int, expected: Sequence[Span], actual: Sequence[Span]) ->
             return Refusal(f"case {i}: {e}")
         summary = summarise_case(case.eval_id, [result], setup.gating, setup.policy == "ignore")
         outcome = CaseOutcome(result.eval_set_id, setup.gating, summary, [result])
-        write = _write if plain_numbers(a, shape_a) and plain_numbers(b, shape_b) else placed_model_json
+        write = (_write if plain_numbers(a, shape_a, exp_a) and plain_numbers(b, shape_b, exp_b)
+                 else placed_model_json)
         out.append(Scored(case.eval_id, write(result), write(summary),
                           summary.final_eval_status, result.error_message, len(result.metric_errors),
                           outcome.duration(), outcome.tokens(), time.monotonic() - started))
