@@ -75,6 +75,9 @@ def eval_command(args: EvalArgs) -> int:
     finally:
         if services.journal is not None:
             services.journal.close()
+        # The console script then ends without the interpreter's teardown, once the exit hooks
+        # (an agent's own, a tracer's flush) have run and open files are flushed.
+        teardown.end()
 
 
 def _outputs(request: RunRequest, agent_dir: Path) -> Outputs:

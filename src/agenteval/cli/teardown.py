@@ -8,18 +8,32 @@ entry point, enables this: in-process callers (click's CliRunner in tests, code 
 keep ordinary returns and exceptions. The same fast exit is taken when threads the command gave
 up on are still running (an agent call past its case timeout), which the interpreter would
 otherwise wait for.
+
+`agenteval eval` ends by `end` instead: it runs user code (the agent, its tools), so what the
+interpreter's exit does that anything may rely on is done first, in the interpreter's order
+(`threading`'s exit hooks, every `atexit` handler: a tracer's flush, logging's, the journal's,
+an agent's own; then every open file's buffer), and only the teardown is skipped (freeing the
+modules and objects one at a time: 0.04-0.09 s of a 10,000-case resume on a quiet machine).
+What the teardown alone would do is not done: finalizers (`__del__`) of objects still alive,
+which Python does not promise to run at exit either (`weakref.finalize` ones do run: they are
+an `atexit` handler).
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import gc
+import io
 import os
 import sys
 import threading
 import time
+from typing import Any
 
 _armed = False
 _kept: list[object] = []
+_ended = False  # `end` was called
 
 
 def arm() -> None:
@@ -34,6 +48,15 @@ def keep(*objects: object) -> None:
     if _armed:
         _kept.extend(objects)
         gc.freeze()
+
+
+def end() -> None:
+    """Lets an armed process end at once when the command has returned, once the interpreter's
+    exit hooks have run and its open files are flushed (see the module's docstring; `exit_fast`).
+    Nothing is done in process."""
+    global _ended
+    if _armed:
+        _ended = True
 
 
 def settle() -> None:
@@ -65,13 +88,56 @@ def _abandoned_threads() -> bool:
 
 
 def exit_fast(code: int) -> None:
-    """Ends the process with `code` at once if a command kept its objects; otherwise, or when
-    an output stream cannot be flushed (e.g. a closed pipe), returns for a normal exit."""
-    if not _kept and not _abandoned_threads():
-        return
+    """Ends the process with `code` at once if a command kept its objects, or asked to `end`
+    (after the exit hooks and the files' flush: `_exit_hooks`); otherwise, or when an output
+    stream cannot be flushed (e.g. a closed pipe), returns for a normal exit."""
+    if not _kept:
+        if _abandoned_threads():
+            pass  # (out at once, as before: the interpreter would wait for them)
+        elif _ended:
+            _exit_hooks()
+        else:
+            return
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except (OSError, ValueError):
         return
     os._exit(code)
+
+
+# The file objects whose buffers the teardown would write out when it frees them: text first
+# (its pending text goes to its buffer), then binary buffers.
+_TEXT = (io.TextIOWrapper,)
+_BUFFERS = (io.BufferedWriter, io.BufferedRandom, io.BufferedRWPair)
+
+
+def _exit_hooks() -> None:
+    """What the interpreter's exit runs before its teardown, in its order: `threading`'s exit
+    hooks (no thread but this one is left: `_abandoned_threads`), then the `atexit` handlers
+    (each once; one that raises is reported by `sys.unraisablehook` and the others still run,
+    as at exit); then the buffers of open files, which the teardown would write out as it frees
+    them (a file an agent opened and never closed, say). The standard streams are `exit_fast`'s."""
+    shutdown = getattr(threading, "_shutdown", None)  # (private: what the interpreter calls)
+    if shutdown is not None:
+        shutdown()
+    atexit._run_exitfuncs()
+    gc.unfreeze()  # (`settle` froze what was alive before the run: an agent's files among it)
+    found: dict[type, int] = {}
+    text: list[Any] = []
+    buffers: list[Any] = []
+    for o in gc.get_objects():
+        t = type(o)
+        kind = found.get(t)
+        if kind is None:  # (by type, once each: `isinstance` may ask an object its __class__)
+            kind = found[t] = 1 if issubclass(t, _TEXT) else 2 if issubclass(t, _BUFFERS) else 0
+        if kind == 1:
+            text.append(o)
+        elif kind == 2:
+            buffers.append(o)
+    std = {id(s) for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__)}
+    for f in (*text, *buffers):
+        if id(f) not in std:
+            with contextlib.suppress(Exception):  # (as the teardown: nothing to tell it to)
+                if not f.closed:
+                    f.flush()
