@@ -100,3 +100,16 @@ def test_an_unchanged_file_that_passed_is_not_scanned_again(tmp_path: Path,
         scan_file(path, 100)
     with pytest.raises(DataError, match="nested more than 100 levels"):
         scan_file(path, 100)  # a refusal is not remembered
+
+
+def test_the_structure_from_the_callers_kept_bytes_is_the_same() -> None:
+    # `DepthScan` hands `structure_of_few_escapes` the brackets, quotes and backslashes it has
+    # already kept: the structure made from them is the one made from the text.
+    from agenteval.datasets.nesting import NOT_STRUCTURE_OR_BACKSLASH, structure_of_few_escapes
+
+    rng = random.Random(23)
+    for _ in range(200):
+        text = json.dumps({"a": [_nested(rng, rng.randint(0, 12)) for _ in range(3)]},
+                          ensure_ascii=rng.random() < 0.5).encode()
+        kept = text.translate(None, NOT_STRUCTURE_OR_BACKSLASH)
+        assert structure_of_few_escapes(text, kept) == structure_of_few_escapes(text)

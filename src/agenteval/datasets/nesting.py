@@ -25,7 +25,8 @@ invocations, and the config, one or two levels deeper than those files do, so wh
 
 # Every byte but the structural ones (brackets, and quotes that delimit strings) is dropped.
 NOT_STRUCTURE = bytes(range(256)).translate(None, b'[]{}"')
-_NOT_STRUCTURE_OR_BACKSLASH = bytes(range(256)).translate(None, b'[]{}"\\')
+NOT_STRUCTURE_OR_BACKSLASH = bytes(range(256)).translate(None, b'[]{}"\\')
+"""The bytes `bytes.translate` drops to keep a JSON text's brackets, quotes and backslashes."""
 _ONE_BRACKET = bytes.maketrans(b"[{]}", b"(())")
 _STRING = re.compile(rb'"[^"]*"')
 _ESCAPE = re.compile(rb"\\.", re.S)
@@ -65,10 +66,11 @@ def _structure(data: bytes) -> bytes:
     return structure_of_few_escapes(data)[0]
 
 
-def structure_of_few_escapes(data: bytes) -> tuple[bytes, bool]:
+def structure_of_few_escapes(data: bytes, kept: bytes | None = None) -> tuple[bytes, bool]:
     """The brackets and string-delimiting quotes of `data` (whose escapes all end inside it),
     and whether it may hold a surrogate escape (`\\uD...`). A Python step per escape on top of
-    C-speed passes over the whole: for text whose escapes are few, as JSON's are."""
+    C-speed passes over the whole: for text whose escapes are few, as JSON's are. `kept`:
+    `data.translate(None, NOT_STRUCTURE_OR_BACKSLASH)`, when the caller has made it."""
     # Each backslash is looked at to find the escaped quotes, which are then dropped from the
     # translated text (its k-th backslash is the k-th here).
     quoted: list[int] = []  # indices, among all backslashes, of those escaping a quote
@@ -85,9 +87,11 @@ def structure_of_few_escapes(data: bytes) -> tuple[bytes, bool]:
             maybe_surrogate = True
         count += 1
         i = data.find(b"\\", i + 2)
+    if kept is None:
+        kept = data.translate(None, NOT_STRUCTURE_OR_BACKSLASH)
     if not quoted:
-        return data.translate(None, NOT_STRUCTURE), maybe_surrogate
-    parts = data.translate(None, _NOT_STRUCTURE_OR_BACKSLASH).split(b"\\")
+        return kept.replace(b"\\", b""), maybe_surrogate
+    parts = kept.split(b"\\")
     for k in quoted:
         parts[k + 1] = parts[k + 1][1:]  # the escaped quote right after backslash k
     return b"".join(parts), maybe_surrogate

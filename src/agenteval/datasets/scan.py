@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from agenteval.datasets.files import parse_json, read_bytes, reading
-from agenteval.datasets.nesting import NOT_STRUCTURE, structure_of_few_escapes
+from agenteval.datasets.nesting import NOT_STRUCTURE, NOT_STRUCTURE_OR_BACKSLASH, structure_of_few_escapes
 
 CHUNK = 4 << 20
 
@@ -56,12 +56,15 @@ class DepthScan:
             run = len(data) - len(data.rstrip(b"\\"))
             if run % 2:
                 data, self._carry = data[:-1], b"\\"
-        escapes = data.count(b"\\")  # C speed; JSON text has few (a corpus: 4,000 in 37 MB)
+        # The brackets, quotes and backslashes, whose backslashes are the text's escapes
+        # (counted in these few bytes: counting them in the whole text took as long as this).
+        kept = data.translate(None, NOT_STRUCTURE_OR_BACKSLASH)
+        escapes = kept.count(b"\\")  # JSON text has few (a corpus: 4,000 in 37 MB)
         if not escapes:
-            s = data.translate(None, NOT_STRUCTURE)
+            s = kept
             maybe_surrogate = b"\\" in self._tail  # an escape begun in the last chunk
         elif escapes <= _FEW_ESCAPES:
-            s, maybe_surrogate = structure_of_few_escapes(data)
+            s, maybe_surrogate = structure_of_few_escapes(data, kept)
             maybe_surrogate = maybe_surrogate or b"\\" in self._tail
         else:
             # Escaped backslashes, then escaped quotes: pairs are taken from the left, as a
