@@ -84,6 +84,10 @@ def test_a_single_run_is_summarised_as_summarise_metric_summarises_it(gating: st
                             for m in metrics]
                     assert [m.model_dump_json() for m in got.metrics] == [m.model_dump_json() for m in want]
                     assert got.metrics == want
+                    # (made without validation: every field, in declaration order, as `trusted` makes them)
+                    assert list(got.__dict__) == list(type(got).model_fields)
+                    assert all(list(m.__dict__) == list(type(m).model_fields) for m in got.metrics)
+                    assert got.model_fields_set == set(type(got).model_fields)
 
 
 def test_a_criterion_twice_in_one_run_is_summarised_over_both() -> None:
