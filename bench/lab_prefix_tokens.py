@@ -110,6 +110,19 @@ def _gold_side(row: dict[str, Any]) -> float | None:
     return passing if row["gold_positive"] else 1.0 - passing
 
 
+def _check_side(row: dict[str, Any]) -> float | None:
+    """The cross-checks' probability of the gold side (hallucinations): a case passes only if
+    every check says `same`, so the weakest check's P(same) stands for it (a positive case's
+    gold side), 1 minus it for a negative one. None when the case had no cross-check; the
+    first question's figures above cannot see a change made to the checks' prefix alone."""
+    same = [float(probs.get("same", 0.0)) for item, probs in zip(row.get("items") or [],
+                                                                   row.get("label_probs") or [], strict=False)
+            if isinstance(item, str) and item.endswith("cross-check") and probs]
+    if not same:
+        return None
+    return min(same) if row["gold_positive"] else 1.0 - min(same)
+
+
 def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else float("nan")
 
@@ -118,17 +131,24 @@ def compare(a_path: str, b_path: str) -> None:
     rows = [{r["id"]: r for r in map(json.loads, Path(p).read_text().splitlines())}
             for p in (a_path, b_path)]
     ids = sorted(set(rows[0]) & set(rows[1]))
+    checked = [i for i in ids if _check_side(rows[0][i]) is not None and _check_side(rows[1][i]) is not None]
     for name, side in zip((a_path, b_path), rows, strict=True):
         right = sum(side[i]["correct"] for i in ids)
         probs = [p for i in ids if (p := _gold_prob(side[i])) is not None]
         sides = [p for i in ids if (p := _gold_side(side[i])) is not None]
+        # Cases cross-checked on both sides only, so the two means are over the same cases.
+        checks = [p for i in checked if (p := _check_side(side[i])) is not None]
         print(f"{name}: {right}/{len(ids)} right, gold-label probability mean {_mean(probs):.3f} "
-              f"over {len(probs)}, gold side's {_mean(sides):.3f}")
+              f"over {len(probs)}, gold side's {_mean(sides):.3f}"
+              + (f", cross-checks' gold side {_mean(checks):.3f} over {len(checks)}" if checked else ""))
     for i in ids:
         a, b = rows[0][i], rows[1][i]
         pa, pb = _gold_prob(a), _gold_prob(b)
-        if a["correct"] != b["correct"] or (pa is not None and pb is not None and abs(pa - pb) > 0.2):
-            print(f"  {i} gold={a['label']}: {a['verdicts']} p={pa} -> {b['verdicts']} p={pb}")
+        ca, cb = _check_side(a), _check_side(b)
+        if (a["correct"] != b["correct"] or (pa is not None and pb is not None and abs(pa - pb) > 0.2)
+                or (ca is not None and cb is not None and abs(ca - cb) > 0.2)):
+            print(f"  {i} gold={a['label']}: {a['verdicts']} p={pa} check={ca} -> "
+                  f"{b['verdicts']} p={pb} check={cb}")
 
 
 def main() -> None:
