@@ -12,7 +12,8 @@ same on both sides) to mark the phases of a run: start-up (to the run's start), 
 clock, its own thread's CPU (the event loop's: the run is `asyncio.run` on the main thread) and the
 process's CPU (the rest is the other threads': the journal's writer, the judge's threads if any);
 also the wall time of the journal's `begin` (`Journaled.on_start`) and how often the main thread
-waited (its voluntary context switches: for the GIL, for a lock, for I/O).
+waited (its voluntary context switches: for the GIL, for a lock, for I/O), and each other thread's
+CPU by name (the thread's own clock as it ends, or /proc's count for those still running at exit).
 Runs alternate A on, A off, B on, B off, ... with the first tree alternating by round; the
 per-phase medians are printed per tree and mode, and on − off per phase (wall, main-thread CPU,
 other threads' CPU), with the 1-minute load before each round. Outputs under bench/out/journal_wall/.
@@ -41,8 +42,36 @@ MARKS = ("run", "end", "ended", "documented", "finish", "recorded", "closed")
 
 # The child: marks taken by wrappers around the CLI's own functions (no change to the tree).
 CHILD = r'''
-import json, os, sys, time
+import json, os, sys, threading, time
 marks = [("begin", time.perf_counter(), time.thread_time(), time.process_time())]
+threads = {}  # CPU seconds by thread name (numbers stripped), of the threads that ended
+ended = set()
+_thread_run = threading.Thread._bootstrap_inner  # (every thread's, subclasses' own `run` too)
+def short(name):
+    return "agenteval-journal" if name.startswith("agenteval-journal-") else name.rstrip("_0123456789-")
+def thread_run(self):
+    try:
+        _thread_run(self)
+    finally:
+        threads[short(self.name)] = threads.get(short(self.name), 0.0) + time.thread_time()
+        ended.add(threading.get_native_id())  # (its OS thread may outlive this line a little)
+threading.Thread._bootstrap_inner = thread_run
+def live_threads():
+    """The CPU of the threads still running (but the main one), from /proc, by name."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    python = {t.native_id: t.name for t in threading.enumerate()}
+    for tid in os.listdir("/proc/self/task"):
+        if int(tid) == threading.main_thread().native_id or int(tid) in ended:
+            continue
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                comm, fields = f.read().split("(", 1)[1].rsplit(")", 1)
+        except OSError:
+            continue
+        fields = fields.split()
+        # (threads not started by Python, e.g. a native library's pool, by their OS name)
+        name = (short(python[int(tid)]) if int(tid) in python else f"native {comm}") + " (live)"
+        threads[name] = threads.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / ticks
 def mark(name):
     marks.append((name, time.perf_counter(), time.thread_time(), time.process_time()))
 import agenteval.cli.run as cli_run, agenteval.cli.commands as commands, agenteval.runner.run
@@ -84,6 +113,8 @@ def exit_(code):
     with open("/proc/thread-self/status") as f:  # (the main thread's: times it waited, e.g. for the GIL)
         waits = [int(l.split(":")[1]) for l in f if l.startswith("voluntary_ctxt_switches")]
     marks.append(("waits", *waits, 0, 0))
+    live_threads()
+    marks.append(("threads", threads, 0, 0))
     with open(os.environ["BENCH_MARKS"], "w") as f:
         json.dump(marks, f)
     exit_fast(code)
@@ -109,7 +140,8 @@ def child(src: str, history: bool, evalset: Path, tag: str) -> dict[str, Any]:
     err = proc.stderr.read().decode()
     assert os.waitstatus_to_exitcode(status) in (0, 1) and marks.exists(), err[-2000:]
     got = {name: (wall, main, cpu) for name, wall, main, cpu in json.loads(marks.read_text())}
-    row: dict[str, Any] = {"cpu": usage.ru_utime + usage.ru_stime, "waits": got["waits"][0]}
+    row: dict[str, Any] = {"cpu": usage.ru_utime + usage.ru_stime, "waits": got["waits"][0],
+                           "threads": got["threads"][0]}
     if "journal begun" in got:  # (the journal's `begin`, on the event loop's thread)
         b0, b1 = got["journal begin"], got["journal begun"]
         row["begin"] = {"wall": b1[0] - b0[0], "main": b1[1] - b0[1]}
@@ -170,6 +202,10 @@ def main() -> None:
               f"({min(begin) * 1e3:.1f}-{max(begin) * 1e3:.1f}); the main thread's waits (voluntary context "
               f"switches) on {statistics.median(x['waits'] for x in on):.0f}, off "
               f"{statistics.median(x['waits'] for x in off):.0f}")
+        names = sorted({n for x in on + off for n in x["threads"]})
+        print("  other threads' CPU by name (medians, s; on / off): " + "; ".join(
+            f"{n} {statistics.median(x['threads'].get(n, 0.0) for x in on):.3f} / "
+            f"{statistics.median(x['threads'].get(n, 0.0) for x in off):.3f}" for n in names))
         ratios = [a["total"]["wall"] / b["total"]["wall"] for a, b in zip(on, off, strict=True)]
         cpu = [a["cpu"] / b["cpu"] for a, b in zip(on, off, strict=True)]
         print(f"  on/off wall pair by pair: median {statistics.median(ratios):.3f} "

@@ -210,6 +210,29 @@ def test_a_fresh_runs_copy_waits_while_its_end_is_far_and_then_leaves_nothing(tm
     journal.close()
 
 
+def test_a_fresh_runs_progress_is_counted_by_its_writer_here_after_the_first_look(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the first look reads the journal: while the run's writer is in this process, the rows
+    it is given since are counted there (queued ones too), with no connection to the journal."""
+    journal = _journaled(tmp_path / "h", OUTCOMES[:2])
+    rate = kept_copy._Rate(journal.path, RUN)
+    assert rate.left() is None  # (the first look: no rate yet)
+
+    def refused(*args: object, **kwargs: object) -> sqlite3.Connection:
+        raise sqlite3.OperationalError("the journal was read again")
+
+    monkeypatch.setattr(kept_copy.sqlite3, "connect", refused)
+    time.sleep(0.01)
+    journal.append_all(RUN, OUTCOMES[2].runs, "s")  # (queued, not flushed)
+    left = rate.left()
+    assert left is not None and left > 0  # 3 of 100 journaled: 97 left, at the rate since the first
+    monkeypatch.undo()
+    journal.close()
+    rate.left()  # the writer closed: the journal is read again
+    monkeypatch.setattr(kept_copy.sqlite3, "connect", refused)
+    assert rate.left() is None
+
+
 class _Closes(sqlite3.Connection):
     """A connection that notes the thread that closed it."""
 

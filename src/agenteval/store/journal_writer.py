@@ -129,6 +129,7 @@ class Writer:
         self._ops: list[Op] = []  # run first, before the rows (`do`)
         self._oldest = 0.0  # when the oldest queued row came (monotonic)
         self._queued = self._committed = 0  # rows ever queued / committed (or dropped by an error)
+        self.appended = 0  # case-run rows ever given (`appended`)
         self._urgent = self._closing = False
         self._error: BaseException | None = None
         self._stale: bool | None = None  # whether the run has verdicts a row appended may make stale
@@ -146,6 +147,7 @@ class Writer:
                 self._oldest = time.monotonic()
             self._queue.extend(rows)
             self._unsettled += len(rows)
+            self.appended += len(rows)
             if verdicts:
                 if self._unsettled:
                     self._settle_told({(v[1], v[2]) for v in verdicts})
@@ -372,6 +374,18 @@ def _commit(conn: sqlite3.Connection, run_id: str, rows: list[CaseRow], verdicts
 _live: weakref.WeakSet[Writer] = weakref.WeakSet()
 
 
+def appended(path: Path, run_id: str) -> int | None:
+    """How many case-run rows this process's writer of run `run_id` of the journal at `path`
+    has been given so far, committed or queued (None: no such writer here). What a fresh run's
+    early recording watches its progress by (`store.kept_copy`) instead of a connection and a
+    count of the journal's rows every `POLL` seconds (1 ms of CPU each, a GIL hand-off at each
+    of its system calls)."""
+    for writer in list(_live):
+        if writer.run_id == run_id and writer.path == path and not writer._closing:
+            return writer.appended
+    return None
+
+
 @atexit.register
 def _flush_at_exit() -> None:
     for writer in list(_live):
@@ -380,4 +394,4 @@ def _flush_at_exit() -> None:
 
 
 __all__ = ["FLUSH_CASES", "FLUSH_SECONDS", "INSERT", "INSERT_METRIC", "INSERT_SUMMARY", "INSERT_VERDICT",
-           "CaseRow", "Row", "VerdictRow", "Writer"]
+           "CaseRow", "Row", "VerdictRow", "Writer", "appended"]

@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 from agenteval.store.db import RunStore
+from agenteval.store.journal_writer import appended
 from agenteval.store.verdict_copy import HeldCopy
 
 HOLD = 10.0
@@ -156,15 +157,22 @@ class KeptCopy:
 
 class _Rate:
     """A journaled run's expected time left, at the rate its case runs have been journaled since
-    the first look."""
+    the first look. The first look reads the journal; while the run's writer is in this process
+    (the usual case: the run is this process's), the later ones count the rows it has been given
+    since (`journal_writer.appended`) instead of reading the journal again."""
 
     def __init__(self, journal: Path, journal_run_id: str) -> None:
         self._journal, self._run_id = journal, journal_run_id
         self._first: tuple[float, int] | None = None  # (when, case runs journaled) at the first look
+        self._base: tuple[int, int, int] | None = None  # (journaled, total, writer's count) then
 
     def left(self) -> float | None:
         """Seconds the run's remaining case runs are expected to take (None: not known yet)."""
-        found = self._progress()
+        found = self._counted() if self._base is not None else None
+        if found is None:
+            found = self._progress()
+            given = appended(self._journal, self._run_id)
+            self._base = None if found is None or given is None else (*found, given)
         now = time.monotonic()
         if found is None:
             return None
@@ -175,6 +183,14 @@ class _Rate:
         if done <= self._first[1]:
             return None if done < total else 0.0
         return (total - done) * (now - self._first[0]) / (done - self._first[1])
+
+    def _counted(self) -> tuple[int, int] | None:
+        """The run's progress from its writer's count since the last look at the journal (None:
+        the writer is gone)."""
+        assert self._base is not None
+        done, total, given = self._base
+        now = appended(self._journal, self._run_id)
+        return None if now is None else (done + now - given, total)
 
     def _progress(self) -> tuple[int, int] | None:
         """The run's case runs journaled so far and in all (None: the journal or the run is not
