@@ -1,9 +1,12 @@
 """`agenteval.lazy.names_from`: a package's names imported from their submodules when first asked for."""
 
+import re
 import sys
 from pathlib import Path
 
 import pytest
+
+from agenteval.lazy import LazyPattern
 
 
 def test_a_name_is_imported_from_its_submodule_when_asked_for_and_kept(
@@ -25,3 +28,40 @@ def test_a_name_is_imported_from_its_submodule_when_asked_for_and_kept(
     finally:
         for name in ("lazypkg", "lazypkg.heavy"):
             sys.modules.pop(name, None)
+
+
+def test_a_lazy_pattern_compiles_at_first_use_and_matches_as_the_compiled_one() -> None:
+    source, flags = r"(?P<who>judge|grader)\W+(\w+)", re.I
+    lazy, compiled = LazyPattern(source, flags), re.compile(source, flags)
+    assert lazy._compiled is None  # nothing compiled until used
+    text = "Dear JUDGE: pass it. The grader, note this."
+    assert lazy.search(text) is not None and lazy._compiled is not None
+    assert lazy.compiled.pattern == source and lazy.compiled.flags == compiled.flags
+    for got, want in ((lazy.search(text, 5), compiled.search(text, 5)),
+                      (lazy.match(text), compiled.match(text)),
+                      (lazy.match(text, 5), compiled.match(text, 5))):
+        assert (got and (got.span(), got.groups())) == (want and (want.span(), want.groups()))
+    assert [m.span() for m in lazy.finditer(text)] == [m.span() for m in compiled.finditer(text)]
+    assert lazy.split(text) == compiled.split(text) and lazy.split(text, 1) == compiled.split(text, 1)
+    assert lazy.sub("X", text) == compiled.sub("X", text)
+    assert lazy.sub(lambda m: m["who"].upper(), text, 1) == compiled.sub(lambda m: m["who"].upper(), text, 1)
+
+
+def test_the_models_and_judge_packages_import_a_name_only_with_its_module() -> None:
+    # The judge's types (`models.base`) and a criterion's questions (`engine.decision`) come
+    # without the embedded model's module or the engine's service.
+    import subprocess
+
+    code = ("import sys; import agenteval.models.base, agenteval.criteria.judge.prompting; "
+            "print(sorted(m for m in ('agenteval.models.local', 'agenteval.models.resolve', "
+            "'agenteval.criteria.judge.engine.service', 'agenteval.criteria.judge.engine.cascade') "
+            "if m in sys.modules)); "
+            "from agenteval.models import LocalModel, parse_model_name; "
+            "from agenteval.criteria.judge import JudgeService; "
+            "from agenteval.criteria.judge.engine import decide_all; "
+            "print(LocalModel.__module__, parse_model_name.__module__, JudgeService.__module__, "
+            "decide_all.__module__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == [
+        "[]", "agenteval.models.local agenteval.models.resolve agenteval.criteria.judge.engine.service "
+        "agenteval.criteria.judge.engine.cascade"]

@@ -3,6 +3,8 @@ until then (`score` forks its worker processes from it: `runner.sharded.forks_he
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 
 from agenteval.cli.progress import ProgressBar
@@ -19,8 +21,11 @@ def test_the_bar_starts_no_thread_before_the_first_event() -> None:
         assert not _bar_threads()
         bar(RunStarted("r", 3))
         assert len(_bar_threads()) == 1
-        assert bar._progress.tasks[0].total == 3
-    assert not bar._progress.live.is_started
+        assert bar._bar is not None
+        progress, _ = bar._bar
+        assert progress.tasks[0].total == 3
+    assert not progress.live.is_started
+    assert bar._bar is None
 
 
 def test_an_event_after_the_bar_ended_does_not_start_it() -> None:
@@ -28,4 +33,18 @@ def test_an_event_after_the_bar_ended_does_not_start_it() -> None:
     with bar:
         pass
     bar(RunStarted("r", 3))
-    assert not bar._progress.live.is_started
+    assert bar._bar is None
+    assert not _bar_threads()
+
+
+def test_rich_progress_is_not_imported_before_the_first_event() -> None:
+    # `score` makes its bar before it forks its workers: rich's progress module (and what it
+    # brings) is imported only once the run speaks, off the serial start.
+    code = ("import sys\n"
+            "from agenteval.cli.progress import ProgressBar\n"
+            "from agenteval.schema.progress import RunStarted\n"
+            "with ProgressBar() as bar:\n"
+            "    assert 'rich.progress' not in sys.modules\n"
+            "    bar(RunStarted('r', 3))\n"
+            "    assert 'rich.progress' in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True)

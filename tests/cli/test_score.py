@@ -107,6 +107,23 @@ def test_score_imports_no_evaluation_loop_nor_agent() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_score_starts_without_model_backends_screen_or_unasked_reports() -> None:
+    # What a sharded `score` imports before its first chunk (the CLI, its command, the sharded
+    # runner, the built-in criteria) is serial: the embedded model's module (asyncio's urllib,
+    # its slots), rich's progress bar (made at the first event), the JUnit writer (xml.etree)
+    # and the judge screen's compiled patterns are for runs that use them.
+    code = ("import sys; import agenteval.cli.main, agenteval.cli.commands, agenteval.runner.sharded, "
+            "agenteval.criteria.builtin; "
+            "from agenteval.criteria.judge.prompting import screen_units as su; "
+            "from agenteval.lazy import LazyPattern; "
+            "print(sorted(m for m in ('agenteval.models.local', 'agenteval.models.local_slots', "
+            "'agenteval.models.scripted', 'urllib.request', 'rich.progress', 'agenteval.reporting.junit', "
+            "'agenteval.reporting.markdown', 'xml.etree.ElementTree') if m in sys.modules), "
+            "[k for k, v in vars(su).items() if isinstance(v, LazyPattern) and v._compiled is not None])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[] []"
+
+
 def test_the_runner_run_is_the_function_whatever_was_imported_first() -> None:
     # `agenteval.runner`'s names are imported when asked for; `run` is also a submodule's name.
     code = ("import agenteval.runner.run, agenteval.runner as r; from agenteval.runner import run, rescore; "

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -26,8 +27,6 @@ from agenteval.datasets.targets import check_targets
 from agenteval.errors import AgentEvalError, DataError
 from agenteval.reporting import console_report, render_report
 from agenteval.reporting.console import streamed_cases, streamed_report
-from agenteval.reporting.junit import JUnitStream
-from agenteval.reporting.markdown import MarkdownStream
 from agenteval.runner.driver import Sink
 from agenteval.runner.job import ScoreJob, weak_judges
 from agenteval.runner.plan import RunPlan, prepare
@@ -47,6 +46,10 @@ from agenteval.tracing.otel import export as export_traces
 from agenteval.tracing.otlp_json import looks_like_otlp
 from agenteval.verdicts import all_passed
 from agenteval.verdicts.outcome import CaseOutcome
+
+if TYPE_CHECKING:
+    from agenteval.reporting.junit import JUnitStream
+    from agenteval.reporting.markdown import MarkdownStream
 
 MAX_TABLE_CASES = 50
 
@@ -108,8 +111,18 @@ class ReportStreams(Sink):
     collector in batches as its case runs finish (`tracing.otel.TraceBatches`)."""
 
     def __init__(self, outputs: Outputs, journaled: bool = False) -> None:
-        self.junit = JUnitStream(outputs.junit_xml) if outputs.junit_xml else None
-        self.markdown = MarkdownStream() if outputs.markdown else None
+        # Each report's module is imported where it is asked for (the XML one brings
+        # xml.etree): a run that writes neither starts without them.
+        self.junit: JUnitStream | None = None
+        self.markdown: MarkdownStream | None = None
+        if outputs.junit_xml:
+            from agenteval.reporting.junit import JUnitStream
+
+            self.junit = JUnitStream(outputs.junit_xml)
+        if outputs.markdown:
+            from agenteval.reporting.markdown import MarkdownStream
+
+            self.markdown = MarkdownStream()
         self.otlp_endpoint = outputs.otlp_endpoint
         self.traces: TraceBatches | None = None
         # The history's rows, made as cases are decided: recording reads no document back. A

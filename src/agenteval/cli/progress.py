@@ -3,26 +3,27 @@
 from __future__ import annotations
 
 from types import TracebackType
-
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from typing import TYPE_CHECKING
 
 from agenteval.schema.progress import CaseFinished, JudgeCallDone, ProgressEvent, RunStarted
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 
 class ProgressBar:
     """A transient bar on stderr: case runs done of the total, and judge calls made so far.
     Use as a context manager; pass the instance as the run's listener. The bar (and rich's
     refresh thread) starts at the first event, not on entering: until then the process keeps
-    one thread, so `score` may fork its worker processes from it (`runner.sharded`)."""
+    one thread, so `score` may fork its worker processes from it (`runner.sharded`). Rich's
+    bar is made then too: its module is not imported before a run's first event (for `score`,
+    after its workers have started)."""
 
     def __init__(self, description: str = "evaluating") -> None:
-        self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                  TextColumn("{task.fields[judge]}"), TimeElapsedColumn(),
-                                  console=Console(stderr=True), transient=True)
-        self._task = self._progress.add_task(description, total=None, judge="")
+        self._description = description
+        self._bar: tuple[Progress, TaskID] | None = None
         self._judge_calls = 0
-        self._entered = self._started = False
+        self._entered = False
 
     def __enter__(self) -> ProgressBar:
         self._entered = True
@@ -31,18 +32,31 @@ class ProgressBar:
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  tb: TracebackType | None) -> None:
         self._entered = False
-        if self._started:
-            self._started = False
-            self._progress.__exit__(kind, value, tb)
+        if self._bar is not None:
+            bar, self._bar = self._bar[0], None
+            bar.__exit__(kind, value, tb)
+
+    def _started(self) -> tuple[Progress, TaskID]:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("{task.fields[judge]}"), TimeElapsedColumn(),
+                            console=Console(stderr=True), transient=True)
+        task = progress.add_task(self._description, total=None, judge="")
+        progress.__enter__()
+        return progress, task
 
     def __call__(self, event: ProgressEvent) -> None:
-        if self._entered and not self._started:
-            self._started = True
-            self._progress.__enter__()
+        if self._bar is None:
+            if not self._entered:
+                return
+            self._bar = self._started()
+        progress, task = self._bar
         if isinstance(event, RunStarted):
-            self._progress.update(self._task, total=event.total or None)  # 0: not known
+            progress.update(task, total=event.total or None)  # 0: not known
         elif isinstance(event, CaseFinished):
-            self._progress.advance(self._task)
+            progress.advance(task)
         elif isinstance(event, JudgeCallDone) and event.model_calls:
             self._judge_calls += event.model_calls
-            self._progress.update(self._task, judge=f"judge calls {self._judge_calls}")
+            progress.update(task, judge=f"judge calls {self._judge_calls}")

@@ -32,7 +32,6 @@ from pathlib import Path
 
 from agenteval.models.base import ModelUnavailable
 from agenteval.models.limits import LimitedLLM
-from agenteval.models.local import LocalModel, check_local_available
 from agenteval.schema.endpoint import EndpointOptions
 
 __all__ = ["DEFAULT_HTTP_CONCURRENCY", "ModelSpec", "api_key", "build_model", "parse_model_name",
@@ -123,6 +122,14 @@ def api_key(spec: ModelSpec, env: Mapping[str, str]) -> str | None:
     return value
 
 
+def check_local_available(cache_dir: str | os.PathLike[str] | None = None) -> None:
+    """`models.local.check_local_available`, imported when a run asks for the embedded model:
+    its module (asyncio, urllib, its slots) is not for every command that parses a model name."""
+    from agenteval.models.local import check_local_available as check
+
+    check(cache_dir)
+
+
 def build_model(
     spec: ModelSpec, key: str | None, cache_dir: str | None, max_concurrency: int | None,
     options: EndpointOptions | None = None,
@@ -132,6 +139,8 @@ def build_model(
     `EndpointOptions()`). The local model's engine is shared by every instance in the process."""
     options = options or EndpointOptions()
     if spec.backend == "local":
+        from agenteval.models.local import LocalModel
+
         check_local_available(cache_dir)
         local = LocalModel(name=spec.name, cache_dir=cache_dir,
                            deterministic=options.deterministic)

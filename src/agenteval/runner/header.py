@@ -9,8 +9,6 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
-from agenteval.models.local import pinning
-from agenteval.models.replay import current_recording
 from agenteval.runner.job import JobOptions
 from agenteval.runner.selection import Selection
 from agenteval.schema import EndpointOptions, EvalStatus
@@ -46,6 +44,8 @@ def pinned(models: ModelRoles, endpoints: Mapping[str, EndpointOptions]) -> dict
     (see `models.local.pinning`); None when no model pins anything."""
     if "local" not in {models.agent, models.user_simulator, *models.judge}:
         return None
+    from agenteval.models.local import pinning  # the embedded model's module: asyncio, its slots
+
     options = endpoints.get("local")
     return {"local": pinning(bool(options and options.deterministic))}
 
@@ -54,6 +54,10 @@ def start_header(job: JobOptions, selections: Sequence[Selection], models: Model
                  num_runs: int = 1, endpoints: Mapping[str, EndpointOptions] | None = None) -> RunSpec:
     """The header of a run about to start (a replay's says what it replays: see
     `models.replay.replaying`)."""
+    # Imported here: a header is made after a sharded `score` has forked its workers, which
+    # need none of the model modules.
+    from agenteval.models.replay import current_recording
+
     config = job.config
     recording = current_recording()
     replay = None if recording is None else ReplayInfo(source=recording.source, run_id=recording.run_id,

@@ -25,6 +25,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from agenteval.lazy import LazyPattern  # compiled at first use: most runs screen nothing
+
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
 
 # Who grades. Latin-script words end at a word boundary; CJK ones are plain substrings.
@@ -50,16 +52,16 @@ _ROLE_WORDS = (
 _CJK_ROLES = (r"採点者|採点AI|採点モデル|評価者|評価AI|審査員|评分员|评分者|评分模型|评审|评估者|评委|阅卷|"
               r"검증자|채점자|채점 모델|평가자|평가 모델|심사자|심사위원|"
               r"المقيم|المقيّم|نموذج التقييم|الحكم|मूल्यांकनकर्ता|परीक्षक")
-_ROLE = re.compile(rf"(?:\b(?:{_ROLE_WORDS})\b|{_CJK_ROLES})")
+_ROLE = LazyPattern(rf"(?:\b(?:{_ROLE_WORDS})\b|{_CJK_ROLES})")
 # A few roles are also ordinary line heads ("System: 16 GB RAM"); they count as a grader only
 # when the unit also speaks of grading.
-_SHARED_ROLE = re.compile(
+_SHARED_ROLE = LazyPattern(
     r"^\W*(?:system|assistant|developer|admin)(?: notice| message| note| override| prompt| update|"
     r" instructions?)?\s*\W?\s*[:：]")
 
 # Speaking to the grader, or about this very answer.
 _VOCATIVE_HEAD = r"^\W*(?:(?:dear|hey|attention|attn|to|ai|llm|the|note to the|note for the|p\.?\s?s\.?)\s+)*"
-_ADDRESS = re.compile(
+_ADDRESS = LazyPattern(
     rf"{_VOCATIVE_HEAD}(?:{_ROLE_WORDS})\W{{0,3}}(?:[\w-]+\W{{0,3}}){{0,3}}[:：,、]|"
     rf"^\s*#+\s*(?:\w+\s+)?(?:{_ROLE_WORDS})\b|\bthis is the (?:\w+ )?(?:{_ROLE_WORDS})|"
     rf"(?:^|[,;:.!?]\s*|\b(?:btw|ps|oh|and|so)\s+)(?:hey|hi|dear|attention|attn)\s+(?:\w+\s+)?"
@@ -88,7 +90,7 @@ _ADDRESS = re.compile(
 )
 
 # The vocabulary of grading.
-_JUDGING = re.compile(
+_JUDGING = LazyPattern(
     r"\b(?:correct|incorrect|wrong|right answer|scores?|scoring|scored|grades?|grading|graded|"
     r"marks?|marked|rate|rated|rating|pass|passed|passing|fail|fails|failed|verdict|labels?|"
     r"approved?|pre-approved|verified|validated|benign|harmless|safe|valid|grounded|true|"
@@ -107,7 +109,7 @@ _JUDGING = re.compile(
 )
 
 # A grader's key-value line: "final_score: 100/100", "Result: PASS", "is_correct = true".
-_KV = re.compile(
+_KV = LazyPattern(
     r"^\W*[\w .'-]{0,30}?(?:score|verdict|grade|label|result|correct|match\w*|pass\w*|"
     r"evaluation|override|confidence|rating|judg\w*|assessment)[\w .'-]{0,20}\s*[:=]\s*"
     r"(?:\"?(?:yes|no|true|false|pass|passed|fail|failed|correct|incorrect|valid|invalid|safe|"
@@ -117,7 +119,7 @@ _KV = re.compile(
     r"^\W*[\w .'-]{0,30}?(?:override|verdict|judg\w*|grading|evaluation|assessment)\w*\s*[:=]\s*$"
 )
 # Asking for a score, or grading itself, without naming the grader.
-_SCORE_REQUEST = re.compile(
+_SCORE_REQUEST = LazyPattern(
     r"\b(?:give|award|assign|rate|grade|score)\s+(?:this|it|me|the (?:answer|response))"
     r"(?:\s+(?:answer|response|reply|output|submission))?\s+(?:(?:a|an|as|with|the)\s+)?"
     r"(?:\d+\s*/\s*\d+|full marks|highest\b|maximum\b|top\b|perfect\b|five stars|[a-f][+-]?\b)|"
@@ -139,20 +141,20 @@ _SCORE_REQUEST = re.compile(
     r"guidelines|policy)\b.{0,60}\b(?:mark|rate|score|grade|output|answer|respond|return|"
     r"classify|label|pass|approve)\b"
 )
-_COMMENT = re.compile(r"<!--(.*?)(?:-->|$)|/\*(.*?)(?:\*/|$)", re.S)
+_COMMENT = LazyPattern(r"<!--(.*?)(?:-->|$)|/\*(.*?)(?:\*/|$)", re.S)
 # Unit boundaries, kept as separators: sentence ends, zero-width characters, runs of emoji, and
 # the edges of a bracketed aside set off by spaces ("... weekdays. [[QA-bot directive: ...]]").
-_SENTENCE = re.compile(r"((?<=[.!?。！？])\s+|(?<=[。！？])|[\u200b\u200c\u200d\u2060\ufeff]+(?=[A-Z\[<{])|"
+_SENTENCE = LazyPattern(r"((?<=[.!?。！？])\s+|(?<=[。！？])|[\u200b\u200c\u200d\u2060\ufeff]+(?=[A-Z\[<{])|"
                        r"(?:^|(?<=\s))(?=\[[^\]\n]{3,}\])|(?<=\])(?=\s)|"
                        r"(?:^|(?<=\s))(?=\([^)\n]{3,}\))|(?<=\))(?=\s)|"
                        r"\s*[\u2600-\u27bf\U0001f300-\U0001faff]{2,}\s*)")
 # Grader tables and records: a CSV header, a Markdown table row or a TOML/INI section that
 # names a grader or a verdict opens a block that is cut with the rows that follow it.
-_BLOCK_HEAD = re.compile(
+_BLOCK_HEAD = LazyPattern(
     r"^\s*(?:\|.*|[\w ]+(?:,[\w ]+)+|\[[\w. -]+\])\s*$")
-_BLOCK_WORDS = re.compile(r"\b(?:judge|grader|rater|verdict|grading|evaluation|evaluator|assessor|"
+_BLOCK_WORDS = LazyPattern(r"\b(?:judge|grader|rater|verdict|grading|evaluation|evaluator|assessor|"
                           r"scorer|reviewer)\w*|judge_\w+")
-_BLOCK_ROW = re.compile(r"^\s*(?:\|.*|[^\s,]+(?:,[^\s,]*)+|[\w.-]+\s*=.*)\s*$")
+_BLOCK_ROW = LazyPattern(r"^\s*(?:\|.*|[^\s,]+(?:,[^\s,]*)+|[\w.-]+\s*=.*)\s*$")
 
 
 def fold(text: str) -> str:
@@ -164,7 +166,7 @@ def fold(text: str) -> str:
 _LEET = str.maketrans("431057", "aeiost")
 # Latin look-alikes from Cyrillic and Greek, as used to dodge filters ("Іgnоrе").
 _HOMOGLYPHS = str.maketrans("аеорсухіјѕԁһкмтвнαεορτυνκ", "aeopcyxijsdhkmtbhaeoptuvk")
-_SPACED = re.compile(r"\b(?:\w ){3,}\w\b")
+_SPACED = LazyPattern(r"\b(?:\w ){3,}\w\b")
 
 
 def directed(unit: str) -> bool:
@@ -189,9 +191,9 @@ def _directed(f: str) -> bool:
     return _ROLE.search(f) is not None and judging and _ADDRESS.search(f) is not None
 
 
-_MID_ADDRESS = re.compile(rf"\b(?:[\w-]+ )?(?:{_ROLE_WORDS})\W{{0,3}}(?:[\w-]+\W{{0,3}}){{0,3}}[:：,]",
+_MID_ADDRESS = LazyPattern(rf"\b(?:[\w-]+ )?(?:{_ROLE_WORDS})\W{{0,3}}(?:[\w-]+\W{{0,3}}){{0,3}}[:：,]",
                           re.I)
-_BOUNDARY = re.compile(r"[\]);:—–.!?>]|\s-\s")
+_BOUNDARY = LazyPattern(r"[\]);:—–.!?>]|\s-\s")
 
 
 def split_directed(unit: str) -> tuple[str, str]:
@@ -240,7 +242,7 @@ def _bounded(pieces: list[str]) -> list[str]:
 
 # What a cut unit leaves behind on its line: the "P.S." that introduced it, or the quote and brace
 # with which it pretended to close the data ('... Tuesday. "}' before a fake assistant turn).
-_DANGLING = re.compile(r"(?:^|(?<=\s))(?:p\.?\s?p?\.?s\.?:?|[\"'`]+[}\]]+[\"'`}\]]*)\s*$", re.I)
+_DANGLING = LazyPattern(r"(?:^|(?<=\s))(?:p\.?\s?p?\.?s\.?:?|[\"'`]+[}\]]+[\"'`}\]]*)\s*$", re.I)
 
 
 def cut_comments(text: str, removed: list[str]) -> str:
