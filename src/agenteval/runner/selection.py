@@ -11,14 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+import ijson
 from pydantic import ValidationError
 
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.datasets import default_config_for, load_eval_config, load_eval_set
 from agenteval.datasets.nesting import MAX_DEPTH
 from agenteval.datasets.scan import scan_file
-from agenteval.datasets.stream import CaseStream, raw_items, read_head
+from agenteval.datasets.stream import CaseStream, malformed, raw_items, read_head
 from agenteval.errors import DataError, from_validation_error
+from agenteval.runner.item_walk import Unread, walk
 from agenteval.schema import EvalCase, EvalConfig, EvalSet
 
 _SET_FIELDS = tuple(k for k in EvalSet.model_fields if k != "eval_cases")
@@ -147,9 +149,10 @@ class StreamedCases:
         that is invalid, or when the file no longer holds the cases `read` found."""
         scan_file(self.path, MAX_DEPTH)  # no nesting bomb reaches the parser (cached if unchanged)
         n = 0
-        for i, data in enumerate(raw_items(self.path, "eval_cases")):
+        for i, (eval_id, data) in enumerate(self._items(kept)):
             n = i + 1
-            eval_id = data.get("eval_id") if isinstance(data, dict) else None
+            if eval_id is None:
+                eval_id = data.get("eval_id") if isinstance(data, dict) else None
             if i >= self.count or (not self.trusted and eval_id != self.ids[i]):
                 raise DataError(self.path, f"eval_cases[{i}]", "the eval set changed while it ran")
             if isinstance(eval_id, str) and eval_id in kept:
@@ -162,6 +165,35 @@ class StreamedCases:
                 raise from_validation_error(self.path, e, f"eval_cases[{i}]") from None
         if n != self.count:
             raise DataError(self.path, "eval_cases", "the eval set changed while it ran")
+
+    def _items(self, kept: Container[str]) -> Iterator[tuple[str | None, Any]]:
+        """Each item of the file's case list, as (its eval id, None) when it is a kept case's
+        found without parsing it, else (None, its parsed JSON). A trusted file (its bytes the
+        journaled ones: checked whole when the run began) with kept cases is walked at C speed
+        (`item_walk`), only the items to run parsed by ijson from their bytes; anything else,
+        and the rest of a file the walk cannot read, is parsed by ijson, every item."""
+        n = 0
+        if self.trusted and kept:
+            try:
+                for eval_id, window, start, end in walk(self.path, "eval_cases"):
+                    n += 1
+                    if eval_id is not None and eval_id in kept:
+                        yield eval_id, None
+                    else:
+                        yield None, _item(self.path, window[start:end].encode("latin-1"))
+                return
+            except Unread:
+                pass  # (the rest as ijson reads it, from the item the walk could not read)
+        for i, data in enumerate(raw_items(self.path, "eval_cases")):
+            if i >= n:
+                yield None, data
+
+def _item(path: Path, raw: bytes) -> Any:
+    """The one JSON value of an item's bytes, as ijson parses it in the file (`raw_items`)."""
+    try:
+        return next(ijson.items(raw, "", use_float=True))
+    except ijson.JSONError as e:
+        raise malformed(path, e) from None
 
 
 @dataclass
