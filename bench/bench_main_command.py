@@ -26,6 +26,7 @@ the reply reporting the roll may differ between runs whatever the tree).
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import re
@@ -81,12 +82,9 @@ def _child(log_path: str, argv: list[str]) -> int:
     local_module._start_server = timed_start
     from agenteval.cli.main import main
 
-    sys.argv = ["agenteval", *argv]
-    try:
-        main()
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    finally:
+    def table_line() -> None:
+        if log.closed:  # (written already)
+            return
         table = None
         for engine in local_module._ENGINES.values():
             table = engine.table
@@ -94,6 +92,17 @@ def _child(log_path: str, argv: list[str]) -> int:
             log.write(json.dumps({"kind": "table", "saved": table.saved,
                                   "restored": table.restored}) + "\n")
         log.close()
+
+    # `eval` ends by os._exit once the exit handlers have run (cli.teardown.end): this one runs
+    # before the embedded engines' own (registered after theirs), while they are still there.
+    atexit.register(table_line)
+    sys.argv = ["agenteval", *argv]
+    try:
+        main()
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    finally:
+        table_line()
     return 0
 
 

@@ -184,6 +184,10 @@ def main() -> None:
     imports = time.process_time() - t
     acc = counted_steps()
     import agenteval
+    import agenteval.cli.teardown as teardown
+
+    # In process, the resumes go on: `eval` would end the process at its end (cli.teardown.end).
+    teardown.end = lambda: None
 
     print(f"agenteval from {Path(agenteval.__file__).parent}; imports {imports:.3f} s CPU")
     runs, spans = [], []
