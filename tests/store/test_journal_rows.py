@@ -19,6 +19,19 @@ def test_a_key_is_spelt_as_compact_json(key: tuple[str, str, int]) -> None:
     assert journal_rows._key(key) == json.dumps(list(key), separators=(",", ":")).encode()
 
 
+def test_frames_made_together_are_the_bytes_of_frame(tmp_path: Path) -> None:
+    """`append_many` writes what `append` of each `frame` writes (keys of every spelling, with a
+    digest and without one), at the same places."""
+    items = [(*key, b"{\n    " + b"r" * (i * 11), digest)
+             for i, (key, digest) in enumerate((k, d) for k in KEYS for d in ("", "d\u00e9gest"))]
+    one, many = RowsWriter(tmp_path / "one.rows"), RowsWriter(tmp_path / "many.rows")
+    for batch in (items, items[::-1]):
+        assert many.append_many(batch) == one.append([frame((s, e, i), row, d) for s, e, i, row, d in batch])
+    one.close()
+    many.close()
+    assert (tmp_path / "many.rows").read_bytes() == (tmp_path / "one.rows").read_bytes()
+
+
 def test_frames_written_in_short_writes_read_back_whole(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """`writev` may write less than it is given (and takes at most `_IOV_MAX` pieces): the rest

@@ -74,6 +74,33 @@ def frame(key: CaseKey, row: bytes, digest: str) -> list[bytes]:
             k, row, d]
 
 
+Framed = tuple[str, str, int, bytes, str]
+"""A frame to write (`RowsWriter.append_many`): its key's eval set id, eval id and run index,
+its row (placed) and its digest ("": none)."""
+
+
+def _framed(items: Sequence[Framed]) -> tuple[list[bytes], list[int]]:
+    """The pieces of `frame` of each of `items`, in order and flattened (an empty digest left
+    out), and each frame's size: made in one loop (a call of `frame` and of `_key` per frame,
+    and a frame's list and sum, were two fifths of the writer thread's CPU)."""
+    string, crc, pack, head = _string, zlib.crc32, _HEAD.pack, _HEAD.size
+    pieces: list[bytes] = []
+    sizes: list[int] = []
+    last_set, spelt = None, ""
+    for set_id, eval_id, index, row, digest in items:
+        if set_id is not last_set:  # (a run's frames are of one eval set, or few)
+            last_set, spelt = set_id, string(set_id)
+        k = f"[{spelt},{string(eval_id)},{int(index)}]".encode()
+        if digest:
+            d = digest.encode()
+            pieces += (pack(MAGIC, len(k), len(row), len(d), crc(d, crc(row, crc(k)))), k, row, d)
+            sizes.append(head + len(k) + len(row) + len(d))
+        else:
+            pieces += (pack(MAGIC, len(k), len(row), 0, crc(row, crc(k))), k, row)
+            sizes.append(head + len(k) + len(row))
+    return pieces, sizes
+
+
 class RowsWriter:
     """Appends frames to one run's rows file (one writer per run: its owner's journal writer
     thread). Opened on the first append; the file is created then."""
@@ -87,14 +114,20 @@ class RowsWriter:
         """Writes `frames` (each as `frame`'s pieces) at the end of the file, in one system call
         where it can; returns each frame's (offset, size). A write that fails (a full disk)
         leaves the file as it was, as far as truncation can, and is a DataError naming the file."""
+        return self._append(list(itertools.chain.from_iterable(frames)), [sum(map(len, f)) for f in frames])
+
+    def append_many(self, items: Sequence[Framed]) -> list[tuple[int, int]]:
+        """`append` of the frame of each of `items` (the same bytes as `frame` makes)."""
+        return self._append(*_framed(items))
+
+    def _append(self, pieces: list[bytes], sizes: list[int]) -> list[tuple[int, int]]:
         try:
             if self._fd is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0)  # (Windows)
                 self._fd = os.open(self.path, flags, 0o644)
             self._end = os.lseek(self._fd, 0, os.SEEK_END)  # (the file's end, whoever changed it)
-            sizes = [sum(map(len, f)) for f in frames]
-            _write_all(self._fd, list(itertools.chain.from_iterable(frames)))
+            _write_all(self._fd, pieces)
         except OSError as e:
             if self._fd is not None:
                 with contextlib.suppress(OSError):
@@ -261,5 +294,5 @@ def remove(path: Path) -> None:
         path.unlink()
 
 
-__all__ = ["MAGIC", "MAGIC_UNPLACED", "RowsReader", "RowsWriter", "file_size", "frame", "remove", "rows_dir",
-           "rows_path"]
+__all__ = ["MAGIC", "MAGIC_UNPLACED", "Framed", "RowsReader", "RowsWriter", "file_size", "frame", "remove",
+           "rows_dir", "rows_path"]

@@ -42,7 +42,7 @@ from typing import Any
 from agenteval.errors import DataError
 from agenteval.schema import EvalCaseResult
 from agenteval.store.digest import digest_json
-from agenteval.store.journal_rows import RowsWriter, frame
+from agenteval.store.journal_rows import RowsWriter
 from agenteval.store.sqlite import use_wal
 
 FLUSH_SECONDS = 0.5
@@ -277,9 +277,9 @@ class Writer:
                                        (self.run_id,)).fetchone() is not None
             told = max(told, _last_told(conn, self.run_id))
         # (Rows taken unsettled have no verdict behind them yet: digested here.)
-        places = self._rows.append([frame(r[1:4], r[6], r[7] if isinstance(r[7], str)
+        places = self._rows.append_many([(r[1], r[2], r[3], r[6], r[7] if isinstance(r[7], str)
                                           else digest_json(r[7])) for r in rows]
-                                   + [frame((v[1], v[2], SUMMARY), v[12], "") for v in verdicts])
+                                        + [(v[1], v[2], SUMMARY, v[12], "") for v in verdicts])
         ran, summaries = places[:len(rows)], places[len(rows):]
         numbers = range(told + 1, told + 1 + len(verdicts))
         run_id = self.run_id
