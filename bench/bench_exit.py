@@ -12,6 +12,7 @@ call once the command has returned its exit code); the parent stamps it again wh
 returns. Printed per side: the whole process's wall and CPU (user + system, by `os.wait4`), and
 "the end": from the command's return to the process reaped (the interpreter's teardown, the
 atexit handlers, the kernel freeing the process); then A/B pair by pair, with the 1-minute load.
+Each side's last document is left as bench/out/exit/resumed_<side>.json (to compare them).
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def setup(cases: int, left: float, src: str) -> None:
 
 
 def resume(src: str, side: str) -> dict[str, Any]:
-    copy = OUT / f"resumed_{side}"
+    copy = OUT / side / "resumed"  # (one name for both: it is the document's app_name)
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(OUT / "killed", copy)
     out = OUT / f"resumed_{side}.json"
