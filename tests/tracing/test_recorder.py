@@ -85,3 +85,28 @@ def test_values_json_cannot_hold_are_recorded_without_failing() -> None:
     assert isinstance(value, str) and value.startswith("<not recordable as JSON: ValueError")
     value, _ = as_attribute({"o": object()})
     assert isinstance(value, str) and "<object object at" in value
+
+
+def test_ids_are_not_repeated_by_an_agents_seed_or_a_fork() -> None:
+    # An agent seeding the `random` module for its own reasons must not make two runs' (or two
+    # cases') span ids equal, and a forked worker must not draw its parent's ids.
+    import os
+    import random
+
+    from agenteval.tracing.recorder import new_span_id, new_trace_id
+
+    random.seed(7)
+    first = [new_span_id(), new_trace_id()]
+    random.seed(7)
+    assert [new_span_id(), new_trace_id()] != first
+    assert all(int(i, 16) for i in first) and [len(i) for i in first] == [16, 32]
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child writes the id it draws next, then leaves without cleanup
+        os.write(write, new_span_id().encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    child = os.read(read, 64).decode()
+    os.close(read)
+    assert len(child) == 16 and child != new_span_id()

@@ -11,7 +11,8 @@ outside a run.
 from __future__ import annotations
 
 import json
-import secrets
+import os
+import random
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -24,12 +25,26 @@ _RECORDER: ContextVar[TraceRecorder | None] = ContextVar("agenteval_recorder", d
 _CURRENT: ContextVar[Span | None] = ContextVar("agenteval_span", default=None)
 
 
+# Ids need to be unique, not secret: they come from a generator of this module's own, seeded
+# from the OS once and again in a forked child (so neither an agent's `random.seed` nor a fork
+# repeats them). Drawing each from `os.urandom` (`secrets`) gave up the interpreter lock on
+# every span (five a trivial case), so the event loop waited for it behind the journal's threads.
+_IDS = random.Random()
+os.register_at_fork(after_in_child=_IDS.seed)
+
+
 def new_span_id() -> str:
-    return secrets.token_hex(8)
+    """16 hex digits, never all zero (OpenTelemetry's invalid span id)."""
+    while not (bits := _IDS.getrandbits(64)):
+        pass
+    return f"{bits:016x}"
 
 
 def new_trace_id() -> str:
-    return secrets.token_hex(16)
+    """32 hex digits, never all zero (OpenTelemetry's invalid trace id)."""
+    while not (bits := _IDS.getrandbits(128)):
+        pass
+    return f"{bits:032x}"
 
 
 def bounded(text: str, limit: int = MAX_VALUE_CHARS) -> tuple[str, bool]:
