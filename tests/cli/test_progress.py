@@ -7,12 +7,22 @@ import subprocess
 import sys
 import threading
 
+import pytest
+
 from agenteval.cli.progress import ProgressBar
 from agenteval.schema.progress import RunStarted
 
 
 def _bar_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if type(t).__name__ == "_RefreshThread"]  # rich's
+
+
+@pytest.fixture(autouse=True)
+def _earlier_bars_gone() -> None:
+    # A stopped bar's refresh thread is told to end but not joined (rich's `Live.stop`): an
+    # earlier test's may still be alive when the next test begins.
+    for t in _bar_threads():
+        t.join(10)
 
 
 def test_the_bar_starts_no_thread_before_the_first_event() -> None:
