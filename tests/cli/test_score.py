@@ -148,13 +148,20 @@ def test_console_script_exit_codes_and_output_after_fast_exit(
 
 def test_a_streamed_score_ends_without_the_interpreter_teardown(tmp_path: Path,
                                                                 sets: tuple[Path, Path]) -> None:
+    # The teardown would finalize a module global's object; the exit handlers (a custom
+    # metric's module may register one) still run before the process ends.
     out = tmp_path / "r.json"
-    code = ("import atexit, sys; atexit.register(print, 'interpreter teardown'); "
-            "from agenteval.cli.main import main; main(sys.argv[1:])")
+    code = ("import atexit, sys\n"
+            "class Torn:\n"
+            "    def __del__(self): print('interpreter teardown')\n"
+            "kept = Torn()\n"
+            "atexit.register(print, 'exit handler')\n"
+            "from agenteval.cli.main import main; main(sys.argv[1:])\n")
     proc = subprocess.run([sys.executable, "-c", code, "score", str(sets[0]), "--actual", str(sets[1]),
                            "-o", str(out)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "Results written to" in proc.stdout and "interpreter teardown" not in proc.stdout
+    assert proc.stdout.rstrip().endswith("exit handler")
     EvalSetResult.model_validate_json(out.read_bytes())
 
 

@@ -3,7 +3,8 @@
 When `agenteval score` has written its result, the interpreter would free the eval sets and the
 result one object at a time (about 10^7 objects: 0.6 s at 10,000 cases) and then unload every
 module. Instead, the command hands them to `keep`, and the console-script entry point leaves
-with `os._exit` once stdout and stderr are flushed, as mypy does. Only `arm()`, called by that
+with `os._exit` once the `atexit` handlers have run (a custom metric's module may have
+registered one) and stdout and stderr are flushed, as mypy does. Only `arm()`, called by that
 entry point, enables this: in-process callers (click's CliRunner in tests, code calling `cli`)
 keep ordinary returns and exceptions. The same fast exit is taken when threads the command gave
 up on are still running (an agent call past its case timeout), which the interpreter would
@@ -88,16 +89,17 @@ def _abandoned_threads() -> bool:
 
 
 def exit_fast(code: int) -> None:
-    """Ends the process with `code` at once if a command kept its objects, or asked to `end`
-    (after the exit hooks and the files' flush: `_exit_hooks`); otherwise, or when an output
-    stream cannot be flushed (e.g. a closed pipe), returns for a normal exit."""
-    if not _kept:
-        if _abandoned_threads():
-            pass  # (out at once, as before: the interpreter would wait for them)
-        elif _ended:
-            _exit_hooks()
-        else:
-            return
+    """Ends the process with `code` at once if a command kept its objects, asked to `end`, or
+    left threads it gave up on; otherwise, or when an output stream cannot be flushed (e.g. a
+    closed pipe), returns for a normal exit. Before it ends, the interpreter's exit hooks run
+    (`_exit_hooks`: `threading`'s, unless a thread was given up on, and every `atexit`
+    handler, e.g. one a custom metric's module registered); the buffers of open files are
+    written out after an `end` only: `score`'s kept objects are 10^6 or more, and looking
+    through them for files would cost what skipping their teardown saves."""
+    abandoned = _abandoned_threads()
+    if not (_kept or _ended or abandoned):
+        return
+    _exit_hooks(threads=not abandoned, files=_ended and not _kept)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -112,16 +114,19 @@ _TEXT = (io.TextIOWrapper,)
 _BUFFERS = (io.BufferedWriter, io.BufferedRandom, io.BufferedRWPair)
 
 
-def _exit_hooks() -> None:
+def _exit_hooks(threads: bool, files: bool) -> None:
     """What the interpreter's exit runs before its teardown, in its order: `threading`'s exit
-    hooks (no thread but this one is left: `_abandoned_threads`), then the `atexit` handlers
+    hooks (when `threads`: they wait for every non-daemon thread), then the `atexit` handlers
     (each once; one that raises is reported by `sys.unraisablehook` and the others still run,
-    as at exit); then the buffers of open files, which the teardown would write out as it frees
-    them (a file an agent opened and never closed, say). The standard streams are `exit_fast`'s."""
+    as at exit); then, when `files`, the buffers of open files, which the teardown would write
+    out as it frees them (a file an agent opened and never closed, say). The standard streams
+    are `exit_fast`'s."""
     shutdown = getattr(threading, "_shutdown", None)  # (private: what the interpreter calls)
-    if shutdown is not None:
+    if threads and shutdown is not None:
         shutdown()
     atexit._run_exitfuncs()
+    if not files:
+        return
     gc.unfreeze()  # (`settle` froze what was alive before the run: an agent's files among it)
     found: dict[type, int] = {}
     text: list[Any] = []
