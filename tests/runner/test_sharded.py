@@ -270,6 +270,66 @@ def test_workers_are_forked_from_the_run_while_it_has_one_thread(threads: str, f
     assert out.stdout.strip() == str(forked)
 
 
+_SLOTS = """
+import asyncio, sys
+from pathlib import Path
+from agenteval.runner import ScoreJob, Services, sharded
+from agenteval.runner.streamed import rescore_files
+from agenteval.schema import EvalConfig
+job = ScoreJob(config=EvalConfig(criteria={"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}),
+               command="score")
+if sys.argv[4] != "0":
+    sharded.SLOT = int(sys.argv[4])  # (before the pool forks: the workers inherit it)
+read, placed = sharded.Slots.read, []
+def counted(self, slot, chunk):
+    placed.append(len(chunk.scored))
+    return read(self, slot, chunk)
+sharded.Slots.read = counted
+run = asyncio.run(rescore_files(job, sys.argv[1], sys.argv[2], Services.create({}), Path(sys.argv[3]), keep=5,
+                                workers=2))
+print(run.processes, sum(placed), sharded._slots is None)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="workers are forked from the run on Linux only")
+@pytest.mark.parametrize(("slot", "placed"), [(0, 600), (1000, 0)])
+def test_forked_workers_hand_their_results_over_in_shared_memory(tmp_path: Path, slot: int,
+                                                                 placed: int) -> None:
+    # Forked workers copy a chunk's case results into its slot of the run's shared memory, not
+    # through the pool's pipe; a chunk too long for its slot (here: every one) goes through the
+    # pipe. Either way the document is one process's. (A fresh interpreter: the test process may
+    # have threads of earlier tests, and its pools then fork from the fork server.)
+    exp, act = _sets(tmp_path, n=600)
+    one = _score(exp, act, tmp_path / "one.json", 1)
+    out = subprocess.run([sys.executable, "-c", _SLOTS, str(exp), str(act), str(tmp_path / "two.json"),
+                          str(slot)], capture_output=True, text=True, check=True, timeout=300)
+    assert out.stdout.split() == ["2", str(placed), "True"]  # and the slots unmapped at the end
+    doc = (tmp_path / "two.json").read_bytes()
+    two_id = json.loads(doc)["eval_set_result_id"]
+    assert _without_ids_and_times((tmp_path / "one.json").read_bytes(), one) == \
+        _without_ids_and_times(doc.replace(two_id.encode(), one.document.eval_set_result_id.encode()), one)
+
+
+def test_slots_are_taken_and_given_back_and_results_read_out_in_order() -> None:
+    from agenteval.runner.shard_worker import Scored
+    from agenteval.runner.sharded import SLOT, Placed, Slots
+    from agenteval.schema import EvalStatus
+
+    slots = Slots(2)
+    try:
+        first, second = slots.take(), slots.take()
+        assert (first, second) == (0, 1) and not slots.free
+        results = [b"a" * 10, b"", b"bc" * 7]
+        slots.map[SLOT:SLOT + 24] = b"".join(results)
+        cases = [Scored(f"c{i}", b"", b"{}", EvalStatus.PASSED, None, 0, None, None, 0.0) for i in range(3)]
+        got = slots.read(second, Placed(cases, [len(r) for r in results]))
+        assert [c.result for c in got] == results and all(type(c.result) is bytes for c in got)
+        slots.give(second)
+        assert slots.take() == second
+    finally:
+        slots.close()
+
+
 def test_chunks_cover_the_cases_in_order_and_shrink_towards_the_end() -> None:
     from agenteval.runner.sharded import chunks
 
