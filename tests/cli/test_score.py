@@ -98,13 +98,10 @@ def test_score_imports_no_evaluation_loop_nor_agent() -> None:
     # `score`'s streamed and sharded paths run no agent: the evaluation loop, its executors and
     # the built-in agent (with its tools) are a tenth of a second of every `score`'s start, and
     # the HTTP model client (httpx, with ssl and email) another.
-    code = ("import sys; import agenteval.cli.commands, agenteval.runner.sharded; "
-            "print(sorted(m for m in ('agenteval.runner.evaluate', 'agenteval.runner.run', "
-            "'agenteval.runner.executors', 'agenteval.agents.builtin', 'agenteval.agents.loader', "
-            "'agenteval.models.openai_compat', 'httpx') "
-            "if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert _loaded_after("agenteval.cli.commands, agenteval.runner.sharded", [
+        "agenteval.runner.evaluate", "agenteval.runner.run", "agenteval.runner.executors",
+        "agenteval.agents.builtin", "agenteval.agents.loader", "agenteval.models.openai_compat",
+        "httpx"]) == []
 
 
 def test_score_starts_without_model_backends_screen_or_unasked_reports() -> None:
@@ -112,16 +109,28 @@ def test_score_starts_without_model_backends_screen_or_unasked_reports() -> None
     # runner, the built-in criteria) is serial: the embedded model's module (asyncio's urllib,
     # its slots), rich's progress bar (made at the first event), the JUnit writer (xml.etree)
     # and the judge screen's compiled patterns are for runs that use them.
-    code = ("import sys; import agenteval.cli.main, agenteval.cli.commands, agenteval.runner.sharded, "
+    assert _loaded_after("agenteval.cli.main, agenteval.cli.commands, agenteval.runner.sharded, "
+                         "agenteval.criteria.builtin", [
+        "agenteval.models.local", "agenteval.models.local_slots", "agenteval.models.scripted",
+        "urllib.request", "rich.progress", "agenteval.reporting.junit", "agenteval.reporting.markdown",
+        "xml.etree.ElementTree"]) == []
+    # (The same imports first: what they would compile at import is what is looked for.)
+    code = ("import agenteval.cli.main, agenteval.cli.commands, agenteval.runner.sharded, "
             "agenteval.criteria.builtin; "
             "from agenteval.criteria.judge.prompting import screen_units as su; "
             "from agenteval.lazy import LazyPattern; "
-            "print(sorted(m for m in ('agenteval.models.local', 'agenteval.models.local_slots', "
-            "'agenteval.models.scripted', 'urllib.request', 'rich.progress', 'agenteval.reporting.junit', "
-            "'agenteval.reporting.markdown', 'xml.etree.ElementTree') if m in sys.modules), "
-            "[k for k, v in vars(su).items() if isinstance(v, LazyPattern) and v._compiled is not None])")
+            "print([k for k, v in vars(su).items() "
+            "if isinstance(v, LazyPattern) and v._compiled is not None])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[] []"
+    assert out.stdout.strip() == "[]"
+
+
+def _loaded_after(imports: str, modules: list[str]) -> list[str]:
+    """Which of `modules` a fresh interpreter has loaded after `import <imports>`."""
+    code = (f"import sys, json; import {imports}; "
+            f"print(json.dumps([m for m in {modules!r} if m in sys.modules]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return list(json.loads(out.stdout))
 
 
 def test_the_runner_run_is_the_function_whatever_was_imported_first() -> None:

@@ -188,6 +188,7 @@ class StreamedCases:
             if i >= n:
                 yield None, data
 
+
 def _item(path: Path, raw: bytes) -> Any:
     """The one JSON value of an item's bytes, as ijson parses it in the file (`raw_items`)."""
     try:
