@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import struct
+import zlib
 from pathlib import Path
 
 import pytest
@@ -19,17 +21,29 @@ def test_a_key_is_spelt_as_compact_json(key: tuple[str, str, int]) -> None:
     assert journal_rows._key(key) == json.dumps(list(key), separators=(",", ":")).encode()
 
 
-def test_frames_made_together_are_the_bytes_of_frame(tmp_path: Path) -> None:
-    """`append_many` writes what `append` of each `frame` writes (keys of every spelling, with a
-    digest and without one), at the same places."""
+def _spelt(key: tuple[str, str, int], row: bytes, digest: str) -> bytes:
+    """A frame as the format describes it, spelt here on its own: the header (magic, the key's,
+    row's and digest's lengths, CRC-32 of the three), the key as compact JSON, the row, the digest."""
+    k, d = json.dumps(list(key), separators=(",", ":")).encode(), digest.encode()
+    return struct.pack("<4sIIII", b"AEJ2", len(k), len(row), len(d), zlib.crc32(k + row + d)) + k + row + d
+
+
+def test_frames_made_together_are_the_format_s_bytes(tmp_path: Path) -> None:
+    """`append_many` writes each frame as the format spells it (keys of every spelling, with a
+    digest and without one), at the places it returns; `frame` gives the same pieces."""
     items = [(*key, b"{\n    " + b"r" * (i * 11), digest)
              for i, (key, digest) in enumerate((k, d) for k in KEYS for d in ("", "d\u00e9gest"))]
-    one, many = RowsWriter(tmp_path / "one.rows"), RowsWriter(tmp_path / "many.rows")
+    many = RowsWriter(tmp_path / "many.rows")
+    want = b""
     for batch in (items, items[::-1]):
-        assert many.append_many(batch) == one.append([frame((s, e, i), row, d) for s, e, i, row, d in batch])
-    one.close()
+        spelt = [_spelt((s, e, i), row, d) for s, e, i, row, d in batch]
+        at = len(want)
+        places = many.append_many(batch)
+        assert places == [(at + sum(map(len, spelt[:j])), len(f)) for j, f in enumerate(spelt)]
+        assert [b"".join(frame((s, e, i), row, d)) for s, e, i, row, d in batch] == spelt
+        want += b"".join(spelt)
     many.close()
-    assert (tmp_path / "many.rows").read_bytes() == (tmp_path / "one.rows").read_bytes()
+    assert (tmp_path / "many.rows").read_bytes() == want
 
 
 def test_frames_written_in_short_writes_read_back_whole(tmp_path: Path,

@@ -69,9 +69,7 @@ def _key(key: CaseKey) -> bytes:
 def frame(key: CaseKey, row: bytes, digest: str) -> list[bytes]:
     """The pieces of one case run's frame, `row` placed (see the module docstring): written
     together without being joined first (a copy of each 10 KB row)."""
-    k, d = _key(key), digest.encode()
-    return [_HEAD.pack(MAGIC, len(k), len(row), len(d), zlib.crc32(d, zlib.crc32(row, zlib.crc32(k)))),
-            k, row, d]
+    return _framed([(*key, row, digest)])[0]
 
 
 Framed = tuple[str, str, int, bytes, str]
