@@ -299,20 +299,20 @@ async def main_async(args: argparse.Namespace) -> None:
             print(f"[{i}/{len(cases)}] {mark} {row['id']:8} gold={row['label']:13} got={row['verdicts']} "
                   f"{row['seconds']:.1f}s {row['prompt_tokens']}tok", file=sys.stderr, flush=True)
     else:
-        # Throughput mode for quick iteration: each case gets its own counter.
+        # Throughput mode for quick iteration: each case gets its own counter. A row is written
+        # as its case ends, so a run stopped early keeps what it judged (and `--resume` goes on).
         sem = asyncio.Semaphore(args.jobs)
 
-        async def one(kind: str, inj: bool, case: dict[str, Any]) -> dict[str, Any]:
+        async def one(kind: str, inj: bool, case: dict[str, Any]) -> None:
             async with sem:
                 j, m = local_judge()
                 row = await run_case(kind, inj, case, j, m, args.num_samples)
+                rows.append(row)
+                sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+                sink.flush()
                 print(f"{'ok ' if row['correct'] else 'BAD'} {row['id']:8} gold={row['label']:13} "
                       f"got={row['verdicts']}", file=sys.stderr, flush=True)
-                return row
-        new_rows = list(await asyncio.gather(*(one(k, i, c) for k, i, c in cases)))
-        rows += new_rows
-        for row in new_rows:
-            sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+        await asyncio.gather(*(one(k, i, c) for k, i, c in cases))
     sink.close()
     wall = time.perf_counter() - start
     summary = summarise(rows)
