@@ -286,3 +286,40 @@ def test_tidy_gives_a_held_copy_up_before_it_records_a_lost_document(tmp_path: P
     tidy(root, before_writing=lambda: given_up.append("again"))  # nothing lost: nothing written
     assert given_up == ["held"]
     journal.close()
+
+
+def test_a_further_copy_reads_only_the_rows_appended_since_the_last(tmp_path: Path) -> None:
+    """The journal's metric and summary rows have no index: each further copy reads those after
+    the run's last ones it copied from (a range of rowids), not every row of the run again; the
+    bound is the run's own rows, so another run's rows coming and going in between lose none."""
+    root = tmp_path / "h"
+    journal = _journaled(root, OUTCOMES[:3])
+    store = RunStore(root)
+    held = store.begin_copy(journal.path, RUN, "s", "doc")
+    other = Journal(root)  # (another process's run in the same journal: rows after this run's)
+    other.begin(RunSpec(run_id="other", command="eval", started=2.0), "{}", 10)
+    for place, outcome in enumerate(OUTCOMES):
+        other.append_all("other", outcome.runs, "s")
+        other.append_verdict("other", outcome, place)
+    other.release("other")
+    assert held.more()  # (nothing of this run told since)
+    with closing(sqlite3.connect(journal.path)) as conn, conn:  # its rows gone (as `forget` deletes them)
+        for table in ("journal_metrics", "journal_summaries"):
+            conn.execute(f"DELETE FROM {table} WHERE run_id = 'other'")
+    statements: list[str] = []
+    held.conn.set_trace_callback(statements.append)
+    for place, outcome in enumerate(OUTCOMES[3:], start=3):
+        journal.append_all(RUN, outcome.runs, "s")
+        journal.append_verdict(RUN, outcome, place)
+    journal.flush(RUN)
+    assert held.more()
+    held.conn.set_trace_callback(None)
+    joins = [s for s in statements if s.startswith("INSERT") and " JOIN " in s]
+    assert len(joins) == 2
+    for statement in joins:
+        plan = [row[3] for row in held.conn.execute(f"EXPLAIN QUERY PLAN {statement}")]
+        assert any("INTEGER PRIMARY KEY (rowid>?)" in step for step in plan), plan
+        assert any("journal_verdicts_told (run_id=? AND told=?)" in step for step in plan), plan
+    store.record_copied(SHELL, journal.path, RUN, tmp_path / "doc.json", held=held)
+    assert _history(store) == _from_python(tmp_path / "python", OUTCOMES)
+    journal.close()

@@ -63,6 +63,7 @@ from agenteval.store.verdict_copy import (
     copy_cases,
     copy_kept,
     copy_told_after,
+    rows_after,
 )
 from agenteval.verdicts.outcome import CaseOutcome, outcomes
 from agenteval.verdicts.paired import RunOutcome, Runs
@@ -301,7 +302,8 @@ class RunStore:
                 (result.eval_set_result_id, journal_run_id, result.eval_set_id) and held.unread:
             def rest(conn: sqlite3.Connection, run_id: str) -> CaseTotals:
                 schema = held.unread.pop()
-                copy_told_after(conn, schema, run_id, journal_run_id, result.eval_set_id, held.told)
+                copy_told_after(conn, schema, run_id, journal_run_id, result.eval_set_id, held.told,
+                                held.after)
                 return case_totals(conn, schema, journal_run_id, result.eval_set_id)
 
             return self._record(result, result_path, meta, rest, held=held.conn)
@@ -332,12 +334,13 @@ class RunStore:
             for table in CASE_TABLES:
                 conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
             told = copy_kept(conn, run_id, journal_run_id, eval_set_id)
+            after = rows_after(conn, ATTACHED, journal_run_id)  # (the snapshot `copy_kept` read)
         except BaseException as e:
             conn.close()
             if isinstance(e, sqlite3.DatabaseError) and not isinstance(e, sqlite3.IntegrityError):
                 raise DataError(self.path, "", f"cannot use the run database: {e}") from None
             raise
-        return HeldCopy(conn, told, journal_run_id, eval_set_id, run_id)
+        return HeldCopy(conn, told, journal_run_id, eval_set_id, run_id, after=after)
 
     def _record(self, result: EvalSetResult, result_path: str | Path, meta: Mapping[str, Any] | None,
                 insert: Callable[[sqlite3.Connection, str], CaseTotals], attach: Path | None = None,
