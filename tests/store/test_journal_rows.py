@@ -103,3 +103,35 @@ def test_frames_read_together_are_those_read_one_by_one(tmp_path: Path,
     with pytest.raises(journal_rows.DataError, match="damaged"):
         reader.read_many([asked[0], (asked[1][0], asked[1][1], ("s", "other", 0))])
     reader.close()
+
+
+@pytest.mark.parametrize("together", [False, True])
+def test_every_flipped_bit_of_a_frame_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                together: bool) -> None:
+    """A bit flipped anywhere in a frame (its header, key, row or digest) makes reading it a
+    DataError, read on its own or with its neighbours in one span (`read_many`, which looks at
+    the frames in place in its buffer); the frames around it still read back as written."""
+    monkeypatch.setattr(journal_rows, "_SPAN", 1 << 12)
+    rows = [(("s", f"c{i}", 0), b"{\n    " + bytes(range(40 + i)), f"d{i}" if i % 2 else "")
+            for i in range(3)]
+    path = tmp_path / "r.rows"
+    writer = RowsWriter(path)
+    places = writer.append([frame(k, row, d) for k, row, d in rows])
+    writer.close()
+    asked = [(at, size, k) for (k, _, _), (at, size) in zip(rows, places, strict=True)]
+    whole = path.read_bytes()
+    at, size = places[1]
+    for i in range(at, at + size):
+        for bit in range(8):
+            damaged = bytearray(whole)
+            damaged[i] ^= 1 << bit
+            path.write_bytes(damaged)
+            reader = RowsReader(path)
+            with pytest.raises(journal_rows.DataError, match=r"c1.*damaged"):
+                if together:
+                    reader.read_many(asked)
+                else:
+                    reader.read(*asked[1])
+            assert reader.read_many([asked[0]]) == [(rows[0][1], None)]
+            assert reader.read(*asked[2]) == (rows[2][1], None)
+            reader.close()

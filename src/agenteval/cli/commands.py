@@ -158,6 +158,11 @@ class ReportStreams(Sink):
         if self.rows is not None:
             self.rows.add_rows(case.case_rows)
 
+    def on_kept_block(self, cases: Sequence[KeptCase], runs: bool) -> None:
+        # (A journaled run without reports hears nothing of its kept cases: not a call each.)
+        if self.junit is not None or self.markdown is not None or self.rows is not None:
+            super().on_kept_block(cases, runs)
+
     def on_abort(self) -> None:
         if self.rows is not None:
             self.rows.close()

@@ -236,11 +236,16 @@ class Finished(Mapping[CaseKey, EvalCaseResult]):
         if self._journal is None:
             return [None] * len(eval_ids)
         keys = self._keys
-        every = [all((eval_set_id, i, r) in keys for r in range(runs)) for i in eval_ids]
-        whole = [i for i, kept in zip(eval_ids, every, strict=True) if kept]
-        read = iter(self._reader_().kept_cases(self._run_id, eval_set_id, whole, runs, gating)
-                    if whole else ())
-        return [next(read) if kept else None for kept in every]
+        if runs == 1:  # (the usual case: one look a case, not a generator's)
+            every = [(eval_set_id, i, 0) in keys for i in eval_ids]
+        else:
+            every = [all((eval_set_id, i, r) in keys for r in range(runs)) for i in eval_ids]
+        whole = eval_ids if all(every) else [i for i, kept in zip(eval_ids, every, strict=True) if kept]
+        read = self._reader_().kept_cases(self._run_id, eval_set_id, whole, runs, gating) if whole else []
+        if len(whole) == len(every):  # (every case asked about is kept: a resume's blocks)
+            return read
+        got = iter(read)
+        return [next(got) if kept else None for kept in every]
 
     def _reader_(self) -> JournalReader:
         if self._reader is None:  # one connection for every lookup (they come by thousands)

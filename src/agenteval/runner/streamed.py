@@ -319,6 +319,18 @@ class Kept(Sink):
                 or (case.status != EvalStatus.PASSED and len(self.not_passed) < self.keep):
             super().on_kept_case(case, runs)
 
+    def on_kept_block(self, cases: Sequence[KeptCase], runs: bool) -> None:
+        # Once the first cases are in, a block costs a look at each case's status (a call a
+        # case was 2-3% of a resume's profile), and nothing once the lists are all full.
+        keep = self.keep
+        if (runs and len(self.first) < keep) or len(self.summaries) < keep:
+            super().on_kept_block(cases, runs)
+        elif len(self.not_passed) < keep:
+            passed = EvalStatus.PASSED
+            for case in cases:
+                if case.status != passed:
+                    self.on_kept_case(case, runs)
+
     def on_document(self, document: EvalSetResult) -> None:
         self.document = document
 

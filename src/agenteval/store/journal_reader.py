@@ -159,7 +159,11 @@ class JournalReader:
             # taken from the verdict's, they would be left in it, filling its read-ahead.)
             cases = self._streams.get((run_id, "cases"))
             firsts = bool(runs) and (cases is None or not cases.firsts)
-            frames: list[tuple[int, int, CaseKey]] = []  # read at once below
+            # The frames to read at once below: the runs' rows and the summaries apart, each list
+            # in file order (a batch's summaries follow its rows in the file: interleaved, a
+            # summary and a row a megabyte apart were read with a system call each).
+            frames: list[tuple[int, int, CaseKey]] = []
+            summaries: list[tuple[int, int, CaseKey]] = []
             # Per case: its verdict, and its summary and rows, each placed already or the index
             # of its frame in `frames` (a case of one run, the usual one, without a list of them).
             plans: list[tuple[tuple[Any, ...], Any, Any] | None] = []
@@ -179,8 +183,8 @@ class JournalReader:
                     plans.append(None)
                     continue
                 if at is not None:  # in the rows file; a summary cut off with its tail is not kept
-                    summary: Any = len(frames)
-                    frames.append((at, verdict[13], (eval_set_id, eval_id, SUMMARY)))
+                    summary: Any = len(summaries)
+                    summaries.append((at, verdict[13], (eval_set_id, eval_id, SUMMARY)))
                 else:  # (a journal made before rows files: the summary's JSON, not placed)
                     summary = (place(bytes(verdict[10])), None)
                 if one:  # its first run's row came with the verdict
@@ -206,6 +210,7 @@ class JournalReader:
                         frames.append((row[2], row[3], key))
                 plans.append((verdict, summary, parts))
             read = self._file(run_id).read_many(frames) if frames else []
+            read_summaries = self._file(run_id).read_many(summaries) if summaries else []
         out: list[KeptCase | None] = []
         tallies: dict[tuple[int, int, int, int], Tally] = {}  # (frozen: one of each shared, as
         # a Tally made per case cost a tenth of the case's reading; so did `EvalStatus(status)`)
@@ -216,7 +221,7 @@ class JournalReader:
                 continue
             verdict, summary, rows = plan
             if summary.__class__ is int:
-                summary = read[summary]
+                summary = read_summaries[summary]
             if one:
                 got_row: Any = read[rows] if rows.__class__ is int else rows
                 if summary is None or got_row is None or not got_row[0].startswith(b"{\n"):

@@ -186,7 +186,8 @@ class RowsReader:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._file: BinaryIO | None = None  # (a file object: closed when collected, as a fd is not)
-        self._buffer: memoryview | None = None  # `_pread_into`'s
+        self._bytes = bytearray()  # `_pread_into`'s buffer, and a view of it
+        self._buffer: memoryview | None = None
 
     def read(self, at: int, size: int, key: CaseKey) -> tuple[bytes, str | None] | None:
         """The row (placed) and digest of case run `key` (None: the frame holds none, its case was
@@ -196,22 +197,42 @@ class RowsReader:
         data = self._pread(at, size)
         if len(data) < size:
             return None
-        return self._frame(memoryview(data), at, size, key)
+        return self._frames(data, memoryview(data), size, at, [(at, size, key)])[0]
 
-    def _frame(self, data: memoryview, at: int, size: int, key: CaseKey) -> tuple[bytes, str | None]:
-        """The row and digest of the `size` bytes at the start of `data`, case run `key`'s frame at
-        byte `at` of the file (checked: a DataError when it is not that frame, unchanged)."""
-        k = _key(key)
-        if size >= _HEAD.size:
-            magic, nk, nr, nd, crc = _HEAD.unpack_from(data)
-            start = _HEAD.size + nk
-            # (The CRC-32 of the key and the body at once: the key is compared first.)
-            if magic in _MAGICS and start + nr + nd == size and data[_HEAD.size:start] == k and \
-                    zlib.crc32(data[_HEAD.size:size]) == crc:
-                row = bytes(data[start:start + nr])
-                return row if magic == MAGIC else place(row), str(data[start + nr:size], "utf-8") or None
-        raise DataError(self.path, "", f"the run journal's row of case {key[1]!r} (run {key[2]}) of eval set "
-                        f"{key[0]!r} at byte {at} is damaged; run the eval again without --resume")
+    def _frames(self, data: bytes | bytearray, view: memoryview, end_of: int, lo: int,
+                frames: Sequence[tuple[int, int, CaseKey]]) -> list[tuple[bytes, str | None] | None]:
+        """The row and digest of each of `frames` (offset, size, key), read from the first `end_of`
+        bytes of `data` (`view` of it), the file's bytes from offset `lo`: None for a frame that
+        reaches past them (cut short); a
+        DataError for one that is not its key's, unchanged. One loop over the frames, each
+        looked at in place (a call, a key's encoder and three slices a frame were most of a
+        resume's reading of its rows)."""
+        out: list[tuple[bytes, str | None] | None] = []
+        head, unpack, crc32, string = _HEAD.size, _HEAD.unpack_from, zlib.crc32, _string
+        last_set, spelt = None, ""
+        for at, size, key in frames:
+            o = at - lo
+            if o + size > end_of:
+                out.append(None)
+                continue
+            set_id, eval_id, index = key
+            if set_id is not last_set:  # (a run's frames are of one eval set, or few)
+                last_set, spelt = set_id, string(set_id)
+            k = f"[{spelt},{string(eval_id)},{int(index)}]".encode()
+            if size >= head:
+                magic, nk, nr, nd, crc = unpack(data, o)
+                start = o + head + nk
+                # (The CRC-32 of the key and the body at once: the key is compared first.)
+                if nk == len(k) and head + nk + nr + nd == size and data.startswith(k, o + head) and \
+                        magic in _MAGICS and crc32(view[o + head:o + size]) == crc:
+                    row = bytes(view[start:start + nr])
+                    if magic != MAGIC:
+                        row = place(row)
+                    out.append((row, str(view[start + nr:o + size], "utf-8") or None if nd else None))
+                    continue
+            raise DataError(self.path, "", f"the run journal's row of case {eval_id!r} (run {index}) of eval "
+                            f"set {set_id!r} at byte {at} is damaged; run the eval again without --resume")
+        return out
 
     def read_many(self, frames: Sequence[tuple[int, int, CaseKey]]) -> list[tuple[bytes, str | None] | None]:
         """`read` of each (offset, size, key) of `frames`, in order; frames near one another (a
@@ -230,28 +251,28 @@ class RowsReader:
             if j - i == 1:
                 out.append(self.read(*frames[i]))
             else:
-                data = self._pread_into(lo, hi - lo)
-                for at, size, key in frames[i:j]:
-                    end = at - lo + size
-                    out.append(None if end > len(data) else self._frame(data[at - lo:end], at, size, key))
+                n = self._pread_into(lo, hi - lo)
+                assert self._buffer is not None
+                out += self._frames(self._bytes, self._buffer, n, lo, frames[i:j])
             i = j
         return out
 
-    def _pread_into(self, at: int, size: int) -> memoryview:
-        """Up to `size` (<= `_SPAN`) bytes at `at`, read into this reader's buffer (valid until
-        the next call): a fresh megabyte each span cost a page fault per page, in system time
-        more than the reads saved."""
+    def _pread_into(self, at: int, size: int) -> int:
+        """Reads up to `size` (<= `_SPAN`) bytes at `at` into the start of this reader's buffer
+        (valid until the next call) and returns how many: a fresh megabyte each span cost a page
+        fault per page, in system time more than the reads saved."""
         if self._buffer is None:
-            self._buffer = memoryview(bytearray(_SPAN))
+            self._bytes = bytearray(_SPAN)
+            self._buffer = memoryview(self._bytes)
         if not _PREADV:  # (Windows, older macOS)
             data = self._pread(at, size)
             self._buffer[:len(data)] = data
-            return self._buffer[:len(data)]
+            return len(data)
         try:
-            n = os.preadv(self._opened().fileno(), [self._buffer[:size]], at)
+            n: int = os.preadv(self._opened().fileno(), [self._buffer[:size]], at)
         except OSError as e:
             raise self._unreadable(e) from None
-        return self._buffer[:n]
+        return n
 
     def _pread(self, at: int, size: int) -> bytes:
         """Up to `size` bytes at `at` (fewer past the file's end)."""
