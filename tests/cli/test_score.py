@@ -11,6 +11,7 @@ from agenteval.cli.commands import warn_weak_judges
 from agenteval.cli.main import cli
 from agenteval.schema import EvalSetResult
 from tests.conftest import PARITY
+from tests.fake_server import FakeServer, chat
 from tests.helpers import call, eval_set, inv
 
 
@@ -123,6 +124,58 @@ def test_score_starts_without_model_backends_screen_or_unasked_reports() -> None
             "if isinstance(v, LazyPattern) and v._compiled is not None])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+_UNUSED_BY_DETERMINISTIC = [
+    "agenteval.criteria.judge.base", "agenteval.criteria.judge.response",
+    "agenteval.criteria.judge.rubrics", "agenteval.criteria.judge.rubric_checks",
+    "agenteval.criteria.judge.prompting.examples", "agenteval.criteria.handoffs",
+    "agenteval.store.db", "agenteval.store.record", "agenteval.verdicts.paired",
+    "agenteval.verdicts.sequential", "agenteval.reporting.trace", "html"]
+
+
+def _score_then_modules(tmp_path: Path, sets: tuple[Path, Path], config: dict[str, object],
+                        *extra: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """A console-script `score` run in a fresh interpreter with `config`; the process and which
+    of `_UNUSED_BY_DETERMINISTIC` it had imported by its end (told by an exit handler)."""
+    cfg = _write(tmp_path / "cfg.json", config)
+    code = ("import atexit, json, sys\n"
+            f"atexit.register(lambda: print(json.dumps([m for m in {_UNUSED_BY_DETERMINISTIC!r} "
+            "if m in sys.modules])))\n"
+            "from agenteval.cli.main import main; main(sys.argv[1:])\n")
+    proc = subprocess.run([sys.executable, "-c", code, "score", str(sets[0]), "--actual", str(sets[1]),
+                           "--config_file_path", str(cfg), "-o", str(tmp_path / "r.json"), *extra],
+                          capture_output=True, text=True)
+    return proc, json.loads(proc.stdout.rstrip().splitlines()[-1])
+
+
+def test_a_deterministic_score_imports_neither_judged_criteria_nor_the_run_database(
+        tmp_path: Path, sets: tuple[Path, Path]) -> None:
+    # The judged criteria's modules (prompts, examples, rubric checks) and the run database
+    # (with the paired statistics) are for runs that judge or record: 2-4% of `score`'s start.
+    proc, loaded = _score_then_modules(tmp_path, sets, {"criteria": {"response_match_score": 0.5}})
+    assert proc.returncode == 0, proc.stderr
+    assert loaded == []
+    # With --history the run database is there, and the run is recorded.
+    proc, loaded = _score_then_modules(tmp_path, sets, {"criteria": {"response_match_score": 0.5}},
+                                       "--history")
+    assert proc.returncode == 0, proc.stderr
+    assert "agenteval.store.db" in loaded and "Recorded run" in proc.stdout
+
+
+def test_a_judged_score_in_a_fresh_interpreter(tmp_path: Path, sets: tuple[Path, Path],
+                                               server: FakeServer) -> None:
+    # Its criterion's module is imported where the config names it, and the judge is asked.
+    server.respond = chat(lambda text: json.dumps({"verdict": "valid", "rationale": "r"}))
+    proc, loaded = _score_then_modules(tmp_path, sets, {"criteria": {"final_response_match_v2": {
+        "threshold": 0.5, "judge_model_options": {
+            "judge_model": f"openai-compat:m@{server.base_url}", "num_samples": 1}}}}, "--no_cache")
+    assert proc.returncode == 0, proc.stderr
+    assert "agenteval.criteria.judge.response" in loaded
+    doc = json.loads((tmp_path / "r.json").read_text())
+    scores = [m["score"] for case in doc["eval_case_results"]
+              for m in case["overall_eval_metric_results"] if m["metric_name"] == "final_response_match_v2"]
+    assert scores == [1.0, 1.0] and len(server.received) == 2
 
 
 def _loaded_after(imports: str, modules: list[str]) -> list[str]:

@@ -36,11 +36,10 @@ from agenteval.runner.services import Services
 from agenteval.runner.streamed import RunsApart, StreamedRun, eval_set_shell, open_eval_set, rescore_files
 from agenteval.runner.sync import run_sync
 from agenteval.schema import Concurrency, EvalCaseResult, EvalSetResult, Run, RunSpec
-from agenteval.store import RunStore, history_db_path, output_paths, record, write_outputs
 from agenteval.store.case_rows import RowSpool
 from agenteval.store.history import history_path
 from agenteval.store.kept import KeptCase
-from agenteval.store.record import record_streamed
+from agenteval.store.output import output_paths, write_outputs
 from agenteval.tracing.otel import TraceBatches, traces_url
 from agenteval.tracing.otel import export as export_traces
 from agenteval.tracing.otlp_json import looks_like_otlp
@@ -74,6 +73,10 @@ class Outputs:
                 targets["--output" if i == 0 else f"--output ({eval_set_ids[i]})"] = path
         targets.update({"--junit_xml": self.junit_xml, "--html": self.html, "--markdown": self.markdown})
         if self.history_root is not None:
+            # The run database is imported where a run asks for it (`score` without --history
+            # starts without it: `store.db` and what it brings).
+            from agenteval.store.db import RunStore, history_db_path
+
             targets["run history"] = history_db_path(self.history_root)
         check_targets(targets)
         if self.history_root is not None:
@@ -278,6 +281,9 @@ def _report_file(run: Run | StreamedRun, fmt: str, path: str, streams: ReportStr
 
 
 def _record(run: Run | StreamedRun, root: str, streams: ReportStreams | None = None) -> str:
+    from agenteval.store.db import history_db_path
+    from agenteval.store.record import record, record_streamed
+
     if isinstance(run, StreamedRun):
         record_streamed(root, run.paths[-1], run.document, streams.rows if streams is not None else None)
         paths = run.paths[-1:]

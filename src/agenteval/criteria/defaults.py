@@ -10,7 +10,7 @@ from typing import Any
 from agenteval.criteria.base import Criterion
 from agenteval.criteria.custom import config_specs, function_spec
 from agenteval.criteria.plugins import load_plugin
-from agenteval.criteria.registry import Registry, with_specs
+from agenteval.criteria.registry import Registry
 from agenteval.criteria.spec import ConfiguredMetric, spec_for_class
 from agenteval.errors import DataError
 from agenteval.schema import EvalConfig
@@ -23,10 +23,11 @@ def default_registry() -> Registry:
     into it from Python)."""
     global _DEFAULT
     if _DEFAULT is None:
-        # Imported on first use: the built-in criteria pull in the judge and its prompts.
-        from agenteval.criteria.builtin import builtin_specs
+        # Imported on first use; the judged criteria's modules (the judge's prompts) are
+        # imported where a config names them (`builtin.register_builtins`).
+        from agenteval.criteria.builtin import register_builtins
 
-        _DEFAULT = with_specs(Registry(), builtin_specs())
+        _DEFAULT = register_builtins(Registry())
     return _DEFAULT
 
 

@@ -10,8 +10,7 @@ nothing of the metrics registered in it: the built-in ones are added by
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -22,36 +21,66 @@ from agenteval.errors import DataError, from_validation_error
 from agenteval.schema import BaseCriterion, EvalConfig
 
 
-@dataclass
 class Registry:
-    """Metric specs by name. `fork()` gives a copy that can take custom metrics privately."""
+    """Metric specs by name. `fork()` gives a copy that can take custom metrics privately.
 
-    specs: dict[str, MetricSpec] = field(default_factory=dict)
+    A metric may be registered by name with a function that makes its spec when it is first
+    asked for (`register_deferred`): the built-in judged criteria are, so that a run that
+    configures none of them never imports their modules (the judge's prompts and examples)."""
+
+    def __init__(self, specs: dict[str, MetricSpec] | None = None) -> None:
+        self._specs: dict[str, MetricSpec] = specs if specs is not None else {}
+        self._deferred: dict[str, Callable[[], MetricSpec]] = {}
+
+    @property
+    def specs(self) -> dict[str, MetricSpec]:
+        """Every spec by name, the deferred ones made first."""
+        for name in list(self._deferred):
+            self.get(name)
+        return self._specs
 
     def register(self, spec: MetricSpec, *, replace_existing: bool = False) -> None:
         """Adds a metric; re-registering a name is an error unless `replace_existing`."""
-        if spec.name in self.specs and not replace_existing:
+        if (spec.name in self._specs or spec.name in self._deferred) and not replace_existing:
             raise ValueError(f"metric {spec.name!r} is already registered")
-        self.specs[spec.name] = spec
+        self._deferred.pop(spec.name, None)
+        self._specs[spec.name] = spec
+
+    def register_deferred(self, name: str, make: Callable[[], MetricSpec]) -> None:
+        """Adds a metric that is not informational by name, its spec made by `make` when the
+        name is first looked up (`get`, `configure`, `specs`); as `register` otherwise."""
+        if name in self._specs or name in self._deferred:
+            raise ValueError(f"metric {name!r} is already registered")
+        self._deferred[name] = make
 
     def get(self, name: str) -> MetricSpec | None:
-        return self.specs.get(name)
+        make = self._deferred.get(name)
+        if make is not None:
+            spec = make()
+            if spec.name != name or spec.informational:
+                raise ValueError(f"metric {name!r} was registered deferred and made as "
+                                 f"{spec.name!r}{' (informational)' if spec.informational else ''}")
+            self._specs[name] = spec
+            del self._deferred[name]
+        return self._specs.get(name)
 
     def names(self) -> list[str]:
-        return sorted(self.specs)
+        return sorted([*self._specs, *self._deferred])
 
     def fork(self) -> Registry:
-        return Registry(dict(self.specs))
+        forked = Registry(dict(self._specs))
+        forked._deferred = dict(self._deferred)
+        return forked
 
     def informational(self) -> list[MetricSpec]:
-        """Metrics reported on every run without being configured."""
-        return [s for s in self.specs.values() if s.informational]
+        """Metrics reported on every run without being configured (none is deferred)."""
+        return [s for s in self._specs.values() if s.informational]
 
     def configure(self, name: str, value: float | dict[str, Any],
                   source: str | Path | None = None) -> ConfiguredMetric:
         """Validates one `criteria` entry (a bare threshold or a criterion object)."""
         key = f"criteria.{name}"
-        spec = self.specs.get(name)
+        spec = self.get(name)
         if spec is None:
             close = difflib.get_close_matches(name, self.names(), n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""

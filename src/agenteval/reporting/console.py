@@ -19,7 +19,6 @@ from rich.text import Text
 import agenteval.reporting.certificates as certificates
 from agenteval.reporting.format import format_calls, format_score
 from agenteval.reporting.tables import ID_FLOOR, ByWidth, Col, fit_table, pack
-from agenteval.reporting.trace import trace_tree
 from agenteval.schema import (
     CaseSummary,
     EvalCaseResult,
@@ -286,6 +285,9 @@ def invocation_details(case: EvalCaseResult) -> RenderableType:
             table.add_row("judge rationales", lines)
         parts.append(table)
         if case.trace is not None:
+            # (imported here: the trace's tree, with `html`, is for detailed reports only)
+            from agenteval.reporting.trace import trace_tree
+
             parts.append(trace_tree(case.trace, f"trace of invocation {i}", invocation=i))
     for err in case.metric_errors:
         where = "" if err.invocation_index is None else f" (invocation {err.invocation_index})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import time
 import uuid
@@ -10,10 +11,9 @@ from functools import cache
 from typing import Any
 
 from agenteval.runner.job import JobOptions
-from agenteval.runner.selection import Selection
+from agenteval.runner.selection import Selection, file_sha256
 from agenteval.schema import EndpointOptions, EvalStatus
 from agenteval.schema.run import EvalSetRef, ModelRoles, ReplayInfo, RunSpec, RunTotals
-from agenteval.store import file_sha256
 from agenteval.store.kept import KeptCase, Tally, figures
 from agenteval.verdicts.outcome import CaseOutcome
 
@@ -33,9 +33,14 @@ def new_run_id() -> str:
 
 def eval_set_ref(selection: Selection) -> EvalSetRef:
     path = selection.path
+    sha256 = None
+    if path is not None:  # (a sharded run's is taken as its files are split)
+        # The selection's hash, not the store's (`store.record` brings the run database): the
+        # same hex digest, None where the file cannot be read.
+        with contextlib.suppress(OSError):
+            sha256 = file_sha256(path)
     return EvalSetRef(eval_set_id=selection.eval_set.eval_set_id,
-                      file=str(path) if path is not None else None,
-                      sha256=file_sha256(path) if path is not None else None,
+                      file=str(path) if path is not None else None, sha256=sha256,
                       case_ids=selection.case_ids, cases=selection.case_count())
 
 

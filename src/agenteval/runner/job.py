@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agenteval.criteria import ConfiguredMetric, resolve_metrics
-from agenteval.criteria.judge.base import WEAK_ON_EMBEDDED
 from agenteval.errors import DataError
 from agenteval.models import ModelUnavailable, parse_model_name
 from agenteval.runner.selection import Selection
@@ -27,8 +26,10 @@ from agenteval.schema import (
     LlmAsAJudgeCriterion,
 )
 from agenteval.schema.run import RunCommand
-from agenteval.tracing.ingest import TraceConversations
-from agenteval.verdicts.sequential import SequentialRule
+
+if TYPE_CHECKING:  # (field types only: `score` of a recorded eval set uses neither module)
+    from agenteval.tracing.ingest import TraceConversations
+    from agenteval.verdicts.sequential import SequentialRule
 
 
 def with_judge_model(metrics: Sequence[ConfiguredMetric], judge_model: str | None,
@@ -64,9 +65,13 @@ def weak_judges(metrics: Sequence[ConfiguredMetric]) -> list[str]:
     out = []
     for m in metrics:
         c = m.criterion
-        if (m.name in WEAK_ON_EMBEDDED and isinstance(c, LlmAsAJudgeCriterion)
-                and parse_model_name(c.judge_model_options.judge_model).backend == "local"):
-            out.append(m.name)
+        if isinstance(c, LlmAsAJudgeCriterion):
+            # (imported here: a run that judges nothing starts without the judge's criteria)
+            from agenteval.criteria.judge.base import WEAK_ON_EMBEDDED
+
+            backend = parse_model_name(c.judge_model_options.judge_model).backend
+            if m.name in WEAK_ON_EMBEDDED and backend == "local":
+                out.append(m.name)
     return out
 
 
