@@ -8,9 +8,11 @@ import sys
 import threading
 
 import pytest
+from rich.progress import TaskID
 
 from agenteval.cli.progress import ProgressBar
-from agenteval.schema.progress import RunStarted
+from agenteval.schema import EvalStatus
+from agenteval.schema.progress import CaseFinished, CaseStarted, RunStarted
 
 
 def _bar_threads() -> list[threading.Thread]:
@@ -58,3 +60,36 @@ def test_rich_progress_is_not_imported_before_the_first_event() -> None:
             "    bar(RunStarted('r', 3))\n"
             "    assert 'rich.progress' in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_finished_case_runs_reach_the_bar_in_batches_and_all_of_them_by_its_end(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ProgressBar, "EVERY", 3600.0)  # (no batch is due again within the test)
+    with ProgressBar("scoring") as bar:
+        bar(RunStarted("r", 1000))
+        assert bar._bar is not None
+        progress = bar._bar[0]
+        added: list[float] = []
+        advance = progress.advance
+
+        def counted(task_id: TaskID, n: float = 1) -> None:
+            added.append(n)
+            advance(task_id, n)
+
+        monkeypatch.setattr(progress, "advance", counted)
+        for i in range(1000):
+            bar(CaseStarted("s", f"c{i}", 0))
+            bar(CaseFinished("s", f"c{i}", 0, EvalStatus.PASSED, 0.0))
+        assert added == [1] and progress.tasks[0].completed == 1  # the first at once, the rest due later
+    assert added == [1, 999] and progress.tasks[0].completed == 1000
+
+
+def test_finished_case_runs_are_added_when_a_batch_is_due(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ProgressBar, "EVERY", 0.0)
+    with ProgressBar("scoring") as bar:
+        bar(RunStarted("r", 3))
+        assert bar._bar is not None
+        progress = bar._bar[0]
+        for i in range(3):
+            bar(CaseFinished("s", f"c{i}", 0, EvalStatus.PASSED, 0.0))
+            assert progress.tasks[0].completed == i + 1
