@@ -39,7 +39,7 @@ STEPS = [
     ("  digests", "agenteval.store.journal", "", "digest_json"),  # (made here before session 15)
     ("queue a verdict (Journal.append_verdict)", "agenteval.store.journal", "Journal", "append_verdict"),
     ("  verdict_row", "agenteval.store.journal", "", "verdict_row"),
-    ("record at the end (record_streamed)", "agenteval.cli.commands", "", "record_streamed"),
+    ("record at the end (record_streamed)", "agenteval.store.record", "", "record_streamed"),
     ("  the copy (RunStore.record_copied)", "agenteval.store.db", "RunStore", "record_copied"),
     ("  forget the run (Journal.forget)", "agenteval.store.journal", "Journal", "forget"),
     ("writer thread, whole", "agenteval.store.journal_writer", "Writer", "_loop"),

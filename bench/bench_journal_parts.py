@@ -44,7 +44,10 @@ OUT = BENCH_DIR / "out" / "journal_parts"
 
 
 def capture(cases: int) -> None:
-    import agenteval.cli.commands as commands
+    import importlib
+
+    # (by importlib: `agenteval.store.record` as an attribute is the package's `record` function)
+    record_module = importlib.import_module("agenteval.store.record")
     from agenteval.cli.main import main as cli
     from agenteval.runner.driver import Journaled
 
@@ -68,14 +71,14 @@ def capture(cases: int) -> None:
         case(self, outcome)
 
     Journaled.on_start, Journaled.on_case_run, Journaled.on_case = on_start, on_case_run, on_case  # type: ignore[method-assign]
-    recording = commands.record_streamed
+    recording = record_module.record_streamed
 
     def record_streamed(root: Any, path: Any, shell: Any, rows: Any = None) -> str:
         shutil.copytree(Path(root) / ".agenteval", OUT / "snapshot" / ".agenteval")
         (OUT / "record.pkl").write_bytes(pickle.dumps((Path(path).name, shell, rows)))
         return recording(root, path, shell, rows)
 
-    commands.record_streamed = record_streamed
+    record_module.record_streamed = record_streamed  # (`cli.commands` imports it when it records)
     atexit.register(lambda: (OUT / "told.pkl").write_bytes(pickle.dumps(told, pickle.HIGHEST_PROTOCOL)))
     sys.argv = ["agenteval", "eval", str(OUT / "agent"), str(OUT / "set.evalset.json"), "--parallelism", "8",
                 "--output", str(OUT / "out.json")]
