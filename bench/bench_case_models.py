@@ -7,8 +7,9 @@ reads them, the byte checks left out), best of R rounds, CPU µs a case; with PY
 tree, that tree's models (A/B across trees, run alternately).
 
 `--union`: `EvalCase`'s validator against the same schema inlined (a control) and inlined with
-the unions tried in pydantic's smart mode (`Invocation.intermediate_data`'s before session 24),
-in rotating order, R rounds: medians and the median ratio round by round.
+its unions tried left to right (`Invocation.intermediate_data`'s: the legacy form first, which
+chooses the member smart mode chooses), in rotating order, R rounds: medians and the median
+ratio round by round.
 
 `--forms`: what holding a case's sub-objects as plain validated values (typed dicts made by
 pydantic-core from the models' own schemas, every rule kept) instead of models would save: the
@@ -93,14 +94,14 @@ def held(schema: dict[str, Any], defs: dict[str, Any], fields: dict[str, tuple[s
     return out
 
 
-def smart(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    """`schema` inlined, with every union tried in pydantic's smart mode."""
+def left_to_right(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """`schema` inlined, with every union tried left to right."""
     schema = _deref(schema, defs)
     if schema.get("type") == "definitions":
-        return smart(schema["schema"], {**defs, **{s["ref"]: s for s in schema["definitions"]}})
-    out = {k: _each(v, lambda s: smart(s, defs), k) for k, v in schema.items() if k != "ref"}
+        return left_to_right(schema["schema"], {**defs, **{s["ref"]: s for s in schema["definitions"]}})
+    out = {k: _each(v, lambda s: left_to_right(s, defs), k) for k, v in schema.items() if k != "ref"}
     if out.get("type") == "union":
-        out["mode"] = "smart"
+        out["mode"] = "left_to_right"
     return out
 
 
@@ -134,7 +135,7 @@ def main() -> None:
         inlined, config = held(core, {}, {}), _config(held(core, {}, {}))
         _compare(items, {"as declared": EvalCase.__pydantic_validator__,
                          "inlined": SchemaValidator(inlined, config),
-                         "smart": SchemaValidator(smart(core, {}), config)}, args.rounds)
+                         "left to right": SchemaValidator(left_to_right(core, {}), config)}, args.rounds)
         return
     if not args.forms:
         validate, best = EvalCase.__pydantic_validator__.validate_json, float("inf")

@@ -1,9 +1,3 @@
-import json
-from typing import Any
-
-import pytest
-from pydantic import BaseModel, TypeAdapter, ValidationError
-
 from agenteval.schema import EvalSet, FunctionCall, IntermediateData, Invocation, InvocationEvents
 
 CAMEL = {
@@ -44,39 +38,6 @@ def test_union_resolution_matches_adk() -> None:
                                        "intermediate_data": {}})
     assert isinstance(legacy.intermediate_data, IntermediateData)
     assert isinstance(empty.intermediate_data, IntermediateData)
-
-
-_SMART = TypeAdapter(IntermediateData | InvocationEvents | None)  # pydantic's default mode
-
-
-@pytest.mark.parametrize("data", [
-    {}, None, {"tool_uses": [{"name": "f"}]}, {"toolUses": [], "toolResponses": []},
-    {"intermediate_responses": [["a", [{"text": "t"}]]]}, {"invocation_events": []},
-    {"invocationEvents": [{"author": "a", "content": {"parts": [{"function_call": {"name": "f"}}]}}]},
-    IntermediateData(tool_uses=[FunctionCall(name="f")]), InvocationEvents(),
-    # refused: by both members, or by the one their keys select
-    {"tool_uses": [], "invocation_events": []}, {"x": 1}, {"tool_uses": 5},
-    {"invocation_events": [{"author": 3}]}, [1], "events",
-])
-def test_the_intermediate_form_is_chosen_and_refused_as_in_smart_mode(data: Any) -> None:
-    # The field's union is tried left to right (the legacy form first), which must choose the
-    # member pydantic's smart mode chooses, and refuse alike, for every input.
-    def outcome(validate: Any) -> Any:
-        try:
-            value = validate(data)
-        except ValidationError as e:
-            return [(x["loc"][x["loc"][:1] == ("intermediate_data",):], x["type"], x["msg"])
-                    for x in e.errors()]
-        return type(value), None if value is None else value.model_dump()
-
-    def as_field(d: Any) -> Any:
-        return Invocation.model_validate({"user_content": {}, "intermediate_data": d}).intermediate_data
-
-    assert outcome(as_field) == outcome(_SMART.validate_python)
-    if not isinstance(data, BaseModel):
-        raw = json.dumps({"user_content": {}, "intermediate_data": data})
-        assert outcome(lambda _: Invocation.model_validate_json(raw).intermediate_data) == \
-            outcome(lambda d: _SMART.validate_json(json.dumps(d)))
 
 
 def test_unknown_genai_part_fields_round_trip() -> None:

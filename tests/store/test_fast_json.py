@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from decimal import Decimal
 from enum import Enum
-from typing import Annotated, Any
+from typing import Any
 
 import pytest
-from pydantic import BaseModel, Field, PlainSerializer, computed_field, field_serializer
+from pydantic import BaseModel, computed_field, field_serializer
 
 from agenteval.schema import (
     AgentVerdict,
@@ -176,27 +176,6 @@ def test_a_model_that_serialises_itself_cannot_be_named_plain() -> None:
     for cls in (Shouted, Counted):
         with pytest.raises(TypeError):
             pj._layout(cls)
-
-
-def test_a_field_s_metadata_is_looked_into() -> None:
-    # A union's mode only steers validation (`Invocation.intermediate_data`'s): such a model is
-    # written by orjson. A serialiser or a constraint given as metadata is not looked into.
-    class Either(BaseModel):
-        value: int | str = Field(default=0, union_mode="left_to_right")
-
-    class Doubled(BaseModel):
-        value: Annotated[int, PlainSerializer(lambda v: 2 * v)]
-
-    class Bounded(BaseModel):
-        value: int = Field(gt=0)
-
-    assert pj._layout(Either) == (1, (), False, ())
-    for cls in (Doubled, Bounded):
-        with pytest.raises(TypeError):
-            pj._layout(cls)
-    assert pj._ready() and Invocation in pj._LAYOUTS
-    inv = _invocation(_ARGS)
-    assert fast_json(inv) == placed_model_json(inv)
 
 
 def test_the_plain_models_are_the_result_and_summary_models() -> None:

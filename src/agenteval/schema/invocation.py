@@ -145,13 +145,9 @@ class Invocation(WireModel):
     invocation_id: str = ""
     user_content: Content
     final_response: Content | None = None
-    # Both members forbid extra keys, and no key is both's: `tool_uses` selects the legacy
-    # form, `invocation_events` the current one, and `{}` the legacy form (as ADK resolves it,
-    # and as pydantic's smart mode would). Tried left to right, the legacy form first: smart
-    # mode tried the current form too after the legacy one had passed (a failed attempt, its
-    # error's input copied), which was a sixth of validating a legacy form's data.
-    intermediate_data: IntermediateData | InvocationEvents | None = Field(
-        default=None, union_mode="left_to_right")
+    # Smart-mode union: both members forbid extra keys, so `tool_uses` selects the legacy form,
+    # `invocation_events` the current one, and `{}` the legacy form (as ADK resolves it).
+    intermediate_data: IntermediateData | InvocationEvents | None = None
     creation_timestamp: float = 0.0
     duration: float | None = None
     model_duration: float | None = None

@@ -120,17 +120,9 @@ def _layout(cls: type[BaseModel]) -> _Layout:
             or cls.model_config.get("serialize_by_alias")):
         raise TypeError(f"{cls.__name__} has a serialiser of its own, or writes its aliases")
     for name, f in cls.model_fields.items():
-        if f.exclude or not all(_validation_only(m) for m in f.metadata):
+        if f.exclude or f.metadata:
             raise TypeError(f"{cls.__name__}.{name} is not written as its value under its name")
     return len(cls.model_fields), _floats(cls), cls.model_config.get("extra") == "allow", _open(cls)
-
-
-def _validation_only(metadata: object) -> bool:
-    """Whether a field's metadata only steers how it is validated: `Field(union_mode=...)`'s
-    (`Invocation.intermediate_data`). Anything else (a serialiser, a constraint) is not
-    looked into: the model is then pydantic's to write."""
-    values: dict[str, Any] = getattr(metadata, "__dict__", {})
-    return bool(values) and values.keys() <= {"union_mode"}
 
 
 # Filled by `_ready` on the first model written (not at import: `score`'s parent imports this
