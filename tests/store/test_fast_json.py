@@ -9,7 +9,7 @@ from enum import Enum
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, computed_field, field_serializer
+from pydantic import BaseModel, Field, computed_field, field_serializer
 
 from agenteval.schema import (
     AgentVerdict,
@@ -176,6 +176,21 @@ def test_a_model_that_serialises_itself_cannot_be_named_plain() -> None:
     for cls in (Shouted, Counted):
         with pytest.raises(TypeError):
             pj._layout(cls)
+
+
+def test_a_plain_model_written_otherwise_is_left_to_pydantic(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A model named plain that pydantic writes otherwise (here a field with metadata) gets no
+    # layout and is written by pydantic; the other models are still written by orjson.
+    class Bounded(BaseModel):
+        n: int = Field(ge=0)
+
+    monkeypatch.setattr(pj, "PLAIN", (*pj.PLAIN, Bounded))
+    monkeypatch.setattr(pj, "_LAYOUTS", {})
+    monkeypatch.setattr(pj, "_usable", None)
+    assert pj._ready() and Bounded not in pj._LAYOUTS and len(pj._LAYOUTS) == len(pj.PLAIN) - 1
+    assert fast_json(Bounded(n=1)) is None and placed_json(Bounded(n=1)) == placed_model_json(Bounded(n=1))
+    result = _result(_invocation(_ARGS))
+    assert fast_json(result) == placed_model_json(result)
 
 
 def test_the_plain_models_are_the_result_and_summary_models() -> None:

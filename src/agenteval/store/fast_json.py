@@ -23,6 +23,7 @@ a validated model or one the library built holds it.
 
 from __future__ import annotations
 
+import contextlib
 from enum import Enum
 from types import UnionType
 from typing import Any, Union, get_args, get_origin
@@ -155,7 +156,11 @@ def _ready() -> bool:
     """Whether orjson may be used: the models' table made and the probe passed (once)."""
     global _usable
     if _usable is None:
-        _LAYOUTS.update((cls, _layout(cls)) for cls in PLAIN)
+        for cls in PLAIN:
+            # A model pydantic writes otherwise (a field's metadata, a serialiser) gets no
+            # layout: `_default` sends it to pydantic, rather than every write failing.
+            with contextlib.suppress(TypeError):
+                _LAYOUTS[cls] = _layout(cls)
         _usable = _agrees()
     return _usable
 
