@@ -1,5 +1,6 @@
 """`agenteval.lazy.names_from`: a package's names imported from their submodules when first asked for."""
 
+import importlib
 import re
 import sys
 from pathlib import Path
@@ -27,6 +28,31 @@ def test_a_name_is_imported_from_its_submodule_when_asked_for_and_kept(
             _ = lazypkg.other
     finally:
         for name in ("lazypkg", "lazypkg.heavy"):
+            sys.modules.pop(name, None)
+
+
+def test_a_name_given_by_a_submodule_of_the_same_name_stays_the_packages_value(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `from pkg import run` must give the function `run`, even after the submodule `pkg.run` is
+    # loaded (the import system sets it on the package); other submodules are set as usual.
+    pkg = tmp_path / "shadowpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(
+        "from agenteval.lazy import names_from, names_over_submodules\n"
+        "names_over_submodules(__name__, {'run': 'run'})\n"
+        "__getattr__ = names_from(__name__, {'run': 'run'})\n")
+    (pkg / "run.py").write_text("def run():\n    return 'ran'\n")
+    (pkg / "other.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        importlib.import_module("shadowpkg.run")  # the submodule loaded first
+        importlib.import_module("shadowpkg.other")
+        from shadowpkg import run  # type: ignore[import-not-found]
+
+        assert run() == "ran" and sys.modules["shadowpkg"].run is run
+        assert sys.modules["shadowpkg"].other is sys.modules["shadowpkg.other"]
+    finally:
+        for name in ("shadowpkg", "shadowpkg.run", "shadowpkg.other"):
             sys.modules.pop(name, None)
 
 

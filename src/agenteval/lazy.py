@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import re
 import sys
+import types
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -24,6 +25,21 @@ def names_from(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
         return value
 
     return __getattr__
+
+
+def names_over_submodules(package: str, homes: Mapping[str, str]) -> None:
+    """Makes `package` keep the names of `homes` for what its `__getattr__` gives, when a
+    submodule of the same name is loaded: the import system sets a loaded submodule on its
+    package (`runner.run`, `store.record`), which would replace the function the package gives
+    by that name (eager imports used to overwrite it with the function at once)."""
+
+    class _Package(types.ModuleType):
+        def __setattr__(self, name: str, value: object) -> None:
+            if name in homes and isinstance(value, types.ModuleType):
+                return
+            super().__setattr__(name, value)
+
+    sys.modules[package].__class__ = _Package
 
 
 class LazyPattern:
@@ -60,4 +76,4 @@ class LazyPattern:
         return self.compiled.sub(repl, string, count)
 
 
-__all__ = ["LazyPattern", "names_from"]
+__all__ = ["LazyPattern", "names_from", "names_over_submodules"]

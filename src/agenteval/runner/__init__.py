@@ -11,11 +11,9 @@ one module of the runner (`agenteval.runner.streamed` for `score`) does not impo
 
 from __future__ import annotations
 
-import sys
-import types
 from typing import TYPE_CHECKING
 
-from agenteval.lazy import names_from
+from agenteval.lazy import names_from, names_over_submodules
 
 if TYPE_CHECKING:
     from agenteval.runner.evaluate import EvalSetRequest, run_evaluation
@@ -41,20 +39,7 @@ _HOME = {
 }
 
 
-class _Runner(types.ModuleType):
-    """This package, whose `run` is the function, not the submodule of that name: the import
-    system names a submodule on its package once it is loaded (`runner.run`, which the eager
-    imports used to overwrite with the function at once)."""
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if name in _HOME and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Runner
-
-
+names_over_submodules(__name__, _HOME)  # (`run`: the function, not its submodule)
 __getattr__ = names_from(__name__, _HOME)
 
 

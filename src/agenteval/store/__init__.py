@@ -10,11 +10,9 @@ never uses.
 
 from __future__ import annotations
 
-import sys
-import types
 from typing import TYPE_CHECKING
 
-from agenteval.lazy import names_from
+from agenteval.lazy import names_from, names_over_submodules
 
 if TYPE_CHECKING:
     from agenteval.store.db import RunRow, RunStore, history_db_path
@@ -35,19 +33,7 @@ _HOME = {
 }
 
 
-class _Store(types.ModuleType):
-    """This package, whose `record` is the function, not the submodule of that name: the import
-    system names a submodule on its package once it is loaded (`store.record`)."""
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if name in _HOME and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Store
-
-
+names_over_submodules(__name__, _HOME)  # (`record`: the function, not its submodule)
 __getattr__ = names_from(__name__, _HOME)
 
 
