@@ -10,7 +10,7 @@ nothing of the metrics registered in it: the built-in ones are added by
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -119,11 +119,4 @@ class Registry:
         return metrics
 
 
-def with_specs(registry: Registry, specs: Iterable[MetricSpec]) -> Registry:
-    for spec in specs:
-        registry.register(spec)
-    return registry
-
-
-
-__all__ = ["Registry", "with_specs"]
+__all__ = ["Registry"]
