@@ -63,7 +63,13 @@ _string = json.encoder.encode_basestring_ascii  # (C: what `json.dumps` uses for
 def _key(key: CaseKey) -> bytes:
     """The key's JSON as `json.dumps(key, separators=(",", ":"))` spells it, made from its parts
     (an encoder's call cost 2-3.5 µs a frame, read or written)."""
-    return f"[{_string(key[0])},{_string(key[1])},{int(key[2])}]".encode()
+    return _spelt_key(_string(key[0]), key[1], key[2])
+
+
+def _spelt_key(set_id: str, eval_id: str, index: int) -> bytes:
+    """`_key` of a key whose eval set id is spelt already (`_string`): a reader spells a run's
+    set id once for all its frames."""
+    return f"[{set_id},{_string(eval_id)},{int(index)}]".encode()
 
 
 def frame(key: CaseKey, row: bytes, digest: str) -> list[bytes]:
@@ -209,6 +215,7 @@ class RowsReader:
         resume's reading of its rows)."""
         out: list[tuple[bytes, str | None] | None] = []
         head, unpack, crc32, string = _HEAD.size, _HEAD.unpack_from, zlib.crc32, _string
+        spelt_key = _spelt_key
         last_set, spelt = None, ""
         for at, size, key in frames:
             o = at - lo
@@ -218,7 +225,7 @@ class RowsReader:
             set_id, eval_id, index = key
             if set_id is not last_set:  # (a run's frames are of one eval set, or few)
                 last_set, spelt = set_id, string(set_id)
-            k = f"[{spelt},{string(eval_id)},{int(index)}]".encode()
+            k = spelt_key(spelt, eval_id, index)
             if size >= head:
                 magic, nk, nr, nd, crc = unpack(data, o)
                 start = o + head + nk
