@@ -305,7 +305,7 @@ async def main_async(args: argparse.Namespace) -> None:
 
         async def one(kind: str, inj: bool, case: dict[str, Any]) -> None:
             async with sem:
-                j, m = local_judge()
+                j, m = local_judge(cache)  # one cache for all: a re-run with another vote is free
                 row = await run_case(kind, inj, case, j, m, args.num_samples)
                 rows.append(row)
                 sink.write(json.dumps(row, ensure_ascii=False) + "\n")
