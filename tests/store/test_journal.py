@@ -88,6 +88,26 @@ def test_a_forgotten_run_leaves_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / ".agenteval" / "journal.rows" / "20250101-000000-aaaaaa.rows").exists()
 
 
+def test_a_forgotten_runs_checkpoint_is_made_beside_and_waited_for(tmp_path: Path) -> None:
+    """The run is gone when `forget` returns; the journal's checkpoint (its syncs) is made on a
+    thread of its own, which `settle` (and the process's exit) waits for: then the WAL is empty
+    and the file holds the empty journal's few pages."""
+    from agenteval.store import verdict_copy
+
+    verdict_copy.settle()  # (what other tests here left beside)
+    run = "20250101-000000-aaaaaa"
+    journal = _begin(tmp_path, run)
+    journal.append_all(run, [_result(i) for i in range(300)])
+    wal = Path(f"{journal.path}-wal")
+    assert wal.stat().st_size > 100_000  # (the run's pages are in the WAL, not the file)
+    journal.forget(run)
+    assert journal.runs() == []
+    assert [t.name for t in verdict_copy._closing] == ["agenteval-forget"]
+    verdict_copy.settle()
+    assert not wal.exists() or wal.stat().st_size == 0
+    assert journal.path.stat().st_size < 50_000
+
+
 def _result(i: int, error: str | None = None) -> EvalCaseResult:
     return EvalCaseResult(eval_id=f"c{i}", eval_set_id="s", run_index=0, final_eval_status=1,
                           overall_eval_metric_results=[], eval_metric_result_per_invocation=[],

@@ -323,3 +323,46 @@ def test_a_further_copy_reads_only_the_rows_appended_since_the_last(tmp_path: Pa
     store.record_copied(SHELL, journal.path, RUN, tmp_path / "doc.json", held=held)
     assert _history(store) == _from_python(tmp_path / "python", OUTCOMES)
     journal.close()
+
+
+def test_a_held_recordings_sums_are_added_as_it_copies_and_are_the_python_recordings(tmp_path: Path) -> None:
+    """The run's row's sums (agent seconds and tokens in document order, whose last bits depend on
+    that order; counts by status, judge tokens) are summed copy by copy; the recording's end
+    reads only the verdicts told since the last copy, and sums every verdict again when those it
+    summed are no longer the set's (a verdict gone since, or told again)."""
+    seconds = [1e16, 1.0, -1e16, 1.0, 0.1, 0.2, 0.3]  # (summed in another order: another float)
+    outcomes = [_outcome([case(f"c{i}", {"m": i / 10}, duration=s, tokens=i)]) for i, s in enumerate(seconds)]
+    journal = _journaled(tmp_path / "j", outcomes[:2])
+    store = RunStore(tmp_path / "copied")
+    held = store.begin_copy(journal.path, RUN, "s", "doc")
+    for place in range(2, 5):
+        journal.append_all(RUN, outcomes[place].runs, "s")
+        journal.append_verdict(RUN, outcomes[place], place)
+        journal.flush(RUN)
+        assert held.more()
+    assert held.summed is not None and held.summed.next == 5
+    assert held.summed.totals.agent_seconds == sum(seconds[:5]) and held.summed.totals.total_tokens == 10
+    for place in (5, 6):
+        journal.append_all(RUN, outcomes[place].runs, "s")
+        journal.append_verdict(RUN, outcomes[place], place)
+    journal.flush(RUN)
+    statements: list[str] = []
+    held.conn.set_trace_callback(statements.append)
+    store.record_copied(SHELL, journal.path, RUN, tmp_path / "doc.json", held=held)
+    assert _history(store) == _from_python(tmp_path / "python", outcomes)
+    # (The end read the verdicts told after the last copy only: no whole-set sum, no GROUP BY.)
+    assert not any("GROUP BY status" in s for s in statements), statements
+    journal.close()
+
+    # A verdict summed, then gone (its case's run appended again by a resume, not told again yet)
+    # and told again: the end sums every verdict, in document order.
+    journal = _journaled(tmp_path / "j2", outcomes)
+    held = store.begin_copy(journal.path, RUN, "s", "doc")
+    assert held.summed is not None and held.summed.next == 7
+    with sqlite3.connect(journal.path) as conn:  # (as a stale verdict is deleted, then told anew)
+        conn.execute("UPDATE journal_verdicts SET told = told + 100, seconds = 2.5 WHERE eval_id = 'c3'")
+    store.record_copied(SHELL, journal.path, RUN, tmp_path / "doc.json", held=held)
+    with sqlite3.connect(store.path) as conn:
+        (agent_seconds,) = conn.execute("SELECT agent_seconds FROM runs").fetchone()
+    assert agent_seconds == sum([*seconds[:3], 2.5, *seconds[4:]])
+    journal.close()

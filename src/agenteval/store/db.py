@@ -57,13 +57,15 @@ from agenteval.store.verdict_copy import (
     SCHEMAS,
     CaseTotals,
     HeldCopy,
+    Summed,
     add,
-    case_totals,
     closed_beside,
+    copied_totals,
     copy_cases,
     copy_kept,
     copy_told_after,
     rows_after,
+    sum_told,
 )
 from agenteval.verdicts.outcome import CaseOutcome, outcomes
 from agenteval.verdicts.paired import RunOutcome, Runs
@@ -302,9 +304,11 @@ class RunStore:
                 (result.eval_set_result_id, journal_run_id, result.eval_set_id) and held.unread:
             def rest(conn: sqlite3.Connection, run_id: str) -> CaseTotals:
                 schema = held.unread.pop()
-                copy_told_after(conn, schema, run_id, journal_run_id, result.eval_set_id, held.told,
-                                held.after)
-                return case_totals(conn, schema, journal_run_id, result.eval_set_id)
+                told = copy_told_after(conn, schema, run_id, journal_run_id, result.eval_set_id, held.told,
+                                       held.after)
+                summed = sum_told(conn, schema, journal_run_id, result.eval_set_id, (held.told, told),
+                                  held.summed)
+                return copied_totals(conn, schema, journal_run_id, result.eval_set_id, summed)
 
             return self._record(result, result_path, meta, rest, held=held.conn)
         if held is not None:
@@ -335,12 +339,13 @@ class RunStore:
                 conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
             told = copy_kept(conn, run_id, journal_run_id, eval_set_id)
             after = rows_after(conn, ATTACHED, journal_run_id)  # (the snapshot `copy_kept` read)
+            summed = sum_told(conn, ATTACHED, journal_run_id, eval_set_id, (0, told), Summed())
         except BaseException as e:
             conn.close()
             if isinstance(e, sqlite3.DatabaseError) and not isinstance(e, sqlite3.IntegrityError):
                 raise DataError(self.path, "", f"cannot use the run database: {e}") from None
             raise
-        return HeldCopy(conn, told, journal_run_id, eval_set_id, run_id, after=after)
+        return HeldCopy(conn, told, journal_run_id, eval_set_id, run_id, after=after, summed=summed)
 
     def _record(self, result: EvalSetResult, result_path: str | Path, meta: Mapping[str, Any] | None,
                 insert: Callable[[sqlite3.Connection, str], CaseTotals], attach: Path | None = None,

@@ -19,9 +19,10 @@ queued; a write that failed (a full disk) is raised by the next `append` or by t
 
 Pruning: once the run's documents are recorded in the run history, `forget` removes it from the
 journal, which thus holds only unfinished runs, and gives the space back (the journal's only
-run, the usual case, has its rows dropped in one statement). A run that is never
-resumed is pruned too: beginning a run removes interrupted runs (nobody owns them) not updated
-for `KEEP_INTERRUPTED_DAYS` (30) days. After a crash the journal still holds the run with what it
+run, the usual case, has its rows dropped in one statement and the file is rebuilt, a few pages;
+its checkpoint, the syncs, is made beside: `forget`). A run that is never resumed is pruned too:
+beginning a run removes interrupted runs (nobody owns them) not updated for
+`KEEP_INTERRUPTED_DAYS` (30) days. After a crash the journal still holds the run with what it
 committed; a run nobody owns is reported as `interrupted`, and `agenteval eval ... --resume RUN`
 runs only what is missing.
 
@@ -51,12 +52,13 @@ again); an older agenteval cannot append to it then (its inserts name no columns
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, closing
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
@@ -74,6 +76,7 @@ from agenteval.store.journal_writer import FLUSH_CASES, FLUSH_SECONDS, Row, Writ
 from agenteval.store.kept import BESIDE, read_record, verdict_row
 from agenteval.store.output import placed_json, safe_name
 from agenteval.store.sqlite import check_readable, connect, use_wal
+from agenteval.store.verdict_copy import beside
 from agenteval.verdicts.outcome import CaseOutcome
 
 KEEP_INTERRUPTED_DAYS = 30
@@ -387,21 +390,32 @@ class Journal:
 
     def forget(self, run_id: str) -> None:
         """Removes a run from the journal (its results are in the run history now): the journal
-        holds only unfinished runs, and the space they took is given back. The run's ownership
-        by this process, if any, ends."""
-        with self._connect(create=False) as conn:
-            # Opened before the run's writer closes its connection: the last connection to close
-            # checkpoints the whole WAL, which copied the run's rows into the file just before
-            # they were deleted (the writer checkpoints none on its own: `WAL_PAGES`).
+        holds only unfinished runs, and the space they took is given back (`_shrink`). The run's
+        ownership by this process, if any, ends. The journal's checkpoint (two fsyncs: 40-160 ms
+        of wall at 5,000 cases, most of forgetting a run) is made on a thread beside, as the
+        history's is (`store.verdict_copy.beside`: `settle` and the process's exit wait for it; a
+        kill first leaves it to the journal's next connection, as a kill during a run does)."""
+        if not self.path.is_file():
+            return self._stop_writer(run_id)
+        # Opened before the run's writer closes its connection: the last connection to close
+        # checkpoints the whole WAL, which copied the run's rows into the file just before they
+        # were deleted (the writer checkpoints none on its own: `WAL_PAGES`).
+        conn = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
+        try:
+            use_wal(conn)
+            self._prepare(conn)
             self._stop_writer(run_id)
-            if conn is None:
-                return
             # No checkpoint at the delete's commit: the WAL holds the run's pages, which a
             # checkpoint then would copy into the file; once `_shrink` has rebuilt the file (a few
-            # pages), its checkpoint copies only the pages the file still has.
+            # pages), the checkpoint copies only the pages the file still has.
             conn.execute("PRAGMA wal_autocheckpoint=0")
             _delete(conn, run_id)
-            _shrink(conn)
+            _shrink(conn, checkpoint=False)
+        except BaseException as e:
+            conn.close()
+            raise DataError(self.path, "", f"cannot use the run journal: {e}") from None \
+                if isinstance(e, sqlite3.DatabaseError) and not isinstance(e, sqlite3.IntegrityError) else e
+        beside(functools.partial(_checkpoint_and_close, conn), "agenteval-forget")
         remove_rows(rows_path(self.root, run_id))  # after the rows naming it are gone
         if run_id in self._claims:
             self.release(run_id)
@@ -570,12 +584,13 @@ def _layout(conn: sqlite3.Connection) -> None:
         use_wal(conn)
 
 
-def _shrink(conn: sqlite3.Connection) -> None:
+def _shrink(conn: sqlite3.Connection, checkpoint: bool = True) -> None:
     """Gives the pages of forgotten runs back to the file system. A journal that holds no run
     any more (the usual case) is rebuilt (`VACUUM`: cheap when empty, where an incremental vacuum
     moved every freed page through the WAL, as much as the run's rows), an older journal then
     with incremental vacuum from then on; a journal still holding runs frees its pages at once
-    when made with incremental vacuum. Best effort: a busy journal is shrunk another time."""
+    when made with incremental vacuum; then (`checkpoint`) the WAL is checkpointed and emptied.
+    Best effort: a busy journal is shrunk another time."""
     try:
         incremental = conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
         if conn.execute("SELECT count(*) FROM journal_runs").fetchone()[0] == 0:
@@ -589,9 +604,15 @@ def _shrink(conn: sqlite3.Connection) -> None:
                 conn.executescript("PRAGMA incremental_vacuum")
         elif incremental:
             conn.executescript("PRAGMA incremental_vacuum")  # stepped to the end: every free page
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        if checkpoint:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     except sqlite3.OperationalError:
         pass
+
+
+def _checkpoint_and_close(conn: sqlite3.Connection) -> None:
+    with closing(conn), contextlib.suppress(sqlite3.Error):  # (best effort, as in `_shrink`)
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 __all__ = ["FLUSH_CASES", "FLUSH_SECONDS", "KEEP_INTERRUPTED_DAYS", "CaseKey", "Journal", "JournalReader",
