@@ -154,3 +154,60 @@ def test_metric_results_without_details_are_shared_by_cases_that_score_alike() -
     assert scoring._metric_result(other, EvalStatus.PASSED, 1.0, None).threshold == 0.5
     assert isinstance(scoring._metric_result(wire, EvalStatus.PASSED, None, None), EvalMetricResult)
 
+
+
+def test_a_criterion_that_waits_is_built_once_a_case_and_awaited() -> None:
+    # Criteria that do not wait are called without a coroutine; one that waits is built once
+    # (not again to be awaited), and what it raises is its result's error, as for the others.
+    from agenteval.criteria import Criterion, register_criterion
+
+    registry = Registry()
+    built: list[int] = []
+
+    @register_criterion("waits", registry=registry)
+    class Waits(Criterion):
+        """Scores 1 after a wait."""
+
+        is_async = True
+
+        def __init__(self, *args: object) -> None:
+            super().__init__(*args)  # type: ignore[arg-type]
+            built.append(1)
+
+        async def ascore(self, ctx: EvalContext) -> CriterionResult:
+            await asyncio.sleep(0)
+            if ctx.actual[0].user_content.text() == "boom":
+                raise RuntimeError("judge unreachable")
+            return CriterionResult(1.0, [])
+
+    metrics = [registry.configure("waits", 0.5)]
+    before = len(built)  # (configuring may build it once, to check it)
+    result = asyncio.run(score_case(_run([inv("a")], [inv("e")]), metrics))
+    assert len(built) == before + 1 and result.final_eval_status == EvalStatus.PASSED
+    failed = asyncio.run(score_case(_run([inv("boom")], [inv("e")]), metrics))
+    assert len(built) == before + 2 and failed.final_eval_status == EvalStatus.FAILED
+    assert "judge unreachable" in failed.metric_errors[0].message
+
+
+def test_an_informational_metrics_reasons_are_never_made() -> None:
+    # Not stored, so not read: a reason that would raise is never called.
+    from agenteval.criteria import InvocationScore
+    from agenteval.criteria.efficiency import ToolCallCount
+
+    def never() -> str:
+        raise AssertionError("an informational reason was made")
+
+    class Counting(ToolCallCount):
+        reusable = True
+
+        def score(self, ctx: EvalContext) -> CriterionResult:
+            return CriterionResult(1.0, [InvocationScore(1.0, reason=never)], reason=never)
+
+    metric = resolve_metrics(default_registry_config())[-1]
+    assert metric.spec.informational
+    from dataclasses import replace
+
+    spec = replace(metric.spec, name="counting", factory=Counting)
+    result = asyncio.run(score_case(_run([inv("a")], [inv("e")]), [replace(metric, spec=spec)]))
+    assert [m.eval_status for m in result.overall_eval_metric_results] == [EvalStatus.INFORMATIONAL]
+    assert result.reasons == [] and result.final_eval_status == EvalStatus.NOT_EVALUATED

@@ -146,22 +146,29 @@ class TokenUsage(Criterion):
     reusable = True  # nothing of a case is kept
 
     def score(self, ctx: EvalContext) -> CriterionResult:
-        details = ([token_usage(inv) for inv in ctx.actual] if ctx.trace is None else
-                   [token_usage(inv, f) for inv, f in zip(ctx.actual, _figures(ctx), strict=True)])
-        per = [InvocationScore(d.total_tokens if d else None, _details(token_usage=d) if d else None)
-               for d in details]
-        n = len(details) or 1
+        per: list[InvocationScore] = []
+        reported: list[TokenUsageDetails] = []  # the invocations' that reported a count
+        figures = _figures(ctx) if ctx.trace is not None else [None] * len(ctx.actual)
+        for inv, f in zip(ctx.actual, figures, strict=True):
+            d = token_usage(inv, f)
+            if d is None:
+                per.append(InvocationScore(None))
+            else:
+                reported.append(d)
+                per.append(InvocationScore(d.total_tokens, _details(d)))
+        n = len(per) or 1
         # Each field's values over the invocations that reported it, in order (the dicts'
         # values are in field order).
-        columns = zip(*[d.__dict__.values() for d in details if d], strict=True) if any(details) else ()
         sums: dict[str, float | None] = dict.fromkeys(_TOKEN_FIELDS)
-        for name, column in zip(_TOKEN_FIELDS, columns, strict=False):
-            values = [v for v in column if v is not None]
-            sums[name] = sum(values) / n if values else None
+        if reported:
+            for name, column in zip(_TOKEN_FIELDS, zip(*[d.__dict__.values() for d in reported],
+                                                       strict=True), strict=True):
+                values = [v for v in column if v is not None]
+                sums[name] = sum(values) / n if values else None
         overall = _make_tokens(sums)
         # As ADK: the overall score is the total over all invocations divided by their number
         # (an invocation that reported nothing counts as 0).
-        return CriterionResult(overall.total_tokens, per, _details(token_usage=overall),
+        return CriterionResult(overall.total_tokens, per, _details(overall),
                                reason=_reason(overall.total_tokens, "tokens", ctx))
 
 
@@ -181,13 +188,22 @@ class InvocationDuration(Criterion):
     reusable = True  # nothing of a case is kept
 
     def score(self, ctx: EvalContext) -> CriterionResult:
-        details = [duration(inv) for inv in ctx.actual]
-        per = [InvocationScore(d.total_seconds if d else None, _details(duration=d) if d else None)
-               for d in details]
-        columns = zip(*[d.__dict__.values() for d in details if d], strict=True) if any(details) else ()
+        per: list[InvocationScore] = []
+        timed: list[DurationDetails] = []
+        for inv in ctx.actual:
+            d = duration(inv)
+            if d is None:
+                per.append(InvocationScore(None))
+            else:
+                timed.append(d)
+                per.append(InvocationScore(d.total_seconds, _details(None, d)))
         avg: dict[str, float | None] = dict.fromkeys(_DURATION_FIELDS)
-        for name, column in zip(_DURATION_FIELDS, columns, strict=False):
-            avg[name] = mean(column)
-        overall = mean([p.score for p in per])
-        return CriterionResult(overall, per, _details(duration=_make_duration(avg)),
+        if timed:
+            for name, column in zip(_DURATION_FIELDS, zip(*[d.__dict__.values() for d in timed],
+                                                          strict=True), strict=True):
+                avg[name] = mean(column)
+        # The mean of the scores: a timed invocation's is its total, which is never None, so
+        # it is the mean of the totals just taken (the same values in the same order).
+        overall = avg["total_seconds"]
+        return CriterionResult(overall, per, _details(None, _make_duration(avg)),
                                reason=_reason(overall, "seconds", ctx, traced=False))

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from math import copysign
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
-from agenteval.criteria.base import CriterionResult, EvalContext, InvocationScore
+from agenteval.criteria.base import Criterion, CriterionResult, EvalContext, InvocationScore
 from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.errors import describe
@@ -26,6 +26,7 @@ from agenteval.schema import (
     EvalMetricResultPerInvocation,
     EvalStatus,
     Invocation,
+    JudgeCertificateNote,
     JudgeRecord,
     MetricError,
     MetricReason,
@@ -34,6 +35,12 @@ from agenteval.schema.base import maker, trusted
 from agenteval.schema.trace import Trace
 
 NotEvaluatedPolicy = Literal["fail", "ignore"]
+
+# The statuses as module names: reading a member off an enum class goes through
+# `EnumType.__getattr__`'s slow attribute hook (≈ 0.3 µs a read in CPython 3.11, ten times a
+# global's), and scoring a case read them about forty times.
+_PASSED, _FAILED = EvalStatus.PASSED, EvalStatus.FAILED
+_NOT_EVALUATED, _INFORMATIONAL = EvalStatus.NOT_EVALUATED, EvalStatus.INFORMATIONAL
 
 
 @dataclass
@@ -57,39 +64,83 @@ class CaseRun:
 def metric_status(metric: ConfiguredMetric, score: float | None) -> EvalStatus:
     """PASSED when score ≥ threshold; NOT_EVALUATED without a score; INFORMATIONAL if so."""
     if metric.spec.informational:
-        return EvalStatus.INFORMATIONAL
+        return _INFORMATIONAL
     if score is None:
-        return EvalStatus.NOT_EVALUATED
-    return EvalStatus.PASSED if score >= metric.criterion.threshold else EvalStatus.FAILED
+        return _NOT_EVALUATED
+    return _PASSED if score >= metric.criterion.threshold else _FAILED
 
 
 def case_status(statuses: Sequence[EvalStatus], policy: NotEvaluatedPolicy) -> EvalStatus:
     """FAILED if a gating metric failed (or, by default, was not evaluated); else PASSED if any
     passed; else NOT_EVALUATED."""
-    if EvalStatus.FAILED in statuses:
-        return EvalStatus.FAILED
-    if policy == "fail" and EvalStatus.NOT_EVALUATED in statuses:
-        return EvalStatus.FAILED
-    if EvalStatus.PASSED in statuses:
-        return EvalStatus.PASSED
-    return EvalStatus.NOT_EVALUATED
+    if _FAILED in statuses:
+        return _FAILED
+    if policy == "fail" and _NOT_EVALUATED in statuses:
+        return _FAILED
+    if _PASSED in statuses:
+        return _PASSED
+    return _NOT_EVALUATED
 
 
 async def run_criterion(metric: ConfiguredMetric, ctx: EvalContext) -> CriterionResult:
     """Runs one criterion; an exception becomes a result carrying the error."""
+    made = _scored(metric, ctx)
+    return await _awaited(made, ctx) if isinstance(made, Criterion) else made
+
+
+def _scored(metric: ConfiguredMetric, ctx: EvalContext) -> CriterionResult | Criterion:
+    """`run_criterion`'s result where the metric's criterion does not wait, without a
+    coroutine (scoring a case called six); else the criterion built, for `_awaited`."""
     try:
         criterion = metric.build()
         if criterion.is_async:
-            result = await criterion.ascore(ctx)
-        else:
-            result = criterion.score(ctx)
+            return criterion
+        result = criterion.score(ctx)
     except (Exception, SystemExit) as e:  # a criterion's failure is recorded, never fatal to the run
         return CriterionResult(None, [], error=describe(e))
-    if len(result.per_invocation) != len(ctx.actual) and result.per_invocation:
+    return _checked(result, len(ctx.actual))
+
+
+async def _awaited(criterion: Criterion, ctx: EvalContext) -> CriterionResult:
+    try:
+        result = await criterion.ascore(ctx)
+    except (Exception, SystemExit) as e:  # as `_scored`
+        return CriterionResult(None, [], error=describe(e))
+    return _checked(result, len(ctx.actual))
+
+
+def _checked(result: CriterionResult, n: int) -> CriterionResult:
+    if len(result.per_invocation) != n and result.per_invocation:
         return CriterionResult(None, [], error=(
-            f"returned {len(result.per_invocation)} per-invocation results "
-            f"for {len(ctx.actual)} invocations"))
+            f"returned {len(result.per_invocation)} per-invocation results for {n} invocations"))
     return result
+
+
+class _Plan(NamedTuple):
+    """What scoring reads of a metric for every case, read once per metric (`_plan`)."""
+
+    name: str
+    wire: dict[str, Any]
+    informational: bool  # the spec's: no reason stored, never gating
+    requires_expected: bool
+    threshold: float
+    advisory: JudgeCertificateNote | None  # the certificate note when it makes the metric advisory
+
+
+# Where `_plan` keeps a metric's plan: a key of its `__dict__`, as `ConfiguredMetric.build`
+# keeps its criterion (the metric is frozen, and its configuration is not changed once a run
+# has read it: `wire_dict` is computed once too).
+_PLAN = "_scoring_plan"
+
+
+def _plan(metric: ConfiguredMetric) -> _Plan:
+    plan: _Plan | None = metric.__dict__.get(_PLAN)
+    if plan is None:
+        note = metric.certification
+        plan = metric.__dict__[_PLAN] = _Plan(
+            metric.name, metric.wire_dict, metric.spec.informational, metric.spec.requires_expected,
+            metric.criterion.threshold, note if note is not None and note.advisory else None)
+    return plan
 
 
 # Shared by every result without details: they are never mutated, and building one per metric
@@ -140,12 +191,18 @@ def _new_metric_result(wire: dict[str, Any], status: EvalStatus, score: float | 
     return _make_metric_result(values)
 
 
-_EXPLAINED = (EvalStatus.FAILED, EvalStatus.NOT_EVALUATED)
+_EXPLAINED = (_FAILED, _NOT_EVALUATED)
 
 
 def _reason(metric_name: str, index: int | None, reason: str) -> MetricReason:
     # Not validated: built from a criterion's strings, once per metric per invocation.
     return _make_reason({"metric_name": metric_name, "invocation_index": index, "reason": reason})
+
+
+def _verdicts(metric_name: str, index: int, agents: dict[str, str | None]) -> list[AgentVerdict]:
+    return [trusted(AgentVerdict, {
+        "metric_name": metric_name, "invocation_index": index, "agent": agent,
+        "passed": miss is None, "reason": miss}) for agent, miss in agents.items()]
 
 
 async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
@@ -163,63 +220,75 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
     agent_verdicts: list[AgentVerdict] = []
     certificates = [m.certification for m in metrics if m.certification is not None]
     if run.error_message is None:
-        ctx = EvalContext(actual=run.actual, expected=expected, scenario=run.case.conversation_scenario,
-                          session_state=run.session_state, judge=judge, extras=run.extras,
-                          case_rubrics=run.case.rubrics or (), trace=run.trace)
+        # Positionally, in field order (keyword arguments to a dataclass's `__init__` cost more).
+        ctx = EvalContext(run.actual, expected, run.case.conversation_scenario, run.session_state,
+                          run.case.rubrics or (), judge, run.extras, run.trace)
         for metric in metrics:
-            if metric.spec.requires_expected and expected is None:
+            name, wire, informational, requires_expected, threshold, note = _plan(metric)
+            if requires_expected and expected is None:
                 result = CriterionResult(None, [], error="needs expected invocations, but the case "
                                          "is a conversation_scenario")
+            elif isinstance(made := _scored(metric, ctx), Criterion):
+                result = await _awaited(made, ctx)
             else:
-                result = await run_criterion(metric, ctx)
-            records += result.records
-            wire = metric.wire_dict
-            status = result.status or metric_status(metric, result.score)
+                result = made
+            if result.records:
+                records += result.records
+            score = result.score
+            status = result.status or (_INFORMATIONAL if informational else
+                                       _NOT_EVALUATED if score is None else
+                                       _PASSED if score >= threshold else _FAILED)  # `metric_status`
+            if result.error or status == _NOT_EVALUATED:
+                errors.append(MetricError(metric_name=name,
+                                          message=result.error or "the criterion produced no score"))
+            scores = result.per_invocation or [InvocationScore(None) for _ in range(n)]
+            if informational and note is None:
+                # Never gating, never explained (an informational metric's reason restates its
+                # value: not stored, which keeps a large run's document a third smaller in
+                # reasons; a criterion may make it when it is read, so it is not read).
+                overall.append(_metric_result(wire, status, score, result.details))
+                for i, inv_score in enumerate(scores):
+                    if inv_score.error:
+                        errors.append(MetricError(metric_name=name, message=inv_score.error,
+                                                  invocation_index=i))
+                    per_inv[i].append(_metric_result(wire, _INFORMATIONAL, inv_score.score,
+                                                     inv_score.details))
+                    if inv_score.agents is not None:
+                        agent_verdicts += _verdicts(name, i, inv_score.agents)
+                continue
             # A judge without a good enough certificate, where one is required, does not gate:
             # scored and explained as usual, reported as informational with the reason why.
-            note = metric.certification
-            advisory = False
-            if note is not None and note.advisory:
-                advisory = True
+            advisory = note is not None
+            if note is not None:
                 result.reason = (f"advisory, not gating ({note.text})"
                                  + (f": {result.reason}" if result.reason else ""))
-            if result.error or (status == EvalStatus.NOT_EVALUATED):
-                errors.append(MetricError(metric_name=metric.name,
-                                          message=result.error or "the criterion produced no score"))
-            overall.append(_metric_result(wire, EvalStatus.INFORMATIONAL if advisory else status,
-                                          result.score, result.details))
-            # An informational metric's reason restates its value (it has no threshold to
-            # explain): not stored, which keeps a large run's document a third smaller in reasons.
-            # A reason is read only where it is stored: a criterion may make it when it is read.
-            informational = metric.spec.informational or advisory
-            if not informational:
+            overall.append(_metric_result(wire, _INFORMATIONAL if advisory else status,
+                                          score, result.details))
+            if not advisory:
                 statuses.append(status)
-            if not metric.spec.informational and (why := result.reason) is not None:
-                reasons.append(_reason(metric.name, None, why))
-            threshold = metric.criterion.threshold
-            scores = result.per_invocation or [InvocationScore(None) for _ in range(n)]
+            # A reason is read only where it is stored: a criterion may make it when it is read.
+            if not informational and (why := result.reason) is not None:
+                reasons.append(_reason(name, None, why))
             for i, inv_score in enumerate(scores):
                 if inv_score.error:
-                    errors.append(MetricError(metric_name=metric.name, message=inv_score.error,
+                    errors.append(MetricError(metric_name=name, message=inv_score.error,
                                               invocation_index=i))
                 score = inv_score.score
                 # As `metric_status`, with the metric's constants read once.
-                inv_status = (EvalStatus.INFORMATIONAL if informational else
-                              EvalStatus.NOT_EVALUATED if score is None else
-                              EvalStatus.PASSED if score >= threshold else EvalStatus.FAILED)
+                inv_status = (_INFORMATIONAL if informational or advisory else
+                              _NOT_EVALUATED if score is None else
+                              _PASSED if score >= threshold else _FAILED)
                 per_inv[i].append(_metric_result(wire, inv_status, score, inv_score.details))
                 # An invocation's reason is kept where it did not pass (a passing one's adds
                 # little to its score, and a large run has hundreds of thousands of them).
                 explained = inv_status in _EXPLAINED or (advisory and (score is None or score < threshold))
                 if explained and (why := inv_score.reason) is not None:
-                    reasons.append(_reason(metric.name, i, why))
+                    reasons.append(_reason(name, i, why))
                 if inv_score.agents is not None:
-                    agent_verdicts += [trusted(AgentVerdict, {
-                        "metric_name": metric.name, "invocation_index": i, "agent": agent,
-                        "passed": miss is None, "reason": miss}) for agent, miss in inv_score.agents.items()]
+                    agent_verdicts += _verdicts(name, i, inv_score.agents)
         final = case_status(statuses, policy)
     else:
-        final = EvalStatus.FAILED
+        final = _FAILED
     per_invocation = [
         _make_per_invocation({
             "actual_invocation": inv,

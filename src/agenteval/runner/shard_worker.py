@@ -31,7 +31,7 @@ from agenteval.schema import EvalCase, EvalStatus
 from agenteval.store.fast_json import placed_json, plain
 from agenteval.store.placing import placed_model_json
 from agenteval.verdicts.aggregate import summarise_case
-from agenteval.verdicts.outcome import CaseOutcome
+from agenteval.verdicts.outcome import runs_duration, runs_tokens
 
 T = TypeVar("T")
 
@@ -156,12 +156,11 @@ def score_chunk(first: int, expected: Sequence[Span], actual: Sequence[Span]) ->
         except (DataError, _Waits) as e:
             return Refusal(f"case {i}: {e}")
         summary = summarise_case(case.eval_id, [result], setup.gating, setup.policy == "ignore")
-        outcome = CaseOutcome(result.eval_set_id, setup.gating, summary, [result])
         write = (_write if plain_numbers(a, shape_a, exp_a) and plain_numbers(b, shape_b, exp_b)
                  else placed_model_json)
         out.append(Scored(case.eval_id, write(result), write(summary),
                           summary.final_eval_status, result.error_message, len(result.metric_errors),
-                          outcome.duration(), outcome.tokens(), time.monotonic() - started))
+                          runs_duration((result,)), runs_tokens((result,)), time.monotonic() - started))
     return out
 
 

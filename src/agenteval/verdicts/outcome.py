@@ -55,16 +55,25 @@ class CaseOutcome:
     def duration(self) -> float | None:
         """Seconds the agent spent: actual invocation durations summed over all runs; None if
         no invocation was timed."""
-        values = [per.actual_invocation.duration for run in self.runs
-                  for per in run.eval_metric_result_per_invocation
-                  if per.actual_invocation.duration is not None]
-        return sum(values) if values else None
+        return runs_duration(self.runs)
 
     def tokens(self) -> float | None:
         """Agent tokens (model calls' total token counts) over all runs; None if none reported."""
-        values = [t for run in self.runs for per in run.eval_metric_result_per_invocation
-                  if (t := invocation_tokens(per.actual_invocation)) is not None]
-        return sum(values) if values else None
+        return runs_tokens(self.runs)
+
+
+def runs_duration(runs: Sequence[EvalCaseResult]) -> float | None:
+    """`CaseOutcome.duration` of these runs (without an outcome: a `score` worker's case)."""
+    values = [d for run in runs for per in run.eval_metric_result_per_invocation
+              if (d := per.actual_invocation.duration) is not None]
+    return sum(values) if values else None
+
+
+def runs_tokens(runs: Sequence[EvalCaseResult]) -> float | None:
+    """`CaseOutcome.tokens` of these runs (without an outcome: a `score` worker's case)."""
+    values = [t for run in runs for per in run.eval_metric_result_per_invocation
+              if (t := invocation_tokens(per.actual_invocation)) is not None]
+    return sum(values) if values else None
 
 
 def invocation_tokens(inv: Invocation) -> float | None:
@@ -115,4 +124,5 @@ def set_counts(result: EvalSetResult, cases: Sequence[CaseOutcome] | None = None
                      max((c.num_runs for c in cases), default=0))
 
 
-__all__ = ["FAILING", "CaseOutcome", "SetCounts", "invocation_tokens", "outcomes", "set_counts"]
+__all__ = ["FAILING", "CaseOutcome", "SetCounts", "invocation_tokens", "outcomes", "runs_duration",
+           "runs_tokens", "set_counts"]
