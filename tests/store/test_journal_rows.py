@@ -1,7 +1,9 @@
-"""The rows file's frames (`store.journal_rows`): keys spelt as JSON, pieces written in order."""
+"""The rows file's frames (`store.journal_rows`): keys spelt as JSON, pieces written in order,
+older versions read, damage found."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import struct
@@ -12,6 +14,7 @@ import pytest
 
 from agenteval.store import journal_rows
 from agenteval.store.journal_rows import RowsReader, RowsWriter, frame
+from agenteval.store.output import unplace
 
 KEYS = [("s", "c0", 0), ("set é", 'q"\\\n\u2028\U0001f600', -1), ("", "x" * 300, 12)]
 
@@ -23,9 +26,18 @@ def test_a_key_is_spelt_as_compact_json(key: tuple[str, str, int]) -> None:
 
 def _spelt(key: tuple[str, str, int], row: bytes, digest: str) -> bytes:
     """A frame as the format describes it, spelt here on its own: the header (magic, the key's,
-    row's and digest's lengths, CRC-32 of the three), the key as compact JSON, the row, the digest."""
+    row's and digest's lengths), the key as compact JSON, the row, the digest, then the CRC-32 of
+    all of them."""
     k, d = json.dumps(list(key), separators=(",", ":")).encode(), digest.encode()
-    return struct.pack("<4sIIII", b"AEJ2", len(k), len(row), len(d), zlib.crc32(k + row + d)) + k + row + d
+    body = struct.pack("<4sIII", b"AEJ3", len(k), len(row), len(d)) + k + row + d
+    return body + struct.pack("<I", zlib.crc32(body))
+
+
+def _spelt_older(magic: bytes, key: tuple[str, str, int], row: bytes, digest: str) -> bytes:
+    """A frame as agenteval wrote it before this version (`AEJ2`, `AEJ1`): the header (magic, the
+    lengths, then the CRC-32 of the key, row and digest only), the key, the row, the digest."""
+    k, d = json.dumps(list(key), separators=(",", ":")).encode(), digest.encode()
+    return struct.pack("<4sIIII", magic, len(k), len(row), len(d), zlib.crc32(k + row + d)) + k + row + d
 
 
 def test_frames_made_together_are_the_format_s_bytes(tmp_path: Path) -> None:
@@ -135,3 +147,96 @@ def test_every_flipped_bit_of_a_frame_is_found(tmp_path: Path, monkeypatch: pyte
             assert reader.read_many([asked[0]]) == [(rows[0][1], None)]
             assert reader.read(*asked[2]) == (rows[2][1], None)
             reader.close()
+
+
+def test_frames_of_older_versions_read_back_among_this_version_s(tmp_path: Path) -> None:
+    """A rows file an older agenteval began (`AEJ2` frames of placed rows, `AEJ1` of rows not
+    placed), which a resume then appends this version's frames to: each frame reads back as its
+    row placed, with its digest, read on its own or with the others (`read_many`)."""
+    placed = [b"{\n    " + b'"n": %d' % i + b"\n    }" for i in range(6)]
+    keys = [("s", f"c{i}", i % 3) for i in range(6)]
+    older = [_spelt_older(b"AEJ2", keys[0], placed[0], "d0"),
+             _spelt_older(b"AEJ1", keys[1], unplace(placed[1]), ""),
+             _spelt_older(b"AEJ2", keys[2], placed[2], "")]
+    path = tmp_path / "r.rows"
+    path.write_bytes(b"".join(older))
+    writer = RowsWriter(path)
+    places = [(sum(map(len, older[:i])), len(f)) for i, f in enumerate(older)]
+    places += writer.append([frame(keys[i], placed[i], f"d{i}" if i % 2 else "") for i in range(3, 6)])
+    writer.close()
+    want = [(row, f"d{i}" if i in (0, 3, 5) else None) for i, row in enumerate(placed)]
+    asked = [(at, size, k) for (at, size), k in zip(places, keys, strict=True)]
+    reader = RowsReader(path)
+    assert [reader.read(*a) for a in asked] == want
+    assert reader.read_many(asked) == want
+    reader.close()
+
+
+def test_no_key_matches_itself_four_bytes_on() -> None:
+    """What keeps the layouts apart (the module docstring): a key, spelt as `_key` spells it,
+    never equals itself moved 4 bytes, so a frame read with the other version's layout never
+    shows its key where it is looked for. Keys of every set id and eval id of up to 3 characters
+    among those that spell JSON's structure (quotes, brackets, commas, backslashes)."""
+    names = ["".join(t) for n in range(4) for t in itertools.product('["],\\a', repeat=n)]
+    for set_id in names:
+        for eval_id in names:
+            for index in (0, -1, 10):
+                k = journal_rows._key((set_id, eval_id, index))
+                assert k[4:] != k[:-4], k
+
+
+def _damaged_at(path: Path, at: int, size: int, key: tuple[str, str, int],
+                changes: list[tuple[int, int]]) -> None:
+    """Reading the frame of `key` at `at` is a DataError naming its case, on its own and in a
+    span with the frame before it, after each of `changes` (an offset and the byte XORed there,
+    a change of several bytes given as several), the file restored after each."""
+    reader = RowsReader(path)
+    whole = path.read_bytes()
+    with path.open("r+b", buffering=0) as f:
+        for group in changes:
+            for offset, mask in group:
+                os.pwrite(f.fileno(), bytes([whole[offset] ^ mask]), offset)
+            with pytest.raises(journal_rows.DataError, match=rf"r\.rows.*case '{key[1]}' \(run 0\).*damaged"):
+                reader.read(at, size, key)
+            with pytest.raises(journal_rows.DataError, match=rf"case '{key[1]}' \(run 0\).*damaged"):
+                reader.read_many([(0, at, ("s", "c0", 0)), (at, size, key)])
+            for offset, _ in group:
+                os.pwrite(f.fileno(), whole[offset:offset + 1], offset)
+    assert reader.read(at, size, key) is not None
+    reader.close()
+
+
+def test_every_pair_of_flipped_bits_in_a_frame_s_header_is_found(tmp_path: Path) -> None:
+    """Two bits flipped anywhere in a frame's header (its magic and lengths) or its CRC-32, the
+    magic damaged into an older version's (`AEJ2`, `AEJ1`: one bit each from `AEJ3`) included,
+    and its magic replaced by each older one, the lengths intact: each is a DataError naming the
+    case, never a frame read with the older layout (placed twice, or its key looked for in vain
+    and found)."""
+    rows = [(("s", f"c{i}", 0), b"{\n    " + bytes(range(40 + i)), f"d{i}") for i in range(2)]
+    path = tmp_path / "r.rows"
+    writer = RowsWriter(path)
+    (_, _), (at, size) = writer.append([frame(k, row, d) for k, row, d in rows])
+    writer.close()
+    head = [*range(at, at + 16), *range(at + size - 4, at + size)]
+    bits = [(i, 1 << b) for i in head for b in range(8)]
+    pairs: list[list[tuple[int, int]]] = []
+    for (i, m), (j, n) in itertools.combinations(bits, 2):
+        pairs.append([(i, m | n)] if i == j else [(i, m), (j, n)])
+    assert len(pairs) == 160 * 159 // 2
+    whole = path.read_bytes()
+    older = [[(at + i, whole[at + i] ^ magic[i]) for i in range(4) if whole[at + i] != magic[i]]
+             for magic in (b"AEJ2", b"AEJ1")]
+    _damaged_at(path, at, size, rows[1][0], [[b] for b in bits] + pairs + older)
+
+
+@pytest.mark.parametrize("magic", [b"AEJ2", b"AEJ1"])
+def test_every_flipped_bit_of_an_older_frame_is_found(tmp_path: Path, magic: bytes) -> None:
+    """An older version's frame (its header outside its CRC-32) with a bit flipped anywhere is
+    a DataError too, its magic damaged into this version's (one bit) included."""
+    key = ("s", "c1", 0)
+    before = _spelt_older(b"AEJ2", ("s", "c0", 0), b"{\n    1", "")
+    frame_ = _spelt_older(magic, key, b"{\n    " + bytes(range(50)), "d1")
+    path = tmp_path / "r.rows"
+    path.write_bytes(before + frame_)
+    at, size = len(before), len(frame_)
+    _damaged_at(path, at, size, key, [[(i, 1 << b)] for i in range(at, at + size) for b in range(8)])

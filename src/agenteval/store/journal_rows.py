@@ -1,29 +1,42 @@
 """A journaled run's case-run rows, kept out of SQLite: one append-only file per run.
 
 `<root>/.agenteval/journal.rows/<run id>.rows` holds, for each case run appended, a frame: a
-header (`MAGIC`, the lengths of the key, the row and the digest, and a CRC-32 of the three), the
-case run's key (`[eval set id, eval id, run index]` as JSON), its row (the result's JSON as a
-result document holds it, placed in the document's list: `store.output.placed_json`) and its
-digest (`store.digest`; empty when its case was told soon after it: `store.journal_writer`);
-and for each case told, its summary's JSON as the document holds it,
-placed too (a frame whose run index is `journal_writer.SUMMARY`, without a digest). Frames
-written before rows were placed (`MAGIC_UNPLACED`, session 12) are read placed; an agenteval of
-then reads this version's frames as damaged (it would have copied them indented twice). The
-journal's SQLite tables keep each case run's key and status and each case's verdict
-(`store.kept`), with the offset and size of the frame. A resume copies a placed row into its
-document as it is (indenting 10,000 rows again was 0.13 s of a resume). Writing 10 KB rows into
-SQLite (its WAL, then its file, then deleting them once the run is recorded) was most of what
-the journal cost a run; here a row is written once, read back by offset (a resume copies it into
-its document), and the whole file goes with one `unlink` when the run is forgotten.
+header (`MAGIC`, then the lengths of the key, the row and the digest), the case run's key
+(`[eval set id, eval id, run index]` as JSON), its row (the result's JSON as a result document
+holds it, placed in the document's list: `store.output.placed_json`), its digest
+(`store.digest`; empty when its case was told soon after it: `store.journal_writer`), and last
+a CRC-32 of all of the frame before it, header included; and for each case told, its summary's
+JSON as the document holds it, placed too (a frame whose run index is
+`journal_writer.SUMMARY`, without a digest). The journal's SQLite tables keep each case run's
+key and status and each case's verdict (`store.kept`), with the offset and size of the frame.
+A resume copies a placed row into its document as it is (indenting 10,000 rows again was
+0.13 s of a resume). Writing 10 KB rows into SQLite (its WAL, then its file, then deleting them
+once the run is recorded) was most of what the journal cost a run; here a row is written once,
+read back by offset (a resume copies it into its document), and the whole file goes with one
+`unlink` when the run is forgotten.
+
+Older frames are read too, so that a run killed by an older agenteval resumes (a resume appends
+this version's frames to its file): `MAGIC_V2`'s (sessions 13 to 24) and `MAGIC_UNPLACED`'s
+(session 12: rows as `store.output.result_json` gives them, placed when read) have their CRC-32
+after the lengths (bytes 16 to 20), over the key, row and digest only, so some damage to their
+header passes unseen: two flipped bits turn `AEJ2` into `AEJ1`, whose row is then placed again
+(indented twice). A frame of this version whose magic is damaged into an older one is still an
+error, whatever else of its header is damaged: it is then read with the older layout, which
+looks for the key 4 bytes later than this one puts it (byte 20, not 16), and no key matches
+itself 4 bytes on (`_key`'s JSON: its 5th and 6th bytes would be `["`; that quote, after a `[`,
+ends the set id's string, so its 7th and 8th are `,"`, and its 3rd and 4th would be `,"` too, an
+unescaped quote inside that string). The same holds for an older frame damaged into this
+version. So no version needs recording elsewhere (SQLite holds a frame's offset and size only):
+only damage that also rewrote the key's bytes and met an old CRC-32 by chance could pass. An
+agenteval of before this version reads its frames as damaged.
 
 Durability is the journal's (`store.journal`): the run's writer thread writes a batch's frames,
 then commits their offsets to SQLite, so a committed offset names bytes the operating system
 already has (a process killed mid-write leaves at most a torn frame that nothing names). A
 frame that does not reach past the file's end is whole; one that does (the file truncated, e.g.
 after a machine lost power) is not kept (`Journal.finished_keys` leaves it out), and its case
-runs again. A frame that is
-there but whose header, key or checksum does not match is damage nothing can repair here: a
-DataError naming the file and the case run.
+runs again. A frame that is there but whose magic, lengths, key or checksum does not match is
+damage nothing can repair here: a DataError naming the file and the case run.
 """
 
 from __future__ import annotations
@@ -41,9 +54,15 @@ from typing import BinaryIO
 from agenteval.errors import DataError
 from agenteval.store.output import place, safe_name
 
-MAGIC = b"AEJ2"
-MAGIC_UNPLACED = b"AEJ1"  # (rows as `store.output.result_json` gives them: placed when read)
-_HEAD = struct.Struct("<4sIIII")  # magic, key, row and digest lengths, CRC-32 of key + row + digest
+MAGIC = b"AEJ3"
+MAGIC_V2 = b"AEJ2"  # (placed rows; a CRC-32 of key + row + digest after the lengths)
+MAGIC_UNPLACED = b"AEJ1"  # (as `MAGIC_V2`, rows as `store.output.result_json` gives: placed when read)
+_HEAD = struct.Struct("<4sIII")  # magic, key, row and digest lengths
+_CRC = struct.Struct("<I")  # a CRC-32: this version's last 4 bytes, an older frame's bytes 16 to 20
+_FIXED = _HEAD.size + _CRC.size  # a frame's bytes besides its key, row and digest (in every version)
+_RESIDUE = zlib.crc32(b"\0" + _CRC.pack(zlib.crc32(b"\0")))
+"""`zlib.crc32` of any bytes followed by their own CRC-32 (little-endian): a frame of this
+version checks whole in one call, its stored CRC-32 included."""
 
 CaseKey = tuple[str, str, int]  # (eval set id, eval id, run index)
 
@@ -87,7 +106,7 @@ def _framed(items: Sequence[Framed]) -> tuple[list[bytes], list[int]]:
     """The pieces of `frame` of each of `items`, in order and flattened (an empty digest left
     out), and each frame's size: made in one loop (a call of `frame` and of `_key` per frame,
     and a frame's list and sum, were two fifths of the writer thread's CPU)."""
-    string, crc, pack, head = _string, zlib.crc32, _HEAD.pack, _HEAD.size
+    string, crc, head, tail = _string, zlib.crc32, _HEAD.pack, _CRC.pack
     pieces: list[bytes] = []
     sizes: list[int] = []
     last_set, spelt = None, ""
@@ -97,11 +116,13 @@ def _framed(items: Sequence[Framed]) -> tuple[list[bytes], list[int]]:
         k = f"[{spelt},{string(eval_id)},{int(index)}]".encode()
         if digest:
             d = digest.encode()
-            pieces += (pack(MAGIC, len(k), len(row), len(d), crc(d, crc(row, crc(k)))), k, row, d)
-            sizes.append(head + len(k) + len(row) + len(d))
+            h = head(MAGIC, len(k), len(row), len(d))
+            pieces += (h, k, row, d, tail(crc(d, crc(row, crc(k, crc(h))))))
+            sizes.append(_FIXED + len(k) + len(row) + len(d))
         else:
-            pieces += (pack(MAGIC, len(k), len(row), 0, crc(row, crc(k))), k, row)
-            sizes.append(head + len(k) + len(row))
+            h = head(MAGIC, len(k), len(row), 0)
+            pieces += (h, k, row, tail(crc(row, crc(k, crc(h)))))
+            sizes.append(_FIXED + len(k) + len(row))
     return pieces, sizes
 
 
@@ -180,7 +201,7 @@ def _write_all(fd: int, pieces: list[bytes]) -> None:
             i += 1
 
 
-_MAGICS = (MAGIC, MAGIC_UNPLACED)
+_OLDER = (MAGIC_V2, MAGIC_UNPLACED)
 _PREAD = hasattr(os, "pread")
 _PREADV = hasattr(os, "preadv")
 _SPAN = 1 << 20  # bytes of a rows file read at once by `read_many`
@@ -214,8 +235,8 @@ class RowsReader:
         looked at in place (a call, a key's encoder and three slices a frame were most of a
         resume's reading of its rows)."""
         out: list[tuple[bytes, str | None] | None] = []
-        head, unpack, crc32, string = _HEAD.size, _HEAD.unpack_from, zlib.crc32, _string
-        spelt_key = _spelt_key
+        unpack, crc_at, crc32, string = _HEAD.unpack_from, _CRC.unpack_from, zlib.crc32, _string
+        spelt_key, fixed, residue = _spelt_key, _FIXED, _RESIDUE
         last_set, spelt = None, ""
         for at, size, key in frames:
             o = at - lo
@@ -226,16 +247,22 @@ class RowsReader:
             if set_id is not last_set:  # (a run's frames are of one eval set, or few)
                 last_set, spelt = set_id, string(set_id)
             k = spelt_key(spelt, eval_id, index)
-            if size >= head:
-                magic, nk, nr, nd, crc = unpack(data, o)
-                start = o + head + nk
-                # (The CRC-32 of the key and the body at once: the key is compared first.)
-                if nk == len(k) and head + nk + nr + nd == size and data.startswith(k, o + head) and \
-                        magic in _MAGICS and crc32(view[o + head:o + size]) == crc:
+            if size >= fixed:
+                magic, nk, nr, nd = unpack(data, o)
+                new = magic == MAGIC
+                # (The two layouts' keys are 4 bytes apart: a frame whose magic is damaged into
+                # the other layout's never shows its key where looked for: the module docstring.)
+                key_at = o + 16 if new else o + 20
+                # (One CRC-32 of the key and the body, the key compared first; this version's
+                # covers the whole frame, its stored CRC-32 last: `_RESIDUE`.)
+                if nk == len(k) and fixed + nk + nr + nd == size and data.startswith(k, key_at) and (
+                        crc32(view[o:o + size]) == residue if new else
+                        magic in _OLDER and crc32(view[key_at:o + size]) == crc_at(data, o + 16)[0]):
+                    start = key_at + nk
                     row = bytes(view[start:start + nr])
-                    if magic != MAGIC:
+                    if magic == MAGIC_UNPLACED:
                         row = place(row)
-                    out.append((row, str(view[start + nr:o + size], "utf-8") or None if nd else None))
+                    out.append((row, str(view[start + nr:start + nr + nd], "utf-8") or None if nd else None))
                     continue
             raise DataError(self.path, "", f"the run journal's row of case {eval_id!r} (run {index}) of eval "
                             f"set {set_id!r} at byte {at} is damaged; run the eval again without --resume")
@@ -320,5 +347,5 @@ def remove(path: Path) -> None:
         path.unlink()
 
 
-__all__ = ["MAGIC", "MAGIC_UNPLACED", "Framed", "RowsReader", "RowsWriter", "file_size", "frame", "remove",
-           "rows_dir", "rows_path"]
+__all__ = ["MAGIC", "MAGIC_UNPLACED", "MAGIC_V2", "Framed", "RowsReader", "RowsWriter", "file_size", "frame",
+           "remove", "rows_dir", "rows_path"]
