@@ -1,6 +1,6 @@
 """The run journal's frames (`store.journal_rows`) made and read, counted in instructions.
 
-    python bench/bench_frames.py [--src DIR ...] [--frames 10000] [--row 14000]
+    python bench/bench_frames.py [--src DIR ...] [--frames 10000] [--row 14000] [--write-only]
     python bench/bench_frames.py --convert STORE
 
 For each tree (`--src`, compiled to bytecode first), `RowsWriter.append_many` of `--frames`
@@ -8,7 +8,8 @@ frames (rows of `--row` bytes, a digest on every other one, in batches of 64 as 
 writer thread writes them) into a fresh rows file, then `RowsReader.read_many` of all of them
 in blocks of 256 (as a resume asks), each run under `valgrind --tool=cachegrind --cache-sim=no`
 once doing the work and once only the set-up; the difference is printed, and per frame
-(threads run one at a time under valgrind: the counts hold at any load).
+(threads run one at a time under valgrind: the counts hold at any load). `--write-only`
+counts the writing alone.
 
 `--convert STORE` rewrites the rows files of a store root's journal (`STORE/.agenteval/
 journal.rows/*.rows`) frame by frame from the format before 2026-11-27 (`AEJ2`: the CRC-32
@@ -56,8 +57,9 @@ def convert(store: Path) -> None:
         print(f"{path}: {converted} frames converted, {len(data) - at} bytes after them left as they were")
 
 
-def work(frames: int, row: int, do: bool) -> None:
-    """Writes and reads the frames (with `do`; without it, only the imports and the items)."""
+def work(frames: int, row: int, do: bool, read: bool = True) -> None:
+    """Writes the frames and, with `read`, reads them (with `do`; without it, only the imports
+    and the items)."""
     from agenteval.store.journal_rows import RowsReader, RowsWriter
 
     body = b"{\n    " + b"x" * (row - 6)
@@ -71,6 +73,8 @@ def work(frames: int, row: int, do: bool) -> None:
         for i in range(0, frames, 64):
             places += writer.append_many(items[i:i + 64])
         writer.close()
+        if not read:
+            return
         reader = RowsReader(path)
         asked = [(at, size, item[:3]) for (at, size), item in zip(places, items, strict=True)]
         read = 0
@@ -80,10 +84,10 @@ def work(frames: int, row: int, do: bool) -> None:
         assert read == frames
 
 
-def counted(src: str, frames: int, row: int, do: bool) -> int:
+def counted(src: str, frames: int, row: int, do: bool, read: bool) -> int:
     env = {**os.environ, "PYTHONPATH": src}
     args = [os.path.realpath(sys.executable), __file__, "--child", "work" if do else "base",
-            "--frames", str(frames), "--row", str(row)]
+            "--frames", str(frames), "--row", str(row), *([] if read else ["--write-only"])]
     valgrind = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
     run = subprocess.run([*valgrind, *args], env=env, capture_output=True, text=True, check=True)
     found = re.search(r"I\s+refs:\s+([\d,]+)", run.stderr)
@@ -96,6 +100,7 @@ def main() -> None:
     ap.add_argument("--src", nargs="+", default=[str(BENCH_DIR.parent / "src")])
     ap.add_argument("--frames", type=int, default=10_000)
     ap.add_argument("--row", type=int, default=14_000)
+    ap.add_argument("--write-only", action="store_true", help="count the writing alone")
     ap.add_argument("--convert", type=Path, metavar="STORE")
     ap.add_argument("--child", choices=["work", "base"], help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -103,13 +108,15 @@ def main() -> None:
         convert(args.convert)
         return
     if args.child:
-        work(args.frames, args.row, args.child == "work")
+        work(args.frames, args.row, args.child == "work", not args.write_only)
         return
     compiled(*args.src)
     for src in args.src:
-        spent = counted(src, args.frames, args.row, True) - counted(src, args.frames, args.row, False)
+        read = not args.write_only
+        spent = counted(src, args.frames, args.row, True, read) - \
+            counted(src, args.frames, args.row, False, read)
         print(f"{src}: {spent / 1e6:,.1f} M instructions, {spent / args.frames:,.0f} a frame "
-              f"({args.frames} frames of {args.row} bytes, written and read)", flush=True)
+              f"({args.frames} frames of {args.row} bytes, written{' and read' if read else ''})", flush=True)
 
 
 if __name__ == "__main__":

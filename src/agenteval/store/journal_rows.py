@@ -114,15 +114,16 @@ def _framed(items: Sequence[Framed]) -> tuple[list[bytes], list[int]]:
         if set_id is not last_set:  # (a run's frames are of one eval set, or few)
             last_set, spelt = set_id, string(set_id)
         k = f"[{spelt},{string(eval_id)},{int(index)}]".encode()
+        # (The header and key as one piece: a CRC-32 call and a piece fewer than apart.)
         if digest:
             d = digest.encode()
-            h = head(MAGIC, len(k), len(row), len(d))
-            pieces += (h, k, row, d, tail(crc(d, crc(row, crc(k, crc(h))))))
-            sizes.append(_FIXED + len(k) + len(row) + len(d))
+            hk = head(MAGIC, len(k), len(row), len(d)) + k
+            pieces += (hk, row, d, tail(crc(d, crc(row, crc(hk)))))
+            sizes.append(4 + len(hk) + len(row) + len(d))  # (4: the CRC-32)
         else:
-            h = head(MAGIC, len(k), len(row), 0)
-            pieces += (h, k, row, tail(crc(row, crc(k, crc(h)))))
-            sizes.append(_FIXED + len(k) + len(row))
+            hk = head(MAGIC, len(k), len(row), 0) + k
+            pieces += (hk, row, tail(crc(row, crc(hk))))
+            sizes.append(4 + len(hk) + len(row))
     return pieces, sizes
 
 
