@@ -210,8 +210,7 @@ def test_every_pair_of_flipped_bits_in_a_frame_s_header_is_found(tmp_path: Path)
     """Two bits flipped anywhere in a frame's header (its magic and lengths) or its CRC-32, the
     magic damaged into an older version's (`AEJ2`, `AEJ1`: one bit each from `AEJ3`) included,
     and its magic replaced by each older one, the lengths intact: each is a DataError naming the
-    case, never a frame read with the older layout (placed twice, or its key looked for in vain
-    and found)."""
+    case, never a row read back (as an `AEJ1` frame's, it would be placed twice)."""
     rows = [(("s", f"c{i}", 0), b"{\n    " + bytes(range(40 + i)), f"d{i}") for i in range(2)]
     path = tmp_path / "r.rows"
     writer = RowsWriter(path)
