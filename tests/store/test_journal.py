@@ -336,7 +336,7 @@ _OLD_CASES = """CREATE TABLE journal_cases (
 
 
 def test_a_journal_made_before_digests_resumes_its_rows_parsed_and_gains_the_columns(tmp_path: Path) -> None:
-    from agenteval.store.journal import _SCHEMA
+    from agenteval.store.journal_file import SCHEMA as _SCHEMA
     from agenteval.store.output import result_json
 
     run = "20250101-000000-aaaaaa"

@@ -58,7 +58,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import AbstractContextManager, closing
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
@@ -68,6 +68,17 @@ from agenteval.errors import DataError
 from agenteval.schema import EvalCaseResult, RunSpec
 from agenteval.store.case_rows import CaseRows
 from agenteval.store.claim import Claim, claim, lock_path, owner
+from agenteval.store.journal_file import (
+    ADDED,
+    SCHEMA,
+    TABLES,
+    TOLD_INDEX,
+    VERDICTS_LAYOUT,
+    checkpoint_and_close,
+    delete_run,
+    layout,
+    shrink,
+)
 from agenteval.store.journal_reader import JournalReader
 from agenteval.store.journal_rows import file_size as rows_size
 from agenteval.store.journal_rows import remove as remove_rows
@@ -84,53 +95,6 @@ KEEP_INTERRUPTED_DAYS = 30
 ORPHAN_SECONDS = 3600
 """A rows file whose run the journal does not hold is removed once unchanged this long."""
 
-_SCHEMA = [
-    """CREATE TABLE IF NOT EXISTS journal_runs (
-        run_id TEXT PRIMARY KEY, started REAL NOT NULL, updated REAL NOT NULL,
-        status TEXT NOT NULL, pid INTEGER, host TEXT, fingerprint TEXT NOT NULL,
-        total INTEGER NOT NULL, spec_json TEXT NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS journal_cases (
-        run_id TEXT NOT NULL REFERENCES journal_runs (run_id) ON DELETE CASCADE,
-        eval_set_id TEXT NOT NULL, eval_id TEXT NOT NULL, run_index INTEGER NOT NULL,
-        status INTEGER NOT NULL, error INTEGER NOT NULL, result_json TEXT NOT NULL, digest TEXT,
-        row_at INTEGER, row_size INTEGER, PRIMARY KEY (run_id, eval_set_id, eval_id, run_index))""",
-    # What `runs` counts and `finished_keys` reads, without reading the rows' results.
-    """CREATE INDEX IF NOT EXISTS journal_cases_done ON journal_cases
-        (run_id, error, eval_set_id, eval_id, run_index)""",
-    # Each told case's verdict (`store.kept`), in the order the cases were told.
-    """CREATE TABLE IF NOT EXISTS journal_verdicts (
-        run_id TEXT NOT NULL REFERENCES journal_runs (run_id) ON DELETE CASCADE,
-        eval_set_id TEXT NOT NULL, eval_id TEXT NOT NULL, position INTEGER NOT NULL, runs INTEGER NOT NULL,
-        status INTEGER NOT NULL, seconds REAL, tokens REAL, agent_errors INTEGER NOT NULL,
-        metric_errors INTEGER NOT NULL, uncertain INTEGER NOT NULL, escalated INTEGER NOT NULL,
-        summary BLOB NOT NULL, record TEXT NOT NULL, summary_at INTEGER, summary_size INTEGER,
-        told INTEGER, PRIMARY KEY (run_id, eval_set_id, eval_id))""",
-    # Each verdict's history rows (`store.kept`), by its `told` number: appended, never looked up
-    # one by one (the history copies them with one `INSERT ... SELECT`: `store.verdict_copy`).
-    """CREATE TABLE IF NOT EXISTS journal_metrics (
-        run_id TEXT NOT NULL, told INTEGER NOT NULL, run_index INTEGER NOT NULL, metric_name TEXT NOT NULL,
-        score REAL, threshold REAL, status INTEGER NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS journal_summaries (
-        run_id TEXT NOT NULL, told INTEGER NOT NULL, metric_name TEXT NOT NULL, threshold REAL,
-        runs INTEGER NOT NULL, scored_runs INTEGER NOT NULL, passed_runs INTEGER NOT NULL, mean REAL,
-        std REAL, ci_low REAL, ci_high REAL, pass_at_k REAL, pass_pow_k REAL, status INTEGER NOT NULL)""",
-]
-# A verdict by its `told` number, as the history's copy joins its rows to it (made after the
-# columns are added: a journal made before has no `told` until then).
-_TOLD_INDEX = "CREATE INDEX IF NOT EXISTS journal_verdicts_told ON journal_verdicts (run_id, told)"
-# Columns added since journals were first made (before digests; before rows files), each added
-# to a journal that lacks it when this agenteval opens it.
-_ADDED = (("journal_cases", "digest", "TEXT"), ("journal_cases", "row_at", "INTEGER"),
-          ("journal_cases", "row_size", "INTEGER"), ("journal_verdicts", "summary_at", "INTEGER"),
-          ("journal_verdicts", "summary_size", "INTEGER"), ("journal_verdicts", "told", "INTEGER"))
-_VERDICTS_LAYOUT = " escalated "  # in the table's SQL: verdicts of another layout are dropped
-_TABLES = {"journal_runs", "journal_cases", "journal_cases_done", "journal_verdicts", "journal_verdicts_told",
-           "journal_metrics", "journal_summaries"}
-# SQLite's default pages: the rows and summaries are in rows files, what is left is small, and
-# each commit writes its pages whole into the WAL (with the 64 KiB pages journals had while they
-# held the rows, 5,000 cases wrote 67 MB of WAL against 28 MB: bench/README.md, session 12).
-# Journals made before keep their layout: the statements are the same for both.
-_PAGE_SIZE = 4096
 
 CaseKey = tuple[str, str, int]  # (eval set id, eval id, run index)
 
@@ -266,26 +230,26 @@ class Journal:
         conn.execute("PRAGMA foreign_keys=ON")
         # Freed pages are not overwritten with zeros (some SQLite builds do so by default: deleting
         # a run's rows wrote them all once more); forgotten runs leave the file by truncation
-        # (`_shrink`), not by overwriting.
+        # (`journal_file.shrink`), not by overwriting.
         conn.execute("PRAGMA secure_delete=OFF")
         tables = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'index')"))
-        if not set(tables) >= _TABLES:  # new, or made by an agenteval before verdicts
+        if not set(tables) >= TABLES:  # new, or made by an agenteval before verdicts
             if not tables:  # a new journal: pages of forgotten runs can be given back at once
-                _layout(conn)
-            for statement in _SCHEMA:
+                layout(conn)
+            for statement in SCHEMA:
                 conn.execute(statement)
-        if "journal_verdicts" in tables and _VERDICTS_LAYOUT not in tables["journal_verdicts"]:
+        if "journal_verdicts" in tables and VERDICTS_LAYOUT not in tables["journal_verdicts"]:
             # Verdicts of another layout: they only spare a resume work, so they go (their cases'
             # runs are read one by one, and summarised again).
             with contextlib.suppress(sqlite3.OperationalError):  # another process did it first
                 conn.execute("DROP TABLE journal_verdicts")
-                conn.execute(_SCHEMA[3])
-        for table, column, kind in _ADDED:
+                conn.execute(SCHEMA[3])
+        for table, column, kind in ADDED:
             if table in tables and f" {column} " not in tables[table]:  # made before
                 with contextlib.suppress(sqlite3.OperationalError):  # another process added it first
                     conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
         if "journal_verdicts_told" not in tables:
-            conn.execute(_TOLD_INDEX)
+            conn.execute(TOLD_INDEX)
 
     def begin(self, spec: RunSpec, fingerprint: str, total: int) -> None:
         """Records a run as started by this process, which claims it (`RunOwned` when another
@@ -390,7 +354,7 @@ class Journal:
 
     def forget(self, run_id: str) -> None:
         """Removes a run from the journal (its results are in the run history now): the journal
-        holds only unfinished runs, and the space they took is given back (`_shrink`). The run's
+        holds only unfinished runs, and the space they took is given back (`journal_file.shrink`). The run's
         ownership by this process, if any, ends. The journal's checkpoint (two fsyncs: 40-160 ms
         of wall at 5,000 cases, most of forgetting a run) is made on a thread beside, as the
         history's is (`store.verdict_copy.beside`: `settle` and the process's exit wait for it; a
@@ -406,16 +370,16 @@ class Journal:
             self._prepare(conn)
             self._stop_writer(run_id)
             # No checkpoint at the delete's commit: the WAL holds the run's pages, which a
-            # checkpoint then would copy into the file; once `_shrink` has rebuilt the file (a few
+            # checkpoint then would copy into the file; once `shrink` has rebuilt the file (a few
             # pages), the checkpoint copies only the pages the file still has.
             conn.execute("PRAGMA wal_autocheckpoint=0")
-            _delete(conn, run_id)
-            _shrink(conn, checkpoint=False)
+            delete_run(conn, run_id)
+            shrink(conn, checkpoint=False)
         except BaseException as e:
             conn.close()
             raise DataError(self.path, "", f"cannot use the run journal: {e}") from None \
                 if isinstance(e, sqlite3.DatabaseError) and not isinstance(e, sqlite3.IntegrityError) else e
-        beside(functools.partial(_checkpoint_and_close, conn), "agenteval-forget")
+        beside(functools.partial(checkpoint_and_close, conn), "agenteval-forget")
         remove_rows(rows_path(self.root, run_id))  # after the rows naming it are gone
         if run_id in self._claims:
             self.release(run_id)
@@ -507,12 +471,12 @@ class Journal:
             if held is None:  # a live process owns it after all
                 continue
             try:
-                _delete(conn, run_id)
+                delete_run(conn, run_id)
                 remove_rows(rows_path(self.root, run_id))
             finally:
                 held.release(remove=True)
         if stale:
-            _shrink(conn)
+            shrink(conn)
         self._remove_orphans(conn)
 
     def _remove_orphans(self, conn: sqlite3.Connection) -> None:
@@ -542,77 +506,6 @@ def _rows(run_id: str, results: Iterable[EvalCaseResult], eval_set_id: str | Non
              placed_json(r), r)
             for r in results
             for set_id, eval_id, index, status, error, metric_errors in (_KEYED(r.__dict__),)]
-
-
-def _delete(conn: sqlite3.Connection, run_id: str) -> None:
-    """Deletes a run and its rows. The journal's only run (the usual case: it holds unfinished
-    runs only) has its rows dropped in one statement, which frees their pages without visiting
-    a row (SQLite's truncation of a table, which foreign-key checks would turn off); deleting
-    tens of megabytes of rows one by one was most of what recording a run cost the journal."""
-    conn.execute("PRAGMA foreign_keys=OFF")  # (not in a transaction: there it does nothing)
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            alone = conn.execute("SELECT 1 FROM journal_runs WHERE run_id != ? LIMIT 1",
-                                 (run_id,)).fetchone() is None
-            for table in ("journal_cases", "journal_verdicts", "journal_metrics", "journal_summaries"):
-                conn.execute(f"DELETE FROM {table}" + ("" if alone else " WHERE run_id = ?"),
-                             () if alone else (run_id,))
-            conn.execute("DELETE FROM journal_runs WHERE run_id = ?", (run_id,))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-    finally:
-        conn.execute("PRAGMA foreign_keys=ON")
-
-
-def _layout(conn: sqlite3.Connection) -> None:
-    """A new journal's pages: `_PAGE_SIZE` bytes, and incremental vacuum (forgotten runs' pages
-    given back at once). Both need the empty file rebuilt (`VACUUM`), and the page size needs it
-    out of WAL mode for that; another process preparing the same new journal may hold it, and
-    then it keeps the default page size (best effort: the layout is a speed, not a meaning)."""
-    try:
-        conn.execute("PRAGMA journal_mode=DELETE")
-        conn.execute(f"PRAGMA page_size = {_PAGE_SIZE}")
-    except sqlite3.OperationalError:
-        pass
-    try:
-        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
-        conn.execute("VACUUM")
-    finally:
-        use_wal(conn)
-
-
-def _shrink(conn: sqlite3.Connection, checkpoint: bool = True) -> None:
-    """Gives the pages of forgotten runs back to the file system. A journal that holds no run
-    any more (the usual case) is rebuilt (`VACUUM`: cheap when empty, where an incremental vacuum
-    moved every freed page through the WAL, as much as the run's rows), an older journal then
-    with incremental vacuum from then on; a journal still holding runs frees its pages at once
-    when made with incremental vacuum; then (`checkpoint`) the WAL is checkpointed and emptied.
-    Best effort: a busy journal is shrunk another time."""
-    try:
-        incremental = conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
-        if conn.execute("SELECT count(*) FROM journal_runs").fetchone()[0] == 0:
-            if not incremental:
-                conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
-            try:
-                conn.execute("VACUUM")
-            except sqlite3.OperationalError:  # another connection is reading: free what is free
-                if not incremental:
-                    raise
-                conn.executescript("PRAGMA incremental_vacuum")
-        elif incremental:
-            conn.executescript("PRAGMA incremental_vacuum")  # stepped to the end: every free page
-        if checkpoint:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    except sqlite3.OperationalError:
-        pass
-
-
-def _checkpoint_and_close(conn: sqlite3.Connection) -> None:
-    with closing(conn), contextlib.suppress(sqlite3.Error):  # (best effort, as in `_shrink`)
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 __all__ = ["FLUSH_CASES", "FLUSH_SECONDS", "KEEP_INTERRUPTED_DAYS", "CaseKey", "Journal", "JournalReader",

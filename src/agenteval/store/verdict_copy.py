@@ -321,7 +321,7 @@ def rows_after(conn: sqlite3.Connection, schema: str, journal_run_id: str) -> tu
     them: the writer appends a run's rows in the order it numbers the verdicts, SQLite gives a
     new row a rowid above the table's largest, and a run's rows stay, with their rowids, until
     it is forgotten (so the largest is at least these, whatever other runs' rows come and go;
-    only a journal that holds no run is rebuilt by `VACUUM`, which renumbers: `journal._shrink`)."""
+    only a journal that holds no run is rebuilt by `VACUUM`, which renumbers: `journal_file.shrink`)."""
     last = "SELECT rowid FROM {}.{} WHERE run_id = ?1 ORDER BY rowid DESC LIMIT 1"  # (read from the end)
     found = conn.execute(f"SELECT ({last.format(schema, 'journal_metrics')}), "
                          f"({last.format(schema, 'journal_summaries')})", (journal_run_id,)).fetchone()
