@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import struct
-import subprocess
 import sys
 import tempfile
 import zlib
@@ -32,6 +30,7 @@ from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
+import instructions  # noqa: E402
 from bench_journal import compiled  # noqa: E402
 
 _OLD = struct.Struct("<4sIIII")
@@ -85,14 +84,9 @@ def work(frames: int, row: int, do: bool, read: bool = True) -> None:
 
 
 def counted(src: str, frames: int, row: int, do: bool, read: bool) -> int:
-    env = {**os.environ, "PYTHONPATH": src}
-    args = [os.path.realpath(sys.executable), __file__, "--child", "work" if do else "base",
+    argv = [os.path.realpath(sys.executable), __file__, "--child", "work" if do else "base",
             "--frames", str(frames), "--row", str(row), *([] if read else ["--write-only"])]
-    valgrind = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
-    run = subprocess.run([*valgrind, *args], env=env, capture_output=True, text=True, check=True)
-    found = re.search(r"I\s+refs:\s+([\d,]+)", run.stderr)
-    assert found, run.stderr[-2000:]
-    return int(found.group(1).replace(",", ""))
+    return instructions.count(argv, src)
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
+import instructions  # noqa: E402
 from bench_journal import compiled, write_set  # noqa: E402
 
 OUT = BENCH_DIR / "out" / "journal_ir"
@@ -42,18 +43,13 @@ def counted(src: str, history: bool, evalset: Path, tag: str) -> tuple[int, Path
     agent.mkdir(parents=True)
     (agent / "__init__.py").write_text(AGENT)
     out = OUT / f"cg_{tag}.out"
-    env = {**os.environ, "PYTHONPATH": src}
     script = shutil.which("agenteval") or str(Path(sys.executable).parent / "agenteval")
-    cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out}",
-           python_binary(), script, "eval", str(agent), str(evalset), "--parallelism", "8",
-           "--output", str(OUT / f"{tag}.json"), *([] if history else ["--no_history"])]
-    proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    found = re.search(r"I\s+refs:\s+([\d,]+)", proc.stderr)
-    if proc.returncode not in (0, 1) or found is None:
-        raise SystemExit(f"{tag}: exit {proc.returncode}\n{proc.stderr[-2000:]}")
+    argv = [python_binary(), script, "eval", str(agent), str(evalset), "--parallelism", "8",
+            "--output", str(OUT / f"{tag}.json"), *([] if history else ["--no_history"])]
+    found = instructions.count(argv, src, out=str(out), exits=(0, 1))
     shutil.rmtree(agent, ignore_errors=True)
     (OUT / f"{tag}.json").unlink(missing_ok=True)
-    return int(found.group(1).replace(",", "")), out
+    return found, out
 
 
 def functions(out: Path) -> dict[str, int]:

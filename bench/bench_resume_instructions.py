@@ -23,7 +23,6 @@ import contextlib
 import gc
 import io
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -35,6 +34,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 import bench_journal as bj  # noqa: E402
 import bench_resume_budget as budget  # noqa: E402
+import instructions  # noqa: E402
 
 OUT = budget.OUT
 
@@ -85,13 +85,7 @@ def resume_once(tag: str, work: bool) -> None:
 
 def counted(src: str, what: str, work: bool) -> int:
     """Instructions of this script run as `--child` under cachegrind with `src` first on the path."""
-    env = {**os.environ, "PYTHONPATH": src}
-    args = [sys.executable, __file__, "--child", what, "work" if work else "base"]
-    valgrind = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
-    run = subprocess.run([*valgrind, *args], env=env, capture_output=True, text=True, check=True)
-    found = re.search(r"I\s+refs:\s+([\d,]+)", run.stderr)
-    assert found, run.stderr[-2000:]
-    return int(found.group(1).replace(",", ""))
+    return instructions.count([sys.executable, __file__, "--child", what, "work" if work else "base"], src)
 
 
 def main() -> None:

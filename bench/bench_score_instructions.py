@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR))
+import instructions  # noqa: E402
+
 CONFIG = {"criteria": {"tool_trajectory_avg_score": {"threshold": 1.0, "per_agent": False},
                        "response_match_score": 0.8}}
 
@@ -39,15 +40,10 @@ def _corpus(out: Path, n: int) -> Path:
 
 
 def _instructions(tree: str, corpus: Path, output: Path) -> int:
-    cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-           sys.executable, "-m", "agenteval", "score", str(corpus / "expected.evalset.json"),
-           "--actual", str(corpus / "actual.evalset.json"), "--config_file_path",
-           str(corpus / "config_default.json"), "--parallelism", "1", "--output", str(output)]
-    done = subprocess.run(cmd, env={**os.environ, "PYTHONPATH": tree}, capture_output=True, text=True)
-    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
-    if found is None:
-        raise SystemExit(f"no instruction count from valgrind:\n{done.stderr[-2000:]}")
-    return int(found.group(1).replace(",", ""))
+    argv = [sys.executable, "-m", "agenteval", "score", str(corpus / "expected.evalset.json"),
+            "--actual", str(corpus / "actual.evalset.json"), "--config_file_path",
+            str(corpus / "config_default.json"), "--parallelism", "1", "--output", str(output)]
+    return instructions.count(argv, tree, exits=(0, 1))
 
 
 def main() -> int:
