@@ -7,12 +7,13 @@ worker processes (`--isolation process`), and with a limit set below the paralle
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from tests.fake_server import FakeServer, chat
+from tests.fake_server import FakeServer, Step, chat
 from tests.helpers import eval_set, inv
 
 from agenteval.agents.loader import load_root_agent
@@ -45,6 +46,22 @@ def stub() -> Iterator[FakeServer]:
     server.close()
 
 
+def _held_until(server: FakeServer, peak: int) -> None:
+    """Each call is held (before its 0.15 s) until `peak` calls were once in flight together, for
+    up to 10 s: on a loaded machine calls that start late would otherwise find the first ones
+    done, and the peak would fall short of the limit for want of CPU, not of slots."""
+    answer = server.respond
+    assert answer is not None
+
+    def held(body: dict[str, object]) -> Step:
+        deadline = time.monotonic() + 10
+        while server.peak < peak and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return answer(body)
+
+    server.respond = held
+
+
 def _run(tmp_path: Path, server: FakeServer, parallelism: int, limit: int | None = None,
          isolation: str | None = None) -> dict[str, int]:
     model = f"openai-compat:stub@{server.base_url}"
@@ -73,6 +90,7 @@ def test_agent_judge_and_simulator_share_one_limit_per_endpoint(
         tmp_path: Path, stub: FakeServer, parallelism: int, isolation: str | None) -> None:
     # With process isolation the agent and the simulator call from worker processes and the
     # judge from this one: the slots of one semaphore bound them all (models.limits.SharedSlots).
+    _held_until(stub, parallelism)
     limits = _run(tmp_path, stub, parallelism, isolation=isolation)
     assert list(limits.values()) == [parallelism]
     system = [str(body["messages"][0]["content"]) for body in stub.received]
@@ -87,6 +105,7 @@ def test_agent_judge_and_simulator_share_one_limit_per_endpoint(
 def test_a_limit_below_the_parallelism_holds(tmp_path: Path, stub: FakeServer, isolation: str | None) -> None:
     # Under process isolation each of the 8 workers' own share is 1: 8 calls in flight before
     # the workers and this process took the slots of one semaphore.
+    _held_until(stub, 3)
     limits = _run(tmp_path, stub, 8, limit=3, isolation=isolation)
     assert list(limits.values()) == [3]
     assert stub.peak == 3
