@@ -60,10 +60,8 @@ from agenteval.store.verdict_copy import (
     Summed,
     add,
     closed_beside,
-    copied_totals,
     copy_cases,
     copy_kept,
-    copy_told_after,
     rows_after,
     sum_told,
 )
@@ -302,15 +300,7 @@ class RunStore:
         already stay, the verdicts told since are added (from its last unread schema)."""
         if held is not None and (held.run_id, held.journal_run_id, held.eval_set_id) == \
                 (result.eval_set_result_id, journal_run_id, result.eval_set_id) and held.unread:
-            def rest(conn: sqlite3.Connection, run_id: str) -> CaseTotals:
-                schema = held.unread.pop()
-                told = copy_told_after(conn, schema, run_id, journal_run_id, result.eval_set_id, held.told,
-                                       held.after)
-                summed = sum_told(conn, schema, journal_run_id, result.eval_set_id, (held.told, told),
-                                  held.summed)
-                return copied_totals(conn, schema, journal_run_id, result.eval_set_id, summed)
-
-            return self._record(result, result_path, meta, rest, held=held.conn)
+            return self._record(result, result_path, meta, held.finish, held=held.conn)
         if held is not None:
             held.rollback()
         return self._record(result, result_path, meta,

@@ -80,13 +80,24 @@ class HeldCopy:
         if len(self.unread) < 2:
             return False
         schema = self.unread.pop(0)
+        self._copy_since(schema)
+        self.after = rows_after(self.conn, schema, self.journal_run_id)
+        return True
+
+    def finish(self, conn: sqlite3.Connection, run_id: str) -> CaseTotals:
+        """The recording's end (`RunStore.record_copied`, in this transaction: `conn` is
+        `self.conn`, `run_id` `self.run_id`): the verdicts told since the last copy, through the
+        last unread schema, and what the run's row sums over all of them."""
+        schema = self.unread.pop()
+        self._copy_since(schema)
+        return copied_totals(conn, schema, self.journal_run_id, self.eval_set_id, self.summed)
+
+    def _copy_since(self, schema: str) -> None:
         told = self.told
         self.told = copy_told_after(self.conn, schema, self.run_id, self.journal_run_id, self.eval_set_id,
                                     told, self.after)
         self.summed = sum_told(self.conn, schema, self.journal_run_id, self.eval_set_id, (told, self.told),
                                self.summed)
-        self.after = rows_after(self.conn, schema, self.journal_run_id)
-        return True
 
     def rollback(self) -> None:
         """Drops the transaction (nothing was visible) and closes the connection."""
