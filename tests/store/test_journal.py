@@ -69,6 +69,7 @@ def test_latest_is_the_newest_run(tmp_path: Path) -> None:
 
 def test_a_forgotten_run_leaves_nothing(tmp_path: Path) -> None:
     from agenteval.schema import EvalCaseResult
+    from agenteval.store import verdict_copy
 
     journal = _begin(tmp_path)
     journal.append_all("20250101-000000-aaaaaa", [
@@ -78,7 +79,10 @@ def test_a_forgotten_run_leaves_nothing(tmp_path: Path) -> None:
     started = time.monotonic()
     journal.forget("20250101-000000-aaaaaa")
     assert time.monotonic() - started < 5
+    # The run and its lock file are gone when `forget` returns; its rows file (and the journal's
+    # checkpoint) once `settle` has (see `Journal.forget`).
     assert journal.runs() == [] and not lock_path(tmp_path, "20250101-000000-aaaaaa").exists()
+    verdict_copy.settle()
     with sqlite3.connect(journal.path) as conn:
         assert conn.execute("SELECT count(*) FROM journal_cases").fetchone() == (0,)
         assert conn.execute("PRAGMA freelist_count").fetchone() == (0,)
@@ -89,10 +93,12 @@ def test_a_forgotten_run_leaves_nothing(tmp_path: Path) -> None:
 
 
 def test_a_forgotten_runs_checkpoint_is_made_beside_and_waited_for(tmp_path: Path) -> None:
-    """The run is gone when `forget` returns; the journal's checkpoint (its syncs) is made on a
-    thread of its own, which `settle` (and the process's exit) waits for: then the WAL is empty
-    and the file holds the empty journal's few pages."""
+    """The run is gone when `forget` returns; the journal's checkpoint (its syncs) and the
+    removal of the run's rows file are made on threads of their own, which `settle` (and the
+    process's exit) waits for: then the WAL is empty, the file holds the empty journal's few
+    pages and the rows file is gone."""
     from agenteval.store import verdict_copy
+    from agenteval.store.journal_rows import rows_path
 
     verdict_copy.settle()  # (what other tests here left beside)
     run = "20250101-000000-aaaaaa"
@@ -102,10 +108,44 @@ def test_a_forgotten_runs_checkpoint_is_made_beside_and_waited_for(tmp_path: Pat
     assert wal.stat().st_size > 100_000  # (the run's pages are in the WAL, not the file)
     journal.forget(run)
     assert journal.runs() == []
-    assert [t.name for t in verdict_copy._closing] == ["agenteval-forget"]
+    assert [t.name for t in verdict_copy._closing] == ["agenteval-forget", "agenteval-forget-rows"]
     verdict_copy.settle()
     assert not wal.exists() or wal.stat().st_size == 0
     assert journal.path.stat().st_size < 50_000
+    assert not rows_path(tmp_path, run).exists()
+
+
+def test_a_run_begun_again_after_forgetting_waits_for_its_old_rows_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run forgotten and then begun again by the same process (a finished run's
+    `--retry_errors` in a long-lived process) appends to a new rows file: its writer waits for
+    the old file's removal beside first, however slow that is (held back here), so no row is
+    written into a file about to be unlinked."""
+    from agenteval.store import journal as journal_module
+    from agenteval.store import verdict_copy
+    from agenteval.store.journal_rows import remove, rows_path
+
+    release = threading.Event()
+
+    def held_back(path: Path) -> None:
+        release.wait(10)
+        remove(path)
+
+    monkeypatch.setattr(journal_module, "remove_rows", held_back)
+    run = "20250101-000000-aaaaaa"
+    journal = _begin(tmp_path, run)
+    journal.append_all(run, [_result(0)])
+    journal.forget(run)
+    assert rows_path(tmp_path, run).exists()  # (its removal is held back)
+    threading.Timer(0.3, release.set).start()
+    journal.begin(RunSpec(run_id=run, command="eval", started=1.0), "{}", 3)
+    journal.append_all(run, [_result(1)])
+    verdict_copy.settle()
+    assert journal.finished_keys(run) == {("s", "c1", 0)}
+    reader = journal.reader()
+    assert reader.kept(run, ("s", "c1", 0)) == _result(1)
+    reader.close()
+    journal.close()
 
 
 def _result(i: int, error: str | None = None) -> EvalCaseResult:
@@ -383,6 +423,7 @@ def test_forgetting_a_run_keeps_the_other_runs_rows(tmp_path: Path) -> None:
 
 
 def test_rows_live_in_a_file_that_goes_with_the_run(tmp_path: Path) -> None:
+    from agenteval.store import verdict_copy
     from agenteval.store.journal_rows import rows_path
     from agenteval.store.output import placed_json
 
@@ -406,6 +447,7 @@ def test_rows_live_in_a_file_that_goes_with_the_run(tmp_path: Path) -> None:
     assert [reader.kept(run, ("s", f"c{i}", 0)) for i in range(3)] == [_result(i) for i in range(3)]
     reader.close()
     journal.forget(run)
+    verdict_copy.settle()  # (the file is removed beside: `Journal.forget`)
     assert not rows.exists()
 
 

@@ -124,18 +124,19 @@ def closed_beside(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     beside(conn.close, "agenteval-history-close")
 
 
-def beside(work: Callable[[], None], name: str) -> None:
-    """Runs `work` (closing a connection: its checkpoint's syncs) on a thread of its own, named
-    `name`, which `settle` waits for, as does the process's exit."""
+def beside(work: Callable[[], None], name: str) -> threading.Thread:
+    """Runs `work` (closing a connection: its checkpoint's syncs; removing a file) on a thread of
+    its own, named `name` and returned, which `settle` waits for, as does the process's exit."""
     thread = threading.Thread(target=work, name=name, daemon=True)
     thread.start()
     _closing.append(thread)
+    return thread
 
 
 @atexit.register
 def settle() -> None:
     """Waits for the work `beside` is doing (`closed_beside`'s closes, `Journal.forget`'s
-    checkpoint); the process's exit waits for it too."""
+    checkpoint and the forgotten run's rows file's removal); the process's exit waits for it too."""
     while _closing:
         _closing.pop().join()
 
