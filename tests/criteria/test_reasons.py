@@ -201,3 +201,68 @@ def test_the_document_keeps_every_overall_reason_and_those_of_invocations_that_d
 def test_mean_reason_without_a_score_is_none_and_ties_are_not_singled_out() -> None:
     assert mean_reason(None, 0.5, [None], [None]) is None
     assert mean_reason(1.0, 0.5, [1.0, 1.0], ["x", "y"]) == "mean 1 ≥ threshold 0.5 over 2 invocations"
+
+
+def test_a_mean_reason_of_invocation_scores_is_mean_reason_reading_only_the_reason_it_names() -> None:
+    import random
+
+    from agenteval.criteria.base import InvocationScore, _mean_reason
+
+    rng = random.Random(5)
+    for _ in range(3000):
+        n = rng.randint(0, 4)
+        scores = [rng.choice([None, 0.0, 0.25, 0.5, 2 / 3, 1.0]) for _ in range(n)]
+        texts = [rng.choice([None, "", f"why {i}"]) for i in range(n)]
+        made: list[int] = []
+
+        def lazy(i: int, text: str | None, made: list[int] = made) -> Any:
+            return lambda: made.append(i) or text
+
+        per = [InvocationScore(s, reason=lazy(i, t) if rng.random() < 0.5 else t)
+               for i, (s, t) in enumerate(zip(scores, texts, strict=True))]
+        present = [s for s in scores if s is not None]
+        overall = rng.choice([None, sum(present) / len(present) if present else None, 0.5])
+        threshold = rng.choice([0.5, 1.0, 0.0])
+        said = _mean_reason(overall, threshold, per)
+        assert len(made) <= 1  # the invocation it names, at most
+        assert said == mean_reason(overall, threshold, scores, texts), (overall, threshold, scores, texts)
+
+
+@pytest.mark.parametrize("value", [
+    {"a": [1, 2.5, None, True], "b": {"c": "é\n\"x\""}}, [], {}, [float("nan"), float("inf"), 1e300],
+    {"k": "東京", "n": -0.0, "big": 10**30}, [[[[[]]]]], {1: "int key", None: "none key"},
+])
+def test_a_container_argument_is_written_as_json_dumps_writes_it(value: Any) -> None:
+    from agenteval.criteria.reasons import value_text
+
+    assert value_text(value) == json.dumps(value, ensure_ascii=False)
+
+
+def test_a_container_json_cannot_write_raises_as_json_dumps_raises() -> None:
+    from agenteval.criteria.reasons import value_text
+
+    cyclic: list[Any] = [1]
+    cyclic.append(cyclic)
+    for bad, error in (([1, {2, 3}], TypeError), ({"x": object()}, TypeError), (cyclic, ValueError)):
+        with pytest.raises(error) as raised:
+            value_text(bad)
+        with pytest.raises(error) as expected:
+            json.dumps(bad, ensure_ascii=False)
+        assert str(raised.value) == str(expected.value)
+    assert value_text([1, 2]) == "[1, 2]"  # and the encoder still works after a failure
+
+
+def test_a_call_is_written_with_json_strings_and_containers_and_reprs_otherwise() -> None:
+    from agenteval.criteria.reasons import call_text
+    from agenteval.schema import FunctionCall
+
+    class Text(str):
+        pass
+
+    made = FunctionCall(name="book", args={"city": "Kraków", "n": 3, "f": 0.5, "ok": True, "none": None,
+                                          "guests": [{"name": "Ana"}], "note": 'say "hi"'})
+    assert call_text(made) == ('book(city="Kraków", n=3, f=0.5, ok=True, none=None, '
+                               'guests=[{"name": "Ana"}], note="say \\"hi\\"")')
+    assert call_text(FunctionCall(name="x", args={})) == "x()"
+    assert call_text(FunctionCall(name="x", args=None)) == "x()"
+    assert call_text(FunctionCall.model_construct(name="x", args={"s": Text("t")})) == 'x(s="t")'

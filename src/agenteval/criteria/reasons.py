@@ -24,6 +24,14 @@ def num(value: float | None) -> str:
 # `json.dumps(value, ensure_ascii=False)` builds an encoder per call; these are what it uses.
 _JSON = json.JSONEncoder(ensure_ascii=False)
 _json_string = json.encoder.encode_basestring
+# `_JSON.encode`'s C encoder, made once (`encode` makes one per call, with a function and a dict
+# of markers: half its time for a call's small arguments). Without markers it keeps no state
+# between calls, so threads may share it; it then cannot tell a cycle, which it meets as deep
+# recursion: whatever it raises, `_JSON.encode` is asked instead (`value_text`).
+_c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)  # None without `_json`
+_encode = (_c_make_encoder(None, _JSON.default, _json_string, None, _JSON.key_separator,
+                           _JSON.item_separator, False, False, True)
+           if _c_make_encoder is not None else None)
 
 
 def value_text(value: Any) -> str:
@@ -31,14 +39,24 @@ def value_text(value: Any) -> str:
     if isinstance(value, str):
         return _json_string(value)
     if isinstance(value, (dict, list)):
+        if _encode is not None:
+            try:
+                return "".join(_encode(value, 0))
+            except Exception:  # a cycle, or a value JSON has not: `encode` says which
+                pass
         return _JSON.encode(value)
     return repr(value)
 
 
 def call_text(call: FunctionCall) -> str:
     """`name(arg=value, ...)`."""
-    args = ", ".join(f"{k}={value_text(v)}" for k, v in (call.args or {}).items())
-    return f"{call.name}({args})"
+    args = call.args
+    if not args:
+        return f"{call.name}()"
+    # A list, not a generator, for `join`; a plain string's JSON without `value_text`'s call.
+    text = ", ".join([f"{k}={_json_string(v) if v.__class__ is str else value_text(v)}"
+                      for k, v in args.items()])
+    return f"{call.name}({text})"
 
 
 def held_to(score: float, threshold: float, what: str = "score") -> str:
