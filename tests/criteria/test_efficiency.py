@@ -111,3 +111,26 @@ def test_call_counts_per_invocation(case: list[Invocation]) -> None:
         float(sum(1 for e in data.invocation_events if e.usage_metadata or e.model_version))
         if isinstance(data := inv.intermediate_data, InvocationEvents) else None
         for inv in case]
+
+
+def test_an_invocations_duration_details_are_its_parts_with_the_framework_rest() -> None:
+    from agenteval.criteria.efficiency import duration
+
+    case = [Invocation.model_validate({"user_content": {"role": "user", "parts": [{"text": "q"}]},
+                                       "duration": total, "model_duration": model, "tool_duration": tool})
+            for total, model, tool in ((3.0, 0.5, 1.0), (1.0, None, 0.25), (0.5, 0.75, None),
+                                       (None, 1.0, 1.0), (2.0, None, None))]
+    result = InvocationDuration("invocation_duration_v1", BaseCriterion(threshold=0.0)).score(
+        EvalContext(actual=case))
+    for inv, score in zip(case, result.per_invocation, strict=True):
+        made = duration(inv)
+        if made is None:
+            assert score.score is None and score.details is None
+            continue
+        assert score.details is not None and score.details.duration_details is not None
+        assert score.details.duration_details.model_dump() == made.model_dump()
+        assert score.score == inv.duration
+    assert result.details is not None and result.details.duration_details is not None
+    assert result.details.duration_details.model_dump() == {
+        "total_seconds": 6.5 / 4, "model_seconds": 1.25 / 2, "tool_seconds": 1.25 / 2,
+        "framework_seconds": (1.5 + 0.75 + 0.0 + 2.0) / 4}

@@ -127,7 +127,6 @@ _make_tokens = maker(TokenUsageDetails)
 _make_duration = maker(DurationDetails)
 _make_details = maker(EvalMetricResultDetails)
 _TOKEN_FIELDS = tuple(TokenUsageDetails.model_fields)
-_DURATION_FIELDS = tuple(DurationDetails.model_fields)
 
 
 def _details(token_usage: TokenUsageDetails | None = None,
@@ -189,21 +188,37 @@ class InvocationDuration(Criterion):
 
     def score(self, ctx: EvalContext) -> CriterionResult:
         per: list[InvocationScore] = []
-        timed: list[DurationDetails] = []
+        # Each part's sum over the invocations timed (left to right, from 0.0, as `mean` adds a
+        # column's values) and how many gave it: the overall means in the same pass as the
+        # invocations' details (`duration` written out).
+        timed = with_model = with_tool = 0
+        total = model_sum = tool_sum = framework_sum = 0.0
         for inv in ctx.actual:
-            d = duration(inv)
-            if d is None:
+            seconds = inv.duration
+            if seconds is None:
                 per.append(InvocationScore(None))
-            else:
-                timed.append(d)
-                per.append(InvocationScore(d.total_seconds, _details(None, d)))
-        avg: dict[str, float | None] = dict.fromkeys(_DURATION_FIELDS)
-        if timed:
-            for name, column in zip(_DURATION_FIELDS, zip(*[d.__dict__.values() for d in timed],
-                                                          strict=True), strict=True):
-                avg[name] = mean(column)
+                continue
+            model, tool = inv.model_duration, inv.tool_duration
+            framework = max(seconds - (model or 0.0) - (tool or 0.0), 0.0)
+            d = _make_duration({"total_seconds": seconds, "model_seconds": model,
+                                "tool_seconds": tool, "framework_seconds": framework})
+            per.append(InvocationScore(seconds, _make_details({
+                "rubric_scores": None, "token_usage_details": None, "duration_details": d})))
+            timed += 1
+            total += seconds
+            framework_sum += framework
+            if model is not None:
+                with_model += 1
+                model_sum += model
+            if tool is not None:
+                with_tool += 1
+                tool_sum += tool
         # The mean of the scores: a timed invocation's is its total, which is never None, so
         # it is the mean of the totals just taken (the same values in the same order).
-        overall = avg["total_seconds"]
-        return CriterionResult(overall, per, _details(None, _make_duration(avg)),
+        overall = total / timed if timed else None
+        avg = _make_duration({
+            "total_seconds": overall, "model_seconds": model_sum / with_model if with_model else None,
+            "tool_seconds": tool_sum / with_tool if with_tool else None,
+            "framework_seconds": framework_sum / timed if timed else None})
+        return CriterionResult(overall, per, _details(None, avg),
                                reason=_reason(overall, "seconds", ctx, traced=False))
