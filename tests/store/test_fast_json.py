@@ -262,6 +262,23 @@ def test_plain_takes_json_values_only() -> None:
         assert not pj.plain(value) and not pj.plain({"k": [value]})
 
 
+class _PassesForText:
+    """Not a string, though its `__class__` says it is one."""
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        return str
+
+
+def test_plain_looks_at_a_values_type_not_at_the_class_it_claims() -> None:
+    # The hooks read `type(...)`: an object passing itself off as a JSON value is no JSON value
+    # (orjson would refuse it, or write what pydantic does not).
+    liar = _PassesForText()
+    assert liar.__class__ is str
+    for value in (liar, {"k": liar}, [liar], {"k": [1, liar]}):
+        assert not pj.plain(value)
+
+
 def test_the_document_writes_a_scored_result_and_its_summary_by_orjson(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # One process (`score --parallelism 1`, `eval`): the document writer's and the journal's
