@@ -1,3 +1,6 @@
+import pickle
+from typing import Any
+
 import pytest
 
 from agenteval.schema import (
@@ -49,8 +52,30 @@ def test_maker_makes_what_trusted_makes_without_the_key_check() -> None:
     made, built = maker(EvalMetricResult)(dict(values)), trusted(EvalMetricResult, dict(values))
     assert made == built
     assert made.model_dump_json(indent=2) == built.model_dump_json(indent=2)
-    assert made.model_fields_set == built.model_fields_set
-    assert made.model_fields_set is not maker(EvalMetricResult)(dict(values)).model_fields_set
+    assert made.model_fields_set == built.model_fields_set == set(EvalMetricResult.model_fields)
+
+
+@pytest.mark.parametrize("make", [maker(DurationDetails),
+                                  lambda values: trusted(DurationDetails, values)])
+def test_what_pydantic_does_to_one_made_object_leaves_the_others_as_they_were(make: Any) -> None:
+    # The fields-set every made object holds is one set (not copied per object): nothing pydantic
+    # does through one object may change what another says was set.
+    every = set(DurationDetails.model_fields)
+    values = {"total_seconds": 1.0, "model_seconds": None, "tool_seconds": None,
+              "framework_seconds": None}
+    one, other = make(dict(values)), make(dict(values))
+    one.model_seconds = 0.5
+    copied = other.model_copy(update={"tool_seconds": 0.25})
+    deep = other.model_copy(deep=True)
+    deep.model_fields_set.discard("tool_seconds")  # a copy's set is its own
+    thawed = pickle.loads(pickle.dumps(other))
+    thawed.model_fields_set.clear()
+    for made in (one, other, copied):
+        assert made.model_fields_set == every
+        assert made.model_dump(exclude_unset=True) == made.model_dump()
+    assert other.model_dump() == values and make(dict(values)).model_fields_set == every
+    assert deep.model_fields_set == every - {"tool_seconds"}
+    assert copied.tool_seconds == 0.25 and one.model_seconds == 0.5
 
 
 def test_maker_refuses_models_keeping_extra_keys() -> None:

@@ -318,7 +318,9 @@ def read_item(model: type[M], raw: bytes, shape: bytes | None = None,
     them for checks of its own."""
     if not _unusual(raw, shape, exponents):
         try:
-            return model.model_validate_json(raw)
+            # (`model_validate_json` with its defaults, without the method's Python frame and
+            # keyword arguments: ≈ 1% of reading an item of the bench corpus)
+            return model.__pydantic_validator__.validate_json(raw)  # type: ignore[no-any-return]
         except ValidationError:
             return None
     try:

@@ -43,15 +43,25 @@ def _field_names(cls: type[BaseModel]) -> tuple[str, ...]:
     return tuple(cls.model_fields)
 
 
-# Per class: its field names, as a set, and how an instance is made without __init__. A plain
-# dict read in `trusted` (a `functools.cache` call and `cls.__new__` lookup cost a third of it).
-_LAYOUT: dict[type[BaseModel], tuple[tuple[str, ...], frozenset[str], Callable[..., Any]]] = {}
+@cache
+def _all_set(cls: type[BaseModel]) -> set[str]:
+    """The one fields-set that every instance `trusted` and `maker` make of `cls` holds: its
+    every field name. Shared, not copied: pydantic only ever adds a field's name to an
+    instance's set (assignment, `model_copy(update=...)` on the copy's own copy), and a model
+    without extras has no other name to add, so the set never changes; copies, deep copies and
+    unpickled instances get their own. (A set made per instance was ≈ 27 set copies a case.)"""
+    return set(_field_names(cls))
+
+
+# Per class: its field names, their shared set, and how an instance is made without __init__.
+# A plain dict read in `trusted` (a `functools.cache` call and `cls.__new__` lookup cost a third
+# of it).
+_LAYOUT: dict[type[BaseModel], tuple[tuple[str, ...], set[str], Callable[..., Any]]] = {}
 _set = object.__setattr__
 
 
-def _layout(cls: type[BaseModel]) -> tuple[tuple[str, ...], frozenset[str], Callable[..., Any]]:
-    names = _field_names(cls)
-    layout = _LAYOUT[cls] = (names, frozenset(names), cls.__new__)
+def _layout(cls: type[BaseModel]) -> tuple[tuple[str, ...], set[str], Callable[..., Any]]:
+    layout = _LAYOUT[cls] = (_field_names(cls), _all_set(cls), cls.__new__)
     return layout
 
 
@@ -74,7 +84,7 @@ def trusted(cls: type[M], values: dict[str, Any]) -> M:
     obj = new(cls)
     # The slots model_construct sets, set directly (BaseModel.__setattr__ would validate).
     _set(obj, "__dict__", values)
-    _set(obj, "__pydantic_fields_set__", set(fields))
+    _set(obj, "__pydantic_fields_set__", fields)
     _set(obj, "__pydantic_extra__", None)
     _set(obj, "__pydantic_private__", None)
     result: M = obj
@@ -86,14 +96,13 @@ def maker(cls: type[M]) -> Callable[[dict[str, Any]], M]:
     every field of `cls` in declaration order, which it does not check. For the few sites that
     build tens of thousands of one model from a dict written out field by field (their tests
     compare what they make with `trusted`'s); the check was a sixth of `trusted`'s cost."""
-    fields = _field_names(cls)
     new = cls.__new__
-    set_, names = _set, frozenset(fields)
+    set_, names = _set, _all_set(cls)
 
     def make(values: dict[str, Any]) -> M:
         obj = new(cls)
         set_(obj, "__dict__", values)
-        set_(obj, "__pydantic_fields_set__", set(names))
+        set_(obj, "__pydantic_fields_set__", names)
         set_(obj, "__pydantic_extra__", None)
         set_(obj, "__pydantic_private__", None)
         result: M = obj
