@@ -154,16 +154,23 @@ class TokenUsage(Criterion):
                 per.append(InvocationScore(None))
             else:
                 reported.append(d)
-                per.append(InvocationScore(d.total_tokens, _details(d)))
+                per.append(InvocationScore(d.total_tokens, _make_details({
+                    "rubric_scores": None, "token_usage_details": d, "duration_details": None})))
         n = len(per) or 1
         # Each field's values over the invocations that reported it, in order (the dicts'
-        # values are in field order).
-        sums: dict[str, float | None] = dict.fromkeys(_TOKEN_FIELDS)
-        if reported:
-            for name, column in zip(_TOKEN_FIELDS, zip(*[d.__dict__.values() for d in reported],
-                                                       strict=True), strict=True):
-                values = [v for v in column if v is not None]
-                sums[name] = sum(values) / n if values else None
+        # values are in field order), summed by `sum`.
+        sums: dict[str, float | None]
+        if len(reported) == 1:
+            # `sum` of one value is `0 + v` (a case's usual lot: one invocation of two reports).
+            sums = {name: None if v is None else (0 + v) / n
+                    for name, v in reported[0].__dict__.items()}
+        else:
+            sums = dict.fromkeys(_TOKEN_FIELDS)
+            if reported:
+                for name, column in zip(_TOKEN_FIELDS, zip(*[d.__dict__.values() for d in reported],
+                                                           strict=True), strict=True):
+                    values = [v for v in column if v is not None]
+                    sums[name] = sum(values) / n if values else None
         overall = _make_tokens(sums)
         # As ADK: the overall score is the total over all invocations divided by their number
         # (an invocation that reported nothing counts as 0).
