@@ -114,22 +114,25 @@ def test_call_counts_per_invocation(case: list[Invocation]) -> None:
 
 
 def test_an_invocations_duration_details_are_its_parts_with_the_framework_rest() -> None:
-    from agenteval.criteria.efficiency import duration
-
+    timings = ((3.0, 0.5, 1.0), (1.0, None, 0.25), (0.5, 0.75, None), (None, 1.0, 1.0),
+               (2.0, None, None))
     case = [Invocation.model_validate({"user_content": {"role": "user", "parts": [{"text": "q"}]},
                                        "duration": total, "model_duration": model, "tool_duration": tool})
-            for total, model, tool in ((3.0, 0.5, 1.0), (1.0, None, 0.25), (0.5, 0.75, None),
-                                       (None, 1.0, 1.0), (2.0, None, None))]
+            for total, model, tool in timings]
     result = InvocationDuration("invocation_duration_v1", BaseCriterion(threshold=0.0)).score(
         EvalContext(actual=case))
-    for inv, score in zip(case, result.per_invocation, strict=True):
-        made = duration(inv)
-        if made is None:
+    # The framework's share is what the model and tools leave, never below 0; untimed: nothing.
+    frameworks = (1.5, 0.75, 0.0, None, 2.0)
+    for (total, model, tool), framework, score in zip(timings, frameworks, result.per_invocation,
+                                                      strict=True):
+        if total is None:
             assert score.score is None and score.details is None
             continue
         assert score.details is not None and score.details.duration_details is not None
-        assert score.details.duration_details.model_dump() == made.model_dump()
-        assert score.score == inv.duration
+        assert score.details.duration_details.model_dump() == {
+            "total_seconds": total, "model_seconds": model, "tool_seconds": tool,
+            "framework_seconds": framework}
+        assert score.score == total
     assert result.details is not None and result.details.duration_details is not None
     assert result.details.duration_details.model_dump() == {
         "total_seconds": 6.5 / 4, "model_seconds": 1.25 / 2, "tool_seconds": 1.25 / 2,

@@ -178,16 +178,6 @@ class TokenUsage(Criterion):
                                reason=_reason(overall.total_tokens, "tokens", ctx))
 
 
-def duration(inv: Invocation) -> DurationDetails | None:
-    """Where an invocation's seconds went; None when it was not timed."""
-    if inv.duration is None:
-        return None
-    model, tool = inv.model_duration, inv.tool_duration
-    framework = max(inv.duration - (model or 0.0) - (tool or 0.0), 0.0)
-    return _make_duration({"total_seconds": inv.duration, "model_seconds": model,
-                                     "tool_seconds": tool, "framework_seconds": framework})
-
-
 class InvocationDuration(Criterion):
     """`invocation_duration_v1`: seconds per invocation; overall, each part averaged."""
 
@@ -197,7 +187,8 @@ class InvocationDuration(Criterion):
         per: list[InvocationScore] = []
         # Each part's sum over the invocations timed (left to right, from 0.0, as `mean` adds a
         # column's values) and how many gave it: the overall means in the same pass as the
-        # invocations' details (`duration` written out).
+        # invocations' details (where each timed invocation's seconds went; the framework's
+        # share is the rest, never below 0).
         timed = with_model = with_tool = 0
         total = model_sum = tool_sum = framework_sum = 0.0
         for inv in ctx.actual:
