@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, overload
 
-from agenteval.criteria.reasons import deciding, held_to, num
+from agenteval.criteria.reasons import mean_reason_of
 from agenteval.schema import (
     BaseCriterion,
     ConversationScenario,
@@ -218,23 +218,5 @@ class PerInvocationCriterion(Criterion):
 
 
 def _mean_reason(overall: float | None, threshold: float, per: list[InvocationScore]) -> str | None:
-    """`mean_reason(overall, threshold, scores, reasons)` of the invocations' scores and reasons,
-    reading only the reason it names (an invocation's may be made when read). Written out, as
-    every case's gating criterion makes one: a sequence of lazy reasons and `mean_reason`'s
-    generic steps cost as much again (`test_base` compares the two)."""
-    if overall is None:
-        return None
-    head = held_to(overall, threshold, "mean")
-    if len(per) == 1:
-        why = per[0].reason
-        return f"{head}: {why}" if why else head
-    scores = [p.score for p in per]
-    low = deciding(scores)
-    if low is None:
-        return head
-    n = len(scores) - scores.count(None)
-    if overall >= threshold and scores[low] == overall:  # every invocation scored the same
-        return f"{head} over {n} invocations"
-    why = per[low].reason
-    return (f"{head} over {n} invocations; lowest: invocation {low} ({num(scores[low])})"
-            + (f": {why}" if why else ""))
+    # Asks only for the reason of the invocation it names (an invocation's is made when read).
+    return mean_reason_of(overall, threshold, [p.score for p in per], lambda i: per[i].reason)

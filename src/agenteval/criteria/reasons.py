@@ -10,7 +10,7 @@ them; calls within an invocation from 1 ("call 2 of 3").
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from agenteval.schema import FunctionCall
@@ -81,20 +81,29 @@ def mean_reason(score: float | None, threshold: float, scores: Sequence[float | 
     """The overall reason of a criterion averaged over invocations: the mean against the
     threshold and, when it failed or there are several invocations, the lowest-scoring
     invocation with its own reason. None without a score."""
+    return mean_reason_of(score, threshold, scores,
+                          lambda i: reasons[i] if i < len(reasons) else None, what)
+
+
+def mean_reason_of(score: float | None, threshold: float, scores: Sequence[float | None],
+                   reason_of: Callable[[int], str | None], what: str = "mean") -> str | None:
+    """`mean_reason`, with invocation `i`'s reason given by `reason_of(i)`, asked only for the
+    invocation the reason names (a reason may be made when asked)."""
     if score is None:
         return None
     head = held_to(score, threshold, what)
     if len(scores) == 1:
-        return f"{head}: {reasons[0]}" if reasons and reasons[0] else head
+        why = reason_of(0)
+        return f"{head}: {why}" if why else head
     low = deciding(scores)
     if low is None:
         return head
-    n = sum(1 for s in scores if s is not None)
+    n = len(scores) - scores.count(None)
     if score >= threshold and scores[low] == score:  # every invocation scored the same
         return f"{head} over {n} invocations"
-    why = reasons[low] if low < len(reasons) else None
+    why = reason_of(low)
     return (f"{head} over {n} invocations; lowest: invocation {low} ({num(scores[low])})"
             + (f": {why}" if why else ""))
 
 
-__all__ = ["call_text", "deciding", "held_to", "mean_reason", "num", "value_text"]
+__all__ = ["call_text", "deciding", "held_to", "mean_reason", "mean_reason_of", "num", "value_text"]
