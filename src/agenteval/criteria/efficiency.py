@@ -154,8 +154,7 @@ class TokenUsage(Criterion):
                 per.append(InvocationScore(None))
             else:
                 reported.append(d)
-                per.append(InvocationScore(d.total_tokens, _make_details({
-                    "rubric_scores": None, "token_usage_details": d, "duration_details": None})))
+                per.append(InvocationScore(d.total_tokens, _details(d)))
         n = len(per) or 1
         # Each field's values over the invocations that reported it, in order (the dicts'
         # values are in field order), summed by `sum`.
@@ -200,8 +199,7 @@ class InvocationDuration(Criterion):
             framework = max(seconds - (model or 0.0) - (tool or 0.0), 0.0)
             d = _make_duration({"total_seconds": seconds, "model_seconds": model,
                                 "tool_seconds": tool, "framework_seconds": framework})
-            per.append(InvocationScore(seconds, _make_details({
-                "rubric_scores": None, "token_usage_details": None, "duration_details": d})))
+            per.append(InvocationScore(seconds, _details(None, d)))
             timed += 1
             total += seconds
             framework_sum += framework
