@@ -1,4 +1,20 @@
-from agenteval.schema import EvalSet, FunctionCall, IntermediateData, Invocation, InvocationEvents
+import random
+from typing import Any
+
+import pytest
+
+from agenteval.schema import (
+    Content,
+    EvalSet,
+    FunctionCall,
+    IntermediateData,
+    Invocation,
+    InvocationEvent,
+    InvocationEvents,
+    Part,
+    UsageMetadata,
+)
+from agenteval.schema.invocation import USAGE_COUNTS, call_count, model_calls, usage_counts
 
 CAMEL = {
     "evalSetId": "s",
@@ -109,3 +125,104 @@ def test_calls_collected_on_validation_follow_the_lists_they_come_from() -> None
     legacy.intermediate_data.tool_uses = []
     assert legacy.call_keys(False) == ()
     assert Invocation(user_content=legacy.user_content).call_keys(True) == ()
+
+
+def _random_turn(rng: random.Random) -> Invocation:
+    """An invocation in either form (or none), with events that may carry calls, usage counts
+    and model versions."""
+    form = rng.choice(["events", "events", "legacy", "none"])
+    data: dict[str, Any] | None = None
+    if form == "legacy":
+        data = {"tool_uses": [{"name": rng.choice("fg"), "args": {}} for _ in range(rng.randint(0, 2))]}
+    elif form == "events":
+        events = []
+        for _ in range(rng.randint(0, 4)):
+            usage = (None if rng.random() < 0.5 else {
+                k: rng.randint(0, 9) for k in (*USAGE_COUNTS, "total_token_count") if rng.random() < 0.6})
+            parts = [{"function_call": {"name": rng.choice("fg"), "args": {"x": rng.randint(0, 1)}}}
+                     if rng.random() < 0.5 else {"text": "t"} for _ in range(rng.randint(0, 2))]
+            events.append({"author": rng.choice("ab"), "usage_metadata": usage,
+                           "model_version": rng.choice([None, "", "m"]),
+                           "content": rng.choice([None, {"role": "model", "parts": parts}])})
+        data = {"invocation_events": events}
+    return Invocation.model_validate({"user_content": {"parts": [{"text": "q"}]}, "intermediate_data": data})
+
+
+def _read(u: UsageMetadata) -> tuple[Any, ...]:
+    return tuple(getattr(u, name) for name in USAGE_COUNTS)
+
+
+def test_the_readers_give_what_the_methods_give() -> None:
+    rng = random.Random(27)
+    for _ in range(500):
+        turn = _random_turn(rng)
+        assert usage_counts(turn) == [_read(u) for u in turn.usage()]
+        assert model_calls(turn) == turn.model_call_count()
+        assert call_count(turn) == len(turn.tool_calls())
+        if isinstance(turn.intermediate_data, InvocationEvents):  # collected again: the same keys
+            keys = turn.call_keys(False)
+            turn.forget_tool_calls()
+            assert turn.call_keys(False) == keys == tuple((c.name, c.args) for c in turn.tool_calls())
+
+
+def test_the_readers_raise_where_the_attribute_reads_raise() -> None:
+    """A field missing from a model's `__dict__` is read as an attribute, which raises."""
+    usage = UsageMetadata(prompt_token_count=3)
+    del usage.__dict__["thoughts_token_count"]
+    event = InvocationEvent.model_construct(author="a", usage_metadata=None)
+    del event.__dict__["model_version"]
+    for events, read in (([InvocationEvent(author="a", usage_metadata=usage)], usage_counts),
+                         ([event], model_calls)):
+        turn = Invocation(user_content=Content.from_text("q", role="user"),
+                          intermediate_data=InvocationEvents(invocation_events=events))
+        with pytest.raises(AttributeError):
+            read(turn)
+    with pytest.raises(AttributeError):
+        event.model_version  # noqa: B018  # (what the method met)
+    call = FunctionCall(name="f")
+    del call.__dict__["args"]
+    with pytest.raises(AttributeError):
+        InvocationEvents(invocation_events=[InvocationEvent(author="a", content=Content(
+            parts=[Part(function_call=call)]))])
+
+
+class _Usage(UsageMetadata):
+    """A subclass whose counts are not its `__dict__`'s values."""
+
+    def __getattribute__(self, name: str) -> Any:
+        value = super().__getattribute__(name)
+        return value * 10 if name.endswith("_count") and isinstance(value, int) else value
+
+
+class _Event(InvocationEvent):
+    def __getattribute__(self, name: str) -> Any:
+        return "m" if name == "model_version" else super().__getattribute__(name)
+
+
+class _Call(FunctionCall):
+    def __getattribute__(self, name: str) -> Any:
+        return "renamed" if name == "name" else super().__getattribute__(name)
+
+
+class _Turn(Invocation):
+    def usage(self) -> list[UsageMetadata]:
+        return [UsageMetadata(prompt_token_count=7)]
+
+    def model_call_count(self) -> int | None:
+        return 5
+
+    def tool_calls(self) -> list[FunctionCall]:
+        return [FunctionCall(name="g")] * 3
+
+
+def test_the_readers_read_subclasses_through_their_attributes_and_methods() -> None:
+    turn = Invocation(user_content=Content.from_text("q", role="user"),
+                      intermediate_data=InvocationEvents(invocation_events=[
+                          _Event(author="a", usage_metadata=_Usage(prompt_token_count=2)),
+                          _Event(author="a", content=Content(parts=[Part(function_call=_Call(name="f"))])),
+                      ]))
+    assert usage_counts(turn) == [(20, None, None, None, None)] == [_read(u) for u in turn.usage()]
+    assert model_calls(turn) == 2 == turn.model_call_count()
+    assert turn.call_keys(False) == (("renamed", None),)
+    mine = _Turn(user_content=Content.from_text("q", role="user"))
+    assert (usage_counts(mine), model_calls(mine), call_count(mine)) == ([(7, None, None, None, None)], 5, 3)
