@@ -57,3 +57,23 @@ def test_anything_else_is_none(tmp_path: Path, text: str) -> None:
     path = tmp_path / "set.json"
     path.write_text(text)
     assert item_spans(path, "eval_cases") is None
+
+
+def test_items_at_other_indents_and_line_ends(tmp_path: Path) -> None:
+    # Each item's end is looked for at its own indent (the next item's start found by one match
+    # or step by step); CRLF line ends; an indent of 255 spaces, the most a line's start is
+    # looked for before an item's `{`.
+    items: list[object] = [{"eval_id": "a", "x": {"y": [1]}}, {"eval_id": "b"}, {"eval_id": "c", "z": {}},
+                           {"eval_id": "d"}]
+    body = [json.dumps(item, indent=1).replace("\n", "\n" + " " * n) for item, n in
+            zip(items, (2, 4, 255, 1), strict=True)]
+    text = ('{\n "eval_cases": [\n  ' + body[0] + ",\n    " + body[1] + " ,\r\n" + " " * 255 + body[2]
+            + ",\n\n " + body[3] + "\n ]\n}")
+    path = tmp_path / "set.json"
+    path.write_text(text)
+    _check(path, items)
+    path.write_text(text.replace("\n", "\r\n"))
+    _check(path, items)
+    for not_laid_out in (text.replace(" " * 255, " " * 256), text.replace(",\n\n ", ", ")):
+        path.write_text(not_laid_out)
+        assert item_spans(path, "eval_cases") is None

@@ -26,6 +26,9 @@ _BLOCK = 1 << 20  # a reader holds about two (an item being read may straddle th
 _MARGIN = 256
 _SPACE = b" \t\r\n"
 _STRING = re.compile(rb'"[^"]*"')
+# After an item: a comma, and the next item's `{` at the start of a line indented with spaces
+# only, the line's start within `_MARGIN` bytes before it (as `ItemWalk` reads it step by step).
+_NEXT = re.compile(rb"[ \t\r\n]*,[ \t\r\n]*\n( {0,%d})\{" % (_MARGIN - 1))
 
 
 class _Window:
@@ -55,10 +58,16 @@ class _Window:
         self.base += drop
         return True
 
-    def find(self, marker: bytes, start: int) -> int:
-        """The file offset of the first `marker` at or after `start`; -1 if none."""
+    def find(self, marker: bytes, start: int, pattern: re.Pattern[bytes] | None = None) -> int:
+        """The file offset of the first `marker` at or after `start`; -1 if none. `pattern`:
+        `marker` compiled as a literal, searched instead (`re` finds an item's end in indented
+        JSON twice as fast as `bytes.find`, whose skip stops at every space of the indents)."""
         while True:
-            i = self.buf.find(marker, max(start - self.base, 0))
+            if pattern is None:
+                i = self.buf.find(marker, max(start - self.base, 0))
+            else:
+                m = pattern.search(self.buf, max(start - self.base, 0))
+                i = -1 if m is None else m.start()
             if i >= 0:
                 return self.base + i
             # A marker may straddle the end of the window: its start is kept.
@@ -133,6 +142,8 @@ class ItemWalk:
         # (None if it has left the window: a head about a block long)
         self.head = w.buf[start - w.base:at + 1 - w.base] if w.base <= start else None
         end = at + 1
+        close: bytes = b""
+        pattern: re.Pattern[bytes] | None = None
         while True:
             at, char = w.skip_space(end)
             if char != b"{":
@@ -141,14 +152,24 @@ class ItemWalk:
             line = indent.rfind(b"\n")
             if line < 0 or indent[line + 1:].strip(b" "):
                 return  # not at the start of an indented line
-            close = b"\n" + indent[line + 1:] + b"}"
-            w.hold = at  # the item's bytes stay in the window until it is yielded
-            found = w.find(close, at)
-            w.hold = None
-            if found < 0:
-                return
-            end = found + len(close)
-            yield at, end
+            spaces = indent[line + 1:]
+            while True:
+                if len(close) != len(spaces) + 2:  # (the items' indent: the same in a file)
+                    close = b"\n" + spaces + b"}"
+                    pattern = re.compile(re.escape(close))
+                w.hold = at  # the item's bytes stay in the window until it is yielded
+                found = w.find(close, at, pattern)
+                w.hold = None
+                if found < 0:
+                    return
+                end = found + len(close)
+                yield at, end
+                # The next item's start in one match where the window holds it (what the steps
+                # below find, at C speed); else, and at the list's end, those steps.
+                m = _NEXT.match(w.buf, end - w.base)
+                if m is None:
+                    break
+                at, spaces = w.base + m.end() - 1, m.group(1)
             end, char = w.skip_space(end)
             if char == b"]":
                 self.closed_at = end + 1
