@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -153,9 +154,37 @@ def test_an_item_read_from_its_bytes_is_read_as_the_stream_reads_it(tmp_path: Pa
     # (and so with the bytes' shape made by the caller, as a `score` worker makes it)
     assert read_item(EvalCase, raw, raw.translate(BYTE_SHAPES)) == read_item(EvalCase, raw)
     shape = raw.translate(BYTE_SHAPES)
-    assert read_item(EvalCase, raw, shape, has_exponents(raw)) == read_item(EvalCase, raw)
+    assert has_exponents(raw, shape) is has_exponents(raw)
+    assert read_item(EvalCase, raw, shape, has_exponents(raw, shape)) == read_item(EvalCase, raw)
     # The stream reads an indented file's items from their bytes: the same items, the same error.
     assert _streamed(path) == _reference(path)
+
+
+# Each of `read_item`'s checks decides an item of its own: with it dropped, pydantic's parser
+# takes that item where the stream (ijson) refuses it.
+@pytest.mark.parametrize(("value", "dropped"), [
+    (b"NaN", ("_BARE_CONSTANT", re.compile(rb"(?!)"))),
+    (b"[1, -Infinity]", ("_BARE_CONSTANT", re.compile(rb"(?!)"))),
+    (b"123456789012345678901234567890", ("_LONG_INTEGER", b"#")),
+    (b"-18446744073709551616", ("_LONG_INTEGER", b"#")),
+    (b"1e400", ("has_exponents", lambda *args: False)),
+    (b"[2, -1.5E+400]", ("_EXPONENTS", ())),
+    (b'{"k": -1e+999}', ("_EXPONENTS", ())),
+])
+def test_each_check_of_an_items_bytes_decides_an_item(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      value: bytes, dropped: tuple[str, object]) -> None:
+    path = _indented(tmp_path / "s.json")
+    path.write_bytes(path.read_bytes().replace(b'"MARK"', value))
+    spans = item_spans(path, "eval_cases")
+    assert spans is not None
+    a, b = spans[2]
+    raw = path.read_bytes()[a:b]
+    assert _read_as_the_stream_does(path, 2) is None  # (ijson refuses the file there)
+    assert read_item(EvalCase, raw) is None
+    shape = raw.translate(BYTE_SHAPES)
+    assert read_item(EvalCase, raw, shape, has_exponents(raw, shape)) is None
+    monkeypatch.setattr(stream, *dropped)
+    assert read_item(EvalCase, raw) is not None
 
 
 def test_an_indented_files_items_are_validated_from_their_bytes(tmp_path: Path,
@@ -234,9 +263,29 @@ def test_has_exponents_finds_every_number_written_with_one(number: str, layout: 
 
 def test_has_exponents_is_false_for_ids_and_words() -> None:
     raw = (b'{"id": "adk-52e599", "x": "52e599", "t": "up 1e3 times", "w": "every one e", '
-           b'"f": false, "t2": true, "n": [1, -2.5, 0.125], "u": "\xc3\xa9e1"}')
+           b'"f": false, "t2": true, "n": [1, -2.5, 0.125], "u": "\xc3\xa9e1", "v": "v1e5/x 2e3",'
+           b' "s": " 1e5 ", "k": "1e5:", "h": "10E9999-52e5"}')
     assert not has_exponents(raw)
+    assert not has_exponents(raw, raw.translate(BYTE_SHAPES))
     assert has_exponents(b'{"t": "seen: 1e3, twice"}')  # text laid out as a number: taken for one
+
+
+@pytest.mark.parametrize("text", [b'"up 1e3 times"', b'"v1e5/x"', b'" 1e5 "', b'"x:1e5, y"', b'"[2E+3 "'])
+def test_has_exponents_looks_at_a_run_that_ends_as_a_number_only(monkeypatch: pytest.MonkeyPatch,
+                                                                  text: bytes) -> None:
+    # A run that ends as a number's exponent does (at a space or punctuation) is looked at in
+    # Python, as a value in the JSON text; an id's run ending at a letter or quote is not.
+    raw = b'{"id": "adk-52e599", "t": ' + text + b'}'
+    looked: list[tuple[int, int]] = []
+
+    def a_value(raw: bytes, start: int, end: int) -> bool:
+        looked.append((start, end))
+        return stream_a_value(raw, start, end)
+
+    stream_a_value = stream.a_value
+    monkeypatch.setattr(stream, "a_value", a_value)
+    assert has_exponents(raw) is (text == b'"x:1e5, y"')  # (laid out as a value: taken for one)
+    assert len(looked) == (text != b'"v1e5/x"')  # (`v1e5` touches a letter: not a number)
 
 
 def test_has_exponents_agrees_with_the_numbers_written() -> None:

@@ -8,29 +8,15 @@ bench corpus either way) but shares the bytes' shape with `datasets.stream.read_
 from __future__ import annotations
 
 from agenteval.datasets.stream import BYTE_SHAPES, has_exponents
+from agenteval.datasets.stream import a_value as _a_value
 
 # Bytes shaped as `datasets.stream` shapes them for its checks: digits 0, `e`/`E` e, signs +,
 # `.` kept, letters, quotes and non-ASCII a, anything else a space.
 _NUMBER = b"0.+e"
-_SPACE = b" \t\r\n"
 # A number with an exponent, or with 16 digits or more before its point, may be a float of
 # 1e16 or more (smaller ones are caught with the first, which only costs the fast path); an
 # integer is written alike by both, however long.
 _EXPONENT, _DIGITS = b"0e", b"0" * 16
-
-
-def _a_value(raw: bytes, start: int, end: int) -> bool:
-    """Whether raw[start:end] stands where JSON has a value (after `:`, `[` or `,`, before `,`,
-    `]` or `}`, spaces apart): a number, unless a string holds those bytes."""
-    i = start - 1
-    while i >= 0 and raw[i] in _SPACE:
-        i -= 1
-    if i < 0 or raw[i] not in b":[,":
-        return False
-    j = end
-    while j < len(raw) and raw[j] in _SPACE:
-        j += 1
-    return j == len(raw) or raw[j] in b",]}"
 
 
 def plain_numbers(raw: bytes, shape: bytes | None = None, exponents: bool | None = None) -> bool:
@@ -39,13 +25,13 @@ def plain_numbers(raw: bytes, shape: bytes | None = None, exponents: bool | None
     that would parse to NaN or an infinity are refused by `datasets.stream.read_item`.) Runs
     of such characters inside a string (an id like "52e599", prose's "1e3 times") are not
     numbers; one that sits as a value would (`"x: 1e3, y"`) only costs the fast path.
-    `shape`: `raw.translate(BYTE_SHAPES)`, `exponents`: `datasets.stream.has_exponents(raw)`,
+    `shape`: `raw.translate(BYTE_SHAPES)`, `exponents`: `datasets.stream.has_exponents(raw, shape)`,
     when the caller has made them (the raw bytes must be valid JSON, as a validated item's are;
     where `has_exponents` is False the shape's `0e` are ids', not looked at one by one)."""
     if shape is None:
         shape = raw.translate(BYTE_SHAPES)
     if exponents is None:
-        exponents = has_exponents(raw)
+        exponents = has_exponents(raw, shape)
     for pattern in (_EXPONENT, _DIGITS) if exponents else (_DIGITS,):
         at = shape.find(pattern)
         while at >= 0:

@@ -144,7 +144,7 @@ def score_chunk(first: int, expected: Sequence[Span], actual: Sequence[Span]) ->
         # (Each item's shape, and whether it may hold an exponent, made once for both checks
         # of its bytes.)
         shape_a, shape_b = a.translate(BYTE_SHAPES), b.translate(BYTE_SHAPES)
-        exp_a, exp_b = has_exponents(a), has_exponents(b)
+        exp_a, exp_b = has_exponents(a, shape_a), has_exponents(b, shape_b)
         case, recorded = read_item(EvalCase, a, shape_a, exp_a), read_item(EvalCase, b, shape_b, exp_b)
         if case is None or recorded is None:
             return Refusal(f"case {i} does not validate")
