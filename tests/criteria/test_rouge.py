@@ -1,10 +1,6 @@
-import random
-
 import pytest
 
-from agenteval.criteria.base import EvalContext, InvocationScore, PerInvocationCriterion
-from agenteval.criteria.rouge import ResponseMatchScore, rouge1_fmeasure, tokenize
-from agenteval.schema import BaseCriterion, Content, Invocation, Part
+from agenteval.criteria.rouge import rouge1_fmeasure, tokenize
 
 
 @pytest.mark.parametrize(("candidate", "reference", "expected"), [
@@ -94,47 +90,3 @@ def test_overlap_is_the_multiset_intersection() -> None:
         overlap = sum((Counter(p) & Counter(r)).values())
         precision, recall, _ = rouge1_scores(cand, ref)
         assert (precision, recall) == (overlap / max(len(p), 1), overlap / max(len(r), 1))
-
-
-def _turn(response: Content | None) -> Invocation:
-    return Invocation(user_content=Content.from_text("q", role="user"), final_response=response)
-
-
-def _response(rng: random.Random) -> Content | None:
-    words = ["ship", "shipped", "order", "the", "42", "é", "東京", ""]
-    if rng.random() < 0.15:
-        return None
-    parts = [Part(text=rng.choice([None, " ".join(rng.choice(words) for _ in range(rng.randint(0, 5)))]),
-                  thought=rng.choice([None, True, False]))
-             for _ in range(rng.randint(0, 3))]
-    return Content(role="model", parts=rng.choice([None, parts]))
-
-
-def test_the_written_out_case_loop_gives_the_per_pair_results_and_reasons() -> None:
-    """`ResponseMatchScore.score` writes `assess_pair` out in its loop: the same scores and
-    reasons as the per-pair path (`PerInvocationCriterion.score`)."""
-    rng = random.Random(27)
-    criterion = ResponseMatchScore("response_match_score", BaseCriterion(threshold=0.5))
-    for _ in range(500):
-        turns = rng.randint(0, 3)
-        actual = [_turn(_response(rng)) for _ in range(turns)]
-        expected = [_turn(_response(rng)) for _ in range(turns + rng.choice([0, 0, 1]))]
-        ctx = EvalContext(actual=actual, expected=expected)
-        got, want = criterion.score(ctx), PerInvocationCriterion.score(criterion, ctx)
-        assert (got.score, got.reason) == (want.score, want.reason)
-        assert [(p.score, p.reason) for p in got.per_invocation] == \
-            [(p.score, p.reason) for p in want.per_invocation]
-
-
-def test_a_subclass_assess_pair_is_still_asked() -> None:
-    class Halved(ResponseMatchScore):
-        def assess_pair(self, actual: Invocation, expected: Invocation) -> InvocationScore:
-            return InvocationScore((super().assess_pair(actual, expected).score or 0.0) / 2)
-
-    same = [_turn(Content.from_text("a b"))]
-    result = Halved("response_match_score", BaseCriterion(threshold=0.5)).score(
-        EvalContext(actual=same, expected=same))
-    assert result.score == 0.5 and [p.score for p in result.per_invocation] == [0.5]
-    with pytest.raises(ValueError, match="needs expected invocations"):
-        ResponseMatchScore("response_match_score", BaseCriterion(threshold=0.5)).score(
-            EvalContext(actual=same))

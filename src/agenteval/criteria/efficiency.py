@@ -17,8 +17,6 @@ invocations' recorded events). They are informational: no threshold is applied.
 
 from __future__ import annotations
 
-from typing import Any
-
 from agenteval.criteria.base import (
     Criterion,
     CriterionResult,
@@ -35,7 +33,6 @@ from agenteval.schema import (
     TokenUsageDetails,
 )
 from agenteval.schema.base import maker
-from agenteval.schema.invocation import call_count, model_calls, usage_counts
 from agenteval.tracing.figures import Figures, invocations_figures
 
 
@@ -61,9 +58,9 @@ class ToolCallCount(Criterion):
 
     def score(self, ctx: EvalContext) -> CriterionResult:
         if ctx.trace is None:  # no figures to read (a recorded run: `score`)
-            per = [float(call_count(inv)) for inv in ctx.actual]
+            per = [float(len(inv.tool_calls())) for inv in ctx.actual]
         else:
-            per = [float(f.tool_calls if f is not None else call_count(inv))
+            per = [float(f.tool_calls if f is not None else len(inv.tool_calls()))
                    for inv, f in zip(ctx.actual, _figures(ctx), strict=True)]
         overall = mean(per)
         return CriterionResult(overall, [InvocationScore(v) for v in per],
@@ -78,11 +75,11 @@ class InferenceCallCount(Criterion):
     def score(self, ctx: EvalContext) -> CriterionResult:
         per: list[float | None]
         if ctx.trace is None:
-            per = [None if (n := model_calls(inv)) is None else float(n) for inv in ctx.actual]
+            per = [None if (n := inv.model_call_count()) is None else float(n) for inv in ctx.actual]
         else:
             per = []
             for inv, f in zip(ctx.actual, _figures(ctx), strict=True):
-                n = f.model_calls if f is not None and f.model_calls else model_calls(inv)
+                n = f.model_calls if f is not None and f.model_calls else inv.model_call_count()
                 per.append(None if n is None else float(n))
         overall = mean(per)
         return CriterionResult(overall, [InvocationScore(v) for v in per],
@@ -96,10 +93,12 @@ def _counts(inv: Invocation, fig: Figures | None) -> tuple[float | None, ...] | 
         return tuple(None if v is None else float(v) for v in (
             fig.input_tokens, fig.cached_tokens, fig.tool_use_tokens, fig.output_tokens,
             fig.reasoning_tokens))
-    rows = usage_counts(inv)
-    if not rows:
+    usages = inv.usage()
+    if not usages:
         return None
     # Each count's values in event order, summed as `sum` sums them: one column per count.
+    rows = [(u.prompt_token_count, u.cached_content_token_count, u.tool_use_prompt_token_count,
+             u.candidates_token_count, u.thoughts_token_count) for u in usages]
     if len(rows) == 1:  # `sum` of one value: 0 + v (so -0.0 gives 0.0, as `sum` does)
         return tuple(None if v is None else float(0 + v) for v in rows[0])
     return tuple(float(sum(present)) if (present := [v for v in column if v is not None]) else None
@@ -108,13 +107,6 @@ def _counts(inv: Invocation, fig: Figures | None) -> tuple[float | None, ...] | 
 
 def token_usage(inv: Invocation, fig: Figures | None = None) -> TokenUsageDetails | None:
     """Summed token counts of an invocation's model calls; None when none were reported."""
-    values = _token_values(inv, fig)
-    return None if values is None else _make_tokens(values)
-
-
-def _token_values(inv: Invocation, fig: Figures | None) -> dict[str, float | None] | None:
-    """`token_usage`'s fields as a dict in field order (what its model is made of); None when
-    nothing was reported."""
     counts = _counts(inv, fig)
     if counts is None:
         return None
@@ -123,9 +115,10 @@ def _token_values(inv: Invocation, fig: Figures | None) -> dict[str, float | Non
     outputs = (None if candidates is None and reasoning is None
                else (candidates or 0.0) + (reasoning or 0.0))
     overall = None if inputs is None and outputs is None else (inputs or 0.0) + (outputs or 0.0)
-    return {"total_tokens": overall, "input_tokens": inputs, "prompt_tokens": prompt,
-            "cached_tokens": cached, "tool_use_tokens": tool, "output_tokens": outputs,
-            "candidates_tokens": candidates, "reasoning_tokens": reasoning}
+    return _make_tokens({
+        "total_tokens": overall, "input_tokens": inputs, "prompt_tokens": prompt,
+        "cached_tokens": cached, "tool_use_tokens": tool, "output_tokens": outputs,
+        "candidates_tokens": candidates, "reasoning_tokens": reasoning})
 
 
 # Built without validation (every value a float or None computed here), from dicts written in
@@ -134,7 +127,6 @@ _make_tokens = maker(TokenUsageDetails)
 _make_duration = maker(DurationDetails)
 _make_details = maker(EvalMetricResultDetails)
 _TOKEN_FIELDS = tuple(TokenUsageDetails.model_fields)
-_NOT_READ: dict[str, Any] = {}  # (no field read from it: read as attributes)
 
 
 def _details(token_usage: TokenUsageDetails | None = None,
@@ -154,17 +146,15 @@ class TokenUsage(Criterion):
 
     def score(self, ctx: EvalContext) -> CriterionResult:
         per: list[InvocationScore] = []
-        # The fields of the invocations that reported a count, as the dicts their details are
-        # made of (read there, not through the models: a model's field read is slow).
-        reported: list[dict[str, float | None]] = []
+        reported: list[TokenUsageDetails] = []  # the invocations' that reported a count
         figures = _figures(ctx) if ctx.trace is not None else [None] * len(ctx.actual)
         for inv, f in zip(ctx.actual, figures, strict=True):
-            counted = _token_values(inv, f)
-            if counted is None:
+            d = token_usage(inv, f)
+            if d is None:
                 per.append(InvocationScore(None))
             else:
-                reported.append(counted)
-                per.append(InvocationScore(counted["total_tokens"], _details(_make_tokens(counted))))
+                reported.append(d)
+                per.append(InvocationScore(d.total_tokens, _details(d)))
         n = len(per) or 1
         # Each field's values over the invocations that reported it, in order (the dicts'
         # values are in field order), summed by `sum`.
@@ -172,19 +162,19 @@ class TokenUsage(Criterion):
         if len(reported) == 1:
             # `sum` of one value is `0 + v` (a case's usual lot: one invocation of two reports).
             sums = {name: None if v is None else (0 + v) / n
-                    for name, v in reported[0].items()}
+                    for name, v in reported[0].__dict__.items()}
         else:
             sums = dict.fromkeys(_TOKEN_FIELDS)
             if reported:
-                for name, column in zip(_TOKEN_FIELDS, zip(*[d.values() for d in reported],
+                for name, column in zip(_TOKEN_FIELDS, zip(*[d.__dict__.values() for d in reported],
                                                            strict=True), strict=True):
                     values = [v for v in column if v is not None]
                     sums[name] = sum(values) / n if values else None
         overall = _make_tokens(sums)
         # As ADK: the overall score is the total over all invocations divided by their number
         # (an invocation that reported nothing counts as 0).
-        total = sums["total_tokens"]
-        return CriterionResult(total, per, _details(overall), reason=_reason(total, "tokens", ctx))
+        return CriterionResult(overall.total_tokens, per, _details(overall),
+                               reason=_reason(overall.total_tokens, "tokens", ctx))
 
 
 class InvocationDuration(Criterion):
@@ -201,18 +191,11 @@ class InvocationDuration(Criterion):
         timed = with_model = with_tool = 0
         total = model_sum = tool_sum = framework_sum = 0.0
         for inv in ctx.actual:
-            # The three fields from an invocation's `__dict__` (one slow read of a model instead
-            # of three); a subclass's, or a field missing there, read as attributes.
-            fields = inv.__dict__ if type(inv) is Invocation else _NOT_READ
-            try:
-                seconds, model, tool = fields["duration"], fields["model_duration"], fields["tool_duration"]
-            except KeyError:
-                seconds = inv.duration
-                if seconds is not None:
-                    model, tool = inv.model_duration, inv.tool_duration
+            seconds = inv.duration
             if seconds is None:
                 per.append(InvocationScore(None))
                 continue
+            model, tool = inv.model_duration, inv.tool_duration
             framework = max(seconds - (model or 0.0) - (tool or 0.0), 0.0)
             d = _make_duration({"total_seconds": seconds, "model_seconds": model,
                                 "tool_seconds": tool, "framework_seconds": framework})

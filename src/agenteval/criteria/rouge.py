@@ -26,12 +26,7 @@ from functools import lru_cache, partial
 from itertools import chain
 from typing import Any
 
-from agenteval.criteria.base import (
-    CriterionResult,
-    EvalContext,
-    InvocationScore,
-    PerInvocationCriterion,
-)
+from agenteval.criteria.base import InvocationScore, PerInvocationCriterion
 from agenteval.schema import BaseCriterion, Content, Invocation, content_text
 
 
@@ -214,34 +209,13 @@ class ResponseMatchScore(PerInvocationCriterion):
         # cells and their tuple, which a large run's collector walks), positionally.
         return InvocationScore(f, None, None, partial(_reason, f, self.criterion.threshold, p, r))
 
-    def score(self, ctx: EvalContext) -> CriterionResult:
-        # `PerInvocationCriterion.score` with `assess_pair` written out (unless a subclass gives
-        # its own): the threshold read once a case, not once an invocation (a model's field
-        # read is pydantic's slow attribute path), and a method call fewer per invocation.
-        expected = ctx.expected
-        if expected is None or type(self).assess_pair is not _ASSESS_PAIR:
-            return super().score(ctx)
-        threshold = self.criterion.threshold
-        per = []
-        for actual, wanted in zip(ctx.actual, expected, strict=False):
-            p, r, f = rouge1_scores(_text(actual.final_response), _text(wanted.final_response))
-            per.append(InvocationScore(f, None, None, partial(_reason, f, threshold, p, r)))
-        return self.summarise(per)
-
-
-_ASSESS_PAIR = ResponseMatchScore.assess_pair
-
 
 def _text(content: Content | None) -> str:
     """`content_text(content)` (thoughts included), inlined: two calls and a generator fewer
-    per response, on the path that scores every invocation. Each field is read once (a read of
-    a model's field takes pydantic's slow attribute path)."""
-    if content is None:
+    per response, on the path that scores every invocation."""
+    if content is None or not content.parts:
         return ""
-    parts = content.parts
-    if not parts:
-        return ""
-    return "\n".join([text for p in parts if (text := p.text)])
+    return "\n".join([p.text for p in content.parts if p.text])
 
 
 def _reason(f: float, threshold: float, p: float, r: float) -> str:

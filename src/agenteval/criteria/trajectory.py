@@ -360,10 +360,6 @@ class _Trajectory(PerInvocationCriterion):
     def __init__(self, metric_name: str, criterion: ToolTrajectoryCriterion) -> None:
         super().__init__(metric_name, criterion)
         self.equal, self.ignore, self.by_keys = _settings(criterion)
-        # What `score` reads of the config for every case, read once here (a model's field
-        # read takes pydantic's slow path; the config is resolved and not changed, see above).
-        self.match_type, self.ignore_args = criterion.match_type, criterion.ignore_args
-        self.per_agent_setting = criterion.per_agent
         if criterion.per_agent is not None and not isinstance(self, ToolTrajectoryAvgScore):
             raise ValueError(f"per_agent applies to tool_trajectory_avg_score only; {metric_name} "
                              "matches flat")
@@ -390,7 +386,7 @@ class ToolTrajectoryAvgScore(_Trajectory):
     per_agent = False  # this case's mode: set on the copy `score` makes for a per-agent case
 
     def score(self, ctx: EvalContext) -> CriterionResult:
-        setting = self.per_agent_setting
+        setting = self.criterion.per_agent
         if setting is not False:  # auto or on: is this case matched per agent?
             mode = per_agent_mode(setting, ctx.expected or ())
             if isinstance(mode, str):
@@ -406,7 +402,7 @@ class ToolTrajectoryAvgScore(_Trajectory):
         # method call per invocation a measurable share of it. (With `by_keys`, the criterion's
         # equality is `ignore_args` itself.)
         # Scores are built with positional arguments (keywords cost half as much again).
-        kind, ignore_args = self.match_type, self.ignore_args
+        kind, ignore_args = self.criterion.match_type, self.criterion.ignore_args
         per: list[InvocationScore] = []
         matched = 0
         exact = by_keys is tuple.__eq__
@@ -429,11 +425,11 @@ class ToolTrajectoryAvgScore(_Trajectory):
         return self.summarise(per, matched / len(per) if per else None)
 
     def assess_pair(self, actual: Invocation, expected: Invocation) -> InvocationScore:
-        kind = self.match_type
+        kind = self.criterion.match_type
         if self.per_agent and isinstance(expected.intermediate_data, InvocationEvents):
             return self.assess_per_agent(kind, actual, expected)
         if (by_keys := self.by_keys) is not None:  # the calls themselves are read for a reason only
-            ignore_args = self.ignore_args
+            ignore_args = self.criterion.ignore_args
             got_keys, want_keys = actual.call_keys(ignore_args), expected.call_keys(ignore_args)
             if by_keys(got_keys, want_keys):
                 return InvocationScore(1.0, reason=matched_text(kind, len(got_keys), len(want_keys)))

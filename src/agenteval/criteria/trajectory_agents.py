@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 
 from agenteval.criteria.reasons import call_text
-from agenteval.schema import FunctionCall, IntermediateData, Invocation, InvocationEvents
+from agenteval.schema import FunctionCall, Invocation, InvocationEvents
 
 # Whether an actual call equals an expected one (the trajectory criterion's comparer).
 Equal = Callable[[FunctionCall, FunctionCall], bool]
@@ -59,13 +59,8 @@ def authored_calls(inv: Invocation, ignore: Collection[str] = ()) -> Authored:
 
 def authors(invocations: Sequence[Invocation]) -> set[str]:
     """Every author the invocations' events name."""
-    # Each invocation's data read once, and the legacy form told apart by its type first
-    # (`isinstance` of another class reads the object's `__class__`): a model's attribute read
-    # takes pydantic's slow path, and this runs per case wherever `per_agent` is auto.
-    return {e.author for inv in invocations
-            if type(data := inv.intermediate_data) is InvocationEvents
-            or (type(data) is not IntermediateData and isinstance(data, InvocationEvents))
-            for e in data.invocation_events}
+    return {e.author for inv in invocations if isinstance(inv.intermediate_data, InvocationEvents)
+            for e in inv.intermediate_data.invocation_events}
 
 
 def per_agent_mode(setting: bool | None, expected: Sequence[Invocation]) -> bool | str:

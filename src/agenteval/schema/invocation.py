@@ -34,16 +34,6 @@ def _event_calls(events: list[InvocationEvent]) -> tuple[list[FunctionCall], lis
             for p in parts:
                 if c := p.function_call:
                     calls.append(c)
-                    # A call's two fields from its `__dict__` (one slow model read, not two:
-                    # see the readers below); a subclass's, or a field missing there, read
-                    # as attributes.
-                    if type(c) is FunctionCall:
-                        fields = c.__dict__
-                        try:
-                            keys.append((fields["name"], fields["args"]))
-                            continue
-                        except KeyError:
-                            pass
                     keys.append((c.name, c.args))
     return calls, keys
 
@@ -246,99 +236,13 @@ class Invocation(WireModel):
     def usage(self) -> list[UsageMetadata]:
         """Usage metadata of every event that reported it (none for the legacy form)."""
         data = self.intermediate_data
-        # The legacy form told apart by its type first (`isinstance` of an object of another
-        # class reads its `__class__`, a slow model read: see the readers at the end).
-        if not (type(data) is InvocationEvents
-                or (type(data) is not IntermediateData and isinstance(data, InvocationEvents))):
+        if not isinstance(data, InvocationEvents):
             return []
-        # Each event's field read once.
-        return [u for e in data.invocation_events if (u := e.usage_metadata)]
+        return [e.usage_metadata for e in data.invocation_events if e.usage_metadata]
 
     def model_call_count(self) -> int | None:
         """Model calls of the turn: events carrying usage metadata or a model version."""
         data = self.intermediate_data
-        if not (type(data) is InvocationEvents
-                or (type(data) is not IntermediateData and isinstance(data, InvocationEvents))):
-            return None  # (the legacy form told apart as in `usage`)
+        if not isinstance(data, InvocationEvents):
+            return None
         return len([e for e in data.invocation_events if e.usage_metadata or e.model_version])
-
-
-# --- readers for the per-invocation paths (`score`'s criteria and summaries) ----------------
-# A read of a field of one of these models takes pydantic's slow attribute path (`BaseModel`
-# defines `__getattr__`, which keeps every model class off CPython's specialised reads: ≈ 66 ns
-# against ≈ 12 on a plain object), and so does a method's look-up. These functions read an
-# exact instance's fields from its `__dict__` (one slow read, then dict look-ups) where several
-# are read, and read each field once. They give what the methods give: a subclass (whose fields
-# may be properties, or whose methods its own) is read through its attributes and methods, and
-# a field missing from an instance's `__dict__` (a constructed model without a required field)
-# falls back to its attribute read, which raises as before.
-
-def call_count(inv: Invocation) -> int:
-    """`len(inv.tool_calls())`, without the method's look-up and calls."""
-    if type(inv) is not Invocation:
-        return len(inv.tool_calls())
-    data = inv.intermediate_data
-    if data is None:
-        return 0
-    memo = getattr(data, _MEMO, None)
-    if memo is None or memo[1] != len(memo[0]):
-        memo = _collected(data)
-    return len(memo[2])
-
-
-# The token counts `token_usage_v1` reads of each usage record, in this order.
-USAGE_COUNTS = ("prompt_token_count", "cached_content_token_count",
-                "tool_use_prompt_token_count", "candidates_token_count", "thoughts_token_count")
-Counts = tuple[int | None, int | None, int | None, int | None, int | None]
-
-
-def _counts_read(u: UsageMetadata) -> Counts:
-    return (u.prompt_token_count, u.cached_content_token_count, u.tool_use_prompt_token_count,
-            u.candidates_token_count, u.thoughts_token_count)
-
-
-def usage_counts(inv: Invocation) -> list[Counts]:
-    """The `USAGE_COUNTS` of each of `inv.usage()`'s records, in order."""
-    if type(inv) is not Invocation:
-        return [_counts_read(u) for u in inv.usage()]
-    data = inv.intermediate_data
-    if not (type(data) is InvocationEvents
-            or (type(data) is not IntermediateData and isinstance(data, InvocationEvents))):
-        return []  # (the legacy form told apart as in `Invocation.usage`)
-    rows: list[Counts] = []
-    for e in data.invocation_events:
-        if u := e.usage_metadata:
-            if type(u) is UsageMetadata:
-                d = u.__dict__
-                try:
-                    rows.append((d["prompt_token_count"], d["cached_content_token_count"],
-                                 d["tool_use_prompt_token_count"], d["candidates_token_count"],
-                                 d["thoughts_token_count"]))
-                    continue
-                except KeyError:
-                    pass
-            rows.append(_counts_read(u))
-    return rows
-
-
-def model_calls(inv: Invocation) -> int | None:
-    """`inv.model_call_count()`."""
-    if type(inv) is not Invocation:
-        return inv.model_call_count()
-    data = inv.intermediate_data
-    if not (type(data) is InvocationEvents
-            or (type(data) is not IntermediateData and isinstance(data, InvocationEvents))):
-        return None
-    n = 0
-    for e in data.invocation_events:
-        if type(e) is InvocationEvent:
-            d = e.__dict__
-            try:
-                if d["usage_metadata"] or d["model_version"]:
-                    n += 1
-                continue
-            except KeyError:
-                pass
-        if e.usage_metadata or e.model_version:
-            n += 1
-    return n
