@@ -78,14 +78,18 @@ Op = Callable[[sqlite3.Connection], None]
 # rows of 10 KB in batches of 64 wrote 1.2 GB where an upsert wrote 128 MB (bench/README.md); an
 # upsert also keeps a replaced row's place in the order rows were written (`store.journal_reader`).
 # (`result_json` and `digest` stay empty: they are the rows of journals made before rows files.)
+# Every row of a statement is of the writer's run: its id is `?1`, bound once a statement however
+# many rows it inserts (`_insert`), and no row holds it (a value bound costs 160-760 instructions
+# with the GIL held, a text the most: a trivial case bound 66 values, 8 of them its run's id).
 INSERT = ("INSERT INTO journal_cases (run_id, eval_set_id, eval_id, run_index, status, error, result_json, "
-          "digest, row_at, row_size) VALUES (?, ?, ?, ?, ?, ?, '', NULL, ?, ?) ON CONFLICT (run_id, "
+          "digest, row_at, row_size) VALUES (?1, ?, ?, ?, ?, ?, '', NULL, ?, ?) ON CONFLICT (run_id, "
           "eval_set_id, eval_id, run_index) DO UPDATE SET status = excluded.status, error = excluded.error, "
           "result_json = '', digest = NULL, row_at = excluded.row_at, row_size = excluded.row_size")
 SUMMARY = -1
 """The run index in the key of a case summary's frame."""
-CaseRow = tuple[str, str, str, int, int, int, int, int]
-"""A `journal_cases` row as inserted: a `Row`'s key, status and error, its frame's offset and size."""
+CaseRow = tuple[str, str, int, int, int, int, int]
+"""A `journal_cases` row as inserted (its run's id aside: `?1`): a `Row`'s eval set id, eval id and
+run index, status and error, its frame's offset and size."""
 _VERDICT_COLUMNS = ("position", "runs", "status", "seconds", "tokens", "agent_errors", "metric_errors",
                     "uncertain", "escalated", "summary", "record", "summary_at", "summary_size", "told")
 # Values that may be None are bound as "" when they are (`_nullable`) and turned back into NULL by
@@ -96,15 +100,15 @@ _VERDICT_COLUMNS = ("position", "runs", "status", "seconds", "tokens", "agent_er
 # is always empty here (the summary is in the rows file): a constant, not a bound `b""`.
 _N = "NULLIF(?, '')"
 INSERT_VERDICT = ("INSERT INTO journal_verdicts (run_id, eval_set_id, eval_id, " + ", ".join(_VERDICT_COLUMNS)
-                  + f") VALUES (?, ?, ?, ?, ?, ?, {_N}, {_N}, ?, ?, ?, ?, X'', ?, ?, ?, ?) "
+                  + f") VALUES (?1, ?, ?, ?, ?, ?, {_N}, {_N}, ?, ?, ?, ?, X'', ?, ?, ?, ?) "
                   "ON CONFLICT (run_id, eval_set_id, eval_id) DO UPDATE SET "
                   + ", ".join(f"{c} = excluded.{c}" for c in _VERDICT_COLUMNS))
 # A case run appended again (a resumed run's retried error) makes its case's verdict stale: gone
 # with it, so that a kill before the case is told again leaves no verdict of other runs behind.
 # (Its metric and summary rows stay, tied to no verdict: the history copies only a verdict's own.)
 _STALE = "DELETE FROM journal_verdicts WHERE run_id = ? AND eval_set_id = ? AND eval_id = ?"
-INSERT_METRIC = f"INSERT INTO journal_metrics VALUES (?, ?, ?, ?, {_N}, {_N}, ?)"
-INSERT_SUMMARY = (f"INSERT INTO journal_summaries VALUES (?, ?, ?, {_N}, ?, ?, ?, "
+INSERT_METRIC = f"INSERT INTO journal_metrics VALUES (?1, ?, ?, ?, {_N}, {_N}, ?)"
+INSERT_SUMMARY = (f"INSERT INTO journal_summaries VALUES (?1, ?, ?, {_N}, ?, ?, ?, "
                   f"{_N}, {_N}, {_N}, {_N}, {_N}, {_N}, ?)")
 
 
@@ -282,15 +286,13 @@ class Writer:
                                         + [(v[1], v[2], SUMMARY, v[12], "") for v in verdicts])
         ran, summaries = places[:len(rows)], places[len(rows):]
         numbers = range(told + 1, told + 1 + len(verdicts))
-        run_id = self.run_id
-        _commit(conn, run_id, [(*r[:6], *at) for r, at in zip(rows, ran, strict=True)],
-                [(*v[:6], "" if v[6] is None else v[6], "" if v[7] is None else v[7], *v[8:12],
+        _commit(conn, self.run_id, [(*r[1:6], *at) for r, at in zip(rows, ran, strict=True)],
+                [(*v[1:6], "" if v[6] is None else v[6], "" if v[7] is None else v[7], *v[8:12],
                   v[13], *at, n)
                  for v, at, n in zip(verdicts, summaries, numbers, strict=True)], self._stale,
-                [(run_id, n, i, name, "" if score is None else score, "" if bar is None else bar,
-                  status) for v, n in zip(verdicts, numbers, strict=True)
-                 for i, name, score, bar, status in v[14]],
-                [(run_id, n, s[0], _nullable(s[1]), *s[2:5], *map(_nullable, s[5:11]), s[11])
+                [(n, i, name, "" if score is None else score, "" if bar is None else bar, status)
+                 for v, n in zip(verdicts, numbers, strict=True) for i, name, score, bar, status in v[14]],
+                [(n, s[0], _nullable(s[1]), *s[2:5], *map(_nullable, s[5:11]), s[11])
                  for v, n in zip(verdicts, numbers, strict=True) for s in v[15]])
         return told + len(verdicts)
 
@@ -330,25 +332,25 @@ _VARIABLES = 999
 Linux distributions' Python links against); 64 rows of a 17-column verdict would exceed it."""
 
 
-def _insert(conn: sqlite3.Connection, sql: str, rows: Sequence[tuple[Any, ...]]) -> None:
-    """Inserts `rows` with `sql` (one row's `INSERT`), up to `_MANY[0]` rows per statement:
-    the values are bound from Python as they are (exact), and each statement is one step of
+def _insert(conn: sqlite3.Connection, sql: str, rows: Sequence[tuple[Any, ...]], shared: tuple[Any, ...] = ()
+            ) -> None:
+    """Inserts `rows` with `sql` (one row's `INSERT`), up to `_MANY[0]` rows per statement,
+    each row's values after `shared`, the values of the row's numbered parameters (`?1` ...,
+    each used once in the row): bound once a statement, for all of its rows. The values
+    are bound from Python as they are (exact), and each statement is one step of
     SQLite's, which `sqlite3` runs with the GIL released; one step per row (`executemany`) was
     35,000 releases and re-takings of the GIL per 5,000 trivial cases on the writer's thread,
     each a hand-off with the event loop's thread working beside it (bench/README.md, session 16)."""
     at = 0
-    most = _VARIABLES // sql.count("?")
+    most = (_VARIABLES - len(shared)) // (sql.count("?") - len(shared))
     for n in _MANY:
         if n > most:
             continue
         end = at + (len(rows) - at) // n * n
         if end == at:
             continue
-        many = _many(sql, n)
-        if n == 1:
-            conn.executemany(many, rows[at:end])
-        else:  # (each statement's values flattened in C: a Python loop over every value cost more)
-            conn.executemany(many, [list(_chain(rows[i:i + n])) for i in range(at, end, n)])
+        # (Each statement's values flattened in C: a Python loop over every value cost more.)
+        conn.executemany(_many(sql, n), [[*shared, *_chain(rows[i:i + n])] for i in range(at, end, n)])
         at = end
 
 
@@ -357,12 +359,13 @@ def _commit(conn: sqlite3.Connection, run_id: str, rows: list[CaseRow], verdicts
     conn.execute("BEGIN IMMEDIATE")
     try:
         if stale:
-            conn.executemany(_STALE, [r[:3] for r in rows])
-        _insert(conn, INSERT, rows)
+            conn.executemany(_STALE, [(run_id, *r[:2]) for r in rows])
+        run = (run_id,)
+        _insert(conn, INSERT, rows, run)
         if verdicts:
-            _insert(conn, INSERT_VERDICT, verdicts)
-            _insert(conn, INSERT_METRIC, metrics)
-            _insert(conn, INSERT_SUMMARY, summaries)
+            _insert(conn, INSERT_VERDICT, verdicts, run)
+            _insert(conn, INSERT_METRIC, metrics, run)
+            _insert(conn, INSERT_SUMMARY, summaries, run)
         conn.execute("UPDATE journal_runs SET updated = ? WHERE run_id = ?", (time.time(), run_id))
         conn.execute("COMMIT")
     except BaseException:
