@@ -142,9 +142,10 @@ def _one_run(result: EvalMetricResult, reason: str | None, gating: str) -> Metri
     (a mean of one score is that score as a float, its deviation 0, pass@1 and pass^1 1 or 0),
     without the statistics' generic paths, since most runs are single and a large run
     summarises hundreds of thousands of criteria."""
-    score = result.score
-    passed = 1 if result.eval_status == _PASSED else 0
-    informational = result.eval_status == _INFORMATIONAL
+    # Each field read once (a model's attribute read is slow: `schema.base`).
+    score, given, threshold = result.score, result.eval_status, result.threshold
+    passed = 1 if given == _PASSED else 0
+    informational = given == _INFORMATIONAL
     mean = None if score is None else float(score)
     if informational:
         status = _INFORMATIONAL
@@ -153,11 +154,10 @@ def _one_run(result: EvalMetricResult, reason: str | None, gating: str) -> Metri
     elif gating in ("all_runs", "any_run"):
         status = _PASSED if passed else _FAILED
     else:
-        threshold = result.threshold if result.threshold is not None else 0.0
-        status = _PASSED if mean >= threshold else _FAILED
+        status = _PASSED if mean >= (threshold if threshold is not None else 0.0) else _FAILED
     chance = None if informational else float(passed)
     return _make_metric_summary({
-        "metric_name": result.metric_name, "threshold": result.threshold, "runs": 1,
+        "metric_name": result.metric_name, "threshold": threshold, "runs": 1,
         "scored_runs": 0 if mean is None else 1, "passed_runs": passed, "mean": mean,
         "std": None if mean is None else 0.0, "ci_low": mean, "ci_high": mean,
         "pass_at_k": chance, "pass_pow_k": chance, "eval_status": status,
@@ -169,14 +169,12 @@ def _one_run(result: EvalMetricResult, reason: str | None, gating: str) -> Metri
 def summarise_case(eval_id: str, runs: Sequence[EvalCaseResult], gating: str,
                    ignore_not_evaluated: bool) -> CaseSummary:
     """A case's verdict over its runs: failed if any run failed to infer or any criterion fails."""
-    if len(runs) == 1 and len({m.metric_name for m in runs[0].overall_eval_metric_results}) \
-            == len(runs[0].overall_eval_metric_results):
+    results = runs[0].overall_eval_metric_results if len(runs) == 1 else None
+    if results is not None and len(names := [m.metric_name for m in results]) == len(set(names)):
         # One run, each criterion once (the usual case): `_one_run` per criterion.
-        run = runs[0]
-        why = {x.metric_name: x.reason for x in run.reasons if x.invocation_index is None}
+        why = {x.metric_name: x.reason for x in runs[0].reasons if x.invocation_index is None}
         return _verdict(eval_id, runs, gating, ignore_not_evaluated,
-                        [_one_run(m, why.get(m.metric_name), gating)
-                         for m in run.overall_eval_metric_results])
+                        [_one_run(m, why.get(name), gating) for m, name in zip(results, names, strict=True)])
     tag = len(runs) > 1
     # Each criterion's results and overall reasons over the runs (run order), criteria in the
     # order they first come: one pass over the runs.
@@ -197,15 +195,15 @@ def summarise_case(eval_id: str, runs: Sequence[EvalCaseResult], gating: str,
 def _verdict(eval_id: str, runs: Sequence[EvalCaseResult], gating: str, ignore_not_evaluated: bool,
              metrics: list[MetricSummary]) -> CaseSummary:
     """The case's summary from its criteria's (`summarise_case`)."""
-    statuses = [m.eval_status for m in metrics if m.eval_status != _INFORMATIONAL]
-    inference_failed = any(r.error_message for r in runs) and gating != "any_run"
+    statuses = [m.eval_status for m in metrics]  # (an informational one is none of the three)
+    errored = any(r.error_message for r in runs)
     not_evaluated = _NOT_EVALUATED in statuses and not ignore_not_evaluated
-    if inference_failed or not_evaluated or _FAILED in statuses:
+    if (errored and gating != "any_run") or not_evaluated or _FAILED in statuses:
         final = _FAILED
     elif _PASSED in statuses:
         final = _PASSED
     else:
-        final = _NOT_EVALUATED if not any(r.error_message for r in runs) else _FAILED
+        final = _FAILED if errored else _NOT_EVALUATED
     # Not validated: every value is of its declared type (one summary per case).
     return _make_case_summary({"eval_id": eval_id, "runs": len(runs), "final_eval_status": final,
                                "metrics": metrics})
