@@ -575,3 +575,42 @@ def test_the_writer_binds_only_plain_values_and_keeps_every_null_and_zero(
     assert any(None in s for s in summaries) and any(0.0 in s[4:] for s in summaries)
     conn.close()
     journal.close()
+
+
+def test_a_resume_leaves_a_killed_runs_wal_unmerged_until_it_is_forgotten(tmp_path: Path) -> None:
+    # A killed run leaves its WAL unmerged; SQLite's last connection to close merges it (the
+    # pages of rows `forget` deletes once the run is recorded): a resume's claim keeps one
+    # connection open (`hold_wal`), so its look-ups' closes copy nothing into the file.
+    from agenteval.runner.durable import claim_resume
+    from agenteval.store.verdict_copy import settle
+
+    code = ("import time\nfrom agenteval.schema import EvalCaseResult, RunSpec\n"
+            "from agenteval.store.journal import Journal\n"
+            f"j = Journal({str(tmp_path)!r})\nj.begin(RunSpec(run_id='r1', command='eval'), '{{}}', 400)\n"
+            "for i in range(300):\n"
+            "    j.append('r1', 's', EvalCaseResult(eval_id=f'c{i}', eval_set_id='s', run_index=0, "
+            "final_eval_status=1, overall_eval_metric_results=[], eval_metric_result_per_invocation=[], "
+            "session_id='x'))\n"
+            "j.flush()\nprint('appended', flush=True)\ntime.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "appended"
+    finally:
+        proc.kill()
+        proc.wait()
+    journal = Journal(tmp_path)
+    wal = journal.path.with_name(journal.path.name + "-wal")
+
+    def sizes() -> tuple[int, int]:  # the file's and its WAL's (gone once merged and closed)
+        return journal.path.stat().st_size, wal.stat().st_size if wal.exists() else 0
+
+    killed = sizes()
+    assert killed[1] > 4 * killed[0]  # (the run's rows are in the WAL, not in the file)
+    assert claim_resume(journal, "latest") == "r1"
+    assert journal.finished_keys("r1") == {("s", f"c{i}", 0) for i in range(300)}
+    assert sizes() == killed  # nothing merged
+    journal.forget("r1")
+    settle()
+    assert journal.runs() == []
+    assert sizes()[1] == 0  # merged once, the rows gone
+    journal.close()

@@ -146,6 +146,9 @@ def claim_resume(journal: Journal, ref: str, retry_errors: bool = False) -> str:
     documents in the run history) is `AlreadyFinished`, unless `retry_errors` (`resume_from`
     then says whether any of its case runs ended in an error). `RunOwned` when another live
     process owns the run; a DataError when neither the journal nor the history knows it."""
+    # Before the journal's first look-up: a killed run's WAL is then not merged into the file
+    # (`Journal.hold_wal`) when that look-up's connection closes.
+    journal.hold_wal()
     history = RunStore(journal.root)
     if ref == "latest":
         newest = max((r.run_id for r in journal.runs()), default=None)
