@@ -310,24 +310,20 @@ def test_forked_workers_hand_their_results_over_in_shared_memory(tmp_path: Path,
         _without_ids_and_times(doc.replace(two_id.encode(), one.document.eval_set_result_id.encode()), one)
 
 
-def test_slots_are_taken_and_given_back_and_a_chunk_read_where_it_lies() -> None:
+def test_slots_are_taken_and_given_back_and_results_read_out_in_order() -> None:
     from agenteval.runner.shard_worker import Scored
     from agenteval.runner.sharded import SLOT, Placed, Slots
     from agenteval.schema import EvalStatus
-    from agenteval.store.output import SEPARATOR
 
     slots = Slots(2)
     try:
         first, second = slots.take(), slots.take()
         assert (first, second) == (0, 1) and not slots.free
         results = [b"a" * 10, b"", b"bc" * 7]
-        block = b"".join(SEPARATOR + r for r in results)
-        slots.map[SLOT:SLOT + len(block)] = block
-        slots.map[SLOT + len(block)] = ord("x")  # (the slot's bytes after the chunk are not read)
+        slots.map[SLOT:SLOT + 24] = b"".join(results)
         cases = [Scored(f"c{i}", b"", b"{}", EvalStatus.PASSED, None, 0, None, None, 0.0) for i in range(3)]
         got = slots.read(second, Placed(cases, [len(r) for r in results]))
-        assert bytes(got) == block
-        got.release()
+        assert [c.result for c in got] == results and all(type(c.result) is bytes for c in got)
         slots.give(second)
         assert slots.take() == second
     finally:

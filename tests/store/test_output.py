@@ -220,38 +220,6 @@ def test_results_placed_elsewhere_are_written_as_they_come(tmp_path: Path) -> No
     assert (writer.cases, writer.summaries) == (3, 3)
 
 
-@pytest.mark.parametrize("background", [False, True])
-def test_blocks_of_placed_results_are_written_in_order_with_the_bytes_unchanged(tmp_path: Path,
-                                                                                background: bool) -> None:
-    # A sharded run's worker leaves a chunk's results each after its separator in shared memory
-    # (`runner.sharded`); the writer writes the block as it lies (the list's first item without
-    # the comma), after the results added before it, and the block may be reused afterwards.
-    from agenteval.store.output import SEPARATOR
-    from agenteval.store.placing import placed_model_json
-
-    doc = summarise(result([case(f"c{i}", {"m": i / 7}) for i in range(7)]))
-    whole = tmp_path / "whole.json"
-    write_outputs([doc], whole)
-    placed = [placed_model_json(got) for got in doc.eval_case_results]
-    writer = DocumentWriter([tmp_path / "blocks.json"], doc, background)
-    shared = bytearray(1 << 20)
-    for first, last in ((0, 3), (3, 4), (4, 4), (4, 7)):
-        if first == 3:
-            writer.add_placed(placed[3])
-            continue
-        block = b"".join(SEPARATOR + raw for raw in placed[first:last])
-        shared[:len(block)] = block
-        view = memoryview(shared)[:len(block)]
-        writer.add_placed_block(view, last - first)
-        view.release()
-        shared[:len(block)] = b"x" * len(block)  # (written over, as the next chunk does)
-    for summary in doc.summary:
-        writer.add_summary_placed(placed_model_json(summary))
-    writer.commit(doc)
-    assert (tmp_path / "blocks.json").read_bytes() == whole.read_bytes()
-    assert writer.cases == 7
-
-
 @pytest.mark.parametrize(("stream_first", "background"), [(False, False), (True, False), (False, True)])
 def test_the_history_copy_of_a_large_document_has_the_bytes_of_its_output(tmp_path: Path, stream_first: bool,
                                                                           background: bool) -> None:

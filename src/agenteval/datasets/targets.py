@@ -156,7 +156,7 @@ class TargetWriter:
     def _error(self, e: OSError) -> DataError:
         return DataError(self.path, "", f"cannot be written: {e.strerror or e}")
 
-    def write(self, chunk: bytes | memoryview) -> None:
+    def write(self, chunk: bytes) -> None:
         try:
             self._file.write(chunk)
         except OSError as e:

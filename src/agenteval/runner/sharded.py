@@ -16,7 +16,6 @@ start, with nothing written in between: its errors name the file and the field a
 from __future__ import annotations
 
 import codecs
-import contextlib
 import dataclasses
 import hashlib
 import io
@@ -49,7 +48,7 @@ from agenteval.runner.services import Services
 from agenteval.runner.shard_worker import Refusal, Scored, ShardSetup, score_chunk, start
 from agenteval.schema import CaseSummary, EvalCaseResult, EvalSetResult, EvalStatus, ModelRoles, RunSpec
 from agenteval.schema.progress import CaseFinished, CaseStarted, Listener
-from agenteval.store.output import SEPARATOR, DocumentWriter
+from agenteval.store.output import DocumentWriter
 
 SHARD_MIN_BYTES = 8 << 20
 """Both files together at least this large before workers are started (each costs about a
@@ -82,7 +81,7 @@ are longer goes back through the pool's pipe (250 results of 27 KB, the bench co
 @dataclasses.dataclass
 class Placed:
     """A chunk's case results, left by its worker in its slot of the shared memory (`Slots`),
-    in order, each after `store.output.SEPARATOR` and `sizes` long; `scored` without them."""
+    `sizes` long each, in order; `scored` without them."""
 
     scored: list[Scored]
     sizes: list[int]
@@ -100,13 +99,10 @@ def score_placed(slot: int, first: int, expected: Sequence[Span],
     if _slots is None or isinstance(out, Refusal):
         return out
     at, end = slot * SLOT, (slot + 1) * SLOT
-    if at + sum(len(s.result) for s in out) + len(SEPARATOR) * len(out) > end:
+    if at + sum(len(s.result) for s in out) > end:
         return out
     sizes = []
     for scored in out:
-        # Each after its separator: the parent writes the chunk to the document as it lies.
-        _slots[at:at + len(SEPARATOR)] = SEPARATOR
-        at += len(SEPARATOR)
         size = len(scored.result)
         _slots[at:at + size] = scored.result
         at += size
@@ -134,11 +130,14 @@ class Slots:
     def take(self) -> int:
         return self.free.pop()
 
-    def read(self, slot: int, placed: Placed) -> memoryview:
-        """The chunk's results as they lie in `slot`, each after its separator (not copied:
-        valid until the slot is given back)."""
+    def read(self, slot: int, placed: Placed) -> list[Scored]:
+        """The chunk's results with their bytes, copied out of `slot` (the document's writer
+        keeps what it is given until it writes it: the slot may be written over before)."""
         at = slot * SLOT
-        return self.view[at:at + sum(placed.sizes) + len(SEPARATOR) * len(placed.sizes)]
+        for scored, size in zip(placed.scored, placed.sizes, strict=True):
+            scored.result = bytes(self.view[at:at + size])
+            at += size
+        return placed.scored
 
     def give(self, slot: int) -> None:
         """`slot` is free again: its chunk's results are copied out."""
@@ -149,9 +148,7 @@ class Slots:
         if _slots is self.map:
             _slots = None
         self.view.release()
-        # A chunk's view still held by a raised error's frames: the map is unmapped when freed.
-        with contextlib.suppress(BufferError):
-            self.map.close()
+        self.map.close()
 
 
 class ShardsRefused(Exception):
@@ -308,12 +305,11 @@ class ReportCases:
             told, self.table_ready = self.table_ready, None
             told(case_runs, list(self.not_passed))
 
-    def add(self, scored: Scored, result_json: bytes | memoryview) -> None:
-        """Keeps `scored` (its placed result `result_json`) if the report shows it."""
+    def add(self, scored: Scored) -> None:
         failed = scored.status != EvalStatus.PASSED and len(self.not_passed) < self.keep
         if not failed and len(self.first) >= self.keep and len(self.summaries) >= self.keep:
             return
-        result = EvalCaseResult.model_validate_json(bytes(result_json))
+        result = EvalCaseResult.model_validate_json(scored.result)
         if len(self.first) < self.keep:
             self.first.append(result)
         if len(self.summaries) < self.keep:
@@ -454,31 +450,19 @@ async def rescore_sharded(job: ScoreJob, plan: RunPlan, services: Services, sele
                         raise ShardsRefused(f"a worker process ended: {e}") from None
                     if isinstance(done, Refusal):
                         raise ShardsRefused(done.why)
+                    if isinstance(done, Placed):
+                        assert slots is not None
+                        done = slots.read(slot, done)
+                    if slots is not None:
+                        slots.give(slot)
                     if not started:
                         sink.on_start(header, len(wanted))
                         started = True
-                    if isinstance(done, Placed):
-                        assert slots is not None
-                        block = slots.read(slot, done)
-                        # Each result read where it lies (the report keeps a few), and the chunk
-                        # written to the document as one block before its slot is given back.
-                        at = 0
-                        for scored, size in zip(done.scored, done.sizes, strict=True):
-                            at += len(SEPARATOR)
-                            _tell(scored, block[at:at + size], setup.eval_set_id, seen, writer, kept, counter,
-                                  listener)
-                            at += size
-                        if writer is not None:
-                            writer.add_placed_block(block, len(done.sizes))
-                        block.release()
-                    else:
-                        for scored in done:
-                            _tell(scored, scored.result, setup.eval_set_id, seen, writer, kept, counter,
-                                  listener)
-                        if writer is not None:
-                            writer.add_placed_many([scored.result for scored in done])
-                    if slots is not None:
-                        slots.give(slot)
+                    for scored in done:
+                        if scored.eval_id in seen:  # the streamed reader names both places
+                            raise ShardsRefused(f"eval_id {scored.eval_id!r} repeated")
+                        seen.add(scored.eval_id)
+                        _tell(scored, setup.eval_set_id, writer, kept, counter, listener)
                     kept.offer_table(len(wanted))
                     if (more := next(runs, None)) is not None:
                         send(more)
@@ -508,17 +492,13 @@ async def rescore_sharded(job: ScoreJob, plan: RunPlan, services: Services, sele
     return header, final
 
 
-def _tell(scored: Scored, result: bytes | memoryview, eval_set_id: str, seen: set[str],
-          writer: DocumentWriter | None, kept: ReportCases, counter: TotalsCounter,
-          listener: Listener | None) -> None:
-    """One scored case (its placed `result` given apart) to the document's summaries, the report's
-    cases, the totals and the progress (the document's case results are written by the chunk)."""
-    if scored.eval_id in seen:  # the streamed reader names both places
-        raise ShardsRefused(f"eval_id {scored.eval_id!r} repeated")
-    seen.add(scored.eval_id)
+def _tell(scored: Scored, eval_set_id: str, writer: DocumentWriter | None, kept: ReportCases,
+          counter: TotalsCounter, listener: Listener | None) -> None:
+    """One scored case to the document, the report's cases, the totals and the progress."""
     if writer is not None:
+        writer.add_placed(scored.result)
         writer.add_summary_placed(scored.summary)
-    kept.add(scored, result)
+    kept.add(scored)
     c = counter  # as `TotalsCounter.add` counts a case of one run
     c.cases += 1
     c.case_runs += 1

@@ -147,9 +147,6 @@ def placed_summary(summary: CaseSummary) -> bytes:
 
 
 _COMMA = b",\n    "
-SEPARATOR = _COMMA
-"""What comes before each item of a placed list but the first (whose separator is this without
-its comma): a block of case results `DocumentWriter.add_placed_block` takes has it before each."""
 
 
 def _listed(raws: Sequence[bytes], count: int) -> list[bytes]:
@@ -284,24 +281,6 @@ class DocumentWriter:
         if self._pending_size >= _BLOCK:
             self._drain()
 
-    def add_placed_block(self, block: bytes | memoryview, count: int) -> None:
-        """`add_placed` of `count` case results given as one block, each after `SEPARATOR`
-        (e.g. a worker's chunk in shared memory): written through at once without a writing
-        thread, so `block` may be overwritten when this returns (a copy a case and their join
-        into the writer's blocks were ≈ 10 µs a case of a sharded `score`'s parent)."""
-        if not count:
-            return
-        if not self.cases:
-            block = block[1:]  # the list's first item: its separator has no comma
-        self.cases += count
-        if self._background:
-            self._write(bytes(block))
-            return
-        if self._pending:
-            self._drain()  # (what came before it goes first)
-        for target in self._targets:
-            target.write(block)
-
     def add_summary(self, summary: CaseSummary) -> None:
         self.add_summary_placed(placed_summary(summary))
 
@@ -391,5 +370,5 @@ class DocumentWriter:
             target.abort()
 
 
-__all__ = ["SEPARATOR", "DocumentWriter", "output_paths", "place", "placed_json", "placed_summary",
-           "remember_json", "remember_placed", "result_json", "safe_name", "unplace", "write_outputs"]
+__all__ = ["DocumentWriter", "output_paths", "place", "placed_json", "placed_summary", "remember_json",
+           "remember_placed", "result_json", "safe_name", "unplace", "write_outputs"]
