@@ -154,18 +154,23 @@ def _result(i: int, error: str | None = None) -> EvalCaseResult:
                           session_id="x", error_message=error)
 
 
+def _appending(root: Path, total: int, cases: int, flush: str = "") -> subprocess.Popen[str]:
+    """A real process that begins run `r1` of `total` case runs in the journal at `root`, appends
+    `cases` of them (then runs `flush`, e.g. `j.flush()`), prints `appended` and waits to be killed."""
+    code = ("import time\nfrom agenteval.schema import EvalCaseResult, RunSpec\n"
+            "from agenteval.store.journal import Journal\n"
+            f"j = Journal({str(root)!r})\nj.begin(RunSpec(run_id='r1', command='eval'), '{{}}', {total})\n"
+            f"for i in range({cases}):\n"
+            "    j.append('r1', 's', EvalCaseResult(eval_id=f'c{i}', eval_set_id='s', run_index=0, "
+            "final_eval_status=1, overall_eval_metric_results=[], eval_metric_result_per_invocation=[], "
+            f"session_id='x'))\n{flush}\nprint('appended', flush=True)\ntime.sleep(60)\n")
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+
+
 def test_a_kill_loses_at_most_the_last_half_second(tmp_path: Path) -> None:
     # A real process appends 100 case runs and is SIGKILLed well after the flush window
     # (FLUSH_SECONDS): all 100 are in the journal, though it never flushed or closed.
-    code = ("import time\nfrom agenteval.schema import EvalCaseResult, RunSpec\n"
-            "from agenteval.store.journal import Journal\n"
-            f"j = Journal({str(tmp_path)!r})\nj.begin(RunSpec(run_id='r1', command='eval'), '{{}}', 100)\n"
-            "for i in range(100):\n"
-            "    j.append('r1', 's', EvalCaseResult(eval_id=f'c{i}', eval_set_id='s', run_index=0, "
-            "final_eval_status=1, overall_eval_metric_results=[], eval_metric_result_per_invocation=[], "
-            "session_id='x'))\n"
-            "print('appended', flush=True)\ntime.sleep(60)\n")
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    proc = _appending(tmp_path, 100, 100)
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "appended"
         time.sleep(FLUSH_SECONDS + 2.0)  # the window, and a margin for a loaded machine
@@ -584,15 +589,7 @@ def test_a_resume_leaves_a_killed_runs_wal_unmerged_until_it_is_forgotten(tmp_pa
     from agenteval.runner.durable import claim_resume
     from agenteval.store.verdict_copy import settle
 
-    code = ("import time\nfrom agenteval.schema import EvalCaseResult, RunSpec\n"
-            "from agenteval.store.journal import Journal\n"
-            f"j = Journal({str(tmp_path)!r})\nj.begin(RunSpec(run_id='r1', command='eval'), '{{}}', 400)\n"
-            "for i in range(300):\n"
-            "    j.append('r1', 's', EvalCaseResult(eval_id=f'c{i}', eval_set_id='s', run_index=0, "
-            "final_eval_status=1, overall_eval_metric_results=[], eval_metric_result_per_invocation=[], "
-            "session_id='x'))\n"
-            "j.flush()\nprint('appended', flush=True)\ntime.sleep(60)\n")
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    proc = _appending(tmp_path, 400, 300, "j.flush()")
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "appended"
     finally:
