@@ -17,6 +17,7 @@ from agenteval.errors import DataError
 from agenteval.schema import EvalCaseResult, RunSpec
 from agenteval.store.claim import lock_path
 from agenteval.store.journal import FLUSH_CASES, FLUSH_SECONDS, KEEP_INTERRUPTED_DAYS, Journal, RunOwned
+from tests.journal_writers import appending, killed, wal_sizes
 
 
 def _begin(root: Path, run_id: str = "20250101-000000-aaaaaa") -> Journal:
@@ -154,23 +155,10 @@ def _result(i: int, error: str | None = None) -> EvalCaseResult:
                           session_id="x", error_message=error)
 
 
-def _appending(root: Path, total: int, cases: int, flush: str = "") -> subprocess.Popen[str]:
-    """A real process that begins run `r1` of `total` case runs in the journal at `root`, appends
-    `cases` of them (then runs `flush`, e.g. `j.flush()`), prints `appended` and waits to be killed."""
-    code = ("import time\nfrom agenteval.schema import EvalCaseResult, RunSpec\n"
-            "from agenteval.store.journal import Journal\n"
-            f"j = Journal({str(root)!r})\nj.begin(RunSpec(run_id='r1', command='eval'), '{{}}', {total})\n"
-            f"for i in range({cases}):\n"
-            "    j.append('r1', 's', EvalCaseResult(eval_id=f'c{i}', eval_set_id='s', run_index=0, "
-            "final_eval_status=1, overall_eval_metric_results=[], eval_metric_result_per_invocation=[], "
-            f"session_id='x'))\n{flush}\nprint('appended', flush=True)\ntime.sleep(60)\n")
-    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-
-
 def test_a_kill_loses_at_most_the_last_half_second(tmp_path: Path) -> None:
     # A real process appends 100 case runs and is SIGKILLed well after the flush window
     # (FLUSH_SECONDS): all 100 are in the journal, though it never flushed or closed.
-    proc = _appending(tmp_path, 100, 100)
+    proc = appending(tmp_path, 100, 100)
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "appended"
         time.sleep(FLUSH_SECONDS + 2.0)  # the window, and a margin for a loaded machine
@@ -488,53 +476,6 @@ def test_an_orphaned_rows_file_is_removed_when_a_run_begins(tmp_path: Path) -> N
     journal.close()
 
 
-@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 16, 63, 64, 65, 64 + 16 + 4 + 3, 200])
-@pytest.mark.parametrize("shared", [(), ("run",)])
-def test_rows_inserted_many_per_statement_are_the_rows_one_per_statement_gives(
-        n: int, shared: tuple[str, ...]) -> None:
-    """The writer inserts a batch's rows several per statement (`journal_writer._insert`): the
-    same rows, in the same order, floats exactly as bound, and a key given twice in one batch
-    upserted as consecutive single inserts would; a value `shared` by every row (the run's id,
-    `?1`) is in each of them."""
-    from agenteval.store import journal_writer
-
-    run = "?1" if shared else "'-'"
-    sql = f"INSERT INTO t (r, k, v, x) VALUES ({run}, ?, ?, 'c') ON CONFLICT (k) DO UPDATE SET v = excluded.v"
-    rows = [(f"k{(n - i) % max(1, n - 2)}", 0.1 * i + 1e-17 * i)
-            for i in range(n)]  # two keys twice
-    tables = []
-    one_by_one = sql.replace("?1", "?")
-    for insert in (lambda c, s, r: journal_writer._insert(c, s, r, shared),
-                   lambda c, s, r: c.executemany(one_by_one, [(*shared, *row) for row in r])):
-        conn = sqlite3.connect(":memory:")
-        conn.execute("CREATE TABLE t (r TEXT, k TEXT PRIMARY KEY, v REAL, x TEXT)")
-        insert(conn, sql, rows)
-        tables.append(conn.execute("SELECT rowid, r, k, v, x FROM t ORDER BY rowid").fetchall())
-        conn.close()
-    assert tables[0] == tables[1] and len(tables[0]) == len({k for k, _ in rows})
-    assert {v for *_, v, _ in tables[0]} <= {v for _, v in rows}
-    assert {r for _, r, *_ in tables[0]} <= {shared[0] if shared else "-"}
-
-
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="Connection.setlimit is Python 3.11's")
-def test_rows_inserted_many_per_statement_stay_within_sqlites_oldest_variable_limit() -> None:
-    """A statement binds at most 999 values (SQLite before 3.32, which some Pythons link): the
-    verdicts' 17 columns would bind 1,088 at 64 rows a statement."""
-    from agenteval.store import journal_writer
-
-    columns = [f"c{i}" for i in range(17)]
-    conn = sqlite3.connect(":memory:")
-    conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)
-    conn.execute(f"CREATE TABLE t ({', '.join(columns)})")
-    sql = f"INSERT INTO t ({', '.join(columns)}) VALUES ({', '.join('?' * 17)})"
-    rows = [tuple(range(i, i + 17)) for i in range(200)]
-    journal_writer._insert(conn, sql, rows)
-    # (The run's id shared, `?1`: 16 values a row and one a statement, 1,025 at 64 rows.)
-    journal_writer._insert(conn, sql.replace("(?", "(?1", 1), [r[1:] for r in rows], ("run",))
-    assert conn.execute("SELECT * FROM t ORDER BY rowid").fetchall() == rows + [("run", *r[1:]) for r in rows]
-    conn.close()
-
-
 def test_the_writer_binds_only_plain_values_and_keeps_every_null_and_zero(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every value the writer binds is an exact `int`, `float` or `str` (sqlite3 sends None and
@@ -582,32 +523,22 @@ def test_the_writer_binds_only_plain_values_and_keeps_every_null_and_zero(
     journal.close()
 
 
-def test_a_resume_leaves_a_killed_runs_wal_unmerged_until_it_is_forgotten(tmp_path: Path) -> None:
-    # A killed run leaves its WAL unmerged; SQLite's last connection to close merges it (the
-    # pages of rows `forget` deletes once the run is recorded): a resume's claim keeps one
-    # connection open (`hold_wal`), so its look-ups' closes copy nothing into the file.
-    from agenteval.runner.durable import claim_resume
+def test_a_held_connection_leaves_a_killed_runs_wal_unmerged_until_it_is_forgotten(tmp_path: Path) -> None:
+    # A killed run leaves its WAL unmerged, and SQLite's last connection to close merges it (the
+    # pages of rows `forget` deletes once the run is recorded): with `hold_wal`, the look-ups'
+    # closes copy nothing into the file; `forget` deletes the rows, then merges what is left.
     from agenteval.store.verdict_copy import settle
 
-    proc = _appending(tmp_path, 400, 300, "j.flush()")
-    try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "appended"
-    finally:
-        proc.kill()
-        proc.wait()
+    killed(tmp_path, 400, 300)
     journal = Journal(tmp_path)
-    wal = journal.path.with_name(journal.path.name + "-wal")
-
-    def sizes() -> tuple[int, int]:  # the file's and its WAL's (gone once merged and closed)
-        return journal.path.stat().st_size, wal.stat().st_size if wal.exists() else 0
-
-    killed = sizes()
-    assert killed[1] > 4 * killed[0]  # (the run's rows are in the WAL, not in the file)
-    assert claim_resume(journal, "latest") == "r1"
+    before = wal_sizes(journal.path)
+    assert before[1] > 4 * before[0]  # (the run's rows are in the WAL, not in the file)
+    journal.hold_wal()
+    assert [r.run_id for r in journal.runs()] == ["r1"]
     assert journal.finished_keys("r1") == {("s", f"c{i}", 0) for i in range(300)}
-    assert sizes() == killed  # nothing merged
+    assert wal_sizes(journal.path) == before  # nothing merged
+    journal.claim("r1")
     journal.forget("r1")
     settle()
-    assert journal.runs() == []
-    assert sizes()[1] == 0  # merged once, the rows gone
+    assert journal.runs() == [] and wal_sizes(journal.path)[1] == 0
     journal.close()

@@ -1,0 +1,38 @@
+"""A real process writing a run journal, to be SIGKILLed by the journal and resume tests."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+
+def appending(root: Path, total: int, cases: int, flush: str = "") -> subprocess.Popen[str]:
+    """A process that begins run `r1` of `total` case runs in the journal at `root`, appends
+    `cases` of them (case runs `c0`, `c1`, ... of eval set `s`; then runs `flush`, e.g.
+    `j.flush()`), prints `appended` and waits to be killed."""
+    code = ("import time\nfrom agenteval.schema import EvalCaseResult, RunSpec\n"
+            "from agenteval.store.journal import Journal\n"
+            f"j = Journal({str(root)!r})\nj.begin(RunSpec(run_id='r1', command='eval'), '{{}}', {total})\n"
+            f"for i in range({cases}):\n"
+            "    j.append('r1', 's', EvalCaseResult(eval_id=f'c{i}', eval_set_id='s', run_index=0, "
+            "final_eval_status=1, overall_eval_metric_results=[], eval_metric_result_per_invocation=[], "
+            f"session_id='x'))\n{flush}\nprint('appended', flush=True)\ntime.sleep(60)\n")
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+
+
+def killed(root: Path, total: int, cases: int) -> None:
+    """The journal at `root` as a process leaves it that appended `cases` case runs of `total`,
+    committed them, and was SIGKILLed: its WAL unmerged (a killed process closes nothing)."""
+    proc = appending(root, total, cases, "j.flush()")
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "appended"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def wal_sizes(journal_path: Path) -> tuple[int, int]:
+    """The database file's size and its WAL's (0 once merged and closed: the WAL goes)."""
+    wal = journal_path.with_name(journal_path.name + "-wal")
+    return journal_path.stat().st_size, wal.stat().st_size if wal.exists() else 0
