@@ -265,7 +265,11 @@ def test_matrix_diffs_only_changed_and_a_case_run_again(page: Any, base_url: str
     page.goto(base_url + "/#/matrix?runs=smoke_r1,again_r1")
     page.reload()  # a deep link: the page starts on the matrix
     page.wait_for_selector('table.matrix thead th[data-run="again_r1"]')
-    page.wait_for_function("document.querySelector('#app-picker').value === 'shop'")
+    # expect() polls from Playwright's own script: a string predicate would be eval'd in the page,
+    # which the UI's Content-Security-Policy (no 'unsafe-eval') refuses whenever it must poll
+    from playwright.sync_api import expect
+
+    expect(page.locator("#app-picker")).to_have_value("shop")
     heads = page.locator("table.matrix thead th").all_inner_texts()
     assert len(heads) == 4 and "#0" in heads[2] and "#1" in heads[3]
     row = page.locator('table.matrix tr[data-case="paris"] td.cell')
