@@ -57,7 +57,14 @@ def _all_set(cls: type[BaseModel]) -> set[str]:
 # A plain dict read in `trusted` (a `functools.cache` call and `cls.__new__` lookup cost a third
 # of it).
 _LAYOUT: dict[type[BaseModel], tuple[tuple[str, ...], set[str], Callable[..., Any]]] = {}
-_set = object.__setattr__
+# `BaseModel`'s four instance slots set through their own descriptors: what
+# `object.__setattr__(obj, name, value)` ends in, without looking the name up on the type each
+# time (a quarter of making a model: bench/README.md, session 29).
+_slots = BaseModel.__dict__
+_set_dict: Callable[[Any, dict[str, Any]], None] = _slots["__dict__"].__set__
+_set_fields: Callable[[Any, set[str]], None] = _slots["__pydantic_fields_set__"].__set__
+_set_extra: Callable[[Any, None], None] = _slots["__pydantic_extra__"].__set__
+_set_private: Callable[[Any, None], None] = _slots["__pydantic_private__"].__set__
 
 
 def _layout(cls: type[BaseModel]) -> tuple[tuple[str, ...], set[str], Callable[..., Any]]:
@@ -83,10 +90,10 @@ def trusted(cls: type[M], values: dict[str, Any]) -> M:
         values = {name: values[name] for name in names}
     obj = new(cls)
     # The slots model_construct sets, set directly (BaseModel.__setattr__ would validate).
-    _set(obj, "__dict__", values)
-    _set(obj, "__pydantic_fields_set__", fields)
-    _set(obj, "__pydantic_extra__", None)
-    _set(obj, "__pydantic_private__", None)
+    _set_dict(obj, values)
+    _set_fields(obj, fields)
+    _set_extra(obj, None)
+    _set_private(obj, None)
     result: M = obj
     return result
 
@@ -96,15 +103,15 @@ def maker(cls: type[M]) -> Callable[[dict[str, Any]], M]:
     every field of `cls` in declaration order, which it does not check. For the few sites that
     build tens of thousands of one model from a dict written out field by field (their tests
     compare what they make with `trusted`'s); the check was a sixth of `trusted`'s cost."""
-    new = cls.__new__
-    set_, names = _set, _all_set(cls)
+    new, names = cls.__new__, _all_set(cls)
+    set_dict, set_fields, set_extra, set_private = _set_dict, _set_fields, _set_extra, _set_private
 
     def make(values: dict[str, Any]) -> M:
         obj = new(cls)
-        set_(obj, "__dict__", values)
-        set_(obj, "__pydantic_fields_set__", names)
-        set_(obj, "__pydantic_extra__", None)
-        set_(obj, "__pydantic_private__", None)
+        set_dict(obj, values)
+        set_fields(obj, names)
+        set_extra(obj, None)
+        set_private(obj, None)
         result: M = obj
         return result
 
