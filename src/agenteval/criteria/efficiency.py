@@ -17,6 +17,8 @@ invocations' recorded events). They are informational: no threshold is applied.
 
 from __future__ import annotations
 
+from functools import partial
+
 from agenteval.criteria.base import (
     Criterion,
     CriterionResult,
@@ -45,10 +47,15 @@ def _reason(score: float | None, unit: str, ctx: EvalContext, traced: bool = Tru
     made when read (the runner does not store an informational criterion's reason)."""
     if score is None:
         return None
-    n = len(ctx.actual)
-    source = "the trace" if traced and ctx.trace is not None else "the recorded invocations"
-    return lambda: (f"mean {num(score)} {unit} per invocation over {n} invocation"
-                    f"{'' if n == 1 else 's'} (from {source}; informational)")
+    # A partial, not a closure: one object instead of a function and a cell per value it holds
+    # (never read by `score`, which stores no informational reason; four a case).
+    return partial(_reason_text, score, unit, len(ctx.actual),
+                   "the trace" if traced and ctx.trace is not None else "the recorded invocations")
+
+
+def _reason_text(score: float, unit: str, n: int, source: str) -> str:
+    return (f"mean {num(score)} {unit} per invocation over {n} invocation"
+            f"{'' if n == 1 else 's'} (from {source}; informational)")
 
 
 class ToolCallCount(Criterion):
