@@ -314,7 +314,7 @@ class Journal:
         """Queues one finished case run (replacing an earlier attempt at the same one) for the
         run's writer, which commits it within `FLUSH_SECONDS`; raises an earlier write of the
         run that failed. The run must have been begun (here or by another process)."""
-        self._writer(run_id).put(_rows(run_id, [result], eval_set_id))
+        self._writer(run_id).put((_row(run_id, result, eval_set_id),))
 
     def append_verdict(self, run_id: str, outcome: CaseOutcome, position: int) -> None:
         """Queues the verdict of a told case, the `position`th of its eval set's document
@@ -547,13 +547,16 @@ _KEYED = itemgetter("eval_set_id", "eval_id", "run_index", "final_eval_status", 
                     "metric_errors")
 
 
-def _rows(run_id: str, results: Iterable[EvalCaseResult], eval_set_id: str | None) -> list[Row]:
+def _row(run_id: str, result: EvalCaseResult, eval_set_id: str | None) -> Row:
     # (The result itself, not its digest: the writer's queue digests only the runs whose case is
     # not told soon after them: `store.journal_writer`.)
-    return [(run_id, eval_set_id or set_id, eval_id, index, int(status), int(bool(error or metric_errors)),
-             placed_json(r), r)
-            for r in results
-            for set_id, eval_id, index, status, error, metric_errors in (_KEYED(r.__dict__),)]
+    set_id, eval_id, index, status, error, metric_errors = _KEYED(result.__dict__)
+    return (run_id, eval_set_id or set_id, eval_id, index, int(status), int(bool(error or metric_errors)),
+            placed_json(result), result)
+
+
+def _rows(run_id: str, results: Iterable[EvalCaseResult], eval_set_id: str | None) -> list[Row]:
+    return [_row(run_id, r, eval_set_id) for r in results]
 
 
 __all__ = ["FLUSH_CASES", "FLUSH_SECONDS", "KEEP_INTERRUPTED_DAYS", "CaseKey", "Journal", "JournalReader",

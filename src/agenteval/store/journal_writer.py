@@ -31,6 +31,7 @@ import atexit
 import contextlib
 import functools
 import itertools
+import operator
 import sqlite3
 import threading
 import time
@@ -112,6 +113,10 @@ INSERT_SUMMARY = (f"INSERT INTO journal_summaries VALUES (?1, ?, ?, {_N}, ?, ?, 
                   f"{_N}, {_N}, {_N}, {_N}, {_N}, {_N}, ?)")
 
 
+_CASE = operator.itemgetter(1, 2)
+"""A row's or verdict's case: (eval set id, eval id)."""
+
+
 def _nullable(value: Any) -> Any:
     """A value bound to a `NULLIF(?, '')` (see `INSERT_VERDICT`)."""
     return "" if value is None else value
@@ -126,7 +131,10 @@ class Writer:
                  rows: Path) -> None:
         self.path, self._prepare, self.run_id = path, prepare, run_id
         self._rows = RowsWriter(rows)
-        self._cond = threading.Condition()
+        # The condition's lock is entered directly (`with self._lock`: a C call), not through
+        # the condition (two Python calls each time: a put is two a case on the event loop).
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._queue: list[Row] = []
         self._unsettled = 0  # how many of the queue's last rows may still hold their results
         self._verdicts: list[VerdictRow] = []
@@ -143,22 +151,24 @@ class Writer:
         _live.add(self)
 
     def put(self, rows: Sequence[Row], verdicts: Sequence[VerdictRow] = ()) -> None:
-        with self._cond:
+        with self._lock:
             if self._error is not None:
                 self._raise()
             was_empty = not self._queue and not self._verdicts
             if was_empty:
                 self._oldest = time.monotonic()
-            self._queue.extend(rows)
-            self._unsettled += len(rows)
-            self.appended += len(rows)
+            n = len(rows)
+            if n:
+                self._queue += rows
+                self._unsettled += n
+                self.appended += n
             if verdicts:
                 if self._unsettled:
-                    self._settle_told({(v[1], v[2]) for v in verdicts})
+                    self._settle_told(set(map(_CASE, verdicts)))  # (no comprehension's frame)
                 self._verdicts.extend(verdicts)
             if self._unsettled > UNSETTLED:
                 self._settle(self._unsettled - UNSETTLED)
-            self._queued += len(rows) + len(verdicts)
+            self._queued += n + len(verdicts)
             # The writer waits without a timeout only on an empty queue, and with one otherwise:
             # it needs waking for the first row and for a full batch, not for every row (a wake-up
             # per case run was a thread switch per case run on the caller's CPU).
@@ -169,7 +179,7 @@ class Writer:
         """Runs `op` with the writer's connection (autocommit) as soon as the thread can, before
         the rows queued after it; returns at once. A `flush` waits for it; an exception it raises
         is raised by the next `put` or `flush`, as a failed commit is."""
-        with self._cond:
+        with self._lock:
             if self._error is not None:
                 self._raise()
             self._ops.append(op)
@@ -178,7 +188,7 @@ class Writer:
 
     def flush(self) -> None:
         """Returns once everything queued before the call is committed (or raises why not)."""
-        with self._cond:
+        with self._lock:
             target = self._queued
             if self._committed < target:
                 self._urgent = True
@@ -191,7 +201,7 @@ class Writer:
         try:
             self.flush()
         finally:
-            with self._cond:
+            with self._lock:
                 self._closing = True
                 self._cond.notify_all()
             self._thread.join()
@@ -223,7 +233,7 @@ class Writer:
     def _next_batch(self) -> tuple[list[Row], list[VerdictRow], list[Op]] | None:
         """Waits for a batch to commit (None: closing with nothing left); operations (`do`) are
         taken at once, with whatever rows wait."""
-        with self._cond:
+        with self._lock:
             while not self._queue and not self._verdicts and not self._ops:
                 if self._closing:
                     return None
@@ -261,12 +271,12 @@ class Writer:
             except sqlite3.DatabaseError as e:
                 error: BaseException = e if isinstance(e, sqlite3.IntegrityError) else \
                     DataError(self.path, "", f"cannot use the run journal: {e}")
-                with self._cond:
+                with self._lock:
                     self._error = error
             except BaseException as e:  # reported to the appending thread, not lost here
-                with self._cond:
+                with self._lock:
                     self._error = e
-            with self._cond:
+            with self._lock:
                 self._committed += len(batch[0]) + len(batch[1]) + len(batch[2])
                 self._cond.notify_all()
         if conn is not None:
