@@ -107,3 +107,12 @@ def test_the_judge_rationales_option_reaches_the_judge(pytester: pytest.Pytester
     result.assert_outcomes(failed=1, deselected=1)  # the judge said invalid
     schemas = [json.dumps(body.get("response_format")) for body in server.received]
     assert schemas and all(("rationale" in s) == explained for s in schemas)
+
+
+def test_an_empty_eval_set_fails_collection(pytester: pytest.Pytester, project: Path) -> None:
+    # As `agenteval eval` refuses it: a set emptied by mistake must not pass a CI gate green.
+    (project / "empty.evalset.json").write_text('{"eval_set_id": "e", "eval_cases": []}')
+    result = pytester.runpytest("--agenteval", "-p", "no:cacheprovider", str(project / "empty.evalset.json"))
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.assert_outcomes(errors=1)
+    assert "empty.evalset.json: eval_cases: the list is empty" in result.stdout.str()

@@ -4,10 +4,11 @@ Opt-in: nothing is collected unless `--agenteval` is given or the ini option
 `agenteval = true` is set. Then every `*.evalset.json` and `*.test.json` file becomes a
 collector with one item per eval case. The agent is `--agenteval-agent` / ini
 `agenteval_agent`, or else the nearest directory at or above the file that holds an agent
-(`agent.py` or a package exposing `root_agent`). The first item of a file runs the whole file
-once (its cases in parallel), each item then reports its own case; results go to the run
-history under the rootdir. A failing item shows its per-criterion table, errors and judge
-rationales, not a traceback into the framework.
+(`agent.py` or a package exposing `root_agent`). An eval set with no case is a collection
+error. The first item of a file runs the whole file once (its cases in parallel), each item
+then reports its own case; results go to the run history under the rootdir.
+A failing item shows its per-criterion table, errors and judge rationales, not a traceback into
+the framework.
 """
 
 from __future__ import annotations
@@ -82,9 +83,11 @@ class EvalFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item]:
         from agenteval.datasets import load_eval_set
+        from agenteval.runner.selection import Selection, check_has_cases
 
         try:
             eval_set = load_eval_set(self.path)
+            check_has_cases([Selection(self.path, eval_set)])  # as `eval` refuses a set of nothing
         except AgentEvalError as e:
             raise self.CollectError(str(e)) from None
         self.eval_set = eval_set
