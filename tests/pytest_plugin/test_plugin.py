@@ -79,7 +79,7 @@ def test_the_configs_endpoint_settings_are_in_force(pytester: pytest.Pytester, p
     result = pytester.runpytest("-k", "good", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1, deselected=1)
     assert "within 0.3 s" in result.stdout.str()
-    assert len(server.received) == 4  # the file's two cases are run together, each asked twice
+    assert len(server.received) == 2  # the one case -k left, asked twice
     from agenteval.store import RunStore
 
     header = RunStore(pytester.path).header("latest")
@@ -107,6 +107,24 @@ def test_the_judge_rationales_option_reaches_the_judge(pytester: pytest.Pytester
     result.assert_outcomes(failed=1, deselected=1)  # the judge said invalid
     schemas = [json.dumps(body.get("response_format")) for body in server.received]
     assert schemas and all(("rationale" in s) == explained for s in schemas)
+
+
+def test_deselected_cases_are_not_run(pytester: pytest.Pytester, project: Path) -> None:
+    # `-k` picks the case to work on: the others are neither run (an embedded or hosted model's
+    # time) nor recorded in the history as if asked for.
+    (project / "agent.py").write_text(
+        "from pathlib import Path\n" + AGENT.replace(
+            "def root_agent(text, state):\n",
+            "def root_agent(text, state):\n"
+            "    with open(Path(__file__).with_name('prompts.txt'), 'a') as f:\n"
+            "        f.write(text + '\\n')\n"))
+    result = pytester.runpytest("--agenteval", "-k", "bad", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1, deselected=1)
+    assert (project / "prompts.txt").read_text().split() == ["y"]
+    from agenteval.store import RunStore
+
+    row = RunStore(pytester.path).resolve("latest")
+    assert (row.cases_total, row.cases_failed) == (1, 1)
 
 
 def test_an_empty_eval_set_fails_collection(pytester: pytest.Pytester, project: Path) -> None:

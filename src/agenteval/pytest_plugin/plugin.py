@@ -5,8 +5,8 @@ Opt-in: nothing is collected unless `--agenteval` is given or the ini option
 collector with one item per eval case. The agent is `--agenteval-agent` / ini
 `agenteval_agent`, or else the nearest directory at or above the file that holds an agent
 (`agent.py` or a package exposing `root_agent`). An eval set with no case is a collection
-error. The first item of a file runs the whole file once (its cases in parallel), each item
-then reports its own case; results go to the run history under the rootdir.
+error. The first item of a file runs the file's cases left selected (`-k`, `-m`, ...) once, in
+parallel; each item then reports its own case; results go to the run history under the rootdir.
 A failing item shows its per-criterion table, errors and judge rationales, not a traceback into
 the framework.
 """
@@ -95,7 +95,8 @@ class EvalFile(pytest.File):
             yield EvalCaseItem.from_parent(self, name=case.eval_id, eval_id=case.eval_id)
 
     def run_all(self) -> Any:
-        """Runs every case of the file once; later items reuse the results."""
+        """Runs the file's selected cases (those of its items left after `-k`, `-m`,
+        `--deselect`) once; later items reuse the results."""
         if self.results is not None:
             return self.results
         from agenteval.agents import load_root_agent
@@ -126,7 +127,10 @@ class EvalFile(pytest.File):
         eval_config, source = request_config(request, self.path)  # test_config.json beside the file
         job = to_job(request, eval_config, source, command="pytest", argv=list(config.invocation_params.args),
                    agent=load_root_agent(agent_path), app_name=agent_path.resolve().name)
-        job.selections = [Selection(self.path, self.eval_set)]
+        selected = [item.eval_id for item in self.session.items
+                    if isinstance(item, EvalCaseItem) and item.parent is self]
+        whole = len(selected) == len(self.eval_set.eval_cases)
+        job.selections = [Selection(self.path, self.eval_set, case_ids=None if whole else selected)]
         if job.executor == "ray":
             _share_ray(config)
         done = run_sync(start(job, dict(os.environ), config.rootpath))
