@@ -44,7 +44,7 @@ def test_every_json_route_returns_a_model_listed_in_the_openapi_schema(openapi: 
             continue
         assert route.response_model is not None, route.path
         for method in route.methods:
-            op = schema["paths"][route.path][method.lower()]
+            op = schema["paths"][route.path_format][method.lower()]  # `{case_id:path}` as `{case_id}`
             ok = op["responses"][str(route.status_code or 200)]["content"]["application/json"]["schema"]
             refs = [s["$ref"] for s in _walk(ok) if "$ref" in s]
             primitive = ok.get("type") == "array" and ok["items"].get("type") == "string"

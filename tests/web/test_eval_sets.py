@@ -117,3 +117,18 @@ def test_an_existing_adk_style_set_is_read_and_kept_loadable(live: Live) -> None
                      json={"eval_id": "c2", "session_id": sid, "user_id": "u"}).status_code == 201
     _loads_everywhere(path)
     assert [c.eval_id for c in load_eval_set(path).eval_cases] == ["c1", "c2"]
+
+
+def test_a_case_whose_id_holds_a_slash_is_read_edited_and_deleted(live: Live) -> None:
+    # The page sends the id encoded (greet%2Fen); the server sees it decoded into two segments.
+    live.post(f"{SETS}/smoke")
+    r = live.post(f"{SETS}/smoke/add-session",
+                  json={"eval_id": "greet/en", "session_id": _with_session(live, "hello"), "user_id": "u"})
+    assert r.status_code == 201, r.text
+    path = f"{SETS}/smoke/eval-cases/greet%2Fen"
+    case = live.get(path)
+    assert case.status_code == 200, case.text
+    assert case.json()["eval_id"] == "greet/en"
+    assert live.put(path, json=case.json()).status_code == 200
+    assert live.delete(path).json() == {"deleted": "greet/en"}
+    assert load_eval_set(_file(live)).eval_cases == []

@@ -261,3 +261,18 @@ def test_a_finished_run_cannot_be_resumed_and_an_unknown_one_is_named(live: Live
     unknown = live.post("/apps/echo/eval-sets/smoke/run", json={"resume": "nope"})
     assert unknown.status_code in (400, 422) and "nope" in unknown.text
     assert live.get("/apps/echo/eval-sets/smoke/unfinished").json() == []
+
+
+def test_a_case_whose_id_holds_a_slash_is_opened(live: Live) -> None:
+    # The page asks for it encoded (greet%2Fen); the server sees it decoded into two segments.
+    live.post("/apps/echo/eval-sets/smoke")
+    sid = live.session()
+    live.say(sid, "hello")
+    r = live.post("/apps/echo/eval-sets/smoke/add-session",
+                  json={"eval_id": "greet/en", "session_id": sid, "user_id": "u"})
+    assert r.status_code == 201, r.text
+    run_id = _run(live)
+    live.events(run_id)
+    case = live.get(f"/api/runs/{run_id}/cases/greet%2Fen")
+    assert case.status_code == 200, case.text
+    assert case.json()["eval_id"] == "greet/en"

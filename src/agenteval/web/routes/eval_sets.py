@@ -140,7 +140,7 @@ def add_from_run(app: str, set_id: str, body: FromRun, web: WebDep) -> EvalCase:
     return case
 
 
-@router.get("/eval-sets/{set_id}/eval-cases/{case_id}", response_model_exclude_unset=True)
+@router.get("/eval-sets/{set_id}/eval-cases/{case_id:path}", response_model_exclude_unset=True)
 def get_case(app: str, set_id: str, case_id: str, web: WebDep) -> EvalCase:
     return _case(web.eval_set(app, set_id)[1], case_id, app, set_id)
 
@@ -148,7 +148,7 @@ def get_case(app: str, set_id: str, case_id: str, web: WebDep) -> EvalCase:
 CaseBody = Annotated[dict[str, Any], Body(description="The edited EvalCase.")]
 
 
-@router.put("/eval-sets/{set_id}/eval-cases/{case_id}", response_model_exclude_unset=True)
+@router.put("/eval-sets/{set_id}/eval-cases/{case_id:path}", response_model_exclude_unset=True)
 def put_case(app: str, set_id: str, case_id: str, web: WebDep, body: CaseBody) -> EvalCase:
     """Replaces the case with the body, validated as an EvalCase whose `eval_id` is `case_id`."""
     try:
@@ -167,7 +167,7 @@ def put_case(app: str, set_id: str, case_id: str, web: WebDep, body: CaseBody) -
     return out
 
 
-@router.delete("/eval-sets/{set_id}/eval-cases/{case_id}")
+@router.delete("/eval-sets/{set_id}/eval-cases/{case_id:path}")
 def delete_case(app: str, set_id: str, case_id: str, web: WebDep) -> Deleted:
     def delete(eval_set: EvalSet) -> Deleted:
         eval_set.eval_cases.remove(_case(eval_set, case_id, app, set_id))

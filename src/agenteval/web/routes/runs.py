@@ -130,7 +130,7 @@ def list_cases(run_id: str, web: WebDep, response: Response, offset: int = Query
     return page
 
 
-@router.get("/{run_id}/cases/{case_id}")
+@router.get("/{run_id}/cases/{case_id:path}")
 def get_case(run_id: str, case_id: str, web: WebDep, run_index: int = Query(0, ge=0)) -> CaseView:
     """One case run whole (trace, judge records), its verdict over runs, and per invocation the
     tool-call and argument diffs."""
