@@ -276,3 +276,19 @@ def test_a_case_whose_id_holds_a_slash_is_opened(live: Live) -> None:
     case = live.get(f"/api/runs/{run_id}/cases/greet%2Fen")
     assert case.status_code == 200, case.text
     assert case.json()["eval_id"] == "greet/en"
+
+
+def test_a_run_not_found_names_the_history_that_could_not_be_read(live: Live) -> None:
+    # One broken store does not hide the others' runs, but a run asked for by id must not be
+    # "not in the run history" without saying that a history could not be read.
+    _set_with_cases(live, texts=("hello",))
+    run_id = live.events(_run(live))[-1]["result_ids"][0]  # (not the job this server still knows)
+    store = live.agents_dir / "echo" / ".agenteval"
+    for extra in store.glob("history.sqlite-*"):
+        extra.unlink()
+    (store / "history.sqlite").write_bytes(b"not a database" * 100)
+    r = live.get(f"/api/runs/{run_id}")
+    assert r.status_code == 404
+    detail = r.json()["detail"]
+    assert detail.startswith(f"no run {run_id!r} in the run history")
+    assert str(store / "history.sqlite") in detail and "cannot use the run database" in detail

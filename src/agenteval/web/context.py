@@ -107,8 +107,14 @@ class Web:
         """A recorded run by document id or run id (404 when there is none)."""
         stored = self.stores.find(run_id)
         if stored is None:
-            not_found(f"no run {run_id!r} in the run history")
+            self.no_run(run_id)
         return stored
+
+    def no_run(self, run_id: str) -> NoReturn:
+        """404 for a run in no store, naming any store that could not be read (it may be there)."""
+        unreadable = self.stores.unreadable()
+        not_found(f"no run {run_id!r} in the run history"
+                  + (f" (not read: {'; '.join(unreadable)})" if unreadable else ""))
 
 
 class ContractRoute(APIRoute):

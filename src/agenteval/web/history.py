@@ -51,16 +51,24 @@ class Stores:
     def runs(self, app: str | None = None) -> list[StoredRun]:
         """Recorded documents, newest first. A store whose database cannot be read is left out
         of the full list (and is an error when asked for by its app)."""
-        out = []
+        return self._listing(app)[0]
+
+    def unreadable(self) -> list[str]:
+        """Why each store left out of the full list could not be read (`file: message`)."""
+        return self._listing(None)[1]
+
+    def _listing(self, app: str | None) -> tuple[list[StoredRun], list[str]]:
+        out, unreadable = [], []
         for name, root in self.roots(app):
             try:
                 rows = RunStore(root).list_runs()
-            except DataError:
+            except DataError as e:
                 if app is not None:
                     raise
+                unreadable.append(str(e))
                 continue
             out += [StoredRun(name, root, r) for r in rows]
-        return sorted(out, key=lambda s: s.row.created, reverse=True)
+        return sorted(out, key=lambda s: s.row.created, reverse=True), unreadable
 
     def find(self, run_id: str, app: str | None = None) -> StoredRun | None:
         """The document with this id, else the first document of the run with this run id."""

@@ -82,7 +82,7 @@ def get_run(run_id: str, web: WebDep) -> RunView | JobView:
     stored = web.stores.find(run_id)
     if stored is None:
         if job is None:
-            not_found(f"no run {run_id!r} in the run history")
+            web.no_run(run_id)
         return _job_view(job)
     return run_view(stored, web.stores.summary(stored), RunStore(stored.root).header(stored.row.run_id),
                     job.state if job else "finished")
