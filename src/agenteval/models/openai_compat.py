@@ -46,6 +46,7 @@ from agenteval.models.base import (
     Usage,
     chunk_sink,
 )
+from agenteval.models.http_clients import Clients, tls_context
 from agenteval.models.openai_wire import (
     ChunkAssembler,
     build_body,
@@ -59,7 +60,7 @@ __all__ = ["TRANSIENT_STATUS", "OpenAICompatModel"]
 log = logging.getLogger(__name__)
 
 TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
-_ClientsByLoop = weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient]
+_ClientsByLoop = weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Clients]
 _TRANSIENT_EXC = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
 
 
@@ -110,10 +111,10 @@ class OpenAICompatModel:
         self.logprobs_refused = False  # set once the server rejected a request for them
         self.stream_refused = False  # set once the server rejected `stream: true`
         self._transport = transport
-        # One client per asyncio loop: pooled connections cannot cross event loops, and a
-        # resolved model is shared process-wide (e.g. across tests that each run a loop).
+        # Clients per asyncio loop: pooled connections cannot cross event loops, and a resolved
+        # model is shared process-wide (e.g. across tests that each run a loop).
         self._clients: _ClientsByLoop = weakref.WeakKeyDictionary()
-        self._other_client: httpx.AsyncClient | None = None
+        self._other_clients: Clients | None = None
 
     @property
     def name(self) -> str:
@@ -199,10 +200,10 @@ class OpenAICompatModel:
 
     async def aclose(self) -> None:
         """Closes the HTTP clients (optional; they are also closed with their loop)."""
-        clients = [*self._clients.values(), *([self._other_client] if self._other_client else [])]
+        groups = [*self._clients.values(), *([self._other_clients] if self._other_clients else [])]
         self._clients.clear()
-        self._other_client = None
-        for client in clients:
+        self._other_clients = None
+        for client in [c for group in groups for c in group.clients]:
             await client.aclose()
 
     async def _post(self, body: dict[str, Any], on_chunk: OnChunk | None = None) -> dict[str, Any]:
@@ -215,14 +216,15 @@ class OpenAICompatModel:
             retry_after: float | None = None
             assembler = ChunkAssembler(on_chunk) if on_chunk is not None else None
             try:
-                if assembler is None:
-                    response = await self._client().post(url, json=body, headers=self._headers)
-                else:
-                    async with self._client().stream("POST", url, json=body,
-                                                     headers=self._headers) as response:
-                        if response.is_success:
-                            return await self._events(response, assembler)
-                        await response.aread()
+                with self._loop_clients().lease() as client:
+                    if assembler is None:
+                        response = await client.post(url, json=body, headers=self._headers)
+                    else:
+                        async with client.stream("POST", url, json=body,
+                                                 headers=self._headers) as response:
+                            if response.is_success:
+                                return await self._events(response, assembler)
+                            await response.aread()
             except _TRANSIENT_EXC as exc:
                 error: ModelError = TransientModelError(_transport_error(exc, url, self.timeout))
                 if assembler is not None and assembler.chunks:
@@ -294,22 +296,27 @@ class OpenAICompatModel:
                              f"{server_error_message(payload)}")
         return payload
 
-    def _client(self) -> httpx.AsyncClient:
+    def _loop_clients(self) -> Clients:
         try:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:  # not asyncio (trio)
             loop = None
-        client = self._clients.get(loop) if loop is not None else self._other_client
-        if client is None or client.is_closed:
-            client = httpx.AsyncClient(
-                timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
-                transport=self._transport,
-            )
+        clients = self._clients.get(loop) if loop is not None else self._other_clients
+        if clients is None:
+            clients = Clients(self._new_client)
             if loop is not None:
-                self._clients[loop] = client
+                self._clients[loop] = clients
             else:
-                self._other_client = client
-        return client
+                self._other_clients = clients
+        return clients
+
+    def _new_client(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(
+            timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
+            transport=self._transport,
+            # (No TLS context at all where no call can use one.)
+            verify=tls_context() if self.base_url.startswith("https://") else False,
+        )
 
 
 def _error_text(response: httpx.Response) -> str:
