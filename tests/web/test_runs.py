@@ -292,3 +292,19 @@ def test_a_run_not_found_names_the_history_that_could_not_be_read(live: Live) ->
     detail = r.json()["detail"]
     assert detail.startswith(f"no run {run_id!r} in the run history")
     assert str(store / "history.sqlite") in detail and "cannot use the run database" in detail
+
+
+def test_the_run_list_names_a_history_that_could_not_be_read(live: Live) -> None:
+    # Left out so the other stores' runs are listed, and named so the page does not say "No runs yet".
+    _set_with_cases(live, texts=("hello",))
+    live.events(_run(live))
+    store = live.agents_dir / "echo" / ".agenteval"
+    assert "x-unreadable-stores" not in live.get("/api/runs").headers
+    for extra in store.glob("history.sqlite-*"):
+        extra.unlink()
+    (store / "history.sqlite").write_bytes(b"not a database" * 100)
+    r = live.get("/api/runs")
+    assert r.status_code == 200 and r.json() == []
+    (unreadable,) = json.loads(r.headers["x-unreadable-stores"])
+    assert unreadable.startswith(f"{store / 'history.sqlite'}: cannot use the run database")
+    assert live.get("/api/runs", params={"app": "echo"}).status_code == 400  # asked for by its app

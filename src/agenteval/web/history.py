@@ -51,13 +51,14 @@ class Stores:
     def runs(self, app: str | None = None) -> list[StoredRun]:
         """Recorded documents, newest first. A store whose database cannot be read is left out
         of the full list (and is an error when asked for by its app)."""
-        return self._listing(app)[0]
+        return self.listing(app)[0]
 
     def unreadable(self) -> list[str]:
         """Why each store left out of the full list could not be read (`file: message`)."""
-        return self._listing(None)[1]
+        return self.listing(None)[1]
 
-    def _listing(self, app: str | None) -> tuple[list[StoredRun], list[str]]:
+    def listing(self, app: str | None = None) -> tuple[list[StoredRun], list[str]]:
+        """`runs(app)`, and why each store left out of it could not be read."""
         out, unreadable = [], []
         for name, root in self.roots(app):
             try:

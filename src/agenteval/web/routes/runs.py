@@ -25,11 +25,17 @@ Status = Literal["passed", "failed", "not_evaluated"]
 @router.get("")
 def list_runs(web: WebDep, app: str | None = None, eval_set: str | None = None,
               status: Literal["passed", "failed"] | None = None,
-              limit: int = Query(100, ge=1, le=10_000), offset: int = Query(0, ge=0)) -> list[RunRow]:
-    """Rows of the run history of every store (or of one agent's), newest first."""
+              limit: int = Query(100, ge=1, le=10_000), offset: int = Query(0, ge=0),
+              *, response: Response) -> list[RunRow]:
+    """Rows of the run history of every store (or of one agent's), newest first. A store that
+    cannot be read is left out, named (`file: message`) in the JSON list of the
+    `X-Unreadable-Stores` header."""
     if app is not None:
         web.app_dir(app)
-    rows = [run_row(s) for s in web.stores.runs(app)]
+    stored, unreadable = web.stores.listing(app)
+    if unreadable:  # (JSON's \u escapes keep a header's latin-1)
+        response.headers["X-Unreadable-Stores"] = json.dumps(unreadable)
+    rows = [run_row(s) for s in stored]
     rows = [r for r in rows if (eval_set is None or r.eval_set_id == eval_set)
             and (status is None or r.status == status)]
     return rows[offset:offset + limit]

@@ -70,12 +70,15 @@ export async function postStream(path, body, onEvent, signal) {
   }
 }
 
-/** A page of rows (a JSON array) and the number of matching rows (its X-Total-Count header). */
+/** A page of rows (a JSON array), the number of matching rows (its X-Total-Count header) and
+ * the run stores that could not be read (X-Unreadable-Stores: `file: message` each). */
 export async function apiPage(path) {
   const res = await reach(path, { headers: { Accept: "application/json" } });
   const data = await res.json().catch(() => null);
   if (!res.ok) throw new ApiError(res.status, `${res.status}: ${(data && data.detail) || res.statusText}`);
-  return { items: data, total: Number(res.headers.get("X-Total-Count")) };
+  /** @type {Array<string>} */
+  const unreadable = JSON.parse(res.headers.get("X-Unreadable-Stores") || "[]");
+  return { items: data, total: Number(res.headers.get("X-Total-Count")), unreadable };
 }
 
 /** A query string of the parameters that have a value (an empty filter is no filter). */

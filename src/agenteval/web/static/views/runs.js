@@ -1,18 +1,26 @@
 /* The run history: filters, trends, the run table (also used by an eval set's history). */
 
-import { api, qs } from "../api.js";
+import { api, apiPage, qs } from "../api.js";
 import { chart, lineChart } from "../charts.js";
-import { badge, h } from "../dom.js";
+import { badge, errorBox, h } from "../dom.js";
 import { fmt, fmtSecs, fmtTime } from "../format.js";
 import { go, link, paint, reroute } from "../nav.js";
 import { S } from "../state.js";
+
+/**
+ * A page of the run history (`apiPage` of /api/runs).
+ * @typedef {Object} RunPage
+ * @property {Array<RunRow>} items - the page's rows
+ * @property {Array<string>} unreadable - the stores left out: `file: message` each
+ */
 
 export async function showRuns(token, query) {
   const { app = "", eval_set = "", status = "" } = query;
   const offset = Number(query.offset || 0);
   const asked = api("/api/trends?" + qs({ app, eval_set })).catch(() => []); // both requests at once
-  /** @type {Array<RunRow>} */
-  const rows = await api("/api/runs?" + qs({ app, eval_set, status, limit: 50, offset }));
+  /** @type {RunPage} */
+  const listed = await apiPage("/api/runs?" + qs({ app, eval_set, status, limit: 50, offset }));
+  const rows = listed.items;
   /** @type {Array<TrendPoint>} */
   const trends = await asked;
   const f = { app: h("select", { name: "app" }, h("option", { value: "", text: "every agent" }), S.apps.map((a) => h("option", { value: a.name, text: a.name }))),
@@ -25,6 +33,8 @@ export async function showRuns(token, query) {
   };
   const page = h("div", { class: "page" }, h("h2", { text: "Run history" }),
     h("form", { class: "row card filters", onsubmit: apply }, f.app, f.eval_set, f.status, h("button", { class: "primary", text: "Filter" })));
+  // a store that cannot be read is left out of the list: say which, or "No runs yet" would hide it
+  if (listed.unreadable.length) page.append(errorBox("Not listed (their run history cannot be read): " + listed.unreadable.join("; ")));
   if (trends.length > 1) page.append(trendCharts(trends, !eval_set));
   const filtered = app || eval_set || status;
   // no runs: say so and where runs come from, rather than an empty table
