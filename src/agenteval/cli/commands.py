@@ -11,7 +11,7 @@ import codecs
 import functools
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -64,9 +64,10 @@ class Outputs:
     history_root: str | None = None  # record the run in this store (None: not at all)
     otlp_endpoint: str | None = None  # export the traces to this OTLP/HTTP collector
 
-    def check(self, eval_set_ids: Sequence[str]) -> None:
-        """Before the run: every target can be written and the run history can be used; a
-        DataError naming the file and the option otherwise (nothing has run, nothing is written)."""
+    def check(self, eval_set_ids: Sequence[str], inputs: Mapping[str, str | Path | None]) -> None:
+        """Before the run: every target can be written, names none of the run's `inputs` (what
+        it is → path) and the run history can be used; a DataError naming the file and the
+        option otherwise (nothing has run, nothing is written)."""
         targets: dict[str, str | Path | None] = {}
         if self.output:
             for i, path in enumerate(output_paths(eval_set_ids, self.output)):
@@ -78,7 +79,7 @@ class Outputs:
             from agenteval.store.db import RunStore, history_db_path
 
             targets["run history"] = history_db_path(self.history_root)
-        check_targets(targets)
+        check_targets(targets, inputs)
         if self.history_root is not None:
             RunStore(self.history_root).check()
 
@@ -301,6 +302,11 @@ def score_command(args: ScoreArgs) -> int:
         return _score(args)
 
 
+def score_inputs(args: ScoreArgs, job: ScoreJob) -> dict[str, str | Path | None]:
+    """The files `score` reads, which no output may name."""
+    return {"the eval set": args.expected, "--actual": args.actual, "the eval config": job.config_source}
+
+
 def _score(args: ScoreArgs) -> int:
     console = Console()
     # Everything that can be refused without the eval sets is checked first: a bad config on a
@@ -324,7 +330,7 @@ def _score(args: ScoreArgs) -> int:
             shell = eval_set_shell(args.expected)
         except DataError:
             shell, _ = open_eval_set(args.expected)
-        args.outputs.check([shell.eval_set_id])
+        args.outputs.check([shell.eval_set_id], score_inputs(args, job))
         _say_criteria(console, job)
         said = True
         try:
@@ -337,7 +343,7 @@ def _score(args: ScoreArgs) -> int:
     from agenteval.runner.run import rescore
 
     expected = load_eval_set(args.expected)
-    args.outputs.check([expected.eval_set_id])
+    args.outputs.check([expected.eval_set_id], score_inputs(args, job))
     actual = load_actual(args.actual)
     job.expected, job.actual = Selection(Path(args.expected), expected), actual
     if not said:

@@ -101,7 +101,13 @@ def _eval(args: EvalArgs, job: EvalJob, services: Services, console: Console, ou
     trusted = journaled_files(services.journal, job.resume) \
         if job.resume is not None and services.journal is not None else None
     job.selections = select(args.request.eval_sets, agent_home(agent_path), stream=True, trusted=trusted)
-    outputs.check([s.eval_set.eval_set_id for s in job.selections])  # before the agent is imported
+    # The files the run reads, which no output may replace.
+    inputs: dict[str, str | Path | None] = {"the eval config": job.config_source,
+                                            "the agent": agent_path or None}
+    several = len(job.selections) > 1
+    inputs.update({f"the eval set {s.eval_set.eval_set_id}" if several else "the eval set": s.path
+                   for s in job.selections})
+    outputs.check([s.eval_set.eval_set_id for s in job.selections], inputs)  # before the agent is imported
     job.agent = load_root_agent(agent_path)
     recording = None
     if args.replay:

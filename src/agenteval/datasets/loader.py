@@ -16,6 +16,7 @@ from agenteval.datasets.legacy import (
     is_legacy_session_list,
 )
 from agenteval.datasets.nesting import MAX_DEPTH, check_depth
+from agenteval.datasets.targets import same_file
 from agenteval.errors import DataError, from_validation_error
 from agenteval.schema import EvalSet, SessionFile
 
@@ -119,7 +120,7 @@ def migrate(old: str | Path, new: str | Path, initial_session_file: str | Path |
     the source itself never is, by any of its names, since the legacy file is the only copy of
     what a faulty conversion would lose. Streams (`/dev/stdout`, a FIFO) are written as usual.
     """
-    if _same_file(old, new):
+    if same_file(old, new):
         raise DataError(new, "", f"is the source file {str(old)!r}; write the eval set to "
                         "another file")
     if os.path.isfile(new) and not force:
@@ -132,11 +133,3 @@ def migrate(old: str | Path, new: str | Path, initial_session_file: str | Path |
     write_model(new, eval_set)
     return eval_set
 
-
-def _same_file(a: str | Path, b: str | Path) -> bool:
-    if Path(a).resolve() == Path(b).resolve():
-        return True
-    try:  # hard links, and names that resolve() cannot equate (case-insensitive file systems)
-        return os.path.samefile(a, b)
-    except OSError:  # either does not exist
-        return False

@@ -101,13 +101,28 @@ def check_target(path: str | Path, what: str) -> None:
     os.unlink(probe)
 
 
-def check_targets(targets: Mapping[str, str | Path | None]) -> None:
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether `a` and `b` name one file (through links, hard links included)."""
+    if Path(a).resolve() == Path(b).resolve():
+        return True
+    try:  # hard links, and names that resolve() cannot equate (case-insensitive file systems)
+        return os.path.samefile(a, b)
+    except OSError:  # either does not exist
+        return False
+
+
+def check_targets(targets: Mapping[str, str | Path | None],
+                  inputs: Mapping[str, str | Path | None] | None = None) -> None:
     """Checks every named target (option name → path; None skipped); two options naming one
-    file are refused too."""
+    file are refused too, and so is a target naming one of the run's `inputs` (what it is →
+    path): written after the run, it would replace what the run was made from."""
     seen: dict[str, str] = {}
     for what, path in targets.items():
         if path is None:
             continue
+        for source, input_path in (inputs or {}).items():
+            if input_path is not None and not is_stream(path) and same_file(path, input_path):
+                raise DataError(path, what, f"is also an input of the run ({source})")
         real = os.path.realpath(path)
         if real in seen and not is_stream(real):
             raise DataError(path, what, f"is also the target of {seen[real]}")
