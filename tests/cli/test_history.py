@@ -186,6 +186,20 @@ def test_report_bad_input_exits_2(history: Path) -> None:
     assert _run("report", "latest", "--root", history, "--format", "pdf").exit_code == 2
 
 
+def test_report_and_compare_never_write_over_a_run_they_read(history: Path) -> None:
+    doc = history / "recorded.json"
+    before = doc.read_bytes()
+    r = _run("report", doc, "--format", "markdown", "-o", doc)
+    assert r.exit_code == 2 and "recorded.json: --output: is also an input of the run (RUN)" in r.output
+    r = _run("compare", history / "perfect.json", doc, "--markdown", doc)
+    assert r.exit_code == 2 and "recorded.json: --markdown: is also an input of the run (RUN_B)" in r.output
+    assert doc.read_bytes() == before
+    md = history / "cmp.md"
+    r = _run("compare", "previous", "latest", "--root", history, "--markdown", md, "--junit", md)
+    assert r.exit_code == 2 and "cmp.md: --junit: is also the target of --markdown" in r.output
+    assert not md.exists()
+
+
 def test_compare_exit_codes(history: Path) -> None:
     md = history / "cmp.md"
     r = _run("compare", "previous", "latest", "--root", history, "--markdown", md)

@@ -288,12 +288,12 @@ def show(ctx: click.Context, run: str, root: str | None) -> None:
 
 def _report(ref: str, root: str, fmt: str, output: str | None) -> int:
     from agenteval.datasets.files import write_text_atomic
-    from agenteval.datasets.targets import check_target
+    from agenteval.datasets.targets import check_targets
     from agenteval.reporting import console_report, render_report
     from agenteval.store import load_run
+    from agenteval.store.lookup import is_path
 
-    if output:
-        check_target(output, "--output")  # before any work
+    check_targets({"--output": output}, {"RUN": ref if is_path(ref) else None})  # before any work
     result = load_run(ref, root)
     if fmt == "console" and not output:
         from rich.console import Console
@@ -330,16 +330,15 @@ def _compare(ref_a: str, ref_b: str, root: str, fail_on: str, alpha: float, marg
     from rich.console import Console
 
     from agenteval.datasets.files import write_text_atomic
-    from agenteval.datasets.targets import check_target
+    from agenteval.datasets.targets import check_targets
     from agenteval.reporting.compare import compare as compare_results
     from agenteval.reporting.compare import comparison_markdown, comparison_table
     from agenteval.reporting.paired import paired_console, paired_junit, paired_markdown
-    from agenteval.store.lookup import load_runs
+    from agenteval.store.lookup import is_path, load_runs
     from agenteval.verdicts.paired import compare_paired
 
-    for target, flag in ((markdown, "--markdown"), (junit, "--junit")):
-        if target:
-            check_target(target, flag)  # before any work
+    check_targets({"--markdown": markdown, "--junit": junit},  # before any work
+                  {"RUN_A": ref_a if is_path(ref_a) else None, "RUN_B": ref_b if is_path(ref_b) else None})
     (a, runs_a), (b, runs_b) = load_runs(ref_a, root), load_runs(ref_b, root)
     console = Console()
     if a.eval_set_id != b.eval_set_id:
