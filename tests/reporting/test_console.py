@@ -141,3 +141,21 @@ def test_details_at_80_columns_give_the_spare_width_to_the_values() -> None:
     _whole(lines, *NAMES)
     # The label column is as wide as its longest label ("expected tool calls"), no wider.
     assert {line.index("│", 1) for line in lines if line.startswith("│ ")} == {22}
+
+
+MARKUP = "[/] [bold]x[/bold]"
+
+
+@pytest.mark.parametrize("width", (80, 200))
+def test_ids_answers_and_calls_in_rich_markup_are_shown_as_written(width: int) -> None:
+    # Text from the data is never read as rich markup: a lone "[/]" raised MarkupError and a
+    # "[bold]" vanished into a style.
+    c = case(f"id {MARKUP}", {"response_match_score": 0.0}, response=f"said {MARKUP}",
+             expected_response=f"want {MARKUP}")
+    doc = result([c], set_id=f"set {MARKUP}")
+    console = Console(width=width, record=True, color_system=None, soft_wrap=True)
+    for renderable in (summary([doc]), case_table([c]), invocation_details(c)):
+        console.print(renderable)
+    text = "".join(console.export_text().split())  # (folded cells joined again)
+    for written in (f"id {MARKUP}", f"set {MARKUP}", f"said {MARKUP}", f"want {MARKUP}"):
+        assert "".join(written.split()) in text

@@ -246,13 +246,14 @@ def invocation_details(case: EvalCaseResult) -> RenderableType:
         table.add_column("value", overflow="fold", ratio=1)
         expected = per.expected_invocation
         actual = per.actual_invocation
-        table.add_row("prompt", content_text(actual.user_content))
+        # The values as plain Text: an answer's "[/]" is data, never rich markup.
+        table.add_row("prompt", Text(content_text(actual.user_content)))
         if expected is not None:
-            table.add_row("expected response", content_text(expected.final_response))
-        table.add_row("actual response", content_text(actual.final_response))
+            table.add_row("expected response", Text(content_text(expected.final_response)))
+        table.add_row("actual response", Text(content_text(actual.final_response)))
         if expected is not None:
-            table.add_row("expected tool calls", format_calls(expected))
-        table.add_row("actual tool calls", format_calls(actual))
+            table.add_row("expected tool calls", Text(format_calls(expected)))
+        table.add_row("actual tool calls", Text(format_calls(actual)))
         scores = Text()
         for m in per.eval_metric_results:
             scores.append(f"{m.metric_name}: ")

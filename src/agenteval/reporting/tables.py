@@ -104,8 +104,8 @@ def fit_table(cols: Sequence[Col], rows: Sequence[Sequence[str | Text]], width: 
     for i, c in enumerate(cols):
         table.add_column(c.header, justify=c.justify, style=c.style, overflow="fold",
                          width=None if widths is None else widths[i])
-    for row in rows:
-        table.add_row(*row)
+    for row in rows:  # a str cell as plain Text: ids and reasons are data, never rich markup
+        table.add_row(*(Text(c) if isinstance(c, str) else c for c in row))
     return table
 
 
