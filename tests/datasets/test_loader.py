@@ -111,13 +111,18 @@ def test_duplicate_eval_ids_name_both_positions(tmp_path: Path, initial_space: s
                                   "(also eval_cases[0])")
 
 
+T = [{"query": "q"}]  # one turn
+
+
 @pytest.mark.parametrize(("sessions", "where", "message"), [
-    ([{"name": "a", "data": []}, {"name": "a", "data": []}], "[1].name",
+    ([{"name": "a", "data": T}, {"name": "a", "data": T}], "[1].name",
      "duplicate eval_id 'a' (also [0].name)"),
-    ([{"name": None, "data": []}], "[0].name", "expected a string (the case's eval_id), got null"),
-    ([{"name": 1, "data": []}], "[0].name", "expected a string (the case's eval_id), got int"),
-    ([{"name": "a", "data": []}, {"data": []}], "[1].name", "field required"),
-    ([{"name": "a", "data": []}, 3], "[1]", "expected an object with `name` and `data`"),
+    ([{"name": None, "data": T}], "[0].name", "expected a string (the case's eval_id), got null"),
+    ([{"name": 1, "data": T}], "[0].name", "expected a string (the case's eval_id), got int"),
+    ([{"name": "a", "data": T}, {"data": T}], "[1].name", "field required"),
+    ([{"name": "a", "data": T}, 3], "[1]", "expected an object with `name` and `data`"),
+    ([{"name": "a", "data": T}, {"name": "b", "data": []}], "[1].data",
+     "the list is empty: there is no turn"),
     ([{"name": "a", "data": [{"query": "q"}, {"reference": "r"}]}], "[0].data[1].query",
      "field required"),
 ])

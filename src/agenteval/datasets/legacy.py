@@ -54,6 +54,8 @@ def is_legacy_session_list(data: Any) -> bool:
 
 
 def _invocations(file: str | Path, turns: list[Any], prefix: str) -> list[Invocation]:
+    if not turns:  # a case with no turn could never pass: refused, as an empty eval set is
+        raise DataError(file, prefix, "the list is empty: there is no turn")
     out = []
     for i, raw in enumerate(turns):
         if not isinstance(raw, dict):
