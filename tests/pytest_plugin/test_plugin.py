@@ -134,3 +134,23 @@ def test_an_empty_eval_set_fails_collection(pytester: pytest.Pytester, project: 
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.assert_outcomes(errors=1)
     assert "empty.evalset.json: eval_cases: the list is empty" in result.stdout.str()
+
+
+AT_LEAST_1 = "Input should be greater than or equal to 1"
+
+
+@pytest.mark.parametrize(("args", "ini", "said"), [
+    (("--agenteval-num-runs", "0"), "", f"--agenteval-num-runs: {AT_LEAST_1}"),
+    (("--agenteval-parallelism", "-3"), "", f"--agenteval-parallelism: {AT_LEAST_1}"),
+    (("--agenteval-case-timeout", "0"), "", "--agenteval-case-timeout: Input should be greater than 0"),
+    ((), "agenteval_num_runs = abc\n", "ini option agenteval_num_runs: Input should be a valid integer"),
+])
+def test_a_refused_option_is_a_usage_error_naming_it(pytester: pytest.Pytester, project: Path,
+                                                     args: tuple[str, ...], ini: str, said: str) -> None:
+    # Once, before anything runs: not a validation traceback from every item.
+    pytester.makeini("[pytest]\nagenteval = true\n" + ini)
+    result = pytester.runpytest("-p", "no:cacheprovider", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert said in result.stderr.str()
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    assert not (pytester.path / ".agenteval").exists()

@@ -53,6 +53,51 @@ def _enabled(config: pytest.Config) -> bool:
     return bool(config.getoption("--agenteval") or config.getini("agenteval"))
 
 
+# The RunRequest fields the options set, each with its option and the ini option behind it.
+_OPTIONS = {"num_runs": ("--agenteval-num-runs", "agenteval_num_runs"),
+            "parallelism": ("--agenteval-parallelism", None),
+            "judge_model": ("--agenteval-judge-model", "agenteval_judge_model"),
+            "agent_model": ("--agenteval-agent-model", None),
+            "escalate_judge_model": ("--agenteval-escalate-judge-model", None),
+            "num_samples": ("--agenteval-num-samples", None),
+            "judge_rationales": ("--agenteval-judge-rationales", None),
+            "case_timeout": ("--agenteval-case-timeout", None),
+            "isolation": ("--agenteval-isolation", None),
+            "executor": ("--agenteval-executor", None)}
+_REQUEST = pytest.StashKey[Any]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if _enabled(config):
+        config.stash[_REQUEST] = _request(config)
+
+
+def _request(config: pytest.Config) -> Any:
+    """The options as a RunRequest without agent or eval set (each file gives its own), checked
+    as every front end's are; a usage error naming the option it refuses, before anything runs."""
+    from pydantic import ValidationError
+
+    from agenteval.runner.request import RunRequest
+
+    values: dict[str, Any] = {}
+    from_ini: set[str] = set()
+    for field, (option, ini) in _OPTIONS.items():
+        value = config.getoption(option)
+        if value is None and ini is not None and config.getini(ini) != "":
+            value = config.getini(ini)  # a string: read as the field's type, or refused
+            from_ini.add(field)
+        if value is not None:
+            values[field] = value
+    try:
+        return RunRequest(**values)
+    except ValidationError as e:
+        first = e.errors()[0]
+        field = str(first["loc"][0])
+        option, ini = _OPTIONS[field]
+        where = f"ini option {ini}" if field in from_ini else option
+        raise pytest.UsageError(f"{where}: {first['msg']}") from None
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if not _enabled(parent.config):
         return None
@@ -101,7 +146,7 @@ class EvalFile(pytest.File):
             return self.results
         from agenteval.agents import load_root_agent
         from agenteval.runner import Selection, start
-        from agenteval.runner.request import RunRequest, request_config, to_job
+        from agenteval.runner.request import request_config, to_job
         from agenteval.runner.sync import run_sync
         from agenteval.store import record
 
@@ -111,19 +156,8 @@ class EvalFile(pytest.File):
         if agent_path is None:
             raise AgentEvalError(f"{self.path}: no agent found beside or above this file; set "
                                  "--agenteval-agent or the ini option agenteval_agent")
-        request = RunRequest(
-            agent_path=str(agent_path), eval_sets=[str(self.path)],
-            num_runs=config.getoption("--agenteval-num-runs") or int(config.getini("agenteval_num_runs")),
-            parallelism=config.getoption("--agenteval-parallelism") or 4,
-            judge_model=config.getoption("--agenteval-judge-model") or config.getini("agenteval_judge_model")
-            or None,
-            agent_model=config.getoption("--agenteval-agent-model"),
-            escalate_judge_model=config.getoption("--agenteval-escalate-judge-model"),
-            num_samples=config.getoption("--agenteval-num-samples"),
-            judge_rationales=config.getoption("--agenteval-judge-rationales"),
-            case_timeout=config.getoption("--agenteval-case-timeout"),
-            isolation=config.getoption("--agenteval-isolation"),
-            executor=config.getoption("--agenteval-executor"))
+        request = config.stash[_REQUEST].model_copy(update={"agent_path": str(agent_path),
+                                                             "eval_sets": [str(self.path)]}, deep=True)
         eval_config, source = request_config(request, self.path)  # test_config.json beside the file
         job = to_job(request, eval_config, source, command="pytest", argv=list(config.invocation_params.args),
                    agent=load_root_agent(agent_path), app_name=agent_path.resolve().name)
