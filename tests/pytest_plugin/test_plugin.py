@@ -154,3 +154,20 @@ def test_a_refused_option_is_a_usage_error_naming_it(pytester: pytest.Pytester, 
     assert said in result.stderr.str()
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
     assert not (pytester.path / ".agenteval").exists()
+
+
+def test_a_file_whose_run_failed_is_not_run_again_for_each_item(pytester: pytest.Pytester,
+                                                                project: Path) -> None:
+    # The run history cannot be written: every item says so, and the cases ran once, not once per item.
+    (project / "agent.py").write_text(
+        "from pathlib import Path\n" + AGENT.replace(
+            "def root_agent(text, state):\n",
+            "def root_agent(text, state):\n"
+            "    with open(Path(__file__).with_name('prompts.txt'), 'a') as f:\n"
+            "        f.write(text + '\\n')\n"))
+    (pytester.path / ".agenteval").mkdir()
+    (pytester.path / ".agenteval" / "history.sqlite").write_bytes(b"not a database" * 100)
+    result = pytester.runpytest("--agenteval", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    assert result.stdout.str().count("history.sqlite: cannot use the run database") >= 2
+    assert sorted((project / "prompts.txt").read_text().split()) == ["x", "y"]

@@ -125,6 +125,7 @@ class EvalFile(pytest.File):
     """An eval-set file: one item per case; runs all cases together on first use."""
 
     results: Any = None
+    failed: Exception | None = None  # why the file's run failed: each item says so, none runs it again
 
     def collect(self) -> Iterator[pytest.Item]:
         from agenteval.datasets import load_eval_set
@@ -141,9 +142,18 @@ class EvalFile(pytest.File):
 
     def run_all(self) -> Any:
         """Runs the file's selected cases (those of its items left after `-k`, `-m`,
-        `--deselect`) once; later items reuse the results."""
-        if self.results is not None:
-            return self.results
+        `--deselect`) once; later items reuse the results, or the error it ended in."""
+        if self.failed is not None:
+            raise self.failed
+        if self.results is None:
+            try:
+                self.results = self._run()
+            except Exception as e:
+                self.failed = e
+                raise
+        return self.results
+
+    def _run(self) -> Any:
         from agenteval.agents import load_root_agent
         from agenteval.runner import Selection, start
         from agenteval.runner.request import request_config, to_job
@@ -170,7 +180,6 @@ class EvalFile(pytest.File):
         done = run_sync(start(job, dict(os.environ), config.rootpath))
         record(config.rootpath, done)
         (result,) = done.results
-        self.results = result
         return result
 
 
