@@ -17,6 +17,7 @@ from typing import Any, Literal
 from agenteval.agents.mock_tools import MockTools
 from agenteval.criteria import ConfiguredMetric
 from agenteval.criteria.judge.certificates import CertificateBook, certificate_folders, certify
+from agenteval.errors import DataError
 from agenteval.runner.job import EvalJob, JobOptions
 from agenteval.runner.judges import check_judges
 from agenteval.runner.mocking import tool_mocking
@@ -91,6 +92,9 @@ def prepare(job: JobOptions, services: Services) -> RunPlan:
     simulator = None
     if config.user_simulator_config is not None:
         simulator = parse_simulator_config(config.user_simulator_config, job.config_source)
+    if not config.criteria:  # every case would fail (ADK's NOT_EVALUATED) with no reason to show
+        raise DataError(job.config_source or "", "criteria",
+                        "no criterion: name at least one to score the cases by")
     common: dict[str, Any] = {
         "metrics": tuple(metrics), "endpoints": tuple(job.endpoint_settings(metrics).items()),
         "config_source": job.config_source, "not_evaluated": config.not_evaluated,
