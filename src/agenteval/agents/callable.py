@@ -25,6 +25,25 @@ from agenteval.schema import Content, FunctionCall, FunctionResponse, Invocation
 from agenteval.tracing.genai import agent_step, tool_call, tool_result
 
 
+def _reported_calls(calls: Any) -> list[dict[str, Any]]:
+    """The `tool_calls` a callable reported, checked: a mistake is a TypeError saying where (it
+    fails the case), not one raised from inside agenteval."""
+    def wrong(where: str, expected: str, got: Any) -> TypeError:
+        return TypeError(f"the agent's reply: tool_calls{where}: expected {expected}, got "
+                         f"{'nothing' if got is None else type(got).__name__}")
+
+    if not isinstance(calls, list):
+        raise wrong("", "a list of calls", calls)
+    for i, call in enumerate(calls):
+        if not isinstance(call, dict):
+            raise wrong(f"[{i}]", "a call {name, args, response?}", call)
+        if not isinstance(call.get("name"), str):
+            raise wrong(f"[{i}].name", "the tool's name (a string)", call.get("name"))
+        if not isinstance(call.get("args", {}), dict):
+            raise wrong(f"[{i}].args", "an object", call.get("args"))
+    return calls
+
+
 def _turn_from(value: Any, author: str) -> TurnResult:
     if isinstance(value, TurnResult):
         return value
@@ -32,7 +51,7 @@ def _turn_from(value: Any, author: str) -> TurnResult:
         return TurnResult(final_response=Content.from_text(value))
     if isinstance(value, dict):
         events = []
-        for i, call in enumerate(value.get("tool_calls", [])):
+        for i, call in enumerate(_reported_calls(value.get("tool_calls", []))):
             cid = call.get("id") or f"call_{i + 1}"
             events.append(InvocationEvent(author=author, content=Content(role="model", parts=[
                 Part(function_call=FunctionCall(id=cid, name=call["name"], args=call.get("args", {})))])))
