@@ -308,3 +308,24 @@ def test_the_run_list_names_a_history_that_could_not_be_read(live: Live) -> None
     (unreadable,) = json.loads(r.headers["x-unreadable-stores"])
     assert unreadable.startswith(f"{store / 'history.sqlite'}: cannot use the run database")
     assert live.get("/api/runs", params={"app": "echo"}).status_code == 400  # asked for by its app
+
+
+def test_a_run_whose_document_id_holds_a_slash_is_opened(live: Live) -> None:
+    # An eval set id "team/smoke" makes a document id "echo_team/smoke_<time>" (as a CLI run
+    # records it); the page asks for it encoded, and the server sees the id decoded.
+    _set_with_cases(live, texts=("hello",))
+    result_id = live.events(_run(live))[-1]["result_ids"][0]
+    doc = live.get(f"/apps/echo/eval-results/{result_id}").json()
+    doc["eval_set_result_id"] = "echo_team/smoke_1"
+    assert live.post("/api/results/open", content=json.dumps(doc)).status_code == 201
+    run = "/api/runs/echo_team%2Fsmoke_1"
+    assert live.get(run).json()["run_id"] == "echo_team/smoke_1"
+    assert live.get(f"{run}/cases").headers["x-total-count"] == "1"
+    assert live.get(f"{run}/cases/c0").json()["eval_id"] == "c0"
+    assert live.get(f"{run}/search").json()["total"] == 1
+    for suffix in ("groups", "reviews", "export"):
+        assert live.get(f"{run}/{suffix}").status_code == 200, suffix
+    review = {"eval_id": "c0", "run_index": 0, "target": "", "agreement": "agree", "comment": "ok"}
+    assert live.put(f"{run}/reviews", json=review).status_code == 200
+    assert live.delete(f"{run}/reviews", params={"eval_id": "c0", "run_index": 0}).status_code == 200
+    assert live.get("/api/runs/no/such/run").status_code == 404

@@ -87,7 +87,7 @@ def create_app(agents_dir: str | Path, *, token: str | None = None, env: Mapping
                   description="The JSON API of `agenteval web` (see docs/web-api.md).")
     app.state.web = web
     routers = (apps.router, sessions.router, eval_sets.router, launch.router, runs.router, results.router,
-               insights.router)
+               insights.router, runs.by_id)
     for router in routers:
         app.include_router(router)
     app.openapi = lambda: contract_openapi(app, routers)  # type: ignore[method-assign]

@@ -48,7 +48,7 @@ def _hit(f: CaseFacts) -> CaseHit:
                    errors=sorted(f.errors))
 
 
-@router.get("/api/runs/{run_id}/search")
+@router.get("/api/runs/{run_id:path}/search")
 def search_cases(run_id: str, web: WebDep, text: str | None = Query(None, max_length=500),
                  status: Literal["passed", "failed", "not_evaluated"] | None = None,
                  criterion: str | None = None, tool: str | None = None, argument: str | None = None,
@@ -69,7 +69,7 @@ def search_cases(run_id: str, web: WebDep, text: str | None = Query(None, max_le
                       criteria=f.criteria, tools=f.tools, arguments=f.arguments, errors=f.errors)
 
 
-@router.get("/api/runs/{run_id}/groups")
+@router.get("/api/runs/{run_id:path}/groups")
 def run_failure_groups(run_id: str, web: WebDep) -> list[FailureGroupView]:
     """The run's failing cases grouped by what failed, largest group first."""
     groups = failure_groups(outcomes(web.stores.document(web.run(run_id))))
@@ -132,14 +132,14 @@ def _review(r: Review) -> ReviewView:
                       agreement=r.agreement, comment=r.comment, reviewer=r.reviewer, created=r.created)
 
 
-@router.get("/api/runs/{run_id}/reviews")
+@router.get("/api/runs/{run_id:path}/reviews")
 def list_reviews(run_id: str, web: WebDep, eval_id: str | None = None) -> list[ReviewView]:
     """People's reviews of the run's verdicts (of one case if given), oldest first."""
     stored = web.run(run_id)
     return [_review(r) for r in ReviewStore(stored.root).reviews(stored.row.run_id, eval_id)]
 
 
-@router.put("/api/runs/{run_id}/reviews")
+@router.put("/api/runs/{run_id:path}/reviews")
 def put_review(run_id: str, body: ReviewBody, web: WebDep) -> ReviewView:
     """Agree or disagree, with a comment, with a case's verdict (`target` "") or one of its
     judged criteria (`target` the criterion; `criterion@<turn index>` its verdict on one turn;
@@ -166,7 +166,7 @@ def put_review(run_id: str, body: ReviewBody, web: WebDep) -> ReviewView:
     return _review(saved)
 
 
-@router.delete("/api/runs/{run_id}/reviews")
+@router.delete("/api/runs/{run_id:path}/reviews")
 def delete_review(run_id: str, web: WebDep, eval_id: str, run_index: int = Query(0, ge=0),
                   target: str = "") -> Deleted:
     """Removes one review (404 when there is none)."""

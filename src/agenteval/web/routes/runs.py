@@ -80,20 +80,6 @@ def _job_view(job: WebRun) -> JobView:
                    error=job.error, result_ids=job.result_ids, events=len(job.events))
 
 
-@router.get("/{run_id}")
-def get_run(run_id: str, web: WebDep) -> RunView | JobView:
-    """The run's header, per case its verdict, criteria and why it failed, and the counts. A
-    run started here that is not recorded yet (running, failed, cancelled) gives its `state`."""
-    job = web.jobs.runs.get(run_id)
-    stored = web.stores.find(run_id)
-    if stored is None:
-        if job is None:
-            web.no_run(run_id)
-        return _job_view(job)
-    return run_view(stored, web.stores.summary(stored), RunStore(stored.root).header(stored.row.run_id),
-                    job.state if job else "finished")
-
-
 @router.get("/{run_id}/events")
 async def run_events(run_id: str, web: WebDep) -> StreamingResponse:
     """Server-sent events of a run started here: every event so far, then each as it comes,
@@ -126,17 +112,8 @@ def cancel_run(run_id: str, web: WebDep) -> Cancelling:
     return Cancelling(run_id=run_id, state="cancelling")
 
 
-@router.get("/{run_id}/cases")
-def list_cases(run_id: str, web: WebDep, response: Response, offset: int = Query(0, ge=0),
-               limit: int = Query(100, ge=1, le=1000), status: Status | None = None) -> list[CaseRow]:
-    """One page of the run's case runs (the total in `X-Total-Count`)."""
-    stored = web.run(run_id)
-    total, page = case_rows(web.stores.document(stored), offset, limit, status)
-    response.headers["x-total-count"] = str(total)
-    return page
-
-
-@router.get("/{run_id}/cases/{case_id:path}")
+# Before the list of cases, whose `{run_id:path}/cases` would take a case named "cases".
+@router.get("/{run_id:path}/cases/{case_id:path}")
 def get_case(run_id: str, case_id: str, web: WebDep, run_index: int = Query(0, ge=0)) -> CaseView:
     """One case run whole (trace, judge records), its verdict over runs, and per invocation the
     tool-call and argument diffs."""
@@ -151,7 +128,17 @@ def get_case(run_id: str, case_id: str, web: WebDep, run_index: int = Query(0, g
     return case_view(result, case, run, stored.app, stored.row.run_group)
 
 
-@router.get("/{run_id}/export")
+@router.get("/{run_id:path}/cases")
+def list_cases(run_id: str, web: WebDep, response: Response, offset: int = Query(0, ge=0),
+               limit: int = Query(100, ge=1, le=1000), status: Status | None = None) -> list[CaseRow]:
+    """One page of the run's case runs (the total in `X-Total-Count`)."""
+    stored = web.run(run_id)
+    total, page = case_rows(web.stores.document(stored), offset, limit, status)
+    response.headers["x-total-count"] = str(total)
+    return page
+
+
+@router.get("/{run_id:path}/export")
 def export_run(run_id: str, web: WebDep) -> Response:
     """The run's self-contained HTML report (`reporting.render_report`), as a download (HTML,
     not JSON)."""
@@ -161,3 +148,22 @@ def export_run(run_id: str, web: WebDep) -> Response:
     return Response(html, media_type="text/html; charset=utf-8", headers={
         "content-disposition": f'attachment; filename="{name}.html"',
         "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'"})
+
+
+# A run by id in a router of its own, included after every other (`{run_id:path}` would take
+# the paths of the runs' cases, search, groups, reviews, export).
+by_id = APIRouter(prefix="/api/runs", tags=["runs"], route_class=ContractRoute)
+
+
+@by_id.get("/{run_id:path}")
+def get_run(run_id: str, web: WebDep) -> RunView | JobView:
+    """The run's header, per case its verdict, criteria and why it failed, and the counts. A
+    run started here that is not recorded yet (running, failed, cancelled) gives its `state`."""
+    job = web.jobs.runs.get(run_id)
+    stored = web.stores.find(run_id)
+    if stored is None:
+        if job is None:
+            web.no_run(run_id)
+        return _job_view(job)
+    return run_view(stored, web.stores.summary(stored), RunStore(stored.root).header(stored.row.run_id),
+                    job.state if job else "finished")
