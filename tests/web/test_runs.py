@@ -163,6 +163,7 @@ def test_a_run_that_crashes_is_a_failed_event_and_the_server_stays_up(
     ({"criteria": {"response_match_score": "0.8"}}, 400, "criteria.response_match_score"),
     ({"eval_ids": ["nope"]}, 400, "no case with eval_id 'nope'"),
     ({"eval_ids": []}, 400, "select at least one case"),
+    ({"eval_ids": ["c0", "c0"]}, 400, "eval_cases: case 'c0' selected more than once"),
     ({"judge_model": "bogus:x", "criteria": {"final_response_match_v2": 0.5}}, 400,
      "--judge_model: unknown model"),
     ({"num_runs": 0}, 400, "body.num_runs"),

@@ -292,10 +292,7 @@ def select(args: Sequence[str], agent_dir: Path | None = None,
             raise DataError(path, "", f"the eval set is given twice ({given[path.resolve()]!r} and {arg!r}); "
                             "give it once, its cases as one argument (FILE:id1,id2)")
         given[path.resolve()] = arg
-        twice = [i for i, n in Counter(ids or []).items() if n > 1]
-        if twice:
-            raise DataError(path, "eval_cases", f"{'case' if len(twice) == 1 else 'cases'} "
-                            f"{', '.join(map(repr, twice))} selected more than once; select each case once")
+        check_selected_once(path, ids or [])
         streamed = None
         if stream and not ids and initial_session_file is None and _is_object(path):
             eval_set, streamed = StreamedCases.read(path, trusted)
@@ -320,6 +317,15 @@ def _is_object(path: Path) -> bool:
     with open(path, "rb") as f:
         head = f.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
     return head[:1] == b"{"
+
+
+def check_selected_once(path: Path | None, ids: Sequence[str]) -> None:
+    """A DataError naming the file when a case id is selected more than once: each case run has
+    one place in the results, the journal and the history."""
+    twice = [i for i, n in Counter(ids).items() if n > 1]
+    if twice:
+        raise DataError(path, "eval_cases", f"{'case' if len(twice) == 1 else 'cases'} "
+                        f"{', '.join(map(repr, twice))} selected more than once; select each case once")
 
 
 def check_has_cases(selections: Sequence[Selection]) -> None:
@@ -394,5 +400,5 @@ def resolve_config(config_file_path: str | Path | None,
 
 
 __all__ = ["Selection", "SetRecord", "StreamedCases", "add_tool_args", "check_args_match", "check_args_table",
-           "check_selected_args", "config_beside", "file_sha256",
+           "check_selected_args", "check_selected_once", "config_beside", "file_sha256",
            "resolve_config", "select", "split_selector", "uses_args_match"]

@@ -20,6 +20,7 @@ from agenteval.errors import DataError
 from agenteval.runner import EvalJob, RunPlan, Selection, Services, prepare, select
 from agenteval.runner.durable import AlreadyFinished, claim_resume, journaled_files
 from agenteval.runner.request import RunRequest, request_config, to_job
+from agenteval.runner.selection import check_selected_once
 from agenteval.schema import EvalConfig, RunSpec
 from agenteval.schema.criterion import Rationales
 from agenteval.store import RunStore
@@ -103,6 +104,7 @@ def prepare_run(web: Web, app: str, set_id: str, body: RunBody) -> tuple[EvalJob
         path, eval_set = web.eval_set(app, set_id)
         if not body.eval_ids:
             raise DataError(BODY, "eval_ids", "select at least one case (null runs them all)")
+        check_selected_once(path, body.eval_ids)  # as the CLI refuses it (it failed at recording)
         for eval_id in body.eval_ids:
             if eval_set.case(eval_id) is None:
                 raise DataError(path, "eval_cases", f"no case with eval_id {eval_id!r}")
