@@ -330,3 +330,16 @@ def test_a_run_whose_document_id_holds_a_slash_is_opened(live: Live) -> None:
     assert live.put(f"{run}/reviews", json=review).status_code == 200
     assert live.delete(f"{run}/reviews", params={"eval_id": "c0", "run_index": 0}).status_code == 200
     assert live.get("/api/runs/no/such/run").status_code == 404
+
+
+def test_adks_result_route_reads_a_document_id_holding_a_slash(live: Live) -> None:
+    _set_with_cases(live, texts=("hello",))
+    path = live.agents_dir / "echo" / "smoke.evalset.json"
+    data = json.loads(path.read_text())
+    data["eval_set_id"] = "team/smoke"
+    path.write_text(json.dumps(data))
+    result_id = live.events(_run(live))[-1]["result_ids"][0]
+    assert result_id.startswith("echo_team/smoke_")
+    r = live.get(f"/apps/echo/eval-results/{result_id.replace('/', '%2F')}")
+    assert r.status_code == 200, r.text
+    assert r.json()["eval_set_result_id"] == result_id

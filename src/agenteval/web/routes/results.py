@@ -80,7 +80,7 @@ def list_eval_results(app: str, web: WebDep) -> list[str]:
     return [s.row.run_id for s in web.stores.runs(app)] if web.app_dir(app) else []
 
 
-@router.get("/apps/{app}/eval-results/{result_id}")
+@router.get("/apps/{app}/eval-results/{result_id:path}")
 def get_eval_result(app: str, result_id: str, web: WebDep) -> EvalSetResult:
     """ADK's route: one result document of the agent's history, as stored."""
     web.app_dir(app)
