@@ -171,3 +171,12 @@ def test_a_file_whose_run_failed_is_not_run_again_for_each_item(pytester: pytest
     result.assert_outcomes(failed=2)
     assert result.stdout.str().count("history.sqlite: cannot use the run database") >= 2
     assert sorted((project / "prompts.txt").read_text().split()) == ["x", "y"]
+
+
+def test_the_ini_agent_is_found_from_the_ini_files_folder(pytester: pytest.Pytester, project: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # pytest run from a subfolder (an IDE running one file does): the ini's path is the ini file's.
+    pytester.makeini("[pytest]\nagenteval = true\nagenteval_agent = my_agent\n")
+    monkeypatch.chdir(project)
+    result = pytester.runpytest("-p", "no:cacheprovider", "myset.evalset.json")
+    result.assert_outcomes(passed=1, failed=1)

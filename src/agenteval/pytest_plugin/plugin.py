@@ -117,6 +117,17 @@ def _find_agent(start: Path, stop: Path) -> Path | None:
     return None
 
 
+def _agent_option(config: pytest.Config) -> Path | None:
+    """The agent the options name: `--agenteval-agent` from the current folder, the ini's
+    `agenteval_agent` from the ini file's (as pytest reads an ini file's paths)."""
+    if given := config.getoption("--agenteval-agent"):
+        return Path(given)
+    ini = config.getini("agenteval_agent")
+    if not ini:
+        return None
+    return config.inipath.parent / ini if config.inipath is not None else Path(ini)
+
+
 class EvalCaseFailure(Exception):
     """A case did not pass; the message is the rendered report."""
 
@@ -161,8 +172,7 @@ class EvalFile(pytest.File):
         from agenteval.store import record
 
         config = self.config
-        agent_opt = config.getoption("--agenteval-agent") or config.getini("agenteval_agent")
-        agent_path = Path(agent_opt) if agent_opt else _find_agent(self.path.parent, config.rootpath)
+        agent_path = _agent_option(config) or _find_agent(self.path.parent, config.rootpath)
         if agent_path is None:
             raise AgentEvalError(f"{self.path}: no agent found beside or above this file; set "
                                  "--agenteval-agent or the ini option agenteval_agent")
