@@ -110,3 +110,11 @@ def test_ids_are_not_repeated_by_an_agents_seed_or_a_fork() -> None:
     child = os.read(read, 64).decode()
     os.close(read)
     assert len(child) == 16 and child != new_span_id()
+
+
+def test_attributes_hold_only_text_a_document_can_hold() -> None:
+    from agenteval.tracing.recorder import as_attribute
+
+    assert as_attribute("a\ud800b") == ("a\ufffdb", False)
+    assert as_attribute(["\udfff", "é"]) == (["\ufffd", "é"], False)
+    assert as_attribute({"q": "x\ud83d"}) == ('{"q": "x\ufffd"}', False)

@@ -92,3 +92,16 @@ def test_efficiency_metrics_come_from_the_trace_and_judges_are_linked_to_their_s
     assert judge_span.attributes["agenteval.invocation_index"] == 0
     scoring = next(sp for sp in case.trace.spans if sp.kind == "scoring")
     assert judge_span.parent_id == scoring.span_id
+
+
+def test_a_reply_holding_a_lone_surrogate_is_traced_as_a_document_can_hold_it() -> None:
+    # The reply's text is made safe in the invocation; its copies in the trace were not, and
+    # writing the result failed for the whole run (a traceback, no document).
+    case = _run([[ToolCallRequest("roll_die", {"sides": 6})], "You rolled \ud800 4"], ["Roll \udc00 a d6"])
+    trace = case.trace
+    assert trace is not None
+    texts = [str(v) for s in trace.spans for v in s.attributes.values()]
+    assert any("\ufffd" in t for t in texts)
+    assert not any(0xD800 <= ord(c) <= 0xDFFF for t in texts for c in t)
+    case.model_dump_json()  # writable, with its trace
+    assert any("unpaired surrogate" in w for w in case.warnings)

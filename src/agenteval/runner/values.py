@@ -26,6 +26,8 @@ from typing import Any
 import pydantic_core
 from pydantic import BaseModel
 
+from agenteval.schema.base import utf8_text
+
 MAX_DEPTH = 100
 _REPR_CHARS = 200
 
@@ -42,14 +44,10 @@ def make_safe(value: Any, where: str, notes: list[str], depth: int = 0,
               path_ids: frozenset[int] = frozenset()) -> Any:
     """`value` as the module docstring says; what was lost is appended to `notes` with `where`."""
     if isinstance(value, str):
-        if value.isascii():
-            return value
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate: no UTF-8 (so no JSON file) can hold it
+        text, replaced = utf8_text(value)
+        if replaced:  # a lone surrogate: no UTF-8 (so no JSON file) can hold it
             notes.append(f"{where}: text with an unpaired surrogate; each written as U+FFFD")
-            return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in value)
-        return value
+        return text
     if value is None or isinstance(value, (bool, int)):
         return value
     if isinstance(value, float):

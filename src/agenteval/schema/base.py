@@ -116,3 +116,15 @@ def maker(cls: type[M]) -> Callable[[dict[str, Any]], M]:
         return result
 
     return make
+
+
+def utf8_text(text: str) -> tuple[str, bool]:
+    """`text` as a UTF-8 file (so any JSON document) can hold it: each unpaired UTF-16
+    surrogate, which UTF-8 cannot encode, replaced by U+FFFD; and whether one was."""
+    if text.isascii():
+        return text, False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text), True
+    return text, False

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from agenteval.schema.base import utf8_text
 from agenteval.schema.trace import MAX_VALUE_CHARS, AttributeValue, Span, SpanKind, Trace
 
 _RECORDER: ContextVar[TraceRecorder | None] = ContextVar("agenteval_recorder", default=None)
@@ -60,19 +61,21 @@ def bounded(text: str, limit: int = MAX_VALUE_CHARS) -> tuple[str, bool]:
 
 def as_attribute(value: Any) -> tuple[AttributeValue, bool]:
     """A value as a span attribute: primitives as they are, lists of strings as they are, any
-    other value as JSON text; text bounded (see `bounded`). Returns (value, whether it was cut)."""
+    other value as JSON text; text bounded (see `bounded`) and made writable (`utf8_text`: an
+    agent's reply may hold a lone surrogate, which would fail the whole document's writing).
+    Returns (value, whether it was cut)."""
     if isinstance(value, (bool, int, float)):
         return value, False
     if isinstance(value, str):
-        return bounded(value)
+        return bounded(utf8_text(value)[0])
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        cut = [bounded(v) for v in value]
+        cut = [bounded(utf8_text(v)[0]) for v in value]
         return [v for v, _ in cut], any(c for _, c in cut)
     try:
         text = json.dumps(value, ensure_ascii=False, default=repr)
     except (ValueError, TypeError, RecursionError) as e:  # a cycle, say: recording never fails a run
         text = f"<not recordable as JSON: {type(e).__name__}: {e}>"
-    return bounded(text)
+    return bounded(utf8_text(text)[0])
 
 
 class ActiveSpan:
@@ -115,7 +118,8 @@ class TraceRecorder:
 
     def start(self, kind: SpanKind, name: str, parent: Span | None,
               attributes: Mapping[str, Any] | None = None) -> ActiveSpan:
-        span = Span(span_id=new_span_id(), parent_id=parent.span_id if parent else None, name=name,
+        span = Span(span_id=new_span_id(), parent_id=parent.span_id if parent else None,
+                    name=utf8_text(name)[0],
                     kind=kind, start=time.time())
         self.trace.spans.append(span)
         active = ActiveSpan(span)
