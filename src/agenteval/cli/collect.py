@@ -132,13 +132,13 @@ def _collect(eval_sets: tuple[str, ...], config_file_path: str | None, host: str
               "free port).")
 @click.option("--no_grpc", "--no-grpc", is_flag=True, help="Do not serve OTLP/gRPC.")
 @click.option("--quiet_seconds", "--quiet-seconds", default=5.0, show_default=True,
-              type=click.FloatRange(min=0),
+              type=opt.FloatRange(min=0),
               help="A conversation is done when none of its traces got a span for this long (a trace "
               "without a session id: also as soon as its root span has ended).")
 @click.option("--sample_rate", "--sample-rate", default=1.0, show_default=True,
-              type=click.FloatRange(0, 1),
+              type=opt.FloatRange(0, 1),
               help="Share of conversations scored (by a hash of the session id).")
-@click.option("--max_judge_calls_per_minute", "--max-judge-calls-per-minute", type=click.FloatRange(min=0,
+@click.option("--max_judge_calls_per_minute", "--max-judge-calls-per-minute", type=opt.FloatRange(min=0,
               min_open=True), help="Judge budget: beyond it, conversations are scored without their "
               "judged criteria. Default: no limit.")
 @opt.judge_model

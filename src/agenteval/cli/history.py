@@ -370,9 +370,9 @@ def _compare(ref_a: str, ref_b: str, root: str, fail_on: str, alpha: float, marg
               "McNemar tests of the case verdict and of each criterion, Holm-adjusted, at --alpha). "
               "case_regression: the per-case gate (exit 1 when any case or criterion went from "
               "PASSED to not passing, or a score dropped by more than --margin). none: exit 0.")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+@click.option("--alpha", type=opt.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
               show_default=True, help="Significance level of the gate and of each case's change.")
-@click.option("--margin", type=click.FloatRange(min=0.0), default=0.0, show_default=True,
+@click.option("--margin", type=opt.FloatRange(min=0.0), default=0.0, show_default=True,
               help="With --fail_on case_regression: score drop tolerated before a criterion counts "
               "as regressed.")
 @click.option("--markdown", type=click.Path(dir_okay=False),

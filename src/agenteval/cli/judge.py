@@ -146,7 +146,7 @@ def judge() -> None:
               help="Samples per verdict. A verdict's confidence is its probability where the judge gives "
               "log-probabilities (the embedded judge does), else the share of samples agreeing with it "
               "(which needs 2 or more).")
-@click.option("--target", type=click.FloatRange(0, 1), default=0.9, show_default=True,
+@click.option("--target", type=opt.FloatRange(0, 1), default=0.9, show_default=True,
               help="Agreement the committed verdicts must reach.")
 @click.option("--write", type=click.Path(dir_okay=False), metavar="CONFIG",
               help="Store each reachable threshold as judge_model_options.min_confidence in this "

@@ -110,7 +110,7 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
               help="Do not write the result into the agent's .agenteval/eval_history.")
 @click.option("--no_traces", "--no-traces", is_flag=True,
               help="Do not record what the agent did inside each invocation (spans).")
-@click.option("--case_timeout", "--case-timeout", type=click.FloatRange(min=0, min_open=True), metavar="S",
+@click.option("--case_timeout", "--case-timeout", type=opt.FloatRange(min=0, min_open=True), metavar="S",
               help="Stop a case run after S seconds and record it with a timeout error (the run goes "
               "on). Default: the config's case_timeout, else none.")
 @click.option("--isolation", type=click.Choice(["none", "process"]),

@@ -12,6 +12,17 @@ import click
 RATIONALES = ("negative", "always", "never")
 F = TypeVar("F", bound=Callable[..., Any])
 
+
+class FloatRange(click.FloatRange):
+    """click's FloatRange, refusing NaN: it would pass every bound, as no comparison with it
+    is true, and fail later with a traceback, or not at all (a NaN margin passes everything)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if number != number:
+            self.fail(f"{value!r} is not a number", param, ctx)
+        return number
+
 config_file_path = click.option(
     "--config_file_path", "--config-file-path", "config_file_path",
     type=click.Path(dir_okay=False),
@@ -84,18 +95,18 @@ def judge_endpoint_options(fn: F) -> F:
     fn = click.option("--judge_attempts", "--judge-attempts", type=click.IntRange(min=1),
                       help="Tries of one judge call, the first included, for transient failures "
                       "(timeouts, 429, 5xx). Default 3.")(fn)
-    return click.option("--judge_timeout", "--judge-timeout", type=click.FloatRange(min=0, min_open=True),
+    return click.option("--judge_timeout", "--judge-timeout", type=FloatRange(min=0, min_open=True),
                         metavar="S", help="Seconds to wait for one judge reply. Default 60.")(fn)
 
 
 def until_decided_options(fn: F) -> F:
     """`--until_decided` with `--max_runs`, `--decide_alpha` and `--decide_rate`
     (agenteval.verdicts.sequential)."""
-    fn = click.option("--decide_rate", "--decide-rate", type=click.FloatRange(0, 1, min_open=True,
+    fn = click.option("--decide_rate", "--decide-rate", type=FloatRange(0, 1, min_open=True,
                       max_open=True), default=0.5, show_default=True, metavar="P",
                       help="With --until_decided: a case is decided passed when its pass chance is "
                       "above P, failed when below.")(fn)
-    fn = click.option("--decide_alpha", "--decide-alpha", type=click.FloatRange(0, 1, min_open=True,
+    fn = click.option("--decide_alpha", "--decide-alpha", type=FloatRange(0, 1, min_open=True,
                       max_open=True), default=0.05, show_default=True,
                       help="With --until_decided: the chance that a case's decision is wrong, at "
                       "most.")(fn)

@@ -1,0 +1,33 @@
+"""Number options refuse NaN (it passes every range check, as no comparison with it is true)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from agenteval.cli.main import cli
+
+
+@pytest.mark.parametrize("argv", [
+    ["eval", "AGENT", "SET", "--case_timeout", "nan"],
+    ["eval", "AGENT", "SET", "--judge_timeout", "NaN"],
+    ["eval", "AGENT", "SET", "--until_decided", "--decide_alpha", "nan"],
+    ["eval", "AGENT", "SET", "--until_decided", "--decide_rate", "nan"],
+    ["score", "SET", "--actual", "SET", "--judge_timeout", "nan"],
+    ["compare", "SET", "SET", "--alpha", "nan"],
+    ["compare", "SET", "SET", "--margin", "nan"],
+    ["collect", "--quiet_seconds", "nan"],
+    ["collect", "--sample_rate", "nan"],
+    ["collect", "--max_judge_calls_per_minute", "nan"],
+    ["judge", "calibrate", "SET", "--target", "nan"],
+])
+def test_nan_is_refused_in_one_line_before_anything_runs(tmp_path: Path, argv: list[str]) -> None:
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "set.json").write_text("{}")
+    args = [str(tmp_path / "agent") if a == "AGENT" else str(tmp_path / "set.json") if a == "SET" else a
+            for a in argv]
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 2, r.output
+    assert "nan' is not a number" in r.output.lower() and "Traceback" not in r.output
