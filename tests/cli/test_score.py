@@ -1,4 +1,5 @@
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -231,6 +232,22 @@ def test_console_script_bad_input_exit_2(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "agenteval", "score", str(tmp_path / "nope.json"),
                            "--actual", str(tmp_path / "x.json")], capture_output=True, text=True)
     assert proc.returncode == 2 and "file not found" in proc.stderr
+
+
+@pytest.mark.parametrize("which", ["expected", "actual"])
+def test_a_pipe_as_an_input_is_refused_not_waited_on(tmp_path: Path, sets: tuple[Path, Path],
+                                                     which: str) -> None:
+    # Both are read more than once (the head, then the cases): a pipe hung or ended in a traceback.
+    e, a = sets
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)  # no writer: opening it would wait for ever
+    e, a = (fifo, a) if which == "expected" else (e, fifo)
+    proc = subprocess.run([sys.executable, "-m", "agenteval", "score", str(e), "--actual", str(a)],
+                          capture_output=True, text=True, timeout=60)
+    where = "" if which == "expected" else "--actual: "
+    assert proc.returncode == 2
+    assert proc.stderr == (f"error: {fifo}: {where}is not a regular file (a pipe?): it is read more than "
+                           "once; write it to a file first\n")
 
 
 def test_in_process_runs_keep_nothing_for_a_fast_exit(tmp_path: Path, sets: tuple[Path, Path]) -> None:

@@ -22,7 +22,7 @@ from rich.console import Console
 from agenteval.cli import teardown
 from agenteval.cli.progress import ProgressBar
 from agenteval.datasets import load_eval_set, migrate
-from agenteval.datasets.files import gc_paused, write_text_atomic
+from agenteval.datasets.files import check_rereadable, gc_paused, write_text_atomic
 from agenteval.datasets.targets import check_targets
 from agenteval.errors import AgentEvalError, DataError
 from agenteval.reporting import console_report, render_report
@@ -308,6 +308,8 @@ def score_inputs(args: ScoreArgs, job: ScoreJob) -> dict[str, str | Path | None]
 
 
 def _score(args: ScoreArgs) -> int:
+    check_rereadable(args.expected)
+    check_rereadable(args.actual, "--actual")
     console = Console()
     # Everything that can be refused without the eval sets is checked first: a bad config on a
     # 10,000-case set fails at once.

@@ -5,7 +5,9 @@ from __future__ import annotations
 import codecs
 import gc
 import json
+import os
 import re
+import stat
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
@@ -46,6 +48,21 @@ def reading(path: str | Path) -> Iterator[None]:
         raise DataError(path, "", "is a directory, expected a JSON file") from None
     except OSError as e:
         raise DataError(path, "", f"cannot read: {e}") from None
+
+
+def check_rereadable(path: str | Path, what: str = "") -> None:
+    """DataError unless `path` is a regular file or does not exist (its reader says so then): an
+    eval set or a recorded run is read more than once (its head, then its cases), which a pipe
+    (`<(...)`) cannot be, and opening one with no writer waits for ever."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if stat.S_ISDIR(mode):
+        raise DataError(path, what, "is a directory, expected a file")
+    if not stat.S_ISREG(mode):
+        raise DataError(path, what, "is not a regular file (a pipe?): it is read more than once; "
+                        "write it to a file first")
 
 
 def read_bytes(path: str | Path) -> bytes:

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.datasets import default_config_for, load_eval_config, load_eval_set
+from agenteval.datasets.files import check_rereadable
 from agenteval.datasets.nesting import MAX_DEPTH
 from agenteval.datasets.scan import scan_file
 from agenteval.datasets.stream import CaseStream, malformed, raw_items, read_head
@@ -287,6 +288,7 @@ def select(args: Sequence[str], agent_dir: Path | None = None,
     for arg in args:
         path, ids = split_selector(arg, agent_dir)
         if path is None:
+            check_rereadable(arg)  # a directory or a pipe is named as such
             raise DataError(arg, "", "file not found (and no such eval set id under the agent)")
         if path.resolve() in given:
             raise DataError(path, "", f"the eval set is given twice ({given[path.resolve()]!r} and {arg!r}); "
