@@ -56,6 +56,16 @@ def test_a_bad_labelled_set_names_the_file_and_case(tmp_path: Path) -> None:
     assert r.exit_code == 2 and f"{labels}: [0].response: field required" in r.output
 
 
+def test_nothing_to_calibrate_on_is_an_error_not_an_empty_table(tmp_path: Path) -> None:
+    labels = tmp_path / "safety.json"
+    labels.write_text("[]")
+    r = CliRunner().invoke(cli, ["judge", "calibrate", str(labels)])
+    assert r.exit_code == 2 and f"{labels}: no labelled case to judge" in r.output
+    (tmp_path / "empty").mkdir()  # a folder with no labelled file
+    r = CliRunner().invoke(cli, ["judge", "calibrate", str(tmp_path / "empty")])
+    assert r.exit_code == 2 and "no labelled case to judge" in r.output, r.output
+
+
 def test_calibrate_certify_writes_a_certificate_bound_to_the_judge_and_prompt(
         server: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from agenteval.criteria import default_registry

@@ -63,6 +63,11 @@ def _calibrate(labels: str, judge_model: str | None, num_samples: int, target: f
                             + (f"\n{skipped_note}" if skipped_note else ""))
     else:
         cases = load_labelled(labels)
+        if not cases:  # an empty table and exit 0 would read as a calibration
+            from agenteval.errors import DataError
+
+            raise DataError(labels, "", "no labelled case to judge (an empty list, or a folder with no "
+                            "labelled file)")
     if limit:
         cases = cases[:limit]
     if write:
