@@ -33,6 +33,9 @@ def root_agent(text, state):
     if text == "case 3" and (HERE / "kill3").exists():
         time.sleep(1.0)
         os.kill(os.getpid(), signal.SIGKILL)
+    if text == "case 3" and (HERE / "sigint").exists():  # Ctrl-C
+        time.sleep(1.0)
+        os.kill(os.getpid(), signal.SIGINT)
     if text == "case 3" and (HERE / "fail").exists():
         raise RuntimeError("flaky backend")
     if (HERE / "slow").exists():
@@ -110,6 +113,17 @@ def test_a_killed_run_is_listed_and_resumed_without_redoing_finished_cases(proje
     assert Journal(agent).runs() == []  # recorded: the journal holds only unfinished runs
     (recorded,) = RunStore(agent).documents(run.run_id)
     assert recorded.result_path.is_file()
+
+
+def test_ctrl_c_says_how_to_finish_the_run(project: tuple[Path, Path]) -> None:
+    agent, path = project
+    (agent / "sigint").touch()
+    stopped = _eval(agent, path)
+    (run,) = Journal(agent).runs()
+    # (case 3 itself may finish before the main thread takes the signal)
+    assert stopped.returncode == 130 and run.status == "interrupted" and run.done in (3, 4)
+    assert stopped.stderr.endswith(f"interrupted: run {run.run_id} keeps its finished case runs; "
+                                   f"finish it with --resume {run.run_id}\n"), stopped.stderr
 
 
 def _reports(stem: Path) -> list[str]:

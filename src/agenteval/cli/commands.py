@@ -298,8 +298,12 @@ def score_command(args: ScoreArgs) -> int:
     # A large run is millions of long-lived objects that the cyclic GC would rescan again and
     # again while results are built (measured: over half the time of a 10,000-case score). The
     # command creates no garbage cycles worth collecting and ends with the process.
-    with gc_paused():
-        return _score(args)
+    try:
+        with gc_paused():
+            return _score(args)
+    except KeyboardInterrupt:  # Ctrl-C: exit 130, as a shell reports it, never 1 ("a case failed")
+        click.echo("\ninterrupted", err=True)
+        return 130
 
 
 def score_inputs(args: ScoreArgs, job: ScoreJob) -> dict[str, str | Path | None]:

@@ -72,6 +72,11 @@ def eval_command(args: EvalArgs) -> int:
     except AlreadyFinished as e:  # nothing runs, nothing is recorded again: the run's own verdict
         click.echo(str(e))  # one line, however wide the terminal
         return 0 if e.passed else 1
+    except KeyboardInterrupt:  # Ctrl-C: exit 130, as a shell reports it, never 1 ("a case failed")
+        run_id = services.journal.begun if services.journal is not None else None
+        click.echo("\ninterrupted" + (f": run {run_id} keeps its finished case runs; finish it with "
+                                      f"--resume {run_id}" if run_id else ""), err=True)
+        return 130
     finally:
         if services.journal is not None:
             services.journal.close()

@@ -157,6 +157,7 @@ class Journal:
         # read without the lock: replaced, and cleared when its writer stops, under it.
         self._last: tuple[str, Writer] | None = None
         self._wal_held: sqlite3.Connection | None = None  # `hold_wal`
+        self.begun: str | None = None  # the run this object `begin`s last (a Ctrl-C names it)
 
     def _writer(self, run_id: str) -> Writer:
         last = self._last
@@ -298,6 +299,7 @@ class Journal:
         before any case runs), and by the run's next `append` or `flush` when it fails later."""
         self.claim(spec.run_id)
         check_readable(self.path, "the run journal")
+        self.begun = spec.run_id
         now = time.time()
         row = (spec.run_id, spec.started or now, now, os.getpid(), os.uname().nodename, fingerprint, total,
                spec.model_dump_json())
