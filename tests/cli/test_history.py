@@ -222,6 +222,15 @@ def test_compare_exit_codes(history: Path) -> None:
     assert _run("compare", "latest", "previous", "--root", history, "--alpha", "1").exit_code == 2
 
 
+def test_compare_of_runs_with_no_case_in_common_is_bad_input(history: Path, tmp_path: Path) -> None:
+    other = load_result(history / "recorded.json")
+    for case in other.eval_case_results:
+        case.eval_id = "other_" + case.eval_id
+    (tmp_path / "other.json").write_text(other.model_dump_json())
+    r = _run("compare", history / "perfect.json", tmp_path / "other.json")
+    assert r.exit_code == 2 and r.output.startswith("error: ") and "no case in common" in r.output, r.output
+
+
 def test_compare_margin_tolerates_small_drops(history: Path, tmp_path: Path) -> None:
     base = load_result(history / "recorded.json")
     worse = base.model_copy(deep=True)

@@ -345,6 +345,10 @@ def _compare(ref_a: str, ref_b: str, root: str, fail_on: str, alpha: float, marg
         console.print(f"[yellow]note: comparing different eval sets ({a.eval_set_id} vs "
                       f"{b.eval_set_id}); cases are matched by eval id[/]")
     paired = compare_paired(a, b, alpha=alpha, k=k, seed=seed, runs_a=runs_a, runs_b=runs_b)
+    if not any(m.pairs for m in paired.measures):  # nothing to compare (cases pair by eval id)
+        from agenteval.errors import DataError
+
+        raise DataError(ref_b, "", f"no case in common with {ref_a} (cases are paired by eval id)")
     console.print(paired_console(paired))
     per_case = compare_results(a, b, margin)
     if fail_on == "case_regression":
