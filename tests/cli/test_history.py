@@ -303,3 +303,23 @@ def test_eval_records_the_run_beside_the_agent(tmp_path: Path) -> None:
     assert (row.agent, row.num_runs, row.cases_passed) == ("my_agent", 2, 1)
     assert row.eval_set_sha256 == file_sha256(agent / "myset.evalset.json")
     assert row.duration_seconds is not None and row.duration_seconds > 0
+
+
+def test_the_run_id_eval_prints_names_the_run(tmp_path: Path) -> None:
+    from tests.helpers import eval_set, inv
+
+    agent = tmp_path / "my_agent"
+    agent.mkdir()
+    (agent / "agent.py").write_text(AGENT)
+    for name in ("one", "two"):
+        s = eval_set(name, {"good": [inv("x", "answer to x")]})
+        (agent / f"{name}.evalset.json").write_text(s.model_dump_json(exclude_none=True))
+    r = CliRunner().invoke(cli, ["eval", str(agent), "one"])
+    run_id = re.findall(r"Recorded run (\S+) in", r.output)[0]
+    for command in (["report", run_id], ["report", run_id[:12]], ["runs", "show", run_id], ["trace", run_id]):
+        shown = _run(*command, "--root", agent)
+        assert shown.exit_code == 0, (command, shown.output)
+    twice = CliRunner().invoke(cli, ["eval", str(agent), "one", "two"])
+    both = re.findall(r"Recorded run (\S+) in", twice.output)[0]
+    shown = _run("report", both, "--root", agent)  # a run of two eval sets: two documents
+    assert shown.exit_code == 2 and f"run {both!r} is ambiguous" in shown.output, shown.output

@@ -418,7 +418,9 @@ class RunStore:
 
     def resolve(self, ref: str) -> RunRow:
         """The run named by an id, a unique id prefix, `latest` or `previous` (newest but one).
-        An unknown or ambiguous reference is a DataError naming it."""
+        An id is a document's (`runs` lists them) or the run's that `eval` prints, which names
+        its one document (a run of several eval sets has one each: ambiguous). An unknown or
+        ambiguous reference is a DataError naming it."""
         with self._connect(create=False) as conn:
             rows: list[Any] = []
             if conn is not None:
@@ -429,6 +431,9 @@ class RunStore:
                     rows = conn.execute(f"SELECT {_COLUMNS} FROM runs WHERE run_id = ?", (ref,)).fetchall()
                     if not rows and ref:
                         rows = conn.execute(f"SELECT {_COLUMNS} FROM runs WHERE substr(run_id, 1, ?) = ? "
+                                            "ORDER BY created DESC LIMIT 6", (len(ref), ref)).fetchall()
+                    if not rows and ref:  # the run id `eval` prints: its documents' run_group
+                        rows = conn.execute(f"SELECT {_COLUMNS} FROM runs WHERE substr(run_group, 1, ?) = ? "
                                             "ORDER BY created DESC LIMIT 6", (len(ref), ref)).fetchall()
         if not rows:
             what = "no previous run" if ref == "previous" else f"no run {ref!r}"
