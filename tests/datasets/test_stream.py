@@ -58,6 +58,17 @@ def test_malformed_json_names_line_and_column(tmp_path: Path) -> None:
         list(CaseStream(path, "eval_cases", EvalCase, 100))
 
 
+def test_json_only_the_stream_parser_refuses_is_one_line(tmp_path: Path) -> None:
+    # (Python's parser takes a 400-digit integer; the streaming one's error had an excerpt and a caret.)
+    path = tmp_path / "big.json"
+    case = eval_set("s", {"a": [inv()]}).eval_cases[0].model_dump(exclude_none=True)
+    big = {**case, "creation_timestamp": 10 ** 400}
+    path.write_text(json.dumps({"eval_set_id": "s", "eval_cases": [big]}))
+    with pytest.raises(DataError) as e:
+        list(CaseStream(path, "eval_cases", EvalCase, 100))
+    assert str(e.value) == f"{path}: malformed JSON: parse error: integer overflow"
+
+
 def test_head_keys_before_the_list_and_wanted_ones_after_it(tmp_path: Path) -> None:
     before = _write(tmp_path / "a.json", {"eval_set_id": "s", "name": "n", "meta": {"x": [1]},
                                           "eval_cases": [{}], "creation_timestamp": 3.0})

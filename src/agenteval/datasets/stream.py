@@ -48,7 +48,9 @@ def malformed(path: str | Path, e: Exception) -> DataError:
         parse_json(path, read_bytes(path), MAX_RESULT_DEPTH)
     except DataError as located:
         return located
-    return DataError(path, "", f"malformed JSON: {e}")
+    # Its first line, unquoted: yajl's message goes on with an excerpt of the text and a caret.
+    text = str(e).strip()
+    return DataError(path, "", f"malformed JSON: {text.splitlines()[0].strip(chr(39)) if text else repr(e)}")
 
 
 _KINDS = {"start_map": "an object", "string": "a string", "number": "a number",
