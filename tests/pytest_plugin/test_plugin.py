@@ -109,15 +109,20 @@ def test_the_judge_rationales_option_reaches_the_judge(pytester: pytest.Pytester
     assert schemas and all(("rationale" in s) == explained for s in schemas)
 
 
-def test_deselected_cases_are_not_run(pytester: pytest.Pytester, project: Path) -> None:
-    # `-k` picks the case to work on: the others are neither run (an embedded or hosted model's
-    # time) nor recorded in the history as if asked for.
+def _log_prompts(project: Path) -> None:
+    """The project's agent, appending each prompt it is given to `prompts.txt` beside it."""
     (project / "agent.py").write_text(
         "from pathlib import Path\n" + AGENT.replace(
             "def root_agent(text, state):\n",
             "def root_agent(text, state):\n"
             "    with open(Path(__file__).with_name('prompts.txt'), 'a') as f:\n"
             "        f.write(text + '\\n')\n"))
+
+
+def test_deselected_cases_are_not_run(pytester: pytest.Pytester, project: Path) -> None:
+    # `-k` picks the case to work on: the others are neither run (an embedded or hosted model's
+    # time) nor recorded in the history as if asked for.
+    _log_prompts(project)
     result = pytester.runpytest("--agenteval", "-k", "bad", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1, deselected=1)
     assert (project / "prompts.txt").read_text().split() == ["y"]
@@ -159,12 +164,7 @@ def test_a_refused_option_is_a_usage_error_naming_it(pytester: pytest.Pytester, 
 def test_a_file_whose_run_failed_is_not_run_again_for_each_item(pytester: pytest.Pytester,
                                                                 project: Path) -> None:
     # The run history cannot be written: every item says so, and the cases ran once, not once per item.
-    (project / "agent.py").write_text(
-        "from pathlib import Path\n" + AGENT.replace(
-            "def root_agent(text, state):\n",
-            "def root_agent(text, state):\n"
-            "    with open(Path(__file__).with_name('prompts.txt'), 'a') as f:\n"
-            "        f.write(text + '\\n')\n"))
+    _log_prompts(project)
     (pytester.path / ".agenteval").mkdir()
     (pytester.path / ".agenteval" / "history.sqlite").write_bytes(b"not a database" * 100)
     result = pytester.runpytest("--agenteval", "-p", "no:cacheprovider")
