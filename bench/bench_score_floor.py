@@ -38,7 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from profile_score_chunk import run_setup
+from profile_score_chunk import started_worker
 
 
 def best_of(rounds: int, step: Callable[[], Any]) -> float:
@@ -86,7 +86,7 @@ def main() -> None:
     parser.add_argument("score_args", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     argv = [a for a in args.score_args if a != "--"]
-    setup = run_setup(argv)
+    setup, expected, actual = started_worker(argv, args.n)
     import orjson
 
     from agenteval.criteria.base import EvalContext
@@ -96,10 +96,6 @@ def main() -> None:
     from agenteval.runner.scoring import score_case
     from agenteval.schema import EvalCase
 
-    expected = (item_spans(setup.expected_path, "eval_cases") or [])[:args.n]
-    actual = (item_spans(setup.actual_path, "eval_cases") or [])[:args.n]
-    shard_worker.start(setup)
-    gc.disable()
     wanted = shard_worker._read(setup.expected_path, expected) or []
     got = shard_worker._read(setup.actual_path, actual) or []
     n = len(wanted)

@@ -49,6 +49,21 @@ def run_setup(argv: list[str]) -> Any:
     raise SystemExit("the command did not reach a sharded run")
 
 
+def started_worker(argv: list[str], n: int) -> tuple[Any, list[Any], list[Any]]:
+    """The run's setup for the `score` command line `argv`, this process started as one of its
+    workers (`shard_worker.start`, the cyclic GC off as there), and the spans of the first `n`
+    items of both files."""
+    from agenteval.datasets.split import item_spans
+    from agenteval.runner import shard_worker
+
+    setup = run_setup(argv)
+    expected = (item_spans(setup.expected_path, "eval_cases") or [])[:n]
+    actual = (item_spans(setup.actual_path, "eval_cases") or [])[:n]
+    shard_worker.start(setup)
+    gc.disable()
+    return setup, expected, actual
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -57,15 +72,9 @@ def main() -> None:
     parser.add_argument("--profile", default=None, help="write a cProfile of one more round here")
     parser.add_argument("score_args", nargs=argparse.REMAINDER)
     args = parser.parse_args()
-    argv = [a for a in args.score_args if a != "--"]
-    setup = run_setup(argv)
-    from agenteval.datasets.split import item_spans
+    _, expected, actual = started_worker([a for a in args.score_args if a != "--"], args.n)
     from agenteval.runner import shard_worker
 
-    expected = (item_spans(setup.expected_path, "eval_cases") or [])[:args.n]
-    actual = (item_spans(setup.actual_path, "eval_cases") or [])[:args.n]
-    shard_worker.start(setup)
-    gc.disable()
     n, best = len(expected), float("inf")
     for _ in range(args.rounds):
         started = time.process_time()
