@@ -343,3 +343,17 @@ def test_adks_result_route_reads_a_document_id_holding_a_slash(live: Live) -> No
     r = live.get(f"/apps/echo/eval-results/{result_id.replace('/', '%2F')}")
     assert r.status_code == 200, r.text
     assert r.json()["eval_set_result_id"] == result_id
+
+
+@pytest.mark.parametrize("result_id", ["", " ", "\t", "live", "latest", "previous"])
+def test_a_document_whose_id_cannot_name_a_run_is_refused(live: Live, result_id: str) -> None:
+    # "" and blanks cannot be asked for (the page's address drops them), `live` is the history's
+    # stream, `latest` and `previous` name other runs (as `agenteval runs show` reads them).
+    _set_with_cases(live, texts=("hello",))
+    result_id_run = live.events(_run(live))[-1]["result_ids"][0]
+    doc = live.get(f"/apps/echo/eval-results/{result_id_run}").json()
+    doc["eval_set_result_id"] = result_id
+    r = live.post("/api/results/open", content=json.dumps(doc))
+    assert r.status_code == 400, r.text
+    assert r.json()["detail"].startswith("uploaded document: eval_set_result_id: "), r.text
+    assert len(live.get("/api/runs").json()) == 1  # nothing recorded

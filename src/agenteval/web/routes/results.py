@@ -8,9 +8,11 @@ from fastapi import APIRouter, Query, Request
 
 from agenteval.datasets.files import parse_json
 from agenteval.datasets.nesting import MAX_RESULT_DEPTH
+from agenteval.errors import DataError
 from agenteval.reporting.compare import compare
 from agenteval.schema import EvalSetResult
 from agenteval.store import RunStore, parse_result, record_run
+from agenteval.store.db import ALIASES
 from agenteval.verdicts.paired import compare_paired
 from agenteval.web.context import ContractRoute, Web, WebDep, conflict, not_found
 from agenteval.web.contract import RunRef
@@ -19,6 +21,9 @@ from agenteval.web.views import comparison_json, paired_json, trend_point
 
 router = APIRouter(tags=["results"], route_class=ContractRoute)
 UPLOAD = "uploaded document"
+# Ids no run may have here: the run references `RunStore.resolve` reads as other runs, and the
+# history's stream (`/api/runs/live`); a blank id cannot be asked for.
+_NOT_RUN_IDS = (*ALIASES, "live")
 
 
 @router.get("/api/compare")
@@ -68,6 +73,10 @@ async def open_result(request: Request, web: WebDep) -> RunRef:
 
 def _store_upload(web: Web, body: bytes) -> str:
     result = parse_result(UPLOAD, parse_json(UPLOAD, body, MAX_RESULT_DEPTH))
+    run_id = result.eval_set_result_id
+    if not run_id.strip() or run_id in _NOT_RUN_IDS:
+        raise DataError(UPLOAD, "eval_set_result_id", f"{run_id!r} cannot name a run (blank, or one of "
+                        f"{', '.join(_NOT_RUN_IDS)}): give the document another id")
     if web.stores.find(result.eval_set_result_id) is not None:
         conflict(f"run {result.eval_set_result_id!r} is recorded already")
     (run_id,) = record_run(web.agents.root, [result], meta={"uploaded": True})
