@@ -1,5 +1,6 @@
 """In a real browser: the Runs page with an agent's run history that cannot be read names it
-instead of saying there are no runs."""
+instead of saying there are no runs; the Sessions tab names a session file that cannot be read
+beside the sessions it lists."""
 
 from __future__ import annotations
 
@@ -25,4 +26,19 @@ def test_the_runs_page_names_a_history_that_cannot_be_read(browser: Any, tmp_pat
         box = page.locator(".page .error-box")
         expect(box).to_contain_text("Not listed (their run history cannot be read): ")
         expect(box).to_contain_text(f"{store / 'history.sqlite'}: cannot use the run database")
+        assert page.errors == []
+
+
+def test_the_sessions_tab_names_a_session_file_that_cannot_be_read(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+    folder = tmp_path / "echo" / ".agenteval" / "sessions"
+    folder.mkdir(parents=True)
+    (tmp_path / "echo" / "agent.py").write_text(ECHO_AGENT)
+    (folder / "bad.json").write_text("{ not json")
+    with serve(app_factory(tmp_path)) as url, fresh_page(browser, 10_000) as page:
+        page.goto(url + "/#/app/echo")
+        page.fill("#composer textarea, textarea", "hello")
+        page.keyboard.press("Enter")
+        expect(page.locator(".sessions li")).to_have_count(1)  # the session just made is listed
+        box = page.locator(".tabbody .error-box")
+        expect(box).to_contain_text(f"Not listed (their files cannot be read): {folder / 'bad.json'}: ")
         assert page.errors == []

@@ -89,3 +89,17 @@ def test_unknown_sessions_users_and_ids_are_404(live: Live) -> None:
         assert r.status_code == 404
     assert live.post(f"/apps/echo/users/u/sessions/{sid}/messages", json={"text": ""}).status_code == 400
     assert live.post("/apps/nope/users/u/sessions", json={}).status_code == 404
+
+
+def test_a_damaged_session_file_is_named_beside_the_others(live: Live) -> None:
+    good = live.session()
+    folder = live.agents_dir / "echo" / ".agenteval" / "sessions"
+    (folder / "bad1.json").write_text("{ not json")
+    (folder / "bad2.json").write_text(json.dumps({"id": "bad2"}))
+    r = live.get("/apps/echo/users/u/sessions")
+    assert r.status_code == 200 and [s["id"] for s in r.json()] == [good]
+    unreadable = sorted(json.loads(r.headers["x-unreadable-sessions"]))
+    assert len(unreadable) == 2
+    assert unreadable[0].startswith(f"{folder / 'bad1.json'}: ")
+    assert unreadable[1].startswith(f"{folder / 'bad2.json'}: ")
+    assert live.get("/apps/echo/users/u/sessions/bad1").status_code == 400  # opened: its error

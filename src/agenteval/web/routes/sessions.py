@@ -9,10 +9,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio.to_thread
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from agenteval.errors import DataError
 from agenteval.schema.trace import Span
 from agenteval.store.sessions import ChatSession
 from agenteval.tracing.recorder import TraceRecorder
@@ -58,11 +59,23 @@ def create_session(app: str, user_id: UserId, web: WebDep, body: NewSession | No
 
 
 @router.get("")
-def list_sessions(app: str, user_id: UserId, web: WebDep) -> list[SessionView]:
-    """The user's sessions with this agent, oldest first (without their turns)."""
+def list_sessions(app: str, user_id: UserId, web: WebDep, *, response: Response) -> list[SessionView]:
+    """The user's sessions with this agent, oldest first (without their turns). A session file
+    that cannot be read is left out, named (`file: message`) in the JSON list of the
+    `X-Unreadable-Sessions` header (whose it is cannot be known)."""
     store = web.sessions(app)
-    sessions = (store.get(i) for i in store.ids())
-    return [session_json(s, turns=False) for s in sessions if s is not None and s.user_id == user_id]
+    out, unreadable = [], []
+    for i in store.ids():
+        try:
+            session = store.get(i)
+        except DataError as e:
+            unreadable.append(str(e))
+            continue
+        if session is not None and session.user_id == user_id:
+            out.append(session_json(session, turns=False))
+    if unreadable:  # (JSON's \u escapes keep a header's latin-1)
+        response.headers["X-Unreadable-Sessions"] = json.dumps(unreadable)
+    return out
 
 
 @router.get("/{session_id}")

@@ -71,13 +71,14 @@ export async function postStream(path, body, onEvent, signal) {
 }
 
 /** A page of rows (a JSON array), the number of matching rows (its X-Total-Count header) and
- * the run stores that could not be read (X-Unreadable-Stores: `file: message` each). */
-export async function apiPage(path) {
+ * the files left out because they could not be read (the `unreadableHeader`, by default the run
+ * stores' X-Unreadable-Stores: `file: message` each). */
+export async function apiPage(path, unreadableHeader = "X-Unreadable-Stores") {
   const res = await reach(path, { headers: { Accept: "application/json" } });
   const data = await res.json().catch(() => null);
   if (!res.ok) throw new ApiError(res.status, `${res.status}: ${(data && data.detail) || res.statusText}`);
   /** @type {Array<string>} */
-  const unreadable = JSON.parse(res.headers.get("X-Unreadable-Stores") || "[]");
+  const unreadable = JSON.parse(res.headers.get(unreadableHeader) || "[]");
   return { items: data, total: Number(res.headers.get("X-Total-Count")), unreadable };
 }
 

@@ -1,11 +1,18 @@
 /* The sidebar of an agent's page: its Sessions, Eval, Trace and State tabs. */
 
-import { api, appPath, sessionsPath, setPath } from "../api.js";
+import { api, apiPage, appPath, sessionsPath, setPath } from "../api.js";
 import { errorBox, h, replace, toast } from "../dom.js";
 import { enc, fmtTime, json, short } from "../format.js";
 import { go, link, reroute, setQuery } from "../nav.js";
 import { S } from "../state.js";
 import { traceView } from "./trace.js";
+
+/**
+ * The user's sessions (`apiPage` of the sessions route).
+ * @typedef {Object} SessionPage
+ * @property {Array<SessionView>} items - the sessions that could be read
+ * @property {Array<string>} unreadable - the session files left out: `file: message` each
+ */
 
 const TABS = [["sessions", "Sessions"], ["eval", "Eval"], ["trace", "Trace"], ["state", "State"]];
 
@@ -30,8 +37,10 @@ async function sessionsTab(body, app) {
     onclick: () => { S.session = null; go(link("app", app)); } })),
   h("h4", { text: "Model for new sessions" }), h("div", { class: "row" }, model, models),
   h("h4", { text: "Sessions" }));
-  /** @type {Array<SessionView>} */
-  const list = await api(sessionsPath(app));
+  /** @type {SessionPage} */
+  const listed = await apiPage(sessionsPath(app), "X-Unreadable-Sessions");
+  const list = listed.items;
+  if (listed.unreadable.length) body.append(errorBox("Not listed (their files cannot be read): " + listed.unreadable.join("; ")));
   if (!list.length) { body.append(h("p", { class: "muted", text: "No sessions yet: say something to the agent." })); return; }
   list.sort((a, b) => (b.created || 0) - (a.created || 0));
   body.append(h("ul", { class: "list sessions" }, list.map((s) => h("li", { class: S.session && S.session.id === s.id ? "on" : "" },
