@@ -357,3 +357,12 @@ def test_a_document_whose_id_cannot_name_a_run_is_refused(live: Live, result_id:
     assert r.status_code == 400, r.text
     assert r.json()["detail"].startswith("uploaded document: eval_set_result_id: "), r.text
     assert len(live.get("/api/runs").json()) == 1  # nothing recorded
+
+
+def test_an_agent_model_the_agent_cannot_take_names_the_forms_field(live: Live) -> None:
+    _set_with_cases(live, texts=("hello",))
+    body = {"agent_model": "openai-compat:m@http://127.0.0.1:9/v1"}
+    detail = live.post("/apps/echo/eval-sets/smoke/run", json=body).json()["detail"]
+    assert detail.startswith("request body: agent_model: ") and "--agent_model" not in detail, detail
+    detail = live.post("/apps/echo/users/u/sessions", json={"model": body["agent_model"]}).json()["detail"]
+    assert detail.startswith("model: ") and "--agent_model" not in detail, detail

@@ -113,8 +113,10 @@ def is_adk_agent(obj: Any) -> bool:
 
 
 def to_adapter(obj: Any, resolve_model: Callable[[str], LLM], model_override: str | None = None,
-               inner_tool_calls: Literal["include", "exclude"] = "include") -> AgentAdapter:
-    """Wraps a loaded agent in its adapter. `model_override` replaces the agent's model;
+               inner_tool_calls: Literal["include", "exclude"] = "include",
+               override_name: str = "--agent_model") -> AgentAdapter:
+    """Wraps a loaded agent in its adapter. `model_override` replaces the agent's model (an
+    error for an agent with its own says `override_name` applies to agenteval's only);
     `inner_tool_calls` is the ADK adapter's (see `EvalConfig.inner_tool_calls`)."""
     if isinstance(obj, Agent):
         model = obj.model
@@ -122,7 +124,7 @@ def to_adapter(obj: Any, resolve_model: Callable[[str], LLM], model_override: st
             model = resolve_model(model_override or str(model))
         return BuiltinAdapter(obj, model)
     if model_override:
-        raise AgentLoadError(f"--agent_model applies to agenteval Agent agents only; this "
+        raise AgentLoadError(f"{override_name} applies to agenteval Agent agents only; this "
                              f"root_agent is a {type(obj).__name__} with its own model")
     if hasattr(obj, "start_session"):
         return obj  # type: ignore[no-any-return]

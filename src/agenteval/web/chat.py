@@ -42,18 +42,21 @@ class _Live:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
-def check_model(agent: LoadedAgent, model: str | None) -> None:
-    """A DataError (key `model`) unless the agent can run on `model`: a name some backend
-    understands, for an agent whose model can be replaced (agenteval's own `Agent`)."""
+def check_model(agent: LoadedAgent, model: str | None, source: str | None = None,
+                key: str = "model") -> None:
+    """A DataError (`source`, `key`: the request's field) unless the agent can run on `model`:
+    a name some backend understands, for an agent whose model can be replaced (agenteval's own
+    `Agent`)."""
     if not model:
         return
     try:
         parse_model_name(model)
-        to_adapter(agent.agent, lambda name: ScriptedModel([], name=name), model)
+        to_adapter(agent.agent, lambda name: ScriptedModel([], name=name), model,
+                   override_name="a model replacing the agent's own")
     except ModelUnavailable as e:
-        raise DataError(None, "model", str(e)) from None
+        raise DataError(source, key, str(e)) from None
     except Exception as e:  # AgentLoadError: this agent brings its own model
-        raise DataError(None, "model", str(e)) from None
+        raise DataError(source, key, str(e)) from None
 
 
 class ChatService:

@@ -25,6 +25,7 @@ from agenteval.schema import EvalConfig, RunSpec
 from agenteval.schema.criterion import Rationales
 from agenteval.store import RunStore
 from agenteval.store.journal import Journal
+from agenteval.web.chat import check_model
 from agenteval.web.context import ContractRoute, Web, WebDep, conflict
 from agenteval.web.contract import RunDefaults, RunRef, UnfinishedRun
 
@@ -96,6 +97,7 @@ def prepare_run(web: Web, app: str, set_id: str, body: RunBody) -> tuple[EvalJob
     that can be refused is refused here (a DataError naming what), before anything runs. A
     resumed run is claimed here: a run another process owns, or a finished one, is refused."""
     agent = web.agent(app)
+    check_model(agent, body.agent_model, BODY, "agent_model")  # (the runner's error names the CLI's flag)
     folder = web.app_dir(app)
     path = web.eval_set_path(app, set_id)
     assert path is not None
