@@ -53,6 +53,8 @@ def test_eval_by_set_id_with_a_failing_case_exits_1(project: tuple[Path, Path]) 
 
 @pytest.mark.parametrize(("args", "message"), [
     (["{path}:nope"], "no case with eval_id 'nope'"),
+    (["{path}:"], "no case ids after ':'"),  # not the whole set
+    (["{path}:,"], "no case ids after ':'"),
     (["missing.evalset.json"], "file not found"),
     (["{path}", "--agent_model", "local"], "--agent_model applies to agenteval Agent agents only"),
 ])

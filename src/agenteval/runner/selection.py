@@ -252,16 +252,22 @@ class Selection:
 
 
 def split_selector(arg: str, agent_dir: Path | None) -> tuple[Path | None, list[str] | None]:
-    """`file[:id1,id2]` → (file, ids); a bare id names `<agent_dir>/<id>.evalset.json`."""
+    """`file[:id1,id2]` → (file, ids); a bare id names `<agent_dir>/<id>.evalset.json`.
+    A colon with no id after it is a DataError: running the whole set instead would be a
+    silent guess at what was meant."""
     candidates: list[tuple[str, list[str] | None]] = [(arg, None)]
     if ":" in arg:
         head, _, tail = arg.rpartition(":")
         candidates.append((head, [i for i in tail.split(",") if i]))
     for name, ids in candidates:
-        if Path(name).is_file():
-            return Path(name), ids
-        if agent_dir is not None and (agent_dir / f"{name}.evalset.json").is_file():
-            return agent_dir / f"{name}.evalset.json", ids
+        path = Path(name) if Path(name).is_file() else None
+        if path is None and agent_dir is not None and (agent_dir / f"{name}.evalset.json").is_file():
+            path = agent_dir / f"{name}.evalset.json"
+        if path is not None and ids == []:
+            raise DataError(None, "", f"{arg!r}: no case ids after ':'; give FILE:id1,id2, "
+                            "or FILE alone for every case")
+        if path is not None:
+            return path, ids
     return None, None
 
 
