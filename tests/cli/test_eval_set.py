@@ -91,3 +91,21 @@ def test_generate_eval_cases_keeps_valid_distinct_scenarios(agent: Path, server:
     assert prompts == ["Where is my order 12?", "Cancel order 9 please", "Can I return a broken kettle?"]
     assert "Looks orders up." in server.received[0]["messages"][1]["content"]  # the agent was described
     _adk_loads(path)
+
+
+def test_add_eval_case_refuses_a_missing_set_and_an_empty_scenarios_file(agent: Path, tmp_path: Path) -> None:
+    scenarios = tmp_path / "scenarios.json"
+    scenarios.write_text(json.dumps({"scenarios": [
+        {"starting_prompt": "Where is order 7?", "conversation_plan": "Ask for order 7, then thank."}]}))
+    # As `adk eval_set add_eval_case`: the set must exist (a typo in its id makes no new set).
+    r = CliRunner().invoke(cli, ["eval_set", "add_eval_case", str(agent), "ordrs", "--scenarios_file",
+                                 str(scenarios)])
+    assert r.exit_code == 2 and "ordrs.evalset.json: no such eval set" in r.output
+    assert "agenteval eval_set create" in r.output and not (agent / "ordrs.evalset.json").exists()
+    _cli("eval_set", "create", agent, "orders")
+    before = (agent / "orders.evalset.json").read_bytes()
+    scenarios.write_text(json.dumps({"scenarios": []}))
+    r = CliRunner().invoke(cli, ["eval_set", "add_eval_case", str(agent), "orders", "--scenarios_file",
+                                 str(scenarios)])
+    assert r.exit_code == 2 and "scenarios.json: scenarios: empty: nothing to add" in r.output
+    assert (agent / "orders.evalset.json").read_bytes() == before

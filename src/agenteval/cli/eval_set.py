@@ -31,8 +31,19 @@ def create(agent_path: str, eval_set_id: str) -> None:
 
 
 def _add(agent_path: str, eval_set_id: str, scenarios_file: str, session_input_file: str | None) -> int:
-    from agenteval.datasets.authoring import add_cases, load_scenarios, load_session_input, scenario_cases
+    from agenteval.datasets.authoring import (
+        add_cases,
+        eval_set_path,
+        load_scenarios,
+        load_session_input,
+        scenario_cases,
+    )
+    from agenteval.errors import DataError
 
+    path = eval_set_path(agent_path, eval_set_id)
+    if not path.exists():  # as adk's: a mistyped id makes no new set
+        raise DataError(path, "", f"no such eval set; make it first: agenteval eval_set create "
+                        f"{agent_path} {eval_set_id}")
     session = load_session_input(session_input_file) if session_input_file else None
     added, skipped = add_cases(agent_path, eval_set_id, scenario_cases(load_scenarios(scenarios_file),
                                                                         session), skip_existing=True)
@@ -50,7 +61,8 @@ def _add(agent_path: str, eval_set_id: str, scenarios_file: str, session_input_f
               help="The session each case starts with: {app_name, user_id, state}.")
 def add_eval_case(agent_path: str, eval_set_id: str, scenarios_file: str,
                   session_input_file: str | None) -> None:
-    """Add one conversation-scenario case per scenario (ids as ADK makes them; existing ones skipped)."""
+    """Add one conversation-scenario case per scenario to the existing set EVAL_SET_ID (ids as ADK
+    makes them; existing ones skipped)."""
     sys.exit(opt.guard(_add, agent_path, eval_set_id, scenarios_file, session_input_file))
 
 

@@ -52,10 +52,13 @@ def scenario_id(scenario: ConversationScenario) -> str:
 
 
 def load_scenarios(path: str | Path) -> list[ConversationScenario]:
-    """A scenarios file (`{"scenarios": [...]}`, as `adk eval_set add_eval_case` reads)."""
+    """A scenarios file (`{"scenarios": [...]}`, as `adk eval_set add_eval_case` reads); an empty
+    list is a DataError (nothing to add)."""
     data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("scenarios"), list):
         raise DataError(path, "scenarios", "expected an object with a `scenarios` list")
+    if not data["scenarios"]:
+        raise DataError(path, "scenarios", "empty: nothing to add")
     out = []
     for i, raw in enumerate(data["scenarios"]):
         try:
