@@ -78,6 +78,15 @@ def test_runs_show(history: Path) -> None:
     assert _run("runs", "show", "nope", "--root", history).exit_code == 2
 
 
+def test_runs_show_of_an_ambiguous_prefix_lists_the_runs_it_matches(history: Path) -> None:
+    ids = [r.run_id for r in RunStore(history).list_runs()]
+    prefix = next(  # their longest common prefix
+        ids[0][:n] for n in range(len(ids[0]), 0, -1) if ids[1].startswith(ids[0][:n]))
+    r = _run("runs", "show", prefix, "--root", history)
+    assert r.exit_code == 2 and f"run {prefix!r} is ambiguous" in r.output
+    assert all(i in r.output for i in ids)
+
+
 def _lines_at(width: int, *args: str | Path) -> list[str]:
     """The command's output at `width` columns (COLUMNS), lines without trailing blanks."""
     r = CliRunner().invoke(APP, [str(a) for a in args], env={"COLUMNS": str(width)})

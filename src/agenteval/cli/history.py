@@ -219,11 +219,14 @@ def _show(root: str, ref: str) -> int:
     from agenteval.reporting.outcome import criterion_problem
     from agenteval.schema import EvalStatus
     from agenteval.store import RunStore
+    from agenteval.store.db import AmbiguousRun
     from agenteval.verdicts.outcome import outcomes
 
     store = RunStore(root)
     try:
         row = store.resolve(ref)
+    except AmbiguousRun:
+        raise  # it lists the runs the prefix matches: the journal's runs are not a guess among them
     except DataError:
         return _show_unfinished(root, ref)
     console = Console()

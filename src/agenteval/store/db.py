@@ -71,6 +71,10 @@ from agenteval.verdicts.paired import RunOutcome, Runs
 SCHEMA_VERSION = 3
 ALIASES = ("latest", "previous")
 
+
+class AmbiguousRun(DataError):
+    """A run reference (an id prefix) that matches several runs: a DataError listing them."""
+
 _SCHEMA = [
     "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
     """CREATE TABLE IF NOT EXISTS runs (
@@ -440,7 +444,7 @@ class RunStore:
             raise DataError(self.path, "", f"{what} in the run history")
         if len(rows) > 1:
             ids = ", ".join(r[0] for r in rows[:5])
-            raise DataError(self.path, "", f"run {ref!r} is ambiguous: it matches {ids}"
+            raise AmbiguousRun(self.path, "", f"run {ref!r} is ambiguous: it matches {ids}"
                             + (", ..." if len(rows) > 5 else ""))
         return self._row(rows[0])
 
@@ -594,4 +598,4 @@ class RunStore:
         return [self._row(r) for r in rows]
 
 
-__all__ = ["ALIASES", "SCHEMA_VERSION", "RunRow", "RunStore", "history_db_path"]
+__all__ = ["ALIASES", "SCHEMA_VERSION", "AmbiguousRun", "RunRow", "RunStore", "history_db_path"]
