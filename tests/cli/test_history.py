@@ -70,6 +70,16 @@ def test_runs_in_empty_root(tmp_path: Path) -> None:
     assert r.exit_code == 0 and "No runs recorded" in r.output
 
 
+@pytest.mark.parametrize("args", [
+    ["runs"], ["runs", "list"], ["runs", "show", "latest"], ["runs", "flaky"], ["report", "latest"],
+    ["compare", "previous", "latest"], ["trace", "latest"],
+    ["eval_set", "from_trace", "latest", "--into", "x.evalset.json"]])
+def test_a_missing_root_is_bad_input(tmp_path: Path, args: list[str]) -> None:
+    r = _run(*args, "--root", tmp_path / "missing")
+    assert r.exit_code == 2 and "'--root'" in r.output and "missing' does not exist" in r.output
+    assert not (tmp_path / "missing").exists()
+
+
 def test_runs_show(history: Path) -> None:
     r = _run("runs", "--root", history, "show", "latest")
     assert r.exit_code == 0, r.output

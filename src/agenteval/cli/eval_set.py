@@ -223,7 +223,7 @@ def _from_trace(source: str, case_id: str | None, into: str, eval_id: str | None
 @click.option("--into", required=True, type=click.Path(dir_okay=False),
               help="The eval set file (SET.evalset.json) to add the case to; made when missing.")
 @click.option("--eval_id", "--eval-id", help="The new case's id (default: the conversation's or case's).")
-@click.option("--root", type=click.Path(file_okay=False), default=".", show_default=True,
+@click.option("--root", type=click.Path(exists=True, file_okay=False), default=".", show_default=True,
               help="Store root holding .agenteval/ (for a run id).")
 def from_trace(source: str, case_id: str | None, into: str, eval_id: str | None, root: str) -> None:
     """Make an eval case from what the agent did: SOURCE is an OTLP/JSON trace file, a result

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 FORMATS = ("console", "html", "junit", "markdown")  # agenteval.reporting.FORMATS, without importing it
 _FAILING_SHOWN = 20
 
-root_option = click.option("--root", type=click.Path(file_okay=False), default=None,
+root_option = click.option("--root", type=click.Path(exists=True, file_okay=False), default=None,
                            help="Store root holding .agenteval/ (default: the current directory).")
 
 

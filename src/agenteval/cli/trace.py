@@ -49,7 +49,7 @@ def _trace(ref: str, case_id: str | None, root: str, run_index: int | None, invo
 @click.command()
 @click.argument("run")
 @click.argument("case_id", required=False)
-@click.option("--root", type=click.Path(file_okay=False), default=None,
+@click.option("--root", type=click.Path(exists=True, file_okay=False), default=None,
               help="Store root holding .agenteval/ (default: the current directory).")
 @click.option("--run_index", "--run-index", type=click.IntRange(min=0), help="Only this repeat of the case.")
 @click.option("--invocation", type=click.IntRange(min=0), help="Only this invocation (user turn).")
