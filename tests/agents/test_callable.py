@@ -30,6 +30,11 @@ def _error(reply: Any) -> str | None:
      "TypeError: the agent's reply: tool_calls[0].name: expected the tool's name (a string), got int"),
     ({"response": "x", "tool_calls": [{"name": "a", "args": [1]}]},
      "TypeError: the agent's reply: tool_calls[0].args: expected an object, got list"),
+    ({"answer": "x"},  # not an empty answer
+     "TypeError: the agent's reply: response: expected the answer (a string), got nothing "
+     "(its keys: answer)"),
+    ({"response": None, "tool_calls": []},
+     "TypeError: the agent's reply: response: expected the answer (a string), got nothing"),
 ])
 def test_a_malformed_tool_call_report_fails_the_case_saying_what_is_wrong(reply: Any, message: str) -> None:
     error = _error(reply)

@@ -2,7 +2,8 @@
 
 The callable receives the user's text, and the session state if it takes a second parameter:
 `fn(text)` or `fn(text, state)`, sync or async. It returns the reply text, a `TurnResult`, or a
-dict `{"response": str, "tool_calls": [{"name", "args", "response"?}]}` describing what it did.
+dict `{"response": str, "tool_calls": [{"name", "args", "response"?}]}` describing what it did
+(`tool_calls` may be left out; `response` may not: a reply without it fails the case).
 
 A callable with a parameter named `tools` also receives a `ToolCalls` (`agents.mock_tools`):
 `tools.call(name, args, fn)` (or `await tools.acall(...)`) runs `fn(**args)`, or, under
@@ -61,8 +62,10 @@ def _turn_from(value: Any, author: str) -> TurnResult:
                     Part(function_response=FunctionResponse(
                         id=cid, name=call["name"],
                         response=response if isinstance(response, dict) else {"result": response}))])))
-        return TurnResult(final_response=Content.from_text(str(value.get("response", ""))),
-                          events=events)
+        if value.get("response") is None:  # a key misspelt is not an empty answer
+            keys = "" if "response" in value else f" (its keys: {', '.join(map(str, value)) or 'none'})"
+            raise TypeError(f"the agent's reply: response: expected the answer (a string), got nothing{keys}")
+        return TurnResult(final_response=Content.from_text(str(value["response"])), events=events)
     raise TypeError(f"an agent callable returned {type(value).__name__}; expected str, dict "
                     "or TurnResult")
 
