@@ -109,3 +109,14 @@ def test_add_eval_case_refuses_a_missing_set_and_an_empty_scenarios_file(agent: 
                                  str(scenarios)])
     assert r.exit_code == 2 and "scenarios.json: scenarios: empty: nothing to add" in r.output
     assert (agent / "orders.evalset.json").read_bytes() == before
+
+
+def test_record_from_an_empty_or_undecodable_prompts_file_names_the_file(agent: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n  \n")
+    r = CliRunner().invoke(cli, ["eval_set", "record", str(agent), "orders", "--prompts_file", str(empty)])
+    assert r.exit_code == 2 and f"{empty}: --prompts_file: no user message" in r.output, r.output
+    empty.write_bytes(b"\xff\xfe hi\n")
+    r = CliRunner().invoke(cli, ["eval_set", "record", str(agent), "orders", "--prompts_file", str(empty)])
+    assert r.exit_code == 2 and f"{empty}: --prompts_file: not UTF-8 text" in r.output, r.output
+    assert not (agent / "orders.evalset.json").exists()

@@ -115,6 +115,7 @@ def _record(agent_path: str, eval_set_id: str, prompts: tuple[str, ...], prompts
     from agenteval.agents import load_root_agent, to_adapter
     from agenteval.authoring import record_case
     from agenteval.datasets.authoring import add_cases, eval_set_path
+    from agenteval.datasets.files import read_bytes
     from agenteval.errors import DataError
     from agenteval.runner.services import Services
     from agenteval.runner.sync import run_sync
@@ -127,8 +128,14 @@ def _record(agent_path: str, eval_set_id: str, prompts: tuple[str, ...], prompts
     eval_set_path(agent_path, eval_set_id)  # a bad id fails before the agent runs
     turns = list(prompts)
     if prompts_file:
-        turns += [line.strip() for line in Path(prompts_file).read_text(encoding="utf-8").splitlines()
-                  if line.strip()]
+        try:
+            text = read_bytes(prompts_file).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise DataError(prompts_file, "--prompts_file", f"not UTF-8 text ({e.reason} at byte "
+                            f"{e.start})") from None
+        turns += [line.strip() for line in text.splitlines() if line.strip()]
+    if not turns and prompts_file:
+        raise DataError(prompts_file, "--prompts_file", "no user message in it (one a line)")
     if not turns:
         raise DataError(None, "--prompt", "give the user's message(s): --prompt TEXT or --prompts_file F")
     services = Services.create(dict(os.environ))
