@@ -167,6 +167,7 @@ def test_resume_refuses_a_changed_eval_set(project: tuple[Path, Path]) -> None:
     assert f"cannot resume run {run.run_id}: since it started, eval set 'dur' changed (only " in \
         refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
+    assert refused.stdout.strip() == "", refused.stdout  # the refusal first and alone
 
 
 def test_the_resume_refusal_names_what_changed(project: tuple[Path, Path], tmp_path: Path) -> None:

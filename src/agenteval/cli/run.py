@@ -23,7 +23,7 @@ from agenteval.errors import AgentEvalError
 from agenteval.models.replay import replaying
 from agenteval.runner import EvalJob, Services, config_beside, prepare, run, select, weak_judges
 from agenteval.runner.driver import Sink, Sinks, Written
-from agenteval.runner.durable import AlreadyFinished, claim_resume, journaled_files
+from agenteval.runner.durable import AlreadyFinished, check_unchanged, claim_resume, journaled_files
 from agenteval.runner.request import RunRequest, request_config, to_job
 from agenteval.runner.streamed import Kept, StreamedRun
 from agenteval.runner.sync import run_sync
@@ -106,6 +106,8 @@ def _eval(args: EvalArgs, job: EvalJob, services: Services, console: Console, ou
     trusted = journaled_files(services.journal, job.resume) \
         if job.resume is not None and services.journal is not None else None
     job.selections = select(args.request.eval_sets, agent_home(agent_path), stream=True, trusted=trusted)
+    if job.resume is not None and services.journal is not None:
+        check_unchanged(services.journal, job.resume, job)  # a refusal comes first and alone
     # The files the run reads, which no output may replace.
     inputs: dict[str, str | Path | None] = {"the eval config": job.config_source,
                                             "the agent": agent_path or None}

@@ -275,6 +275,22 @@ class Finished(Mapping[CaseKey, EvalCaseResult]):
         return (self._journal, self._run_id) if self._journal is not None else None
 
 
+def _refuse_changes(journal: Journal, run_id: str, journaled: str, job: EvalJob) -> None:
+    different = changes(journaled, job)
+    if different:
+        raise DataError(journal.path, "", f"cannot resume run {run_id}: since it started, "
+                        + "; ".join(different) + " (only parallelism, models and limits may change)")
+
+
+def check_unchanged(journal: Journal, run_id: str, job: EvalJob) -> None:
+    """The DataError `resume_from` raises when the journaled run `run_id` covered other things
+    than `job` does (its eval sets selected), raised early: before the agent is loaded or
+    anything is said. (A finished run's errors retried are checked by `resume_from`.)"""
+    journaled = journal.fingerprint(run_id)
+    if journaled is not None:
+        _refuse_changes(journal, run_id, journaled, job)
+
+
 def resume_from(job: EvalJob, journal: Journal, header: RunSpec) -> Finished:
     """The finished case runs of the run `job.resume` (those to keep; see `Finished`), after
     claiming it (see `claim_resume`) and checking it covers what `job` covers (a DataError
@@ -288,10 +304,7 @@ def resume_from(job: EvalJob, journal: Journal, header: RunSpec) -> Finished:
     try:
         journaled = journal.fingerprint(run_id)
         finished = _from_history(RunStore(journal.root), run_id) if journaled is None else None
-        different = changes(finished[1] if finished is not None else journaled or "", job)
-        if different:
-            raise DataError(journal.path, "", f"cannot resume run {run_id}: since it started, "
-                            + "; ".join(different) + " (only parallelism, models and limits may change)")
+        _refuse_changes(journal, run_id, finished[1] if finished is not None else journaled or "", job)
         if finished is not None:
             spec, fingerprint, results = finished
             journal.begin(spec, fingerprint, spec.totals.case_runs)
@@ -304,5 +317,5 @@ def resume_from(job: EvalJob, journal: Journal, header: RunSpec) -> Finished:
     return Finished(journal, run_id, journal.finished_keys(run_id, without_errors=job.retry_errors))
 
 
-__all__ = ["AlreadyFinished", "Finished", "changes", "claim_resume", "failed", "fingerprint",
-           "journaled_files", "resume_from"]
+__all__ = ["AlreadyFinished", "Finished", "changes", "check_unchanged", "claim_resume", "failed",
+           "fingerprint", "journaled_files", "resume_from"]
