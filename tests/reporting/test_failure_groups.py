@@ -37,11 +37,16 @@ def test_failing_cases_are_grouped_by_reason_largest_first() -> None:
         "`lookup.q` differs": ["a", "b"],  # the trajectory criterion is explained by the call
         "`safety_v1` failed": ["b", "d"],
         "TimeoutError": ["e"],
-        "`response_match_score` not evaluated": ["f"],
-        "`response_match_score` failed": ["f"],
+        "`response_match_score` not evaluated": ["f"],  # one group, never also "failed"
     }
     reasons = [g.reason for g in failure_groups(outcomes(doc))]
     assert reasons[:2] == ["`lookup.q` differs", "`safety_v1` failed"]
+
+
+def test_a_criterion_not_evaluated_without_an_error_is_grouped_as_not_evaluated() -> None:
+    doc = result([case("a", {"response_match_score": None})])
+    assert [(g.reason, g.eval_ids) for g in failure_groups(outcomes(doc))] == [
+        ("`response_match_score` not evaluated", ["a"])]
 
 
 def test_a_trajectory_failure_without_a_call_difference_is_its_own_group() -> None:

@@ -8,7 +8,8 @@ they apply to, taken from its runs against the expected invocations:
   each invocation;
 * an inference error's type (`TimeoutError`), a criterion that could not be evaluated;
 * each failing criterion the tool reasons do not already explain (`safety_v1 failed`): a
-  trajectory criterion is explained when the case has any tool reason.
+  trajectory criterion is explained when the case has any tool reason; one not evaluated is
+  that (`safety_v1 not evaluated`), never "failed".
 
 A case with several reasons is in several groups. Groups are listed largest first.
 """
@@ -19,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from agenteval.reporting.case_query import error_type
-from agenteval.schema import FunctionCall, Invocation
+from agenteval.schema import EvalStatus, FunctionCall, Invocation
 from agenteval.verdicts.outcome import FAILING, CaseOutcome
 
 _TOOL_CRITERIA = ("trajectory", "tool")
@@ -72,7 +73,9 @@ def case_reasons(case: CaseOutcome) -> list[str]:
             tool += _invocation_reasons(per.actual_invocation, per.expected_invocation)
     for m in case.failing_metrics():
         explained = tool and any(word in m.metric_name for word in _TOOL_CRITERIA)
-        if not explained:
+        if m.eval_status == EvalStatus.NOT_EVALUATED:  # (its error, if any, said so already)
+            other.append(f"`{m.metric_name}` not evaluated")
+        elif not explained:
             other.append(f"`{m.metric_name}` failed")
     return list(dict.fromkeys(tool + other))
 
