@@ -366,3 +366,15 @@ def test_an_agent_model_the_agent_cannot_take_names_the_forms_field(live: Live) 
     assert detail.startswith("request body: agent_model: ") and "--agent_model" not in detail, detail
     detail = live.post("/apps/echo/users/u/sessions", json={"model": body["agent_model"]}).json()["detail"]
     assert detail.startswith("model: ") and "--agent_model" not in detail, detail
+
+
+def test_a_case_whose_agent_failed_says_so_among_why_cases_failed(live: Live) -> None:
+    _set_with_cases(live, texts=("hello",))
+    path = live.agents_dir / "echo" / "smoke.evalset.json"
+    doc = json.loads(path.read_text())
+    doc["eval_cases"][0]["conversation"][0]["user_content"]["parts"][0]["text"] = "boom"
+    path.write_text(json.dumps(doc))
+    run_id = _run(live)
+    live.events(run_id)
+    failing = {c["eval_id"]: c["problems"] for c in live.get(f"/api/runs/{run_id}").json()["cases"]}
+    assert failing["c0"] and "the agent failed" in failing["c0"][0], failing  # it was []

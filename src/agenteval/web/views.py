@@ -178,8 +178,14 @@ def run_view(stored: StoredRun, summary: EvalSetResult, header: RunSpec | None, 
         cases_not_passed=len(not_passed), state=state,
         cases=[CaseVerdict(eval_id=c.eval_id, status=status_word(c.status), runs=c.num_runs,
                            metrics=[summary_metric(m, c.gating, c.runs) for m in c.summary.metrics],
-                           problems=[criterion_problem(m, c.gating) for m in c.failing_metrics()])
+                           problems=[criterion_problem(m, c.gating) for m in c.failing_metrics()]
+                           or ([AGENT_FAILED] if c.status == EvalStatus.FAILED else []))
                for c in not_passed[:max_cases]])
+
+
+# A case that failed with no criterion that did not pass (the summary holds no errors): what
+# else fails it is the agent's error in one of its runs (the runner's verdict).
+AGENT_FAILED = "the agent failed (its error is on the case's page)"
 
 
 def case_rows(result: EvalSetResult, offset: int, limit: int,
