@@ -89,7 +89,8 @@ def score(expected_evalset: str, actual_evalset: str, config_file_path: str | No
 @opt.config_file_path
 @opt.print_detailed_results
 @opt.output
-@click.option("--num_runs", "--num-runs", default=1, show_default=True, type=click.IntRange(min=1),
+@click.option("--num_runs", "--num-runs", default=1, show_default=True,
+              type=click.IntRange(min=1, max=opt.MAX_RUNS),
               help="Run every case this many times.")
 @opt.until_decided_options
 @opt.parallelism

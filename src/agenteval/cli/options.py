@@ -99,6 +99,11 @@ def judge_endpoint_options(fn: F) -> F:
                         metavar="S", help="Seconds to wait for one judge reply. Default 60.")(fn)
 
 
+# Runs per case at most (--num_runs, --max_runs): far beyond any use, and a count of case runs
+# that stays an index (a bigger one was an OverflowError deep in the run).
+MAX_RUNS = 1_000_000
+
+
 def until_decided_options(fn: F) -> F:
     """`--until_decided` with `--max_runs`, `--decide_alpha` and `--decide_rate`
     (agenteval.verdicts.sequential)."""
@@ -110,7 +115,7 @@ def until_decided_options(fn: F) -> F:
                       max_open=True), default=0.05, show_default=True,
                       help="With --until_decided: the chance that a case's decision is wrong, at "
                       "most.")(fn)
-    fn = click.option("--max_runs", "--max-runs", type=click.IntRange(min=1), default=10,
+    fn = click.option("--max_runs", "--max-runs", type=click.IntRange(min=1, max=MAX_RUNS), default=10,
                       show_default=True, help="With --until_decided: runs per case at most.")(fn)
     return click.option("--until_decided", "--until-decided", is_flag=True,
                         help="After the first --num_runs, run again only the cases whose pass / "
