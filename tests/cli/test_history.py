@@ -60,6 +60,7 @@ def test_runs_lists_newest_first(history: Path) -> None:
     assert r.exit_code == 0, r.output
     assert "Runs (newest first)" in r.output and r.output.count("parity_") == 2
     assert _run("runs", "list", "--limit", "1", "--root", history).output.count("parity_") == 1
+    assert _run("runs", "list", "--limit", "9" * 20, "--root", history).output.count("parity_") == 2
     row = RunStore(history).list_runs()[-1]
     assert row.eval_set_sha256 == file_sha256(EXPECTED) and row.cases_failed == 0
     assert row.result_path.parent == history / ".agenteval" / "eval_history"

@@ -412,12 +412,13 @@ class RunStore:
                       eval_set_sha256=v[13], gating=v[14], run_group=v[15])
 
     def list_runs(self, limit: int | None = None) -> list[RunRow]:
-        """Recorded runs, newest (by creation time) first."""
+        """Recorded runs, newest (by creation time) first; at most `limit` (any size) of them."""
         with self._connect(create=False) as conn:
             if conn is None:
                 return []
+            every = limit is None or limit > 2**63 - 1  # (past SQLite's integers: every run too)
             rows = conn.execute(f"SELECT {_COLUMNS} FROM runs ORDER BY created DESC, rowid DESC "
-                                "LIMIT ?", (-1 if limit is None else limit,)).fetchall()
+                                "LIMIT ?", (-1 if every else limit,)).fetchall()
         return [self._row(r) for r in rows]
 
     def resolve(self, ref: str) -> RunRow:
