@@ -42,6 +42,8 @@ def test_trace_command_prints_the_tree(project: Path) -> None:
     assert 'args {"q": "x"}' in one and 'args {"q": "y"}' not in one
     r = CliRunner().invoke(cli, ["trace", "latest", "nope", "--root", str(project)])
     assert r.exit_code == 2 and "no case 'nope' in this run (cases: good)" in r.output
+    r = CliRunner().invoke(cli, ["trace", "latest", "--root", str(project), "--run_index", "7"])
+    assert r.exit_code == 2 and "no case run 7 in this run (cases: good)" in r.output, r.output
     # An invocation the case does not have is an error, not a header over an empty tree.
     r = CliRunner().invoke(cli, ["trace", "latest", "good", "--root", str(project), "--invocation", "99"])
     assert r.exit_code == 2, r.output

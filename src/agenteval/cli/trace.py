@@ -23,7 +23,8 @@ def _trace(ref: str, case_id: str | None, root: str, run_index: int | None, invo
              and (run_index is None or c.run_index == run_index)]
     if not cases:
         known = ", ".join(dict.fromkeys(c.eval_id for c in result.eval_case_results)) or "none"
-        what = f"case {case_id!r}" + ("" if run_index is None else f" run {run_index}")
+        what = ("case" if case_id is None else f"case {case_id!r}") \
+            + ("" if run_index is None else f" run {run_index}")
         raise DataError(ref, "eval_case_results", f"no {what} in this run (cases: {known})")
     if invocation is not None:
         turns = max(len(c.eval_metric_result_per_invocation) for c in cases)
