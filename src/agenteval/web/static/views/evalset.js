@@ -71,8 +71,11 @@ function addSessionForm(app, setId, cases) {
       go(link("app", app, "evalsets", setId, "cases", id.value.trim()));
     } catch (err) { toast(err.message, true); }
   };
+  // the case gets the answered turns only (add-session leaves out those the agent failed)
+  const answered = s.turns ? s.turns.filter((t) => !t.error).length : s.num_turns;
+  const turns = answered === s.num_turns ? `${s.num_turns} turns` : `${answered} answered turn${answered === 1 ? "" : "s"} of ${s.num_turns}`;
   return h("div", { class: "card row" }, h("span", { text: "Current session " }), h("code", { text: s.id }),
-    h("span", { text: ` (${s.num_turns} turns) as case` }), id,
+    h("span", { text: ` (${turns}) as case` }), id,
     h("button", { id: "add-session", text: "Add current session", onclick: add }));
 }
 

@@ -1,0 +1,31 @@
+"""In a real browser: the eval set's "Add current session" says how many turns the case will
+get (the session's answered turns: one the agent failed is left out)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.web.browser_support import fresh_page, serve, write_agents
+from tests.web.test_browser import app_factory, browser, executable, send  # noqa: F401 (fixtures)
+
+expect = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed").expect
+
+
+def test_adding_a_session_counts_only_the_turns_the_case_gets(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+    agents = write_agents(tmp_path / "agents")
+    (agents / "shop" / "smoke.evalset.json").write_text('{"eval_set_id": "smoke", "eval_cases": []}')
+    with serve(app_factory(agents)) as url, fresh_page(browser, 10_000) as page:
+        page.goto(url + "/#/app/shop")
+        send(page, "weather in Paris?", 0)
+        send(page, "please crash", 1)
+        page.click('[data-tab="eval"]')
+        page.click(".evalsets a:has-text('smoke')")
+        form = page.locator("#add-session").locator("..")
+        expect(form).to_contain_text("(1 answered turn of 2) as case")  # it said "(2 turns)"
+        page.click("#add-session")
+        expect(page.locator("#case-editor")).to_contain_text("Turn 1")
+        expect(page.locator("#case-editor")).not_to_contain_text("Turn 2")
+        assert page.errors == []
