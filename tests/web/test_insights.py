@@ -118,3 +118,12 @@ def test_the_tools_an_agent_declares(live: Live) -> None:
     assert roll["name"] == "roll_die" and roll["agent"] == "dice"
     assert [(p["name"], p["type"], p["required"]) for p in roll["params"]] == [("sides", "integer", True)]
     assert live.get("/apps/nope/tools").status_code == 404
+
+
+def test_a_matrix_cell_of_a_case_run_the_agent_failed_gives_its_error(live: Live) -> None:
+    _record(live)
+    record_run(live.agents_dir / "echo", [result([case("a", {}, error="RuntimeError: <b>boom</b>")], "r4",
+                                                 created=1_700_000_300.0)])
+    m = live.get("/api/matrix", params={"runs": ["r1", "r4"]}).json()
+    cells = m["rows"][0]["cells"]
+    assert cells[0]["error"] is None and cells[1]["error"] == "RuntimeError: <b>boom</b>"

@@ -2,11 +2,11 @@
 
 A run repeated (`num_runs` > 1) has a column per run index (`MatrixColumn`), in index order,
 or only the column of one index when asked. Each cell is one case run: its verdict, score,
-the answer (each invocation's final response, one line per invocation) and the tool calls
-(`name(arg=value)` lines). A cell is `changed` when its answer or calls differ from the cell
-to its left (the first column never is), with the line diff against it; so "only cases whose
-output changed" sees changes between the repeats of one run as well as between runs. Rows are
-the union of the runs' cases, in the order first seen.
+the answer (each invocation's final response, one line per invocation), the tool calls
+(`name(arg=value)` lines) and the agent's error if it failed. A cell is `changed` when its
+answer or calls differ from the cell to its left (the first column never is), with the line
+diff against it; so "only cases whose output changed" sees changes between the repeats of one
+run as well as between runs. Rows are the union of the runs' cases, in the order first seen.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ class MatrixCell:
     calls: list[str]
     changed: bool = False
     diff: list[str] = field(default_factory=list)  # ndiff lines against the column to the left
+    error: str | None = None  # the agent's error, when the case run ended in one
 
 
 @dataclass(frozen=True)
@@ -61,11 +62,13 @@ def _cell(case: CaseOutcome, run: EvalCaseResult) -> MatrixCell:
         calls += [format_call(c) for c in per.actual_invocation.tool_calls()]
     if case.num_runs <= 1:  # the case's verdict, which honoured the config's policy
         means = [m.mean for m in case.gating_metrics() if m.mean is not None]
-        return MatrixCell(case.status, sum(means) / len(means) if means else None, answer, calls)
+        return MatrixCell(case.status, sum(means) / len(means) if means else None, answer, calls,
+                          error=run.error_message)
     gating = {m.metric_name for m in case.gating_metrics()}
     scores = [m.score for m in run.overall_eval_metric_results
               if m.metric_name in gating and m.score is not None]
-    return MatrixCell(run.final_eval_status, sum(scores) / len(scores) if scores else None, answer, calls)
+    return MatrixCell(run.final_eval_status, sum(scores) / len(scores) if scores else None, answer, calls,
+                      error=run.error_message)
 
 
 def _against(cell: MatrixCell, left: MatrixCell | None) -> MatrixCell:
@@ -74,7 +77,7 @@ def _against(cell: MatrixCell, left: MatrixCell | None) -> MatrixCell:
     before = [*left.answer, *(f"call {c}" for c in left.calls)]
     after = [*cell.answer, *(f"call {c}" for c in cell.calls)]
     diff = [line for line in difflib.ndiff(before, after) if not line.startswith("?")]
-    return MatrixCell(cell.status, cell.score, cell.answer, cell.calls, True, diff)
+    return MatrixCell(cell.status, cell.score, cell.answer, cell.calls, True, diff, cell.error)
 
 
 def matrix_columns(documents: Sequence[EvalSetResult], run_index: int | None = None) -> list[MatrixColumn]:

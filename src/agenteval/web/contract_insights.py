@@ -94,6 +94,8 @@ class MatrixCellView(Out):
     """Whether answer or calls differ from the cell to the left."""
     diff: list[str]
     """The line diff against the cell to the left (`- `, `+ `, `  ` lines; calls as `call …`)."""
+    error: str | None
+    """The agent's error when the case run ended in one."""
 
 
 class MatrixColumn(Out):

@@ -102,7 +102,7 @@ def _cell(c: MatrixCell | None) -> MatrixCellView | None:
     if c is None:
         return None
     return MatrixCellView(status=status_word(c.status), score=c.score, answer=c.answer, calls=c.calls,
-                          changed=c.changed, diff=c.diff)
+                          changed=c.changed, diff=c.diff, error=c.error)
 
 
 @router.get("/api/matrix")

@@ -57,6 +57,7 @@
  * @property {Array<string>} calls - Its tool calls, `name(arg=value)`.
  * @property {boolean} changed - Whether answer or calls differ from the cell to the left.
  * @property {Array<string>} diff - The line diff against the cell to the left (`- `, `+ `, ` ` lines; calls as `call …`).
+ * @property {string|null} error - The agent's error when the case run ended in one.
  */
 
 /**

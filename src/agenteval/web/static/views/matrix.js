@@ -74,7 +74,8 @@ function matrixCell(cell, col, evalId, reviews) {
   const runId = col.run_id;
   const href = col.run_indices > 1 ? link("runs", runId, "cases", evalId, "run", col.run_index) : link("runs", runId, "cases", evalId);
   if (!cell) return h("td", { class: "muted", text: col.run_indices > 1 ? "not in this repeat" : "not in this run" });
-  const answer = h("div", { class: "answer", text: cell.answer.join("\n") || "(no answer)" });
+  const answer = h("div", { class: "answer", text: cell.answer.join("\n") || (cell.error ? "" : "(no answer)") });
+  const error = cell.error ? h("div", { class: "bad small", text: "The agent failed: " + cell.error }) : null;
   const calls = cell.calls.length ? h("div", { class: "calls mono", text: cell.calls.join("\n") }) : null;
   const diff = cell.changed ? h("details", { class: "diff" }, h("summary", { text: "changed: diff" }),
     h("div", { class: "mono" }, cell.diff.map((line) => h("div", { class: line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "", text: line })))) : null;
@@ -85,5 +86,5 @@ function matrixCell(cell, col, evalId, reviews) {
     .map((r) => h("span", { class: "small mono" }, r.target, reviewMark(r)));
   return h("td", { class: cell.changed ? "cell changed" : "cell" },
     h("div", { class: "row" }, h("a", { href }, badge(cell.status)), reviewMark(reviews?.get(prefix)), h("span", { class: "muted", text: fmt(cell.score) })),
-    criteria.length ? h("div", { class: "row reviewed" }, criteria) : null, answer, calls, diff);
+    criteria.length ? h("div", { class: "row reviewed" }, criteria) : null, answer, error, calls, diff);
 }
