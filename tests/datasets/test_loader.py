@@ -195,3 +195,17 @@ def test_migrate_never_writes_over_its_source(tmp_path: Path) -> None:
         with pytest.raises(DataError, match="is the source file"):
             migrate(old, new, force=True)
     assert old.read_bytes() == data
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('{"eval_set_id": "s", "eval_cases": []}', "already in the current eval-set format; nothing to migrate"),
+    ('{"foo": 1}', "not a legacy test file: expected a list of turns with `query`, got an object"),
+    ("{}", "not a legacy test file: expected a list of turns with `query`, got an object"),
+])
+def test_migrate_of_an_object_says_what_it_is(tmp_path: Path, text: str, message: str) -> None:
+    old, new = tmp_path / "old.test.json", tmp_path / "new.evalset.json"
+    old.write_text(text)
+    with pytest.raises(DataError) as err:
+        migrate(old, new)
+    assert (err.value.file, err.value.message) == (str(old), message)
+    assert not new.exists()

@@ -126,8 +126,11 @@ def migrate(old: str | Path, new: str | Path, initial_session_file: str | Path |
     if os.path.isfile(new) and not force:
         raise DataError(new, "", "already exists; use --force to replace it")
     data = read_json(old, MAX_DEPTH)
-    if isinstance(data, dict):
+    if isinstance(data, dict) and ("eval_cases" in data or "eval_set_id" in data):
         raise DataError(old, "", "already in the current eval-set format; nothing to migrate")
+    if isinstance(data, dict):
+        raise DataError(old, "", "not a legacy test file: expected a list of turns with `query`, "
+                        "got an object")
     session = load_session_file(initial_session_file) if initial_session_file else None
     eval_set = parse_eval_set(old, data, session)
     write_model(new, eval_set)
