@@ -57,6 +57,7 @@ def test_eval_by_set_id_with_a_failing_case_exits_1(project: tuple[Path, Path]) 
     (["{path}:,"], "no case ids after ':'"),
     (["{path}", "--num_runs", "99999999999999999999"], "not in the range 1<=x<=1000000"),  # not a traceback
     (["{path}", "--until_decided", "--max_runs", "1000001"], "not in the range 1<=x<=1000000"),
+    (["{path}", "--otlp_endpoint", "notaurl"], "'notaurl': expected an http:// or https:// URL"),
     (["missing.evalset.json"], "file not found"),
     (["{path}", "--agent_model", "local"], "--agent_model applies to agenteval Agent agents only"),
 ])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -31,3 +32,14 @@ def test_nan_is_refused_in_one_line_before_anything_runs(tmp_path: Path, argv: l
     r = CliRunner().invoke(cli, args)
     assert r.exit_code == 2, r.output
     assert "nan' is not a number" in r.output.lower() and "Traceback" not in r.output
+
+
+def test_the_otlp_endpoint_is_an_http_url_named_where_it_came_from() -> None:
+    from agenteval.cli.options import otlp_from
+
+    assert otlp_from("https://h:4318", {}) == "https://h:4318"
+    assert otlp_from(None, {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://h"}) == "http://h"
+    assert otlp_from(None, {}) is None
+    with pytest.raises(click.BadParameter, match="expected an http:// or https:// URL") as err:
+        otlp_from(None, {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "h:4317"})
+    assert err.value.param_hint == "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"

@@ -145,8 +145,20 @@ otlp_endpoint = click.option(
 
 def otlp_from(flag: str | None, env: dict[str, str]) -> str | None:
     """The OTLP endpoint: the flag, else the standard OpenTelemetry variables (the traces URL as
-    it is, or the base URL), else None (nothing is exported)."""
-    return flag or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    it is, or the base URL), else None (nothing is exported). One that is no http(s) URL is a
+    usage error naming the flag or variable: it would fail only once the run is over."""
+    from urllib.parse import urlsplit
+
+    for name in ("--otlp_endpoint", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"):
+        value = flag if name == "--otlp_endpoint" else env.get(name)
+        if not value:
+            continue
+        url = urlsplit(value)
+        if url.scheme not in ("http", "https") or not url.netloc:
+            raise click.BadParameter(f"{value!r}: expected an http:// or https:// URL (OTLP/HTTP)",
+                                     param_hint=name)
+        return value
+    return None
 
 
 def report_options(fn: F) -> F:
