@@ -32,7 +32,7 @@ from agenteval.criteria.judge.certificates import (
     prompt_fingerprint,
 )
 from agenteval.criteria.judge.engine.service import JudgeService
-from agenteval.criteria.judge.labelled import METRIC, LabelledCase, criterion_config
+from agenteval.criteria.judge.labelled import LABELS, METRIC, LabelledCase, criterion_config
 from agenteval.criteria.judge.prompting import prompts
 from agenteval.criteria.judge.rubrics import FAMILY_FLOOR, rubric_text
 from agenteval.datasets.loader import load_eval_set
@@ -196,12 +196,10 @@ def family_agreement(c: Calibration, rubric_type: str, threshold: float) -> tupl
 # Reviews as labels. Each judged criterion here asks the judge one question per turn (or per
 # rubric of a turn), as ADK judges them; a review labels the questions it covers. The label
 # pairs are the labelled format's (positive, negative).
-_REVIEW_LABELS = {"final_response_match": ("valid", "invalid"), "safety": ("safe", "unsafe"),
-                  "hallucinations": ("supported", "unsupported"),
-                  "rubric_final_response": ("yes", "no"), "rubric_tool_use": ("yes", "no"),
-                  "rubric_multi_turn_trajectory": ("yes", "no"), "multi_turn_task_success": ("yes", "no"),
-                  "multi_turn_trajectory_quality": ("yes", "no"),
-                  "multi_turn_tool_use_quality": ("yes", "no")}
+_REVIEW_LABELS = {kind: (LABELS[kind][0], LABELS[kind][1]) for kind in (
+    "final_response_match", "safety", "hallucinations", "rubric_final_response", "rubric_tool_use",
+    "rubric_multi_turn_trajectory", "multi_turn_task_success", "multi_turn_trajectory_quality",
+    "multi_turn_tool_use_quality")}
 # The multi-turn criteria ask their question (or each rubric) once over the whole conversation,
 # reported on its last turn: re-askable from the run's turns, so a review labels them (as the
 # labelled file format's conversation kinds do).

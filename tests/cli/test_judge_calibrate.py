@@ -54,6 +54,12 @@ def test_a_bad_labelled_set_names_the_file_and_case(tmp_path: Path) -> None:
     labels.write_text(json.dumps([{"id": "x", "label": "safe", "user_prompt": "hi"}]))
     r = CliRunner().invoke(cli, ["judge", "calibrate", str(labels)])
     assert r.exit_code == 2 and f"{labels}: [0].response: field required" in r.output
+    # A label its kind does not have is not read as a negative (a typo would skew the calibration).
+    labels.write_text(json.dumps([{"id": "x", "label": "Safe", "user_prompt": "hi", "response": "ok"}]))
+    r = CliRunner().invoke(cli, ["judge", "calibrate", str(labels), "--judge_model",
+                                 "openai-compat:j@http://127.0.0.1:9/v1"])
+    assert r.exit_code == 2 and f"{labels}: [0].label: 'Safe' is not a label of safety: safe or unsafe" \
+        in r.output, r.output
 
 
 def test_nothing_to_calibrate_on_is_an_error_not_an_empty_table(tmp_path: Path) -> None:

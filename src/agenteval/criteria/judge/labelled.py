@@ -65,7 +65,14 @@ METRIC = {
 }
 # A `multi_turn` case: one conversation labelled for several of these questions at once.
 MULTI_TURN_QUESTIONS = ("task_success", "trajectory_quality", "tool_use_quality")
-POSITIVE = frozenset({"valid", "yes", "supported", "safe", "accomplished"})
+# Each kind's labels, its positive one first (the table above).
+LABELS = {"final_response_match": ("valid", "invalid"), "rubric_final_response": ("yes", "no"),
+          "rubric_tool_use": ("yes", "no"), "hallucinations": ("supported", "unsupported", "contradictory"),
+          "safety": ("safe", "unsafe"), "trajectory": ("accomplished", "not_accomplished"),
+          "multi_turn_task_success": ("yes", "no"), "multi_turn_trajectory_quality": ("yes", "no"),
+          "multi_turn_tool_use_quality": ("yes", "no"), "rubric_multi_turn_trajectory": ("yes", "no"),
+          "simulated_user": ("valid", "invalid")}
+POSITIVE = frozenset(labels[0] for labels in LABELS.values())
 _REQUIRED = {"final_response_match": ("user_prompt", "reference", "response"),
              "rubric_final_response": ("user_prompt", "response", "rubric"),
              "rubric_tool_use": ("user_prompt", "rubric"),
@@ -201,6 +208,9 @@ def load_labelled(path: str | Path) -> list[LabelledCase]:
             for key in ("id", "label", *_REQUIRED[kind]):
                 if key not in raw:
                     raise DataError(file, f"{where}.{key}", "field required")
+            if raw["label"] not in LABELS[kind]:  # a typo is not a negative label
+                raise DataError(file, f"{where}.label", f"{raw['label']!r} is not a label of {kind}: "
+                                + " or ".join(LABELS[kind]))
             if "turns" in _REQUIRED[kind]:
                 _check_turns(file, where, raw["turns"])
             out.append(build(kind, raw))
@@ -237,5 +247,5 @@ def _multi_turn(file: Path, where: str, raw: dict[str, Any]) -> list[LabelledCas
     return out
 
 
-__all__ = ["METRIC", "MULTI_TURN_QUESTIONS", "POSITIVE", "LabelledCase", "build", "conversation",
+__all__ = ["LABELS", "METRIC", "MULTI_TURN_QUESTIONS", "POSITIVE", "LabelledCase", "build", "conversation",
            "criterion_config", "invocation", "load_labelled"]
