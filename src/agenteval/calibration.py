@@ -51,6 +51,7 @@ class Outcome:
     correct: bool | None
     confidence: float | None
     source: str | None = None  # the verdicts' confidence source ("logprobs" or "samples")
+    error: str | None = None  # why the judge gave no verdict, when it said
 
     @property
     def predicted(self) -> bool | None:
@@ -120,8 +121,9 @@ async def calibrate(cases: Sequence[LabelledCase], judge: JudgeService, *, num_s
         confidences = [r.confidence for r in verdicts if r.confidence is not None]
         predicted = None if overall.score is None else overall.score >= 1.0
         sources = [r.confidence_source for r in verdicts if r.confidence_source]
+        error = next((r.error for r in result.judge_records if r.error), None) if predicted is None else None
         outcome = Outcome(case, None if predicted is None else predicted == case.positive,
-                          min(confidences) if confidences else None, sources[0] if sources else None)
+                          min(confidences) if confidences else None, sources[0] if sources else None, error)
         outcomes[i] = outcome
         if on_case is not None:
             on_case(outcome)

@@ -110,3 +110,18 @@ def test_certify_must_name_a_folder(tmp_path: Path) -> None:
     taken.write_text("x")
     r = CliRunner().invoke(cli, ["judge", "calibrate", str(labels), "--certify", str(taken)])
     assert r.exit_code == 2 and "--certify" in r.output and "is a file" in r.output
+
+
+def test_a_judge_that_gives_no_verdict_is_said_not_a_zero_accuracy(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    labels = tmp_path / "safety.json"
+    labels.write_text(json.dumps(json.loads((BENCH_SET / "safety.json").read_text())[:2]))
+    config = tmp_path / "cfg.json"
+    r = CliRunner().invoke(cli, ["judge", "calibrate", str(labels), "--judge_model",
+                                 "openai-compat:j@http://127.0.0.1:9/v1", "--write", str(config),
+                                 "--details", str(tmp_path / "d.jsonl"), "--num_samples", "1"])
+    assert r.exit_code == 2, r.output
+    assert "error: --judge_model openai-compat:j@http://127.0.0.1:9/v1: no labelled case got a verdict " \
+           "(2 of 2): judge openai-compat:j@http://127.0.0.1:9/v1: cannot connect" in r.output
+    assert "accuracy" not in r.output and not config.exists() and not (tmp_path / "d.jsonl").exists()

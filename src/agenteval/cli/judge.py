@@ -87,6 +87,13 @@ def _calibrate(labels: str, judge_model: str | None, num_samples: int, target: f
                   f"({num_samples} samples each)...")
     results = run_sync(calibrate(cases, judge, num_samples=num_samples, judge_model=judge_model,
                                  target=target, parallelism=parallelism))
+    unjudged = [o for c in results for o in c.outcomes if o.correct is None]
+    why = next((o.error for o in unjudged if o.error), "")
+    if unjudged and len(unjudged) == len(cases):  # a table of 0% would read as a calibration
+        from agenteval.errors import DataError
+
+        raise DataError(None, f"--judge_model {judge_model or DEFAULT_JUDGE_MODEL}", "no labelled case got "
+                        f"a verdict ({len(unjudged)} of {len(cases)})" + (f": {why}" if why else ""))
     table = Table(title=f"Judge calibration (target agreement {target:.0%})", title_justify="left")
     for col in ("criterion", "cases", "accuracy", "κ", "min_confidence", "agreement", "coverage"):
         table.add_column(col, justify="left" if col == "criterion" else "right")
@@ -119,6 +126,9 @@ def _calibrate(labels: str, judge_model: str | None, num_samples: int, target: f
         write_text_atomic(details, "".join(json.dumps({
             "id": o.case.id, "metric": c.metric, "label": o.case.label, "correct": o.correct,
             "confidence": o.confidence}) + "\n" for c in results for o in c.outcomes))
+    if unjudged:
+        console.print(f"{len(unjudged)} of {len(cases)} labelled cases got no verdict (counted wrong)"
+                      + (f": {why}" if why else ""), style="yellow", markup=False, highlight=False)
     unreachable = [c.metric for c in results if c.threshold is None]
     if unreachable:
         console.print(f"[yellow]No threshold reaches {target:.0%} for: {', '.join(unreachable)}[/]")
