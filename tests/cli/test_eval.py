@@ -58,6 +58,12 @@ def test_eval_by_set_id_with_a_failing_case_exits_1(project: tuple[Path, Path]) 
     (["{path}", "--num_runs", "99999999999999999999"], "not in the range 1<=x<=1000000"),  # not a traceback
     (["{path}", "--until_decided", "--max_runs", "1000001"], "not in the range 1<=x<=1000000"),
     (["{path}", "--otlp_endpoint", "notaurl"], "'notaurl': expected an http:// or https:// URL"),
+    # An option that applies only with another is not silently ignored without it.
+    (["{path}", "--max_runs", "3"], "--max_runs applies only with --until_decided"),
+    (["{path}", "--decide_rate", "0.7"], "--decide_rate applies only with --until_decided"),
+    (["{path}", "--replay_then", "live"], "--replay_then applies only with --replay"),
+    (["{path}", "--mock_tools", "live", "--mock_tools_strict"],
+     "--mock_tools_strict applies only with --mock_tools expected"),
     (["missing.evalset.json"], "file not found"),
     (["{path}", "--agent_model", "local"], "--agent_model applies to agenteval Agent agents only"),
 ])

@@ -159,6 +159,11 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
     from agenteval.cli.run import EvalArgs, eval_command
     from agenteval.runner.request import RunOutputs, RunRequest
 
+    opt.check_needs({"max_runs": ("--until_decided", until_decided),
+                     "decide_alpha": ("--until_decided", until_decided),
+                     "decide_rate": ("--until_decided", until_decided),
+                     "replay_then": ("--replay", replay is not None),
+                     "mock_tools_strict": ("--mock_tools expected", mock_tools != "live")})
     request = RunRequest(
         agent_path=agent_path, eval_sets=list(eval_set_file_or_id), config_file=config_file_path,
         num_runs=num_runs, parallelism=parallelism, model_parallelism=model_parallelism,

@@ -171,6 +171,19 @@ def report_options(fn: F) -> F:
                         help="Write a JUnit XML report (one testcase per eval case).")(fn)
 
 
+def check_needs(needs: dict[str, tuple[str, bool]]) -> None:
+    """A usage error when an option given on the command line applies only with another that is
+    not given (`needs`: option name → (the other, as said, and whether it is there)): it would
+    be silently ignored."""
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    for name, (other, there) in needs.items():
+        if not there and ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE:
+            flag = next(p.opts[0] for p in ctx.command.params if p.name == name)
+            raise click.UsageError(f"{flag} applies only with {other}")
+
+
 def guard(fn: Callable[..., int], *args: Any) -> int:
     """Runs a command; bad input prints one line naming file and key and returns 2."""
     from agenteval.errors import AgentEvalError, unwrap
