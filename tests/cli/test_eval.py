@@ -65,6 +65,7 @@ def test_eval_by_set_id_with_a_failing_case_exits_1(project: tuple[Path, Path]) 
     (["{path}", "--mock_tools", "live", "--mock_tools_strict"],
      "--mock_tools_strict applies only with --mock_tools expected"),
     (["missing.evalset.json"], "file not found"),
+    ([""], "error: '': file not found"),  # named, though empty
     (["{path}", "--agent_model", "local"], "--agent_model applies to agenteval Agent agents only"),
 ])
 def test_eval_bad_input_exits_2(project: tuple[Path, Path], args: list[str], message: str) -> None:

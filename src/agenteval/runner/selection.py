@@ -295,7 +295,7 @@ def select(args: Sequence[str], agent_dir: Path | None = None,
         path, ids = split_selector(arg, agent_dir)
         if path is None:
             check_rereadable(arg)  # a directory or a pipe is named as such
-            raise DataError(arg, "", "file not found (and no such eval set id under the agent)")
+            raise DataError(arg or "''", "", "file not found (and no such eval set id under the agent)")
         if path.resolve() in given:
             raise DataError(path, "", f"the eval set is given twice ({given[path.resolve()]!r} and {arg!r}); "
                             "give it once, its cases as one argument (FILE:id1,id2)")
