@@ -120,3 +120,17 @@ def test_record_from_an_empty_or_undecodable_prompts_file_names_the_file(agent: 
     r = CliRunner().invoke(cli, ["eval_set", "record", str(agent), "orders", "--prompts_file", str(empty)])
     assert r.exit_code == 2 and f"{empty}: --prompts_file: not UTF-8 text" in r.output, r.output
     assert not (agent / "orders.evalset.json").exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--prompt", "x", "--eval_id", ""], "--eval_id: empty"),
+    (["--prompt", "x", "--prompt", " "], "--prompt: an empty message"),
+    (["--prompt", "x", "--eval_id", "o1"], "orders.evalset.json: eval_cases: already has a case 'o1'"),
+])
+def test_record_refuses_before_the_agent_runs(agent: Path, args: list[str], message: str) -> None:
+    _cli("eval_set", "record", agent, "orders", "--prompt", "a", "--eval_id", "o1")
+    before = (agent / "orders.evalset.json").read_bytes()
+    (agent / "agent.py").write_text(AGENT + "\nraise SystemExit('the agent was loaded')\n")
+    r = CliRunner().invoke(cli, ["eval_set", "record", str(agent), "orders", *args])
+    assert r.exit_code == 2 and message in r.output, r.output
+    assert (agent / "orders.evalset.json").read_bytes() == before

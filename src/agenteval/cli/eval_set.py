@@ -116,6 +116,7 @@ def _record(agent_path: str, eval_set_id: str, prompts: tuple[str, ...], prompts
     from agenteval.authoring import record_case
     from agenteval.datasets.authoring import add_cases, eval_set_path
     from agenteval.datasets.files import read_bytes
+    from agenteval.datasets.loader import load_eval_set
     from agenteval.errors import DataError
     from agenteval.runner.services import Services
     from agenteval.runner.sync import run_sync
@@ -125,7 +126,15 @@ def _record(agent_path: str, eval_set_id: str, prompts: tuple[str, ...], prompts
             raise DataError(None, "--rebuild", "re-records the set's own user turns: give no --prompt "
                             "or --prompts_file")
         return _rebuild(agent_path, eval_set_id, [eval_id] if eval_id else [], agent_model)
-    eval_set_path(agent_path, eval_set_id)  # a bad id fails before the agent runs
+    path = eval_set_path(agent_path, eval_set_id)  # a bad id fails before the agent runs
+    # So does a case id that is empty or taken, and an empty message (as --prompts_file's
+    # blank lines are skipped).
+    if eval_id == "":
+        raise DataError(None, "--eval_id", "empty: name the new case, or leave --eval_id out")
+    if eval_id and path.is_file() and eval_id in {c.eval_id for c in load_eval_set(path).eval_cases}:
+        raise DataError(path, "eval_cases", f"already has a case {eval_id!r}")
+    if any(not p.strip() for p in prompts):
+        raise DataError(None, "--prompt", "an empty message: each --prompt is a user turn")
     turns = list(prompts)
     if prompts_file:
         try:
