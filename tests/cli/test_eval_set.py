@@ -108,6 +108,10 @@ def test_add_eval_case_refuses_a_missing_set_and_an_empty_scenarios_file(agent: 
     r = CliRunner().invoke(cli, ["eval_set", "add_eval_case", str(agent), "orders", "--scenarios_file",
                                  str(scenarios)])
     assert r.exit_code == 2 and "scenarios.json: scenarios: empty: nothing to add" in r.output
+    scenarios.write_text(json.dumps({"scenarios": [{"starting_prompt": " ", "conversation_plan": "Ask."}]}))
+    r = CliRunner().invoke(cli, ["eval_set", "add_eval_case", str(agent), "orders", "--scenarios_file",
+                                 str(scenarios)])
+    assert r.exit_code == 2 and "scenarios.json: scenarios[0].starting_prompt: empty" in r.output, r.output
     assert (agent / "orders.evalset.json").read_bytes() == before
 
 

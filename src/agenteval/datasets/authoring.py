@@ -65,6 +65,8 @@ def load_scenarios(path: str | Path) -> list[ConversationScenario]:
             out.append(ConversationScenario.model_validate(raw))
         except ValidationError as e:
             raise from_validation_error(path, e, f"scenarios[{i}]") from None
+        if not out[-1].starting_prompt.strip():  # the simulated user's first message
+            raise DataError(path, f"scenarios[{i}].starting_prompt", "empty: it is the first message")
     return out
 
 
