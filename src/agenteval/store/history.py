@@ -47,6 +47,9 @@ def parse_result(source: str | Path, data: Any) -> EvalSetResult:
     """A result document from parsed JSON; errors name `source` and the key."""
     if not isinstance(data, dict):
         raise DataError(source, "", "expected a result document (a JSON object)")
+    if "eval_cases" in data and "eval_case_results" not in data:  # a common mix-up: name it
+        raise DataError(source, "", "is an eval set, not a result document (what eval and score write "
+                        "with --output, or a run id)")
     with gc_paused():  # ~10^6 objects for a large run: no collections while they are built
         try:
             return EvalSetResult.model_validate(data)
