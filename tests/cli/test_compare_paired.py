@@ -116,3 +116,5 @@ def test_runs_flaky_lists_cases_that_flip(tmp_path: Path) -> None:
     assert "3/4" in once and "33%" in once
     assert r.output.index("flip") < r.output.index("once")  # the most uncertain first
     assert "no flaky" in _run("runs", "flaky", "--root", tmp_path, "--limit", "1").output.lower()
+    r = _run("runs", "flaky", "--root", tmp_path, "--eval_set", "nope")  # a typo is not "no flaky case"
+    assert r.exit_code == 2 and "--eval_set: no stored run of eval set 'nope' (stored: " in r.output, r.output

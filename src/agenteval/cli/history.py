@@ -410,7 +410,14 @@ def _flaky(root: str, eval_set: str | None, limit: int | None, min_runs: int, k:
     from agenteval.verdicts.flaky import flaky_cases
 
     store = RunStore(root)
-    rows = [r for r in store.list_runs() if eval_set is None or r.eval_set_id == eval_set][:limit]
+    every = store.list_runs()
+    rows = [r for r in every if eval_set is None or r.eval_set_id == eval_set][:limit]
+    if eval_set is not None and not rows and every:
+        from agenteval.errors import DataError
+
+        stored = ", ".join(sorted({r.eval_set_id for r in every}))
+        raise DataError(store.path, "--eval_set", f"no stored run of eval set {eval_set!r} "
+                        f"(stored: {stored})")
     history = [(r.eval_set_id, store.case_runs(r.run_id)) for r in reversed(rows)]  # oldest first
     cases = flaky_cases(history, min_runs)
     console = Console()
