@@ -573,6 +573,8 @@ class RunStore:
             if ref == "latest":
                 rows = conn.execute("SELECT run_group FROM runs WHERE run_group IS NOT NULL "
                                     "ORDER BY run_group DESC LIMIT 1").fetchall()
+            elif not ref:  # names no run (a prefix of every one)
+                rows = []
             else:
                 rows = conn.execute("SELECT DISTINCT run_group FROM runs WHERE run_group = ?",
                                     (ref,)).fetchall() or conn.execute(

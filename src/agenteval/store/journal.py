@@ -463,10 +463,12 @@ class Journal:
             found = runs[:1]
         else:
             found = [r for r in runs if r.run_id == run_id] or \
-                [r for r in runs if r.run_id.startswith(run_id)]
-        if len(found) != 1:
-            what = "no journaled run" if not found else "more than one journaled run"
-            raise DataError(self.path, "", f"{what} {run_id!r}")
+                [r for r in runs if run_id and r.run_id.startswith(run_id)]  # ('': no run, not all)
+        if not found:
+            raise DataError(self.path, "", f"no journaled run {run_id!r}")
+        if len(found) > 1:
+            raise DataError(self.path, "", f"journaled run {run_id!r} is ambiguous: it matches "
+                            + ", ".join(sorted((r.run_id for r in found), reverse=True)))
         return found[0]
 
     def spec(self, run_id: str) -> RunSpec:
