@@ -45,12 +45,27 @@ def malformed(path: str | Path, e: Exception) -> DataError:
     """The error for a file ijson could not parse: the standard parser's, which names the line
     and column (bad input only, so reading it whole is fine), else ijson's message."""
     try:
-        parse_json(path, read_bytes(path), MAX_RESULT_DEPTH)
+        value = parse_json(path, read_bytes(path), MAX_RESULT_DEPTH)
     except DataError as located:
         return located
+    where = _big_integer(value, "")
+    if where is not None:  # valid JSON that yajl's 64-bit integers cannot hold
+        return DataError(path, where, "an integer beyond 64 bits, which the streaming reader cannot "
+                         "take; write it as a string or a float")
     # Its first line, unquoted: yajl's message goes on with an excerpt of the text and a caret.
     text = str(e).strip()
     return DataError(path, "", f"malformed JSON: {text.splitlines()[0].strip(chr(39)) if text else repr(e)}")
+
+
+def _big_integer(value: Any, where: str) -> str | None:
+    """The JSON path of the first integer outside 64 bits in `value`, else None."""
+    if isinstance(value, dict):
+        items: Any = ((f"{where}.{k}" if where else str(k), v) for k, v in value.items())
+    elif isinstance(value, list):
+        items = ((f"{where}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return where if isinstance(value, int) and not -2**63 <= value < 2**63 else None
+    return next((found for w, v in items if (found := _big_integer(v, w)) is not None), None)
 
 
 _KINDS = {"start_map": "an object", "string": "a string", "number": "a number",
