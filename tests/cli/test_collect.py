@@ -80,3 +80,11 @@ def test_collect_refuses_a_reference_based_criterion_for_unmatched_conversations
                           timeout=120)
     assert done.returncode == 2 and time.monotonic() - started < 120
     assert "bad.json" in done.stderr and "response_match_score need expected turns" in done.stderr
+
+
+def test_collect_on_an_address_that_is_no_host_names_host(tmp_path: Path) -> None:
+    (tmp_path / "free.json").write_text(json.dumps(FREE))
+    done = subprocess.run([sys.executable, "-m", "agenteval", "collect", "--host", "999.1.1.1", "--port", "0",
+                           "--no_grpc", "--config_file_path", "free.json"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and "error: --host: cannot listen on 999.1.1.1:0" in done.stderr, done.stderr

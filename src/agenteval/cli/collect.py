@@ -72,8 +72,11 @@ def _collect(eval_sets: tuple[str, ...], config_file_path: str | None, host: str
         raise DataError(None, "--quiet_seconds", str(e)) from None
     try:
         receiver = Receiver(Assembler(limits), host, port, log=log)
-    except OSError as e:
-        raise DataError(None, "--port", f"cannot listen on {host}:{port}: {e}") from None
+    except OSError as e:  # an address that resolves to no host is --host's fault, not --port's
+        import socket
+
+        flag = "--host" if isinstance(e, socket.gaierror) else "--port"
+        raise DataError(None, flag, f"cannot listen on {host}:{port}: {e}") from None
     grpc = None
     if grpc_port is not None and available():
         try:
