@@ -89,6 +89,19 @@ def test_runs_show(history: Path) -> None:
     assert _run("runs", "show", "nope", "--root", history).exit_code == 2
 
 
+def test_runs_show_says_why_the_run_database_cannot_be_used(tmp_path: Path) -> None:
+    (tmp_path / ".agenteval").mkdir()
+    (tmp_path / ".agenteval" / "history.sqlite").write_text("not a database")
+    r = _run("runs", "show", "latest", "--root", tmp_path)
+    assert r.exit_code == 2 and "history.sqlite: cannot use the run database: file is not a database" \
+        in r.output, r.output
+    (tmp_path / ".agenteval" / "history.sqlite").unlink()
+    (tmp_path / ".agenteval" / "history.sqlite").mkdir()  # not "no runs recorded"
+    r = _run("runs", "--root", tmp_path)
+    assert r.exit_code == 2, r.output
+    assert "history.sqlite: cannot use the run database: not a file" in r.output, r.output
+
+
 def test_runs_show_of_an_ambiguous_prefix_lists_the_runs_it_matches(history: Path) -> None:
     ids = [r.run_id for r in RunStore(history).list_runs()]
     prefix = next(  # their longest common prefix

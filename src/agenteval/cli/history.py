@@ -214,20 +214,17 @@ def _show_unfinished(root: str, ref: str) -> int:
 def _show(root: str, ref: str) -> int:
     from rich.console import Console
 
-    from agenteval.errors import DataError
     from agenteval.reporting import summary
     from agenteval.reporting.outcome import criterion_problem
     from agenteval.schema import EvalStatus
     from agenteval.store import RunStore
-    from agenteval.store.db import AmbiguousRun
+    from agenteval.store.db import UnknownRun
     from agenteval.verdicts.outcome import outcomes
 
     store = RunStore(root)
     try:
         row = store.resolve(ref)
-    except AmbiguousRun:
-        raise  # it lists the runs the prefix matches: the journal's runs are not a guess among them
-    except DataError:
+    except UnknownRun:  # (not an ambiguous prefix, which lists its runs, nor a damaged database)
         return _show_unfinished(root, ref)
     console = Console()
     details = store.details(row.run_id)

@@ -72,8 +72,8 @@ SCHEMA_VERSION = 3
 ALIASES = ("latest", "previous")
 
 
-class AmbiguousRun(DataError):
-    """A run reference (an id prefix) that matches several runs: a DataError listing them."""
+class UnknownRun(DataError):
+    """A run reference the run history does not know (no database, or no run it names)."""
 
 _SCHEMA = [
     "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
@@ -442,10 +442,10 @@ class RunStore:
                                             "ORDER BY created DESC LIMIT 6", (len(ref), ref)).fetchall()
         if not rows:
             what = "no previous run" if ref == "previous" else f"no run {ref!r}"
-            raise DataError(self.path, "", f"{what} in the run history")
+            raise UnknownRun(self.path, "", f"{what} in the run history")
         if len(rows) > 1:
             ids = ", ".join(r[0] for r in rows[:5])
-            raise AmbiguousRun(self.path, "", f"run {ref!r} is ambiguous: it matches {ids}"
+            raise DataError(self.path, "", f"run {ref!r} is ambiguous: it matches {ids}"
                             + (", ..." if len(rows) > 5 else ""))
         return self._row(rows[0])
 
@@ -601,4 +601,4 @@ class RunStore:
         return [self._row(r) for r in rows]
 
 
-__all__ = ["ALIASES", "SCHEMA_VERSION", "AmbiguousRun", "RunRow", "RunStore", "history_db_path"]
+__all__ = ["ALIASES", "SCHEMA_VERSION", "RunRow", "RunStore", "UnknownRun", "history_db_path"]

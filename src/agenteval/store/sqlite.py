@@ -36,6 +36,8 @@ def connect(path: Path, create: bool, prepare: Callable[[sqlite3.Connection], No
     when it does not exist and `create` is false; a database that cannot be used is a
     DataError naming it and `what` it is."""
     if not create and not path.is_file():
+        if path.exists():  # a folder there: not "no database yet"
+            raise DataError(path, "", f"cannot use {what}: not a file")
         yield None
         return
     path.parent.mkdir(parents=True, exist_ok=True)
