@@ -23,7 +23,7 @@ def test_failing_cases_table_and_collapsed_details() -> None:
     assert "|  | n | - | 0.5 | not evaluated |" in md
     assert "| s / **crash** | (inference) | - | - | agent error |" in md
     assert "<details><summary>s / bad</summary>" in md
-    assert "n: boom | &lt;b&gt;x&lt;/b&gt;" in md  # inside <pre>: HTML-escaped
+    assert "n: not evaluated: boom | &lt;b&gt;x&lt;/b&gt;" in md  # inside <pre>: HTML-escaped
     assert "<b>x</b>" not in md
 
 

@@ -88,16 +88,31 @@ def record_where(record: JudgeRecord, run_index: int | None = None) -> str:
 
 def problems(case: CaseOutcome, max_judge: int = 10) -> list[str]:
     """Every reason a case did not pass, one line each: failing criteria (their stored
-    reasons), metric errors, inference errors, and the rationales of (at most `max_judge`)
-    negative judge verdicts (every one, from the audit records, where a criterion's reason
-    names the first that decided)."""
+    reasons; for one run, a not-evaluated criterion without one takes its metric error:
+    `X: not evaluated: <error>`), other metric errors, inference errors, and the rationales of
+    (at most `max_judge`) negative judge verdicts (every one, from the audit records, where a
+    criterion's reason names the first that decided)."""
     multi = case.num_runs > 1
-    lines = [criterion_problem(m, case.gating) for m in case.failing_metrics()]
+    # One run: a criterion that was not evaluated and stores no reason takes its (whole-run)
+    # metric error as the reason, one line "X: not evaluated: <error>" rather than two.
+    folded: dict[str, str] = {}
+    if not multi:
+        for err in (e for run in case.runs for e in run.metric_errors if e.invocation_index is None):
+            folded.setdefault(err.metric_name, err.message)
+    lines, said = [], set()
+    for m in case.failing_metrics():
+        if m.eval_status == EvalStatus.NOT_EVALUATED and m.reason is None and m.metric_name in folded:
+            said.add(m.metric_name)
+            lines.append(f"{m.metric_name}: not evaluated: {folded[m.metric_name]}")
+        else:
+            lines.append(criterion_problem(m, case.gating))
     for run in case.runs:
         run_tag = f"run {run.run_index}: " if multi else ""
         if run.error_message:
             lines.append(f"{run_tag}inference failed: {run.error_message}")
         for err in run.metric_errors:
+            if err.metric_name in said and err.invocation_index is None:
+                continue  # said on its criterion's line
             where = "" if err.invocation_index is None else f" (invocation {err.invocation_index})"
             lines.append(f"{run_tag}{err.metric_name}{where}: {err.message}")
     negative = [(run.run_index, r) for run in case.runs for r in run.judge_records if is_negative(r)]
