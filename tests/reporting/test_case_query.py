@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agenteval.reporting.case_query import CaseQuery, error_type, facets, query_cases, run_facts
+from agenteval.schema import MetricError
 from agenteval.verdicts import outcomes
 from tests.helpers import call
 from tests.result_builders import case, result
@@ -72,3 +73,12 @@ def test_error_type_is_the_leading_exception_name() -> None:
     assert error_type("httpx.ConnectTimeout: boom") == "httpx.ConnectTimeout"
     assert error_type("ValueError") == "ValueError"
     assert error_type("the model refused") == "inference error"
+
+
+def test_a_criterion_that_was_not_evaluated_is_tagged_so_not_as_an_error() -> None:
+    doc = result([case("n", {"m": None, "t": 0.5}, metric_errors=[
+        MetricError(metric_name="m", message="the criterion produced no score"),
+        MetricError(metric_name="t", message="judge timed out", invocation_index=0)])])
+    (facts,) = run_facts(outcomes(doc))
+    assert facts.errors == {"m not evaluated", "t not evaluated on an invocation"}
+    assert [f.eval_id for f in query_cases([facts], CaseQuery(error="m not evaluated"))] == ["n"]

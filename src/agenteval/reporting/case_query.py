@@ -1,7 +1,8 @@
 """Search, filter and sort over one run's cases (the web's run view, issue 27).
 
 Each case is reduced once to its `CaseFacts`: the text of its prompts and answers (every run,
-lower-cased), the tools it called and their arguments, its error types, failing criteria, its
+lower-cased), the tools it called and their arguments, its error types (an inference error's type;
+`X not evaluated` for a criterion's metric error), failing criteria, its
 score (the mean of its gating criteria's means), agent seconds and tokens. `query_cases` keeps
 the cases matching every condition of a `CaseQuery` and sorts them; `facets` lists the values
 a run offers to filter by.
@@ -80,7 +81,11 @@ def case_facts(position: int, case: CaseOutcome) -> CaseFacts:
     for run in case.runs:
         if run.error_message:
             errors.add(error_type(run.error_message))
-        errors.update(f"{e.metric_name} error" for e in run.metric_errors)
+        # A metric error is why a criterion (or its score on one invocation) was not
+        # evaluated: tagged as such, its words are on the case's own page.
+        errors.update(f"{e.metric_name} not evaluated"
+                      + ("" if e.invocation_index is None else " on an invocation")
+                      for e in run.metric_errors)
         for per in run.eval_metric_result_per_invocation:
             inv = per.actual_invocation
             texts += [content_text(inv.user_content), content_text(inv.final_response)]
