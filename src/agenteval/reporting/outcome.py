@@ -69,6 +69,16 @@ def criterion_problem(m: MetricSummary, gating: str) -> str:
     return f"{m.metric_name}: {criterion_reason(m, gating)}"
 
 
+def summary_problems(case: CaseOutcome) -> list[str]:
+    """Why a case did not pass, from its criterion summaries alone (the history database's,
+    which holds no runs and so no metric errors): `criterion_problem` lines, where a criterion
+    not evaluated without a stored reason says that its reason is on the case's page."""
+    return [criterion_problem(m, case.gating)
+            + (" (the reason is on the case's page)"
+               if m.eval_status == EvalStatus.NOT_EVALUATED and m.reason is None else "")
+            for m in case.failing_metrics()]
+
+
 def is_negative(record: JudgeRecord) -> bool:
     """A judge verdict that counted against the case: a voted score below 1, or a judge error."""
     return record.error is not None or (record.score is not None and record.score < 1.0)
@@ -145,4 +155,5 @@ __all__ = [
     "problems",
     "record_where",
     "result_reason",
+    "summary_problems",
 ]

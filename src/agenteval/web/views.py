@@ -18,10 +18,10 @@ from agenteval.reporting.compare import Comparison
 from agenteval.reporting.html import tool_call_diff
 from agenteval.reporting.outcome import (
     call_lines,
-    criterion_problem,
     criterion_reason,
     problems,
     result_reason,
+    summary_problems,
 )
 from agenteval.schema import (
     EvalCaseResult,
@@ -160,7 +160,7 @@ def run_view(stored: StoredRun, summary: EvalSetResult, header: RunSpec | None, 
              max_cases: int = MAX_RUN_CASES) -> RunView:
     """A run: its header, the counts, the criteria it was scored with (gating ones first), and
     the cases that did not pass (at most `max_cases`; all of them are paged by `/cases`), each
-    with its verdict, criteria summaries and why it failed (`criterion_problem` lines)."""
+    with its verdict, criteria summaries and why it failed (`summary_problems` lines)."""
     cases = outcomes(summary)
     counts = set_counts(summary, cases)
     gating: dict[str, None] = {}
@@ -178,7 +178,7 @@ def run_view(stored: StoredRun, summary: EvalSetResult, header: RunSpec | None, 
         cases_not_passed=len(not_passed), state=state,
         cases=[CaseVerdict(eval_id=c.eval_id, status=status_word(c.status), runs=c.num_runs,
                            metrics=[summary_metric(m, c.gating, c.runs) for m in c.summary.metrics],
-                           problems=[criterion_problem(m, c.gating) for m in c.failing_metrics()]
+                           problems=summary_problems(c)
                            or ([AGENT_FAILED] if c.status == EvalStatus.FAILED else []))
                for c in not_passed[:max_cases]])
 
