@@ -467,6 +467,9 @@ class CaseView(Out):
     """Each criterion over the case's runs."""
     problems: list[str]
     """Why the case did not pass."""
+    reviewable: list[str] = []
+    """The run's judged criteria: those whose reviews `agenteval judge calibrate --from_reviews`
+    takes as labels (only they are offered a review)."""
     invocations: list[InvocationView]
     """Per invocation: the diffs and scores."""
     result: EvalCaseResult

@@ -106,6 +106,7 @@
  * @property {"passed"|"failed"|"not_evaluated"|"informational"} verdict - The case's verdict over its runs.
  * @property {Array<SummaryMetric>} summary - Each criterion over the case's runs.
  * @property {Array<string>} problems - Why the case did not pass.
+ * @property {Array<string>} [reviewable] - The run's judged criteria: those whose reviews `agenteval judge calibrate --from_reviews` takes as labels (only they are offered a review).
  * @property {Array<InvocationView>} invocations - Per invocation: the diffs and scores.
  * @property {EvalCaseResult} result - The case run as stored (trace and judge records included).
  * @property {Array<InvocationAgentsView>} agents - Each invocation's agent tree when more than one agent ran in the case run, else empty.

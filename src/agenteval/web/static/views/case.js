@@ -35,7 +35,7 @@ export async function showCaseResult(token, runId, caseId, opts) {
   page.append(h("div", { class: "card" }, h("h3", { text: "Criteria" }), h("div", { class: "row criteria" }, r.overall_eval_metric_results.map((m) =>
     h("span", { class: "badge " + statusClass(m.eval_status), "data-metric": m.metric_name, title: statusOf(m.eval_status),
       text: `${m.metric_name} ${fmt(m.score)}${m.threshold !== null && m.threshold !== undefined ? " / " + fmt(m.threshold) : ""}` })))));
-  page.append(reviewPanel(runId, caseId, runIndex, r.overall_eval_metric_results.map((m) => m.metric_name), r));
+  page.append(reviewPanel(runId, caseId, runIndex, d.reviewable, r));
   if (r.error_message) page.append(errorBox(new Error("The agent failed: " + r.error_message)));
   for (const e of r.metric_errors) {
     const where = e.invocation_index !== null ? ` (invocation ${e.invocation_index})` : "";

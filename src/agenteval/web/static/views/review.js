@@ -63,11 +63,12 @@ export function reviewControls(runId, evalId, runIndex, target, review) {
  * @param {string} runId
  * @param {string} evalId
  * @param {number} runIndex
- * @param {Array<string>} criteria
+ * @param {Array<string>} criteria - the judged ones (`CaseView.reviewable`): only their reviews are labels
  * @param {EvalCaseResult} [result] - the case run, for its judged turns and rubrics */
 export function reviewPanel(runId, evalId, runIndex, criteria, result) {
   const card = h("div", { class: "card reviews" }, h("h3", { text: "Your review" }),
-    h("p", { class: "muted small", text: "A judged criterion's review is a label for agenteval judge calibrate --from_reviews; a review of the case's verdict labels the judged criteria its comment names." }));
+    h("p", { class: "muted small", text: "A judged criterion's review is a label for agenteval judge calibrate --from_reviews; a review of the case's verdict labels the judged criteria its comment names."
+      + (criteria.length ? "" : " This case run has no judged criterion.") }));
   loadReviews(runId).then((reviews) => {
     const line = (target, label) => h("div", { class: "row", "data-target": target || "case" },
       h("span", { class: "review-label", text: label }), reviewControls(runId, evalId, runIndex, target, reviews.get(reviewKey(evalId, runIndex, target))));
