@@ -97,3 +97,10 @@ def test_a_run_becomes_a_case_with_its_session_into_an_existing_set(tmp_path: Pa
     assert [(t.user_content.text(), t.final_response.text() if t.final_response else None,
              [(c.name, c.args) for c in t.tool_calls()]) for t in again.conversation or []] == [
         ("x", "answer to x", [("lookup", {"q": "x"})]), ("y", "answer to y", [("lookup", {"q": "y"})])]
+
+
+def test_a_file_that_is_neither_a_trace_nor_a_result_is_named_as_such(tmp_path: Path) -> None:
+    source = tmp_path / "other.json"
+    source.write_text("{}")
+    code, output = _from_trace(str(source), "--into", str(tmp_path / "made.evalset.json"))
+    assert code == 2 and "neither an OTLP/JSON trace nor a result document" in output, output
