@@ -14,13 +14,20 @@ from typing import Any
 
 import pytest
 
-from agenteval.schema import EvalCaseResult, EvalMetricResultPerInvocation, EvalStatus, JudgeRecord
+from agenteval.schema import (
+    EvalCaseResult,
+    EvalMetricResultPerInvocation,
+    EvalStatus,
+    JudgeRecord,
+    MetricError,
+)
 from agenteval.store import record_run
 from tests.helpers import call, eval_set, inv
 from tests.result_builders import case, invocation, metric, result
 from tests.web.browser_support import chromium, find_chromium, fresh_page, serve, shot, write_agents
 
 T = "tool_trajectory_avg_score"
+NO_JUDGE = "needs a judge model, none was given"
 PARIS = [call("get_weather", city="Paris", unit="celsius")]
 
 
@@ -109,6 +116,9 @@ def base_url(agents_dir: Path) -> Iterator[str]:
     repeated = [case("paris", {T: score}, response=answer, calls=PARIS, expected_calls=PARIS, run_index=k)
                 for k, (score, answer) in enumerate([(1.0, "Sunny in Paris."), (0.0, "Rainy in Paris.")])]
     record_run(shop, [result(repeated, "again_r1", "again", created=1_700_000_200.0)])
+    noeval = case("weather", {T: 1.0, "safety_v1": None},
+                  metric_errors=[MetricError(metric_name="safety_v1", message=NO_JUDGE)])
+    record_run(shop, [result([noeval], "noeval_r1", "noeval", created=1_700_000_400.0)])
     with serve(create_app(agents)) as url:
         yield url
 
@@ -405,3 +415,12 @@ def test_typed_arguments_turns_rubrics_and_state_saved_unchanged_elsewhere(
     assert after == before  # the final session state, ids, timestamps: as they were
     call["args"] = expected_turn["intermediate_data"]["tool_uses"][0]["args"]
     assert turns[0] == expected_turn  # the first turn but for its arguments
+
+
+def test_a_criterion_not_evaluated_is_said_once_with_its_reason(page: Any, base_url: str,
+                                                                shots: Path) -> None:
+    from playwright.sync_api import expect
+    page.goto(base_url + "/#/runs/noeval_r1/cases/weather")
+    expect(page.locator(".problems li")).to_have_text([f"safety_v1: not evaluated: {NO_JUDGE}"])
+    expect(page.get_by_text(NO_JUDGE)).to_have_count(1)  # not again in a box of its own
+    shot(page, shots, "case-not-evaluated")

@@ -37,10 +37,7 @@ export async function showCaseResult(token, runId, caseId, opts) {
       text: `${m.metric_name} ${fmt(m.score)}${m.threshold !== null && m.threshold !== undefined ? " / " + fmt(m.threshold) : ""}` })))));
   page.append(reviewPanel(runId, caseId, runIndex, d.reviewable, r));
   if (r.error_message) page.append(errorBox(new Error("The agent failed: " + r.error_message)));
-  for (const e of r.metric_errors) {
-    const where = e.invocation_index !== null ? ` (invocation ${e.invocation_index})` : "";
-    page.append(h("div", { class: "error-box", text: `${e.metric_name}${where}: ${e.message}` }));
-  }
+  // (metric errors are among `d.problems`, a not-evaluated criterion's as its reason: not repeated here)
   // invocations on the left, the trace beside them (sticky), so hovering a trace row shows its turn
   const left = h("div", { class: "case-main" });
   r.eval_metric_result_per_invocation.forEach((per, i) => left.append(invocationResult(d, per, i, d.invocations[i], runId)));
