@@ -50,14 +50,19 @@ def criterion_reason(m: MetricSummary, gating: str, runs: Sequence[EvalCaseResul
             f"passed {m.passed_runs}/{m.runs} runs (gating: {gating})")
 
 
-def result_reason(m: EvalMetricResult, stored: str | None) -> str | None:
-    """Why one metric result (a case run's or an invocation's) got its status: the reason
-    stored with it, else, for a document without reasons, the score against the threshold
-    where it did not pass; None for a passing result with no stored reason."""
+def result_reason(m: EvalMetricResult, stored: str | None, run: EvalCaseResult | None = None,
+                  invocation: int | None = None) -> str | None:
+    """Why one metric result (`run`'s, or its `invocation`'s) got its status: the reason
+    stored with it; not evaluated, with the metric error of that invocation (else of the whole
+    run) as the reason; for a document without reasons, the score against the threshold where
+    it did not pass; None for a passing result with no stored reason."""
     if stored is not None:
         return stored
     if m.eval_status == EvalStatus.NOT_EVALUATED:
-        return "not evaluated"
+        errors = {e.invocation_index: e.message for e in (run.metric_errors if run else ())
+                  if e.metric_name == m.metric_name}
+        why = errors.get(invocation, errors.get(None))
+        return "not evaluated" if why is None else f"not evaluated: {why}"
     if m.eval_status != EvalStatus.FAILED or m.score is None:
         return None
     thr = "-" if m.threshold is None else format_score(m.threshold)

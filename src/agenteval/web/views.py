@@ -150,10 +150,11 @@ def summary_metric(m: MetricSummary, gating: str | None = None,
     return SummaryMetric(**{**dict(m), "reason": reason}, status=status_word(m.eval_status))
 
 
-def _score(m: EvalMetricResult, stored: str | None, run: EvalCaseResult | None = None) -> ScoreCell:
+def _score(m: EvalMetricResult, stored: str | None, run: EvalCaseResult | None = None,
+           invocation: int | None = None) -> ScoreCell:
     note = run.certificate(m.metric_name) if run is not None else None
     return ScoreCell(name=m.metric_name, score=m.score, threshold=m.threshold,
-                     status=status_word(m.eval_status), reason=result_reason(m, stored),
+                     status=status_word(m.eval_status), reason=result_reason(m, stored, run, invocation),
                      certificate=None if note is None else certificates.line(note).split(": ", 1)[1])
 
 
@@ -282,7 +283,7 @@ def case_view(result: EvalSetResult, case: CaseOutcome, run: EvalCaseResult, app
             tool_call_diff=[DiffLine(op=op, call=line) for op, line in
                             tool_call_diff(call_lines(expected_calls), call_lines(act.tool_calls()))],
             argument_diff=argument_diff(expected_calls, act.tool_calls()),
-            scores=[_score(m, run.reason(m.metric_name, i), run) for m in per.eval_metric_results],
+            scores=[_score(m, run.reason(m.metric_name, i), run, i) for m in per.eval_metric_results],
             judge_records=[k for k, r in enumerate(run.judge_records) if r.invocation_index == i]))
     return CaseView(
         run_id=result.eval_set_result_id, run_group=run_group, app=app, eval_set_id=result.eval_set_id,
