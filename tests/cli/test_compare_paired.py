@@ -66,6 +66,8 @@ def test_gate_exit_codes(store: Path) -> None:
     # The per-case gate fails on any case that lost a passing verdict, noise included.
     assert _run("compare", "base", "same", "--root", store, "--fail_on", "case_regression").exit_code == 1
     assert _run("compare", "base", "worse", "--root", store, "--junit", store).exit_code == 2  # a folder
+    r = _run("compare", "latest", "worse", "--root", store)  # the same run under two names
+    assert r.exit_code == 2 and "compares run 'worse' with itself" in r.output, r.output
 
 
 def test_console_fits_80_columns_and_names_never_break(store: Path) -> None:

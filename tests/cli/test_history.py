@@ -246,7 +246,8 @@ def test_compare_exit_codes(history: Path) -> None:
     # the per-case gate: any case that went from PASSED to not passing
     r = _run("compare", "previous", "latest", "--root", history, "--fail_on", "case_regression")
     assert r.exit_code == 1 and "newly failed" in r.output and "regression(s)" in r.output
-    assert _run("compare", history / "recorded.json", history / "recorded.json").exit_code == 0
+    r = _run("compare", history / "recorded.json", history / "recorded.json")
+    assert r.exit_code == 2 and "with itself" in r.output, r.output
     # a stored run (runs from the database) against its own document: nothing changed
     r = _run("compare", history / "recorded.json", "latest", "--root", history)
     assert r.exit_code == 0 and "60 UNCHANGED" in r.output, r.output

@@ -327,6 +327,8 @@ FAIL_ON = ("regression", "case_regression", "none")
 
 def _compare(ref_a: str, ref_b: str, root: str, fail_on: str, alpha: float, margin: float,
              markdown: str | None, junit: str | None, k: int | None, seed: int) -> int:
+    from pathlib import Path
+
     from rich.console import Console
 
     from agenteval.datasets.files import write_text_atomic
@@ -340,6 +342,13 @@ def _compare(ref_a: str, ref_b: str, root: str, fail_on: str, alpha: float, marg
     check_targets({"--markdown": markdown, "--junit": junit},  # before any work
                   {"RUN_A": ref_a if is_path(ref_a) else None, "RUN_B": ref_b if is_path(ref_b) else None})
     (a, runs_a), (b, runs_b) = load_runs(ref_a, root), load_runs(ref_b, root)
+    # the same file twice, or one stored run under two names (`latest` and its id); a file
+    # against a stored run of the same id stays allowed (it checks the database against the file)
+    if (Path(ref_a).resolve() == Path(ref_b).resolve() if is_path(ref_a) and is_path(ref_b) else
+            not is_path(ref_a) and not is_path(ref_b) and a.eval_set_result_id == b.eval_set_result_id):
+        from agenteval.errors import DataError
+
+        raise DataError(ref_b, "", f"compares run {a.eval_set_result_id!r} with itself: name two runs")
     console = Console()
     if a.eval_set_id != b.eval_set_id:
         console.print(f"[yellow]note: comparing different eval sets ({a.eval_set_id} vs "
