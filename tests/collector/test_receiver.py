@@ -98,8 +98,12 @@ def test_malformed_requests_get_otlp_errors_and_the_receiver_keeps_working(tmp_p
         bomb = gzip.compress(b" " * (live.collector.receiver.max_body_bytes + 1))
         assert _post(live, bomb, **{"Content-Encoding": "gzip"}).status_code == 413
         assert httpx.post(live.url.replace("/v1/traces", "/v1/logs"), content=b"{}").status_code == 404
-        assert live.collector.receiver.counters.rejected == 7
-        assert len([line for line in live.logs if line.startswith("rejected")]) == 7
+        # a wrong method on the traces path is 405; any method on another path is 404
+        assert httpx.get(live.url).status_code == 405
+        assert httpx.put(live.url, content=b"{}").status_code == 405
+        assert httpx.get(live.url.replace("/v1/traces", "/metrics")).status_code == 404
+        assert live.collector.receiver.counters.rejected == 10
+        assert len([line for line in live.logs if line.startswith("rejected")]) == 10
         # and a good export after all that is scored
         assert _post(live, (TRACES / "adk.otlp.json").read_bytes()).status_code == 200
         assert {o.eval_id for o in live.wait_for(2)} == {"weather-paris-rome", "weather-oslo"}

@@ -6,8 +6,8 @@ protobuf (`application/x-protobuf`) or JSON (`application/json`), optionally gzi
 an unknown content type, a malformed span, gzip that does not inflate, is answered `400` with
 an OTLP `Status` body (`code` 3, INVALID_ARGUMENT, and the message naming what is wrong, as
 protobuf or JSON like the request) and logged; a body over `max_body_bytes` (before or after
-inflating) is `413`, another path `404`, another method `405`. Nothing a client sends stops the
-receiver: each request is handled on its own thread and every error is caught there.
+inflating) is `413`, another path `404` (any method), another method on it `405`. Nothing a
+client sends stops the receiver: each request is handled on its own thread and every error is caught there.
 A success is `200` with an empty `ExportTraceServiceResponse`.
 
 `Collector` ties it together: the receiver feeds the `Assembler`, and one worker thread takes
@@ -188,8 +188,14 @@ class Receiver:
                 self._reply(200, b"" if protobuf else b"{}",
                             "application/x-protobuf" if protobuf else "application/json")
 
-            def do_GET(self) -> None:
-                self._refuse(BadRequest(405, f"use POST {TRACES_PATH}"), False)
+            def _not_post(self) -> None:
+                if self.path.split("?")[0] != TRACES_PATH:
+                    self._refuse(BadRequest(404, f"no such path {self.path!r}: traces go to "
+                                            f"POST {TRACES_PATH}"), False)
+                else:
+                    self._refuse(BadRequest(405, f"use POST {TRACES_PATH}"), False)
+
+            do_GET = do_PUT = do_PATCH = do_DELETE = _not_post
 
         return Handler
 
