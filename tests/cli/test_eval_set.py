@@ -130,6 +130,7 @@ def test_record_from_an_empty_or_undecodable_prompts_file_names_the_file(agent: 
     (["--prompt", "x", "--eval_id", ""], "--eval_id: empty"),
     (["--prompt", "x", "--prompt", " "], "--prompt: an empty message"),
     (["--prompt", "x", "--eval_id", "o1"], "orders.evalset.json: eval_cases: already has a case 'o1'"),
+    (["--prompt", "x", "--eval_id", "a:b"], "--eval_id: 'a:b' holds ',' or ':'"),
 ])
 def test_record_refuses_before_the_agent_runs(agent: Path, args: list[str], message: str) -> None:
     _cli("eval_set", "record", agent, "orders", "--prompt", "a", "--eval_id", "o1")

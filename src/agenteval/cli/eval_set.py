@@ -107,6 +107,16 @@ def _rebuild(agent_path: str, eval_set_id: str, eval_ids: list[str], agent_model
     return 0
 
 
+def _pickable(eval_id: str | None) -> None:
+    """Refuses a new case id that `FILE:id1,id2` could not pick out (`:` and `,` separate there);
+    ids of ADK's own files are not checked, only those these commands write."""
+    from agenteval.errors import DataError
+
+    if eval_id and {",", ":"} & set(eval_id):
+        raise DataError(None, "--eval_id", f"{eval_id!r} holds ',' or ':', which FILE:id1,id2 cannot "
+                        "select by: choose another id")
+
+
 def _record(agent_path: str, eval_set_id: str, prompts: tuple[str, ...], prompts_file: str | None,
             eval_id: str | None, agent_model: str | None, rebuild: bool = False) -> int:
     import os
@@ -131,6 +141,7 @@ def _record(agent_path: str, eval_set_id: str, prompts: tuple[str, ...], prompts
     # blank lines are skipped).
     if eval_id == "":
         raise DataError(None, "--eval_id", "empty: name the new case, or leave --eval_id out")
+    _pickable(eval_id)
     if eval_id and path.is_file() and eval_id in {c.eval_id for c in load_eval_set(path).eval_cases}:
         raise DataError(path, "eval_cases", f"already has a case {eval_id!r}")
     if any(not p.strip() for p in prompts):
@@ -224,6 +235,7 @@ def generate_eval_cases(agent_path: str, eval_set_id: str, count: int, model: st
 def _from_trace(source: str, case_id: str | None, into: str, eval_id: str | None, root: str) -> int:
     from agenteval.authoring import add_case_to, case_from_source
 
+    _pickable(eval_id)
     case = case_from_source(source, root, case_id, eval_id)
     path = add_case_to(into, case)
     turns = len(case.conversation or [])
