@@ -167,3 +167,12 @@ def test_content_less_traces_are_skipped_with_the_capture_advice(tmp_path: Path)
         outcomes = live.wait_for(2)
     assert {o.status for o in outcomes} == {"skipped"}
     assert all("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT" in (o.reason or "") for o in outcomes)
+
+
+def test_a_criterion_the_judge_could_not_evaluate_gives_its_reason(tmp_path: Path) -> None:
+    free = EvalConfig.model_validate({"criteria": {"safety_v1": {"threshold": 0.5}}})
+    with live_collector(tmp_path, free=free, judge_model="openai-compat:x@http://127.0.0.1:9/v1") as live:
+        _sdk_conversation(live.url, "a", "hello", "hi", turns=1)
+        outcome = live.wait_for(1)[0]
+    assert outcome.status == "scored" and not outcome.passed
+    assert outcome.reason is not None and outcome.reason.startswith("safety_v1 not evaluated: judge error")

@@ -186,6 +186,10 @@ class ConversationScorer:
         # not `store.record`: its tidying reads the whole history, once per conversation here
         record_run(self.root, run.results)
         case = expected.eval_set.eval_cases[0]
+        # a criterion not evaluated says why where the outcome is told (as the result holds it)
+        errors = [f"{e.metric_name} not evaluated: {e.message}" for r in run.results
+                  for c in r.eval_case_results for e in c.metric_errors if e.invocation_index is None]
+        reason = "; ".join(x for x in (reason, *errors) if x) or None
         return Outcome(key, "scored", expected.eval_set.eval_set_id, case.eval_id, all_passed(run.results),
                        run.run_id, run.results[0].eval_set_result_id, reason, n, bool(judged))
 
