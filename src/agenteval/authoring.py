@@ -102,7 +102,7 @@ def case_from_source(ref: str, root: str | Path, case_id: str | None, eval_id: s
         if not Path(ref).is_file() or any(c in e.path for c in ".["):
             raise
         raise DataError(ref, "", "neither an OTLP/JSON trace nor a result document "
-                        f"({e.path}: {e.message})") from e
+                        f"({': '.join(p for p in (e.path, e.message) if p)})") from e
     key = _pick(ref, case_id, list(dict.fromkeys(c.eval_id for c in result.eval_case_results)), "case")
     run = next(c for c in result.eval_case_results if c.eval_id == key)
     if run.error_message or not run.eval_metric_result_per_invocation:

@@ -104,6 +104,9 @@ def test_a_file_that_is_neither_a_trace_nor_a_result_is_named_as_such(tmp_path: 
     source.write_text("{}")
     code, output = _from_trace(str(source), "--into", str(tmp_path / "made.evalset.json"))
     assert code == 2 and "neither an OTLP/JSON trace nor a result document" in output, output
+    source.write_text("[]")
+    code, output = _from_trace(str(source), "--into", str(tmp_path / "made.evalset.json"))
+    assert code == 2 and "result document (expected a result document" in output, output
 
 
 def test_an_eval_id_that_file_colon_id_cannot_pick_is_refused(tmp_path: Path) -> None:
