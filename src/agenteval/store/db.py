@@ -1,7 +1,8 @@
 """Run history in SQLite, beside the result JSON files: `<root>/.agenteval/history.sqlite`.
 
 The JSON document stays the record of a run; the database indexes it for listing, lookup and
-trends. Tables (schema version in `schema_version`):
+trends. Tables (schema version in `schema_version`; their statements and the migration of an
+older database are `store.history_schema`):
 
 * `runs` — one row per recorded result: id (`eval_set_result_id`), created (the result's
   timestamp, epoch seconds), recorded, eval set id, file and sha256, command, agent, agent and
@@ -48,12 +49,12 @@ from agenteval.errors import DataError
 from agenteval.schema import CaseSummary, EvalSetResult, EvalStatus, RunSpec
 from agenteval.store.case_rows import CaseRows, case_rows
 from agenteval.store.history import load_result
+from agenteval.store.history_schema import SCHEMA_VERSION, migrate
 from agenteval.store.kept import summaries_derived
 from agenteval.store.sqlite import connect, use_wal
 from agenteval.store.verdict_copy import (
     ATTACHED,
     CASE_TABLES,
-    DERIVED_SUMMARY,
     SCHEMAS,
     CaseTotals,
     HeldCopy,
@@ -68,52 +69,12 @@ from agenteval.store.verdict_copy import (
 from agenteval.verdicts.outcome import CaseOutcome, outcomes
 from agenteval.verdicts.paired import RunOutcome, Runs
 
-SCHEMA_VERSION = 3
 ALIASES = ("latest", "previous")
 
 
 class UnknownRun(DataError):
     """A run reference the run history does not know (no database, or no run it names)."""
 
-_SCHEMA = [
-    "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS runs (
-        run_id TEXT PRIMARY KEY, created REAL NOT NULL, recorded REAL NOT NULL,
-        eval_set_id TEXT NOT NULL, eval_set_file TEXT, eval_set_sha256 TEXT, command TEXT,
-        agent TEXT, agent_model TEXT, judge_model TEXT, gating TEXT NOT NULL,
-        num_runs INTEGER NOT NULL, cases_total INTEGER NOT NULL, cases_passed INTEGER NOT NULL,
-        cases_failed INTEGER NOT NULL, cases_not_evaluated INTEGER NOT NULL,
-        duration_seconds REAL, agent_seconds REAL, total_tokens REAL, judge_prompt_tokens INTEGER,
-        config_json TEXT, meta_json TEXT, result_path TEXT NOT NULL, run_group TEXT, spec_json TEXT)""",
-    "CREATE INDEX IF NOT EXISTS runs_created ON runs (created)",
-    "CREATE INDEX IF NOT EXISTS runs_eval_set ON runs (eval_set_id, created)",
-    "CREATE INDEX IF NOT EXISTS runs_group ON runs (run_group)",
-    """CREATE TABLE IF NOT EXISTS cases (
-        run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE, eval_id TEXT NOT NULL,
-        position INTEGER NOT NULL, status INTEGER NOT NULL, runs INTEGER NOT NULL,
-        agent_seconds REAL, total_tokens REAL, error_message TEXT,
-        summaries_derived INTEGER NOT NULL DEFAULT 0,
-        PRIMARY KEY (run_id, eval_id)) WITHOUT ROWID""",
-    "CREATE INDEX IF NOT EXISTS cases_eval_id ON cases (eval_id)",
-    """CREATE TABLE IF NOT EXISTS case_metrics (
-        run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE, eval_id TEXT NOT NULL,
-        run_index INTEGER NOT NULL, metric_name TEXT NOT NULL, score REAL, threshold REAL,
-        status INTEGER NOT NULL, PRIMARY KEY (run_id, eval_id, run_index, metric_name)) WITHOUT ROWID""",
-    """CREATE TABLE IF NOT EXISTS metric_summaries (
-        run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE, eval_id TEXT NOT NULL,
-        metric_name TEXT NOT NULL, threshold REAL, runs INTEGER NOT NULL, scored_runs INTEGER NOT NULL,
-        passed_runs INTEGER NOT NULL, mean REAL, std REAL, ci_low REAL, ci_high REAL,
-        pass_at_k REAL, pass_pow_k REAL, status INTEGER NOT NULL,
-        PRIMARY KEY (run_id, eval_id, metric_name)) WITHOUT ROWID""",
-    f"""CREATE VIEW IF NOT EXISTS case_summaries AS
-        SELECT run_id, eval_id, metric_name, threshold, runs, scored_runs, passed_runs, mean, std, ci_low,
-               ci_high, pass_at_k, pass_pow_k, status FROM metric_summaries
-        UNION ALL
-        SELECT c.run_id, c.eval_id, {DERIVED_SUMMARY} FROM cases c CROSS JOIN case_metrics m
-            ON m.run_id = c.run_id AND m.eval_id = c.eval_id WHERE c.summaries_derived""",
-    # (CROSS JOIN: each case's metric rows by one seek; the planner's order, a case looked up per
-    # metric row, made a 10,000-case run's summaries 30% slower to read.)
-]
 _SUMMARY_FIELDS = ("metric_name", "threshold", "runs", "scored_runs", "passed_runs", "mean", "std",
                    "ci_low", "ci_high", "pass_at_k", "pass_pow_k", "eval_status")
 _KNOWN_META = ("eval_set_file", "eval_set_sha256", "command", "agent", "agent_model", "judge_model",
@@ -121,9 +82,6 @@ _KNOWN_META = ("eval_set_file", "eval_set_sha256", "command", "agent", "agent_mo
 _COLUMNS = ("run_id, created, eval_set_id, agent, agent_model, judge_model, num_runs, cases_total, "
             "cases_passed, cases_failed, duration_seconds, total_tokens, result_path, eval_set_sha256, "
             "gating, run_group")
-# Older databases gain the columns in place (their cases' summaries stay stored).
-_V2_COLUMNS = ("ALTER TABLE runs ADD COLUMN run_group TEXT", "ALTER TABLE runs ADD COLUMN spec_json TEXT")
-_V3_COLUMNS = ("ALTER TABLE cases ADD COLUMN summaries_derived INTEGER NOT NULL DEFAULT 0",)
 
 
 @functools.cache
@@ -210,37 +168,7 @@ class RunStore:
 
     def _prepare(self, conn: sqlite3.Connection) -> None:
         conn.execute("PRAGMA foreign_keys=ON")
-        self._migrate(conn)
-
-    def _migrate(self, conn: sqlite3.Connection) -> None:
-        row = conn.execute("SELECT name FROM sqlite_master WHERE name = 'schema_version'").fetchone()
-        if row is not None:
-            version = conn.execute("SELECT max(version) FROM schema_version").fetchone()[0]
-            if version is not None and version > SCHEMA_VERSION:
-                raise DataError(self.path, "schema_version", f"version {version} was written by a newer "
-                                f"agenteval (this one reads up to {SCHEMA_VERSION})")
-            if version == SCHEMA_VERSION:
-                return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            version = None
-            if conn.execute("SELECT name FROM sqlite_master WHERE name = 'runs'").fetchone():
-                version = conn.execute("SELECT max(version) FROM schema_version").fetchone()[0]
-            if version == 1:
-                for statement in _V2_COLUMNS:
-                    conn.execute(statement)
-            columns = {r[1] for r in conn.execute("PRAGMA table_info(cases)")}
-            if columns and "summaries_derived" not in columns:  # (before the view that reads it)
-                for statement in _V3_COLUMNS:
-                    conn.execute(statement)
-            for statement in _SCHEMA:
-                conn.execute(statement)
-            conn.execute("DELETE FROM schema_version")
-            conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        migrate(conn, self.path)
 
     def _stored_path(self, path: Path) -> str:
         resolved = path.resolve()
@@ -434,12 +362,11 @@ class RunStore:
                                         "LIMIT 1 OFFSET ?", (ALIASES.index(ref),)).fetchall()
                 else:
                     rows = conn.execute(f"SELECT {_COLUMNS} FROM runs WHERE run_id = ?", (ref,)).fetchall()
-                    if not rows and ref:
-                        rows = conn.execute(f"SELECT {_COLUMNS} FROM runs WHERE substr(run_id, 1, ?) = ? "
-                                            "ORDER BY created DESC LIMIT 6", (len(ref), ref)).fetchall()
-                    if not rows and ref:  # the run id `eval` prints: its documents' run_group
-                        rows = conn.execute(f"SELECT {_COLUMNS} FROM runs WHERE substr(run_group, 1, ?) = ? "
-                                            "ORDER BY created DESC LIMIT 6", (len(ref), ref)).fetchall()
+                    # then a prefix of a document's id, then of the run id `eval` prints (run_group)
+                    for column in ("run_id", "run_group") if ref else ():
+                        rows = rows or conn.execute(
+                            f"SELECT {_COLUMNS} FROM runs WHERE substr({column}, 1, ?) = ? "
+                            "ORDER BY created DESC LIMIT 6", (len(ref), ref)).fetchall()
         if not rows:
             what = "no previous run" if ref == "previous" else f"no run {ref!r}"
             raise UnknownRun(self.path, "", f"{what} in the run history")
