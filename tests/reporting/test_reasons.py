@@ -100,16 +100,17 @@ def test_over_repeated_runs_the_reason_gives_the_rule_and_the_failing_run() -> N
                               "run 1: run one went wrong")
 
 
-def test_a_summary_alone_says_where_a_not_evaluated_criterions_reason_is() -> None:
+def test_the_history_gives_a_not_evaluated_criterions_reason(tmp_path: Path) -> None:
     from agenteval.reporting.outcome import summary_problems
     from agenteval.schema import MetricError
-    from agenteval.verdicts import summarise
+    from agenteval.store import RunStore, save_result
 
-    doc = summarise(result([case("n", {"m": None, "t": 0.2}, metric_errors=[
-        MetricError(metric_name="m", message="the criterion produced no score")])]))
-    # The history database's summary holds no runs, so no metric errors: the line says where
-    # the reason is rather than a bare "not evaluated".
-    bare = doc.model_copy(update={"eval_case_results": []})
-    (outcome,) = outcomes(bare)
+    doc = result([case("n", {"m": None, "t": 0.2}, metric_errors=[
+        MetricError(metric_name="m", message="the criterion produced no score")])])
+    # The history database's summary holds no runs, so no metric errors: it keeps the reason.
+    store = RunStore(tmp_path)
+    store.record(doc, save_result(tmp_path, doc))
+    (outcome,) = outcomes(store.summary("latest"))
     assert summary_problems(outcome) == [
-        "m: not evaluated (the reason is on the case's page)", "t: score 0.2 < threshold 0.5"]
+        "m: not evaluated: the criterion produced no score", "t: score 0.2 < threshold 0.5"]
+    assert summary_problems(outcome) == problems(outcomes(doc)[0])

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from agenteval.errors import DataError
-from agenteval.schema import EvalSetRef, EvalSetResult, ModelRoles, Run, RunSpec
+from agenteval.schema import EvalSetRef, EvalSetResult, MetricError, ModelRoles, Run, RunSpec
 from agenteval.store import RunStore, history_db_path, record, save_result
 from agenteval.store.db import SCHEMA_VERSION
 from agenteval.store.verdict_copy import CASE_TABLES
@@ -132,7 +132,7 @@ def test_schema_version_and_wal(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     _record(store, _doc("s_1", 1.0))
     with sqlite3.connect(store.path) as db:
-        assert db.execute("SELECT version FROM schema_version").fetchall() == [(3,)]
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         db.execute("UPDATE schema_version SET version = 99")
     with pytest.raises(DataError, match="version 99 was written by a newer agenteval"):
@@ -226,3 +226,46 @@ def test_derived_summaries_are_read_a_case_at_a_time(tmp_path: Path) -> None:
     derived = plan[plan.index("UNION ALL") + 1:]
     assert derived[:2] == ["SEARCH c USING PRIMARY KEY (run_id=?)",
                            "SEARCH m USING PRIMARY KEY (run_id=? AND eval_id=?)"], plan
+
+
+def _not_evaluated() -> EvalSetResult:
+    """A case of one run whose criterion `m` was not evaluated (its metric error the reason),
+    beside a failed one; a case of two runs whose `m` was not evaluated in either."""
+    one = case("one", {"m": None, "t": 0.2}, metric_errors=[
+        MetricError(metric_name="m", message="the judge is unreachable"),
+        MetricError(metric_name="m", message="turn 0 timed out", invocation_index=0)])
+    many = [case("many", {"m": None}, run_index=i, metric_errors=[
+        MetricError(metric_name="m", message=f"timeout {i}")]) for i in range(2)]
+    return result([one, *many], result_id="s_1")
+
+
+def test_a_not_evaluated_criterions_reason_is_kept_in_the_history(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    _record(store, _not_evaluated())
+    reasons = {(s.eval_id, m.metric_name): m.reason
+               for s in store.summary("latest").summary for m in s.metrics}
+    assert reasons == {("one", "m"): "the judge is unreachable", ("one", "t"): None,
+                       ("many", "m"): "run 0: timeout 0"}
+
+
+def test_a_version_3_database_gains_the_reasons_column(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    _record(store, _doc("old_1", 1.0, (None, 0.2)))  # type: ignore[arg-type]
+    with sqlite3.connect(store.path) as db:  # back to version 3's layout
+        db.executescript("""
+            DROP VIEW case_summaries; ALTER TABLE metric_summaries DROP COLUMN reason;
+            CREATE VIEW case_summaries AS SELECT run_id, eval_id, metric_name, threshold, runs,
+                scored_runs, passed_runs, mean, std, ci_low, ci_high, pass_at_k, pass_pow_k, status
+                FROM metric_summaries UNION ALL SELECT c.run_id, c.eval_id, m.metric_name, m.threshold, 1,
+                m.score IS NOT NULL, m.status = 1, m.score, CASE WHEN m.score IS NULL THEN NULL ELSE 0.0 END,
+                m.score, m.score, CASE WHEN m.status = 4 THEN NULL ELSE (m.status = 1) * 1.0 END,
+                CASE WHEN m.status = 4 THEN NULL ELSE (m.status = 1) * 1.0 END, m.status
+                FROM cases c CROSS JOIN case_metrics m ON m.run_id = c.run_id AND m.eval_id = c.eval_id
+                WHERE c.summaries_derived;
+            UPDATE schema_version SET version = 3;""")
+    store = RunStore(tmp_path)
+    assert [m.reason for s in store.summary("old_1").summary for m in s.metrics] == [None, None]
+    _record(store, _not_evaluated())
+    assert store.summary("s_1").summary[0].metrics[0].reason == "the judge is unreachable"
+    with sqlite3.connect(store.path) as db:
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agenteval.store import RunStore, history_db_path, save_result
+from agenteval.store.history_schema import SCHEMA_VERSION
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "history_v2"
 
@@ -53,6 +54,6 @@ def test_a_version_2_history_reads_as_before_and_a_run_recorded_now_reads_the_sa
     assert _answers(store, "new_1") == expected
     assert _stored_summaries(store, "new_1") == 2  # the case of two runs; the others derived
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT version FROM schema_version").fetchall() == [(3,)]
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
         assert db.execute("SELECT sum(summaries_derived), count(*) FROM cases GROUP BY run_id "
                           "ORDER BY run_id").fetchall() == [(12, 13), (0, 13)]  # new_1, old_1

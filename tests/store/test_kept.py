@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agenteval.runner.header import TotalsCounter
-from agenteval.schema import EvalCaseResult, EvalStatus, RunSpec
+from agenteval.schema import EvalCaseResult, EvalStatus, MetricSummary, RunSpec
 from agenteval.store import journal_reader
 from agenteval.store.case_rows import case_rows, metric_rows, summary_rows
 from agenteval.store.journal import Journal
@@ -65,7 +65,7 @@ def test_a_verdict_holds_the_rows_and_counts_of_its_case(name: str) -> None:
     again.add_kept(kept)
     assert vars(again) == vars(whole)
     # A version-1 record (an agenteval before session 14) holds the rows in it.
-    old = json.dumps([1, expected.error, metrics, whole_summaries, list(expected.judges),
+    old = json.dumps([1, expected.error, metrics, [s[:-1] for s in whole_summaries], list(expected.judges),
                       expected.judge_tokens])
     assert read_record(eval_id, status, runs, seconds, tokens, old) == expected
     assert KeptCase("s", eval_id, "mean", [], [], summary, EvalStatus(status), runs, seconds, tokens,
@@ -79,10 +79,10 @@ def test_rows_read_from_the_fields_at_once_are_those_read_one_by_one(name: str) 
     assert metric_rows(outcome.runs) == [
         (r.run_index, m.metric_name, m.score, m.threshold, int(m.eval_status))
         for r in outcome.runs for m in r.overall_eval_metric_results]
-    assert summary_rows(outcome.summary.metrics) == [
+    assert summary_rows(outcome.summary.metrics, outcome.runs) == [
         (m.metric_name, m.threshold, m.runs, m.scored_runs, m.passed_runs, m.mean, m.std, m.ci_low, m.ci_high,
-         m.pass_at_k, m.pass_pow_k, int(m.eval_status)) for m in outcome.summary.metrics]
-    rows = metric_rows(outcome.runs) + summary_rows(outcome.summary.metrics)
+         m.pass_at_k, m.pass_pow_k, int(m.eval_status), None) for m in outcome.summary.metrics]
+    rows = metric_rows(outcome.runs) + [s[:-1] for s in summary_rows(outcome.summary.metrics, outcome.runs)]
     assert all(type(row[-1]) is int for row in rows)
     assert figures(outcome) == (outcome.duration(), outcome.tokens(), tally(outcome.runs))
     assert figures(outcome) is figures(outcome)  # (made once for the case told last)
@@ -96,15 +96,19 @@ _CHANGED: dict[str, object] = {"metric_name": "other", "threshold": 0.123, "runs
 @pytest.mark.parametrize("name", [n for n in CASES if len(CASES[n]) == 1])
 def test_a_summary_is_derivable_exactly_when_its_rows_are_the_derived_ones(name: str) -> None:
     """`derivable` (two reads of each summary's fields) says what comparing the two lists of
-    rows says: for the summaries as made, and with any one field of any one of them changed,
-    one dropped, or two swapped."""
+    rows says (but never of a criterion not evaluated, whose row keeps its reason): for the
+    summaries as made, and with any one field of any one of them changed, one dropped, or two
+    swapped."""
     outcome = _outcome(CASES[name])
     metrics, summaries = metric_rows(outcome.runs), outcome.summary.metrics
-    assert derivable(metrics, summaries) == (derived_summaries(metrics) == summary_rows(summaries))
 
     def same(changed: list[object]) -> None:
-        given = changed  # (MetricSummary objects)
-        assert derivable(metrics, given) == (derived_summaries(metrics) == summary_rows(given))  # type: ignore[arg-type]
+        given: list[MetricSummary] = changed  # type: ignore[assignment]
+        unevaluated = any(m.eval_status == EvalStatus.NOT_EVALUATED for m in given)
+        assert derivable(metrics, given) == (
+            derived_summaries(metrics) == summary_rows(given, outcome.runs) and not unevaluated)
+
+    same(list(summaries))
 
     for i, summary in enumerate(summaries):
         for field, value in _CHANGED.items():

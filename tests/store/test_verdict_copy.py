@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from agenteval.errors import DataError
-from agenteval.schema import EvalCaseResult, EvalSetResult, RunSpec
+from agenteval.schema import EvalCaseResult, EvalSetResult, MetricError, RunSpec
 from agenteval.store.db import RunStore
 from agenteval.store.journal import Journal
 from agenteval.store.kept import DERIVED, derived_summaries
@@ -130,7 +130,7 @@ def test_an_older_journals_verdicts_are_recorded_from_their_records(tmp_path: Pa
                 "pass_at_k, pass_pow_k, status FROM journal_summaries WHERE told = ? ORDER BY rowid",
                 (told,)).fetchall()
             if record.startswith(f"[{DERIVED},"):  # (a case of one run: its summary rows derived)
-                summaries = derived_summaries(metrics)
+                summaries = [s[:-1] for s in derived_summaries(metrics)]
             old = json.dumps([1, error, metrics, summaries, judges, judge_tokens], separators=(",", ":"))
             conn.execute("UPDATE journal_verdicts SET record = ?, told = NULL WHERE rowid = ?", (old, rowid))
         # The layout of before: no `told`, its index or the rows' tables.
@@ -200,7 +200,7 @@ def test_a_case_of_one_run_keeps_its_metric_rows_only_and_session_14s_verdicts_s
                                    (eval_id,)).fetchone()
             metrics = conn.execute("SELECT run_index, metric_name, score, threshold, status FROM "
                                    "journal_metrics WHERE told = ? ORDER BY rowid", (told,)).fetchall()
-            conn.executemany(f"INSERT INTO journal_summaries VALUES ({', '.join('?' * 14)})",
+            conn.executemany(f"INSERT INTO journal_summaries VALUES ({', '.join('?' * 15)})",
                              [(RUN, told, *s) for s in derived_summaries(metrics)])
             conn.execute("UPDATE journal_verdicts SET record = '[2,' || substr(record, 4) WHERE told = ?",
                          (told,))
@@ -209,4 +209,25 @@ def test_a_case_of_one_run_keeps_its_metric_rows_only_and_session_14s_verdicts_s
     store.record_copied(SHELL, journal.path, RUN, tmp_path / "doc.json")
     # (Read the same: session 14's verdicts keep their summaries stored, where Python derives them.)
     assert _history(store, stored=False) == _from_python(tmp_path / "python", OUTCOMES, stored=False)
+    journal.close()
+
+
+def _error(message: str) -> MetricError:
+    return MetricError(metric_name="m", message=message)
+
+
+def test_a_criterion_not_evaluated_is_copied_with_its_reason(tmp_path: Path) -> None:
+    """Its case's summary rows are beside the verdict (never derived: the metric rows hold no
+    reason), the reason among them, copied as Python records it."""
+    one = case("one", {"m": None, "t": 0.2}, metric_errors=[_error("unreachable")])
+    many = [case("many", {"m": None}, run_index=i, metric_errors=[_error("slow")])
+            for i in range(2)]
+    cases = [_outcome([one]), _outcome(many), *OUTCOMES[:2]]
+    journal = _journaled(tmp_path / "j", cases)
+    store = RunStore(tmp_path / "copied")
+    store.record_copied(SHELL, journal.path, RUN, tmp_path / "doc.json")
+    copied = _history(store)
+    assert copied == _from_python(tmp_path / "python", cases)
+    assert {(r[0], r[1], r[-1]) for r in copied[2] if r[-1] is not None} == {
+        ("one", "m", "unreachable"), ("many", "m", "run 0: slow")}
     journal.close()

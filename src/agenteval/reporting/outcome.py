@@ -20,7 +20,7 @@ from agenteval.schema import (
     JudgeRecord,
     MetricSummary,
 )
-from agenteval.verdicts.outcome import CaseOutcome
+from agenteval.verdicts.outcome import CaseOutcome, unevaluated_reason
 
 
 def ci_text(m: MetricSummary) -> str:
@@ -76,12 +76,9 @@ def criterion_problem(m: MetricSummary, gating: str) -> str:
 
 def summary_problems(case: CaseOutcome) -> list[str]:
     """Why a case did not pass, from its criterion summaries alone (the history database's,
-    which holds no runs and so no metric errors): `criterion_problem` lines, where a criterion
-    not evaluated without a stored reason says that its reason is on the case's page."""
-    return [criterion_problem(m, case.gating)
-            + (" (the reason is on the case's page)"
-               if m.eval_status == EvalStatus.NOT_EVALUATED and m.reason is None else "")
-            for m in case.failing_metrics()]
+    which holds no runs but keeps a criterion's reason for not being evaluated): one
+    `criterion_problem` line each."""
+    return [criterion_problem(m, case.gating) for m in case.failing_metrics()]
 
 
 def is_negative(record: JudgeRecord) -> bool:
@@ -108,17 +105,15 @@ def problems(case: CaseOutcome, max_judge: int = 10) -> list[str]:
     (at most `max_judge`) negative judge verdicts (every one, from the audit records, where a
     criterion's reason names the first that decided)."""
     multi = case.num_runs > 1
-    # One run: a criterion that was not evaluated and stores no reason takes its (whole-run)
-    # metric error as the reason, one line "X: not evaluated: <error>" rather than two.
-    folded: dict[str, str] = {}
-    if not multi:
-        for err in (e for run in case.runs for e in run.metric_errors if e.invocation_index is None):
-            folded.setdefault(err.metric_name, err.message)
     lines, said = [], set()
     for m in case.failing_metrics():
-        if m.eval_status == EvalStatus.NOT_EVALUATED and m.reason is None and m.metric_name in folded:
+        # One run: a criterion that was not evaluated and stores no reason takes its (whole-run)
+        # metric error as the reason (`unevaluated_reason`, as the history keeps it), one line
+        # "X: not evaluated: <error>" rather than two.
+        if not multi and m.eval_status == EvalStatus.NOT_EVALUATED and m.reason is None \
+                and (why := unevaluated_reason(m, case.runs)) is not None:
             said.add(m.metric_name)
-            lines.append(f"{m.metric_name}: not evaluated: {folded[m.metric_name]}")
+            lines.append(f"{m.metric_name}: not evaluated: {why}")
         else:
             lines.append(criterion_problem(m, case.gating))
     for run in case.runs:

@@ -16,7 +16,7 @@ from operator import itemgetter
 from typing import Any
 
 from agenteval.schema import EvalCaseResult, EvalStatus, MetricSummary
-from agenteval.verdicts.outcome import CaseOutcome
+from agenteval.verdicts.outcome import CaseOutcome, unevaluated_reason
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ def case_rows(c: CaseOutcome) -> CaseRows:
         eval_id=c.eval_id, status=c.status, num_runs=c.num_runs, seconds=c.duration(),
         tokens=c.tokens(), error=first_error(c.runs),
         metrics=[(r.eval_id, *m) for r in c.runs for m in metric_rows((r,))],
-        summaries=[(c.eval_id, *m) for m in summary_rows(c.summary.metrics)],
+        summaries=[(c.eval_id, *m) for m in summary_rows(c.summary.metrics, c.runs)],
         judges=judges, judge_tokens=judge_tokens)
 
 
@@ -64,10 +64,16 @@ def metric_rows(runs: Iterable[EvalCaseResult]) -> list[tuple[Any, ...]]:
                                                    for m in r.overall_eval_metric_results)]
 
 
-def summary_rows(metrics: Iterable[MetricSummary]) -> list[tuple[Any, ...]]:
-    """The summary rows of a case's criterion summaries as the history keeps them, without run
-    and eval ids (`_SUMMARY`'s fields, the status an `int`)."""
-    return [(*values, int(status)) for *values, status in (_SUMMARY(m.__dict__) for m in metrics)]
+def summary_rows(metrics: Iterable[MetricSummary], runs: Sequence[EvalCaseResult]) -> list[tuple[Any, ...]]:
+    """The summary rows of a case's criterion summaries (of a case of `runs`) as the history
+    keeps them, without run and eval ids: `_SUMMARY`'s fields, the status an `int`, and the
+    reason of a criterion not evaluated (`unevaluated_reason`; None for any other status: the
+    history's readers describe the others from their scores)."""
+    return [(*values, int(status), unevaluated_reason(m, runs) if status == _NOT_EVALUATED else None)
+            for m in metrics for *values, status in (_SUMMARY(m.__dict__),)]
+
+
+_NOT_EVALUATED = EvalStatus.NOT_EVALUATED
 
 
 def first_error(runs: Sequence[EvalCaseResult]) -> str | None:

@@ -16,8 +16,10 @@ older database are `store.history_schema`):
 * `case_metrics` — per run, eval id, run index and criterion: score, threshold, status (ADK's
   integers). Trends come from joining it with `runs`.
 * `metric_summaries` — per run, eval id and criterion: the summary over repeated runs (mean,
-  std, 95% CI, passed runs, pass@k, pass^k, status), stored for the cases whose summaries are
-  not derived.
+  std, 95% CI, passed runs, pass@k, pass^k, status) and (since version 4) the reason of a
+  criterion not evaluated (NULL for any other status: readers describe the others from their
+  scores), stored for the cases whose summaries are not derived (a case with a criterion not
+  evaluated never is).
 * `case_summaries` (a view, since version 3) — every case's criterion summaries, as readers
   read them: the stored rows, and for a case of `summaries_derived` its metric rows' summaries
   as `store.kept.derived_summaries` makes them (a case of one run whose summary is its score as
@@ -76,7 +78,7 @@ class UnknownRun(DataError):
     """A run reference the run history does not know (no database, or no run it names)."""
 
 _SUMMARY_FIELDS = ("metric_name", "threshold", "runs", "scored_runs", "passed_runs", "mean", "std",
-                   "ci_low", "ci_high", "pass_at_k", "pass_pow_k", "eval_status")
+                   "ci_low", "ci_high", "pass_at_k", "pass_pow_k", "eval_status", "reason")
 _KNOWN_META = ("eval_set_file", "eval_set_sha256", "command", "agent", "agent_model", "judge_model",
                "duration_seconds", "config")
 _COLUMNS = ("run_id, created, eval_set_id, agent, agent_model, judge_model, num_runs, cases_total, "
@@ -149,7 +151,7 @@ _BATCH = 512  # cases whose rows `record_outcomes` inserts in one statement per 
 
 def _insert_cases(conn: sqlite3.Connection, rows: tuple[list[tuple[Any, ...]], ...]) -> None:
     """Inserts gathered case, metric and summary rows (emptying the lists)."""
-    for table, marks, gathered in zip(CASE_TABLES, (9, 7, 14), rows,
+    for table, marks, gathered in zip(CASE_TABLES, (9, 7, 15), rows,
                                       strict=True):
         conn.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * marks)})", gathered)
         gathered.clear()
@@ -389,7 +391,7 @@ class RunStore:
             cases = conn.execute("SELECT eval_id, runs, status FROM cases WHERE run_id = ? "
                                  "ORDER BY position", (row.run_id,)).fetchall()
             # (In the order the stored table's key gave them before the view: by case, criterion.)
-            metrics = conn.execute(f"SELECT eval_id, {', '.join(_SUMMARY_FIELDS[:-1])}, status "
+            metrics = conn.execute(f"SELECT eval_id, {', '.join(_SUMMARY_FIELDS[:-2])}, status, reason "
                                    "FROM case_summaries WHERE run_id = ? ORDER BY eval_id, metric_name",
                                    (row.run_id,)).fetchall()
         by_case: dict[str, list[dict[str, Any]]] = {}

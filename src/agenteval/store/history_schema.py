@@ -9,7 +9,7 @@ from pathlib import Path
 from agenteval.errors import DataError
 from agenteval.store.verdict_copy import DERIVED_SUMMARY
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 SCHEMA = [
     "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
@@ -39,11 +39,11 @@ SCHEMA = [
         run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE, eval_id TEXT NOT NULL,
         metric_name TEXT NOT NULL, threshold REAL, runs INTEGER NOT NULL, scored_runs INTEGER NOT NULL,
         passed_runs INTEGER NOT NULL, mean REAL, std REAL, ci_low REAL, ci_high REAL,
-        pass_at_k REAL, pass_pow_k REAL, status INTEGER NOT NULL,
+        pass_at_k REAL, pass_pow_k REAL, status INTEGER NOT NULL, reason TEXT,
         PRIMARY KEY (run_id, eval_id, metric_name)) WITHOUT ROWID""",
     f"""CREATE VIEW IF NOT EXISTS case_summaries AS
         SELECT run_id, eval_id, metric_name, threshold, runs, scored_runs, passed_runs, mean, std, ci_low,
-               ci_high, pass_at_k, pass_pow_k, status FROM metric_summaries
+               ci_high, pass_at_k, pass_pow_k, status, reason FROM metric_summaries
         UNION ALL
         SELECT c.run_id, c.eval_id, {DERIVED_SUMMARY} FROM cases c CROSS JOIN case_metrics m
             ON m.run_id = c.run_id AND m.eval_id = c.eval_id WHERE c.summaries_derived""",
@@ -54,6 +54,8 @@ SCHEMA = [
 # Older databases gain the columns in place (their cases' summaries stay stored).
 V2_COLUMNS = ("ALTER TABLE runs ADD COLUMN run_group TEXT", "ALTER TABLE runs ADD COLUMN spec_json TEXT")
 V3_COLUMNS = ("ALTER TABLE cases ADD COLUMN summaries_derived INTEGER NOT NULL DEFAULT 0",)
+# (The view is made again to read the new column.)
+V4_COLUMNS = ("ALTER TABLE metric_summaries ADD COLUMN reason TEXT", "DROP VIEW IF EXISTS case_summaries")
 
 
 def migrate(conn: sqlite3.Connection, path: Path) -> None:
@@ -78,6 +80,10 @@ def migrate(conn: sqlite3.Connection, path: Path) -> None:
         columns = {r[1] for r in conn.execute("PRAGMA table_info(cases)")}
         if columns and "summaries_derived" not in columns:  # (before the view that reads it)
             for statement in V3_COLUMNS:
+                conn.execute(statement)
+        summary_columns = {r[1] for r in conn.execute("PRAGMA table_info(metric_summaries)")}
+        if summary_columns and "reason" not in summary_columns:
+            for statement in V4_COLUMNS:
                 conn.execute(statement)
         for statement in SCHEMA:
             conn.execute(statement)

@@ -38,16 +38,19 @@ SCHEMA = [
     """CREATE TABLE IF NOT EXISTS journal_summaries (
         run_id TEXT NOT NULL, told INTEGER NOT NULL, metric_name TEXT NOT NULL, threshold REAL,
         runs INTEGER NOT NULL, scored_runs INTEGER NOT NULL, passed_runs INTEGER NOT NULL, mean REAL,
-        std REAL, ci_low REAL, ci_high REAL, pass_at_k REAL, pass_pow_k REAL, status INTEGER NOT NULL)""",
+        std REAL, ci_low REAL, ci_high REAL, pass_at_k REAL, pass_pow_k REAL, status INTEGER NOT NULL,
+        reason TEXT)""",
 ]
 # A verdict by its `told` number, as the history's copy joins its rows to it (made after the
 # columns are added: a journal made before has no `told` until then).
 TOLD_INDEX = "CREATE INDEX IF NOT EXISTS journal_verdicts_told ON journal_verdicts (run_id, told)"
-# Columns added since journals were first made (before digests; before rows files), each added
+# Columns added since journals were first made (before digests; before rows files; before a
+# criterion not evaluated kept its reason in its summary row), each added
 # to a journal that lacks it when this agenteval opens it.
 ADDED = (("journal_cases", "digest", "TEXT"), ("journal_cases", "row_at", "INTEGER"),
           ("journal_cases", "row_size", "INTEGER"), ("journal_verdicts", "summary_at", "INTEGER"),
-          ("journal_verdicts", "summary_size", "INTEGER"), ("journal_verdicts", "told", "INTEGER"))
+          ("journal_verdicts", "summary_size", "INTEGER"), ("journal_verdicts", "told", "INTEGER"),
+         ("journal_summaries", "reason", "TEXT"))
 VERDICTS_LAYOUT = " escalated "  # in the table's SQL: verdicts of another layout are dropped
 TABLES = {"journal_runs", "journal_cases", "journal_cases_done", "journal_verdicts", "journal_verdicts_told",
            "journal_metrics", "journal_summaries"}

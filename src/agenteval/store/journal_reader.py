@@ -39,7 +39,7 @@ _BESIDE_V = tuple(f"[{v}," for v in BESIDE)  # those whose rows are found by the
 _STATUS = {int(s): s for s in EvalStatus}
 _BESIDE = (("journal_metrics", "run_index, metric_name, score, threshold, status"),
            ("journal_summaries", "metric_name, threshold, runs, scored_runs, passed_runs, mean, std, "
-            "ci_low, ci_high, pass_at_k, pass_pow_k, status"))
+            "ci_low, ci_high, pass_at_k, pass_pow_k, status, reason"))
 
 
 class _Ahead:

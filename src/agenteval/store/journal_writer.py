@@ -110,7 +110,7 @@ INSERT_VERDICT = ("INSERT INTO journal_verdicts (run_id, eval_set_id, eval_id, "
 _STALE = "DELETE FROM journal_verdicts WHERE run_id = ? AND eval_set_id = ? AND eval_id = ?"
 INSERT_METRIC = f"INSERT INTO journal_metrics VALUES (?1, ?, ?, ?, {_N}, {_N}, ?)"
 INSERT_SUMMARY = (f"INSERT INTO journal_summaries VALUES (?1, ?, ?, {_N}, ?, ?, ?, "
-                  f"{_N}, {_N}, {_N}, {_N}, {_N}, {_N}, ?)")
+                  f"{_N}, {_N}, {_N}, {_N}, {_N}, {_N}, ?, {_N})")
 
 
 _CASE = operator.itemgetter(1, 2)
@@ -302,7 +302,7 @@ class Writer:
                  for v, at, n in zip(verdicts, summaries, numbers, strict=True)], self._stale,
                 [(n, i, name, "" if score is None else score, "" if bar is None else bar, status)
                  for v, n in zip(verdicts, numbers, strict=True) for i, name, score, bar, status in v[14]],
-                [(n, s[0], _nullable(s[1]), *s[2:5], *map(_nullable, s[5:11]), s[11])
+                [(n, s[0], _nullable(s[1]), *s[2:5], *map(_nullable, s[5:11]), s[11], _nullable(s[12]))
                  for v, n in zip(verdicts, numbers, strict=True) for s in v[15]])
         return told + len(verdicts)
 

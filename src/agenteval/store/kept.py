@@ -98,7 +98,7 @@ def verdict_row(run_id: str, outcome: CaseOutcome, position: int) -> VerdictRow:
     # (What `_encode` gives, without an encoder's call, for the usual record: no error, no judge.)
     record = f"[{version},null,[],{judge_tokens}]" if error is None and not judges \
         else _encode([version, error, judges, judge_tokens])
-    summaries = [] if derived else summary_rows(summary.metrics)
+    summaries = [] if derived else summary_rows(summary.metrics, runs)
     return (run_id, outcome.eval_set_id, summary.eval_id, position, summary.runs,
             int(summary.final_eval_status), seconds, tokens, t.agent_errors, t.metric_errors, t.uncertain,
             t.escalated, placed_summary(summary), record, metrics, summaries)
@@ -134,7 +134,7 @@ def derived_summaries(metrics: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     return [(name, threshold, 1, int(score is not None), int(status == _PASSED), score,
              None if score is None else 0.0, score, score,
              None if status == _INFORMATIONAL else float(status == _PASSED),
-             None if status == _INFORMATIONAL else float(status == _PASSED), status)
+             None if status == _INFORMATIONAL else float(status == _PASSED), status, None)
             for _, name, score, threshold, status in metrics]
 
 
@@ -154,15 +154,17 @@ def summaries_derived(c: CaseRows) -> bool:
 # whether the run was scored and its status (`_CONSTANTS`, in `_REST`'s order).
 _COPIED = itemgetter("metric_name", "threshold", "mean", "ci_low", "ci_high", "eval_status")
 _REST = itemgetter("runs", "scored_runs", "passed_runs", "std", "pass_at_k", "pass_pow_k")
+# (A criterion not evaluated has none: its summary row keeps its reason, which no metric row has.)
 _CONSTANTS = {(scored, int(status)): (1, int(scored), int(status == _PASSED), 0.0 if scored else None,
                                       *(None if status == _INFORMATIONAL else float(status == _PASSED),) * 2)
-              for scored in (False, True) for status in EvalStatus}
+              for scored in (False, True) for status in EvalStatus if status != EvalStatus.NOT_EVALUATED}
 _MEMBERS = {int(status): status for status in EvalStatus}
 
 
 def derivable(metrics: list[tuple[Any, ...]], summaries: Sequence[MetricSummary]) -> bool:
     """Whether `summary_rows(summaries) == derived_summaries(metrics)` (the same comparisons,
-    field by field), without making either list: two reads of each summary's fields in C and
+    field by field; a criterion not evaluated never, as its row keeps its reason), without
+    making either list: two reads of each summary's fields in C and
     a tuple of the metric row's values (a case of one run is told thousands of times a run)."""
     if len(metrics) != len(summaries):
         return False
@@ -188,7 +190,7 @@ def read_record(eval_id: str, status: int, runs: int, seconds: float | None, tok
         return None
     _, error, metrics, summaries, judges, judge_tokens = items
     return CaseRows(eval_id, EvalStatus(status), runs, seconds, tokens, error,
-                    [(eval_id, *m) for m in metrics], [(eval_id, *m) for m in summaries], tuple(judges),
+                    [(eval_id, *m) for m in metrics], [(eval_id, *m, None) for m in summaries], tuple(judges),
                     judge_tokens)
 
 

@@ -34,10 +34,10 @@ _PASSED, _INFORMATIONAL = int(EvalStatus.PASSED), int(EvalStatus.INFORMATIONAL)
 _CHANCE = f"CASE WHEN m.status = {_INFORMATIONAL} THEN NULL ELSE (m.status = {_PASSED}) * 1.0 END"
 DERIVED_SUMMARY = (f"m.metric_name, m.threshold, 1, m.score IS NOT NULL, m.status = {_PASSED}, m.score, "
                    "CASE WHEN m.score IS NULL THEN NULL ELSE 0.0 END, m.score, m.score, "
-                   f"{_CHANCE}, {_CHANCE}, m.status")
+                   f"{_CHANCE}, {_CHANCE}, m.status, NULL")
 """The summary row's columns after the run and eval ids (`metric_name` to `status`) that a
 metric row `m` of a case of one run gives, as `store.kept.derived_summaries` makes them (values
-copied and constants: the same values and types as a stored row's): what the history's
+copied and constants, no reason: the same values and types as a stored row's): what the history's
 `case_summaries` view derives for a case whose summaries are not stored."""
 
 
@@ -197,7 +197,7 @@ def _selects(j: str, told: str | None, after: tuple[int, int] = (0, 0)) -> tuple
             f"ON v.run_id = m.run_id AND v.told = m.told "
             f"WHERE m.run_id = ? AND +v.eval_set_id = ?{upto('+m.told')}{since('m', after[0])}",
             f"v.eval_id, s.metric_name, s.threshold, s.runs, s.scored_runs, s.passed_runs, s.mean, s.std, "
-            f"s.ci_low, s.ci_high, s.pass_at_k, s.pass_pow_k, s.status "
+            f"s.ci_low, s.ci_high, s.pass_at_k, s.pass_pow_k, s.status, s.reason "
             f"FROM {j}.journal_summaries s CROSS JOIN {j}.journal_verdicts v "
             f"ON v.run_id = s.run_id AND v.told = s.told "
             f"WHERE s.run_id = ? AND +v.eval_set_id = ?{upto('+s.told')}{since('s', after[1])}")

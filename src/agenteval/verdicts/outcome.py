@@ -62,6 +62,19 @@ class CaseOutcome:
         return runs_tokens(self.runs)
 
 
+def unevaluated_reason(m: MetricSummary, runs: Sequence[EvalCaseResult]) -> str | None:
+    """Why criterion `m` (of a case of `runs`) was not evaluated: its stored reason, else the
+    first metric error of the whole run its runs recorded for it (`run N: ` before it when the
+    case ran several times); None when there is neither."""
+    if m.reason is not None:
+        return m.reason
+    for run in runs:
+        for e in run.metric_errors:
+            if e.metric_name == m.metric_name and e.invocation_index is None:
+                return e.message if len(runs) == 1 else f"run {run.run_index}: {e.message}"
+    return None
+
+
 def runs_duration(runs: Sequence[EvalCaseResult]) -> float | None:
     """`CaseOutcome.duration` of these runs (without an outcome: a `score` worker's case)."""
     values = [d for run in runs for per in run.eval_metric_result_per_invocation
@@ -125,4 +138,4 @@ def set_counts(result: EvalSetResult, cases: Sequence[CaseOutcome] | None = None
 
 
 __all__ = ["FAILING", "CaseOutcome", "SetCounts", "invocation_tokens", "outcomes", "runs_duration",
-           "runs_tokens", "set_counts"]
+           "runs_tokens", "set_counts", "unevaluated_reason"]
