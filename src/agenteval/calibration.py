@@ -214,6 +214,24 @@ REVIEWABLE = {_METRICS[kind]: kind for kind in _REVIEW_LABELS}
 _RUBRIC_KINDS = {"rubric_final_response", "rubric_tool_use", "rubric_multi_turn_trajectory"}
 
 
+def reviewable(run: EvalCaseResult) -> list[str]:
+    """The criteria of a case run whose verdicts a review may label: the judged ones
+    (`REVIEWABLE`) that the run evaluated (one not evaluated, e.g. for want of a judge model,
+    has no verdict to agree or disagree with), in the run's order."""
+    return [m.metric_name for m in run.overall_eval_metric_results
+            if m.metric_name in REVIEWABLE and m.eval_status != EvalStatus.NOT_EVALUATED]
+
+
+def unreviewable(criterion: str, run: EvalCaseResult) -> str | None:
+    """Why a review of `criterion` (one of the run's) cannot be a label, or None when it can
+    (`reviewable`)."""
+    if criterion not in REVIEWABLE:
+        return f"{criterion} is not a judged criterion: no judge decides it, so no review of it is a label"
+    if criterion not in reviewable(run):
+        return f"{criterion} was not evaluated in this case run: there is no judge's verdict to review"
+    return None
+
+
 @dataclass(frozen=True)
 class SkippedReview:
     """A review that gave no label, and why (said by `agenteval judge calibrate`)."""
@@ -419,5 +437,17 @@ def labelled_from_reviews(root: str | Path) -> list[LabelledCase]:
     return labels_from_reviews(root).cases
 
 
-__all__ = ["REVIEWABLE", "Calibration", "Outcome", "ReviewLabels", "SkippedReview", "calibrate",
-           "certificate", "family_agreement", "labelled_from_reviews", "labels_from_reviews"]
+__all__ = [
+    "REVIEWABLE",
+    "Calibration",
+    "Outcome",
+    "ReviewLabels",
+    "SkippedReview",
+    "calibrate",
+    "certificate",
+    "family_agreement",
+    "labelled_from_reviews",
+    "labels_from_reviews",
+    "reviewable",
+    "unreviewable",
+]

@@ -13,6 +13,7 @@ from tests.web.api_support import Live
 pytest.importorskip("fastapi")
 
 T = "tool_trajectory_avg_score"
+J = "final_response_match_v2"  # a judged criterion: only they are reviewed
 WANT = [call("lookup", q="paris")]
 
 
@@ -83,33 +84,53 @@ def test_the_matrix_shows_each_repeat_of_a_repeated_run(live: Live) -> None:
 
 def test_reviews_are_stored_with_the_run_replaced_listed_and_deleted(live: Live) -> None:
     _record(live)
-    r = live.put("/api/runs/r2/reviews", json={"eval_id": "a", "target": T, "agreement": "disagree",
+    record_run(live.agents_dir / "echo", [result([case("a", {J: 0.0}), case("b", {J: 1.0})], "r6")])
+    r = live.put("/api/runs/r6/reviews", json={"eval_id": "a", "target": J, "agreement": "disagree",
                                                "comment": "the judge was wrong"})
     assert r.status_code == 200, r.text
-    assert r.json()["run_id"] == "r2" and r.json()["agreement"] == "disagree"
-    live.put("/api/runs/r2/reviews", json={"eval_id": "a", "target": T, "agreement": "agree"})
-    live.put("/api/runs/r2/reviews", json={"eval_id": "b", "agreement": "agree", "comment": "ok"})
-    reviews = live.get("/api/runs/r2/reviews").json()
+    assert r.json()["run_id"] == "r6" and r.json()["agreement"] == "disagree"
+    live.put("/api/runs/r6/reviews", json={"eval_id": "a", "target": J, "agreement": "agree"})
+    live.put("/api/runs/r6/reviews", json={"eval_id": "b", "agreement": "agree", "comment": "ok"})
+    reviews = live.get("/api/runs/r6/reviews").json()
     got = [(x["eval_id"], x["target"], x["agreement"]) for x in reviews]
-    assert got == [("a", T, "agree"), ("b", "", "agree")]
-    assert len(live.get("/api/runs/r2/reviews", params={"eval_id": "b"}).json()) == 1
+    assert got == [("a", J, "agree"), ("b", "", "agree")]
+    assert len(live.get("/api/runs/r6/reviews", params={"eval_id": "b"}).json()) == 1
     assert live.get("/api/runs/r1/reviews").json() == []
     bad = [({"eval_id": "zz", "agreement": "agree"}, 404),
            ({"eval_id": "a", "target": "nope", "agreement": "agree"}, 404),
            ({"eval_id": "a", "agreement": "maybe"}, 400),
            ({"eval_id": "a", "agreement": "agree", "x": 1}, 400),
            ({"eval_id": "a", "run_index": 3, "agreement": "agree"}, 404),
-           ({"eval_id": "a", "target": f"{T}@1", "agreement": "agree"}, 404),  # one turn only
-           ({"eval_id": "a", "target": f"{T}@0/r9", "agreement": "agree"}, 404),  # no such rubric
-           ({"eval_id": "a", "target": f"{T}@x", "agreement": "agree"}, 400)]
-    turn = live.put("/api/runs/r2/reviews", json={"eval_id": "a", "target": f"{T}@0", "agreement": "agree"})
-    assert turn.status_code == 200 and turn.json()["target"] == f"{T}@0"
-    assert live.delete("/api/runs/r2/reviews", params={"eval_id": "a", "target": f"{T}@0"}).status_code == 200
+           ({"eval_id": "a", "target": f"{J}@1", "agreement": "agree"}, 404),  # one turn only
+           ({"eval_id": "a", "target": f"{J}@0/r9", "agreement": "agree"}, 404),  # no such rubric
+           ({"eval_id": "a", "target": f"{J}@x", "agreement": "agree"}, 400)]
+    turn = live.put("/api/runs/r6/reviews", json={"eval_id": "a", "target": f"{J}@0", "agreement": "agree"})
+    assert turn.status_code == 200 and turn.json()["target"] == f"{J}@0"
+    assert live.delete("/api/runs/r6/reviews", params={"eval_id": "a", "target": f"{J}@0"}).status_code == 200
     for body, code in bad:
-        assert live.put("/api/runs/r2/reviews", json=body).status_code == code, body
-    assert live.delete("/api/runs/r2/reviews", params={"eval_id": "b"}).status_code == 200
-    assert live.delete("/api/runs/r2/reviews", params={"eval_id": "b"}).status_code == 404
-    assert len(live.get("/api/runs/r2/reviews").json()) == 1
+        assert live.put("/api/runs/r6/reviews", json=body).status_code == code, body
+    assert live.delete("/api/runs/r6/reviews", params={"eval_id": "b"}).status_code == 200
+    assert live.delete("/api/runs/r6/reviews", params={"eval_id": "b"}).status_code == 404
+    assert len(live.get("/api/runs/r6/reviews").json()) == 1
+
+
+def test_only_a_judged_criterion_that_was_judged_is_reviewed(live: Live) -> None:
+    """A criterion no judge decides is refused (400, naming it), as is a judged one that was
+    not evaluated (no judge model: nothing was judged); the case page offers neither."""
+    record_run(live.agents_dir / "echo", [result([
+        case("a", {T: 1.0, J: 1.0}, response="Paris", calls=WANT, expected_calls=WANT),
+        case("n", {T: 1.0, J: None}, response="Paris", calls=WANT, expected_calls=WANT)], "r5")])
+    assert live.put("/api/runs/r5/reviews", json={"eval_id": "a", "target": J, "agreement": "agree"}
+                    ).status_code == 200
+    for eval_id, target, said in (("a", T, "no judge decides"), ("a", f"{T}@0", "no judge decides"),
+                                  ("n", J, "not evaluated")):
+        body = {"eval_id": eval_id, "target": target, "agreement": "agree"}
+        r = live.put("/api/runs/r5/reviews", json=body)
+        assert r.status_code == 400, r.text
+        assert said in r.json()["detail"] and target.split("@")[0] in r.json()["detail"], r.text
+    assert live.put("/api/runs/r5/reviews", json={"eval_id": "n", "agreement": "agree"}).status_code == 200
+    assert live.get("/api/runs/r5/cases/a").json()["reviewable"] == [J]
+    assert live.get("/api/runs/r5/cases/n").json()["reviewable"] == []
 
 
 def test_the_tools_an_agent_declares(live: Live) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import agenteval.reporting.certificates as certificates
-from agenteval.calibration import REVIEWABLE
+from agenteval.calibration import reviewable
 from agenteval.reporting.agent_tree import case_agents, multi_agent, node_facts, verdict_text
 from agenteval.reporting.compare import Comparison
 from agenteval.reporting.html import tool_call_diff
@@ -291,7 +291,7 @@ def case_view(result: EvalSetResult, case: CaseOutcome, run: EvalCaseResult, app
         status=status_word(run.final_eval_status), verdict=status_word(case.status),
         summary=[summary_metric(m, case.gating, case.runs) for m in case.summary.metrics],
         problems=problems(case), invocations=invocations, result=run, agents=agents_view(run),
-        reviewable=[m.metric_name for m in run.overall_eval_metric_results if m.metric_name in REVIEWABLE])
+        reviewable=reviewable(run))
 
 
 # --- comparisons and trends ------------------------------------------------------------------

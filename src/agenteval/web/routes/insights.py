@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, HTTPException, Query
 
 from agenteval.agents.declared import declared_tools
+from agenteval.calibration import unreviewable
 from agenteval.reporting.case_query import CaseFacts, CaseQuery, SortKey, facets, query_cases, run_facts
 from agenteval.reporting.failure_groups import failure_groups
 from agenteval.reporting.matrix import MatrixCell, matrix_columns, run_matrix
@@ -145,7 +146,8 @@ def put_review(run_id: str, body: ReviewBody, web: WebDep) -> ReviewView:
     judged criteria (`target` the criterion; `criterion@<turn index>` its verdict on one turn;
     `criterion@<turn index>/<rubric id>` one rubric's, see `store.reviews.ReviewTarget`);
     replaces the review of the same verdict. 404 when the run has no such case run, criterion,
-    turn or judged rubric; 400 for a malformed target."""
+    turn or judged rubric; 400 for a malformed target, or a criterion whose review is no label
+    (`calibration.unreviewable`: no judge decides it, or it was not evaluated)."""
     stored = web.run(run_id)
     case = next((c for c in outcomes(web.stores.document(stored)) if c.eval_id == body.eval_id), None)
     if case is None or not any(r.run_index == body.run_index for r in case.runs):
@@ -154,6 +156,8 @@ def put_review(run_id: str, body: ReviewBody, web: WebDep) -> ReviewView:
     if target.criterion and target.criterion not in {m.metric_name for m in case.summary.metrics}:
         not_found(f"case {body.eval_id!r} has no criterion {target.criterion!r}")
     run = next(r for r in case.runs if r.run_index == body.run_index)
+    if target.criterion and (why := unreviewable(target.criterion, run)) is not None:
+        raise HTTPException(400, why)
     if target.invocation is not None and target.invocation >= len(run.eval_metric_result_per_invocation):
         not_found(f"case {body.eval_id!r} run {body.run_index} has no turn {target.invocation + 1}")
     if target.item is not None and not any(
