@@ -1,4 +1,7 @@
+import http.server
 import json
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -137,3 +140,34 @@ def test_bad_model_parallelism_exits_2_before_anything_runs(project: tuple[Path,
     r = CliRunner().invoke(cli, ["eval", str(agent), str(path), "--model_parallelism", value])
     assert r.exit_code == 2, r.output
     assert not (agent / ".agenteval").exists()
+
+
+@pytest.fixture
+def refusing_collector() -> Iterator[str]:
+    """An OTLP/HTTP endpoint that refuses every batch at once (404: the exporter does not retry)."""
+    class Refuse(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.send_error(404)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize(("selected", "code"), [(":good", 0), ("", 1)])
+def test_a_failed_export_of_traces_leaves_the_runs_exit_code(
+        project: tuple[Path, Path], refusing_collector: str, selected: str, code: int) -> None:
+    """The results are kept and the exit code is the run's outcome; the export's failure is a
+    warning line naming the endpoint."""
+    agent, path = project
+    args = ["eval", str(agent), f"{path}{selected}", "--otlp_endpoint", refusing_collector]
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == code, r.output
+    assert f"warning: traces not exported: {refusing_collector}/v1/traces" in r.stderr, r.stderr
+    assert list((agent / ".agenteval" / "eval_history").glob("*.evalset_result.json"))

@@ -100,7 +100,7 @@ def test_eval_exports_the_recorded_spans_to_an_otlp_receiver(receiver: Receiver,
     assert tool.end_time_unix_nano >= tool.start_time_unix_nano > 0
 
 
-def test_the_standard_variable_is_honoured_and_a_dead_collector_is_an_error(
+def test_the_standard_variable_is_honoured_and_a_dead_collector_is_a_warning(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from agenteval.tracing import otel
 
@@ -111,8 +111,9 @@ def test_the_standard_variable_is_honoured_and_a_dead_collector_is_an_error(
     out = tmp_path / "r.json"
     env = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}  # discard port: nobody listens
     r = CliRunner().invoke(cli, ["eval", str(agent), "myset", "--no_history", "-o", str(out)], env=env)
-    assert r.exit_code == 2, r.output
-    assert "http://127.0.0.1:9/v1/traces: the OTLP collector did not take the 5 spans" in r.output
+    assert r.exit_code == 0, r.output  # the run's outcome (its case passed), not 2
+    assert "warning: traces not exported: http://127.0.0.1:9/v1/traces: the OTLP collector did not " \
+        "take the 5 spans" in r.stderr
     assert out.is_file()  # the run's results are kept
 
 

@@ -235,12 +235,26 @@ def finish(console: Console, run: Run | StreamedRun, detailed: bool, outputs: Ou
     if outputs.otlp_endpoint:
         endpoint = outputs.otlp_endpoint
         if isinstance(run, Run):
-            steps.append(lambda: f"Exported {export_traces(run.results, endpoint, run_id=run.run_id)} "
-                                 f"spans to {traces_url(endpoint)}")
+            results, run_id = run.results, run.run_id
+            steps.append(functools.partial(_export, lambda: export_traces(results, endpoint, run_id=run_id),
+                                           endpoint))
         elif streams is not None and streams.traces is not None:
-            traces = streams.traces
-            steps.append(lambda: f"Exported {traces.close()} spans to {traces_url(endpoint)}")
+            steps.append(functools.partial(_export, streams.traces.close, endpoint))
     return complete(console, steps, code)
+
+
+class Warned(AgentEvalError):
+    """A step's failure that leaves the run's exit code as it is (`complete`)."""
+
+
+def _export(send: Callable[[], int], endpoint: str) -> str:
+    """The traces' export step: `send` them. A collector that refuses them or is not there is
+    a warning (`Warned`): the run's results are kept and its outcome stands; the traces are
+    not part of it."""
+    try:
+        return f"Exported {send()} spans to {traces_url(endpoint)}"
+    except AgentEvalError as e:
+        raise Warned(f"traces not exported: {e}") from e
 
 
 Step = Callable[[], str]
@@ -250,14 +264,20 @@ Step = Callable[[], str]
 def complete(console: Console, steps: Sequence[Step], code: int) -> int:
     """The one finishing tail of every run command: each step in turn, its line printed; a step
     that fails (a full disk, say) is reported and the others still run, since one failed write
-    must never lose the others. Returns `code`, or 2 when a step failed."""
+    must never lose the others. Returns `code`, or 2 when a step failed (but for a `Warned`
+    failure: a warning line)."""
     console.file.flush()  # a target may be /dev/stdout: the report comes first
     failed: list[str] = []
+    warned: list[str] = []
     for step in steps:
         try:
             console.print(step())
+        except Warned as e:
+            warned.append(str(e))
         except AgentEvalError as e:
             failed.append(str(e))
+    for message in warned:
+        click.echo(f"warning: {message}", err=True)
     for message in failed:
         click.echo(f"error: {message}", err=True)
     return 2 if failed else code

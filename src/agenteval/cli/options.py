@@ -139,7 +139,8 @@ otlp_endpoint = click.option(
     "--otlp_endpoint", "--otlp-endpoint", metavar="URL",
     help="Export the run's traces over OTLP/HTTP to this collector (base URL, e.g. "
     "http://localhost:4318; default: $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or "
-    "$OTEL_EXPORTER_OTLP_ENDPOINT when set). Needs pip install 'agenteval[otel]'.",
+    "$OTEL_EXPORTER_OTLP_ENDPOINT when set). A collector that refuses them is a warning, not a "
+    "failed run. Needs pip install 'agenteval[otel]'.",
 )
 
 
