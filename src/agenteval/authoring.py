@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from agenteval.agents import Agent, AgentAdapter
 from agenteval.datasets.files import write_as_read
 from agenteval.datasets.loader import load_eval_set
+from agenteval.datasets.stream import big_integer
 from agenteval.errors import AgentEvalError, DataError
 from agenteval.models.base import LLM, Message, ModelRequest
 from agenteval.runner import infer_case
@@ -87,7 +88,18 @@ def case_from_source(ref: str, root: str | Path, case_id: str | None, eval_id: s
     first run). Its user turns, the actual answers and calls as the expected ones, the state the
     session ended with, and the case's starting session when the run's eval set still has it.
     `eval_id` names the new case (default: the conversation's or case's id). Which one to take
-    must be clear: with several and no `case_id`, a DataError lists them."""
+    must be clear: with several and no `case_id`, a DataError lists them. A value an eval set
+    cannot hold (an integer beyond 64 bits, which its streaming reader refuses) is a DataError
+    naming where in the case it is."""
+    case = _case_from_source(ref, root, case_id, eval_id)
+    where = big_integer(case.model_dump(mode="json", exclude_none=True), case.eval_id)
+    if where is not None:
+        raise DataError(ref, where, "an integer beyond 64 bits, which an eval set cannot hold (its "
+                        "streaming reader refuses it); write it as a string or a float in the source")
+    return case
+
+
+def _case_from_source(ref: str, root: str | Path, case_id: str | None, eval_id: str | None) -> EvalCase:
     if Path(ref).is_file() and looks_like_otlp(Path(ref).read_bytes()[:65536]):
         conversations = read_traces(ref)
         key = _pick(ref, case_id, list(conversations.conversations), "conversation")

@@ -115,3 +115,29 @@ def test_an_eval_id_that_file_colon_id_cannot_pick_is_refused(tmp_path: Path) ->
                                "--eval_id", "oslo,1")
     assert code == 2 and "--eval_id: 'oslo,1' holds ',' or ':'" in output, output
     assert not into.exists()
+
+
+def test_an_integer_beyond_64_bits_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    """An eval set cannot hold it (its streaming reader refuses it): the case is not written,
+    and the error names the trace, the conversation and where the integer would have gone;
+    an `intValue` attribute beyond OTLP's int64 is refused by the trace reader, naming it."""
+    text = (TRACES / "adk.otlp.json").read_text()
+    big = tmp_path / "big.otlp.json"
+    big.write_text(text.replace('\\"arguments\\":{\\"city\\":\\"Oslo\\"}',
+                                '\\"arguments\\":{\\"city\\":\\"Oslo\\",\\"n\\":123456789012345678901234567890}'))
+    into = tmp_path / "made.evalset.json"
+    code, output = _from_trace(str(big), "--case", "weather-oslo", "--into", str(into))
+    assert code == 2 and not into.exists(), output
+    said = " ".join(output.split())
+    assert f"{big}: weather-oslo.conversation[0].intermediate_data.tool_uses[0].args.n: an integer beyond " \
+        "64 bits" in said, said
+    doc = json.loads(text)
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"].append(
+        {"key": "count", "value": {"intValue": str(2**63)}})
+    wide = tmp_path / "wide.otlp.json"
+    wide.write_text(json.dumps(doc))
+    code, output = _from_trace(str(wide), "--case", "weather-oslo", "--into", str(into))
+    said = " ".join(output.split())
+    assert code == 2 and not into.exists(), output
+    assert "resourceSpans[0].scopeSpans[0].spans[0].attributes[" in said, said
+    assert "outside OTLP's int64" in said, said

@@ -48,7 +48,7 @@ def malformed(path: str | Path, e: Exception) -> DataError:
         value = parse_json(path, read_bytes(path), MAX_RESULT_DEPTH)
     except DataError as located:
         return located
-    where = _big_integer(value, "")
+    where = big_integer(value, "")
     if where is not None:  # valid JSON that yajl's 64-bit integers cannot hold
         return DataError(path, where, "an integer beyond 64 bits, which the streaming reader cannot "
                          "take; write it as a string or a float")
@@ -57,7 +57,7 @@ def malformed(path: str | Path, e: Exception) -> DataError:
     return DataError(path, "", f"malformed JSON: {text.splitlines()[0].strip(chr(39)) if text else repr(e)}")
 
 
-def _big_integer(value: Any, where: str) -> str | None:
+def big_integer(value: Any, where: str) -> str | None:
     """The JSON path of the first integer outside 64 bits in `value`, else None."""
     if isinstance(value, dict):
         items: Any = ((f"{where}.{k}" if where else str(k), v) for k, v in value.items())
@@ -65,7 +65,7 @@ def _big_integer(value: Any, where: str) -> str | None:
         items = ((f"{where}[{i}]", v) for i, v in enumerate(value))
     else:
         return where if isinstance(value, int) and not -2**63 <= value < 2**63 else None
-    return next((found for w, v in items if (found := _big_integer(v, w)) is not None), None)
+    return next((found for w, v in items if (found := big_integer(v, w)) is not None), None)
 
 
 _KINDS = {"start_map": "an object", "string": "a string", "number": "a number",
@@ -369,5 +369,5 @@ def read_item(model: type[M], raw: bytes, shape: bytes | None = None,
         return None
 
 
-__all__ = ["BYTE_SHAPES", "CaseStream", "a_value", "has_exponents", "malformed", "raw_items", "read_head",
-           "read_item"]
+__all__ = ["BYTE_SHAPES", "CaseStream", "a_value", "big_integer", "has_exponents", "malformed", "raw_items",
+           "read_head", "read_item"]

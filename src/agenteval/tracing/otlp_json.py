@@ -47,9 +47,12 @@ def _value(v: Any, where: str, source: str | Path) -> Any:
         return str(raw)
     if kind == "intValue":
         try:
-            return int(raw)
+            number = int(raw)
         except (TypeError, ValueError):
             raise DataError(source, where, f"intValue {raw!r} is not an integer") from None
+        if not -2**63 <= number < 2**63:
+            raise DataError(source, where, f"intValue {raw!r} is outside OTLP's int64")
+        return number
     if kind == "doubleValue":
         return float(raw)
     if kind == "boolValue":
