@@ -93,6 +93,9 @@ def test_malformed_requests_get_otlp_errors_and_the_receiver_keeps_working(tmp_p
         span = {"traceId": "zz", "spanId": "00f067aa0ba902b7", "name": "x", "startTimeUnixNano": "1"}
         bad_id = _post(live, otlp_json([span]))
         assert bad_id.status_code == 400 and "traceId" in bad_id.json()["message"]
+        late = _post(live, otlp_json([{**span, "traceId": "4bf92f3577b34da6a3ce929d0e0e4736",
+                                       "startTimeUnixNano": str(10**40)}]))
+        assert late.status_code == 400 and "startTimeUnixNano: span 'x'" in late.json()["message"]
         assert _post(live, b"{}", "text/plain").status_code == 400
         assert _post(live, b"not gzip", Content_Encoding="gzip").status_code == 400
         bomb = gzip.compress(b" " * (live.collector.receiver.max_body_bytes + 1))
@@ -102,8 +105,8 @@ def test_malformed_requests_get_otlp_errors_and_the_receiver_keeps_working(tmp_p
         assert httpx.get(live.url).status_code == 405
         assert httpx.put(live.url, content=b"{}").status_code == 405
         assert httpx.get(live.url.replace("/v1/traces", "/metrics")).status_code == 404
-        assert live.collector.receiver.counters.rejected == 10
-        assert len([line for line in live.logs if line.startswith("rejected")]) == 10
+        assert live.collector.receiver.counters.rejected == 11
+        assert len([line for line in live.logs if line.startswith("rejected")]) == 11
         # and a good export after all that is scored
         assert _post(live, (TRACES / "adk.otlp.json").read_bytes()).status_code == 200
         assert {o.eval_id for o in live.wait_for(2)} == {"weather-paris-rome", "weather-oslo"}

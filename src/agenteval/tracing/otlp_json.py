@@ -95,13 +95,18 @@ def _hex_id(raw: Any, digits: int, where: str, source: str | Path, required: boo
     return text
 
 
-def _seconds(raw: Any, where: str, source: str | Path, required: bool = True) -> float | None:
+def _seconds(raw: Any, where: str, source: str | Path, name: str, required: bool = True) -> float | None:
+    """Span `name`'s time `raw` (nanoseconds since the epoch, OTLP's fixed64) in seconds."""
     if raw in (None, "", "0", 0) and not required:
         return None
     try:
-        return int(raw) / 1e9
+        nanoseconds = int(raw)
     except (TypeError, ValueError):
         raise DataError(source, where, f"must be nanoseconds since the epoch, got {raw!r}") from None
+    if not 0 <= nanoseconds < 2**64:
+        raise DataError(source, where, f"span {name!r}: {nanoseconds} nanoseconds do not fit OTLP's fixed64 "
+                        "(0 to 2^64 - 1)")
+    return nanoseconds / 1e9
 
 
 def spans_of(document: Any, source: str | Path, prefix: str = "") -> list[OtlpSpan]:
@@ -125,7 +130,7 @@ def spans_of(document: Any, source: str | Path, prefix: str = "") -> list[OtlpSp
                 name = raw.get("name")
                 if not isinstance(name, str):
                     raise DataError(source, f"{where}.name", "a span needs a name")
-                start = _seconds(raw.get("startTimeUnixNano"), f"{where}.startTimeUnixNano", source)
+                start = _seconds(raw.get("startTimeUnixNano"), f"{where}.startTimeUnixNano", source, name)
                 if start is None:
                     raise DataError(source, f"{where}.startTimeUnixNano", "field required")
                 out.append(OtlpSpan(
@@ -134,7 +139,7 @@ def spans_of(document: Any, source: str | Path, prefix: str = "") -> list[OtlpSp
                     parent_id=_hex_id(raw.get("parentSpanId"), 16, f"{where}.parentSpanId", source,
                                       required=False),
                     name=name, start=start,
-                    end=_seconds(raw.get("endTimeUnixNano"), f"{where}.endTimeUnixNano", source, False),
+                    end=_seconds(raw.get("endTimeUnixNano"), f"{where}.endTimeUnixNano", source, name, False),
                     attributes=_attributes(raw.get("attributes"), f"{where}.attributes", source),
                     status={1: "ok", 2: "error"}.get(code, "unset"),
                     error=status.get("message") if code == 2 else None,
