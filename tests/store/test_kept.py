@@ -264,18 +264,24 @@ def test_a_journal_made_before_verdicts_resumes_and_gains_the_table(tmp_path: Pa
 
 
 @pytest.mark.parametrize("name", CASES)
-def test_runs_told_behind_them_are_not_digested_and_rebuild_from_their_rows(tmp_path: Path,
-                                                                           name: str) -> None:
+def test_runs_told_behind_them_are_not_digested_and_rebuild_from_their_rows(
+        tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A case run is digested only when its case's verdict does not come while it waits in the
     writer's window (`UNSETTLED`): a case told as its runs are queued, or a few runs later (told
     out of the order its runs finished), is resumed from its verdict and rebuilt
     (`KeptCase.outcome`) from its rows parsed, the same case; a run pushed out of the window, or
     still waiting when the writer takes its batch, keeps its digest."""
+    from agenteval.store import journal_writer
     from agenteval.store.digest import digest_json
     from agenteval.store.journal import _rows
     from agenteval.store.journal_writer import UNSETTLED
 
+    # The writer takes a batch only when flushed here: its own times (the begun run's row taken
+    # at once, a batch taken `FLUSH_SECONDS` after its first row) fell, on a loaded machine,
+    # between a run's append and its verdict, which then had its run digested.
+    monkeypatch.setattr(journal_writer, "FLUSH_SECONDS", 3600.0)
     journal = _journal(tmp_path)
+    journal.flush()
     runs, outcome = CASES[name], _outcome(CASES[name])
     journal._writer(RUN).put(_rows(RUN, runs, "s"), [verdict_row(RUN, outcome, 0)])  # (one `put`)
     late, early = _result(99), _result(98)  # finished in this order, told in the other
