@@ -104,17 +104,54 @@ def test_the_standard_variable_is_honoured_and_a_dead_collector_is_a_warning(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from agenteval.tracing import otel
 
-    # The SDK retries a refused connection with backoffs of 1, 2, 4 s until the export's
-    # deadline: with the default 10 s the test slept 7 s. A 1 s deadline fails after one retry.
-    monkeypatch.setitem(otel.export_case_runs.__kwdefaults__, "timeout", 1.0)
+    # The SDK retries a refused connection with backoffs of 1, 2, 4 s (20% jitter) until the
+    # export's deadline: with the default 10 s the test slept 7 s. A 2.5 s deadline gives up
+    # before the second backoff (1.6 s or more) after one retry: two tries.
+    monkeypatch.setitem(otel.export_case_runs.__kwdefaults__, "timeout", 2.5)
     agent = _project(tmp_path)
     out = tmp_path / "r.json"
     env = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}  # discard port: nobody listens
     r = CliRunner().invoke(cli, ["eval", str(agent), "myset", "--no_history", "-o", str(out)], env=env)
     assert r.exit_code == 0, r.output  # the run's outcome (its case passed), not 2
     assert "warning: traces not exported: http://127.0.0.1:9/v1/traces: the OTLP collector did not " \
-        "take the 5 spans" in r.stderr
+        "take the 5 spans: not reachable ([Errno 111] Connection refused; 2 tries)" in r.stderr, r.stderr
     assert out.is_file()  # the run's results are kept
+
+
+def test_a_refused_export_says_why_once_without_the_sdks_log_lines(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """The SDK's own WARNING/ERROR log lines (its retries, its failure) are not printed beside
+    agenteval's error; the error carries their reason: the HTTP status that refused the spans."""
+    import logging
+
+    from agenteval.errors import AgentEvalError
+    from agenteval.tracing import otel
+
+    class Refuse(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.send_error(400, "bad spans")
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    agent = _project(tmp_path)
+    out = tmp_path / "r.json"
+    r = CliRunner().invoke(cli, ["eval", str(agent), "myset", "--no_history", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    from agenteval.schema import EvalSetResult
+    result = EvalSetResult.model_validate_json(out.read_text())
+    logger = logging.getLogger("opentelemetry.exporter.otlp.proto.http.trace_exporter")
+    try:
+        with pytest.raises(AgentEvalError, match=r"take the \d+ spans: refused \(HTTP 400 bad spans\)"):
+            otel.export([result], url)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "Failed to export" not in capfd.readouterr().err  # logging's last-resort handler is stderr
+    assert logger.propagate and not logger.handlers  # the logger is left as it was
 
 
 def test_nothing_is_exported_or_imported_without_an_endpoint(tmp_path: Path) -> None:

@@ -9,7 +9,10 @@ imported only here and only when an export is asked for.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import logging
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from agenteval.errors import AgentEvalError
@@ -83,14 +86,55 @@ def export_case_runs(case_runs: Sequence[EvalCaseResult], endpoint: str, *,
         return 0
     url = traces_url(endpoint)
     exporter = trace_exporter.OTLPSpanExporter(endpoint=url, headers=dict(headers or {}), timeout=timeout)
-    try:
-        outcome = exporter.export(spans)
-    finally:
-        exporter.shutdown()
+    with _exporter_log(trace_exporter.__name__) as records:
+        try:
+            outcome = exporter.export(spans)
+        finally:
+            exporter.shutdown()
     if outcome.name != "SUCCESS":
-        raise AgentEvalError(f"{url}: the OTLP collector did not take the {len(spans)} spans "
-                             "(refused, or not reachable)")
+        raise AgentEvalError(f"{url}: the OTLP collector did not take the {len(spans)} spans"
+                             f"{_why(records)}")
     return len(spans)
+
+
+@contextmanager
+def _exporter_log(name: str) -> Iterator[list[logging.LogRecord]]:
+    """The SDK exporter's log records of one export, kept rather than printed: its retries and
+    failure would otherwise reach stderr as library log lines beside agenteval's own error,
+    which says the same once (with the reason taken from these records)."""
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    logger, handler = logging.getLogger(name), Keep()
+    propagate = logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield records
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
+_ERRNO = re.compile(r"\[Errno -?\d+\][^'\")]*")
+
+
+def _why(records: Sequence[logging.LogRecord]) -> str:
+    """`: <reason>` from the exporter's records: the HTTP status it was refused with, or the
+    connection's error (`[Errno 111] Connection refused`) and how many tries it took."""
+    args = [r.args if isinstance(r.args, tuple) else () for r in records]
+    for r, a in zip(reversed(records), reversed(args), strict=True):
+        if str(r.msg).startswith("Failed to export span batch code") and len(a) == 2:
+            return f": refused (HTTP {a[0]} {a[1]})" if a[0] is not None else f": {a[1]}"
+    errors = [str(a[0]) for r, a in zip(records, args, strict=True) if a and "retrying" in str(r.msg)]
+    if not errors:
+        return " (refused, or not reachable)"
+    tries = f"{len(errors) + 1} tries"  # each retry is logged; the last try is not
+    found = _ERRNO.search(errors[-1])
+    return f": not reachable ({found.group(0).strip()}; {tries})" if found else f": {errors[-1]} ({tries})"
 
 
 class TraceBatches:
