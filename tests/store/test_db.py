@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from agenteval.errors import DataError
-from agenteval.schema import EvalSetRef, EvalSetResult, MetricError, ModelRoles, Run, RunSpec
+from agenteval.schema import EvalSetRef, EvalSetResult, EvalStatus, MetricError, ModelRoles, Run, RunSpec
 from agenteval.store import RunStore, history_db_path, record, save_result
 from agenteval.store.db import SCHEMA_VERSION
 from agenteval.store.verdict_copy import CASE_TABLES
@@ -159,6 +159,21 @@ def test_summary_from_the_database_matches_the_document(tmp_path: Path) -> None:
         assert got.final_eval_status == want.final_eval_status and got.runs == want.runs
         assert sorted(got.metrics, key=lambda m: m.metric_name) == sorted(want.metrics,
                                                                            key=lambda m: m.metric_name)
+
+
+def test_summary_of_the_cases_not_passed_only(tmp_path: Path) -> None:
+    """What `runs show` lists: the cases that did not pass, with all their criteria, in case
+    order; the passing cases' summaries are not read."""
+    store = RunStore(tmp_path)
+    doc = result([case("c", {"m": 0.1, "n": 0.9}), case("a", {"m": 0.9}), case("b", {"m": 0.2})])
+    _record(store, doc)
+    light = store.summary("latest", not_passed_only=True)
+    assert [s.eval_id for s in light.summary] == ["c", "b"]
+    want = {s.eval_id: s for s in doc.summary}
+    for got in light.summary:
+        assert got.final_eval_status == want[got.eval_id].final_eval_status != EvalStatus.PASSED
+        assert sorted(got.metrics, key=lambda m: m.metric_name) == sorted(
+            want[got.eval_id].metrics, key=lambda m: m.metric_name)
 
 
 def _v1_database(root: Path) -> None:
