@@ -296,6 +296,14 @@ def _report(ref: str, root: str, fmt: str, output: str | None) -> int:
     from agenteval.store.lookup import is_path
 
     check_targets({"--output": output}, {"RUN": ref if is_path(ref) else None})  # before any work
+    if fmt == "markdown" or (fmt == "junit" and output):
+        text = _streamed_report(ref, root, fmt, output)
+        if text is not None:
+            if output is None:
+                click.echo(text, nl=False)
+            elif fmt == "markdown":
+                write_text_atomic(output, text)
+            return 0
     result = load_run(ref, root)
     if fmt == "console" and not output:
         from rich.console import Console
@@ -310,6 +318,41 @@ def _report(ref: str, root: str, fmt: str, output: str | None) -> int:
     else:
         click.echo(text, nl=False)
     return 0
+
+
+def _streamed_report(ref: str, root: str, fmt: str, output: str | None) -> str | None:
+    """The JUnit (written to `output`) or Markdown (returned) report of RUN read one case at a
+    time (`store.outcome_stream`): memory flat however large the run. None, with nothing
+    written, when the document's case results are not in its summaries' order, or it cannot be
+    read so (then it is read whole)."""
+    from pathlib import Path
+
+    from agenteval.errors import DataError
+    from agenteval.reporting.junit import JUnitStream
+    from agenteval.reporting.markdown import MarkdownStream
+    from agenteval.store import RunStore
+    from agenteval.store.lookup import is_path
+    from agenteval.store.outcome_stream import OutOfOrder, outcome_stream
+
+    path = Path(ref) if is_path(ref) else RunStore(root).resolve(ref).result_path
+    try:
+        document, cases = outcome_stream(path)
+    except DataError:  # (no case results, say): read whole, which says what is wrong, if anything
+        return None
+    stream = JUnitStream(output) if fmt == "junit" and output else MarkdownStream()
+    try:
+        for case in cases:
+            stream.add(case)
+    except BaseException as e:
+        if isinstance(stream, JUnitStream):
+            stream.abort()
+        if isinstance(e, OutOfOrder):
+            return None
+        raise
+    if isinstance(stream, JUnitStream):
+        stream.commit(document)
+        return ""
+    return stream.text(document)
 
 
 @click.command()

@@ -103,14 +103,15 @@ def outcomes(result: EvalSetResult) -> list[CaseOutcome]:
     by_case: dict[str, list[EvalCaseResult]] = {}
     for case in result.eval_case_results:
         by_case.setdefault(case.eval_id, []).append(case)
-    summaries = result.summary or [_fallback_summary(eid, runs, result.gating)
+    summaries = result.summary or [fallback_summary(eid, runs, result.gating)
                                    for eid, runs in by_case.items()]
     return [CaseOutcome(result.eval_set_id, result.gating, s,
                         sorted(by_case.get(s.eval_id, []), key=lambda r: r.run_index))
             for s in summaries]
 
 
-def _fallback_summary(eval_id: str, runs: list[EvalCaseResult], gating: str) -> CaseSummary:
+def fallback_summary(eval_id: str, runs: list[EvalCaseResult], gating: str) -> CaseSummary:
+    """The summary of a case whose document has none (as ADK writes them), by `gating`."""
     summary = summarise_case(eval_id, runs, gating, ignore_not_evaluated=False)
     if len(runs) == 1:  # one run: its own verdict (which honoured the config's policy) stands
         summary.final_eval_status = runs[0].final_eval_status
@@ -137,5 +138,5 @@ def set_counts(result: EvalSetResult, cases: Sequence[CaseOutcome] | None = None
                      max((c.num_runs for c in cases), default=0))
 
 
-__all__ = ["FAILING", "CaseOutcome", "SetCounts", "invocation_tokens", "outcomes", "runs_duration",
-           "runs_tokens", "set_counts", "unevaluated_reason"]
+__all__ = ["FAILING", "CaseOutcome", "SetCounts", "fallback_summary", "invocation_tokens", "outcomes",
+           "runs_duration", "runs_tokens", "set_counts", "unevaluated_reason"]
