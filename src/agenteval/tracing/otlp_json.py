@@ -54,18 +54,41 @@ def _value(v: Any, where: str, source: str | Path) -> Any:
             raise DataError(source, where, f"intValue {raw!r} is outside OTLP's int64")
         return number
     if kind == "doubleValue":
-        return float(raw)
+        try:
+            return float(raw)
+        except (TypeError, ValueError):
+            raise DataError(source, where, f"doubleValue {raw!r} is not a number") from None
     if kind == "boolValue":
         return bool(raw)
     if kind == "bytesValue":
         return str(raw)
     if kind == "arrayValue":
-        return [_value(x, f"{where}.arrayValue.values[{i}]", source)
-                for i, x in enumerate((raw or {}).get("values", []))]
+        values = _list(_object(raw, f"{where}.arrayValue", source).get("values"),
+                       f"{where}.arrayValue.values", source)
+        return [_value(x, f"{where}.arrayValue.values[{i}]", source) for i, x in enumerate(values)]
     if kind == "kvlistValue":
-        return {kv.get("key"): _value(kv.get("value", {}), f"{where}.kvlistValue.values[{i}]", source)
-                for i, kv in enumerate((raw or {}).get("values", []))}
+        values = _list(_object(raw, f"{where}.kvlistValue", source).get("values"),
+                       f"{where}.kvlistValue.values", source)
+        return _attributes(values, f"{where}.kvlistValue.values", source)
     raise DataError(source, where, f"unknown attribute value type {kind!r}")
+
+
+def _object(raw: Any, where: str, source: str | Path) -> dict[str, Any]:
+    """`raw` when it is an object; absent (None) is an empty one."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise DataError(source, where, f"must be an object, got {type(raw).__name__}")
+    return raw
+
+
+def _list(raw: Any, where: str, source: str | Path) -> list[Any]:
+    """`raw` when it is a list; absent (None) is an empty one."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise DataError(source, where, f"must be a list, got {type(raw).__name__}")
+    return raw
 
 
 def _attributes(items: Any, where: str, source: str | Path) -> dict[str, Any]:
@@ -115,18 +138,28 @@ def spans_of(document: Any, source: str | Path, prefix: str = "") -> list[OtlpSp
         raise DataError(source, prefix or "resourceSpans", "not an OTLP trace export: expected an object "
                         "with a `resourceSpans` list")
     out = []
-    for r, rs in enumerate(document["resourceSpans"]):
+    for r, raw_rs in enumerate(document["resourceSpans"]):
         rwhere = f"{prefix}resourceSpans[{r}]"
-        resource = _attributes((rs.get("resource") or {}).get("attributes"), f"{rwhere}.resource.attributes",
-                               source)
-        for s, ss in enumerate(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []):
-            for k, raw in enumerate(ss.get("spans") or []):
+        rs = _object(raw_rs, rwhere, source)
+        resource = _attributes(_object(rs.get("resource"), f"{rwhere}.resource", source).get("attributes"),
+                               f"{rwhere}.resource.attributes", source)
+        # OTLP's name, or the pre-1.0 one older exporters still write
+        old = not rs.get("scopeSpans") and "instrumentationLibrarySpans" in rs
+        scopes = "instrumentationLibrarySpans" if old else "scopeSpans"
+        for s, raw_ss in enumerate(_list(rs.get(scopes), f"{rwhere}.{scopes}", source)):
+            ss = _object(raw_ss, f"{rwhere}.{scopes}[{s}]", source)
+            for k, raw in enumerate(_list(ss.get("spans"), f"{rwhere}.{scopes}[{s}].spans", source)):
                 where = f"{rwhere}.scopeSpans[{s}].spans[{k}]"
                 if not isinstance(raw, dict):
                     raise DataError(source, where, "a span must be an object")
-                status = raw.get("status") or {}
+                status = _object(raw.get("status"), f"{where}.status", source)
                 code = status.get("code", 0)
-                code = {"STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}.get(code, code)
+                if not isinstance(code, (int, float, str)) or isinstance(code, bool):
+                    raise DataError(source, f"{where}.status.code", f"must be a status code, got {code!r}")
+                code = {"STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}.get(str(code), code)
+                message = status.get("message")
+                if message is not None and not isinstance(message, str):
+                    raise DataError(source, f"{where}.status.message", f"must be text, got {message!r}")
                 name = raw.get("name")
                 if not isinstance(name, str):
                     raise DataError(source, f"{where}.name", "a span needs a name")
@@ -142,7 +175,7 @@ def spans_of(document: Any, source: str | Path, prefix: str = "") -> list[OtlpSp
                     end=_seconds(raw.get("endTimeUnixNano"), f"{where}.endTimeUnixNano", source, name, False),
                     attributes=_attributes(raw.get("attributes"), f"{where}.attributes", source),
                     status={1: "ok", 2: "error"}.get(code, "unset"),
-                    error=status.get("message") if code == 2 else None,
+                    error=message if code == 2 else None,
                     resource=resource, where=where))
     return out
 
