@@ -112,6 +112,13 @@ def test_add_eval_case_refuses_a_missing_set_and_an_empty_scenarios_file(agent: 
     r = CliRunner().invoke(cli, ["eval_set", "add_eval_case", str(agent), "orders", "--scenarios_file",
                                  str(scenarios)])
     assert r.exit_code == 2 and "scenarios.json: scenarios[0].starting_prompt: empty" in r.output, r.output
+    # An unknown persona id would fail every run of the case ("unknown user persona"): refused here.
+    scenarios.write_text(json.dumps({"scenarios": [{"starting_prompt": "Hi", "conversation_plan": "Ask.",
+                                                    "user_persona": "ALIEN"}]}))
+    r = CliRunner().invoke(cli, ["eval_set", "add_eval_case", str(agent), "orders", "--scenarios_file",
+                                 str(scenarios)])
+    assert r.exit_code == 2, r.output
+    assert "scenarios.json: scenarios[0].user_persona: unknown persona 'ALIEN'" in r.output
     assert (agent / "orders.evalset.json").read_bytes() == before
 
 
