@@ -3,6 +3,9 @@
 Read from the source with `ast` (`tests/import_graph.py`); lazy imports inside functions count.
 """
 
+import re
+from pathlib import Path
+
 import pytest
 
 from tests.import_graph import cycles, module_graph, package_graph, package_of
@@ -31,6 +34,14 @@ def test_no_package_circles() -> None:
 
 def test_every_package_has_a_floor() -> None:
     assert sorted(set(package_graph()) - set(FLOOR)) == []
+
+
+def test_the_readme_floor_table_is_these_floors() -> None:
+    """README's Architecture table lists each floor's packages, floor 1 = FLOORS[0]."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (\d) \| ([^|]*) \|", readme, re.M)
+    table = {int(n): set(re.findall(r"`(\w+)`", pkgs)) for n, pkgs in rows}
+    assert table == {i + 1: floor for i, floor in enumerate(FLOORS[:-1])}
 
 
 @pytest.mark.parametrize("pkg", sorted(package_graph()))
