@@ -56,7 +56,7 @@ def test_bad_matchers_are_config_errors(spec: object, message: str) -> None:
     with pytest.raises(DataError, match=message) as info:
         default_registry().configure("tool_trajectory_avg_score",
                                      {"threshold": 1.0, "args_match": {"t": {"a": spec}}}, "cfg.json")
-    assert str(info.value).startswith("cfg.json: criteria.tool_trajectory_avg_score: ")
+    assert str(info.value).startswith("cfg.json: criteria.tool_trajectory_avg_score.args_match.t.a: ")
 
 
 def test_the_criteria_use_the_matchers_and_a_plain_config_is_unchanged() -> None:

@@ -137,12 +137,25 @@ def build_matcher(spec: Any) -> Matcher | None:
     return lambda expected, actual: bool(fn(expected, actual))
 
 
+class MatcherError(ValueError):
+    """A bad matcher, with the key it is under (`where`: `args_match.TOOL.ARG`)."""
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(message)
+        self.where = where
+
+
 class ArgsComparer:
     """Call equality under `args_match` (see the module docstring)."""
 
     def __init__(self, args_match: ArgsMatch) -> None:
-        self._by_tool = {tool: {arg: build_matcher(spec) for arg, spec in args.items()}
-                         for tool, args in args_match.items()}
+        self._by_tool: dict[str, dict[str, Matcher | None]] = {}
+        for tool, args in args_match.items():
+            for arg, spec in args.items():
+                try:
+                    self._by_tool.setdefault(tool, {})[arg] = build_matcher(spec)
+                except ValueError as e:
+                    raise MatcherError(f"args_match.{tool}.{arg}", str(e)) from None
 
     def _matcher(self, tool: str | None, arg: str) -> tuple[bool, Matcher | None]:
         for t in (tool or "", ANY):
@@ -176,4 +189,4 @@ class ArgsComparer:
                      if not self._arg_matches(expected.name, arg, got, want)), None)
 
 
-__all__ = ["ANY", "ArgsComparer", "ArgsMatch", "build_matcher"]
+__all__ = ["ANY", "ArgsComparer", "ArgsMatch", "MatcherError", "build_matcher"]
