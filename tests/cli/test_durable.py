@@ -363,6 +363,24 @@ def test_resuming_a_finished_run_says_so_and_records_nothing(project: tuple[Path
     assert doc.result_path.stat().st_mtime_ns == mtime
 
 
+def test_resuming_a_finished_run_of_other_cases_is_refused(project: tuple[Path, Path]) -> None:
+    """Its results are not those asked for: 'already finished' with the run's own exit 0 would
+    pass a CI gate for cases never run."""
+    agent, path = project
+    assert _eval(agent, path).returncode == 0
+    (agent / "calls.log").unlink()
+    other = agent / "other.evalset.json"
+    other.write_text(path.read_text().replace('"dur"', '"other"'))
+    for extra in (["--resume", "latest"], ["--retry_errors", "latest"]):
+        refused = subprocess.run([sys.executable, "-m", "agenteval", "eval", str(agent), str(other), *extra],
+                                 capture_output=True, text=True, timeout=120)
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert "eval sets were dur, now other" in refused.stderr and "already finished" not in refused.stdout
+    refused = _eval(agent, path, "--resume", "latest", "--num_runs", "2")
+    assert refused.returncode == 2 and "num_runs was 1, now 2" in refused.stderr, refused.stdout
+    assert _calls(agent) == [] and len(RunStore(agent).list_runs()) == 1
+
+
 def test_resuming_a_finished_failed_run_exits_with_its_verdict(project: tuple[Path, Path]) -> None:
     agent, path = project
     (agent / "fail").touch()

@@ -93,9 +93,16 @@ def _outputs(request: RunRequest, agent_dir: Path) -> Outputs:
 
 def _eval(args: EvalArgs, job: EvalJob, services: Services, console: Console, outputs: Outputs) -> int:
     if job.resume is not None and services.journal is not None:
-        # Before anything else: a run another process owns, or one already finished, is
-        # refused or reported without loading the eval sets or the agent.
-        job.resume = claim_resume(services.journal, job.resume, job.retry_errors)
+        # Before anything else: a run another process owns is refused, and one already finished
+        # reported, without loading the agent; a finished run of other sets, cases, config or
+        # repeats is refused (its verdict is not this command's).
+        try:
+            job.resume = claim_resume(services.journal, job.resume, job.retry_errors)
+        except AlreadyFinished as finished:
+            job.selections = select(args.request.eval_sets, agent_home(args.request.agent_path or ""),
+                                    stream=True)
+            check_unchanged(services.journal, finished.run_id, job)
+            raise
     if args.replay and job.config.mock_tools is not None:  # the recording answers tool calls
         job.config = job.config.model_copy(update={"mock_tools": None})
     plan = prepare(job, services)  # metrics resolved and judges checked once, for the whole run

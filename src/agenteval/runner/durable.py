@@ -180,6 +180,13 @@ def claim_resume(journal: Journal, ref: str, retry_errors: bool = False) -> str:
     return run_id
 
 
+def _recorded_fingerprint(history: RunStore, run_id: str) -> str | None:
+    """The fingerprint a finished run was recorded with (None: none, or an older agenteval's)."""
+    docs = history.documents(run_id)
+    found = (history.details(docs[0].run_id).get("meta") or {}).get("fingerprint") if docs else None
+    return found if isinstance(found, str) else None
+
+
 def _from_history(history: RunStore, run_id: str) -> tuple[RunSpec, str, list[EvalCaseResult]]:
     """A finished run whose errors are to be retried, from the run history: its header, the
     fingerprint kept with its documents, and every case run they hold. `AlreadyFinished` when
@@ -188,7 +195,7 @@ def _from_history(history: RunStore, run_id: str) -> tuple[RunSpec, str, list[Ev
     results = [r for d in docs for r in load_result(d.result_path).eval_case_results]
     if not any(failed(r) for r in results):
         raise _done(run_id, docs, "no case run of it ended in an error, nothing to retry")
-    fingerprint = (history.details(docs[0].run_id).get("meta") or {}).get("fingerprint")
+    fingerprint = _recorded_fingerprint(history, run_id)
     spec = history.header(docs[0].run_id)
     if not isinstance(fingerprint, str) or spec is None:
         raise DataError(history.path, "", f"run {run_id} was recorded without what it covers (by an older "
@@ -283,10 +290,13 @@ def _refuse_changes(journal: Journal, run_id: str, journaled: str, job: EvalJob)
 
 
 def check_unchanged(journal: Journal, run_id: str, job: EvalJob) -> None:
-    """The DataError `resume_from` raises when the journaled run `run_id` covered other things
-    than `job` does (its eval sets selected), raised early: before the agent is loaded or
-    anything is said. (A finished run's errors retried are checked by `resume_from`.)"""
+    """The DataError `resume_from` raises when the run `run_id` (journaled, else finished: its
+    recorded fingerprint) covered other things than `job` does (its eval sets selected), raised
+    early: before the agent is loaded or anything is said, and before a finished run is said to
+    be finished (its results are not those of what `job` asks for)."""
     journaled = journal.fingerprint(run_id)
+    if journaled is None:
+        journaled = _recorded_fingerprint(RunStore(journal.root), run_id)
     if journaled is not None:
         _refuse_changes(journal, run_id, journaled, job)
 
