@@ -82,6 +82,19 @@ def test_head_keys_before_the_list_and_wanted_ones_after_it(tmp_path: Path) -> N
         read_head(not_object, "eval_cases")
 
 
+@pytest.mark.parametrize("indent", [2, None])
+def test_wanted_keys_after_a_long_list_are_read_from_its_tail(tmp_path: Path, indent: int | None) -> None:
+    """An indented list is stepped over by its lines and only the rest parsed; a list laid out
+    otherwise is parsed through. Either way: the top-level keys after it, not the same-named
+    keys inside its items, and a key that is not there is left out."""
+    data = {"eval_cases": [{"gating": "inner", "run": {"x": i}} for i in range(300)],
+            "summary": [{"gating": "no"}], "gating": "all_runs", "run": {"run_id": "r"}}
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps(data, indent=indent))
+    assert read_head(path, "eval_cases", ("gating", "run", "absent")) == {
+        "gating": "all_runs", "run": {"run_id": "r"}}
+
+
 @pytest.mark.parametrize(("value", "message"), [
     ([], "eval_cases: the list is empty: there is no eval case"),
     ("x", "eval_cases: must be a list of eval cases, not a string"),

@@ -111,15 +111,38 @@ def read_head(path: str | Path, list_key: str, wanted: tuple[str, ...] = (),
     if not found_list:
         raise DataError(path, list_key, f"field required (a list of at least one {what})")
     missing = [k for k in wanted if k not in head]
-    for k in missing:  # after the list (ADK writes creation_timestamp there): one more pass each
-        with _open(path) as f:
-            try:
-                found = list(ijson.items(f, k, use_float=True))
+    if missing:  # after the list (ADK writes creation_timestamp there, agenteval its gating)
+        head.update(_keys_after(path, list_key, missing))
+    return head
+
+
+def _keys_after(path: str | Path, list_key: str, keys: list[str]) -> dict[str, Any]:
+    """Top-level `keys` of the JSON object at `path` found after the list `list_key`. An
+    indented list is stepped over by its lines (`split.ItemWalk`, no parsing) and only what
+    follows it is parsed (a 700 MB result document's tail: seconds, not a minute); otherwise
+    the whole file is parsed once a key."""
+    found: dict[str, Any] = {}
+    with open(path, "rb") as f:
+        walk = ItemWalk(f, list_key)
+        for _ in walk:
+            pass
+        for k in keys:
+            if walk.closed_at is None:
+                f.seek(0)
+                source: Any = _open(path)
+            else:
+                f.seek(walk.closed_at)
+                source = _Continued(b'{"":0', f)
+            try:  # (the first value is the key's: a top-level key is not repeated in what we write)
+                found[k] = next(ijson.items(source, k, use_float=True))
+            except StopIteration:
+                pass
             except ijson.JSONError as e:
                 raise malformed(path, e) from None
-        if found:
-            head[k] = found[0]
-    return head
+            finally:
+                if walk.closed_at is None:
+                    source.close()
+    return found
 
 
 def _check_list(path: str | Path, list_key: str, events: Iterator[tuple[str, str, Any]],
