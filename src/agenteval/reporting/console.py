@@ -313,14 +313,16 @@ def streamed_cases(case_runs: int, first: Sequence[EvalCaseResult], not_passed: 
 def streamed_report(eval_set_id: str, case_runs: int, cases: int, passed: int,
                     first: Sequence[EvalCaseResult], not_passed: Sequence[EvalCaseResult],
                     summaries: Sequence[CaseSummary], max_cases: int,
-                    cases_table: bool = True) -> list[RenderableType]:
+                    cases_table: bool = True, gating: str = "mean") -> list[RenderableType]:
     """`console_report` of a run scored in bounded memory, from its counts, its first
     `max_cases` case runs, its first `max_cases` that did not pass, and its first `max_cases`
     cases' verdicts over their runs (the repeated-run table, when cases ran more than once).
-    Without `cases_table`, all but its head (`streamed_cases`, printed already)."""
+    Without `cases_table`, all but its head (`streamed_cases`, printed already). `gating`: the
+    run's `repeat_gating`, named under the repeated-run table."""
     out = streamed_cases(case_runs, first, not_passed, max_cases) if cases_table else []
     if any(s.runs > 1 for s in summaries):
-        shell = EvalSetResult(eval_set_result_id="", eval_set_id=eval_set_id, summary=list(summaries))
+        shell = EvalSetResult(eval_set_result_id="", eval_set_id=eval_set_id, summary=list(summaries),
+                              gating=gating)
         if cases > len(summaries):
             out.append(f"{cases} cases; repeated runs of the first {len(summaries)} below "
                        "(all are in the result document)")
