@@ -176,6 +176,27 @@ def test_summary_of_the_cases_not_passed_only(tmp_path: Path) -> None:
             want[got.eval_id].metrics, key=lambda m: m.metric_name)
 
 
+def test_counts_and_criteria_counted_in_the_database_are_the_summarys(tmp_path: Path) -> None:
+    """`counts` is `set_counts` of the run's summary; `criteria` gives the gating criteria in
+    the order they first gate a case and the informational-only ones in first appearance."""
+    from agenteval.schema import EvalStatus as S
+    from agenteval.verdicts.outcome import set_counts
+
+    cases = [case("c", {"z": 0.9, "info": 1.0}), case("a", {"m": 0.1, "z": 0.9, "info": 0.2}),
+             case("b", {"m": None, "late": 0.9}), *(case("r", {"m": 0.9}, run_index=i) for i in range(3))]
+    for c in cases[:2]:
+        for m in c.overall_eval_metric_results:
+            if m.metric_name == "info":
+                m.eval_status = S.INFORMATIONAL
+    cases[0].overall_eval_metric_results[0].eval_status = S.INFORMATIONAL  # z: gating only in "a"
+    doc = result(cases)
+    store = RunStore(tmp_path)
+    _record(store, doc)
+    assert store.counts("latest") == set_counts(doc)
+    assert set_counts(doc).max_runs == 3 and set_counts(doc).not_evaluated == 1
+    assert store.criteria("latest") == (["m", "z", "late"], ["info"])
+
+
 def _v1_database(root: Path) -> None:
     """A run database as version 1 wrote it (no run columns), holding one run."""
     path = history_db_path(root)

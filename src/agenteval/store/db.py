@@ -69,7 +69,7 @@ from agenteval.store.verdict_copy import (
     rows_after,
     sum_told,
 )
-from agenteval.verdicts.outcome import CaseOutcome, outcomes
+from agenteval.verdicts.outcome import CaseOutcome, SetCounts, outcomes
 from agenteval.verdicts.paired import RunOutcome, Runs
 
 ALIASES = ("latest", "previous")
@@ -410,6 +410,34 @@ class RunStore:
                  for e, n, st in cases])
         return EvalSetResult(eval_set_result_id=row.run_id, eval_set_id=row.eval_set_id,
                              creation_timestamp=row.created, gating=row.gating, summary=summary)
+
+    def counts(self, ref: str) -> SetCounts:
+        """The run's cases by verdict (`verdicts.outcome.set_counts` of its summary), counted
+        in the database."""
+        row = self.resolve(ref)
+        with self._connect(create=False) as conn:
+            assert conn is not None
+            rows = conn.execute("SELECT status, count(*), max(runs) FROM cases WHERE run_id = ? "
+                                "GROUP BY status", (row.run_id,)).fetchall()
+        n = {EvalStatus(status): count for status, count, _ in rows}
+        return SetCounts(sum(n.values()), n.get(EvalStatus.PASSED, 0), n.get(EvalStatus.FAILED, 0),
+                         n.get(EvalStatus.NOT_EVALUATED, 0), max((r[2] for r in rows), default=0))
+
+    def criteria(self, ref: str) -> tuple[list[str], list[str]]:
+        """The run's criteria: those that gated some case, and those informational in every
+        case, each in the order they first appear so in its case summaries (by case, then
+        name)."""
+        row = self.resolve(ref)
+        with self._connect(create=False) as conn:
+            assert conn is not None
+            rows = conn.execute(
+                "SELECT s.metric_name, min(CASE WHEN s.status != ? THEN c.position END), "
+                "min(c.position) FROM case_summaries s JOIN cases c ON c.run_id = s.run_id "
+                "AND c.eval_id = s.eval_id WHERE s.run_id = ? GROUP BY s.metric_name",
+                (int(EvalStatus.INFORMATIONAL), row.run_id)).fetchall()
+        gating = sorted((first, name) for name, first, _ in rows if first is not None)
+        informational = sorted((first, name) for name, gated, first in rows if gated is None)
+        return [name for _, name in gating], [name for _, name in informational]
 
     def criterion_means(self, run_ids: list[str]) -> dict[str, dict[str, float]]:
         """Per run, each gating criterion's mean score over its cases (the mean of its case

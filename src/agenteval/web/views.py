@@ -37,7 +37,7 @@ from agenteval.schema import (
 )
 from agenteval.store.sessions import ChatSession, ChatTurn
 from agenteval.tracing.agent_summary import AgentNode, InvocationAgents, agent_summary
-from agenteval.verdicts import CaseOutcome, invocation_tokens, outcomes, set_counts
+from agenteval.verdicts import CaseOutcome, SetCounts, invocation_tokens, outcomes
 from agenteval.verdicts.paired import PairedComparison
 from agenteval.web.contract import (
     AgentNodeView,
@@ -158,31 +158,26 @@ def _score(m: EvalMetricResult, stored: str | None, run: EvalCaseResult | None =
                      certificate=None if note is None else certificates.line(note).split(": ", 1)[1])
 
 
-def run_view(stored: StoredRun, summary: EvalSetResult, header: RunSpec | None, state: RunState = "finished",
+def run_view(stored: StoredRun, not_passed: EvalSetResult, counts: SetCounts,
+             criteria: tuple[list[str], list[str]], header: RunSpec | None, state: RunState = "finished",
              max_cases: int = MAX_RUN_CASES) -> RunView:
-    """A run: its header, the counts, the criteria it was scored with (gating ones first), and
-    the cases that did not pass (at most `max_cases`; all of them are paged by `/cases`), each
-    with its verdict, criteria summaries and why it failed (`summary_problems` lines)."""
-    cases = outcomes(summary)
-    counts = set_counts(summary, cases)
-    gating: dict[str, None] = {}
-    informational: dict[str, None] = {}
-    for c in cases:
-        for m in c.summary.metrics:
-            (informational if m.eval_status == EvalStatus.INFORMATIONAL else gating)[m.metric_name] = None
-    not_passed = [c for c in cases if c.status != EvalStatus.PASSED]
+    """A run: its header, the `counts`, the criteria it was scored with (`RunStore.criteria`:
+    gating ones first, in the config's order where known), and the cases that did not pass
+    (`not_passed`: their summaries; at most `max_cases` shown, all of them paged by `/cases`),
+    each with its verdict, criteria summaries and why it failed (`summary_problems` lines)."""
+    cases = outcomes(not_passed)
+    gating, informational = criteria
     configured = list((header.config.get("criteria") or {}) if header else {})
     rank = {name: i for i, name in enumerate(configured)}  # the config's order, where known
     ordered = sorted(gating, key=lambda n: rank.get(n, len(rank)))
     return RunView(
-        **_row_fields(stored), header=header, counts=counts,
-        criteria=[*ordered, *(n for n in informational if n not in gating)],
-        cases_not_passed=len(not_passed), state=state,
+        **_row_fields(stored), header=header, counts=counts, criteria=[*ordered, *informational],
+        cases_not_passed=counts.total - counts.passed, state=state,
         cases=[CaseVerdict(eval_id=c.eval_id, status=status_word(c.status), runs=c.num_runs,
                            metrics=[summary_metric(m, c.gating, c.runs) for m in c.summary.metrics],
                            problems=summary_problems(c)
                            or ([AGENT_FAILED] if c.status == EvalStatus.FAILED else []))
-               for c in not_passed[:max_cases]])
+               for c in cases[:max_cases]])
 
 
 # A case that failed with no criterion that did not pass (the summary holds no errors): what
