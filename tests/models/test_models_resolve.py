@@ -38,7 +38,8 @@ def test_parse_names() -> None:
     assert (compat.model, compat.base_url) == ("my-model", "http://10.0.0.5:8000/v1")
 
 
-@pytest.mark.parametrize("name", ["gpt-4o", "claude:sonnet", "openai:", "openai-compat:m", "openai-compat:m@ftp://x"])
+@pytest.mark.parametrize("name", ["gpt-4o", "claude:sonnet", "openai:", "gemini-", "gemini:", " gemini- ",
+                                  "openai-compat:m", "openai-compat:m@ftp://x"])
 def test_unknown_or_malformed_names_say_what_to_write(name: str) -> None:
     with pytest.raises(ModelUnavailable, match="openai-compat:<model>@<base_url>") as info:
         resolve_model(name, {})

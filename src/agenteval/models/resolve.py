@@ -64,7 +64,7 @@ def parse_model_name(name: str) -> ModelSpec:
     if text in LOCAL_ALIASES:
         return ModelSpec("local", "local")
     scheme, sep, rest = text.partition(":")
-    if not sep and text.startswith("gemini-"):
+    if not sep and text.startswith("gemini-") and text != "gemini-":  # (a version after it)
         scheme, rest = "gemini", text
     if scheme == "openai" and rest:
         return ModelSpec(f"openai:{rest}", "http", rest, OPENAI_URL, ("OPENAI_API_KEY",), True)
