@@ -9,6 +9,7 @@ the endpoint's limit (`SharedSlots`; `runner.executors.cluster_limits.ClusterSlo
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.synchronize
 from multiprocessing.context import BaseContext
 from typing import Protocol
 
@@ -42,7 +43,10 @@ class SharedSlots:
         if limit < 1:
             raise ValueError(f"limit must be at least 1, got {limit}")
         self.limit = limit
-        self._slots = (context or multiprocessing.get_context("spawn")).BoundedSemaphore(limit)
+        # An OS semaphore counts to SEM_VALUE_MAX (2**31 - 1 on Linux, 32767 on macOS; not in
+        # typeshed): so many calls in flight are no limit already, a larger count an OverflowError.
+        most: int = getattr(multiprocessing.synchronize, "SEM_VALUE_MAX", 32767)
+        self._slots = (context or multiprocessing.get_context("spawn")).BoundedSemaphore(min(limit, most))
 
     async def acquire(self) -> None:
         wait = 0.001
