@@ -449,8 +449,14 @@ def compare(run_a: str, run_b: str, root: str | None, fail_on: str, alpha: float
     runs (REGRESSED, IMPROVED, INCONCLUSIVE, UNCHANGED). Exits 1 when the gate (--fail_on) fails,
     0 otherwise, 2 on bad input.
     """
-    sys.exit(opt.guard(_compare, run_a, run_b, root or ".", fail_on, alpha, margin, markdown, junit,
-                       k, seed))
+    from agenteval.datasets.files import gc_paused
+
+    # Two runs' verdicts are millions of long-lived objects without cycles: left to the cyclic
+    # GC, every collection rescans them (bench/bench_history_commands.py measures it).
+    with gc_paused():
+        code = opt.guard(_compare, run_a, run_b, root or ".", fail_on, alpha, margin, markdown, junit,
+                         k, seed)
+    sys.exit(code)
 
 
 def _flaky(root: str, eval_set: str | None, limit: int | None, min_runs: int, k: int) -> int:

@@ -475,21 +475,8 @@ class RunStore:
             metrics = conn.execute("SELECT eval_id, run_index, metric_name, score, status FROM "
                                    "case_metrics WHERE run_id = ? ORDER BY eval_id, run_index",
                                    (row.run_id,)).fetchall()
-        by_run: dict[str, dict[int, dict[str, tuple[float | None, bool]]]] = {}
-        for eval_id, run_index, name, score, status in metrics:
-            if status != EvalStatus.INFORMATIONAL:
-                by_run.setdefault(eval_id, {}).setdefault(run_index, {})[name] = (
-                    score, status == EvalStatus.PASSED)
-        out: Runs = {}
-        for eval_id, n, status in cases:
-            runs = by_run.get(eval_id, {})
-            if n == 1:
-                out[eval_id] = {j: RunOutcome(status == EvalStatus.PASSED, m) for j, m in runs.items()} \
-                    or {0: RunOutcome(status == EvalStatus.PASSED)}
-            else:
-                out[eval_id] = {j: RunOutcome(bool(m) and all(p for _, p in m.values()), m)
-                                for j, m in sorted(runs.items())}
-        return out
+        with gc_paused():  # (as `summary`)
+            return _runs(cases, metrics)
 
     def details(self, ref: str) -> dict[str, Any]:
         """Every stored column of a run (config and meta parsed from JSON), for display."""
@@ -564,6 +551,26 @@ class RunStore:
             rows = conn.execute(f"SELECT {_COLUMNS} FROM runs WHERE run_group = ? "
                                 "ORDER BY created, rowid", (run_group,)).fetchall()
         return [self._row(r) for r in rows]
+
+
+
+def _runs(cases: list[Any], metrics: list[Any]) -> Runs:
+    """`RunStore.case_runs` from its rows."""
+    by_run: dict[str, dict[int, dict[str, tuple[float | None, bool]]]] = {}
+    for eval_id, run_index, name, score, status in metrics:
+        if status != EvalStatus.INFORMATIONAL:
+            by_run.setdefault(eval_id, {}).setdefault(run_index, {})[name] = (
+                score, status == EvalStatus.PASSED)
+    out: Runs = {}
+    for eval_id, n, status in cases:
+        runs = by_run.get(eval_id, {})
+        if n == 1:
+            out[eval_id] = {j: RunOutcome(status == EvalStatus.PASSED, m) for j, m in runs.items()} \
+                or {0: RunOutcome(status == EvalStatus.PASSED)}
+        else:
+            out[eval_id] = {j: RunOutcome(bool(m) and all(p for _, p in m.values()), m)
+                            for j, m in sorted(runs.items())}
+    return out
 
 
 __all__ = ["ALIASES", "SCHEMA_VERSION", "RunRow", "RunStore", "UnknownRun", "history_db_path"]
