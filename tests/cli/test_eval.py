@@ -93,6 +93,21 @@ def test_eval_unknown_model_name_exits_2(project: tuple[Path, Path]) -> None:
     assert r.exit_code == 2 and "bogus:thing" in r.output
 
 
+@pytest.mark.parametrize("option", ["--output", "--markdown", "--junit_xml", "--html"])
+def test_an_output_naming_the_agents_own_file_is_refused(project: tuple[Path, Path], option: str) -> None:
+    # AGENT_PATH is a folder: its agent.py (or a package's __init__.py) is what the run imports,
+    # and a report written over it destroyed the agent's source.
+    agent, path = project
+    source = (agent / "agent.py").read_bytes()
+    (agent / "__init__.py").write_text("from .agent import root_agent\n")
+    for name in ("agent.py", "__init__.py"):
+        r = CliRunner().invoke(cli, ["eval", str(agent), str(path), option, str(agent / name),
+                                     "--no_history"])
+        assert r.exit_code == 2, r.output
+        assert f"{name}: {option}: is also an input of the run (the agent" in r.output
+    assert (agent / "agent.py").read_bytes() == source
+
+
 def test_recorded_run_is_rescored_without_the_agent(project: tuple[Path, Path], tmp_path: Path) -> None:
     agent, path = project
     out = tmp_path / "r.json"

@@ -118,6 +118,9 @@ def _eval(args: EvalArgs, job: EvalJob, services: Services, console: Console, ou
     # The files the run reads, which no output may replace.
     inputs: dict[str, str | Path | None] = {"the eval config": job.config_source,
                                             "the agent": agent_path or None}
+    if agent_path and Path(agent_path).is_dir():  # the files a folder's agent is imported from
+        inputs.update({"the agent": Path(agent_path) / "agent.py",
+                       "the agent's package": Path(agent_path) / "__init__.py"})
     several = len(job.selections) > 1
     inputs.update({f"the eval set {s.eval_set.eval_set_id}" if several else "the eval set": s.path
                    for s in job.selections})
