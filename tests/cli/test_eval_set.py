@@ -68,6 +68,13 @@ def test_create_add_and_record(agent: Path, tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
 
 
+def test_generate_eval_cases_names_the_option_of_an_unknown_model(agent: Path) -> None:
+    r = CliRunner().invoke(cli, ["eval_set", "generate_eval_cases", str(agent), "gen", "--count", "1",
+                                 "--model", "bogus"])
+    assert r.exit_code == 2 and "error: --model: unknown model 'bogus'" in r.output, r.output
+    assert not (agent / "gen.evalset.json").exists()
+
+
 def test_generate_eval_cases_keeps_valid_distinct_scenarios(agent: Path, server: FakeServer) -> None:
     def reply(content: str) -> Step:
         return Step(200, {"model": "w", "usage": {"prompt_tokens": 9, "completion_tokens": 9},

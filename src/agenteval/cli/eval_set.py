@@ -198,12 +198,17 @@ def _generate(agent_path: str, eval_set_id: str, count: int, model: str, instruc
         load_session_input,
         scenario_cases,
     )
+    from agenteval.errors import DataError
+    from agenteval.models.base import ModelUnavailable
     from agenteval.runner.services import Services
     from agenteval.runner.sync import run_sync
 
     eval_set_path(agent_path, eval_set_id)
     session = load_session_input(session_input_file) if session_input_file else None
-    llm = Services.create(dict(os.environ)).models.get(model)
+    try:
+        llm = Services.create(dict(os.environ)).models.get(model)
+    except ModelUnavailable as e:  # named by its option, as eval names --judge_model
+        raise DataError(None, "--model", str(e)) from None
     description = describe_agent(load_root_agent(agent_path))
     result = run_sync(generate_scenarios(llm, description, count, instruction=instruction))
     added, skipped = add_cases(agent_path, eval_set_id, scenario_cases(result.scenarios, session),
