@@ -86,7 +86,9 @@ def test_runs_show(history: Path) -> None:
     assert r.exit_code == 0, r.output
     assert "run.eval_sets[0].sha256" in r.output and "run.command" in r.output
     assert "Eval Run Summary" in r.output and "FAILED" in r.output
-    assert _run("runs", "show", "nope", "--root", history).exit_code == 2
+    r = _run("runs", "show", "nope", "--root", history)
+    assert r.exit_code == 2 and "no run 'nope' in the run history" in r.output, r.output
+    assert "journaled" not in r.output  # (both were searched: the history and the journal)
 
 
 def test_runs_show_says_why_the_run_database_cannot_be_used(tmp_path: Path) -> None:
@@ -337,6 +339,11 @@ def test_eval_records_the_run_beside_the_agent(tmp_path: Path) -> None:
     assert (row.agent, row.num_runs, row.cases_passed) == ("my_agent", 2, 1)
     assert row.eval_set_sha256 == file_sha256(agent / "myset.evalset.json")
     assert row.duration_seconds is not None and row.duration_seconds > 0
+
+
+    r = _run("runs", "show", "nope", "--root", agent)  # the history and the journal both searched
+    assert r.exit_code == 2 and "no run 'nope' in the run history or the journal of unfinished" in r.output
+    assert "journaled" not in r.output, r.output  # it said "journal.sqlite: no journaled run 'nope'"
 
 
 def test_the_run_id_eval_prints_names_the_run(tmp_path: Path) -> None:

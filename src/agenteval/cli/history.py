@@ -194,12 +194,16 @@ def _show_unfinished(root: str, ref: str) -> int:
     from rich.console import Console
 
     from agenteval.errors import DataError
-    from agenteval.store.journal import Journal
+    from agenteval.store.journal import Journal, UnjournaledRun
 
     journal = Journal(root)
     if not journal.path.is_file():
         raise DataError(root, "", f"no run {ref!r} in the run history")
-    found = journal.get(ref)  # DataError naming the journal when unknown there too
+    try:
+        found = journal.get(ref)  # (an ambiguous prefix there: the journal's DataError says so)
+    except UnjournaledRun:
+        raise DataError(root, "", f"no run {ref!r} in the run history or the journal of unfinished "
+                        "runs (`agenteval runs` lists them)") from None
     spec = journal.spec(found.run_id)
     console = Console()
     console.print(f"Run {found.run_id}: {found.status}, {found.done} of {found.total} case runs finished "

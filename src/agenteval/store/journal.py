@@ -91,6 +91,11 @@ from agenteval.store.sqlite import check_readable, connect, use_wal
 from agenteval.store.verdict_copy import beside
 from agenteval.verdicts.outcome import CaseOutcome
 
+
+class UnjournaledRun(DataError):
+    """A run reference the journal does not know."""
+
+
 KEEP_INTERRUPTED_DAYS = 30
 """An interrupted run not updated for this long is removed when a run begins."""
 ORPHAN_SECONDS = 3600
@@ -456,7 +461,7 @@ class Journal:
 
     def get(self, run_id: str) -> JournalRun:
         """The journaled run `run_id` (or a unique prefix of it, or `latest`: the newest);
-        DataError when unknown."""
+        UnjournaledRun when unknown, a DataError when ambiguous."""
         runs = self.runs()
         if run_id == "latest":
             runs.sort(key=lambda r: (r.started, r.run_id), reverse=True)
@@ -465,7 +470,7 @@ class Journal:
             found = [r for r in runs if r.run_id == run_id] or \
                 [r for r in runs if run_id and r.run_id.startswith(run_id)]  # ('': no run, not all)
         if not found:
-            raise DataError(self.path, "", f"no journaled run {run_id!r}")
+            raise UnjournaledRun(self.path, "", f"no journaled run {run_id!r}")
         if len(found) > 1:
             raise DataError(self.path, "", f"journaled run {run_id!r} is ambiguous: it matches "
                             + ", ".join(sorted((r.run_id for r in found), reverse=True)))
@@ -564,4 +569,4 @@ def _rows(run_id: str, results: Iterable[EvalCaseResult], eval_set_id: str | Non
 
 
 __all__ = ["FLUSH_CASES", "FLUSH_SECONDS", "KEEP_INTERRUPTED_DAYS", "CaseKey", "Journal", "JournalReader",
-           "JournalRun", "RunOwned", "journal_path"]
+           "JournalRun", "RunOwned", "UnjournaledRun", "journal_path"]
