@@ -24,6 +24,7 @@ from agenteval.models.replay import replaying
 from agenteval.runner import EvalJob, Services, config_beside, prepare, run, select, weak_judges
 from agenteval.runner.driver import Sink, Sinks, Written
 from agenteval.runner.durable import AlreadyFinished, check_unchanged, claim_resume, journaled_files
+from agenteval.runner.executors.pick import check_executor
 from agenteval.runner.request import RunRequest, request_config, to_job
 from agenteval.runner.streamed import Kept, StreamedRun
 from agenteval.runner.sync import run_sync
@@ -106,6 +107,7 @@ def _eval(args: EvalArgs, job: EvalJob, services: Services, console: Console, ou
     if args.replay and job.config.mock_tools is not None:  # the recording answers tool calls
         job.config = job.config.model_copy(update={"mock_tools": None})
     plan = prepare(job, services)  # metrics resolved and judges checked once, for the whole run
+    check_executor(job, plan.isolation)  # (a refusal before anything is printed)
     metrics = plan.metrics
     agent_path = args.request.agent_path or ""
     # Streamed: a set's cases are checked here (not again when a resumed run journaled the

@@ -47,3 +47,15 @@ def test_a_cluster_address_nothing_answers_at_is_refused_at_once(tmp_path: Path)
     assert r.exit_code == 2
     assert "error: cannot use the Ray cluster at 127.0.0.1:1: " in r.output
     assert not (agent / "calls.log").exists()
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--ray_address", "auto"], "is for the Ray executor"),
+    (["--executor", "ray", "--isolation", "process"], "not with --executor ray"),
+])
+def test_an_executor_refusal_comes_first_and_alone(tmp_path: Path, flags: list[str], message: str) -> None:
+    """The refusal is the command's only output: no "Using criteria" line before it."""
+    agent, path = _project(tmp_path)
+    r = CliRunner().invoke(cli, ["eval", str(agent), str(path), "--no_history", *flags])
+    assert r.exit_code == 2 and message in r.output, r.output
+    assert "Using criteria" not in r.output
