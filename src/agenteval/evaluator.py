@@ -90,7 +90,12 @@ def _root_agent(agent_module: Any, agent_name: str | None) -> Any:
     if isinstance(module, ModuleType):
         holder = getattr(module, "agent", module)
         if not hasattr(holder, "root_agent"):
-            raise DataError(None, "", f"module {module.__name__!r} has no root_agent (nor agent.root_agent)")
+            unimported = holder is module and any(
+                (Path(p) / "agent.py").is_file() for p in getattr(module, "__path__", ()))
+            hint = ("; its agent.py is not imported: add `from . import agent` to its __init__.py "
+                    "(as ADK's agent packages do)") if unimported else ""
+            raise DataError(None, "", f"module {module.__name__!r} has no root_agent (nor agent.root_agent)"
+                            + hint)
         agent = holder.root_agent
     if agent_name:
         found = agent.find_agent(agent_name) if hasattr(agent, "find_agent") else None

@@ -60,6 +60,14 @@ def test_failures_are_listed_in_one_error(agent_pkg: str) -> None:
     assert isinstance(err.value, AssertionError)
 
 
+def test_a_package_that_does_not_import_its_agent_says_how(agent_pkg: str, tmp_path: Path) -> None:
+    (tmp_path / "evalpkg" / "__init__.py").write_text("")
+    s = eval_set("s", {"c1": [inv("a")]})
+    with pytest.raises(DataError, match=r"has no root_agent \(nor agent.root_agent\); its agent.py is not "
+                       r"imported: add `from \. import agent` to its __init__.py"):
+        asyncio.run(AgentEvaluator.evaluate_eval_set(agent_pkg, s, num_runs=1, print_detailed_results=False))
+
+
 def test_empty_directory_is_an_error(tmp_path: Path, agent_pkg: str) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(DataError, match=r"no \*.test.json"):
