@@ -164,7 +164,10 @@ def test_end_to_end(page: Any, base_url: str, agents_dir: Path, judge: ScriptedM
     assert re.search(r"#/app/shop/chat/[\w-]+$", page.url)
     page.reload()  # the session is saved: its deep link brings it back
     page.wait_for_selector('.turn[data-turn="1"] .msg.agent')
-    assert page.locator(".sessions li.on").count() == 1
+    # (the session list is drawn after the turns: waited for, not read at once)
+    from playwright.sync_api import expect
+
+    expect(page.locator(".sessions li.on")).to_have_count(1)
     page.click('[data-tab="state"]')
     assert '"city": "Paris"' in page.inner_text("#session-state")
     page.click('[data-tab="trace"]')

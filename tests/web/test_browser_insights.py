@@ -96,7 +96,7 @@ def base_url(agents_dir: Path) -> Iterator[str]:
                          expected_calls=PARIS, duration=1.5, tokens=40),
                     case("hello", {T: 1.0}, response="Hello!", duration=0.5, tokens=10)],
                    "smoke_r1", "smoke", created=1_700_000_000.0),
-            result([case("paris", {T: 0.0}, response="It is 14°C in London.", calls=london,
+            result([case("paris", {T: 0.0, S: 1.0}, response="It is 14°C in London.", calls=london,
                          expected_calls=PARIS, duration=2.5, tokens=55),
                     case("hello", {T: 1.0}, response="Hello!", duration=0.4, tokens=12)],
                    "smoke_r2", "smoke", created=1_700_000_100.0)]
@@ -196,6 +196,10 @@ def test_explore_groups_search_keys_and_review(page: Any, base_url: str, shots: 
     from playwright.sync_api import expect
     page.wait_for_selector('.reviews [data-target="case"] .review-note')
     assert "London is wrong" in page.inner_text('.reviews [data-target="case"]')
+    expect(page.locator(f'.reviews [data-target="{S}"]')).to_have_count(1)
+    expect(page.locator(f'.reviews [data-target="{T}"]')).to_have_count(0)
+    # a case run with no judged criterion says so
+    page.goto(base_url + "/#/runs/smoke_r2/cases/hello")
     expect(page.locator(".reviews")).to_contain_text("This case run has no judged criterion.")
     expect(page.locator(f'.reviews [data-target="{T}"]')).to_have_count(0)
     assert page.locator(".reviews details").count() == 0  # nothing judged: no turns or rubrics to name
@@ -237,7 +241,8 @@ def test_matrix_diffs_only_changed_and_a_case_run_again(page: Any, base_url: str
     page.wait_for_selector("#open-matrix")
     assert page.input_value("#app-picker") == "shop"  # a deep link shows the agent of the page
     # reviews of smoke_r2's paris run (its verdict and a criterion), stored from the page's origin
-    for target, agreement, comment in (("", "disagree", "London is wrong"), (T, "agree", "")):
+    # (a judged criterion: a review of one no judge decides is refused)
+    for target, agreement, comment in (("", "disagree", "London is wrong"), (S, "agree", "")):
         assert page.evaluate("""(body) => fetch('/api/runs/smoke_r2/reviews', {method: 'PUT',
           headers: {'Content-Type': 'application/json'}, body: JSON.stringify(body)}).then((r) => r.ok)""",
             {"eval_id": "paris", "run_index": 0, "target": target, "agreement": agreement,
@@ -249,7 +254,7 @@ def test_matrix_diffs_only_changed_and_a_case_run_again(page: Any, base_url: str
     reviewed = paris.nth(1)
     mark = reviewed.locator('.review-mark[data-review="case"]')
     assert mark.inner_text().strip() == "✗" and "London is wrong" in (mark.get_attribute("title") or "")
-    assert reviewed.locator(f'.review-mark[data-review="{T}"]').inner_text().strip() == "✓"
+    assert reviewed.locator(f'.review-mark[data-review="{S}"]').inner_text().strip() == "✓"
     assert paris.nth(0).locator(".review-mark").count() == 0  # smoke_r1's verdict: not reviewed
     assert page.locator("table.matrix tbody tr").count() == 2
     changed = page.locator('table.matrix tr[data-case="paris"] td.changed')
