@@ -125,7 +125,7 @@ def test_add_eval_case_refuses_a_missing_set_and_an_empty_scenarios_file(agent: 
     r = CliRunner().invoke(cli, ["eval_set", "add_eval_case", str(agent), "orders", "--scenarios_file",
                                  str(scenarios)])
     assert r.exit_code == 2, r.output
-    assert "scenarios.json: scenarios[0].user_persona: unknown persona 'ALIEN'" in r.output
+    assert "scenarios.json: scenarios[0].user_persona: unknown user persona 'ALIEN'" in r.output
     assert (agent / "orders.evalset.json").read_bytes() == before
 
 

@@ -20,7 +20,7 @@ from agenteval.datasets.files import read_json, write_as_read, write_model
 from agenteval.datasets.loader import load_eval_set
 from agenteval.errors import DataError, from_validation_error
 from agenteval.schema import ConversationScenario, EvalCase, EvalSet, SessionInput
-from agenteval.schema.personas import PERSONAS
+from agenteval.schema.personas import builtin_persona
 
 SET_ID = re.compile(r"^[a-zA-Z0-9_]+$")  # ADK's rule for the ids it creates
 MAX_SET_ID = 200
@@ -69,9 +69,11 @@ def load_scenarios(path: str | Path) -> list[ConversationScenario]:
         if not out[-1].starting_prompt.strip():  # the simulated user's first message
             raise DataError(path, f"scenarios[{i}].starting_prompt", "empty: it is the first message")
         persona = out[-1].user_persona  # an id the simulator cannot resolve fails every run of the case
-        if isinstance(persona, str) and persona.upper() not in PERSONAS:
-            raise DataError(path, f"scenarios[{i}].user_persona",
-                            f"unknown persona {persona!r}; built-in: {', '.join(PERSONAS)}")
+        if isinstance(persona, str):
+            try:
+                builtin_persona(persona)
+            except ValueError as e:
+                raise DataError(path, f"scenarios[{i}].user_persona", str(e)) from None
     return out
 
 

@@ -40,4 +40,13 @@ PERSONAS: dict[str, UserPersona] = {
     ]),
 }
 
-__all__ = ["PERSONAS"]
+def builtin_persona(persona_id: str) -> UserPersona:
+    """The built-in persona `persona_id` (its id in any case); a ValueError naming the built-in
+    ids when there is none."""
+    found = PERSONAS.get(persona_id.upper())
+    if found is None:
+        raise ValueError(f"unknown user persona {persona_id!r}; built-in: {', '.join(PERSONAS)}")
+    return found
+
+
+__all__ = ["PERSONAS", "builtin_persona"]

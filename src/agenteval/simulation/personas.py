@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from agenteval.errors import AgentEvalError
 from agenteval.schema import UserPersona
-from agenteval.schema.personas import PERSONAS
+from agenteval.schema.personas import builtin_persona
 
 
 def persona(value: UserPersona | str | None) -> UserPersona | None:
     """Resolves a persona given inline or by built-in id; an unknown id is a clear error."""
     if value is None or isinstance(value, UserPersona):
         return value
-    found = PERSONAS.get(value.upper())
-    if found is None:
-        raise AgentEvalError(f"unknown user persona {value!r}; built-in: {', '.join(PERSONAS)}")
-    return found
+    try:
+        return builtin_persona(value)
+    except ValueError as e:
+        raise AgentEvalError(str(e)) from None

@@ -25,7 +25,7 @@ from agenteval.criteria.judge.base import Answered, JudgeCriterion
 from agenteval.criteria.judge.engine.decision import JudgeQuestion
 from agenteval.criteria.judge.prompting import context, prompts
 from agenteval.schema import ConversationScenario, LlmBackedUserSimulatorCriterion, UserPersona
-from agenteval.schema.personas import PERSONAS
+from agenteval.schema.personas import builtin_persona
 
 STOP = "stop"
 _TURN_RULES = (
@@ -40,13 +40,7 @@ _TURN_RULES = (
 def _persona_text(persona: UserPersona | str | None) -> str:
     if persona is None:
         return ""
-    if isinstance(persona, str):
-        found = PERSONAS.get(persona.upper())
-        if found is None:
-            raise ValueError(f"unknown user persona {persona!r}; built-in: {', '.join(PERSONAS)}")
-        p = found
-    else:
-        p = persona
+    p = builtin_persona(persona) if isinstance(persona, str) else persona
     rules = "; ".join(r for b in p.behaviors for r in b.violation_rubrics)
     return f"Persona {p.id}: {p.description} It fails when: {rules}\n"
 
