@@ -220,7 +220,6 @@ def _show(root: str, ref: str) -> int:
 
     from agenteval.reporting.console import summary_table
     from agenteval.reporting.outcome import criterion_problem
-    from agenteval.schema import EvalStatus
     from agenteval.store import RunStore
     from agenteval.store.db import UnknownRun
     from agenteval.verdicts.outcome import outcomes
@@ -250,8 +249,7 @@ def _show(root: str, ref: str) -> int:
     # From the database (no need to load the document): the counts from the run's row, only the
     # cases that did not pass read (a 50,000-case run's summaries took 12 s, for a few lines).
     console.print(summary_table([(row.eval_set_id, row.cases_passed, row.cases_total - row.cases_passed)]))
-    result = store.summary(row.run_id, not_passed_only=True)
-    failing = [c for c in outcomes(result) if c.status != EvalStatus.PASSED]
+    failing = outcomes(store.summary(row.run_id, not_passed_only=True))
     if failing:
         cases = _failing_table([(c.eval_id, c.status.name, "\n".join(
             criterion_problem(m, c.gating) for m in c.failing_metrics())) for c in failing[:_FAILING_SHOWN]])
@@ -300,14 +298,8 @@ def _report(ref: str, root: str, fmt: str, output: str | None) -> int:
     from agenteval.store.lookup import is_path
 
     check_targets({"--output": output}, {"RUN": ref if is_path(ref) else None})  # before any work
-    if fmt == "markdown" or (fmt == "junit" and output):
-        text = _streamed_report(ref, root, fmt, output)
-        if text is not None:
-            if output is None:
-                click.echo(text, nl=False)
-            elif fmt == "markdown":
-                write_text_atomic(output, text)
-            return 0
+    if (fmt == "markdown" or (fmt == "junit" and output)) and _streamed_report(ref, root, fmt, output):
+        return 0
     result = load_run(ref, root)
     if fmt == "console" and not output:
         from rich.console import Console
@@ -324,13 +316,14 @@ def _report(ref: str, root: str, fmt: str, output: str | None) -> int:
     return 0
 
 
-def _streamed_report(ref: str, root: str, fmt: str, output: str | None) -> str | None:
-    """The JUnit (written to `output`) or Markdown (returned) report of RUN read one case at a
-    time (`store.outcome_stream`): memory flat however large the run. None, with nothing
-    written, when the document's case results are not in its summaries' order, or it cannot be
-    read so (then it is read whole)."""
+def _streamed_report(ref: str, root: str, fmt: str, output: str | None) -> bool:
+    """Writes the JUnit (to `output`) or Markdown (to `output`, else standard output) report of
+    RUN read one case at a time (`store.outcome_stream`): memory flat however large the run.
+    False, with nothing written, when the document cannot be read so (its case results not in
+    its summaries' order, say): then it is read whole."""
     from pathlib import Path
 
+    from agenteval.datasets.files import write_text_atomic
     from agenteval.errors import DataError
     from agenteval.reporting.junit import JUnitStream
     from agenteval.reporting.markdown import MarkdownStream
@@ -342,7 +335,7 @@ def _streamed_report(ref: str, root: str, fmt: str, output: str | None) -> str |
     try:
         document, cases = outcome_stream(path)
     except DataError:  # (no case results, say): read whole, which says what is wrong, if anything
-        return None
+        return False
     stream = JUnitStream(output) if fmt == "junit" and output else MarkdownStream()
     try:
         for case in cases:
@@ -351,12 +344,15 @@ def _streamed_report(ref: str, root: str, fmt: str, output: str | None) -> str |
         if isinstance(stream, JUnitStream):
             stream.abort()
         if isinstance(e, OutOfOrder):
-            return None
+            return False
         raise
     if isinstance(stream, JUnitStream):
         stream.commit(document)
-        return ""
-    return stream.text(document)
+    elif output:
+        write_text_atomic(output, stream.text(document))
+    else:
+        click.echo(stream.text(document), nl=False)
+    return True
 
 
 @click.command()

@@ -128,7 +128,6 @@ def _keys_after(path: str | Path, list_key: str, keys: list[str]) -> dict[str, A
             pass
         for k in keys:
             if walk.closed_at is None:
-                f.seek(0)
                 source: Any = _open(path)
             else:
                 f.seek(walk.closed_at)
