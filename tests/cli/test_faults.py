@@ -171,3 +171,17 @@ def test_an_unusable_simulator_model_is_refused_even_without_scenarios(tmp_path:
     cfg.write_text(json.dumps({"criteria": {}, "user_simulator_config": {"model": "nope:x"}}))
     r = _eval(agent, path, "--config_file_path", cfg, "--no_history")
     assert r.exit_code == 2 and f"{cfg}: user_simulator_config.model: unknown model 'nope:x'" in r.output
+
+
+def test_a_scenario_with_an_unknown_persona_is_refused_before_any_case_runs(tmp_path: Path) -> None:
+    agent, path = _project(tmp_path)
+    doc = json.loads(path.read_text())
+    doc["eval_cases"].append({"eval_id": "sim", "conversation_scenario": {
+        "starting_prompt": "hi", "conversation_plan": "ask once", "user_persona": "ALIEN"}})
+    path.write_text(json.dumps(doc))
+    out = tmp_path / "out.json"
+    r = _eval(agent, path, "-o", out, "--no_history")
+    assert r.exit_code == 2, r.output
+    assert (f"{path}: eval_cases[3].conversation_scenario.user_persona: unknown user persona 'ALIEN'"
+            in r.output.replace("\n", ""))
+    assert not out.exists()  # refused when read: no case ran, nothing written

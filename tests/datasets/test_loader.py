@@ -209,3 +209,23 @@ def test_migrate_of_an_object_says_what_it_is(tmp_path: Path, text: str, message
         migrate(old, new)
     assert (err.value.file, err.value.message) == (str(old), message)
     assert not new.exists()
+
+
+def test_a_scenario_with_an_unknown_persona_id_is_refused_by_every_loader(tmp_path: Path) -> None:
+    # The simulator cannot play such a persona: every run of the case would fail, so the set is
+    # refused when read, naming the field (a built-in id in any case, or an inline persona, loads).
+    def scenario(persona: object) -> dict[str, object]:
+        return {"starting_prompt": "hi", "conversation_plan": "ask", "user_persona": persona}
+
+    p = tmp_path / "x.evalset.json"
+    p.write_text(json.dumps({"eval_set_id": "s", "eval_cases": [
+        {"eval_id": "a", "conversation_scenario": scenario("novice")},
+        {"eval_id": "b", "conversation_scenario": scenario(
+            {"id": "MINE", "description": "a user of my own"})},
+        {"eval_id": "c", "conversation_scenario": scenario("ALIEN")}]}))
+    for load in (load_eval_set, lambda path: parse_eval_set(path, read_json(path)),
+                 lambda path: validate_eval_set_json(path.read_bytes(), path)):
+        with pytest.raises(DataError) as err:
+            load(p)
+        assert str(err.value) == (f"{p}: eval_cases[2].conversation_scenario.user_persona: "
+                                  "unknown user persona 'ALIEN'; built-in: EXPERT, NOVICE, EVALUATOR")

@@ -17,10 +17,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from agenteval.datasets.files import read_json, write_as_read, write_model
-from agenteval.datasets.loader import load_eval_set
+from agenteval.datasets.loader import check_scenario_persona, load_eval_set
 from agenteval.errors import DataError, from_validation_error
 from agenteval.schema import ConversationScenario, EvalCase, EvalSet, SessionInput
-from agenteval.schema.personas import builtin_persona
 
 SET_ID = re.compile(r"^[a-zA-Z0-9_]+$")  # ADK's rule for the ids it creates
 MAX_SET_ID = 200
@@ -68,12 +67,7 @@ def load_scenarios(path: str | Path) -> list[ConversationScenario]:
             raise from_validation_error(path, e, f"scenarios[{i}]") from None
         if not out[-1].starting_prompt.strip():  # the simulated user's first message
             raise DataError(path, f"scenarios[{i}].starting_prompt", "empty: it is the first message")
-        persona = out[-1].user_persona  # an id the simulator cannot resolve fails every run of the case
-        if isinstance(persona, str):
-            try:
-                builtin_persona(persona)
-            except ValueError as e:
-                raise DataError(path, f"scenarios[{i}].user_persona", str(e)) from None
+        check_scenario_persona(path, f"scenarios[{i}]", out[-1])
     return out
 
 

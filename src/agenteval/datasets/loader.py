@@ -18,7 +18,8 @@ from agenteval.datasets.legacy import (
 from agenteval.datasets.nesting import MAX_DEPTH, check_depth
 from agenteval.datasets.targets import same_file
 from agenteval.errors import DataError, from_validation_error
-from agenteval.schema import EvalSet, SessionFile
+from agenteval.schema import ConversationScenario, EvalCase, EvalSet, SessionFile
+from agenteval.schema.personas import builtin_persona
 
 
 def parse_eval_set(
@@ -42,6 +43,7 @@ def _parse_eval_set(file: str | Path, data: Any, initial_session: SessionFile | 
         except ValidationError as e:
             raise from_validation_error(file, e) from None
         check_unique_ids(file, eval_set)
+        check_personas(file, eval_set)
         return eval_set
     if is_legacy_session_list(data):
         return convert_session_list(file, data)
@@ -81,6 +83,7 @@ def validate_eval_set_json(text: bytes, file: str | Path | None = None) -> EvalS
     with gc_paused():
         eval_set = EvalSet.model_validate_json(text)
     check_unique_ids(file, eval_set)
+    check_personas(file, eval_set)
     return eval_set
 
 
@@ -96,6 +99,29 @@ def check_unique_ids(file: str | Path | None, eval_set: EvalSet) -> None:
         if j != i:
             raise DataError(file, f"eval_cases[{i}].eval_id",
                             f"duplicate eval_id {eval_id!r} (also eval_cases[{j}])")
+
+
+def check_scenario_persona(file: str | Path | None, where: str, scenario: ConversationScenario) -> None:
+    """Refuses a scenario (at `where` in `file`) whose `user_persona` is an id no built-in persona
+    has: the simulator could not play it, so every run of the case would fail."""
+    if isinstance(scenario.user_persona, str):
+        try:
+            builtin_persona(scenario.user_persona)
+        except ValueError as e:
+            raise DataError(file, f"{where}.user_persona", str(e)) from None
+
+
+def check_persona(file: str | Path | None, index: int, case: EvalCase) -> None:
+    """`check_scenario_persona` on the case at `eval_cases[index]`, if it is a scenario."""
+    if case.conversation_scenario is not None:
+        check_scenario_persona(file, f"eval_cases[{index}].conversation_scenario",
+                               case.conversation_scenario)
+
+
+def check_personas(file: str | Path | None, eval_set: EvalSet) -> None:
+    """`check_persona` on each case of the set."""
+    for i, case in enumerate(eval_set.eval_cases):
+        check_persona(file, i, case)
 
 
 def load_eval_set(path: str | Path, initial_session_file: str | Path | None = None) -> EvalSet:

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.datasets import default_config_for, load_eval_config, load_eval_set
 from agenteval.datasets.files import check_rereadable
+from agenteval.datasets.loader import check_persona
 from agenteval.datasets.nesting import MAX_DEPTH
 from agenteval.datasets.scan import scan_file
 from agenteval.datasets.stream import CaseStream, malformed, raw_items, read_head
@@ -124,6 +125,7 @@ class StreamedCases:
             if j != i:
                 raise DataError(path, f"eval_cases[{i}].eval_id",
                                 f"duplicate eval_id {case.eval_id!r} (also eval_cases[{j}])")
+            check_persona(path, i, case)
             digest.update((b"," if i else b"") + case.model_dump_json().encode())
             add_tool_args(case, out.tool_args)
             out.scenario = out.scenario or case.conversation_scenario is not None
