@@ -43,14 +43,22 @@ def json_path(loc: Sequence[int | str], prefix: str = "") -> str:
 def from_validation_error(
     file: str | Path | None, err: ValidationError, prefix: str = ""
 ) -> DataError:
-    """The first (most specific) problem of a validation error, as a DataError."""
-    first = err.errors()[0]
+    """The first problem of a validation error, as a DataError. When the value is a union's,
+    pydantic reports one problem per member, the first at the field itself; a member's problem
+    deeper inside the value (`mock_tools.roll` for `{"roll": "x"}`) is the one named, since it is
+    the member the value's shape chose."""
+    errors = err.errors()
+    first, path = errors[0], json_path(errors[0]["loc"], prefix)
+    for other in errors[1:]:
+        deeper = json_path(other["loc"], prefix)
+        if deeper.startswith((f"{path}.", f"{path}[")) and len(deeper) > len(path):
+            first, path = other, deeper
     message = first["msg"]
     if first["type"] == "missing":
         message = "field required"
     elif first["type"] == "extra_forbidden":
         message = "unknown key"
-    return DataError(file, json_path(first["loc"], prefix), message)
+    return DataError(file, path, message)
 
 
 def unwrap(exc: BaseException) -> BaseException:

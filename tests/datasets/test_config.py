@@ -109,6 +109,9 @@ def test_wrong_types_are_errors_not_coerced(tmp_path: Path, criterion: str, key:
     ('"not_evaluated": true', "not_evaluated", "'fail' or 'ignore'"),
     ('"custom_metrics": {"m": {"code_config": {"name": "a.b"}, "description": 1}}',
      "custom_metrics.m.description", "valid string"),
+    # a union's value: the member its shape chose is named, down to the bad key
+    ('"mock_tools": {"roll": "x"}', "mock_tools.roll", "'expected' or 'live'"),
+    ('"mock_tools": "x"', "mock_tools", "'expected' or 'live'"),
 ])
 def test_wrong_types_outside_criteria(tmp_path: Path, section: str, key: str, message: str) -> None:
     p = tmp_path / "cfg.json"
