@@ -282,10 +282,12 @@ class Finished(Mapping[CaseKey, EvalCaseResult]):
         return (self._journal, self._run_id) if self._journal is not None else None
 
 
-def _refuse_changes(journal: Journal, run_id: str, journaled: str, job: EvalJob) -> None:
+def _refuse_changes(source: str | Path, run_id: str, journaled: str, job: EvalJob) -> None:
+    """Refuses the resume when `job` covers other things than the fingerprint `journaled`,
+    read from `source` (the journal, or the history database for a finished run)."""
     different = changes(journaled, job)
     if different:
-        raise DataError(journal.path, "", f"cannot resume run {run_id}: since it started, "
+        raise DataError(source, "", f"cannot resume run {run_id}: since it started, "
                         + "; ".join(different) + " (only parallelism, models and limits may change)")
 
 
@@ -295,10 +297,13 @@ def check_unchanged(journal: Journal, run_id: str, job: EvalJob) -> None:
     early: before the agent is loaded or anything is said, and before a finished run is said to
     be finished (its results are not those of what `job` asks for)."""
     journaled = journal.fingerprint(run_id)
-    if journaled is None:
-        journaled = _recorded_fingerprint(RunStore(journal.root), run_id)
     if journaled is not None:
-        _refuse_changes(journal, run_id, journaled, job)
+        _refuse_changes(journal.path, run_id, journaled, job)
+        return
+    history = RunStore(journal.root)
+    recorded = _recorded_fingerprint(history, run_id)
+    if recorded is not None:
+        _refuse_changes(history.path, run_id, recorded, job)
 
 
 def resume_from(job: EvalJob, journal: Journal, header: RunSpec) -> Finished:
@@ -313,10 +318,12 @@ def resume_from(job: EvalJob, journal: Journal, header: RunSpec) -> Finished:
         claim_resume(journal, job.resume, job.retry_errors)
     try:
         journaled = journal.fingerprint(run_id)
-        finished = _from_history(RunStore(journal.root), run_id) if journaled is None else None
-        _refuse_changes(journal, run_id, finished[1] if finished is not None else journaled or "", job)
-        if finished is not None:
-            spec, fingerprint, results = finished
+        if journaled is not None:
+            _refuse_changes(journal.path, run_id, journaled, job)
+        else:
+            history = RunStore(journal.root)
+            spec, fingerprint, results = _from_history(history, run_id)
+            _refuse_changes(history.path, run_id, fingerprint, job)
             journal.begin(spec, fingerprint, spec.totals.case_runs)
             journal.append_all(run_id, results)
     except BaseException:
