@@ -378,7 +378,8 @@ def test_resuming_a_finished_run_of_other_cases_is_refused(project: tuple[Path, 
         assert refused.returncode == 2, refused.stdout + refused.stderr
         assert "eval sets were dur, now other" in refused.stderr and "already finished" not in refused.stdout
         # what it covered was read from the run history (the journal forgets a finished run)
-        assert refused.stderr.startswith(f"error: {history_db_path(agent)}: cannot resume run "), refused.stderr
+        history = history_db_path(agent)
+        assert refused.stderr.startswith(f"error: {history}: cannot resume run "), refused.stderr
     refused = _eval(agent, path, "--resume", "latest", "--num_runs", "2")
     assert refused.returncode == 2 and "num_runs was 1, now 2" in refused.stderr, refused.stdout
     assert _calls(agent) == [] and len(RunStore(agent).list_runs()) == 1
