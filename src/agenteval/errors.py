@@ -23,6 +23,15 @@ class DataError(AgentEvalError):
         super().__init__(f"{where}: {message}" if where else message)
 
 
+class SettingError(ValueError):
+    """A bad value below the setting being read, at `where` (a dotted path from it, e.g.
+    `args_match.TOOL.ARG`): whoever reads the setting names `SETTING.where`."""
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(message)
+        self.where = where
+
+
 def json_path(loc: Sequence[int | str], prefix: str = "") -> str:
     """Renders a pydantic location as `eval_cases[3].conversation[0].user_content`.
 

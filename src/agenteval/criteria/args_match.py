@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from agenteval.errors import SettingError
 from agenteval.schema import FunctionCall
 
 ArgsMatch = Mapping[str, Mapping[str, Any]]
@@ -137,12 +138,8 @@ def build_matcher(spec: Any) -> Matcher | None:
     return lambda expected, actual: bool(fn(expected, actual))
 
 
-class MatcherError(ValueError):
+class MatcherError(SettingError):
     """A bad matcher, with the key it is under (`where`: `args_match.TOOL.ARG`)."""
-
-    def __init__(self, where: str, message: str) -> None:
-        super().__init__(message)
-        self.where = where
 
 
 class ArgsComparer:

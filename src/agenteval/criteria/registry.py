@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agenteval.criteria.spec import ConfiguredMetric, MetricSpec
-from agenteval.errors import DataError, from_validation_error
+from agenteval.errors import DataError, SettingError, from_validation_error
 from agenteval.schema import BaseCriterion, EvalConfig
 
 
@@ -95,8 +95,10 @@ class Registry:
             raise from_validation_error(source, e, key) from None
         try:  # a criterion that checks its own settings (trajectory matchers) does it when built
             spec.factory(name, criterion)
-        except ValueError as e:  # a bad matcher says which (`where`: args_match.TOOL.ARG)
-            raise DataError(source, f"{key}.{e.where}" if hasattr(e, "where") else key, str(e)) from None
+        except SettingError as e:  # a bad matcher says which (`where`: args_match.TOOL.ARG)
+            raise DataError(source, f"{key}.{e.where}", str(e)) from None
+        except ValueError as e:
+            raise DataError(source, key, str(e)) from None
         t = criterion.threshold
         if not spec.min_value <= t <= spec.max_value:
             raise DataError(source, f"{key}.threshold" if isinstance(value, dict) else key,
