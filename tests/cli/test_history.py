@@ -341,6 +341,13 @@ def test_eval_records_the_run_beside_the_agent(tmp_path: Path) -> None:
     assert row.duration_seconds is not None and row.duration_seconds > 0
 
 
+    # Run beside the agent's folder, the history commands find no store there: they say where
+    for args in (["runs"], ["runs", "show", "latest"], ["report", "latest"], ["trace", "latest"],
+                 ["compare", "previous", "latest"]):
+        r = _run(*args, "--root", tmp_path)
+        assert r.exit_code == (0 if args == ["runs"] else 2), r.output
+        assert "`eval` records an agent's runs under its folder: give --root my_agent" in \
+            " ".join(r.output.split()), (args, r.output)
     r = _run("runs", "show", "nope", "--root", agent)  # the history and the journal both searched
     assert r.exit_code == 2 and "no run 'nope' in the run history or the journal of unfinished" in r.output
     assert "journaled" not in r.output, r.output  # it said "journal.sqlite: no journaled run 'nope'"

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
 
     from agenteval.store import RunRow
+    from agenteval.store.db import UnknownRun
 
 FORMATS = ("console", "html", "junit", "markdown")  # agenteval.reporting.FORMATS, without importing it
 _FAILING_SHOWN = 20
@@ -117,7 +118,7 @@ def _list(root: str, limit: int | None) -> int:
     unfinished = [r for r in journal.runs() if recorded(store, journal, r.run_id) is None]
     console = Console()
     if not rows and not unfinished:
-        console.print(f"No runs recorded in {store.path}")
+        console.print(f"No runs recorded in {store.path}{opt.stores_hint(store.path)}", highlight=False)
     elif rows:
         console.print(_runs_table(rows))
     if unfinished:
@@ -189,8 +190,9 @@ def _failing_table(rows: list[tuple[str, str, str]]) -> RenderableType:
         force=True, title="Cases not passed", title_justify="left"))
 
 
-def _show_unfinished(root: str, ref: str) -> int:
-    """`runs show` for a run the journal holds but the history does not (it never finished)."""
+def _show_unfinished(root: str, ref: str, unknown: UnknownRun) -> int:
+    """`runs show` for a run the journal holds but the history does not (it never finished);
+    `unknown` (the history's error) when there is no journal."""
     from rich.console import Console
 
     from agenteval.errors import DataError
@@ -198,7 +200,7 @@ def _show_unfinished(root: str, ref: str) -> int:
 
     journal = Journal(root)
     if not journal.path.is_file():
-        raise DataError(root, "", f"no run {ref!r} in the run history")
+        raise unknown
     try:
         found = journal.get(ref)  # (an ambiguous prefix there: the journal's DataError says so)
     except UnjournaledRun:
@@ -227,8 +229,8 @@ def _show(root: str, ref: str) -> int:
     store = RunStore(root)
     try:
         row = store.resolve(ref)
-    except UnknownRun:  # (not an ambiguous prefix, which lists its runs, nor a damaged database)
-        return _show_unfinished(root, ref)
+    except UnknownRun as unknown:  # (not an ambiguous prefix, which lists its runs, nor a damaged database)
+        return _show_unfinished(root, ref, unknown)
     console = Console()
     details = store.details(row.run_id)
     header = details.pop("spec", None)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -185,6 +187,27 @@ def check_needs(needs: dict[str, tuple[str, bool]]) -> None:
             raise click.UsageError(f"{flag} applies only with {other}")
 
 
+def stores_hint(database: str | Path | None) -> str:
+    """When the run database `database` does not exist: where runs are recorded instead (`eval`
+    records an agent's under its folder, so `agenteval runs` run beside it finds none), as a
+    sentence to add to the message; else ''."""
+    if database is None or Path(database).exists():
+        return ""
+    root = Path(database).parent.parent
+    found = sorted(p.parent.parent.name for p in root.glob("*/.agenteval/history.sqlite"))
+    if not found:
+        return "; `eval` records an agent's runs under its folder: give --root AGENT_PATH"
+    return (f"; `eval` records an agent's runs under its folder: give --root {found[0]}"
+            + (f" (runs are also under {', '.join(found[1:4])}{', ...' if len(found) > 4 else ''})"
+               if len(found) > 1 else ""))
+
+
+def _hint(e: Exception) -> str:
+    """`stores_hint` for a run the run history does not know."""
+    db = sys.modules.get("agenteval.store.db")  # (not imported: the error is not one of its)
+    return stores_hint(e.file) if db is not None and isinstance(e, db.UnknownRun) else ""
+
+
 def guard(fn: Callable[..., int], *args: Any) -> int:
     """Runs a command; bad input prints one line naming file and key and returns 2."""
     from agenteval.errors import AgentEvalError, unwrap
@@ -192,7 +215,7 @@ def guard(fn: Callable[..., int], *args: Any) -> int:
     try:
         return fn(*args)
     except AgentEvalError as e:
-        click.echo(f"error: {e}", err=True)
+        click.echo(f"error: {e}{_hint(e)}", err=True)
         return 2
     except Exception as e:
         # A task group wraps what its task raised: a refusal from inside the run (a full disk
