@@ -21,6 +21,10 @@ from agenteval.verdicts.paired import Runs
 from agenteval.web.agents import AgentsDir
 
 _CACHED_DOCUMENTS = 4
+# Documents kept loaded besides the one last read, counted by their files' bytes: loaded, a
+# document takes about five times its file (a 50,000-case run: 700 MB of JSON, 3.8 GB), so four
+# large ones would take tens of GB.
+_CACHED_BYTES = 256 << 20
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,7 @@ class Stores:
         self.agents = agents
         self._documents: OrderedDict[tuple[str, float, int], EvalSetResult] = OrderedDict()
         self._lock = threading.Lock()
+        self._loading = threading.Lock()  # one load at a time: two views of a large run load it once
 
     def roots(self, app: str | None = None) -> list[tuple[str | None, Path]]:
         """(app, store root) of every store, or of one app's."""
@@ -81,27 +86,42 @@ class Stores:
         return found
 
     def document(self, stored: StoredRun) -> EvalSetResult:
-        """The run's result document (cached by path, modification time and size)."""
+        """The run's result document (cached by path, modification time and size: at most
+        `_CACHED_DOCUMENTS`, and besides the last one read at most `_CACHED_BYTES` of files)."""
         path = stored.row.result_path
         try:
             info = path.stat()
         except OSError as e:
             raise DataError(path, "", f"the run's result document cannot be read: {e.strerror}") from None
         key = (str(path), info.st_mtime, info.st_size)
+        found = self._cached(key)
+        if found is not None:
+            return found
+        with self._loading:
+            found = self._cached(key)  # (loaded meanwhile by the request this one waited for)
+            if found is not None:
+                return found
+            with self._lock:
+                # Room first, so that a large document is not loaded beside the ones it evicts.
+                while self._documents and (len(self._documents) >= _CACHED_DOCUMENTS or sum(
+                        size for _, _, size in self._documents) > _CACHED_BYTES):
+                    self._documents.popitem(last=False)
+            result = load_result(path)
+            # A large document is millions of long-lived objects without cycles; left to the
+            # cyclic GC, every full collection rescans them all (seconds per request on a
+            # 10,000-case run). Frozen, they are skipped; reference counting still frees them
+            # when evicted.
+            gc.freeze()
+            with self._lock:
+                self._documents[key] = result
+            return result
+
+    def _cached(self, key: tuple[str, float, int]) -> EvalSetResult | None:
         with self._lock:
-            if key in self._documents:
+            found = self._documents.get(key)
+            if found is not None:
                 self._documents.move_to_end(key)
-                return self._documents[key]
-        result = load_result(path)
-        # A large document is millions of long-lived objects without cycles; left to the cyclic
-        # GC, every full collection rescans them all (seconds per request on a 10,000-case run).
-        # Frozen, they are skipped; reference counting still frees them when evicted.
-        gc.freeze()
-        with self._lock:
-            self._documents[key] = result
-            while len(self._documents) > _CACHED_DOCUMENTS:
-                self._documents.popitem(last=False)
-        return result
+            return found
 
     def summary(self, stored: StoredRun) -> EvalSetResult:
         """Verdicts and criterion summaries from the database alone (no case results)."""
