@@ -98,17 +98,21 @@ def _case(eval_id: object) -> dict[str, object]:
         {"user_content": {"role": "user", "parts": [{"text": "hi"}]}}]}
 
 
+def _refused_by_every_loader(p: Path, message: str) -> None:
+    """Each way an eval set is read (whole, from parsed JSON, from bytes) refuses `p` so."""
+    for load in (load_eval_set, lambda path: parse_eval_set(path, read_json(path)),
+                 lambda path: validate_eval_set_json(path.read_bytes(), path)):
+        with pytest.raises(DataError) as err:
+            load(p)
+        assert str(err.value) == f"{p}: {message}"
+
+
 @pytest.mark.parametrize("initial_space", ["", "\n"])
 def test_duplicate_eval_ids_name_both_positions(tmp_path: Path, initial_space: str) -> None:
     p = tmp_path / "x.evalset.json"
     p.write_text(initial_space + json.dumps(
         {"eval_set_id": "s", "eval_cases": [_case("a"), _case("b"), _case("c"), _case("a")]}))
-    for load in (load_eval_set, lambda path: parse_eval_set(path, read_json(path)),
-                 lambda path: validate_eval_set_json(path.read_bytes(), path)):
-        with pytest.raises(DataError) as err:
-            load(p)
-        assert str(err.value) == (f"{p}: eval_cases[3].eval_id: duplicate eval_id 'a' "
-                                  "(also eval_cases[0])")
+    _refused_by_every_loader(p, "eval_cases[3].eval_id: duplicate eval_id 'a' (also eval_cases[0])")
 
 
 T = [{"query": "q"}]  # one turn
@@ -223,9 +227,5 @@ def test_a_scenario_with_an_unknown_persona_id_is_refused_by_every_loader(tmp_pa
         {"eval_id": "b", "conversation_scenario": scenario(
             {"id": "MINE", "description": "a user of my own"})},
         {"eval_id": "c", "conversation_scenario": scenario("ALIEN")}]}))
-    for load in (load_eval_set, lambda path: parse_eval_set(path, read_json(path)),
-                 lambda path: validate_eval_set_json(path.read_bytes(), path)):
-        with pytest.raises(DataError) as err:
-            load(p)
-        assert str(err.value) == (f"{p}: eval_cases[2].conversation_scenario.user_persona: "
-                                  "unknown user persona 'ALIEN'; built-in: EXPERT, NOVICE, EVALUATOR")
+    _refused_by_every_loader(p, "eval_cases[2].conversation_scenario.user_persona: "
+                             "unknown user persona 'ALIEN'; built-in: EXPERT, NOVICE, EVALUATOR")
