@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +24,12 @@ def _nested(rng: random.Random, depth: int) -> Any:
     return {"k[\\\\": _nested(rng, depth - 1), "z": '}}"['}
 
 
-@pytest.mark.parametrize("few", [scan_module._FEW_ESCAPES, 0])
-def test_depth_is_exact_in_one_chunk_and_bounded_across_chunks(few: int,
+@pytest.mark.parametrize("spacing", [scan_module._BYTES_AN_ESCAPE, 1, sys.maxsize])
+def test_depth_is_exact_in_one_chunk_and_bounded_across_chunks(spacing: int,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    # Both ways of dropping escapes: a step per escape (few of them), bytes.replace (many).
-    monkeypatch.setattr(scan_module, "_FEW_ESCAPES", few)
+    # Both ways of dropping escapes: a step per escape (spacing 1: always), bytes.replace
+    # (sys.maxsize: wherever there is one), and the default's choice between them.
+    monkeypatch.setattr(scan_module, "_BYTES_AN_ESCAPE", spacing)
     rng = random.Random(7)
     for _ in range(200):
         value = {"a": [_nested(rng, rng.randint(0, 40)) for _ in range(4)]}

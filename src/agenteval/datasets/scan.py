@@ -26,7 +26,10 @@ from agenteval.datasets.nesting import NOT_STRUCTURE, NOT_STRUCTURE_OR_BACKSLASH
 
 CHUNK = 4 << 20
 
-_FEW_ESCAPES = 1 << 14  # per chunk; more, and two bytes.replace passes are cheaper
+# A chunk with at most one escape in this many bytes drops them a step each; denser, and two
+# bytes.replace passes are cheaper (16,384 escapes in a 4 MiB chunk; a `score` worker's chunk of
+# 250 cases, ≈ 1 MB, was held to the same 16,384 and took the dearer way: bench/README.md, session 33).
+_BYTES_AN_ESCAPE = 256
 _ONE_BRACKET = bytes.maketrans(b"[{]}", b"(())")
 _STRING = re.compile(rb'"[^"]*"')
 # A \uD800-\uDFFF escape that is not half of a pair: JSON allows one alone, UTF-8 cannot hold
@@ -63,7 +66,7 @@ class DepthScan:
         if not escapes:
             s = kept
             maybe_surrogate = b"\\" in self._tail  # an escape begun in the last chunk
-        elif escapes <= _FEW_ESCAPES:
+        elif escapes * _BYTES_AN_ESCAPE <= len(data):
             s, maybe_surrogate = structure_of_few_escapes(data, kept)
             maybe_surrogate = maybe_surrogate or b"\\" in self._tail
         else:
