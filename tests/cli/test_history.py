@@ -371,3 +371,33 @@ def test_the_run_id_eval_prints_names_the_run(tmp_path: Path) -> None:
     both = re.findall(r"Recorded run (\S+) in", twice.output)[0]
     shown = _run("report", both, "--root", agent)  # a run of two eval sets: two documents
     assert shown.exit_code == 2 and f"run {both!r} is ambiguous" in shown.output, shown.output
+
+
+def test_report_to_the_console_reads_the_run_a_case_at_a_time(history: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from agenteval.errors import DataError
+    from agenteval.reporting import console
+    from agenteval.store import outcome_stream
+
+    streamed = _run("report", "latest", "--root", history)
+    assert streamed.exit_code == 0, streamed.output
+    # Past TABLE_CASES case runs (60 here), only those that did not pass, as `eval` prints a run
+    assert "60 case runs; showing" in streamed.output and "that did not pass" in streamed.output
+    monkeypatch.setattr(console, "TABLE_CASES", 100)
+    streamed = _run("report", "latest", "--root", history)
+
+    def unreadable(path: Path) -> None:
+        raise DataError(path, "", "read whole")
+
+    monkeypatch.setattr(outcome_stream, "outcome_stream", unreadable)
+    whole = _run("report", "latest", "--root", history)  # the document loaded whole, as before
+    assert whole.exit_code == 0 and streamed.output == whole.output, (streamed.output, whole.output)
+
+
+@pytest.mark.parametrize("fmt", ["console", "markdown", "junit"])
+def test_report_of_a_missing_file_or_a_directory_is_bad_input(tmp_path: Path, fmt: str) -> None:
+    (tmp_path / "dir.json").mkdir()
+    for ref, message in (("missing.json", "file not found"), ("dir.json", "is a directory")):
+        out = ["-o", tmp_path / "r.xml"] if fmt == "junit" else []
+        r = _run("report", tmp_path / ref, "--format", fmt, *out)
+        assert r.exit_code == 2 and f"{ref}: {message}" in r.output, r.output

@@ -26,7 +26,7 @@ from agenteval.datasets.files import check_rereadable, gc_paused, write_text_ato
 from agenteval.datasets.targets import check_targets
 from agenteval.errors import AgentEvalError, DataError
 from agenteval.reporting import console_report, render_report
-from agenteval.reporting.console import streamed_cases, streamed_report
+from agenteval.reporting.console import TABLE_CASES, streamed_cases, streamed_report
 from agenteval.runner.driver import Sink
 from agenteval.runner.job import ScoreJob, weak_judges
 from agenteval.runner.plan import RunPlan, prepare
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from agenteval.reporting.junit import JUnitStream
     from agenteval.reporting.markdown import MarkdownStream
 
-MAX_TABLE_CASES = 50
+MAX_TABLE_CASES = TABLE_CASES
 
 
 @dataclass

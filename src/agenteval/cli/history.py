@@ -302,6 +302,8 @@ def _report(ref: str, root: str, fmt: str, output: str | None) -> int:
     check_targets({"--output": output}, {"RUN": ref if is_path(ref) else None})  # before any work
     if (fmt == "markdown" or (fmt == "junit" and output)) and _streamed_report(ref, root, fmt, output):
         return 0
+    if fmt == "console" and not output and _streamed_console(ref, root):
+        return 0
     result = load_run(ref, root)
     if fmt == "console" and not output:
         from rich.console import Console
@@ -354,6 +356,52 @@ def _streamed_report(ref: str, root: str, fmt: str, output: str | None) -> bool:
         write_text_atomic(output, stream.text(document))
     else:
         click.echo(stream.text(document), nl=False)
+    return True
+
+
+def _streamed_console(ref: str, root: str) -> bool:
+    """Prints the console report of RUN read one case at a time, as `eval` prints a run's: the
+    table of its case runs (past `TABLE_CASES`, of those that did not pass), the repeated-run
+    table and the summary. False, with nothing printed, when the document cannot be read so
+    (see `_streamed_report`)."""
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from agenteval.errors import DataError
+    from agenteval.reporting.console import TABLE_CASES, streamed_report
+    from agenteval.schema import CaseSummary, EvalCaseResult, EvalStatus
+    from agenteval.store import RunStore
+    from agenteval.store.lookup import is_path
+    from agenteval.store.outcome_stream import OutOfOrder, outcome_stream
+
+    path = Path(ref) if is_path(ref) else RunStore(root).resolve(ref).result_path
+    try:
+        document, cases = outcome_stream(path)
+    except DataError:
+        return False
+    first: list[EvalCaseResult] = []
+    not_passed: list[EvalCaseResult] = []
+    summaries: list[CaseSummary] = []
+    case_runs = count = passed = 0
+    try:
+        for case in cases:
+            count += 1
+            passed += case.status == EvalStatus.PASSED
+            if len(summaries) < TABLE_CASES:
+                summaries.append(case.summary)
+            for run in case.runs:
+                case_runs += 1
+                if len(first) < TABLE_CASES:
+                    first.append(run)
+                if run.final_eval_status != EvalStatus.PASSED and len(not_passed) < TABLE_CASES:
+                    not_passed.append(run)
+    except OutOfOrder:
+        return False
+    console = Console()
+    for renderable in streamed_report(document.eval_set_id, case_runs, count, passed, first, not_passed,
+                                      summaries, TABLE_CASES, gating=document.gating):
+        console.print(renderable)
     return True
 
 

@@ -29,6 +29,10 @@ from agenteval.schema import (
     content_text,
 )
 
+# Case runs a run's table lists at most (then only those that did not pass): a 10,000-row table
+# helps nobody and costs more than scoring.
+TABLE_CASES = 50
+
 _STYLE = {
     EvalStatus.PASSED: "green",
     EvalStatus.FAILED: "red",

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from agenteval.datasets.files import reading
 from agenteval.datasets.nesting import MAX_RESULT_DEPTH
 from agenteval.datasets.stream import CaseStream, read_head
 from agenteval.errors import AgentEvalError
@@ -32,7 +33,8 @@ def outcome_stream(path: str | Path) -> tuple[EvalSetResult, Iterator[CaseOutcom
     """The document at `path` without its case results and summaries (its id, eval set, gating,
     header), and its case outcomes one at a time. Reading errors are DataErrors naming the file
     and item, as `load_result`'s; the iterator raises `OutOfOrder` (see the module)."""
-    head = read_head(path, "eval_case_results", wanted=_HEAD, what="case run")
+    with reading(path):  # a missing file, a directory: a DataError naming it, as `load_result`'s
+        head = read_head(path, "eval_case_results", wanted=_HEAD, what="case run")
     document = EvalSetResult.model_validate({k: head[k] for k in _HEAD if k in head})
     summaries = CaseStream(path, "summary", CaseSummary, MAX_RESULT_DEPTH)
     results = CaseStream(path, "eval_case_results", EvalCaseResult, MAX_RESULT_DEPTH)
