@@ -400,7 +400,9 @@ def _streamed_console(ref: str, root: str) -> bool:
         return False
     console = Console()
     for renderable in streamed_report(document.eval_set_id, case_runs, count, passed, first, not_passed,
-                                      summaries, TABLE_CASES, gating=document.gating):
+                                      summaries, TABLE_CASES, gating=document.gating,
+                                      shows_all="all are in the result document; --format html "
+                                      "or junit lists every one"):
         console.print(renderable)
     return True
 

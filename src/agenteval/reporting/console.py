@@ -300,16 +300,21 @@ def invocation_details(case: EvalCaseResult) -> RenderableType:
     return Group(*parts)
 
 
+# Where a table of some case runs says the others are (`eval` and `score` print them all with
+# --print_detailed_results).
+SHOWS_ALL = "all are in the result document; --print_detailed_results shows all"
+
+
 def streamed_cases(case_runs: int, first: Sequence[EvalCaseResult], not_passed: Sequence[EvalCaseResult],
-                   max_cases: int) -> list[RenderableType]:
+                   max_cases: int, shows_all: str = SHOWS_ALL) -> list[RenderableType]:
     """The head of `streamed_report`: the case table (of the first case runs, or past
-    `max_cases` of those that did not pass, after a line that says so)."""
+    `max_cases` of those that did not pass, after a line that says so and where the others
+    are: `shows_all`)."""
     out: list[RenderableType] = []
     shown = first
     if case_runs > max_cases:
         shown = not_passed
-        out.append(f"{case_runs} case runs; showing {len(shown)} that did not pass "
-                   "(all are in the result document; --print_detailed_results shows all)")
+        out.append(f"{case_runs} case runs; showing {len(shown)} that did not pass ({shows_all})")
     out.append(case_table(shown))
     return out
 
@@ -317,13 +322,14 @@ def streamed_cases(case_runs: int, first: Sequence[EvalCaseResult], not_passed: 
 def streamed_report(eval_set_id: str, case_runs: int, cases: int, passed: int,
                     first: Sequence[EvalCaseResult], not_passed: Sequence[EvalCaseResult],
                     summaries: Sequence[CaseSummary], max_cases: int,
-                    cases_table: bool = True, gating: str = "mean") -> list[RenderableType]:
+                    cases_table: bool = True, gating: str = "mean",
+                    shows_all: str = SHOWS_ALL) -> list[RenderableType]:
     """`console_report` of a run scored in bounded memory, from its counts, its first
     `max_cases` case runs, its first `max_cases` that did not pass, and its first `max_cases`
     cases' verdicts over their runs (the repeated-run table, when cases ran more than once).
     Without `cases_table`, all but its head (`streamed_cases`, printed already). `gating`: the
     run's `repeat_gating`, named under the repeated-run table."""
-    out = streamed_cases(case_runs, first, not_passed, max_cases) if cases_table else []
+    out = streamed_cases(case_runs, first, not_passed, max_cases, shows_all) if cases_table else []
     if any(s.runs > 1 for s in summaries):
         shell = EvalSetResult(eval_set_result_id="", eval_set_id=eval_set_id, summary=list(summaries),
                               gating=gating)
@@ -349,8 +355,7 @@ def console_report(results: Sequence[EvalSetResult], detailed: bool = False,
     if max_cases is not None and len(cases) > max_cases and not detailed:
         # A 10,000-row table helps nobody and costs more than scoring: show what did not pass.
         shown = [c for c in cases if c.final_eval_status != EvalStatus.PASSED][:max_cases]
-        out.append(f"{len(cases)} case runs; showing {len(shown)} that did not pass "
-                   "(all are in the result document; --print_detailed_results shows all)")
+        out.append(f"{len(cases)} case runs; showing {len(shown)} that did not pass ({SHOWS_ALL})")
     out.append(case_table(shown))
     if any(s.runs > 1 for r in results for s in r.summary):
         out.append(repeat_table(results))
