@@ -19,10 +19,14 @@ import click
 from agenteval.cli import options as opt
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from rich.console import RenderableType
 
+    from agenteval.schema import EvalSetResult
     from agenteval.store import RunRow
     from agenteval.store.db import UnknownRun
+    from agenteval.verdicts.outcome import CaseOutcome
 
 FORMATS = ("console", "html", "junit", "markdown")  # agenteval.reporting.FORMATS, without importing it
 _FAILING_SHOWN = 20
@@ -320,26 +324,38 @@ def _report(ref: str, root: str, fmt: str, output: str | None) -> int:
     return 0
 
 
+def _outcomes(ref: str, root: str) -> tuple[EvalSetResult, Iterator[CaseOutcome]] | None:
+    """RUN's document head and its case outcomes one at a time (`store.outcome_stream`); None
+    when it cannot be read so (no case results, a missing file, ...): read whole then, which says
+    what is wrong, if anything."""
+    from pathlib import Path
+
+    from agenteval.errors import DataError
+    from agenteval.store import RunStore
+    from agenteval.store.lookup import is_path
+    from agenteval.store.outcome_stream import outcome_stream
+
+    path = Path(ref) if is_path(ref) else RunStore(root).resolve(ref).result_path
+    try:
+        return outcome_stream(path)
+    except DataError:
+        return None
+
+
 def _streamed_report(ref: str, root: str, fmt: str, output: str | None) -> bool:
     """Writes the JUnit (to `output`) or Markdown (to `output`, else standard output) report of
     RUN read one case at a time (`store.outcome_stream`): memory flat however large the run.
     False, with nothing written, when the document cannot be read so (its case results not in
     its summaries' order, say): then it is read whole."""
-    from pathlib import Path
-
     from agenteval.datasets.files import write_text_atomic
-    from agenteval.errors import DataError
     from agenteval.reporting.junit import JUnitStream
     from agenteval.reporting.markdown import MarkdownStream
-    from agenteval.store import RunStore
-    from agenteval.store.lookup import is_path
-    from agenteval.store.outcome_stream import OutOfOrder, outcome_stream
+    from agenteval.store.outcome_stream import OutOfOrder
 
-    path = Path(ref) if is_path(ref) else RunStore(root).resolve(ref).result_path
-    try:
-        document, cases = outcome_stream(path)
-    except DataError:  # (no case results, say): read whole, which says what is wrong, if anything
+    read = _outcomes(ref, root)
+    if read is None:
         return False
+    document, cases = read
     stream = JUnitStream(output) if fmt == "junit" and output else MarkdownStream()
     try:
         for case in cases:
@@ -364,22 +380,16 @@ def _streamed_console(ref: str, root: str) -> bool:
     table of its case runs (past `TABLE_CASES`, of those that did not pass), the repeated-run
     table and the summary. False, with nothing printed, when the document cannot be read so
     (see `_streamed_report`)."""
-    from pathlib import Path
-
     from rich.console import Console
 
-    from agenteval.errors import DataError
     from agenteval.reporting.console import TABLE_CASES, streamed_report
     from agenteval.schema import CaseSummary, EvalCaseResult, EvalStatus
-    from agenteval.store import RunStore
-    from agenteval.store.lookup import is_path
-    from agenteval.store.outcome_stream import OutOfOrder, outcome_stream
+    from agenteval.store.outcome_stream import OutOfOrder
 
-    path = Path(ref) if is_path(ref) else RunStore(root).resolve(ref).result_path
-    try:
-        document, cases = outcome_stream(path)
-    except DataError:
+    read = _outcomes(ref, root)
+    if read is None:
         return False
+    document, cases = read
     first: list[EvalCaseResult] = []
     not_passed: list[EvalCaseResult] = []
     summaries: list[CaseSummary] = []
