@@ -73,8 +73,8 @@ def validate_eval_set_json(text: bytes, file: str | Path | None = None) -> EvalS
     (faster than `json.loads` + `model_validate`, same values).
 
     Raises ValidationError for what the schema rejects (the caller locates it, or tries the
-    other formats), and a DataError naming `file` for nesting deeper than the limit and for
-    duplicate eval ids.
+    other formats), and a DataError naming `file` for nesting deeper than the limit, for
+    duplicate eval ids and for a scenario's unknown persona id.
     """
     if text.startswith(codecs.BOM_UTF8):
         text = text[len(codecs.BOM_UTF8):]
