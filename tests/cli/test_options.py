@@ -1,4 +1,5 @@
-"""Number options refuse NaN (it passes every range check, as no comparison with it is true)."""
+"""Number options refuse NaN (it passes every range check, as no comparison with it is true);
+Ctrl-C in any command exits 130."""
 
 from __future__ import annotations
 
@@ -43,3 +44,24 @@ def test_the_otlp_endpoint_is_an_http_url_named_where_it_came_from() -> None:
     with pytest.raises(click.BadParameter, match="expected an http:// or https:// URL") as err:
         otlp_from(None, {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "h:4317"})
     assert err.value.param_hint == "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+
+
+@pytest.mark.parametrize(("where", "argv"), [
+    ("agenteval.cli.run.check_agent_path", ["eval", "AGENT", "SET"]),  # before a run has begun
+    ("agenteval.cli.commands.check_rereadable", ["score", "SET", "--actual", "SET"]),
+    ("agenteval.cli.commands.migrate_command", ["migrate", "SET", "NEW"]),  # any command
+])
+def test_ctrl_c_anywhere_in_a_command_exits_130_never_1(tmp_path: Path, where: str, argv: list[str],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # Exit 1 says "a case failed": an interrupted command must not say it (click's own answer to
+    # Ctrl-C is "Aborted!" and 1).
+    def interrupted(*_: object, **__: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(where, interrupted)
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "set.json").write_text("{}")
+    paths = {"AGENT": tmp_path / "agent", "SET": tmp_path / "set.json", "NEW": tmp_path / "new.json"}
+    r = CliRunner().invoke(cli, [str(paths[a]) if a in paths else a for a in argv])
+    assert r.exit_code == 130, r.output
+    assert "interrupted" in r.output and "Aborted" not in r.output

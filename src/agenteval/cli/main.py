@@ -1,7 +1,7 @@
 """The `agenteval` command line: a thin front end over the runner and the result document.
 
 Start-up stays fast: commands import the package's heavy parts only when they run.
-Exit codes: 0 every case passed, 1 a case failed, 2 bad input.
+Exit codes: 0 every case passed, 1 a case failed, 2 bad input, 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -23,7 +23,20 @@ from agenteval.cli.trace import trace as trace_command
 from agenteval.cli.web import web as web_command
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The command group; Ctrl-C anywhere in a command (its start included, before a run has
+    begun) exits 130, as a shell reports it: click's own answer ("Aborted!", exit 1) would say
+    that a case failed."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("\ninterrupted", err=True)
+            ctx.exit(130)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="agenteval")
 def cli() -> None:
     """Evaluate AI agents: final responses and tool trajectories against eval sets."""
