@@ -177,6 +177,9 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
                      "decide_rate": ("--until_decided", until_decided),
                      "replay_then": ("--replay", replay is not None),
                      "mock_tools_strict": ("--mock_tools expected", mock_tools != "live")})
+    if resume is not None and retry_errors is not None:  # one would silently win over the other
+        raise click.UsageError("--resume and --retry_errors both name the run to finish: give one "
+                               "(--retry_errors RUN finishes RUN too, running its errors again)")
     request = RunRequest(
         agent_path=agent_path, eval_sets=list(eval_set_file_or_id), config_file=config_file_path,
         num_runs=num_runs, parallelism=parallelism, model_parallelism=model_parallelism,
