@@ -52,3 +52,36 @@ def test_two_requests_for_one_document_load_it_once(tmp_path: Path, monkeypatch:
     for t in threads:
         t.join()
     assert len(loads) == 1 and got[0] is got[1]
+
+
+def test_one_case_and_a_page_are_read_without_loading_the_document(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    (run,) = _runs(tmp_path, 1)
+    whole = Stores(AgentsDir(tmp_path)).document(run)
+    stores = Stores(AgentsDir(tmp_path))
+    monkeypatch.setattr(history, "load_result", lambda path: pytest.fail("the document was loaded"))
+    head, found = stores.case(run, "c1")
+    assert found is not None and found.runs == [whole.eval_case_results[1]]
+    assert head.eval_set_result_id == whole.eval_set_result_id
+    assert stores.case(run, "nope")[1] is None
+    assert stores.case_page(run, 1, 5, None) == (3, whole.eval_case_results[1:])
+
+
+@pytest.mark.parametrize("change", ["compact", "changed under the same size and time"])
+def test_a_document_without_a_usable_index_is_read_whole(tmp_path: Path, change: str) -> None:
+    import os
+
+    (run,) = _runs(tmp_path, 1)
+    path = run.row.result_path
+    stores = Stores(AgentsDir(tmp_path))
+    if change == "compact":
+        path.write_text(stores.document(run).model_dump_json())
+    else:
+        stores.case(run, "c0")  # indexed as it was
+        info = path.stat()
+        path.write_bytes(path.read_bytes().replace(b'"c1"', b'"c9"'))
+        os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+    head, found = stores.case(run, "c0")
+    assert found is not None and found.runs[0].eval_id == "c0"
+    total, page = stores.case_page(run, 0, 10, None)
+    assert total == 3 and [r.eval_id for r in page] == ["c0", "c9" if change != "compact" else "c1", "c2"]

@@ -68,7 +68,7 @@ def test_case_rows_and_views_carry_the_stored_reasons_not_recomputed_ones() -> N
                                    reason="a distinctive reason of invocation 0")]
     old = case("b", {"response_match_score": 0.3})  # written without reasons
     doc = summarise(result([failed, old]))
-    _, rows = case_rows(doc, 0, 10, None)
+    rows = case_rows(doc.eval_case_results[:10])
     assert rows[0].metrics[0].reason == "a distinctive overall reason"
     assert rows[1].metrics[0].reason == "score 0.3 < threshold 0.5"  # the one fallback, for old documents
     by_id = {c.eval_id: c for c in outcomes(doc)}

@@ -3,10 +3,41 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from agenteval.cli import options as opt
+
+if TYPE_CHECKING:
+    from agenteval.schema import EvalCaseResult
+
+
+def _runs(ref: str, root: str, case_id: str | None) -> tuple[str, list[EvalCaseResult], list[str]] | None:
+    """RUN's eval set id, the runs of its case `case_id`, and its eval ids, read by the
+    document's case index (`store.case_index`: a large run's document is not loaded); None
+    when no case is named or the document has no index."""
+    from pathlib import Path
+
+    from agenteval.store import RunStore, is_path
+    from agenteval.store.case_index import Unindexed, case_index
+
+    if case_id is None:
+        return None
+    try:
+        if is_path(ref):
+            if not Path(ref).is_file():  # (`load_run` says what it is)
+                return None
+            index = case_index(ref)
+        else:
+            store = RunStore(root)
+            row = store.resolve(ref)
+            index = case_index(row.result_path, store.path, row.run_id)
+        case = index.case(case_id)
+    except Unindexed:
+        return None
+    return (index.head.eval_set_id, [] if case is None else case.runs,
+            list(dict.fromkeys(s.eval_id for s in index.results)))
 
 
 def _trace(ref: str, case_id: str | None, root: str, run_index: int | None, invocation: int | None) -> int:
@@ -17,12 +48,17 @@ def _trace(ref: str, case_id: str | None, root: str, run_index: int | None, invo
     from agenteval.reporting.trace import trace_tree
     from agenteval.store import load_run
 
-    result = load_run(ref, root)
-    cases = [c for c in result.eval_case_results
+    found = _runs(ref, root, case_id)
+    if found is None:
+        result = load_run(ref, root)
+        found = (result.eval_set_id, result.eval_case_results,
+                 list(dict.fromkeys(c.eval_id for c in result.eval_case_results)))
+    eval_set_id, runs, eval_ids = found
+    cases = [c for c in runs
              if (case_id is None or c.eval_id == case_id)
              and (run_index is None or c.run_index == run_index)]
     if not cases:
-        known = ", ".join(dict.fromkeys(c.eval_id for c in result.eval_case_results)) or "none"
+        known = ", ".join(eval_ids) or "none"
         what = ("case" if case_id is None else f"case {case_id!r}") \
             + ("" if run_index is None else f" run {run_index}")
         raise DataError(ref, "eval_case_results", f"no {what} in this run (cases: {known})")
@@ -34,7 +70,7 @@ def _trace(ref: str, case_id: str | None, root: str, run_index: int | None, invo
                             if turns else f"{invocation} is out of range: the case has no invocation")
     console = Console()
     for case in cases:
-        title = f"{result.eval_set_id} / {case.eval_id}  run {case.run_index}"
+        title = f"{eval_set_id} / {case.eval_id}  run {case.run_index}"
         if case.trace is None:
             console.print(f"{title}: no trace recorded (traces are recorded by `agenteval eval`; "
                           "this result was scored from a file, or run with --no_traces)")

@@ -2,8 +2,10 @@
 `agenteval score --history` run from it records), found by run id, never by path.
 
 A run is named by its document id (`eval_set_result_id`, the history's `run_id`) or by its run
-id (`RunSpec.run_id`, the history's `run_group`; the first document of the run). Result
-documents are read through a small cache, so paging through one large run reads it once.
+id (`RunSpec.run_id`, the history's `run_group`; the first document of the run). One case, or
+one page of case runs, is read through the document's case index (`store.case_index`: its own
+bytes only); whole result documents are read through a small cache, so paging through one
+large run reads it once.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agenteval.errors import DataError
-from agenteval.schema import EvalSetResult
+from agenteval.schema import EvalCaseResult, EvalSetResult
 from agenteval.store import RunRow, RunStore, load_result
+from agenteval.store.case_index import CaseIndex, Unindexed, case_index
+from agenteval.verdicts import CaseOutcome, outcomes
 from agenteval.verdicts.paired import Runs
 from agenteval.web.agents import AgentsDir
 
@@ -25,6 +29,7 @@ _CACHED_DOCUMENTS = 4
 # document takes about five times its file (a 50,000-case run: 700 MB of JSON, 3.8 GB), so four
 # large ones would take tens of GB.
 _CACHED_BYTES = 256 << 20
+_CACHED_INDEXES = 8  # (a 50,000-case run's index: 100,000 spots, ≈ 20 MB)
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,7 @@ class Stores:
         self._documents: OrderedDict[tuple[str, float, int], EvalSetResult] = OrderedDict()
         self._lock = threading.Lock()
         self._loading = threading.Lock()  # one load at a time: two views of a large run load it once
+        self._indexes: OrderedDict[tuple[str, float, int], CaseIndex | None] = OrderedDict()
 
     def roots(self, app: str | None = None) -> list[tuple[str | None, Path]]:
         """(app, store root) of every store, or of one app's."""
@@ -122,6 +128,55 @@ class Stores:
             if found is not None:
                 self._documents.move_to_end(key)
             return found
+
+    def case(self, stored: StoredRun, eval_id: str) -> tuple[EvalSetResult, CaseOutcome | None]:
+        """The run's document head and its case `eval_id` (None when it has no such case), read
+        by the document's case index, or from the whole document when it has none."""
+        index = self._index(stored)
+        if index is not None:
+            try:
+                return index.head, index.case(eval_id)
+            except Unindexed:  # (changed since it was indexed: whole, below)
+                pass
+        result = self.document(stored)
+        return result, next((c for c in outcomes(result) if c.eval_id == eval_id), None)
+
+    def case_page(self, stored: StoredRun, offset: int, limit: int,
+                  statuses: set[int] | None) -> tuple[int, list[EvalCaseResult]]:
+        """How many of the run's case runs have one of `statuses` (or all), and those from
+        `offset` (at most `limit`), in the document's order."""
+        index = self._index(stored)
+        if index is not None:
+            try:
+                return index.page(offset, limit, statuses)
+            except Unindexed:
+                pass
+        runs = [r for r in self.document(stored).eval_case_results
+                if statuses is None or r.final_eval_status in statuses]
+        return len(runs), runs[offset:offset + limit]
+
+    def _index(self, stored: StoredRun) -> CaseIndex | None:
+        """The run's case index (None: its document has none), cached by the file's path,
+        modification time and size."""
+        path = stored.row.result_path
+        try:
+            info = path.stat()
+        except OSError as e:
+            raise DataError(path, "", f"the run's result document cannot be read: {e.strerror}") from None
+        key = (str(path), info.st_mtime, info.st_size)
+        with self._lock:
+            if key in self._indexes:
+                self._indexes.move_to_end(key)
+                return self._indexes[key]
+        try:
+            index: CaseIndex | None = case_index(path, RunStore(stored.root).path, stored.row.run_id)
+        except Unindexed:
+            index = None
+        with self._lock:
+            self._indexes[key] = index
+            while len(self._indexes) > _CACHED_INDEXES:
+                self._indexes.popitem(last=False)
+        return index
 
     def summary(self, stored: StoredRun) -> EvalSetResult:
         """Verdicts and criterion summaries from the database alone (no case results)."""

@@ -185,14 +185,15 @@ def run_view(stored: StoredRun, not_passed: EvalSetResult, counts: SetCounts,
 AGENT_FAILED = "the agent failed (its error is on the case's page)"
 
 
-def case_rows(result: EvalSetResult, offset: int, limit: int,
-              status: str | None) -> tuple[int, list[CaseRow]]:
-    """(matching case runs, one page of them): per case run its status, each criterion's score,
-    threshold and status, and the agent's error."""
-    runs = [r for r in result.eval_case_results
-            if status is None or status_word(r.final_eval_status) == status]
-    page = runs[offset:offset + limit]
-    return len(runs), [CaseRow(
+def statuses(word: str | None) -> set[int] | None:
+    """The statuses shown as `word` (None: every status)."""
+    return None if word is None else {int(s) for s, w in _WORDS.items() if w == word}
+
+
+def case_rows(page: Sequence[EvalCaseResult]) -> list[CaseRow]:
+    """Per case run of a page its status, each criterion's score, threshold and status, and the
+    agent's error."""
+    return [CaseRow(
         eval_id=r.eval_id, run_index=r.run_index, status=status_word(r.final_eval_status),
         metrics=[_score(m, r.reason(m.metric_name), r) for m in r.overall_eval_metric_results],
         error=r.error_message, metric_errors=len(r.metric_errors),

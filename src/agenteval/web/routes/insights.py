@@ -149,7 +149,7 @@ def put_review(run_id: str, body: ReviewBody, web: WebDep) -> ReviewView:
     turn or judged rubric; 400 for a malformed target, or a criterion whose review is no label
     (`calibration.unreviewable`: no judge decides it, or it was not evaluated)."""
     stored = web.run(run_id)
-    case = next((c for c in outcomes(web.stores.document(stored)) if c.eval_id == body.eval_id), None)
+    case = web.stores.case(stored, body.eval_id)[1]
     if case is None or not any(r.run_index == body.run_index for r in case.runs):
         not_found(f"run {run_id!r} has no case {body.eval_id!r} run {body.run_index}")
     target = ReviewTarget.parse(body.target)

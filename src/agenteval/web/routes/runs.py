@@ -12,11 +12,10 @@ from fastapi.responses import StreamingResponse
 
 from agenteval.reporting import render_report
 from agenteval.store import RunStore
-from agenteval.verdicts import outcomes
 from agenteval.web.context import ContractRoute, WebDep, conflict, not_found
 from agenteval.web.contract import Cancelling, CaseRow, CaseView, JobView, RunRow, RunView
 from agenteval.web.jobs import WebRun
-from agenteval.web.views import case_rows, case_view, run_row, run_view
+from agenteval.web.views import case_rows, case_view, run_row, run_view, statuses
 
 router = APIRouter(prefix="/api/runs", tags=["runs"], route_class=ContractRoute)
 Status = Literal["passed", "failed", "not_evaluated"]
@@ -118,8 +117,7 @@ def get_case(run_id: str, case_id: str, web: WebDep, run_index: int = Query(0, g
     """One case run whole (trace, judge records), its verdict over runs, and per invocation the
     tool-call and argument diffs."""
     stored = web.run(run_id)
-    result = web.stores.document(stored)
-    case = next((c for c in outcomes(result) if c.eval_id == case_id), None)
+    result, case = web.stores.case(stored, case_id)
     if case is None:
         not_found(f"run {run_id!r} has no case {case_id!r}")
     run = next((r for r in case.runs if r.run_index == run_index), None)
@@ -133,9 +131,9 @@ def list_cases(run_id: str, web: WebDep, response: Response, offset: int = Query
                limit: int = Query(100, ge=1, le=1000), status: Status | None = None) -> list[CaseRow]:
     """One page of the run's case runs (the total in `X-Total-Count`)."""
     stored = web.run(run_id)
-    total, page = case_rows(web.stores.document(stored), offset, limit, status)
+    total, page = web.stores.case_page(stored, offset, limit, statuses(status))
     response.headers["x-total-count"] = str(total)
-    return page
+    return case_rows(page)
 
 
 @router.get("/{run_id:path}/export")
