@@ -5,7 +5,8 @@ Each tree gets its own copy of the run history (the database copied, the result 
 hard-linked: they are only read; a tree may write its case index into its database). Per tree,
 in a fresh process each: the web app (`create_app`, in process through its test client) asked
 for the last case of the newest run (first view), then another case (second view), then the
-list's last page of 100; and `trace latest CASE` as a process. Wall and CPU seconds and peak
+list's last page of 100, then `trace latest CASE` as a process; and on a fresh copy, `trace`
+first. Wall and CPU seconds and peak
 RSS (`os.wait4`). The case pages' JSON is compared between the trees.
 
 The history is made by `bench_eval_memory.py --cases 50000` (one 700 MB document a run).
@@ -30,16 +31,18 @@ from pathlib import Path
 DEFAULT_ROOT = Path(__file__).parent / "out" / "eval_memory" / "n50000" / "agent"
 
 _WEB = r"""
-import json, sys, time
+import json, sqlite3, sys, time
 from pathlib import Path
 from fastapi.testclient import TestClient
 from agenteval.store import RunStore
 from agenteval.web.app import create_app
 agents, app = Path(sys.argv[1]), sys.argv[2]
 run = RunStore(agents / app).list_runs()[0]
-cases = RunStore(agents / app).summary(run.run_id).summary
-last, other = cases[-1].eval_id, cases[len(cases) // 2].eval_id
-client = TestClient(create_app(agents))
+with sqlite3.connect(RunStore(agents / app).path) as db:  # (the ids alone: not the summaries' models)
+    cases = [r[0] for r in db.execute("SELECT eval_id FROM cases WHERE run_id = ? ORDER BY position",
+                                      (run.run_id,))]
+last, other = cases[-1], cases[len(cases) // 2]
+client = TestClient(create_app(agents), base_url="http://127.0.0.1")
 out = {}
 for name, url in (("first case", f"/api/runs/{run.run_id}/cases/{last}"),
                   ("second case", f"/api/runs/{run.run_id}/cases/{other}"),
@@ -102,8 +105,11 @@ def main() -> None:
                 times.setdefault((tree, "web process"), []).append((wall, cpu, rss))
                 bodies[tree] = {k: v["body"] for k, v in got.items()}
                 case = got["first case"]["body"]["eval_id"]
-                times.setdefault((tree, "trace latest CASE"), []).append(_child(
-                    [sys.executable, "-m", "agenteval", "trace", "latest", case, "--root", str(agent)], src)[:3])
+                trace = [sys.executable, "-m", "agenteval", "trace", "latest", case, "--root"]
+                times.setdefault((tree, "trace, after the web"), []).append(_child([*trace, str(agent)], src)[:3])
+                shutil.rmtree(agent.parent)
+                agent = _copy(a.root, Path(tmp) / f"{tree}{len(times)}")
+                times.setdefault((tree, "trace, first reader"), []).append(_child([*trace, str(agent)], src)[:3])
                 shutil.rmtree(agent.parent)
     print(f"load {os.getloadavg()[0]:.1f}; {a.repeat} round(s); medians")
     print(f"{'what':<22} {'tree':<4} {'wall s':>8} {'CPU s':>8} {'peak MiB':>9}")
