@@ -106,10 +106,12 @@ def main() -> None:
                 bodies[tree] = {k: v["body"] for k, v in got.items()}
                 case = got["first case"]["body"]["eval_id"]
                 trace = [sys.executable, "-m", "agenteval", "trace", "latest", case, "--root"]
-                times.setdefault((tree, "trace, after the web"), []).append(_child([*trace, str(agent)], src)[:3])
+                after_web = _child([*trace, str(agent)], src)[:3]
+                times.setdefault((tree, "trace, after the web"), []).append(after_web)
                 shutil.rmtree(agent.parent)
                 agent = _copy(a.root, Path(tmp) / f"{tree}{len(times)}")
-                times.setdefault((tree, "trace, first reader"), []).append(_child([*trace, str(agent)], src)[:3])
+                first = _child([*trace, str(agent)], src)[:3]
+                times.setdefault((tree, "trace, first reader"), []).append(first)
                 shutil.rmtree(agent.parent)
     print(f"load {os.getloadavg()[0]:.1f}; {a.repeat} round(s); medians")
     print(f"{'what':<22} {'tree':<4} {'wall s':>8} {'CPU s':>8} {'peak MiB':>9}")

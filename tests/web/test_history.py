@@ -81,7 +81,7 @@ def test_a_document_without_a_usable_index_is_read_whole(tmp_path: Path, change:
         info = path.stat()
         path.write_bytes(path.read_bytes().replace(b'"c1"', b'"c9"'))
         os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
-    head, found = stores.case(run, "c0")
+    _, found = stores.case(run, "c0")
     assert found is not None and found.runs[0].eval_id == "c0"
     total, page = stores.case_page(run, 0, 10, None)
     assert total == 3 and [r.eval_id for r in page] == ["c0", "c9" if change != "compact" else "c1", "c2"]
