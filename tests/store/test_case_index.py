@@ -108,3 +108,25 @@ def test_a_document_changed_under_the_same_size_and_time_is_found_stale(tmp_path
         index.case("c")
     with pytest.raises(Unindexed):
         index.page(0, 10)
+
+
+def test_a_database_busy_with_a_writer_is_not_waited_for(tmp_path: Path) -> None:
+    import sqlite3
+    import time
+
+    (run_id,) = record_run(tmp_path, [_document()])
+    store = RunStore(tmp_path)
+    path = store.resolve(run_id).result_path
+    writer = sqlite3.connect(store.path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # (as a run being recorded holds it)
+    try:
+        started = time.monotonic()
+        index = case_index(path, store.path, run_id)
+        assert time.monotonic() - started < 30  # (the connection's own busy timeout is 60 s)
+        assert index.case("c") is not None
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    case_index(path, store.path, run_id)  # kept now
+    with sqlite3.connect(store.path) as db:
+        assert db.execute("SELECT count(*) FROM case_spans WHERE run_id = ?", (run_id,)).fetchone()[0] > 0

@@ -251,6 +251,9 @@ def _keep(db: Path, run_id: str, stamp: tuple[int, int], head: EvalSetResult, re
         with connect(db, False, lambda conn: None, "the run database") as conn:
             if conn is None:
                 return
+            # Not waited for: a run being recorded may hold the write lock for minutes, and a
+            # reader must not wait on it to keep what it can find again.
+            conn.execute("PRAGMA busy_timeout = 0")
             for table in _TABLES:
                 conn.execute(table)
             conn.execute("BEGIN IMMEDIATE")
