@@ -202,8 +202,9 @@ def _default(o: Any) -> dict[str, Any]:
     for name in floats:
         v = values[name]
         # Not a float (an int in a float field is written as a float by pydantic), NaN, an
-        # infinity or a large value: pydantic's to write.
-        if v is not None and (type(v) is not float or not -_BIG < v < _BIG):
+        # infinity or a large value: pydantic's to write. (±_BIG written out: constants, where
+        # `-_BIG` made a float each time.)
+        if v is not None and (type(v) is not float or not -1e16 < v < 1e16):
             raise _Unlike
     if extras:
         more = o.__pydantic_extra__
