@@ -136,11 +136,25 @@ def _written(write: Any, model: BaseModel) -> bytes | str:
     return out
 
 
-def test_a_model_missing_a_field_or_holding_another_key_is_written_by_pydantic() -> None:
-    for values in ({"name": "t"}, {"id": None, "name": "t", "args": {}, "more": 1}):
-        made = FunctionCall.model_construct()
-        object.__setattr__(made, "__dict__", values)
-        assert fast_json(made) is None
+@pytest.mark.parametrize(("cls", "values"), [
+    # a model that keeps extras, one that does not, one with float fields (the hook tells each
+    # kind apart on its own way)
+    (FunctionCall, {"name": "t"}), (FunctionCall, {"id": None, "name": "t", "args": {}, "more": 1}),
+    (MetricReason, {"metric_name": "m", "reason": "r"}),
+    (MetricReason, {"metric_name": "m", "invocation_index": None, "reason": "r", "more": 1}),
+    (DurationDetails, {"total_seconds": 1.5}),
+    (DurationDetails, {"total_seconds": 1.5, "model_seconds": None, "tool_seconds": None,
+                       "framework_seconds": None, "more": 1}),
+])
+def test_a_model_missing_a_field_or_holding_another_key_is_written_by_pydantic(
+        cls: type[BaseModel], values: dict[str, Any]) -> None:
+    made = cls.model_construct()
+    object.__setattr__(made, "__dict__", values)
+    assert fast_json(made) is None
+    # the same model inside a result is written by pydantic too
+    whole = CaseSummary.model_construct(eval_id="c", runs=1, final_eval_status=EvalStatus.PASSED,
+                                        metrics=[made])
+    assert fast_json(whole) is None
 
 
 def test_plain_looks_inside_json_values() -> None:
