@@ -178,10 +178,10 @@ def _ready() -> bool:
 def _default(o: Any) -> dict[str, Any]:
     """A model's fields as orjson writes them: its `__dict__` (with its extras after); values
     that may hold any JSON not looked into (`placed_json`'s caller's)."""
-    # (Most models of a case have no float field: they are told by one subscript, a signed
-    # field count, rather than the layout's unpacking and loops: a third of this hook's
-    # instructions, ≈ 4% of a `score` worker's case, bench/README.md session 34. A KeyError
-    # is only ever raised for a model not in `PLAIN`, which pydantic then writes.)
+    # (Three quarters of a case's models have no float field: one subscript, a signed field count,
+    # tells them, rather than the layout's unpacking and loops; ≈ 500 instructions less a
+    # model, 1.3% of a `score` worker's case with the float bounds below: bench/README.md,
+    # session 34. A KeyError is only ever raised for a model not in `PLAIN`: pydantic's.)
     try:
         n = _SHORT[type(o)]
     except KeyError:
