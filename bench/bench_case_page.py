@@ -5,9 +5,9 @@ Each tree gets its own copy of the run history (the database copied, the result 
 hard-linked: they are only read; a tree may write its case index into its database). Per tree,
 in a fresh process each: the web app (`create_app`, in process through its test client) asked
 for the last case of the newest run (first view), then another case (second view), then the
-list's last page of 100, then `trace latest CASE` as a process; and on a fresh copy, `trace`
-first. Wall and CPU seconds and peak
-RSS (`os.wait4`). The case pages' JSON is compared between the trees.
+list's last page of 100, then `trace latest CASE` as a process; in another web process, the
+run's search (twice) and its failure groups; and on a fresh copy, `trace` first. Wall and CPU seconds and peak
+RSS (`os.wait4`). The pages' JSON is compared between the trees.
 
 The history is made by `bench_eval_memory.py --cases 50000` (one 700 MB document a run).
 
@@ -44,9 +44,14 @@ with sqlite3.connect(RunStore(agents / app).path) as db:  # (the ids alone: not 
 last, other = cases[-1], cases[len(cases) // 2]
 client = TestClient(create_app(agents), base_url="http://127.0.0.1")
 out = {}
-for name, url in (("first case", f"/api/runs/{run.run_id}/cases/{last}"),
-                  ("second case", f"/api/runs/{run.run_id}/cases/{other}"),
-                  ("last list page", f"/api/runs/{run.run_id}/cases?offset={len(cases) - 100}&limit=100")):
+asks = ((("first case", f"/api/runs/{run.run_id}/cases/{last}"),
+         ("second case", f"/api/runs/{run.run_id}/cases/{other}"),
+         ("last list page", f"/api/runs/{run.run_id}/cases?offset={len(cases) - 100}&limit=100"))
+        if sys.argv[3] == "cases" else
+        (("first search", f"/api/runs/{run.run_id}/search?text={last}"),
+         ("second search", f"/api/runs/{run.run_id}/search?text={other}"),
+         ("failure groups", f"/api/runs/{run.run_id}/groups")))
+for name, url in asks:
     t, c = time.monotonic(), time.process_time()
     r = client.get(url)
     assert r.status_code == 200, r.text[:500]
@@ -98,11 +103,14 @@ def main() -> None:
         for _ in range(a.repeat):
             for tree, src in (("A", a.a), ("B", a.b)):
                 agent = _copy(a.root, Path(tmp) / f"{tree}{len(times)}")
-                wall, cpu, rss, out = _child([sys.executable, "-c", _WEB, str(agent.parent), agent.name], src)
-                got = json.loads(out)
-                for name, v in got.items():
-                    times.setdefault((tree, f"web {name}"), []).append((v["wall"], v["cpu"], rss))
-                times.setdefault((tree, "web process"), []).append((wall, cpu, rss))
+                got = {}
+                for what in ("cases", "search"):
+                    wall, cpu, rss, out = _child([sys.executable, "-c", _WEB, str(agent.parent), agent.name,
+                                                  what], src)
+                    for name, v in json.loads(out).items():
+                        times.setdefault((tree, f"web {name}"), []).append((v["wall"], v["cpu"], rss))
+                        got[name] = v
+                    times.setdefault((tree, f"web process ({what})"), []).append((wall, cpu, rss))
                 bodies[tree] = {k: v["body"] for k, v in got.items()}
                 case = got["first case"]["body"]["eval_id"]
                 trace = [sys.executable, "-m", "agenteval", "trace", "latest", case, "--root"]
@@ -119,7 +127,7 @@ def main() -> None:
         print(f"{name:<22} {tree:<4} {statistics.median(r[0] for r in runs):>8.2f} "
               f"{statistics.median(r[1] for r in runs):>8.2f} {max(r[2] for r in runs):>9.0f}")
     same = bodies.get("A") == bodies.get("B")
-    print("case pages' JSON identical between the trees:", same)
+    print("pages' JSON identical between the trees:", same)
     if not same:
         raise SystemExit(1)
 

@@ -35,6 +35,7 @@ def _same(path: Path) -> None:
     for want in outcomes(loaded):
         assert index.case(want.eval_id) == want
     assert index.case("no such case") is None
+    assert list(index.outcomes()) == outcomes(loaded)
     runs = loaded.eval_case_results
     assert index.page(1, 3) == (len(runs), runs[1:4])
     assert index.page(len(runs), 10) == (len(runs), [])
@@ -108,6 +109,8 @@ def test_a_document_changed_under_the_same_size_and_time_is_found_stale(tmp_path
         index.case("c")
     with pytest.raises(Unindexed):
         index.page(0, 10)
+    with pytest.raises(Unindexed):
+        list(index.outcomes())
 
 
 def test_a_database_busy_with_a_writer_is_not_waited_for(tmp_path: Path) -> None:

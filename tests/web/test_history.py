@@ -85,3 +85,21 @@ def test_a_document_without_a_usable_index_is_read_whole(tmp_path: Path, change:
     assert found is not None and found.runs[0].eval_id == "c0"
     total, page = stores.case_page(run, 0, 10, None)
     assert total == 3 and [r.eval_id for r in page] == ["c0", "c9" if change != "compact" else "c1", "c2"]
+
+
+def test_what_a_runs_cases_give_is_read_a_case_at_a_time_and_kept(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from agenteval.verdicts import outcomes
+
+    (run,) = _runs(tmp_path, 1)
+    want = outcomes(Stores(AgentsDir(tmp_path)).document(run))
+    stores = Stores(AgentsDir(tmp_path))
+    monkeypatch.setattr(history, "load_result", lambda path: pytest.fail("the document was loaded"))
+    calls: list[int] = []
+
+    def ids(cases: object) -> list[str]:
+        calls.append(1)
+        return [c.eval_id for c in cases]  # type: ignore[attr-defined]
+
+    assert stores.over_cases(run, ids) == [c.eval_id for c in want] == ["c0", "c1", "c2"]
+    assert stores.over_cases(run, ids) == ["c0", "c1", "c2"] and calls == [1]  # kept

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, TypeVar, cast
@@ -91,6 +91,21 @@ class CaseIndex:
             raise Unindexed(f"{self.path}: the document changed since it was indexed")
         return CaseOutcome(self.head.eval_set_id, self.head.gating, told,
                            sorted(runs, key=lambda r: r.run_index))
+
+    def outcomes(self) -> Iterator[CaseOutcome]:
+        """Every case as `verdicts.outcome.outcomes` gives them (summary order), read one at a
+        time; `Unindexed` (perhaps after some) when the bytes are not what the index says."""
+        runs: dict[str, list[Spot]] = {}
+        for s in self.results:
+            runs.setdefault(s.eval_id, []).append(s)
+        with open(self.path, "rb") as f:
+            for spot in self.summaries:
+                told = _read(f, spot, CaseSummary)
+                got = [_read(f, s, EvalCaseResult) for s in runs.get(spot.eval_id, ())]
+                if told.eval_id != spot.eval_id or any(r.eval_id != spot.eval_id for r in got):
+                    raise Unindexed(f"{self.path}: the document changed since it was indexed")
+                yield CaseOutcome(self.head.eval_set_id, self.head.gating, told,
+                                  sorted(got, key=lambda r: r.run_index))
 
     def page(self, offset: int, limit: int,
              statuses: Collection[int] | None = None) -> tuple[int, list[EvalCaseResult]]:

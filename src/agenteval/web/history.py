@@ -13,8 +13,10 @@ from __future__ import annotations
 import gc
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar, cast
 
 from agenteval.errors import DataError
 from agenteval.schema import EvalCaseResult, EvalSetResult
@@ -24,12 +26,15 @@ from agenteval.verdicts import CaseOutcome, outcomes
 from agenteval.verdicts.paired import Runs
 from agenteval.web.agents import AgentsDir
 
+T = TypeVar("T")
+
 _CACHED_DOCUMENTS = 4
 # Documents kept loaded besides the one last read, counted by their files' bytes: loaded, a
 # document takes about five times its file (a 50,000-case run: 700 MB of JSON, 3.8 GB), so four
 # large ones would take tens of GB.
 _CACHED_BYTES = 256 << 20
 _CACHED_INDEXES = 8  # (a 50,000-case run's index: 100,000 spots, ≈ 20 MB)
+_CACHED_DERIVED = 8  # what a run's cases gave (`over_cases`: the search's facts, failure groups)
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,7 @@ class Stores:
         self._lock = threading.Lock()
         self._loading = threading.Lock()  # one load at a time: two views of a large run load it once
         self._indexes: OrderedDict[tuple[str, float, int], CaseIndex | None] = OrderedDict()
+        self._derived: OrderedDict[tuple[str, float, int, str, str], object] = OrderedDict()
 
     def roots(self, app: str | None = None) -> list[tuple[str | None, Path]]:
         """(app, store root) of every store, or of one app's."""
@@ -154,6 +160,33 @@ class Stores:
         runs = [r for r in self.document(stored).eval_case_results
                 if statuses is None or r.final_eval_status in statuses]
         return len(runs), runs[offset:offset + limit]
+
+    def over_cases(self, stored: StoredRun, consume: Callable[[Iterable[CaseOutcome]], T]) -> T:
+        """`consume` of the run's case outcomes in case order (cached: at most
+        `_CACHED_DERIVED` results), read one case at a time through the document's case index
+        (memory: what `consume` keeps), else from the whole document."""
+        path = stored.row.result_path
+        try:
+            info = path.stat()
+        except OSError as e:
+            raise DataError(path, "", f"the run's result document cannot be read: {e.strerror}") from None
+        key = (str(path), info.st_mtime, info.st_size, consume.__module__, consume.__qualname__)
+        with self._lock:
+            if key in self._derived:
+                self._derived.move_to_end(key)
+                return cast(T, self._derived[key])
+        index = self._index(stored)
+        try:
+            if index is None:
+                raise Unindexed("no index")
+            got = consume(index.outcomes())
+        except Unindexed:  # (none, or changed since it was indexed)
+            got = consume(outcomes(self.document(stored)))
+        with self._lock:
+            self._derived[key] = got
+            while len(self._derived) > _CACHED_DERIVED:
+                self._derived.popitem(last=False)
+        return got
 
     def _index(self, stored: StoredRun) -> CaseIndex | None:
         """The run's case index (None: its document has none), cached by the file's path,

@@ -18,7 +18,6 @@ from agenteval.reporting.matrix import MatrixCell, matrix_columns, run_matrix
 from agenteval.reporting.matrix import MatrixColumn as MatrixColumnOf
 from agenteval.store import RunStore
 from agenteval.store.reviews import Review, ReviewStore, ReviewTarget
-from agenteval.verdicts import outcomes
 from agenteval.verdicts.flaky import flaky_cases
 from agenteval.web.context import ContractRoute, WebDep, not_found
 from agenteval.web.contract import Deleted
@@ -60,7 +59,7 @@ def search_cases(run_id: str, web: WebDep, text: str | None = Query(None, max_le
     failing criterion; tool called; argument `tool.arg` or `tool.arg=value`; error type; score
     range), sorted by position, score, latency or tokens (missing measures last), one page of
     them, and every value the run can be filtered by."""
-    facts = run_facts(outcomes(web.stores.document(web.run(run_id))))
+    facts = web.stores.over_cases(web.run(run_id), run_facts)
     query = CaseQuery(text=text or None, status=status, criterion=criterion, tool=tool, argument=argument,
                       error=error, min_score=min_score, max_score=max_score, sort=sort,
                       descending=descending)
@@ -73,7 +72,7 @@ def search_cases(run_id: str, web: WebDep, text: str | None = Query(None, max_le
 @router.get("/api/runs/{run_id:path}/groups")
 def run_failure_groups(run_id: str, web: WebDep) -> list[FailureGroupView]:
     """The run's failing cases grouped by what failed, largest group first."""
-    groups = failure_groups(outcomes(web.stores.document(web.run(run_id))))
+    groups = web.stores.over_cases(web.run(run_id), failure_groups)
     return [FailureGroupView(reason=g.reason, eval_ids=g.eval_ids) for g in groups]
 
 
