@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from agenteval.reporting.failure_groups import call_reasons, failure_groups
+from agenteval.reporting.case_query import run_facts
+from agenteval.reporting.failure_groups import call_reasons, facts_and_groups, failure_groups
 from agenteval.reporting.matrix import matrix_columns, run_matrix
 from agenteval.schema import EvalStatus, MetricError
 from agenteval.verdicts import outcomes
@@ -41,6 +42,8 @@ def test_failing_cases_are_grouped_by_reason_largest_first() -> None:
     }
     reasons = [g.reason for g in failure_groups(outcomes(doc))]
     assert reasons[:2] == ["`lookup.q` differs", "`safety_v1` failed"]
+    # The explorer's one pass gives the same groups and the search's facts.
+    assert facts_and_groups(outcomes(doc)) == (run_facts(outcomes(doc)), failure_groups(outcomes(doc)))
 
 
 def test_a_criterion_not_evaluated_without_an_error_is_grouped_as_not_evaluated() -> None:

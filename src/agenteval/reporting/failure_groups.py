@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from agenteval.reporting.case_query import error_type
+from agenteval.reporting.case_query import CaseFacts, case_facts, error_type
 from agenteval.schema import EvalStatus, FunctionCall, Invocation
 from agenteval.verdicts.outcome import FAILING, CaseOutcome
 
@@ -82,13 +82,26 @@ def case_reasons(case: CaseOutcome) -> list[str]:
 
 def failure_groups(cases: Iterable[CaseOutcome]) -> list[FailureGroup]:
     """The failing cases of a run grouped by reason, largest group first (ties by reason)."""
+    return _grouped((c.eval_id, case_reasons(c)) for c in cases if c.status in FAILING)
+
+
+def facts_and_groups(cases: Iterable[CaseOutcome]) -> tuple[list[CaseFacts], list[FailureGroup]]:
+    """`run_facts` and `failure_groups` of `cases` in one pass (what a run's explorer shows: a
+    large run read once, a case at a time, keeping only these)."""
+    facts, failing = [], []
+    for i, case in enumerate(cases):
+        facts.append(case_facts(i, case))
+        if case.status in FAILING:
+            failing.append((case.eval_id, case_reasons(case)))
+    return facts, _grouped(failing)
+
+
+def _grouped(failing: Iterable[tuple[str, list[str]]]) -> list[FailureGroup]:
     groups: dict[str, list[str]] = {}
-    for case in cases:
-        if case.status not in FAILING:
-            continue
-        for reason in case_reasons(case) or ["failed (no reason recorded)"]:
-            groups.setdefault(reason, []).append(case.eval_id)
+    for eval_id, reasons in failing:
+        for reason in reasons or ["failed (no reason recorded)"]:
+            groups.setdefault(reason, []).append(eval_id)
     return [FailureGroup(r, ids) for r, ids in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
 
 
-__all__ = ["FailureGroup", "call_reasons", "case_reasons", "failure_groups"]
+__all__ = ["FailureGroup", "call_reasons", "case_reasons", "facts_and_groups", "failure_groups"]

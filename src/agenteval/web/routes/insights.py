@@ -12,8 +12,8 @@ from fastapi import APIRouter, HTTPException, Query
 
 from agenteval.agents.declared import declared_tools
 from agenteval.calibration import unreviewable
-from agenteval.reporting.case_query import CaseFacts, CaseQuery, SortKey, facets, query_cases, run_facts
-from agenteval.reporting.failure_groups import failure_groups
+from agenteval.reporting.case_query import CaseFacts, CaseQuery, SortKey, facets, query_cases
+from agenteval.reporting.failure_groups import facts_and_groups
 from agenteval.reporting.matrix import MatrixCell, matrix_columns, run_matrix
 from agenteval.reporting.matrix import MatrixColumn as MatrixColumnOf
 from agenteval.store import RunStore
@@ -59,7 +59,7 @@ def search_cases(run_id: str, web: WebDep, text: str | None = Query(None, max_le
     failing criterion; tool called; argument `tool.arg` or `tool.arg=value`; error type; score
     range), sorted by position, score, latency or tokens (missing measures last), one page of
     them, and every value the run can be filtered by."""
-    facts = web.stores.over_cases(web.run(run_id), run_facts)
+    facts = web.stores.over_cases(web.run(run_id), facts_and_groups)[0]
     query = CaseQuery(text=text or None, status=status, criterion=criterion, tool=tool, argument=argument,
                       error=error, min_score=min_score, max_score=max_score, sort=sort,
                       descending=descending)
@@ -72,7 +72,7 @@ def search_cases(run_id: str, web: WebDep, text: str | None = Query(None, max_le
 @router.get("/api/runs/{run_id:path}/groups")
 def run_failure_groups(run_id: str, web: WebDep) -> list[FailureGroupView]:
     """The run's failing cases grouped by what failed, largest group first."""
-    groups = web.stores.over_cases(web.run(run_id), failure_groups)
+    groups = web.stores.over_cases(web.run(run_id), facts_and_groups)[1]
     return [FailureGroupView(reason=g.reason, eval_ids=g.eval_ids) for g in groups]
 
 
