@@ -70,3 +70,16 @@ def test_no_traces(project: Path, tmp_path: Path) -> None:
     out_file = tmp_path / "r.json"
     _cli("eval", project, "myset", "--no_traces", "-o", out_file, "--no_history")
     assert json.loads(out_file.read_text())["eval_case_results"][0]["trace"] is None
+
+
+def test_an_unknown_case_names_the_closest_and_lists_a_few_not_every_case(tmp_path: Path) -> None:
+    # A 50,000-case run must not answer a mistyped id with a line of 50,000 ids.
+    s = eval_set("big", {f"case_{i:03d}": [inv("x", "y")] for i in range(300)})
+    path = tmp_path / "big.evalset.json"
+    path.write_text(s.model_dump_json(exclude_none=True))
+    _cli("score", path, "--actual", path, "-o", tmp_path / "r.json")
+    r = CliRunner().invoke(cli, ["trace", str(tmp_path / "r.json"), "Case_207"], env={"COLUMNS": "160"})
+    assert r.exit_code == 2, r.output
+    assert "no case 'Case_207' in this run; did you mean 'case_207'," in r.output
+    assert "(cases: case_000, case_001," in r.output and "... (300 cases)" in r.output
+    assert "case_150" not in r.output

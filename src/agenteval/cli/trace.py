@@ -58,10 +58,7 @@ def _trace(ref: str, case_id: str | None, root: str, run_index: int | None, invo
              if (case_id is None or c.eval_id == case_id)
              and (run_index is None or c.run_index == run_index)]
     if not cases:
-        known = ", ".join(eval_ids) or "none"
-        what = ("case" if case_id is None else f"case {case_id!r}") \
-            + ("" if run_index is None else f" run {run_index}")
-        raise DataError(ref, "eval_case_results", f"no {what} in this run (cases: {known})")
+        raise DataError(ref, "eval_case_results", _unknown(eval_ids, case_id, run_index))
     if invocation is not None:
         turns = max(len(c.eval_metric_result_per_invocation) for c in cases)
         if invocation >= turns:  # an empty tree under a header would look like a trace of nothing
@@ -81,6 +78,22 @@ def _trace(ref: str, case_id: str | None, root: str, run_index: int | None, invo
             console.print(agent_tree(shown, f"{title}  agents"))
         console.print(trace_tree(case.trace, title, invocation))
     return 0
+
+
+_LISTED = 10  # case ids an unknown-case error lists
+
+
+def _unknown(ids: list[str], case_id: str | None, run_index: int | None) -> str:
+    """Why no case was picked: the closest ids to a mistyped one, and the first few of the run's
+    (a 50,000-case run's every id would make the one-line error megabytes)."""
+    import difflib  # (not at start-up: every command imports this module)
+
+    what = ("case" if case_id is None else f"case {case_id!r}") \
+        + ("" if run_index is None else f" run {run_index}")
+    close = difflib.get_close_matches(case_id, ids, n=3) if case_id is not None and case_id not in ids else []
+    known = ", ".join(ids[:_LISTED]) + (f", ... ({len(ids)} cases)" if len(ids) > _LISTED else "")
+    return (f"no {what} in this run" + (f"; did you mean {', '.join(map(repr, close))}?" if close else "")
+            + f" (cases: {known or 'none'})")
 
 
 @click.command()
