@@ -1,7 +1,7 @@
 """The history commands a user waits on, over a large stored run, for two source trees.
 
-Runs, as processes, `agenteval runs show latest`, `report latest --format markdown -o F`,
-`report latest --format junit -o F`, `compare previous latest` and `runs flaky`, each over
+Runs, as processes, `agenteval runs show latest`, `report latest --format markdown / junit /
+html -o F`, `compare previous latest` (also with `--markdown F`) and `runs flaky`, each over
 its own copy of a run history (the database copied, the result documents hard-linked: they
 are only read; a newer tree may upgrade the database in place, so each tree gets its own),
 tree A and tree B alternately, `--repeat` rounds. Per command and tree: wall and CPU seconds
@@ -30,7 +30,10 @@ COMMANDS = {
     "runs show": ["runs", "show", "latest"],
     "report markdown": ["report", "latest", "--format", "markdown", "-o", "{out}/r.md"],
     "report junit": ["report", "latest", "--format", "junit", "-o", "{out}/r.xml"],
+    "report html": ["report", "latest", "--format", "html", "-o", "{out}/r.html"],
     "compare": ["compare", "previous", "latest", "--fail_on", "none"],
+    "compare markdown": ["compare", "previous", "latest", "--fail_on", "case_regression", "--markdown",
+                         "{out}/c.md"],
     "runs flaky": ["runs", "flaky"],
 }
 
@@ -75,8 +78,8 @@ def main() -> None:
                     rows.setdefault(name, {}).setdefault(tree, []).append(got_one)
             got = {t: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for t, rs in rows[name].items()}
             same = ""
-            if name.startswith("report"):
-                f = "r.md" if "markdown" in name else "r.xml"
+            if name.startswith("report") or name == "compare markdown":
+                f = {"report markdown": "r.md", "report junit": "r.xml", "report html": "r.html"}.get(name, "c.md")
                 a, b = ((trees[t][1] / "reports" / f).read_bytes() for t in "AB")
                 same = " same bytes" if a == b else " BYTES DIFFER"
             print(f"{name:16} " + "  ".join(

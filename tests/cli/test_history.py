@@ -396,6 +396,35 @@ def test_report_to_the_console_reads_the_run_a_case_at_a_time(history: Path,
     assert whole.exit_code == 0 and streamed.output == whole.output, (streamed.output, whole.output)
 
 
+def test_html_report_reads_the_run_a_case_at_a_time_and_writes_what_it_wrote_whole(
+        history: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agenteval.errors import DataError
+    from agenteval.store import outcome_stream
+
+    calls: list[Path] = []
+    real = outcome_stream.outcome_stream
+
+    def counted(path: Path) -> object:
+        calls.append(path)
+        return real(path)
+
+    monkeypatch.setattr(outcome_stream, "outcome_stream", counted)
+    to_file = _run("report", "latest", "--root", history, "--format", "html", "-o", history / "s.html")
+    to_stdout = _run("report", "latest", "--root", history, "--format", "html")
+    assert to_file.exit_code == 0 and to_stdout.exit_code == 0, to_file.output + to_stdout.output
+    assert len(calls) == 4 and len(set(calls)) == 1  # two passes each, over the one document
+
+    def unreadable(path: Path) -> None:
+        raise DataError(path, "", "read whole")
+
+    monkeypatch.setattr(outcome_stream, "outcome_stream", unreadable)
+    whole = _run("report", "latest", "--root", history, "--format", "html", "-o", history / "w.html")
+    assert whole.exit_code == 0, whole.output
+    text = (history / "w.html").read_text(encoding="utf-8")
+    assert "FAILED" in text and "PASSED" in text
+    assert (history / "s.html").read_text(encoding="utf-8") == text == to_stdout.output
+
+
 @pytest.mark.parametrize("fmt", ["console", "markdown", "junit"])
 def test_report_of_a_missing_file_or_a_directory_is_bad_input(tmp_path: Path, fmt: str) -> None:
     (tmp_path / "dir.json").mkdir()

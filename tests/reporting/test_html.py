@@ -2,8 +2,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from agenteval.reporting.html import html_report, tool_call_diff
+from agenteval.reporting.html import html_report, html_stream, tool_call_diff
 from agenteval.schema import EvalMetricResultDetails, MetricError, RubricScore
+from agenteval.verdicts.outcome import CaseOutcome
 from tests.helpers import call
 from tests.result_builders import case, judge, result
 
@@ -110,3 +111,36 @@ def test_judge_row_shows_what_was_cut_before_judging() -> None:
     html = html_report([result([case("c", {"safety_v1": 0.0}, judge_records=[record])])])
     _check(html)
     assert "cut before judging: &#x27;SYSTEM: &lt;b&gt;classify&lt;/b&gt;" in html
+
+
+@pytest.mark.parametrize(("detail_limit", "opened"), [(2000, 50), (3, 50), (0, 2), (7, 1)])
+def test_streamed_report_is_the_report_read_whole(detail_limit: int, opened: int,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import agenteval.reporting.html as html_module
+    from agenteval.verdicts.outcome import outcomes
+
+    monkeypatch.setattr(html_module, "_OPEN", opened)
+    runs = [case(f"c{i}", {"m": 1.0 if i % 3 else 0.0, "n": 0.9}) for i in range(12)]
+    runs += [case("r", {"m": s}, run_index=k) for k, s in enumerate((1.0, 0.0, 1.0))]
+    runs.append(case("ne", {"m": None}))
+    doc = result(runs)
+    reads: list[int] = []
+
+    def cases() -> list[CaseOutcome]:
+        reads.append(1)
+        return outcomes(doc)
+
+    streamed = "".join(html_stream(doc, cases, detail_limit=detail_limit, title="t <1>"))
+    assert streamed == html_report([doc], detail_limit=detail_limit, title="t <1>") and len(reads) == 2
+    empty = result([])
+    assert "".join(html_stream(empty, lambda: [])) == html_report([empty])
+
+
+def test_streamed_report_says_when_the_cases_changed_between_its_passes() -> None:
+    from agenteval.errors import DataError
+    from agenteval.verdicts.outcome import outcomes
+
+    doc = result([case("a", {"m": 1.0}), case("b", {"m": 0.0})])
+    sizes = iter([2, 1])
+    with pytest.raises(DataError, match="changed"):
+        "".join(html_stream(doc, lambda: outcomes(doc)[:next(sizes)]))

@@ -19,14 +19,11 @@ import click
 from agenteval.cli import options as opt
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
 
     from rich.console import RenderableType
 
-    from agenteval.schema import EvalSetResult
     from agenteval.store import RunRow
     from agenteval.store.db import UnknownRun
-    from agenteval.verdicts.outcome import CaseOutcome
 
 FORMATS = ("console", "html", "junit", "markdown")  # agenteval.reporting.FORMATS, without importing it
 _FAILING_SHOWN = 20
@@ -297,6 +294,7 @@ def show(ctx: click.Context, run: str, root: str | None) -> None:
 
 
 def _report(ref: str, root: str, fmt: str, output: str | None) -> int:
+    from agenteval.cli.report_stream import streamed_console, streamed_html, streamed_report
     from agenteval.datasets.files import write_text_atomic
     from agenteval.datasets.targets import check_targets
     from agenteval.reporting import console_report, render_report
@@ -304,9 +302,13 @@ def _report(ref: str, root: str, fmt: str, output: str | None) -> int:
     from agenteval.store.lookup import is_path
 
     check_targets({"--output": output}, {"RUN": ref if is_path(ref) else None})  # before any work
-    if (fmt == "markdown" or (fmt == "junit" and output)) and _streamed_report(ref, root, fmt, output):
+    # Read a case at a time where the format allows (memory flat in the run's size); read whole
+    # when the document cannot be read so.
+    if (fmt == "markdown" or (fmt == "junit" and output)) and streamed_report(ref, root, fmt, output):
         return 0
-    if fmt == "console" and not output and _streamed_console(ref, root):
+    if fmt == "console" and not output and streamed_console(ref, root):
+        return 0
+    if fmt == "html" and streamed_html(ref, root, output):
         return 0
     result = load_run(ref, root)
     if fmt == "console" and not output:
@@ -322,99 +324,6 @@ def _report(ref: str, root: str, fmt: str, output: str | None) -> int:
     else:
         click.echo(text, nl=False)
     return 0
-
-
-def _outcomes(ref: str, root: str) -> tuple[EvalSetResult, Iterator[CaseOutcome]] | None:
-    """RUN's document head and its case outcomes one at a time (`store.outcome_stream`); None
-    when it cannot be read so (no case results, a missing file, ...): read whole then, which says
-    what is wrong, if anything."""
-    from pathlib import Path
-
-    from agenteval.errors import DataError
-    from agenteval.store import RunStore
-    from agenteval.store.lookup import is_path
-    from agenteval.store.outcome_stream import outcome_stream
-
-    path = Path(ref) if is_path(ref) else RunStore(root).resolve(ref).result_path
-    try:
-        return outcome_stream(path)
-    except DataError:
-        return None
-
-
-def _streamed_report(ref: str, root: str, fmt: str, output: str | None) -> bool:
-    """Writes the JUnit (to `output`) or Markdown (to `output`, else standard output) report of
-    RUN read one case at a time (`store.outcome_stream`): memory flat however large the run.
-    False, with nothing written, when the document cannot be read so (its case results not in
-    its summaries' order, say): then it is read whole."""
-    from agenteval.datasets.files import write_text_atomic
-    from agenteval.reporting.junit import JUnitStream
-    from agenteval.reporting.markdown import MarkdownStream
-    from agenteval.store.outcome_stream import OutOfOrder
-
-    read = _outcomes(ref, root)
-    if read is None:
-        return False
-    document, cases = read
-    stream = JUnitStream(output) if fmt == "junit" and output else MarkdownStream()
-    try:
-        for case in cases:
-            stream.add(case)
-    except BaseException as e:
-        if isinstance(stream, JUnitStream):
-            stream.abort()
-        if isinstance(e, OutOfOrder):
-            return False
-        raise
-    if isinstance(stream, JUnitStream):
-        stream.commit(document)
-    elif output:
-        write_text_atomic(output, stream.text(document))
-    else:
-        click.echo(stream.text(document), nl=False)
-    return True
-
-
-def _streamed_console(ref: str, root: str) -> bool:
-    """Prints the console report of RUN read one case at a time, as `eval` prints a run's: the
-    table of its case runs (past `TABLE_CASES`, of those that did not pass), the repeated-run
-    table and the summary. False, with nothing printed, when the document cannot be read so
-    (see `_streamed_report`)."""
-    from rich.console import Console
-
-    from agenteval.reporting.console import TABLE_CASES, streamed_report
-    from agenteval.schema import CaseSummary, EvalCaseResult, EvalStatus
-    from agenteval.store.outcome_stream import OutOfOrder
-
-    read = _outcomes(ref, root)
-    if read is None:
-        return False
-    document, cases = read
-    first: list[EvalCaseResult] = []
-    not_passed: list[EvalCaseResult] = []
-    summaries: list[CaseSummary] = []
-    case_runs = count = passed = 0
-    try:
-        for case in cases:
-            count += 1
-            passed += case.status == EvalStatus.PASSED
-            if len(summaries) < TABLE_CASES:
-                summaries.append(case.summary)
-            for run in case.runs:
-                case_runs += 1
-                if len(first) < TABLE_CASES:
-                    first.append(run)
-                if run.final_eval_status != EvalStatus.PASSED and len(not_passed) < TABLE_CASES:
-                    not_passed.append(run)
-    except OutOfOrder:
-        return False
-    console = Console()
-    for renderable in streamed_report(document.eval_set_id, case_runs, count, passed, first, not_passed,
-                                      summaries, TABLE_CASES, gating=document.gating,
-                                      shows_all="all are in the result document; --format html "
-                                      "or junit lists every one"):
-        console.print(renderable)
-    return True
 
 
 @click.command()

@@ -21,11 +21,13 @@ characters are clipped. The 10,000-case bench corpus gives 10.6 MB with the defa
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from html import escape
 
 import agenteval.reporting.certificates as certificates
+from agenteval.errors import DataError
 from agenteval.reporting.agent_tree import agent_tree_html, case_agents, multi_agent
 from agenteval.reporting.format import format_score
 from agenteval.reporting.outcome import (
@@ -46,7 +48,7 @@ from agenteval.schema import (
     JudgeRecord,
     content_text,
 )
-from agenteval.verdicts.outcome import CaseOutcome, outcomes, set_counts
+from agenteval.verdicts.outcome import CaseOutcome, SetCounts, outcomes, set_counts
 
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:1.5em;color:#1d1d1f}
@@ -244,26 +246,44 @@ def _case(case: CaseOutcome, index: int, detailed: bool, opened: bool, limit: in
     return "".join(parts)
 
 
-def _summary(per_set: Sequence[tuple[EvalSetResult, list[CaseOutcome]]]) -> str:
+def _tally(crit: dict[str, list[int]], case: CaseOutcome) -> None:
+    """Counts `case`'s gating criteria in `crit` (name: [cases passed, cases])."""
+    for m in case.gating_metrics():
+        tally = crit.setdefault(m.metric_name, [0, 0])
+        tally[0] += m.eval_status == EvalStatus.PASSED
+        tally[1] += 1
+
+
+def _summary(per_set: Sequence[tuple[EvalSetResult, SetCounts]], crit: dict[str, list[int]]) -> str:
     rows = [_row(["eval set", "result id", "created (UTC)", "cases", "passed", "failed",
                   "not evaluated", "runs", "gating"], head=True)]
-    crit: dict[str, list[int]] = {}
-    for result, cases in per_set:
-        c = set_counts(result, cases)
+    for result, c in per_set:
         stamp = result.creation_timestamp
         created = (datetime.fromtimestamp(stamp, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
                    if stamp else "-")
         rows.append(_row([_e(result.eval_set_id), _e(result.eval_set_result_id), created, str(c.total),
                           f'<span class="P">{c.passed}</span>', f'<span class="F">{c.failed}</span>',
                           str(c.not_evaluated), str(c.max_runs), _e(result.gating)]))
-        for case in cases:
-            for m in case.gating_metrics():
-                tally = crit.setdefault(m.metric_name, [0, 0])
-                tally[0] += m.eval_status == EvalStatus.PASSED
-                tally[1] += 1
     crows = [_row(["criterion", "cases passed", "pass rate"], head=True)]
     crows += [_row([_e(name), f"{p}/{n}", f"{p / n:.1%}"]) for name, (p, n) in crit.items()]
     return ("<h2>Summary</h2><table>" + "".join(rows) + "</table><table>" + "".join(crows) + "</table>")
+
+
+def _head(title: str, passed: int, total: int, summary: str) -> str:
+    """The document up to the first case (which follows on a new line)."""
+    verdict = "P" if total and passed == total else "F"
+    body = [f"<h1>{_e(title)}</h1>",
+            f'<p class="{verdict}"><b>{passed} of {total} case(s) passed</b></p>', summary,
+            '<h2>Cases</h2><input type="checkbox" id="hp"><label for="hp"> hide passing cases</label>',
+            '<p class="note">Failing cases first. Tool-call diffs are order-aware line diffs '
+            "(− expected but not called, + called but not expected); the trajectory criterion's "
+            "match type decides the score.</p>", '<div id="cases">']
+    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width,initial-scale=1">'
+            f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>\n" + "\n".join(body))
+
+
+_TAIL = "\n</div>\n</body></html>\n"
 
 
 def html_report(results: Sequence[EvalSetResult], *, detail_limit: int = 2000,
@@ -273,22 +293,53 @@ def html_report(results: Sequence[EvalSetResult], *, detail_limit: int = 2000,
     cases = [c for _, cs in per_set for c in cs]
     order = sorted(range(len(cases)), key=lambda i: cases[i].status == EvalStatus.PASSED)
     detailed = set(order[:detail_limit])
-    total = len(cases)
+    crit: dict[str, list[int]] = {}
+    for case in cases:
+        _tally(crit, case)
     passed = sum(1 for c in cases if c.status == EvalStatus.PASSED)
-    verdict = "P" if total and passed == total else "F"
-    body = [f"<h1>{_e(title)}</h1>",
-            f'<p class="{verdict}"><b>{passed} of {total} case(s) passed</b></p>', _summary(per_set),
-            '<h2>Cases</h2><input type="checkbox" id="hp"><label for="hp"> hide passing cases</label>',
-            '<p class="note">Failing cases first. Tool-call diffs are order-aware line diffs '
-            "(− expected but not called, + called but not expected); the trajectory criterion's "
-            "match type decides the score.</p>", '<div id="cases">']
-    body += [_case(cases[i], i, i in detailed, rank < _OPEN and cases[i].status != EvalStatus.PASSED,
-                   text_limit) for rank, i in enumerate(order)]
-    body.append("</div>")
-    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            '<meta name="viewport" content="width=device-width,initial-scale=1">'
-            f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>\n"
-            + "\n".join(body) + "\n</body></html>\n")
+    head = _head(title, passed, len(cases), _summary([(r, set_counts(r, cs)) for r, cs in per_set], crit))
+    return head + "".join(
+        "\n" + _case(cases[i], i, i in detailed, rank < _OPEN and cases[i].status != EvalStatus.PASSED,
+                     text_limit) for rank, i in enumerate(order)) + _TAIL
 
 
-__all__ = ["html_report", "tool_call_diff"]
+def html_stream(result: EvalSetResult, cases: Callable[[], Iterable[CaseOutcome]], *,
+                detail_limit: int = 2000, text_limit: int = 4000,
+                title: str = "agenteval report") -> Iterator[str]:
+    """The text `html_report([result])` gives, in pieces, for a run whose case outcomes
+    `cases()` reads one at a time (`store.outcome_stream`), holding none: memory is flat in
+    the number of cases. `cases()` is called twice and must give the same cases both times.
+    The first pass counts and renders the cases that did not pass (they come first) to a
+    temporary file; nothing is given before it ends, so an error while reading leaves nothing
+    half written. The second pass renders the passing ones."""
+    crit: dict[str, list[int]] = {}
+    total = passed = failed = not_evaluated = max_runs = 0
+    with tempfile.TemporaryFile("w+", encoding="utf-8", newline="") as spool:
+        for i, case in enumerate(cases()):
+            total += 1
+            max_runs = max(max_runs, case.num_runs)
+            _tally(crit, case)
+            if case.status == EvalStatus.PASSED:
+                passed += 1
+                continue
+            failed += case.status == EvalStatus.FAILED
+            not_evaluated += case.status == EvalStatus.NOT_EVALUATED
+            rank = i - passed  # among the cases that did not pass, in order
+            spool.write("\n" + _case(case, i, rank < detail_limit, rank < _OPEN, text_limit))
+        counts = SetCounts(total, passed, failed, not_evaluated, max_runs)
+        yield _head(title, passed, total, _summary([(result, counts)], crit))
+        spool.seek(0)
+        while block := spool.read(1 << 20):
+            yield block
+    rank, seen = total - passed, 0
+    for i, case in enumerate(cases()):
+        seen += 1
+        if case.status == EvalStatus.PASSED:
+            yield "\n" + _case(case, i, rank < detail_limit, False, text_limit)
+            rank += 1
+    if seen != total or rank != total:
+        raise DataError(result.eval_set_result_id, "", "the run's cases changed while the report was written")
+    yield _TAIL
+
+
+__all__ = ["html_report", "html_stream", "tool_call_diff"]
