@@ -79,7 +79,8 @@ def main() -> None:
             got = {t: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for t, rs in rows[name].items()}
             same = ""
             if name.startswith("report") or name == "compare markdown":
-                f = {"report markdown": "r.md", "report junit": "r.xml", "report html": "r.html"}.get(name, "c.md")
+                f = {"report markdown": "r.md", "report junit": "r.xml",
+                     "report html": "r.html"}.get(name, "c.md")
                 a, b = ((trees[t][1] / "reports" / f).read_bytes() for t in "AB")
                 same = " same bytes" if a == b else " BYTES DIFFER"
             print(f"{name:16} " + "  ".join(
