@@ -258,6 +258,31 @@ def test_compare_exit_codes(history: Path) -> None:
     assert _run("compare", "latest", "previous", "--root", history, "--alpha", "1").exit_code == 2
 
 
+def test_compare_reads_case_summaries_only_for_the_per_case_gate(history: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from agenteval.store import lookup
+
+    real, asked = lookup.load_runs, []
+
+    def counted(ref: str, root: str | Path, *, summaries: bool = True) -> object:
+        asked.append(summaries)
+        return real(ref, root, summaries=summaries)
+
+    monkeypatch.setattr(lookup, "load_runs", counted)
+    said = {}
+    for gate in ("regression", "none", "case_regression"):
+        md = history / f"{gate}.md"
+        r = _run("compare", "previous", "latest", "--root", history, "--fail_on", gate, "--markdown", md)
+        said[gate] = (r.exit_code, r.output, md.read_text(encoding="utf-8"))
+    assert asked == [False, False, False, False, True, True]
+    monkeypatch.setattr(lookup, "load_runs", lambda ref, root, summaries=True: real(ref, root))
+    for gate in ("regression", "none"):  # as when every run's summaries were read
+        md = history / f"{gate}.md"
+        r = _run("compare", "previous", "latest", "--root", history, "--fail_on", gate, "--markdown", md)
+        assert said[gate] == (r.exit_code, r.output, md.read_text(encoding="utf-8")), gate
+    assert said["regression"][0] == 1 and said["none"][0] == 0
+
+
 def test_compare_of_runs_with_no_case_in_common_is_bad_input(history: Path, tmp_path: Path) -> None:
     other = load_result(history / "recorded.json")
     for case in other.eval_case_results:

@@ -26,15 +26,22 @@ def load_summary(ref: str, root: str | Path) -> EvalSetResult:
     return load_result(ref) if is_path(ref) else RunStore(root).summary(ref)
 
 
-def load_runs(ref: str, root: str | Path) -> tuple[EvalSetResult, Runs]:
+def load_runs(ref: str, root: str | Path, *, summaries: bool = True) -> tuple[EvalSetResult, Runs]:
     """`load_summary` and each case run's verdict and criteria (`verdicts.paired.Runs`): from
     the document's case results for a file, from the database for a stored run
-    (`RunStore.case_runs`)."""
+    (`RunStore.case_runs`). Without `summaries`, a stored run's document is its head alone (id,
+    eval set, created, gating): all the paired comparison needs, where a 50,000-case run's
+    summaries are 300,000 models."""
     if is_path(ref):
         document = load_result(ref)
         return document, runs_of(document)
     store = RunStore(root)
-    return store.summary(ref), store.case_runs(ref)
+    if summaries:
+        return store.summary(ref), store.case_runs(ref)
+    row = store.resolve(ref)
+    head = EvalSetResult(eval_set_result_id=row.run_id, eval_set_id=row.eval_set_id,
+                         creation_timestamp=row.created, gating=row.gating)
+    return head, store.case_runs(row.run_id)
 
 
 __all__ = ["is_path", "load_run", "load_runs", "load_summary"]
