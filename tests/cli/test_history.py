@@ -283,6 +283,34 @@ def test_compare_reads_case_summaries_only_for_the_per_case_gate(history: Path,
     assert said["regression"][0] == 1 and said["none"][0] == 0
 
 
+def test_compare_of_result_files_reads_them_a_case_at_a_time(history: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from agenteval.errors import DataError
+    from agenteval.store import lookup
+
+    read: list[Path] = []
+    real = lookup.outcome_stream
+
+    def counted(path: Path) -> object:
+        read.append(path)
+        return real(path)
+
+    def said(*gate: str) -> tuple[int, str, str]:
+        md = tmp_path / "c.md"
+        r = _run("compare", history / "perfect.json", history / "recorded.json", "--markdown", md, *gate)
+        return r.exit_code, r.output, md.read_text(encoding="utf-8")
+
+    def unreadable(path: Path) -> None:
+        raise DataError(path, "", "read whole")
+
+    for gate in ([], ["--fail_on", "case_regression"]):
+        monkeypatch.setattr(lookup, "outcome_stream", counted)
+        streamed = said(*gate)
+        monkeypatch.setattr(lookup, "outcome_stream", unreadable)
+        assert streamed == said(*gate) and streamed[0] == 1, gate  # as when each file was loaded whole
+    assert [p.name for p in read] == ["perfect.json", "recorded.json"] * 2
+
+
 def test_compare_of_runs_with_no_case_in_common_is_bad_input(history: Path, tmp_path: Path) -> None:
     other = load_result(history / "recorded.json")
     for case in other.eval_case_results:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agenteval.errors import DataError
 from agenteval.schema import EvalSetResult
 from agenteval.store.db import RunStore
 from agenteval.store.history import load_result
-from agenteval.verdicts.paired import Runs, runs_of
+from agenteval.store.outcome_stream import OutOfOrder, outcome_stream
+from agenteval.verdicts.paired import Runs, run_outcome, runs_of
 
 
 def is_path(ref: str) -> bool:
@@ -33,6 +35,9 @@ def load_runs(ref: str, root: str | Path, *, summaries: bool = True) -> tuple[Ev
     eval set, created, gating): all the paired comparison needs, where a 50,000-case run's
     summaries are 300,000 models."""
     if is_path(ref):
+        read = _streamed_runs(Path(ref), summaries)
+        if read is not None:
+            return read
         document = load_result(ref)
         return document, runs_of(document)
     store = RunStore(root)
@@ -42,6 +47,26 @@ def load_runs(ref: str, root: str | Path, *, summaries: bool = True) -> tuple[Ev
     head = EvalSetResult(eval_set_result_id=row.run_id, eval_set_id=row.eval_set_id,
                          creation_timestamp=row.created, gating=row.gating)
     return head, store.case_runs(row.run_id)
+
+
+def _streamed_runs(path: Path, summaries: bool) -> tuple[EvalSetResult, Runs] | None:
+    """`load_runs` of a result file read one case at a time (`outcome_stream`): its head, its
+    case summaries when asked for, and its runs, without holding its case results (a
+    50,000-case document is 3.8 GB loaded whole). None when it cannot be read so: read whole
+    then, which says what is wrong, if anything."""
+    try:
+        document, cases = outcome_stream(path)
+        runs: Runs = {}
+        kept = []
+        for case in cases:
+            runs[case.eval_id] = {r.run_index: run_outcome(r) for r in case.runs}
+            if summaries:
+                kept.append(case.summary)
+    except (DataError, OutOfOrder):
+        return None
+    if summaries:
+        document.summary = kept
+    return document, runs
 
 
 __all__ = ["is_path", "load_run", "load_runs", "load_summary"]

@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from agenteval.schema import EvalSetResult, EvalStatus
+from agenteval.schema import EvalCaseResult, EvalSetResult, EvalStatus
 from agenteval.verdicts.aggregate import pass_at_k, pass_pow_k
 from agenteval.verdicts.stats import cluster_bootstrap, fisher_exact, holm, mcnemar_exact, sign_test
 
@@ -50,14 +50,18 @@ class RunOutcome:
 Runs = dict[str, dict[int, RunOutcome]]  # eval id -> run index -> outcome (case order kept)
 
 
+def run_outcome(run: EvalCaseResult) -> RunOutcome:
+    """One case run's verdict and gating criteria (informational criteria left out)."""
+    return RunOutcome(run.final_eval_status == EvalStatus.PASSED,
+                      {m.metric_name: (m.score, m.eval_status == EvalStatus.PASSED)
+                       for m in run.overall_eval_metric_results if m.eval_status != EvalStatus.INFORMATIONAL})
+
+
 def runs_of(result: EvalSetResult) -> Runs:
-    """A result document's case runs (informational criteria left out)."""
+    """A result document's case runs (`run_outcome` each)."""
     out: Runs = {}
     for r in result.eval_case_results:
-        metrics = {m.metric_name: (m.score, m.eval_status == EvalStatus.PASSED)
-                   for m in r.overall_eval_metric_results if m.eval_status != EvalStatus.INFORMATIONAL}
-        out.setdefault(r.eval_id, {})[r.run_index] = RunOutcome(
-            r.final_eval_status == EvalStatus.PASSED, metrics)
+        out.setdefault(r.eval_id, {})[r.run_index] = run_outcome(r)
     return out
 
 
@@ -293,4 +297,4 @@ def compare_paired(a: EvalSetResult, b: EvalSetResult, *, alpha: float = 0.05, k
 
 
 __all__ = ["OVERALL", "CaseChange", "CaseStat", "MeasureStat", "PairedComparison", "RunOutcome", "Runs",
-           "compare_paired", "runs_of"]
+           "compare_paired", "run_outcome", "runs_of"]
