@@ -1,7 +1,9 @@
 """`agenteval.lazy.names_from`: a package's names imported from their submodules when first asked for."""
 
 import importlib
+import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -91,3 +93,15 @@ def test_the_models_and_judge_packages_import_a_name_only_with_its_module() -> N
     assert out.stdout.split("\n")[:2] == [
         "[]", "agenteval.models.local agenteval.models.resolve agenteval.criteria.judge.engine.service "
         "agenteval.criteria.judge.engine.cascade"]
+
+
+def test_the_http_model_imports_httpx_without_its_command_line_client() -> None:
+    # httpx's package imports its `httpx` command (rich's progress and syntax, pygments' lexers:
+    # 40-60 ms of an HTTP run's start-up) whenever click, rich and pygments are installed, as
+    # agenteval's dependencies make them; the command stays importable for whoever asks for it.
+    code = ("import sys, json; import agenteval.models.openai_compat; "
+            "gone = [m for m in ('httpx._main', 'pygments', 'rich.syntax') if m in sys.modules]; "
+            "import httpx, httpx._main; "
+            "print(json.dumps([gone, 'httpx' in sys.modules, callable(httpx._main.main)]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == [[], True, True]

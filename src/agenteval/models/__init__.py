@@ -3,8 +3,8 @@ model for tests, behind one async interface (`LLM`), selected by name with `reso
 
 Each name is imported from its module when first asked for (`__getattr__`), so that importing
 one module (`models.base` for the judge engine's types) does not import the others: the embedded
-model's module brings asyncio, urllib and its slots, `openai_compat` httpx (with ssl, email and
-pygments), none of which a `score` of deterministic criteria uses.
+model's module brings asyncio, urllib and its slots, `openai_compat` httpx (with ssl and email;
+not its command-line client: `http_lib`), none of which a `score` of deterministic criteria uses.
 """
 
 from __future__ import annotations

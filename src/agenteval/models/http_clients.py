@@ -16,7 +16,7 @@ import ssl
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-import httpx
+from agenteval.models.http_lib import httpx  # (without its command-line client: http_lib)
 
 PER_CLIENT = 4
 """Calls in flight per client before the next client is used."""

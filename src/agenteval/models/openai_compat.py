@@ -34,7 +34,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import anyio
-import httpx
 
 from agenteval.models.base import (
     Generation,
@@ -47,6 +46,7 @@ from agenteval.models.base import (
     chunk_sink,
 )
 from agenteval.models.http_clients import Clients, tls_context
+from agenteval.models.http_lib import httpx  # (without its command-line client: http_lib)
 from agenteval.models.openai_wire import (
     ChunkAssembler,
     build_body,
