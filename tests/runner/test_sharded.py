@@ -130,6 +130,20 @@ def test_numbers_only_pydantic_reads_are_refused_as_one_process_refuses(tmp_path
     assert not out.exists()
 
 
+def test_a_refused_sharded_run_has_ended_its_workers_when_it_returns(tmp_path: Path) -> None:
+    # Workers still waiting for the pool's stop when the run's error ends the process hang it
+    # for good (the queue that would tell them is closed at exit, and exit joins them).
+    import multiprocessing
+
+    exp, act = _sets(tmp_path, n=600)  # chunks in flight when the refused one comes back
+    data = act.read_bytes()
+    act.write_bytes(data.replace(b'"x": 5\n', b'"x": 12345678901234567890123\n', 1))
+    for _ in range(3):
+        with pytest.raises(DataError, match="an integer beyond 64 bits"):
+            _score(exp, act, tmp_path / "out.json", 2)
+        assert multiprocessing.active_children() == []
+
+
 def test_a_number_only_in_a_string_is_read_by_workers(tmp_path: Path) -> None:
     exp, act = _sets(tmp_path)
     for path in (exp, act):

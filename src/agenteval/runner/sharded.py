@@ -467,7 +467,12 @@ async def rescore_sharded(job: ScoreJob, plan: RunPlan, services: Services, sele
                     if (more := next(runs, None)) is not None:
                         send(more)
             except BaseException:
-                pool.shutdown(wait=False, cancel_futures=True)
+                # Waited for (the chunks running finish; those not begun are cancelled): a first
+                # shutdown that does not wait leaves the `with`'s own waiting one nothing to wait
+                # for, and a worker not yet told to stop when the run's error ends the process
+                # hangs it for good (the queue that would tell it is closed at exit, and exit
+                # joins it).
+                pool.shutdown(wait=True, cancel_futures=True)
                 raise
             finally:
                 if slots is not None:
