@@ -37,6 +37,16 @@ _CACHED_INDEXES = 8  # (a 50,000-case run's index: 100,000 spots, ≈ 20 MB)
 _CACHED_DERIVED = 8  # what a run's cases gave (`over_cases`: the search's facts, failure groups)
 
 
+def _file_key(stored: StoredRun) -> tuple[str, float, int]:
+    """The run's document as the caches know it: its path, modification time and size."""
+    path = stored.row.result_path
+    try:
+        info = path.stat()
+    except OSError as e:
+        raise DataError(path, "", f"the run's result document cannot be read: {e.strerror}") from None
+    return str(path), info.st_mtime, info.st_size
+
+
 @dataclass(frozen=True)
 class StoredRun:
     """A recorded document: the store it is in (`app` None for AGENTS_DIR's own) and its row."""
@@ -100,12 +110,7 @@ class Stores:
     def document(self, stored: StoredRun) -> EvalSetResult:
         """The run's result document (cached by path, modification time and size: at most
         `_CACHED_DOCUMENTS`, and besides the last one read at most `_CACHED_BYTES` of files)."""
-        path = stored.row.result_path
-        try:
-            info = path.stat()
-        except OSError as e:
-            raise DataError(path, "", f"the run's result document cannot be read: {e.strerror}") from None
-        key = (str(path), info.st_mtime, info.st_size)
+        key = _file_key(stored)
         found = self._cached(key)
         if found is not None:
             return found
@@ -118,7 +123,7 @@ class Stores:
                 while self._documents and (len(self._documents) >= _CACHED_DOCUMENTS or sum(
                         size for _, _, size in self._documents) > _CACHED_BYTES):
                     self._documents.popitem(last=False)
-            result = load_result(path)
+            result = load_result(stored.row.result_path)
             # A large document is millions of long-lived objects without cycles; left to the
             # cyclic GC, every full collection rescans them all (seconds per request on a
             # 10,000-case run). Frozen, they are skipped; reference counting still frees them
@@ -165,12 +170,7 @@ class Stores:
         """`consume` of the run's case outcomes in case order (cached: at most
         `_CACHED_DERIVED` results), read one case at a time through the document's case index
         (memory: what `consume` keeps), else from the whole document."""
-        path = stored.row.result_path
-        try:
-            info = path.stat()
-        except OSError as e:
-            raise DataError(path, "", f"the run's result document cannot be read: {e.strerror}") from None
-        key = (str(path), info.st_mtime, info.st_size, consume.__module__, consume.__qualname__)
+        key = (*_file_key(stored), consume.__module__, consume.__qualname__)
         with self._lock:
             if key in self._derived:
                 self._derived.move_to_end(key)
@@ -191,18 +191,14 @@ class Stores:
     def _index(self, stored: StoredRun) -> CaseIndex | None:
         """The run's case index (None: its document has none), cached by the file's path,
         modification time and size."""
-        path = stored.row.result_path
-        try:
-            info = path.stat()
-        except OSError as e:
-            raise DataError(path, "", f"the run's result document cannot be read: {e.strerror}") from None
-        key = (str(path), info.st_mtime, info.st_size)
+        key = _file_key(stored)
         with self._lock:
             if key in self._indexes:
                 self._indexes.move_to_end(key)
                 return self._indexes[key]
         try:
-            index: CaseIndex | None = case_index(path, RunStore(stored.root).path, stored.row.run_id)
+            index: CaseIndex | None = case_index(stored.row.result_path, RunStore(stored.root).path,
+                                                  stored.row.run_id)
         except Unindexed:
             index = None
         with self._lock:
