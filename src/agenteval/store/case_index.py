@@ -1,12 +1,13 @@
 """Where each case lies in a run's result document, so that one case, or one page of case runs,
 is read without loading the document: a 50,000-case run's document is 700 MB of JSON, 3.8 GB
-and about a minute loaded whole, where its index is one scan of its bytes (≈ 2 s,
+and about 35 s of CPU loaded whole, where its index is one scan of its lines (≈ 3 s,
 `split.ItemWalk`) and a case is then read and validated from its own bytes.
 
 A stored run's index is kept in the history database (`case_spans`, with the file's size and
 modification time in `case_span_files`), so that only the first reader of a run scans it; a
 document written again is scanned again. Each case read is checked against what the index said
-of it (its eval id), and an index found stale is made again once.
+of it (its eval id): an index found stale (the file changed under the same size and time) gives
+`Unindexed`, as a document without one does.
 
 A document not laid out as agenteval writes it (compact, its keys in another order, ADK's, too
 deep, unusual bytes) has no index: `Unindexed`, and the caller reads the document whole, whose
@@ -36,7 +37,8 @@ from agenteval.verdicts.outcome import CaseOutcome
 
 M = TypeVar("M", bound=BaseModel)
 
-# (No foreign key on `case_span_files`: its row is replaced with the spans, in one transaction.)
+# (Created when first kept, not by the schema's migration: a cache, which an older agenteval
+# reading the same database ignores. Removed with their run.)
 _TABLES = (
     """CREATE TABLE IF NOT EXISTS case_span_files (
         run_id TEXT PRIMARY KEY REFERENCES runs (run_id) ON DELETE CASCADE,
