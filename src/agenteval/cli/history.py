@@ -19,7 +19,6 @@ import click
 from agenteval.cli import options as opt
 
 if TYPE_CHECKING:
-
     from rich.console import RenderableType
 
     from agenteval.store import RunRow
