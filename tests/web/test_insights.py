@@ -82,6 +82,21 @@ def test_the_matrix_shows_each_repeat_of_a_repeated_run(live: Live) -> None:
     assert [(c["run_id"], c["run_index"]) for c in one["columns"]] == [("r1", 0), ("r3", 1)]
 
 
+def test_the_matrix_reads_its_runs_a_case_at_a_time(live: Live, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agenteval.reporting.matrix import run_matrix
+    from agenteval.store import RunStore, load_result
+    from agenteval.web import history
+
+    _record(live)
+    store = RunStore(live.agents_dir / "echo")
+    whole = run_matrix([load_result(store.resolve(r).result_path) for r in ("r1", "r2")])
+    monkeypatch.setattr(history, "load_result", lambda path: pytest.fail("a run's document was loaded whole"))
+    m = live.get("/api/matrix", params={"runs": ["r1", "r2"]}).json()
+    assert [(r["eval_id"], [(c["status"], c["answer"], c["calls"], c["changed"], c["diff"]) for c in r["cells"]])
+            for r in m["rows"]] == [(r.eval_id, [(c.status.name.lower(), c.answer, c.calls, c.changed, c.diff)
+                                                 for c in r.cells if c is not None]) for r in whole]
+
+
 def test_reviews_are_stored_with_the_run_replaced_listed_and_deleted(live: Live) -> None:
     _record(live)
     record_run(live.agents_dir / "echo", [result([case("a", {J: 0.0}), case("b", {J: 1.0})], "r6")])

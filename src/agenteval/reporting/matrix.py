@@ -7,12 +7,15 @@ the answer (each invocation's final response, one line per invocation), the tool
 answer or calls differ from the cell to its left (the first column never is), with the line
 diff against it; so "only cases whose output changed" sees changes between the repeats of one
 run as well as between runs. Rows are the union of the runs' cases, in the order first seen.
+
+A run enters as its cells (`RunCells`, made by `run_cells` from its case outcomes read one at a
+time), so a large run is never held whole: a 50,000-case run's cells are its answers and calls.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from agenteval.reporting.format import format_call
@@ -71,6 +74,33 @@ def _cell(case: CaseOutcome, run: EvalCaseResult) -> MatrixCell:
                       error=run.error_message)
 
 
+@dataclass(frozen=True)
+class RunCells:
+    """What the matrix takes of one run: its run indices in order, and per run index each
+    case's cell, in case order."""
+
+    run_indices: list[int]
+    cells: dict[int, dict[str, MatrixCell]]
+
+
+def run_cells(cases: Iterable[CaseOutcome]) -> RunCells:
+    """The cells of a run's case outcomes (`verdicts.outcome.outcomes`' order), one case at a
+    time: a case's first run of each run index (a later summary of the same eval id replaces
+    an earlier one's cells, as in a dict of the cases)."""
+    cells: dict[int, dict[str, MatrixCell]] = {}
+    for case in cases:
+        chosen: dict[int, EvalCaseResult] = {}
+        for run in case.runs:
+            chosen.setdefault(run.run_index, run)
+        for index, run in chosen.items():
+            cells.setdefault(index, {})[case.eval_id] = _cell(case, run)
+    return RunCells(sorted(cells), cells)
+
+
+def _cells(d: EvalSetResult | RunCells) -> RunCells:
+    return d if isinstance(d, RunCells) else run_cells(outcomes(d))
+
+
 def _against(cell: MatrixCell, left: MatrixCell | None) -> MatrixCell:
     if left is None or (left.answer == cell.answer and left.calls == cell.calls):
         return cell
@@ -80,30 +110,26 @@ def _against(cell: MatrixCell, left: MatrixCell | None) -> MatrixCell:
     return MatrixCell(cell.status, cell.score, cell.answer, cell.calls, True, diff, cell.error)
 
 
-def matrix_columns(documents: Sequence[EvalSetResult], run_index: int | None = None) -> list[MatrixColumn]:
+def matrix_columns(documents: Sequence[EvalSetResult | RunCells],
+                   run_index: int | None = None) -> list[MatrixColumn]:
     """The columns of `documents`: each document's run indices in order (only `run_index`, for a
     repeated document that has it; a document without it keeps its first index)."""
     out = []
     for k, d in enumerate(documents):
-        indices = sorted({r.run_index for r in d.eval_case_results}) or [0]
+        indices = (d.run_indices if isinstance(d, RunCells) else
+                   sorted({r.run_index for r in d.eval_case_results})) or [0]
         chosen = [run_index] if run_index in indices else indices if run_index is None else indices[:1]
         out += [MatrixColumn(k, i, len(indices)) for i in chosen]
     return out
 
 
-def run_matrix(documents: Sequence[EvalSetResult], changed_only: bool = False,
+def run_matrix(documents: Sequence[EvalSetResult | RunCells], changed_only: bool = False,
                run_index: int | None = None) -> list[MatrixRow]:
     """The matrix of `documents` (columns as `matrix_columns`); with `changed_only`, only rows
     with a cell changed against its left neighbour."""
-    by_document = [outcomes(d) for d in documents]
-    columns: list[dict[str, MatrixCell]] = []
-    for col in matrix_columns(documents, run_index):
-        column = {}
-        for case in by_document[col.document]:
-            run = next((r for r in case.runs if r.run_index == col.run_index), None)
-            if run is not None:
-                column[case.eval_id] = _cell(case, run)
-        columns.append(column)
+    by_document = [_cells(d) for d in documents]
+    columns = [by_document[col.document].cells.get(col.run_index, {})
+               for col in matrix_columns(by_document, run_index)]
     order = list(dict.fromkeys(eval_id for column in columns for eval_id in column))
     rows = []
     for eval_id in order:
@@ -121,4 +147,4 @@ def run_matrix(documents: Sequence[EvalSetResult], changed_only: bool = False,
     return rows
 
 
-__all__ = ["MatrixCell", "MatrixColumn", "MatrixRow", "matrix_columns", "run_matrix"]
+__all__ = ["MatrixCell", "MatrixColumn", "MatrixRow", "RunCells", "matrix_columns", "run_cells", "run_matrix"]

@@ -14,7 +14,7 @@ from agenteval.agents.declared import declared_tools
 from agenteval.calibration import unreviewable
 from agenteval.reporting.case_query import CaseFacts, CaseQuery, SortKey, facets, query_cases
 from agenteval.reporting.failure_groups import facts_and_groups
-from agenteval.reporting.matrix import MatrixCell, matrix_columns, run_matrix
+from agenteval.reporting.matrix import MatrixCell, matrix_columns, run_cells, run_matrix
 from agenteval.reporting.matrix import MatrixColumn as MatrixColumnOf
 from agenteval.store import RunStore
 from agenteval.store.reviews import Review, ReviewStore, ReviewTarget
@@ -116,7 +116,8 @@ def matrix(web: WebDep, runs: Annotated[list[str], Query(min_length=1, max_lengt
     `changed_only`, only cases whose output changed (between repeats too); with `eval_id`
     (repeated), only those cases (a case run again beside its first run)."""
     stored = [web.run(r) for r in runs]
-    documents = [web.stores.document(s) for s in stored]
+    # Each run's cells, read a case at a time and kept (a large run is not loaded whole).
+    documents = [web.stores.over_cases(s, run_cells) for s in stored]
     rows = run_matrix(documents, changed_only, run_index)
     if eval_id:
         wanted = set(eval_id)
