@@ -258,23 +258,34 @@ def test_compare_exit_codes(history: Path) -> None:
     assert _run("compare", "latest", "previous", "--root", history, "--alpha", "1").exit_code == 2
 
 
-def test_compare_reads_case_summaries_only_for_the_per_case_gate(history: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_compare_of_stored_runs_reads_case_summaries_a_case_at_a_time(history: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from agenteval.reporting.compare import compare, comparison_markdown
+    from agenteval.store import history as documents
     from agenteval.store import lookup
 
     real, asked = lookup.load_runs, []
+    whole = compare(RunStore(history).summary("previous"), RunStore(history).summary("latest"))
 
     def counted(ref: str, root: str | Path, *, summaries: bool = True) -> object:
         asked.append(summaries)
         return real(ref, root, summaries=summaries)
 
     monkeypatch.setattr(lookup, "load_runs", counted)
+    monkeypatch.setattr(RunStore, "summary", lambda *a, **k: pytest.fail("a run's summaries were read whole"))
+    monkeypatch.setattr(documents, "load_result", lambda *a, **k: pytest.fail("a run's document was read"))
     said = {}
     for gate in ("regression", "none", "case_regression"):
         md = history / f"{gate}.md"
         r = _run("compare", "previous", "latest", "--root", history, "--fail_on", gate, "--markdown", md)
         said[gate] = (r.exit_code, r.output, md.read_text(encoding="utf-8"))
-    assert asked == [False, False, False, False, True, True]
+    assert asked == [False] * 6
+    # the per-case gate as the whole comparison gives it
+    assert whole.has_regressions and said["case_regression"][0] == 1
+    assert said["case_regression"][2].endswith("\n" + comparison_markdown(whole))
+    assert "Comparison (per case, by margin)" in said["case_regression"][1]
+    monkeypatch.undo()
+    monkeypatch.chdir(history)
     monkeypatch.setattr(lookup, "load_runs", lambda ref, root, summaries=True: real(ref, root))
     for gate in ("regression", "none"):  # as when every run's summaries were read
         md = history / f"{gate}.md"

@@ -93,3 +93,27 @@ def test_table_rows_are_capped() -> None:
     console.print(comparison_table(compare(a, b), max_rows=5))
     text = console.export_text()
     assert "… and 25 more changed row(s)" in text and "30 regression(s)" in text
+
+
+def _render(c: object, max_rows: int) -> tuple[str, str]:
+    console = Console(file=io.StringIO(), width=200, record=True)
+    console.print(comparison_table(c, max_rows=max_rows))  # type: ignore[arg-type]
+    return console.export_text(), comparison_markdown(c, max_rows=max_rows)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("keep", [3, 200])
+def test_a_comparison_made_a_case_at_a_time_shows_what_the_whole_one_does(keep: int) -> None:
+    from agenteval.reporting.compare import compare_cases
+    from agenteval.verdicts.outcome import outcomes
+
+    base = {**BASE, **{f"n{i}": {"m": 0.9, "k": 0.5} for i in range(5)}}
+    cand = {**CAND, **{f"n{i}": {"m": 0.1, "k": 0.9} for i in range(5)}}
+    a, b = result(_cases(base)), result(_cases(cand), result_id="s_2")
+    whole = compare(a, b, margin=0.05)
+    before = {c.eval_id: c.summary for c in outcomes(a)}
+    after = {c.eval_id: c.summary for c in outcomes(b)}
+    pairs = [(i, before.get(i), after.get(i)) for i in [*after, *(i for i in before if i not in after)]]
+    made = compare_cases(iter(pairs), a, b, margin=0.05, keep=keep)
+    assert made.counts == whole.counts() and made.regressions == len(whole.regressions) == 7
+    assert made.total_rows == len(whole.shown().rows) > keep or keep == 200
+    assert _render(made, min(keep, 100)) == _render(whole, min(keep, 100))

@@ -9,10 +9,15 @@ or newly failed, improved if any improved or newly passed, else unchanged. Regre
 `regressed` and `newly failed`, at either level. Informational metrics are not compared. When
 both sides ran a case more than once, `significant` tells whether the 95% CIs are disjoint
 (shown, not used by the rule). Differences within 1e-9 are float noise and never count.
+
+`compare_cases` makes the same comparison from case summaries given a case at a time, keeping
+only what the table and the Markdown show (`ComparisonRows`): a 50,000-case comparison is not
+held whole.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -23,7 +28,7 @@ from agenteval.reporting.format import format_score
 from agenteval.reporting.markdown import md_escape
 from agenteval.reporting.outcome import ci_text
 from agenteval.reporting.tables import ID_FLOOR, ByWidth, Col, fit_table
-from agenteval.schema import EvalSetResult, EvalStatus, MetricSummary
+from agenteval.schema import CaseSummary, EvalSetResult, EvalStatus, MetricSummary
 from agenteval.verdicts.outcome import CaseOutcome, outcomes
 
 _EPS = 1e-9
@@ -117,6 +122,33 @@ class Comparison:
             out[c.change] += 1
         return out
 
+    def shown(self, show_unchanged: bool = False) -> ComparisonRows:
+        """What the table and the Markdown show of it: every changed row."""
+        rows = _rows(self, show_unchanged)
+        return ComparisonRows(self.baseline_id, self.candidate_id, self.baseline_set, self.candidate_set,
+                              self.margin, self.counts(), len(self.regressions), rows, len(rows))
+
+
+@dataclass(frozen=True)
+class ComparisonRows:
+    """What `comparison_table` and `comparison_markdown` show of a comparison: its cases per
+    change, how many regressed, and its changed rows (regressions first; `rows` the first of
+    them, `total_rows` how many there are)."""
+
+    baseline_id: str
+    candidate_id: str
+    baseline_set: str
+    candidate_set: str
+    margin: float
+    counts: dict[Change, int]
+    regressions: int
+    rows: list[tuple[CaseDelta, CriterionDelta | None]]
+    total_rows: int
+
+    @property
+    def has_regressions(self) -> bool:
+        return self.regressions > 0
+
 
 def _criterion(name: str, b: MetricSummary | None, a: MetricSummary | None, margin: float) -> CriterionDelta:
     if b is None or a is None:
@@ -170,6 +202,36 @@ def compare(a: EvalSetResult, b: EvalSetResult, margin: float = 0.0) -> Comparis
                       [_case(i, base.get(i), cand.get(i), margin) for i in ids])
 
 
+def compare_cases(pairs: Iterable[tuple[str, CaseSummary | None, CaseSummary | None]], a: EvalSetResult,
+                  b: EvalSetResult, margin: float = 0.0, keep: int = 200) -> ComparisonRows:
+    """`compare(a, b, margin).shown()` from the cases' summaries (eval id, baseline's,
+    candidate's; None where a run lacks the case) given a case at a time in `compare`'s order
+    (the candidate's cases, then the baseline's it lacks), of runs `a` and `b` (their heads):
+    only the first `keep` changed rows are kept (at least as many as the table or the Markdown
+    is asked to show)."""
+    if margin < 0:
+        raise ValueError("margin must be ≥ 0")
+    counts = dict.fromkeys(Change, 0)
+    regressions = total = 0
+    # A change's rows past its first `keep` are never among the first `keep` of all.
+    kept: dict[Change, list[tuple[CaseDelta, CriterionDelta | None]]] = {c: [] for c in Change}
+    for eval_id, before, after in pairs:
+        case = _case(eval_id, _outcome(a, before), _outcome(b, after), margin)
+        counts[case.change] += 1
+        regressions += case.regressed
+        rows = _case_rows(case, show_unchanged=False)
+        total += len(rows)
+        if len(kept[case.change]) < keep:
+            kept[case.change] += rows
+    rows = [r for change in _ORDER for r in kept[change]][:keep]
+    return ComparisonRows(a.eval_set_result_id, b.eval_set_result_id, a.eval_set_id, b.eval_set_id, margin,
+                          counts, regressions, rows, total)
+
+
+def _outcome(run: EvalSetResult, summary: CaseSummary | None) -> CaseOutcome | None:
+    return None if summary is None else CaseOutcome(run.eval_set_id, run.gating, summary, [])
+
+
 def _value(m: MetricSummary | None) -> str:
     if m is None:
         return "-"
@@ -177,31 +239,34 @@ def _value(m: MetricSummary | None) -> str:
     return f"{score} {ci_text(m)}" if m.runs > 1 and m.mean is not None else score
 
 
+def _case_rows(case: CaseDelta, show_unchanged: bool) -> list[tuple[CaseDelta, CriterionDelta | None]]:
+    changed = [d for d in case.criteria if show_unchanged or d.change != Change.UNCHANGED]
+    if case.change == Change.UNCHANGED and not changed:
+        return []
+    return [(case, d) for d in changed] or [(case, None)]
+
+
 def _rows(c: Comparison, show_unchanged: bool) -> list[tuple[CaseDelta, CriterionDelta | None]]:
     cases = sorted(c.cases, key=lambda d: _ORDER.index(d.change))
-    rows: list[tuple[CaseDelta, CriterionDelta | None]] = []
-    for case in cases:
-        changed = [d for d in case.criteria if show_unchanged or d.change != Change.UNCHANGED]
-        if case.change == Change.UNCHANGED and not changed:
-            continue
-        rows += [(case, d) for d in changed] or [(case, None)]
-    return rows
+    return [row for case in cases for row in _case_rows(case, show_unchanged)]
 
 
-def _headline(c: Comparison) -> str:
-    counts = ", ".join(f"{n} {ch.value}" for ch, n in c.counts().items() if n)
+def _headline(c: ComparisonRows) -> str:
+    counts = ", ".join(f"{n} {ch.value}" for ch, n in c.counts.items() if n)
     sets = c.baseline_set if c.baseline_set == c.candidate_set else f"{c.baseline_set} → {c.candidate_set}"
     return (f"{sets}: {c.baseline_id} → {c.candidate_id} (margin {c.margin:g}): "
-            f"{counts or 'no cases'}; {len(c.regressions)} regression(s)")
+            f"{counts or 'no cases'}; {c.regressions} regression(s)")
 
 
-def comparison_table(c: Comparison, show_unchanged: bool = False, max_rows: int = 100) -> RenderableType:
+def comparison_table(of: Comparison | ComparisonRows, show_unchanged: bool = False,
+                     max_rows: int = 100) -> RenderableType:
     """A table of the changed cases and criteria (regressions first; at most `max_rows` rows,
     the rest counted), with a headline, laid out for the printing width: every column where it
     fits; narrower, each case on a row of its own above its criteria, the intervals and "CIs
     apart" dropped, before and after in one column; criterion names never break (eval ids
-    fold)."""
-    rows = _rows(c, show_unchanged)[:max_rows]
+    fold). (`ComparisonRows` are shown as they were made: `show_unchanged` is theirs.)"""
+    c = of.shown(show_unchanged) if isinstance(of, Comparison) else of
+    rows = c.rows[:max_rows]
     wide: list[list[str | Text]] = []
     narrow: list[list[str | Text]] = []
     last = None
@@ -230,14 +295,14 @@ def comparison_table(c: Comparison, show_unchanged: bool = False, max_rows: int 
                    Col("Δ", "right"))
     style = "red" if c.has_regressions else "green"
     title = "Comparison (per case, by margin)"
-    more = _rows(c, show_unchanged)[max_rows:]
+    more = max(c.total_rows - max_rows, 0)
 
     def build(width: int) -> RenderableType:
         table = fit_table(wide_cols, wide, width, title=title, title_justify="left")
         if table is None:
             table = fit_table(narrow_cols, narrow, width, force=True, title=title, title_justify="left")
         if more:
-            table.caption = f"… and {len(more)} more changed row(s)"
+            table.caption = f"… and {more} more changed row(s)"
         return Group(table, Text(_headline(c), style=style))
 
     return ByWidth(build)
@@ -247,13 +312,14 @@ def _short(m: MetricSummary | None) -> str:
     return "-" if m is None else format_score(m.mean)
 
 
-def comparison_markdown(c: Comparison, max_rows: int = 200) -> str:
+def comparison_markdown(of: Comparison | ComparisonRows, max_rows: int = 200) -> str:
     """The comparison as Markdown: headline, counts, and a table of changes (regressions first)."""
+    c = of.shown() if isinstance(of, Comparison) else of
     icon = "❌" if c.has_regressions else "✅"
     out = [f"## {icon} agenteval compare", "", md_escape(_headline(c)), "",
            "| change | cases |", "|---|---:|"]
-    out += [f"| {ch.value} | {n} |" for ch, n in c.counts().items()]
-    rows = _rows(c, show_unchanged=False)
+    out += [f"| {ch.value} | {n} |" for ch, n in c.counts.items()]
+    rows = c.rows
     if rows:
         out += ["", "| eval id | case | criterion | change | before | after | Δ |",
                 "|---|---|---|---|---|---|---:|"]
@@ -264,8 +330,8 @@ def comparison_markdown(c: Comparison, max_rows: int = 200) -> str:
                        f"{md_escape(d.metric_name) if d else '-'} | {d.change.value if d else ''} | "
                        f"{md_escape(before)} | {md_escape(after)} | "
                        f"{'-' if delta is None else f'{delta:+.4g}'} |")
-        if len(rows) > max_rows:
-            out += ["", f"… and {len(rows) - max_rows} more changed row(s)."]
+        if c.total_rows > max_rows:
+            out += ["", f"… and {c.total_rows - max_rows} more changed row(s)."]
     return "\n".join(out) + "\n"
 
 
@@ -274,8 +340,10 @@ __all__ = [
     "CaseDelta",
     "Change",
     "Comparison",
+    "ComparisonRows",
     "CriterionDelta",
     "compare",
+    "compare_cases",
     "comparison_markdown",
     "comparison_table",
 ]

@@ -1,0 +1,79 @@
+"""Two stored runs' case summaries side by side, a case at a time, from the history database:
+what `compare --fail_on case_regression` compares, without holding either run's summaries (a
+50,000-case run's are 300,000 models, ≈ 600 MB).
+
+The cases come in the order `reporting.compare.compare` gives them: the candidate's in its case
+order, then the baseline's that the candidate lacks, in the baseline's order; each case's
+criteria in name order, as `RunStore.summary` reads them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from typing import Any
+
+from agenteval.schema import CaseSummary
+from agenteval.store.db import RunStore
+from agenteval.store.sqlite import connect
+
+_FIELDS = ("metric_name", "threshold", "runs", "scored_runs", "passed_runs", "mean", "std", "ci_low",
+           "ci_high", "pass_at_k", "pass_pow_k", "eval_status", "reason")
+_COLUMNS = ", ".join(f"s.{f}" for f in (*_FIELDS[:-2], "status", "reason"))
+# The candidate's cases (?2) in its order, with the baseline's (?1) case of the same eval id.
+_CASES = ("SELECT b.eval_id, b.runs, b.status, a.runs, a.status FROM cases b LEFT JOIN cases a "
+          "ON a.run_id = ?1 AND a.eval_id = b.eval_id WHERE b.run_id = ?2 ORDER BY b.position, b.eval_id")
+# The summaries of run ?3's cases of those eval ids, in the same order.
+_METRICS = (f"SELECT b.eval_id, {_COLUMNS} FROM cases b JOIN case_summaries s ON s.run_id = ?3 "
+            "AND s.eval_id = b.eval_id WHERE b.run_id = ?2 ORDER BY b.position, b.eval_id, s.metric_name")
+_ONLY_A = "NOT EXISTS (SELECT 1 FROM cases b WHERE b.run_id = ?2 AND b.eval_id = a.eval_id)"
+_REMOVED = (f"SELECT a.eval_id, a.runs, a.status FROM cases a WHERE a.run_id = ?1 AND {_ONLY_A} "
+            "ORDER BY a.position, a.eval_id")
+_REMOVED_METRICS = (f"SELECT a.eval_id, {_COLUMNS} FROM cases a JOIN case_summaries s ON s.run_id = a.run_id "
+                    f"AND s.eval_id = a.eval_id WHERE a.run_id = ?1 AND {_ONLY_A} "
+                    "ORDER BY a.position, a.eval_id, s.metric_name")
+
+
+class _Grouped:
+    """A cursor of (eval_id, *summary fields) rows in case order, taken a case at a time."""
+
+    def __init__(self, cursor: sqlite3.Cursor) -> None:
+        self.cursor = cursor
+        self.next: Any = cursor.fetchone()
+
+    def take(self, eval_id: str) -> list[dict[str, Any]]:
+        out = []
+        while self.next is not None and self.next[0] == eval_id:
+            out.append(dict(zip(_FIELDS, self.next[1:], strict=True)))
+            self.next = self.cursor.fetchone()
+        return out
+
+
+def _summary(eval_id: str, runs: int, status: int, metrics: list[dict[str, Any]]) -> CaseSummary:
+    return CaseSummary.model_validate({"eval_id": eval_id, "runs": runs, "final_eval_status": status,
+                                       "metrics": metrics})
+
+
+def case_pairs(store: RunStore, run_a: str, run_b: str
+               ) -> Iterator[tuple[str, CaseSummary | None, CaseSummary | None]]:
+    """(eval id, baseline's summary, candidate's summary) of every case of stored runs `run_a`
+    (baseline) and `run_b` (candidate), ids as `RunStore.resolve` gives them; None where a run
+    lacks the case. Read a case at a time."""
+    store.resolve(run_a)  # (a database of an older version: brought up to date first)
+    with connect(store.path, False, lambda conn: None, "the run database") as conn:
+        if conn is None:
+            return
+        ids = (run_a, run_b)
+        cases = conn.execute(_CASES, ids)
+        after = _Grouped(conn.execute(_METRICS, (*ids, run_b)))
+        before = _Grouped(conn.execute(_METRICS, (*ids, run_a)))
+        for eval_id, runs, status, runs_a, status_a in cases:
+            told = before.take(eval_id)  # (taken whatever, so that the cursor keeps step)
+            was = None if runs_a is None else _summary(eval_id, runs_a, status_a, told)
+            yield eval_id, was, _summary(eval_id, runs, status, after.take(eval_id))
+        removed = _Grouped(conn.execute(_REMOVED_METRICS, ids))
+        for eval_id, runs, status in conn.execute(_REMOVED, ids):
+            yield eval_id, _summary(eval_id, runs, status, removed.take(eval_id)), None
+
+
+__all__ = ["case_pairs"]

@@ -1,0 +1,25 @@
+"""Two stored runs' case summaries read side by side a case at a time."""
+
+from pathlib import Path
+
+from agenteval.store import RunStore, record_run
+from agenteval.store.case_pairs import case_pairs
+from agenteval.verdicts.outcome import outcomes
+from tests.result_builders import case, result
+
+
+def test_the_pairs_come_in_the_comparisons_order_as_the_summaries_read_whole(tmp_path: Path) -> None:
+    a = result([case("gone", {"m": 1.0}), case("x", {"m": 0.5, "n": 1.0}), case("y", {"m": 0.0}),
+                case("old", {"m": 0.2})], result_id="ra")
+    b = result([case("y", {"m": 1.0}), case("new", {"m": 0.9}), case("x", {"m": 0.4, "n": 1.0},
+                                                                        error="boom")], result_id="rb")
+    b.creation_timestamp = a.creation_timestamp + 1
+    record_run(tmp_path, [a])
+    record_run(tmp_path, [b])
+    store = RunStore(tmp_path)
+    before = {c.eval_id: c.summary for c in outcomes(store.summary("ra"))}
+    after = {c.eval_id: c.summary for c in outcomes(store.summary("rb"))}
+    assert list(case_pairs(store, "ra", "rb")) == [
+        ("y", before["y"], after["y"]), ("new", None, after["new"]), ("x", before["x"], after["x"]),
+        ("gone", before["gone"], None), ("old", before["old"], None)]
+    assert list(case_pairs(store, "rb", "rb"))[0] == ("y", after["y"], after["y"])
