@@ -258,8 +258,8 @@ def test_compare_exit_codes(history: Path) -> None:
     assert _run("compare", "latest", "previous", "--root", history, "--alpha", "1").exit_code == 2
 
 
-def test_compare_of_stored_runs_reads_case_summaries_a_case_at_a_time(history: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_compare_of_stored_runs_reads_case_summaries_a_case_at_a_time(
+        history: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from agenteval.reporting.compare import compare, comparison_markdown
     from agenteval.store import history as documents
     from agenteval.store import lookup

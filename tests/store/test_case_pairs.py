@@ -22,4 +22,4 @@ def test_the_pairs_come_in_the_comparisons_order_as_the_summaries_read_whole(tmp
     assert list(case_pairs(store, "ra", "rb")) == [
         ("y", before["y"], after["y"]), ("new", None, after["new"]), ("x", before["x"], after["x"]),
         ("gone", before["gone"], None), ("old", before["old"], None)]
-    assert list(case_pairs(store, "rb", "rb"))[0] == ("y", after["y"], after["y"])
+    assert next(case_pairs(store, "rb", "rb")) == ("y", after["y"], after["y"])

@@ -92,9 +92,10 @@ def test_the_matrix_reads_its_runs_a_case_at_a_time(live: Live, monkeypatch: pyt
     whole = run_matrix([load_result(store.resolve(r).result_path) for r in ("r1", "r2")])
     monkeypatch.setattr(history, "load_result", lambda path: pytest.fail("a run's document was loaded whole"))
     m = live.get("/api/matrix", params={"runs": ["r1", "r2"]}).json()
-    assert [(r["eval_id"], [(c["status"], c["answer"], c["calls"], c["changed"], c["diff"]) for c in r["cells"]])
-            for r in m["rows"]] == [(r.eval_id, [(c.status.name.lower(), c.answer, c.calls, c.changed, c.diff)
-                                                 for c in r.cells if c is not None]) for r in whole]
+    got = [(r["eval_id"], [(c["status"], c["answer"], c["calls"], c["changed"], c["diff"])
+                           for c in r["cells"]]) for r in m["rows"]]
+    assert got == [(r.eval_id, [(c.status.name.lower(), c.answer, c.calls, c.changed, c.diff)
+                                for c in r.cells if c is not None]) for r in whole]
 
 
 def test_reviews_are_stored_with_the_run_replaced_listed_and_deleted(live: Live) -> None:

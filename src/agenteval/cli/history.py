@@ -362,7 +362,8 @@ def _compare(ref_a: str, ref_b: str, root: str, fail_on: str, alpha: float, marg
     # Two stored runs' summaries are read a case at a time from the database, compared as read.
     whole = fail_on == "case_regression"
     stored = whole and not is_path(ref_a) and not is_path(ref_b)
-    (a, runs_a), (b, runs_b) = (load_runs(ref, root, summaries=whole and not stored) for ref in (ref_a, ref_b))
+    (a, runs_a), (b, runs_b) = (load_runs(ref, root, summaries=whole and not stored)
+                                for ref in (ref_a, ref_b))
     # the same file twice, or one stored run under two names (`latest` and its id); a file
     # against a stored run of the same id stays allowed (it checks the database against the file)
     if (Path(ref_a).resolve() == Path(ref_b).resolve() if is_path(ref_a) and is_path(ref_b) else
