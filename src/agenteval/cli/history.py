@@ -303,7 +303,7 @@ def _report(ref: str, root: str, fmt: str, output: str | None) -> int:
     check_targets({"--output": output}, {"RUN": ref if is_path(ref) else None})  # before any work
     # Read a case at a time where the format allows (memory flat in the run's size); read whole
     # when the document cannot be read so.
-    if (fmt == "markdown" or (fmt == "junit" and output)) and streamed_report(ref, root, fmt, output):
+    if fmt in ("markdown", "junit") and streamed_report(ref, root, fmt, output):
         return 0
     if fmt == "console" and not output and streamed_console(ref, root):
         return 0

@@ -42,8 +42,8 @@ def _outcomes(ref: str, root: str) -> tuple[EvalSetResult, Iterator[CaseOutcome]
 
 
 def streamed_report(ref: str, root: str, fmt: str, output: str | None) -> bool:
-    """Writes the JUnit (to `output`) or Markdown (to `output`, else standard output) report of
-    RUN read one case at a time (`store.outcome_stream`): memory flat however large the run.
+    """Writes the JUnit or Markdown report of RUN (to `output`, else standard output) read one
+    case at a time (`store.outcome_stream`): memory flat however large the run.
     False, with nothing written, when the document cannot be read so (its case results not in
     its summaries' order, say): then it is read whole."""
     from agenteval.datasets.files import write_text_atomic
@@ -55,7 +55,7 @@ def streamed_report(ref: str, root: str, fmt: str, output: str | None) -> bool:
     if read is None:
         return False
     document, cases = read
-    stream = JUnitStream(output) if fmt == "junit" and output else MarkdownStream()
+    stream = JUnitStream(output) if fmt == "junit" else MarkdownStream()
     try:
         for case in cases:
             stream.add(case)
@@ -65,8 +65,11 @@ def streamed_report(ref: str, root: str, fmt: str, output: str | None) -> bool:
         if isinstance(e, OutOfOrder):
             return False
         raise
-    if isinstance(stream, JUnitStream):
+    if isinstance(stream, JUnitStream) and output:
         stream.commit(document)
+    elif isinstance(stream, JUnitStream):
+        for block in stream.blocks(document):  # (UTF-8, as the document declares)
+            click.echo(block, nl=False)
     elif output:
         write_text_atomic(output, stream.text(document))
     else:

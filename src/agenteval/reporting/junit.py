@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import tempfile
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -137,10 +137,11 @@ class JUnitStream:
     """The JUnit XML of one eval set's run written as its cases are decided, holding none of
     them: each `add`ed case's `testcase` goes to a spool; `commit` writes the document (the
     counts, known only at the end, come first) to `path` in one atomic write, with the bytes
-    `junit_xml` gives for the same run. `abort` writes nothing."""
+    `junit_xml` gives for the same run (without a path, `blocks` gives those bytes). `abort`
+    writes nothing."""
 
-    def __init__(self, path: str | Path) -> None:
-        self._target = TargetWriter(path)
+    def __init__(self, path: str | Path | None = None) -> None:
+        self._target = None if path is None else TargetWriter(path)
         self._spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed by commit or abort)
         self.tests = self.failures = self.skipped = 0
         self._time: float | None = None
@@ -158,30 +159,42 @@ class JUnitStream:
         if (t := case.duration()) is not None:
             self._time = (self._time or 0.0) + t
 
-    def commit(self, result: EvalSetResult) -> None:
-        """Writes the document of `result` (its id, eval set, time and gating; its cases are
-        those added)."""
+    def blocks(self, result: EvalSetResult) -> Iterator[bytes]:
+        """The document of `result` (its id, eval set, time and gating; its cases are those
+        added), UTF-8, a block at a time; the spool is closed once they are all given."""
         root = _root(self.tests, self.failures, self.skipped, [] if self._time is None else [self._time])
         suite = _suite_head(root, result, self.tests, self.failures, self.skipped, self._time)
         ET.SubElement(suite, "placeholder")
         ET.indent(root, space=" ")
         before, _, after = ET.tostring(root, encoding="unicode").partition("<placeholder />")
         try:
-            self._target.write((_DECLARATION + before).encode("utf-8"))
+            yield (_DECLARATION + before).encode("utf-8")
             self._spool.seek(0)
             while block := self._spool.read(1 << 20):
+                yield block
+            yield (after + "\n").encode("utf-8")
+        finally:
+            self._spool.close()
+
+    def commit(self, result: EvalSetResult) -> None:
+        """Writes the document of `result` (see `blocks`) to the stream's path."""
+        if self._target is None:
+            raise ValueError("a JUnitStream without a path is read by its blocks")
+        blocks = self.blocks(result)
+        try:
+            for block in blocks:
                 self._target.write(block)
-            self._target.write((after + "\n").encode("utf-8"))
             self._target.commit()
         except BaseException:
             self._target.abort()
             raise
         finally:
-            self._spool.close()
+            blocks.close()  # (the spool with it)
 
     def abort(self) -> None:
         self._spool.close()
-        self._target.abort()
+        if self._target is not None:
+            self._target.abort()
 
 
 __all__ = ["JUnitStream", "junit_xml", "xml_safe"]
