@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import tempfile
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -159,7 +159,7 @@ class JUnitStream:
         if (t := case.duration()) is not None:
             self._time = (self._time or 0.0) + t
 
-    def blocks(self, result: EvalSetResult) -> Iterator[bytes]:
+    def blocks(self, result: EvalSetResult) -> Generator[bytes, None, None]:
         """The document of `result` (its id, eval set, time and gating; its cases are those
         added), UTF-8, a block at a time; the spool is closed once they are all given."""
         root = _root(self.tests, self.failures, self.skipped, [] if self._time is None else [self._time])
