@@ -83,3 +83,22 @@ def test_an_unknown_case_names_the_closest_and_lists_a_few_not_every_case(tmp_pa
     assert "no case 'Case_207' in this run; did you mean 'case_207'," in r.output
     assert "(cases: case_000, case_001," in r.output and "... (300 cases)" in r.output
     assert "case_150" not in r.output
+
+
+def test_every_case_of_a_run_is_read_a_case_at_a_time(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import agenteval.cli.trace as trace
+    import agenteval.store
+
+    s = eval_set("myset", {e: [inv("x", "answer to x", [call("lookup", q="x")]),
+                               inv(e, f"answer to {e}", [call("lookup", q=e)])] for e in ("a", "b", "c")})
+    (project / "myset.evalset.json").write_text(s.model_dump_json(exclude_none=True))
+    _cli("eval", project, "myset", "--num_runs", "2")
+    asks = [(), ("--run_index", "1"), ("--invocation", "1"), ("--run_index", "1", "--invocation", "0")]
+    with monkeypatch.context() as m:  # read whole, as before
+        m.setattr(trace, "_runs", lambda *a: None)
+        whole = [_cli("trace", "latest", "--root", project, *ask) for ask in asks]
+    monkeypatch.setattr(agenteval.store, "load_run", lambda *a: pytest.fail("the run's document was loaded"))
+    assert [_cli("trace", "latest", "--root", project, *ask) for ask in asks] == whole
+    assert whole[0].count("myset / a  run ") == 2 and whole[1].count("  run 1") == 3
+    r = CliRunner().invoke(cli, ["trace", "latest", "--root", str(project), "--invocation", "2"])
+    assert r.exit_code == 2 and "the case has 2 invocations" in r.output

@@ -10,20 +10,35 @@ import click
 from agenteval.cli import options as opt
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
     from agenteval.schema import EvalCaseResult
+    from agenteval.store.case_index import CaseIndex, Spot
+
+    # RUN's eval set id, its chosen case runs (iterable more than once), how many, its eval ids.
+    Chosen = tuple[str, Iterable[EvalCaseResult], int, list[str]]
 
 
-def _runs(ref: str, root: str, case_id: str | None) -> tuple[str, list[EvalCaseResult], list[str]] | None:
-    """RUN's eval set id, the runs of its case `case_id`, and its eval ids, read by the
-    document's case index (`store.case_index`: a large run's document is not loaded); None
-    when no case is named or the document has no index."""
+class _Read:
+    """Case runs of an index read again, one at a time, at each iteration."""
+
+    def __init__(self, index: CaseIndex, spots: list[Spot]) -> None:
+        self.index, self.spots = index, spots
+
+    def __iter__(self) -> Iterator[EvalCaseResult]:
+        return self.index.runs(self.spots)
+
+
+def _runs(ref: str, root: str, case_id: str | None, run_index: int | None) -> Chosen | None:
+    """RUN's runs of case `case_id` (or of every case, in the document's order; of run index
+    `run_index` only, if given), read by the document's case index (`store.case_index`: a large
+    run's document is not loaded, every case's runs are read one at a time); None when the
+    document has no index."""
     from pathlib import Path
 
     from agenteval.store import RunStore, is_path
     from agenteval.store.case_index import Unindexed, case_index
 
-    if case_id is None:
-        return None
     try:
         if is_path(ref):
             if not Path(ref).is_file():  # (`load_run` says what it is)
@@ -33,11 +48,15 @@ def _runs(ref: str, root: str, case_id: str | None) -> tuple[str, list[EvalCaseR
             store = RunStore(root)
             row = store.resolve(ref)
             index = case_index(row.result_path, store.path, row.run_id)
+        eval_ids = list(dict.fromkeys(s.eval_id for s in index.results))
+        if case_id is None:
+            spots = [s for s in index.results if run_index is None or s.run_index == run_index]
+            return index.head.eval_set_id, _Read(index, spots), len(spots), eval_ids
         case = index.case(case_id)
     except Unindexed:
         return None
-    return (index.head.eval_set_id, [] if case is None else case.runs,
-            list(dict.fromkeys(s.eval_id for s in index.results)))
+    runs = [r for r in ([] if case is None else case.runs) if run_index is None or r.run_index == run_index]
+    return index.head.eval_set_id, runs, len(runs), eval_ids
 
 
 def _trace(ref: str, case_id: str | None, root: str, run_index: int | None, invocation: int | None) -> int:
@@ -48,16 +67,16 @@ def _trace(ref: str, case_id: str | None, root: str, run_index: int | None, invo
     from agenteval.reporting.trace import trace_tree
     from agenteval.store import load_run
 
-    found = _runs(ref, root, case_id)
+    found = _runs(ref, root, case_id, run_index)
     if found is None:
         result = load_run(ref, root)
-        found = (result.eval_set_id, result.eval_case_results,
+        chosen = [c for c in result.eval_case_results
+                  if (case_id is None or c.eval_id == case_id)
+                  and (run_index is None or c.run_index == run_index)]
+        found = (result.eval_set_id, chosen, len(chosen),
                  list(dict.fromkeys(c.eval_id for c in result.eval_case_results)))
-    eval_set_id, runs, eval_ids = found
-    cases = [c for c in runs
-             if (case_id is None or c.eval_id == case_id)
-             and (run_index is None or c.run_index == run_index)]
-    if not cases:
+    eval_set_id, cases, count, eval_ids = found
+    if not count:
         raise DataError(ref, "eval_case_results", _unknown(eval_ids, case_id, run_index))
     if invocation is not None:
         turns = max(len(c.eval_metric_result_per_invocation) for c in cases)

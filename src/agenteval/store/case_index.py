@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, TypeVar, cast
@@ -108,6 +108,16 @@ class CaseIndex:
                     raise Unindexed(f"{self.path}: the document changed since it was indexed")
                 yield CaseOutcome(self.head.eval_set_id, self.head.gating, told,
                                   sorted(got, key=lambda r: r.run_index))
+
+    def runs(self, spots: Sequence[Spot]) -> Iterator[EvalCaseResult]:
+        """The case runs at `spots` (some of `results`), read one at a time; `Unindexed`
+        (perhaps after some) when the bytes are not what the index says."""
+        with open(self.path, "rb") as f:
+            for spot in spots:
+                run = _read(f, spot, EvalCaseResult)
+                if run.eval_id != spot.eval_id:
+                    raise Unindexed(f"{self.path}: the document changed since it was indexed")
+                yield run
 
     def page(self, offset: int, limit: int,
              statuses: Collection[int] | None = None) -> tuple[int, list[EvalCaseResult]]:
