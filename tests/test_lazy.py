@@ -105,3 +105,14 @@ def test_the_http_model_imports_httpx_without_its_command_line_client() -> None:
             "print(json.dumps([gone, 'httpx' in sys.modules, callable(httpx._main.main)]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == [[], True, True]
+
+
+def test_eval_imports_no_rescoring_module() -> None:
+    # `eval` imports `runner.streamed` for its result type; the re-scoring modules behind it
+    # (recorded runs with the trace reader, the sharded workers with multiprocessing's queues)
+    # are imported by the functions that re-score: 2% of `eval`'s start-up (bench/README.md).
+    code = ("import sys, json; import agenteval.cli.run, agenteval.cli.commands; "
+            "print(json.dumps(sorted(m for m in ('agenteval.runner.recorded', 'agenteval.tracing.ingest', "
+            "'agenteval.runner.sharded', 'agenteval.runner.shard_worker') if m in sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == []

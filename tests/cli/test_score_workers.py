@@ -16,7 +16,7 @@ from rich.console import Console
 from agenteval.cli import commands
 from agenteval.cli.main import cli
 from agenteval.reporting.console import streamed_cases
-from agenteval.runner import sharded, streamed
+from agenteval.runner import sharded
 from agenteval.schema import EvalCaseResult, EvalStatus
 from tests.helpers import call, eval_set, inv
 
@@ -43,7 +43,7 @@ def sets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, l
         used.append(args[-1])
         return done
 
-    monkeypatch.setattr(streamed, "rescore_sharded", counted)
+    monkeypatch.setattr(sharded, "rescore_sharded", counted)  # (streamed imports it when it shards)
     return paths[0], paths[1], used
 
 

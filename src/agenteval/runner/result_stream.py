@@ -17,7 +17,6 @@ import ijson
 from agenteval.datasets.nesting import MAX_RESULT_DEPTH
 from agenteval.datasets.stream import CaseStream, malformed, read_head
 from agenteval.errors import DataError
-from agenteval.runner.recorded import recorded_run
 from agenteval.runner.scoring import CaseRun
 from agenteval.schema import EvalCase, EvalCaseResult
 
@@ -90,6 +89,8 @@ def result_runs(expected: CaseStream[EvalCase], results: CaseStream[EvalCaseResu
     """The recorded runs of a result document, in its order, each with its expected case; an
     unknown eval id, a run recorded twice or a wrong number of invocations is a DataError naming
     the run."""
+    from agenteval.runner.recorded import recorded_run  # (here: `eval` imports this module, never it)
+
     path = results.path
     lookup = ExpectedLookup(expected)
     seen: dict[tuple[str, int], int] = {}

@@ -37,7 +37,6 @@ from agenteval.runner.header import start_header
 from agenteval.runner.job import EvalJob, ScoreJob, judge_models
 from agenteval.runner.judges import canonical, check_judges, judge_service
 from agenteval.runner.plan import RunPlan, prepare
-from agenteval.runner.recorded import recorded_source
 from agenteval.runner.selection import check_args_match, check_has_cases, check_selected_args
 from agenteval.runner.services import Services
 from agenteval.schema import AgentInfo, ConversationScenario, ModelRoles, Run, RunSpec
@@ -138,6 +137,8 @@ async def rescore(job: ScoreJob, services: Services, listener: Listener | None =
     plan = plan if plan is not None else prepare(job, services)
     check_has_cases([job.expected])
     check_args_match(list(plan.metrics), [job.expected.eval_set], job.config_source)
+    from agenteval.runner.recorded import recorded_source  # (here: `eval` never needs it)
+
     source = recorded_source(job.expected.eval_set, job.actual, job.actual_source)
     source.cases = job.expected.case_count()
     collected = Collected()

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agenteval.datasets.nesting import MAX_DEPTH
 from agenteval.datasets.scan import DepthScan
@@ -27,7 +27,6 @@ from agenteval.errors import DataError
 from agenteval.runner.driver import Sink, Source, Written, new_document, rescore_source
 from agenteval.runner.job import ScoreJob
 from agenteval.runner.plan import RunPlan, prepare
-from agenteval.runner.recorded import paired_case
 from agenteval.runner.result_stream import (
     RunsApart,
     expected_ids,
@@ -43,16 +42,6 @@ from agenteval.runner.selection import (
     uses_args_match,
 )
 from agenteval.runner.services import Services
-from agenteval.runner.shard_worker import ShardSetup
-from agenteval.runner.sharded import (
-    ReportCases,
-    ShardsRefused,
-    TableReady,
-    forks_here,
-    hold_fork_server,
-    rescore_sharded,
-    worker_count,
-)
 from agenteval.schema import (
     CaseSummary,
     EvalCase,
@@ -65,6 +54,12 @@ from agenteval.schema import (
 from agenteval.schema.progress import Listener
 from agenteval.store.kept import KeptCase
 from agenteval.verdicts.outcome import CaseOutcome
+
+# `recorded` (with `tracing.ingest`), `sharded` and `shard_worker` (with multiprocessing) are
+# imported by the functions that re-score: `eval` imports this module for `StreamedRun` and
+# `Kept` only (2% of its start-up's instructions, bench/README.md session 35).
+if TYPE_CHECKING:
+    from agenteval.runner.sharded import TableReady
 
 _HEAD_KEYS = ("eval_set_id",)
 
@@ -133,6 +128,8 @@ def pair_streams(expected: CaseStream[EvalCase], actual: CaseStream[EvalCase],
     """Case runs in expected order, each expected case with the actual case of its eval id;
     the checks of `recorded.pair_runs` (no missing, extra or repeated ids, equal turn counts),
     with the same errors."""
+    from agenteval.runner.recorded import paired_case
+
     src = actual.path
     ahead: dict[str, tuple[int, EvalCase]] = {}  # actual cases read before their turn
     seen_actual: dict[str, int] = {}
@@ -195,6 +192,8 @@ async def rescore_files(job: ScoreJob, expected_path: str | Path, actual_path: s
     None: the plan's parallelism, at most one per CPU, for files of `SHARD_MIN_BYTES` or more.
     `table_ready` is told, while a sharded run scores, what the report's table of cases that
     did not pass shows, once it is final (`sharded.ReportCases.offer_table`)."""
+    from agenteval.runner.sharded import forks_here, hold_fork_server, worker_count
+
     plan = plan if plan is not None else prepare(job, services)
     shardable = not is_result_document(actual_path) and not any(m.build().is_async for m in plan.metrics)
     if workers is None:
@@ -215,6 +214,8 @@ async def _rescore_files(job: ScoreJob, plan: RunPlan, expected_path: str | Path
                          output: str | Path | Targets | None, listener: Listener | None, keep: int,
                          outputs: Sequence[Sink], workers: int,
                          table_ready: TableReady | None = None) -> StreamedRun:
+    from agenteval.runner.sharded import ShardsRefused
+
     metrics = list(plan.metrics)
     document: EvalSetResult | None = None
     if workers > 1 and not uses_args_match(metrics):
@@ -272,6 +273,9 @@ async def _sharded(job: ScoreJob, plan: RunPlan, services: Services, shell: Eval
                    listener: Listener | None, workers: int,
                    table_ready: TableReady | None = None) -> StreamedRun:
     # (both files' heads are read: the expected's is `shell`; their nesting is the workers' to check)
+    from agenteval.runner.shard_worker import ShardSetup
+    from agenteval.runner.sharded import ReportCases, rescore_sharded
+
     setup = ShardSetup(str(expected_path), str(actual_path), shell.eval_set_id, list(plan.metrics),
                        plan.not_evaluated, plan.repeat_gating)
     cases = ReportCases(keep, table_ready)
