@@ -117,6 +117,30 @@ def test_frames_read_together_are_those_read_one_by_one(tmp_path: Path,
     reader.close()
 
 
+def test_frames_read_together_skip_the_bytes_between_them(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A span of `read_many` ends where the next frame asked lies more than `_GAP` bytes away,
+    before or after it (a batch's summaries lie beyond its rows): the frames between are not
+    read, and the frames come as `read` gives them."""
+    monkeypatch.setattr(journal_rows, "_GAP", 100)
+    rows = [(("s", f"c{i}", 0), b"{\n    " + b"y" * 200, "") for i in range(12)]
+    writer = RowsWriter(tmp_path / "r.rows")
+    places = writer.append([frame(k, row, d) for k, row, d in rows])
+    writer.close()
+    asked = [(at, size, k) for (k, _, _), (at, size) in zip(rows, places, strict=True)]
+    asked = asked[6:8] + asked[0:2] + asked[10:12]  # two frames, then two before, two after
+    read: list[int] = []
+    real_v = os.preadv
+    monkeypatch.setattr(journal_rows.os, "preadv",
+                        lambda fd, bufs, at: read.append(len(bufs[0])) or real_v(fd, bufs, at))
+    reader = RowsReader(tmp_path / "r.rows")
+    got = reader.read_many(asked)
+    assert sorted(read) == sorted([asked[0][1] + asked[1][1], asked[2][1] + asked[3][1],
+                                   asked[4][1] + asked[5][1]])
+    assert got == [reader.read(*a) for a in asked]
+    reader.close()
+
+
 @pytest.mark.parametrize("together", [False, True])
 def test_every_flipped_bit_of_a_frame_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                 together: bool) -> None:

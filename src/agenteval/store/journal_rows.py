@@ -206,6 +206,10 @@ _OLDER = (MAGIC_V2, MAGIC_UNPLACED)
 _PREAD = hasattr(os, "pread")
 _PREADV = hasattr(os, "preadv")
 _SPAN = 1 << 20  # bytes of a rows file read at once by `read_many`
+_GAP = 1 << 16
+"""Bytes between two frames asked together beyond which `read_many` reads them apart: a batch's
+summaries follow its rows in the file, so a span of summaries read whole re-read the rows
+between them (a resume of 10,000 trivial cases read 243.5 MB of a 139.5 MB file)."""
 
 
 class RowsReader:
@@ -271,16 +275,17 @@ class RowsReader:
 
     def read_many(self, frames: Sequence[tuple[int, int, CaseKey]]) -> list[tuple[bytes, str | None] | None]:
         """`read` of each (offset, size, key) of `frames`, in order; frames near one another (a
-        resumed run's consecutive kept cases) read with one system call per `_SPAN` bytes."""
+        resumed run's consecutive kept cases) read with one system call per `_SPAN` bytes, a
+        span ending where the next frame lies more than `_GAP` bytes beyond it."""
         out: list[tuple[bytes, str | None] | None] = []
         i = 0
         while i < len(frames):
             lo, hi, j = frames[i][0], frames[i][0] + frames[i][1], i + 1
-            while j < len(frames):  # the frames whose span stays within `_SPAN`
+            while j < len(frames):  # the frames whose span stays within `_SPAN`, without gaps
                 at, size, _ = frames[j]
                 low = at if at < lo else lo  # (not min and max: two calls for each frame)
                 high = at + size if at + size > hi else hi
-                if high - low > _SPAN:
+                if high - low > _SPAN or at - hi > _GAP or lo - at - size > _GAP:
                     break
                 lo, hi, j = low, high, j + 1
             if j - i == 1:
