@@ -98,6 +98,17 @@ def test_the_matrix_reads_its_runs_a_case_at_a_time(live: Live, monkeypatch: pyt
                                 for c in r.cells if c is not None]) for r in whole]
 
 
+def test_a_runs_html_export_reads_it_a_case_at_a_time(live: Live, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agenteval.reporting import render_report
+    from agenteval.store import RunStore, load_result
+    from agenteval.web import history
+
+    _record(live)
+    whole = render_report("html", [load_result(RunStore(live.agents_dir / "echo").resolve("r2").result_path)])
+    monkeypatch.setattr(history, "load_result", lambda path: pytest.fail("a run's document was loaded whole"))
+    assert live.get("/api/runs/r2/export").text == whole
+
+
 def test_reviews_are_stored_with_the_run_replaced_listed_and_deleted(live: Live) -> None:
     _record(live)
     record_run(live.agents_dir / "echo", [result([case("a", {J: 0.0}), case("b", {J: 1.0})], "r6")])

@@ -143,7 +143,7 @@ class Stores:
     def case(self, stored: StoredRun, eval_id: str) -> tuple[EvalSetResult, CaseOutcome | None]:
         """The run's document head and its case `eval_id` (None when it has no such case), read
         by the document's case index, or from the whole document when it has none."""
-        index = self._index(stored)
+        index = self.index(stored)
         if index is not None:
             try:
                 return index.head, index.case(eval_id)
@@ -156,7 +156,7 @@ class Stores:
                   statuses: set[int] | None) -> tuple[int, list[EvalCaseResult]]:
         """How many of the run's case runs have one of `statuses` (or all), and those from
         `offset` (at most `limit`), in the document's order."""
-        index = self._index(stored)
+        index = self.index(stored)
         if index is not None:
             try:
                 return index.page(offset, limit, statuses)
@@ -175,7 +175,7 @@ class Stores:
             if key in self._derived:
                 self._derived.move_to_end(key)
                 return cast(T, self._derived[key])
-        index = self._index(stored)
+        index = self.index(stored)
         try:
             if index is None:
                 raise Unindexed("no index")
@@ -188,7 +188,7 @@ class Stores:
                 self._derived.popitem(last=False)
         return got
 
-    def _index(self, stored: StoredRun) -> CaseIndex | None:
+    def index(self, stored: StoredRun) -> CaseIndex | None:
         """The run's case index (None: its document has none), cached by the file's path,
         modification time and size."""
         key = _file_key(stored)

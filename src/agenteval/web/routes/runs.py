@@ -11,7 +11,9 @@ from fastapi import APIRouter, Query, Response
 from fastapi.responses import StreamingResponse
 
 from agenteval.reporting import render_report
+from agenteval.reporting.html import html_stream
 from agenteval.store import RunStore
+from agenteval.store.case_index import Unindexed
 from agenteval.web.context import ContractRoute, WebDep, conflict, not_found
 from agenteval.web.contract import Cancelling, CaseRow, CaseView, JobView, RunRow, RunView
 from agenteval.web.jobs import WebRun
@@ -141,7 +143,13 @@ def export_run(run_id: str, web: WebDep) -> Response:
     """The run's self-contained HTML report (`reporting.render_report`), as a download (HTML,
     not JSON)."""
     stored = web.run(run_id)
-    html = render_report("html", [web.stores.document(stored)])
+    index = web.stores.index(stored)
+    try:  # a case at a time, in two passes (`reporting.html.html_stream`: the same bytes)
+        if index is None:
+            raise Unindexed("no index")
+        html = "".join(html_stream(index.head, index.outcomes))
+    except Unindexed:  # (none, or the document changed since it was indexed)
+        html = render_report("html", [web.stores.document(stored)])
     name = "".join(c if c.isalnum() or c in "._-" else "_" for c in stored.row.run_id)
     return Response(html, media_type="text/html; charset=utf-8", headers={
         "content-disposition": f'attachment; filename="{name}.html"',
