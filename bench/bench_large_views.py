@@ -1,7 +1,7 @@
 """What still read a large stored run whole (session 35): the web's run matrix of the two
 newest runs, `compare previous latest --fail_on case_regression --markdown F`,
-`report latest --format junit` to standard output and `trace latest` (every case), for two
-source trees.
+`report latest --format junit` to standard output, `trace latest` (every case) and the web's
+HTML export of a run, for two source trees.
 
 Each tree gets its own copy of the run history (the database copied, the result documents
 hard-linked: only read; a tree may write its case index into its copy). Per tree and view, one
@@ -46,6 +46,20 @@ for q in ("", "&offset=49900&limit=100", "&changed_only=true", "&eval_id=c7&eval
     print(json.dumps(r.json(), sort_keys=True))
 """
 
+# The web's HTML export of the newest run (its bytes printed).
+_EXPORT = r"""
+import sys
+from pathlib import Path
+from fastapi.testclient import TestClient
+from agenteval.store import RunStore
+from agenteval.web.app import create_app
+agents, app = Path(sys.argv[1]), sys.argv[2]
+run = RunStore(agents / app).list_runs()[0]
+r = TestClient(create_app(agents), base_url="http://127.0.0.1").get(f"/api/runs/{run.run_id}/export")
+assert r.status_code == 200, r.text[:500]
+sys.stdout.buffer.write(r.content)
+"""
+
 VIEWS = {
     "matrix": lambda agent, out: [sys.executable, "-c", _MATRIX, str(agent.parent), agent.name],
     "compare": lambda agent, out: [sys.executable, "-m", "agenteval", "compare", "previous", "latest",
@@ -54,6 +68,7 @@ VIEWS = {
     "junit": lambda agent, out: [sys.executable, "-m", "agenteval", "report", "latest", "--format", "junit",
                                  "--root", str(agent)],
     "trace": lambda agent, out: [sys.executable, "-m", "agenteval", "trace", "latest", "--root", str(agent)],
+    "export": lambda agent, out: [sys.executable, "-c", _EXPORT, str(agent.parent), agent.name],
 }
 
 
