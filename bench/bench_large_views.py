@@ -1,5 +1,5 @@
 """What still read a large stored run whole (session 35): the web's run matrix of the two
-newest runs, `compare previous latest --fail_on case_regression --markdown F`,
+newest runs, `compare previous latest --fail_on case_regression --markdown F` (and of the two result files),
 `report latest --format junit` to standard output, `trace latest` (every case) and the web's
 HTML export of a run, for two source trees.
 
@@ -65,6 +65,10 @@ VIEWS = {
     "compare": lambda agent, out: [sys.executable, "-m", "agenteval", "compare", "previous", "latest",
                                    "--fail_on", "case_regression", "--markdown", str(out / "c.md"),
                                    "--root", str(agent)],
+    "compare files": lambda agent, out: [
+        sys.executable, "-m", "agenteval", "compare",
+        *sorted(map(str, (agent / ".agenteval" / "eval_history").iterdir())),
+        "--fail_on", "case_regression", "--markdown", str(out / "c.md")],
     "junit": lambda agent, out: [sys.executable, "-m", "agenteval", "report", "latest", "--format", "junit",
                                  "--root", str(agent)],
     "trace": lambda agent, out: [sys.executable, "-m", "agenteval", "trace", "latest", "--root", str(agent)],
@@ -120,8 +124,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=a.root.parent) as tmp:
         for view in a.only.split(","):
             for tree, src in (("A", a.a), ("B", a.b)):
-                agent = _copy(a.root, Path(tmp) / f"{tree}-{view}")
-                out = Path(tmp) / f"out-{tree}-{view}"
+                agent = _copy(a.root, Path(tmp) / f"{tree}-{view.replace(' ', '-')}")
+                out = Path(tmp) / f"out-{tree}-{view.replace(' ', '-')}"
                 out.mkdir()
                 if a.index_first:
                     subprocess.run([sys.executable, "-c", _INDEX, str(agent)], check=True,

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from agenteval.store import RunStore, record_run
-from agenteval.store.case_pairs import case_pairs
+from agenteval.store.case_pairs import case_pairs, file_pairs
 from agenteval.verdicts.outcome import outcomes
 from tests.result_builders import case, result
 
@@ -23,3 +23,5 @@ def test_the_pairs_come_in_the_comparisons_order_as_the_summaries_read_whole(tmp
         ("y", before["y"], after["y"]), ("new", None, after["new"]), ("x", before["x"], after["x"]),
         ("gone", before["gone"], None), ("old", before["old"], None)]
     assert next(case_pairs(store, "rb", "rb")) == ("y", after["y"], after["y"])
+    files = [store.resolve(r).result_path for r in ("ra", "rb")]
+    assert list(file_pairs(*files)) == list(case_pairs(store, "ra", "rb"))

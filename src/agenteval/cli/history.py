@@ -351,18 +351,17 @@ def _compare(ref_a: str, ref_b: str, root: str, fail_on: str, alpha: float, marg
     from agenteval.reporting.compare import compare as compare_results
     from agenteval.reporting.compare import compare_cases, comparison_markdown, comparison_table
     from agenteval.reporting.paired import paired_console, paired_junit, paired_markdown
-    from agenteval.store import RunStore
-    from agenteval.store.case_pairs import case_pairs
+    from agenteval.store.case_pairs import summary_pairs
     from agenteval.store.lookup import is_path, load_runs
     from agenteval.verdicts.paired import compare_paired
 
     check_targets({"--markdown": markdown, "--junit": junit},  # before any work
                   {"RUN_A": ref_a if is_path(ref_a) else None, "RUN_B": ref_b if is_path(ref_b) else None})
     # The case summaries only for the per-case gate: the paired comparison reads the case runs.
-    # Two stored runs' summaries are read a case at a time from the database, compared as read.
+    # The summaries are read a case at a time where they can be (`case_pairs`), compared as read.
     whole = fail_on == "case_regression"
-    stored = whole and not is_path(ref_a) and not is_path(ref_b)
-    (a, runs_a), (b, runs_b) = (load_runs(ref, root, summaries=whole and not stored)
+    pairs = summary_pairs(ref_a, ref_b, root) if whole else None
+    (a, runs_a), (b, runs_b) = (load_runs(ref, root, summaries=whole and pairs is None)
                                 for ref in (ref_a, ref_b))
     # the same file twice, or one stored run under two names (`latest` and its id); a file
     # against a stored run of the same id stays allowed (it checks the database against the file)
@@ -381,8 +380,8 @@ def _compare(ref_a: str, ref_b: str, root: str, fail_on: str, alpha: float, marg
 
         raise DataError(ref_b, "", f"no case in common with {ref_a} (cases are paired by eval id)")
     console.print(paired_console(paired))
-    per_case = (compare_cases(case_pairs(RunStore(root), a.eval_set_result_id, b.eval_set_result_id), a, b,
-                              margin) if stored else compare_results(a, b, margin) if whole else None)
+    per_case = (compare_cases(pairs, a, b, margin) if pairs is not None
+                else compare_results(a, b, margin) if whole else None)
     if per_case is not None:
         console.print(comparison_table(per_case))
     if markdown:

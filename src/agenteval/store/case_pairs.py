@@ -1,5 +1,6 @@
-"""Two stored runs' case summaries side by side, a case at a time, from the history database:
-what `compare --fail_on case_regression` compares, without holding either run's summaries (a
+"""Two runs' case summaries side by side, a case at a time, from the history database
+(`case_pairs`) or from two result files through their case indexes (`file_pairs`): what
+`compare --fail_on case_regression` compares, without holding either run's summaries (a
 50,000-case run's are 300,000 models, ≈ 600 MB).
 
 The cases come in the order `reporting.compare.compare` gives them: the candidate's in its case
@@ -11,11 +12,17 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+from agenteval.errors import DataError
 from agenteval.schema import CaseSummary
+from agenteval.store.case_index import CaseIndex, Unindexed, case_index
 from agenteval.store.db import RunStore
+from agenteval.store.lookup import is_path
 from agenteval.store.sqlite import connect
+
+Pair = tuple[str, CaseSummary | None, CaseSummary | None]  # eval id, baseline's, candidate's
 
 _FIELDS = ("metric_name", "threshold", "runs", "scored_runs", "passed_runs", "mean", "std", "ci_low",
            "ci_high", "pass_at_k", "pass_pow_k", "eval_status", "reason")
@@ -54,12 +61,12 @@ def _summary(eval_id: str, runs: int, status: int, metrics: list[dict[str, Any]]
                                        "metrics": metrics})
 
 
-def case_pairs(store: RunStore, run_a: str, run_b: str
-               ) -> Iterator[tuple[str, CaseSummary | None, CaseSummary | None]]:
-    """(eval id, baseline's summary, candidate's summary) of every case of stored runs `run_a`
-    (baseline) and `run_b` (candidate), ids as `RunStore.resolve` gives them; None where a run
+def case_pairs(store: RunStore, ref_a: str, ref_b: str) -> Iterator[Pair]:
+    """(eval id, baseline's summary, candidate's summary) of every case of stored runs `ref_a`
+    (baseline) and `ref_b` (candidate) (as `RunStore.resolve` takes them); None where a run
     lacks the case. Read a case at a time."""
-    store.resolve(run_a)  # (a database of an older version: brought up to date first)
+    # (resolved first: a database of an older version is brought up to date)
+    run_a, run_b = store.resolve(ref_a).run_id, store.resolve(ref_b).run_id
     with connect(store.path, False, lambda conn: None, "the run database") as conn:
         if conn is None:
             return
@@ -76,4 +83,34 @@ def case_pairs(store: RunStore, run_a: str, run_b: str
             yield eval_id, _summary(eval_id, runs, status, removed.take(eval_id)), None
 
 
-__all__ = ["case_pairs"]
+def file_pairs(path_a: str | Path, path_b: str | Path) -> Iterator[Pair]:
+    """`case_pairs` of two result files, their summaries read by their case indexes
+    (`store.case_index`; a document's last summary of an eval id, as a dict of its cases keeps
+    it). `store.case_index.Unindexed` (at once) when either has no index."""
+    return _file_pairs(case_index(path_a), case_index(path_b))
+
+
+def _file_pairs(a: CaseIndex, b: CaseIndex) -> Iterator[Pair]:
+    before = {s.eval_id: s for s in a.summaries}
+    after = {s.eval_id: s for s in b.summaries}
+    with open(a.path, "rb") as fa, open(b.path, "rb") as fb:
+        for eval_id in dict.fromkeys([*after, *before]):
+            yield eval_id, a.summary_at(fa, before.get(eval_id)), b.summary_at(fb, after.get(eval_id))
+
+
+def summary_pairs(ref_a: str, ref_b: str, root: str | Path) -> Iterator[Pair] | None:
+    """The pairs of runs `ref_a` and `ref_b` (two stored runs of the store at `root`, or two
+    result files), read a case at a time; None when they cannot be read so (a file against a
+    stored run, a file without a case index, a missing file): read their summaries whole then,
+    which says what is wrong, if anything."""
+    if not is_path(ref_a) and not is_path(ref_b):
+        return case_pairs(RunStore(root), ref_a, ref_b)
+    if not (is_path(ref_a) and is_path(ref_b) and Path(ref_a).is_file() and Path(ref_b).is_file()):
+        return None
+    try:
+        return file_pairs(ref_a, ref_b)
+    except (Unindexed, DataError):
+        return None
+
+
+__all__ = ["Pair", "case_pairs", "file_pairs", "summary_pairs"]
