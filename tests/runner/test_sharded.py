@@ -297,7 +297,7 @@ if sys.argv[4] != "0":
     sharded.SLOT = int(sys.argv[4])  # (before the pool forks: the workers inherit it)
 read, placed = sharded.Slots.read, []
 def counted(self, slot, chunk):
-    placed.append(len(chunk.scored))
+    placed.append(len(chunk.eval_ids))
     return read(self, slot, chunk)
 sharded.Slots.read = counted
 run = asyncio.run(rescore_files(job, sys.argv[1], sys.argv[2], Services.create({}), Path(sys.argv[3]), keep=5,
@@ -325,24 +325,41 @@ def test_forked_workers_hand_their_results_over_in_shared_memory(tmp_path: Path,
         _without_ids_and_times(doc.replace(two_id.encode(), one.document.eval_set_result_id.encode()), one)
 
 
-def test_slots_are_taken_and_given_back_and_results_read_out_in_order() -> None:
-    from agenteval.runner.shard_worker import Scored
-    from agenteval.runner.sharded import SLOT, Placed, Slots
-    from agenteval.schema import EvalStatus
+def test_slots_are_taken_and_given_back_and_a_chunk_read_out_of_its_own() -> None:
+    from agenteval.runner.shard_worker import Batch
+    from agenteval.runner.sharded import SLOT, Slots
 
     slots = Slots(2)
     try:
         first, second = slots.take(), slots.take()
         assert (first, second) == (0, 1) and not slots.free
-        results = [b"a" * 10, b"", b"bc" * 7]
-        slots.map[SLOT:SLOT + 24] = b"".join(results)
-        cases = [Scored(f"c{i}", b"", b"{}", EvalStatus.PASSED, None, 0, None, None, 0.0) for i in range(3)]
-        got = slots.read(second, Placed(cases, [len(r) for r in results]))
-        assert [c.result for c in got] == results and all(type(c.result) is bytes for c in got)
+        slots.map[:SLOT] = b"x" * SLOT  # (another chunk's, in the slot before)
+        slots.map[SLOT:SLOT + 30] = b"a" * 10 + b"bc" * 7 + b"{}" * 3
+        chunk = Batch(["c0", "c1", "c2"], b"\x01\x01\x02", [None] * 3, 0, 0, [], [], [0.0] * 3,
+                      [10, 10, 24], [2, 4, 6], b"", b"", placed=True)
+        got = slots.read(second, chunk)
+        assert (got.results, got.summaries, got.placed) == (b"a" * 10 + b"bc" * 7, b"{}" * 3, False)
+        assert type(got.results) is bytes and type(got.summaries) is bytes
         slots.give(second)
         assert slots.take() == second
     finally:
         slots.close()
+
+
+def test_a_chunk_is_batched_as_the_document_lists_its_cases() -> None:
+    from agenteval.runner.shard_worker import Scored, batch
+    from agenteval.schema import EvalStatus
+
+    scored = [Scored("a", b"{1}", b"[1]", EvalStatus.PASSED, None, 0, 1.5, None, 0.1),
+              Scored("b", b"{22}", b"[22]", EvalStatus.FAILED, "boom", 2, None, 7.0, 0.2),
+              Scored("c", b"{333}", b"[333]", EvalStatus.NOT_EVALUATED, "", 1, 0.25, 3.0, 0.3)]
+    got = batch(scored)
+    assert got.results == b",\n    {1},\n    {22},\n    {333}"
+    assert got.summaries == b",\n    [1],\n    [22],\n    [333]"
+    assert (got.result_ends, got.summary_ends) == ([9, 19, 30], [9, 19, 30])
+    assert (got.eval_ids, list(got.statuses), got.errors) == (["a", "b", "c"], [1, 2, 3], [None, "boom", ""])
+    assert (got.agent_errors, got.metric_errors) == (1, 3)  # an empty error is none, as one process counts
+    assert (got.seconds, got.tokens, got.elapsed) == ([1.5, 0.25], [7.0, 3.0], [0.1, 0.2, 0.3])
 
 
 def test_chunks_cover_the_cases_in_order_and_shrink_towards_the_end() -> None:

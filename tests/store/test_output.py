@@ -36,6 +36,25 @@ def test_a_document_written_case_by_case_has_the_bytes_of_one_written_whole(tmp_
     assert streamed.read_bytes() == whole.read_bytes()
 
 
+@pytest.mark.parametrize("runs", [[3], [1, 2], [2, 0, 1]])
+def test_cases_given_as_runs_of_listed_bytes_are_the_document_of_one_written_whole(
+        tmp_path: Path, runs: list[int]) -> None:
+    # A sharded run's chunk: its results (and summaries) one run of bytes, each after `LISTED`.
+    doc = summarise(result([case("a", {"m": 1.0}), case("b", {"m": 0.2}), case("c", {"m": None})]))
+    whole = tmp_path / "whole.json"
+    write_outputs([doc], whole)
+    streamed = tmp_path / "streamed.json"
+    writer = DocumentWriter([streamed], doc)
+    at = 0
+    for n in runs:
+        cases, summaries = doc.eval_case_results[at:at + n], doc.summary[at:at + n]
+        writer.add_listed(b"".join(output.LISTED + output.placed_json(c) for c in cases), n)
+        writer.add_summaries_listed(b"".join(output.LISTED + placed_summary(s) for s in summaries), n)
+        at += n
+    writer.commit(doc)
+    assert streamed.read_bytes() == whole.read_bytes()
+
+
 class _CountedSpool(io.BufferedRandom):
     """A spool file that counts the writes it is given."""
 

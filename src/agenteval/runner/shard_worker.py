@@ -14,6 +14,7 @@ import gc
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -29,6 +30,7 @@ from agenteval.runner.recorded import paired_case
 from agenteval.runner.scoring import NotEvaluatedPolicy, score_case
 from agenteval.schema import EvalCase, EvalStatus
 from agenteval.store.fast_json import placed_json, plain
+from agenteval.store.output import LISTED
 from agenteval.store.placing import placed_model_json
 from agenteval.verdicts.aggregate import summarise_case
 from agenteval.verdicts.outcome import runs_duration, runs_tokens
@@ -64,6 +66,44 @@ class Scored:
     seconds: float | None  # the agent's, summed over invocations (`CaseOutcome.duration`)
     tokens: float | None
     elapsed: float  # seconds this case took to score
+
+
+@dataclass
+class Batch:
+    """A chunk's cases scored, as the run's process needs them: one of each per case, in case
+    order, but for the results and summaries, each a single run of bytes (every one after
+    `store.output.LISTED`, as the document lists them), which `result_ends` and `summary_ends` cut (the
+    offset just past each). Sent whole, the chunk's process reads it without a step per case
+    for the document or the totals (250 `Scored` records were unpickled, each status rebuilt
+    through its enum, and two writes and a totals update made per case)."""
+
+    eval_ids: list[str]
+    statuses: bytes  # each case's `EvalStatus` value, a byte each
+    errors: list[str | None]  # the agent's error of each case
+    agent_errors: int  # cases with an agent's error
+    metric_errors: int  # metric errors of all the cases
+    seconds: list[float]  # the agent's seconds of each case that has them, in case order
+    tokens: list[float]  # its tokens, the same way
+    elapsed: list[float]  # seconds each case took to score
+    result_ends: list[int]
+    summary_ends: list[int]
+    results: bytes
+    summaries: bytes
+    placed: bool = False  # `results` and `summaries` are in the chunk's slot of shared memory, not here
+
+
+def batch(scored: Sequence[Scored]) -> Batch:
+    """`scored` (a chunk's cases, in order) as a `Batch`."""
+    results = [piece for s in scored for piece in (LISTED, s.result)]
+    summaries = [piece for s in scored for piece in (LISTED, s.summary)]
+    return Batch(
+        [s.eval_id for s in scored], bytes([s.status for s in scored]), [s.error for s in scored],
+        sum(bool(s.error) for s in scored), sum(s.metric_errors for s in scored),
+        [s.seconds for s in scored if s.seconds is not None],
+        [s.tokens for s in scored if s.tokens is not None], [s.elapsed for s in scored],
+        list(accumulate(len(r) + len(LISTED) for r in results[1::2])),
+        list(accumulate(len(r) + len(LISTED) for r in summaries[1::2])),
+        b"".join(results), b"".join(summaries))
 
 
 @dataclass(frozen=True)
@@ -164,4 +204,4 @@ def score_chunk(first: int, expected: Sequence[Span], actual: Sequence[Span]) ->
     return out
 
 
-__all__ = ["Refusal", "Scored", "ShardSetup", "score_chunk", "start"]
+__all__ = ["Batch", "Refusal", "Scored", "ShardSetup", "batch", "score_chunk", "start"]

@@ -21,6 +21,7 @@ import hashlib
 import io
 import mmap
 import multiprocessing
+import operator
 import os
 import sys
 import threading
@@ -29,6 +30,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from functools import reduce
 from pathlib import Path
 from typing import Protocol
 
@@ -45,10 +47,10 @@ from agenteval.runner.judges import canonical, judge_service
 from agenteval.runner.plan import RunPlan
 from agenteval.runner.selection import Selection
 from agenteval.runner.services import Services
-from agenteval.runner.shard_worker import Refusal, Scored, ShardSetup, score_chunk, start
+from agenteval.runner.shard_worker import Batch, Refusal, ShardSetup, batch, score_chunk, start
 from agenteval.schema import CaseSummary, EvalCaseResult, EvalSetResult, EvalStatus, ModelRoles, RunSpec
 from agenteval.schema.progress import CaseFinished, CaseStarted, Listener
-from agenteval.store.output import DocumentWriter
+from agenteval.store.output import LISTED, DocumentWriter
 
 SHARD_MIN_BYTES = 8 << 20
 """Both files together at least this large before workers are started (each costs about a
@@ -78,42 +80,31 @@ SLOT = 32 << 20
 are longer goes back through the pool's pipe (250 results of 27 KB, the bench corpus's, are 7 MB)."""
 
 
-@dataclasses.dataclass
-class Placed:
-    """A chunk's case results, left by its worker in its slot of the shared memory (`Slots`),
-    `sizes` long each, in order; `scored` without them."""
-
-    scored: list[Scored]
-    sizes: list[int]
-
-
 _slots: mmap.mmap | None = None  # this run's shared slots, inherited by the workers it forks
 
 
-def score_placed(slot: int, first: int, expected: Sequence[Span],
-                 actual: Sequence[Span]) -> list[Scored] | Placed | Refusal:
-    """`shard_worker.score_chunk` in a forked worker, its case results copied into `slot` of the
-    run's shared memory instead of being pickled back through the pool's pipe (they are nearly
-    all of a chunk's bytes); as `score_chunk` where they do not fit, or there are no slots."""
+def score_batch(slot: int, first: int, expected: Sequence[Span], actual: Sequence[Span]) -> Batch | Refusal:
+    """`shard_worker.score_chunk` in a worker, as a `Batch`; in a forked worker, its case results
+    and summaries copied into `slot` of the run's shared memory instead of being pickled back
+    through the pool's pipe (they are nearly all of a chunk's bytes), where they fit."""
     out = score_chunk(first, expected, actual)
-    if _slots is None or isinstance(out, Refusal):
+    if isinstance(out, Refusal):
         return out
-    at, end = slot * SLOT, (slot + 1) * SLOT
-    if at + sum(len(s.result) for s in out) > end:
-        return out
-    sizes = []
-    for scored in out:
-        size = len(scored.result)
-        _slots[at:at + size] = scored.result
-        at += size
-        sizes.append(size)
-        scored.result = b""
-    return Placed(out, sizes)
+    done = batch(out)
+    if _slots is None or slot < 0 or len(done.results) + len(done.summaries) > SLOT:
+        return done
+    at = slot * SLOT
+    _slots[at:at + len(done.results)] = done.results
+    at += len(done.results)
+    _slots[at:at + len(done.summaries)] = done.summaries
+    done.results = done.summaries = b""
+    done.placed = True
+    return done
 
 
 class Slots:
     """Shared memory for the case results of a forked pool's chunks in flight, one slot each: a
-    worker copies a chunk's results into its slot (`score_placed`) and this process copies them
+    worker copies a chunk's results into its slot (`score_batch`) and this process copies them
     out. Through the pool's pipe, 270 MB at 10,000 cases were pickled, carried in 64 KB reads
     and unpickled: 0.78 of that CPU this way (bench/bench_chunk_shm.py). A slot is taken when
     its chunk is sent and given back once its results were copied out, so a worker never writes
@@ -130,14 +121,16 @@ class Slots:
     def take(self) -> int:
         return self.free.pop()
 
-    def read(self, slot: int, placed: Placed) -> list[Scored]:
-        """The chunk's results with their bytes, copied out of `slot` (the document's writer
+    def read(self, slot: int, placed: Batch) -> Batch:
+        """The chunk with its results and summaries, copied out of `slot` (the document's writer
         keeps what it is given until it writes it: the slot may be written over before)."""
         at = slot * SLOT
-        for scored, size in zip(placed.scored, placed.sizes, strict=True):
-            scored.result = bytes(self.view[at:at + size])
-            at += size
-        return placed.scored
+        results = placed.result_ends[-1] if placed.result_ends else 0
+        summaries = placed.summary_ends[-1] if placed.summary_ends else 0
+        placed.results = bytes(self.view[at:at + results])
+        placed.summaries = bytes(self.view[at + results:at + results + summaries])
+        placed.placed = False
+        return placed
 
     def give(self, slot: int) -> None:
         """`slot` is free again: its chunk's results are copied out."""
@@ -305,17 +298,26 @@ class ReportCases:
             told, self.table_ready = self.table_ready, None
             told(case_runs, list(self.not_passed))
 
-    def add(self, scored: Scored) -> None:
-        failed = scored.status != EvalStatus.PASSED and len(self.not_passed) < self.keep
-        if not failed and len(self.first) >= self.keep and len(self.summaries) >= self.keep:
-            return
-        result = EvalCaseResult.model_validate_json(scored.result)
-        if len(self.first) < self.keep:
-            self.first.append(result)
-        if len(self.summaries) < self.keep:
-            self.summaries.append(CaseSummary.model_validate_json(scored.summary))
-        if failed:
-            self.not_passed.append(result)
+    def add(self, chunk: Batch) -> None:
+        """The chunk's cases that the report shows, read back from their JSON (only those)."""
+        keep, first, summaries, not_passed = self.keep, self.first, self.summaries, self.not_passed
+        if len(first) >= keep and len(summaries) >= keep and \
+                (len(not_passed) >= keep or chunk.statuses.count(EvalStatus.PASSED) == len(chunk.statuses)):
+            return  # (nearly every chunk of a large run: nothing it holds is shown)
+        skip = len(LISTED)
+        for i, status in enumerate(chunk.statuses):
+            failed = status != EvalStatus.PASSED and len(not_passed) < keep
+            if not failed and len(first) >= keep and len(summaries) >= keep:
+                continue
+            at = chunk.result_ends[i - 1] if i else 0
+            result = EvalCaseResult.model_validate_json(chunk.results[at + skip:chunk.result_ends[i]])
+            if len(first) < keep:
+                first.append(result)
+            if len(summaries) < keep:
+                at = (chunk.summary_ends[i - 1] if i else 0) + skip
+                summaries.append(CaseSummary.model_validate_json(chunk.summaries[at:chunk.summary_ends[i]]))
+            if failed:
+                not_passed.append(result)
 
 
 class Digest(Protocol):
@@ -409,15 +411,12 @@ async def rescore_sharded(job: ScoreJob, plan: RunPlan, services: Services, sele
             # (Made before the first chunk is sent: the pool forks its workers then.)
             slots = Slots(in_flight) if pool.forks else None
             try:
-                pending: deque[tuple[int, Future[list[Scored] | Placed | Refusal]]] = deque()
+                pending: deque[tuple[int, Future[Batch | Refusal]]] = deque()
 
                 def send(r: range) -> None:
-                    chunk = r.start, wanted[r.start:r.stop], got[r.start:r.stop]
-                    if slots is None:
-                        pending.append((-1, pool.submit(score_chunk, *chunk)))
-                    else:
-                        slot = slots.take()
-                        pending.append((slot, pool.submit(score_placed, slot, *chunk)))
+                    slot = -1 if slots is None else slots.take()
+                    pending.append((slot, pool.submit(score_batch, slot, r.start, wanted[r.start:r.stop],
+                                                      got[r.start:r.stop])))
 
                 # The first chunks go as soon as their cases are found, while the rest are found
                 # (the files' split was a quarter of a second of the run's serial start): a chunk
@@ -450,7 +449,7 @@ async def rescore_sharded(job: ScoreJob, plan: RunPlan, services: Services, sele
                         raise ShardsRefused(f"a worker process ended: {e}") from None
                     if isinstance(done, Refusal):
                         raise ShardsRefused(done.why)
-                    if isinstance(done, Placed):
+                    if done.placed:
                         assert slots is not None
                         done = slots.read(slot, done)
                     if slots is not None:
@@ -458,11 +457,11 @@ async def rescore_sharded(job: ScoreJob, plan: RunPlan, services: Services, sele
                     if not started:
                         sink.on_start(header, len(wanted))
                         started = True
-                    for scored in done:
-                        if scored.eval_id in seen:  # the streamed reader names both places
-                            raise ShardsRefused(f"eval_id {scored.eval_id!r} repeated")
-                        seen.add(scored.eval_id)
-                        _tell(scored, setup.eval_set_id, writer, kept, counter, listener)
+                    had = len(seen)
+                    seen.update(done.eval_ids)
+                    if len(seen) - had != len(done.eval_ids):  # the streamed reader names both places
+                        raise ShardsRefused("an eval_id repeated")
+                    _tell(done, setup.eval_set_id, writer, kept, counter, listener)
                     kept.offer_table(len(wanted))
                     if (more := next(runs, None)) is not None:
                         send(more)
@@ -497,30 +496,38 @@ async def rescore_sharded(job: ScoreJob, plan: RunPlan, services: Services, sele
     return header, final
 
 
-def _tell(scored: Scored, eval_set_id: str, writer: DocumentWriter | None, kept: ReportCases,
+_STATUSES = {int(v): v for v in EvalStatus}  # a `Batch`'s status bytes
+
+
+def _tell(chunk: Batch, eval_set_id: str, writer: DocumentWriter | None, kept: ReportCases,
           counter: TotalsCounter, listener: Listener | None) -> None:
-    """One scored case to the document, the report's cases, the totals and the progress."""
+    """A chunk's scored cases to the document, the report's cases, the totals and the progress."""
+    cases = len(chunk.eval_ids)
     if writer is not None:
-        writer.add_placed(scored.result)
-        writer.add_summary_placed(scored.summary)
-    kept.add(scored)
-    c = counter  # as `TotalsCounter.add` counts a case of one run
-    c.cases += 1
-    c.case_runs += 1
+        writer.add_listed(chunk.results, cases)
+        writer.add_summaries_listed(chunk.summaries, cases)
+    kept.add(chunk)
+    c = counter  # as `TotalsCounter.add` counts each case of one run, case by case
+    c.cases += cases
+    c.case_runs += cases
     c.max_runs = max(c.max_runs, 1)
-    c.statuses[scored.status] += 1
-    if scored.seconds is not None:
-        c.seconds = (c.seconds or 0.0) + scored.seconds
-    if scored.tokens is not None:
-        c.tokens = (c.tokens or 0.0) + scored.tokens
-    c.agent_errors += bool(scored.error)
-    c.metric_errors += scored.metric_errors
+    for value in set(chunk.statuses):
+        c.statuses[_STATUSES[value]] += chunk.statuses.count(value)
+    # Summed in case order, each onto the sum so far, as one at a time: a float sum's bits
+    # depend on its order.
+    if chunk.seconds:
+        c.seconds = reduce(operator.add, chunk.seconds, c.seconds or 0.0)
+    if chunk.tokens:
+        c.tokens = reduce(operator.add, chunk.tokens, c.tokens or 0.0)
+    c.agent_errors += chunk.agent_errors
+    c.metric_errors += chunk.metric_errors
     if listener is not None:
-        listener(CaseStarted(eval_set_id, scored.eval_id, 0))
-        listener(CaseFinished(eval_set_id, scored.eval_id, 0, scored.status, scored.elapsed,
-                              scored.error))
+        for eval_id, status, elapsed, error in zip(chunk.eval_ids, chunk.statuses, chunk.elapsed,
+                                                   chunk.errors, strict=True):
+            listener(CaseStarted(eval_set_id, eval_id, 0))
+            listener(CaseFinished(eval_set_id, eval_id, 0, _STATUSES[status], elapsed, error))
 
 
-__all__ = ["CHUNK", "LAST_CHUNK", "PRELOAD", "SHARD_MIN_BYTES", "SLOT", "Digest", "Placed", "ReportCases",
+__all__ = ["CHUNK", "LAST_CHUNK", "PRELOAD", "SHARD_MIN_BYTES", "SLOT", "Digest", "ReportCases",
            "ShardsRefused", "Slots", "TableReady", "chunks", "forks_here", "frame_ok", "hold_fork_server",
-           "listens_to_cases", "paired_spans", "rescore_sharded", "score_placed", "worker_count"]
+           "listens_to_cases", "paired_spans", "rescore_sharded", "score_batch", "worker_count"]

@@ -146,12 +146,12 @@ def placed_summary(summary: CaseSummary) -> bytes:
     return placed
 
 
-_COMMA = b",\n    "
+LISTED = b",\n    "  # what comes before each item of a placed list after its first
 
 
 def _listed(raws: Sequence[bytes], count: int) -> list[bytes]:
     """`raws` each after its separator, for a list holding `count` items already."""
-    pieces = [piece for raw in raws for piece in (_COMMA, raw)]
+    pieces = [piece for raw in raws for piece in (LISTED, raw)]
     if not count:
         pieces[0] = _separator(0)
     return pieces
@@ -160,7 +160,7 @@ def _listed(raws: Sequence[bytes], count: int) -> list[bytes]:
 def _separator(index: int) -> bytes:
     """What comes before item `index` of a placed list: a comma after the first, then the
     item's line and indentation."""
-    return _COMMA if index else b"\n    "
+    return LISTED if index else b"\n    "
 
 
 def _pieces(shell: EvalSetResult) -> list[bytes] | None:
@@ -276,10 +276,17 @@ class DocumentWriter:
         if not raws:
             return
         self._pending += _listed(raws, self.cases)
-        self._pending_size += sum(map(len, raws)) + len(_COMMA) * len(raws)
+        self._pending_size += sum(map(len, raws)) + len(LISTED) * len(raws)
         self.cases += len(raws)
         if self._pending_size >= _BLOCK:
             self._drain()
+
+    def add_listed(self, block: bytes, count: int) -> None:
+        """`add_placed` of `count` case results given as one run of bytes, each after `LISTED`
+        (a worker's chunk, written as one piece)."""
+        if count:
+            self._write(self._first(block, self.cases))
+            self.cases += count
 
     def add_summary(self, summary: CaseSummary) -> None:
         self.add_summary_placed(placed_summary(summary))
@@ -301,6 +308,22 @@ class DocumentWriter:
         self._spooling_size += sum(map(len, raws))
         self.summaries += len(raws)
         self._spool_if_full()
+
+    def add_summaries_listed(self, block: bytes, count: int) -> None:
+        """`add_summary_placed` of `count` case summaries given as `add_listed` takes results."""
+        if count:
+            self._spooling.append(self._first(block, self.summaries))
+            self._spooling_size += len(block)
+            self.summaries += count
+            self._spool_if_full()
+
+    @staticmethod
+    def _first(block: bytes, count: int) -> bytes:
+        """`block` as it follows `count` items of its list: the list's first item goes after
+        its own separator."""
+        if count:
+            return block
+        return _separator(0) + block[len(LISTED):]
 
     def _spool_if_full(self) -> None:
         """Writes the gathered summaries to the spool once they reach a block; a write that
@@ -370,5 +393,5 @@ class DocumentWriter:
             target.abort()
 
 
-__all__ = ["DocumentWriter", "output_paths", "place", "placed_json", "placed_summary", "remember_json",
-           "remember_placed", "result_json", "safe_name", "unplace", "write_outputs"]
+__all__ = ["LISTED", "DocumentWriter", "output_paths", "place", "placed_json", "placed_summary",
+           "remember_json", "remember_placed", "result_json", "safe_name", "unplace", "write_outputs"]
