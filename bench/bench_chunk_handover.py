@@ -31,7 +31,7 @@ from profile_score_chunk import started_worker
 
 def main() -> None:
     n = int(sys.argv[1])
-    setup, expected, actual = started_worker([a for a in sys.argv[2:] if a != "--"], n)
+    _, expected, actual = started_worker([a for a in sys.argv[2:] if a != "--"], n)
     from agenteval.cli.progress import ProgressBar
     from agenteval.runner import shard_worker as w
     from agenteval.runner import sharded
