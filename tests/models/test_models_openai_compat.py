@@ -185,3 +185,27 @@ async def test_a_server_that_refuses_log_probabilities_is_asked_without_them(ser
     server.steps = [Step(400, {"error": {"message": "bad model"}})]
     with pytest.raises(ModelError, match="bad model"):  # refused for another reason: still an error
         await model(server.base_url).generate(asking)
+
+
+async def test_a_cookie_the_server_sets_is_sent_back(server: FakeServer) -> None:
+    server.steps = [Step(200, reply("YES"), {"Set-Cookie": "affinity=a1; Path=/"}), Step()]
+    m = model(server.base_url)
+    await m.generate(REQUEST)
+    await m.generate(REQUEST)
+    assert "Cookie" not in server.headers[0]
+    assert server.headers[1]["Cookie"] == "affinity=a1"
+
+
+async def test_a_reply_without_cookies_is_not_handed_to_the_cookie_jar(
+        server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # httpx wraps each response and its request for `http.cookiejar` (about 0.2 M instructions
+    # a call), which takes nothing from a response that sets no cookie.
+    import http.cookiejar
+    handed: list[object] = []
+    monkeypatch.setattr(http.cookiejar.CookieJar, "extract_cookies",
+                        lambda self, response, request: handed.append(response))
+    server.steps = [Step(), Step()]
+    m = model(server.base_url)
+    await m.generate(REQUEST)
+    await m.generate(REQUEST)
+    assert handed == []

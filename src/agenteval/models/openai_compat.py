@@ -98,6 +98,14 @@ class OpenAICompatModel:
             raise ValueError("max_attempts must be at least 1")
         self.model = model
         self.base_url = base_url.rstrip("/")
+        self._url_text = f"{self.base_url}/chat/completions"
+        # Parsed once: httpx parses a URL given as text on every request (87 K instructions a call).
+        # One httpx refuses stays text, so that the call fails as it always did.
+        self._url: httpx.URL | str
+        try:
+            self._url = httpx.URL(self._url_text)
+        except httpx.InvalidURL:
+            self._url = self._url_text
         self._name = name or f"openai-compat:{model}@{base_url}"
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.timeout = timeout
@@ -211,16 +219,16 @@ class OpenAICompatModel:
         saying what happened (status and server message, timeout, unreachable host, dropped
         connection), after `max_attempts` tries for transient ones (none once a chunk was
         handed on)."""
-        url = f"{self.base_url}/chat/completions"
+        url = self._url_text
         for attempt in range(1, self.max_attempts + 1):
             retry_after: float | None = None
             assembler = ChunkAssembler(on_chunk) if on_chunk is not None else None
             try:
                 with self._loop_clients().lease() as client:
                     if assembler is None:
-                        response = await client.post(url, json=body, headers=self._headers)
+                        response = await client.post(self._url, json=body, headers=self._headers)
                     else:
-                        async with client.stream("POST", url, json=body,
+                        async with client.stream("POST", self._url, json=body,
                                                  headers=self._headers) as response:
                             if response.is_success:
                                 return await self._events(response, assembler)
@@ -311,12 +319,26 @@ class OpenAICompatModel:
         return clients
 
     def _new_client(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient(
+        client = httpx.AsyncClient(
             timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
             transport=self._transport,
             # (No TLS context at all where no call can use one.)
             verify=tls_context() if self.base_url.startswith("https://") else False,
         )
+        client._cookies = _Cookies()  # (the `cookies` setter would copy it into a plain jar)
+        return client
+
+
+class _Cookies(httpx.Cookies):
+    """A client's cookies, taken from a response only when it sets some: httpx hands every
+    response, with its request, to `http.cookiejar` in urllib's shapes (about 0.2 M instructions
+    a call), and the jar takes nothing from a response without a `Set-Cookie` or `Set-Cookie2`
+    header (bench/README.md, session 35)."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        headers = response.headers
+        if "set-cookie" in headers or "set-cookie2" in headers:
+            super().extract_cookies(response)
 
 
 def _error_text(response: httpx.Response) -> str:
