@@ -322,30 +322,6 @@ def test_compare_of_result_files_reads_them_a_case_at_a_time(history: Path, tmp_
     assert [p.name for p in read] == ["perfect.json", "recorded.json"] * 2
 
 
-@pytest.mark.parametrize("layout", ["written", "compact"])
-def test_compare_of_result_files_reads_their_summaries_a_case_at_a_time(
-        history: Path, tmp_path: Path, layout: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from agenteval.reporting.compare import compare, comparison_markdown
-    from agenteval.store import lookup
-
-    files = [history / "perfect.json", history / "recorded.json"]
-    whole = compare(*(load_result(f) for f in files))
-    if layout == "compact":  # no case index: the summaries are read whole
-        files[1].write_text(load_result(files[1]).model_dump_json())
-    real, asked = lookup.load_runs, []
-
-    def counted(ref: str, root: str | Path, *, summaries: bool = True) -> object:
-        asked.append(summaries)
-        return real(ref, root, summaries=summaries)
-
-    monkeypatch.setattr(lookup, "load_runs", counted)
-    md = tmp_path / "c.md"
-    r = _run("compare", *files, "--markdown", md, "--fail_on", "case_regression")
-    assert r.exit_code == 1, r.output
-    assert md.read_text(encoding="utf-8").endswith("\n" + comparison_markdown(whole))
-    assert asked == [layout == "compact"] * 2
-
-
 def test_compare_of_runs_with_no_case_in_common_is_bad_input(history: Path, tmp_path: Path) -> None:
     other = load_result(history / "recorded.json")
     for case in other.eval_case_results:

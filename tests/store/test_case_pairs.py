@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from agenteval.store import RunStore, record_run
-from agenteval.store.case_pairs import case_pairs, file_pairs
+from agenteval.store.case_pairs import case_pairs, summary_pairs
 from agenteval.verdicts.outcome import outcomes
 from tests.result_builders import case, result
 
@@ -22,6 +22,5 @@ def test_the_pairs_come_in_the_comparisons_order_as_the_summaries_read_whole(tmp
     assert list(case_pairs(store, "ra", "rb")) == [
         ("y", before["y"], after["y"]), ("new", None, after["new"]), ("x", before["x"], after["x"]),
         ("gone", before["gone"], None), ("old", before["old"], None)]
+    assert summary_pairs("ra", str(tmp_path / "x.json"), tmp_path) is None  # (a file: read with its runs)
     assert next(case_pairs(store, "rb", "rb")) == ("y", after["y"], after["y"])
-    files = [store.resolve(r).result_path for r in ("ra", "rb")]
-    assert list(file_pairs(*files)) == list(case_pairs(store, "ra", "rb"))

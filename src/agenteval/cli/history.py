@@ -358,7 +358,7 @@ def _compare(ref_a: str, ref_b: str, root: str, fail_on: str, alpha: float, marg
     check_targets({"--markdown": markdown, "--junit": junit},  # before any work
                   {"RUN_A": ref_a if is_path(ref_a) else None, "RUN_B": ref_b if is_path(ref_b) else None})
     # The case summaries only for the per-case gate: the paired comparison reads the case runs.
-    # The summaries are read a case at a time where they can be (`case_pairs`), compared as read.
+    # Two stored runs' summaries are read a case at a time (`case_pairs`), compared as read.
     whole = fail_on == "case_regression"
     pairs = summary_pairs(ref_a, ref_b, root) if whole else None
     (a, runs_a), (b, runs_b) = (load_runs(ref, root, summaries=whole and pairs is None)

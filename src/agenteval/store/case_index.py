@@ -109,16 +109,6 @@ class CaseIndex:
                 yield CaseOutcome(self.head.eval_set_id, self.head.gating, told,
                                   sorted(got, key=lambda r: r.run_index))
 
-    def summary_at(self, f: BinaryIO, spot: Spot | None) -> CaseSummary | None:
-        """The case summary at `spot` (one of `summaries`) of the document open as `f`; None for
-        no spot; `Unindexed` when the bytes are not what the index says."""
-        if spot is None:
-            return None
-        told = _read(f, spot, CaseSummary)
-        if told.eval_id != spot.eval_id:
-            raise Unindexed(f"{self.path}: the document changed since it was indexed")
-        return told
-
     def runs(self, spots: Sequence[Spot]) -> Iterator[EvalCaseResult]:
         """The case runs at `spots` (some of `results`), read one at a time; `Unindexed`
         (perhaps after some) when the bytes are not what the index says."""

@@ -1,6 +1,5 @@
-"""Two runs' case summaries side by side, a case at a time, from the history database
-(`case_pairs`) or from two result files through their case indexes (`file_pairs`): what
-`compare --fail_on case_regression` compares, without holding either run's summaries (a
+"""Two stored runs' case summaries side by side, a case at a time, from the history database:
+what `compare --fail_on case_regression` compares, without holding either run's summaries (a
 50,000-case run's are 300,000 models, ≈ 600 MB).
 
 The cases come in the order `reporting.compare.compare` gives them: the candidate's in its case
@@ -15,9 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agenteval.errors import DataError
 from agenteval.schema import CaseSummary
-from agenteval.store.case_index import CaseIndex, Unindexed, case_index
 from agenteval.store.db import RunStore
 from agenteval.store.lookup import is_path
 from agenteval.store.sqlite import connect
@@ -83,34 +80,15 @@ def case_pairs(store: RunStore, ref_a: str, ref_b: str) -> Iterator[Pair]:
             yield eval_id, _summary(eval_id, runs, status, removed.take(eval_id)), None
 
 
-def file_pairs(path_a: str | Path, path_b: str | Path) -> Iterator[Pair]:
-    """`case_pairs` of two result files, their summaries read by their case indexes
-    (`store.case_index`; a document's last summary of an eval id, as a dict of its cases keeps
-    it). `store.case_index.Unindexed` (at once) when either has no index."""
-    return _file_pairs(case_index(path_a), case_index(path_b))
-
-
-def _file_pairs(a: CaseIndex, b: CaseIndex) -> Iterator[Pair]:
-    before = {s.eval_id: s for s in a.summaries}
-    after = {s.eval_id: s for s in b.summaries}
-    with open(a.path, "rb") as fa, open(b.path, "rb") as fb:
-        for eval_id in dict.fromkeys([*after, *before]):
-            yield eval_id, a.summary_at(fa, before.get(eval_id)), b.summary_at(fb, after.get(eval_id))
-
-
 def summary_pairs(ref_a: str, ref_b: str, root: str | Path) -> Iterator[Pair] | None:
-    """The pairs of runs `ref_a` and `ref_b` (two stored runs of the store at `root`, or two
-    result files), read a case at a time; None when they cannot be read so (a file against a
-    stored run, a file without a case index, a missing file): read their summaries whole then,
-    which says what is wrong, if anything."""
-    if not is_path(ref_a) and not is_path(ref_b):
-        return case_pairs(RunStore(root), ref_a, ref_b)
-    if not (is_path(ref_a) and is_path(ref_b) and Path(ref_a).is_file() and Path(ref_b).is_file()):
+    """The pairs of runs `ref_a` and `ref_b` when both are stored runs of the store at `root`,
+    read a case at a time; None for a result file: its summaries are read with its case runs,
+    in the one pass `store.lookup.load_runs` makes. (Read again through its case index, two
+    50,000-case files' summaries took 4.7x less memory but about 20 s more CPU: bench/README.md,
+    session 35.)"""
+    if is_path(ref_a) or is_path(ref_b):
         return None
-    try:
-        return file_pairs(ref_a, ref_b)
-    except (Unindexed, DataError):
-        return None
+    return case_pairs(RunStore(root), ref_a, ref_b)
 
 
-__all__ = ["Pair", "case_pairs", "file_pairs", "summary_pairs"]
+__all__ = ["Pair", "case_pairs", "summary_pairs"]
