@@ -49,8 +49,8 @@ def _invocation(args: dict[str, Any], **fields: Any) -> Invocation:
         "invocation_id": "i-1", "user_content": {"role": "user", "parts": [
             {"text": "Book 2 rooms\tfor \u00e9t\u00e9 \U0001f600 \"quoted\" \\ 1e3 times, 2e5. ok",
              "video_metadata": {"fps": 2.5}}]},
-        "final_response": {"role": "model", "parts": [{"text": "done", "thought": False}],
-                           "extra_key": [1, None, True]},
+        "final_response": {"role": "model", "parts": [
+            {"text": "done", "thought": False, "part_metadata": {"k": [1, None, True]}}]},
         "intermediate_data": {"invocation_events": [
             {"author": "root", "content": {"role": "model", "parts": [
                 {"function_call": {"id": "adk-52e599", "name": "book", "args": args}}]},

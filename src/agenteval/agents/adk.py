@@ -25,6 +25,7 @@ from agenteval.agents.base import SessionSpec, TurnResult
 from agenteval.agents.mock_tools import ToolServer
 from agenteval.errors import AgentEvalError
 from agenteval.schema import AgentDetails, AppDetails, Content, InvocationEvent, UsageMetadata
+from agenteval.schema.content import Blob, FunctionCall, FunctionResponse, Part, learn_fields
 from agenteval.tracing.figures import union_seconds
 from agenteval.tracing.genai import model_reply, start_model_call, start_tool_call, tool_result
 from agenteval.tracing.recorder import current_span
@@ -40,6 +41,11 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise AgentEvalError(f"running a google-adk agent needs google-adk ({e}): "
                          "pip install 'agenteval[adk]'") from e
+
+# What the installed genai's models hold is what the agent may return: kept, not refused.
+for _ours, _theirs in ((Part, _genai.Part), (FunctionCall, _genai.FunctionCall),
+                       (FunctionResponse, _genai.FunctionResponse), (Blob, _genai.Blob)):
+    learn_fields(_ours, _theirs.model_fields)
 
 try:  # ADK's own model/tool busy-time collector (what `adk eval` uses); private, so optional
     _collect_busy: Any = importlib.import_module(
