@@ -67,6 +67,8 @@ def from_validation_error(
         message = "field required"
     elif first["type"] == "extra_forbidden":
         message = "unknown key"
+    elif first["type"] == "string_too_short" and first.get("ctx", {}).get("min_length") == 1:
+        message = "must not be empty"
     return DataError(file, path, message)
 
 

@@ -19,11 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from agenteval.datasets.nesting import MAX_DEPTH
 from agenteval.datasets.scan import DepthScan
 from agenteval.datasets.split import ItemWalk
 from agenteval.datasets.stream import CaseStream, read_head
-from agenteval.errors import DataError
+from agenteval.errors import DataError, from_validation_error
 from agenteval.runner.driver import Sink, Source, Written, new_document, rescore_source
 from agenteval.runner.job import ScoreJob
 from agenteval.runner.plan import RunPlan, prepare
@@ -119,8 +121,8 @@ def _shell(path: str | Path, head: dict[str, Any]) -> EvalSet:
         raise DataError(path, "eval_set_id", "field required")
     try:
         return EvalSet.model_validate({**head, "eval_cases": []})
-    except ValueError as e:
-        raise DataError(path, "", str(e)) from None
+    except ValidationError as e:
+        raise from_validation_error(path, e) from None
 
 
 def pair_streams(expected: CaseStream[EvalCase], actual: CaseStream[EvalCase],

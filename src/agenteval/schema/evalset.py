@@ -48,7 +48,9 @@ class ConversationScenario(WireModel):
 class EvalCase(OpenWireModel):
     """One case: a static conversation (turns to replay and expected outputs) or a scenario."""
 
-    eval_id: str
+    # Not empty (ADK allows ""): an id keys the case in the history, the web's routes and
+    # `--eval_ids`-style selections, where "" names nothing.
+    eval_id: str = Field(min_length=1)
     conversation: list[Invocation] | None = None
     conversation_scenario: ConversationScenario | None = None
     session_input: SessionInput | None = None
@@ -66,7 +68,7 @@ class EvalCase(OpenWireModel):
 class EvalSet(OpenWireModel):
     """A named collection of eval cases."""
 
-    eval_set_id: str
+    eval_set_id: str = Field(min_length=1)  # not empty: as `EvalCase.eval_id`
     name: str | None = None
     description: str | None = None
     eval_cases: list[EvalCase]
