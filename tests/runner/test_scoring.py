@@ -59,6 +59,14 @@ def test_failed_criterion_is_recorded_and_fails_the_case() -> None:
     assert messages["empty"] == "the criterion produced no score" and len(messages) == 2
 
 
+def test_a_case_without_turns_says_so_where_its_criteria_give_no_score() -> None:
+    result = asyncio.run(score_case(_run([], []), resolve_metrics(default_registry_config())))
+    assert result.final_eval_status == EvalStatus.FAILED
+    gating = [m for m in result.overall_eval_metric_results if m.eval_status == EvalStatus.NOT_EVALUATED]
+    assert gating and {e.metric_name for e in result.metric_errors} == {m.metric_name for m in gating}
+    assert {e.message for e in result.metric_errors} == {"the case has no turns: its conversation is empty"}
+
+
 def test_not_evaluated_can_be_ignored_by_policy() -> None:
     registry = _broken_registry()
     metrics = [registry.configure(n, 0.5) for n in ("ok", "broken")]

@@ -199,6 +199,15 @@ def _reason(metric_name: str, index: int | None, reason: str) -> MetricReason:
     return _make_reason({"metric_name": metric_name, "invocation_index": index, "reason": reason})
 
 
+def _no_score(expected: Sequence[Invocation] | None, turns: int) -> str:
+    """Why a criterion gave no score and said nothing (a NOT_EVALUATED is never silent)."""
+    if expected is not None and not expected:
+        return "the case has no turns: its conversation is empty"
+    if not turns:
+        return "the run has no turns"
+    return "the criterion produced no score"
+
+
 def _verdicts(metric_name: str, index: int, agents: dict[str, str | None]) -> list[AgentVerdict]:
     return [trusted(AgentVerdict, {
         "metric_name": metric_name, "invocation_index": index, "agent": agent,
@@ -240,7 +249,7 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
                                        _PASSED if score >= threshold else _FAILED)  # `metric_status`
             if result.error or status == _NOT_EVALUATED:
                 errors.append(MetricError(metric_name=name,
-                                          message=result.error or "the criterion produced no score"))
+                                          message=result.error or _no_score(expected, n)))
             scores = result.per_invocation or [InvocationScore(None) for _ in range(n)]
             if informational and note is None:
                 # Never gating, never explained (an informational metric's reason restates its
