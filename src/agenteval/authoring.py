@@ -41,14 +41,19 @@ MAX_PROMPT_CHARS = 600
 MAX_PLAN_CHARS = 2000
 
 
+def recorded_id(prompts: Sequence[str]) -> str:
+    """The id `record_case` gives a case recorded from `prompts` when it is given none."""
+    digest = hashlib.sha256("\n".join(prompts).encode()).hexdigest()[:8]
+    return f"recorded_{digest}"
+
+
 async def record_case(adapter: AgentAdapter, prompts: Sequence[str], eval_id: str | None = None,
                       app_name: str | None = None) -> EvalCase:
     """Runs the agent through `prompts` (one turn each, one session) and returns what it did as
     a static case: its answers and tool calls become the expected ones. An agent error is an
     AgentEvalError (nothing is recorded)."""
     turns = [Invocation(user_content=Content.from_text(p, role="user")) for p in prompts]
-    digest = hashlib.sha256("\n".join(prompts).encode()).hexdigest()[:8]
-    case = EvalCase(eval_id=eval_id or f"recorded_{digest}", conversation=turns,
+    case = EvalCase(eval_id=eval_id or recorded_id(prompts), conversation=turns,
                     creation_timestamp=time.time())
     run = await infer_case(adapter, case, "record", 0, app_name)
     if run.error_message:
@@ -265,4 +270,4 @@ def _problem(s: ConversationScenario) -> str | None:
 
 
 __all__ = ["DUPLICATE_OVERLAP", "Generation", "add_case_to", "case_from_source", "describe_agent",
-           "generate_scenarios", "near_duplicate", "record_case"]
+           "generate_scenarios", "near_duplicate", "record_case", "recorded_id"]

@@ -38,6 +38,17 @@ def _adk_loads(path: Path) -> None:
     adk.EvalSet.model_validate_json(path.read_text())
 
 
+def test_record_and_generate_refuse_a_missing_set_before_anything_runs(agent: Path) -> None:
+    # As add_eval_case (and ADK's): a mistyped set id makes no new set.
+    (agent / "agent.py").write_text(AGENT + "\nraise SystemExit('the agent was loaded')\n")
+    for args in (["record", str(agent), "ordrs", "--prompt", "x"],
+                 ["generate_eval_cases", str(agent), "ordrs", "--model", "bogus"]):
+        r = CliRunner().invoke(cli, ["eval_set", *args])
+        assert r.exit_code == 2 and "ordrs.evalset.json: no such eval set" in r.output, r.output
+        assert "agenteval eval_set create" in r.output
+    assert not (agent / "ordrs.evalset.json").exists()
+
+
 def test_create_add_and_record(agent: Path, tmp_path: Path) -> None:
     assert "Created" in _cli("eval_set", "create", agent, "orders")
     r = CliRunner().invoke(cli, ["eval_set", "create", str(agent), "orders"])
@@ -69,10 +80,11 @@ def test_create_add_and_record(agent: Path, tmp_path: Path) -> None:
 
 
 def test_generate_eval_cases_names_the_option_of_an_unknown_model(agent: Path) -> None:
+    _cli("eval_set", "create", agent, "gen")
     r = CliRunner().invoke(cli, ["eval_set", "generate_eval_cases", str(agent), "gen", "--count", "1",
                                  "--model", "bogus"])
     assert r.exit_code == 2 and "error: --model: unknown model 'bogus'" in r.output, r.output
-    assert not (agent / "gen.evalset.json").exists()
+    assert load_eval_set(agent / "gen.evalset.json").eval_cases == []
 
 
 def test_generate_eval_cases_keeps_valid_distinct_scenarios(agent: Path, server: FakeServer) -> None:
@@ -88,6 +100,7 @@ def test_generate_eval_cases_keeps_valid_distinct_scenarios(agent: Path, server:
     server.steps = [reply(scenario("Where is my order 12?")), reply("not json at all"),
                     reply(scenario("where is my order 12")), reply(scenario("Cancel order 9 please")),
                     reply(scenario("Can I return a broken kettle?"))]
+    _cli("eval_set", "create", agent, "gen")
     out = _cli("eval_set", "generate_eval_cases", agent, "gen", "--count", "3", "--model",
                f"openai-compat:w@{server.base_url}")
     assert "Generated 3 scenario case(s) in gen from 5 attempt(s)" in out
@@ -130,6 +143,8 @@ def test_add_eval_case_refuses_a_missing_set_and_an_empty_scenarios_file(agent: 
 
 
 def test_record_from_an_empty_or_undecodable_prompts_file_names_the_file(agent: Path, tmp_path: Path) -> None:
+    _cli("eval_set", "create", agent, "orders")
+    before = (agent / "orders.evalset.json").read_bytes()
     empty = tmp_path / "empty.txt"
     empty.write_text("\n  \n")
     r = CliRunner().invoke(cli, ["eval_set", "record", str(agent), "orders", "--prompts_file", str(empty)])
@@ -137,7 +152,7 @@ def test_record_from_an_empty_or_undecodable_prompts_file_names_the_file(agent: 
     empty.write_bytes(b"\xff\xfe hi\n")
     r = CliRunner().invoke(cli, ["eval_set", "record", str(agent), "orders", "--prompts_file", str(empty)])
     assert r.exit_code == 2 and f"{empty}: --prompts_file: not UTF-8 text" in r.output, r.output
-    assert not (agent / "orders.evalset.json").exists()
+    assert (agent / "orders.evalset.json").read_bytes() == before
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -145,8 +160,11 @@ def test_record_from_an_empty_or_undecodable_prompts_file_names_the_file(agent: 
     (["--prompt", "x", "--prompt", " "], "--prompt: an empty message"),
     (["--prompt", "x", "--eval_id", "o1"], "orders.evalset.json: eval_cases: already has a case 'o1'"),
     (["--prompt", "x", "--eval_id", "a:b"], "--eval_id: 'a:b' holds ',' or ':'"),
+    (["--prompt", "same"], "orders.evalset.json: eval_cases: already has a case 'recorded_"),
 ])
 def test_record_refuses_before_the_agent_runs(agent: Path, args: list[str], message: str) -> None:
+    _cli("eval_set", "create", agent, "orders")
+    _cli("eval_set", "record", agent, "orders", "--prompt", "same")
     _cli("eval_set", "record", agent, "orders", "--prompt", "a", "--eval_id", "o1")
     before = (agent / "orders.evalset.json").read_bytes()
     (agent / "agent.py").write_text(AGENT + "\nraise SystemExit('the agent was loaded')\n")

@@ -40,6 +40,7 @@ def _cli(*args: str | Path) -> Result:
 
 
 def test_rebuild_rerecords_the_static_cases_and_keeps_the_rest(shop: Path, tmp_path: Path) -> None:
+    assert _cli("eval_set", "create", shop, "orders").exit_code == 0
     assert _cli("eval_set", "record", shop, "orders", "--prompt", "A1", "--prompt", "B2",
                 "--eval_id", "two").exit_code == 0
     assert _cli("eval_set", "record", shop, "orders", "--prompt", "C3", "--eval_id", "one").exit_code == 0
@@ -77,6 +78,7 @@ def test_rebuild_rerecords_the_static_cases_and_keeps_the_rest(shop: Path, tmp_p
 
 
 def test_rebuild_writes_nothing_when_the_agent_fails_or_the_input_is_bad(shop: Path) -> None:
+    assert _cli("eval_set", "create", shop, "orders").exit_code == 0
     assert _cli("eval_set", "record", shop, "orders", "--prompt", "A1", "--eval_id", "one").exit_code == 0
     path = shop / "orders.evalset.json"
     written = path.read_bytes()

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -30,20 +31,28 @@ def create(agent_path: str, eval_set_id: str) -> None:
     sys.exit(opt.guard(_create, agent_path, eval_set_id))
 
 
+def _existing_set(agent_path: str, eval_set_id: str) -> Path:
+    """The set's file, which must exist: a mistyped id makes no new set (as `adk eval_set
+    add_eval_case`); checked before any agent or model runs."""
+    from agenteval.datasets.authoring import eval_set_path
+    from agenteval.errors import DataError
+
+    path = eval_set_path(agent_path, eval_set_id)
+    if not path.is_file():
+        raise DataError(path, "", f"no such eval set; make it first: agenteval eval_set create "
+                        f"{agent_path} {eval_set_id}")
+    return path
+
+
 def _add(agent_path: str, eval_set_id: str, scenarios_file: str, session_input_file: str | None) -> int:
     from agenteval.datasets.authoring import (
         add_cases,
-        eval_set_path,
         load_scenarios,
         load_session_input,
         scenario_cases,
     )
-    from agenteval.errors import DataError
 
-    path = eval_set_path(agent_path, eval_set_id)
-    if not path.exists():  # as adk's: a mistyped id makes no new set
-        raise DataError(path, "", f"no such eval set; make it first: agenteval eval_set create "
-                        f"{agent_path} {eval_set_id}")
+    _existing_set(agent_path, eval_set_id)
     session = load_session_input(session_input_file) if session_input_file else None
     added, skipped = add_cases(agent_path, eval_set_id, scenario_cases(load_scenarios(scenarios_file),
                                                                         session), skip_existing=True)
@@ -61,14 +70,13 @@ def _add(agent_path: str, eval_set_id: str, scenarios_file: str, session_input_f
               help="The session each case starts with: {app_name, user_id, state}.")
 def add_eval_case(agent_path: str, eval_set_id: str, scenarios_file: str,
                   session_input_file: str | None) -> None:
-    """Add one conversation-scenario case per scenario to the existing set EVAL_SET_ID (ids as ADK
-    makes them; existing ones skipped)."""
+    """Add one conversation-scenario case per scenario to the existing set EVAL_SET_ID (`eval_set
+    create` makes it; ids as ADK makes them; existing ones skipped)."""
     sys.exit(opt.guard(_add, agent_path, eval_set_id, scenarios_file, session_input_file))
 
 
 def _rebuild(agent_path: str, eval_set_id: str, eval_ids: list[str], agent_model: str | None) -> int:
     import os
-    from pathlib import Path
 
     from agenteval.agents import load_root_agent, to_adapter
     from agenteval.authoring import rerecord_case
@@ -120,11 +128,10 @@ def _pickable(eval_id: str | None) -> None:
 def _record(agent_path: str, eval_set_id: str, prompts: tuple[str, ...], prompts_file: str | None,
             eval_id: str | None, agent_model: str | None, rebuild: bool = False) -> int:
     import os
-    from pathlib import Path
 
     from agenteval.agents import load_root_agent, to_adapter
-    from agenteval.authoring import record_case
-    from agenteval.datasets.authoring import add_cases, eval_set_path
+    from agenteval.authoring import record_case, recorded_id
+    from agenteval.datasets.authoring import add_cases
     from agenteval.datasets.files import read_bytes
     from agenteval.datasets.loader import load_eval_set
     from agenteval.errors import DataError
@@ -136,14 +143,13 @@ def _record(agent_path: str, eval_set_id: str, prompts: tuple[str, ...], prompts
             raise DataError(None, "--rebuild", "re-records the set's own user turns: give no --prompt "
                             "or --prompts_file")
         return _rebuild(agent_path, eval_set_id, [eval_id] if eval_id else [], agent_model)
-    path = eval_set_path(agent_path, eval_set_id)  # a bad id fails before the agent runs
-    # So does a case id that is empty or taken, and an empty message (as --prompts_file's
+    # A bad or missing set fails before the agent runs; so do a case id that is empty or taken
+    # (the one given, or the one the prompts make) and an empty message (as --prompts_file's
     # blank lines are skipped).
+    path = _existing_set(agent_path, eval_set_id)
     if eval_id == "":
         raise DataError(None, "--eval_id", "empty: name the new case, or leave --eval_id out")
     _pickable(eval_id)
-    if eval_id and path.is_file() and eval_id in {c.eval_id for c in load_eval_set(path).eval_cases}:
-        raise DataError(path, "eval_cases", f"already has a case {eval_id!r}")
     if any(not p.strip() for p in prompts):
         raise DataError(None, "--prompt", "an empty message: each --prompt is a user turn")
     turns = list(prompts)
@@ -158,9 +164,13 @@ def _record(agent_path: str, eval_set_id: str, prompts: tuple[str, ...], prompts
         raise DataError(prompts_file, "--prompts_file", "no user message in it (one a line)")
     if not turns:
         raise DataError(None, "--prompt", "give the user's message(s): --prompt TEXT or --prompts_file F")
+    new_id = eval_id or recorded_id(turns)
+    if new_id in {c.eval_id for c in load_eval_set(path).eval_cases}:
+        raise DataError(path, "eval_cases", f"already has a case {new_id!r}"
+                        + ("" if eval_id else " (recorded from the same prompts): give --eval_id"))
     services = Services.create(dict(os.environ))
     adapter = to_adapter(load_root_agent(agent_path), services.models.get, agent_model)
-    case = run_sync(record_case(adapter, turns, eval_id, Path(agent_path).resolve().name))
+    case = run_sync(record_case(adapter, turns, new_id, Path(agent_path).resolve().name))
     added, _ = add_cases(agent_path, eval_set_id, [case])
     click.echo(f"Recorded case {added[0]} ({len(turns)} turn(s)) in {eval_set_id}")
     return 0
@@ -180,8 +190,10 @@ def _record(agent_path: str, eval_set_id: str, prompts: tuple[str, ...], prompts
               "new expectations (like `adk test --rebuild`); all or nothing.")
 def record(agent_path: str, eval_set_id: str, prompts: tuple[str, ...], prompts_file: str | None,
            eval_id: str | None, agent_model: str | None, rebuild: bool) -> None:
-    """Run the agent on the prompts (one session) and store what it did as a new static case;
-    with --rebuild, re-record the set's cases from a live run."""
+    """Run the agent on the prompts (one session) and store what it did as a new static case in
+    the existing set EVAL_SET_ID (`eval_set create` makes it; a mistyped id makes no new set);
+    with --rebuild, re-record the set's cases from a live run. A taken case id is refused before
+    the agent runs."""
     sys.exit(opt.guard(_record, agent_path, eval_set_id, prompts, prompts_file, eval_id, agent_model,
                        rebuild))
 
@@ -192,18 +204,13 @@ def _generate(agent_path: str, eval_set_id: str, count: int, model: str, instruc
 
     from agenteval.agents import load_root_agent
     from agenteval.authoring import describe_agent, generate_scenarios
-    from agenteval.datasets.authoring import (
-        add_cases,
-        eval_set_path,
-        load_session_input,
-        scenario_cases,
-    )
+    from agenteval.datasets.authoring import add_cases, load_session_input, scenario_cases
     from agenteval.errors import DataError
     from agenteval.models.base import ModelUnavailable
     from agenteval.runner.services import Services
     from agenteval.runner.sync import run_sync
 
-    eval_set_path(agent_path, eval_set_id)
+    _existing_set(agent_path, eval_set_id)
     session = load_session_input(session_input_file) if session_input_file else None
     try:
         llm = Services.create(dict(os.environ)).models.get(model)
@@ -232,8 +239,8 @@ def _generate(agent_path: str, eval_set_id: str, count: int, model: str, instruc
 def generate_eval_cases(agent_path: str, eval_set_id: str, count: int, model: str, instruction: str | None,
                         session_input_file: str | None) -> None:
     """Have a model write COUNT realistic conversation scenarios for the agent (from its
-    instruction and tools), checked and deduplicated, and add them as cases. Exit 1 when fewer
-    than COUNT could be written."""
+    instruction and tools), checked and deduplicated, and add them as cases to the existing set
+    EVAL_SET_ID (`eval_set create` makes it). Exit 1 when fewer than COUNT could be written."""
     sys.exit(opt.guard(_generate, agent_path, eval_set_id, count, model, instruction, session_input_file))
 
 
