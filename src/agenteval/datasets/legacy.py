@@ -24,10 +24,13 @@ from agenteval.schema import (
 
 
 class _ExpectedToolUse(BaseModel):
-    model_config = ConfigDict(extra="allow")  # e.g. the never-used `mock_tool_output`
+    # A mistyped key (`tool_inpt`) is refused: kept as an extra, it left the call without its
+    # arguments, and the case scored against the wrong trajectory.
+    model_config = ConfigDict(extra="forbid")
 
     tool_name: str
     tool_input: dict[str, Any] = Field(default_factory=dict)
+    mock_tool_output: Any = None  # in ADK's files, never used
 
 
 class _IntermediateResponse(BaseModel):
@@ -131,6 +134,8 @@ def convert_session_list(file: str | Path, data: list[Any]) -> EvalSet:
         if not isinstance(name, str):
             got = "null" if name is None else type(name).__name__
             raise DataError(file, f"[{i}].name", f"expected a string (the case's eval_id), got {got}")
+        if not name:
+            raise DataError(file, f"[{i}].name", "must not be empty (it is the case's eval_id)")
         j = first.setdefault(name, i)
         if j != i:
             raise DataError(file, f"[{i}].name", f"duplicate eval_id {name!r} (also [{j}].name)")
