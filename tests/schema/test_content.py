@@ -7,7 +7,17 @@ from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
 from agenteval.errors import from_validation_error
-from agenteval.schema import Blob, Content, EvalCase, FunctionCall, FunctionResponse, Invocation, Part
+from agenteval.schema import (
+    Blob,
+    Content,
+    EvalCase,
+    FunctionCall,
+    FunctionResponse,
+    Invocation,
+    InvocationEvent,
+    Part,
+    UsageMetadata,
+)
 
 
 def _case(part: dict[str, Any]) -> dict[str, Any]:
@@ -54,8 +64,22 @@ def test_the_known_extras_are_the_installed_genais_other_fields() -> None:
     types = pytest.importorskip("google.genai.types")
     pairs: list[tuple[type[BaseModel], type[BaseModel]]] = [
         (Part, types.Part), (FunctionCall, types.FunctionCall),
-        (FunctionResponse, types.FunctionResponse), (Blob, types.Blob)]
+        (FunctionResponse, types.FunctionResponse), (Blob, types.Blob),
+        (UsageMetadata, types.GenerateContentResponseUsageMetadata)]
     for ours, theirs in pairs:
         other = set(theirs.model_fields) - set(ours.model_fields)
         assert ours.known_extras >= other | {to_camel(n) for n in other}, ours.__name__  # type: ignore[attr-defined]
     assert set(types.Content.model_fields) == set(Content.model_fields)
+
+
+def test_a_mistyped_token_count_is_refused_and_genais_details_kept() -> None:
+    """A mistyped count would read as no tokens at all (token_usage_v1 on nothing): refused, as
+    genai's usage model refuses it; its per-modality details are kept in both spellings."""
+    with pytest.raises(ValidationError) as e:
+        InvocationEvent.model_validate_json('{"author": "m", "usage_metadata": {"prompt_tokens": 12}}')
+    error = from_validation_error("s.evalset.json", e.value, "eval_cases[0]")
+    assert str(error) == "s.evalset.json: eval_cases[0].usage_metadata.prompt_tokens: unknown key"
+    usage = UsageMetadata.model_validate_json(
+        '{"promptTokenCount": 3, "promptTokensDetails": [{"modality": "TEXT"}], "traffic_type": "ON_DEMAND"}')
+    assert usage.prompt_token_count == 3
+    assert usage.model_extra == {"promptTokensDetails": [{"modality": "TEXT"}], "traffic_type": "ON_DEMAND"}

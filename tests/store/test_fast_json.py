@@ -54,7 +54,7 @@ def _invocation(args: dict[str, Any], **fields: Any) -> Invocation:
         "intermediate_data": {"invocation_events": [
             {"author": "root", "content": {"role": "model", "parts": [
                 {"function_call": {"id": "adk-52e599", "name": "book", "args": args}}]},
-             "usage_metadata": {"prompt_token_count": 7, "total_token_count": 9, "new_count": 1},
+             "usage_metadata": {"prompt_token_count": 7, "total_token_count": 9, "traffic_type": "ON_DEMAND"},
              "model_version": "m"},
             {"author": "root", "content": {"role": "user", "parts": [
                 {"function_response": {"id": "adk-52e599", "name": "book",

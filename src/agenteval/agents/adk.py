@@ -44,7 +44,8 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 # What the installed genai's models hold is what the agent may return: kept, not refused.
 for _ours, _theirs in ((Part, _genai.Part), (FunctionCall, _genai.FunctionCall),
-                       (FunctionResponse, _genai.FunctionResponse), (Blob, _genai.Blob)):
+                       (FunctionResponse, _genai.FunctionResponse), (Blob, _genai.Blob),
+                       (UsageMetadata, _genai.GenerateContentResponseUsageMetadata)):
     learn_fields(_ours, _theirs.model_fields)
 
 try:  # ADK's own model/tool busy-time collector (what `adk eval` uses); private, so optional

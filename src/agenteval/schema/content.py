@@ -18,11 +18,12 @@ from pydantic_core import InitErrorDetails, ValidationError
 from agenteval.schema.base import OpenWireModel, WireModel
 
 
-def _both_cases(*names: str) -> frozenset[str]:
+def both_cases(*names: str) -> frozenset[str]:
+    """`names` (snake_case) and their camelCase spellings."""
     return frozenset(names) | {to_camel(n) for n in names}
 
 
-class _GenaiModel(OpenWireModel):
+class GenaiModel(OpenWireModel):
     """A genai model: keeps the extras named in `known_extras` (genai's fields that agenteval
     does not type), refuses any other key as pydantic's `extra="forbid"` does."""
 
@@ -43,43 +44,43 @@ class _GenaiModel(OpenWireModel):
         return self
 
 
-def learn_fields(model: type[_GenaiModel], names: Iterable[str]) -> None:
+def learn_fields(model: type[GenaiModel], names: Iterable[str]) -> None:
     """Keeps `names` (fields of the installed genai's model, snake_case) as known extras of
     `model` from now on: the ADK adapter's, so that a newer genai's field in what a live agent
     returns is kept rather than refused."""
-    model.known_extras = model.known_extras | _both_cases(*names)
+    model.known_extras = model.known_extras | both_cases(*names)
 
 
-class FunctionCall(_GenaiModel):
+class FunctionCall(GenaiModel):
     """A tool call. `args` keeps the distinction between absent (None) and empty ({})."""
 
-    known_extras: ClassVar[frozenset[str]] = _both_cases("partial_args", "will_continue")
+    known_extras: ClassVar[frozenset[str]] = both_cases("partial_args", "will_continue")
     id: str | None = None
     name: str | None = None
     args: dict[str, Any] | None = None
 
 
-class FunctionResponse(_GenaiModel):
+class FunctionResponse(GenaiModel):
     """The result of a tool call, paired with its call by `id` when ids are present."""
 
-    known_extras: ClassVar[frozenset[str]] = _both_cases("parts", "scheduling", "will_continue")
+    known_extras: ClassVar[frozenset[str]] = both_cases("parts", "scheduling", "will_continue")
     id: str | None = None
     name: str | None = None
     response: dict[str, Any] | None = None
 
 
-class Blob(_GenaiModel):
+class Blob(GenaiModel):
     """Inline binary data (audio, images)."""
 
-    known_extras: ClassVar[frozenset[str]] = _both_cases("display_name")
+    known_extras: ClassVar[frozenset[str]] = both_cases("display_name")
     mime_type: str | None = None
     data: str | None = None
 
 
-class Part(_GenaiModel):
+class Part(GenaiModel):
     """One part of a message: text, a thought, a function call or response, or media."""
 
-    known_extras: ClassVar[frozenset[str]] = _both_cases(
+    known_extras: ClassVar[frozenset[str]] = both_cases(
         "audio_transcription", "code_execution_result", "executable_code", "file_data",
         "media_processing", "media_resolution", "part_metadata", "speech_metadata",
         "thought_signature", "tool_call", "tool_response", "video_metadata")

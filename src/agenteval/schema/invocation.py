@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 from pydantic import Field, model_validator
 
 from agenteval.schema.base import OpenWireModel, WireModel
-from agenteval.schema.content import Content, FunctionCall, FunctionResponse, Part
+from agenteval.schema.content import Content, FunctionCall, FunctionResponse, GenaiModel, Part, both_cases
 from agenteval.schema.rubric import Rubric
 
 # The calls collected from an intermediate-data object (`IntermediateData`, `InvocationEvents`):
@@ -90,8 +90,13 @@ class IntermediateData(_CallsKept):
         return self
 
 
-class UsageMetadata(OpenWireModel):
-    """Token counts reported by one model call (genai's usage-metadata shape)."""
+class UsageMetadata(GenaiModel):
+    """Token counts reported by one model call (genai's usage-metadata shape; its per-modality
+    details kept as extras, any other key refused: a mistyped count would read as none)."""
+
+    known_extras: ClassVar[frozenset[str]] = both_cases(
+        "cache_tokens_details", "candidates_tokens_details", "prompt_tokens_details",
+        "tool_use_prompt_tokens_details", "traffic_type")
 
     prompt_token_count: int | None = None
     candidates_token_count: int | None = None
