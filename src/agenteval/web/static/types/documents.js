@@ -65,7 +65,7 @@
  */
 
 /**
- * A message: a role (`user`, `model`) and its parts.
+ * A message: a role (`user`, `model`) and its parts (genai's only fields: no extras).
  * @typedef {Object} Content
  * @property {string|null} [role]
  * @property {Array<Part>|null} [parts]
@@ -508,7 +508,8 @@
  */
 
 /**
- * Token counts reported by one model call (genai's usage-metadata shape).
+ * Token counts reported by one model call (genai's usage-metadata shape; its per-modality
+ * details kept as extras, any other key refused: a mistyped count would read as none).
  * @typedef {Object} UsageMetadata
  * @property {number|null} [prompt_token_count]
  * @property {number|null} [candidates_token_count]
