@@ -120,7 +120,9 @@ def test_ctrl_c_says_how_to_finish_the_run(project: tuple[Path, Path]) -> None:
     agent, path = project
     (agent / "sigint").touch()
     stopped = _eval(agent, path)
-    (run,) = Journal(agent).runs()
+    runs = Journal(agent).runs()
+    assert len(runs) == 1, (stopped.returncode, stopped.stderr)  # (what the process said, if not)
+    (run,) = runs
     # (case 3 itself may finish before the main thread takes the signal)
     assert stopped.returncode == 130 and run.status == "interrupted" and run.done in (3, 4)
     assert stopped.stderr.endswith(f"interrupted: run {run.run_id} keeps its finished case runs; "
