@@ -3,6 +3,7 @@ running only what is missing; `--retry_errors`; `--case_timeout`."""
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -61,9 +62,17 @@ def project(tmp_path: Path) -> tuple[Path, Path]:
     return agent, path
 
 
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _eval(agent: Path, path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    # Ctrl-C as from a terminal, whatever the test runner's: a suite started in the background
+    # (`pytest &` in a script) ignores SIGINT, the ignoring is inherited through exec, and the
+    # Ctrl-C test's agent then interrupted nothing (the run finished, exit 0).
     return subprocess.run([sys.executable, "-m", "agenteval", "eval", str(agent), str(path),
-                           "--parallelism", "1", *extra], capture_output=True, text=True, timeout=120)
+                           "--parallelism", "1", *extra], capture_output=True, text=True, timeout=120,
+                          preexec_fn=_sigint_default)
 
 
 def _calls(agent: Path) -> list[str]:
