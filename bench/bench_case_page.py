@@ -73,15 +73,14 @@ def _child(args: list[str], src: Path) -> tuple[float, float, float, str]:
     return wall, use.ru_utime + use.ru_stime, use.ru_maxrss / 1024, out.decode()
 
 
-def _copy(root: Path, into: Path) -> Path:
+def copy_history(root: Path, into: Path) -> Path:
     """The history at `root` (an agent folder) copied into `into`/agent: database copied,
     documents hard-linked."""
     agent = into / root.name
     store = root / ".agenteval"
     (agent / ".agenteval" / "eval_history").mkdir(parents=True)
-    for f in (root / "__init__.py",):
-        if f.exists():
-            shutil.copy(f, agent / f.name)
+    if (root / "__init__.py").exists():
+        shutil.copy(root / "__init__.py", agent / "__init__.py")
     for name in ("history.sqlite", "history.sqlite-wal"):
         if (store / name).exists():
             shutil.copy(store / name, agent / ".agenteval" / name)
@@ -102,7 +101,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=a.root.parent) as tmp:
         for _ in range(a.repeat):
             for tree, src in (("A", a.a), ("B", a.b)):
-                agent = _copy(a.root, Path(tmp) / f"{tree}{len(times)}")
+                agent = copy_history(a.root, Path(tmp) / f"{tree}{len(times)}")
                 got = {}
                 for what in ("cases", "search"):
                     wall, cpu, rss, out = _child([sys.executable, "-c", _WEB, str(agent.parent), agent.name,
@@ -117,7 +116,7 @@ def main() -> None:
                 after_web = _child([*trace, str(agent)], src)[:3]
                 times.setdefault((tree, "trace, after the web"), []).append(after_web)
                 shutil.rmtree(agent.parent)
-                agent = _copy(a.root, Path(tmp) / f"{tree}{len(times)}")
+                agent = copy_history(a.root, Path(tmp) / f"{tree}{len(times)}")
                 first = _child([*trace, str(agent)], src)[:3]
                 times.setdefault((tree, "trace, first reader"), []).append(first)
                 shutil.rmtree(agent.parent)

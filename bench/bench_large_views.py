@@ -26,7 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
-DEFAULT_ROOT = Path(__file__).parent / "out" / "eval_memory" / "n50000" / "agent"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_case_page import DEFAULT_ROOT, copy_history
 
 # The matrix of the two newest runs: its first page, then (same process) its last page and the
 # changed-only view; each page's JSON is printed.
@@ -95,21 +96,6 @@ def _child(args: list[str], src: Path, out: Path) -> tuple[float, float, float, 
     return wall, use.ru_utime + use.ru_stime, use.ru_maxrss / 1024, code, digest.hexdigest()[:16]
 
 
-def _copy(root: Path, into: Path) -> Path:
-    """The history at `root` copied into `into`/agent: database copied, documents hard-linked."""
-    agent = into / root.name
-    store = root / ".agenteval"
-    (agent / ".agenteval" / "eval_history").mkdir(parents=True)
-    if (root / "__init__.py").exists():
-        shutil.copy(root / "__init__.py", agent / "__init__.py")
-    for name in ("history.sqlite", "history.sqlite-wal"):
-        if (store / name).exists():
-            shutil.copy(store / name, agent / ".agenteval" / name)
-    for doc in (store / "eval_history").iterdir():
-        os.link(doc, agent / ".agenteval" / "eval_history" / doc.name)
-    return agent
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--a", required=True, type=Path, help="source tree A (its src/)")
@@ -124,7 +110,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=a.root.parent) as tmp:
         for view in a.only.split(","):
             for tree, src in (("A", a.a), ("B", a.b)):
-                agent = _copy(a.root, Path(tmp) / f"{tree}-{view.replace(' ', '-')}")
+                agent = copy_history(a.root, Path(tmp) / f"{tree}-{view.replace(' ', '-')}")
                 out = Path(tmp) / f"out-{tree}-{view.replace(' ', '-')}"
                 out.mkdir()
                 if a.index_first:
