@@ -129,6 +129,11 @@ T = [{"query": "q"}]  # one turn
      "the list is empty: there is no turn"),
     ([{"name": "a", "data": [{"query": "q"}, {"reference": "r"}]}], "[0].data[1].query",
      "field required"),
+    # ADK ignores a mistyped key here, and the case ran without its session
+    ([{"name": "a", "data": T, "initial_sesion": {"state": {"x": 1}}}], "[0].initial_sesion",
+     "unknown key (a session holds name, data and initial_session)"),
+    ([{"name": "a", "data": T, "initial_session": {"stat": {"x": 1}}}], "[0].initial_session.stat",
+     "unknown key"),
 ])
 def test_old_session_list_mistakes(tmp_path: Path, sessions: object, where: str,
                                    message: str) -> None:
@@ -143,6 +148,8 @@ def test_old_session_list_mistakes(tmp_path: Path, sessions: object, where: str,
     ([{"query": "a"}, {"reference": "b"}], "[1].query", "field required"),
     ([{"query": "a"}, "b"], "[1]", "expected a turn: an object with `query`"),
     ([{"query": "a", "expected_tool_use": {}}], "[0].expected_tool_use", "valid list"),
+    ([{"query": "a", "expected_intermediate_agent_responses": [{"author": "b", "text": "c", "txt": "d"}]}],
+     "[0].expected_intermediate_agent_responses[0].txt", "unknown key"),
 ])
 def test_legacy_turn_list_mistakes_are_located(tmp_path: Path, turns: object, where: str,
                                                message: str) -> None:
@@ -169,6 +176,15 @@ def test_a_byte_order_mark_is_accepted_in_every_input(tmp_path: Path) -> None:
     (case,) = load_eval_set(legacy, session).eval_cases
     assert case.session_input is not None and case.session_input.state == {"k": 1}
     assert load_session_file(session).app_name == "app"
+
+
+def test_a_mistyped_key_in_a_session_file_is_refused(tmp_path: Path) -> None:
+    # Every key of a session ADK saves is accepted (the shared fixtures hold three generations).
+    session = tmp_path / "s.session.json"
+    session.write_text('{"app_name": "app", "stat": {"k": 1}}')
+    with pytest.raises(DataError) as err:
+        load_session_file(session)
+    assert (err.value.file, err.value.path, err.value.message) == (str(session), "stat", "unknown key")
 
 
 def _legacy(tmp_path: Path) -> Path:

@@ -8,7 +8,7 @@ from agenteval.schema import (
     EvalMetricResult,
     EvalMetricResultDetails,
     EvalStatus,
-    SessionFile,
+    SessionInput,
 )
 from agenteval.schema.base import maker, trusted
 
@@ -42,7 +42,7 @@ def test_every_field_and_no_other_is_required(values: dict[str, object]) -> None
 
 def test_models_keeping_extra_keys_are_refused() -> None:
     with pytest.raises(TypeError, match="extras"):
-        trusted(SessionFile, dict.fromkeys(SessionFile.model_fields))
+        trusted(SessionInput, dict.fromkeys(SessionInput.model_fields))
 
 
 def test_maker_makes_what_trusted_makes_without_the_key_check() -> None:
@@ -80,4 +80,4 @@ def test_what_pydantic_does_to_one_made_object_leaves_the_others_as_they_were(ma
 
 def test_maker_refuses_models_keeping_extra_keys() -> None:
     with pytest.raises(TypeError, match="extras"):
-        maker(SessionFile)
+        maker(SessionInput)

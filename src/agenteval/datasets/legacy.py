@@ -34,6 +34,8 @@ class _ExpectedToolUse(BaseModel):
 
 
 class _IntermediateResponse(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     author: str
     text: str
 
@@ -47,6 +49,9 @@ class _LegacyTurn(BaseModel):
         default_factory=list
     )
     reference: str | None = None
+
+
+_SESSION_KEYS = frozenset({"name", "data", "initial_session"})
 
 
 def is_legacy_session_list(data: Any) -> bool:
@@ -130,6 +135,10 @@ def convert_session_list(file: str | Path, data: list[Any]) -> EvalSet:
         for key in ("name", "data"):
             if key not in item:
                 raise DataError(file, f"[{i}].{key}", "field required")
+        for key in item:  # ADK reads these three and ignores the rest: a mistyped one is lost
+            if key not in _SESSION_KEYS:
+                raise DataError(file, f"[{i}].{key}", "unknown key (a session holds name, "
+                                "data and initial_session)")
         name = item["name"]
         if not isinstance(name, str):
             got = "null" if name is None else type(name).__name__

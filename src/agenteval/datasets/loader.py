@@ -58,7 +58,8 @@ def _parse_eval_set(file: str | Path, data: Any, initial_session: SessionFile | 
 
 
 def load_session_file(path: str | Path) -> SessionFile:
-    """An initial-session file (`app_name`, `user_id`, `state`; other session keys kept)."""
+    """An initial-session file (`app_name`, `user_id`, `state`; ADK's other session keys
+    ignored, any other key refused)."""
     data = read_json(path, MAX_DEPTH)
     if not isinstance(data, dict):
         raise DataError(path, "", "expected a JSON object")

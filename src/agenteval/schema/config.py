@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, ConfigDict, Field, GetCoreSchemaHandler, model_validator
 from pydantic_core import PydanticCustomError, core_schema
 
-from agenteval.schema.base import OpenWireModel, WireModel
+from agenteval.schema.base import WireModel
 from agenteval.schema.judge_certificates import JudgeCertificatesConfig
 
 DEFAULT_CRITERIA: dict[str, float | dict[str, Any]] = {
@@ -209,9 +209,25 @@ class EvalConfig(_ConfigModel):
     judge_certificates: JudgeCertificatesConfig | None = None
 
 
-class SessionFile(OpenWireModel):
-    """An initial-session file (`initial_session_file`): app, user and starting state."""
+class SessionFile(WireModel):
+    """An initial-session file (`initial_session_file`, or a legacy session list's
+    `initial_session`): app, user and starting state.
+
+    The other keys of a session ADK saved (today's and older ones) are accepted and ignored, as
+    ADK ignores them; any other key is refused: a mistyped `stat` silently started every case
+    with an empty state.
+    """
 
     app_name: str = ""
     user_id: str = ""
     state: dict[str, Any] = Field(default_factory=dict)
+    # ADK's session keys, not used: a saved session's history is not replayed.
+    id: Any = None
+    events: Any = None
+    last_update_time: Any = None
+    context: Any = None
+    past_events: Any = None
+    pending_events: Any = None
+    current_agent_name: Any = None
+    artifacts: Any = None
+    event_logs: Any = None
