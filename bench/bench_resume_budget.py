@@ -8,7 +8,9 @@ SIGKILLed with `--left` of them still to run, kept under bench/out/resume_budget
 the imports) with each step below wrapped in a `time.thread_time` counter, and prints each
 step's thread CPU, the process's CPU (user + system) for the resume, split into the main
 thread's and the other threads' (on a 2-core machine the main thread's CPU bounds the wall from
-below when the rest runs beside it), the minor page faults, the wall, and a wall timeline
+below when the rest runs beside it), the main thread's context switches (voluntary: it waited,
+for the GIL, a lock or I/O; involuntary: it was preempted, the machine's load), the minor page
+faults, the wall, and a wall timeline
 (each step's first start and last end, from the resume's start). Steps nest (the reader
 runs inside `run_evaluation`), and a generator's step counts only its own `next` calls. Run it
 with `PYTHONPATH=<a tree's src>` to budget another tree (compiled to bytecode first:
@@ -139,6 +141,15 @@ def counted_steps() -> dict[str, float]:
     return acc
 
 
+def _switches() -> tuple[int, int]:
+    """The calling thread's voluntary and involuntary context switches so far (Linux; else 0)."""
+    who = getattr(resource, "RUSAGE_THREAD", None)
+    if who is None:
+        return 0, 0
+    r = resource.getrusage(who)
+    return r.ru_nvcsw, r.ru_nivcsw
+
+
 def resume_once(acc: dict[str, float]) -> dict[str, float]:
     from agenteval.cli.main import main
 
@@ -152,17 +163,21 @@ def resume_once(acc: dict[str, float]) -> dict[str, float]:
             "--output", str(OUT / "resumed.json")]
     SPANS.clear()
     r0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.process_time()
+    s0 = _switches()
     w0, m0 = time.perf_counter(), time.thread_time()
     _T0[0] = w0
     with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
         main(argv)
     main_thread = time.thread_time() - m0
+    s1 = _switches()
     r1 = resource.getrusage(resource.RUSAGE_SELF)
     cpu = time.process_time() - t0
     return {"process CPU (the resume, after the imports)": cpu,
             "  user": r1.ru_utime - r0.ru_utime, "  system": r1.ru_stime - r0.ru_stime,
             "  minor page faults (thousands)": (r1.ru_minflt - r0.ru_minflt) / 1000,
             "  the main thread (the run's event loop and the recording)": main_thread,
+            "    its waits (voluntary switches)": s1[0] - s0[0],
+            "    its preemptions (involuntary switches: the load)": s1[1] - s0[1],
             "  other threads (the journal's writer, the document's writes)": cpu - main_thread,
             "wall (under load: waits for a core too)": time.perf_counter() - w0, **acc}
 
@@ -195,7 +210,8 @@ def main() -> None:
         runs.append(resume_once(acc))
         spans.append(dict(SPANS))
     for label in runs[0]:
-        print(f"{label:60s} " + " ".join(f"{r[label]:.3f}" for r in runs))
+        print(f"{label:60s} " + " ".join(f"{r[label]:.3f}" if isinstance(r[label], float) else str(r[label])
+                                         for r in runs))
     print("wall timeline (s from the resume's start: each step's first start - last end)")
     for label in spans[-1]:
         print(f"{label:60s} " + " ".join(f"{s[label][0]:.3f}-{s[label][1]:.3f}" if label in s else "-"
