@@ -112,6 +112,12 @@ def test_wrong_types_are_errors_not_coerced(tmp_path: Path, criterion: str, key:
     # a union's value: the member its shape chose is named, down to the bad key
     ('"mock_tools": {"roll": "x"}', "mock_tools.roll", "'expected' or 'live'"),
     ('"mock_tools": "x"', "mock_tools", "'expected' or 'live'"),
+    # ADK's, for Live API models: agenteval ignores it, but not a mistake in it
+    ('"live_model_config": {"timeout_seconds": "60"}', "live_model_config.timeout_seconds",
+     "valid integer"),
+    ('"live_model_config": {"timeoutSeconds": 1.5}', "live_model_config.timeout_seconds",
+     "valid integer"),
+    ('"live_model_config": {"timeout": 60}', "live_model_config.timeout", "unknown key"),
 ])
 def test_wrong_types_outside_criteria(tmp_path: Path, section: str, key: str, message: str) -> None:
     p = tmp_path / "cfg.json"

@@ -145,6 +145,13 @@ class UserSimulatorConfig(_ConfigModel):
     temperature: float = 0.7
 
 
+class LiveModelConfig(_ConfigModel):
+    """`live_model_config` as written (ADK's, for Live API models, which agenteval does not
+    run): validated as ADK validates it, then kept as a dict and otherwise ignored."""
+
+    timeout_seconds: int = Field(default=300, gt=0)
+
+
 class EndpointConfig(_ConfigModel):
     """`endpoints.<model name>` in an eval config (agenteval extension): how to talk to that
     model endpoint, for the agent, the judges and the user simulator alike. Unset fields keep
@@ -189,7 +196,7 @@ class EvalConfig(_ConfigModel):
     criteria: dict[str, CriterionValue] = Field(default_factory=lambda: dict(DEFAULT_CRITERIA))
     custom_metrics: dict[str, CustomMetricConfig] | None = None
     user_simulator_config: Annotated[dict[str, Any], _DictValidatedAs(UserSimulatorConfig)] | None = None
-    live_model_config: dict[str, Any] | None = None
+    live_model_config: Annotated[dict[str, Any], _DictValidatedAs(LiveModelConfig)] | None = None
     not_evaluated: Literal["fail", "ignore"] = "fail"
     repeat_gating: Literal["mean", "all_runs", "any_run"] = "mean"
     endpoints: dict[str, EndpointConfig] | None = None
