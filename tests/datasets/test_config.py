@@ -128,6 +128,22 @@ def test_wrong_types_outside_criteria(tmp_path: Path, section: str, key: str, me
     assert message in err.value.message
 
 
+@pytest.mark.parametrize(("text", "where"), [
+    ('"criteria": {"response_match_score": 0.5}, ', "`criteria`"),
+    ("", "`criteria` (absent from this file: the default criteria run)"),
+])
+def test_a_custom_metric_that_criteria_does_not_name_is_refused(tmp_path: Path, text: str,
+                                                                 where: str) -> None:
+    # It would never run: the run went green without it.
+    p = tmp_path / "cfg.json"
+    p.write_text(f'{{{text}"custom_metrics": {{"m": {{"code_config": {{"name": "a.b"}}}}}}}}')
+    with pytest.raises(DataError) as err:
+        load_eval_config(p)
+    assert (err.value.file, err.value.path) == (str(p), "custom_metrics.m")
+    assert err.value.message == (f"declared but not named in {where}, so it would never run; "
+                                 'add "m": <threshold> to criteria, or remove it')
+
+
 def test_integers_are_numbers_and_the_simulator_config_stays_a_dict(tmp_path: Path) -> None:
     p = tmp_path / "cfg.json"
     p.write_text('{"criteria": {"response_match_score": 1, "tool_trajectory_avg_score": '

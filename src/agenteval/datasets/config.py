@@ -21,9 +21,23 @@ def load_eval_config(path: str | Path) -> EvalConfig:
     if not isinstance(data, dict):
         raise DataError(path, "", "expected a JSON object with `criteria`")
     try:
-        return EvalConfig.model_validate(data)
+        config = EvalConfig.model_validate(data)
     except ValidationError as e:
         raise from_validation_error(path, e) from None
+    _refuse_unused_custom_metrics(path, config, "criteria" in data)
+    return config
+
+
+def _refuse_unused_custom_metrics(path: str | Path, config: EvalConfig, has_criteria: bool) -> None:
+    # A custom metric runs only if `criteria` names it (as in ADK, which then skips it
+    # silently): declared alone, it left the run green without ever being scored.
+    for name in config.custom_metrics or {}:
+        if name not in config.criteria:
+            where = ("`criteria`" if has_criteria else
+                     "`criteria` (absent from this file: the default criteria run)")
+            raise DataError(path, f"custom_metrics.{name}",
+                            f"declared but not named in {where}, so it would never run; add "
+                            f'"{name}": <threshold> to criteria, or remove it')
 
 
 def default_config_for(eval_set_path: str | Path) -> tuple[EvalConfig, Path | None]:

@@ -123,7 +123,8 @@ class MetricInfo(_ConfigModel):
 
 
 class CustomMetricConfig(_ConfigModel):
-    """A custom metric declared in the config (it runs only if `criteria` names it too)."""
+    """A custom metric declared in the config; `criteria` must name it too (a config file
+    declaring one that `criteria` does not name is refused: it would never run)."""
 
     code_config: CodeConfig
     metric_info: MetricInfo | None = None
