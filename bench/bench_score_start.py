@@ -30,7 +30,8 @@ def made(self, *a, **k):
     os.write(2, ("\\nSTART " + told + "\\n").encode())
     os._exit(0)
 sharded._Pool.__init__ = made
-streamed.worker_count = lambda *a: 2  # (sharded whatever the CPUs: the pool is what is timed)
+# (sharded whatever the CPUs: the pool is what is timed; `sharded` holds it since session 35)
+(streamed if hasattr(streamed, "worker_count") else sharded).worker_count = lambda *a: 2
 main.main(sys.argv[1:])
 """
 

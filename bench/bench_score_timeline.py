@@ -69,13 +69,16 @@ def child(argv: list[str], launched: float, out: str, workers: int) -> None:
                 mark(f"{tag}#{n} end")
         setattr(owner, name, wrapped)
 
+    # (`streamed` imports these from `sharded` where it re-scores since session 35; older trees
+    # hold them in `streamed` itself.)
+    home = streamed if hasattr(streamed, "worker_count") else sharded
     if workers:  # the processes asked for, whatever the CPUs' idle share now
-        streamed.worker_count = lambda *a: workers
+        home.worker_count = lambda *a: workers
     wrap(commands, "open_eval_set", "commands.open_eval_set")
     wrap(commands, "prepare")
     wrap(streamed, "open_eval_set", "streamed.open_eval_set")
-    wrap(streamed, "worker_count")
-    wrap(streamed, "hold_fork_server")
+    wrap(home, "worker_count")
+    wrap(home, "hold_fork_server")
     wrap(sharded, "frame_ok" if hasattr(sharded, "frame_ok") else "spans")  # (the split ends before it)
     wrap(sharded._Pool, "__init__", "pool")
     wrap(sharded._Pool, "shutdown", "pool.shutdown")

@@ -30,15 +30,16 @@ class _Captured(BaseException):
 def run_setup(argv: list[str]) -> Any:
     """The `ShardSetup` the sharded `agenteval score` of `argv` would give its workers."""
     from agenteval.cli.main import main as cli
-    from agenteval.runner import streamed
+    from agenteval.runner import shard_worker, sharded
 
-    made = streamed.ShardSetup
+    # (`runner.streamed` imports these two where it re-scores, since session 35: patched at home.)
+    made = shard_worker.ShardSetup
 
     def capture(*a: Any, **k: Any) -> Any:
         raise _Captured(made(*a, **k))
 
-    streamed.ShardSetup = capture  # type: ignore[misc,assignment]
-    streamed.worker_count = lambda *args: 2  # type: ignore[assignment]
+    shard_worker.ShardSetup = capture  # type: ignore[misc,assignment]
+    sharded.worker_count = lambda *args: 2  # type: ignore[assignment]
     sys.argv = ["agenteval", "score", *argv, "--output", "/dev/null"]
     try:
         cli()
@@ -46,6 +47,8 @@ def run_setup(argv: list[str]) -> Any:
         return c.setup
     except SystemExit:
         pass
+    finally:
+        shard_worker.ShardSetup = made  # type: ignore[misc]
     raise SystemExit("the command did not reach a sharded run")
 
 

@@ -18,9 +18,12 @@ import sys
 def main() -> None:
     workers = int(sys.argv[1])
     from agenteval.cli.main import main as cli
-    from agenteval.runner import streamed
+    from agenteval.runner import sharded, streamed
 
-    streamed.worker_count = lambda *args: workers  # type: ignore[assignment]
+    # (`streamed` imports it from `sharded` where it re-scores since session 35; older trees
+    # hold it in `streamed`.)
+    home = streamed if hasattr(streamed, "worker_count") else sharded
+    home.worker_count = lambda *args: workers  # type: ignore[attr-defined]
     sys.argv = ["agenteval", "score", *sys.argv[2:]]
     cli()
 
