@@ -12,7 +12,8 @@ both sides ran a case more than once, `significant` tells whether the 95% CIs ar
 
 `compare_cases` makes the same comparison from case summaries given a case at a time, keeping
 only what the table and the Markdown show (`ComparisonRows`): a 50,000-case comparison is not
-held whole.
+held whole. `case_changes` keeps each case's change alone (`CaseChanges`, what the web pages
+through), `case_delta` makes one case's rows again.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
+from typing import Literal
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -228,6 +230,80 @@ def compare_cases(pairs: Iterable[tuple[str, CaseSummary | None, CaseSummary | N
                           counts, regressions, rows, total)
 
 
+def case_delta(eval_id: str, before: CaseSummary | None, after: CaseSummary | None, a: EvalSetResult,
+               b: EvalSetResult, margin: float = 0.0) -> CaseDelta:
+    """One case of `compare(a, b, margin)` from its summaries (None where a run lacks it), of
+    runs `a` and `b` (their heads)."""
+    return _case(eval_id, _outcome(a, before), _outcome(b, after), margin)
+
+
+Shown = Literal["all", "changed", "regressed", "improved", "unchanged", "added", "removed"]
+_SHOWN: dict[str, frozenset[Change]] = {
+    "improved": frozenset({Change.IMPROVED, Change.NEWLY_PASSED}), "unchanged": frozenset({Change.UNCHANGED}),
+    "added": frozenset({Change.ADDED}), "removed": frozenset({Change.REMOVED})}
+
+
+@dataclass(frozen=True, slots=True)
+class CaseLine:
+    """One case of a comparison without its summaries."""
+
+    eval_id: str
+    change: Change
+    regressed: bool
+    """It or one of its criteria regressed or newly failed (`CaseDelta.regressed`)."""
+    changed: bool
+    """Among the changed rows that the table and the Markdown show (it or a criterion changed)."""
+
+    def shown(self, which: Shown) -> bool:
+        """Whether it is among the cases `which` names: all, changed (as `changed`), regressed
+        (as `regressed`), improved (improved or newly passed), unchanged, added, removed."""
+        if which == "all":
+            return True
+        if which == "changed":
+            return self.changed
+        if which == "regressed":
+            return self.regressed
+        return self.change in _SHOWN[which]
+
+
+@dataclass(frozen=True)
+class CaseChanges:
+    """A comparison's cases without their summaries (a 50,000-case comparison: a few MB), in
+    `compare`'s order: counts, regressions, and the cases to page through (their rows are made
+    again from their summaries by `case_delta`)."""
+
+    baseline_id: str
+    candidate_id: str
+    baseline_set: str
+    candidate_set: str
+    margin: float
+    cases: list[CaseLine]
+
+    def counts(self) -> dict[Change, int]:
+        """Cases per change (every Change present, zero included)."""
+        out = dict.fromkeys(Change, 0)
+        for c in self.cases:
+            out[c.change] += 1
+        return out
+
+    @property
+    def has_regressions(self) -> bool:
+        return any(c.regressed for c in self.cases)
+
+
+def case_changes(pairs: Iterable[tuple[str, CaseSummary | None, CaseSummary | None]], a: EvalSetResult,
+                 b: EvalSetResult, margin: float = 0.0) -> CaseChanges:
+    """`compare(a, b, margin)`'s cases without their summaries, from the cases' summaries given
+    a case at a time (as `compare_cases` takes them)."""
+    if margin < 0:
+        raise ValueError("margin must be ≥ 0")
+    lines = []
+    for eval_id, before, after in pairs:
+        case = case_delta(eval_id, before, after, a, b, margin)
+        lines.append(CaseLine(eval_id, case.change, case.regressed, bool(_case_rows(case, show_unchanged=False))))
+    return CaseChanges(a.eval_set_result_id, b.eval_set_result_id, a.eval_set_id, b.eval_set_id, margin, lines)
+
+
 def _outcome(run: EvalSetResult, summary: CaseSummary | None) -> CaseOutcome | None:
     return None if summary is None else CaseOutcome(run.eval_set_id, run.gating, summary, [])
 
@@ -337,11 +413,16 @@ def comparison_markdown(of: Comparison | ComparisonRows, max_rows: int = 200) ->
 
 __all__ = [
     "REGRESSIONS",
+    "CaseChanges",
     "CaseDelta",
+    "CaseLine",
     "Change",
     "Comparison",
     "ComparisonRows",
     "CriterionDelta",
+    "Shown",
+    "case_changes",
+    "case_delta",
     "compare",
     "compare_cases",
     "comparison_markdown",

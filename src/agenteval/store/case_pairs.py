@@ -80,6 +80,51 @@ def case_pairs(store: RunStore, ref_a: str, ref_b: str) -> Iterator[Pair]:
             yield eval_id, _summary(eval_id, runs, status, removed.take(eval_id)), None
 
 
+def stored_pairs(store_a: RunStore, ref_a: str, store_b: RunStore, ref_b: str) -> Iterator[Pair]:
+    """`case_pairs` of run `ref_a` of `store_a` (baseline) and run `ref_b` of `store_b`
+    (candidate), in the same order: a case at a time when both are in one store; else from
+    both runs' summaries, read whole (two agents' histories are two databases)."""
+    if store_a.path == store_b.path:
+        yield from case_pairs(store_a, ref_a, ref_b)
+        return
+    before = {c.eval_id: c for c in store_a.summary(ref_a).summary}
+    after = store_b.summary(ref_b).summary
+    for case in after:
+        yield case.eval_id, before.pop(case.eval_id, None), case
+    for eval_id, case in before.items():  # (the baseline's the candidate lacks, in its order)
+        yield eval_id, case, None
+
+
+# At most this many eval ids are looked up at once (SQLite's limit of bound values, older builds).
+MAX_LOOKUP = 500
+
+
+def pairs_of(store_a: RunStore, run_a: str, store_b: RunStore, run_b: str, eval_ids: list[str]) -> list[Pair]:
+    """(eval id, baseline's summary, candidate's summary) of each of `eval_ids` (at most
+    `MAX_LOOKUP`), in their order, of stored runs `run_a` of `store_a` and `run_b` of `store_b`
+    (their ids); None where a run lacks the case. Reads those cases alone."""
+    if len(eval_ids) > MAX_LOOKUP:
+        raise ValueError(f"at most {MAX_LOOKUP} eval ids at once")
+    a, b = _summaries_of(store_a, run_a, eval_ids), _summaries_of(store_b, run_b, eval_ids)
+    return [(i, a.get(i), b.get(i)) for i in eval_ids]
+
+
+def _summaries_of(store: RunStore, run_id: str, eval_ids: list[str]) -> dict[str, CaseSummary]:
+    marks = ", ".join("?" * len(eval_ids))
+    with connect(store.path, False, lambda conn: None, "the run database") as conn:
+        if conn is None or not eval_ids:
+            return {}
+        cases = conn.execute(f"SELECT eval_id, runs, status FROM cases WHERE run_id = ? AND eval_id IN ({marks})",
+                             (run_id, *eval_ids)).fetchall()
+        metrics = _Grouped(conn.execute(
+            f"SELECT s.eval_id, {_COLUMNS} FROM case_summaries s WHERE s.run_id = ? AND s.eval_id IN ({marks}) "
+            "ORDER BY s.eval_id, s.metric_name", (run_id, *eval_ids)))
+        by_id = {}
+        for eval_id, runs, status in sorted(cases):
+            by_id[eval_id] = _summary(eval_id, runs, status, metrics.take(eval_id))
+        return by_id
+
+
 def summary_pairs(ref_a: str, ref_b: str, root: str | Path) -> Iterator[Pair] | None:
     """The pairs of runs `ref_a` and `ref_b` when both are stored runs of the store at `root`,
     read a case at a time; None for a result file: its summaries are read with its case runs,
@@ -91,4 +136,4 @@ def summary_pairs(ref_a: str, ref_b: str, root: str | Path) -> Iterator[Pair] | 
     return case_pairs(RunStore(root), ref_a, ref_b)
 
 
-__all__ = ["Pair", "case_pairs", "summary_pairs"]
+__all__ = ["MAX_LOOKUP", "Pair", "case_pairs", "pairs_of", "stored_pairs", "summary_pairs"]

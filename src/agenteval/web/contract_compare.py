@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from agenteval.reporting.compare import Shown
 from agenteval.web.contract import Out, StatusWord, SummaryMetric
 
 # --- comparisons and trends ------------------------------------------------------------------
@@ -63,8 +64,16 @@ class ComparisonView(Out):
     """Whether any case regressed or newly failed."""
     counts: dict[str, int]
     """Cases by change."""
+    show: Shown
+    """Which cases are listed: all, changed (it or a criterion changed), regressed (it or a
+    criterion regressed or newly failed), improved (improved or newly passed), unchanged,
+    added, removed."""
+    total: int
+    """How many cases `show` names."""
+    offset: int
+    """Where `cases` starts among them."""
     cases: list[CaseChange]
-    """Case by case, in candidate order, then removed cases."""
+    """A page of the cases `show` names, in candidate order, then removed cases."""
 
 
 class MeasureView(Out):
@@ -100,12 +109,15 @@ class MeasureView(Out):
     """Significant at alpha after adjustment, and which way (None: not significant)."""
 
 
+PairedChangeWord = Literal["REGRESSED", "IMPROVED", "INCONCLUSIVE", "UNCHANGED", "ADDED", "REMOVED"]
+
+
 class PairedCaseView(Out):
     """One case judged from its own runs: Fisher exact test of its pass counts."""
 
     eval_id: str
     """The case."""
-    change: Literal["REGRESSED", "IMPROVED", "INCONCLUSIVE", "UNCHANGED", "ADDED", "REMOVED"]
+    change: PairedChangeWord
     """What happened to it."""
     passed_a: int
     """Baseline runs passed."""
@@ -140,8 +152,12 @@ class PairedView(Out):
     """The case verdict first, then each criterion."""
     counts: dict[str, int]
     """Cases by change."""
+    total: int
+    """How many cases are named (by `eval_id`, else by `change`, else all)."""
+    offset: int
+    """Where `cases` starts among them."""
     cases: list[PairedCaseView]
-    """Case by case, in candidate order, then removed cases."""
+    """A page of the cases named, in candidate order, then removed cases."""
     k: int
     """k of pass@k and pass^k."""
     pass_k_a: tuple[float, float] | None
@@ -174,4 +190,4 @@ class TrendPoint(Out):
 
 
 __all__ = ["CaseChange", "ChangeWord", "ComparisonView", "CriterionChange", "MeasureView", "PairedCaseView",
-           "PairedView", "TrendPoint"]
+           "PairedChangeWord", "PairedView", "TrendPoint"]

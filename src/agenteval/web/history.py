@@ -65,7 +65,7 @@ class Stores:
         self._lock = threading.Lock()
         self._loading = threading.Lock()  # one load at a time: two views of a large run load it once
         self._indexes: OrderedDict[tuple[str, float, int], CaseIndex | None] = OrderedDict()
-        self._derived: OrderedDict[tuple[str, float, int, str, str], object] = OrderedDict()
+        self._derived: OrderedDict[tuple[object, ...], object] = OrderedDict()
 
     def roots(self, app: str | None = None) -> list[tuple[str | None, Path]]:
         """(app, store root) of every store, or of one app's."""
@@ -206,6 +206,29 @@ class Stores:
             while len(self._indexes) > _CACHED_INDEXES:
                 self._indexes.popitem(last=False)
         return index
+
+    def of_two(self, a: StoredRun, b: StoredRun, what: str, compute: Callable[[], T]) -> T:
+        """`compute()` of runs `a` and `b`, cached under `what` with both runs (at most
+        `_CACHED_DERIVED` results, shared with `over_cases`): a large comparison's next page
+        reads only its own cases. Runs are known by store, id and row: a recorded run does
+        not change (recorded again, its row is new)."""
+        key = ("two", *(str(s.root) for s in (a, b)), a.row, b.row, what)
+        with self._lock:
+            if key in self._derived:
+                self._derived.move_to_end(key)
+                return cast(T, self._derived[key])
+        got = compute()
+        with self._lock:
+            self._derived[key] = got
+            while len(self._derived) > _CACHED_DERIVED:
+                self._derived.popitem(last=False)
+        return got
+
+    def head(self, stored: StoredRun) -> EvalSetResult:
+        """The run's document head from its row (id, eval set, created, gating; no case)."""
+        row = stored.row
+        return EvalSetResult(eval_set_result_id=row.run_id, eval_set_id=row.eval_set_id,
+                             creation_timestamp=row.created, gating=row.gating)
 
     def summary(self, stored: StoredRun) -> EvalSetResult:
         """Verdicts and criterion summaries from the database alone (no case results)."""

@@ -15,7 +15,7 @@ from typing import Any
 import agenteval.reporting.certificates as certificates
 from agenteval.calibration import reviewable
 from agenteval.reporting.agent_tree import case_agents, multi_agent, node_facts, verdict_text
-from agenteval.reporting.compare import Comparison
+from agenteval.reporting.compare import CaseChanges, CaseDelta, Shown
 from agenteval.reporting.html import tool_call_diff
 from agenteval.reporting.outcome import (
     call_lines,
@@ -38,7 +38,7 @@ from agenteval.schema import (
 from agenteval.store.sessions import ChatSession, ChatTurn
 from agenteval.tracing.agent_summary import AgentNode, InvocationAgents, agent_summary
 from agenteval.verdicts import CaseOutcome, SetCounts, invocation_tokens, outcomes
-from agenteval.verdicts.paired import PairedComparison
+from agenteval.verdicts.paired import CaseStat, PairedComparison
 from agenteval.web.contract import (
     AgentNodeView,
     ArgumentDiff,
@@ -296,12 +296,13 @@ def _metric_or_none(m: MetricSummary | None) -> SummaryMetric | None:
     return None if m is None else summary_metric(m)
 
 
-def comparison_json(c: Comparison) -> ComparisonView:
-    """`reporting.compare.compare`'s result as JSON (changes as their words)."""
+def comparison_json(c: CaseChanges, show: Shown, total: int, offset: int, page: Sequence[CaseDelta]) -> ComparisonView:
+    """`reporting.compare.case_changes`'s result as JSON (changes as their words), with a page
+    (`page`, from `offset`) of the `total` cases `show` names."""
     return ComparisonView(
         baseline_id=c.baseline_id, candidate_id=c.candidate_id, baseline_set=c.baseline_set,
         candidate_set=c.candidate_set, margin=c.margin, has_regressions=c.has_regressions,
-        counts={k.value: v for k, v in c.counts().items()},
+        counts={k.value: v for k, v in c.counts().items()}, show=show, total=total, offset=offset,
         cases=[CaseChange(eval_id=d.eval_id, change=d.change.value, regressed=d.regressed,
                           before=status_word(d.before) if d.before is not None else None,
                           after=status_word(d.after) if d.after is not None else None,
@@ -309,11 +310,12 @@ def comparison_json(c: Comparison) -> ComparisonView:
                                                     delta=k.delta, significant=k.significant,
                                                     before=_metric_or_none(k.before),
                                                     after=_metric_or_none(k.after)) for k in d.criteria])
-               for d in c.cases])
+               for d in page])
 
 
-def paired_json(c: PairedComparison) -> PairedView:
-    """`verdicts.paired.compare_paired`'s result as JSON."""
+def paired_json(c: PairedComparison, total: int, offset: int, page: Sequence[CaseStat]) -> PairedView:
+    """`verdicts.paired.compare_paired`'s result as JSON, with a page (`page`, from `offset`)
+    of the `total` cases asked for."""
     measures = [MeasureView(
         name=m.name, pairs=m.pairs, pass_a=m.pass_a, pass_b=m.pass_b, pass_ci=m.pass_ci, a_only=m.a_only,
         b_only=m.b_only, p_value=m.p_value, p_adjusted=m.p_adjusted, score_a=m.score_a,
@@ -322,11 +324,11 @@ def paired_json(c: PairedComparison) -> PairedView:
         for m in c.measures]
     cases = [PairedCaseView(eval_id=x.eval_id, change=x.change.value, passed_a=x.passed_a, runs_a=x.runs_a,
                             passed_b=x.passed_b, runs_b=x.runs_b, p_value=x.p_value,
-                            pass_k_a=x.pass_at(c.k, "a"), pass_k_b=x.pass_at(c.k, "b")) for x in c.cases]
+                            pass_k_a=x.pass_at(c.k, "a"), pass_k_b=x.pass_at(c.k, "b")) for x in page]
     return PairedView(baseline_id=c.baseline_id, candidate_id=c.candidate_id, alpha=c.alpha,
                       decision=c.decision(), gate_failed=c.gate_failed, measures=measures,
-                      counts={k.value: v for k, v in c.counts().items()}, cases=cases, k=c.k,
-                      pass_k_a=c.pass_k("a"), pass_k_b=c.pass_k("b"))
+                      counts={k.value: v for k, v in c.counts().items()}, total=total, offset=offset,
+                      cases=cases, k=c.k, pass_k_a=c.pass_k("a"), pass_k_b=c.pass_k("b"))
 
 
 def trend_point(stored: StoredRun, criteria: dict[str, float]) -> TrendPoint:

@@ -3,20 +3,23 @@ from elsewhere, and ADK's `/apps/{app}/eval-results` routes."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import anyio.to_thread
 from fastapi import APIRouter, Query, Request
 
 from agenteval.datasets.files import parse_json
 from agenteval.datasets.nesting import MAX_RESULT_DEPTH
 from agenteval.errors import DataError
-from agenteval.reporting.compare import compare
+from agenteval.reporting.compare import Shown, case_changes, case_delta
 from agenteval.schema import EvalSetResult
 from agenteval.store import RunStore, parse_result, record_run
+from agenteval.store.case_pairs import MAX_LOOKUP, pairs_of, stored_pairs
 from agenteval.store.db import ALIASES
 from agenteval.verdicts.paired import compare_paired
 from agenteval.web.context import ContractRoute, Web, WebDep, conflict, not_found
 from agenteval.web.contract import RunRef
-from agenteval.web.contract_compare import ComparisonView, PairedView, TrendPoint
+from agenteval.web.contract_compare import ComparisonView, PairedChangeWord, PairedView, TrendPoint
 from agenteval.web.views import comparison_json, paired_json, trend_point
 
 router = APIRouter(tags=["results"], route_class=ContractRoute)
@@ -27,24 +30,47 @@ _NOT_RUN_IDS = (*ALIASES, "live")
 
 
 @router.get("/api/compare")
-def compare_runs(web: WebDep, a: str, b: str, margin: float = Query(0.0, ge=0.0, le=1.0)) -> ComparisonView:
+def compare_runs(web: WebDep, a: str, b: str, margin: float = Query(0.0, ge=0.0, le=1.0),
+                 show: Shown = "all", offset: int = Query(0, ge=0),
+                 limit: int = Query(200, ge=0, le=MAX_LOOKUP)) -> ComparisonView:
     """Baseline `a` against candidate `b`, case by case and criterion by criterion, as
-    `agenteval compare` computes it (from the history's summaries)."""
+    `agenteval compare` computes it (from the history's summaries, a case at a time): the
+    counts of every case, and a page of the cases `show` names (`limit` from `offset`). Each
+    case's change is kept for the next pages; a page reads its own cases' summaries again."""
     base, cand = web.run(a), web.run(b)
-    return comparison_json(compare(web.stores.summary(base), web.stores.summary(cand), margin))
+    head_a, head_b = web.stores.head(base), web.stores.head(cand)
+    store_a, store_b = RunStore(base.root), RunStore(cand.root)
+    changes = web.stores.of_two(base, cand, f"compare {margin!r}", lambda: case_changes(
+        stored_pairs(store_a, base.row.run_id, store_b, cand.row.run_id), head_a, head_b, margin))
+    named = [c.eval_id for c in changes.cases if c.shown(show)]
+    ids = named[offset:offset + limit]
+    page = [case_delta(i, x, y, head_a, head_b, margin)
+            for i, x, y in pairs_of(store_a, base.row.run_id, store_b, cand.row.run_id, ids)]
+    return comparison_json(changes, show, len(named), offset, page)
 
 
 @router.get("/api/compare/paired")
 def compare_paired_runs(web: WebDep, a: str, b: str, alpha: float = Query(0.05, gt=0.0, lt=1.0),
-                        k: int | None = Query(None, ge=1), seed: int = 0) -> PairedView:
+                        k: int | None = Query(None, ge=1), seed: int = 0,
+                        eval_id: Annotated[list[str] | None, Query(max_length=MAX_LOOKUP)] = None,
+                        change: Annotated[list[PairedChangeWord] | None, Query()] = None,
+                        offset: int = Query(0, ge=0),
+                        limit: int = Query(200, ge=0, le=MAX_LOOKUP)) -> PairedView:
     """Baseline `a` against candidate `b` paired by case and run index: the decision, each
     measure's differences with intervals and p-values, each case's change, as `agenteval
-    compare` computes them (`verdicts.paired`, from the history's database)."""
+    compare` computes them (`verdicts.paired`, from the history's database; kept for the next
+    pages). Cases listed: those of `eval_id` (in their order; unknown ones left out), else
+    those of a `change`, else all; `limit` of them from `offset`."""
     base, cand = web.run(a), web.run(b)
-    paired = compare_paired(web.stores.summary(base), web.stores.summary(cand), alpha=alpha, k=k,
-                            seed=seed, runs_a=web.stores.case_runs(base),
-                            runs_b=web.stores.case_runs(cand))
-    return paired_json(paired)
+    paired = web.stores.of_two(base, cand, f"paired {alpha!r} {k} {seed}", lambda: compare_paired(
+        web.stores.head(base), web.stores.head(cand), alpha=alpha, k=k, seed=seed,
+        runs_a=web.stores.case_runs(base), runs_b=web.stores.case_runs(cand)))
+    if eval_id is not None:
+        by_id = {x.eval_id: x for x in paired.cases}
+        named = [by_id[i] for i in dict.fromkeys(eval_id) if i in by_id]
+    else:
+        named = [x for x in paired.cases if change is None or x.change.value in change]
+    return paired_json(paired, len(named), offset, named[offset:offset + limit])
 
 
 @router.get("/api/trends")

@@ -136,7 +136,10 @@
  * @property {number} margin - Mean-score changes within it count as unchanged.
  * @property {boolean} has_regressions - Whether any case regressed or newly failed.
  * @property {Object<string, number>} counts - Cases by change.
- * @property {Array<CaseChange>} cases - Case by case, in candidate order, then removed cases.
+ * @property {"all"|"changed"|"regressed"|"improved"|"unchanged"|"added"|"removed"} show - Which cases are listed: all, changed (it or a criterion changed), regressed (it or a criterion regressed or newly failed), improved (improved or newly passed), unchanged, added, removed.
+ * @property {number} total - How many cases `show` names.
+ * @property {number} offset - Where `cases` starts among them.
+ * @property {Array<CaseChange>} cases - A page of the cases `show` names, in candidate order, then removed cases.
  */
 
 /**
@@ -278,7 +281,9 @@
  * @property {boolean} gate_failed - Whether `agenteval compare` (--fail_on regression) would exit 1.
  * @property {Array<MeasureView>} measures - The case verdict first, then each criterion.
  * @property {Object<string, number>} counts - Cases by change.
- * @property {Array<PairedCaseView>} cases - Case by case, in candidate order, then removed cases.
+ * @property {number} total - How many cases are named (by `eval_id`, else by `change`, else all).
+ * @property {number} offset - Where `cases` starts among them.
+ * @property {Array<PairedCaseView>} cases - A page of the cases named, in candidate order, then removed cases.
  * @property {number} k - k of pass@k and pass^k.
  * @property {Array<*>|null} pass_k_a - Baseline (pass@k, pass^k), means over the cases on both sides.
  * @property {Array<*>|null} pass_k_b - Candidate (pass@k, pass^k).
