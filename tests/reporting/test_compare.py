@@ -117,3 +117,29 @@ def test_a_comparison_made_a_case_at_a_time_shows_what_the_whole_one_does(keep: 
     assert made.counts == whole.counts() and made.regressions == len(whole.regressions) == 7
     assert made.total_rows == len(whole.shown().rows) > keep or keep == 200
     assert _render(made, min(keep, 100)) == _render(whole, min(keep, 100))
+
+
+def test_a_comparisons_case_changes_are_its_cases_without_their_summaries() -> None:
+    from agenteval.reporting.compare import case_changes, case_delta, compare_cases
+    from agenteval.verdicts.outcome import outcomes
+
+    base = {**BASE, "crit_gone": {"m": 0.9, "k": 0.9}}
+    cand = {**CAND, "crit_gone": {"m": 0.9}}  # (an unchanged case whose criterion was removed: changed)
+    a, b = result(_cases(base)), result(_cases(cand), result_id="s_2")
+    whole = compare(a, b, margin=0.05)
+    before = {c.eval_id: c.summary for c in outcomes(a)}
+    after = {c.eval_id: c.summary for c in outcomes(b)}
+    pairs = [(i, before.get(i), after.get(i)) for i in [*after, *(i for i in before if i not in after)]]
+    made = case_changes(iter(pairs), a, b, margin=0.05)
+    assert [(c.eval_id, c.change, c.regressed) for c in made.cases] == [
+        (d.eval_id, d.change, d.regressed) for d in whole.cases]
+    assert made.counts() == whole.counts() == compare_cases(iter(pairs), a, b, 0.05).counts
+    assert made.has_regressions and made.margin == 0.05 and made.candidate_id == "s_2"
+    shown = {w: [c.eval_id for c in made.cases if c.shown(w)]
+             for w in ("all", "changed", "regressed", "improved", "unchanged", "added", "removed")}
+    assert set(shown["changed"]) == {c.eval_id for c, _ in whole.shown().rows}
+    assert "crit_gone" in shown["changed"] and "crit_gone" in shown["unchanged"]
+    assert shown["regressed"] == ["drop", "fails"] and shown["improved"] == ["rise", "fixed"]
+    assert shown["added"] == ["new"] and shown["removed"] == ["gone"] and len(shown["all"]) == 9
+    assert case_delta("drop", before["drop"], after["drop"], a, b, 0.05) == next(
+        d for d in whole.cases if d.eval_id == "drop")

@@ -24,3 +24,23 @@ def test_the_pairs_come_in_the_comparisons_order_as_the_summaries_read_whole(tmp
         ("gone", before["gone"], None), ("old", before["old"], None)]
     assert summary_pairs("ra", str(tmp_path / "x.json"), tmp_path) is None  # (a file: read with its runs)
     assert next(case_pairs(store, "rb", "rb")) == ("y", after["y"], after["y"])
+
+
+def test_two_stores_runs_pair_in_the_same_order_and_cases_are_read_by_eval_id(tmp_path: Path) -> None:
+    from agenteval.store.case_pairs import pairs_of, stored_pairs
+
+    a = result([case("gone", {"m": 1.0}), case("x", {"m": 0.5, "n": 1.0}), case("y", {"m": 0.0})],
+               result_id="ra")
+    b = result([case("y", {"m": 1.0}), case("new", {"m": 0.9}), case("x", {"m": 0.4})], result_id="rb")
+    b.creation_timestamp = a.creation_timestamp + 1
+    record_run(tmp_path / "one", [a, b])
+    record_run(tmp_path / "a", [a])
+    record_run(tmp_path / "b", [b])
+    one, store_a, store_b = RunStore(tmp_path / "one"), RunStore(tmp_path / "a"), RunStore(tmp_path / "b")
+    joined = list(case_pairs(one, "ra", "rb"))
+    assert [p[0] for p in joined] == ["y", "new", "x", "gone"]
+    assert list(stored_pairs(store_a, "ra", store_b, "rb")) == joined == list(stored_pairs(one, "ra", one, "rb"))
+    by_id = {p[0]: p for p in joined}
+    assert pairs_of(store_a, "ra", store_b, "rb", ["x", "gone", "nope", "new"]) == [
+        by_id["x"], by_id["gone"], ("nope", None, None), by_id["new"]]
+    assert pairs_of(one, "ra", one, "rb", []) == []
