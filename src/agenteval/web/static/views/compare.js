@@ -1,5 +1,7 @@
 /* Two runs compared case by case, and the picker of the two. Runs are named as the CLI prints
- * them (their run id, else the document id) with the date they ran. */
+ * them (their run id, else the document id) with the date they ran. The counts and the paired
+ * statistics are of every case; the cases come a page at a time, filtered by the server
+ * (address: #/compare/A/B?show=changed|regressed|improved|unchanged|added|removed|all&margin=m). */
 
 import { api, qs } from "../api.js";
 import { add, badge, h } from "../dom.js";
@@ -7,49 +9,81 @@ import { enc, fmt, fmtTime } from "../format.js";
 import { go, link, paint } from "../nav.js";
 import { runLabel } from "./runs.js";
 
+// Which cases are listed (the server filters and pages them; its counts are of every case).
+const SHOWN = { changed: "changed", regressed: "regressed", improved: "improved", unchanged: "unchanged", added: "added", removed: "removed", all: "every case" };
+const PAGE = 100;
+
 export async function showCompare(token, a, b, query) {
   if (!a || !b) return comparePicker(token);
   const margin = query.margin || "0";
-  /** @type {ComparisonView} */
-  const c = await api(`/api/compare?a=${enc(a)}&b=${enc(b)}&margin=${enc(margin)}`);
-  /** @type {PairedView} */
-  const p = await api(`/api/compare/paired?a=${enc(a)}&b=${enc(b)}`);
+  const show = query.show in SHOWN ? query.show : query.all === "1" ? "all" : "changed";
+  const base = `a=${enc(a)}&b=${enc(b)}`;
+  /** @returns {Promise<ComparisonView>} */
+  const casesFrom = (offset) => api(`/api/compare?${base}&margin=${enc(margin)}&show=${show}&offset=${offset}&limit=${PAGE}`);
+  /** The paired view of these cases (its measures and counts are of every case).
+   * @param {Array<CaseChange>} cases @returns {Promise<PairedView>} */
+  const pairedOf = (cases) => api(`/api/compare/paired?${base}&limit=${cases.length}` + cases.map((x) => `&eval_id=${enc(x.eval_id)}`).join(""));
+  const c = await casesFrom(0);
+  const p = await pairedOf(c.cases);
   /** @type {Array<RunView>} */
   const [runA, runB] = await Promise.all([a, b].map((id) => api(`/api/runs/${enc(id)}`)));
-  const showAll = query.all === "1";
-  const counts = c.counts;
+  const showAll = show === "all" || show === "unchanged";
   /** @param {SummaryMetric|null} m */
   const flaky = (m) => m && m.runs > 1 && m.passed_runs > 0 && m.passed_runs < m.runs;
-  const flips = c.cases.filter((x) => x.criteria.some((k) => flaky(k.after) || flaky(k.before)));
   const tone = { "newly failed": "bad", regressed: "bad", "newly passed": "ok", improved: "ok", added: "info", removed: "na", unchanged: "info" };
+  const pick = h("select", { id: "cmp-show", title: "which cases are listed" }, Object.entries(SHOWN).map(([v, t]) => h("option", { value: v, text: t })));
+  pick.value = show;
+  pick.addEventListener("change", () => go(link("compare", a, b) + "?" + qs({ margin, show: pick.value })));
+  const flips = h("span", { class: "badge na flips", hidden: true });
+  let flipped = 0;
   const page = h("div", { class: "page compare" }, h("h2", { text: "Compare runs" }), pairedCard(p),
     h("div", { class: "card" }, h("dl", { class: "kv" },
       h("dt", { text: "baseline" }), runCell(runA, c.baseline_id, c.baseline_set),
       h("dt", { text: "candidate" }), runCell(runB, c.candidate_id, c.candidate_set),
       h("dt", { text: "margin" }), h("dd", { text: fmt(c.margin) })),
     h("div", { class: "row counts", style: "margin-top: 8px" },
-      Object.entries(counts).map(([k, n]) => h("span", { class: "badge " + (tone[k] || "info"), text: `${n} ${k}` })),
-      flips.length ? h("span", { class: "badge na", text: `${flips.length} flip between repeated runs` }) : null)),
-  h("div", { class: "row" }, h("a", { class: "btn", href: link("compare", a, b) + "?" + qs({ margin, all: showAll ? "0" : "1" }),
-    text: showAll ? "Hide unchanged" : "Show unchanged" }),
+      Object.entries(c.counts).map(([k, n]) => h("span", { class: "badge " + (tone[k] || "info"), text: `${n} ${k}` })), flips)),
+  h("div", { class: "row" }, h("label", {}, "cases listed ", pick),
     h("a", { class: "btn", href: link("compare", b, a), text: "Swap" })));
-  const rows = c.cases.filter((x) => showAll || x.change !== "unchanged" || x.criteria.some((k) => k.change !== "unchanged"));
-  const paired = new Map(p.cases.map((x) => [x.eval_id, x]));
   const body = h("tbody");
-  for (const x of rows.slice(0, 500)) {
-    const crit = x.criteria.filter((k) => showAll || k.change !== "unchanged");
-    body.append(h("tr", {}, h("td", {}, h("a", { href: link("runs", c.candidate_id, "cases", x.eval_id), text: x.eval_id })),
-      h("td", {}, h("span", { class: "badge " + (tone[x.change] || "info"), text: x.change })),
-      h("td", {}, x.before === null ? "–" : badge(x.before)), h("td", {}, x.after === null ? "–" : badge(x.after)),
-      h("td", {}, caseChange(paired.get(x.eval_id))),
-      h("td", {}, crit.map((k) => h("div", { class: tone[k.change] === "bad" ? "bad" : "" },
-        `${k.metric_name}: ${fmt(k.before && k.before.mean)} → ${fmt(k.after && k.after.mean)}`,
-        k.delta !== null && k.delta !== undefined ? ` (${k.delta >= 0 ? "+" : ""}${fmt(k.delta)})` : "", ` ${k.change}`,
-        k.significant ? " · significant" : "", flaky(k.after) ? ` · flips (${k.after.passed_runs}/${k.after.runs} passed)` : "")))));
-  }
+  /** The rows of a page of cases, with each case's change from its own runs.
+   * @param {Array<CaseChange>} cases @param {PairedView} paired */
+  const addRows = (cases, paired) => {
+    const byId = new Map(paired.cases.map((x) => [x.eval_id, x]));
+    for (const x of cases) {
+      const crit = x.criteria.filter((k) => showAll || k.change !== "unchanged");
+      flipped += x.criteria.some((k) => flaky(k.after) || flaky(k.before)) ? 1 : 0;
+      body.append(h("tr", { "data-case": x.eval_id }, h("td", {}, h("a", { href: link("runs", c.candidate_id, "cases", x.eval_id), text: x.eval_id })),
+        h("td", {}, h("span", { class: "badge " + (tone[x.change] || "info"), text: x.change })),
+        h("td", {}, x.before === null ? "–" : badge(x.before)), h("td", {}, x.after === null ? "–" : badge(x.after)),
+        h("td", {}, caseChange(byId.get(x.eval_id))),
+        h("td", {}, crit.map((k) => h("div", { class: tone[k.change] === "bad" ? "bad" : "" },
+          `${k.metric_name}: ${fmt(k.before && k.before.mean)} → ${fmt(k.after && k.after.mean)}`,
+          k.delta !== null && k.delta !== undefined ? ` (${k.delta >= 0 ? "+" : ""}${fmt(k.delta)})` : "", ` ${k.change}`,
+          k.significant ? " · significant" : "", flaky(k.after) ? ` · flips (${k.after.passed_runs}/${k.after.runs} passed)` : "")))));
+    }
+    flips.hidden = !flipped;
+    flips.textContent = `${flipped} listed flip between repeated runs`;
+  };
+  addRows(c.cases, p);
+  const listed = h("span", { class: "muted listed" });
+  const more = h("button", { id: "cmp-more", text: `Show ${PAGE} more` });
+  const footer = h("div", { class: "row" }, listed, more);
+  const update = () => {
+    const n = body.childElementCount;
+    listed.textContent = `${n} of ${c.total} ${show === "all" ? "" : SHOWN[show] + " "}case${c.total === 1 ? "" : "s"} listed`;
+    more.hidden = n >= c.total;
+  };
+  more.addEventListener("click", async () => {
+    more.disabled = true;
+    try {
+      const next = await casesFrom(body.childElementCount);
+      addRows(next.cases, await pairedOf(next.cases));
+    } finally { more.disabled = false; update(); }
+  });
+  update();
   add(page, h("table", { class: "cmp" }, h("thead", {}, h("tr", {}, ["case", "change", "before", "after", "from its runs", "criteria"].map((t) => h("th", { text: t })))), body),
-    rows.length > 500 ? h("p", { class: "muted", text: `first 500 of ${rows.length} cases shown` }) : null,
-    rows.length ? null : h("p", { class: "muted", text: "Nothing changed." }));
+    c.total ? footer : h("p", { class: "muted", text: show === "changed" ? "Nothing changed." : `No ${SHOWN[show]} case.` }));
   paint(token, page);
 }
 
