@@ -58,9 +58,10 @@ if kind == "whole":
 else:
     c = get(f"/api/compare?{base}&margin=0&show=changed&limit=100")
     ids = "".join(f"&eval_id={x['eval_id']}" for x in c["cases"])
-    p = get(f"/api/compare/paired?{base}{ids}")
+    p = get(f"/api/compare/paired?{base}&limit={len(c['cases'])}{ids}")  # (as the page asks)
     more = get(f"/api/compare?{base}&margin=0&show=unchanged&offset=100&limit=100")
-    get(f"/api/compare/paired?{base}" + "".join(f"&eval_id={x['eval_id']}" for x in more["cases"]))
+    ids = "".join(f"&eval_id={x['eval_id']}" for x in more["cases"])
+    get(f"/api/compare/paired?{base}&limit={len(more['cases'])}{ids}")
 agg = {"counts": c["counts"], "has_regressions": c["has_regressions"], "decision": p["decision"],
        "gate_failed": p["gate_failed"], "measures": p["measures"], "paired_counts": p["counts"]}
 print(json.dumps({"requests": out, "aggregate": agg}))
@@ -96,7 +97,8 @@ def main() -> None:
             agent = copy_history(a.root, Path(tmp) / tree)
             t = time.monotonic()
             cpu, rss, got = _run(src, agent, kind)
-            print(f"tree {tree} ({kind}): CPU {cpu:.2f} s, peak {rss:.0f} MiB, wall {time.monotonic() - t:.1f} s, "
+            wall = time.monotonic() - t
+            print(f"tree {tree} ({kind}): CPU {cpu:.2f} s, peak {rss:.0f} MiB, wall {wall:.1f} s, "
                   f"load {os.getloadavg()[0]:.1f}")
             for r in got["requests"]:  # type: ignore[attr-defined]
                 print(f"  {r['url'][:90]:<90} CPU {r['cpu']:7.2f} s  {r['bytes']:>12,} bytes")

@@ -58,8 +58,8 @@ def test_the_comparison_is_the_clis_and_its_cases_come_a_page_at_a_time(live: Li
                                                    "eval_id": ["c4", "nope", "c8", "c4"]}).json()
     assert [c["eval_id"] for c in some["cases"]] == ["c4", "c8"] and some["total"] == 2
     assert some["measures"] == paired["measures"] and some["decision"] == paired["decision"]
-    removed = live.get("/api/compare/paired", params={"a": "base", "b": "cand", "change": ["REMOVED", "ADDED"],
-                                                      "limit": 1, "offset": 1}).json()
+    removed = live.get("/api/compare/paired", params={"a": "base", "b": "cand", "limit": 1, "offset": 1,
+                                                      "change": ["REMOVED", "ADDED"]}).json()
     assert removed["total"] == 2 and [c["eval_id"] for c in removed["cases"]] == ["c8"]
 
 

@@ -300,8 +300,10 @@ def case_changes(pairs: Iterable[tuple[str, CaseSummary | None, CaseSummary | No
     lines = []
     for eval_id, before, after in pairs:
         case = case_delta(eval_id, before, after, a, b, margin)
-        lines.append(CaseLine(eval_id, case.change, case.regressed, bool(_case_rows(case, show_unchanged=False))))
-    return CaseChanges(a.eval_set_result_id, b.eval_set_result_id, a.eval_set_id, b.eval_set_id, margin, lines)
+        changed = bool(_case_rows(case, show_unchanged=False))
+        lines.append(CaseLine(eval_id, case.change, case.regressed, changed))
+    return CaseChanges(a.eval_set_result_id, b.eval_set_result_id, a.eval_set_id, b.eval_set_id, margin,
+                       lines)
 
 
 def _outcome(run: EvalSetResult, summary: CaseSummary | None) -> CaseOutcome | None:

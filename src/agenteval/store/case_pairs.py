@@ -114,10 +114,11 @@ def _summaries_of(store: RunStore, run_id: str, eval_ids: list[str]) -> dict[str
     with connect(store.path, False, lambda conn: None, "the run database") as conn:
         if conn is None or not eval_ids:
             return {}
-        cases = conn.execute(f"SELECT eval_id, runs, status FROM cases WHERE run_id = ? AND eval_id IN ({marks})",
-                             (run_id, *eval_ids)).fetchall()
+        cases = conn.execute(f"SELECT eval_id, runs, status FROM cases WHERE run_id = ? "
+                             f"AND eval_id IN ({marks})", (run_id, *eval_ids)).fetchall()
         metrics = _Grouped(conn.execute(
-            f"SELECT s.eval_id, {_COLUMNS} FROM case_summaries s WHERE s.run_id = ? AND s.eval_id IN ({marks}) "
+            f"SELECT s.eval_id, {_COLUMNS} FROM case_summaries s WHERE s.run_id = ? "
+            f"AND s.eval_id IN ({marks}) "
             "ORDER BY s.eval_id, s.metric_name", (run_id, *eval_ids)))
         by_id = {}
         for eval_id, runs, status in sorted(cases):

@@ -296,7 +296,8 @@ def _metric_or_none(m: MetricSummary | None) -> SummaryMetric | None:
     return None if m is None else summary_metric(m)
 
 
-def comparison_json(c: CaseChanges, show: Shown, total: int, offset: int, page: Sequence[CaseDelta]) -> ComparisonView:
+def comparison_json(c: CaseChanges, show: Shown, total: int, offset: int,
+                    page: Sequence[CaseDelta]) -> ComparisonView:
     """`reporting.compare.case_changes`'s result as JSON (changes as their words), with a page
     (`page`, from `offset`) of the `total` cases `show` names."""
     return ComparisonView(
