@@ -104,6 +104,18 @@ def test_adding_a_session_needs_a_session_with_answers(live: Live) -> None:
     assert r.status_code == 404
 
 
+def test_a_new_case_id_the_cli_could_not_select_is_refused_naming_the_field(live: Live) -> None:
+    # A blank id made a case the page listed with no link (it could not be opened, edited or
+    # deleted); ',' and ':' made one `FILE:id1,id2` cannot select; the CLI refuses both.
+    live.post(f"{SETS}/smoke")
+    sid = _with_session(live, "roll a d6")
+    before = _file(live).read_bytes()
+    for eval_id, said in (("  ", "is blank"), ("a,b", "holds ','"), ("x:1", "holds ','")):
+        r = live.post(f"{SETS}/smoke/add-session", json={"eval_id": eval_id, "session_id": sid, "user_id": "u"})
+        assert r.status_code == 400 and r.json()["detail"].startswith("body.eval_id: ") and said in r.text, r.text
+    assert _file(live).read_bytes() == before
+
+
 def test_an_existing_adk_style_set_is_read_and_kept_loadable(live: Live) -> None:
     path = _file(live, "camel")
     turn = {"invocationId": "i", "userContent": {"parts": [{"text": "hi"}], "role": "user"},

@@ -116,13 +116,12 @@ def _rebuild(agent_path: str, eval_set_id: str, eval_ids: list[str], agent_model
 
 
 def _pickable(eval_id: str | None) -> None:
-    """Refuses a new case id that `FILE:id1,id2` could not pick out (`:` and `,` separate there);
-    ids of ADK's own files are not checked, only those these commands write."""
-    from agenteval.errors import DataError
+    """Refuses a new case id that `FILE:id1,id2` could not pick out (one rule with the web's:
+    `datasets.authoring.check_new_case_id`); ids of ADK's own files are not checked."""
+    if eval_id:
+        from agenteval.datasets.authoring import check_new_case_id
 
-    if eval_id and {",", ":"} & set(eval_id):
-        raise DataError(None, "--eval_id", f"{eval_id!r} holds ',' or ':', which FILE:id1,id2 cannot "
-                        "select by: choose another id")
+        check_new_case_id(eval_id, "--eval_id")
 
 
 def _record(agent_path: str, eval_set_id: str, prompts: tuple[str, ...], prompts_file: str | None,

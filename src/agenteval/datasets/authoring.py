@@ -35,6 +35,17 @@ def eval_set_path(agent_dir: str | Path, eval_set_id: str) -> Path:
     return Path(agent_dir) / f"{eval_set_id}.evalset.json"
 
 
+def check_new_case_id(eval_id: str, field: str) -> None:
+    """Refuses, as a DataError naming `field`, a new case id that a selection could not pick
+    out: blank (it names nothing) or holding `,` or `:` (`FILE:id1,id2` separates by them).
+    Ids already in a file (ADK's own) are not checked, only those agenteval writes."""
+    if not eval_id.strip():
+        raise DataError(None, field, f"{eval_id!r} is blank: name the new case")
+    if {",", ":"} & set(eval_id):
+        raise DataError(None, field, f"{eval_id!r} holds ',' or ':', which FILE:id1,id2 cannot "
+                        "select by: choose another id")
+
+
 def create_eval_set(agent_dir: str | Path, eval_set_id: str) -> Path:
     """Writes an empty eval set; a DataError when one exists already."""
     path = eval_set_path(agent_dir, eval_set_id)

@@ -17,6 +17,7 @@ from fastapi import APIRouter, Body
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agenteval.datasets import write_as_read
+from agenteval.datasets.authoring import check_new_case_id
 from agenteval.errors import DataError, from_validation_error
 from agenteval.schema import EvalCase, EvalSet, SessionInput
 from agenteval.web.context import ContractRoute, Web, WebDep, conflict, not_found
@@ -88,6 +89,7 @@ def add_session(app: str, set_id: str, body: AddSession, web: WebDep) -> EvalCas
     """The chat session as a new static case: its answered turns become the conversation, the
     state it started from the case's `session_input.state` (409 if the eval id exists)."""
     web.eval_set_path(app, set_id)  # 404 first when there is no such set
+    check_new_case_id(body.eval_id, "body.eval_id")  # as the CLI's: a case FILE:id can select
     session = web.sessions(app).get(body.session_id)
     if session is None or session.user_id != body.user_id:
         not_found(f"no session {body.session_id!r} of user {body.user_id!r} for agent {app!r}")
@@ -123,6 +125,7 @@ def add_from_run(app: str, set_id: str, body: FromRun, web: WebDep) -> EvalCase:
     the session's final state. The set is made when missing (409 if the eval id exists)."""
     from agenteval.authoring import case_from_source
 
+    check_new_case_id(body.eval_id, "body.eval_id")
     stored = web.stores.find(body.run_id, app)
     if stored is None:
         not_found(f"no run {body.run_id!r} of agent {app!r} in the run history")
