@@ -61,5 +61,6 @@ def test_duplicates_and_unknown_runs_are_refused_and_nothing_is_written(live: Li
     r = live.post(f"{SETS}/smoke/from-run", json={"eval_id": "x", "run_id": run_id, "case_id": "nope"})
     assert r.status_code in (400, 422) and "no case 'nope'" in r.text and path.read_bytes() == before
     for eval_id in (" ", "a,b"):  # ids the CLI's `FILE:id1,id2` could not select
-        r = live.post(f"{SETS}/smoke/from-run", json={"eval_id": eval_id, "run_id": run_id, "case_id": "dice"})
+        body = {"eval_id": eval_id, "run_id": run_id, "case_id": "dice"}
+        r = live.post(f"{SETS}/smoke/from-run", json=body)
         assert r.status_code == 400 and "body.eval_id" in r.text and path.read_bytes() == before, r.text

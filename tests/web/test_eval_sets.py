@@ -111,8 +111,10 @@ def test_a_new_case_id_the_cli_could_not_select_is_refused_naming_the_field(live
     sid = _with_session(live, "roll a d6")
     before = _file(live).read_bytes()
     for eval_id, said in (("  ", "is blank"), ("a,b", "holds ','"), ("x:1", "holds ','")):
-        r = live.post(f"{SETS}/smoke/add-session", json={"eval_id": eval_id, "session_id": sid, "user_id": "u"})
-        assert r.status_code == 400 and r.json()["detail"].startswith("body.eval_id: ") and said in r.text, r.text
+        body = {"eval_id": eval_id, "session_id": sid, "user_id": "u"}
+        r = live.post(f"{SETS}/smoke/add-session", json=body)
+        assert r.status_code == 400 and r.json()["detail"].startswith("body.eval_id: "), r.text
+        assert said in r.text, r.text
     assert _file(live).read_bytes() == before
 
 
