@@ -113,7 +113,11 @@ function invocationEditor(c, inv, i, ctx) {
 
 function callsEditor(inv, calls, i, ctx) {
   const { rerender, changed } = ctx;
-  const list = calls.map((call) => ({ ...call, args: { ...(call.args || {}) } }));
+  const list = calls.map((call) => {
+    const c = { ...call, args: { ...(call.args || {}) } };
+    if (call.args == null) bareArgs.set(c, call.args);
+    return c;
+  });
   const authorOf = list.find((c) => c.author);  // a new call is first credited to the first agent named
   const commit = () => { setInvCalls(inv, list); rerender(); };
   const update = () => { setInvCalls(inv, list); changed(); };
@@ -147,7 +151,17 @@ function argsEditor(call, ctx, where, update, commit) {
         oninput: (e) => { call.args[name] = parseLoose(e.target.value); update(); } });
     const key = h("input", { class: "arg-name" + (param && param.required ? " required" : ""), value: name, "aria-label": "argument name",
       title: param ? `${param.type}${param.required ? ", required" : ""}${param.description ? ": " + param.description : ""}` : "argument name",
-      onchange: (e) => { const v = call.args[name]; delete call.args[name]; call.args[e.target.value] = v; commit(); } });
+      onchange: (e) => {
+        const to = e.target.value.trim();
+        if (to === name) return;
+        // Renaming onto another argument's name would silently drop that argument's value.
+        if (!to || to in call.args) {
+          toast(to ? `${where}, ${call.name}: there is an argument ${to} already` : `${where}, ${call.name}: an argument needs a name`, true);
+          e.target.value = name;
+          return;
+        }
+        const v = call.args[name]; delete call.args[name]; call.args[to] = v; commit();
+      } });
     grid.append(h("span", { class: "arg-key" }, key, param && param.required ? h("span", { class: "req", title: "required", text: "*" }) : null), value,
       h("button", { class: "icon", title: "remove argument", text: "✕", onclick: () => { delete call.args[name]; commit(); } }));
   }
@@ -157,6 +171,9 @@ function argsEditor(call, ctx, where, update, commit) {
 }
 
 function parseLoose(text) { try { return JSON.parse(text); } catch { return text; } }
+
+/** Edited calls whose `args` the file left out (undefined) or gave as null. */
+const bareArgs = new WeakMap();
 
 /** The expected calls with the agent credited for each (`author`: its event's author; "" in
  * the legacy `tool_uses` form, which names no agent). */
@@ -178,7 +195,16 @@ function callsText(calls) {
  * call an event of its own authored by its agent. A call credited to an agent turns the legacy
  * form into events (the form that names agents), its tool responses following the calls. */
 function setInvCalls(inv, calls) {
-  const clean = calls.map((c) => ({ ...(c.id ? { id: c.id } : {}), name: c.name, args: c.args }));
+  // A call keeps every key it was read with (`will_continue`, `partial_args`, an id null or
+  // not): only `author`, its event's, is taken off; args absent or null stay so while none is added.
+  const clean = calls.map((call) => {
+    const c = { ...call };
+    delete c.author;
+    if (bareArgs.has(call) && !Object.keys(c.args || {}).length) {
+      if (bareArgs.get(call) === null) c.args = null; else delete c.args;
+    }
+    return c;
+  });
   const d = inv.intermediate_data;
   const named = calls.some((c) => c.author);
   if (!d || !Array.isArray(d.invocation_events)) {

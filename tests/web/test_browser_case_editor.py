@@ -1,0 +1,64 @@
+"""The case editor keeps what it does not show, in a real browser (see test_browser.py): an
+edited turn's calls keep every key they were read with (`will_continue`, args left out or null),
+and an argument renamed onto another's name is refused, not merged over it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.web.test_browser import (  # noqa: F401 (fixtures)
+    agents_dir,
+    base_url,
+    browser,
+    executable,
+    page,
+)
+
+expect = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed").expect
+
+
+def _set(calls: list[dict[str, Any]]) -> dict[str, Any]:
+    events = [{"author": "root_agent", "content": {"role": "model", "parts": [{"function_call": c}]}}
+              for c in calls]
+    turn = {"invocation_id": "i1", "user_content": {"role": "user", "parts": [{"text": "the time"}]},
+            "final_response": {"role": "model", "parts": [{"text": "noon"}]},
+            "intermediate_data": {"invocation_events": events}}
+    return {"eval_set_id": "calls", "eval_cases": [{"eval_id": "t", "conversation": [turn]}]}
+
+
+def _calls(path: Path) -> list[dict[str, Any]]:
+    events = json.loads(path.read_text())["eval_cases"][0]["conversation"][0]["intermediate_data"]
+    return [e["content"]["parts"][0]["function_call"] for e in events["invocation_events"]]
+
+
+def test_an_edited_call_keeps_what_the_editor_does_not_show(page: Any, base_url: str,  # noqa: F811
+                                                            agents_dir: Path) -> None:  # noqa: F811
+    path = agents_dir / "shop" / "calls.evalset.json"
+    path.write_text(json.dumps(_set([
+        {"name": "get_time"}, {"name": "get_date", "args": None},
+        {"name": "get_weather", "args": {"city": "Paris", "unit": "c"}, "will_continue": False}])))
+    page.goto(base_url + "/#/app/shop/evalsets/calls/cases/t")
+    page.click("#edit-case")
+    names = page.locator(".arg-name")
+    expect(names).to_have_count(2)
+    # 'unit' renamed 'city': refused (it dropped city's value), the input back to 'unit'
+    names.nth(1).fill("city")
+    names.nth(1).press("Tab")
+    toast = page.locator(".toast.bad").last
+    expect(toast).to_contain_text("Turn 1, get_weather: there is an argument city already")
+    expect(names.nth(1)).to_have_value("unit")
+    names.nth(1).fill(" ")
+    names.nth(1).press("Tab")
+    expect(page.locator(".toast.bad").last).to_contain_text("an argument needs a name")
+    expect(names.nth(1)).to_have_value("unit")
+    page.locator(".arg-value").nth(1).fill('"f"')
+    page.click("#save-case")
+    expect(page.locator("#save-case")).to_have_count(0)
+    assert _calls(path) == [
+        {"name": "get_time"}, {"name": "get_date", "args": None},
+        {"name": "get_weather", "args": {"city": "Paris", "unit": "f"}, "will_continue": False}]
+    assert not page.errors
