@@ -48,12 +48,23 @@ function argsMatchEditor(name, args) {
     for (const r of rows) {
       const m = r.matcher.value, p = r.param.value.trim();
       if (m === "exact") continue;
-      const spec = m === "number" ? { match: "number", abs: Number(p) || 0 } : m === "regex" && p ? { match: "regex", pattern: p } : m;
+      const spec = m === "number" ? { match: "number", abs: p ? numberIn(r.param, `${name}, ${r.tool}.${r.arg}: tolerance`, { min: 0 }) : 0 } : m === "regex" && p ? { match: "regex", pattern: p } : m;
       (out[r.tool] = out[r.tool] || {})[r.arg] = spec;
     }
     return Object.keys(out).length ? out : null;
   };
   return { el, value };
+}
+
+/** The number typed in `input`; an Error naming `field` when the box is empty or holds no
+ * number (a number box's value is "" then), is not whole where it must be, or is below `min`. */
+function numberIn(input, field, { integer = false, min = -Infinity } = {}) {
+  const text = input.value.trim();
+  const n = Number(text);
+  if (!text || !Number.isFinite(n)) throw new Error(`${field}: empty or not a number`);
+  if (integer && !Number.isInteger(n)) throw new Error(`${field}: ${text} is not a whole number`);
+  if (n < min) throw new Error(`${field}: ${text} is below ${min}`);
+  return n;
 }
 
 /** The run dialog. It opens with exactly what `agenteval eval` would use for this set (the
@@ -89,10 +100,14 @@ export async function metricDialog(app, setId, evalIds, args) {
     } catch (err) { toast(err.message, true); }
   };
   const start = () => {
-    const criteria = collect();
-    post({ eval_ids: evalIds, criteria: JSON.stringify(criteria) === initial ? null : criteria,
-      num_runs: Number(runs.value) || 1, escalate_judge_model: escalate.value.trim() || null,
-      judge_rationales: rationales.value || null });
+    let body;
+    try {  // a box left empty or not a number is named, never sent as 0 or a default
+      const criteria = collect();
+      body = { eval_ids: evalIds, criteria: JSON.stringify(criteria) === initial ? null : criteria,
+        num_runs: numberIn(runs, "Runs per case", { integer: true, min: 1 }), escalate_judge_model: escalate.value.trim() || null,
+        judge_rationales: rationales.value || null };
+    } catch (err) { toast(err.message, true); return; }
+    post(body);
   };
   const source = defaults.source ? `Criteria from ${defaults.source}, as agenteval eval uses them.`
     : "Default criteria (no test_config.json beside this set), as agenteval eval uses them.";
@@ -151,7 +166,7 @@ function criterionRow(c, args, preset) {
     matching && matching.el ? h("div", { class: "opts" }, matching.el) : null);
   const value = () => {
     if (!on.checked || c.informational) return undefined;
-    const threshold = Number(thr.value);
+    const threshold = numberIn(thr, `${c.name}: threshold`);
     const extra = {};
     if (opts.match_type) extra.match_type = opts.match_type.value;
     if (opts.ignore_args && opts.ignore_args.checked) extra.ignore_args = true;
@@ -160,7 +175,7 @@ function criterionRow(c, args, preset) {
     if (argsMatch) extra.args_match = argsMatch;
     const written = rubrics ? rubrics.value.split("\n").map((t) => t.trim()).filter(Boolean) : [];
     if (written.length) extra.rubrics = written.map((t, i) => ({ rubric_id: `r${i + 1}`, rubric_content: { text_property: t } }));
-    if (c.judged) extra.judge_model_options = { judge_model: opts.judge_model.value.trim() || "local", num_samples: Number(opts.num_samples.value) || 5 };
+    if (c.judged) extra.judge_model_options = { judge_model: opts.judge_model.value.trim() || "local", num_samples: numberIn(opts.num_samples, `${c.name}: samples`, { integer: true, min: 1 }) };
     const plain = Object.keys(extra).length === 0 || (extra.match_type === "EXACT" && Object.keys(extra).length === 1);
     return plain ? threshold : { threshold, ...extra };
   };
