@@ -82,3 +82,17 @@ def test_the_judge_budget_refills_over_a_minute() -> None:
     assert budget.take(4) and not budget.take(3) and budget.take(2)
     now[0] = 30.0  # half a minute: 3 calls back
     assert not budget.take(4) and budget.take(3)
+
+
+def test_a_batch_sent_again_is_held_once_and_a_different_span_under_a_held_id_is_kept() -> None:
+    # an exporter retries a batch it got no answer for: the conversation must still read
+    a = Assembler(Limits(quiet_seconds=5))
+    batch = [span(1, 2, parent=1, session="s"), span(1, 1, session="s")]
+    a.add(batch, now=0.0)
+    a.add([span(1, 2, parent=1, session="s"), span(1, 1, session="s")], now=1.0)
+    assert a.held == 2 and a.duplicate_spans == 2
+    changed = span(1, 2, parent=1, session="s")
+    changed.name = "other"
+    a.add([changed], now=2.0)  # not a retry: kept, for the reading to name
+    (conv,) = a.done(now=0, everything=True)
+    assert sorted(s.name for s in conv.spans) == ["other", "s1", "s2"] and a.duplicate_spans == 2

@@ -119,6 +119,18 @@ def test_gzip_json_is_accepted(tmp_path: Path) -> None:
         assert {o.eval_id for o in live.wait_for(2)} == {"weather-paris-rome", "weather-oslo"}
 
 
+def test_a_batch_the_exporter_sends_again_is_scored_once_not_refused(tmp_path: Path) -> None:
+    # an exporter that got no answer in time sends the batch again: the same spans twice
+    limits = Limits(quiet_seconds=3600)  # both posts held together; scored when it stops
+    with live_collector(tmp_path, [TRACES / "expected.evalset.json"], limits=limits) as live:
+        body = (TRACES / "openai_agents.otlp.json").read_bytes()
+        assert _post(live, body).status_code == 200
+        assert _post(live, gzip.compress(body), **{"Content-Encoding": "gzip"}).status_code == 200
+    outcomes = [o for o, _ in live.outcomes]
+    assert [(o.status, o.passed) for o in outcomes] == [("scored", True)] * 2, outcomes
+    assert live.collector.receiver.assembler.duplicate_spans == 24
+
+
 def test_a_flood_of_spans_that_never_complete_stays_within_the_caps(tmp_path: Path) -> None:
     limits = Limits(quiet_seconds=3600, max_spans=500, max_traces=100)
     with live_collector(tmp_path, limits=limits) as live:

@@ -115,7 +115,9 @@ def _collect(eval_sets: tuple[str, ...], config_file_path: str | None, host: str
     a = receiver.assembler
     click.echo(f"Received {c.spans} spans in {c.requests} requests ({c.rejected} rejected); "
                f"evicted {a.evicted_traces} traces ({a.evicted_spans} spans) and dropped "
-               f"{a.dropped_spans} spans over the limits.")
+               f"{a.dropped_spans} spans over the limits"
+               + (f"; {a.duplicate_spans} spans sent again (exporter retries) were held once."
+                  if a.duplicate_spans else "."))
     return 0
 
 

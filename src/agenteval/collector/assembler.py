@@ -10,6 +10,11 @@ root last, since it ends last.
 that received a span least recently is evicted whole (its spans dropped, counted in
 `evicted_traces` / `evicted_spans`). A trace holds at most `max_spans_per_trace` spans; later
 ones of it are dropped (counted in `dropped_spans`) and the trace is scored with those it has.
+
+**Retries.** An exporter sends a batch again when it got no answer in time, so a span can arrive
+twice: a span equal to one its trace holds (the same ids, times, attributes) is that span again and
+is not held twice (counted in `duplicate_spans`); a *different* span under an id already held is
+kept, for the conversation's reading to refuse by name.
 Every operation is O(spans added) or O(traces held); nothing grows without bound.
 """
 
@@ -45,6 +50,7 @@ class Limits:
 class _OpenTrace:
     key: str  # its conversation's
     spans: list[OtlpSpan] = field(default_factory=list)
+    by_id: dict[str, OtlpSpan] = field(default_factory=dict)  # the first span held under each id
     session: str | None = None
 
 
@@ -61,6 +67,13 @@ class Conversation:
     key: str
     spans: list[OtlpSpan]
     last_span_at: float  # when its last span arrived (the caller's clock)
+
+
+def _same(a: OtlpSpan, b: OtlpSpan) -> bool:
+    """Whether `b` is `a` sent again: equal in all but where each sat in its request."""
+    return (a.trace_id, a.span_id, a.parent_id, a.name, a.start, a.end, a.status, a.error,
+            a.attributes, a.resource) == (b.trace_id, b.span_id, b.parent_id, b.name, b.start,
+                                          b.end, b.status, b.error, b.attributes, b.resource)
 
 
 class Assembler:
@@ -80,6 +93,7 @@ class Assembler:
         self.evicted_traces = 0
         self.evicted_spans = 0
         self.dropped_spans = 0
+        self.duplicate_spans = 0
 
     def _feed(self, key: str, trace_id: str | None, now: float) -> None:
         conversation = self._conversations.get(key)
@@ -111,10 +125,15 @@ class Assembler:
                 else:
                     self._traces.move_to_end(s.trace_id)
                     self._feed(trace.key, None, now)
+                held = trace.by_id.get(s.span_id)
+                if held is not None and _same(held, s):
+                    self.duplicate_spans += 1
+                    continue
                 if len(trace.spans) >= limits.max_spans_per_trace:
                     self.dropped_spans += 1
                     continue
                 trace.spans.append(s)
+                trace.by_id.setdefault(s.span_id, s)
                 self.held += 1
                 if trace.session is None:
                     a = s.attributes
