@@ -108,9 +108,11 @@ def _case_from_source(ref: str, root: str | Path, case_id: str | None, eval_id: 
     if Path(ref).is_file() and looks_like_otlp(Path(ref).read_bytes()[:65536]):
         conversations = read_traces(ref)
         key = _pick(ref, case_id, list(conversations.conversations), "conversation")
+        expected = conversations.invocations(key)  # content is checked first: its advice is the fix
+        conversations.expectable(key)
         # a conversation without a session id is keyed "trace <id>": no spaces in a case id
         return EvalCase(eval_id=eval_id or re.sub(r"[^\w.-]+", "_", key),
-                        conversation=_expected(conversations.invocations(key)),
+                        conversation=_expected(expected),
                         creation_timestamp=time.time())
     try:
         result = load_run(ref, root)

@@ -141,3 +141,38 @@ def test_an_integer_beyond_64_bits_is_refused_before_anything_is_written(tmp_pat
     assert code == 2 and not into.exists(), output
     assert "resourceSpans[0].scopeSpans[0].spans[0].attributes[" in said, said
     assert "outside OTLP's int64" in said, said
+
+
+def _genai_trace(path: Path, user: str, reply: list[dict[str, object]]) -> None:
+    """One turn in the GenAI conventions: an agent run, one chat span (user text in, `reply` out)."""
+    def span(n: int, name: str, attributes: dict[str, str]) -> dict[str, object]:
+        return {"traceId": "a" * 32, "spanId": f"{n:016x}", "name": name, "startTimeUnixNano": str(n),
+                "endTimeUnixNano": str(n + 10), **({"parentSpanId": f"{1:016x}"} if n > 1 else {}),
+                "attributes": [{"key": k, "value": {"stringValue": v}}
+                               for k, v in {"gen_ai.conversation.id": "s1", **attributes}.items()]}
+    messages = [{"role": "user", "parts": [{"type": "text", "content": user}]}] if user else [
+        {"role": "system", "parts": [{"type": "text", "content": "You are helpful."}]}]
+    chat = span(2, "chat m", {"gen_ai.operation.name": "chat", "gen_ai.input.messages": json.dumps(messages),
+                              "gen_ai.output.messages": json.dumps(reply)})
+    spans = [span(1, "invoke_agent a", {}), chat]
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}))
+
+
+def test_a_turn_without_a_user_message_or_a_final_response_is_no_case(tmp_path: Path) -> None:
+    """It would be written as an empty expected message or answer (every real answer then fails
+    response matching): refused, naming the conversation, the turn and the span; nothing written."""
+    answer = [{"role": "assistant", "parts": [{"type": "text", "content": "Sunny."}]}]
+    asked = [{"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "get_weather",
+                                              "arguments": {"city": "Oslo"}}]}]
+    into = tmp_path / "made.evalset.json"
+    for user, reply, missing in (("", answer, "no user message"), ("Oslo?", asked, "no final response")):
+        trace = tmp_path / "t.otlp.json"
+        _genai_trace(trace, user, reply)
+        code, output = _from_trace(str(trace), "--into", str(into))
+        said = " ".join(output.split())
+        assert code == 2 and not into.exists(), output
+        assert f"{trace}: conversation 's1' turn 1 (resourceSpans[0].scopeSpans[0].spans[1], span " \
+            f"'chat m'): {missing}" in said, said
+    _genai_trace(trace, "Oslo?", answer)
+    code, output = _from_trace(str(trace), "--into", str(into))
+    assert code == 0 and [c.eval_id for c in load_eval_set(into).eval_cases] == ["s1"], output

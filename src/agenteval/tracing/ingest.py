@@ -456,6 +456,23 @@ class TraceConversations:
         self._check_content(key, conv)
         return [_invocation(t, any(u.multi_agent or u.own for u in conv)) for t in conv]
 
+    def expectable(self, key: str) -> None:
+        """Refuses (DataError naming the turn and its span) a conversation that cannot be an eval
+        case's expected turns: a turn without a user message (nothing to send the agent) or
+        without a final response (nothing to compare an answer with: the agent ended on a tool
+        call, or its reply was not recorded)."""
+        for n, t in enumerate(self.conversations[key], 1):
+            models = [s for s in t.spans if s.span_id in t.model_ids] or t.spans
+            for missing, span, why in (
+                    (not t.user_text.strip(), models[0], "no user message: the first model call's "
+                     "input holds no user text"),
+                    (not t.final_text.strip(), models[-1], "no final response: the last model "
+                     "call's output holds no text (the agent ended on a tool call, or its reply "
+                     "was not recorded)")):
+                if missing:
+                    raise DataError(self.source, f"conversation {key!r} turn {n} ({span.where}, "
+                                    f"span {span.name!r})", f"{why}; an eval case needs both")
+
     def match(self, expected: EvalSet) -> tuple[EvalSet, dict[str, Trace]]:
         """An eval set of the actual conversations under the expected cases' ids, and their traces."""
         cases = {c.eval_id: c for c in expected.eval_cases}
