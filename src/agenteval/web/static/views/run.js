@@ -79,7 +79,9 @@ export async function showRun(token, runId, query) {
   });
   page.append(h("h3", { text: "Charts" }), charts,
     h("div", { class: "row", style: "margin: 14px 0 6px" }, h("h3", { class: "grow", style: "margin: 0", text: "Cases" }), filter, loaded),
-    h("table", { class: "cases" }, h("thead", {}, h("tr", {}, ["case", "run", "verdict", ...names].map((t) => h("th", { text: t })))), tbody), more);
+    // a column a criterion: in a narrow window the table scrolls sideways, not the whole page
+    h("div", { class: "cases-wrap" }, h("table", { class: "cases" },
+      h("thead", {}, h("tr", {}, ["case", "run", "verdict", ...names].map((t) => h("th", { text: t })))), tbody)), more);
   addRows(cases);
   page.append(h("p", { class: "muted small", text: "Keys: j / k next / previous case that did not pass, Enter opens it." }));
   paint(token, page);
