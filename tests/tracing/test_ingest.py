@@ -100,6 +100,31 @@ def test_malformed_or_partial_traces_are_refused_naming_the_span(tmp_path: Path,
     assert not (tmp_path / "o.json").exists()
 
 
+def _messages(span: dict, cut: object) -> None:  # type: ignore[type-arg]
+    (a,) = [a for a in span["attributes"] if a["key"] == "gen_ai.output.messages"]
+    text = a["value"]["stringValue"]
+    a["value"]["stringValue"] = cut(text)  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(("cut", "message"), [
+    (lambda text: text[:40], "not JSON: cut short?"),
+    (lambda text: json.dumps({"messages": json.loads(text)}), "expected a JSON list of messages, got dict"),
+], ids=["truncated", "not-a-list"])
+def test_a_model_call_s_messages_that_do_not_decode_are_refused_not_read_as_no_answer(
+        tmp_path: Path, cut: object, message: str) -> None:
+    """An exporter's attribute length limit cuts a long answer short: read as no messages, the
+    turn would be scored as an empty answer (a silent FAILED); refused, naming span and attribute."""
+    data = json.loads((FIXTURES / "adk.otlp.json").read_text())
+    _messages(data["resourceSpans"][0]["scopeSpans"][0]["spans"][2], cut)
+    path = tmp_path / "t.otlp.json"
+    path.write_text(json.dumps(data))
+    r = CliRunner().invoke(cli, ["score", str(EXPECTED), "--actual", str(path), "-o", str(tmp_path / "o.json")])
+    said = " ".join(r.output.split())
+    assert r.exit_code == 2 and not (tmp_path / "o.json").exists(), r.output
+    assert f"{path}: resourceSpans[0].scopeSpans[0].spans[2] (span 'generate_content scripted-weather-model') " \
+        f"attribute gen_ai.output.messages: {message}" in said, said
+
+
 def test_json_lines_and_matching_by_first_message(tmp_path: Path) -> None:
     data = json.loads((FIXTURES / "langgraph.otlp.json").read_text())
     for span in _spans(data):  # no session ids: conversations are matched by their first message

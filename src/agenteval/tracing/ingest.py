@@ -278,6 +278,15 @@ def turns(spans: Sequence[OtlpSpan], source: str = "") -> list[Turn]:
     by_trace: dict[str, list[OtlpSpan]] = {}
     for s in spans:
         by_trace.setdefault(s.trace_id, []).append(s)
+    try:
+        return _turns(by_trace, source)
+    except DataError as e:  # a span's content read without the file (span_content): name it
+        if e.file is not None or not source:
+            raise
+        raise DataError(source, e.path, e.message) from None
+
+
+def _turns(by_trace: dict[str, list[OtlpSpan]], source: str) -> list[Turn]:
     out = []
     for trace_spans in by_trace.values():
         tree = _tree(trace_spans, source)

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from agenteval.errors import DataError
 from agenteval.tracing.otlp_json import OtlpSpan
 
 _MODEL_OPERATIONS = ("chat", "generate_content", "text_completion")
@@ -128,15 +129,36 @@ def flat_messages(a: dict[str, Any], prefix: str) -> list[Message]:
     return out
 
 
+def _content(s: OtlpSpan, key: str, kind: type) -> Any:
+    """The JSON an attribute holding a model call's messages encodes (None when absent). Text that
+    is not JSON of that `kind` is a DataError naming the span and the attribute: read as no
+    messages, it would score as an empty question or answer (an exporter's attribute length limit,
+    `OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`, cuts long ones short)."""
+    value = s.attributes.get(key)
+    if value is None or value == "":
+        return None
+    decoded = parse_json(value)
+    if not isinstance(decoded, kind):
+        cut = isinstance(value, str) and decoded is value
+        raise DataError(None, f"{s.where} (span {s.name!r}) attribute {key}",
+                        "not JSON: cut short? (an exporter's attribute length limit, "
+                        "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT, truncates long values)" if cut else
+                        f"expected a JSON {'list' if kind is list else 'object'} of messages, "
+                        f"got {type(decoded).__name__}")
+    return decoded
+
+
 def model_io(s: OtlpSpan) -> tuple[list[Message], list[Message]] | None:
-    """(input, output) messages of a model call; None when the span carries no content."""
+    """(input, output) messages of a model call; None when the span carries no content. A
+    messages attribute that does not decode is a DataError (see `_content`), with no file: the
+    reader of the file adds it."""
     a = s.attributes
     if "gen_ai.input.messages" in a or "gen_ai.output.messages" in a:
-        return (semconv_messages(parse_json(a.get("gen_ai.input.messages"))),
-                semconv_messages(parse_json(a.get("gen_ai.output.messages"))))
+        return (semconv_messages(_content(s, "gen_ai.input.messages", list)),
+                semconv_messages(_content(s, "gen_ai.output.messages", list)))
     if "gcp.vertex.agent.llm_request" in a and a["gcp.vertex.agent.llm_request"] not in ("{}", {}):
-        request = parse_json(a["gcp.vertex.agent.llm_request"])
-        response = parse_json(a.get("gcp.vertex.agent.llm_response"))
+        request = _content(s, "gcp.vertex.agent.llm_request", dict)
+        response = _content(s, "gcp.vertex.agent.llm_response", dict)
         contents = request.get("contents", []) if isinstance(request, dict) else []
         reply = [response["content"]] if isinstance(response, dict) and response.get("content") else []
         return semconv_messages(contents), semconv_messages(reply)
