@@ -29,3 +29,15 @@ def test_adding_a_session_counts_only_the_turns_the_case_gets(browser: Any, tmp_
         expect(page.locator("#case-editor")).to_contain_text("Turn 1")
         expect(page.locator("#case-editor")).not_to_contain_text("Turn 2")
         assert page.errors == []
+
+
+def test_one_turn_is_one_turn(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+    agents = write_agents(tmp_path / "agents")
+    (agents / "shop" / "smoke.evalset.json").write_text('{"eval_set_id": "smoke", "eval_cases": []}')
+    with serve(app_factory(agents)) as url, fresh_page(browser, 10_000) as page:
+        page.goto(url + "/#/app/shop")
+        send(page, "weather in Paris?", 0)
+        page.click('[data-tab="eval"]')
+        page.click(".evalsets a:has-text('smoke')")
+        expect(page.locator("#add-session").locator("..")).to_contain_text("(1 turn) as case")  # "(1 turns)"
+        assert page.errors == []

@@ -73,7 +73,7 @@ function addSessionForm(app, setId, cases) {
   };
   // the case gets the answered turns only (add-session leaves out those the agent failed)
   const answered = s.turns ? s.turns.filter((t) => !t.error).length : s.num_turns;
-  const turns = answered === s.num_turns ? `${s.num_turns} turns` : `${answered} answered turn${answered === 1 ? "" : "s"} of ${s.num_turns}`;
+  const turns = answered === s.num_turns ? `${s.num_turns} turn${s.num_turns === 1 ? "" : "s"}` : `${answered} answered turn${answered === 1 ? "" : "s"} of ${s.num_turns}`;
   return h("div", { class: "card row" }, h("span", { text: "Current session " }), h("code", { text: s.id }),
     h("span", { text: ` (${turns}) as case` }), id,
     h("button", { id: "add-session", text: "Add current session", onclick: add }));

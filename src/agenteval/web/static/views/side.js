@@ -51,7 +51,7 @@ async function sessionsTab(body, app) {
 
 /** Deletes a session once the user confirms (its turns are gone for good: the question says how many). */
 async function deleteSession(app, s) {
-  if (!confirm(`Delete session ${s.id} (${s.num_turns} turns)? This cannot be undone.`)) return;
+  if (!confirm(`Delete session ${s.id} (${s.num_turns} turn${s.num_turns === 1 ? "" : "s"})? This cannot be undone.`)) return;
   try { await api(`${sessionsPath(app)}/${enc(s.id)}`, { method: "DELETE" }); } catch (err) { toast(err.message, true); return; }
   toast(`deleted session ${short(s.id, 18)}`);
   if (S.session && S.session.id === s.id) { S.session = null; go(link("app", app)); } else reroute();
