@@ -118,10 +118,12 @@ def test_a_model_call_s_messages_that_do_not_decode_are_refused_not_read_as_no_a
     _messages(data["resourceSpans"][0]["scopeSpans"][0]["spans"][2], cut)
     path = tmp_path / "t.otlp.json"
     path.write_text(json.dumps(data))
-    r = CliRunner().invoke(cli, ["score", str(EXPECTED), "--actual", str(path), "-o", str(tmp_path / "o.json")])
+    r = CliRunner().invoke(cli, ["score", str(EXPECTED), "--actual", str(path), "-o",
+                                 str(tmp_path / "o.json")])
     said = " ".join(r.output.split())
     assert r.exit_code == 2 and not (tmp_path / "o.json").exists(), r.output
-    assert f"{path}: resourceSpans[0].scopeSpans[0].spans[2] (span 'generate_content scripted-weather-model') " \
+    span = "resourceSpans[0].scopeSpans[0].spans[2] (span 'generate_content scripted-weather-model')"
+    assert f"{path}: {span} " \
         f"attribute gen_ai.output.messages: {message}" in said, said
 
 
