@@ -84,12 +84,15 @@ _NAME = _spans(json.loads((FIXTURES / "openai_agents.otlp.json").read_text()))[1
      f"spans[1].startTimeUnixNano: span '{_NAME}': {10**40} nanoseconds do not fit OTLP's fixed64"),
     (lambda d: _spans(d)[1].update(endTimeUnixNano="-5"),
      f"spans[1].endTimeUnixNano: span '{_NAME}': -5 nanoseconds do not fit OTLP's fixed64"),
+    (lambda d: _spans(d)[1].update(endTimeUnixNano="1"),  # else a model time of minus 56 years
+     f"spans[1].endTimeUnixNano: span '{_NAME}' ends before it starts (1 < startTimeUnixNano"),
     (lambda d: _spans(d)[2].update(attributes=[{"key": "a", "value": {"weirdValue": 1}}]),
      "spans[2].attributes[0].value: unknown attribute value type 'weirdValue'"),
     (lambda d: [s.update(attributes=[a for a in s.get("attributes", []) if a["key"] != "session.id"])
                 for s in _spans(d) if True] and None,
      "conversation 'trace 1': matches no eval case"),
-], ids=["trace-id", "name", "start", "start-too-late", "end-negative", "value-type", "unmatched"])
+], ids=["trace-id", "name", "start", "start-too-late", "end-negative", "end-before-start", "value-type",
+      "unmatched"])
 def test_malformed_or_partial_traces_are_refused_naming_the_span(tmp_path: Path, mutate: object,
                                                                  message: str) -> None:
     path = _document(tmp_path, mutate)

@@ -132,6 +132,14 @@ def _seconds(raw: Any, where: str, source: str | Path, name: str, required: bool
     return nanoseconds / 1e9
 
 
+def check_times(start: float, end: float | None, where: str, source: str | Path, name: str) -> None:
+    """Refuses a span that ends before it starts: its negative duration would be summed into the
+    turn's model or tool time (a clock cannot go back inside one span; the exporter is wrong)."""
+    if end is not None and end < start:
+        raise DataError(source, where, f"span {name!r} ends before it starts ({round(end * 1e9)} < "
+                        f"startTimeUnixNano {round(start * 1e9)})")
+
+
 def spans_of(document: Any, source: str | Path, prefix: str = "") -> list[OtlpSpan]:
     """The spans of one ExportTraceServiceRequest document."""
     if not isinstance(document, dict) or not isinstance(document.get("resourceSpans"), list):
@@ -166,13 +174,15 @@ def spans_of(document: Any, source: str | Path, prefix: str = "") -> list[OtlpSp
                 start = _seconds(raw.get("startTimeUnixNano"), f"{where}.startTimeUnixNano", source, name)
                 if start is None:
                     raise DataError(source, f"{where}.startTimeUnixNano", "field required")
+                end = _seconds(raw.get("endTimeUnixNano"), f"{where}.endTimeUnixNano", source, name, False)
+                check_times(start, end, f"{where}.endTimeUnixNano", source, name)
                 out.append(OtlpSpan(
                     trace_id=str(_hex_id(raw.get("traceId"), 32, f"{where}.traceId", source)),
                     span_id=str(_hex_id(raw.get("spanId"), 16, f"{where}.spanId", source)),
                     parent_id=_hex_id(raw.get("parentSpanId"), 16, f"{where}.parentSpanId", source,
                                       required=False),
                     name=name, start=start,
-                    end=_seconds(raw.get("endTimeUnixNano"), f"{where}.endTimeUnixNano", source, name, False),
+                    end=end,
                     attributes=_attributes(raw.get("attributes"), f"{where}.attributes", source),
                     status={1: "ok", 2: "error"}.get(code, "unset"),
                     error=message if code == 2 else None,
@@ -208,4 +218,4 @@ def looks_like_otlp(head: bytes) -> bool:
     return b'"resourceSpans"' in head or b'"resource_spans"' in head
 
 
-__all__ = ["OtlpSpan", "looks_like_otlp", "read_otlp_json", "spans_of"]
+__all__ = ["OtlpSpan", "check_times", "looks_like_otlp", "read_otlp_json", "spans_of"]

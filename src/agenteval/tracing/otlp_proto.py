@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from agenteval.errors import DataError
-from agenteval.tracing.otlp_json import OtlpSpan
+from agenteval.tracing.otlp_json import OtlpSpan, check_times
 
 
 def _decoder() -> Any:
@@ -70,6 +70,8 @@ def request_spans(request: Any, source: str = "OTLP/protobuf") -> list[OtlpSpan]
                 where = f"resourceSpans[{r}].scopeSpans[{s}].spans[{k}]"
                 if not span.start_time_unix_nano:
                     raise DataError(source, f"{where}.startTimeUnixNano", "field required")
+                check_times(span.start_time_unix_nano / 1e9, span.end_time_unix_nano / 1e9 or None,
+                            f"{where}.endTimeUnixNano", source, span.name)
                 code = span.status.code
                 out.append(OtlpSpan(
                     trace_id=str(_hex(span.trace_id, 16, f"{where}.traceId", source)),
