@@ -119,6 +119,9 @@ async function acceptActual(d, i, act) {
     const c = await api(casePath(d.app, setId, d.eval_id));
     const inv = c.conversation && c.conversation[i];
     if (!inv) throw new Error(`case ${d.eval_id} has no turn ${i}`);
+    // The set may have changed since the run: the answer is only written under the question it answers.
+    const asked = contentText(act.user_content), now = contentText(inv.user_content);
+    if (asked !== now) throw new Error(`turn ${i} of ${d.eval_id} in ${setId} now asks "${now}", not "${asked}" as in this run: nothing written`);
     inv.final_response = act.final_response;
     inv.intermediate_data = act.intermediate_data;
     await api(casePath(d.app, setId, d.eval_id), { method: "PUT", body: c });
