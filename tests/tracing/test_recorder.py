@@ -118,3 +118,17 @@ def test_attributes_hold_only_text_a_document_can_hold() -> None:
     assert as_attribute("a\ud800b") == ("a\ufffdb", False)
     assert as_attribute(["\udfff", "é"]) == (["\ufffd", "é"], False)
     assert as_attribute({"q": "x\ud83d"}) == ('{"q": "x\ufffd"}', False)
+
+
+def test_a_clock_stepped_back_while_a_span_runs_never_ends_it_before_it_starts(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a span ending before it starts is refused when its export is read back (otlp_json)
+    import agenteval.tracing.recorder as recorder_module
+
+    clock = iter([1000.0, 999.0])
+    monkeypatch.setattr(recorder_module.time, "time", lambda: next(clock))
+    recorder = TraceRecorder()
+    with recording(recorder), span("tool", "t"):
+        pass
+    (s,) = recorder.trace.spans
+    assert s.end is not None and s.end >= s.start == 1000.0

@@ -107,7 +107,13 @@ class ActiveSpan:
     def end(self) -> None:
         """Ends a span opened with `start_span` (once; later calls change nothing)."""
         if self.span.end is None:
-            self.span.end = time.time()
+            self.span.end = _now_after(self.span.start)
+
+
+def _now_after(start: float) -> float:
+    """The wall clock, never before `start`: a clock stepped back while a span ran (NTP) would end
+    it before it began, and a trace file with such a span is refused when read back."""
+    return max(time.time(), start)
 
 
 class TraceRecorder:
@@ -192,7 +198,7 @@ def span(kind: SpanKind, name: str,
         active.fail(f"{type(e).__name__}: {e}")
         raise
     finally:
-        active.span.end = time.time()
+        active.span.end = _now_after(active.span.start)
         _CURRENT.reset(token)
 
 
