@@ -116,3 +116,48 @@ def test_eval_imports_no_rescoring_module() -> None:
             "'agenteval.runner.sharded', 'agenteval.runner.shard_worker') if m in sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == []
+
+
+# Models `eval` never validates or writes on their own: held only inside other models, or used
+# only by judges, simulators, legacy files and sequential verdicts (bench/README.md, session 36).
+DEFERRED = {
+    "agenteval.criteria.custom": ["CustomCriterionConfig"],
+    "agenteval.datasets.legacy": ["_ExpectedToolUse", "_IntermediateResponse", "_LegacyTurn"],
+    "agenteval.schema.config": ["CodeConfig", "Interval", "MetricValueInfo", "MetricInfo",
+                                "CustomMetricConfig", "UserSimulatorConfig", "EndpointConfig",
+                                "SessionFile"],
+    "agenteval.schema.content": ["Blob"],
+    "agenteval.schema.criterion": ["SingleToolUseCriterion", "JudgeModelOptions",
+                                   "LlmAsAJudgeCriterion", "RubricsBasedCriterion",
+                                   "HallucinationsCriterion", "LlmBackedUserSimulatorCriterion"],
+    "agenteval.schema.evalset": ["SessionInput", "ConversationScenario"],
+    "agenteval.schema.invocation": ["IntermediateData"],
+    "agenteval.schema.judge_certificates": ["CertificateFloor", "JudgeCertificatesConfig"],
+    "agenteval.schema.result": ["TokenUsageDetails", "DurationDetails", "EvalMetricResult",
+                                "EvalMetricResultPerInvocation", "MetricError", "MetricReason",
+                                "AgentVerdict", "JudgeCertificateNote", "JudgeRecord",
+                                "MetricSummary"],
+    "agenteval.schema.rubric": ["RubricContent", "Rubric", "RubricScore"],
+    "agenteval.schema.run": ["ReplayInfo"],
+    "agenteval.simulation.config": ["LlmBackedUserSimulatorConfig"],
+    "agenteval.verdicts.sequential": ["CaseDecision", "Decisions"],
+}
+
+
+def test_eval_builds_no_model_it_never_validates_on_its_own() -> None:
+    # Building them at import was 1.6% of eval's start-up; those that hold them still validate
+    # them (the set below holds an invocation with intermediate data and a rubric).
+    code = ("import sys, json, importlib; import agenteval.cli.run, agenteval.cli.commands; "
+            f"deferred = {DEFERRED!r}; "
+            "built = sorted(f'{m}.{c}' for m, cs in deferred.items() for c in cs "
+            "if getattr(importlib.import_module(m), c).__pydantic_complete__); "
+            "from agenteval.schema import EvalSet; "
+            "s = EvalSet.model_validate({'eval_set_id': 's', 'eval_cases': [{'eval_id': 'c', "
+            "'conversation': [{'invocation_id': 'i', 'user_content': {'parts': [{'text': 'hi'}]}, "
+            "'intermediate_data': {'tool_uses': [{'name': 't', 'args': {}}]}, "
+            "'rubrics': [{'rubric_id': 'r', 'rubric_content': {'text_property': 'ok'}}]}]}]}); "
+            "inv = s.eval_cases[0].conversation[0]; "
+            "print(json.dumps([built, type(inv.intermediate_data).__name__, "
+            "inv.rubrics[0].rubric_content.text_property]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == [[], "IntermediateData", "ok"]

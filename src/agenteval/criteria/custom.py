@@ -32,7 +32,7 @@ from agenteval.schema.config import Interval
 class CustomCriterionConfig(BaseCriterion):
     """A custom metric's criterion: a threshold plus any keys the function wants to read."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
 
 def import_function(dotted: str) -> Callable[..., Any]:

@@ -26,7 +26,7 @@ from agenteval.schema import (
 class _ExpectedToolUse(BaseModel):
     # A mistyped key (`tool_inpt`) is refused: kept as an extra, it left the call without its
     # arguments, and the case scored against the wrong trajectory.
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     tool_name: str
     tool_input: dict[str, Any] = Field(default_factory=dict)
@@ -34,14 +34,14 @@ class _ExpectedToolUse(BaseModel):
 
 
 class _IntermediateResponse(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     author: str
     text: str
 
 
 class _LegacyTurn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     query: str
     expected_tool_use: list[_ExpectedToolUse] = Field(default_factory=list)

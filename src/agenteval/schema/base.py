@@ -14,6 +14,12 @@ class WireModel(BaseModel):
     """Accepts both `user_content` and `userContent`; rejects unknown keys.
 
     Serialisation uses field names (snake_case), as ADK's file writers do.
+
+    A model that `eval` never validates or writes on its own (one held only inside other models,
+    or one only judges, simulators, legacy files or sequential verdicts use) sets
+    `defer_build=True`: pydantic builds its validator and serialiser at its first direct use
+    instead of at import (1.6% of `eval`'s start-up: bench/README.md, session 36). Its schema is
+    built into the models that hold it either way; behaviour is the same.
     """
 
     model_config = ConfigDict(

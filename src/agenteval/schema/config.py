@@ -70,6 +70,8 @@ class _DictValidatedAs:
 class CodeConfig(_ConfigModel):
     """Where a custom metric's function lives: a dotted `module.function` path."""
 
+    model_config = ConfigDict(defer_build=True)
+
     name: str
     args: list[Any] | None = None
 
@@ -77,6 +79,8 @@ class CodeConfig(_ConfigModel):
 class Interval(_ConfigModel):
     """The values a metric's scores take, e.g. [0, 1] (ADK's Interval; an open end excludes
     the bound itself)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     min_value: float = 0.0
     max_value: float = 1.0
@@ -104,12 +108,16 @@ class Interval(_ConfigModel):
 class MetricValueInfo(_ConfigModel):
     """What a metric's values are: an interval."""
 
+    model_config = ConfigDict(defer_build=True)
+
     interval: Interval | None = None
 
 
 class MetricInfo(_ConfigModel):
     """ADK's MetricInfo for a custom metric; every key is optional here (the name is the
     metric's key in `custom_metrics`, the interval defaults to [0, 1])."""
+
+    model_config = ConfigDict(defer_build=True)
 
     metric_name: str | None = None
     description: str | None = None
@@ -126,6 +134,8 @@ class CustomMetricConfig(_ConfigModel):
     """A custom metric declared in the config; `criteria` must name it too (a config file
     declaring one that `criteria` does not name is refused: it would never run)."""
 
+    model_config = ConfigDict(defer_build=True)
+
     code_config: CodeConfig
     metric_info: MetricInfo | None = None
     description: str = ""
@@ -135,6 +145,8 @@ class UserSimulatorConfig(_ConfigModel):
     """`user_simulator_config` as written: the LLM-backed simulator's settings (see
     `agenteval.simulation.config`, which reads the dict this leaves); a missing or null `type`
     means `llm_backed`, as in ADK."""
+
+    model_config = ConfigDict(defer_build=True)
 
     type: Literal["llm_backed"] | None = None
     model: str = "local"
@@ -160,6 +172,8 @@ class EndpointConfig(_ConfigModel):
     flight (the command line's `--model_parallelism` wins over it); `deterministic` (the
     embedded model, `local`, only): byte-identical reruns on this machine, one call at a time
     (see `agenteval.models.local`)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     timeout: float | None = Field(default=None, gt=0)
     attempts: int | None = Field(default=None, ge=1)
@@ -225,6 +239,8 @@ class SessionFile(WireModel):
     ADK ignores them; any other key is refused: a mistyped `stat` silently started every case
     with an empty state.
     """
+
+    model_config = ConfigDict(defer_build=True)
 
     app_name: str = ""
     user_id: str = ""

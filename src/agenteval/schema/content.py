@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
-from pydantic import model_validator
+from pydantic import ConfigDict, model_validator
 from pydantic.alias_generators import to_camel
 from pydantic_core import InitErrorDetails, ValidationError
 
@@ -71,6 +71,8 @@ class FunctionResponse(GenaiModel):
 
 class Blob(GenaiModel):
     """Inline binary data (audio, images)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     known_extras: ClassVar[frozenset[str]] = both_cases("display_name")
     mime_type: str | None = None

@@ -80,6 +80,8 @@ class ToolTrajectoryCriterion(BaseCriterion):
 class SingleToolUseCriterion(BaseCriterion):
     """`tool_trajectory_single_tool_use`: the tool whose use is checked."""
 
+    model_config = ConfigDict(defer_build=True)
+
     tool_name: str
 
 
@@ -99,7 +101,7 @@ class JudgeModelOptions(WireModel):
     `rationales` — which verdicts of a one-pass judge get a rationale (see the field).
     """
 
-    model_config = ConfigDict(strict=True)
+    model_config = ConfigDict(defer_build=True, strict=True)
 
     judge_model: str = DEFAULT_JUDGE_MODEL
     judge_model_config: dict[str, Any] | None = None
@@ -119,11 +121,15 @@ class JudgeModelOptions(WireModel):
 class LlmAsAJudgeCriterion(BaseCriterion):
     """A criterion scored by an LLM judge."""
 
+    model_config = ConfigDict(defer_build=True)
+
     judge_model_options: JudgeModelOptions = Field(default_factory=JudgeModelOptions)
 
 
 class RubricsBasedCriterion(LlmAsAJudgeCriterion):
     """A judge criterion that checks a list of rubrics."""
+
+    model_config = ConfigDict(defer_build=True)
 
     rubrics: list[Rubric] = Field(default_factory=list)
 
@@ -131,10 +137,14 @@ class RubricsBasedCriterion(LlmAsAJudgeCriterion):
 class HallucinationsCriterion(LlmAsAJudgeCriterion):
     """`hallucinations_v1`: optionally also check intermediate natural-language responses."""
 
+    model_config = ConfigDict(defer_build=True)
+
     evaluate_intermediate_nl_responses: bool = False
 
 
 class LlmBackedUserSimulatorCriterion(LlmAsAJudgeCriterion):
     """`per_turn_user_simulator_quality_v1`: the stop signal the simulator uses."""
+
+    model_config = ConfigDict(defer_build=True)
 
     stop_signal: str = "</finished>"

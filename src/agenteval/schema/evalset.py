@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from agenteval.schema.base import OpenWireModel, WireModel
 from agenteval.schema.invocation import Invocation
@@ -13,6 +13,8 @@ from agenteval.schema.rubric import Rubric
 
 class SessionInput(OpenWireModel):
     """The session a case starts from: app, user, optional pinned session id, initial state."""
+
+    model_config = ConfigDict(defer_build=True)
 
     app_name: str
     user_id: str
@@ -39,6 +41,8 @@ class UserPersona(WireModel):
 
 class ConversationScenario(WireModel):
     """A conversation to simulate: the first user message verbatim, then a plan to follow."""
+
+    model_config = ConfigDict(defer_build=True)
 
     starting_prompt: str
     conversation_plan: str

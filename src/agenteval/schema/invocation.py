@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from agenteval.schema.base import OpenWireModel, WireModel
 from agenteval.schema.content import Content, FunctionCall, FunctionResponse, GenaiModel, Part, both_cases
@@ -65,6 +65,8 @@ class _CallsKept(WireModel):
     """An intermediate-data form that keeps its calls in a slot (`_MEMO`), dropped when its
     field holding them (`calls_from`) is assigned."""
 
+    model_config = ConfigDict(defer_build=True)
+
     calls_from: ClassVar[str]
     __slots__ = (_MEMO,)
 
@@ -76,6 +78,8 @@ class _CallsKept(WireModel):
 
 class IntermediateData(_CallsKept):
     """The legacy form: flat lists of tool uses, tool responses and sub-agent texts."""
+
+    model_config = ConfigDict(defer_build=True)
 
     tool_uses: list[FunctionCall] = Field(default_factory=list)
     tool_responses: list[FunctionResponse] = Field(default_factory=list)

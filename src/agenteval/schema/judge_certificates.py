@@ -29,7 +29,7 @@ DEFAULT_MIN_LABELS = 30
 class CertificateFloor(WireModel):
     """Whether a judged criterion needs a certificate to gate, and the floors it must meet."""
 
-    model_config = ConfigDict(strict=True)
+    model_config = ConfigDict(defer_build=True, strict=True)
 
     require: bool | None = None
     min_kappa: float | None = Field(default=None, ge=-1.0, le=1.0)
@@ -39,6 +39,8 @@ class CertificateFloor(WireModel):
 
 class JudgeCertificatesConfig(CertificateFloor):
     """The top-level floor and per-criterion overrides (see the module docstring)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     criteria: dict[str, CertificateFloor] = Field(default_factory=dict)
 

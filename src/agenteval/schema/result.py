@@ -40,6 +40,8 @@ NOT_EVALUATED, INFORMATIONAL = EvalStatus.NOT_EVALUATED, EvalStatus.INFORMATIONA
 class TokenUsageDetails(WireModel):
     """Token counts behind `token_usage_v1`; None where no model call reported a count."""
 
+    model_config = ConfigDict(defer_build=True)
+
     total_tokens: float | None = None
     input_tokens: float | None = None
     prompt_tokens: float | None = None
@@ -52,6 +54,8 @@ class TokenUsageDetails(WireModel):
 
 class DurationDetails(WireModel):
     """Seconds behind `invocation_duration_v1`: total = model + tool + framework."""
+
+    model_config = ConfigDict(defer_build=True)
 
     total_seconds: float | None = None
     model_seconds: float | None = None
@@ -79,6 +83,8 @@ class EvalMetric(WireModel):
 class EvalMetricResult(EvalMetric):
     """A metric's score and status for a case or an invocation."""
 
+    model_config = ConfigDict(defer_build=True)
+
     score: float | None = None
     eval_status: EvalStatus
     details: EvalMetricResultDetails = Field(default_factory=EvalMetricResultDetails)
@@ -87,6 +93,8 @@ class EvalMetricResult(EvalMetric):
 class EvalMetricResultPerInvocation(WireModel):
     """Every metric's result for one actual invocation, beside the expected one."""
 
+    model_config = ConfigDict(defer_build=True)
+
     actual_invocation: Invocation
     expected_invocation: Invocation | None = None
     eval_metric_results: list[EvalMetricResult] = Field(default_factory=list)
@@ -94,6 +102,8 @@ class EvalMetricResultPerInvocation(WireModel):
 
 class MetricError(WireModel):
     """Why a metric could not be evaluated (agenteval extension: ADK drops the reason)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     metric_name: str
     message: str
@@ -106,6 +116,8 @@ class MetricReason(WireModel):
     `invocation_index` None, for the whole case run (the overall result, naming the invocation
     that decided it and the threshold it was held to)."""
 
+    model_config = ConfigDict(defer_build=True)
+
     metric_name: str
     invocation_index: int | None = None
     reason: str
@@ -115,6 +127,8 @@ class AgentVerdict(WireModel):
     """One agent's calls in one invocation, matched on their own by a criterion that matches
     per agent (agenteval extension; `tool_trajectory_avg_score` when the expected events name
     two authors or more): whether they matched and, when not, why."""
+
+    model_config = ConfigDict(defer_build=True)
 
     metric_name: str
     invocation_index: int
@@ -131,6 +145,8 @@ class JudgeCertificateNote(WireModel):
     `advisory`: the criterion did not gate the case (`judge_certificates.require`).
     `text` is what reports show beside the judged score."""
 
+    model_config = ConfigDict(defer_build=True)
+
     metric_name: str
     status: Literal["certified", "below_floor", "uncalibrated"]
     text: str
@@ -146,6 +162,8 @@ class JudgeRecord(WireModel):
     """One judged question, kept for audit (agenteval extension): the question the judge saw
     (after the system prompt and solved examples of `prompt_version`), each sample's raw reply
     and reading, the voted verdict and its rationale."""
+
+    model_config = ConfigDict(defer_build=True)
 
     metric_name: str
     invocation_index: int | None = None
@@ -226,6 +244,8 @@ class MetricSummary(WireModel):
     the mean; `pass_at_k`/`pass_pow_k` the chance that at least one / all of k runs drawn from
     these would pass (k = number of runs).
     """
+
+    model_config = ConfigDict(defer_build=True)
 
     metric_name: str
     threshold: float | None = None

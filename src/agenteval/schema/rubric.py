@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pydantic import ConfigDict
+
 from agenteval.schema.base import WireModel
 
 
 class RubricContent(WireModel):
     """What a rubric asks for, as a property statement."""
+
+    model_config = ConfigDict(defer_build=True)
 
     text_property: str | None = None
 
@@ -19,6 +23,8 @@ class Rubric(WireModel):
     a criterion apply whatever their type.
     """
 
+    model_config = ConfigDict(defer_build=True)
+
     rubric_id: str
     rubric_content: RubricContent
     description: str | None = None
@@ -27,6 +33,8 @@ class Rubric(WireModel):
 
 class RubricScore(WireModel):
     """A judge's score for one rubric (1.0 met, 0.0 not met, None undecided)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     rubric_id: str
     rationale: str | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from agenteval.schema.base import WireModel
 from agenteval.schema.endpoint import EndpointOptions
@@ -77,6 +77,8 @@ class AgentInfo(WireModel):
 class ReplayInfo(WireModel):
     """What a replayed run replayed (`agenteval eval --replay RUN`): the reference given, the
     recorded run's id when its document has one, and what happened after a divergence."""
+
+    model_config = ConfigDict(defer_build=True)
 
     source: str
     run_id: str | None = None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import ConfigDict, ValidationError
 
 from agenteval.errors import from_validation_error
 from agenteval.schema.config import UserSimulatorConfig
@@ -17,6 +17,8 @@ class LlmBackedUserSimulatorConfig(UserSimulatorConfig):
     the conversation ends when the simulated user writes `stop_signal`. The fields are the
     config's (`agenteval.schema.config.UserSimulatorConfig`), with the type filled in.
     """
+
+    model_config = ConfigDict(defer_build=True)
 
     type: Literal["llm_backed"] | None = "llm_backed"
 

@@ -37,7 +37,7 @@ class Decision(str, Enum):
 class CaseDecision(BaseModel):
     """One case: its decision, after how many runs (and passes), at what confidence."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     eval_id: str
     decision: Decision
@@ -51,7 +51,7 @@ class Decisions(BaseModel):
     """The rule's settings and every case's decision (kept in a result document's metadata
     under `until_decided`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     alpha: float
     rate: float
