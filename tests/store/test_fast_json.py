@@ -35,6 +35,7 @@ from agenteval.schema import (
     TokenUsageDetails,
     UsageMetadata,
 )
+from agenteval.schema.trace import Span, Trace
 from agenteval.store import fast_json as pj
 from agenteval.store import output
 from agenteval.store.fast_json import fast_json, placed_checked, placed_json
@@ -186,7 +187,7 @@ def test_a_model_that_serialises_itself_cannot_be_named_plain() -> None:
         def size(self) -> int:
             return len(self.text)
 
-    assert pj._ready() and len(pj._LAYOUTS) == len(pj.PLAIN)
+    assert pj._ready() and len(pj._LAYOUTS) == len(pj.PLAIN) + len(pj.CHECKED)
     for cls in (Shouted, Counted):
         with pytest.raises(TypeError):
             pj._layout(cls)
@@ -201,7 +202,7 @@ def test_a_plain_model_written_otherwise_is_left_to_pydantic(monkeypatch: pytest
     monkeypatch.setattr(pj, "PLAIN", (*pj.PLAIN, Bounded))
     monkeypatch.setattr(pj, "_LAYOUTS", {})
     monkeypatch.setattr(pj, "_usable", None)
-    assert pj._ready() and Bounded not in pj._LAYOUTS and len(pj._LAYOUTS) == len(pj.PLAIN) - 1
+    assert pj._ready() and Bounded not in pj._LAYOUTS and len(pj._LAYOUTS) == len(pj.PLAIN) + len(pj.CHECKED) - 1
     assert fast_json(Bounded(n=1)) is None and placed_json(Bounded(n=1)) == placed_model_json(Bounded(n=1))
     result = _result(_invocation(_ARGS))
     assert fast_json(result) == placed_model_json(result)
@@ -236,6 +237,28 @@ def test_a_plain_result_and_summary_are_written_by_orjson_with_every_value_check
     for model in (result, summary):
         fast = fast_json(model, checked=True)
         assert fast is not None and fast == placed_model_json(model) == placed_checked(model)
+
+
+def _traced(attributes: dict[str, Any]) -> EvalCaseResult:
+    spans = [Span(span_id="a" * 16, name="invocation 0", kind="invocation", start=1764200000.125,
+                  end=1764200000.5, attributes={"agenteval.invocation_index": 0, "input.value": "hi"}),
+             Span(span_id="b" * 16, parent_id="a" * 16, name="chat m", kind="llm", start=1764200000.2,
+                  status="error", error="boom", attributes=attributes, truncated=["output.value"])]
+    return _result(_invocation(_ARGS), _invocation({})).model_copy(
+        update={"trace": Trace(trace_id="c" * 32, spans=spans)})
+
+
+def test_a_result_with_its_trace_is_written_by_orjson_only_with_every_value_checked() -> None:
+    # eval writes every case with its trace: each went to pydantic whole before.
+    result = _traced({"gen_ai.usage.input_tokens": 7, "rate": 0.25, "tags": ["x", "y"], "ok": True})
+    fast = fast_json(result, checked=True)
+    assert fast is not None and fast == placed_model_json(result) == placed_checked(result)
+    # Span attributes may come from elsewhere: unchecked, the trace is pydantic's to write.
+    assert fast_json(result) is None and placed_json(result) == placed_model_json(result)
+    for value in (1e17, float("nan"), float("-inf")):
+        odd = _traced({"x": value})
+        assert fast_json(odd, checked=True) is None
+        assert _written(placed_checked, odd) == _written(placed_model_json, odd)
 
 
 class _Color(str, Enum):

@@ -60,10 +60,11 @@ from agenteval.schema import (
     TokenUsageDetails,
     UsageMetadata,
 )
+from agenteval.schema.trace import Span, Trace
 from agenteval.store.placing import placed_model_json
 
 # The models of a scored case's result and summary that orjson may write. Not here (written by
-# pydantic): the judge's records and certificate notes, traces, anything made elsewhere.
+# pydantic): the judge's records and certificate notes, anything made elsewhere.
 PLAIN: tuple[type[BaseModel], ...] = (
     EvalCaseResult, EvalMetricResult, EvalMetricResultDetails, RubricScore, TokenUsageDetails,
     DurationDetails, EvalMetricResultPerInvocation, MetricError, MetricReason, AgentVerdict,
@@ -71,6 +72,11 @@ PLAIN: tuple[type[BaseModel], ...] = (
     InvocationEvents, InvocationEvent, UsageMetadata, Rubric, RubricContent, AppDetails,
     AgentDetails, CaseSummary, MetricSummary,
 )
+# Written by orjson only where every value is looked into (`placed_checked`): a case's trace,
+# whose span attributes may come from elsewhere (an OTLP export), so `placed_json`'s caller
+# cannot vouch for them. `eval` writes every case with its trace: without these, each went to
+# pydantic whole (≈ 2.7 times the CPU; bench/README.md, session 36).
+CHECKED: tuple[type[BaseModel], ...] = (Trace, Span)
 
 
 class _Unlike(Exception):
@@ -159,13 +165,14 @@ def _ready() -> bool:
     """Whether orjson may be used: the models' table made and the probe passed (once)."""
     global _usable
     if _usable is None:
-        for cls in PLAIN:
+        for cls in PLAIN + CHECKED:
             # A model pydantic writes otherwise (a field's metadata, a serialiser) gets no
             # layout: `_default` sends it to pydantic, rather than every write failing.
             with contextlib.suppress(TypeError):
                 _LAYOUTS[cls] = layout = _layout(cls)
                 fields, floats, extras, _ = layout
-                _SHORT[cls] = 0 if floats else -fields if extras else fields
+                if cls not in CHECKED:  # (`_default` knows a model by `_SHORT`)
+                    _SHORT[cls] = 0 if floats else -fields if extras else fields
         _usable = _agrees()
     return _usable
 
@@ -303,4 +310,4 @@ def plain(value: Any) -> bool:
     return False
 
 
-__all__ = ["PLAIN", "fast_json", "placed_checked", "placed_json", "plain"]
+__all__ = ["CHECKED", "PLAIN", "fast_json", "placed_checked", "placed_json", "plain"]
