@@ -5,7 +5,7 @@
     python bench/bench_eval_start.py models --src TREE/src             # pydantic models built
     python bench/bench_eval_start.py whole --src TREE/src [--cases 8]  # a whole run's count
 
-Runs `agenteval eval bench_agent one.evalset.json --no_history` on bench_scaling.py's fixtures
+Runs `agenteval eval bench_agent bench.evalset.json --no_history` on bench_scaling.py's fixtures
 (one case of 3 turns, its agent package pointed at a closed local port) with an audit hook that
 ends the process at its first `socket.connect`: the first model call, nothing connects before
 it. `count` gives the instructions of that process (cachegrind, `bench/instructions.py`:
@@ -76,7 +76,7 @@ def fixtures(cases: int = 1, base_url: str = "http://127.0.0.1:9/v1") -> list[st
     (pkg / "__init__.py").write_text("from . import agent as agent\n", encoding="utf-8")
     (pkg / "agent.py").write_text(bench_scaling.AGENTEVAL_AGENT.format(
         base_url=base_url, tool=bench_scaling.TOOL_SOURCE), encoding="utf-8")
-    evalset = WORK / "one.evalset.json"
+    evalset = WORK / "bench.evalset.json"
     evalset.write_text(json.dumps(bench_scaling.eval_set(cases, 3)), encoding="utf-8")
     (WORK / "test_config.json").write_text(json.dumps({"criteria": {
         "tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}}), encoding="utf-8")
@@ -110,10 +110,20 @@ def main() -> None:
         os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
         stub = bench_scaling.Stub(0.2, 60)
         try:
-            argv = [*fixtures(args.cases, stub.base_url), "--parallelism", "4"]
+            # Calls slowed down by valgrind must not time out (a failed case is cheaper).
+            config = WORK / "whole_config.json"
+            config.write_text(json.dumps({
+                "criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8},
+                "endpoints": {f"openai-compat:stub@{stub.base_url}": {"timeout": 600}}}))
+            argv = [*fixtures(args.cases, stub.base_url), "--parallelism", "4",
+                    "--config_file_path", str(config)]
             n = instructions.count([PYTHON, "-m", "agenteval", *argv], src, out=args.out)
         finally:
             stub.stop()
+        statuses = [c["final_eval_status"] for c in
+                    json.loads((WORK / "out.json").read_text())["eval_case_results"]]
+        if statuses != [1] * args.cases:
+            raise SystemExit(f"not every case passed: {statuses}")
         print(f"{n / 1e6:,.1f} M instructions, a whole eval of {args.cases} cases ({src})")
     elif args.mode == "cpu":
         cpu = [float(child("cpu", src).stderr.split()[-1]) for _ in range(args.repeat)]
