@@ -28,8 +28,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_scaling  # noqa: E402  (bench/ is not a package)
-import instructions  # noqa: E402
+import bench_scaling  # (bench/ is not a package: its directory put on the path above)
+import instructions
 
 PYTHON = "/root/.pyenv/versions/3.11.7/bin/python"  # the real binary, not pyenv's shim
 WORK = Path(tempfile.gettempdir()) / "agenteval_eval_start"
