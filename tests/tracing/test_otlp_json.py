@@ -67,3 +67,41 @@ def test_a_valid_document_still_reads(tmp_path: Path) -> None:
                                      "attributes": [{"key": "k", "value": {"doubleValue": 1.5}}]})))
     (span,) = read_otlp_json(path)
     assert (span.status, span.error, span.attributes) == ("error", "boom", {"k": 1.5})
+
+
+def test_the_protobuf_field_names_read_as_the_camel_case_ones(tmp_path: Path) -> None:
+    """What protobuf's JSON printer writes with `preserving_proto_field_name=True` (proto3's JSON
+    mapping accepts both forms), its ids in base64: it was refused as "not an OTLP trace export"."""
+    from google.protobuf.json_format import MessageToJson
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    request = ExportTraceServiceRequest()
+    span = request.resource_spans.add().scope_spans.add().spans.add()
+    span.trace_id, span.span_id, span.parent_span_id, span.name = b"\x01" * 16, b"\x02" * 8, b"\x03" * 8, "s"
+    span.start_time_unix_nano, span.end_time_unix_nano = 2_000_000_000, 3_000_000_000
+    attribute = span.attributes.add()
+    attribute.key, attribute.value.int_value = "user_count", 7
+    path = tmp_path / "t.otlp.json"
+    text = MessageToJson(request, preserving_proto_field_name=True)
+    assert '"resource_spans"' in text
+    assert '"AQEBAQEBAQEBAQEBAQEBAQ=="' in text  # its ids in base64, where OTLP/JSON's are hex
+    path.write_text(text)
+    (read,) = read_otlp_json(path)
+    assert (read.trace_id, read.span_id, read.parent_id) == ("01" * 16, "02" * 8, "03" * 8)
+    assert (read.start, read.end, read.attributes) == (2.0, 3.0, {"user_count": 7})
+
+
+def test_camel_case_names_with_base64_ids_read_and_a_bad_id_is_still_named(tmp_path: Path) -> None:
+    from google.protobuf.json_format import MessageToJson
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    request = ExportTraceServiceRequest()
+    span = request.resource_spans.add().scope_spans.add().spans.add()
+    span.trace_id, span.span_id, span.name, span.start_time_unix_nano = b"\x0a" * 16, b"\x0b" * 8, "s", 1
+    path = tmp_path / "t.otlp.json"
+    path.write_text(MessageToJson(request))
+    (read,) = read_otlp_json(path)
+    assert (read.trace_id, read.span_id) == ("0a" * 16, "0b" * 8)
+    path.write_text(MessageToJson(request).replace('"CwsLCwsLCws="', '"CwsLCwsLCw=="'))  # 7 bytes
+    with pytest.raises(DataError, match=r"spans\[0\]\.spanId: must be 16 hex digits, got 'CwsLCwsLCw=='"):
+        read_otlp_json(path)

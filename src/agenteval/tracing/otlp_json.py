@@ -10,6 +10,7 @@ JSON path of the span.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from dataclasses import dataclass, field
@@ -107,10 +108,23 @@ def _attributes(items: Any, where: str, source: str | Path) -> dict[str, Any]:
 _HEX = {n: re.compile(f"[0-9a-f]{{{n}}}") for n in (16, 32)}  # span ids, trace ids
 
 
+def _from_base64(raw: Any, size: int) -> str | None:
+    """`raw` as hex when it is the base64 of `size` bytes: protobuf's own JSON printer writes ids
+    so (`MessageToJson`), where OTLP/JSON writes hex; the lengths differ (24 or 12 characters
+    against 32 or 16), so neither is taken for the other."""
+    if not isinstance(raw, str) or len(raw) != 4 * -(-size // 3):
+        return None
+    try:
+        data = base64.b64decode(raw, validate=True)
+    except ValueError:
+        return None
+    return data.hex() if len(data) == size else None
+
+
 def _hex_id(raw: Any, digits: int, where: str, source: str | Path, required: bool = True) -> str | None:
     if raw in (None, "") and not required:
         return None
-    text = str(raw or "").lower()
+    text = _from_base64(raw, digits // 2) or str(raw or "").lower()
     if _HEX[digits].fullmatch(text) is None or text.count("0") == digits:
         if not required and set(text) <= {"0"}:
             return None
@@ -140,8 +154,22 @@ def check_times(start: float, end: float | None, where: str, source: str | Path,
                         f"startTimeUnixNano {round(start * 1e9)})")
 
 
+def _camel(value: Any) -> Any:
+    """`value` with every object key from snake_case to camelCase (OTLP/JSON keys are field names
+    only: attribute keys are values of `key`)."""
+    if isinstance(value, dict):
+        return {re.sub(r"_([a-z])", lambda m: m.group(1).upper(), k): _camel(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_camel(v) for v in value]
+    return value
+
+
 def spans_of(document: Any, source: str | Path, prefix: str = "") -> list[OtlpSpan]:
     """The spans of one ExportTraceServiceRequest document."""
+    if isinstance(document, dict) and "resource_spans" in document and "resourceSpans" not in document:
+        # the protobuf field names (`MessageToJson(..., preserving_proto_field_name=True)`), which
+        # proto3's JSON mapping accepts beside OTLP's camelCase ones: read under the camelCase names
+        document = _camel(document)
     if not isinstance(document, dict) or not isinstance(document.get("resourceSpans"), list):
         raise DataError(source, prefix or "resourceSpans", "not an OTLP trace export: expected an object "
                         "with a `resourceSpans` list")
