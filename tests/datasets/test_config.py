@@ -89,6 +89,13 @@ def test_missing_config_file_is_an_error() -> None:
      "criteria.final_response_match_v2.judge_model_options.num_samples", "valid integer"),
     ('"hallucinations_v1": {"threshold": 1, "evaluate_intermediate_nl_responses": "yes"}',
      "criteria.hallucinations_v1.evaluate_intermediate_nl_responses", "valid boolean"),
+    # every case failed on it, NOT_EVALUATED, instead
+    ('"rubric_based_tool_use_quality_v1": {"threshold": 1, "rubrics": ['
+     '{"rubric_id": "a", "rubric_content": {"text_property": "x"}}, '
+     '{"rubric_id": "b", "rubric_content": {"text_property": "y"}}, '
+     '{"rubric_id": "a", "rubric_content": {"text_property": "z"}}]}',
+     "criteria.rubric_based_tool_use_quality_v1.rubrics",
+     "duplicate rubric_id 'a' (rubrics[0] and rubrics[2])"),
 ])
 def test_wrong_types_are_errors_not_coerced(tmp_path: Path, criterion: str, key: str,
                                             message: str) -> None:
