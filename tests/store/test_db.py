@@ -139,6 +139,21 @@ def test_schema_version_and_wal(tmp_path: Path) -> None:
         store.list_runs()
 
 
+def test_another_programs_database_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    path = history_db_path(tmp_path)
+    path.parent.mkdir(parents=True)
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE notes (body TEXT)")
+        db.execute("INSERT INTO notes VALUES ('mine')")
+    db.close()
+    with pytest.raises(DataError, match=r"not an agenteval run database .*other tables: notes"):
+        RunStore(tmp_path).list_runs()
+    with sqlite3.connect(path) as db:
+        names = [r[0] for r in db.execute("SELECT name FROM sqlite_master ORDER BY name")]
+        assert names == ["notes"] and db.execute("SELECT body FROM notes").fetchall() == [("mine",)]
+    db.close()
+
+
 def test_not_a_database(tmp_path: Path) -> None:
     path = history_db_path(tmp_path)
     path.parent.mkdir(parents=True)

@@ -69,6 +69,16 @@ def migrate(conn: sqlite3.Connection, path: Path) -> None:
                             f"agenteval (this one reads up to {SCHEMA_VERSION})")
         if version == SCHEMA_VERSION:
             return
+    else:
+        # Tables but no version: another program's database, which gaining agenteval's tables
+        # would change (a fresh file has none and is made ours).
+        others = [r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+            "ORDER BY name LIMIT 4")]
+        if others:
+            raise DataError(path, "", "not an agenteval run database (it holds other tables: "
+                            f"{', '.join(others[:3])}{', ...' if len(others) > 3 else ''}); "
+                            "nothing was written to it")
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = None
