@@ -40,8 +40,6 @@ def root_agent(text, state):
         os.kill(os.getpid(), signal.SIGINT)
     if text == "case 3" and (HERE / "fail").exists():
         raise RuntimeError("flaky backend")
-    if (HERE / "slow").exists():
-        time.sleep(0.4)
     while (HERE / "hold").exists() and not (HERE / "release").exists():  # until the test says
         time.sleep(0.02)
     if text == "case 2" and (HERE / "hang").exists():
@@ -322,11 +320,20 @@ def test_a_resume_that_keeps_its_document_in_memory_reads_the_kept_rows_whole(pr
 def test_one_process_owns_a_run_two_resumes_at_once(project: tuple[Path, Path]) -> None:
     agent, path = project
     run_id = _killed(agent)
-    (agent / "slow").touch()  # the four missing cases take 1.6 s: the two processes overlap
+    # The winner's agent holds its first case until released, so the two processes overlap however
+    # slowly a loaded machine starts the second (with a fixed delay instead, the second started
+    # after the first had finished, found nothing to resume and exited 0).
+    (agent / "hold").touch()
     procs = [subprocess.Popen([sys.executable, "-m", "agenteval", "eval", str(agent), str(path),
                                "--resume", ref, "--parallelism", "1"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for ref in (run_id, "latest")]
+    try:
+        deadline = time.monotonic() + 120
+        while all(p.poll() is None for p in procs) and time.monotonic() < deadline:
+            time.sleep(0.05)  # until the loser is refused (the winner is held)
+    finally:
+        (agent / "release").touch()
     outs = [p.communicate(timeout=120) for p in procs]
     codes = sorted(p.returncode for p in procs)
     assert codes == [0, 2], outs
