@@ -170,18 +170,24 @@ class Stores:
         """`consume` of the run's case outcomes in case order (cached: at most
         `_CACHED_DERIVED` results), read one case at a time through the document's case index
         (memory: what `consume` keeps), else from the whole document."""
-        key = (*_file_key(stored), consume.__module__, consume.__qualname__)
+        def compute() -> T:
+            index = self.index(stored)
+            try:
+                if index is None:
+                    raise Unindexed("no index")
+                return consume(index.outcomes())
+            except Unindexed:  # (none, or changed since it was indexed)
+                return consume(outcomes(self.document(stored)))
+
+        return self._derive((*_file_key(stored), consume.__module__, consume.__qualname__), compute)
+
+    def _derive(self, key: tuple[object, ...], compute: Callable[[], T]) -> T:
+        """`compute()`, kept under `key` among the last `_CACHED_DERIVED` results."""
         with self._lock:
             if key in self._derived:
                 self._derived.move_to_end(key)
                 return cast(T, self._derived[key])
-        index = self.index(stored)
-        try:
-            if index is None:
-                raise Unindexed("no index")
-            got = consume(index.outcomes())
-        except Unindexed:  # (none, or changed since it was indexed)
-            got = consume(outcomes(self.document(stored)))
+        got = compute()
         with self._lock:
             self._derived[key] = got
             while len(self._derived) > _CACHED_DERIVED:
@@ -212,17 +218,7 @@ class Stores:
         `_CACHED_DERIVED` results, shared with `over_cases`): a large comparison's next page
         reads only its own cases. Runs are known by store, id and row: a recorded run does
         not change (recorded again, its row is new)."""
-        key = ("two", *(str(s.root) for s in (a, b)), a.row, b.row, what)
-        with self._lock:
-            if key in self._derived:
-                self._derived.move_to_end(key)
-                return cast(T, self._derived[key])
-        got = compute()
-        with self._lock:
-            self._derived[key] = got
-            while len(self._derived) > _CACHED_DERIVED:
-                self._derived.popitem(last=False)
-        return got
+        return self._derive(("two", *(str(s.root) for s in (a, b)), a.row, b.row, what), compute)
 
     def head(self, stored: StoredRun) -> EvalSetResult:
         """The run's document head from its row (id, eval set, created, gating; no case)."""
