@@ -3,6 +3,8 @@ get (the session's answered turns: one the agent failed is left out)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -14,15 +16,22 @@ from tests.web.test_browser import app_factory, browser, executable, send  # noq
 expect = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed").expect
 
 
-def test_adding_a_session_counts_only_the_turns_the_case_gets(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+@contextmanager
+def _eval_tab_after(browser: Any, tmp_path: Path, *messages: str) -> Iterator[Any]:  # noqa: F811
+    """A page whose chat session sent `messages`, on its Eval tab with an empty set open."""
     agents = write_agents(tmp_path / "agents")
     (agents / "shop" / "smoke.evalset.json").write_text('{"eval_set_id": "smoke", "eval_cases": []}')
     with serve(app_factory(agents)) as url, fresh_page(browser, 10_000) as page:
         page.goto(url + "/#/app/shop")
-        send(page, "weather in Paris?", 0)
-        send(page, "please crash", 1)
+        for i, message in enumerate(messages):
+            send(page, message, i)
         page.click('[data-tab="eval"]')
         page.click(".evalsets a:has-text('smoke')")
+        yield page
+
+
+def test_adding_a_session_counts_only_the_turns_the_case_gets(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+    with _eval_tab_after(browser, tmp_path, "weather in Paris?", "please crash") as page:
         form = page.locator("#add-session").locator("..")
         expect(form).to_contain_text("(1 answered turn of 2) as case")  # it said "(2 turns)"
         page.click("#add-session")
@@ -32,12 +41,6 @@ def test_adding_a_session_counts_only_the_turns_the_case_gets(browser: Any, tmp_
 
 
 def test_one_turn_is_one_turn(browser: Any, tmp_path: Path) -> None:  # noqa: F811
-    agents = write_agents(tmp_path / "agents")
-    (agents / "shop" / "smoke.evalset.json").write_text('{"eval_set_id": "smoke", "eval_cases": []}')
-    with serve(app_factory(agents)) as url, fresh_page(browser, 10_000) as page:
-        page.goto(url + "/#/app/shop")
-        send(page, "weather in Paris?", 0)
-        page.click('[data-tab="eval"]')
-        page.click(".evalsets a:has-text('smoke')")
+    with _eval_tab_after(browser, tmp_path, "weather in Paris?") as page:
         expect(page.locator("#add-session").locator("..")).to_contain_text("(1 turn) as case")  # "(1 turns)"
         assert page.errors == []
