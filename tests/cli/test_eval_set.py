@@ -171,3 +171,26 @@ def test_record_refuses_before_the_agent_runs(agent: Path, args: list[str], mess
     r = CliRunner().invoke(cli, ["eval_set", "record", str(agent), "orders", *args])
     assert r.exit_code == 2 and message in r.output, r.output
     assert (agent / "orders.evalset.json").read_bytes() == before
+
+
+def test_a_mistyped_key_in_the_session_input_file_is_refused(agent: Path, tmp_path: Path) -> None:
+    # `stat` for `state` kept every added case's starting state empty, without a word.
+    _cli("eval_set", "create", agent, "orders")
+    before = (agent / "orders.evalset.json").read_bytes()
+    scenarios = tmp_path / "scenarios.json"
+    scenarios.write_text(json.dumps({"scenarios": [{"starting_prompt": "Hi", "conversation_plan": "Ask."}]}))
+    session = tmp_path / "session.json"
+    session.write_text(json.dumps({"appName": "shop", "userId": "u", "stat": {"tier": "gold"}}))
+    for command in ("add_eval_case", "generate_eval_cases"):
+        extra = ["--scenarios_file", str(scenarios)] if command == "add_eval_case" else ["--model", "bogus"]
+        r = CliRunner().invoke(cli, ["eval_set", command, str(agent), "orders", *extra,
+                                     "--session_input_file", str(session)])
+        assert r.exit_code == 2, r.output
+        assert "session.json: stat: unknown key" in r.output, r.output
+    assert (agent / "orders.evalset.json").read_bytes() == before
+    # ADK's camelCase keys are the fields themselves, not unknown keys.
+    session.write_text(json.dumps({"appName": "shop", "userId": "u", "sessionId": "s1", "state": {"t": 1}}))
+    _cli("eval_set", "add_eval_case", agent, "orders", "--scenarios_file", scenarios,
+         "--session_input_file", session)
+    (case,) = load_eval_set(agent / "orders.evalset.json").eval_cases
+    assert case.session_input is not None and case.session_input.state == {"t": 1}

@@ -83,10 +83,20 @@ def load_scenarios(path: str | Path) -> list[ConversationScenario]:
 
 
 def load_session_input(path: str | Path) -> SessionInput:
+    """A session-input file (`--session_input_file`): `{app_name, user_id, session_id?, state?}`.
+
+    An unknown key is refused, naming it: an eval set's `session_input` keeps unknown keys (they
+    round-trip), but in a file written for this option a mistyped `stat` would silently start
+    every case it adds with an empty state.
+    """
     try:
-        return SessionInput.model_validate(read_json(path))
+        session = SessionInput.model_validate(read_json(path))
     except ValidationError as e:
         raise from_validation_error(path, e) from None
+    for key in session.model_extra or {}:
+        raise DataError(path, key, "unknown key (a session input holds app_name, user_id, "
+                        "session_id and state)")
+    return session
 
 
 def add_cases(agent_dir: str | Path, eval_set_id: str, cases: Sequence[EvalCase],
