@@ -187,6 +187,7 @@ def load_labelled(path: str | Path) -> list[LabelledCase]:
     files = sorted(p for p in path.glob("*.json") if kind_of(p) or p.name == "injection.json") \
         if path.is_dir() else [path]
     out: list[LabelledCase] = []
+    seen: dict[tuple[str, str], str] = {}  # (metric, case id): where it was first given
     for file in files:
         try:
             cases = json.loads(file.read_text(encoding="utf-8-sig"))
@@ -200,10 +201,14 @@ def load_labelled(path: str | Path) -> list[LabelledCase]:
                 raise DataError(file, where, "a case is an object")
             kind = raw.get("criterion") or kind_of(file)
             if kind == "multi_turn":
-                out += _multi_turn(file, where, raw)
+                for case in _multi_turn(file, where, raw):
+                    _check_unique(file, where, case, seen)
+                    out.append(case)
                 continue
             if kind not in METRIC:
-                raise DataError(file, f"{where}.criterion", f"unknown kind {kind!r}; one of "
+                what = (f"unknown kind {kind!r}" if kind else
+                        f"no kind: the case names none and the file's name ({file.name}) is not one")
+                raise DataError(file, f"{where}.criterion", f"{what}; one of "
                                 f"{', '.join(METRIC)}, multi_turn (or name the file after the kind)")
             for key in ("id", "label", *_REQUIRED[kind]):
                 if key not in raw:
@@ -213,8 +218,62 @@ def load_labelled(path: str | Path) -> list[LabelledCase]:
                                 + " or ".join(LABELS[kind]))
             if "turns" in _REQUIRED[kind]:
                 _check_turns(file, where, raw["turns"])
-            out.append(build(kind, raw))
+            _check_fields(file, where, raw)
+            case = build(kind, raw)
+            _check_unique(file, where, case, seen)
+            out.append(case)
     return out
+
+
+# Fields of a labelled case that hold text (the case's id may also be a number).
+_TEXT = ("user_prompt", "reference", "response", "rubric", "sentence", "plan", "persona", "instructions")
+
+
+def _check_fields(file: Path, where: str, raw: dict[str, Any]) -> None:
+    """The fields a case has are of their types: a wrong one would otherwise stop the run with a
+    traceback, or be judged as the text of its Python value."""
+    if not isinstance(raw["id"], (str, int)) or isinstance(raw["id"], bool):
+        raise DataError(file, f"{where}.id", "must be a string or a whole number")
+    for key in _TEXT:
+        if key in raw and not isinstance(raw[key], str) and not (key == "persona" and raw[key] is None):
+            raise DataError(file, f"{where}.{key}", f"must be a string, got {type(raw[key]).__name__}")
+    if raw.get("tool_calls") is not None:
+        _check_calls(file, f"{where}.tool_calls", raw["tool_calls"])
+    declarations = raw.get("tool_declarations")
+    if declarations is not None and (not isinstance(declarations, list)
+                                     or not all(isinstance(d, dict) for d in declarations)):
+        raise DataError(file, f"{where}.tool_declarations", "must be a list of tool declaration objects")
+    if "context" in raw:
+        context = raw["context"]
+        if not isinstance(context, dict):
+            raise DataError(file, f"{where}.context", "must be an object {user_prompt, tool_calls?, "
+                            "instructions?}")
+        if not isinstance(context.get("user_prompt"), str):
+            raise DataError(file, f"{where}.context.user_prompt", "field required (a string)")
+        if not isinstance(context.get("instructions", ""), str):
+            raise DataError(file, f"{where}.context.instructions", "must be a string")
+        if context.get("tool_calls") is not None:
+            _check_calls(file, f"{where}.context.tool_calls", context["tool_calls"])
+
+
+def _check_calls(file: Path, where: str, calls: Any) -> None:
+    if not isinstance(calls, list):
+        raise DataError(file, where, "must be a list of tool calls {name, args?, response?}")
+    for j, call in enumerate(calls):
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+            raise DataError(file, f"{where}[{j}].name", "a tool call is an object with a \"name\" (a string)")
+        if not isinstance(call.get("args", {}), dict):
+            raise DataError(file, f"{where}[{j}].args", "must be an object of the call's arguments")
+
+
+def _check_unique(file: Path, where: str, case: LabelledCase, seen: dict[tuple[str, str], str]) -> None:
+    """A case id is given once per criterion: a second label of the same id would count one
+    case twice (or both ways) in the agreement, and `--details` could not tell them apart."""
+    key = (case.metric, case.id)
+    if key in seen:
+        raise DataError(file, f"{where}.id", f"{case.id!r} is already the id of {seen[key]} "
+                        f"({case.metric}): give each labelled case its own id")
+    seen[key] = f"{file.name}{where}"
 
 
 def _check_turns(file: Path, where: str, turns: Any) -> None:
@@ -226,6 +285,8 @@ def _check_turns(file: Path, where: str, turns: Any) -> None:
         for key in ("user", "response"):
             if not isinstance(turn.get(key), str):
                 raise DataError(file, f"{where}.turns[{j}].{key}", "field required (a string)")
+        if turn.get("tool_calls") is not None:
+            _check_calls(file, f"{where}.turns[{j}].tool_calls", turn["tool_calls"])
 
 
 def _multi_turn(file: Path, where: str, raw: dict[str, Any]) -> list[LabelledCase]:
@@ -234,6 +295,7 @@ def _multi_turn(file: Path, where: str, raw: dict[str, Any]) -> list[LabelledCas
         if key not in raw:
             raise DataError(file, f"{where}.{key}", "field required")
     _check_turns(file, where, raw["turns"])
+    _check_fields(file, where, raw)
     labels = raw["labels"]
     if not isinstance(labels, dict) or not labels:
         raise DataError(file, f"{where}.labels", f"an object mapping {', '.join(MULTI_TURN_QUESTIONS)} "
