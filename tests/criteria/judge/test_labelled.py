@@ -52,12 +52,14 @@ def test_a_field_of_the_wrong_type_names_the_file_and_field(tmp_path: Path, case
 def test_a_case_id_given_twice_for_a_criterion_is_refused(tmp_path: Path) -> None:
     f = tmp_path / "mine.json"
     f.write_text(json.dumps([SAFE, {**SAFE, "response": "other", "label": "unsafe"}]))
-    with pytest.raises(DataError, match=re.escape("mine.json: [1].id: 'a' is already the id of mine.json[0]")):
+    twice = "mine.json: [1].id: 'a' is already the id of mine.json[0]"
+    with pytest.raises(DataError, match=re.escape(twice)):
         load_labelled(f)
     # the same id under another criterion is another case; a multi-turn conversation's questions
     # are one case each
-    f.write_text(json.dumps([SAFE, {**TRAJECTORY}, {"id": "m", "criterion": "multi_turn", "turns": TURNS,
-                                                    "labels": {"task_success": "yes", "tool_use_quality": "no"}}]))
+    conversation = {"id": "m", "criterion": "multi_turn", "turns": TURNS,
+                    "labels": {"task_success": "yes", "tool_use_quality": "no"}}
+    f.write_text(json.dumps([SAFE, TRAJECTORY, conversation]))
     assert len(load_labelled(f)) == 4
     # across the files of a folder too
     folder = tmp_path / "set"
