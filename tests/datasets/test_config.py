@@ -113,6 +113,15 @@ def test_wrong_types_are_errors_not_coerced(tmp_path: Path, criterion: str, key:
     ('"user_simulator_config": {"maxAllowedInvocations": "3"}',
      "user_simulator_config.max_allowed_invocations", "valid integer"),
     ('"user_simulator_config": {"modle": "local"}', "user_simulator_config.modle", "unknown key"),
+    # ADK refuses these templates; the simulated user never read the agent's answers, or could
+    # not end the conversation, or was sent `{{ persona.description }}` as written
+    ('"user_simulator_config": {"custom_instructions": "{{ conversation_plan }} {{ stop_signal }}"}',
+     "user_simulator_config.custom_instructions", "no {{ conversation_history }}"),
+    ('"user_simulator_config": {"custom_instructions": "{{ conversation_plan }} {{ conversation_history }}"}',
+     "user_simulator_config.custom_instructions", "no {{ stop_signal }}"),
+    ('"user_simulator_config": {"custom_instructions": "{{ persona.description }} {{ conversation_plan }} '
+     '{{ conversation_history }} {{ stop_signal }}"}',
+     "user_simulator_config.custom_instructions", "{{ persona.description }} cannot be filled in"),
     ('"not_evaluated": true', "not_evaluated", "'fail' or 'ignore'"),
     ('"custom_metrics": {"m": {"code_config": {"name": "a.b"}, "description": 1}}',
      "custom_metrics.m.description", "valid string"),
@@ -194,3 +203,14 @@ def test_config_with_a_byte_order_mark(tmp_path: Path) -> None:
     p = tmp_path / "cfg.json"
     p.write_bytes(b'\xef\xbb\xbf{"criteria": {"response_match_score": 0.5}}')
     assert load_eval_config(p).criteria == {"response_match_score": 0.5}
+
+
+def test_a_simulator_template_with_its_placeholders_is_accepted(tmp_path: Path) -> None:
+    p = tmp_path / "cfg.json"
+    template = ('Plan: {{ conversation_plan }}\nSo far: {conversation_history}\nAs {{persona}}; '
+                'end with {{ stop_signal }}. Reply as {\\"text\\": ...}')
+    p.write_text(json.dumps({"criteria": {"response_match_score": 0.5},
+                             "user_simulator_config": {"custom_instructions": template}}))
+    config = load_eval_config(p)
+    assert config.user_simulator_config is not None
+    assert config.user_simulator_config["custom_instructions"] == template

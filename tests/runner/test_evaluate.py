@@ -95,12 +95,13 @@ def test_custom_simulator_instructions_are_one_user_message() -> None:
     """ADK's form: `custom_instructions` filled in (either placeholder style) as one user message."""
     scenario = ConversationScenario(starting_prompt="hi", conversation_plan="Say hi.")
     config = LlmBackedUserSimulatorConfig(
-        custom_instructions="Plan: {{ conversation_plan }}\nSo far: {conversation_history}\n{x}")
+        custom_instructions="Plan: {{ conversation_plan }}\nSo far: {conversation_history}\n"
+                            "{x} {{stop_signal}}")
     simulator = LlmUserSimulator(scenario, ScriptedModel([]), config)
     simulator.record("user", "hi")
     (message,) = simulator.messages()
     assert message.role == "user"
-    assert message.content == "Plan: Say hi.\nSo far: user: hi\n{x}"
+    assert message.content == "Plan: Say hi.\nSo far: user: hi\n{x} </finished>"
 
 
 def test_scenario_without_simulator_is_a_case_error() -> None:

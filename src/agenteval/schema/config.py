@@ -8,9 +8,17 @@ error naming its key instead of a silently different value. Integers are numbers
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, ConfigDict, Field, GetCoreSchemaHandler, model_validator
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError, core_schema
 
 from agenteval.schema.base import WireModel
@@ -156,6 +164,45 @@ class UserSimulatorConfig(_ConfigModel):
     include_function_calls: bool = False
     stop_signal: str = "</finished>"
     temperature: float = 0.7
+
+    @field_validator("custom_instructions")
+    @classmethod
+    def _fillable(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                check_simulator_template(value)
+            except ValueError as e:  # as a custom error: its message without "Value error, "
+                raise PydanticCustomError("simulator_template", "{message}", {"message": str(e)}) from None
+        return value
+
+
+# What a simulator template (`custom_instructions`) may name, `{{ name }}` (ADK's) or `{name}`:
+# the simulator fills these and leaves any other `{...}` as written.
+SIMULATOR_PLACEHOLDERS = frozenset({"conversation_plan", "conversation_history", "stop_signal",
+                                    "persona", "plan", "history"})
+# Those a template must name, each by either of its names (ADK refuses a template without
+# them): without the history the simulated user never reads the agent's answers; without the
+# stop signal it cannot end the conversation before the turn limit.
+_REQUIRED_PLACEHOLDERS = (("conversation_plan", "plan"), ("conversation_history", "history"),
+                          ("stop_signal",))
+_PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}|\{(\w+)\}")
+_TEMPLATE_TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.DOTALL)
+
+
+def check_simulator_template(template: str) -> None:
+    """Refuses (ValueError) a `custom_instructions` template the simulator could not fill as
+    written: one that lacks a required placeholder, or holds a Jinja expression or tag other than
+    `{{ name }}` (`{{ persona.description }}`, `{% for %}`), which would reach the model as is."""
+    for tag in _TEMPLATE_TAG.findall(template):
+        m = _PLACEHOLDER.fullmatch(tag)
+        if m is None or (m.group(1) or m.group(2)) not in SIMULATOR_PLACEHOLDERS:
+            raise ValueError(f"{tag} cannot be filled in: agenteval fills {{{{ name }}}} for the names "
+                             f"{', '.join(sorted(SIMULATOR_PLACEHOLDERS))}, no other Jinja")
+    named = {m.group(1) or m.group(2) for m in _PLACEHOLDER.finditer(template)}
+    for names in _REQUIRED_PLACEHOLDERS:
+        if not named & set(names):
+            raise ValueError(f"no {{{{ {names[0]} }}}}: the template must hold {{{{ conversation_plan }}}}, "
+                             "{{ conversation_history }} and {{ stop_signal }}")
 
 
 class LiveModelConfig(_ConfigModel):
