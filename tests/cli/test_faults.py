@@ -152,6 +152,16 @@ def test_an_unknown_judge_model_in_the_config_names_the_file_and_key(tmp_path: P
            "'bogus:thing'" in r.output
 
 
+@pytest.mark.parametrize("flag", ["--judge_model", "--escalate_judge_model"])
+def test_an_unknown_judge_model_flag_is_refused_when_no_criterion_is_judged(tmp_path: Path,
+                                                                          flag: str) -> None:
+    agent, path = _project(tmp_path)  # the default criteria: none of them judged
+    out = tmp_path / "out.json"
+    r = _eval(agent, path, flag, "nope:x", "--no_history", "-o", out)
+    assert r.exit_code == 2 and f"{flag}: unknown model 'nope:x'" in r.output, r.output
+    assert not out.exists()
+
+
 def test_standard_output_can_take_the_result_document(tmp_path: Path) -> None:
     agent, path = _project(tmp_path)
     import subprocess

@@ -30,21 +30,26 @@ def check_judges(metrics: Sequence[ConfiguredMetric], job: JobOptions, services:
     """Resolves every judge model (and the user simulator's) up front, so a bad name or a
     missing key fails before any work, naming where the name came from (the flag, or the config
     file and key). `run` and `rescore` do it first; a front end may do it even before loading
-    the eval sets."""
+    the eval sets. A judge named on the command line is checked even when no criterion is
+    judged, as the simulator's model is checked whether or not a case needs it: a typo in an
+    option is refused, never ignored until the day a judged criterion is added."""
+    for name, flag in ((job.judge_model, "--judge_model"), (job.escalate_judge_model,
+                                                            "--escalate_judge_model")):
+        if name:
+            try:
+                services.models.get(name)
+            except ModelUnavailable as e:
+                raise DataError(None, flag, str(e)) from None
     for m in metrics:
         if not isinstance(m.criterion, LlmAsAJudgeCriterion):
             continue
         options = m.criterion.judge_model_options
-        for key, name, flag in (("judge_model", options.judge_model, job.judge_model),
-                                ("escalate_to", options.escalate_to, job.escalate_judge_model)):
+        for key, name in (("judge_model", options.judge_model), ("escalate_to", options.escalate_to)):
             if not name:
                 continue
             try:
                 services.models.get(name)
-            except ModelUnavailable as e:
-                if flag:
-                    raise DataError(None, "--judge_model" if key == "judge_model" else
-                                    "--escalate_judge_model", str(e)) from None
+            except ModelUnavailable as e:  # (a flag's name was checked above)
                 raise DataError(job.config_source, f"criteria.{m.name}.judge_model_options.{key}",
                                 str(e)) from None
     judged = any(isinstance(m.criterion, LlmAsAJudgeCriterion) for m in metrics)
