@@ -105,7 +105,7 @@ def case_from_source(ref: str, root: str | Path, case_id: str | None, eval_id: s
 
 
 def _case_from_source(ref: str, root: str | Path, case_id: str | None, eval_id: str | None) -> EvalCase:
-    if Path(ref).is_file() and looks_like_otlp(Path(ref).read_bytes()[:65536]):
+    if Path(ref).is_file() and looks_like_otlp(Path(ref).read_bytes()[:65536], ref):
         conversations = read_traces(ref)
         key = _pick(ref, case_id, list(conversations.conversations), "conversation")
         expected = conversations.invocations(key)  # content is checked first: its advice is the fix

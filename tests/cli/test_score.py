@@ -80,6 +80,19 @@ def test_missing_file_exit_2(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "file not found" in r.output
 
 
+@pytest.mark.parametrize("text", ["{}", '{"resourceSpans": []}', ""])
+def test_an_empty_trace_export_is_refused_as_one(tmp_path: Path, sets: tuple[Path, Path], text: str) -> None:
+    # `{}` is an export of no spans (proto3's JSON leaves empty lists out), not an eval set
+    # missing its eval_cases
+    actual = tmp_path / "run.otlp.json"
+    actual.write_text(text)
+    out = tmp_path / "result.json"
+    r = CliRunner().invoke(cli, ["score", str(sets[0]), "--actual", str(actual), "-o", str(out)])
+    assert r.exit_code == 2, r.output
+    assert f"{actual}: resourceSpans: no spans in this file: the trace export is empty" in r.output, r.output
+    assert not out.exists()
+
+
 def test_migrate_command(tmp_path: Path) -> None:
     new = tmp_path / "m.evalset.json"
     old = PARITY.parent / "adk" / "trip_planner_agent" / "trip_inquiry.test.json"

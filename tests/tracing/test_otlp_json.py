@@ -105,3 +105,12 @@ def test_camel_case_names_with_base64_ids_read_and_a_bad_id_is_still_named(tmp_p
     path.write_text(MessageToJson(request).replace('"CwsLCwsLCws="', '"CwsLCwsLCw=="'))  # 7 bytes
     with pytest.raises(DataError, match=r"spans\[0\]\.spanId: must be 16 hex digits, got 'CwsLCwsLCw=='"):
         read_otlp_json(path)
+
+
+def test_an_empty_object_is_an_export_of_no_spans(tmp_path: Path) -> None:
+    path = tmp_path / "t.otlp.json"  # proto3's JSON leaves the empty resourceSpans list out
+    path.write_text("{}")
+    assert read_otlp_json(path) == []
+    path.write_text('{"eval_cases": []}')  # any other object is still no trace export
+    with pytest.raises(DataError, match="not an OTLP trace export"):
+        read_otlp_json(path)

@@ -401,7 +401,7 @@ def _eval_set_head(path: str) -> bool:
     except OSError:
         return False  # the loader says what is wrong with it
     head = head.removeprefix(codecs.BOM_UTF8).lstrip()
-    return head[:1] == b"{" and not looks_like_otlp(head) and b"eval_set_result_id" not in head \
+    return head[:1] == b"{" and not looks_like_otlp(head, path) and b"eval_set_result_id" not in head \
         and b"evalSetResultId" not in head
 
 

@@ -44,7 +44,7 @@ def load_actual(path: str | Path) -> Actual:
     pair, for a result document)."""
     text = read_bytes(path)
     head = text[:4096]
-    if looks_like_otlp(head):
+    if looks_like_otlp(head, path):
         check_depth(path, text, MAX_RESULT_DEPTH)  # a trace export is read by `json` too
         try:
             return read_traces(path, text.decode("utf-8-sig"))

@@ -520,7 +520,7 @@ def read_traces(path: str | Path, text: str | None = None) -> TraceConversations
     """The conversations of an OTLP/JSON trace file."""
     spans = read_otlp_json(path, text)
     if not spans:
-        raise DataError(path, "resourceSpans", "no spans in this file")
+        raise DataError(path, "resourceSpans", "no spans in this file: the trace export is empty")
     conversations: dict[str, list[Turn]] = {}
     for n, turn in enumerate(turns(spans, str(path))):
         conversations.setdefault(turn.session or turn.group or f"trace {n}", []).append(turn)
