@@ -122,6 +122,15 @@ def test_wrong_types_are_errors_not_coerced(tmp_path: Path, criterion: str, key:
     ('"user_simulator_config": {"custom_instructions": "{{ persona.description }} {{ conversation_plan }} '
      '{{ conversation_history }} {{ stop_signal }}"}',
      "user_simulator_config.custom_instructions", "{{ persona.description }} cannot be filled in"),
+    # ADK's generation config: a key the simulator cannot use was accepted and ignored
+    ('"user_simulator_config": {"model_configuration": {"top_p": 0.5}}',
+     "user_simulator_config.model_configuration.top_p", "unknown key"),
+    ('"user_simulator_config": {"modelConfiguration": {"temperature": "0.2"}}',
+     "user_simulator_config.model_configuration.temperature", "valid number"),
+    ('"user_simulator_config": {"model_configuration": {"maxOutputTokens": 0}}',
+     "user_simulator_config.model_configuration.max_output_tokens", "greater than or equal to 1"),
+    ('"user_simulator_config": {"temperature": 0.1, "model_configuration": {"temperature": 0.9}}',
+     "user_simulator_config", "set the simulator's temperature once"),
     ('"not_evaluated": true', "not_evaluated", "'fail' or 'ignore'"),
     ('"custom_metrics": {"m": {"code_config": {"name": "a.b"}, "description": 1}}',
      "custom_metrics.m.description", "valid string"),

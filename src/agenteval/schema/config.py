@@ -149,21 +149,53 @@ class CustomMetricConfig(_ConfigModel):
     description: str = ""
 
 
+class SimulatorModelConfiguration(_ConfigModel):
+    """`user_simulator_config.model_configuration`: ADK's generation config for the simulator's
+    model, as far as agenteval's models take it. `temperature` and `max_output_tokens` (the
+    longest reply, default 200 tokens) are used; `thinking_config` (ADK's default sets it) is
+    accepted and not used: the simulator asks for the user's message only. Any other key is
+    refused, where it used to be accepted and ignored."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    temperature: float | None = Field(default=None, ge=0.0)
+    max_output_tokens: int | None = Field(default=None, ge=1)
+    thinking_config: dict[str, Any] | None = None
+
+
+SIMULATOR_MAX_TOKENS = 200  # the longest simulated user message, in tokens, unless configured
+
+
 class UserSimulatorConfig(_ConfigModel):
     """`user_simulator_config` as written: the LLM-backed simulator's settings (see
     `agenteval.simulation.config`, which reads the dict this leaves); a missing or null `type`
-    means `llm_backed`, as in ADK."""
+    means `llm_backed`, as in ADK. The temperature is `temperature` or ADK's
+    `model_configuration.temperature` (not both)."""
 
     model_config = ConfigDict(defer_build=True)
 
     type: Literal["llm_backed"] | None = None
     model: str = "local"
-    model_configuration: dict[str, Any] | None = None
+    model_configuration: SimulatorModelConfiguration | None = None
     max_allowed_invocations: int = Field(default=20, ge=-1)
     custom_instructions: str | None = None
     include_function_calls: bool = False
     stop_signal: str = "</finished>"
     temperature: float = 0.7
+
+    @model_validator(mode="after")
+    def _one_temperature(self) -> UserSimulatorConfig:
+        given = self.model_configuration
+        if given is not None and given.temperature is not None and "temperature" in self.model_fields_set:
+            raise PydanticCustomError("two_temperatures", "set the simulator's temperature once: "
+                                      "`temperature` or `model_configuration.temperature`")
+        return self
+
+    def sampling(self) -> tuple[float, int]:
+        """The temperature and the longest reply (tokens) the simulator asks its model for."""
+        given = self.model_configuration or SimulatorModelConfiguration()
+        temperature = given.temperature if given.temperature is not None else self.temperature
+        return temperature, given.max_output_tokens or SIMULATOR_MAX_TOKENS
 
     @field_validator("custom_instructions")
     @classmethod

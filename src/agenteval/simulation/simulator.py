@@ -94,9 +94,9 @@ class LlmUserSimulator:
             return NextTurn(None, "turn limit reached")
         if turns_so_far == 0:
             return NextTurn(self.scenario.starting_prompt, "starting prompt")
+        temperature, max_tokens = self.config.sampling()
         response = await self.model.generate(ModelRequest(
-            messages=self.messages(),
-            temperature=self.config.temperature, max_tokens=200))
+            messages=self.messages(), temperature=temperature, max_tokens=max_tokens))
         text = response.text.strip()
         if self.config.stop_signal.lower() in text.lower():
             return NextTurn(None, "stop signal")
