@@ -114,3 +114,26 @@ def test_scenario_without_simulator_is_a_case_error() -> None:
 def test_bad_settings() -> None:
     with pytest.raises(ValueError):
         asyncio.run(run_evaluation(CallableAdapter(echo), [], num_runs=0))
+
+
+@pytest.mark.parametrize("include", [False, True])
+def test_the_simulated_user_reads_the_agents_tool_calls_when_configured(include: bool) -> None:
+    # `include_function_calls` was accepted and ignored: the simulator never saw a tool call.
+    user_model = ScriptedModel(["</finished>"])
+    agent_model = ScriptedModel([[ToolCallRequest("roll", {"sides": 6})], "rolled 3"])
+
+    def roll(sides: int) -> int:
+        """Roll."""
+        return 3
+
+    scenario = ConversationScenario(starting_prompt="Roll a d6", conversation_plan="Roll a d6.")
+    s = EvalSet(eval_set_id="sim", eval_cases=[EvalCase(eval_id="sc", conversation_scenario=scenario)])
+    config = LlmBackedUserSimulatorConfig(include_function_calls=include)
+    asyncio.run(run_evaluation(
+        BuiltinAdapter(Agent("a", agent_model, tools=[roll]), agent_model),
+        [EvalSetRequest(s, resolve_metrics(EvalConfig(criteria={})))],
+        simulator=lambda sc: LlmUserSimulator(sc, user_model, config)))
+    _, turn = user_model.requests[0].messages
+    calls = 'agent: [calls roll({"sides": 6})]\ntool: [roll returned {"result": 3}]\n'
+    assert (calls + "agent: rolled 3" in turn.content) == include
+    assert "agent: rolled 3" in turn.content

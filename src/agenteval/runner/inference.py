@@ -77,7 +77,7 @@ async def _user_turns(case: EvalCase, simulator: SimulatorFactory | None,
             return
         sim.record("user", message)
         yield Content.from_text(message, role="user"), (
-            lambda turn: sim.record("agent", content_text(turn.final_response)))
+            lambda turn: sim.record_agent_turn(content_text(turn.final_response), turn.events))
         count += 1
 
 

@@ -7,11 +7,14 @@ the user's next message or the stop signal when the plan is done (or the agent k
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from agenteval.models.base import LLM, Message, ModelRequest
-from agenteval.schema import ConversationScenario
+from agenteval.schema import ConversationScenario, InvocationEvent
 from agenteval.simulation.config import LlmBackedUserSimulatorConfig
 from agenteval.simulation.personas import persona
 
@@ -41,6 +44,10 @@ You are the user, not the agent. Your next message to the agent, following your 
 {stop_signal}):"""
 
 
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
 @dataclass
 class NextTurn:
     """The simulator's decision: a message to send, or None when the conversation is over."""
@@ -63,6 +70,19 @@ class LlmUserSimulator:
     def record(self, role: str, text: str) -> None:
         """Adds a message to the transcript the simulator reads."""
         self.history.append((role, text))
+
+    def record_agent_turn(self, answer: str, events: Sequence[InvocationEvent]) -> None:
+        """Adds the agent's turn to the transcript: its answer, after its tool calls and their
+        results when the config's `include_function_calls` asks for them (as ADK, the simulated
+        user reads the answers only by default)."""
+        if self.config.include_function_calls:
+            for event in events:
+                for part in (event.content.parts or []) if event.content else []:
+                    if (call := part.function_call) is not None:
+                        self.record("agent", f"[calls {call.name}({_json(call.args or {})})]")
+                    if (result := part.function_response) is not None:
+                        self.record("tool", f"[{result.name} returned {_json(result.response)}]")
+        self.record("agent", answer)
 
     def messages(self) -> tuple[Message, ...]:
         """The messages asking for the next user turn: with `custom_instructions`, that template
