@@ -132,6 +132,16 @@ def test_add_eval_case_refuses_a_missing_set_and_an_empty_scenarios_file(agent: 
     r = CliRunner().invoke(cli, ["eval_set", "add_eval_case", str(agent), "orders", "--scenarios_file",
                                  str(scenarios)])
     assert r.exit_code == 2 and "scenarios.json: scenarios[0].starting_prompt: empty" in r.output, r.output
+    # A blank plan, and a key beside `scenarios` (dropped unread), were accepted.
+    for content, where in (({"scenarios": [{"starting_prompt": "Hi", "conversation_plan": " \n"}]},
+                            "scenarios[0].conversation_plan: empty"),
+                           ({"scenarios": [{"starting_prompt": "Hi", "conversation_plan": "Ask."}],
+                             "session_input": {"app_name": "shop", "user_id": "u"}},
+                            "session_input: unknown key")):
+        scenarios.write_text(json.dumps(content))
+        r = CliRunner().invoke(cli, ["eval_set", "add_eval_case", str(agent), "orders", "--scenarios_file",
+                                     str(scenarios)])
+        assert r.exit_code == 2 and f"scenarios.json: {where}" in r.output, r.output
     # An unknown persona id would fail every run of the case ("unknown user persona"): refused here.
     scenarios.write_text(json.dumps({"scenarios": [{"starting_prompt": "Hi", "conversation_plan": "Ask.",
                                                     "user_persona": "ALIEN"}]}))

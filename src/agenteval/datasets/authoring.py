@@ -68,6 +68,10 @@ def load_scenarios(path: str | Path) -> list[ConversationScenario]:
     data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("scenarios"), list):
         raise DataError(path, "scenarios", "expected an object with a `scenarios` list")
+    for key in data:  # a key beside the list (a `session_input`, say) would be dropped unread
+        if key != "scenarios":
+            raise DataError(path, key, "unknown key (the file holds `scenarios` only; a session "
+                            "input goes in --session_input_file)")
     if not data["scenarios"]:
         raise DataError(path, "scenarios", "empty: nothing to add")
     out = []
@@ -78,6 +82,9 @@ def load_scenarios(path: str | Path) -> list[ConversationScenario]:
             raise from_validation_error(path, e, f"scenarios[{i}]") from None
         if not out[-1].starting_prompt.strip():  # the simulated user's first message
             raise DataError(path, f"scenarios[{i}].starting_prompt", "empty: it is the first message")
+        if not out[-1].conversation_plan.strip():  # what the simulated user follows after it
+            raise DataError(path, f"scenarios[{i}].conversation_plan", "empty: the simulated user "
+                            "would have nothing to follow")
         check_scenario_persona(path, f"scenarios[{i}]", out[-1])
     return out
 
