@@ -204,3 +204,14 @@ def test_a_mistyped_key_in_the_session_input_file_is_refused(agent: Path, tmp_pa
          "--session_input_file", session)
     (case,) = load_eval_set(agent / "orders.evalset.json").eval_cases
     assert case.session_input is not None and case.session_input.state == {"t": 1}
+
+
+def test_record_and_generate_take_the_agents_folder_as_create_does(agent: Path) -> None:
+    # Given agent.py, they looked for AGENT/agent.py/ID.evalset.json and told the user to make it
+    # with `eval_set create agent.py ID`, which refuses a file.
+    _cli("eval_set", "create", agent, "orders")
+    for args in (["record", str(agent / "agent.py"), "orders", "--prompt", "x"],
+                 ["generate_eval_cases", str(agent / "agent.py"), "orders", "--model", "bogus"]):
+        r = CliRunner().invoke(cli, ["eval_set", *args])
+        assert r.exit_code == 2 and "is a file" in r.output, r.output
+        assert "eval_set create" not in r.output

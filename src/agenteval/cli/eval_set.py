@@ -176,7 +176,7 @@ def _record(agent_path: str, eval_set_id: str, prompts: tuple[str, ...], prompts
 
 
 @eval_set.command()
-@click.argument("agent_path", type=click.Path(exists=True))
+@click.argument("agent_path", type=click.Path(exists=True, file_okay=False))
 @click.argument("eval_set_id")
 @click.option("--prompt", "prompts", multiple=True, help="A user message (repeat for more turns).")
 @click.option("--prompts_file", "--prompts-file", type=click.Path(exists=True, dir_okay=False),
@@ -229,7 +229,7 @@ def _generate(agent_path: str, eval_set_id: str, count: int, model: str, instruc
 
 
 @eval_set.command(name="generate_eval_cases")
-@click.argument("agent_path", type=click.Path(exists=True))
+@click.argument("agent_path", type=click.Path(exists=True, file_okay=False))
 @click.argument("eval_set_id")
 @click.option("--count", type=click.IntRange(min=1), default=5, show_default=True)
 @click.option("--model", default="local", show_default=True, help="The model that writes the scenarios.")
