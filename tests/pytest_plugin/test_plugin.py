@@ -180,3 +180,22 @@ def test_the_ini_agent_is_found_from_the_ini_files_folder(pytester: pytest.Pytes
     monkeypatch.chdir(project)
     result = pytester.runpytest("-p", "no:cacheprovider", "myset.evalset.json")
     result.assert_outcomes(passed=1, failed=1)
+
+
+@pytest.mark.parametrize(("args", "ini", "said"), [
+    (("--agenteval-judge-model", "bogus"), "", "--agenteval-judge-model: unknown model 'bogus'"),
+    ((), "agenteval_judge_model = bogus\n", "ini option agenteval_judge_model: unknown model 'bogus'"),
+    (("--agenteval-agent-model", "local"), "", "--agenteval-agent-model applies to agenteval Agent agents"),
+    (("--agenteval-executor", "ray", "--agenteval-isolation", "process"), "",
+     "--agenteval-isolation process runs case runs in worker processes of this machine: it works "
+     "with the local executor, not with --agenteval-executor ray"),
+])
+def test_a_failing_item_names_the_option_as_given_to_pytest(
+        pytester: pytest.Pytester, project: Path, args: tuple[str, ...], ini: str, said: str) -> None:
+    # They said `--judge_model`, `--agent_model`, ...: flags of `agenteval eval`, not of pytest.
+    pytester.makeini("[pytest]\nagenteval = true\n" + ini)
+    result = pytester.runpytest("-p", "no:cacheprovider", *args)
+    result.assert_outcomes(failed=2)
+    out = result.stdout.str()
+    assert out.count(said) >= 2, out
+    assert "_model" not in out.replace("agenteval_judge_model", ""), out

@@ -14,6 +14,7 @@ the framework.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -65,11 +66,25 @@ _OPTIONS = {"num_runs": ("--agenteval-num-runs", "agenteval_num_runs"),
             "isolation": ("--agenteval-isolation", None),
             "executor": ("--agenteval-executor", None)}
 _REQUEST = pytest.StashKey[Any]()
+_FROM_INI = pytest.StashKey[set[str]]()
+# The command line's flags that the run's own messages name (`--judge_model: unknown model`),
+# said here as the option (or ini option) the user gave.
+_CLI_FLAG = re.compile(r"(?<![\w-])--(judge_model|escalate_judge_model|agent_model|isolation|executor)\b")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     if _enabled(config):
+        config.stash[_FROM_INI] = set()
         config.stash[_REQUEST] = _request(config)
+
+
+def _in_pytest_terms(config: pytest.Config, message: str) -> str:
+    """`message` with the command line's flags named as this plugin's options."""
+    def option(m: re.Match[str]) -> str:
+        flag, ini = _OPTIONS[m.group(1)]
+        return f"ini option {ini}" if m.group(1) in config.stash.get(_FROM_INI, set()) else flag
+
+    return _CLI_FLAG.sub(option, message)
 
 
 def _request(config: pytest.Config) -> Any:
@@ -80,7 +95,7 @@ def _request(config: pytest.Config) -> Any:
     from agenteval.runner.request import RunRequest
 
     values: dict[str, Any] = {}
-    from_ini: set[str] = set()
+    from_ini = config.stash.get(_FROM_INI, set())
     for field, (option, ini) in _OPTIONS.items():
         value = config.getoption(option)
         if value is None and ini is not None and config.getini(ini) != "":
@@ -224,8 +239,10 @@ class EvalCaseItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
                      style: Any = None) -> str:
-        if isinstance(excinfo.value, (EvalCaseFailure, AgentEvalError)):
+        if isinstance(excinfo.value, EvalCaseFailure):
             return str(excinfo.value)
+        if isinstance(excinfo.value, AgentEvalError):
+            return _in_pytest_terms(self.config, str(excinfo.value))
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
