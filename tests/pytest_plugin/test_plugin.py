@@ -199,3 +199,24 @@ def test_a_failing_item_names_the_option_as_given_to_pytest(
     out = result.stdout.str()
     assert out.count(said) >= 2, out
     assert "_model" not in out.replace("agenteval_judge_model", ""), out
+
+
+def test_a_ray_cluster_that_cannot_start_fails_each_item_with_the_reason(
+        pytester: pytest.Pytester, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each item showed Ray's 2,000-line traceback; the cluster was tried again for every file.
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'agenteval[ray]')")
+    tries = []
+
+    def init(**kwargs: object) -> None:
+        tries.append(kwargs)
+        raise Exception("The current node timed out during startup. This could happen because ...")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", init)
+    (project / "other.evalset.json").write_text((project / "myset.evalset.json").read_text())
+    result = pytester.runpytest("-p", "no:cacheprovider", "--agenteval", "--agenteval-executor", "ray")
+    result.assert_outcomes(failed=4)
+    out = result.stdout.str()
+    assert out.count("cannot use a local Ray cluster: The current node timed out during startup.") >= 4
+    assert "Traceback" not in out and "def init" not in out
+    assert len(tries) == 1

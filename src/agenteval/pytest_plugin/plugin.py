@@ -208,14 +208,26 @@ class EvalFile(pytest.File):
         return result
 
 
+_RAY_FAILED = pytest.StashKey[AgentEvalError]()
+
+
 def _share_ray(config: pytest.Config) -> None:
     """Connects to Ray once for the session (starting a cluster costs seconds), for every eval
-    file's run; disconnects (stopping a cluster it started) when the session ends."""
+    file's run; disconnects (stopping a cluster it started) when the session ends. A cluster
+    that cannot be used fails every item with the reason, tried once (a local one that does not
+    start takes a minute to say so)."""
+    from agenteval.runner.executors.ray_executor import join_cluster
     from agenteval.runner.executors.ray_worker import import_ray
 
+    if _RAY_FAILED in config.stash:
+        raise config.stash[_RAY_FAILED]
     ray = import_ray()
     if not ray.is_initialized():
-        ray.init(**({} if os.environ.get("RAY_ADDRESS") else {"include_dashboard": False}))
+        try:
+            join_cluster(ray, None)
+        except AgentEvalError as e:
+            config.stash[_RAY_FAILED] = e
+            raise
         config.add_cleanup(ray.shutdown)
 
 

@@ -59,3 +59,21 @@ def test_an_executor_refusal_comes_first_and_alone(tmp_path: Path, flags: list[s
     r = CliRunner().invoke(cli, ["eval", str(agent), str(path), "--no_history", *flags])
     assert r.exit_code == 2 and message in r.output, r.output
     assert "Using criteria" not in r.output
+
+
+def test_a_local_cluster_that_does_not_start_is_refused_with_rays_reason(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # On a busy machine Ray raises a bare Exception: it went out as an internal error's traceback.
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'agenteval[ray]')")
+
+    def init(**kwargs: object) -> None:
+        raise Exception("The current node timed out during startup. This could happen because ...\nmore")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", init)
+    agent, path = _project(tmp_path)
+    r = CliRunner().invoke(cli, ["eval", str(agent), str(path), "--executor", "ray", "--no_history"])
+    assert r.exit_code == 2, r.output
+    assert "error: cannot use a local Ray cluster: The current node timed out during startup." in r.output
+    assert "Traceback" not in r.output and "more" not in r.output
+    assert not (agent / "calls.log").exists()

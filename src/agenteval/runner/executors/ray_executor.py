@@ -114,13 +114,7 @@ class RayExecutor:
         global _runs, _owned
         with _connection:
             if not self.ray.is_initialized():
-                extra = {} if self.address else {"include_dashboard": False}
-                try:
-                    _check_reachable(self.address)
-                    self.ray.init(address=self.address, logging_level=logging.WARNING, **extra)
-                except (OSError, ValueError, RuntimeError) as e:  # OSError: refused, timed out, unknown host
-                    where = f"the Ray cluster at {self.address}" if self.address else "a local Ray cluster"
-                    raise AgentEvalError(f"cannot use {where}: {_first_line(e)}") from None
+                join_cluster(self.ray, self.address)
                 _owned = True
             _runs += 1
 
@@ -294,6 +288,20 @@ class RayExecutor:
         return await score_case(run, unit.metrics, unit.policy), time.monotonic() - sent
 
 
+def join_cluster(ray: Any, address: str | None) -> None:
+    """Connects this process to the Ray cluster at `address` (None: `RAY_ADDRESS`, else the one
+    `ray start` runs here, else a new local one); one that cannot be used is an AgentEvalError
+    naming it, with Ray's first line of why."""
+    extra = {} if address else {"include_dashboard": False}
+    try:
+        _check_reachable(address)
+        ray.init(address=address, logging_level=logging.WARNING, **extra)
+    except Exception as e:  # OSError: refused, timed out, unknown host; a local node that does
+        # not start in time (a busy machine) is a bare Exception
+        where = f"the Ray cluster at {address}" if address else "a local Ray cluster"
+        raise AgentEvalError(f"cannot use {where}: {_first_line(e)}") from None
+
+
 def _check_reachable(address: str | None) -> None:
     """A ConnectionError now when `address` is a HOST:PORT nothing listens on (Ray itself would
     keep retrying for minutes); `auto`, `local` and `ray://` addresses are left to Ray."""
@@ -317,4 +325,4 @@ def _cause(error: BaseException) -> str:
     return f"{type(cause).__name__}: {_first_line(cause)}"
 
 
-__all__ = ["RETRIES", "RayExecutor"]
+__all__ = ["RETRIES", "RayExecutor", "join_cluster"]
