@@ -12,7 +12,8 @@ from click.testing import CliRunner
 from agenteval.cli.main import cli
 from agenteval.criteria import default_registry
 from agenteval.criteria.judge.certificates import Certificate, judge_identity, prompt_fingerprint
-from tests.fake_server import FakeServer, Step
+from agenteval.schema import Rubric, RubricContent
+from tests.fake_server import FakeServer, Step, reply
 from tests.helpers import eval_set, inv
 
 
@@ -90,3 +91,49 @@ def test_a_bad_certificate_file_is_a_clear_error(tmp_path: Path, monkeypatch: py
     expected.write_text(eval_set("s", {"c": [inv("q", "a")]}).model_dump_json(exclude_none=True))
     r = CliRunner().invoke(cli, ["score", str(expected), "--actual", str(expected)])
     assert r.exit_code == 2 and "bad.json: metric: field required" in r.output
+
+
+def test_a_rubric_certificate_applies_only_to_cases_judged_on_its_rubrics(server: FakeServer,
+                                                                         tmp_path: Path) -> None:
+    """A certificate measured on one rubric does not certify a case whose eval set gives it
+    another rubric: the config names none, the cases name theirs."""
+    name = "rubric_based_final_response_quality_v1"
+    model = f"openai-compat:m@{server.base_url}"
+    options = {"judge_model": model, "num_samples": 1}
+    config_entry = {"threshold": 0.5, "judge_model_options": options}
+    criterion = default_registry().configure(name, config_entry).criterion
+    cert = Certificate(
+        metric=name, judge_model=model, judge_identity=judge_identity(model), prompt_version="x",
+        prompt_sha256=prompt_fingerprint(name, criterion.model_dump(mode="json")), labels=40, positives=20,
+        negatives=20, agreement=0.9, kappa=0.8, coverage=1.0, accuracy=0.9, min_confidence=None,
+        source="mine.json", source_sha256="0" * 64, created="now", rubrics=("The response is polite.",))
+    folder = tmp_path / ".agenteval" / "certificates"
+    folder.mkdir(parents=True)
+    (folder / "polite.json").write_text(json.dumps(cert.to_json()))
+
+    def answer(body: dict[str, Any]) -> Step:  # the first label of whatever is asked
+        props = body["response_format"]["json_schema"]["schema"]["properties"]
+        return Step(body=reply(json.dumps({k: (v.get("enum") or ["x"])[0] for k, v in props.items()})))
+
+    server.respond = answer
+    cases = eval_set("s", {"polite": [inv("hi", "Hello!")], "price": [inv("price?", "It is 5 USD.")]})
+    for c, text in zip(cases.eval_cases, ("The response is polite.", "The response states the price."),
+                       strict=True):
+        c.rubrics = [Rubric(rubric_id="r", type="FINAL_RESPONSE_QUALITY",
+                            rubric_content=RubricContent(text_property=text))]
+    expected = tmp_path / "e.evalset.json"
+    expected.write_text(cases.model_dump_json(exclude_none=True))
+    config = tmp_path / "cfg.json"
+    config.write_text(json.dumps({"criteria": {name: config_entry},
+                                  "judge_certificates": {"require": True}}))
+    out = tmp_path / "out.json"
+    r = CliRunner().invoke(cli, ["score", str(expected), "--actual", str(expected), "--config_file_path",
+                                 str(config), "-o", str(out), "--no_cache"], env={"COLUMNS": "200"})
+    assert out.is_file(), r.output
+    by = {c["eval_id"]: c for c in json.loads(out.read_text())["eval_case_results"]}
+    polite, price = (by[k]["judge_certificates"][0] for k in ("polite", "price"))
+    assert polite["status"] == "certified" and not polite["advisory"]
+    assert polite["certificate"] == "polite.json"
+    assert price["status"] == "uncalibrated" and price["advisory"], price
+    assert "polite.json was measured on other rubrics than this case's" in price["text"]
+    assert by["price"]["overall_eval_metric_results"][0]["eval_status"] == 4  # informational: not gating

@@ -85,3 +85,15 @@ def test_an_advisory_rows_reason_leaves_the_certificate_to_its_tag() -> None:
     assert untagged(reason, UNCALIBRATED) == reason  # not advisory: nothing to leave out
     assert untagged("score 0 < threshold 0.5", advisory) == "score 0 < threshold 0.5"
     assert untagged(None, advisory) is None
+
+
+def test_a_summary_over_cases_shows_the_weakest_certificate_note() -> None:
+    """A rubric certificate applies only to the cases judged on its rubrics: where cases got
+    different notes, the run's summary must not claim the certified one for all of them."""
+    first = case("c1", {"safety_v1": 1.0})
+    second = case("c2", {"safety_v1": 1.0})
+    weaker = CERTIFIED.model_copy(update={"status": "uncalibrated", "text": "uncalibrated: other rubrics"})
+    first.judge_certificates, second.judge_certificates = [CERTIFIED], [weaker]
+    summary = markdown_summary([result([first, second])])
+    assert "judge certificate, safety_v1: judge uncalibrated: other rubrics" in summary, summary
+    assert "judge certified" not in summary

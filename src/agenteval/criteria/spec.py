@@ -43,6 +43,10 @@ class ConfiguredMetric:
     # `criteria.judge.certificates.certify`): shown beside its scores, and advisory makes it
     # stop gating.
     certification: JudgeCertificateNote | None = None
+    # A rubric criterion whose certificate names its rubrics: the notes a case gets by the rubric
+    # texts it is judged on (`certificates.rubric_certifications`; a case may add rubrics the
+    # certificate was not measured on). Empty: `certification` applies to every case.
+    rubric_certifications: tuple[tuple[frozenset[str] | None, JudgeCertificateNote], ...] = ()
 
     @property
     def name(self) -> str:

@@ -21,13 +21,21 @@ def tag(note: JudgeCertificateNote) -> str:
     return f"{text}, advisory" if note.advisory else text
 
 
+# The weaker a note, the earlier it ranks: a summary over cases shows the weakest it met.
+_RANK = {"uncalibrated": 0, "below_floor": 1, "certified": 2}
+
+
 def notes(runs: Iterable[EvalCaseResult]) -> dict[str, JudgeCertificateNote]:
-    """Each judged criterion's note, by metric name (the first run's that has one: a run's
-    criteria are certified once, before any case runs)."""
+    """Each judged criterion's note, by metric name: the weakest of the runs' (the first of
+    those). Most criteria have one note per run; a rubric criterion whose certificate names its
+    rubrics is certified only in the cases judged on those rubrics, and a summary must not claim
+    for every case what holds for some."""
     out: dict[str, JudgeCertificateNote] = {}
     for run in runs:
         for note in run.judge_certificates:
-            out.setdefault(note.metric_name, note)
+            kept = out.get(note.metric_name)
+            if kept is None or _RANK[note.status] < _RANK[kept.status]:
+                out[note.metric_name] = note
     return out
 
 

@@ -16,7 +16,12 @@ from typing import Any, Literal
 
 from agenteval.agents.mock_tools import MockTools
 from agenteval.criteria import ConfiguredMetric
-from agenteval.criteria.judge.certificates import CertificateBook, certificate_folders, certify
+from agenteval.criteria.judge.certificates import (
+    CertificateBook,
+    certificate_folders,
+    certify,
+    rubric_certifications,
+)
 from agenteval.errors import DataError
 from agenteval.runner.job import EvalJob, JobOptions
 from agenteval.runner.judges import check_judges
@@ -78,7 +83,8 @@ def certified(metrics: Sequence[ConfiguredMetric], job: JobOptions) -> list[Conf
     book = CertificateBook.load(certificate_folders(
         getattr(job, "agent_path", None), job.config_source))
     policy = job.config.judge_certificates
-    return [replace(m, certification=certify(m, book, policy)) for m in metrics]
+    return [replace(m, certification=certify(m, book, policy),
+                    rubric_certifications=rubric_certifications(m, book, policy)) for m in metrics]
 
 
 def prepare(job: JobOptions, services: Services) -> RunPlan:

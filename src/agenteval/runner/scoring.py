@@ -14,6 +14,7 @@ from math import copysign
 from typing import Any, Literal, NamedTuple
 
 from agenteval.criteria.base import Criterion, CriterionResult, EvalContext, InvocationScore
+from agenteval.criteria.judge.certificates import case_note
 from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.errors import describe
@@ -251,6 +252,13 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
                 errors.append(MetricError(metric_name=name,
                                           message=result.error or _no_score(expected, n)))
             scores = result.per_invocation or [InvocationScore(None) for _ in range(n)]
+            if metric.rubric_certifications:
+                # A certificate naming its rubrics applies to a case judged on those alone; the
+                # case's own rubrics are known only here.
+                mine = case_note(metric, ctx)
+                certificates = [k for c in certificates
+                                if (k := mine if c.metric_name == name else c) is not None]
+                note = mine if mine is not None and mine.advisory else None
             if informational and note is None:
                 # Never gating, never explained (an informational metric's reason restates its
                 # value: not stored, which keeps a large run's document a third smaller in

@@ -295,3 +295,15 @@ def test_the_escalation_judge_has_its_own_certificate_in_the_note() -> None:
     both = CertificateBook((_cert(), _cert(model="openai:gpt-4o", kappa=0.9)))
     note = certify(_metric(**options), both)
     assert note is not None and "escalation judge openai:gpt-4o: κ 0.90" in note.text
+
+
+def test_a_rubric_given_by_its_description_is_bound_by_it() -> None:
+    """A config rubric without a text property asks its description: a certificate measured on
+    other rubrics does not cover it (it was read as no rubric, which any certificate covers)."""
+    name = "rubric_based_final_response_quality_v1"
+    metric = _metric(name, rubrics=[{"rubric_id": "r", "description": "Mentions the price.",
+                                     "rubric_content": {}}])
+    book = CertificateBook((_cert(name, rubrics=("Polite.",)),))
+    note = certify(metric, book)
+    assert note is not None and note.status == "uncalibrated", note
+    assert "was measured on other rubrics" in note.text

@@ -21,8 +21,10 @@ A rubric criterion's certificate also gives the agreement per rubric family (`fa
 judge (`escalate_to`) shows that judge's certificate too (one per judge model).
 
 `CertificateBook.find` picks the certificate that applies to a configured metric (bound to the
-same model and prompt; its rubrics, when it names them, covering the config's); `certify` turns
-that into the note every report shows beside the judged score (`JudgeCertificateNote`): certified,
+same model and prompt; its rubrics, when it names them, covering the config's; a case that adds
+rubrics of its own is looked up again when it is scored, `rubric_certifications` / `case_note`);
+`certify` turns that into the note every report shows beside the judged score
+(`JudgeCertificateNote`): certified,
 below the configured floor, or uncalibrated, and whether the metric is then advisory instead of
 gating (`judge_certificates` in the eval config: `require`, `min_kappa`, `min_agreement`, per
 criterion under `criteria`).
@@ -39,6 +41,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from agenteval.criteria.base import EvalContext
 from agenteval.criteria.spec import ConfiguredMetric
 from agenteval.errors import DataError
 from agenteval.schema import (
@@ -238,11 +241,6 @@ class CertificateBook:
         fits.sort(key=lambda c: c.rubrics is None)  # stable: project certificates stay first
         return fits[0] if fits else None
 
-    def stale(self, metric: str, identity: str) -> Certificate | None:
-        """A certificate of this criterion and judge for another prompt (to say why none applies)."""
-        return next((c for c in self.certificates if c.metric == metric
-                     and c.judge_identity == identity), None)
-
 
 # ----------------------------------------------------------------------------------------------
 # What a certificate is bound to
@@ -272,14 +270,12 @@ def _probe_rubrics() -> list[dict[str, Any]]:
 
 
 def rubric_texts(criterion: Any) -> tuple[str, ...]:
-    """The rubric texts a criterion config names (empty when it has none)."""
-    out = []
-    for r in getattr(criterion, "rubrics", None) or ():
-        content = getattr(r, "rubric_content", None)
-        text = getattr(content, "text_property", None)
-        if text:
-            out.append(str(text))
-    return tuple(out)
+    """The rubric texts a criterion config names, as the judge is asked them
+    (`rubrics.rubric_text`: a rubric without a text property asks its description, else its id;
+    empty when it has none)."""
+    from agenteval.criteria.judge.rubrics import rubric_text
+
+    return tuple(rubric_text(r) for r in getattr(criterion, "rubrics", None) or ())
 
 
 def prompt_fingerprint(metric: str, criterion: dict[str, Any]) -> str:
@@ -367,19 +363,96 @@ def certify(metric: ConfiguredMetric, book: CertificateBook,
             policy: JudgeCertificatesConfig | None = None) -> JudgeCertificateNote | None:
     """The certificate note of a judged metric as configured (None for a metric not judged):
     which certificate applies to its judge model, prompt and rubrics, whether it meets the
-    policy's floors, and whether the metric is therefore advisory (see the module docstring)."""
+    policy's floors, and whether the metric is therefore advisory (see the module docstring).
+    A rubric criterion's cases may add rubrics of their own: see `rubric_certifications`."""
     criterion = metric.criterion
     if not isinstance(criterion, LlmAsAJudgeCriterion):
         return None
-    model = criterion.judge_model_options.judge_model
-    identity = judge_identity(model)
     fingerprint = prompt_fingerprint(metric.name, criterion.model_dump(mode="json"))
+    identity = judge_identity(criterion.judge_model_options.judge_model)
     cert = book.find(metric.name, identity, fingerprint, rubric_texts(criterion))
+    return _note(metric, criterion, cert, book, fingerprint, policy)
+
+
+def rubric_certifications(metric: ConfiguredMetric, book: CertificateBook,
+                          policy: JudgeCertificatesConfig | None = None,
+                          ) -> tuple[tuple[frozenset[str] | None, JudgeCertificateNote], ...]:
+    """For a rubric criterion whose certificate names its rubrics: the notes a case may get, by
+    the rubric texts it is judged on (the config's plus its case's and turns' rubrics of the
+    criterion's type, known only when it is scored). Each rubric-bound certificate covering the
+    config's rubrics, in `find`'s order, with its rubric texts, then (None) the note of a case
+    judged on rubrics none of them was measured on: a general certificate's, or uncalibrated.
+    A case takes the first entry whose texts cover its own (`for_rubrics`). Empty when the
+    certificate in force applies to any rubric, or none applies."""
+    criterion = metric.criterion
+    if not isinstance(criterion, LlmAsAJudgeCriterion) or not _has_rubrics(criterion):
+        return ()
+    fingerprint = prompt_fingerprint(metric.name, criterion.model_dump(mode="json"))
+    identity = judge_identity(criterion.judge_model_options.judge_model)
+    own = set(rubric_texts(criterion))
+    bound = [c for c in book.certificates if c.metric == metric.name and c.judge_identity == identity
+             and c.prompt_sha256 == fingerprint and c.rubrics is not None and own <= set(c.rubrics)]
+    if not bound:
+        return ()
+    general = next((c for c in book.certificates if c.metric == metric.name and c.rubrics is None
+                    and c.judge_identity == identity and c.prompt_sha256 == fingerprint), None)
+    names = ", ".join(Path(c.path or "").name or c.metric for c in bound)
+    why = f"; {names} was measured on other rubrics than this case's"
+    otherwise = _note(metric, criterion, general, book, fingerprint, policy, why)
+    return (*((frozenset(c.rubrics or ()), _note(metric, criterion, c, book, fingerprint, policy))
+              for c in bound), (None, otherwise))
+
+
+def _has_rubrics(criterion: LlmAsAJudgeCriterion) -> bool:
+    """Whether the config is a rubric criterion's (it has a `rubrics` field)."""
+    return "rubrics" in type(criterion).model_fields
+
+
+def for_rubrics(metric: ConfiguredMetric, rubrics: Iterable[str] | None) -> JudgeCertificateNote | None:
+    """The note of `metric` for a case judged on the rubric texts `rubrics` (None: not known,
+    e.g. the case's rubrics were refused): the first of `metric.rubric_certifications` covering
+    them, else its certification."""
+    texts = None if rubrics is None else set(rubrics)
+    for bound, note in metric.rubric_certifications:
+        if bound is None or (texts is not None and texts <= bound):
+            return note
+    return metric.certification
+
+
+def case_note(metric: ConfiguredMetric, ctx: EvalContext) -> JudgeCertificateNote | None:
+    """The note of `metric` for one case (`for_rubrics`): a rubric criterion's rubric texts are
+    those it judges the case on, every turn's (None when they are refused, e.g. a repeated id)."""
+    from agenteval.criteria.judge.rubrics import RubricCriterion, rubric_text
+
+    criterion = metric.build()
+    texts = None
+    if isinstance(criterion, RubricCriterion):
+        try:
+            texts = {rubric_text(r) for i in range(len(ctx.actual)) for r in criterion.rubrics_for(ctx, i)}
+        except ValueError:
+            texts = None
+    return for_rubrics(metric, texts)
+
+
+def _note(metric: ConfiguredMetric, criterion: LlmAsAJudgeCriterion, cert: Certificate | None,
+          book: CertificateBook, fingerprint: str, policy: JudgeCertificatesConfig | None,
+          why: str = "") -> JudgeCertificateNote:
+    """The note saying whether `cert` (None: none applies) meets the policy's floors."""
+    model = criterion.judge_model_options.judge_model
     floor = policy.floor(metric.name) if policy is not None else CertificateFloor()
     if cert is None:
-        stale = book.stale(metric.name, identity)
-        why = (f"; {Path(stale.path or '').name} was measured with another prompt "
-               f"(version {stale.prompt_version})" if stale is not None else "")
+        # Why none applies, when one of this criterion and judge exists: its rubrics, or its prompt.
+        mine = [c for c in book.certificates
+                if c.metric == metric.name and c.judge_identity == judge_identity(model)]
+        rubrics = next((c for c in mine if c.prompt_sha256 == fingerprint), None)
+        stale = next((c for c in mine if c.prompt_sha256 != fingerprint), None)
+        if why:
+            pass
+        elif rubrics is not None:
+            why = f"; {Path(rubrics.path or '').name} was measured on other rubrics"
+        elif stale is not None:
+            why = (f"; {Path(stale.path or '').name} was measured with another prompt "
+                   f"(version {stale.prompt_version})")
         status: Literal["certified", "below_floor", "uncalibrated"] = "uncalibrated"
         text = f"uncalibrated: no certificate for judge {model}, this prompt and rubric{why}"
     else:
@@ -422,6 +495,5 @@ def certificate_folders(*places: str | Path | None) -> list[Path]:
 
 
 __all__ = ["FORMAT", "PROJECT_DIR", "SHIPPED", "Certificate", "CertificateBook", "FamilyAgreement",
-           "certificate_folders",
-           "certify", "judge_identity", "kappa", "prompt_fingerprint", "read_certificate",
-           "rubric_texts"]
+           "case_note", "certificate_folders", "certify", "for_rubrics", "judge_identity", "kappa",
+           "prompt_fingerprint", "read_certificate", "rubric_certifications", "rubric_texts"]
