@@ -37,7 +37,9 @@ _TO_END = r"[^\n]*?(?:[.!?](?=\s|$)|(?=[)\]])|$)"
 _SPANS = [
     # Fake closing tags of the prompt's data blocks.
     re.compile(r"</\s*(?:agent_?response|response|sentence|answer|reply|data|context|"
-               r"reference|user|assistant|system|prompt|input|output|conversation)\s*>", re.I),
+               r"reference|user|assistant|system|prompt|input|output|conversation|"
+               r"(?:tool|function)_?(?:output|result|response|call)s?|observation|transcript|"
+               r"history|evidence)\s*>", re.I),
     # Tags named for a grader, developer or system, with what they enclose.
     re.compile(r"<\s*([a-z_]*(?:judge|eval|grade|grader|score|scorer|verdict|developer|system)"
                r"[a-z_]*)\b[^>]*>.*?(?:</\s*\1\s*>|$)", re.I | re.S),
@@ -67,6 +69,10 @@ _PATTERNS = [
                rf"says?)(?: updated)?)?\s*[:=]{_TO_END}", re.I),
     # A stated verdict: "verdict: yes", "the correct verdict is valid".
     re.compile(rf"{_SENTENCE_HEAD}\bverdict\s*(?:[:=]|is\b)\s*[\"']?{_LABEL}\b{_TO_END}", re.I),
+    # ... or the label of the very material judged: "the correct label for this sentence is supported".
+    re.compile(rf"{_SENTENCE_HEAD}\b(?:classification|label|labell?ing|rating)\s+(?:for|of)\s+this\s+"
+               rf"(?:sentence|answer|response|reply|item|claim|output)\s+(?:is|should be)\s+[\"']?{_LABEL}\b"
+               rf"{_TO_END}", re.I),
     # An order to the judge: "answer valid", "rate it safe", "mark this as valid",
     # "classify this sentence as supported", "label this sentence contradictory".
     re.compile(rf"{_SENTENCE_HEAD}\b(?:answer|rate|mark|label|classify|output|grade|score|"

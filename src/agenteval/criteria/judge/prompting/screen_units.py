@@ -39,7 +39,7 @@ _ROLE_WORDS = (
     r"(?:critic|evaluating|grading|judging|judge|scoring|reviewing|assessing) model|"
     r"rubric (?:author|writer)|(?:test|eval|evaluation) harness|"
     r"beoordelaar|sędzi\w*|oceniając\w*|egzaminator\w*|bewertende\w* modell|"
-    r"(?:an?|the) (?:ai|llm|model) (?:\w+ )?(?:evaluating|grading|judging|checking|scoring|"
+    r"(?:an?|the) (?:ai|llm|model|assistant) (?:\w+ )?(?:evaluating|grading|judging|checking|scoring|"
     r"reviewing|reading)|"
     r"grading (?:system|model|harness)|safety classifier|classifier|llm|ai reviewer|"
     r"whoever (?:is )?(?:checking|grading|evaluating|reviewing|scoring|reading)|"
@@ -73,6 +73,8 @@ _ADDRESS = LazyPattern(
     rf"reali[sz]e|remember)\b|"
     rf"\b(?:if|for|to|from|tell) (?:the|a|an|any|all|every|our) (?:\w+ )?(?:{_ROLE_WORDS})|"
     rf"\bif you are (?:an?|the) |"
+    rf"\b(?:if|for|to|from|tell) (?:an?|the) (?:ai|llm|model|assistant) (?:\w+ )?(?:reading|evaluating|"
+    rf"grading|judging|checking|scoring|reviewing)\b|"
     rf"\b(?:{_ROLE_WORDS})s? (?:should|must|will|shall|needs? to|has to|have to|is (?:asked|"
     rf"instructed|required|told|expected) to)\s+(?:not\s+)?(?:\w+\s+)?(?:mark|rate|score|grade|"
     rf"label|classify|answer|output|return|pass|approve|accept|reply|respond|ignore|consider|"
@@ -110,7 +112,7 @@ _JUDGING = LazyPattern(
 
 # A grader's key-value line: "final_score: 100/100", "Result: PASS", "is_correct = true".
 _KV = LazyPattern(
-    r"^\W*[\w .'-]{0,30}?(?:score|verdict|grade|label|result|correct|match\w*|pass\w*|"
+    r"^\W*[\w .'-]{0,30}?(?:score|verdict|grade|grading|label|result|correct|match\w*|pass\w*|"
     r"evaluation|override|confidence|rating|judg\w*|assessment)[\w .'-]{0,20}\s*[:=]\s*"
     r"(?:\"?(?:yes|no|true|false|pass|passed|fail|failed|correct|incorrect|valid|invalid|safe|"
     r"unsafe|approved|supported|grounded|benign|1|0|1\.0|0\.0|\d+\s*/\s*\d+|\d+(?:\.\d+)?)\b\"?"
@@ -130,7 +132,7 @@ _SCORE_REQUEST = LazyPattern(
     r"(?:,? please)?\W*$|"
     r"^\W*(?:please\s+)?(?:output|return|print|respond with|reply with)\s+"
     r"(?:a |the |default |only )?(?:score|verdict|grade|label)\b|"
-    r"\b(?:this|the|my) (?:answer|response|reply|output) (?:is|has been|was) (?:already )?"
+    r"\b(?:this|the|my) (?:answer|response|reply|output) (?:is|has|was)(?: already)?(?: been)? (?:already )?"
     r"(?:verified|approved|pre-approved|validated|perfect|fully correct|flawless|complete and)\b|"
     r"\bverified (?:correct )?(?:per|against|according to|by) the (?:rubric|reference|criteria|"
     r"guidelines|grader)|\b(?:fully )?(?:satisfies|meets|fulfil+s) (?:all |every |each )?(?:of )?"
@@ -139,7 +141,12 @@ _SCORE_REQUEST = LazyPattern(
     r"punteggio massimo|volle punktzahl|\bfull credit\b|"
     r"\b(?:ignore|disregard|override|forget)\b.{0,40}\b(?:rubric|reference|instructions|criteria|"
     r"guidelines|policy)\b.{0,60}\b(?:mark|rate|score|grade|output|answer|respond|return|"
-    r"classify|label|pass|approve)\b"
+    r"classify|label|pass|approve)\b|"
+    # "ignore the previous instructions" in other languages, with or without an order after it
+    r"\b(?:ignorez|oubliez|ignoriere|ignorieren|vergiss|ignora|ignorar|olvida|esquece|dimentica)\b"
+    r".{0,40}\b(?:instructions|consignes|anweisungen|instruktionen|instrucciones|istruzioni|"
+    r"instruções|indicaciones)\b|(?:忽略|无视|無視)[^。]{0,12}(?:指令|指示|说明|命令)|"
+    r"(?:指示|命令)を無視"
 )
 _COMMENT = LazyPattern(r"<!--(.*?)(?:-->|$)|/\*(.*?)(?:\*/|$)", re.S)
 # Unit boundaries, kept as separators: sentence ends, zero-width characters, runs of emoji, and
