@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agenteval.agents import Agent, AgentAdapter
-from agenteval.datasets.files import write_as_read
+from agenteval.datasets.files import editing, write_as_read
 from agenteval.datasets.loader import load_eval_set
 from agenteval.datasets.stream import big_integer
 from agenteval.errors import AgentEvalError, DataError
@@ -163,16 +163,18 @@ def add_case_to(path: str | Path, case: EvalCase) -> Path:
     file's name without `.evalset.json`); a case with the same eval_id there is a DataError
     naming the file. Written atomically and read back."""
     path = Path(path)
-    if path.exists():
-        eval_set = load_eval_set(path)
-    else:
-        set_id = path.name.removesuffix(".json").removesuffix(".evalset")
-        eval_set = EvalSet(eval_set_id=set_id, name=set_id, eval_cases=[], creation_timestamp=time.time())
-    if any(c.eval_id == case.eval_id for c in eval_set.eval_cases):
-        raise DataError(path, "eval_cases", f"already has a case {case.eval_id!r} (give another --eval_id)")
-    eval_set.eval_cases.append(case)
-    write_as_read(path, eval_set)
-    load_eval_set(path)
+    with editing(path):  # read and written with no other edit between (none is lost)
+        if path.exists():
+            eval_set = load_eval_set(path)
+        else:
+            set_id = path.name.removesuffix(".json").removesuffix(".evalset")
+            eval_set = EvalSet(eval_set_id=set_id, name=set_id, eval_cases=[], creation_timestamp=time.time())
+        if any(c.eval_id == case.eval_id for c in eval_set.eval_cases):
+            raise DataError(path, "eval_cases",
+                            f"already has a case {case.eval_id!r} (give another --eval_id)")
+        eval_set.eval_cases.append(case)
+        write_as_read(path, eval_set)
+        load_eval_set(path)
     return path
 
 

@@ -81,7 +81,7 @@ def _rebuild(agent_path: str, eval_set_id: str, eval_ids: list[str], agent_model
     from agenteval.agents import load_root_agent, to_adapter
     from agenteval.authoring import rerecord_case
     from agenteval.datasets.authoring import eval_set_path
-    from agenteval.datasets.files import write_as_read
+    from agenteval.datasets.files import editing, write_as_read
     from agenteval.datasets.loader import load_eval_set
     from agenteval.errors import DataError
     from agenteval.runner.services import Services
@@ -106,9 +106,11 @@ def _rebuild(agent_path: str, eval_set_id: str, eval_ids: list[str], agent_model
                 for c in chosen}
 
     new = run_sync(rerecord())
-    eval_set.eval_cases = [new.get(c.eval_id, c) for c in eval_set.eval_cases]
-    write_as_read(path, eval_set)
-    load_eval_set(path)  # what was written loads
+    with editing(path):  # the set as it is now: a case added while the agent ran is kept
+        eval_set = load_eval_set(path)
+        eval_set.eval_cases = [new.get(c.eval_id, c) for c in eval_set.eval_cases]
+        write_as_read(path, eval_set)
+        load_eval_set(path)  # what was written loads
     left = sum(c.conversation is None for c in eval_set.eval_cases)
     click.echo(f"Re-recorded {len(new)} case(s) of {eval_set_id} from a live run"
                + (f"; {left} conversation-scenario case(s) left as they are" if left else ""))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agenteval.datasets.files import read_json, write_as_read, write_model
+from agenteval.datasets.files import editing, read_json, write_as_read, write_model
 from agenteval.datasets.loader import check_scenario_persona, load_eval_set
 from agenteval.errors import DataError, from_validation_error
 from agenteval.schema import ConversationScenario, EvalCase, EvalSet, SessionInput
@@ -49,10 +49,11 @@ def check_new_case_id(eval_id: str, field: str) -> None:
 def create_eval_set(agent_dir: str | Path, eval_set_id: str) -> Path:
     """Writes an empty eval set; a DataError when one exists already."""
     path = eval_set_path(agent_dir, eval_set_id)
-    if path.exists():
-        raise DataError(path, "", "already exists")
-    write_model(path, EvalSet(eval_set_id=eval_set_id, name=eval_set_id, eval_cases=[],
-                              creation_timestamp=time.time()))
+    with editing(path):
+        if path.exists():
+            raise DataError(path, "", "already exists")
+        write_model(path, EvalSet(eval_set_id=eval_set_id, name=eval_set_id, eval_cases=[],
+                                  creation_timestamp=time.time()))
     return path
 
 
@@ -111,22 +112,23 @@ def add_cases(agent_dir: str | Path, eval_set_id: str, cases: Sequence[EvalCase]
     """Appends cases to the set (created when missing); returns (added ids, skipped ids). An id
     the set has already is skipped with `skip_existing`, else a DataError."""
     path = eval_set_path(agent_dir, eval_set_id)
-    eval_set = load_eval_set(path) if path.exists() else EvalSet(
-        eval_set_id=eval_set_id, name=eval_set_id, eval_cases=[], creation_timestamp=time.time())
-    known = {c.eval_id for c in eval_set.eval_cases}
-    added, skipped = [], []
-    for case in cases:
-        if case.eval_id in known:
-            if not skip_existing:
-                raise DataError(path, "eval_cases", f"already has a case {case.eval_id!r}")
-            skipped.append(case.eval_id)
-            continue
-        eval_set.eval_cases.append(case)
-        known.add(case.eval_id)
-        added.append(case.eval_id)
-    if added:
-        write_as_read(path, eval_set)
-        load_eval_set(path)  # what was written loads
+    with editing(path):  # read and written with no other edit between (none is lost)
+        eval_set = load_eval_set(path) if path.exists() else EvalSet(
+            eval_set_id=eval_set_id, name=eval_set_id, eval_cases=[], creation_timestamp=time.time())
+        known = {c.eval_id for c in eval_set.eval_cases}
+        added, skipped = [], []
+        for case in cases:
+            if case.eval_id in known:
+                if not skip_existing:
+                    raise DataError(path, "eval_cases", f"already has a case {case.eval_id!r}")
+                skipped.append(case.eval_id)
+                continue
+            eval_set.eval_cases.append(case)
+            known.add(case.eval_id)
+            added.append(case.eval_id)
+        if added:
+            write_as_read(path, eval_set)
+            load_eval_set(path)  # what was written loads
     return added, skipped
 
 

@@ -19,6 +19,11 @@ from pydantic import BaseModel
 from agenteval.datasets.nesting import MAX_RESULT_DEPTH, check_depth
 from agenteval.errors import DataError
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover (Windows)
+    fcntl = None  # type: ignore[assignment]
+
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
@@ -35,6 +40,27 @@ def gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+@contextmanager
+def editing(path: str | Path) -> Iterator[None]:
+    """Holds, across processes, the right to one read-modify-write of the file at `path` (an
+    eval set that `eval_set` commands and the web add cases to): two commands adding a case each
+    at once both read the set before either wrote it, and one case was lost. The lock is an
+    advisory `flock` on the folder holding the file (the file itself is replaced by each
+    atomic write, and may not exist yet), so edits in one folder take turns; without `fcntl`
+    (Windows) nothing is locked."""
+    if fcntl is None:  # pragma: no cover (Windows)
+        yield
+        return
+    folder = Path(path).parent
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 @contextmanager

@@ -14,6 +14,7 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.routing import APIRoute
 
 from agenteval.datasets import load_eval_set
+from agenteval.datasets.files import editing
 from agenteval.errors import DataError
 from agenteval.schema import EvalSet
 from agenteval.store.sessions import SessionStore, sessions_dir
@@ -97,10 +98,11 @@ class Web:
 
     @contextmanager
     def writing(self, path: Path) -> Iterator[None]:
-        """One read-modify-write of `path` at a time (edits of one eval set never interleave)."""
+        """One read-modify-write of `path` at a time (edits of one eval set never interleave),
+        in this server and with `eval_set` commands (`datasets.files.editing`)."""
         with self._guard:
             lock = self._locks.setdefault(str(path), threading.Lock())
-        with lock:
+        with lock, editing(path):
             yield
 
     def run(self, run_id: str) -> StoredRun:
