@@ -46,6 +46,10 @@ def _parse_eval_set(file: str | Path, data: Any, initial_session: SessionFile | 
         check_personas(file, eval_set)
         return eval_set
     if is_legacy_session_list(data):
+        if initial_session is not None:  # it was ignored: every case started without its state
+            raise DataError(file, "", "an initial session file applies only to a .test.json turn "
+                            "list; in this list-of-sessions file each session gives its own "
+                            "`initial_session`")
         return convert_session_list(file, data)
     if isinstance(data, list):  # a `.test.json` turn list: each turn is checked, with its path
         return convert_turn_list(file, data, initial_session)
