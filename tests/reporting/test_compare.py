@@ -1,10 +1,21 @@
 import io
+import random
+from collections import Counter
+from pathlib import Path
 
 import pytest
 from rich.console import Console
 
-from agenteval.reporting.compare import Change, compare, comparison_markdown, comparison_table
-from agenteval.schema import EvalCaseResult
+from agenteval.reporting.compare import (
+    CaseChanges,
+    Change,
+    Comparison,
+    ComparisonRows,
+    compare,
+    comparison_markdown,
+    comparison_table,
+)
+from agenteval.schema import EvalCaseResult, EvalSetResult, EvalStatus
 from tests.result_builders import case, result
 
 
@@ -101,39 +112,54 @@ def _render(c: object, max_rows: int) -> tuple[str, str]:
     return console.export_text(), comparison_markdown(c, max_rows=max_rows)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("keep", [3, 200])
-def test_a_comparison_made_a_case_at_a_time_shows_what_the_whole_one_does(keep: int) -> None:
-    from agenteval.reporting.compare import compare_cases
-    from agenteval.verdicts.outcome import outcomes
+def _stored(tmp_path: Path, a: EvalSetResult, b: EvalSetResult, margin: float,
+            keep: int = 200) -> tuple[CaseChanges, ComparisonRows, Comparison]:
+    """Runs `a` and `b` recorded, then compared in the database as `compare` and the web do,
+    and whole from their stored summaries."""
+    from agenteval.reporting.compare import CRITERION_CODE, case_changes, compare_rows, criterion_params
+    from agenteval.store import RunStore, record_run
+    from agenteval.store.case_pairs import coded_cases, pairs_of
 
+    record_run(tmp_path, [a, b])
+    store, ra, rb = RunStore(tmp_path), a.eval_set_result_id, b.eval_set_result_id
+    changes = case_changes(coded_cases(store, ra, store, rb, CRITERION_CODE, criterion_params(margin)),
+                           a, b, margin)
+    rows = compare_rows(changes, lambda ids: pairs_of(store, ra, store, rb, ids), a, b, keep)
+    return changes, rows, compare(store.summary(ra), store.summary(rb), margin)
+
+
+def _lines(whole: Comparison) -> list[tuple[str, Change, bool, int]]:
+    rows = Counter(case.eval_id for case, _ in whole.shown().rows)
+    return [(d.eval_id, d.change, d.regressed, rows[d.eval_id]) for d in whole.cases]
+
+
+@pytest.mark.parametrize("keep", [3, 200])
+def test_a_comparison_made_in_the_database_shows_what_the_whole_one_does(tmp_path: Path, keep: int) -> None:
     base = {**BASE, **{f"n{i}": {"m": 0.9, "k": 0.5} for i in range(5)}}
     cand = {**CAND, **{f"n{i}": {"m": 0.1, "k": 0.9} for i in range(5)}}
     a, b = result(_cases(base)), result(_cases(cand), result_id="s_2")
     whole = compare(a, b, margin=0.05)
-    before = {c.eval_id: c.summary for c in outcomes(a)}
-    after = {c.eval_id: c.summary for c in outcomes(b)}
-    pairs = [(i, before.get(i), after.get(i)) for i in [*after, *(i for i in before if i not in after)]]
-    made = compare_cases(iter(pairs), a, b, margin=0.05, keep=keep)
-    assert made.counts == whole.counts() and made.regressions == len(whole.regressions) == 7
+    changes, made, stored = _stored(tmp_path, a, b, 0.05, keep)
+    assert made.counts == whole.counts() == stored.counts()
+    assert made.regressions == len(whole.regressions) == 7
     assert made.total_rows == len(whole.shown().rows) > keep or keep == 200
-    assert _render(made, min(keep, 100)) == _render(whole, min(keep, 100))
+    # (the stored summaries list a case's criteria in name order)
+    assert _render(made, min(keep, 100)) == _render(stored, min(keep, 100))
+    assert _lines(whole) == [(c.eval_id, c.change, c.regressed, c.rows) for c in changes.cases]
 
 
-def test_a_comparisons_case_changes_are_its_cases_without_their_summaries() -> None:
-    from agenteval.reporting.compare import case_changes, case_delta, compare_cases
+def test_a_comparisons_case_changes_are_its_cases_without_their_summaries(tmp_path: Path) -> None:
+    from agenteval.reporting.compare import case_delta
     from agenteval.verdicts.outcome import outcomes
 
     base = {**BASE, "crit_gone": {"m": 0.9, "k": 0.9}}
     cand = {**CAND, "crit_gone": {"m": 0.9}}  # (an unchanged case whose criterion was removed: changed)
     a, b = result(_cases(base)), result(_cases(cand), result_id="s_2")
     whole = compare(a, b, margin=0.05)
-    before = {c.eval_id: c.summary for c in outcomes(a)}
-    after = {c.eval_id: c.summary for c in outcomes(b)}
-    pairs = [(i, before.get(i), after.get(i)) for i in [*after, *(i for i in before if i not in after)]]
-    made = case_changes(iter(pairs), a, b, margin=0.05)
+    made, _, _ = _stored(tmp_path, a, b, 0.05)
     assert [(c.eval_id, c.change, c.regressed) for c in made.cases] == [
         (d.eval_id, d.change, d.regressed) for d in whole.cases]
-    assert made.counts() == whole.counts() == compare_cases(iter(pairs), a, b, 0.05).counts
+    assert made.counts() == whole.counts()
     assert made.has_regressions and made.margin == 0.05 and made.candidate_id == "s_2"
     shown = {w: [c.eval_id for c in made.cases if c.shown(w)]
              for w in ("all", "changed", "regressed", "improved", "unchanged", "added", "removed")}
@@ -141,5 +167,39 @@ def test_a_comparisons_case_changes_are_its_cases_without_their_summaries() -> N
     assert "crit_gone" in shown["changed"] and "crit_gone" in shown["unchanged"]
     assert shown["regressed"] == ["drop", "fails"] and shown["improved"] == ["rise", "fixed"]
     assert shown["added"] == ["new"] and shown["removed"] == ["gone"] and len(shown["all"]) == 9
+    before = {c.eval_id: c.summary for c in outcomes(a)}
+    after = {c.eval_id: c.summary for c in outcomes(b)}
     assert case_delta("drop", before["drop"], after["drop"], a, b, 0.05) == next(
         d for d in whole.cases if d.eval_id == "drop")
+
+
+def _random_run(rng: random.Random, result_id: str, created: float) -> EvalSetResult:
+    """Cases with criteria present or not, gating or informational, scored or not, run once or
+    more (stored summaries or derived ones), some errored; scores on a grid that meets the
+    margins exactly (0.3 - 0.2 against 0.1: float noise decides)."""
+    scores = [None, 0.0, 0.1, 0.2, 0.3, 0.5, 0.6, 0.7, 0.9, 1.0]
+    runs: list[EvalCaseResult] = []
+    for i in range(40):
+        if rng.random() < 0.1:
+            continue
+        names = [n for n in ("m", "n", "k", "info") if rng.random() < 0.7]
+        for r in range(rng.choice([1, 1, 1, 2, 3])):
+            c = case(f"c{i}", {n: rng.choice(scores) for n in names}, run_index=r,
+                     error="boom" if rng.random() < 0.05 else None)
+            for m in c.overall_eval_metric_results:
+                if m.metric_name == "info" and rng.random() < 0.8:
+                    m.eval_status = EvalStatus.INFORMATIONAL
+            runs.append(c)
+    rng.shuffle(runs)
+    return result(runs, result_id=result_id, created=created)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_databases_rule_is_the_comparisons_rule(tmp_path: Path, seed: int) -> None:
+    """`CRITERION_CODE` (SQL) and `_criterion` (Python) agree, case by case, at each margin."""
+    rng = random.Random(seed)
+    a, b = _random_run(rng, "ra", 1.0), _random_run(rng, "rb", 2.0)
+    for k, margin in enumerate((0.0, 0.1, 0.2, 0.35)):
+        changes, made, whole = _stored(tmp_path / str(k), a, b, margin)
+        assert _lines(whole) == [(c.eval_id, c.change, c.regressed, c.rows) for c in changes.cases]
+        assert _render(made, 200) == _render(whole, 200)

@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-from agenteval.reporting.compare import compare_cases
+from agenteval.reporting.compare import compare
 from agenteval.store import RunStore, record_run
-from agenteval.store.case_pairs import case_pairs
 from tests.result_builders import case, result
 from tests.web.api_support import Live
 
@@ -26,10 +25,10 @@ def test_the_comparison_is_the_clis_and_its_cases_come_a_page_at_a_time(live: Li
     _record(live, "echo", "base", _BASE, 1.0)
     _record(live, "echo", "cand", _CAND, 2.0)
     store = RunStore(live.agents_dir / "echo")
-    cli = compare_cases(case_pairs(store, "base", "cand"), store.summary("base"), store.summary("cand"), 0.1)
+    cli = compare(store.summary("base"), store.summary("cand"), 0.1)
     ask = {"a": "base", "b": "cand", "margin": 0.1}
     whole = live.get("/api/compare", params=ask).json()
-    assert whole["counts"] == {k.value: v for k, v in cli.counts.items()}
+    assert whole["counts"] == {k.value: v for k, v in cli.counts().items()}
     assert whole["counts"]["regressed"] == 4 and whole["counts"]["newly failed"] == 1
     assert whole["has_regressions"] is True and whole["show"] == "all"
     assert whole["total"] == 31 == len(whole["cases"]) and whole["offset"] == 0

@@ -21,6 +21,8 @@ from agenteval.cli import options as opt
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
+    from agenteval.reporting.compare import ComparisonRows
+    from agenteval.schema import EvalSetResult
     from agenteval.store import RunRow
     from agenteval.store.db import UnknownRun
 
@@ -349,19 +351,18 @@ def _compare(ref_a: str, ref_b: str, root: str, fail_on: str, alpha: float, marg
     from agenteval.datasets.files import write_text_atomic
     from agenteval.datasets.targets import check_targets
     from agenteval.reporting.compare import compare as compare_results
-    from agenteval.reporting.compare import compare_cases, comparison_markdown, comparison_table
+    from agenteval.reporting.compare import comparison_markdown, comparison_table
     from agenteval.reporting.paired import paired_console, paired_junit, paired_markdown
-    from agenteval.store.case_pairs import summary_pairs
     from agenteval.store.lookup import is_path, load_runs
     from agenteval.verdicts.paired import compare_paired
 
     check_targets({"--markdown": markdown, "--junit": junit},  # before any work
                   {"RUN_A": ref_a if is_path(ref_a) else None, "RUN_B": ref_b if is_path(ref_b) else None})
     # The case summaries only for the per-case gate: the paired comparison reads the case runs.
-    # Two stored runs' summaries are read a case at a time (`case_pairs`), compared as read.
+    # Two stored runs are compared in the database (`_stored_rows`), their summaries not read.
     whole = fail_on == "case_regression"
-    pairs = summary_pairs(ref_a, ref_b, root) if whole else None
-    (a, runs_a), (b, runs_b) = (load_runs(ref, root, summaries=whole and pairs is None)
+    stored = whole and not is_path(ref_a) and not is_path(ref_b)
+    (a, runs_a), (b, runs_b) = (load_runs(ref, root, summaries=whole and not stored)
                                 for ref in (ref_a, ref_b))
     # the same file twice, or one stored run under two names (`latest` and its id); a file
     # against a stored run of the same id stays allowed (it checks the database against the file)
@@ -380,7 +381,7 @@ def _compare(ref_a: str, ref_b: str, root: str, fail_on: str, alpha: float, marg
 
         raise DataError(ref_b, "", f"no case in common with {ref_a} (cases are paired by eval id)")
     console.print(paired_console(paired))
-    per_case = (compare_cases(pairs, a, b, margin) if pairs is not None
+    per_case = (_stored_rows(root, a, b, margin) if stored
                 else compare_results(a, b, margin) if whole else None)
     if per_case is not None:
         console.print(comparison_table(per_case))
@@ -394,6 +395,19 @@ def _compare(ref_a: str, ref_b: str, root: str, fail_on: str, alpha: float, marg
     if fail_on == "regression":
         return 1 if paired.gate_failed else 0
     return 1 if per_case is not None and per_case.has_regressions else 0
+
+
+def _stored_rows(root: str, a: EvalSetResult, b: EvalSetResult, margin: float) -> ComparisonRows:
+    """What the table and the Markdown show of stored runs `a` and `b` (their heads) of the
+    store at `root`: compared in its database, only the shown rows' cases read."""
+    from agenteval.reporting.compare import CRITERION_CODE, case_changes, compare_rows, criterion_params
+    from agenteval.store import RunStore
+    from agenteval.store.case_pairs import coded_cases, pairs_of
+
+    store, run_a, run_b = RunStore(root), a.eval_set_result_id, b.eval_set_result_id
+    coded = coded_cases(store, run_a, store, run_b, CRITERION_CODE, criterion_params(margin))
+    return compare_rows(case_changes(coded, a, b, margin),
+                        lambda ids: pairs_of(store, run_a, store, run_b, ids), a, b)
 
 
 @click.command()

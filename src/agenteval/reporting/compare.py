@@ -10,15 +10,16 @@ or newly failed, improved if any improved or newly passed, else unchanged. Regre
 both sides ran a case more than once, `significant` tells whether the 95% CIs are disjoint
 (shown, not used by the rule). Differences within 1e-9 are float noise and never count.
 
-`compare_cases` makes the same comparison from case summaries given a case at a time, keeping
-only what the table and the Markdown show (`ComparisonRows`): a 50,000-case comparison is not
-held whole. `case_changes` keeps each case's change alone (`CaseChanges`, what the web pages
-through), `case_delta` makes one case's rows again.
+Two stored runs are compared without reading their summaries: SQLite gives each case's
+verdicts and its criteria's changes, by the criterion rule spelt in SQL (`CRITERION_CODE`), and
+`case_changes` makes each case's change from them (`CaseChanges`: what the web pages through, a
+few MB for 50,000 cases); `compare_rows` then reads only the cases of the rows the table and the
+Markdown show (`ComparisonRows`), and `case_delta` makes one case's rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Literal
@@ -170,6 +171,21 @@ def _criterion(name: str, b: MetricSummary | None, a: MetricSummary | None, marg
     return CriterionDelta(name, change, b, a)
 
 
+def _case_change(before: EvalStatus | None, after: EvalStatus | None, changes: set[Change]) -> Change:
+    """A case's change from its verdicts (None: the run lacks it) and its criteria's changes."""
+    if before is None or after is None:
+        return Change.ADDED if before is None else Change.REMOVED
+    if before == EvalStatus.PASSED and after != EvalStatus.PASSED:
+        return Change.NEWLY_FAILED
+    if before != EvalStatus.PASSED and after == EvalStatus.PASSED:
+        return Change.NEWLY_PASSED
+    if changes & REGRESSIONS:
+        return Change.REGRESSED
+    if changes & {Change.IMPROVED, Change.NEWLY_PASSED}:
+        return Change.IMPROVED
+    return Change.UNCHANGED
+
+
 def _case(eval_id: str, b: CaseOutcome | None, a: CaseOutcome | None, margin: float) -> CaseDelta:
     def gating(c: CaseOutcome | None) -> dict[str, MetricSummary]:
         return {m.metric_name: m for m in c.gating_metrics()} if c else {}
@@ -177,20 +193,8 @@ def _case(eval_id: str, b: CaseOutcome | None, a: CaseOutcome | None, margin: fl
     before, after = gating(b), gating(a)
     names = list(dict.fromkeys([*after, *before]))
     criteria = [_criterion(n, before.get(n), after.get(n), margin) for n in names]
-    changes = {c.change for c in criteria}
-    if b is None or a is None:
-        change = Change.ADDED if b is None else Change.REMOVED
-    elif b.status == EvalStatus.PASSED and a.status != EvalStatus.PASSED:
-        change = Change.NEWLY_FAILED
-    elif b.status != EvalStatus.PASSED and a.status == EvalStatus.PASSED:
-        change = Change.NEWLY_PASSED
-    elif changes & REGRESSIONS:
-        change = Change.REGRESSED
-    elif changes & {Change.IMPROVED, Change.NEWLY_PASSED}:
-        change = Change.IMPROVED
-    else:
-        change = Change.UNCHANGED
-    return CaseDelta(eval_id, change, b.status if b else None, a.status if a else None, criteria)
+    was, now = b.status if b else None, a.status if a else None
+    return CaseDelta(eval_id, _case_change(was, now, {c.change for c in criteria}), was, now, criteria)
 
 
 def compare(a: EvalSetResult, b: EvalSetResult, margin: float = 0.0) -> Comparison:
@@ -204,30 +208,30 @@ def compare(a: EvalSetResult, b: EvalSetResult, margin: float = 0.0) -> Comparis
                       [_case(i, base.get(i), cand.get(i), margin) for i in ids])
 
 
-def compare_cases(pairs: Iterable[tuple[str, CaseSummary | None, CaseSummary | None]], a: EvalSetResult,
-                  b: EvalSetResult, margin: float = 0.0, keep: int = 200) -> ComparisonRows:
-    """`compare(a, b, margin).shown()` from the cases' summaries (eval id, baseline's,
-    candidate's; None where a run lacks the case) given a case at a time in `compare`'s order
-    (the candidate's cases, then the baseline's it lacks), of runs `a` and `b` (their heads):
-    only the first `keep` changed rows are kept (at least as many as the table or the Markdown
-    is asked to show)."""
-    if margin < 0:
-        raise ValueError("margin must be ≥ 0")
-    counts = dict.fromkeys(Change, 0)
-    regressions = total = 0
+Pair = tuple[str, CaseSummary | None, CaseSummary | None]
+"""A case's eval id and its summaries in the baseline and in the candidate (None: a run lacks it)."""
+
+
+def compare_rows(changes: CaseChanges, pairs: Callable[[list[str]], Iterable[Pair]], a: EvalSetResult,
+                 b: EvalSetResult, keep: int = 200) -> ComparisonRows:
+    """`compare(a, b, margin).shown()` from `changes` (of runs `a` and `b`, their heads: see
+    `case_changes`), keeping only the first `keep` changed rows (at least as many as the table
+    or the Markdown is asked to show): only those rows' cases are read, by `pairs` (their
+    `Pair`s, given their eval ids)."""
+    counts = changes.counts()
     # A change's rows past its first `keep` are never among the first `keep` of all.
-    kept: dict[Change, list[tuple[CaseDelta, CriterionDelta | None]]] = {c: [] for c in Change}
-    for eval_id, before, after in pairs:
-        case = _case(eval_id, _outcome(a, before), _outcome(b, after), margin)
-        counts[case.change] += 1
-        regressions += case.regressed
-        rows = _case_rows(case, show_unchanged=False)
-        total += len(rows)
-        if len(kept[case.change]) < keep:
-            kept[case.change] += rows
-    rows = [r for change in _ORDER for r in kept[change]][:keep]
-    return ComparisonRows(a.eval_set_result_id, b.eval_set_result_id, a.eval_set_id, b.eval_set_id, margin,
-                          counts, regressions, rows, total)
+    picked: dict[Change, list[str]] = {c: [] for c in Change}
+    rows_of = dict.fromkeys(Change, 0)
+    for line in changes.cases:
+        if line.rows and rows_of[line.change] < keep:
+            picked[line.change].append(line.eval_id)
+            rows_of[line.change] += line.rows
+    ids = [i for change in _ORDER for i in picked[change]]
+    cases = {i: case_delta(i, x, y, a, b, changes.margin) for i, x, y in pairs(ids)}
+    rows = [r for i in ids for r in _case_rows(cases[i], show_unchanged=False)][:keep]
+    c = changes
+    return ComparisonRows(c.baseline_id, c.candidate_id, c.baseline_set, c.candidate_set, c.margin, counts,
+                          sum(x.regressed for x in c.cases), rows, sum(x.rows for x in c.cases))
 
 
 def case_delta(eval_id: str, before: CaseSummary | None, after: CaseSummary | None, a: EvalSetResult,
@@ -251,8 +255,14 @@ class CaseLine:
     change: Change
     regressed: bool
     """It or one of its criteria regressed or newly failed (`CaseDelta.regressed`)."""
-    changed: bool
-    """Among the changed rows that the table and the Markdown show (it or a criterion changed)."""
+    rows: int
+    """Its rows among the changed rows that the table and the Markdown show (none unless it or a
+    criterion changed; one a changed criterion, else one for the case)."""
+
+    @property
+    def changed(self) -> bool:
+        """Among the changed rows that the table and the Markdown show."""
+        return self.rows > 0
 
     def shown(self, which: Shown) -> bool:
         """Whether it is among the cases `which` names: all, changed (as `changed`), regressed
@@ -291,17 +301,44 @@ class CaseChanges:
         return any(c.regressed for c in self.cases)
 
 
-def case_changes(pairs: Iterable[tuple[str, CaseSummary | None, CaseSummary | None]], a: EvalSetResult,
-                 b: EvalSetResult, margin: float = 0.0) -> CaseChanges:
-    """`compare(a, b, margin)`'s cases without their summaries, from the cases' summaries given
-    a case at a time (as `compare_cases` takes them)."""
+_CODE = {c: str(i) for i, c in enumerate(_ORDER)}
+_PASSED = int(EvalStatus.PASSED)
+CRITERION_CODE = (
+    f"CASE WHEN was = 0 THEN '{_CODE[Change.ADDED]}' WHEN now = 0 THEN '{_CODE[Change.REMOVED]}' "
+    f"WHEN was_status = {_PASSED} AND now_status != {_PASSED} THEN '{_CODE[Change.NEWLY_FAILED]}' "
+    f"WHEN now_status = {_PASSED} AND was_status != {_PASSED} THEN '{_CODE[Change.NEWLY_PASSED]}' "
+    f"WHEN was_mean IS NULL OR now_mean IS NULL THEN '{_CODE[Change.UNCHANGED]}' "
+    f"WHEN now_mean - was_mean < :low THEN '{_CODE[Change.REGRESSED]}' "
+    f"WHEN now_mean - was_mean > :high THEN '{_CODE[Change.IMPROVED]}' ELSE '{_CODE[Change.UNCHANGED]}' END")
+"""`_criterion`'s rule in SQL, over a criterion's columns `was` / `now` (whether the baseline /
+the candidate has it gating), `was_status`, `was_mean`, `now_status`, `now_mean`: its change as
+one character (`_CODE`), with `criterion_params`' bounds. (The two spellings agree: tested.)"""
+
+
+def criterion_params(margin: float) -> dict[str, object]:
+    """`CRITERION_CODE`'s parameters for `margin`: the bounds `_criterion` compares a score's
+    change with, computed as it computes them (the same floats)."""
     if margin < 0:
         raise ValueError("margin must be ≥ 0")
+    return {"low": -(margin + _EPS), "high": margin + _EPS}
+
+
+def case_changes(coded: Iterable[tuple[str, int | None, int | None, str]], a: EvalSetResult,
+                 b: EvalSetResult, margin: float = 0.0) -> CaseChanges:
+    """`compare(a, b, margin)`'s cases without their summaries, from each case's eval id, its
+    verdicts in `a` and in `b` (None: the run lacks it) and its gating criteria's codes
+    (`CRITERION_CODE` with `criterion_params(margin)`), given in `compare`'s order."""
+    criterion_params(margin)
+    unchanged = _CODE[Change.UNCHANGED]
     lines = []
-    for eval_id, before, after in pairs:
-        case = case_delta(eval_id, before, after, a, b, margin)
-        changed = bool(_case_rows(case, show_unchanged=False))
-        lines.append(CaseLine(eval_id, case.change, case.regressed, changed))
+    for eval_id, was, now, codes in coded:
+        changes = {_ORDER[int(c)] for c in set(codes)}
+        before = None if was is None else EvalStatus(was)
+        after = None if now is None else EvalStatus(now)
+        change = _case_change(before, after, changes)
+        changed = len(codes) - codes.count(unchanged)
+        rows = max(changed, 1) if changed or change != Change.UNCHANGED else 0
+        lines.append(CaseLine(eval_id, change, change in REGRESSIONS or bool(changes & REGRESSIONS), rows))
     return CaseChanges(a.eval_set_result_id, b.eval_set_result_id, a.eval_set_id, b.eval_set_id, margin,
                        lines)
 
@@ -414,6 +451,7 @@ def comparison_markdown(of: Comparison | ComparisonRows, max_rows: int = 200) ->
 
 
 __all__ = [
+    "CRITERION_CODE",
     "REGRESSIONS",
     "CaseChanges",
     "CaseDelta",
@@ -422,11 +460,13 @@ __all__ = [
     "Comparison",
     "ComparisonRows",
     "CriterionDelta",
+    "Pair",
     "Shown",
     "case_changes",
     "case_delta",
     "compare",
-    "compare_cases",
+    "compare_rows",
     "comparison_markdown",
     "comparison_table",
+    "criterion_params",
 ]

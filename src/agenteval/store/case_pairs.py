@@ -1,22 +1,21 @@
-"""Two stored runs' case summaries side by side, a case at a time, from the history database:
-what `compare --fail_on case_regression` compares, without holding either run's summaries (a
-50,000-case run's are 300,000 models, ≈ 600 MB).
+"""Two stored runs compared case by case in SQLite, and their cases' summaries read by eval id.
 
-The cases come in the order `reporting.compare.compare` gives them: the candidate's in its case
-order, then the baseline's that the candidate lacks, in the baseline's order; each case's
-criteria in name order, as `RunStore.summary` reads them.
+`coded_cases` gives every case of the two runs, in the order `reporting.compare.compare` gives
+them (the candidate's in its case order, then the baseline's that the candidate lacks, in the
+baseline's order), with its verdict on either side and a code a criterion that the caller's SQL
+rule gives (`reporting.compare.CRITERION_CODE`): one query, whose 50,000 rows are all that
+reach Python for two 50,000-case runs (their summaries are 600,000 rows). `pairs_of` reads the
+summaries of the cases to show, by eval id (each case's criteria in name order, as
+`RunStore.summary` reads them).
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-from agenteval.schema import CaseSummary
+from agenteval.schema import CaseSummary, EvalStatus
 from agenteval.store.db import RunStore
-from agenteval.store.lookup import is_path
 from agenteval.store.sqlite import connect
 
 Pair = tuple[str, CaseSummary | None, CaseSummary | None]  # eval id, baseline's, candidate's
@@ -24,18 +23,6 @@ Pair = tuple[str, CaseSummary | None, CaseSummary | None]  # eval id, baseline's
 _FIELDS = ("metric_name", "threshold", "runs", "scored_runs", "passed_runs", "mean", "std", "ci_low",
            "ci_high", "pass_at_k", "pass_pow_k", "eval_status", "reason")
 _COLUMNS = ", ".join(f"s.{f}" for f in (*_FIELDS[:-2], "status", "reason"))
-# The candidate's cases (?2) in its order, with the baseline's (?1) case of the same eval id.
-_CASES = ("SELECT b.eval_id, b.runs, b.status, a.runs, a.status FROM cases b LEFT JOIN cases a "
-          "ON a.run_id = ?1 AND a.eval_id = b.eval_id WHERE b.run_id = ?2 ORDER BY b.position, b.eval_id")
-# The summaries of run ?3's cases of those eval ids, in the same order.
-_METRICS = (f"SELECT b.eval_id, {_COLUMNS} FROM cases b JOIN case_summaries s ON s.run_id = ?3 "
-            "AND s.eval_id = b.eval_id WHERE b.run_id = ?2 ORDER BY b.position, b.eval_id, s.metric_name")
-_ONLY_A = "NOT EXISTS (SELECT 1 FROM cases b WHERE b.run_id = ?2 AND b.eval_id = a.eval_id)"
-_REMOVED = (f"SELECT a.eval_id, a.runs, a.status FROM cases a WHERE a.run_id = ?1 AND {_ONLY_A} "
-            "ORDER BY a.position, a.eval_id")
-_REMOVED_METRICS = (f"SELECT a.eval_id, {_COLUMNS} FROM cases a JOIN case_summaries s ON s.run_id = a.run_id "
-                    f"AND s.eval_id = a.eval_id WHERE a.run_id = ?1 AND {_ONLY_A} "
-                    "ORDER BY a.position, a.eval_id, s.metric_name")
 
 
 class _Grouped:
@@ -58,41 +45,57 @@ def _summary(eval_id: str, runs: int, status: int, metrics: list[dict[str, Any]]
                                        "metrics": metrics})
 
 
-def case_pairs(store: RunStore, ref_a: str, ref_b: str) -> Iterator[Pair]:
-    """(eval id, baseline's summary, candidate's summary) of every case of stored runs `ref_a`
-    (baseline) and `ref_b` (candidate) (as `RunStore.resolve` takes them); None where a run
-    lacks the case. Read a case at a time."""
-    # (resolved first: a database of an older version is brought up to date)
-    run_a, run_b = store.resolve(ref_a).run_id, store.resolve(ref_b).run_id
-    with connect(store.path, False, lambda conn: None, "the run database") as conn:
+Coded = tuple[str, int | None, int | None, str]
+"""A case of two runs compared in SQLite: its eval id, its verdict in the baseline and in the
+candidate (an `EvalStatus` value; None where a run lacks the case), and a code a criterion."""
+
+# Each gating criterion of a case on either side (informational ones are not compared), as
+# columns `was`/`now` (1: that side has it), `was_status`, `was_mean`, `now_status`, `now_mean`,
+# grouped once by case and criterion (both runs' rows in one sort: joining the two sides row by
+# row made SQLite scan one side per row of the other).
+_SIDES = ("SELECT 0 AS side, eval_id, metric_name, status, mean FROM {a}.case_summaries "
+          "WHERE run_id = :run_a AND status != {informational} UNION ALL "
+          "SELECT 1, eval_id, metric_name, status, mean FROM main.case_summaries "
+          "WHERE run_id = :run_b AND status != {informational}")
+_CRITERIA = ("SELECT eval_id, sum(side = 0) AS was, sum(side = 1) AS now, "
+             "max(CASE WHEN side = 0 THEN status END) AS was_status, "
+             "max(CASE WHEN side = 0 THEN mean END) AS was_mean, "
+             "max(CASE WHEN side = 1 THEN status END) AS now_status, "
+             "max(CASE WHEN side = 1 THEN mean END) AS now_mean FROM sides GROUP BY eval_id, metric_name")
+_CODED = ("WITH sides AS ({sides}), criteria AS ({criteria}), "
+          "codes AS (SELECT eval_id, group_concat({code}, '') AS codes FROM criteria GROUP BY eval_id) "
+          "SELECT 0, b.position, b.eval_id, a.status, b.status, codes.codes FROM main.cases b "
+          "LEFT JOIN {a}.cases a ON a.run_id = :run_a AND a.eval_id = b.eval_id "
+          "LEFT JOIN codes ON codes.eval_id = b.eval_id WHERE b.run_id = :run_b "
+          "UNION ALL "
+          "SELECT 1, a.position, a.eval_id, a.status, NULL, codes.codes FROM {a}.cases a "
+          "LEFT JOIN codes ON codes.eval_id = a.eval_id WHERE a.run_id = :run_a AND NOT EXISTS "
+          "(SELECT 1 FROM main.cases b WHERE b.run_id = :run_b AND b.eval_id = a.eval_id) "
+          "ORDER BY 1, 2, 3")
+_INFORMATIONAL = int(EvalStatus.INFORMATIONAL)
+
+
+def coded_cases(store_a: RunStore, run_a: str, store_b: RunStore, run_b: str, code: str,
+                params: dict[str, object]) -> list[Coded]:
+    """Every case of stored run `run_a` of `store_a` (baseline) and `run_b` of `store_b`
+    (candidate) (their ids), in `compare`'s order (see the module docstring), with the
+    one-character code the SQL expression `code` (its parameters `params`) gives each criterion
+    gating in either run (over the columns `was`, `now`, `was_status`, `was_mean`, `now_status`,
+    `now_mean`: see `_SIDES`), in no order. Computed by SQLite in one query (two stores'
+    databases attached to one connection): only these rows reach Python."""
+    with connect(store_b.path, False, lambda conn: None, "the run database") as conn:
         if conn is None:
-            return
-        ids = (run_a, run_b)
-        cases = conn.execute(_CASES, ids)
-        after = _Grouped(conn.execute(_METRICS, (*ids, run_b)))
-        before = _Grouped(conn.execute(_METRICS, (*ids, run_a)))
-        for eval_id, runs, status, runs_a, status_a in cases:
-            told = before.take(eval_id)  # (taken whatever, so that the cursor keeps step)
-            was = None if runs_a is None else _summary(eval_id, runs_a, status_a, told)
-            yield eval_id, was, _summary(eval_id, runs, status, after.take(eval_id))
-        removed = _Grouped(conn.execute(_REMOVED_METRICS, ids))
-        for eval_id, runs, status in conn.execute(_REMOVED, ids):
-            yield eval_id, _summary(eval_id, runs, status, removed.take(eval_id)), None
-
-
-def stored_pairs(store_a: RunStore, ref_a: str, store_b: RunStore, ref_b: str) -> Iterator[Pair]:
-    """`case_pairs` of run `ref_a` of `store_a` (baseline) and run `ref_b` of `store_b`
-    (candidate), in the same order: a case at a time when both are in one store; else from
-    both runs' summaries, read whole (two agents' histories are two databases)."""
-    if store_a.path == store_b.path:
-        yield from case_pairs(store_a, ref_a, ref_b)
-        return
-    before = {c.eval_id: c for c in store_a.summary(ref_a).summary}
-    after = store_b.summary(ref_b).summary
-    for case in after:
-        yield case.eval_id, before.pop(case.eval_id, None), case
-    for eval_id, case in before.items():  # (the baseline's the candidate lacks, in its order)
-        yield eval_id, case, None
+            return []
+        schema = "main"
+        if store_a.path != store_b.path:
+            if not store_a.path.is_file():
+                return []
+            conn.execute("ATTACH DATABASE ? AS baseline", (str(store_a.path),))
+            schema = "baseline"
+        sides = _SIDES.format(a=schema, informational=_INFORMATIONAL)
+        query = _CODED.format(sides=sides, criteria=_CRITERIA, code=code, a=schema)
+        rows = conn.execute(query, {**params, "run_a": run_a, "run_b": run_b})
+        return [(eval_id, was, now, codes or "") for _, _, eval_id, was, now, codes in rows]
 
 
 # At most this many eval ids are looked up at once (SQLite's limit of bound values, older builds).
@@ -100,12 +103,15 @@ MAX_LOOKUP = 500
 
 
 def pairs_of(store_a: RunStore, run_a: str, store_b: RunStore, run_b: str, eval_ids: list[str]) -> list[Pair]:
-    """(eval id, baseline's summary, candidate's summary) of each of `eval_ids` (at most
-    `MAX_LOOKUP`), in their order, of stored runs `run_a` of `store_a` and `run_b` of `store_b`
-    (their ids); None where a run lacks the case. Reads those cases alone."""
-    if len(eval_ids) > MAX_LOOKUP:
-        raise ValueError(f"at most {MAX_LOOKUP} eval ids at once")
-    a, b = _summaries_of(store_a, run_a, eval_ids), _summaries_of(store_b, run_b, eval_ids)
+    """(eval id, baseline's summary, candidate's summary) of each of `eval_ids`, in their order,
+    of stored runs `run_a` of `store_a` and `run_b` of `store_b` (their ids); None where a run
+    lacks the case. Reads those cases alone (`MAX_LOOKUP` at a time)."""
+    a: dict[str, CaseSummary] = {}
+    b: dict[str, CaseSummary] = {}
+    for k in range(0, len(eval_ids), MAX_LOOKUP):
+        chunk = eval_ids[k:k + MAX_LOOKUP]
+        a.update(_summaries_of(store_a, run_a, chunk))
+        b.update(_summaries_of(store_b, run_b, chunk))
     return [(i, a.get(i), b.get(i)) for i in eval_ids]
 
 
@@ -126,15 +132,4 @@ def _summaries_of(store: RunStore, run_id: str, eval_ids: list[str]) -> dict[str
         return by_id
 
 
-def summary_pairs(ref_a: str, ref_b: str, root: str | Path) -> Iterator[Pair] | None:
-    """The pairs of runs `ref_a` and `ref_b` when both are stored runs of the store at `root`,
-    read a case at a time; None for a result file: its summaries are read with its case runs,
-    in the one pass `store.lookup.load_runs` makes. (Read again through its case index, two
-    50,000-case files' summaries took 4.7x less memory but about 20 s more CPU: bench/README.md,
-    session 35.)"""
-    if is_path(ref_a) or is_path(ref_b):
-        return None
-    return case_pairs(RunStore(root), ref_a, ref_b)
-
-
-__all__ = ["MAX_LOOKUP", "Pair", "case_pairs", "pairs_of", "stored_pairs", "summary_pairs"]
+__all__ = ["MAX_LOOKUP", "Coded", "Pair", "coded_cases", "pairs_of"]

@@ -11,10 +11,10 @@ from fastapi import APIRouter, Query, Request
 from agenteval.datasets.files import parse_json
 from agenteval.datasets.nesting import MAX_RESULT_DEPTH
 from agenteval.errors import DataError
-from agenteval.reporting.compare import Shown, case_changes, case_delta
+from agenteval.reporting.compare import CRITERION_CODE, Shown, case_changes, case_delta, criterion_params
 from agenteval.schema import EvalSetResult
 from agenteval.store import RunStore, parse_result, record_run
-from agenteval.store.case_pairs import MAX_LOOKUP, pairs_of, stored_pairs
+from agenteval.store.case_pairs import MAX_LOOKUP, coded_cases, pairs_of
 from agenteval.store.db import ALIASES
 from agenteval.verdicts.paired import compare_paired
 from agenteval.web.context import ContractRoute, Web, WebDep, conflict, not_found
@@ -34,14 +34,15 @@ def compare_runs(web: WebDep, a: str, b: str, margin: float = Query(0.0, ge=0.0,
                  show: Shown = "all", offset: int = Query(0, ge=0),
                  limit: int = Query(200, ge=0, le=MAX_LOOKUP)) -> ComparisonView:
     """Baseline `a` against candidate `b`, case by case and criterion by criterion, as
-    `agenteval compare` computes it (from the history's summaries, a case at a time): the
+    `agenteval compare` computes it (in the history's database, both runs' at once): the
     counts of every case, and a page of the cases `show` names (`limit` from `offset`). Each
     case's change is kept for the next pages; a page reads its own cases' summaries again."""
     base, cand = web.run(a), web.run(b)
     head_a, head_b = web.stores.head(base), web.stores.head(cand)
     store_a, store_b = RunStore(base.root), RunStore(cand.root)
-    changes = web.stores.of_two(base, cand, f"compare {margin!r}", lambda: case_changes(
-        stored_pairs(store_a, base.row.run_id, store_b, cand.row.run_id), head_a, head_b, margin))
+    changes = web.stores.of_two(base, cand, f"compare {margin!r}", lambda: case_changes(coded_cases(
+        store_a, base.row.run_id, store_b, cand.row.run_id, CRITERION_CODE, criterion_params(margin)),
+        head_a, head_b, margin))
     named = [c.eval_id for c in changes.cases if c.shown(show)]
     ids = named[offset:offset + limit]
     page = [case_delta(i, x, y, head_a, head_b, margin)
