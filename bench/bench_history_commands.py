@@ -5,7 +5,8 @@ html -o F`, `compare previous latest` (also with `--markdown F`) and `runs flaky
 its own copy of a run history (the database copied, the result documents hard-linked: they
 are only read; a newer tree may upgrade the database in place, so each tree gets its own),
 tree A and tree B alternately, `--repeat` rounds. Per command and tree: wall and CPU seconds
-(median) and peak RSS (`/usr/bin/time`); the reports' bytes are compared between the trees.
+(median) and peak RSS (`/usr/bin/time`); the reports' bytes (and `compare`'s printed output) are
+compared between the trees.
 
 The history is made by `bench_eval_memory.py` (its 50,000-case runs: six 700 MB documents).
 
@@ -53,6 +54,7 @@ def _run(src: str, root: Path, args: list[str], out: Path) -> dict[str, float]:
            *[a.format(out=out) for a in args], "--root", str(root)]
     p = subprocess.run(cmd, env={**os.environ, "PYTHONPATH": src}, capture_output=True, text=True,
                        cwd=root)
+    (out / "stdout.txt").write_text(p.stdout)
     wall, user, system, kb = p.stderr.strip().splitlines()[-1].split()
     return {"wall": float(wall), "cpu": float(user) + float(system), "rss_mib": int(kb) / 1024,
             "exit": float(p.returncode)}
@@ -83,6 +85,9 @@ def main() -> None:
                      "report html": "r.html"}.get(name, "c.md")
                 a, b = ((trees[t][1] / "reports" / f).read_bytes() for t in "AB")
                 same = " same bytes" if a == b else " BYTES DIFFER"
+            if name.startswith("compare"):
+                a, b = ((trees[t][1] / "reports" / "stdout.txt").read_bytes() for t in "AB")
+                same += " same output" if a == b else " OUTPUT DIFFERS"
             print(f"{name:16} " + "  ".join(
                 f"{t}: {g['wall']:6.2f} s wall {g['cpu']:6.2f} s CPU {g['rss_mib']:7.0f} MiB "
                 f"exit {g['exit']:.0f}"

@@ -329,18 +329,27 @@ def case_changes(coded: Iterable[tuple[str, int | None, int | None, str]], a: Ev
     verdicts in `a` and in `b` (None: the run lacks it) and its gating criteria's codes
     (`CRITERION_CODE` with `criterion_params(margin)`), given in `compare`'s order."""
     criterion_params(margin)
-    unchanged = _CODE[Change.UNCHANGED]
+    # (Most cases share their verdicts and codes: each combination is decided once.)
+    decided: dict[tuple[int | None, int | None, str], tuple[Change, bool, int]] = {}
     lines = []
     for eval_id, was, now, codes in coded:
-        changes = {_ORDER[int(c)] for c in set(codes)}
-        before = None if was is None else EvalStatus(was)
-        after = None if now is None else EvalStatus(now)
-        change = _case_change(before, after, changes)
-        changed = len(codes) - codes.count(unchanged)
-        rows = max(changed, 1) if changed or change != Change.UNCHANGED else 0
-        lines.append(CaseLine(eval_id, change, change in REGRESSIONS or bool(changes & REGRESSIONS), rows))
+        line = decided.get((was, now, codes))
+        if line is None:
+            line = decided[was, now, codes] = _coded_line(was, now, codes)
+        lines.append(CaseLine(eval_id, *line))
     return CaseChanges(a.eval_set_result_id, b.eval_set_result_id, a.eval_set_id, b.eval_set_id, margin,
                        lines)
+
+
+def _coded_line(was: int | None, now: int | None, codes: str) -> tuple[Change, bool, int]:
+    """A case's change, whether it regressed, and its rows in the table, from its verdicts and
+    its criteria's codes (see `case_changes`)."""
+    changes = {_ORDER[int(c)] for c in set(codes)}
+    change = _case_change(None if was is None else EvalStatus(was), None if now is None else EvalStatus(now),
+                          changes)
+    changed = len(codes) - codes.count(_CODE[Change.UNCHANGED])
+    rows = max(changed, 1) if changed or change != Change.UNCHANGED else 0
+    return change, change in REGRESSIONS or bool(changes & REGRESSIONS), rows
 
 
 def _outcome(run: EvalSetResult, summary: CaseSummary | None) -> CaseOutcome | None:
