@@ -41,7 +41,8 @@ print(json.dumps({"cpu": cpu, "bytes": len(r.content), "sha256": hashlib.sha256(
 def _run(src: Path, agents: Path, query: str) -> dict[str, object]:
     env = dict(os.environ, PYTHONPATH=str(src))
     with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
-        p = subprocess.Popen([sys.executable, "-c", _CHILD, str(agents), query], env=env, stdout=so, stderr=se)
+        p = subprocess.Popen([sys.executable, "-c", _CHILD, str(agents), query], env=env, stdout=so,
+                             stderr=se)
         _, status, use = os.wait4(p.pid, 0)
         so.seek(0)
         se.seek(0)
@@ -68,7 +69,8 @@ def main() -> None:
         got[tree] = _run(src, args.agents, query)
         g = got[tree]
         print(f"tree {tree}: request CPU {g['cpu']:.2f} s, process CPU {g['process_cpu']:.2f} s, "
-              f"peak {g['peak_mib']:.0f} MiB, {g['bytes']:,} bytes, load {os.getloadavg()[0]:.1f}", flush=True)
+              f"peak {g['peak_mib']:.0f} MiB, {g['bytes']:,} bytes, load {os.getloadavg()[0]:.1f}",
+              flush=True)
     same = got["A"]["sha256"] == got["B"]["sha256"]
     print(f"bodies {'identical' if same else 'DIFFER'}: {json.dumps(got['B']['counts'])}")
 
