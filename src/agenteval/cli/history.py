@@ -188,7 +188,7 @@ def _failing_table(rows: list[tuple[str, str, str]]) -> RenderableType:
 
     cols = (Col("eval id", floor=ID_FLOOR), Col("status"), Col("why", floor=20))
     return ByWidth(lambda width: fit_table(
-        cols, [(i, s, why or "inference failed or no gating criterion") for i, s, why in rows], width,
+        cols, rows, width,
         force=True, title="Cases not passed", title_justify="left"))
 
 
@@ -223,7 +223,7 @@ def _show(root: str, ref: str) -> int:
     from rich.console import Console
 
     from agenteval.reporting.console import summary_table
-    from agenteval.reporting.outcome import criterion_problem
+    from agenteval.reporting.outcome import summary_why
     from agenteval.store import RunStore
     from agenteval.store.db import UnknownRun
     from agenteval.verdicts.outcome import outcomes
@@ -255,8 +255,8 @@ def _show(root: str, ref: str) -> int:
     console.print(summary_table([(row.eval_set_id, row.cases_passed, row.cases_total - row.cases_passed)]))
     failing = outcomes(store.summary(row.run_id, not_passed_only=True))
     if failing:
-        cases = _failing_table([(c.eval_id, c.status.name, "\n".join(
-            criterion_problem(m, c.gating) for m in c.failing_metrics())) for c in failing[:_FAILING_SHOWN]])
+        cases = _failing_table([(c.eval_id, c.status.name, "\n".join(summary_why(c)))
+                                for c in failing[:_FAILING_SHOWN]])
         console.print(cases)
         if len(failing) > _FAILING_SHOWN:
             console.print(f"... and {len(failing) - _FAILING_SHOWN} more; see `agenteval report "

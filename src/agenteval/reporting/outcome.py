@@ -81,6 +81,22 @@ def summary_problems(case: CaseOutcome) -> list[str]:
     return [criterion_problem(m, case.gating) for m in case.failing_metrics()]
 
 
+# A case not passed without a criterion that did not pass: the summary holds no runs, so these
+# say what else decided it (the runner's verdict, `verdicts.aggregate`): the agent's error in
+# one of its runs (FAILED), or no gating criterion that scored it (NOT_EVALUATED).
+AGENT_FAILED = "the agent failed (its error is kept with the case's runs)"
+NO_GATING_SCORE = "not evaluated: no gating criterion scored it"
+
+
+def summary_why(case: CaseOutcome) -> list[str]:
+    """Why a case did not pass, from its summary alone: `summary_problems`, else what else
+    decided it (`AGENT_FAILED` or `NO_GATING_SCORE`); [] for a case that passed. The words
+    `runs show` and the web's run page both give."""
+    if case.status == EvalStatus.PASSED:
+        return []
+    return summary_problems(case) or [AGENT_FAILED if case.status == EvalStatus.FAILED else NO_GATING_SCORE]
+
+
 def is_negative(record: JudgeRecord) -> bool:
     """A judge verdict that counted against the case: a voted score below 1, or a judge error."""
     return record.error is not None or (record.score is not None and record.score < 1.0)
@@ -156,4 +172,5 @@ __all__ = [
     "record_where",
     "result_reason",
     "summary_problems",
+    "summary_why",
 ]

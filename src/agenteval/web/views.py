@@ -22,7 +22,7 @@ from agenteval.reporting.outcome import (
     criterion_reason,
     problems,
     result_reason,
-    summary_problems,
+    summary_why,
 )
 from agenteval.schema import (
     EvalCaseResult,
@@ -164,7 +164,7 @@ def run_view(stored: StoredRun, not_passed: EvalSetResult, counts: SetCounts,
     """A run: its header, the `counts`, the criteria it was scored with (`RunStore.criteria`:
     gating ones first, in the config's order where known), and the cases that did not pass
     (`not_passed`: their summaries; at most `max_cases` shown, all of them paged by `/cases`),
-    each with its verdict, criteria summaries and why it failed (`summary_problems` lines)."""
+    each with its verdict, criteria summaries and why it failed (`summary_why` lines)."""
     cases = outcomes(not_passed)
     gating, informational = criteria
     configured = list((header.config.get("criteria") or {}) if header else {})
@@ -175,14 +175,9 @@ def run_view(stored: StoredRun, not_passed: EvalSetResult, counts: SetCounts,
         cases_not_passed=counts.total - counts.passed, state=state,
         cases=[CaseVerdict(eval_id=c.eval_id, status=status_word(c.status), runs=c.num_runs,
                            metrics=[summary_metric(m, c.gating, c.runs) for m in c.summary.metrics],
-                           problems=summary_problems(c)
-                           or ([AGENT_FAILED] if c.status == EvalStatus.FAILED else []))
+                           problems=summary_why(c))
                for c in cases[:max_cases]])
 
-
-# A case that failed with no criterion that did not pass (the summary holds no errors): what
-# else fails it is the agent's error in one of its runs (the runner's verdict).
-AGENT_FAILED = "the agent failed (its error is on the case's page)"
 
 
 def statuses(word: str | None) -> set[int] | None:
