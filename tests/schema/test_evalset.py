@@ -28,3 +28,21 @@ def test_an_empty_id_is_refused_naming_the_field(data: dict[str, Any], where: st
 def test_a_one_character_id_is_kept() -> None:
     s = EvalSet.model_validate({"eval_set_id": "s", "eval_cases": [{"eval_id": "a", "conversation": []}]})
     assert (s.eval_set_id, s.eval_cases[0].eval_id) == ("s", "a")
+
+
+_R1 = {"rubric_id": "r1", "rubric_content": {"text_property": "is polite"}}
+
+
+@pytest.mark.parametrize(("case", "where"), [
+    ({"eval_id": "a", "conversation": [_TURN], "rubrics": [_R1, {**_R1, "type": "TOOL_USE_QUALITY"}]},
+     "eval_cases[0].rubrics"),
+    ({"eval_id": "a", "conversation": [_TURN, {**_TURN, "rubrics": [_R1, _R1]}]},
+     "eval_cases[0].conversation[1].rubrics"),
+])
+def test_rubrics_sharing_an_id_are_refused_naming_both(case: dict[str, Any], where: str) -> None:
+    # each verdict is keyed by its rubric's id: the second would be lost (scoring refused it,
+    # every judged run of the case NOT_EVALUATED)
+    with pytest.raises(ValidationError) as e:
+        EvalSet.model_validate({"eval_set_id": "s", "eval_cases": [case]})
+    assert str(from_validation_error("s.evalset.json", e.value)) == (
+        f"s.evalset.json: {where}: duplicate rubric_id 'r1' (rubrics[0] and rubrics[1])")

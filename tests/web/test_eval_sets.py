@@ -90,6 +90,11 @@ def test_bad_edits_are_refused_naming_the_key(live: Live) -> None:
     r = live.put(f"{SETS}/smoke/eval-cases/c1", json={**case, "bogus": 1, "conversation": None})
     assert r.status_code == 400
     assert live.put(f"{SETS}/smoke/eval-cases/nope", json={**case, "eval_id": "nope"}).status_code == 404
+    rubric = {"rubric_id": "r1", "rubric_content": {"text_property": "is polite"}}
+    r = live.put(f"{SETS}/smoke/eval-cases/c1", json={**case, "rubrics": [rubric, rubric]})
+    # the page's words (case-parts.js) and the loader's: one rule, in schema/rubric.py
+    assert r.status_code == 400, r.text
+    assert r.json()["detail"] == "request body: rubrics: duplicate rubric_id 'r1' (rubrics[0] and rubrics[1])"
     assert _file(live).read_bytes() == before  # nothing written
 
 

@@ -13,10 +13,9 @@ from enum import Enum
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator
-from pydantic_core import PydanticCustomError
 
 from agenteval.schema.base import WireModel
-from agenteval.schema.rubric import Rubric
+from agenteval.schema.rubric import Rubric, unique_rubric_ids
 
 DEFAULT_JUDGE_MODEL = "local"
 
@@ -139,13 +138,7 @@ class RubricsBasedCriterion(LlmAsAJudgeCriterion):
     def _unique_ids(cls, rubrics: list[Rubric]) -> list[Rubric]:
         # Refused when the config is read (as ADK refuses them when it scores): found later,
         # each case failed on it with NOT_EVALUATED.
-        first: dict[str, int] = {}
-        for i, rubric in enumerate(rubrics):
-            j = first.setdefault(rubric.rubric_id, i)
-            if j != i:
-                raise PydanticCustomError("duplicate_rubric_id", "duplicate rubric_id {id} "
-                                          "(rubrics[{j}] and rubrics[{i}])",
-                                          {"id": repr(rubric.rubric_id), "i": i, "j": j})
+        unique_rubric_ids(rubrics)
         return rubrics
 
 

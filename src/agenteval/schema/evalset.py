@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from agenteval.schema.base import OpenWireModel, WireModel
 from agenteval.schema.invocation import Invocation
-from agenteval.schema.rubric import Rubric
+from agenteval.schema.rubric import Rubric, unique_rubric_ids
 
 
 class SessionInput(OpenWireModel):
@@ -61,6 +61,14 @@ class EvalCase(OpenWireModel):
     creation_timestamp: float = 0.0
     rubrics: list[Rubric] | None = None
     final_session_state: dict[str, Any] | None = Field(default_factory=dict)
+
+    @field_validator("rubrics")
+    @classmethod
+    def _unique_rubric_ids(cls, rubrics: list[Rubric] | None) -> list[Rubric] | None:
+        # Refused wherever a case comes from (a file, the web's API), as the page refuses it:
+        # found when scoring, every judged run of the case was NOT_EVALUATED on it.
+        unique_rubric_ids(rubrics or ())
+        return rubrics
 
     @model_validator(mode="after")
     def _one_source(self) -> EvalCase:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from agenteval.schema.base import OpenWireModel, WireModel
 from agenteval.schema.content import Content, FunctionCall, FunctionResponse, GenaiModel, Part, both_cases
-from agenteval.schema.rubric import Rubric
+from agenteval.schema.rubric import Rubric, unique_rubric_ids
 
 # The calls collected from an intermediate-data object (`IntermediateData`, `InvocationEvents`):
 # (the list they came from, its length, the calls, their `(name, args)` keys), kept in a slot of
@@ -163,6 +163,12 @@ class Invocation(WireModel):
     tool_duration: float | None = None
     rubrics: list[Rubric] | None = None
     app_details: AppDetails | None = None
+
+    @field_validator("rubrics")
+    @classmethod
+    def _unique_rubric_ids(cls, rubrics: list[Rubric] | None) -> list[Rubric] | None:
+        unique_rubric_ids(rubrics or ())  # as a case's (`EvalCase`); run only when given
+        return rubrics
 
     def tool_calls(self) -> list[FunctionCall]:
         """Every tool call of the turn, in order (the list is shared: do not change it).

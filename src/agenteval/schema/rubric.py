@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import ConfigDict
+from pydantic_core import PydanticCustomError
 
 from agenteval.schema.base import WireModel
 
@@ -29,6 +32,20 @@ class Rubric(WireModel):
     rubric_content: RubricContent
     description: str | None = None
     type: str | None = None
+
+
+def unique_rubric_ids(rubrics: Sequence[Rubric]) -> None:
+    """Refuses a list of rubrics where an id is used twice: a verdict is keyed by its rubric's
+    id (in the result document, reviews and certificates), so the second would be lost or
+    mistaken for the first. The one rule for a criterion's, a case's and an invocation's
+    rubrics, wherever they come from (files, the web's API)."""
+    first: dict[str, int] = {}
+    for i, rubric in enumerate(rubrics):
+        j = first.setdefault(rubric.rubric_id, i)
+        if j != i:
+            raise PydanticCustomError("duplicate_rubric_id", "duplicate rubric_id {id} "
+                                      "(rubrics[{j}] and rubrics[{i}])",
+                                      {"id": repr(rubric.rubric_id), "i": i, "j": j})
 
 
 class RubricScore(WireModel):

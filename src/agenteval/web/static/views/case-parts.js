@@ -73,14 +73,16 @@ export function rubricsEditor(c, edit, hadRubrics, rerender, changed) {
     rows, h("button", { id: "add-rubric", text: "+ rubric", onclick: add }));
 }
 
-/** What is wrong with the case's rubrics (empty ids or texts, ids used twice), naming each. */
+/** What is wrong with the case's rubrics (empty ids or texts, ids used twice), naming each;
+ * an id used twice in the words the API refuses it with (`schema.rubric.unique_rubric_ids`). */
 export function rubricProblems(c) {
-  const out = [], seen = new Set();
+  const out = [], seen = new Map();
   (c.rubrics || []).forEach((r, k) => {
     const name = r.rubric_id || `rubric ${k + 1}`;
     if (!r.rubric_id) out.push(`rubric ${k + 1}: the id is empty`);
-    else if (seen.has(r.rubric_id)) out.push(`rubric ${r.rubric_id}: the id is used twice`);
-    seen.add(r.rubric_id);
+    else if (seen.has(r.rubric_id)) {
+      out.push(`rubrics: duplicate rubric_id '${r.rubric_id}' (rubrics[${seen.get(r.rubric_id)}] and rubrics[${k}])`);
+    } else seen.set(r.rubric_id, k);
     if (!(r.rubric_content && r.rubric_content.text_property && r.rubric_content.text_property.trim())) out.push(`rubric ${name}: the text is empty`);
   });
   return out;
