@@ -198,10 +198,14 @@ def spans_of(document: Any, source: str | Path, prefix: str = "") -> list[OtlpSp
                 message = status.get("message")
                 if message is not None and not isinstance(message, str):
                     raise DataError(source, f"{where}.status.message", f"must be text, got {message!r}")
-                name = raw.get("name")
+                # As the protobuf reader reads them (`otlp_proto`): proto3's JSON leaves a default
+                # value out, so an absent name is the empty one (OTLP: an unknown name), and an
+                # absent or zero start is unset (refused).
+                name = raw.get("name", "")
                 if not isinstance(name, str):
-                    raise DataError(source, f"{where}.name", "a span needs a name")
-                start = _seconds(raw.get("startTimeUnixNano"), f"{where}.startTimeUnixNano", source, name)
+                    raise DataError(source, f"{where}.name", f"must be text, got {name!r}")
+                start = _seconds(raw.get("startTimeUnixNano"), f"{where}.startTimeUnixNano", source, name,
+                                 required=False)
                 if start is None:
                     raise DataError(source, f"{where}.startTimeUnixNano", "field required")
                 end = _seconds(raw.get("endTimeUnixNano"), f"{where}.endTimeUnixNano", source, name, False)
