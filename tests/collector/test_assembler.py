@@ -39,6 +39,22 @@ def test_a_trace_without_a_session_is_done_when_its_root_ends() -> None:
     assert conv.key == f"trace {1:032x}"
 
 
+def test_a_late_span_of_a_conversation_already_scored_is_dropped_and_counted() -> None:
+    a = Assembler(Limits(quiet_seconds=5, max_traces=2))
+    a.add([span(1, 1, session="s"), span(2, 2)], now=0.0)
+    assert {c.key for c in a.done(now=5.0)} == {"s", f"trace {2:032x}"}
+    # the exporter's last batch, after the quiet period: no second conversation of a fragment
+    a.add([span(1, 3, parent=1, session="s"), span(2, 4, parent=2)], now=9.0)
+    assert a.done(now=0, everything=True) == [] and (a.late_spans, a.held, a.open_traces) == (2, 0, 0)
+    a.add([span(3, 5, session="s")], now=10.0)  # a new trace of the session: the user came back
+    (conv,) = a.done(now=15.0)
+    assert conv.key == "s" and a.late_spans == 2
+    a.add([span(4, 6), span(5, 7)], now=16.0)
+    a.done(now=16.0)  # the traces taken are remembered up to max_traces: trace 1's is forgotten
+    a.add([span(1, 8, session="s")], now=17.0)
+    assert a.open_traces == 1 and a.late_spans == 2
+
+
 def test_caps_evict_the_least_recently_fed_trace_whole() -> None:
     a = Assembler(Limits(quiet_seconds=60, max_spans=10, max_traces=3, max_spans_per_trace=4))
     for t in range(1, 5):

@@ -116,8 +116,10 @@ def _collect(eval_sets: tuple[str, ...], config_file_path: str | None, host: str
     click.echo(f"Received {c.spans} spans in {c.requests} requests ({c.rejected} rejected); "
                f"evicted {a.evicted_traces} traces ({a.evicted_spans} spans) and dropped "
                f"{a.dropped_spans} spans over the limits"
-               + (f"; {a.duplicate_spans} spans sent again (exporter retries) were held once."
-                  if a.duplicate_spans else "."))
+               + (f"; {a.duplicate_spans} spans sent again (exporter retries) were held once"
+                  if a.duplicate_spans else "")
+               + (f"; {a.late_spans} spans arriving after their conversation was scored were dropped"
+                  if a.late_spans else "") + ".")
     return 0
 
 

@@ -15,6 +15,13 @@ ones of it are dropped (counted in `dropped_spans`) and the trace is scored with
 twice: a span equal to one its trace holds (the same ids, times, attributes) is that span again and
 is not held twice (counted in `duplicate_spans`); a *different* span under an id already held is
 kept, for the conversation's reading to refuse by name.
+
+**Late spans.** A span of a trace whose conversation was already taken (scored) is dropped,
+counted in `late_spans`: the verdict was recorded from the conversation as it was then, and the
+span alone is no conversation (it used to start one, scored as a fragment: a second verdict on
+a piece of the first conversation). The ids of the last `max_traces` traces taken are kept for
+this. A new *trace* of a session already taken is a new conversation under that session id (a
+user who came back after the quiet period).
 Every operation is O(spans added) or O(traces held); nothing grows without bound.
 """
 
@@ -88,12 +95,14 @@ class Assembler:
         self._traces: OrderedDict[str, _OpenTrace] = OrderedDict()  # least recently fed first
         self._conversations: OrderedDict[str, _OpenConversation] = OrderedDict()  # likewise
         self._ended: set[str] = set()  # conversations of one sessionless trace whose root ended
+        self._taken: OrderedDict[str, None] = OrderedDict()  # the last traces taken, oldest first
         self._lock = threading.Lock()
         self.held = 0
         self.evicted_traces = 0
         self.evicted_spans = 0
         self.dropped_spans = 0
         self.duplicate_spans = 0
+        self.late_spans = 0
 
     def _feed(self, key: str, trace_id: str | None, now: float) -> None:
         conversation = self._conversations.get(key)
@@ -119,6 +128,9 @@ class Assembler:
         with self._lock:
             for s in spans:
                 trace = self._traces.get(s.trace_id)
+                if trace is None and s.trace_id in self._taken:
+                    self.late_spans += 1
+                    continue
                 if trace is None:
                     trace = self._traces[s.trace_id] = _OpenTrace(f"trace {s.trace_id}")
                     self._feed(trace.key, s.trace_id, now)
@@ -161,6 +173,9 @@ class Assembler:
         self._ended.discard(key)
         spans = [s for trace_id in conversation.traces for s in self._traces.pop(trace_id).spans]
         self.held -= len(spans)
+        self._taken.update(dict.fromkeys(conversation.traces))
+        while len(self._taken) > self.limits.max_traces:
+            self._taken.popitem(last=False)
         return Conversation(key, spans, conversation.last)
 
     def done(self, now: float, limit: int | None = None, everything: bool = False) -> list[Conversation]:
