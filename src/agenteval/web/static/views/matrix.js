@@ -60,19 +60,26 @@ export async function showMatrix(token, query) {
     h("div", { class: "muted small", text: fmtTime(c.created) }),
     (i === 0 || m.columns[i - 1].run_id !== c.run_id) && c.run_id !== runs[0] ? h("button", { class: "icon", title: "remove this run", "aria-label": "remove run", text: "✕",
       onclick: () => go(matrixLink(runs.filter((r) => r !== c.run_id), keep())) }) : null)));
+  // a case's name opens it in the first column that ran it (a case new in a later run is in no
+  // earlier one: the first column's page of it would be a 404)
   const body = m.rows.map((row) => h("tr", { "data-case": row.eval_id, class: row.changed ? "changed" : "" },
-    h("td", {}, h("a", { href: link("runs", m.columns[0].run_id, "cases", row.eval_id), text: row.eval_id })),
+    h("td", {}, h("a", { href: caseLink(m.columns[Math.max(0, row.cells.findIndex(Boolean))], row.eval_id), text: row.eval_id })),
     row.cells.map((cell, i) => matrixCell(cell, m.columns[i], row.eval_id, byRun.get(m.columns[i].run_id)))));
   page.append(h("div", { class: "matrix-scroll" }, h("table", { class: "matrix" }, h("thead", {}, head), h("tbody", {}, body))));
   if (!m.rows.length) page.append(h("p", { class: "muted", text: changed ? "No case's output changed between these runs." : "No cases." }));
   paint(token, page);
 }
 
+/** The page of case `evalId` in column `col` (its repeat's, when the run was repeated).
+ * @param {MatrixColumn} col @param {string} evalId */
+function caseLink(col, evalId) {
+  return col.run_indices > 1 ? link("runs", col.run_id, "cases", evalId, "run", col.run_index) : link("runs", col.run_id, "cases", evalId);
+}
+
 /** @param {MatrixCellView|null} cell @param {MatrixColumn} col @param {string} evalId
  * @param {Map<string, ReviewView>|undefined} reviews the column's run's, by `review.js` key */
 function matrixCell(cell, col, evalId, reviews) {
-  const runId = col.run_id;
-  const href = col.run_indices > 1 ? link("runs", runId, "cases", evalId, "run", col.run_index) : link("runs", runId, "cases", evalId);
+  const href = caseLink(col, evalId);
   if (!cell) return h("td", { class: "muted", text: col.run_indices > 1 ? "not in this repeat" : "not in this run" });
   const answer = h("div", { class: "answer", text: cell.answer.join("\n") || (cell.error ? "" : "(no answer)") });
   const error = cell.error ? h("div", { class: "bad small", text: "The agent failed: " + cell.error }) : null;

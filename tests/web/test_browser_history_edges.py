@@ -1,0 +1,64 @@
+"""The run history's edges in a real browser (see test_browser.py): the run matrix of runs whose
+cases differ. Hand-made runs recorded in the `shop` agent's history."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from agenteval.store import record_run
+from tests.result_builders import case, result
+from tests.web.browser_support import chromium, find_chromium, fresh_page, serve, write_agents
+
+T = "tool_trajectory_avg_score"
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if find_chromium() is None:
+        pytest.skip("no Chromium found (/usr/bin/chromium): browser tests skipped")
+    pytest.importorskip("playwright.sync_api")
+    from agenteval.web.app import create_app
+
+    agents = write_agents(tmp_path_factory.mktemp("agents"))
+    shop = agents / "shop"
+    # run 2 has a case run 1 did not have
+    record_run(shop, [result([case("paris", {T: 1.0})], "grow_r1", "grow", created=1_700_000_000.0)])
+    record_run(shop, [result([case("paris", {T: 1.0}), case("added", {T: 0.0}, response="new")],
+                             "grow_r2", "grow", created=1_700_000_100.0)])
+    with serve(create_app(agents)) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser(base_url: str) -> Iterator[Any]:
+    path = find_chromium()
+    assert path is not None
+    with chromium(path) as b:
+        yield b
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    with fresh_page(browser, 15_000) as p:
+        yield p
+    assert p.errors == []
+
+
+def test_a_matrix_case_opens_in_a_run_that_has_it(page: Any, base_url: str) -> None:
+    """A case that only a later run has: its name in the matrix opens it in that run (it led to
+    the first run's page of it, a 404)."""
+    page.goto(base_url + "/#/matrix?runs=grow_r1,grow_r2")
+    page.wait_for_selector('table.matrix tr[data-case="added"]')
+    assert "not in this run" in page.locator('tr[data-case="added"] td').nth(1).inner_text()
+    page.click('tr[data-case="added"] td >> nth=0 >> a')
+    page.wait_for_selector("text=Case added")
+    assert "/runs/grow_r2/cases/added" in page.url
+    assert page.locator(".error-box").count() == 0
+    # a case both runs have still opens in the first
+    page.go_back()
+    page.click('table.matrix tr[data-case="paris"] td >> nth=0 >> a')
+    page.wait_for_selector("text=Case paris")
+    assert "/runs/grow_r1/cases/paris" in page.url
