@@ -60,4 +60,7 @@ else:
 
 _import_httpcore()
 
-__all__ = ["httpx"]
+import httpcore  # noqa: E402  (imported just above, as that function says; this names it)
+from httpcore._utils import is_socket_readable  # noqa: E402
+
+__all__ = ["httpcore", "httpx", "is_socket_readable"]

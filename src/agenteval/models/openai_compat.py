@@ -47,6 +47,7 @@ from agenteval.models.base import (
 )
 from agenteval.models.http_clients import Clients, tls_context
 from agenteval.models.http_lib import httpx  # (without its command-line client: http_lib)
+from agenteval.models.http_stream import faster_streams
 from agenteval.models.openai_wire import (
     ChunkAssembler,
     build_body,
@@ -326,6 +327,8 @@ class OpenAICompatModel:
             verify=tls_context() if self.base_url.startswith("https://") else False,
         )
         client._cookies = _Cookies()  # (the `cookies` setter would copy it into a plain jar)
+        if self._transport is None:
+            faster_streams(client)
         return client
 
 
