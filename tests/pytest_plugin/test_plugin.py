@@ -220,3 +220,14 @@ def test_a_ray_cluster_that_cannot_start_fails_each_item_with_the_reason(
     assert out.count("cannot use a local Ray cluster: The current node timed out during startup.") >= 4
     assert "Traceback" not in out and "def init" not in out
     assert len(tries) == 1
+
+
+def test_a_legacy_test_files_item_is_named_the_same_on_every_machine(pytester: pytest.Pytester,
+                                                                      project: Path) -> None:
+    # Its one case's id is the file's path (as ADK's): the node id held this checkout's absolute path.
+    (project / "old.test.json").write_text(json.dumps([
+        {"query": "x", "expected_tool_use": [{"tool_name": "lookup", "tool_input": {"q": "x"}}]}]))
+    result = pytester.runpytest("-p", "no:cacheprovider", "--agenteval", "-v", "my_agent/old.test.json")
+    result.assert_outcomes(passed=1)
+    assert "my_agent/old.test.json::old.test.json PASSED" in result.stdout.str()
+    assert str(pytester.path) not in result.stdout.str().split("collected")[1].split("passed")[0]

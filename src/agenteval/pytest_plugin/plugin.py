@@ -164,7 +164,11 @@ class EvalFile(pytest.File):
             raise self.CollectError(str(e)) from None
         self.eval_set = eval_set
         for case in eval_set.eval_cases:
-            yield EvalCaseItem.from_parent(self, name=case.eval_id, eval_id=case.eval_id)
+            # A `.test.json` turn list's one case is named by the file's path (as ADK names it):
+            # its item by the file's name, so that node ids (and JUnit names) are the same on
+            # every machine and checkout.
+            name = self.path.name if case.eval_id == str(self.path) else case.eval_id
+            yield EvalCaseItem.from_parent(self, name=name, eval_id=case.eval_id)
 
     def run_all(self) -> Any:
         """Runs the file's selected cases (those of its items left after `-k`, `-m`,
