@@ -499,7 +499,7 @@ def test_report_of_a_missing_file_or_a_directory_is_bad_input(tmp_path: Path, fm
 
 
 def test_runs_show_and_the_web_give_one_reason_for_a_case_the_agent_failed(tmp_path: Path) -> None:
-    from agenteval.reporting.outcome import AGENT_FAILED, NO_GATING_SCORE
+    from agenteval.reporting.outcome import AGENT_FAILED, NOT_GATED
     from agenteval.store import save_result
     from agenteval.web.history import StoredRun
     from agenteval.web.views import run_view
@@ -511,11 +511,11 @@ def test_runs_show_and_the_web_give_one_reason_for_a_case_the_agent_failed(tmp_p
     store.record(doc, save_result(tmp_path, doc))
     r = _run("runs", "show", "latest", "--root", tmp_path)
     assert r.exit_code == 0, r.output
-    assert AGENT_FAILED in r.output and NO_GATING_SCORE in r.output, r.output
+    assert AGENT_FAILED in r.output and NOT_GATED in r.output, r.output
     assert "inference failed or no gating criterion" not in r.output
     row = store.resolve("latest")
     ref = row.run_id
     view = run_view(StoredRun(None, tmp_path, row), store.summary(ref, not_passed_only=True),
                     store.counts(ref), store.criteria(ref), store.header(ref))
     assert {c.eval_id: c.problems for c in view.cases} == {"crashed": [AGENT_FAILED],
-                                                           "ungated": [NO_GATING_SCORE]}
+                                                           "ungated": [NOT_GATED]}

@@ -114,3 +114,17 @@ def test_the_history_gives_a_not_evaluated_criterions_reason(tmp_path: Path) -> 
     assert summary_problems(outcome) == [
         "m: not evaluated: the criterion produced no score", "t: score 0.2 < threshold 0.5"]
     assert summary_problems(outcome) == problems(outcomes(doc)[0])
+
+
+def test_every_report_says_why_a_case_was_not_evaluated_in_one_wording() -> None:
+    # no gating criterion with a verdict: Markdown said "failed" with an empty reason, the HTML
+    # nothing, `runs show` "inference failed or no gating criterion"
+    from agenteval.reporting.outcome import NO_GATING_VERDICT, NOT_GATED, summary_why
+
+    doc = result([case("ungated", {}), case("ok", {"m": 1.0})])
+    (outcome, _) = outcomes(doc)
+    assert problems(outcome) == summary_why(outcome) == [NOT_GATED]
+    md = markdown_summary([doc])
+    assert "| s / **ungated** | - | - | - | not evaluated |" in md and f"<pre>{NOT_GATED}</pre>" in md
+    assert f'<skipped message="not evaluated: {NO_GATING_VERDICT}" />' in junit_xml([doc])
+    assert NOT_GATED in html_report([doc])

@@ -51,8 +51,8 @@ def _failure_rows(case: CaseOutcome) -> list[str]:
         name = ""
     if any(r.error_message for r in case.runs):
         rows.append(f"| {name} | (inference) | - | - | agent error |")
-    elif not rows:
-        rows.append(f"| {name} | - | - | - | failed |")
+    elif not rows:  # no criterion with a verdict (a failed case has one, or an agent error)
+        rows.append(f"| {name} | - | - | - | not evaluated |")
     return rows
 
 

@@ -81,20 +81,22 @@ def summary_problems(case: CaseOutcome) -> list[str]:
     return [criterion_problem(m, case.gating) for m in case.failing_metrics()]
 
 
-# A case not passed without a criterion that did not pass: the summary holds no runs, so these
-# say what else decided it (the runner's verdict, `verdicts.aggregate`): the agent's error in
-# one of its runs (FAILED), or no gating criterion that scored it (NOT_EVALUATED).
+# A case not passed without a criterion that did not pass: these say what else decided it (the
+# runner's verdict, `verdicts.aggregate`): the agent's error in one of its runs (FAILED; the
+# history's summary holds no runs, so not the error itself), or no gating criterion with a
+# verdict (NOT_EVALUATED). Every report says it in these words.
 AGENT_FAILED = "the agent failed (its error is kept with the case's runs)"
-NO_GATING_SCORE = "not evaluated: no gating criterion scored it"
+NO_GATING_VERDICT = "no gating criterion produced a verdict"
+NOT_GATED = f"not evaluated: {NO_GATING_VERDICT}"
 
 
 def summary_why(case: CaseOutcome) -> list[str]:
     """Why a case did not pass, from its summary alone: `summary_problems`, else what else
-    decided it (`AGENT_FAILED` or `NO_GATING_SCORE`); [] for a case that passed. The words
+    decided it (`AGENT_FAILED` or `NOT_GATED`); [] for a case that passed. The words
     `runs show` and the web's run page both give."""
     if case.status == EvalStatus.PASSED:
         return []
-    return summary_problems(case) or [AGENT_FAILED if case.status == EvalStatus.FAILED else NO_GATING_SCORE]
+    return summary_problems(case) or [AGENT_FAILED if case.status == EvalStatus.FAILED else NOT_GATED]
 
 
 def is_negative(record: JudgeRecord) -> bool:
@@ -119,7 +121,8 @@ def problems(case: CaseOutcome, max_judge: int = 10) -> list[str]:
     reasons; for one run, a not-evaluated criterion without one takes its metric error:
     `X: not evaluated: <error>`), other metric errors, inference errors, and the rationales of
     (at most `max_judge`) negative judge verdicts (every one, from the audit records, where a
-    criterion's reason names the first that decided)."""
+    criterion's reason names the first that decided); for a case not evaluated with none of
+    these, `NOT_GATED`."""
     multi = case.num_runs > 1
     lines, said = [], set()
     for m in case.failing_metrics():
@@ -149,6 +152,8 @@ def problems(case: CaseOutcome, max_judge: int = 10) -> list[str]:
                      + (f" — {text}" if text else ""))
     if len(negative) > max_judge:
         lines.append(f"... and {len(negative) - max_judge} more negative judge verdict(s)")
+    if not lines and case.status == EvalStatus.NOT_EVALUATED:
+        lines.append(NOT_GATED)  # (else the reports gave an empty reason)
     return lines
 
 
@@ -162,6 +167,9 @@ def fmt_seconds(seconds: float | None) -> str:
 
 
 __all__ = [
+    "AGENT_FAILED",
+    "NOT_GATED",
+    "NO_GATING_VERDICT",
     "call_lines",
     "ci_text",
     "criterion_problem",
