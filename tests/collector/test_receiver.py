@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import gzip
 import json
+import socket
+import time
 from pathlib import Path
 
 import httpx
+import pytest
 from google.rpc import status_pb2
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
@@ -191,3 +194,24 @@ def test_a_criterion_the_judge_could_not_evaluate_gives_its_reason(tmp_path: Pat
         outcome = live.wait_for(1)[0]
     assert outcome.status == "scored" and not outcome.passed
     assert outcome.reason is not None and outcome.reason.startswith("safety_v1 not evaluated: judge error")
+
+
+def test_a_client_that_disconnects_mid_body_is_logged_as_such_and_nothing_of_it_kept(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    body = (TRACES / "openai_agents.otlp.json").read_bytes()
+    with live_collector(tmp_path, [TRACES / "expected.evalset.json"]) as live:
+        port = live.collector.receiver.port
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            client.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                           b"Content-Length: %d\r\n\r\n" % len(body) + body[:len(body) // 2])
+        deadline = time.monotonic() + 30
+        while not live.logs and time.monotonic() < deadline:
+            time.sleep(0.02)
+        # then the exporter's retry, whole, is scored
+        assert _post(live, body).status_code == 200
+        assert {o.eval_id for o in live.wait_for(2)} == {"weather-paris-rome", "weather-oslo"}
+    assert live.collector.receiver.counters.rejected == 1
+    (line,) = live.logs
+    assert f"disconnected after {len(body) // 2} of {len(body)} bytes" in line, line
+    assert "Traceback" not in capfd.readouterr().err  # no reply to a closed socket attempted
+

@@ -6,7 +6,8 @@ protobuf (`application/x-protobuf`) or JSON (`application/json`), optionally gzi
 an unknown content type, a malformed span, gzip that does not inflate, is answered `400` with
 an OTLP `Status` body (`code` 3, INVALID_ARGUMENT, and the message naming what is wrong, as
 protobuf or JSON like the request) and logged; a body over `max_body_bytes` (before or after
-inflating) is `413`, another path `404` (any method), another method on it `405`. Nothing a
+inflating) is `413`, another path `404` (any method), another method on it `405`; a client that
+disconnects before its body ended is logged and nothing of its request kept. Nothing a
 client sends stops the receiver: each request is handled on its own thread and every error is caught there.
 A success is `200` with an empty `ExportTraceServiceResponse`.
 
@@ -44,6 +45,15 @@ class BadRequest(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
+
+
+class Disconnected(BadRequest):
+    """The client went away before its body ended: nothing of it is kept, and no answer is sent
+    (there is nobody to read it; its exporter sends the batch again)."""
+
+    def __init__(self, got: int, wanted: int) -> None:
+        super().__init__(400, f"the client disconnected after {got} of {wanted} bytes: nothing of "
+                         "the request kept")
 
 
 def _varint(n: int) -> bytes:
@@ -151,16 +161,21 @@ class Receiver:
                 pass  # requests are counted, errors logged by the receiver
 
             def _reply(self, status: int, body: bytes, content_type: str) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", content_type)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except OSError:  # the client left before its answer: what it sent is handled
+                    self.close_connection = True
 
             def _refuse(self, error: BadRequest, protobuf: bool) -> None:
                 receiver.counters.rejected += 1
                 receiver.log(f"rejected a request from {self.client_address[0]}: {error.status} {error}")
                 self.close_connection = True  # its body may be unread: the connection cannot be reused
+                if isinstance(error, Disconnected):
+                    return
                 self._reply(error.status, status_body(str(error), protobuf),
                             "application/x-protobuf" if protobuf else "application/json")
 
@@ -176,6 +191,8 @@ class Receiver:
                     if int(length) > receiver.max_body_bytes:
                         raise BadRequest(413, f"the body is over {receiver.max_body_bytes} bytes")
                     body = self.rfile.read(int(length))
+                    if len(body) < int(length):  # (read as far as it went, it might decode)
+                        raise Disconnected(len(body), int(length))
                     receiver.counters.spans += receiver.receive(
                         body, content_type, self.headers.get("Content-Encoding", "").strip().lower())
                     receiver.counters.requests += 1
@@ -254,4 +271,4 @@ class Collector:
             self.log(f"reporting conversation {conversation.key!r} failed: {e}")
 
 
-__all__ = ["BadRequest", "Collector", "Counters", "Receiver", "decode", "status_body"]
+__all__ = ["BadRequest", "Collector", "Counters", "Disconnected", "Receiver", "decode", "status_body"]
