@@ -5,6 +5,7 @@ recorded in a run history; bad requests refused with OTLP status bodies, the rec
 from __future__ import annotations
 
 import gzip
+import http.client
 import json
 import socket
 import time
@@ -215,3 +216,31 @@ def test_a_client_that_disconnects_mid_body_is_logged_as_such_and_nothing_of_it_
     assert f"disconnected after {len(body) // 2} of {len(body)} bytes" in line, line
     assert "Traceback" not in capfd.readouterr().err  # no reply to a closed socket attempted
 
+
+
+def test_a_chunked_body_is_read_like_one_with_a_length(tmp_path: Path) -> None:
+    # a streamed body (e.g. gzip-compressed as it is sent) comes with Transfer-Encoding: chunked
+    packed = gzip.compress((TRACES / "adk.otlp.json").read_bytes())
+    with live_collector(tmp_path, [TRACES / "expected.evalset.json"]) as live:
+        client = http.client.HTTPConnection("127.0.0.1", live.collector.receiver.port, timeout=30)
+        pieces = iter([packed[i:i + 4000] for i in range(0, len(packed), 4000)])
+        client.request("POST", "/v1/traces", body=pieces,
+                       headers={"Content-Type": "application/json", "Content-Encoding": "gzip"},
+                       encode_chunked=True)
+        reply = client.getresponse()
+        assert (reply.status, reply.read()) == (200, b"{}")
+        client.close()
+        assert {o.eval_id for o in live.wait_for(2)} == {"weather-paris-rome", "weather-oslo"}
+
+
+def test_a_bad_or_oversized_chunked_body_is_refused(tmp_path: Path) -> None:
+    with live_collector(tmp_path) as live:
+        def raw(request: bytes) -> bytes:
+            with socket.create_connection(("127.0.0.1", live.collector.receiver.port), timeout=30) as client:
+                client.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                               b"Transfer-Encoding: chunked\r\n\r\n" + request)
+                return client.makefile("rb").readline()
+        assert raw(b"zz\r\n{}\r\n0\r\n\r\n").startswith(b"HTTP/1.1 400")
+        live.collector.receiver.max_body_bytes = 10
+        assert raw(b"6\r\n{\"a\":\r\n6\r\n 1234}\r\n0\r\n\r\n").startswith(b"HTTP/1.1 413")
+    assert [line.split(":", 1)[1].strip()[:3] for line in live.logs] == ["400", "413"]

@@ -1,6 +1,7 @@
 """The live OTLP/HTTP receiver: `POST /v1/traces` with an `ExportTraceServiceRequest` as
 protobuf (`application/x-protobuf`) or JSON (`application/json`), optionally gzip-compressed
-(`Content-Encoding: gzip`), as every OpenTelemetry OTLP/HTTP exporter sends it.
+(`Content-Encoding: gzip`), as every OpenTelemetry OTLP/HTTP exporter sends it, with a
+Content-Length or chunked (`Transfer-Encoding: chunked`, a body streamed as it is made).
 
 **Bad traffic.** A request is read whole or refused whole: a body that is not a trace export,
 an unknown content type, a malformed span, gzip that does not inflate, is answered `400` with
@@ -18,6 +19,7 @@ the done conversations and scores them (`ConversationScorer`), `parallelism` at 
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import threading
 import time
@@ -51,9 +53,9 @@ class Disconnected(BadRequest):
     """The client went away before its body ended: nothing of it is kept, and no answer is sent
     (there is nobody to read it; its exporter sends the batch again)."""
 
-    def __init__(self, got: int, wanted: int) -> None:
-        super().__init__(400, f"the client disconnected after {got} of {wanted} bytes: nothing of "
-                         "the request kept")
+    def __init__(self, got: int, wanted: int) -> None:  # wanted -1: a chunked body, length unknown
+        super().__init__(400, f"the client disconnected after {got}"
+                         + ("" if wanted < 0 else f" of {wanted}") + " bytes: nothing of the request kept")
 
 
 def _varint(n: int) -> bytes:
@@ -83,6 +85,33 @@ def _inflate(body: bytes, limit: int) -> bytes:
     if len(out) > limit:
         raise BadRequest(413, f"the inflated body is over {limit} bytes")
     return out
+
+
+def read_chunked(stream: io.BufferedIOBase, limit: int) -> bytes:
+    """A `Transfer-Encoding: chunked` body read from `stream` (an exporter that streams its body,
+    e.g. gzip-compressing as it sends, gives no Content-Length); BadRequest when a chunk's size
+    line is no hex number or the body passes `limit` bytes, Disconnected when it ends early."""
+    body = bytearray()
+    while True:
+        line = stream.readline(1026)
+        try:
+            size = int(line.split(b";")[0].strip(), 16)  # (a chunk extension after ';' is ignored)
+        except ValueError:
+            if not line.endswith(b"\n") and len(line) < 1026:  # the stream ended
+                raise Disconnected(len(body), -1) from None
+            raise BadRequest(400, f"chunked body: a chunk size is no hex number: {line[:40]!r}") from None
+        if size < 0:
+            raise BadRequest(400, f"chunked body: a negative chunk size: {line[:40]!r}")
+        if len(body) + size > limit:
+            raise BadRequest(413, f"the body is over {limit} bytes")
+        if size == 0:
+            while stream.readline(65537) not in (b"\r\n", b"\n", b""):
+                pass  # trailer fields: none is used
+            return bytes(body)
+        chunk = stream.read(size)
+        body += chunk
+        if len(chunk) < size or stream.readline(3) not in (b"\r\n", b"\n"):
+            raise Disconnected(len(body), -1)
 
 
 def decode(body: bytes, content_type: str, encoding: str, limit: int = MAX_BODY_BYTES) -> list[OtlpSpan]:
@@ -185,14 +214,7 @@ class Receiver:
                 try:
                     if self.path.split("?")[0] != TRACES_PATH:
                         raise BadRequest(404, f"no such path {self.path!r}: traces go to {TRACES_PATH}")
-                    length = self.headers.get("Content-Length")
-                    if length is None or not length.isdigit():
-                        raise BadRequest(411, "a Content-Length is required")
-                    if int(length) > receiver.max_body_bytes:
-                        raise BadRequest(413, f"the body is over {receiver.max_body_bytes} bytes")
-                    body = self.rfile.read(int(length))
-                    if len(body) < int(length):  # (read as far as it went, it might decode)
-                        raise Disconnected(len(body), int(length))
+                    body = self._body()
                     receiver.counters.spans += receiver.receive(
                         body, content_type, self.headers.get("Content-Encoding", "").strip().lower())
                     receiver.counters.requests += 1
@@ -204,6 +226,20 @@ class Receiver:
                     return
                 self._reply(200, b"" if protobuf else b"{}",
                             "application/x-protobuf" if protobuf else "application/json")
+
+            def _body(self) -> bytes:
+                """The request's body, by its Content-Length or chunked."""
+                if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+                    return read_chunked(self.rfile, receiver.max_body_bytes)
+                length = self.headers.get("Content-Length")
+                if length is None or not length.isdigit():
+                    raise BadRequest(411, "a Content-Length (or Transfer-Encoding: chunked) is required")
+                if int(length) > receiver.max_body_bytes:
+                    raise BadRequest(413, f"the body is over {receiver.max_body_bytes} bytes")
+                body: bytes = self.rfile.read(int(length))
+                if len(body) < int(length):  # (read as far as it went, it might decode)
+                    raise Disconnected(len(body), int(length))
+                return body
 
             def _not_post(self) -> None:
                 if self.path.split("?")[0] != TRACES_PATH:
@@ -271,4 +307,5 @@ class Collector:
             self.log(f"reporting conversation {conversation.key!r} failed: {e}")
 
 
-__all__ = ["BadRequest", "Collector", "Counters", "Disconnected", "Receiver", "decode", "status_body"]
+__all__ = ["BadRequest", "Collector", "Counters", "Disconnected", "Receiver", "decode", "read_chunked",
+           "status_body"]
