@@ -122,6 +122,11 @@ def test_wrong_types_are_errors_not_coerced(tmp_path: Path, criterion: str, key:
     ('"user_simulator_config": {"custom_instructions": "{{ persona.description }} {{ conversation_plan }} '
      '{{ conversation_history }} {{ stop_signal }}"}',
      "user_simulator_config.custom_instructions", "{{ persona.description }} cannot be filled in"),
+    # every generated turn held "" (or " "), so each conversation ended after its first turn
+    ('"user_simulator_config": {"stop_signal": ""}', "user_simulator_config.stop_signal",
+     "must not be blank"),
+    ('"user_simulator_config": {"stop_signal": " "}', "user_simulator_config.stop_signal",
+     "must not be blank"),
     # ADK's generation config: a key the simulator cannot use was accepted and ignored
     ('"user_simulator_config": {"model_configuration": {"top_p": 0.5}}',
      "user_simulator_config.model_configuration.top_p", "unknown key"),

@@ -197,6 +197,15 @@ class UserSimulatorConfig(_ConfigModel):
         temperature = given.temperature if given.temperature is not None else self.temperature
         return temperature, given.max_output_tokens or SIMULATOR_MAX_TOKENS
 
+    @field_validator("stop_signal")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        # A reply holding the signal ends the conversation: a blank one is in nearly every reply.
+        if not value.strip():
+            raise PydanticCustomError("blank_stop_signal", "must not be blank: every simulated turn "
+                                      "would end the conversation")
+        return value
+
     @field_validator("custom_instructions")
     @classmethod
     def _fillable(cls, value: str | None) -> str | None:
