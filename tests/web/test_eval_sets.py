@@ -151,3 +151,36 @@ def test_a_case_whose_id_holds_a_slash_is_read_edited_and_deleted(live: Live) ->
     assert live.put(path, json=case.json()).status_code == 200
     assert live.delete(path).json() == {"deleted": "greet/en"}
     assert load_eval_set(_file(live)).eval_cases == []
+
+
+def _response_of(case: dict[str, Any], text: str) -> dict[str, Any]:
+    edited: dict[str, Any] = json.loads(json.dumps(case))
+    edited["conversation"][0]["final_response"] = {"role": "model", "parts": [{"text": text}]}
+    return edited
+
+
+def test_a_save_over_a_case_changed_since_it_was_read_is_refused(live: Live) -> None:
+    """Two tabs edit one case: each read it with its version (`ETag`) and saves with `If-Match`;
+    the second save finds the case changed by the first and is refused (409), the first's edit
+    kept. Without the header a save replaces the case as before (ADK's clients send none)."""
+    live.post(f"{SETS}/smoke")
+    live.post(f"{SETS}/smoke/add-session",
+              json={"eval_id": "c1", "session_id": _with_session(live, "roll a d6"), "user_id": "u"})
+    path = f"{SETS}/smoke/eval-cases/c1"
+    tab_a, tab_b = live.get(path), live.get(path)
+    tag = tab_a.headers["ETag"]
+    assert tag and tab_b.headers["ETag"] == tag
+    first = live.put(path, json=_response_of(tab_a.json(), "from tab A"), headers={"If-Match": tag})
+    assert first.status_code == 200, first.text
+    # the saved version is the one a read now gives: tab A can save again without reading
+    assert first.headers["ETag"] == live.get(path).headers["ETag"] != tag
+    before = _file(live).read_bytes()
+    second = live.put(path, json=_response_of(tab_b.json(), "from tab B"), headers={"If-Match": tag})
+    assert second.status_code == 409, second.text
+    assert "'c1'" in second.json()["detail"] and "changed since it was read" in second.json()["detail"]
+    assert _file(live).read_bytes() == before
+    again = live.put(path, json=_response_of(first.json(), "tab A, twice"),
+                     headers={"If-Match": first.headers["ETag"]})
+    assert again.status_code == 200, again.text
+    assert live.put(path, json=_response_of(tab_b.json(), "no header")).status_code == 200
+    _loads_everywhere(_file(live))

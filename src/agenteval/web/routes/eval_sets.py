@@ -10,10 +10,11 @@ case editor's save of what it read changes nothing it did not edit.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body
+from fastapi import APIRouter, Body, Header, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agenteval.datasets import write_as_read
@@ -33,6 +34,13 @@ def _case(eval_set: EvalSet, case_id: str, app: str, set_id: str) -> EvalCase:
     if case is None:
         not_found(f"eval set {set_id!r} of agent {app!r} has no case {case_id!r}")
     return case
+
+
+def case_tag(case: EvalCase) -> str:
+    """The case's version (an HTTP entity tag): a hash of its JSON as `GET` returns it, so that
+    an edit made elsewhere (another tab, the file edited) since the page read it is noticed."""
+    data = case.__pydantic_serializer__.to_json(case, exclude_unset=True)
+    return '"' + hashlib.sha256(data).hexdigest()[:32] + '"'
 
 
 def _edit(web: Web, app: str, set_id: str, change: Any) -> Any:
@@ -144,16 +152,26 @@ def add_from_run(app: str, set_id: str, body: FromRun, web: WebDep) -> EvalCase:
 
 
 @router.get("/eval-sets/{set_id}/eval-cases/{case_id:path}", response_model_exclude_unset=True)
-def get_case(app: str, set_id: str, case_id: str, web: WebDep) -> EvalCase:
-    return _case(web.eval_set(app, set_id)[1], case_id, app, set_id)
+def get_case(app: str, set_id: str, case_id: str, web: WebDep, response: Response) -> EvalCase:
+    """The case, its version in the `ETag` header (a `PUT` given it as `If-Match` is refused
+    once the case changed)."""
+    case = _case(web.eval_set(app, set_id)[1], case_id, app, set_id)
+    response.headers["ETag"] = case_tag(case)
+    return case
 
 
 CaseBody = Annotated[dict[str, Any], Body(description="The edited EvalCase.")]
+IfMatch = Annotated[str | None, Header(description="The case's `ETag` as it was read: the case "
+                                              "is replaced only if it is still that version.")]
 
 
 @router.put("/eval-sets/{set_id}/eval-cases/{case_id:path}", response_model_exclude_unset=True)
-def put_case(app: str, set_id: str, case_id: str, web: WebDep, body: CaseBody) -> EvalCase:
-    """Replaces the case with the body, validated as an EvalCase whose `eval_id` is `case_id`."""
+def put_case(app: str, set_id: str, case_id: str, web: WebDep, body: CaseBody, response: Response,
+             if_match: IfMatch = None) -> EvalCase:
+    """Replaces the case with the body, validated as an EvalCase whose `eval_id` is `case_id`.
+    With `If-Match`, only the version read (409 when it was changed since, nothing written:
+    two tabs editing one case would otherwise lose the first save). The new version is the
+    response's `ETag`."""
     try:
         case = EvalCase.model_validate(body)
     except ValidationError as e:
@@ -163,10 +181,17 @@ def put_case(app: str, set_id: str, case_id: str, web: WebDep, body: CaseBody) -
 
     def replace(eval_set: EvalSet) -> EvalCase:
         old = _case(eval_set, case_id, app, set_id)
+        if if_match is not None and if_match.strip() != case_tag(old):
+            conflict(f"case {case_id!r} of eval set {set_id!r} was changed since it was read "
+                     "(saved from another tab or window, or its file edited): nothing written; "
+                     "open the case again to see it as it is now")
         eval_set.eval_cases[eval_set.eval_cases.index(old)] = case
         return case
 
     out: EvalCase = _edit(web, app, set_id, replace)
+    # the version a read of the file gives now (what the next `If-Match` is checked against)
+    response.headers["ETag"] = case_tag(EvalCase.model_validate_json(
+        out.__pydantic_serializer__.to_json(out, exclude_unset=True)))
     return out
 
 

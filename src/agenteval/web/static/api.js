@@ -10,12 +10,19 @@ class ApiError extends Error {
 
 /** One JSON request. Same-origin fetch sends the page's Origin on POST/PUT/DELETE, which the
  * server checks, and the token cookie when the server was opened with ?token=. */
-export async function api(path, { method = "GET", body, signal } = {}) {
+export async function api(path, options = {}) { return (await apiTagged(path, options)).data; }
+
+/** api(), with the reply's version of what it returned (its `ETag`; null when it has none).
+ * `ifMatch` sends a version read before: the server refuses the change (409) when what it
+ * changes is no longer that version (edited in another tab, or on disk).
+ * @returns {Promise<{data: any, tag: string|null}>} */
+export async function apiTagged(path, { method = "GET", body, signal, ifMatch } = {}) {
   const init = { method, headers: { Accept: "application/json" }, signal };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = typeof body === "string" ? body : JSON.stringify(body);
   }
+  if (ifMatch) init.headers["If-Match"] = ifMatch;
   const res = await reach(path, init);
   const text = await res.text();
   let data = text;
@@ -24,7 +31,7 @@ export async function api(path, { method = "GET", body, signal } = {}) {
     const detail = data && typeof data === "object" && "detail" in data ? data.detail : data;
     throw new ApiError(res.status, `${res.status}: ${typeof detail === "string" ? detail : oneLine(detail)}`);
   }
-  return data;
+  return { data, tag: res.headers.get("ETag") };
 }
 
 /** fetch, with the browser's bare "Failed to fetch" (the server stopped, the network is gone)

@@ -3,7 +3,7 @@
  * tools, and expected response; the case's rubrics; its initial session state. Save is refused
  * while any field does not fit (the messages name the field); leaving with unsaved edits asks. */
 
-import { api, casePath } from "../api.js";
+import { api, apiTagged, casePath } from "../api.js";
 import { h, replace, toast } from "../dom.js";
 import { callLine, contentText, invCalls, oneLine } from "../format.js";
 import { go, guardLeaving, link } from "../nav.js";
@@ -58,15 +58,25 @@ export function caseEditor(app, setId, original) {
       edit ? toolDatalist(tools) : null);
     if (edit) check();
   };
-  const startEditing = () => { draft = structuredClone(original); saved = JSON.stringify(draft); render(); };
+  // The case's version, read as editing begins (the page may have been loaded before another
+  // tab saved it): a save is only of that version, never over an edit made meanwhile.
+  let tag = null;
+  const startEditing = async () => {
+    try {
+      const read = await apiTagged(casePath(app, setId, original.eval_id));
+      if (JSON.stringify(read.data) !== JSON.stringify(original)) toast(`case ${original.eval_id} was changed since this page was loaded: editing it as it is saved now`);
+      original = read.data; tag = read.tag;
+    } catch (err) { toast(err.message, true); return; }
+    draft = structuredClone(original); saved = JSON.stringify(draft); render();
+  };
   // asked as the case is shown, so that editing starts with them (drawn again once if later)
   declaredTools(app).then((t) => { tools = t; if (draft && t.length) render(); });
   const save = async () => {
     const list = check();
     if (list.length) { toast(`Not saved: ${list[0]}${list.length > 1 ? ` (and ${list.length - 1} more)` : ""}`, true); return; }
     try {
-      await api(casePath(app, setId, original.eval_id), { method: "PUT", body: draft });
-      original = draft; draft = null; render(); toast("case saved");
+      const out = await apiTagged(casePath(app, setId, original.eval_id), { method: "PUT", body: draft, ifMatch: tag });
+      tag = out.tag; original = draft; draft = null; render(); toast("case saved");
     } catch (err) { toast(err.message, true); }
   };
   const del = async () => {

@@ -1,6 +1,6 @@
 /* One case of a run: criteria, expected against actual per invocation, judge verdicts, the trace. */
 
-import { api, casePath, setPath } from "../api.js";
+import { api, apiTagged, casePath, setPath } from "../api.js";
 import { $, badge, errorBox, h, headRow, toast } from "../dom.js";
 import { INFORMATIONAL, callLine, contentText, enc, fmt, fmtSecs, invCalls, statusClass, statusOf } from "../format.js";
 import { go, link, paint } from "../nav.js";
@@ -116,7 +116,7 @@ async function acceptActual(d, i, act) {
   try {
     if (!d.app) throw new Error("this run names no agent folder: its eval set cannot be edited from here");
     /** @type {EvalCase} */
-    const c = await api(casePath(d.app, setId, d.eval_id));
+    const { data: c, tag } = await apiTagged(casePath(d.app, setId, d.eval_id));
     const inv = c.conversation && c.conversation[i];
     if (!inv) throw new Error(`case ${d.eval_id} has no turn ${i}`);
     // The set may have changed since the run: the answer is only written under the question it answers.
@@ -124,7 +124,8 @@ async function acceptActual(d, i, act) {
     if (asked !== now) throw new Error(`turn ${i} of ${d.eval_id} in ${setId} now asks "${now}", not "${asked}" as in this run: nothing written`);
     inv.final_response = act.final_response;
     inv.intermediate_data = act.intermediate_data;
-    await api(casePath(d.app, setId, d.eval_id), { method: "PUT", body: c });
+    // only over the case as just read: an edit saved meanwhile elsewhere is refused, not lost
+    await api(casePath(d.app, setId, d.eval_id), { method: "PUT", body: c, ifMatch: tag });
     toast(`turn ${i} of ${d.eval_id} in ${setId} now expects the actual turn`);
   } catch (err) { toast(err.message, true); }
 }
