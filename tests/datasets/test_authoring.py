@@ -1,5 +1,6 @@
 """Writing eval sets beside an agent: edits that overlap in time lose nothing."""
 
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -44,3 +45,21 @@ def test_two_edits_at_once_keep_both_cases(tmp_path: Path, monkeypatch: pytest.M
     one.join(10)
     two.join(10)
     assert sorted(c.eval_id for c in load_eval_set(tmp_path / "s.evalset.json").eval_cases) == ["one", "two"]
+
+
+def test_a_folder_that_cannot_be_opened_for_the_lock_still_gets_its_edit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The lock is a convenience: a folder it cannot open (no read permission) must not turn an
+    # edit that can be written into an internal error.
+    create_eval_set(tmp_path, "s")
+    real_open = os.open
+
+    def no_folders(path: Any, flags: int, *args: Any) -> int:
+        if Path(path).is_dir():
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", no_folders)
+    add_cases(tmp_path, "s", [_case("one")])
+    monkeypatch.undo()
+    assert [c.eval_id for c in load_eval_set(tmp_path / "s.evalset.json").eval_cases] == ["one"]

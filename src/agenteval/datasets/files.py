@@ -54,8 +54,12 @@ def editing(path: str | Path) -> Iterator[None]:
         yield
         return
     folder = Path(path).parent
-    folder.mkdir(parents=True, exist_ok=True)
-    fd = os.open(folder, os.O_RDONLY)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # a folder that cannot be made or read: the edit's own read or write says why
+        yield
+        return
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
