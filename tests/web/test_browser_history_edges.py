@@ -4,6 +4,7 @@ cases differ. Hand-made runs recorded in the `shop` agent's history."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,3 +63,21 @@ def test_a_matrix_case_opens_in_a_run_that_has_it(page: Any, base_url: str) -> N
     page.click('table.matrix tr[data-case="paris"] td >> nth=0 >> a')
     page.wait_for_selector("text=Case paris")
     assert "/runs/grow_r1/cases/paris" in page.url
+
+
+def test_a_result_file_is_opened_from_the_keyboard(page: Any, base_url: str, tmp_path: Path) -> None:
+    """"Open result file…" is reached with Tab after the header's links and opens the file
+    chooser with Enter (it was a label around a hidden input: Tab went past it)."""
+    document = result([case("kbd", {T: 1.0})], "from_keyboard", "grow", created=1_700_000_200.0)
+    opened = tmp_path / "from_keyboard.json"
+    opened.write_text(document.model_dump_json(), encoding="utf-8")
+    page.goto(base_url + "/#/runs")
+    page.wait_for_selector("table.runs")
+    page.focus("#nav-compare")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent").strip() == "Open result file…"
+    with page.expect_file_chooser() as chooser:
+        page.keyboard.press("Enter")
+    chooser.value.set_files(str(opened))
+    page.wait_for_selector(".run table.cases tbody tr")
+    assert "from_keyboard" in page.locator(".run h2").inner_text()

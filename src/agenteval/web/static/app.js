@@ -87,6 +87,8 @@ async function openResultFile(file) {
 async function start() {
   setRouter(route);
   $("#app-picker").addEventListener("change", (e) => { if (e.target.value) { S.session = null; go(link("app", e.target.value)); } });
+  // a button (a label around the hidden input could not be reached with Tab) opens the file chooser
+  $("#open-file-button").addEventListener("click", () => $("#open-file").click());
   $("#open-file").addEventListener("change", (e) => { const f = e.target.files[0]; e.target.value = ""; if (f) openResultFile(f); });
   document.addEventListener("keydown", (e) => { if (e.key === "Escape") dismissDrawer(); });
   window.addEventListener("hashchange", route);
