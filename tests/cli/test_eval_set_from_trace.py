@@ -117,6 +117,15 @@ def test_an_eval_id_that_file_colon_id_cannot_pick_is_refused(tmp_path: Path) ->
     assert not into.exists()
 
 
+def test_an_empty_eval_id_is_refused_not_taken_for_the_default(tmp_path: Path) -> None:
+    # `--eval_id ""` (an unset shell variable) made the case under the conversation's id, exit 0
+    into = tmp_path / "made.evalset.json"
+    code, output = _from_trace(str(TRACES / "adk.otlp.json"), "--case", "weather-oslo", "--into", str(into),
+                               "--eval_id", "")
+    assert code == 2 and "--eval_id: '' is blank" in output, output
+    assert not into.exists()
+
+
 def test_an_integer_beyond_64_bits_is_refused_before_anything_is_written(tmp_path: Path) -> None:
     """An eval set cannot hold it (its streaming reader refuses it): the case is not written,
     and the error names the trace, the conversation and where the integer would have gone;

@@ -119,8 +119,9 @@ def _rebuild(agent_path: str, eval_set_id: str, eval_ids: list[str], agent_model
 
 def _pickable(eval_id: str | None) -> None:
     """Refuses a new case id that `FILE:id1,id2` could not pick out (one rule with the web's:
-    `datasets.authoring.check_new_case_id`); ids of ADK's own files are not checked."""
-    if eval_id:
+    `datasets.authoring.check_new_case_id`), an empty one too (not taken for "no id given");
+    ids of ADK's own files are not checked."""
+    if eval_id is not None:
         from agenteval.datasets.authoring import check_new_case_id
 
         check_new_case_id(eval_id, "--eval_id")
