@@ -286,6 +286,9 @@ def invocation_details(case: EvalCaseResult) -> RenderableType:
                 if r.screened:
                     cut = "; ".join(repr(c) for c in r.screened)
                     lines.append(f"  cut before judging (addressed to the judge): {cut}\n", style="dim")
+                if r.flagged:  # in tool results, user turns or the reference: quoted whole
+                    found = "; ".join(repr(c) for c in r.flagged)
+                    lines.append(f"  addressed to the judge in the quoted material: {found}\n", style="dim")
             lines.rstrip()
             table.add_row("judge rationales", lines)
         parts.append(table)

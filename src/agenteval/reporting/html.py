@@ -151,6 +151,10 @@ def _judge(records: Sequence[JudgeRecord], limit: int) -> str:
         if r.screened:
             cut = "; ".join(repr(c) for c in r.screened)
             rationale += f'<br><span class="e">cut before judging: {_e(cut, limit)}</span>'
+        if r.flagged:  # in tool results, user turns or the reference: quoted whole
+            found = "; ".join(repr(c) for c in r.flagged)
+            rationale += ('<br><span class="e">addressed to the judge in the quoted material: '
+                          f'{_e(found, limit)}</span>')
         css = ' class="F"' if is_negative(r) else ""
         rows.append(_row([_e(record_where(r)), f"<span{css}>{verdict}</span>",
                           format_score(r.score), rationale + audit]))

@@ -148,16 +148,22 @@ class JudgeCriterion(Criterion):
     def explain(self, answered: Sequence[Answered], result: CriterionResult) -> None:
         """Fills the reasons `combine` left empty: per invocation, its questions' verdicts
         (`explain.invocation_text`); overall, the score against the threshold naming the
-        lowest-scoring invocation."""
+        lowest-scoring invocation, and what was found addressed to the judge in any question
+        (`explain.injection_text`) when that invocation's reason does not say it: a passing
+        invocation's reason is not kept, so the overall one is where every report reads it."""
+        on_injection = self.criterion.judge_model_options.on_injection
         for i, inv in enumerate(result.per_invocation):
             if inv.reason is None:
                 inv.reason = explain.invocation_text(
                     [a for a in answered if a.question.invocation_index == i], self.min_confidence,
-                    self.criterion.judge_model_options.on_injection)
+                    on_injection)
         if result.reason is None:
             result.reason = mean_reason(result.score, self.criterion.threshold,
                                         [p.score for p in result.per_invocation],
                                         [p.reason for p in result.per_invocation], what="score")
+            found = explain.injection_text(answered, on_injection)
+            if found and found[2:] not in result.reason:
+                result.reason += found
 
     async def ascore(self, ctx: EvalContext) -> CriterionResult:
         """Asks the questions (`aquestions`), has the engine decide them, and combines the

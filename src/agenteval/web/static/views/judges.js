@@ -52,6 +52,7 @@ function judgeDialog(r) {
   h("div", { class: "dbody" }, h("dl", { class: "kv" }, kvs({ verdict: r.verdict, score: fmt(r.score), rationale: r.rationale, error: r.error,
     "prompt tokens": r.prompt_tokens, cached: r.cached ? "yes" : null, "votes": (r.verdicts || []).map((v) => v ?? "unreadable").join(", ") })),
   (r.screened || []).length ? [h("h4", { text: "Cut from the agent's text before judging" }), h("pre", { class: "box", text: r.screened.join("\n") })] : null,
+  (r.flagged || []).length ? [h("h4", { text: "Addressed to the judge in the quoted material (tool results, user turns)" }), h("pre", { class: "box", text: r.flagged.join("\n") })] : null,
   h("h4", { text: "Prompt" }), h("pre", { class: "box judge-prompt", text: r.prompt }),
   (r.replies || []).map((reply, k) => [h("h4", { text: `Raw reply ${k + 1}` }), h("pre", { class: "box judge-reply", text: reply })])));
   dialog.showModal();
