@@ -162,7 +162,7 @@ class JudgeCriterion(Criterion):
                                         [p.score for p in result.per_invocation],
                                         [p.reason for p in result.per_invocation], what="score")
             found = explain.injection_text(answered, on_injection)
-            if found and found[2:] not in result.reason:
+            if found and result.reason is not None and found[2:] not in result.reason:
                 result.reason += found
 
     async def ascore(self, ctx: EvalContext) -> CriterionResult:
