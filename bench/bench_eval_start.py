@@ -108,7 +108,7 @@ def main() -> None:
         print(f"{n / 1e6:,.1f} M instructions to the first model call ({src})")
     elif args.mode == "whole":
         os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-        stub = bench_scaling.Stub(0.2, 60)
+        stub = bench_scaling.Stub(0.2, 900)  # (it stops itself then: valgrind at load 18 outlived 60 s)
         try:
             # Calls slowed down by valgrind must not time out (a failed case is cheaper).
             config = WORK / "whole_config.json"
