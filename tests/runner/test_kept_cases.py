@@ -8,6 +8,7 @@ import asyncio
 import gc
 import json
 import sqlite3
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -191,6 +192,46 @@ def test_consecutive_kept_cases_are_told_as_one_block(tmp_path: Path) -> None:
     assert blocks.blocks == [["c0", "c1"], ["c3", "c4"], ["c6", "c7"]]
     assert _without(json.loads(path.read_bytes()), {"c2"})["eval_case_results"] == \
         _without(first, {"c2"})["eval_case_results"]
+    journal.close()
+
+
+class Unread(Sink):
+    """Whether each kept case came with its rows not read yet."""
+
+    def __init__(self) -> None:
+        self.unread: list[bool] = []
+
+    def on_kept_block(self, cases: Sequence[KeptCase], runs: bool) -> None:
+        self.unread += [c.rows_from is not None for c in cases]
+
+
+def test_kept_rows_are_read_by_the_documents_thread_not_the_runs(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A resumed run's kept cases reach the sinks with their rows unread (`store.kept.KeptRows`):
+    the document's writer reads the frames on its own thread and writes the rows from where it
+    read them, and the run's thread reads none (its reads, checks and copies were a third of
+    its work on a resume of 10,000 cases); the document is the first run's."""
+    from agenteval.store.journal_rows import RowsReader
+
+    journal = Journal(tmp_path)
+    eval_set = _set(8)
+    first, _, _, _ = _run(tmp_path, "first", eval_set, 1, journal)
+    readers: list[str] = []
+    for name in ("_pread", "_pread_into"):
+        real = getattr(RowsReader, name)
+        monkeypatch.setattr(RowsReader, name, lambda self, at, size, real=real: (
+            readers.append(threading.current_thread().name), real(self, at, size))[1])
+    unread = Unread()
+    path = tmp_path / "again.json"
+    keys = journal.finished_keys(RUN) - {("s", "c2", 0)}
+    asyncio.run(run_evaluation(CallableAdapter(_agent), [EvalSetRequest(eval_set, METRICS)], parallelism=3,
+                               sink=unread, finished=Finished(journal, RUN, keys),
+                               documents=lambda shell: Written([path], shell)))
+    assert unread.unread == [True] * 7
+    assert readers and all(name.startswith("agenteval-document") for name in readers)
+    again = json.loads(path.read_bytes())
+    assert _without(again, {"c2"})["eval_case_results"] == _without(first, {"c2"})["eval_case_results"]
+    assert _without(again, {"c2"})["summary"] == _without(first, {"c2"})["summary"]
     journal.close()
 
 

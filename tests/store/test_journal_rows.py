@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from agenteval.datasets import targets
 from agenteval.store import journal_rows
 from agenteval.store.journal_rows import RowsReader, RowsWriter, frame
 from agenteval.store.output import unplace
@@ -71,7 +72,7 @@ def test_frames_written_in_short_writes_read_back_whole(tmp_path: Path,
         return real(fd, [whole[:max(1, len(whole) // 3 - 7)]])  # a third, cut mid-piece
 
     monkeypatch.setattr(journal_rows.os, "writev", short)
-    monkeypatch.setattr(journal_rows, "_IOV_MAX", 5)
+    monkeypatch.setattr(targets, "_IOV_MAX", 5)
     rows = [(("s", f"c{i}", i % 2), b"{\n    " + b"x" * (i * 37), f"d{i}") for i in range(9)]
     writer = RowsWriter(tmp_path / "r.rows")
     places = writer.append([frame(k, row, d) for k, row, d in rows[:4]])
@@ -114,6 +115,38 @@ def test_frames_read_together_are_those_read_one_by_one(tmp_path: Path,
     assert reader.read_many([asked[0], (last_at, last_size, rows[-1][0])])[1] is None
     with pytest.raises(journal_rows.DataError, match="damaged"):
         reader.read_many([asked[0], (asked[1][0], asked[1][1], ("s", "other", 0))])
+    reader.close()
+
+
+def test_views_give_the_rows_read_many_gives_a_span_at_a_time_without_copies(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`views` reads as `read_many` does and gives each span's rows as views of what it read
+    (no copy: a document's writer writes them before the next span); a frame cut short, a
+    damaged one and a row that is not a document's JSON are DataErrors."""
+    monkeypatch.setattr(journal_rows, "_SPAN", 600)  # spans of a few frames each
+    rows = [(("s", f"c{i}", 0), b"{\n    " + b"y" * (i * 29), f"d{i}") for i in range(12)]
+    rows.append((("s", "big", 0), b"{\n    " + b"z" * 900, ""))  # larger than a span: read alone
+    rows.append((("s", "flat", 0), b'{"eval_id": "flat"}', ""))
+    writer = RowsWriter(tmp_path / "r.rows")
+    places = writer.append([frame(k, row, d) for k, row, d in rows])
+    writer.close()
+    asked = [(at, size, k) for (k, _, _), (at, size) in zip(rows, places, strict=True)]
+    reader = RowsReader(tmp_path / "r.rows")
+    spans = []
+    for span in reader.views(asked[:-1]):
+        assert all(isinstance(v, memoryview) for v in span)
+        spans.append([bytes(v) for v in span])  # (copied here: the next span overwrites them)
+    assert 2 < len(spans) < len(asked) - 1
+    assert [row for span in spans for row in span] == [got[0] for got in reader.read_many(asked[:-1])]
+    with pytest.raises(journal_rows.DataError, match=r"'flat'.* is damaged"):
+        list(reader.views(asked[-2:]))  # a row of another form than the document's
+    with pytest.raises(journal_rows.DataError, match=r"'c3'.* is damaged"):
+        list(reader.views([asked[2], (asked[3][0], asked[3][1], ("s", "c3", 1))]))
+    last_at, last_size = places[-3]
+    with open(tmp_path / "r.rows", "r+b") as f:
+        f.truncate(last_at + last_size // 2)
+    with pytest.raises(journal_rows.DataError, match="ends before the row of case 'c11'"):
+        list(reader.views(asked[8:12]))
     reader.close()
 
 

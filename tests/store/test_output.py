@@ -139,6 +139,67 @@ def test_a_spool_that_cannot_be_written_is_a_data_error_and_leaves_nothing(
     assert list(target.parent.iterdir()) == [] and writer._thread is None
 
 
+def _reading(items: list[bytes], threads: set[str]) -> output.Read:
+    """A `Read` of `items` two at a time, each pair views of one buffer the next pair overwrites
+    (as `RowsReader.views` gives them), noting the threads it is read on."""
+    def read() -> Any:
+        threads.add(threading.current_thread().name)
+        buffer = bytearray(max(map(len, items)) * 2)
+        for i in range(0, len(items), 2):
+            views, at = [], 0
+            for item in items[i:i + 2]:
+                buffer[at:at + len(item)] = item
+                views.append(memoryview(buffer)[at:at + len(item)])
+                at += len(item)
+            yield views
+            buffer[:] = b"x" * len(buffer)  # (what a view not written by now would show)
+    return read
+
+
+@pytest.mark.parametrize("background", [False, True])
+@pytest.mark.parametrize("first", [0, 3])  # items handed over unread first, or after three cases
+def test_items_handed_over_unread_are_read_and_written_by_the_writer_as_given_placed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, background: bool, first: int) -> None:
+    monkeypatch.setattr(output, "_BLOCK", 3000)
+    doc = summarise(result([case(f"c{i}", {"m": i / 30}) for i in range(30)]))
+    whole = tmp_path / "whole.json"
+    write_outputs([doc], whole)
+    paths = [tmp_path / "out.json", history_dir(tmp_path) / "doc.json"]
+    writer = DocumentWriter(paths, doc, background)
+    threads: set[str] = set()
+    results, summaries = doc.eval_case_results, doc.summary
+    for i in range(first):
+        writer.add(results[i])
+        writer.add_summary(summaries[i])
+    for lo, hi in ((first, first + 11), (first + 11, 25)):  # two hand-overs, a block apart
+        rows = [output.placed_json(r, keep=False) for r in results[lo:hi]]
+        writer.add_read(_reading(rows, threads), len(rows), sum(map(len, rows)))
+        sums = [placed_summary(s) for s in summaries[lo:hi]]
+        writer.add_summaries_read(_reading(sums, threads), len(sums), sum(map(len, sums)))
+    for i in range(25, 30):
+        writer.add(results[i])
+        writer.add_summary(summaries[i])
+    writer.commit(doc)
+    assert all(path.read_bytes() == whole.read_bytes() for path in paths)
+    assert threads and all(name.startswith("agenteval-document") == background for name in threads)
+
+
+def test_an_item_that_cannot_be_read_is_raised_as_a_failed_write_and_leaves_nothing(tmp_path: Path) -> None:
+    doc = summarise(result([case("a", {"m": 1.0}), case("b", {"m": 0.5})]))
+    target = tmp_path / "out" / "out.json"
+    target.parent.mkdir()
+    writer = DocumentWriter([target], doc, background=True)
+
+    def damaged() -> Any:
+        yield [output.placed_json(doc.eval_case_results[0], keep=False)]
+        raise DataError(tmp_path / "r.rows", "", "the run journal's row of case 'b' is damaged")
+
+    writer.add_read(damaged, 2, 100)
+    with pytest.raises(DataError, match="row of case 'b' is damaged"):
+        writer.commit(doc)
+    assert list(target.parent.iterdir()) == [] and writer._thread is None
+
+
 def test_an_aborted_document_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:
     target = tmp_path / "out.json"
     target.write_text("old")

@@ -22,9 +22,9 @@ from typing import Any
 
 from agenteval.schema import EvalCaseResult, EvalStatus
 from agenteval.store.digest import from_digest
-from agenteval.store.journal_rows import RowsReader, rows_path
+from agenteval.store.journal_rows import RowsReader, file_size, rows_path
 from agenteval.store.journal_writer import SUMMARY
-from agenteval.store.kept import BESIDE, READABLE, KeptCase, Tally
+from agenteval.store.kept import BESIDE, READABLE, Frame, KeptCase, KeptRows, Tally
 from agenteval.store.output import place, remember_placed, unplace
 
 AHEAD = 256
@@ -37,6 +37,7 @@ _PLACE = ("summary_at", "summary_size")  # (a journal made before rows files has
 _READABLE = tuple(f"[{v}," for v in READABLE)  # the record versions a resume keeps
 _BESIDE_V = tuple(f"[{v}," for v in BESIDE)  # those whose rows are found by the verdict's `told`
 _STATUS = {int(s): s for s in EvalStatus}
+_NONE: list[Any] = []  # (a kept case's rows and digests before they are read: never changed)
 _BESIDE = (("journal_metrics", "run_index, metric_name, score, threshold, status"),
            ("journal_summaries", "metric_name, threshold, runs, scored_runs, passed_runs, mean, std, "
             "ci_low, ci_high, pass_at_k, pass_pow_k, status, reason"))
@@ -168,6 +169,13 @@ class JournalReader:
             # of its frame in `frames` (a case of one run, the usual one, without a list of them).
             plans: list[tuple[tuple[Any, ...], Any, Any] | None] = []
             one = runs == 1 and firsts
+            # A case of one run whose row and summary are in the rows file (every case of a run
+            # journaled since rows files) is not read here: its frames are where the document's
+            # writer reads them on its own thread, and a sink that needs them reads the block's
+            # at its first ask (`KeptRows`). Its plan is (verdict, None, its place in these).
+            later_runs: list[Frame] = []
+            later_summaries: list[Frame] = []
+            end = file_size(rows_path(self.root, run_id)) if one else 0  # (frames past it: cut off)
             for eval_id in eval_ids:
                 verdict = take((eval_set_id, eval_id))
                 if verdict is None:
@@ -181,6 +189,14 @@ class JournalReader:
                 if verdict[2] != runs or not record.startswith(_READABLE) or \
                         (verdict[14] is None and record.startswith(_BESIDE_V)):
                     plans.append(None)
+                    continue
+                if one and at is not None and verdict[17] is not None:  # (the usual case) left unread
+                    if at + verdict[13] > end or verdict[17] + verdict[18] > end:
+                        plans.append(None)  # cut off with the file's tail: not kept
+                        continue
+                    plans.append((verdict, None, len(later_runs)))
+                    later_runs.append((verdict[17], verdict[18], (eval_set_id, eval_id, 0)))
+                    later_summaries.append((at, verdict[13], (eval_set_id, eval_id, SUMMARY)))
                     continue
                 if at is not None:  # in the rows file; a summary cut off with its tail is not kept
                     summary: Any = len(summaries)
@@ -211,6 +227,8 @@ class JournalReader:
                 plans.append((verdict, summary, parts))
             read = self._file(run_id).read_many(frames) if frames else []
             read_summaries = self._file(run_id).read_many(summaries) if summaries else []
+        later = KeptRows(rows_path(self.root, run_id), later_runs, later_summaries,
+                         functools.partial(self._read_frames, run_id)) if later_runs else None
         out: list[KeptCase | None] = []
         tallies: dict[tuple[int, int, int, int], Tally] = {}  # (frozen: one of each shared, as
         # a Tally made per case cost a tenth of the case's reading; so did `EvalStatus(status)`)
@@ -220,6 +238,17 @@ class JournalReader:
                 out.append(None)
                 continue
             verdict, summary, rows = plan
+            counts = verdict[6:10]  # agent and metric errors, uncertain, escalated
+            tally = tallies.get(counts)
+            if tally is None:
+                tally = tallies[counts] = Tally(*counts)
+            told = verdict[14]
+            if summary is None:  # (its frames left unread: `later`)
+                out.append(KeptCase(verdict[0], verdict[1], gating, _NONE, _NONE, b"", _STATUS[verdict[3]],
+                                    verdict[2], verdict[4], verdict[5], tally, verdict[11],
+                                    beside=None if told is None else functools.partial(beside, run_id, told),
+                                    rows_from=later, run_at=rows, summary_at=rows))
+                continue
             if summary.__class__ is int:
                 summary = read_summaries[summary]
             if one:
@@ -234,15 +263,15 @@ class JournalReader:
                     out.append(None)
                     continue
                 placed, digests = [g[0] for g in got], [g[1] for g in got]
-            counts = verdict[6:10]  # agent and metric errors, uncertain, escalated
-            tally = tallies.get(counts)
-            if tally is None:
-                tally = tallies[counts] = Tally(*counts)
-            told = verdict[14]
             out.append(KeptCase(verdict[0], verdict[1], gating, placed, digests, summary[0],
                                 _STATUS[verdict[3]], verdict[2], verdict[4], verdict[5], tally, verdict[11],
                                 beside=None if told is None else functools.partial(beside, run_id, told)))
         return out
+
+    def _read_frames(self, run_id: str, frames: list[Frame]) -> list[tuple[bytes, str | None] | None]:
+        """`RowsReader.read_many` of run `run_id`'s rows file, the lock held (`KeptRows.got`)."""
+        with self._lock:
+            return self._file(run_id).read_many(frames)
 
     def _verdict_sql(self, where: str) -> str:
         """The verdicts `where` says, each with its first run's row (`_columns`; NULLs when the

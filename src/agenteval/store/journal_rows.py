@@ -47,10 +47,11 @@ import json
 import os
 import struct
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
+from agenteval.datasets.targets import write_all
 from agenteval.errors import DataError
 from agenteval.store.output import place, safe_name
 
@@ -153,7 +154,7 @@ class RowsWriter:
                 flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0)  # (Windows)
                 self._fd = os.open(self.path, flags, 0o644)
             self._end = os.lseek(self._fd, 0, os.SEEK_END)  # (the file's end, whoever changed it)
-            _write_all(self._fd, pieces)
+            write_all(self._fd, pieces)
         except OSError as e:
             if self._fd is not None:
                 with contextlib.suppress(OSError):
@@ -172,34 +173,6 @@ class RowsWriter:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
-
-
-_IOV_MAX = 1024  # pieces a `writev` takes at most (POSIX's least IOV_MAX is 16; Linux's 1,024)
-
-
-def _write_all(fd: int, pieces: list[bytes]) -> None:
-    """Writes `pieces` in order, gathered (`os.writev`) where the system has it."""
-    if not hasattr(os, "writev"):  # (Windows)
-        data = memoryview(b"".join(pieces))
-        written = 0
-        while written < len(data):
-            written += os.write(fd, data[written:])
-        return
-    i = 0
-    while i < len(pieces):
-        chunk = pieces[i:i + _IOV_MAX]
-        written = os.writev(fd, chunk)
-        if written == sum(map(len, chunk)):  # (the usual case: all of it, counted without a loop)
-            i += len(chunk)
-            continue
-        while i < len(pieces) and written >= len(pieces[i]):  # the pieces written whole
-            written -= len(pieces[i])
-            i += 1
-        if written:  # (a short write) the rest of the piece written in part
-            rest = memoryview(pieces[i])[written:]
-            while rest:
-                rest = rest[os.write(fd, rest):]
-            i += 1
 
 
 _OLDER = (MAGIC_V2, MAGIC_UNPLACED)
@@ -229,23 +202,30 @@ class RowsReader:
         data = self._pread(at, size)
         if len(data) < size:
             return None
-        return self._frames(data, memoryview(data), size, at, [(at, size, key)])[0]
+        got: list[tuple[bytes, str | None] | None] = self._frames(data, memoryview(data), size, at,
+                                                                   [(at, size, key)])
+        return got[0]
 
     def _frames(self, data: bytes | bytearray, view: memoryview, end_of: int, lo: int,
-                frames: Sequence[tuple[int, int, CaseKey]]) -> list[tuple[bytes, str | None] | None]:
+                frames: Sequence[tuple[int, int, CaseKey]], copy: bool = True) -> list[Any]:
         """The row and digest of each of `frames` (offset, size, key), read from the first `end_of`
         bytes of `data` (`view` of it), the file's bytes from offset `lo`: None for a frame that
         reaches past them (cut short); a
         DataError for one that is not its key's, unchanged. One loop over the frames, each
         looked at in place (a call, a key's encoder and three slices a frame were most of a
-        resume's reading of its rows)."""
-        out: list[tuple[bytes, str | None] | None] = []
+        resume's reading of its rows). Without `copy`, each row is a view of `view` (the digest
+        not read) and a frame cut short, or whose row is not a document's JSON, is a DataError
+        too (`views`)."""
+        out: list[Any] = []
         unpack, crc_at, crc32, string = _HEAD.unpack_from, _CRC.unpack_from, zlib.crc32, _string
         spelt_key, fixed, residue = _spelt_key, _FIXED, _RESIDUE
         last_set, spelt = None, ""
         for at, size, key in frames:
             o = at - lo
             if o + size > end_of:
+                if not copy:
+                    raise DataError(self.path, "", f"the run journal's rows file ends before the row of case "
+                                    f"{key[1]!r} (run {key[2]}); run the eval again without --resume")
                 out.append(None)
                 continue
             set_id, eval_id, index = key
@@ -264,11 +244,19 @@ class RowsReader:
                         crc32(view[o:o + size]) == residue if new else
                         magic in _OLDER and crc32(view[key_at:o + size]) == crc_at(data, o + 16)[0]):
                     start = key_at + nk
-                    row = bytes(view[start:start + nr])
-                    if magic == MAGIC_UNPLACED:
-                        row = place(row)
-                    out.append((row, str(view[start + nr:start + nr + nd], "utf-8") or None if nd else None))
-                    continue
+                    if not copy:  # (a view, not a copy: the caller writes it before the next span)
+                        got = view[start:start + nr] if magic != MAGIC_UNPLACED else \
+                            place(bytes(view[start:start + nr]))
+                        if got[:2] == b"{\n":  # (every row a rows file holds is a document's JSON)
+                            out.append(got)
+                            continue
+                    else:
+                        row = bytes(view[start:start + nr])
+                        if magic == MAGIC_UNPLACED:
+                            row = place(row)
+                        digest = str(view[start + nr:start + nr + nd], "utf-8") or None if nd else None
+                        out.append((row, digest))
+                        continue
             raise DataError(self.path, "", f"the run journal's row of case {eval_id!r} (run {index}) of eval "
                             f"set {set_id!r} at byte {at} is damaged; run the eval again without --resume")
         return out
@@ -278,6 +266,25 @@ class RowsReader:
         resumed run's consecutive kept cases) read with one system call per `_SPAN` bytes, a
         span ending where the next frame lies more than `_GAP` bytes beyond it."""
         out: list[tuple[bytes, str | None] | None] = []
+        for data, view, n, lo, part in self._spans(frames):
+            out += self._frames(data, view, n, lo, part)
+        return out
+
+    def views(self, frames: Sequence[tuple[int, int, CaseKey]]) -> Iterator[list[bytes | memoryview]]:
+        """The rows (placed) of `frames`, in order, read as `read_many` reads them and given a
+        span at a time, each row a view of the span as read, valid until the next span is asked
+        for: what a document's writer writes to its targets without a copy of each row
+        (`store.output.DocumentWriter.add_read`). A frame cut short is a DataError here, as is
+        a damaged one, and so is a row that is not a document's JSON (every row this version
+        and older ones wrote to a rows file is)."""
+        for data, view, n, lo, part in self._spans(frames):
+            yield self._frames(data, view, n, lo, part, copy=False)
+
+    def _spans(self, frames: Sequence[tuple[int, int, CaseKey]]) -> Iterator[
+            tuple[bytes | bytearray, memoryview, int, int, Sequence[tuple[int, int, CaseKey]]]]:
+        """The spans `read_many` reads `frames` by (see there), in order: each as the bytes read
+        (this reader's buffer, overwritten by the next span), a view of them, how many were
+        read, the file offset they start at, and the frames within them."""
         i = 0
         while i < len(frames):
             lo, hi, j = frames[i][0], frames[i][0] + frames[i][1], i + 1
@@ -288,14 +295,14 @@ class RowsReader:
                 if high - low > _SPAN or at - hi > _GAP or lo - at - size > _GAP:
                     break
                 lo, hi, j = low, high, j + 1
-            if j - i == 1:
-                out.append(self.read(*frames[i]))
+            if j - i == 1:  # (its own read: a frame may be larger than the buffer)
+                data = self._pread(lo, hi - lo)
+                yield data, memoryview(data), len(data), lo, frames[i:j]
             else:
                 n = self._pread_into(lo, hi - lo)
                 assert self._buffer is not None
-                out += self._frames(self._bytes, self._buffer, n, lo, frames[i:j])
+                yield self._bytes, self._buffer, n, lo, frames[i:j]
             i = j
-        return out
 
     def _pread_into(self, at: int, size: int) -> int:
         """Reads up to `size` (<= `_SPAN`) bytes at `at` into the start of this reader's buffer

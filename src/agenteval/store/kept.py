@@ -35,8 +35,10 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
+from pathlib import Path
 from typing import Any
 
+from agenteval.errors import DataError
 from agenteval.schema import CaseSummary, EvalCaseResult, EvalStatus, MetricSummary
 from agenteval.store.case_rows import CaseRows, first_error, judged, metric_rows, summary_rows
 from agenteval.store.digest import from_digest
@@ -194,20 +196,58 @@ def read_record(eval_id: str, status: int, runs: int, seconds: float | None, tok
                     judge_tokens)
 
 
+Frame = tuple[int, int, tuple[str, str, int]]
+"""Where a row lies in a run's rows file: its frame's offset and size, and its case run's key
+(`store.journal_rows`)."""
+
+
+class KeptRows:
+    """The rows of a block of kept cases (`KeptCase.rows_from`) where they lie in their run's
+    rows file, not read yet: each case's runs' frames (`runs`, case after case, run order) and
+    summaries' (`summaries`, case after case). A resumed run's document has its writer's thread
+    read and write them (`store.output.DocumentWriter.add_read`: nothing of them on the run's
+    thread, no copy of each row); a sink that needs them (the reports' rebuilt cases) reads the
+    whole block at its first ask (`read`, the journal reader's `read_many`)."""
+
+    def __init__(self, path: Path, runs: list[Frame], summaries: list[Frame],
+                 read: Callable[[list[Frame]], list[tuple[bytes, str | None] | None]]) -> None:
+        self.path, self.runs, self.summaries = path, runs, summaries
+        self._read = read
+        self._got: tuple[list[tuple[bytes, str | None]], list[bytes]] | None = None
+
+    def got(self) -> tuple[list[tuple[bytes, str | None]], list[bytes]]:
+        """Each run's row (placed) and digest, and each summary (placed), read once."""
+        if self._got is None:
+            whole: list[tuple[bytes, str | None]] = []
+            got = self._read(self.runs) + self._read(self.summaries)
+            for frame, one in zip(self.runs + self.summaries, got, strict=True):
+                # (The reader checked these frames lie within the file; a row of another form
+                # was never written to a rows file: as `journal_rows.RowsReader.views` says.)
+                if one is None or not one[0].startswith(b"{\n"):
+                    raise DataError(self.path, "", f"the run journal's row of case {frame[2][1]!r} "
+                                    f"(run {frame[2][2]}) is damaged; run the eval again without --resume")
+                whole.append(one)
+            n = len(self.runs)
+            self._got = (whole[:n], [one[0] for one in whole[n:]])
+        return self._got
+
+
 @dataclass
 class KeptCase:
     """A case of a resumed run whose runs were all kept and whose verdict the journal holds
     (see the module docstring): `rows` each run's JSON as the document holds it, placed in its
     list (`store.output.place`; run order), `summary` the summary's, placed too; its status,
     runs, agent seconds and tokens and `tally` are what the totals count, `case_rows` what the
-    history records (read from `record` when asked)."""
+    history records (read from `record` when asked). With `rows_from`, its rows, digests and
+    summary are not read yet: they are runs `run_at` to `run_at + num_runs - 1` and summary
+    `summary_at` of that block (`KeptRows`), read when first asked for."""
 
     eval_set_id: str
     eval_id: str
     gating: str
-    rows: list[bytes]
-    digests: list[str | None]
-    summary: bytes
+    _rows: list[bytes]
+    _digests: list[str | None]
+    _summary: bytes
     status: EvalStatus
     num_runs: int
     seconds: float | None
@@ -218,6 +258,34 @@ class KeptCase:
     # A version-2 record's metric and summary rows, read from beside it when asked (the reader's).
     beside: Callable[[], tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]] | None = \
         field(default=None, repr=False)
+    rows_from: KeptRows | None = field(default=None, repr=False)
+    run_at: int = 0
+    summary_at: int = 0
+
+    def _load(self, rows_from: KeptRows) -> None:
+        runs, summaries = rows_from.got()
+        mine = runs[self.run_at:self.run_at + self.num_runs]
+        self._rows, self._digests = [r[0] for r in mine], [r[1] for r in mine]
+        self._summary = summaries[self.summary_at]
+        self.rows_from = None
+
+    @property
+    def rows(self) -> list[bytes]:
+        if self.rows_from is not None:
+            self._load(self.rows_from)
+        return self._rows
+
+    @property
+    def digests(self) -> list[str | None]:
+        if self.rows_from is not None:
+            self._load(self.rows_from)
+        return self._digests
+
+    @property
+    def summary(self) -> bytes:
+        if self.rows_from is not None:
+            self._load(self.rows_from)
+        return self._summary
 
     @property
     def case_rows(self) -> CaseRows:
@@ -259,5 +327,5 @@ def _run(raw: bytes, digest: str | None) -> EvalCaseResult:
     return result
 
 
-__all__ = ["BESIDE", "DERIVED", "READABLE", "VERSION", "KeptCase", "Tally", "derivable", "derived_summaries",
-           "figures", "read_record", "summaries_derived", "tally", "verdict_row"]
+__all__ = ["BESIDE", "DERIVED", "READABLE", "VERSION", "Frame", "KeptCase", "KeptRows", "Tally", "derivable",
+           "derived_summaries", "figures", "read_record", "summaries_derived", "tally", "verdict_row"]

@@ -12,12 +12,13 @@ import re
 import tempfile
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import cast
 
 from agenteval.datasets.files import shell_pieces, write_model
-from agenteval.datasets.targets import TargetWriter, remove_stale_temporaries
+from agenteval.datasets.targets import TargetWriter, remove_stale_temporaries, write_all
 from agenteval.errors import AgentEvalError, DataError
 from agenteval.schema import CaseSummary, EvalCaseResult, EvalSetResult
 from agenteval.store.fast_json import placed_checked
@@ -147,6 +148,7 @@ def placed_summary(summary: CaseSummary) -> bytes:
 
 
 LISTED = b",\n    "  # what comes before each item of a placed list after its first
+_FIRST = b"\n    "  # what comes before its first
 
 
 def _listed(raws: Sequence[bytes], count: int) -> list[bytes]:
@@ -160,11 +162,48 @@ def _listed(raws: Sequence[bytes], count: int) -> list[bytes]:
 def _separator(index: int) -> bytes:
     """What comes before item `index` of a placed list: a comma after the first, then the
     item's line and indentation."""
-    return LISTED if index else b"\n    "
+    return LISTED if index else _FIRST
+
+
+Read = Callable[[], Iterator[Sequence[bytes | memoryview]]]
+"""Items of a document's list not read yet (`DocumentWriter.add_read`): called on the writer's
+thread, it gives them in order, a few at a time, each few valid until the next is asked for."""
+
+
+class _Later:
+    """Items handed over unread (`Read`), the first of them item `first` of its list."""
+
+    __slots__ = ("first", "read")
+
+    def __init__(self, read: Read, first: int) -> None:
+        self.read, self.first = read, first
+
+
+_Piece = bytes | _Later  # what a block of the document is made of
 
 
 def _pieces(shell: EvalSetResult) -> list[bytes] | None:
     return shell_pieces(shell.model_copy(update={key: [] for key in _LISTS}), _LISTS, exclude_none=False)
+
+
+def _expanded(pieces: list[_Piece]) -> Iterator[list[bytes | memoryview]]:
+    """`pieces` to write in order, the items handed over unread (`_Later`) read and each put
+    after its separator: given a few at a time, each few written before the next is read (the
+    items read may be views of a buffer the next read overwrites)."""
+    out: list[bytes | memoryview] = []
+    for piece in pieces:
+        if not isinstance(piece, _Later):
+            out.append(piece)
+            continue
+        index = piece.first
+        for items in piece.read():
+            for item in items:
+                out += (LISTED if index else _FIRST, item)
+                index += 1
+            yield out
+            out = []
+    if out:
+        yield out
 
 
 class DocumentWriter:
@@ -209,10 +248,12 @@ class DocumentWriter:
             self.abort()
             raise
         self.cases = self.summaries = 0
-        self._pending: list[bytes] = []  # written to the targets by the `_BLOCK`
+        self._pending: list[_Piece] = []  # written to the targets by the `_BLOCK`
         self._pending_size = 0
-        self._spooling: list[bytes] = []  # summaries written to the spool by the `_BLOCK`
+        self._spooling: list[_Piece] = []  # summaries written to the spool by the `_BLOCK`
         self._spooling_size = 0
+        self._later = False  # whether items were handed over unread (`add_read`): then written
+        # without a join, as read
 
     def _write(self, chunk: bytes) -> None:
         # Gathered into blocks: a system call per case result and target released the GIL to
@@ -230,7 +271,7 @@ class DocumentWriter:
             return
         self._hand_over(self._write_block, pieces)
 
-    def _hand_over(self, write: Callable[[list[bytes]], None], pieces: list[bytes]) -> None:
+    def _hand_over(self, write: Callable[[list[_Piece]], None], pieces: list[_Piece]) -> None:
         """`write(pieces)` on the writer's thread, after what was handed over before it."""
         while self._writes and (self._writes[0].done() or len(self._writes) >= _AHEAD):
             self._writes.popleft().result()  # (a failed write: its DataError, here)
@@ -238,10 +279,15 @@ class DocumentWriter:
             self._thread = ThreadPoolExecutor(1, thread_name_prefix="agenteval-document")
         self._writes.append(self._thread.submit(write, pieces))
 
-    def _write_block(self, pieces: list[bytes]) -> None:
-        block = b"".join(pieces)  # (joined on the writing thread: a megabyte's copy)
-        for target in self._targets:
-            target.write(block)
+    def _write_block(self, pieces: list[_Piece]) -> None:
+        if not self._later:
+            block = b"".join(cast(list[bytes], pieces))  # (joined on the writing thread: a megabyte's copy)
+            for target in self._targets:
+                target.write(block)
+            return
+        for out in _expanded(pieces):  # (items read here, written as they lie where read)
+            for target in self._targets:
+                target.write_many(out)
 
     def _written(self) -> None:
         """Waits for every block handed to the thread; raises the first write's error."""
@@ -280,6 +326,28 @@ class DocumentWriter:
         self.cases += len(raws)
         if self._pending_size >= _BLOCK:
             self._drain()
+
+    def add_read(self, read: Read, count: int, size: int) -> None:
+        """`add_placed` of `count` case results (about `size` bytes) that `read` gives on the
+        writer's thread (`Read`): written from where they were read, with no copy of each and
+        nothing of them on the caller's thread (a resumed run's kept rows: `store.kept.KeptRows`).
+        What `read` raises (a damaged row: a DataError) is raised as a failed write is."""
+        if count:
+            self._later = True
+            self._pending.append(_Later(read, self.cases))
+            self._pending_size += size
+            self.cases += count
+            if self._pending_size >= _BLOCK:
+                self._drain()
+
+    def add_summaries_read(self, read: Read, count: int, size: int) -> None:
+        """`add_summary_placed` of `count` case summaries given as `add_read` takes results."""
+        if count:
+            self._later = True
+            self._spooling.append(_Later(read, self.summaries))
+            self._spooling_size += size
+            self.summaries += count
+            self._spool_if_full()
 
     def add_listed(self, block: bytes, count: int) -> None:
         """`add_placed` of `count` case results given as one run of bytes, each after `LISTED`
@@ -343,15 +411,19 @@ class DocumentWriter:
         else:
             self._spool_block(pieces)
 
-    def _spool_block(self, pieces: list[bytes]) -> None:
-        block = b"".join(pieces)
+    def _spool_block(self, pieces: list[_Piece]) -> None:
         try:
-            self._spool.write(block)
+            if not self._later:
+                self._spool.write(b"".join(cast(list[bytes], pieces)))
+                return
+            self._spool.flush()
+            for out in _expanded(pieces):
+                write_all(self._spool.fileno(), out)
         except OSError as e:  # (a full disk) the spool is part of the document being written
             raise DataError(self._targets[0].path if self._targets else "", "",
                             f"cannot be written: {e.strerror or e}") from None
 
-    def _copy_spool(self, _: list[bytes]) -> None:
+    def _copy_spool(self, _: list[_Piece]) -> None:
         """The spooled summaries written to the targets, a megabyte at a time."""
         self._spool.seek(0)
         while block := self._spool.read(1 << 20):
@@ -393,5 +465,5 @@ class DocumentWriter:
             target.abort()
 
 
-__all__ = ["LISTED", "DocumentWriter", "output_paths", "place", "placed_json", "placed_summary",
+__all__ = ["LISTED", "DocumentWriter", "Read", "output_paths", "place", "placed_json", "placed_summary",
            "remember_json", "remember_placed", "result_json", "safe_name", "unplace", "write_outputs"]
