@@ -512,6 +512,10 @@ def test_runs_show_and_the_web_give_one_reason_for_a_case_the_agent_failed(tmp_p
     r = _run("runs", "show", "latest", "--root", tmp_path)
     assert r.exit_code == 0, r.output
     assert AGENT_FAILED in r.output and NOT_GATED in r.output, r.output
+    # counted as Markdown and JUnit count them: 1 passed, 1 failed, 1 not evaluated (it said 2 failed)
+    head = next(line for line in r.output.splitlines() if "passed" in line and "failed" in line)
+    assert "not evaluated" in head, r.output
+    assert re.search(r"│ s\s+│\s+1 │\s+1 │\s+1 │", r.output), r.output
     assert "inference failed or no gating criterion" not in r.output
     row = store.resolve("latest")
     ref = row.run_id

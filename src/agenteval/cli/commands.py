@@ -219,7 +219,8 @@ def finish(console: Console, run: Run | StreamedRun, detailed: bool, outputs: Ou
             console.file.write(text)
         for renderable in streamed_report(run.eval_set_id, t.case_runs, t.cases, t.passed, run.first,
                                           run.not_passed, run.summaries, MAX_TABLE_CASES,
-                                          cases_table=text is None, gating=run.spec.gating):
+                                          not_evaluated=t.not_evaluated, cases_table=text is None,
+                                          gating=run.spec.gating):
             console.print(renderable)
         code = 0 if t.passed == t.cases else 1
     else:

@@ -250,9 +250,10 @@ def _show(root: str, ref: str) -> int:
                           + ", ".join(f"{r.eval_set_id} ({r.run_id})" for r in others))
     if not row.result_path.is_file():
         console.print(f"[yellow]result document missing: {row.result_path}[/]")
-    # From the database (no need to load the document): the counts from the run's row, only the
-    # cases that did not pass read (a 50,000-case run's summaries took 12 s, for a few lines).
-    console.print(summary_table([(row.eval_set_id, row.cases_passed, row.cases_total - row.cases_passed)]))
+    # From the database (no need to load the document): the counts by verdict (as the web's),
+    # only the cases that did not pass read (a 50,000-case run's summaries took 12 s, for a few lines).
+    counts = store.counts(row.run_id)
+    console.print(summary_table([(row.eval_set_id, counts.passed, counts.failed, counts.not_evaluated)]))
     failing = outcomes(store.summary(row.run_id, not_passed_only=True))
     if failing:
         cases = _failing_table([(c.eval_id, c.status.name, "\n".join(summary_why(c)))

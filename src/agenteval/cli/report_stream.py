@@ -95,11 +95,12 @@ def streamed_console(ref: str, root: str) -> bool:
     first: list[EvalCaseResult] = []
     not_passed: list[EvalCaseResult] = []
     summaries: list[CaseSummary] = []
-    case_runs = count = passed = 0
+    case_runs = count = passed = not_evaluated = 0
     try:
         for case in cases:
             count += 1
             passed += case.status == EvalStatus.PASSED
+            not_evaluated += case.status == EvalStatus.NOT_EVALUATED
             if len(summaries) < TABLE_CASES:
                 summaries.append(case.summary)
             for run in case.runs:
@@ -112,7 +113,7 @@ def streamed_console(ref: str, root: str) -> bool:
         return False
     console = Console()
     for renderable in streamed_report(document.eval_set_id, case_runs, count, passed, first, not_passed,
-                                      summaries, TABLE_CASES, gating=document.gating,
+                                      summaries, TABLE_CASES, not_evaluated, gating=document.gating,
                                       shows_all="all are in the result document; --format html "
                                       "or junit lists every one"):
         console.print(renderable)

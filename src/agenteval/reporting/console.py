@@ -56,21 +56,26 @@ def _longest(names: Iterable[str], least: int = 0) -> int:
 
 
 def summary(results: Sequence[EvalSetResult]) -> RenderableType:
-    """The Eval Run Summary: passed and failed cases per eval set (over runs, by the gating rule).
-    A long eval set id folds; it is never cut."""
+    """The Eval Run Summary: passed, failed and not evaluated cases per eval set (over runs, by
+    the gating rule). A long eval set id folds; it is never cut."""
     counts = []
     for result in results:
-        cases = result.summary
-        passed = sum(1 for c in cases if c.final_eval_status == EvalStatus.PASSED)
-        counts.append((result.eval_set_id, passed, len(cases) - passed))
+        statuses = [c.final_eval_status for c in result.summary]
+        counts.append((result.eval_set_id, statuses.count(EvalStatus.PASSED),
+                       statuses.count(EvalStatus.FAILED), statuses.count(EvalStatus.NOT_EVALUATED)))
     return summary_table(counts)
 
 
-def summary_table(counts: Sequence[tuple[str, int, int]]) -> RenderableType:
-    """The Eval Run Summary from (eval set id, passed, failed) counts."""
-    rows = [(eval_set_id, str(passed), str(failed)) for eval_set_id, passed, failed in counts]
+def summary_table(counts: Sequence[tuple[str, int, int, int]]) -> RenderableType:
+    """The Eval Run Summary from (eval set id, passed, failed, not evaluated) counts; the not
+    evaluated column only when a set has such a case (counted apart, as Markdown and JUnit
+    count them: it was counted as failed)."""
+    apart = any(n for *_, n in counts)
+    rows = [(eval_set_id, str(passed), str(failed), *([str(n)] if apart else []))
+            for eval_set_id, passed, failed, n in counts]
     cols = (Col("eval set", floor=ID_FLOOR), Col("passed", "right", style="green"),
-            Col("failed", "right", style="red"))
+            Col("failed", "right", style="red"),
+            *([Col("not evaluated", "right", style="yellow")] if apart else []))
     return ByWidth(lambda width: fit_table(cols, rows, width, force=True, title="Eval Run Summary",
                                            title_justify="left"))
 
@@ -324,7 +329,7 @@ def streamed_cases(case_runs: int, first: Sequence[EvalCaseResult], not_passed: 
 
 def streamed_report(eval_set_id: str, case_runs: int, cases: int, passed: int,
                     first: Sequence[EvalCaseResult], not_passed: Sequence[EvalCaseResult],
-                    summaries: Sequence[CaseSummary], max_cases: int,
+                    summaries: Sequence[CaseSummary], max_cases: int, not_evaluated: int = 0,
                     cases_table: bool = True, gating: str = "mean",
                     shows_all: str = SHOWS_ALL) -> list[RenderableType]:
     """`console_report` of a run scored in bounded memory, from its counts, its first
@@ -340,7 +345,7 @@ def streamed_report(eval_set_id: str, case_runs: int, cases: int, passed: int,
             out.append(f"{cases} cases; repeated runs of the first {len(summaries)} below "
                        "(all are in the result document)")
         out.append(repeat_table([shell]))
-    out.append(summary_table([(eval_set_id, passed, cases - passed)]))
+    out.append(summary_table([(eval_set_id, passed, cases - passed - not_evaluated, not_evaluated)]))
     return out
 
 
