@@ -20,6 +20,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from agenteval.collector import JudgeBudget, Limits
+from agenteval.collector.receiver import BadRequest, decode
 from agenteval.collector.scoring import COLLECTED_SET
 from agenteval.models import ScriptedModel
 from agenteval.schema import EvalConfig
@@ -244,3 +245,17 @@ def test_a_bad_or_oversized_chunked_body_is_refused(tmp_path: Path) -> None:
         live.collector.receiver.max_body_bytes = 10
         assert raw(b"6\r\n{\"a\":\r\n6\r\n 1234}\r\n0\r\n\r\n").startswith(b"HTTP/1.1 413")
     assert [line.split(":", 1)[1].strip()[:3] for line in live.logs] == ["400", "413"]
+
+
+def test_gzip_of_several_members_is_read_whole_and_one_cut_short_or_trailed_is_refused() -> None:
+    body = (TRACES / "adk.otlp.json").read_bytes()
+    packed = gzip.compress(body)
+    # gzip allows members one after the other (a body compressed piece by piece): only the first
+    # was read, so its JSON was "malformed" (or, were the pieces whole exports, the rest dropped)
+    pieces = gzip.compress(body[:1000]) + gzip.compress(body[1000:])
+    assert len(decode(pieces, "application/json", "gzip")) == 15
+    assert len(decode(packed + b"\0\0", "application/json", "gzip")) == 15  # padding, as gzip reads it
+    with pytest.raises(BadRequest, match="gzip data ends early"):
+        decode(packed[:len(packed) // 2], "application/json", "gzip")
+    with pytest.raises(BadRequest, match="bytes after its gzip data"):  # was read, the rest ignored
+        decode(packed + b"more", "application/json", "gzip")

@@ -1,6 +1,6 @@
 """The live OTLP/HTTP receiver: `POST /v1/traces` with an `ExportTraceServiceRequest` as
 protobuf (`application/x-protobuf`) or JSON (`application/json`), optionally gzip-compressed
-(`Content-Encoding: gzip`), as every OpenTelemetry OTLP/HTTP exporter sends it, with a
+(`Content-Encoding: gzip`, every member of it), as every OpenTelemetry OTLP/HTTP exporter sends it, with a
 Content-Length or chunked (`Transfer-Encoding: chunked`, a body streamed as it is made).
 
 **Bad traffic.** A request is read whole or refused whole: a body that is not a trace export,
@@ -76,15 +76,24 @@ def status_body(message: str, protobuf: bool) -> bytes:
 
 
 def _inflate(body: bytes, limit: int) -> bytes:
-    """gzip `body` inflated, refusing more than `limit` bytes (a small bomb stays small)."""
-    inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
-    try:
-        out = inflater.decompress(body, limit + 1)
-    except zlib.error as e:
-        raise BadRequest(400, f"Content-Encoding gzip, but the body does not inflate: {e}") from None
-    if len(out) > limit:
-        raise BadRequest(413, f"the inflated body is over {limit} bytes")
-    return out
+    """gzip `body` inflated, refusing more than `limit` bytes (a small bomb stays small). Every
+    member is inflated (gzip allows several, one after the other); a body cut short or with
+    other bytes after its members is refused, not read as far as it goes."""
+    out, rest = bytearray(), body
+    while rest.strip(b"\0"):  # (zero bytes after the last member are padding, as gzip reads them)
+        inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
+        try:
+            out += inflater.decompress(rest, limit + 1 - len(out))
+        except zlib.error as e:
+            what = "bytes after its gzip data" if out else "the body does not inflate"
+            raise BadRequest(400, f"Content-Encoding gzip, but {what}: {e}") from None
+        if len(out) > limit:
+            raise BadRequest(413, f"the inflated body is over {limit} bytes")
+        if not inflater.eof:
+            raise BadRequest(400, f"Content-Encoding gzip, but the gzip data ends early (a body of "
+                             f"{len(body)} bytes cut short)")
+        rest = inflater.unused_data
+    return bytes(out)
 
 
 def read_chunked(stream: io.BufferedIOBase, limit: int) -> bytes:
