@@ -1,10 +1,11 @@
 """Trace files of any shape: 100,000 spans under one parent or a chain 100,000 parents deep score
 as the 24-span trace they extend does (in O(spans), never recursing); parent ids that form a
 cycle, or a span id used twice, are refused naming the file and the span; a parent id that names
-no span is tolerated (the span is a root)."""
+no span is tolerated (the span is a root). No test here times anything: a quadratic or recursive
+reading of 100,000 spans shows as a RecursionError or as the suite's own time, not as a bound
+that a loaded machine can miss."""
 
 import json
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,6 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 EXPECTED = FIXTURES / "expected.evalset.json"
 AGENT = "ba6d1683ab388fbd"  # weather_agent of the first turn of weather-paris-rome
 EXTRA = 100_000
-HANG = 60.0  # seconds: only a check that it ends (it takes a few), no speed claim
 
 
 def _spans(d: dict[str, Any]) -> list[dict[str, Any]]:
@@ -60,23 +60,22 @@ def _metrics(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
             for c in doc["eval_case_results"]}
 
 
-Scored = tuple[Any, dict[str, Any], Path, float]
+Scored = tuple[Any, dict[str, Any], Path]
 
 
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Scored]:
     """`score` of a shape's extended trace (with `--html` and `--print_detailed_results`): the
-    CLI's result, the document, its folder and the seconds it took; run once a shape for the
-    module (a 100,000-span score takes 5-15 s, and two tests read the deep one)."""
+    CLI's result, the document and its folder; run once a shape for the module (a 100,000-span
+    score takes 5-15 s, and two tests read the deep one)."""
     done: dict[str, Scored] = {}
 
     def get(shape: str) -> Scored:
         if shape not in done:
             folder = tmp_path_factory.mktemp(shape)
-            started = time.monotonic()
             r, doc = _score(folder, _extended(shape), "--html", str(folder / "r.html"),
                             "--print_detailed_results")
-            done[shape] = (r, doc, folder, time.monotonic() - started)
+            done[shape] = (r, doc, folder)
         return done[shape]
 
     return get
@@ -86,9 +85,8 @@ def scored(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Scored]:
 def test_100000_extra_spans_score_as_the_trace_they_extend(
         shape: str, tmp_path: Path, scored: Callable[[str], Scored]) -> None:
     _, plain = _score(tmp_path, json.loads((FIXTURES / "openai_agents.otlp.json").read_text()))
-    r, doc, folder, took = scored(shape)
+    r, doc, folder = scored(shape)
     html = folder / "r.html"
-    assert took < HANG
     assert r.exit_code == 0, r.output
     assert _metrics(doc) == _metrics(plain)  # the same calls, tokens and scores
     paris = next(c for c in doc["eval_case_results"] if c["eval_id"] == "weather-paris-rome")
@@ -144,10 +142,8 @@ def _chain_cycle(spans: list[dict[str, Any]]) -> None:
 def test_a_malformed_tree_is_refused_naming_the_file_and_the_span(
         tmp_path: Path, mutate: Callable[[list[dict[str, Any]]], object], message: str) -> None:
     path = _document(tmp_path, mutate)
-    started = time.monotonic()
     r = CliRunner().invoke(cli, ["score", str(EXPECTED), "--actual", str(path), "-o",
                                  str(tmp_path / "o.json")], env={"COLUMNS": "400"})
-    assert time.monotonic() - started < HANG
     assert r.exit_code == 2, r.output
     assert f"{path}: resourceSpans[0].scopeSpans[0].{message}" in " ".join(r.output.split())
     assert not (tmp_path / "o.json").exists()
