@@ -1,8 +1,10 @@
 """The run history's edges in a real browser (see test_browser.py): the run matrix of runs whose
-cases differ. Hand-made runs recorded in the `shop` agent's history."""
+cases differ and with no run, a result file opened from the keyboard, the sessions listed.
+Hand-made runs recorded in the `shop` agent's history."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -81,3 +83,18 @@ def test_a_result_file_is_opened_from_the_keyboard(page: Any, base_url: str, tmp
     chooser.value.set_files(str(opened))
     page.wait_for_selector(".run table.cases tbody tr")
     assert "from_keyboard" in page.locator(".run h2").inner_text()
+
+
+def test_the_empty_matrix_says_where_runs_are_picked(page: Any, base_url: str) -> None:
+    """The matrix with no run names the way to it, and that way leads there (it named a
+    “Matrix with earlier runs” choice the run's page does not have)."""
+    page.goto(base_url + "/#/matrix")
+    hint = page.locator(".matrix-page p.muted").inner_text()
+    page.goto(base_url + "/#/runs/grow_r2")
+    via = re.search(r"choose “(.+?)”, then “(.+?)”", hint)
+    assert via, hint
+    page.click(f'a.btn:text-is("{via.group(1)}")')
+    page.click("a.btn:text-matches('^" + via.group(2).replace("earlier runs", r"\\d+ earlier runs?") + "$')")
+    page.wait_for_selector("table.matrix")
+    assert page.locator("table.matrix thead th").count() == 3
+

@@ -22,7 +22,7 @@ export async function showMatrix(token, query) {
   const keep = () => ({ changed: changed ? "1" : "", cases: cases.join(","), index });
   const page = h("div", { class: "page matrix-page" }, h("h2", { text: "Run matrix" }));
   if (!runs.length) {
-    page.append(h("p", { class: "muted", text: "Pick runs to put side by side: open a run and choose “Matrix with earlier runs”." }));
+    page.append(h("p", { class: "muted", text: "Pick runs to put side by side: open a run, choose “Search, groups & review”, then “Matrix with earlier runs”." }));
     return paint(token, page);
   }
   const params = new URLSearchParams();
