@@ -98,3 +98,12 @@ def test_the_empty_matrix_says_where_runs_are_picked(page: Any, base_url: str) -
     page.wait_for_selector("table.matrix")
     assert page.locator("table.matrix thead th").count() == 3
 
+
+def test_a_session_of_one_turn_is_listed_as_one_turn(page: Any, base_url: str) -> None:
+    page.goto(base_url + "/#/app/shop")
+    page.fill("#chat-input", "hello")
+    page.click("#send")
+    page.wait_for_selector('.turn[data-turn="0"] .msg.agent')
+    listed = page.locator(".list.sessions li a").first
+    listed.wait_for()
+    assert listed.inner_text().endswith("· 1 turn"), listed.inner_text()

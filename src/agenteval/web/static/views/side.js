@@ -44,7 +44,7 @@ async function sessionsTab(body, app) {
   if (!list.length) { body.append(h("p", { class: "muted", text: "No sessions yet: say something to the agent." })); return; }
   list.sort((a, b) => (b.created || 0) - (a.created || 0));
   body.append(h("ul", { class: "list sessions" }, list.map((s) => h("li", { class: S.session && S.session.id === s.id ? "on" : "" },
-    h("a", { href: link("app", app, "chat", s.id), title: s.id, text: `${short(s.id, 18)} · ${s.num_turns} turns` }),
+    h("a", { href: link("app", app, "chat", s.id), title: s.id, text: `${short(s.id, 18)} · ${s.num_turns} turn${s.num_turns === 1 ? "" : "s"}` }),
     h("span", { class: "muted", text: fmtTime(s.created) }),
     h("button", { class: "icon danger", title: "delete session", "data-delete": s.id, text: "✕", onclick: () => deleteSession(app, s) })))));
 }
