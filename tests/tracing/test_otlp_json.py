@@ -59,6 +59,11 @@ def test_json_lines_name_the_line(tmp_path: Path) -> None:
     path.write_text(json.dumps(_doc()) + "\n\n" + json.dumps({"resourceSpans": [1]}) + "\n")
     with pytest.raises(DataError, match=r"line 3: resourceSpans\[0\]"):
         read_otlp_json(path)
+    path.write_text(json.dumps(_doc()) + "\n[1]\n")  # a line that is no export at all
+    with pytest.raises(DataError) as e:
+        read_otlp_json(path)
+    assert str(e.value).endswith("t.otlp.json: line 2: not an OTLP trace export: expected an object "
+                                 "with a `resourceSpans` list"), str(e.value)
 
 
 def test_a_valid_document_still_reads(tmp_path: Path) -> None:

@@ -173,8 +173,8 @@ def spans_of(document: Any, source: str | Path, prefix: str = "") -> list[OtlpSp
     if document == {}:  # proto3's JSON leaves an empty list out: an export of no spans
         return []
     if not isinstance(document, dict) or not isinstance(document.get("resourceSpans"), list):
-        raise DataError(source, prefix or "resourceSpans", "not an OTLP trace export: expected an object "
-                        "with a `resourceSpans` list")
+        raise DataError(source, prefix.removesuffix(": ") or "resourceSpans",  # (a line's: "line N")
+                        "not an OTLP trace export: expected an object with a `resourceSpans` list")
     out = []
     for r, raw_rs in enumerate(document["resourceSpans"]):
         rwhere = f"{prefix}resourceSpans[{r}]"
