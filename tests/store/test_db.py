@@ -320,3 +320,41 @@ def test_a_version_3_database_gains_the_reasons_column(tmp_path: Path) -> None:
     assert store.summary("s_1").summary[0].metrics[0].reason == "the judge is unreachable"
     with sqlite3.connect(store.path) as db:
         assert db.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
+
+
+def test_case_runs_from_the_database_are_the_documents_runs_with_informational_rows_left_out(
+        tmp_path: Path) -> None:
+    """`case_runs` has SQLite drop informational rows and builds each case's runs from the
+    ordered rows: the same criteria as the document's own runs (`runs_of`), case by case and
+    run by run."""
+    import random
+
+    from agenteval.store import record_run
+    from agenteval.verdicts.paired import runs_of
+
+    rng = random.Random(7)
+    cases = []
+    for i in range(40):
+        n = rng.choice([1, 1, 2, 3])
+        for j in range(n):
+            scores: dict[str, float | None] = {
+                n: rng.choice([None, 0.2, 0.9, 1.0])
+                for n in ("m_a", "m_b", "tokens") if n == "m_a" or rng.random() < 0.8}
+            run = case(f"c{i:02d}", scores, run_index=j)
+            for m in run.overall_eval_metric_results:
+                if m.metric_name == "tokens" or (n == 1 and i % 5 == 0):
+                    m.eval_status = EvalStatus.INFORMATIONAL  # some cases run once informational alone
+            cases.append(run)
+    doc = result(cases, result_id="r1")
+    record_run(tmp_path, [doc])
+    got = RunStore(tmp_path).case_runs("r1")
+    want = runs_of(doc)
+    assert list(got) == list(want)
+    for eval_id, runs in got.items():  # several runs: each run passed when all its criteria did
+        if len(runs) > 1:
+            assert all(r.passed == (bool(r.metrics) and all(p for _, p in r.metrics.values()))
+                       for r in runs.values()), eval_id
+    assert {e: {j: r.metrics for j, r in runs.items()} for e, runs in got.items()} == {
+        e: {j: r.metrics for j, r in runs.items()} for e, runs in want.items()}
+    assert any(not r.metrics for runs in got.values() for r in runs.values())
+    assert all(type(p) is bool for runs in got.values() for r in runs.values() for _, p in r.metrics.values())

@@ -101,3 +101,79 @@ def test_gate_false_alarms_at_most_alpha_and_catches_a_real_regression() -> None
 def test_alpha_is_checked() -> None:
     with pytest.raises(ValueError):
         compare_paired(_doc("A"), _doc("B"), alpha=0.0)
+
+
+def _reference(ra: Runs, rb: Runs, alpha: float) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    """The measures and cases of `compare_paired` (resamples=0) straight from their definitions,
+    a measure and a pair at a time."""
+    from agenteval.verdicts.stats import fisher_exact, holm, mcnemar_exact, sign_test
+
+    ids = list(dict.fromkeys([*rb, *ra]))
+    pairs = {i: [(ra[i][j], rb[i][j]) for j in sorted(ra[i].keys() & rb[i].keys())]
+             for i in ids if i in ra and i in rb}
+    names = [OVERALL, *sorted({n for p in pairs.values() for x, y in p for n in x.metrics if n in y.metrics})]
+
+    def value(run: RunOutcome, name: str) -> tuple[float | None, bool] | None:
+        return (None, run.passed) if name == OVERALL else run.metrics.get(name)
+
+    rows, outcomes = [], []
+    for name in names:
+        both = [(vx, vy) for p in pairs.values() for x, y in p
+                if (vx := value(x, name)) is not None and (vy := value(y, name)) is not None]
+        if not both:
+            continue
+        scored = [(vx[0], vy[0]) for vx, vy in both if vx[0] is not None and vy[0] is not None]
+        a_only = sum(vx[1] and not vy[1] for vx, vy in both)
+        b_only = sum(vy[1] and not vx[1] for vx, vy in both)
+        cases = sum(any(value(x, name) is not None and value(y, name) is not None for x, y in p)
+                    for p in pairs.values())
+        outcomes.append(tuple((vx[1], vy[1]) for vx, vy in both))
+        rows.append((name, cases, len(both), sum(vx[1] for vx, _ in both) / len(both),
+                     sum(vy[1] for _, vy in both) / len(both), a_only, b_only, mcnemar_exact(a_only, b_only),
+                     sum((sx for sx, _ in scored), 0.0) / len(scored) if scored else None,
+                     sum((sy for _, sy in scored), 0.0) / len(scored) if scored else None,
+                     sign_test(sum(sy > sx for sx, sy in scored), sum(sy < sx for sx, sy in scored))
+                     if scored else None))
+    tests = list(dict.fromkeys(outcomes))
+    p_values = [mcnemar_exact(sum(x and not y for x, y in t), sum(y and not x for x, y in t)) for t in tests]
+    adjusted = dict(zip(tests, holm(p_values), strict=True))
+    rows = [(*row, adjusted[t]) for row, t in zip(rows, outcomes, strict=True)]
+    case_rows: list[tuple[object, ...]] = []
+    for i in ids:
+        a, b = ra.get(i, {}), rb.get(i, {})
+        pa, pb = sum(r.passed for r in a.values()), sum(r.passed for r in b.values())
+        if not a or not b:
+            gone = CaseChange.ADDED if not a else CaseChange.REMOVED
+            case_rows.append((i, gone, pa, len(a), pb, len(b), None))
+            continue
+        p = fisher_exact(pa, len(a) - pa, pb, len(b) - pb)
+        change = ((CaseChange.REGRESSED if pb * len(a) < pa * len(b) else CaseChange.IMPROVED) if p < alpha
+                  else CaseChange.UNCHANGED if pa * len(b) == pb * len(a) else CaseChange.INCONCLUSIVE)
+        case_rows.append((i, change, pa, len(a), pb, len(b), p))
+    return rows, case_rows
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_counts_agree_with_the_definitions_pair_by_pair(seed: int) -> None:
+    """Cases of one run on either side (counted without a loop) and of several, criteria
+    missing on a side, unscored runs, cases on one side only: every measure's counts, means,
+    p-values and Holm values, and every case's change, as the definitions give them (exact)."""
+    rng = random.Random(seed)
+
+    def runs(n_cases: int) -> Runs:
+        out: Runs = {}
+        for i in rng.sample(range(n_cases + 5), n_cases):
+            out[f"c{i}"] = {j: RunOutcome(rng.random() < 0.7, {
+                n: (rng.choice([None, 0.0, -0.0, 0.25, 0.5, 1.0, 3]), rng.random() < 0.6)
+                for n in ("m1", "m2", "only_a" if rng.random() < 0.5 else "m3") if rng.random() < 0.85})
+                for j in rng.sample(range(4), rng.choice([1, 1, 1, 2, 3]))}
+        return out
+
+    ra, rb = runs(60), runs(60)
+    c = compare_paired(_doc("A"), _doc("B"), runs_a=ra, runs_b=rb, resamples=0, alpha=0.2)
+    measures, cases = _reference(ra, rb, 0.2)
+    got = [(m.name, m.cases, m.pairs, m.pass_a, m.pass_b, m.a_only, m.b_only, m.p_value, m.score_a, m.score_b,
+            m.score_p, m.p_adjusted) for m in c.measures]
+    assert repr(got) == repr(measures)  # repr: -0.0 and 0.0 told apart
+    assert [(x.eval_id, x.change, x.passed_a, x.runs_a, x.passed_b, x.runs_b, x.p_value)
+            for x in c.cases] == cases
