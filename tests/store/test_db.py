@@ -358,3 +358,21 @@ def test_case_runs_from_the_database_are_the_documents_runs_with_informational_r
         e: {j: r.metrics for j, r in runs.items()} for e, runs in want.items()}
     assert any(not r.metrics for runs in got.values() for r in runs.values())
     assert all(type(p) is bool for runs in got.values() for r in runs.values() for _, p in r.metrics.values())
+
+
+def test_case_runs_keep_a_run_without_a_gating_criterion_as_a_failed_run(tmp_path: Path) -> None:
+    """A case run three times whose second run failed before any criterion (the agent raised)
+    has three runs in the database's view, the second failed, as in the document's own runs: a
+    failed run dropped would make the case 2 of 2 instead of 2 of 3 (a false green in `compare`
+    and `runs flaky`)."""
+    from agenteval.store import record_run
+    from agenteval.verdicts.paired import runs_of
+
+    runs = [case("c", {"m": 1.0}, run_index=0), case("c", {}, run_index=1, error="agent raised"),
+            case("c", {"m": 1.0}, run_index=2), case("d", {"m": 1.0}, run_index=0)]
+    doc = result(runs, result_id="r1")
+    record_run(tmp_path, [doc])
+    got, want = RunStore(tmp_path).case_runs("r1"), runs_of(doc)
+    assert {e: {j: r.passed for j, r in rs.items()} for e, rs in got.items()} == {
+        e: {j: r.passed for j, r in rs.items()} for e, rs in want.items()} == {
+        "c": {0: True, 1: False, 2: True}, "d": {0: True}}

@@ -466,7 +466,8 @@ class RunStore:
         (for `compare` and `runs flaky`: the document is not loaded). A case run once has its
         case's verdict; a case run several times has, per run, passed when every gating
         criterion of the run passed (what the runner's verdict is, save an inference error
-        whose criteria were all informational)."""
+        whose criteria were all informational); a run with no gating criterion (the agent
+        failed first) is a failed run, as in the document."""
         row = self.resolve(ref)
         with self._connect(create=False) as conn:
             assert conn is not None
@@ -576,8 +577,12 @@ def _runs(cases: list[Any], metrics: Iterable[Any]) -> Runs:
             out[eval_id] = {j: RunOutcome(status == EvalStatus.PASSED, m) for j, m in runs.items()} \
                 or {0: RunOutcome(status == EvalStatus.PASSED)}
         else:
+            # A run with no gating row (the agent failed before any criterion, or every one was
+            # informational) has no verdict of its own in the database: it did not pass, as in
+            # the document; dropped, it would make 2 of 3 runs read as 2 of 2.
+            missing = iter([j for j in range(n + len(runs)) if j not in runs][:max(n - len(runs), 0)])
             out[eval_id] = {j: RunOutcome(bool(m) and all(p for _, p in m.values()), m)
-                            for j, m in sorted(runs.items())}
+                            for j, m in sorted([*runs.items(), *((j, {}) for j in missing)])}
     return out
 
 
