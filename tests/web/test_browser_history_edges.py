@@ -14,7 +14,7 @@ import pytest
 
 from agenteval.store import record_run
 from tests.result_builders import case, result
-from tests.web.browser_support import chromium, find_chromium, fresh_page, serve, write_agents
+from tests.web.browser_support import find_chromium, serve, write_agents
 
 T = "tool_trajectory_avg_score"
 
@@ -34,21 +34,6 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                              "grow_r2", "grow", created=1_700_000_100.0)])
     with serve(create_app(agents)) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser(base_url: str) -> Iterator[Any]:
-    path = find_chromium()
-    assert path is not None
-    with chromium(path) as b:
-        yield b
-
-
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    with fresh_page(browser, 15_000) as p:
-        yield p
-    assert p.errors == []
 
 
 def test_a_matrix_case_opens_in_a_run_that_has_it(page: Any, base_url: str) -> None:

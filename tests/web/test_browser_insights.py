@@ -24,7 +24,7 @@ from agenteval.schema import (
 from agenteval.store import record_run
 from tests.helpers import call, eval_set, inv
 from tests.result_builders import case, invocation, metric, result
-from tests.web.browser_support import chromium, find_chromium, fresh_page, serve, shot, write_agents
+from tests.web.browser_support import find_chromium, serve, shot, write_agents
 
 T = "tool_trajectory_avg_score"
 NO_JUDGE = "needs a judge model, none was given"
@@ -121,22 +121,6 @@ def base_url(agents_dir: Path) -> Iterator[str]:
     record_run(shop, [result([noeval], "noeval_r1", "noeval", created=1_700_000_400.0)])
     with serve(create_app(agents)) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser(base_url: str) -> Iterator[Any]:
-    # One browser for the module (a launch costs 2-3 s); each test has a fresh context.
-    path = find_chromium()
-    assert path is not None
-    with chromium(path) as b:
-        yield b
-
-
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    with fresh_page(browser, 15_000) as p:
-        yield p
-    assert p.errors == []
 
 
 @pytest.fixture
