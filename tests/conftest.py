@@ -40,7 +40,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Under `--dist loadgroup` (pytest-xdist): the embedded model's tests are one group,
     so that one model process runs at a time (they use both cores, and share the prompt-state
     cache on disk), and are sent first, so that the other worker runs the rest beside them
-    instead of idling while they finish; the Ray tests are one group (one local cluster); every
+    instead of idling while they finish; the Ray tests are one group (one local cluster), sent
+    next, so that they run in a worker before any in-process pytester run; every
     other test is grouped by its file (its module-scoped fixtures, a browser or a server, are
     set up once). Without xdist nothing changes: same tests, same order."""
     if not getattr(config.option, "loadgroup", False):  # set on xdist's workers under loadgroup only
@@ -53,5 +54,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         else:
             group = item.nodeid.split("::")[0]
         item.add_marker(pytest.mark.xdist_group(group))
-    # Stable sort: the model group first, everything else in collection order.
-    items.sort(key=lambda item: item.get_closest_marker("model") is None)
+    # Stable sort: the model group first, then the Ray group (so that it runs in a worker no
+    # pytester test has run in yet: pytester puts back sys.modules after each test, and agenteval
+    # or Ray imported again beside Ray's loaded C extension broke `ray.init` and the pickling of
+    # the criteria for Ray's workers), everything else in collection order.
+    items.sort(key=lambda item: (item.get_closest_marker("model") is None,
+                                 "ray_cluster" not in getattr(item, "fixturenames", ())))
