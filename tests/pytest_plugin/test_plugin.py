@@ -231,6 +231,26 @@ def test_a_ray_cluster_that_cannot_start_fails_each_item_with_the_reason(
     assert (pytester.path / "ray_tries.log").read_text().splitlines() == ["try"]
 
 
+def test_ray_with_process_isolation_is_refused_before_a_cluster_starts(
+        pytester: pytest.Pytester, project: Path) -> None:
+    # The refusal came after a local cluster had started (5-10 s) for it.
+    if importlib.util.find_spec("ray") is None:
+        pytest.skip("Ray is not installed (pip install 'agenteval[ray]')")
+    (pytester.path / "conftest.py").write_text(
+        "import ray\n\n\n"
+        "def _init(**kwargs):\n"
+        "    open('ray_tries.log', 'a').close()\n"
+        "    raise Exception('no cluster here')\n\n\n"
+        "ray.is_initialized = lambda: False\n"
+        "ray.init = _init\n")
+    pytester.makeini("[pytest]\nagenteval = true\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--agenteval-executor", "ray",
+                                           "--agenteval-isolation", "process")
+    result.assert_outcomes(failed=2)
+    assert "--agenteval-isolation process runs case runs in worker processes" in result.stdout.str()
+    assert not (pytester.path / "ray_tries.log").exists()
+
+
 def test_a_legacy_test_files_item_is_named_the_same_on_every_machine(pytester: pytest.Pytester,
                                                                       project: Path) -> None:
     # Its one case's id is the file's path (as ADK's): the node id held this checkout's absolute path.

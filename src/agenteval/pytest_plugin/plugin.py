@@ -205,6 +205,9 @@ class EvalFile(pytest.File):
         whole = len(selected) == len(self.eval_set.eval_cases)
         job.selections = [Selection(self.path, self.eval_set, case_ids=None if whole else selected)]
         if job.executor == "ray":
+            from agenteval.runner.executors.pick import check_executor
+
+            check_executor(job, job.isolation or job.config.isolation)  # refused before a cluster starts
             _share_ray(config)
         done = run_sync(start(job, dict(os.environ), config.rootpath))
         record(config.rootpath, done)
