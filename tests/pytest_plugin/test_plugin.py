@@ -204,12 +204,12 @@ def test_a_failing_item_names_the_option_as_given_to_pytest(
     assert "_model" not in out.replace("agenteval_judge_model", ""), out
 
 
-def test_a_ray_cluster_that_cannot_start_fails_each_item_with_the_reason(
-        pytester: pytest.Pytester, project: Path) -> None:
-    # Each item showed Ray's 2,000-line traceback; the cluster was tried again for every file.
-    # Ray is imported in a process of its own: pytester puts back this process's sys.modules
-    # after the test, so Ray imported here would be imported again later beside its loaded C
-    # extension, and the suite's real `ray.init` then failed (an auth token mismatch, or a crash).
+def _ray_that_cannot_start(pytester: pytest.Pytester) -> Path:
+    """A conftest for pytest run by `runpytest_subprocess` in which `ray.init` fails as a local
+    node that does not start in time does, each call logged; the log's path. Ray is driven in a
+    process of its own: pytester puts back this process's sys.modules after the test, so Ray
+    imported here would be imported again later beside its loaded C extension, and the suite's
+    real `ray.init` then failed (an auth token mismatch, or a crash)."""
     if importlib.util.find_spec("ray") is None:
         pytest.skip("Ray is not installed (pip install 'agenteval[ray]')")
     (pytester.path / "conftest.py").write_text(
@@ -221,6 +221,13 @@ def test_a_ray_cluster_that_cannot_start_fails_each_item_with_the_reason(
         "This could happen because ...')\n\n\n"
         "ray.is_initialized = lambda: False\n"
         "ray.init = _init\n")
+    return pytester.path / "ray_tries.log"
+
+
+def test_a_ray_cluster_that_cannot_start_fails_each_item_with_the_reason(
+        pytester: pytest.Pytester, project: Path) -> None:
+    # Each item showed Ray's 2,000-line traceback; the cluster was tried again for every file.
+    tries = _ray_that_cannot_start(pytester)
     (project / "other.evalset.json").write_text((project / "myset.evalset.json").read_text())
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--agenteval",
                                            "--agenteval-executor", "ray")
@@ -228,27 +235,19 @@ def test_a_ray_cluster_that_cannot_start_fails_each_item_with_the_reason(
     out = result.stdout.str()
     assert out.count("cannot use a local Ray cluster: The current node timed out during startup.") >= 4
     assert "Traceback" not in out and "def _init" not in out
-    assert (pytester.path / "ray_tries.log").read_text().splitlines() == ["try"]
+    assert tries.read_text().splitlines() == ["try"]
 
 
 def test_ray_with_process_isolation_is_refused_before_a_cluster_starts(
         pytester: pytest.Pytester, project: Path) -> None:
     # The refusal came after a local cluster had started (5-10 s) for it.
-    if importlib.util.find_spec("ray") is None:
-        pytest.skip("Ray is not installed (pip install 'agenteval[ray]')")
-    (pytester.path / "conftest.py").write_text(
-        "import ray\n\n\n"
-        "def _init(**kwargs):\n"
-        "    open('ray_tries.log', 'a').close()\n"
-        "    raise Exception('no cluster here')\n\n\n"
-        "ray.is_initialized = lambda: False\n"
-        "ray.init = _init\n")
+    tries = _ray_that_cannot_start(pytester)
     pytester.makeini("[pytest]\nagenteval = true\n")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--agenteval-executor", "ray",
                                            "--agenteval-isolation", "process")
     result.assert_outcomes(failed=2)
     assert "--agenteval-isolation process runs case runs in worker processes" in result.stdout.str()
-    assert not (pytester.path / "ray_tries.log").exists()
+    assert not tries.exists()
 
 
 def test_a_legacy_test_files_item_is_named_the_same_on_every_machine(pytester: pytest.Pytester,
