@@ -133,7 +133,9 @@ def test_a_run_is_cancelled(live: Live) -> None:
     assert r.status_code == 202
     events = live.events(run_id)
     assert events[-1] == {"type": "RunCancelled", "run_id": run_id}
-    assert time.monotonic() - started < 5
+    # Liveness, not speed: the agent sleeps 30 s, so a cancel that did not stop it takes 30 s or more;
+    # 20 s leaves a loaded machine room where 5 s left little
+    assert time.monotonic() - started < 20
     assert live.get(f"/api/runs/{run_id}").json()["state"] == "cancelled"
     assert live.post(f"/api/runs/{run_id}/cancel").status_code == 409
     assert RunStore(live.agents_dir / "slow").list_runs() == []  # nothing recorded
