@@ -78,3 +78,35 @@ def test_a_save_over_another_tabs_save_is_refused_not_lost(page: Any, base_url: 
     expect(page.locator("#save-case")).to_have_count(0)
     assert _answer(path) == "Hello, once more."
     assert not page.errors and not other_errors
+
+
+def test_a_delete_of_a_case_another_tab_saved_is_refused(page: Any, base_url: str,  # noqa: F811
+                                                        agents_dir: Path) -> None:  # noqa: F811
+    """A tab loaded before another saved the case, and one that began editing before that save:
+    "Delete case" is refused in both, saying why, the saved edit kept; once opened again it deletes."""
+    path = agents_dir / "shop" / "gone.evalset.json"
+    path.write_text(json.dumps({"eval_set_id": "gone", "eval_cases": [
+        {"eval_id": "g", "conversation": [_turn("hello", "Hello!")]}]}))
+    address = base_url + "/#/app/shop/evalsets/gone/cases/g"
+    other, editing = page.context.new_page(), page.context.new_page()
+    for tab in (page, other, editing):
+        tab.goto(address)
+        tab.wait_for_selector("#edit-case")
+        tab.on("dialog", lambda d: d.accept())
+    editing.click("#edit-case")
+    expect(editing.locator("#save-case")).to_be_visible()
+    editing.click("text=Cancel")
+    _edit_answer(other, "Saved in the other tab.")
+    expect(other.locator(".toast").last).to_contain_text("case saved")
+    for tab in (page, editing):
+        tab.click("#delete-case")
+        toast = tab.locator(".toast.bad").last
+        expect(toast).to_contain_text("changed since")
+        expect(toast).to_contain_text("'g'" if tab is editing else "case g")
+        assert _answer(path) == "Saved in the other tab."
+    page.reload()
+    page.wait_for_selector("#delete-case")
+    page.click("#delete-case")
+    expect(page.locator(".toast").last).to_contain_text("case deleted")
+    assert json.loads(path.read_text())["eval_cases"] == []
+    assert not page.errors

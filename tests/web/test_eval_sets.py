@@ -184,3 +184,23 @@ def test_a_save_over_a_case_changed_since_it_was_read_is_refused(live: Live) -> 
     assert again.status_code == 200, again.text
     assert live.put(path, json=_response_of(tab_b.json(), "no header")).status_code == 200
     _loads_everywhere(_file(live))
+
+
+def test_a_delete_of_a_case_changed_since_it_was_read_is_refused(live: Live) -> None:
+    """A delete with `If-Match` removes only the version read: once another tab saved the case,
+    409 naming it and the file untouched; with the version now read it goes through."""
+    live.post(f"{SETS}/smoke")
+    live.post(f"{SETS}/smoke/add-session",
+              json={"eval_id": "c1", "session_id": _with_session(live, "roll a d6"), "user_id": "u"})
+    path = f"{SETS}/smoke/eval-cases/c1"
+    read = live.get(path)
+    saved = live.put(path, json=_response_of(read.json(), "from another tab"),
+                     headers={"If-Match": read.headers["ETag"]})
+    assert saved.status_code == 200, saved.text
+    before = _file(live).read_bytes()
+    stale = live.delete(path, headers={"If-Match": read.headers["ETag"]})
+    assert stale.status_code == 409, stale.text
+    assert "case 'c1' of eval set 'smoke' was changed since it was read" in stale.json()["detail"]
+    assert _file(live).read_bytes() == before
+    assert live.delete(path, headers={"If-Match": saved.headers["ETag"]}).json() == {"deleted": "c1"}
+    assert load_eval_set(_file(live)).eval_cases == []

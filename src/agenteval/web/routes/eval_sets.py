@@ -165,6 +165,14 @@ IfMatch = Annotated[str | None, Header(description="The case's `ETag` as it was 
                                               "is replaced only if it is still that version.")]
 
 
+def _check_version(case: EvalCase, if_match: str | None, case_id: str, set_id: str) -> None:
+    """409 when `If-Match` was given and the case is no longer that version."""
+    if if_match is not None and if_match.strip() != case_tag(case):
+        conflict(f"case {case_id!r} of eval set {set_id!r} was changed since it was read "
+                 "(saved from another tab or window, or its file edited): nothing written; "
+                 "open the case again to see it as it is now")
+
+
 @router.put("/eval-sets/{set_id}/eval-cases/{case_id:path}", response_model_exclude_unset=True)
 def put_case(app: str, set_id: str, case_id: str, web: WebDep, body: CaseBody, response: Response,
              if_match: IfMatch = None) -> EvalCase:
@@ -181,10 +189,7 @@ def put_case(app: str, set_id: str, case_id: str, web: WebDep, body: CaseBody, r
 
     def replace(eval_set: EvalSet) -> EvalCase:
         old = _case(eval_set, case_id, app, set_id)
-        if if_match is not None and if_match.strip() != case_tag(old):
-            conflict(f"case {case_id!r} of eval set {set_id!r} was changed since it was read "
-                     "(saved from another tab or window, or its file edited): nothing written; "
-                     "open the case again to see it as it is now")
+        _check_version(old, if_match, case_id, set_id)
         eval_set.eval_cases[eval_set.eval_cases.index(old)] = case
         return case
 
@@ -196,9 +201,14 @@ def put_case(app: str, set_id: str, case_id: str, web: WebDep, body: CaseBody, r
 
 
 @router.delete("/eval-sets/{set_id}/eval-cases/{case_id:path}")
-def delete_case(app: str, set_id: str, case_id: str, web: WebDep) -> Deleted:
+def delete_case(app: str, set_id: str, case_id: str, web: WebDep,
+                if_match: IfMatch = None) -> Deleted:
+    """Removes the case. With `If-Match`, only the version read (409 when it was changed since,
+    nothing written: a delete must not take with it an edit the user has not seen)."""
     def delete(eval_set: EvalSet) -> Deleted:
-        eval_set.eval_cases.remove(_case(eval_set, case_id, app, set_id))
+        old = _case(eval_set, case_id, app, set_id)
+        _check_version(old, if_match, case_id, set_id)
+        eval_set.eval_cases.remove(old)
         return Deleted(deleted=case_id)
 
     out: Deleted = _edit(web, app, set_id, delete)

@@ -79,10 +79,24 @@ export function caseEditor(app, setId, original) {
       tag = out.tag; original = draft; draft = null; render(); toast("case saved");
     } catch (err) { toast(err.message, true); }
   };
+  // A delete is only of the case as this page shows it: its version is the one read as editing
+  // began or saved since, else read now and compared with what the page shows (another tab may
+  // have saved it since the page was loaded: deleting would take that edit unseen).
   const del = async () => {
     if (!confirm(`Delete case ${original.eval_id}?`)) return;
-    try { await api(casePath(app, setId, original.eval_id), { method: "DELETE" }); toast("case deleted"); go(link("app", app, "evalsets", setId)); }
-    catch (err) { toast(err.message, true); }
+    try {
+      let version = tag;
+      if (!version) {
+        const read = await apiTagged(casePath(app, setId, original.eval_id));
+        if (JSON.stringify(read.data) !== JSON.stringify(original)) {
+          toast(`Not deleted: case ${original.eval_id} was changed since this page was loaded (saved from another tab or window, or its file edited). Open it again to see it as it is now.`, true);
+          return;
+        }
+        version = read.tag;
+      }
+      await api(casePath(app, setId, original.eval_id), { method: "DELETE", ifMatch: version });
+      toast("case deleted"); go(link("app", app, "evalsets", setId));
+    } catch (err) { toast(err.message, true); }
   };
   render();
   return box;
