@@ -98,6 +98,23 @@ def test_gate_false_alarms_at_most_alpha_and_catches_a_real_regression() -> None
     assert caught >= 95
 
 
+def test_a_run_that_errored_before_scoring_fails_the_criteria_the_other_side_scored() -> None:
+    """An inference error leaves a run without criteria: it fails each one, as in its own
+    verdict; left out of the pairs, six cases of ten crashing diluted the gate to a pass."""
+    a = {f"c{i}": {0: RunOutcome(True, {"m": (1.0, True)})} for i in range(10)}
+    b = {f"c{i}": {0: RunOutcome(False) if i < 6 else RunOutcome(True, {"m": (1.0, True)})}
+         for i in range(10)}
+    c = compare_paired(_doc("A"), _doc("B"), runs_a=a, runs_b=b, resamples=0)
+    overall, m = c.measures
+    assert (m.name, m.pairs, m.a_only, m.pass_b) == ("m", 10, 6, 0.4)
+    assert m.score_a == m.score_b == 1.0  # its scores: the pairs scored on both sides
+    assert m.p_adjusted == overall.p_adjusted == pytest.approx(2 / 2 ** 6)  # one test, not two
+    assert c.gate_failed
+    # A passing run without the criterion (not configured for it) is still left out.
+    b["c0"][0] = RunOutcome(True)
+    assert compare_paired(_doc("A"), _doc("B"), runs_a=a, runs_b=b, resamples=0).measures[1].pairs == 9
+
+
 def test_alpha_is_checked() -> None:
     with pytest.raises(ValueError):
         compare_paired(_doc("A"), _doc("B"), alpha=0.0)
@@ -113,19 +130,23 @@ def _reference(ra: Runs, rb: Runs, alpha: float) -> tuple[list[tuple[object, ...
              for i in ids if i in ra and i in rb}
     names = [OVERALL, *sorted({n for p in pairs.values() for x, y in p for n in x.metrics if n in y.metrics})]
 
-    def value(run: RunOutcome, name: str) -> tuple[float | None, bool] | None:
-        return (None, run.passed) if name == OVERALL else run.metrics.get(name)
+    def value(run: RunOutcome, name: str, other: RunOutcome) -> tuple[float | None, bool] | None:
+        if name == OVERALL:
+            return (None, run.passed)
+        got = run.metrics.get(name)
+        # a run that did not pass fails a criterion it lacks that the other side scored
+        return (None, False) if got is None and not run.passed and name in other.metrics else got
 
     rows, outcomes = [], []
     for name in names:
         both = [(vx, vy) for p in pairs.values() for x, y in p
-                if (vx := value(x, name)) is not None and (vy := value(y, name)) is not None]
+                if (vx := value(x, name, y)) is not None and (vy := value(y, name, x)) is not None]
         if not both:
             continue
         scored = [(vx[0], vy[0]) for vx, vy in both if vx[0] is not None and vy[0] is not None]
         a_only = sum(vx[1] and not vy[1] for vx, vy in both)
         b_only = sum(vy[1] and not vx[1] for vx, vy in both)
-        cases = sum(any(value(x, name) is not None and value(y, name) is not None for x, y in p)
+        cases = sum(any(value(x, name, y) is not None and value(y, name, x) is not None for x, y in p)
                     for p in pairs.values())
         outcomes.append(tuple((vx[1], vy[1]) for vx, vy in both))
         rows.append((name, cases, len(both), sum(vx[1] for vx, _ in both) / len(both),

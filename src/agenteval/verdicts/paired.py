@@ -3,7 +3,8 @@
 The baseline A and the candidate B are paired by case (eval id) and run index: run j of a case
 in A with run j of the same case in B (a case's runs beyond the other side's count are left out
 of the pairs, not of the case's own verdict). For the case verdict ("overall": the run passed)
-and for each gating criterion (the run's criterion passed; and its score):
+and for each gating criterion (the run's criterion passed, and its score; a run that did not
+pass and lacks the criterion, as after an inference error, failed it unscored):
 
 * the difference B − A in pass rate and in mean score over the pairs, with a 95% percentile
   interval from a paired bootstrap that resamples cases (runs of one case are not independent
@@ -217,6 +218,24 @@ def _pairs(a: dict[int, RunOutcome], b: dict[int, RunOutcome]) -> list[tuple[Run
     return [(a[j], b[j]) for j in sorted(a.keys() & b.keys())]
 
 
+_FAILED_UNSCORED: tuple[float | None, bool] = (None, False)
+
+
+def _criterion_pair(x: RunOutcome, y: RunOutcome, name: str
+                    ) -> tuple[tuple[float | None, bool], tuple[float | None, bool]] | None:
+    """A pair's (score, passed) on criterion `name`; None when it is not a pair of that
+    criterion. A run without the criterion that did not pass (an inference error: no criterion
+    ran) failed it when the other side has it, as its case verdict did: left out, a candidate
+    whose runs crash lost those pairs from each criterion, which then diluted the gate's Holm
+    family with a measure that saw no change."""
+    vx, vy = x.metrics.get(name), y.metrics.get(name)
+    if vx is None:
+        return None if vy is None or x.passed else (_FAILED_UNSCORED, vy)
+    if vy is None:
+        return None if y.passed else (vx, _FAILED_UNSCORED)
+    return vx, vy
+
+
 # A pair's outcome on one measure as one small int (A passed: 2, B passed: 1): a measure's
 # outcomes are a `bytearray`, compared and hashed whole to find the measures that are one test.
 _OUTCOME = {(False, False): 0, (False, True): 1, (True, False): 2, (True, True): 3}
@@ -252,10 +271,9 @@ class _Tally:
             if name == OVERALL:
                 pass_x, pass_y, sx, sy = x.passed, y.passed, None, None
             else:
-                vx, vy = x.metrics.get(name), y.metrics.get(name)
-                if vx is None or vy is None:
+                if (both := _criterion_pair(x, y, name)) is None:
                     continue
-                (sx, pass_x), (sy, pass_y) = vx, vy
+                (sx, pass_x), (sy, pass_y) = both
             n_pass += 1
             d_pass += pass_y - pass_x
             append(_OUTCOME[pass_x, pass_y])
@@ -287,10 +305,9 @@ class _Tally:
         if name == OVERALL:
             pass_x, pass_y, sx, sy = x.passed, y.passed, None, None
         else:
-            vx, vy = x.metrics.get(name), y.metrics.get(name)
-            if vx is None or vy is None:
+            if (both := _criterion_pair(x, y, name)) is None:
                 return [(0.0, 0), (0.0, 0)]
-            (sx, pass_x), (sy, pass_y) = vx, vy
+            (sx, pass_x), (sy, pass_y) = both
         self.outcomes.append(_OUTCOME[pass_x, pass_y])
         self.cases += 1
         self.pairs += 1
