@@ -523,3 +523,20 @@ def test_runs_show_and_the_web_give_one_reason_for_a_case_the_agent_failed(tmp_p
                     store.counts(ref), store.criteria(ref), store.header(ref))
     assert {c.eval_id: c.problems for c in view.cases} == {"crashed": [AGENT_FAILED],
                                                            "ungated": [NOT_GATED]}
+
+
+def test_runs_delete_asks_then_deletes_the_run_and_says_what_went(history: Path) -> None:
+    latest = RunStore(history).resolve("latest")
+    run = latest.run_group or latest.run_id
+    r = CliRunner().invoke(APP, ["runs", "delete", "latest", "--root", str(history)], input="n\n")
+    assert r.exit_code == 1 and "Nothing deleted" in r.output
+    assert f"Delete run {run}: parity ({latest.run_id}, 60 cases), and its reviews?" in r.output
+    assert RunStore(history).resolve("latest").run_id == latest.run_id
+    r = _run("runs", "delete", latest.run_id, "--root", history, "--yes")
+    assert r.exit_code == 0, r.output
+    assert f"Deleted run {run}: 1 document(s), 0 review(s)" in r.output
+    assert not latest.result_path.exists()
+    assert [row.run_id for row in RunStore(history).list_runs()] != [] and \
+        latest.run_id not in [row.run_id for row in RunStore(history).list_runs()]
+    r = _run("runs", "delete", latest.run_id, "--root", history, "--yes")
+    assert r.exit_code == 2 and f"no run {latest.run_id!r}" in r.output

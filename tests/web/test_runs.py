@@ -380,3 +380,28 @@ def test_a_case_whose_agent_failed_says_so_among_why_cases_failed(live: Live) ->
     live.events(run_id)
     failing = {c["eval_id"]: c["problems"] for c in live.get(f"/api/runs/{run_id}").json()["cases"]}
     assert failing["c0"] and "the agent failed" in failing["c0"][0], failing  # it was []
+
+
+def test_a_recorded_run_is_deleted_as_the_cli_deletes_it_and_one_being_written_is_refused(live: Live) -> None:
+    from agenteval.store.journal import Journal
+    from agenteval.store.reviews import Review, ReviewStore
+
+    _set_with_cases(live)
+    events = live.events(_run(live))
+    (result_id,) = events[-1]["result_ids"]
+    store = live.agents_dir / "echo"
+    row = RunStore(store).resolve(result_id)
+    ReviewStore(store).save(Review(result_id, "c0", 0, "", "agree"))
+    owner = Journal(store)
+    owner.claim(str(row.run_group))  # a resume of it under way, say
+    refused = live.delete(f"/api/runs/{result_id}")
+    assert refused.status_code == 409, refused.text
+    assert "is being written, not deleted" in refused.json()["detail"] and row.result_path.is_file()
+    owner.release(str(row.run_group))
+    done = live.delete(f"/api/runs/{result_id}")
+    assert done.status_code == 200, done.text
+    assert done.json() == {"deleted": result_id, "reviews": 1, "kept": []}
+    assert not row.result_path.exists() and RunStore(store).list_runs() == []
+    assert live.get(f"/api/runs/{result_id}").status_code == 404
+    assert live.delete(f"/api/runs/{result_id}").status_code == 404
+    assert [r["run_id"] for r in live.get("/api/runs").json()] == []

@@ -270,7 +270,8 @@ def _show(root: str, ref: str) -> int:
 @click.option("--limit", type=click.IntRange(min=1), help="Show at most N runs.")
 @click.pass_context
 def runs(ctx: click.Context, root: str | None, limit: int | None) -> None:
-    """List recorded runs, newest first (`runs list`), or show one (`runs show RUN`)."""
+    """List recorded runs, newest first (`runs list`), show one (`runs show RUN`) or delete one
+    (`runs delete RUN`)."""
     ctx.ensure_object(dict)
     ctx.obj["root"] = root
     if ctx.invoked_subcommand is None:
@@ -293,6 +294,36 @@ def list_(ctx: click.Context, root: str | None, limit: int | None) -> None:
 def show(ctx: click.Context, run: str, root: str | None) -> None:
     """Show RUN (id, unique prefix, latest or previous): stored details, summary, failing cases."""
     sys.exit(opt.guard(_show, root or ctx.obj.get("root") or ".", run))
+
+
+def _delete(root: str, ref: str, yes: bool) -> int:
+    from agenteval.store.deletion import delete_run, find
+
+    target = find(root, ref)
+    docs = target.documents
+    what = (", ".join(f"{d.eval_set_id} ({d.run_id}, {d.cases_total} case{'' if d.cases_total == 1 else 's'})" for d in docs)
+            or "unfinished: in the journal only")
+    if not yes and not click.confirm(f"Delete run {target.run_id}: {what}, and its reviews?"):
+        click.echo("Nothing deleted.", err=True)
+        return 1
+    done = delete_run(root, target.exact)
+    click.echo(f"Deleted run {done.run_id}: {len(done.documents)} document(s), {done.reviews} review(s)"
+               + (", its unfinished case runs" if done.journaled else ""))
+    for path in done.kept:
+        click.echo(f"Left {path}: recorded from where it was written, outside the history", err=True)
+    return 0
+
+
+@runs.command()
+@click.argument("run")
+@root_option
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_context
+def delete(ctx: click.Context, run: str, root: str | None, yes: bool) -> None:
+    """Delete RUN (id, unique prefix, latest, previous, or the run id `eval` printed: all its eval
+    sets) from the run history: its rows, reviews and history documents, and its unfinished case
+    runs. A run a live process is writing is refused."""
+    sys.exit(opt.guard(_delete, root or ctx.obj.get("root") or ".", run, yes))
 
 
 def _report(ref: str, root: str, fmt: str, output: str | None) -> int:

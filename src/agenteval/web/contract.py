@@ -199,6 +199,15 @@ class Deleted(Out):
     """The id of the session or case deleted."""
 
 
+class DeletedRunView(Deleted):
+    """What deleting a recorded run removed (`deleted`: its document id)."""
+
+    reviews: int
+    """How many reviews of it went with it."""
+    kept: list[str]
+    """Its documents left on disk: recorded from where they were written, outside the history."""
+
+
 # --- runs ------------------------------------------------------------------------------------
 
 class RunDefaults(Out):
@@ -479,6 +488,7 @@ class CaseView(Out):
 
 
 __all__ = ["AppInfo", "ArgumentDiff", "CallPair", "Cancelling", "CaseRow", "CaseVerdict", "CaseView",
-           "ChatTurnView", "CriterionInfo", "Deleted", "DiffLine", "InvocationView", "JobView", "Out",
+           "ChatTurnView", "CriterionInfo", "Deleted", "DeletedRunView", "DiffLine", "InvocationView",
+           "JobView", "Out",
            "RunRef", "RunRow", "RunState", "RunView", "ScoreCell", "SentTurn", "SessionEvent", "SessionView",
            "StatusWord", "SummaryMetric", "ToolCall", "ToolResult"]

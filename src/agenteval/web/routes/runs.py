@@ -15,7 +15,7 @@ from agenteval.reporting.html import html_stream
 from agenteval.store import RunStore
 from agenteval.store.case_index import Unindexed
 from agenteval.web.context import ContractRoute, WebDep, conflict, not_found
-from agenteval.web.contract import Cancelling, CaseRow, CaseView, JobView, RunRow, RunView
+from agenteval.web.contract import Cancelling, CaseRow, CaseView, DeletedRunView, JobView, RunRow, RunView
 from agenteval.web.jobs import WebRun
 from agenteval.web.views import case_rows, case_view, run_row, run_view, statuses
 
@@ -176,3 +176,20 @@ def get_run(run_id: str, web: WebDep) -> RunView | JobView:
     store, ref = RunStore(stored.root), stored.row.run_id
     return run_view(stored, store.summary(ref, not_passed_only=True), store.counts(ref), store.criteria(ref),
                     store.header(ref), job.state if job else "finished")
+
+
+@by_id.delete("/{run_id:path}")
+def delete_run(run_id: str, web: WebDep) -> DeletedRunView:
+    """Deletes the recorded document (the run page's run) from its store as `agenteval runs
+    delete` does (`store.deletion`): its rows, reviews and history file, in one transaction.
+    409 naming the owner while a live process writes its run (nothing deleted)."""
+    from agenteval.store.deletion import delete_run as delete
+    from agenteval.store.journal import RunOwned
+
+    stored = web.run(run_id)
+    try:
+        done = delete(stored.root, stored.row.run_id)
+    except RunOwned as e:
+        conflict(f"run {run_id!r} is being written, not deleted: {e.message}")
+    return DeletedRunView(deleted=stored.row.run_id, reviews=done.reviews,
+                          kept=[str(p) for p in done.kept])

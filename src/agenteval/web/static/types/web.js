@@ -172,6 +172,14 @@
  */
 
 /**
+ * What deleting a recorded run removed (`deleted`: its document id).
+ * @typedef {Object} DeletedRunView
+ * @property {string} deleted - The id of the session or case deleted.
+ * @property {number} reviews - How many reviews of it went with it.
+ * @property {Array<string>} kept - Its documents left on disk: recorded from where they were written, outside the history.
+ */
+
+/**
  * A line of the expected-against-actual tool-call diff.
  * @typedef {Object} DiffLine
  * @property {" "|"-"|"+"} op - ` ` in both, `-` expected and not made, `+` made and not expected.

@@ -2,7 +2,7 @@
 
 import { api, apiPage, qs } from "../api.js";
 import { COLORS, barChart, chart, histogram } from "../charts.js";
-import { badge, errorBox, h, kvs, replace } from "../dom.js";
+import { badge, errorBox, h, kvs, replace, toast } from "../dom.js";
 import { INFORMATIONAL, enc, fmt, fmtSecs, fmtTime, oneLine, short, statusClass, statusOf } from "../format.js";
 import { go, link, paint, reroute, showAgent } from "../nav.js";
 import { loadReviews, reviewKey, reviewMark } from "./review.js";
@@ -16,6 +16,21 @@ const PAGE = 100; // rows fetched per page of a run: a 10,000-case run is never 
  * @property {Array<CaseRow>} items - the page's rows
  * @property {number} total - the case runs that match
  */
+
+/** Deletes the run's document from the history (`agenteval runs delete` does the same), once
+ * confirmed: what goes is named first, its reviews too. A run being written is refused (409). */
+async function deleteRun(run) {
+  const label = runLabel(run);
+  const doc = run.run_group && run.run_group !== run.run_id ? ` (document ${run.run_id})` : "";
+  if (!confirm(`Delete run ${label}${doc}: eval set ${run.eval_set_id}, ${run.counts.total} case${run.counts.total === 1 ? "" : "s"}, with its result document and reviews? This cannot be undone.`)) return;
+  try {
+    /** @type {DeletedRunView} */
+    const done = await api(`/api/runs/${enc(run.run_id)}`, { method: "DELETE" });
+    toast(`run ${label} deleted` + (done.reviews ? `, with ${done.reviews} review${done.reviews === 1 ? "" : "s"}` : "")
+      + (done.kept.length ? `; its document ${done.kept.join(", ")} was written outside the history and is left` : ""));
+    go(link("runs"));
+  } catch (err) { toast(err.message, true); }
+}
 
 export async function showRun(token, runId, query) {
   const status = query.status || "";
@@ -39,7 +54,8 @@ export async function showRun(token, runId, query) {
     run.run_group && run.run_group !== id ? h("span", { class: "muted small", text: ` · document ${id}` }) : null),
     h("a", { class: "btn", id: "explore", href: link("runs", id, "explore"), text: "Search, groups & review" }),
     h("a", { class: "btn", href: `/api/runs/${enc(id)}/export`, download: `${id}.html`, id: "export", text: "Export HTML" }),
-    compareMenu(id, run)),
+    compareMenu(id, run),
+    h("button", { class: "danger", id: "delete-run", text: "Delete run…", onclick: () => deleteRun(run) })),
   h("div", { class: "card" }, h("dl", { class: "kv" }, kvs({
     agent: run.agent, "eval set": run.eval_set_id, command: spec ? spec.command : null,
     created: fmtTime(run.created), "agent model": run.agent_model, "judge model": run.judge_model,
