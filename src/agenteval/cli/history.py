@@ -301,8 +301,8 @@ def _delete(root: str, ref: str, yes: bool) -> int:
 
     target = find(root, ref)
     docs = target.documents
-    what = (", ".join(f"{d.eval_set_id} ({d.run_id}, {d.cases_total} case{'' if d.cases_total == 1 else 's'})" for d in docs)
-            or "unfinished: in the journal only")
+    what = (", ".join(f"{d.eval_set_id} ({d.run_id}, {d.cases_total} case{'' if d.cases_total == 1 else 's'})"
+                      for d in docs) or "unfinished: in the journal only")
     if not yes and not click.confirm(f"Delete run {target.run_id}: {what}, and its reviews?"):
         click.echo("Nothing deleted.", err=True)
         return 1
