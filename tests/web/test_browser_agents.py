@@ -20,6 +20,8 @@ from tests.conftest import FIXTURES
 from tests.web.browser_support import serve, shot
 from tests.web.test_browser import app_factory, browser, executable, page  # noqa: F401 (fixtures)
 
+expect = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed").expect
+
 TRACES = FIXTURES / "traces"
 
 
@@ -78,7 +80,10 @@ def test_the_case_editor_credits_a_call_to_an_agent(page: Any, base_url: str, ag
         'triage_agent: transfer_to_agent({"agent_name":"booking_agent"})',
         'booking_agent: book_table({"restaurant":"Chez Marcel","time":"20:00","party_size":2})']
     page.click("#edit-case")
+    # Editing begins once the case is read again (a request): wait for the editor's inputs, not
+    # count them at once (under load they were not there yet: [] was read).
     authors = page.locator('.inv[data-inv="0"] .call-author')
+    expect(authors).to_have_count(2)
     assert [authors.nth(i).input_value() for i in range(authors.count())] == ["triage_agent", "booking_agent"]
     authors.nth(1).fill("weather_agent")
     page.click("#save-case")
