@@ -192,8 +192,9 @@ def fresh_page(browser: Any, timeout_ms: int) -> Iterator[Any]:
 
 
 def shot(page: Any, folder: Path, name: str) -> Path:
-    """A screenshot of the page as a test artefact."""
+    """A screenshot of the page as a test artefact, without the passing toasts (a step's
+    "case saved" over the view shown in docs/screenshots/)."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.png"
-    page.screenshot(path=str(path))
+    page.screenshot(path=str(path), style=".toast { visibility: hidden; }")
     return path
