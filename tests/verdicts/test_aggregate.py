@@ -96,3 +96,14 @@ def test_a_criterion_twice_in_one_run_is_summarised_over_both() -> None:
     run = _case("c", 0, 1.0)
     run.overall_eval_metric_results = run.overall_eval_metric_results * 2
     assert summarise_case("c", [run], "mean", False).metrics[0].runs == 2
+
+
+@pytest.mark.parametrize("runs", [2, 5, 31, 32, 45, 100, 1000])
+def test_the_confidence_interval_is_students_t_at_any_number_of_runs(runs: int) -> None:
+    """Against SciPy: past 31 runs the interval used 1.96, 3% too narrow at 40 runs."""
+    from scipy import stats
+
+    scores = [float(i % 3 == 0) for i in range(runs)]
+    m = _summary(scores).metrics[0]
+    low, high = stats.t.interval(0.95, runs - 1, loc=stats.tmean(scores), scale=stats.sem(scores))
+    assert (m.ci_low, m.ci_high) == pytest.approx((low, high), abs=5e-4)  # the table: 3 decimals

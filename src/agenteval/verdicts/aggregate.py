@@ -34,14 +34,25 @@ from agenteval.schema.result import PASSED as _PASSED
 
 # (The statuses as module names: `schema.result`'s note.)
 
-# Two-sided 95% Student-t critical values by degrees of freedom (1..30); 1.96 beyond.
+# Two-sided 95% Student-t critical values by degrees of freedom (1..30); beyond, `t95`'s series.
 _T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
         2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
         2.052, 2.048, 2.045, 2.042]
+_Z975 = 1.959963984540054  # the standard normal's 97.5% quantile
 
 
 def t95(dof: int) -> float:
-    return _T95[dof - 1] if 1 <= dof <= len(_T95) else 1.96
+    """Student's t 97.5% quantile with `dof` degrees of freedom (scipy.stats.t.ppf(0.975, dof)):
+    the table to 30, then the Cornish–Fisher series in 1/dof (error below 1e-7 from 31 on; 1.96
+    alone, used there before, made a 40-run interval 3% too narrow)."""
+    if 1 <= dof <= len(_T95):
+        return _T95[dof - 1]
+    z, v = _Z975, float(dof)
+    z2 = z * z
+    return z * (1.0 + (z2 + 1.0) / (4.0 * v)
+                + ((5.0 * z2 + 16.0) * z2 + 3.0) / (96.0 * v ** 2)
+                + (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) / (384.0 * v ** 3)
+                + ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) / (92160.0 * v ** 4))
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
