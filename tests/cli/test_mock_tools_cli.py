@@ -132,7 +132,9 @@ def test_args_match_of_the_trajectory_criterion_decides_what_matches(helpdesk: P
 
 @pytest.mark.parametrize(("config", "field"), [({"mock_tools": "always"}, "mock_tools"),
                                                ({"mock_tools": {"get_time": "mock"}}, "mock_tools"),
-                                               ({"mock_tools_strict": "yes"}, "mock_tools_strict")])
+                                               ({"mock_tools_strict": "yes"}, "mock_tools_strict"),
+                                               # strict with every tool live: it refused nothing
+                                               ({"mock_tools_strict": True}, "mock_tools_strict")])
 def test_a_bad_setting_is_refused_naming_the_file_and_field(helpdesk: Path, tmp_path: Path,
                                                             config: dict[str, Any], field: str) -> None:
     (helpdesk / "test_config.json").write_text(json.dumps(config))

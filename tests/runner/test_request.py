@@ -84,3 +84,23 @@ def test_metrics_are_resolved_once_per_config(monkeypatch: pytest.MonkeyPatch) -
     job.config = job.config.model_copy(update={"criteria": {"response_match_score": 0.5}})
     assert [m.name for m in job.metrics() if not m.spec.informational] == ["response_match_score"]
     assert len(calls) == 2  # a new config is resolved again
+
+
+def test_strict_tool_mocking_with_no_tool_mocked_is_refused_naming_where_it_was_set(tmp_path: Path) -> None:
+    """Strict with every tool live refused nothing: the run looked hermetic and ran every tool."""
+    with pytest.raises(DataError, match=r"^mock_tools_strict: .*no tool is answered from the eval set"):
+        request_config(RunRequest(mock_tools_strict=True), None)
+    with pytest.raises(DataError, match=r"^mock_tools_strict: "):
+        request_config(RunRequest(mock_tools="live", mock_tools_strict=True), None)
+    s = _set_with_config(tmp_path)
+    config = tmp_path / "test_config.json"
+    config.write_text(json.dumps({"mock_tools": {"*": "live"}, "mock_tools_strict": True}))
+    with pytest.raises(DataError, match=rf"^{config}: mock_tools_strict: "):
+        request_config(RunRequest(), s)
+    # a tool in expected mode, from the file or the request, makes strict mean something
+    assert request_config(RunRequest(mock_tools="expected"), s)[0].mock_tools_strict
+    config.write_text(json.dumps({"mock_tools": {"get_time": "expected"}, "mock_tools_strict": True}))
+    assert request_config(RunRequest(), s)[0].mock_tools_strict
+    # the request's own modes, all live, over the config's strict: this run runs live
+    assert request_config(RunRequest(mock_tools="live"), s)[0].mock_tools == "live"
+    assert not request_config(RunRequest(mock_tools_strict=False), None)[0].mock_tools_strict

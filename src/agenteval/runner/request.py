@@ -9,6 +9,7 @@ end runs the same cases with the same criteria, limits and settings. The request
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -123,11 +124,24 @@ def with_samples(criteria: dict[str, Any], num_samples: int | None) -> dict[str,
     return out
 
 
-def with_tool_mocking(config: EvalConfig, request: RunRequest) -> EvalConfig:
-    """The request's `mock_tools` and `mock_tools_strict`, where set, in place of the config's."""
+def with_tool_mocking(config: EvalConfig, request: RunRequest, source: str | None = None) -> EvalConfig:
+    """The request's `mock_tools` and `mock_tools_strict`, where set, in place of the config's.
+    Strict with no tool in `expected` mode is refused (DataError naming the request, else the
+    config file `source`): it refused nothing, and a run that looked hermetic ran every tool;
+    but not the config's strict under the request's own modes (`--mock_tools live`: run live)."""
     update: dict[str, Any] = {k: v for k in ("mock_tools", "mock_tools_strict")
                               if (v := getattr(request, k)) is not None}
-    return config.model_copy(update=update) if update else config
+    out = config.model_copy(update=update) if update else config
+    modes = out.mock_tools
+    served = (modes,) if isinstance(modes, str) else (modes or {}).values()
+    # (The config's strict under a request's own modes, all live, is that request's choice.)
+    if out.mock_tools_strict and "expected" not in served and (request.mock_tools_strict
+                                                                 or request.mock_tools is None):
+        raise DataError(None if request.mock_tools_strict else source, "mock_tools_strict",
+                        "is true, but no tool is answered from the eval set (mock_tools is "
+                        f"{'not set' if modes is None else json.dumps(modes)}): every tool would run "
+                        "live; set mock_tools to expected (--mock_tools expected), or drop strict")
+    return out
 
 
 def request_config(request: RunRequest, beside: str | Path | None,
@@ -137,7 +151,7 @@ def request_config(request: RunRequest, beside: str | Path | None,
     request's `criteria` (named `source_of_criteria` in errors and as the source) and
     `num_samples` laid over it (and `mock_tools`, `mock_tools_strict`: `with_tool_mocking`)."""
     config, source = resolve_config(request.config_file, beside)
-    config = with_tool_mocking(config, request)
+    config = with_tool_mocking(config, request, source)
     if request.criteria is None and request.num_samples is None:
         return config, source
     criteria = with_samples(config.criteria if request.criteria is None else request.criteria,
