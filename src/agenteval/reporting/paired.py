@@ -20,7 +20,7 @@ from rich.text import Text
 from agenteval.reporting.junit import xml_safe
 from agenteval.reporting.markdown import md_escape
 from agenteval.reporting.tables import ID_FLOOR, ByWidth, Col, fit_table
-from agenteval.verdicts.paired import CaseChange, CaseStat, MeasureStat, PairedComparison
+from agenteval.verdicts.paired import CaseChange, CaseStat, MeasureStat, PairedComparison, fewest_runs_to_tell
 
 _CASE_ORDER = [CaseChange.REGRESSED, CaseChange.IMPROVED, CaseChange.INCONCLUSIVE, CaseChange.ADDED,
                CaseChange.REMOVED, CaseChange.UNCHANGED]
@@ -128,6 +128,22 @@ def counts_line(c: PairedComparison) -> str:
     return f"cases: {counts or 'none'}"
 
 
+def inconclusive_line(c: PairedComparison) -> str | None:
+    """Why cases are INCONCLUSIVE and what would decide them; None when none is."""
+    inconclusive = [x for x in c.cases if x.change == CaseChange.INCONCLUSIVE]
+    if not inconclusive:
+        return None
+    need = fewest_runs_to_tell(c.alpha)
+    if min(min(x.runs_a, x.runs_b) for x in inconclusive) < need:
+        advice = (f"run them at least {need} times a side (--num_runs {need}: {need}/{need} against "
+                  f"0/{need} is the least that can show a change at alpha {c.alpha:g})")
+    else:
+        advice = "more runs a side would tell (--num_runs)"
+    return (f"{len(inconclusive)} INCONCLUSIVE: their pass rates differ, but each case's own runs "
+            f"are too few to tell (Fisher p ≥ {c.alpha:g}); {advice}, or let eval --until_decided "
+            "choose the runs. The measures above pool every case's runs.")
+
+
 def pass_k_line(c: PairedComparison) -> str:
     """pass@k and pass^k, A → B (means over the cases on both sides)."""
     a, b = c.pass_k("a"), c.pass_k("b")
@@ -150,6 +166,8 @@ def paired_console(c: PairedComparison, show_unchanged: bool = False, max_rows: 
             Text(c.decision(), style="bold red" if c.gate_failed else "bold green"),
             Text(_heading(c), overflow="fold"), Text(""), _measures_block(c, width),
             Text(_NOTE, style="dim"), Text(""), Text(counts_line(c)), Text(pass_k_line(c))]
+        if (why := inconclusive_line(c)) is not None:
+            parts.append(Text(why, style="yellow"))
         cases = shown_cases(c, show_unchanged)
         if cases:
             cols = (Col("eval id", floor=ID_FLOOR), Col("change"), Col("A", "right"), Col("B", "right"),
@@ -174,6 +192,8 @@ def paired_markdown(c: PairedComparison, max_rows: int = 200) -> str:
         holm = _p(adjusted[name]) if name else ""
         out.append(f"| {md_escape(name)} | {what} | {ab} | {diff} | {p} | {holm} | {flag} |")
     out += ["", md_escape(_NOTE), "", md_escape(counts_line(c)) + "  ", md_escape(pass_k_line(c))]
+    if (why := inconclusive_line(c)) is not None:
+        out += ["", md_escape(why)]
     cases = shown_cases(c)
     if cases:
         out += ["", f"| eval id | change | A passed | B passed | p (Fisher) | pass@{c.k} A → B | "
@@ -222,5 +242,5 @@ def paired_junit(c: PairedComparison) -> str:
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-__all__ = ["case_pass_k", "counts_line", "measure_rows", "paired_console", "paired_junit", "paired_markdown",
-           "pass_k_line", "shown_cases"]
+__all__ = ["case_pass_k", "counts_line", "inconclusive_line", "measure_rows", "paired_console",
+           "paired_junit", "paired_markdown", "pass_k_line", "shown_cases"]

@@ -185,6 +185,15 @@ class PairedComparison:
         return (sum(v[0] for v in values) / len(values), sum(v[1] for v in values) / len(values))
 
 
+def fewest_runs_to_tell(alpha: float) -> int:
+    """The fewest runs a side with which a case's own runs can show a change at `alpha`: n of n
+    passed against 0 of n, whose two-sided Fisher p-value (2 / C(2n, n)) is below it (4 at 0.05)."""
+    n = 1
+    while fisher_exact(n, 0, 0, n) >= alpha:  # (as `_case` computes it, rounding and all)
+        n += 1
+    return n
+
+
 @functools.lru_cache(maxsize=4096)
 def _pass_k(n: int, c: int, k: int) -> tuple[float, float]:
     # A case's (pass@k, pass^k) depends on its counts alone, and most cases share a few counts.
@@ -394,4 +403,4 @@ def _compare(a: EvalSetResult, b: EvalSetResult, alpha: float, k: int | None, re
 
 
 __all__ = ["OVERALL", "CaseChange", "CaseStat", "MeasureStat", "PairedComparison", "RunOutcome", "Runs",
-           "compare_paired", "run_outcome", "runs_of"]
+           "compare_paired", "fewest_runs_to_tell", "run_outcome", "runs_of"]

@@ -1,0 +1,42 @@
+"""What `compare` says of INCONCLUSIVE cases: why they are, and what would decide them."""
+
+from io import StringIO
+
+from rich.console import Console
+
+from agenteval.reporting.paired import inconclusive_line, paired_console, paired_markdown
+from agenteval.schema import EvalSetResult
+from agenteval.verdicts.paired import RunOutcome, Runs, compare_paired, fewest_runs_to_tell
+from agenteval.verdicts.stats import fisher_exact
+
+
+def _runs(verdicts: dict[str, list[bool]]) -> Runs:
+    return {eid: {j: RunOutcome(p) for j, p in enumerate(v)} for eid, v in verdicts.items()}
+
+
+def _compare(a: dict[str, list[bool]], b: dict[str, list[bool]], alpha: float = 0.05):  # type: ignore[no-untyped-def]
+    docs = [EvalSetResult(eval_set_result_id=i, eval_set_id="s") for i in "AB"]
+    return compare_paired(*docs, runs_a=_runs(a), runs_b=_runs(b), resamples=0, alpha=alpha)
+
+
+def test_the_fewest_runs_that_can_tell_are_those_of_fishers_test() -> None:
+    for alpha in (0.2, 0.1, 0.05, 0.01, 0.001):
+        n = fewest_runs_to_tell(alpha)
+        assert fisher_exact(n, 0, 0, n) < alpha <= fisher_exact(n - 1, 0, 0, n - 1)
+    assert fewest_runs_to_tell(0.05) == 4
+
+
+def test_inconclusive_cases_say_why_and_how_many_runs_could_tell() -> None:
+    c = _compare({"x": [True] * 3, "y": [True]}, {"x": [False] * 3, "y": [False]})
+    line = inconclusive_line(c)
+    assert line is not None
+    assert "2 INCONCLUSIVE" in line and "too few" in line and "--num_runs 4" in line
+    assert "4/4 against 0/4" in line and "--until_decided" in line
+    out = StringIO()
+    Console(file=out, width=80).print(paired_console(c))
+    assert "--num_runs 4" in " ".join(out.getvalue().split())
+    assert "--num_runs 4" in paired_markdown(c)
+    # enough runs a side already: more runs, not a number
+    many = inconclusive_line(_compare({"x": [True] * 6}, {"x": [True] * 4 + [False] * 2}))
+    assert many is not None and "--num_runs" in many and "4/4" not in many
+    assert inconclusive_line(_compare({"x": [True]}, {"x": [True]})) is None
