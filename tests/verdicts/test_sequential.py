@@ -4,7 +4,13 @@ import random
 
 import pytest
 
-from agenteval.verdicts.sequential import Decision, SequentialRule, decide, runs_to_decide
+from agenteval.verdicts.sequential import (
+    Decision,
+    SequentialRule,
+    decide,
+    runs_that_could_decide,
+    runs_to_decide,
+)
 
 
 def test_decisions_and_confidence() -> None:
@@ -30,6 +36,14 @@ def test_runs_to_decide_asks_for_the_fewest_that_could_decide() -> None:
     assert rule.more_runs([True]) == 4
     decisions = rule.decisions([("a", [True] * 5), ("b", [True, False])])
     assert decisions.counts() == {Decision.PASSED: 1, Decision.FAILED: 0, Decision.UNDECIDED: 1}
+
+
+def test_the_max_runs_that_could_decide_an_undecided_case() -> None:
+    assert runs_that_could_decide(4, 5, 0.05, 0.5) == 12  # 11 of 12 is decided (above), 10 of 11 not
+    assert decide("x", [True] * 11 + [False], 0.05, 0.5).decision == Decision.PASSED
+    assert runs_that_could_decide(1, 5, 0.05, 0.5) == 12  # the same, below
+    assert runs_that_could_decide(5, 5, 0.05, 0.5) is None  # decided
+    assert runs_that_could_decide(500, 1000, 0.05, 0.5, limit=1000) is None  # beyond the limit
 
 
 @pytest.mark.parametrize(("alpha", "rate", "max_runs"), [(0.0, 0.5, 5), (0.05, 1.0, 5), (0.05, 0.5, 0)])

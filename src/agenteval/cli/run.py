@@ -156,8 +156,9 @@ def _eval(args: EvalArgs, job: EvalJob, services: Services, console: Console, ou
 
 def _print_decisions(console: Console, documents: list[EvalSetResult]) -> None:
     """With --until_decided: per eval set, how many cases were decided each way, the case runs
-    spent, and which cases stayed undecided (with their passes)."""
-    from agenteval.verdicts.sequential import Decision, Decisions
+    spent, and which cases stayed undecided (with their passes, and the --max_runs that could
+    decide them)."""
+    from agenteval.verdicts.sequential import Decision, Decisions, runs_that_could_decide
 
     for document in documents:
         stored = document.metadata.get("until_decided")
@@ -171,7 +172,10 @@ def _print_decisions(console: Console, documents: list[EvalSetResult]) -> None:
                       f"{counts[Decision.UNDECIDED]} undecided; {sum(c.runs for c in d.cases)} case runs")
         for c in d.cases:
             if c.decision == Decision.UNDECIDED:
-                console.print(f"  undecided: {c.eval_id} passed {c.passed_runs}/{c.runs}")
+                could = runs_that_could_decide(c.passed_runs, c.runs, d.alpha, d.rate)
+                console.print(f"  undecided: {c.eval_id} passed {c.passed_runs}/{c.runs} (no outcome of "
+                              f"{d.max_runs} runs could decide it; "
+                              + (f"--max_runs {could} could)" if could else "nor of 1,000)"))
 
 
 class Streamed:

@@ -94,6 +94,15 @@ def runs_to_decide(verdicts: Sequence[bool], alpha: float, rate: float, max_runs
     return 0  # not even the runs left, all passing or all failing, would decide it
 
 
+def runs_that_could_decide(passed: int, runs: int, alpha: float, rate: float,
+                           limit: int = 1000) -> int | None:
+    """The fewest runs in all that could decide a case undecided after `passed` of `runs` (were
+    the runs to come all to pass, or all to fail): the `max_runs` it would take; None when it
+    is decided, or beyond `limit` runs."""
+    more = runs_to_decide([True] * passed + [False] * (runs - passed), alpha, rate, limit)
+    return runs + more if more else None
+
+
 @dataclass(frozen=True)
 class SequentialRule:
     """The rule's settings: error rate `alpha` per decision, the pass rate `rate` a case is
@@ -121,4 +130,5 @@ class SequentialRule:
                          cases=[decide(i, v, self.alpha, self.rate) for i, v in cases])
 
 
-__all__ = ["CaseDecision", "Decision", "Decisions", "SequentialRule", "decide", "runs_to_decide"]
+__all__ = ["CaseDecision", "Decision", "Decisions", "SequentialRule", "decide", "runs_that_could_decide",
+           "runs_to_decide"]
