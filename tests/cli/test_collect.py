@@ -88,3 +88,59 @@ def test_collect_on_an_address_that_is_no_host_names_host(tmp_path: Path) -> Non
                            "--no_grpc", "--config_file_path", "free.json"], cwd=tmp_path, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 2 and "error: --host: cannot listen on 999.1.1.1:0" in done.stderr, done.stderr
+
+
+def _export_of_trace(path: Path, trace_prefix: str) -> bytes:
+    """`path`'s OTLP/JSON export with only the spans of the trace whose id starts so."""
+    document = json.loads(path.read_text())
+    for rs in document["resourceSpans"]:
+        for ss in rs["scopeSpans"]:
+            ss["spans"] = [s for s in ss["spans"] if s["traceId"].startswith(trace_prefix)]
+    return json.dumps(document).encode()
+
+
+def _collect_until_stopped(cwd: Path, quiet: str, body: bytes, wait_for_line: bool) -> tuple[str, str]:
+    """Runs `collect` in `cwd`, posts `body`, (waits for one verdict line,) stops it with Ctrl-C."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agenteval", "collect", "--port", "0", "--no_grpc", "--quiet_seconds", quiet,
+         "--eval_set", str(TRACES / "expected.evalset.json"), "--config_file_path", "free.json"],
+        cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default)
+    try:
+        assert proc.stdout is not None
+        lines = []
+        banner = r"http://127\.0\.0\.1:(\d+)/v1/traces"
+        while not (found := re.search(banner, line := proc.stdout.readline())):
+            assert line, proc.stderr.read() if proc.stderr else ""
+            lines.append(line)
+        reply = httpx.post(f"http://127.0.0.1:{found.group(1)}/v1/traces", content=body,
+                           headers={"Content-Type": "application/json"}, timeout=30)
+        assert reply.status_code == 200
+        if wait_for_line:
+            lines.append(proc.stdout.readline())
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    return "".join(lines) + out, err
+
+
+def test_collect_restarted_mid_conversation_scores_it_once_whole(tmp_path: Path) -> None:
+    # a session of two turns (one trace each); collect restarted between them, within the quiet period
+    (tmp_path / "free.json").write_text(json.dumps(FREE))
+    first = _export_of_trace(TRACES / "langgraph.otlp.json", "cc7e9f")
+    out, _ = _collect_until_stopped(tmp_path, "60", first, wait_for_line=False)
+    assert "turn(s)" not in out, out  # not scored as a conversation of one turn
+    assert "Kept 1 conversation(s) still open (7 spans)" in out, out
+    second = _export_of_trace(TRACES / "langgraph.otlp.json", "570c16")
+    out, _ = _collect_until_stopped(tmp_path, "3", second, wait_for_line=True)
+    assert "Going on with 1 conversation(s) (7 spans)" in out, out
+    assert "passed traces/weather-paris-rome: 2 turn(s)" in out, out
+    assert "Kept" not in out  # (the held file names only the traces scored, whose late spans are dropped)
+    # a held file that is not one: exit 2 naming it, before anything listens
+    (tmp_path / ".agenteval" / "collect.held.json").write_text("{")
+    done = subprocess.run([sys.executable, "-m", "agenteval", "collect", "--port", "0", "--no_grpc",
+                           "--config_file_path", "free.json"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2 and "collect.held.json" in done.stderr and "malformed JSON" in done.stderr

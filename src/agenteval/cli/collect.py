@@ -21,10 +21,11 @@ def _collect(eval_sets: tuple[str, ...], config_file_path: str | None, host: str
              grpc_port: int | None, quiet_seconds: float, sample_rate: float,
              max_judge_calls_per_minute: float | None,
              judge_model: str | None, max_spans: int, max_traces: int, parallelism: int,
-             no_cache: bool) -> int:
+             no_cache: bool, at_stop: str = "hold") -> int:
     from pathlib import Path
 
     from agenteval.collector import Assembler, Collector, ConversationScorer, JudgeBudget, Limits, Receiver
+    from agenteval.collector import held as held_file
     from agenteval.collector.grpc_receiver import GrpcReceiver, available
     from agenteval.collector.scoring import Outcome, Target
     from agenteval.datasets import load_eval_set
@@ -44,6 +45,8 @@ def _collect(eval_sets: tuple[str, ...], config_file_path: str | None, host: str
     free = load_eval_config(config_file_path) if config_file_path else \
         EvalConfig.model_validate({"criteria": DEFAULT_FREE_CRITERIA})
     RunStore(".").check()
+    # read before anything listens: a file that is not one stops here, naming it
+    held_at, held = held_file.held_path("."), held_file.load(held_file.held_path("."))
     services = Services.create(dict(os.environ), Concurrency(cases=parallelism), store_root=".",
                                no_cache=no_cache)
     budget = JudgeBudget(max_judge_calls_per_minute) if max_judge_calls_per_minute else None
@@ -84,6 +87,12 @@ def _collect(eval_sets: tuple[str, ...], config_file_path: str | None, host: str
         except OSError as e:
             receiver.stop()
             raise DataError(None, "--grpc_port", f"cannot listen on {host}:{grpc_port}: {e}") from None
+    if held is not None:
+        receiver.assembler.restore(held, receiver.clock())
+        held_at.unlink()
+        if held.conversations:
+            click.echo(f"Going on with {len(held.conversations)} conversation(s) ({held.spans} spans) still "
+                       f"open when collect last stopped here (kept in {held_at}).")
     collector = Collector(receiver, scorer, parallelism=parallelism, on_outcome=said, log=log)
     collector.start()
     if grpc is not None:
@@ -103,11 +112,21 @@ def _collect(eval_sets: tuple[str, ...], config_file_path: str | None, host: str
             pass
     except KeyboardInterrupt:
         pass
-    click.echo("Stopping: scoring the conversations still held (Ctrl-C again to quit now).")
+    doing = "scoring the conversations still held" if at_stop == "score" else \
+        "finishing the conversations being scored"
+    click.echo(f"Stopping: {doing} (Ctrl-C again to quit now).")
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     if grpc is not None:
         grpc.stop()
-    collector.stop(drain=True)
+    collector.stop(drain=at_stop == "score")
+    # the conversations still open, kept for the next start here: a restart mid-conversation
+    # scores it once, whole (and the traces scored, so their late spans are still dropped)
+    kept = receiver.assembler.hold()
+    held_file.save(held_at, kept)
+    if kept.conversations:
+        click.echo(f"Kept {len(kept.conversations)} conversation(s) still open ({kept.spans} spans) in "
+                   f"{held_at}: the next `agenteval collect` in this directory goes on with them "
+                   "(--at_stop score scores them at stop instead).")
     c = receiver.counters
     if grpc is not None:
         c.spans, c.requests, c.rejected = (c.spans + grpc.counters.spans, c.requests + grpc.counters.requests,
@@ -155,14 +174,18 @@ def _collect(eval_sets: tuple[str, ...], config_file_path: str | None, host: str
               help="Open traces held at most; past it the least recently fed trace is evicted.")
 @click.option("--parallelism", default=1, show_default=True, type=click.IntRange(min=1),
               help="Conversations scored at once.")
+@click.option("--at_stop", "--at-stop", type=click.Choice(["hold", "score"]), default="hold",
+              show_default=True, help="The conversations still open when it stops (Ctrl-C, SIGTERM): "
+              "hold them in .agenteval/collect.held.json for the next collect in this directory to go on "
+              "with (a restart mid-conversation scores it once, whole), or score them as they are.")
 @opt.no_cache
 def collect(eval_sets: tuple[str, ...], config_file_path: str | None, host: str, port: int,
             grpc_port: int, no_grpc: bool, quiet_seconds: float, sample_rate: float,
             max_judge_calls_per_minute: float | None,
             judge_model: str | None, max_spans: int, max_traces: int, parallelism: int,
-            no_cache: bool) -> None:
+            at_stop: str, no_cache: bool) -> None:
     """Receive an agent's OpenTelemetry traces live (OTLP/HTTP on /v1/traces), score each
     conversation when it is done and record it in ./.agenteval (see `agenteval runs`, `agenteval web`)."""
     sys.exit(opt.guard(_collect, eval_sets, config_file_path, host, port, None if no_grpc else grpc_port,
                        quiet_seconds, sample_rate, max_judge_calls_per_minute, judge_model, max_spans,
-                       max_traces, parallelism, no_cache))
+                       max_traces, parallelism, no_cache, at_stop))

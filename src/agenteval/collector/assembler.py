@@ -22,6 +22,11 @@ span alone is no conversation (it used to start one, scored as a fragment: a sec
 a piece of the first conversation). The ids of the last `max_traces` traces taken are kept for
 this. A new *trace* of a session already taken is a new conversation under that session id (a
 user who came back after the quiet period).
+**Across a restart.** `hold` takes every open conversation out, and the ids of the traces taken;
+`restore` puts them back in a new assembler, each conversation's quiet period starting again (an
+exporter sends again, after a while, what it could not send while nothing listened). So
+`agenteval collect` stopped mid-conversation and started again scores the conversation once,
+whole (`collector.held` keeps them on disk between).
 Every operation is O(spans added) or O(traces held); nothing grows without bound.
 """
 
@@ -74,6 +79,20 @@ class Conversation:
     key: str
     spans: list[OtlpSpan]
     last_span_at: float  # when its last span arrived (the caller's clock)
+
+
+@dataclass(frozen=True)
+class Held:
+    """An assembler's open conversations (each one's spans, a trace after another), least recently
+    fed first, and the ids of the traces it took last (oldest first)."""
+
+    conversations: list[list[OtlpSpan]]
+    taken: list[str]
+
+    @property
+    def spans(self) -> int:
+        """How many spans are held."""
+        return sum(map(len, self.conversations))
 
 
 def _same(a: OtlpSpan, b: OtlpSpan) -> bool:
@@ -178,6 +197,28 @@ class Assembler:
             self._taken.popitem(last=False)
         return Conversation(key, spans, conversation.last)
 
+    def hold(self) -> Held:
+        """Takes out every open conversation, not as taken: to be `restore`d (see the module
+        docstring)."""
+        with self._lock:
+            held = Held([[s for trace_id in conversation.traces for s in self._traces[trace_id].spans]
+                         for conversation in self._conversations.values()], list(self._taken))
+            self._traces.clear()
+            self._conversations.clear()
+            self._ended.clear()
+            self.held = 0
+            return held
+
+    def restore(self, held: Held, now: float) -> None:
+        """Holds `held`'s conversations again as if their spans had arrived at `now`, and remembers
+        its taken traces (their late spans are dropped as before)."""
+        with self._lock:
+            self._taken.update(dict.fromkeys(held.taken))
+            while len(self._taken) > self.limits.max_traces:
+                self._taken.popitem(last=False)
+        for spans in held.conversations:
+            self.add(spans, now)
+
     def done(self, now: float, limit: int | None = None, everything: bool = False) -> list[Conversation]:
         """Takes out the conversations done at `now` (all of them with `everything`, e.g. at
         shutdown), at most `limit`: ended traces first, then by their last span, oldest first."""
@@ -194,4 +235,4 @@ class Assembler:
             return out
 
 
-__all__ = ["Assembler", "Conversation", "Limits"]
+__all__ = ["Assembler", "Conversation", "Held", "Limits"]
