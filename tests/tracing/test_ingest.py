@@ -153,3 +153,30 @@ def test_json_lines_and_matching_by_first_message(tmp_path: Path) -> None:
                                    if v[0].user_text == "Is it cold in Oslo?"}
     actual, traces = conversations.match(single)
     assert [c.eval_id for c in actual.eval_cases] == ["weather-oslo"] and "weather-oslo" in traces
+
+
+def test_a_conversation_beside_the_cases_is_named_and_the_cases_are_scored(tmp_path: Path) -> None:
+    """A trace export holds what else the app did too: one conversation that matches no case,
+    when every case has its own, is left out and named; it used to refuse the file (every case lost)."""
+    data = json.loads((FIXTURES / "langgraph.otlp.json").read_text())
+    oslo = [s for s in _spans(data) if s["traceId"].startswith("824301")]
+    other = json.loads(json.dumps(oslo).replace("Is it cold in Oslo?", "Hello there")
+                       .replace("weather-oslo", "someone-else").replace("824301", "924301"))
+    _spans(data).extend(other)
+    path = tmp_path / "t.otlp.json"
+    path.write_text(json.dumps(data))
+    r = CliRunner().invoke(cli, ["score", str(EXPECTED), "--actual", str(path), "-o",
+                                 str(tmp_path / "o.json")], env={"COLUMNS": "300"})
+    assert r.exit_code == 0, r.output
+    said = " ".join(r.output.split())
+    assert f"Note: {path}: conversation 'someone-else' not scored: matches no eval case" in said, said
+    assert "'Hello there'" in said
+    doc = json.loads((tmp_path / "o.json").read_text())
+    assert sorted(c["eval_id"] for c in doc["eval_case_results"]) == ["weather-oslo", "weather-paris-rome"]
+    # a case without its conversation: the one that matches none is named, as before
+    data["resourceSpans"][0]["scopeSpans"][0]["spans"] = [s for s in _spans(data) if s not in oslo]
+    path.write_text(json.dumps(data))
+    r = CliRunner().invoke(cli, ["score", str(EXPECTED), "--actual", str(path), "-o",
+                                 str(tmp_path / "o2.json")])
+    assert r.exit_code == 2 and "conversation 'someone-else': matches no eval case" in r.output, r.output
+    assert not (tmp_path / "o2.json").exists()

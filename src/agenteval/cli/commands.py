@@ -368,11 +368,16 @@ def _score(args: ScoreArgs) -> int:
     # and the agents with it, which the streamed path (nearly every run) never uses.
     from agenteval.runner.recorded import load_actual
     from agenteval.runner.run import rescore
+    from agenteval.tracing.ingest import TraceConversations
 
     expected = load_eval_set(args.expected)
     args.outputs.check([expected.eval_set_id], score_inputs(args, job))
     actual = load_actual(args.actual)
     job.expected, job.actual = Selection(Path(args.expected), expected), actual
+    if isinstance(actual, TraceConversations):  # left out of the run, named here
+        for key, why in actual.unmatched(expected).items():
+            console.print(f"Note: {args.actual}: conversation {key!r} not scored: {why}.", style="yellow",
+                          highlight=False, markup=False)
     if not said:
         _say_criteria(console, job)
     with ProgressBar("scoring") as progress:

@@ -482,8 +482,9 @@ class TraceConversations:
                     raise DataError(self.source, f"conversation {key!r} turn {n} ({span.where}, "
                                     f"span {span.name!r})", f"{why}; an eval case needs both")
 
-    def match(self, expected: EvalSet) -> tuple[EvalSet, dict[str, Trace]]:
-        """An eval set of the actual conversations under the expected cases' ids, and their traces."""
+    def _pairing(self, expected: EvalSet) -> tuple[dict[str, list[Turn]], dict[str, str]]:
+        """The conversations matched, by eval id, and those that match no case, by key with why
+        (see `match`)."""
         cases = {c.eval_id: c for c in expected.eval_cases}
         first: dict[str, list[str]] = {}
         for c in expected.eval_cases:
@@ -492,19 +493,46 @@ class TraceConversations:
         for key, conv in self.conversations.items():
             self._check_content(key, conv)  # before matching: without content every first message is ''
         matched: dict[str, list[Turn]] = {}
+        unmatched: dict[str, str] = {}
         for key, conv in self.conversations.items():
             eval_id = key if key in cases else None
             if eval_id is None:
                 candidates = first.get(conv[0].user_text, [])
                 eval_id = candidates[0] if len(candidates) == 1 else None
             if eval_id is None:
-                raise DataError(self.source, f"conversation {key!r}", "matches no eval case: its session "
-                                f"id is no eval_id and its first user message {conv[0].user_text!r} is not "
-                                "the first message of exactly one case")
+                unmatched[key] = ("matches no eval case: its session id is no eval_id and its first "
+                                  f"user message {conv[0].user_text!r} is not the first message of "
+                                  "exactly one case")
+                continue
             if eval_id in matched:
                 raise DataError(self.source, f"conversation {key!r}", f"matches case {eval_id!r}, "
                                 "which another conversation already matched")
             matched[eval_id] = conv
+        short = [i for i, conv in matched.items()
+                 if (turns := cases[i].conversation) is not None and len(turns) != len(conv)]
+        if unmatched and (short or not cases.keys() <= matched.keys()):
+            # a case without its conversation, or without some of its turns (a conversation
+            # without a session id is one trace): the conversation that matches nothing is likely
+            # it, or them, named
+            key, why = next(iter(unmatched.items()))
+            raise DataError(self.source, f"conversation {key!r}", why)
+        return matched, unmatched
+
+    def unmatched(self, expected: EvalSet) -> dict[str, str]:
+        """The conversations `match` leaves out, by key, each with why it matches no case."""
+        return self._pairing(expected)[1]
+
+    def match(self, expected: EvalSet) -> tuple[EvalSet, dict[str, Trace]]:
+        """An eval set of the actual conversations under the expected cases' ids, and their traces.
+
+        A conversation is its case's when its key (session id) is the eval id, or its first user
+        message is the first of exactly one case. Two conversations of one case are an error; so
+        is one that matches no case while a case has no conversation, or a conversation of
+        another number of turns than its case's (it is likely that case's, and named). When
+        every case has its conversation, those that match none are left out (`unmatched` names
+        them): a trace export holds what else the app did, too."""
+        cases = {c.eval_id: c for c in expected.eval_cases}
+        matched, _ = self._pairing(expected)
         actual = EvalSet(eval_set_id=expected.eval_set_id, eval_cases=[
             EvalCase(eval_id=eval_id, conversation=[
                 _invocation(t, any(u.multi_agent or u.own for u in conv) or _authored(cases[eval_id]))
