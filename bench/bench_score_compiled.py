@@ -192,7 +192,7 @@ def criteria(score: Any, mean: Any, rouge1: Any) -> dict[str, Any]:
     def traj(act: list[Invocation], exp: list[Invocation]) -> Any:
         per = []
         matched = 0
-        for a, e in zip(act, exp):
+        for a, e in zip(act, exp, strict=False):
             if keys(a) == keys(e):
                 matched += 1
                 per.append(per_inv(1.0))
@@ -202,7 +202,7 @@ def criteria(score: Any, mean: Any, rouge1: Any) -> dict[str, Any]:
 
     def rouge(act: list[Invocation], exp: list[Invocation]) -> Any:
         per = []
-        for a, e in zip(act, exp):
+        for a, e in zip(act, exp, strict=False):
             p, r, f = rouge1(text(a.final_response), text(e.final_response))
             per.append(per_inv(f, None, None, partial(str, (f, p, r))))
         sc = [x.score for x in per]
@@ -223,13 +223,15 @@ def criteria(score: Any, mean: Any, rouge1: Any) -> dict[str, Any]:
         rep = []
         for inv in act:
             d = inv.intermediate_data
-            us = [] if d is None or d.invocation_events is None else [u for e in d.invocation_events if (u := e.usage_metadata)]
+            us = ([] if d is None or d.invocation_events is None
+                  else [u for e in d.invocation_events if (u := e.usage_metadata)])
             if not us:
                 per.append(per_inv(None))
                 continue
             rows = [(u.prompt_token_count, u.cached_content_token_count, u.tool_use_prompt_token_count,
                      u.candidates_token_count, u.thoughts_token_count) for u in us]
-            cols = [float(sum(pr)) if (pr := [v for v in col if v is not None]) else None for col in zip(*rows)]
+            cols = [float(sum(pr)) if (pr := [v for v in col if v is not None]) else None
+                    for col in zip(*rows, strict=True)]
             prompt, cached, tool, cand, reas = cols
             i = None if prompt is None and tool is None else (prompt or 0.0) + (tool or 0.0)
             o = None if cand is None and reas is None else (cand or 0.0) + (reas or 0.0)
@@ -238,7 +240,8 @@ def criteria(score: Any, mean: Any, rouge1: Any) -> dict[str, Any]:
                   "tool_use_tokens": tool, "output_tokens": o, "candidates_tokens": cand,
                   "reasoning_tokens": reas}
             rep.append(dd)
-            per.append(per_inv(t, {"rubric_scores": None, "token_usage_details": dd, "duration_details": None}))
+            per.append(per_inv(t, {"rubric_scores": None, "token_usage_details": dd,
+                                   "duration_details": None}))
         nn = len(per) or 1
         sums = {}
         for k in ("total_tokens", "input_tokens", "prompt_tokens", "cached_tokens", "tool_use_tokens",
@@ -304,13 +307,15 @@ def main() -> None:
             raise SystemExit(f"a Struct holds other values than its model: {m.eval_id}")
     fns = criteria((CriterionResult, InvocationScore), mean, rouge1_scores)
     order = [fns[m.name] for m in s.metrics]
-    models = [(validator.validate_json(a), validator.validate_json(b)) for a, b in zip(wanted, got, strict=True)]
+    models = [(validator.validate_json(a), validator.validate_json(b))
+              for a, b in zip(wanted, got, strict=True)]
     structs = [(decoder.decode(a), decoder.decode(b)) for a, b in zip(wanted, got, strict=True)]
     ctxs = [EvalContext(r.conversation, c.conversation, None, None, (), None, {}, None) for c, r in models]
     for ctx, (c, r) in zip(ctxs, structs, strict=True):
         for x, y in zip([scoring._scored(m, ctx) for m in s.metrics],
                         [f(r.conversation, c.conversation) for f in order], strict=True):
-            if x.score != y.score or [p.score for p in x.per_invocation] != [p.score for p in y.per_invocation]:
+            if x.score != y.score or [p.score for p in x.per_invocation] != [
+                    p.score for p in y.per_invocation]:
                 raise SystemExit(f"the criteria over Structs score otherwise: {c.eval_id}")
     scored = w.score_chunk(0, expected, actual)
     assert isinstance(scored, list)
