@@ -120,6 +120,10 @@ def test_eval_until_decided_on_the_command_line(tmp_path: Path) -> None:
     # why it stayed undecided, and what would decide it
     assert re.search(r"undecided: coin passed \d+/\d+ \(no outcome of 12 runs could decide it; "
                      r"--max_runs \d+ could\)", r.output), r.output
+    # `report` of the run says so too (it said nothing of the decisions)
+    decisions = r.output[r.output.index("coins: until decided"):r.output.index("could)") + 6]
+    shown = CliRunner().invoke(cli, ["report", str(out)], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0 and decisions in shown.output, shown.output
 
 
 def test_a_resumed_run_past_its_first_rounds_goes_on_from_there() -> None:

@@ -327,7 +327,7 @@ def delete(ctx: click.Context, run: str, root: str | None, yes: bool) -> None:
 
 
 def _report(ref: str, root: str, fmt: str, output: str | None) -> int:
-    from agenteval.cli.report_stream import streamed_console, streamed_html, streamed_report
+    from agenteval.cli.report_stream import print_decisions, streamed_console, streamed_html, streamed_report
     from agenteval.datasets.files import write_text_atomic
     from agenteval.datasets.targets import check_targets
     from agenteval.reporting import console_report, render_report
@@ -348,6 +348,7 @@ def _report(ref: str, root: str, fmt: str, output: str | None) -> int:
         from rich.console import Console
 
         console = Console()
+        print_decisions(console, [result])
         for renderable in console_report([result]):
             console.print(renderable)
         return 0

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
     from pathlib import Path
+
+    from rich.console import Console
 
     from agenteval.schema import EvalSetResult
     from agenteval.verdicts.outcome import CaseOutcome
@@ -39,6 +41,30 @@ def _outcomes(ref: str, root: str) -> tuple[EvalSetResult, Iterator[CaseOutcome]
         return outcome_stream(_path(ref, root))
     except DataError:
         return None
+
+
+def print_decisions(console: Console, documents: Sequence[EvalSetResult]) -> None:
+    """For documents of runs made with --until_decided (`eval` and `report` print it): per eval
+    set, how many cases were decided each way, the case runs spent, and which cases stayed
+    undecided (with their passes, and the --max_runs that could decide them)."""
+    from agenteval.verdicts.sequential import Decision, Decisions, runs_that_could_decide
+
+    for document in documents:
+        stored = document.metadata.get("until_decided")
+        if stored is None:
+            continue
+        d = Decisions.model_validate(stored)
+        counts = d.counts()
+        console.print(f"{document.eval_set_id}: until decided (each decision wrong with chance ≤ "
+                      f"{d.alpha:g}, bar: pass rate {d.rate:g}, at most {d.max_runs} runs a case): "
+                      f"{counts[Decision.PASSED]} passed, {counts[Decision.FAILED]} failed, "
+                      f"{counts[Decision.UNDECIDED]} undecided; {sum(c.runs for c in d.cases)} case runs")
+        for c in d.cases:
+            if c.decision == Decision.UNDECIDED:
+                could = runs_that_could_decide(c.passed_runs, c.runs, d.alpha, d.rate)
+                console.print(f"  undecided: {c.eval_id} passed {c.passed_runs}/{c.runs} (no outcome of "
+                              f"{d.max_runs} runs could decide it; "
+                              + (f"--max_runs {could} could)" if could else "nor of 1,000)"))
 
 
 def streamed_report(ref: str, root: str, fmt: str, output: str | None) -> bool:
@@ -112,6 +138,7 @@ def streamed_console(ref: str, root: str) -> bool:
     except OutOfOrder:
         return False
     console = Console()
+    print_decisions(console, [document])
     for renderable in streamed_report(document.eval_set_id, case_runs, count, passed, first, not_passed,
                                       summaries, TABLE_CASES, not_evaluated, gating=document.gating,
                                       shows_all="all are in the result document; --format html "

@@ -18,6 +18,7 @@ from agenteval.agents import agent_home, check_agent_path, load_root_agent
 from agenteval.cli import teardown
 from agenteval.cli.commands import MAX_TABLE_CASES, Outputs, ReportStreams, finish, warn_weak_judges
 from agenteval.cli.progress import ProgressBar
+from agenteval.cli.report_stream import print_decisions
 from agenteval.datasets.targets import is_stream
 from agenteval.errors import AgentEvalError
 from agenteval.models.replay import replaying
@@ -150,32 +151,8 @@ def _eval(args: EvalArgs, job: EvalJob, services: Services, console: Console, ou
         from agenteval.cli.replay import report_divergences
 
         report_divergences(console, recording)
-    _print_decisions(console, result.results if isinstance(result, Run) else [result.document])
+    print_decisions(console, result.results if isinstance(result, Run) else [result.document])
     return finish(console, result, args.detailed, outputs, streamed.reports if streamed else None)
-
-
-def _print_decisions(console: Console, documents: list[EvalSetResult]) -> None:
-    """With --until_decided: per eval set, how many cases were decided each way, the case runs
-    spent, and which cases stayed undecided (with their passes, and the --max_runs that could
-    decide them)."""
-    from agenteval.verdicts.sequential import Decision, Decisions, runs_that_could_decide
-
-    for document in documents:
-        stored = document.metadata.get("until_decided")
-        if stored is None:
-            continue
-        d = Decisions.model_validate(stored)
-        counts = d.counts()
-        console.print(f"{document.eval_set_id}: until decided (each decision wrong with chance ≤ "
-                      f"{d.alpha:g}, bar: pass rate {d.rate:g}, at most {d.max_runs} runs a case): "
-                      f"{counts[Decision.PASSED]} passed, {counts[Decision.FAILED]} failed, "
-                      f"{counts[Decision.UNDECIDED]} undecided; {sum(c.runs for c in d.cases)} case runs")
-        for c in d.cases:
-            if c.decision == Decision.UNDECIDED:
-                could = runs_that_could_decide(c.passed_runs, c.runs, d.alpha, d.rate)
-                console.print(f"  undecided: {c.eval_id} passed {c.passed_runs}/{c.runs} (no outcome of "
-                              f"{d.max_runs} runs could decide it; "
-                              + (f"--max_runs {could} could)" if could else "nor of 1,000)"))
 
 
 class Streamed:
