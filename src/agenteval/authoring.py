@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from agenteval.agents import Agent, AgentAdapter
 from agenteval.datasets.files import editing, write_as_read
-from agenteval.datasets.loader import load_eval_set
+from agenteval.datasets.loader import load_eval_set, load_eval_set_to_edit
 from agenteval.datasets.stream import big_integer
 from agenteval.errors import AgentEvalError, DataError
 from agenteval.models.base import LLM, Message, ModelRequest
@@ -165,7 +165,7 @@ def add_case_to(path: str | Path, case: EvalCase) -> Path:
     path = Path(path)
     with editing(path):  # read and written with no other edit between (none is lost)
         if path.exists():
-            eval_set = load_eval_set(path)
+            eval_set = load_eval_set_to_edit(path)
         else:
             set_id = path.name.removesuffix(".json").removesuffix(".evalset")
             eval_set = EvalSet(eval_set_id=set_id, name=set_id, eval_cases=[], creation_timestamp=time.time())

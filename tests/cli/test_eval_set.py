@@ -215,3 +215,19 @@ def test_record_and_generate_take_the_agents_folder_as_create_does(agent: Path) 
         r = CliRunner().invoke(cli, ["eval_set", *args])
         assert r.exit_code == 2 and "is a file" in r.output, r.output
         assert "eval_set create" not in r.output
+
+
+@pytest.mark.parametrize("command", [["record", "--prompt", "x"], ["record", "--rebuild"], ["add_eval_case"]])
+def test_a_legacy_list_under_the_sets_name_is_refused_not_rewritten(agent: Path, tmp_path: Path,
+                                                                     command: list[str]) -> None:
+    legacy = Path(__file__).resolve().parents[1] / "fixtures" / "adk" / "home_automation_agent"
+    before = (legacy / "simple_test2.test.json").read_bytes()
+    (agent / "orders.evalset.json").write_bytes(before)
+    scenarios = tmp_path / "scenarios.json"
+    scenarios.write_text(json.dumps({"scenarios": [{"starting_prompt": "Where is order 7?",
+                                                    "conversation_plan": "Ask for order 7, then thank."}]}))
+    extra = ["--scenarios_file", str(scenarios)] if command == ["add_eval_case"] else command[1:]
+    (agent / "agent.py").write_text(AGENT + "\nraise SystemExit('the agent was loaded')\n")
+    r = CliRunner().invoke(cli, ["eval_set", command[0], str(agent), "orders", *extra])
+    assert r.exit_code == 2 and "orders.evalset.json: a legacy test file" in r.output, r.output
+    assert (agent / "orders.evalset.json").read_bytes() == before

@@ -185,3 +185,16 @@ def test_a_turn_without_a_user_message_or_a_final_response_is_no_case(tmp_path: 
     _genai_trace(trace, "Oslo?", answer)
     code, output = _from_trace(str(trace), "--into", str(into))
     assert code == 0 and [c.eval_id for c in load_eval_set(into).eval_cases] == ["s1"], output
+
+
+def test_a_legacy_file_into_is_refused_not_rewritten(tmp_path: Path) -> None:
+    """ADK's `.test.json` list of turns: adding a case wrote it back in the eval-set format (exit 0),
+    the legacy file, the only copy of what a faulty conversion would lose, gone."""
+    legacy = Path(__file__).resolve().parents[1] / "fixtures" / "adk" / "home_automation_agent"
+    into = tmp_path / "old.test.json"
+    into.write_bytes((legacy / "simple_test2.test.json").read_bytes())
+    before = into.read_bytes()
+    code, output = _from_trace(str(TRACES / "adk.otlp.json"), "--case", "weather-oslo", "--into", str(into))
+    said = " ".join(output.split())
+    assert code == 2 and f"{into}: a legacy test file" in said and "agenteval migrate" in said, output
+    assert into.read_bytes() == before

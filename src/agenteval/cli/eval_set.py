@@ -82,7 +82,7 @@ def _rebuild(agent_path: str, eval_set_id: str, eval_ids: list[str], agent_model
     from agenteval.authoring import rerecord_case
     from agenteval.datasets.authoring import eval_set_path
     from agenteval.datasets.files import editing, write_as_read
-    from agenteval.datasets.loader import load_eval_set
+    from agenteval.datasets.loader import load_eval_set, load_eval_set_to_edit
     from agenteval.errors import DataError
     from agenteval.runner.services import Services
     from agenteval.runner.sync import run_sync
@@ -91,7 +91,7 @@ def _rebuild(agent_path: str, eval_set_id: str, eval_ids: list[str], agent_model
     path = eval_set_path(agent_path, eval_set_id)
     if not path.exists():
         raise DataError(path, "", "no such eval set: --rebuild re-records an existing set")
-    eval_set = load_eval_set(path)
+    eval_set = load_eval_set_to_edit(path)
     known = {c.eval_id for c in eval_set.eval_cases}
     if unknown := [i for i in eval_ids if i not in known]:
         raise DataError(path, "eval_cases", f"no case {', '.join(map(repr, unknown))}")
@@ -135,7 +135,7 @@ def _record(agent_path: str, eval_set_id: str, prompts: tuple[str, ...], prompts
     from agenteval.authoring import record_case, recorded_id
     from agenteval.datasets.authoring import add_cases
     from agenteval.datasets.files import read_bytes
-    from agenteval.datasets.loader import load_eval_set
+    from agenteval.datasets.loader import load_eval_set_to_edit
     from agenteval.errors import DataError
     from agenteval.runner.services import Services
     from agenteval.runner.sync import run_sync
@@ -167,7 +167,8 @@ def _record(agent_path: str, eval_set_id: str, prompts: tuple[str, ...], prompts
     if not turns:
         raise DataError(None, "--prompt", "give the user's message(s): --prompt TEXT or --prompts_file F")
     new_id = eval_id or recorded_id(turns)
-    if new_id in {c.eval_id for c in load_eval_set(path).eval_cases}:
+    # before the agent runs: a legacy file, or a taken id, is refused at once
+    if new_id in {c.eval_id for c in load_eval_set_to_edit(path).eval_cases}:
         raise DataError(path, "eval_cases", f"already has a case {new_id!r}"
                         + ("" if eval_id else " (recorded from the same prompts): give --eval_id"))
     services = Services.create(dict(os.environ))

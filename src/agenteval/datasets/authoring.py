@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from agenteval.datasets.files import editing, read_json, write_as_read, write_model
-from agenteval.datasets.loader import check_scenario_persona, load_eval_set
+from agenteval.datasets.loader import check_scenario_persona, load_eval_set, load_eval_set_to_edit
 from agenteval.errors import DataError, from_validation_error
 from agenteval.schema import ConversationScenario, EvalCase, EvalSet, SessionInput
 
@@ -113,7 +113,7 @@ def add_cases(agent_dir: str | Path, eval_set_id: str, cases: Sequence[EvalCase]
     the set has already is skipped with `skip_existing`, else a DataError."""
     path = eval_set_path(agent_dir, eval_set_id)
     with editing(path):  # read and written with no other edit between (none is lost)
-        eval_set = load_eval_set(path) if path.exists() else EvalSet(
+        eval_set = load_eval_set_to_edit(path) if path.exists() else EvalSet(
             eval_set_id=eval_set_id, name=eval_set_id, eval_cases=[], creation_timestamp=time.time())
         known = {c.eval_id for c in eval_set.eval_cases}
         added, skipped = [], []

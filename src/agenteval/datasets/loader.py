@@ -143,6 +143,18 @@ def load_eval_set(path: str | Path, initial_session_file: str | Path | None = No
         return parse_eval_set(path, parse_json(path, text, MAX_DEPTH), session)
 
 
+def load_eval_set_to_edit(path: str | Path) -> EvalSet:
+    """An eval-set file that a case is to be added to or changed in; a legacy file (a list of
+    turns or of sessions, ADK's `.test.json`) is a DataError naming it: written back, it would be
+    in the eval-set format, and the legacy file, the only copy of what a faulty conversion would
+    lose, gone (as `migrate` never replaces its source)."""
+    if read_bytes(path).lstrip()[:1] == b"[":
+        raise DataError(path, "", "a legacy test file (a JSON list, ADK's .test.json format): adding a "
+                        "case would rewrite it in the eval-set format; migrate it first (agenteval "
+                        f"migrate {path} NEW.evalset.json) and add to the new file")
+    return load_eval_set(path)
+
+
 def migrate(old: str | Path, new: str | Path, initial_session_file: str | Path | None = None,
             *, force: bool = False) -> EvalSet:
     """Converts a legacy file into a current-format eval set written to `new`.
