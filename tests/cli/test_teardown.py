@@ -57,3 +57,34 @@ def test_settle_freezes_what_is_alive_in_an_armed_process_only(monkeypatch: pyte
         assert gc.get_freeze_count() >= before + len(alive)
     finally:
         gc.unfreeze()
+
+
+def test_imports_run_without_the_collector_then_settle_in_an_armed_process_only(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # In process: the collector is left running and nothing is frozen.
+    before = gc.get_freeze_count()
+    with teardown.imports_settled():
+        assert gc.isenabled()
+    assert gc.get_freeze_count() == before
+    monkeypatch.setattr(teardown, "_armed", True)
+    try:
+        with teardown.imports_settled():
+            assert not gc.isenabled()  # (eval's imports: ~150 collections that free next to nothing)
+            alive = [[] for _ in range(10)]
+        assert gc.isenabled()
+        assert gc.get_freeze_count() >= before + len(alive)
+    finally:
+        gc.enable()
+        gc.unfreeze()
+
+
+def test_a_collector_turned_off_before_the_imports_stays_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(teardown, "_armed", True)
+    gc.disable()
+    try:
+        with teardown.imports_settled():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+        gc.unfreeze()

@@ -169,8 +169,9 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
     Each EVAL_SET_FILE_OR_ID is an eval-set file, optionally followed by `:id1,id2` to select
     cases, or the id of a set stored as <AGENT_PATH>/<id>.evalset.json.
     """
-    from agenteval.cli.run import EvalArgs, eval_command
-    from agenteval.runner.request import RunOutputs, RunRequest
+    with teardown.imports_settled():  # (most of eval's start-up: ~700 modules' objects, kept)
+        from agenteval.cli.run import EvalArgs, eval_command
+        from agenteval.runner.request import RunOutputs, RunRequest
 
     opt.check_needs({"max_runs": ("--until_decided", until_decided),
                      "decide_alpha": ("--until_decided", until_decided),
