@@ -68,6 +68,12 @@ def test_gate_exit_codes(store: Path) -> None:
     assert _run("compare", "base", "worse", "--root", store, "--junit", store).exit_code == 2  # a folder
     r = _run("compare", "latest", "worse", "--root", store)  # the same run under two names
     assert r.exit_code == 2 and "compares run 'worse' with itself" in r.output, r.output
+    # --margin tolerates score drops in the per-case gate only: with another it was ignored
+    for fail_on in ([], ["--fail_on", "regression"], ["--fail_on", "none"]):
+        r = _run("compare", "base", "same", "--root", store, "--margin", "0.1", *fail_on)
+        assert r.exit_code == 2 and "--margin applies only with --fail_on case_regression" in r.output
+    assert _run("compare", "base", "same", "--root", store, "--margin", "0.1", "--fail_on",
+                "case_regression").exit_code == 1
 
 
 def test_console_fits_80_columns_and_names_never_break(store: Path) -> None:

@@ -475,6 +475,7 @@ def compare(run_a: str, run_b: str, root: str | None, fail_on: str, alpha: float
     """
     from agenteval.datasets.files import gc_paused
 
+    opt.check_needs({"margin": ("--fail_on case_regression", fail_on == "case_regression")})
     # Two runs' verdicts are millions of long-lived objects without cycles: left to the cyclic
     # GC, every collection rescans them (bench/bench_history_commands.py measures it).
     with gc_paused():
