@@ -296,3 +296,22 @@ def test_every_flipped_bit_of_an_older_frame_is_found(tmp_path: Path, magic: byt
     path.write_bytes(before + frame_)
     at, size = len(before), len(frame_)
     _damaged_at(path, at, size, key, [[(i, 1 << b)] for i in range(at, at + size) for b in range(8)])
+
+
+def test_a_removed_rows_file_is_freed_though_still_open(tmp_path: Path) -> None:
+    """`remove` (run beside by `Journal.forget`) frees the file's blocks itself: the run's writer
+    holds it open until the journal is closed, and the last close of an unlinked file frees it
+    (0.16-0.19 s for a 10,000-case run's 134 MB, on the command's last step)."""
+    path = journal_rows.rows_path(tmp_path, "20250101-000000-aaaaaa")
+    writer = RowsWriter(path)
+    writer.append([frame(("s", "c0", 0), b"{\n  \"x\": 1\n}", "d") for _ in range(200)])
+    held = os.open(path, os.O_RDONLY)
+    try:
+        assert os.fstat(held).st_size > 0
+        journal_rows.remove(path)
+        assert not path.exists()
+        assert os.fstat(held).st_size == 0  # (freed now, not at the last close)
+        journal_rows.remove(path)  # (gone already: nothing to do)
+    finally:
+        os.close(held)
+        writer.close()

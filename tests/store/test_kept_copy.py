@@ -253,11 +253,14 @@ def test_a_held_recording_is_closed_beside_once_committed_and_at_once_when_it_fa
         committed.execute("CREATE TABLE t (x)")
     settle()
     assert _Closes.closed_by[1:] == ["agenteval-history-close"]
-    # A held recording: its connection checkpoints nothing at commit; its close, beside, does.
+    # A held recording: its connection checkpoints nothing at commit, nor syncs the WAL there
+    # (synchronous NORMAL); its close, beside, checkpoints (syncing the WAL, then the file), and
+    # `settle` (the process's exit too) waits for it.
     journal = _journaled(tmp_path / "j", OUTCOMES[:2])
     store = RunStore(tmp_path / "h")
     held = store.begin_copy(journal.path, RUN, "s", "doc")
     assert held.conn.execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
+    assert held.conn.execute("PRAGMA synchronous").fetchone() == (1,)
     store.record_copied(SHELL, journal.path, RUN, tmp_path / "doc.json", held=held)
     assert [r.run_id for r in store.list_runs()] == ["doc"]  # committed: visible at once
     settle()

@@ -355,8 +355,14 @@ def file_size(path: Path) -> int:
 
 
 def remove(path: Path) -> None:
-    """Removes a rows file (a forgotten run's), if there is one."""
+    """Removes a rows file (a forgotten run's), if there is one, its blocks freed here: it is
+    emptied first, then unlinked. An unlinked file still open (the run's writer holds it until
+    the journal is closed) is freed only at its last close, which for a 10,000-case run's 134 MB
+    was 0.16-0.19 s of the command's last step (`Journal.close`, after everything else) at load
+    14; emptied here, on `Journal.forget`'s thread beside, that close frees nothing. A reader
+    still reading it (none once the run is recorded) finds it cut short."""
     with contextlib.suppress(FileNotFoundError):
+        os.truncate(path, 0)
         path.unlink()
 
 
