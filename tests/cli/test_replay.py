@@ -185,3 +185,15 @@ def test_replay_refuses_a_run_without_traces_and_a_callable_agent(shop: Path, se
     (shop / "agent.py").write_text("def root_agent(text, state):\n    return 'hi'\n")
     r = _eval(shop, "--replay", str(recorded), "--no_history")
     assert r.exit_code == 2 and "calls its models and tools itself" in _said(r)
+
+
+@pytest.mark.parametrize("given", [["--mock_tools", "expected"], ["--mock_tools", "live"],
+                                   ["--mock_tools", "expected", "--mock_tools_strict"],
+                                   ["--mock_tools_strict"]])
+def test_mock_tools_on_the_command_line_with_replay_is_refused(shop: Path, server: FakeServer,
+                                                               given: list[str]) -> None:
+    """The recording answers a replay's tool calls: the option given with it was ignored, exit 0."""
+    r = _eval(shop, "--replay", "latest", *given, "--no_history")
+    assert r.exit_code == 2, r.output
+    assert f"{given[0]} does not apply with --replay (the recording answers the tool calls;" in _said(r)
+    assert server.received == []

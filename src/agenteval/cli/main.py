@@ -185,6 +185,10 @@ def eval_(agent_path: str, eval_set_file_or_id: tuple[str, ...], config_file_pat
                      "decide_rate": ("--until_decided", until_decided),
                      "replay_then": ("--replay", replay is not None),
                      "mock_tools_strict": ("--mock_tools expected", mock_tools != "live")})
+    if replay is not None and (mock_tools is not None or mock_tools_strict is not None):  # set aside
+        flag = "--mock_tools" if mock_tools is not None else "--mock_tools_strict"
+        raise click.UsageError(f"{flag} does not apply with --replay (the recording answers the tool "
+                               "calls; the config's mock_tools is set aside)")
     if resume is not None and retry_errors is not None:  # one would silently win over the other
         raise click.UsageError("--resume and --retry_errors both name the run to finish: give one "
                                "(--retry_errors RUN finishes RUN too, running its errors again)")
