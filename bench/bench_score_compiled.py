@@ -37,12 +37,13 @@ from profile_score_chunk import started_worker
 
 PARTS = {1: "setup", 2: "score_chunk (the worker's case today)", 3: "items validated as models",
          4: "items decoded into Structs", 5: "models freed", 6: "Structs freed",
-         7: "criteria over models", 8: "criteria over Structs",
-         9: "results and summaries written (the worker's `_write`)",
-         10: "results and summaries written by msgspec (encode_into + format)",
-         11: "results and summaries encoded by msgspec, not indented",
-         12: "results and summaries as plain values written by orjson",
-         13: "the same, the invocations the decoded Structs (orjson's hook: `msgspec.to_builtins`)"}
+         7: "items decoded into Structs again, for the criteria", 8: "criteria over models",
+         9: "criteria over Structs", 10: "results and summaries written (the worker's `_write`)",
+         11: "results and summaries written by msgspec (encode_into + format)",
+         12: "results and summaries encoded by msgspec, not indented",
+         13: "results and summaries as plain values written by orjson",
+         14: "the same, the invocations the decoded Structs (orjson's hook: `msgspec.to_builtins`)",
+         15: "the results' and summaries' dicts and lists made again (a floor for assembling them)"}
 
 Any_ = Any
 _S = {"forbid_unknown_fields": True, "omit_defaults": False}
@@ -365,6 +366,12 @@ def main() -> None:
             return {k: held(v) for k, v in o.items()}
         return o
 
+    def rebuilt(o: dict[str, Any]) -> dict[str, Any]:
+        """`o`'s dicts and lists made again (the Structs and other values shared)."""
+        return {k: rebuilt(v) if type(v) is dict else
+                [rebuilt(x) if type(x) is dict else x for x in v] if type(v) is list else v
+                for k, v in o.items()}
+
     helds = [held(v) for pair in zip(results, sums, strict=True) for v in pair]
     found = sum(isinstance(x, Invocation) for t in helds[::2]
                 for e in t["eval_metric_result_per_invocation"]
@@ -406,6 +413,8 @@ def main() -> None:
     keep.append([orjson_written(t) for t in trees])
     mark()
     keep.append([orjson_written(t, to_builtins) for t in helds])
+    mark()
+    keep.append([rebuilt(t) for t in helds])
     mark()
     out = keep[-1]
     print(f"{n} cases, {len(items)} items; last part {len(out)}", file=sys.stderr)
