@@ -126,3 +126,21 @@ def test_runs_flaky_lists_cases_that_flip(tmp_path: Path) -> None:
     assert "no flaky" in _run("runs", "flaky", "--root", tmp_path, "--limit", "1").output.lower()
     r = _run("runs", "flaky", "--root", tmp_path, "--eval_set", "nope")  # a typo is not "no flaky case"
     assert r.exit_code == 2 and "--eval_set: no stored run of eval set 'nope' (stored: " in r.output, r.output
+
+
+def test_criteria_that_differ_between_the_runs_are_noted(store: Path, tmp_path: Path) -> None:
+    """B's threshold lowered: the same scores passed more, "a significant improvement", without
+    a word that the bar moved (and a lowered bar hides a regression as well)."""
+    from agenteval.schema.run import RunSpec
+
+    paths = []
+    for name, threshold in (("a", 0.8), ("b", 0.0)):
+        doc = _doc(name, [0.5] * 10, 1)
+        doc.run = RunSpec(run_id=name, command="eval", config={"criteria": {SHORT: threshold, LONG: 1.0}})
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(doc.model_dump_json())
+    r = _run("compare", *paths)
+    said = " ".join(r.output.split())
+    assert "note: the runs' criteria differ, so their passes are judged against different bars: " \
+           f"{SHORT}: threshold 0.8 → 0" in said, r.output
+    assert "criteria differ" not in _run("compare", "base", "worse", "--root", store).output

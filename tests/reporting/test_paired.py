@@ -40,3 +40,20 @@ def test_inconclusive_cases_say_why_and_how_many_runs_could_tell() -> None:
     many = inconclusive_line(_compare({"x": [True] * 6}, {"x": [True] * 4 + [False] * 2}))
     assert many is not None and "--num_runs" in many and "4/4" not in many
     assert inconclusive_line(_compare({"x": [True]}, {"x": [True]})) is None
+
+
+def test_criteria_that_differ_between_the_runs_are_named() -> None:
+    """A threshold lowered in B made the same scores "a significant improvement", and would
+    have hidden a regression as well, without a word."""
+    from agenteval.reporting.paired import config_differences
+
+    a = {"criteria": {"response_match_score": 0.8, "tool_trajectory_avg_score": {"threshold": 1.0},
+                      "gone": 0.5}, "repeat_gating": "mean", "not_evaluated": "fail"}
+    b = {"criteria": {"response_match_score": {"threshold": 0.0},
+                      "tool_trajectory_avg_score": {"threshold": 1.0, "match_type": "ANY_ORDER"},
+                      "new": 1.0}, "repeat_gating": "all_runs", "not_evaluated": "fail"}
+    assert config_differences(a, b) == [
+        "gone: only in A", "new: only in B", "response_match_score: threshold 0.8 → 0",
+        "tool_trajectory_avg_score: settings differ", "repeat_gating: mean → all_runs"]
+    assert config_differences(a, a) == []
+    assert config_differences({}, b) == []  # a side without its config (an older document): nothing said

@@ -12,7 +12,7 @@ import json
 import shlex
 import sys
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -380,12 +380,13 @@ def _compare(ref_a: str, ref_b: str, root: str, fail_on: str, alpha: float, marg
     from pathlib import Path
 
     from rich.console import Console
+    from rich.markup import escape
 
     from agenteval.datasets.files import write_text_atomic
     from agenteval.datasets.targets import check_targets
     from agenteval.reporting.compare import compare as compare_results
     from agenteval.reporting.compare import comparison_markdown, comparison_table
-    from agenteval.reporting.paired import paired_console, paired_junit, paired_markdown
+    from agenteval.reporting.paired import config_differences, paired_console, paired_junit, paired_markdown
     from agenteval.store.lookup import is_path, load_runs
     from agenteval.verdicts.paired import compare_paired
 
@@ -408,6 +409,10 @@ def _compare(ref_a: str, ref_b: str, root: str, fail_on: str, alpha: float, marg
     if a.eval_set_id != b.eval_set_id:
         console.print(f"[yellow]note: comparing different eval sets ({a.eval_set_id} vs "
                       f"{b.eval_set_id}); cases are matched by eval id[/]")
+    differ = config_differences(*(_config(ref, doc, root) for ref, doc in ((ref_a, a), (ref_b, b))))
+    if differ:  # (a lowered threshold makes the same scores pass: an "improvement", a hidden regression)
+        console.print(f"[yellow]note: the runs' criteria differ, so their passes are judged against "
+                      f"different bars: {escape('; '.join(differ))}[/]")
     paired = compare_paired(a, b, alpha=alpha, k=k, seed=seed, runs_a=runs_a, runs_b=runs_b)
     if not any(m.pairs for m in paired.measures):  # nothing to compare (cases pair by eval id)
         from agenteval.errors import DataError
@@ -428,6 +433,19 @@ def _compare(ref_a: str, ref_b: str, root: str, fail_on: str, alpha: float, marg
     if fail_on == "regression":
         return 1 if paired.gate_failed else 0
     return 1 if per_case is not None and per_case.has_regressions else 0
+
+
+def _config(ref: str, document: EvalSetResult, root: str) -> dict[str, Any]:
+    """The config RUN ran with: its document header's, else the run history's ({} if neither)."""
+    from agenteval.store import RunStore
+    from agenteval.store.lookup import is_path
+
+    if document.run is not None and document.run.config:
+        return document.run.config
+    if is_path(ref):
+        return {}
+    config = RunStore(root).details(ref).get("config")
+    return config if isinstance(config, dict) else {}
 
 
 def _stored_rows(root: str, a: EvalSetResult, b: EvalSetResult, margin: float) -> ComparisonRows:

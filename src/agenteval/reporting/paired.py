@@ -12,6 +12,8 @@ pass^k on either side. The console form fits 80 columns: a criterion's name neve
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from typing import Any
 
 from rich.cells import cell_len
 from rich.console import Group, RenderableType
@@ -144,6 +146,32 @@ def inconclusive_line(c: PairedComparison) -> str | None:
             "choose the runs. The measures above pool every case's runs.")
 
 
+def config_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    """What differs between two runs' configs (their run headers' `config`) that changes what
+    passes: criteria on one side only, thresholds, a criterion's other settings, `repeat_gating`
+    and `not_evaluated`. Empty when either config is unknown (an empty mapping)."""
+    if not a or not b:
+        return []
+    ca, cb = a.get("criteria") or {}, b.get("criteria") or {}
+
+    def settings(value: Any) -> dict[str, Any]:  # a bare threshold, or the criterion object
+        return value if isinstance(value, dict) else {"threshold": value}
+
+    def shown(value: Any) -> str:
+        return f"{value:g}" if isinstance(value, int | float) else str(value)
+
+    out = [f"{name}: only in {'A' if name in ca else 'B'}" for name in sorted(ca.keys() ^ cb.keys())]
+    for name in sorted(ca.keys() & cb.keys()):
+        x, y = settings(ca[name]), settings(cb[name])
+        if x.get("threshold") != y.get("threshold"):
+            out.append(f"{name}: threshold {shown(x.get('threshold'))} → {shown(y.get('threshold'))}")
+        elif x != y:
+            out.append(f"{name}: settings differ")
+    out += [f"{key}: {a.get(key)} → {b.get(key)}" for key in ("repeat_gating", "not_evaluated")
+            if a.get(key) != b.get(key)]
+    return out
+
+
 def pass_k_line(c: PairedComparison) -> str:
     """pass@k and pass^k, A → B (means over the cases on both sides)."""
     a, b = c.pass_k("a"), c.pass_k("b")
@@ -242,5 +270,5 @@ def paired_junit(c: PairedComparison) -> str:
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-__all__ = ["case_pass_k", "counts_line", "inconclusive_line", "measure_rows", "paired_console",
-           "paired_junit", "paired_markdown", "pass_k_line", "shown_cases"]
+__all__ = ["case_pass_k", "config_differences", "counts_line", "inconclusive_line", "measure_rows",
+           "paired_console", "paired_junit", "paired_markdown", "pass_k_line", "shown_cases"]
