@@ -436,8 +436,18 @@ def test_the_run_id_eval_prints_names_the_run(tmp_path: Path) -> None:
         assert shown.exit_code == 0, (command, shown.output)
     twice = CliRunner().invoke(cli, ["eval", str(agent), "one", "two"])
     both = re.findall(r"Recorded run (\S+) in", twice.output)[0]
-    shown = _run("report", both, "--root", agent)  # a run of two eval sets: two documents
-    assert shown.exit_code == 2 and f"run {both!r} is ambiguous" in shown.output, shown.output
+    # A run of two eval sets has two documents: what `eval` printed names them both (it was
+    # "ambiguous" to `report` and `runs show`).
+    docs = [r.run_id for r in RunStore(agent).documents(both)]
+    shown = _run("report", both, "--root", agent, "--format", "markdown")
+    assert shown.exit_code == 0, shown.output
+    assert "| one | 1 | 0 | 1 |" in shown.output and "| two | 1 | 0 | 1 |" in shown.output, shown.output
+    for ref in (both, both[:17]):
+        shown = _run("runs", "show", ref, "--root", agent)
+        assert shown.exit_code == 0 and all(f"Run {d}" in shown.output for d in docs), shown.output
+    shown = _run("compare", both, run_id, "--root", agent)  # one document each side: it says so
+    assert shown.exit_code == 2, shown.output
+    assert f"run {both!r} holds 2 eval sets, a document each: " in shown.output, shown.output
 
 
 def test_report_to_the_console_reads_the_run_a_case_at_a_time(history: Path,

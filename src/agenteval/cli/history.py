@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from agenteval.reporting.compare import ComparisonRows
     from agenteval.schema import EvalSetResult
-    from agenteval.store import RunRow
+    from agenteval.store import RunRow, RunStore
     from agenteval.store.db import UnknownRun
 
 FORMATS = ("console", "html", "junit", "markdown")  # agenteval.reporting.FORMATS, without importing it
@@ -220,19 +220,30 @@ def _show_unfinished(root: str, ref: str, unknown: UnknownRun) -> int:
 
 
 def _show(root: str, ref: str) -> int:
+    from agenteval.store import RunStore
+    from agenteval.store.db import UnknownRun
+
+    store = RunStore(root)
+    # The id `eval` printed for a run of several eval sets: each of its documents in turn.
+    documents = store.run_documents(ref)
+    try:
+        rows = documents or [store.resolve(ref)]
+    except UnknownRun as unknown:  # (not an ambiguous prefix, which lists its runs, nor a damaged database)
+        return _show_unfinished(root, ref, unknown)
+    for row in rows:
+        _show_document(store, row, others=not documents)
+    return 0
+
+
+def _show_document(store: RunStore, row: RunRow, *, others: bool) -> None:
+    """`runs show` of one document: its stored details, its summary, its cases not passed;
+    with `others`, the run's other eval sets named."""
     from rich.console import Console
 
     from agenteval.reporting.console import summary_table
     from agenteval.reporting.outcome import summary_why
-    from agenteval.store import RunStore
-    from agenteval.store.db import UnknownRun
     from agenteval.verdicts.outcome import outcomes
 
-    store = RunStore(root)
-    try:
-        row = store.resolve(ref)
-    except UnknownRun as unknown:  # (not an ambiguous prefix, which lists its runs, nor a damaged database)
-        return _show_unfinished(root, ref, unknown)
     console = Console()
     details = store.details(row.run_id)
     header = details.pop("spec", None)
@@ -243,11 +254,11 @@ def _show(root: str, ref: str) -> int:
                    "recorded": details.pop("recorded"), **{f"run.{k}": v for k, v in header.items()}}
     table = _fields_table(f"Run {row.run_id}", [(k, _show_value(k, v)) for k, v in _flatten(details)])
     console.print(table)
-    if row.run_group:
-        others = [r for r in store.documents(row.run_group) if r.run_id != row.run_id]
-        if others:
+    if row.run_group and others:
+        rest = [r for r in store.documents(row.run_group) if r.run_id != row.run_id]
+        if rest:
             console.print(f"Other eval sets of run {row.run_group}: "
-                          + ", ".join(f"{r.eval_set_id} ({r.run_id})" for r in others))
+                          + ", ".join(f"{r.eval_set_id} ({r.run_id})" for r in rest))
     if not row.result_path.is_file():
         console.print(f"[yellow]result document missing: {row.result_path}[/]")
     # From the database (no need to load the document): the counts by verdict (as the web's),
@@ -262,7 +273,6 @@ def _show(root: str, ref: str) -> int:
         if len(failing) > _FAILING_SHOWN:
             console.print(f"... and {len(failing) - _FAILING_SHOWN} more; see `agenteval report "
                           f"{row.run_id} --format html -o report.html`")
-    return 0
 
 
 @click.group(invoke_without_command=True)
@@ -327,32 +337,42 @@ def delete(ctx: click.Context, run: str, root: str | None, yes: bool) -> None:
 
 
 def _report(ref: str, root: str, fmt: str, output: str | None) -> int:
-    from agenteval.cli.report_stream import print_decisions, streamed_console, streamed_html, streamed_report
-    from agenteval.datasets.files import write_text_atomic
+    from agenteval.cli.report_stream import streamed_console, streamed_html, streamed_report
     from agenteval.datasets.targets import check_targets
-    from agenteval.reporting import console_report, render_report
-    from agenteval.store import load_run
+    from agenteval.store import RunStore, load_result, load_run
     from agenteval.store.lookup import is_path
 
     check_targets({"--output": output}, {"RUN": ref if is_path(ref) else None})  # before any work
     # Read a case at a time where the format allows (memory flat in the run's size); read whole
     # when the document cannot be read so.
+    if not is_path(ref) and (documents := RunStore(root).run_documents(ref)):
+        # The id `eval` printed for a run of several eval sets: one report of them all, as
+        # `eval`'s own.
+        return _written(fmt, [load_result(d.result_path) for d in documents], output)
     if fmt in ("markdown", "junit") and streamed_report(ref, root, fmt, output):
         return 0
     if fmt == "console" and not output and streamed_console(ref, root):
         return 0
     if fmt == "html" and streamed_html(ref, root, output):
         return 0
-    result = load_run(ref, root)
+    return _written(fmt, [load_run(ref, root)], output)
+
+
+def _written(fmt: str, results: list[EvalSetResult], output: str | None) -> int:
+    """The report of `results` in `fmt`, to `output` or standard output."""
+    from agenteval.cli.report_stream import print_decisions
+    from agenteval.datasets.files import write_text_atomic
+    from agenteval.reporting import console_report, render_report
+
     if fmt == "console" and not output:
         from rich.console import Console
 
         console = Console()
-        print_decisions(console, [result])
-        for renderable in console_report([result]):
+        print_decisions(console, results)
+        for renderable in console_report(results):
             console.print(renderable)
         return 0
-    text = render_report(fmt, [result])
+    text = render_report(fmt, results)
     if output:
         write_text_atomic(output, text)
     else:

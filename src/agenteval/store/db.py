@@ -363,8 +363,8 @@ class RunStore:
     def resolve(self, ref: str) -> RunRow:
         """The run named by an id, a unique id prefix, `latest` or `previous` (newest but one).
         An id is a document's (`runs` lists them) or the run's that `eval` prints, which names
-        its one document (a run of several eval sets has one each: ambiguous). An unknown or
-        ambiguous reference is a DataError naming it."""
+        its one document (a run of several eval sets has one each: ambiguous here, and
+        `run_documents` gives them). An unknown or ambiguous reference is a DataError naming it."""
         with self._connect(create=False) as conn:
             rows: list[Any] = []
             if conn is not None:
@@ -382,10 +382,27 @@ class RunStore:
             what = "no previous run" if ref == "previous" else f"no run {ref!r}"
             raise UnknownRun(self.path, "", f"{what} in the run history")
         if len(rows) > 1:
-            ids = ", ".join(r[0] for r in rows[:5])
-            raise DataError(self.path, "", f"run {ref!r} is ambiguous: it matches {ids}"
-                            + (", ..." if len(rows) > 5 else ""))
+            ids = ", ".join(r[0] for r in rows[:5]) + (", ..." if len(rows) > 5 else "")
+            if len({r[15] for r in rows}) == 1 and rows[0][15] is not None:
+                raise DataError(self.path, "", f"run {ref!r} holds {len(rows)} eval sets, a document "
+                                f"each: {ids}; name one of them here")
+            raise DataError(self.path, "", f"run {ref!r} is ambiguous: it matches {ids}")
         return self._row(rows[0])
+
+    def run_documents(self, ref: str) -> list[RunRow]:
+        """The documents of the run `ref` names when it is a run of several eval sets, named by
+        the id `eval` printed or a unique prefix of it (no document's id starting so): one per
+        eval set, in creation order. [] for any other reference (`resolve` takes those)."""
+        if ref in ALIASES or not ref:
+            return []
+        with self._connect(create=False) as conn:
+            if conn is None or conn.execute("SELECT 1 FROM runs WHERE substr(run_id, 1, ?) = ? LIMIT 1",
+                                            (len(ref), ref)).fetchone() is not None:
+                return []
+            groups = conn.execute("SELECT DISTINCT run_group FROM runs WHERE substr(run_group, 1, ?) = ? "
+                                  "LIMIT 2", (len(ref), ref)).fetchall()
+        documents = self.documents(groups[0][0]) if len(groups) == 1 else []
+        return documents if len(documents) > 1 else []
 
     def get(self, ref: str) -> EvalSetResult:
         """The result document of a run (see `resolve` for the accepted references)."""
