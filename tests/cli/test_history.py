@@ -553,3 +553,19 @@ def test_runs_delete_asks_then_deletes_the_run_and_says_what_went(history: Path)
         latest.run_id not in [row.run_id for row in RunStore(history).list_runs()]
     r = _run("runs", "delete", latest.run_id, "--root", history, "--yes")
     assert r.exit_code == 2 and f"no run {latest.run_id!r}" in r.output
+
+
+def test_runs_lists_not_evaluated_cases_apart_from_failed_ones(tmp_path: Path) -> None:
+    from agenteval.store import save_result
+    from tests.result_builders import case, result
+
+    doc = result([case("crashed", {}, error="agent exploded"), case("ok", {"m": 1.0}),
+                  case("ungated", {}), case("ungated too", {})])  # no criterion: not evaluated
+    RunStore(tmp_path).record(doc, save_result(tmp_path, doc))
+    r = _run("runs", "--root", tmp_path)
+    assert r.exit_code == 0, r.output
+    # 1 passed, 1 failed, 2 not evaluated: the list said "1 passed, 1 failed" of 4 cases
+    head = next(line for line in r.output.splitlines() if "passed" in line)
+    assert re.search(r"passed\s+┃\s+failed\s+┃\s+not evaluated", head), r.output
+    assert re.search(r"│\s+1 │\s+1 │\s+2 │", r.output), r.output
+    assert RunStore(tmp_path).resolve("latest").cases_not_evaluated == 2

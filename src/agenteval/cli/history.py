@@ -42,8 +42,8 @@ def _num(value: float | None, fmt: str = "{:.1f}") -> str:
 
 
 _RUNS_COLUMNS = ("run id", "created", "eval set", "agent", "agent model", "judge model",
-                 "runs", "passed", "failed", "seconds", "tokens")
-_NUMERIC = ("runs", "passed", "failed", "seconds", "tokens")
+                 "runs", "passed", "failed", "not evaluated", "seconds", "tokens")
+_NUMERIC = ("runs", "passed", "failed", "not evaluated", "seconds", "tokens")
 # What gives way when the run list is wider than the terminal, in this order: columns with no
 # value in any row; then long ids fold; then these columns go, least used first ("created"
 # loses its seconds rather than going). Run id, eval set and pass/fail counts always stay.
@@ -54,7 +54,8 @@ def _runs_table(rows: list[RunRow]) -> RenderableType:
     """The run list, newest first, built for the width it is printed at: every column where
     they fit; narrower, empty columns hidden, then long ids folded, then the columns in
     `_RUNS_SHED` hidden in turn. The caption names what is hidden (`agenteval runs show RUN`
-    shows every field)."""
+    shows every field). "not evaluated" is there when a listed run has such a case (as in the
+    run summary): "failed" never counts them."""
     from rich.text import Text
 
     from agenteval.reporting.tables import ByWidth, Col, fit_table
@@ -69,6 +70,8 @@ def _runs_table(rows: list[RunRow]) -> RenderableType:
         "runs": [Text(str(r.num_runs)) for r in rows],
         "passed": [Text(str(r.cases_passed), style="green") for r in rows],
         "failed": [Text(str(r.cases_failed), style="red" if r.cases_failed else "") for r in rows],
+        "not evaluated": [Text(str(r.cases_not_evaluated), style="yellow" if r.cases_not_evaluated else "")
+                          for r in rows],
         "seconds": [Text(_num(r.duration_seconds)) for r in rows],
         "tokens": [Text(_num(r.total_tokens, "{:.0f}")) for r in rows],
     }
@@ -78,14 +81,16 @@ def _runs_table(rows: list[RunRow]) -> RenderableType:
     steps = [(None, False), *((c, False) for c in empty), (None, True),
              *((c, True) for c in _RUNS_SHED if c not in empty)]
 
+    columns = [c for c in _RUNS_COLUMNS if c != "not evaluated" or any(r.cases_not_evaluated for r in rows)]
+
     def build(width: int) -> RenderableType:
-        shown, short = list(_RUNS_COLUMNS), False
+        shown, short = list(columns), False
         for n, (step, fold) in enumerate(steps):
             if step == "created":
                 short = True
             elif step is not None:
                 shown.remove(step)
-            hidden = [c for c in _RUNS_COLUMNS if c not in shown]
+            hidden = [c for c in columns if c not in shown]
             floors = {"run id": max(20, width * 3 // 10), "eval set": 12, "agent": 12,
                       "agent model": 12, "judge model": 12} if fold else {}
             cols = [Col(c, "right" if c in _NUMERIC else "left", floors.get(c)) for c in shown]

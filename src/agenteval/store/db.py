@@ -84,7 +84,7 @@ _KNOWN_META = ("eval_set_file", "eval_set_sha256", "command", "agent", "agent_mo
                "duration_seconds", "config")
 _COLUMNS = ("run_id, created, eval_set_id, agent, agent_model, judge_model, num_runs, cases_total, "
             "cases_passed, cases_failed, duration_seconds, total_tokens, result_path, eval_set_sha256, "
-            "gating, run_group")
+            "gating, run_group, cases_not_evaluated")
 
 
 @functools.cache
@@ -111,13 +111,14 @@ class RunRow:
     num_runs: int
     cases_total: int
     cases_passed: int
-    cases_failed: int
+    cases_failed: int  # FAILED: not counting cases_not_evaluated
     duration_seconds: float | None
     total_tokens: float | None
     result_path: Path
     eval_set_sha256: str | None
     gating: str
     run_group: str | None = None  # the run (RunSpec.run_id) this document belongs to
+    cases_not_evaluated: int = 0
 
 
 def _json(value: Any) -> str | None:
@@ -348,7 +349,7 @@ class RunStore:
                       judge_model=v[5], num_runs=v[6], cases_total=v[7], cases_passed=v[8],
                       cases_failed=v[9], duration_seconds=v[10], total_tokens=v[11],
                       result_path=path if path.is_absolute() else self.root / path,
-                      eval_set_sha256=v[13], gating=v[14], run_group=v[15])
+                      eval_set_sha256=v[13], gating=v[14], run_group=v[15], cases_not_evaluated=v[16])
 
     def list_runs(self, limit: int | None = None) -> list[RunRow]:
         """Recorded runs, newest (by creation time) first; at most `limit` (any size) of them."""
