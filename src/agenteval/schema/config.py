@@ -197,6 +197,15 @@ class UserSimulatorConfig(_ConfigModel):
         temperature = given.temperature if given.temperature is not None else self.temperature
         return temperature, given.max_output_tokens or SIMULATOR_MAX_TOKENS
 
+    @field_validator("max_allowed_invocations")
+    @classmethod
+    def _some_turn(cls, value: int) -> int:
+        # 0 turns: no conversation at all, every scenario's case scored on nothing.
+        if value == 0:
+            raise PydanticCustomError("no_turn", "must be at least 1 (the starting prompt is a turn), "
+                                      "or -1 for no limit")
+        return value
+
     @field_validator("stop_signal")
     @classmethod
     def _not_blank(cls, value: str) -> str:
