@@ -87,6 +87,13 @@ def test_missing_config_file_is_an_error() -> None:
      "criteria.final_response_match_v2.judge_model_options.num_samples", "valid integer"),
     ('"final_response_match_v2": {"threshold": 1, "judge_model_options": {"num_samples": 5.0}}',
      "criteria.final_response_match_v2.judge_model_options.num_samples", "valid integer"),
+    # ADK's generation config for the judge: accepted and ignored (the judge samples at its own
+    # temperature); only thinking_config, which it has no use for, is accepted
+    ('"final_response_match_v2": {"threshold": 1, "judge_model_options": {"judge_model_config": '
+     '{"temperature": 0}}}', "criteria.final_response_match_v2.judge_model_options.judge_model_config",
+     "temperature: not used by agenteval's judge, which samples at its own temperature"),
+    ('"safety_v1": {"threshold": 1, "judgeModelOptions": {"judgeModelConfig": {"maxOutputTokens": 9}}}',
+     "criteria.safety_v1.judge_model_options.judge_model_config", "maxOutputTokens: not used"),
     ('"hallucinations_v1": {"threshold": 1, "evaluate_intermediate_nl_responses": "yes"}',
      "criteria.hallucinations_v1.evaluate_intermediate_nl_responses", "valid boolean"),
     # every case failed on it, NOT_EVALUATED, instead
@@ -231,3 +238,9 @@ def test_a_simulator_template_with_its_placeholders_is_accepted(tmp_path: Path) 
     config = load_eval_config(p)
     assert config.user_simulator_config is not None
     assert config.user_simulator_config["custom_instructions"] == template
+
+
+def test_the_judge_takes_adks_thinking_config(tmp_path: Path) -> None:
+    config = _resolve(tmp_path, '{"criteria": {"safety_v1": {"threshold": 1, "judge_model_options": '
+                                '{"judge_model_config": {"thinking_config": {"thinking_budget": 0}}}}}}')
+    assert config[0] == "safety_v1"

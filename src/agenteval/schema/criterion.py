@@ -12,7 +12,8 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from agenteval.schema.base import WireModel
 from agenteval.schema.rubric import Rubric, unique_rubric_ids
@@ -89,6 +90,32 @@ class SingleToolUseCriterion(BaseCriterion):
 Rationales = Literal["negative", "always", "never"]
 
 
+class JudgeModelConfig(WireModel):
+    """ADK's `judge_model_options.judge_model_config` (a generation config), as far as
+    agenteval's judge takes it: `thinking_config` is accepted and not used (the judge writes
+    its label, and a rationale where asked). Any other key is refused, where it used to be
+    accepted and ignored: the judge samples at its own temperature (greedy for one sample, 0.7
+    to vote over `num_samples`; certificates are measured so) and sets its reply's schema and
+    length."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    thinking_config: dict[str, Any] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _used_keys(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            for key in value:
+                if key not in ("thinking_config", "thinkingConfig"):
+                    raise PydanticCustomError(
+                        "judge_config_key", "{key}: not used by agenteval's judge, which samples at its "
+                        "own temperature (greedy for one sample, 0.7 to vote over num_samples) and sets "
+                        "its reply's schema and length; only thinking_config is accepted",
+                        {"key": str(key)})
+        return value
+
+
 class JudgeModelOptions(WireModel):
     """Which judge model to ask, how many samples to vote over, and how many at once.
 
@@ -104,7 +131,7 @@ class JudgeModelOptions(WireModel):
     model_config = ConfigDict(defer_build=True, strict=True)
 
     judge_model: str = DEFAULT_JUDGE_MODEL
-    judge_model_config: dict[str, Any] | None = None
+    judge_model_config: JudgeModelConfig | None = None
     num_samples: int = Field(default=5, ge=1)
     parallelism_limit: int = Field(default=1, ge=1)
     min_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
