@@ -67,7 +67,7 @@ def test_a_certificate_beside_the_config_applies_and_gates(server: FakeServer, t
         prompt_version="x", prompt_sha256=prompt_fingerprint("final_response_match_v2",
                                                              criterion.model_dump(mode="json")),
         labels=40, positives=20, negatives=20, agreement=0.9, kappa=0.8, coverage=0.85, accuracy=0.85,
-        min_confidence=0.55, source="mine.json", source_sha256="0" * 64, created="now")
+        min_confidence=0.55, source="mine.json", source_sha256="0" * 64, created="now", num_samples=1)
     folder = tmp_path / ".agenteval" / "certificates"
     folder.mkdir(parents=True)
     (folder / "frm.json").write_text(json.dumps(cert.to_json()))
@@ -106,7 +106,8 @@ def test_a_rubric_certificate_applies_only_to_cases_judged_on_its_rubrics(server
         metric=name, judge_model=model, judge_identity=judge_identity(model), prompt_version="x",
         prompt_sha256=prompt_fingerprint(name, criterion.model_dump(mode="json")), labels=40, positives=20,
         negatives=20, agreement=0.9, kappa=0.8, coverage=1.0, accuracy=0.9, min_confidence=None,
-        source="mine.json", source_sha256="0" * 64, created="now", rubrics=("The response is polite.",))
+        source="mine.json", source_sha256="0" * 64, created="now", rubrics=("The response is polite.",),
+        num_samples=1)
     folder = tmp_path / ".agenteval" / "certificates"
     folder.mkdir(parents=True)
     (folder / "polite.json").write_text(json.dumps(cert.to_json()))

@@ -126,6 +126,27 @@ def test_certify_finds_the_certificate_of_this_judge_prompt_and_rubric() -> None
     assert certify(default_registry().configure("tool_trajectory_avg_score", 1.0), book) is None
 
 
+def test_a_certificate_applies_only_at_the_samples_and_threshold_it_was_measured_at() -> None:
+    """Its agreement and coverage are those of the verdicts committed at its min_confidence
+    over its num_samples: a config judging otherwise is not certified by it (it was, and gated)."""
+    book = CertificateBook((_cert(path="mine.json"),))  # num_samples 5, min_confidence 0.55
+    policy = JudgeCertificatesConfig(require=True)
+    for options, given in (({"num_samples": 1}, "num_samples 1 and its shipped min_confidence"),
+                           ({"min_confidence": 0.9}, "num_samples 5 and min_confidence 0.9"),
+                           ({"min_confidence": 0}, "num_samples 5 and min_confidence 0")):
+        note = certify(_metric(judge_model_options=options), book, policy)
+        assert note is not None and note.status == "uncalibrated" and note.advisory, options
+        assert note.text.endswith(f"; mine.json was measured at num_samples 5 and min_confidence 0.55, "
+                                  f"this config judges with {given}"), note.text
+    for options in ({}, {"num_samples": 5}, {"min_confidence": 0.55}):  # unset: the shipped threshold
+        note = certify(_metric(judge_model_options=options), book, policy)
+        assert note is not None and note.status == "certified", (options, note)
+    # measured with no threshold: a config's 0 is the same
+    none = CertificateBook((_cert(min_confidence=None, num_samples=1),))
+    note = certify(_metric(judge_model_options={"num_samples": 1, "min_confidence": 0}), none)
+    assert note is not None and note.status == "certified", note
+
+
 def test_a_rubric_certificate_applies_only_to_its_rubrics() -> None:
     name = "rubric_based_final_response_quality_v1"
 

@@ -124,7 +124,8 @@ def test_a_labelled_multi_turn_set_certifies_with_a_scripted_judge(tmp_path: Pat
     cert = certificate(by["multi_turn_task_success_v1"], judge_model="local", num_samples=1,
                        source="mine.json", source_sha256="0" * 64, created="now")
     assert (cert.labels, cert.positives, cert.agreement, cert.kappa) == (4, 2, 1.0, 1.0)
-    metric = default_registry().configure("multi_turn_task_success_v1", 1.0)
+    metric = default_registry().configure("multi_turn_task_success_v1", {  # judged as it was measured
+        "threshold": 1.0, "judge_model_options": {"num_samples": 1}})
     note = certify(metric, CertificateBook((cert,)), JudgeCertificatesConfig(min_labels=4))
     assert note is not None and note.status == "certified"
 

@@ -14,7 +14,9 @@ leaves, the agreement of all verdicts, and what it is bound to:
   prompt, solved examples, question templates and reply schemas; `prompt_fingerprint`), so any
   change to what the judge is asked makes older certificates stop applying;
 * the rubrics: the rubric texts it was measured on, or None when it was measured over many
-  different rubrics (a general certificate, applying to any rubric of that criterion).
+  different rubrics (a general certificate, applying to any rubric of that criterion);
+* how the judge was asked: `num_samples` and `min_confidence` (`measured_as`), which its
+  agreement and coverage depend on.
 
 A rubric criterion's certificate also gives the agreement per rubric family (`families`,
 `rubric_checks`), saying which families stay below the family floor; a metric with a stronger
@@ -47,6 +49,7 @@ from agenteval.errors import DataError
 from agenteval.schema import (
     ConversationScenario,
     JudgeCertificateNote,
+    JudgeModelOptions,
     LlmAsAJudgeCriterion,
     LlmBackedUserSimulatorCriterion,
 )
@@ -232,14 +235,32 @@ class CertificateBook:
         return cls(tuple(certs))
 
     def find(self, metric: str, identity: str, prompt_sha256: str,
-             rubrics: Sequence[str] = ()) -> Certificate | None:
-        """The certificate that applies: same criterion, judge and prompt, and rubrics that
-        cover `rubrics` (or none named); one naming rubrics is preferred, then the first found."""
+             rubrics: Sequence[str] = (), options: JudgeModelOptions | None = None) -> Certificate | None:
+        """The certificate that applies: same criterion, judge and prompt, rubrics that cover
+        `rubrics` (or none named), and measured as `options` judge (`measured_as`; None: any);
+        one naming rubrics is preferred, then the first found."""
         fits = [c for c in self.certificates if c.metric == metric and c.judge_identity == identity
                 and c.prompt_sha256 == prompt_sha256
-                and (c.rubrics is None or set(rubrics) <= set(c.rubrics))]
+                and (c.rubrics is None or set(rubrics) <= set(c.rubrics))
+                and (options is None or measured_as(c, options))]
         fits.sort(key=lambda c: c.rubrics is None)  # stable: project certificates stay first
         return fits[0] if fits else None
+
+
+def measured_as(cert: Certificate, options: JudgeModelOptions) -> bool:
+    """Whether `cert` was measured as `options` judge: the same number of samples, and the
+    confidence threshold it was measured at (the criterion's shipped one, which a config's
+    unset `min_confidence` also means; 0 and none alike). Its agreement and coverage are those
+    of the verdicts committed so: at another threshold or sample count they are not known."""
+    if cert.num_samples != options.num_samples:
+        return False
+    wanted = options.min_confidence
+    return wanted is None or round(wanted or 0.0, 4) == round(cert.min_confidence or 0.0, 4)
+
+
+def _settings(cert: Certificate) -> str:
+    at = "no min_confidence" if not cert.min_confidence else f"min_confidence {cert.min_confidence:g}"
+    return f"num_samples {cert.num_samples} and {at}"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -369,8 +390,9 @@ def certify(metric: ConfiguredMetric, book: CertificateBook,
     if not isinstance(criterion, LlmAsAJudgeCriterion):
         return None
     fingerprint = prompt_fingerprint(metric.name, criterion.model_dump(mode="json"))
-    identity = judge_identity(criterion.judge_model_options.judge_model)
-    cert = book.find(metric.name, identity, fingerprint, rubric_texts(criterion))
+    options = criterion.judge_model_options
+    cert = book.find(metric.name, judge_identity(options.judge_model), fingerprint, rubric_texts(criterion),
+                     options)
     return _note(metric, criterion, cert, book, fingerprint, policy)
 
 
@@ -388,14 +410,17 @@ def rubric_certifications(metric: ConfiguredMetric, book: CertificateBook,
     if not isinstance(criterion, LlmAsAJudgeCriterion) or not _has_rubrics(criterion):
         return ()
     fingerprint = prompt_fingerprint(metric.name, criterion.model_dump(mode="json"))
-    identity = judge_identity(criterion.judge_model_options.judge_model)
+    options = criterion.judge_model_options
+    identity = judge_identity(options.judge_model)
     own = set(rubric_texts(criterion))
     bound = [c for c in book.certificates if c.metric == metric.name and c.judge_identity == identity
-             and c.prompt_sha256 == fingerprint and c.rubrics is not None and own <= set(c.rubrics)]
+             and c.prompt_sha256 == fingerprint and c.rubrics is not None and own <= set(c.rubrics)
+             and measured_as(c, options)]
     if not bound:
         return ()
     general = next((c for c in book.certificates if c.metric == metric.name and c.rubrics is None
-                    and c.judge_identity == identity and c.prompt_sha256 == fingerprint), None)
+                    and c.judge_identity == identity and c.prompt_sha256 == fingerprint
+                    and measured_as(c, options)), None)
     names = ", ".join(Path(c.path or "").name or c.metric for c in bound)
     why = f"; {names} was measured on other rubrics than this case's"
     otherwise = _note(metric, criterion, general, book, fingerprint, policy, why)
@@ -444,10 +469,17 @@ def _note(metric: ConfiguredMetric, criterion: LlmAsAJudgeCriterion, cert: Certi
         # Why none applies, when one of this criterion and judge exists: its rubrics, or its prompt.
         mine = [c for c in book.certificates
                 if c.metric == metric.name and c.judge_identity == judge_identity(model)]
-        rubrics = next((c for c in mine if c.prompt_sha256 == fingerprint), None)
+        options = criterion.judge_model_options
+        rubrics = next((c for c in mine if c.prompt_sha256 == fingerprint and measured_as(c, options)), None)
+        other = next((c for c in mine if c.prompt_sha256 == fingerprint and not measured_as(c, options)), None)
         stale = next((c for c in mine if c.prompt_sha256 != fingerprint), None)
         if why:
             pass
+        elif other is not None:
+            given = "its shipped min_confidence" if options.min_confidence is None else \
+                f"min_confidence {options.min_confidence:g}"
+            why = (f"; {Path(other.path or '').name} was measured at {_settings(other)}, this config "
+                   f"judges with num_samples {options.num_samples} and {given}")
         elif rubrics is not None:
             why = f"; {Path(rubrics.path or '').name} was measured on other rubrics"
         elif stale is not None:
@@ -472,7 +504,8 @@ def _note(metric: ConfiguredMetric, criterion: LlmAsAJudgeCriterion, cert: Certi
         text = (f"below floor ({'; '.join(short)}): " if short else "certified: ") + cert.summary()
     escalate_to = criterion.judge_model_options.escalate_to
     if escalate_to:
-        strong = book.find(metric.name, judge_identity(escalate_to), fingerprint, rubric_texts(criterion))
+        strong = book.find(metric.name, judge_identity(escalate_to), fingerprint, rubric_texts(criterion),
+                           criterion.judge_model_options)
         text += (f"; escalation judge {escalate_to}: " + (strong.summary() if strong is not None
                                                           else "uncalibrated"))
     advisory = bool(floor.require) and status != "certified"
