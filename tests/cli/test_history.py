@@ -191,7 +191,8 @@ def test_runs_show_at_80_columns_wraps_field_names_at_dots_and_leaves_values_roo
     assert {"run.num_runs", "run.duration_seconds", "run.models.agent", "run.models.judge",
             "run.totals.agent_tokens"} <= set(fields)
     assert _headers(lines) == ["eval set", "passed", "failed"]  # the summary, then the failing cases
-    assert any(line.startswith("│ case_") and "tool_trajectory_avg_score: score" in line for line in lines)
+    # each with its criterion's own reason, as the document stores it
+    assert any(line.startswith("│ case_") and "tool_trajectory_avg_score: mean" in line for line in lines)
 
 
 @pytest.mark.parametrize("fmt", ["junit", "html", "markdown", "console"])
@@ -513,29 +514,42 @@ def test_report_of_a_missing_file_or_a_directory_is_bad_input(tmp_path: Path, fm
 
 def test_runs_show_and_the_web_give_one_reason_for_a_case_the_agent_failed(tmp_path: Path) -> None:
     from agenteval.reporting.outcome import AGENT_FAILED, NOT_GATED
+    from agenteval.schema import MetricReason
     from agenteval.store import save_result
     from agenteval.web.history import StoredRun
     from agenteval.web.views import run_view
     from tests.result_builders import case, result
 
+    low = case("low", {"m": 0.2})
+    low.reasons = [MetricReason(metric_name="m", reason="ROUGE-1 F 0.2 < threshold 0.5 (precision 0.2)")]
     doc = result([case("crashed", {}, error="agent exploded"), case("ok", {"m": 1.0}),
-                  case("ungated", {})])  # no criterion at all: not evaluated
+                  case("ungated", {}), low])  # no criterion at all: not evaluated
     store = RunStore(tmp_path)
     store.record(doc, save_result(tmp_path, doc))
     r = _run("runs", "show", "latest", "--root", tmp_path)
     assert r.exit_code == 0, r.output
-    assert AGENT_FAILED in r.output and NOT_GATED in r.output, r.output
+    # What the run stored, as `report --format markdown` says it: the agent's error itself (it
+    # said "the agent failed (its error is kept with the case's runs)") and the criterion's own
+    # reason (it said "score 0.2 < threshold 0.5")
+    assert "inference failed: agent exploded" in r.output and NOT_GATED in r.output, r.output
+    assert "m: ROUGE-1 F 0.2 < threshold 0.5 (precision 0.2)" in r.output, r.output
+    report = _run("report", "latest", "--root", tmp_path, "--format", "markdown").output
+    assert "inference failed: agent exploded" in report and "ROUGE-1 F 0.2 &lt; threshold 0.5" in report
+    # the document gone: the database's words
+    save_result(tmp_path, doc).unlink()
+    r = _run("runs", "show", "latest", "--root", tmp_path)
+    assert r.exit_code == 0 and AGENT_FAILED in r.output and NOT_GATED in r.output, r.output
     # counted as Markdown and JUnit count them: 1 passed, 1 failed, 1 not evaluated (it said 2 failed)
     head = next(line for line in r.output.splitlines() if "passed" in line and "failed" in line)
     assert "not evaluated" in head, r.output
-    assert re.search(r"│ s\s+│\s+1 │\s+1 │\s+1 │", r.output), r.output
+    assert re.search(r"│ s\s+│\s+1 │\s+2 │\s+1 │", r.output), r.output
     assert "inference failed or no gating criterion" not in r.output
     row = store.resolve("latest")
     ref = row.run_id
     view = run_view(StoredRun(None, tmp_path, row), store.summary(ref, not_passed_only=True),
                     store.counts(ref), store.criteria(ref), store.header(ref))
-    assert {c.eval_id: c.problems for c in view.cases} == {"crashed": [AGENT_FAILED],
-                                                           "ungated": [NOT_GATED]}
+    assert {c.eval_id: c.problems for c in view.cases}["ungated"] == [NOT_GATED]
+    assert {c.eval_id: c.problems for c in view.cases}["crashed"] == [AGENT_FAILED]
 
 
 def test_runs_delete_asks_then_deletes_the_run_and_says_what_went(history: Path) -> None:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from agenteval.schema import EvalSetResult
     from agenteval.store import RunRow, RunStore
     from agenteval.store.db import UnknownRun
+    from agenteval.verdicts.outcome import CaseOutcome
 
 FORMATS = ("console", "html", "junit", "markdown")  # agenteval.reporting.FORMATS, without importing it
 _FAILING_SHOWN = 20
@@ -246,7 +247,6 @@ def _show_document(store: RunStore, row: RunRow, *, others: bool) -> None:
     from rich.console import Console
 
     from agenteval.reporting.console import summary_table
-    from agenteval.reporting.outcome import summary_why
     from agenteval.verdicts.outcome import outcomes
 
     console = Console()
@@ -272,12 +272,34 @@ def _show_document(store: RunStore, row: RunRow, *, others: bool) -> None:
     console.print(summary_table([(row.eval_set_id, counts.passed, counts.failed, counts.not_evaluated)]))
     failing = outcomes(store.summary(row.run_id, not_passed_only=True))
     if failing:
-        cases = _failing_table([(c.eval_id, c.status.name, "\n".join(summary_why(c)))
-                                for c in failing[:_FAILING_SHOWN]])
+        whys = _whys(store, row, failing[:_FAILING_SHOWN])
+        cases = _failing_table([(c.eval_id, c.status.name, "\n".join(why))
+                                for c, why in zip(failing, whys, strict=False)])
         console.print(cases)
         if len(failing) > _FAILING_SHOWN:
             console.print(f"... and {len(failing) - _FAILING_SHOWN} more; see `agenteval report "
                           f"{row.run_id} --format html -o report.html`")
+
+
+def _whys(store: RunStore, row: RunRow, shown: list[CaseOutcome]) -> list[list[str]]:
+    """Why each shown case did not pass, as `report --format markdown` says it: its criteria's
+    stored reasons, the agent's error, negative judge verdicts and each judged criterion's
+    certificate, read from the document, only these cases' bytes (`store.case_index`). Where
+    the document cannot be read so (missing, not laid out for an index), its summary's words
+    (`summary_why`)."""
+    import agenteval.reporting.certificates as certificates
+    from agenteval.errors import DataError
+    from agenteval.reporting.outcome import problems, summary_why
+    from agenteval.store.case_index import Unindexed, case_index
+
+    try:
+        index = case_index(row.result_path, store.path, row.run_id)
+        read = [index.case(c.eval_id) for c in shown]
+    except (Unindexed, DataError):
+        read = [None] * len(shown)
+    return [summary_why(c) if full is None else
+            [*problems(full), *map(certificates.line, certificates.notes(full.runs).values())]
+            for c, full in zip(shown, read, strict=True)]
 
 
 @click.group(invoke_without_command=True)
