@@ -138,3 +138,33 @@ def test_a_rubric_certificate_applies_only_to_cases_judged_on_its_rubrics(server
     assert price["status"] == "uncalibrated" and price["advisory"], price
     assert "polite.json was measured on other rubrics than this case's" in price["text"]
     assert by["price"]["overall_eval_metric_results"][0]["eval_status"] == 4  # informational: not gating
+
+
+def test_a_case_whose_only_criterion_is_advisory_is_not_evaluated_and_every_report_says_why(
+        server: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No gating verdict: not evaluated (never passed or failed on an uncalibrated judge's
+    word), and each report names the advisory criterion; a negative verdict of it did not
+    read as the reason the case failed (Markdown gave only that, JUnit and `runs show` "no
+    gating criterion produced a verdict" alone)."""
+    monkeypatch.chdir(tmp_path)
+    expected = tmp_path / "e.evalset.json"
+    expected.write_text(eval_set("s", {"c": [inv("capital of France?", "Paris")]})
+                        .model_dump_json(exclude_none=True))
+    model = f"openai-compat:m@{server.base_url}"
+    config = tmp_path / "cfg.json"
+    config.write_text(json.dumps({"criteria": {"final_response_match_v2": {
+        "threshold": 0.5, "judge_model_options": {"judge_model": model, "num_samples": 1}}},
+        "judge_certificates": {"require": True}}))
+    server.steps = [_invalid()] * 2
+    r = CliRunner().invoke(cli, ["score", str(expected), "--actual", str(expected), "--config_file_path",
+                                 str(config), "--no_cache", "--history", "--markdown", "r.md",
+                                 "--junit_xml", "r.xml", "--html", "r.html"], env={"COLUMNS": "300"})
+    assert r.exit_code == 1, r.output  # not_evaluated: fail, the default
+    why = ("not evaluated: no gating criterion produced a verdict: final_response_match_v2 is advisory, "
+           "not gating (no certificate that judge_certificates.require accepts)")
+    assert f"<pre>{why}\njudge [final_response_match_v2, invocation 0]: invalid" in \
+        (tmp_path / "r.md").read_text()
+    assert f'<skipped message="{why}"' in (tmp_path / "r.xml").read_text()
+    assert why in (tmp_path / "r.html").read_text()
+    shown = CliRunner().invoke(cli, ["runs", "show", "latest"], env={"COLUMNS": "1000"})
+    assert shown.exit_code == 0 and why in shown.output, shown.output

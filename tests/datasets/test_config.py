@@ -121,7 +121,8 @@ def test_wrong_types_are_errors_not_coerced(tmp_path: Path, criterion: str, key:
      "user_simulator_config.max_allowed_invocations", "valid integer"),
     ('"user_simulator_config": {"modle": "local"}', "user_simulator_config.modle", "unknown key"),
     # no turn at all: each scenario ended before its starting prompt, scored on nothing
-    ('"user_simulator_config": {"max_allowed_invocations": 0}', "user_simulator_config.max_allowed_invocations",
+    ('"user_simulator_config": {"max_allowed_invocations": 0}',
+     "user_simulator_config.max_allowed_invocations",
      "must be at least 1 (the starting prompt is a turn), or -1 for no limit"),
     # ADK refuses these templates; the simulated user never read the agent's answers, or could
     # not end the conversation, or was sent `{{ persona.description }}` as written

@@ -31,12 +31,12 @@ from agenteval.errors import DataError
 from agenteval.reporting.agent_tree import agent_tree_html, case_agents, multi_agent
 from agenteval.reporting.format import format_score
 from agenteval.reporting.outcome import (
-    NOT_GATED,
     call_lines,
     ci_text,
     criterion_reason,
     fmt_seconds,
     is_negative,
+    not_gated,
     record_where,
 )
 from agenteval.reporting.trace import trace_html
@@ -244,7 +244,7 @@ def _case(case: CaseOutcome, index: int, detailed: bool, opened: bool, limit: in
              f"{' · ' + _e(failing) if failing else ''}</summary>", _criteria(case, limit),
              _errors(case, limit)]
     if case.status == EvalStatus.NOT_EVALUATED and not failing:
-        parts.append(f'<p class="note">{_e(NOT_GATED)}</p>')  # (it said nothing of why)
+        parts.append(f'<p class="note">{_e(not_gated(case))}</p>')  # (it said nothing of why)
     if detailed:
         parts += [_run(run, case.num_runs > 1, limit) for run in case.runs]
     else:

@@ -22,7 +22,7 @@ from pathlib import Path
 import agenteval.reporting.certificates as certificates
 from agenteval.datasets.targets import TargetWriter
 from agenteval.reporting.format import format_score
-from agenteval.reporting.outcome import NO_GATING_VERDICT, ci_text, problems
+from agenteval.reporting.outcome import NO_GATING_VERDICT, ci_text, not_gated, problems
 from agenteval.schema import EvalSetResult, EvalStatus
 from agenteval.verdicts.outcome import CaseOutcome, outcomes
 
@@ -76,7 +76,8 @@ def _testcase(parent: ET.Element, case: CaseOutcome) -> None:
         failure.text = xml_safe("\n".join([*lines, *map(certificates.line, certs.values())]))
     elif case.status == EvalStatus.NOT_EVALUATED:
         skipped = ET.SubElement(el, "skipped")
-        _set(skipped, message=f"not evaluated{runs}: {NO_GATING_VERDICT}")
+        _set(skipped, message=not_gated(case).replace("not evaluated", f"not evaluated{runs}", 1)
+             if not case.failing_metrics() else f"not evaluated{runs}: {NO_GATING_VERDICT}")
     if case.num_runs > 1:
         ET.SubElement(el, "system-out").text = xml_safe(_runs_text(case))
 

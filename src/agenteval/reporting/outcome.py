@@ -90,13 +90,25 @@ NO_GATING_VERDICT = "no gating criterion produced a verdict"
 NOT_GATED = f"not evaluated: {NO_GATING_VERDICT}"
 
 
+def not_gated(case: CaseOutcome) -> str:
+    """`NOT_GATED`, naming the judged criteria its runs made advisory (a judge without the
+    certificate `judge_certificates.require` asks for: scored, never gating), when there are:
+    a case whose only criteria are advisory has no gating verdict, and is not evaluated
+    rather than passed or failed on an uncalibrated judge's word."""
+    advisory = sorted({n.metric_name for run in case.runs for n in run.judge_certificates if n.advisory})
+    if not advisory:
+        return NOT_GATED
+    return (f"{NOT_GATED}: {', '.join(advisory)} {'is' if len(advisory) == 1 else 'are'} advisory, "
+            "not gating (no certificate that judge_certificates.require accepts)")
+
+
 def summary_why(case: CaseOutcome) -> list[str]:
     """Why a case did not pass, from its summary alone: `summary_problems`, else what else
-    decided it (`AGENT_FAILED` or `NOT_GATED`); [] for a case that passed. The words
+    decided it (`AGENT_FAILED` or `not_gated`); [] for a case that passed. The words
     `runs show` and the web's run page both give."""
     if case.status == EvalStatus.PASSED:
         return []
-    return summary_problems(case) or [AGENT_FAILED if case.status == EvalStatus.FAILED else NOT_GATED]
+    return summary_problems(case) or [AGENT_FAILED if case.status == EvalStatus.FAILED else not_gated(case)]
 
 
 def is_negative(record: JudgeRecord) -> bool:
@@ -121,8 +133,8 @@ def problems(case: CaseOutcome, max_judge: int = 10) -> list[str]:
     reasons; for one run, a not-evaluated criterion without one takes its metric error:
     `X: not evaluated: <error>`), other metric errors, inference errors, and the rationales of
     (at most `max_judge`) negative judge verdicts (every one, from the audit records, where a
-    criterion's reason names the first that decided); for a case not evaluated with none of
-    these, `NOT_GATED`."""
+    criterion's reason names the first that decided); a case not evaluated without a failing
+    criterion starts with `not_gated`."""
     multi = case.num_runs > 1
     lines, said = [], set()
     for m in case.failing_metrics():
@@ -152,8 +164,10 @@ def problems(case: CaseOutcome, max_judge: int = 10) -> list[str]:
                      + (f" — {text}" if text else ""))
     if len(negative) > max_judge:
         lines.append(f"... and {len(negative) - max_judge} more negative judge verdict(s)")
-    if not lines and case.status == EvalStatus.NOT_EVALUATED:
-        lines.append(NOT_GATED)  # (else the reports gave an empty reason)
+    if case.status == EvalStatus.NOT_EVALUATED and not case.failing_metrics():
+        # First, whatever else is said: a negative verdict of an advisory judge alone read as
+        # if it had failed the case (and no reason at all, as an empty one).
+        lines.insert(0, not_gated(case))
     return lines
 
 
@@ -176,6 +190,7 @@ __all__ = [
     "criterion_reason",
     "fmt_seconds",
     "is_negative",
+    "not_gated",
     "problems",
     "record_where",
     "result_reason",

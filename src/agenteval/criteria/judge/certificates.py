@@ -470,8 +470,9 @@ def _note(metric: ConfiguredMetric, criterion: LlmAsAJudgeCriterion, cert: Certi
         mine = [c for c in book.certificates
                 if c.metric == metric.name and c.judge_identity == judge_identity(model)]
         options = criterion.judge_model_options
-        rubrics = next((c for c in mine if c.prompt_sha256 == fingerprint and measured_as(c, options)), None)
-        other = next((c for c in mine if c.prompt_sha256 == fingerprint and not measured_as(c, options)), None)
+        same = [c for c in mine if c.prompt_sha256 == fingerprint]
+        rubrics = next((c for c in same if measured_as(c, options)), None)
+        other = next((c for c in same if not measured_as(c, options)), None)
         stale = next((c for c in mine if c.prompt_sha256 != fingerprint), None)
         if why:
             pass
