@@ -88,3 +88,14 @@ def test_a_collector_turned_off_before_the_imports_stays_off(monkeypatch: pytest
     finally:
         gc.enable()
         gc.unfreeze()
+
+
+def test_failed_imports_get_the_collector_back_with_nothing_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(teardown, "_armed", True)
+    before = gc.get_freeze_count()
+    try:
+        with pytest.raises(ImportError), teardown.imports_settled():
+            raise ImportError("a broken install")
+        assert gc.isenabled() and gc.get_freeze_count() == before
+    finally:
+        gc.enable()

@@ -76,15 +76,18 @@ def imports_settled() -> Iterator[None]:
     """Runs the block (a command's imports) without the cyclic GC in an armed process, then
     moves what it left alive out of the GC's reach (`settle`). A module's objects live to the
     end, so the collections the imports would trigger (about 150, one of them full: 3.6% of
-    `eval`'s start-up) find next to nothing to free. In process, and when the block raises, the
-    collector is left as it was (an armed process then ends)."""
+    `eval`'s start-up) find next to nothing to free. In process the collector is left alone; a
+    block that raises gets it back on, with nothing frozen."""
     paused = _armed and gc.isenabled()
     if paused:
         gc.disable()
-    yield
-    if paused:
-        gc.freeze()
-        gc.enable()
+    try:
+        yield
+        if paused:
+            gc.freeze()
+    finally:
+        if paused:
+            gc.enable()
 
 
 # How long threads still alive at the end get to finish before they count as abandoned: an idle
