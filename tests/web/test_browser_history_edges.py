@@ -17,6 +17,7 @@ from tests.result_builders import case, result
 from tests.web.browser_support import find_chromium, serve, write_agents
 
 T = "tool_trajectory_avg_score"
+expect = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed").expect
 
 
 @pytest.fixture(scope="module")
@@ -102,3 +103,11 @@ def test_a_session_of_one_turn_is_listed_as_one_turn(page: Any, base_url: str) -
     listed = page.locator(".list.sessions li a").first
     listed.wait_for()
     assert listed.inner_text().endswith("· 1 turn"), listed.inner_text()
+
+
+def test_a_case_opened_by_a_deep_link_names_its_agent_in_the_header(page: Any, base_url: str) -> None:
+    """The header's agent picker says whose case it is (it stayed at "choose…", where the run,
+    explore and matrix pages set it)."""
+    page.goto(base_url + "/#/runs/grow_r2/cases/added")
+    page.wait_for_selector(".case-result h2")
+    expect(page.locator("#app-picker")).to_have_value("shop")

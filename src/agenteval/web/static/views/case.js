@@ -3,7 +3,8 @@
 import { api, apiTagged, casePath, setPath } from "../api.js";
 import { $, badge, errorBox, h, headRow, toast } from "../dom.js";
 import { INFORMATIONAL, callLine, contentText, enc, fmt, fmtSecs, invCalls, statusClass, statusOf } from "../format.js";
-import { go, link, paint } from "../nav.js";
+import { go, link, paint, showAgent } from "../nav.js";
+import { S } from "../state.js";
 import { argDiffRows, wordDiff } from "./diff.js";
 import { judgeTable } from "./judges.js";
 import { loadReviews, reviewKey, reviewPanel } from "./review.js";
@@ -48,6 +49,7 @@ export async function showCaseResult(token, runId, caseId, opts) {
     spans ? traceView(caseGroups(r), d.agents) : h("p", { class: "muted", text: "No trace was recorded for this case run." }));
   page.append(h("div", { class: "case-grid" }, left, right));
   paint(token, page);
+  if (token === S.route) showAgent(d.app); // the agent of the page (a deep link says none)
   if (opts.inv) { const el = $(`#inv-${CSS.escape(opts.inv)}`); if (el) { el.scrollIntoView(); el.classList.add("hl"); } }
 }
 
