@@ -3,6 +3,7 @@ statement (`?1`), within SQLite's oldest limit on bound values."""
 
 import sqlite3
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -56,3 +57,50 @@ def test_rows_inserted_many_per_statement_stay_within_sqlites_oldest_variable_li
     conn.close()
 
 
+
+
+def test_the_runs_update_time_is_set_by_a_flush_not_by_every_timed_commit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A commit the flush window makes sets the run's `updated` at most once per `STAMP_SECONDS`
+    (a statement and a WAL page each time); a commit a `flush` asks for always sets it."""
+    import contextlib
+    import time
+
+    from agenteval.store.journal import Journal
+
+    monkeypatch.setattr(journal_writer, "FLUSH_SECONDS", 0.01)
+    monkeypatch.setattr(journal_writer, "STAMP_SECONDS", 3600.0, raising=False)
+    root = tmp_path
+    path = root / "journal.sqlite"
+    writer = journal_writer.Writer(path, Journal._prepare, "r", root / "r.rows")
+    writer.do(lambda conn: conn.execute(
+        "INSERT INTO journal_runs VALUES ('r', 0, 0, 'running', 0, '', '', 1, '{}')"))
+
+    def row(i: int) -> journal_writer.Row:
+        return ("r", "s", f"c{i}", 0, 1, 0, b'{\n  "eval_id": "c%d"\n}' % i, "")
+
+    def read(sql: str) -> float:
+        with contextlib.closing(sqlite3.connect(path)) as conn:
+            return float(conn.execute(sql).fetchone()[0])
+
+    def committed(n: int) -> None:  # (the flush window's own commit, not a flush's)
+        for _ in range(2000):
+            with contextlib.suppress(sqlite3.OperationalError):  # (no table yet)
+                if read("SELECT count(*) FROM journal_cases") == n:
+                    return
+            time.sleep(0.005)
+        raise AssertionError(f"{n} rows not committed")
+
+    writer.put([row(0)])
+    committed(1)
+    assert read("SELECT updated FROM journal_runs") > 0  # (the writer's first commit sets it)
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        conn.execute("UPDATE journal_runs SET updated = 0")
+        conn.commit()
+    writer.put([row(1)])
+    committed(2)
+    assert read("SELECT updated FROM journal_runs") == 0
+    writer.put([row(2)])
+    writer.flush()
+    assert read("SELECT updated FROM journal_runs") > 0
+    writer.close()

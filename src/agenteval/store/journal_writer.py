@@ -53,6 +53,10 @@ FLUSH_CASES = 64
 UNSETTLED = 16
 """The most case runs queued with their results, waiting for their cases' verdicts (see the
 module docstring)."""
+STAMP_SECONDS = 1.0
+"""The run's `updated` time (`journal_runs`) is set by a commit at most this often, and by every
+commit that a `flush` or `close` asks for: setting it at every commit was a statement and a page
+of the WAL each time, 8% of the pages a small batch writes (bench/README.md, session 38)."""
 WAL_PAGES = 16384
 """The writer checkpoints the journal's WAL into its file once it holds this many pages (64 MiB
 of 4 KiB pages; SQLite's default is 1,000): a run's rows are deleted once the run is recorded,
@@ -143,6 +147,7 @@ class Writer:
         self._queued = self._committed = 0  # rows ever queued / committed (or dropped by an error)
         self.appended = 0  # case-run rows ever given (`appended`)
         self._urgent = self._closing = False
+        self._stamped = -STAMP_SECONDS  # when a commit last set the run's `updated` (monotonic)
         self._error: BaseException | None = None
         self._stale: bool | None = None  # whether the run has verdicts a row appended may make stale
         self._thread = threading.Thread(target=self._loop, name=f"agenteval-journal-{run_id}",
@@ -230,9 +235,10 @@ class Writer:
             error, self._error = self._error, None
             raise error
 
-    def _next_batch(self) -> tuple[list[Row], list[VerdictRow], list[Op]] | None:
-        """Waits for a batch to commit (None: closing with nothing left); operations (`do`) are
-        taken at once, with whatever rows wait."""
+    def _next_batch(self) -> tuple[list[Row], list[VerdictRow], list[Op], bool] | None:
+        """Waits for a batch to commit (None: closing with nothing left): its rows, verdicts,
+        operations (`do`: taken at once, with whatever rows wait) and whether a `flush` or `close`
+        asked for it."""
         with self._lock:
             while not self._queue and not self._verdicts and not self._ops:
                 if self._closing:
@@ -243,7 +249,7 @@ class Writer:
                 if left <= 0:
                     break
                 self._cond.wait(left)
-            batch = (self._queue, self._verdicts, self._ops)
+            batch = (self._queue, self._verdicts, self._ops, self._urgent or self._closing)
             self._queue, self._verdicts, self._ops, self._urgent, self._unsettled = [], [], [], False, 0
             return batch
 
@@ -263,11 +269,15 @@ class Writer:
                         opened.close()
                         raise
                     conn = opened
-                rows, verdicts, ops = batch
+                rows, verdicts, ops, asked = batch
                 for op in ops:  # (`Journal.begin`'s: the run's row, before any of its rows)
                     op(conn)
                 if rows or verdicts:
-                    told = self._write(conn, rows, verdicts, told)
+                    now = time.monotonic()
+                    stamp = asked or now - self._stamped >= STAMP_SECONDS
+                    told = self._write(conn, rows, verdicts, told, stamp)
+                    if stamp:
+                        self._stamped = now
             except sqlite3.DatabaseError as e:
                 error: BaseException = e if isinstance(e, sqlite3.IntegrityError) else \
                     DataError(self.path, "", f"cannot use the run journal: {e}")
@@ -283,9 +293,11 @@ class Writer:
             conn.close()
         self._rows.close()
 
-    def _write(self, conn: sqlite3.Connection, rows: list[Row], verdicts: list[VerdictRow], told: int) -> int:
+    def _write(self, conn: sqlite3.Connection, rows: list[Row], verdicts: list[VerdictRow], told: int,
+               stamp: bool = True) -> int:
         """Writes a batch's frames to the rows file, then commits their rows and the verdicts'
-        (numbered from `told` + 1); returns the last verdict's number."""
+        (numbered from `told` + 1), and with `stamp` the run's `updated` time; returns the last
+        verdict's number."""
         if self._stale is None:  # (a run begun here has none: its cases are told after their runs)
             self._stale = conn.execute("SELECT 1 FROM journal_verdicts WHERE run_id = ? LIMIT 1",
                                        (self.run_id,)).fetchone() is not None
@@ -303,7 +315,7 @@ class Writer:
                 [(n, i, name, "" if score is None else score, "" if bar is None else bar, status)
                  for v, n in zip(verdicts, numbers, strict=True) for i, name, score, bar, status in v[14]],
                 [(n, s[0], _nullable(s[1]), *s[2:5], *map(_nullable, s[5:11]), s[11], _nullable(s[12]))
-                 for v, n in zip(verdicts, numbers, strict=True) for s in v[15]])
+                 for v, n in zip(verdicts, numbers, strict=True) for s in v[15]], stamp)
         return told + len(verdicts)
 
 
@@ -342,6 +354,13 @@ _VARIABLES = 999
 Linux distributions' Python links against); 64 rows of a 17-column verdict would exceed it."""
 
 
+@functools.cache  # (a few texts: counting a statement's parameters at each batch was 1% of the thread)
+def _most(sql: str, shared: int) -> int:
+    """How many rows of `sql` (one row's `INSERT`, its first `shared` parameters shared) one
+    statement may insert within `_VARIABLES`."""
+    return (_VARIABLES - shared) // (sql.count("?") - shared)
+
+
 def _insert(conn: sqlite3.Connection, sql: str, rows: Sequence[tuple[Any, ...]], shared: tuple[Any, ...] = ()
             ) -> None:
     """Inserts `rows` with `sql` (one row's `INSERT`), up to `_MANY[0]` rows per statement,
@@ -352,7 +371,7 @@ def _insert(conn: sqlite3.Connection, sql: str, rows: Sequence[tuple[Any, ...]],
     35,000 releases and re-takings of the GIL per 5,000 trivial cases on the writer's thread,
     each a hand-off with the event loop's thread working beside it (bench/README.md, session 16)."""
     at = 0
-    most = (_VARIABLES - len(shared)) // (sql.count("?") - len(shared))
+    most = _most(sql, len(shared))
     for n in _MANY:
         if n > most:
             continue
@@ -365,7 +384,8 @@ def _insert(conn: sqlite3.Connection, sql: str, rows: Sequence[tuple[Any, ...]],
 
 
 def _commit(conn: sqlite3.Connection, run_id: str, rows: list[CaseRow], verdicts: list[tuple[Any, ...]],
-            stale: bool, metrics: list[tuple[Any, ...]], summaries: list[tuple[Any, ...]]) -> None:
+            stale: bool, metrics: list[tuple[Any, ...]], summaries: list[tuple[Any, ...]], stamp: bool = True
+            ) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
         if stale:
@@ -376,7 +396,8 @@ def _commit(conn: sqlite3.Connection, run_id: str, rows: list[CaseRow], verdicts
             _insert(conn, INSERT_VERDICT, verdicts, run)
             _insert(conn, INSERT_METRIC, metrics, run)
             _insert(conn, INSERT_SUMMARY, summaries, run)
-        conn.execute("UPDATE journal_runs SET updated = ? WHERE run_id = ?", (time.time(), run_id))
+        if stamp:  # (`STAMP_SECONDS`; `begin` sets it too)
+            conn.execute("UPDATE journal_runs SET updated = ? WHERE run_id = ?", (time.time(), run_id))
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
