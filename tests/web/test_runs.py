@@ -405,3 +405,24 @@ def test_a_recorded_run_is_deleted_as_the_cli_deletes_it_and_one_being_written_i
     assert live.get(f"/api/runs/{result_id}").status_code == 404
     assert live.delete(f"/api/runs/{result_id}").status_code == 404
     assert [r["run_id"] for r in live.get("/api/runs").json()] == []
+
+
+def test_the_run_list_counts_cases_not_evaluated_apart_as_runs_list_does(live: Live) -> None:
+    from agenteval.store import save_result
+    from tests.result_builders import case, result
+
+    store = live.agents_dir / "echo"
+    ungated = result([case("ok", {"m": 1.0}), case("ungated", {})], result_id="ungated")
+    failed = result([case("ok", {"m": 1.0}), case("ungated", {}), case("low", {"m": 0.2})],
+                    result_id="failed", created=1_700_000_100.0)
+    for doc in (ungated, failed):
+        RunStore(store).record(doc, save_result(store, doc))
+    rows = {r["run_id"]: r for r in live.get("/api/runs").json()}
+    # A run whose only case not passed was not evaluated read "failed", 1 of its 2 cases failed
+    assert {k: (r["status"], r["cases_failed"], r["cases_not_evaluated"]) for k, r in rows.items()} == \
+        {"ungated": ("not_evaluated", 0, 1), "failed": ("failed", 1, 1)}
+    listed = {r.run_id: (r.cases_failed, r.cases_not_evaluated) for r in RunStore(store).list_runs()}
+    assert listed == {"ungated": (0, 1), "failed": (1, 1)}  # what `agenteval runs` shows
+    assert [r["run_id"] for r in live.get("/api/runs", params={"status": "failed"}).json()] == ["failed"]
+    assert [r["run_id"] for r in live.get("/api/runs", params={"status": "not_evaluated"}).json()] == ["ungated"]
+    assert live.get("/api/runs/ungated").json()["status"] == "not_evaluated"

@@ -276,7 +276,9 @@ class RunRow(Out):
     cases_passed: int
     """Cases that passed."""
     cases_failed: int
-    """Cases that did not pass."""
+    """Cases that failed (not counting those not evaluated), as `agenteval runs` counts them."""
+    cases_not_evaluated: int
+    """Cases no gating criterion gave a verdict for, counted apart from failed ones."""
     duration_seconds: float | None
     """Wall-clock time when measured, else the agent's summed invocation durations."""
     total_tokens: float | None
@@ -291,8 +293,9 @@ class RunRow(Out):
     """The run (`RunSpec.run_id`) the document belongs to."""
     app: str | None
     """The agent folder whose history holds it (None: AGENTS_DIR's own, e.g. an upload)."""
-    status: Literal["passed", "failed"]
-    """`passed` when every case passed."""
+    status: Literal["passed", "failed", "not_evaluated"]
+    """`passed` when every case passed; `failed` when a case failed; else `not_evaluated` (the
+    cases that did not pass were not evaluated)."""
 
 
 class SummaryMetric(MetricSummary):

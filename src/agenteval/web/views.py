@@ -132,9 +132,11 @@ def _row_fields(stored: StoredRun) -> dict[str, Any]:
         run_id=row.run_id, created=row.created, eval_set_id=row.eval_set_id, agent=row.agent,
         agent_model=row.agent_model, judge_model=row.judge_model, num_runs=row.num_runs,
         cases_total=row.cases_total, cases_passed=row.cases_passed, cases_failed=row.cases_failed,
-        duration_seconds=row.duration_seconds, total_tokens=row.total_tokens, result_path=path,
-        eval_set_sha256=row.eval_set_sha256, gating=row.gating, run_group=row.run_group, app=stored.app,
-        status="passed" if row.cases_passed == row.cases_total else "failed")
+        cases_not_evaluated=row.cases_not_evaluated, duration_seconds=row.duration_seconds,
+        total_tokens=row.total_tokens, result_path=path, eval_set_sha256=row.eval_set_sha256,
+        gating=row.gating, run_group=row.run_group, app=stored.app,
+        # The store's counts, as `agenteval runs` shows them: a case not evaluated is not failed.
+        status="failed" if row.cases_failed else "not_evaluated" if row.cases_not_evaluated else "passed")
 
 
 def run_row(stored: StoredRun) -> RunRow:

@@ -25,7 +25,7 @@ Status = Literal["passed", "failed", "not_evaluated"]
 
 @router.get("")
 def list_runs(web: WebDep, app: str | None = None, eval_set: str | None = None,
-              status: Literal["passed", "failed"] | None = None,
+              status: Status | None = None,
               limit: int = Query(100, ge=1, le=10_000), offset: int = Query(0, ge=0),
               *, response: Response) -> list[RunRow]:
     """Rows of the run history of every store (or of one agent's), newest first. A store that

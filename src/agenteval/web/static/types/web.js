@@ -339,7 +339,8 @@
  * @property {number} num_runs - Runs per case.
  * @property {number} cases_total - Cases in the document.
  * @property {number} cases_passed - Cases that passed.
- * @property {number} cases_failed - Cases that did not pass.
+ * @property {number} cases_failed - Cases that failed (not counting those not evaluated), as `agenteval runs` counts them.
+ * @property {number} cases_not_evaluated - Cases no gating criterion gave a verdict for, counted apart from failed ones.
  * @property {number|null} duration_seconds - Wall-clock time when measured, else the agent's summed invocation durations.
  * @property {number|null} total_tokens - Agent tokens.
  * @property {string} result_path - The document's file, relative to its store's folder where it lies inside it.
@@ -347,7 +348,7 @@
  * @property {string} gating - How repeated runs decide a case's verdict.
  * @property {string|null} run_group - The run (`RunSpec.run_id`) the document belongs to.
  * @property {string|null} app - The agent folder whose history holds it (None: AGENTS_DIR's own, e.g. an upload).
- * @property {"passed"|"failed"} status - `passed` when every case passed.
+ * @property {"passed"|"failed"|"not_evaluated"} status - `passed` when every case passed; `failed` when a case failed; else `not_evaluated` (the cases that did not pass were not evaluated).
  */
 
 /**
@@ -362,7 +363,8 @@
  * @property {number} num_runs - Runs per case.
  * @property {number} cases_total - Cases in the document.
  * @property {number} cases_passed - Cases that passed.
- * @property {number} cases_failed - Cases that did not pass.
+ * @property {number} cases_failed - Cases that failed (not counting those not evaluated), as `agenteval runs` counts them.
+ * @property {number} cases_not_evaluated - Cases no gating criterion gave a verdict for, counted apart from failed ones.
  * @property {number|null} duration_seconds - Wall-clock time when measured, else the agent's summed invocation durations.
  * @property {number|null} total_tokens - Agent tokens.
  * @property {string} result_path - The document's file, relative to its store's folder where it lies inside it.
@@ -370,7 +372,7 @@
  * @property {string} gating - How repeated runs decide a case's verdict.
  * @property {string|null} run_group - The run (`RunSpec.run_id`) the document belongs to.
  * @property {string|null} app - The agent folder whose history holds it (None: AGENTS_DIR's own, e.g. an upload).
- * @property {"passed"|"failed"} status - `passed` when every case passed.
+ * @property {"passed"|"failed"|"not_evaluated"} status - `passed` when every case passed; `failed` when a case failed; else `not_evaluated` (the cases that did not pass were not evaluated).
  * @property {RunSpec|null} header - The run header (None for a document recorded without one).
  * @property {SetCounts} counts - Cases by verdict over their runs.
  * @property {Array<string>} criteria - The criteria scored, gating ones first (in the config's order), then informational ones.

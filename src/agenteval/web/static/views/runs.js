@@ -25,7 +25,7 @@ export async function showRuns(token, query) {
   const trends = await asked;
   const f = { app: h("select", { name: "app" }, h("option", { value: "", text: "every agent" }), S.apps.map((a) => h("option", { value: a.name, text: a.name }))),
     eval_set: h("input", { name: "eval_set", placeholder: "eval set id", value: eval_set }),
-    status: h("select", { name: "status" }, ["", "passed", "failed"].map((s) => h("option", { value: s, text: s || "any status" }))) };
+    status: h("select", { name: "status" }, ["", "passed", "failed", "not_evaluated"].map((s) => h("option", { value: s, text: s ? s.replace("_", " ") : "any status" }))) };
   f.app.value = app; f.status.value = status;
   const apply = (e) => {
     e.preventDefault();
@@ -73,6 +73,8 @@ export function runTable(rows, pick) {
     const [old, young] = [...chosen].sort((x, y) => x.created - y.created);
     go(link("compare", old.run_id, young.run_id));
   } });
+  // cases not evaluated apart from failed ones, as `agenteval runs` lists them: a column when a row has such a case
+  const unevaluated = rows.some((r) => r.cases_not_evaluated);
   const body = rows.map((r) => {
     const rate = r.cases_total ? r.cases_passed / r.cases_total : null;
     const box = pick ? h("input", { type: "checkbox", "data-run": r.run_id, onchange: (e) => {
@@ -84,11 +86,12 @@ export function runTable(rows, pick) {
       h("td", { text: fmtTime(r.created) }), h("td", { text: r.agent || "–" }), h("td", { text: r.eval_set_id }),
       h("td", {}, badge(r.status)),
       h("td", { text: `${r.cases_passed}/${r.cases_total}` + (r.num_runs > 1 ? ` ×${r.num_runs}` : "") }),
+      unevaluated ? h("td", { class: "not-evaluated", text: r.cases_not_evaluated }) : null,
       h("td", { text: rate === null ? "–" : Math.round(rate * 100) + "%" }),
       h("td", { text: fmtSecs(r.duration_seconds) }), h("td", { text: fmt(r.total_tokens, 0) }),
       h("td", { class: "muted", text: [r.agent_model, r.judge_model].filter(Boolean).join(" / ") || "–" }));
   });
-  const head = ["run", "created", "agent", "eval set", "verdict", "passed", "rate", "time", "tokens", "models"];
+  const head = ["run", "created", "agent", "eval set", "verdict", "passed", ...(unevaluated ? ["not evaluated"] : []), "rate", "time", "tokens", "models"];
   const table = h("div", { class: "table-wrap" }, h("table", { class: "runs" }, h("thead", {}, h("tr", {}, pick ? h("th") : null, head.map((t) => h("th", { text: t })))), h("tbody", {}, body)));
   return pick ? h("div", {}, h("div", { class: "row", style: "margin: 6px 0" }, cmp), table) : table;
 }

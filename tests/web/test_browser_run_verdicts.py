@@ -1,0 +1,48 @@
+"""The run list's and the run page's verdicts in a real browser (see test_browser.py): cases
+not evaluated counted apart from failed ones, as `agenteval runs` counts them. Hand-made runs
+recorded in the `shop` agent's history."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from agenteval.store import record_run
+from tests.result_builders import case, result
+from tests.web.browser_support import find_chromium, serve, write_agents
+
+expect = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed").expect
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if find_chromium() is None:
+        pytest.skip("no Chromium found (/usr/bin/chromium): browser tests skipped")
+    from agenteval.web.app import create_app
+
+    agents = write_agents(tmp_path_factory.mktemp("agents"))
+    shop = agents / "shop"
+    record_run(shop, [result([case("ok", {"m": 1.0}), case("ungated", {})], "ungated_r", "verdicts",
+                             created=1_700_000_000.0)])
+    record_run(shop, [result([case("ok", {"m": 1.0}), case("low", {"m": 0.2})], "failed_r", "verdicts",
+                             created=1_700_000_100.0)])
+    with serve(create_app(agents)) as url:
+        yield url
+
+
+def test_the_run_list_shows_a_run_not_evaluated_apart_from_a_failed_one(page: Any, base_url: str) -> None:
+    """A run whose only case not passed was not evaluated read "failed"."""
+    page.goto(base_url + "/#/runs")
+    row = page.locator("table.runs tbody tr", has=page.locator('a[href*="ungated_r"]'))
+    expect(row.locator(".badge")).to_have_text("not evaluated")
+    expect(page.locator("table.runs tbody tr", has=page.locator('a[href*="failed_r"]')).locator(".badge")) \
+        .to_have_text("failed")
+    heads = page.locator("table.runs thead th").all_inner_texts()
+    column = heads.index("not evaluated")
+    expect(row.locator("td").nth(column)).to_have_text("1")
+    page.select_option("select[name=status]", "not_evaluated")
+    page.click("form.filters button")
+    expect(page.locator("table.runs tbody tr")).to_have_count(1)
+    expect(page.locator("table.runs tbody tr a.mono")).to_have_text("ungated_r")
