@@ -423,6 +423,6 @@ def test_the_run_list_counts_cases_not_evaluated_apart_as_runs_list_does(live: L
         {"ungated": ("not_evaluated", 0, 1), "failed": ("failed", 1, 1)}
     listed = {r.run_id: (r.cases_failed, r.cases_not_evaluated) for r in RunStore(store).list_runs()}
     assert listed == {"ungated": (0, 1), "failed": (1, 1)}  # what `agenteval runs` shows
-    assert [r["run_id"] for r in live.get("/api/runs", params={"status": "failed"}).json()] == ["failed"]
-    assert [r["run_id"] for r in live.get("/api/runs", params={"status": "not_evaluated"}).json()] == ["ungated"]
+    for status, run_ids in (("failed", ["failed"]), ("not_evaluated", ["ungated"])):
+        assert [r["run_id"] for r in live.get("/api/runs", params={"status": status}).json()] == run_ids
     assert live.get("/api/runs/ungated").json()["status"] == "not_evaluated"
