@@ -29,7 +29,7 @@ def _earlier_bars_gone() -> None:
 
 def test_the_bar_starts_no_thread_before_the_first_event() -> None:
     assert not _bar_threads()
-    with ProgressBar("scoring") as bar:
+    with ProgressBar("scoring", shown=True) as bar:
         assert not _bar_threads()
         bar(RunStarted("r", 3))
         assert len(_bar_threads()) == 1
@@ -41,7 +41,7 @@ def test_the_bar_starts_no_thread_before_the_first_event() -> None:
 
 
 def test_an_event_after_the_bar_ended_does_not_start_it() -> None:
-    bar = ProgressBar()
+    bar = ProgressBar(shown=True)
     with bar:
         pass
     bar(RunStarted("r", 3))
@@ -55,7 +55,7 @@ def test_rich_progress_is_not_imported_before_the_first_event() -> None:
     code = ("import sys\n"
             "from agenteval.cli.progress import ProgressBar\n"
             "from agenteval.schema.progress import RunStarted\n"
-            "with ProgressBar() as bar:\n"
+            "with ProgressBar(shown=True) as bar:\n"
             "    assert 'rich.progress' not in sys.modules\n"
             "    bar(RunStarted('r', 3))\n"
             "    assert 'rich.progress' in sys.modules\n")
@@ -65,7 +65,7 @@ def test_rich_progress_is_not_imported_before_the_first_event() -> None:
 def test_finished_case_runs_reach_the_bar_in_batches_and_all_of_them_by_its_end(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ProgressBar, "EVERY", 3600.0)  # (no batch is due again within the test)
-    with ProgressBar("scoring") as bar:
+    with ProgressBar("scoring", shown=True) as bar:
         bar(RunStarted("r", 1000))
         assert bar._bar is not None
         progress = bar._bar[0]
@@ -86,10 +86,23 @@ def test_finished_case_runs_reach_the_bar_in_batches_and_all_of_them_by_its_end(
 
 def test_finished_case_runs_are_added_when_a_batch_is_due(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ProgressBar, "EVERY", 0.0)
-    with ProgressBar("scoring") as bar:
+    with ProgressBar("scoring", shown=True) as bar:
         bar(RunStarted("r", 3))
         assert bar._bar is not None
         progress = bar._bar[0]
         for i in range(3):
             bar(CaseFinished("s", f"c{i}", 0, EvalStatus.PASSED, 0.0))
             assert progress.tasks[0].completed == i + 1
+
+
+def test_no_bar_where_stderr_is_no_terminal() -> None:
+    # (a transient bar is never drawn to a pipe or a file; its refresh thread would still run)
+    code = ("import sys, threading\n"
+            "from agenteval.cli.progress import ProgressBar\n"
+            "from agenteval.schema.progress import RunStarted\n"
+            "with ProgressBar() as bar:\n"
+            "    bar(RunStarted('r', 3))\n"
+            "    assert bar._bar is None and threading.active_count() == 1\n"
+            "    assert 'rich.progress' not in sys.modules\n")
+    done = subprocess.run([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True)
+    assert done.returncode == 0, done.stderr
