@@ -63,3 +63,27 @@ def test_a_shown_command_exists_and_takes_its_options(doc: str, line: int, shown
     # A comment after `#` on a code block's line is prose, not the command's.
     refused = [o for o in OPTION.findall(shown.split("  #")[0]) if o not in accepted]
     assert not refused, f"{doc}:{line}: `agenteval {name}` does not take {refused}"
+
+
+def test_every_web_route_and_run_field_is_in_the_api_doc() -> None:
+    pytest.importorskip("fastapi")
+    from agenteval.web.routes import apps, eval_sets, insights, launch, results, runs, sessions
+
+    def shape(path: str) -> str:
+        return re.sub(r"\{[^}]*\}", "{}", path.split("?")[0])
+
+    doc = (ROOT / "docs" / "web-api.md").read_text(encoding="utf-8")
+    documented = {(m[1], shape(m[2])) for m in re.finditer(r"\b(GET|POST|PUT|DELETE)\s+`?(/[^\s`),]*)", doc)}
+    # "- `GET /route` ...; `PUT` body ...; `DELETE ?q=`": a method named without a path, in the
+    # same item, goes with the item's route.
+    for item in re.split(r"\n- ", doc):
+        if first := re.match(r"`(?:GET|POST|PUT|DELETE) (/[^\s`),]*)", item):
+            documented |= {(m, shape(first[1])) for m in re.findall(r"`(GET|POST|PUT|DELETE)[` ][^/]", item)}
+    served = {(method, shape(route.path))
+              for router in (apps.router, sessions.router, eval_sets.router, launch.router, runs.router,
+                             results.router, insights.router, runs.by_id)
+              for route in router.routes for method in getattr(route, "methods", None) or ()}
+    assert not served - documented, f"routes docs/web-api.md does not name: {sorted(served - documented)}"
+    run = doc[doc.index("/eval-sets/{set_id}/run` body"):]
+    run = run[:run.index("\n- ")]
+    assert not [f for f in launch.RunBody.model_fields if f'"{f}"' not in run], "run body fields not named"
