@@ -41,3 +41,30 @@ def test_paired_route_returns_what_compare_computes(live: Live) -> None:
     assert same["gate_failed"] is False and same["decision"].startswith("NO SIGNIFICANT CHANGE")
     assert live.get("/api/compare/paired", params={"a": "base", "b": "nope"}).status_code == 404
     assert live.get("/api/compare/paired", params={"a": "base", "b": "worse", "alpha": 1}).status_code == 400
+
+
+def test_paired_route_says_why_cases_are_inconclusive_and_which_criteria_differ(live: Live) -> None:
+    """What `agenteval compare` says besides its tables: why cases are INCONCLUSIVE and what would
+    decide them, and that the runs' criteria differ (a threshold lowered in B judges the same
+    scores against a lower bar); the web showed neither."""
+    from agenteval.reporting.paired import config_differences, inconclusive_line
+    from agenteval.schema.run import RunSpec
+
+    root = live.agents_dir / "echo"
+    base = _runs("base", set(), 1.0)
+    flaky = _runs("flaky", {("c0", 0), ("c0", 1)}, 2.0)  # 4/4 → 2/4: too few runs to tell
+    configs = {"base": {"criteria": {"tool_trajectory_avg_score": 1.0}},
+               "flaky": {"criteria": {"tool_trajectory_avg_score": {"threshold": 0.5}}}}
+    for doc in (base, flaky):
+        doc.run = RunSpec(run_id=doc.eval_set_result_id, command="eval", config=configs[doc.eval_set_result_id])
+    record_run(root, [base, flaky])
+    view = live.get("/api/compare/paired", params={"a": "base", "b": "flaky"}).json()
+    store = RunStore(root)
+    want = compare_paired(store.summary("base"), store.summary("flaky"), runs_a=store.case_runs("base"),
+                          runs_b=store.case_runs("flaky"))
+    assert view["counts"]["INCONCLUSIVE"] == 1
+    assert view["inconclusive"] == inconclusive_line(want) and "1 INCONCLUSIVE" in view["inconclusive"]
+    assert view["criteria_differ"] == config_differences(configs["base"], configs["flaky"]) == [
+        "tool_trajectory_avg_score: threshold 1 → 0.5"]
+    same = live.get("/api/compare/paired", params={"a": "base", "b": "base"}).json()
+    assert same["inconclusive"] is None and same["criteria_differ"] == []

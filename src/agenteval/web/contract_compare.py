@@ -164,6 +164,12 @@ class PairedView(Out):
     """Baseline (pass@k, pass^k), means over the cases on both sides."""
     pass_k_b: tuple[float, float] | None
     """Candidate (pass@k, pass^k)."""
+    inconclusive: str | None
+    """Why cases are INCONCLUSIVE and what would decide them, as `agenteval compare` says it
+    (`reporting.paired.inconclusive_line`); None when no case is."""
+    criteria_differ: list[str]
+    """What differs between the two runs' criteria (`reporting.paired.config_differences`): their
+    passes are judged against different bars. Empty when they agree or a config is unknown."""
 
 
 class TrendPoint(Out):

@@ -24,6 +24,7 @@ from agenteval.reporting.outcome import (
     result_reason,
     summary_why,
 )
+from agenteval.reporting.paired import inconclusive_line
 from agenteval.schema import (
     EvalCaseResult,
     EvalMetricResult,
@@ -311,9 +312,11 @@ def comparison_json(c: CaseChanges, show: Shown, total: int, offset: int,
                for d in page])
 
 
-def paired_json(c: PairedComparison, total: int, offset: int, page: Sequence[CaseStat]) -> PairedView:
+def paired_json(c: PairedComparison, total: int, offset: int, page: Sequence[CaseStat],
+                criteria_differ: list[str]) -> PairedView:
     """`verdicts.paired.compare_paired`'s result as JSON, with a page (`page`, from `offset`)
-    of the `total` cases asked for."""
+    of the `total` cases asked for, what `agenteval compare` says of its INCONCLUSIVE cases, and
+    `criteria_differ` (`reporting.paired.config_differences` of the two runs' configs)."""
     measures = [MeasureView(
         name=m.name, pairs=m.pairs, pass_a=m.pass_a, pass_b=m.pass_b, pass_ci=m.pass_ci, a_only=m.a_only,
         b_only=m.b_only, p_value=m.p_value, p_adjusted=m.p_adjusted, score_a=m.score_a,
@@ -326,7 +329,8 @@ def paired_json(c: PairedComparison, total: int, offset: int, page: Sequence[Cas
     return PairedView(baseline_id=c.baseline_id, candidate_id=c.candidate_id, alpha=c.alpha,
                       decision=c.decision(), gate_failed=c.gate_failed, measures=measures,
                       counts={k.value: v for k, v in c.counts().items()}, total=total, offset=offset,
-                      cases=cases, k=c.k, pass_k_a=c.pass_k("a"), pass_k_b=c.pass_k("b"))
+                      cases=cases, k=c.k, pass_k_a=c.pass_k("a"), pass_k_b=c.pass_k("b"),
+                      inconclusive=inconclusive_line(c), criteria_differ=criteria_differ)
 
 
 def trend_point(stored: StoredRun, criteria: dict[str, float]) -> TrendPoint:

@@ -3,7 +3,7 @@ from elsewhere, and ADK's `/apps/{app}/eval-results` routes."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import anyio.to_thread
 from fastapi import APIRouter, Query, Request
@@ -12,6 +12,7 @@ from agenteval.datasets.files import parse_json
 from agenteval.datasets.nesting import MAX_RESULT_DEPTH
 from agenteval.errors import DataError
 from agenteval.reporting.compare import CRITERION_CODE, Shown, case_changes, case_delta, criterion_params
+from agenteval.reporting.paired import config_differences
 from agenteval.schema import EvalSetResult
 from agenteval.store import RunStore, parse_result, record_run
 from agenteval.store.case_pairs import MAX_LOOKUP, coded_cases, pairs_of
@@ -20,6 +21,7 @@ from agenteval.verdicts.paired import compare_paired
 from agenteval.web.context import ContractRoute, Web, WebDep, conflict, not_found
 from agenteval.web.contract import RunRef
 from agenteval.web.contract_compare import ComparisonView, PairedChangeWord, PairedView, TrendPoint
+from agenteval.web.history import StoredRun
 from agenteval.web.views import comparison_json, paired_json, trend_point
 
 router = APIRouter(tags=["results"], route_class=ContractRoute)
@@ -71,7 +73,14 @@ def compare_paired_runs(web: WebDep, a: str, b: str, alpha: float = Query(0.05, 
         named = [by_id[i] for i in dict.fromkeys(eval_id) if i in by_id]
     else:
         named = [x for x in paired.cases if change is None or x.change.value in change]
-    return paired_json(paired, len(named), offset, named[offset:offset + limit])
+    differ = config_differences(_config(base), _config(cand))
+    return paired_json(paired, len(named), offset, named[offset:offset + limit], differ)
+
+
+def _config(stored: StoredRun) -> dict[str, Any]:
+    """The config the run ran with, as its history recorded it ({} if none: nothing is said)."""
+    config = RunStore(stored.root).details(stored.row.run_id).get("config")
+    return config if isinstance(config, dict) else {}
 
 
 @router.get("/api/trends")

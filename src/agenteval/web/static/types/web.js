@@ -295,6 +295,8 @@
  * @property {number} k - k of pass@k and pass^k.
  * @property {Array<*>|null} pass_k_a - Baseline (pass@k, pass^k), means over the cases on both sides.
  * @property {Array<*>|null} pass_k_b - Candidate (pass@k, pass^k).
+ * @property {string|null} inconclusive - Why cases are INCONCLUSIVE and what would decide them, as `agenteval compare` says it (`reporting.paired.inconclusive_line`); None when no case is.
+ * @property {Array<string>} criteria_differ - What differs between the two runs' criteria (`reporting.paired.config_differences`): their passes are judged against different bars. Empty when they agree or a config is unknown.
  */
 
 /**
