@@ -265,6 +265,10 @@ def test_end_to_end(page: Any, base_url: str, agents_dir: Path, judge: ScriptedM
     # the paired statistics first, computed by the server: one case run each side cannot decide
     assert page.inner_text(".compare .paired .decision").startswith("NO SIGNIFICANT CHANGE")
     assert "INCONCLUSIVE" in page.inner_text(".compare .paired-counts")
+    assert page.inner_text(".compare .paired .inconclusive").startswith("1 INCONCLUSIVE: ")
+    # (the candidate ran with the city argument matched as text: a different bar, as compare says)
+    differ = page.inner_text(".compare .paired .criteria-differ")
+    assert "tool_trajectory_avg_score: settings differ" in differ
     shot(page, shots, "compare")
 
     # the run history with its trend chart

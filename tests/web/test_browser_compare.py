@@ -1,6 +1,7 @@
 """The compare page in a real browser on a run of many cases: the counts and the paired
-statistics are of every case, the cases come a page at a time ("Show 100 more"), filtered by
-the server (changed / regressed / improved / unchanged / every case)."""
+statistics are of every case, with what `agenteval compare` notes (criteria that differ, why
+cases are INCONCLUSIVE), the cases come a page at a time ("Show 100 more"), filtered by the
+server (changed / regressed / improved / unchanged / every case)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from agenteval.schema.run import RunSpec
 from agenteval.store import record_run
 from tests.result_builders import case, result
 from tests.web.browser_support import serve, shot
@@ -26,9 +28,11 @@ def base_url(executable: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
     folder = root / "many"
     folder.mkdir()
     (folder / "agent.py").write_text("def root_agent(text):\n    return 'ok'\n", encoding="utf-8")
-    for run_id, scores, created in (("base_r1", _BASE, 1.0), ("cand_r1", _CAND, 2.0)):
-        record_run(folder, [result([case(i, {"m": s}) for i, s in scores.items()], run_id, "many",
-                                   created=1_700_000_000.0 + created)])
+    for run_id, scores, created, bar in (("base_r1", _BASE, 1.0, 0.8), ("cand_r1", _CAND, 2.0, 0.5)):
+        doc = result([case(i, {"m": s}) for i, s in scores.items()], run_id, "many",
+                     created=1_700_000_000.0 + created)
+        doc.run = RunSpec(run_id=run_id, command="eval", config={"criteria": {"m": bar}})  # (B's bar lowered)
+        record_run(folder, [doc])
     with serve(app_factory(root)) as url:
         yield url
 
@@ -40,6 +44,12 @@ def test_the_compare_page_pages_its_cases_and_the_server_filters_them(page: Any,
     counts = page.inner_text(".compare .counts")
     assert "120 regressed" in counts and "10 newly passed" in counts and "120 unchanged" in counts
     assert page.inner_text(".compare .paired .decision").startswith("NO REGRESSION; significant improvement")
+    # what `agenteval compare` says besides its tables: the bar moved, and why 10 cases are undecided
+    assert page.inner_text(".compare .paired .criteria-differ") == ("The runs' criteria differ, so their "
+                                                                      "passes are judged against different "
+                                                                      "bars: m: threshold 0.8 → 0.5.")
+    why = page.inner_text(".compare .paired .inconclusive")
+    assert why.startswith("10 INCONCLUSIVE: their pass rates differ") and "--num_runs 4" in why
     rows = page.locator("table.cmp:not(.measures) tbody tr")
     assert rows.count() == 100  # the first page of the 130 changed cases
     assert page.inner_text(".compare .listed") == "100 of 130 changed cases listed"

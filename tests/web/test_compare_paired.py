@@ -56,7 +56,8 @@ def test_paired_route_says_why_cases_are_inconclusive_and_which_criteria_differ(
     configs = {"base": {"criteria": {"tool_trajectory_avg_score": 1.0}},
                "flaky": {"criteria": {"tool_trajectory_avg_score": {"threshold": 0.5}}}}
     for doc in (base, flaky):
-        doc.run = RunSpec(run_id=doc.eval_set_result_id, command="eval", config=configs[doc.eval_set_result_id])
+        run_id = doc.eval_set_result_id
+        doc.run = RunSpec(run_id=run_id, command="eval", config=configs[run_id])
     record_run(root, [base, flaky])
     view = live.get("/api/compare/paired", params={"a": "base", "b": "flaky"}).json()
     store = RunStore(root)

@@ -108,7 +108,8 @@ function caseChange(x) {
     h("div", { class: "muted", text: `B ${x.passed_b}/${x.runs_b} (${k(x.pass_k_b)})` }));
 }
 
-/** The decision first, then each measure's differences with intervals and p-values (computed by the server).
+/** The decision first (and whether the runs' criteria differ), then each measure's differences with
+ * intervals and p-values, the cases' counts and why some are INCONCLUSIVE (all computed by the server).
  * @param {PairedView} p */
 function pairedCard(p) {
   const rows = [];
@@ -126,10 +127,13 @@ function pairedCard(p) {
   const k = (v) => (v ? `pass@${p.k} ${v[0].toFixed(3)}, pass^${p.k} ${v[1].toFixed(3)}` : "–");
   return h("div", { class: "card paired" },
     h("p", {}, h("span", { class: "badge decision " + (p.gate_failed ? "bad" : "ok"), text: p.decision })),
+    // (as `agenteval compare` notes it: a bar lowered in B makes the same scores an "improvement")
+    p.criteria_differ.length ? h("p", { class: "note na criteria-differ", text: `The runs' criteria differ, so their passes are judged against different bars: ${p.criteria_differ.join("; ")}.` }) : null,
     h("table", { class: "cmp measures" }, h("thead", {}, h("tr", {}, ["measure", "", "A → B", "Δ B−A [95% CI]", "p", "p (Holm)", ""].map((t) => h("th", { text: t })))),
       h("tbody", {}, rows)),
     h("div", { class: "row paired-counts", style: "margin-top: 8px" },
       Object.entries(p.counts).filter(([, n]) => n).map(([w, n]) => h("span", { class: "badge " + (caseTone[w] || "info"), text: `${n} ${w}` }))),
+    p.inconclusive ? h("p", { class: "note na inconclusive", text: p.inconclusive }) : null,
     h("p", { class: "muted", text: `A: ${k(p.pass_k_a)} · B: ${k(p.pass_k_b)}. p: exact McNemar on run pairs (sign test on scores); the decision reads the Holm-adjusted p at alpha ${p.alpha}.` }));
 }
 
