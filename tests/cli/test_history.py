@@ -435,6 +435,10 @@ def test_the_run_id_eval_prints_names_the_run(tmp_path: Path) -> None:
     for command in (["report", run_id], ["report", run_id[:12]], ["runs", "show", run_id], ["trace", run_id]):
         shown = _run(*command, "--root", agent)
         assert shown.exit_code == 0, (command, shown.output)
+    # Each path and id on a line of its own, whole, however narrow the console (a CI log's 80
+    # columns cut `History: <path>` in the middle of the file name).
+    history = re.findall(r"^History: (.+)$", r.output, re.M)
+    assert len(history) == 1 and Path(history[0]).is_file(), r.output
     twice = CliRunner().invoke(cli, ["eval", str(agent), "one", "two"])
     both = re.findall(r"Recorded run (\S+) in", twice.output)[0]
     # A run of two eval sets has two documents: what `eval` printed names them both (it was

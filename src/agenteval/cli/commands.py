@@ -272,7 +272,8 @@ def complete(console: Console, steps: Sequence[Step], code: int) -> int:
     warned: list[str] = []
     for step in steps:
         try:
-            console.print(step())
+            # Unwrapped: a path cut at the console's width (80 columns in a CI log) cannot be copied.
+            console.print(step(), soft_wrap=True)
         except Warned as e:
             warned.append(str(e))
         except AgentEvalError as e:
