@@ -561,6 +561,9 @@ def test_runs_delete_asks_then_deletes_the_run_and_says_what_went(history: Path)
     run = latest.run_group or latest.run_id
     r = CliRunner().invoke(APP, ["runs", "delete", "latest", "--root", str(history)], input="n\n")
     assert r.exit_code == 1 and "Nothing deleted" in r.output
+    # no answer at all (no terminal, as in CI): bad input, not a click "Aborted!" with exit 1
+    r = CliRunner().invoke(APP, ["runs", "delete", "latest", "--root", str(history)], input="")
+    assert r.exit_code == 2 and "Pass --yes" in r.output and "Aborted" not in r.output
     assert f"Delete run {run}: parity ({latest.run_id}, 60 cases), and its reviews?" in r.output
     assert RunStore(history).resolve("latest").run_id == latest.run_id
     r = _run("runs", "delete", latest.run_id, "--root", history, "--yes")

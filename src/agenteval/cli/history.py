@@ -340,9 +340,16 @@ def _delete(root: str, ref: str, yes: bool) -> int:
     docs = target.documents
     what = (", ".join(f"{d.eval_set_id} ({d.run_id}, {d.cases_total} case{'' if d.cases_total == 1 else 's'})"
                       for d in docs) or "unfinished: in the journal only")
-    if not yes and not click.confirm(f"Delete run {target.run_id}: {what}, and its reviews?"):
-        click.echo("Nothing deleted.", err=True)
-        return 1
+    if not yes:
+        try:
+            sure = click.confirm(f"Delete run {target.run_id}: {what}, and its reviews?")
+        except click.Abort:  # no answer: end of input (no terminal, as in CI) or Ctrl-C
+            click.echo("\nerror: runs delete: no answer to its question (no terminal?); nothing "
+                       "deleted. Pass --yes to delete without asking.", err=True)
+            return 2
+        if not sure:
+            click.echo("Nothing deleted.", err=True)
+            return 1
     done = delete_run(root, target.exact)
     click.echo(f"Deleted run {done.run_id}: {len(done.documents)} document(s), {done.reviews} review(s)"
                + (", its unfinished case runs" if done.journaled else ""))
