@@ -1,5 +1,6 @@
-"""The run list's and the run page's verdicts in a real browser (see test_browser.py): cases
-not evaluated counted apart from failed ones, as `agenteval runs` counts them. Hand-made runs
+"""The run list's and the run page's verdicts and reasons in a real browser (see test_browser.py): cases
+not evaluated counted apart from failed ones, as `agenteval runs` counts them; why cases did
+not pass, as `agenteval runs show` says it. Hand-made runs
 recorded in the `shop` agent's history."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from agenteval.schema import MetricReason
 from agenteval.store import record_run
 from tests.result_builders import case, result
 from tests.web.browser_support import find_chromium, serve, write_agents
@@ -26,8 +28,10 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     shop = agents / "shop"
     record_run(shop, [result([case("ok", {"m": 1.0}), case("ungated", {})], "ungated_r", "verdicts",
                              created=1_700_000_000.0)])
-    record_run(shop, [result([case("ok", {"m": 1.0}), case("low", {"m": 0.2})], "failed_r", "verdicts",
-                             created=1_700_000_100.0)])
+    low = case("low", {"m": 0.2})
+    low.reasons = [MetricReason(metric_name="m", reason="ROUGE-1 F 0.2 < threshold 0.5 (precision 0.2)")]
+    record_run(shop, [result([case("ok", {"m": 1.0}), low, case("crashed", {}, error="agent exploded")],
+                             "failed_r", "verdicts", created=1_700_000_100.0)])
     with serve(create_app(agents)) as url:
         yield url
 
@@ -46,3 +50,14 @@ def test_the_run_list_shows_a_run_not_evaluated_apart_from_a_failed_one(page: An
     page.click("form.filters button")
     expect(page.locator("table.runs tbody tr")).to_have_count(1)
     expect(page.locator("table.runs tbody tr a.mono")).to_have_text("ungated_r")
+
+
+def test_the_run_page_says_why_cases_failed_in_the_runs_own_words(page: Any, base_url: str) -> None:
+    """As `agenteval runs show` says it (it gave the database's words: "the agent failed (its
+    error is kept with the case's runs)", "m: score 0.2 < threshold 0.5")."""
+    page.goto(base_url + "/#/runs/failed_r")
+    why = page.locator(".card.failing")
+    expect(why.locator("li", has=page.locator('a:text-is("crashed")'))).to_have_text(
+        "crashed: inference failed: agent exploded")
+    expect(why.locator("li", has=page.locator('a:text-is("low")'))).to_have_text(
+        "low: m: ROUGE-1 F 0.2 < threshold 0.5 (precision 0.2)")

@@ -64,9 +64,13 @@ def test_chat_to_eval_set_to_run_to_results_trace_and_comparison(live: Live, ser
     view = live.get(f"/api/runs/{run_id}").json()
     assert view["status"] == "failed" and view["cases_not_passed"] == 1
     assert view["criteria"][:2] == ["tool_trajectory_avg_score", "final_response_match_v2"]
+    # why, as `agenteval runs show` says it: the criteria's own reasons, the judge, its certificate
     problems = view["cases"][0]["problems"]
-    assert "tool_trajectory_avg_score: score 0 < threshold 1" in problems
-    assert "final_response_match_v2: score 0 < threshold 0.5" in problems
+    assert ("tool_trajectory_avg_score: mean 0 < threshold 1: EXACT: call 1: expected roll_die(sides=20), "
+            "got roll_die(sides=6): argument sides differs") in problems
+    assert ("final_response_match_v2: score 0 < threshold 0.5: the judge said invalid — The expected answer "
+            "is 6, the agent said 4.") in problems
+    assert problems[-1].startswith("final_response_match_v2: judge uncalibrated: no certificate")
 
     detail = live.get(f"/api/runs/{run_id}/cases/roll").json()
     inv = detail["invocations"][0]

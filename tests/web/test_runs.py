@@ -379,7 +379,9 @@ def test_a_case_whose_agent_failed_says_so_among_why_cases_failed(live: Live) ->
     run_id = _run(live)
     live.events(run_id)
     failing = {c["eval_id"]: c["problems"] for c in live.get(f"/api/runs/{run_id}").json()["cases"]}
-    assert failing["c0"] and "the agent failed" in failing["c0"][0], failing  # it was []
+    # the agent's error itself, as `agenteval runs show` gives it (it was [], then "the agent failed")
+    assert failing["c0"], failing
+    assert failing["c0"][0].startswith("inference failed: RuntimeError: the agent blew up"), failing
 
 
 def test_a_recorded_run_is_deleted_as_the_cli_deletes_it_and_one_being_written_is_refused(live: Live) -> None:
@@ -426,3 +428,28 @@ def test_the_run_list_counts_cases_not_evaluated_apart_as_runs_list_does(live: L
     for status, run_ids in (("failed", ["failed"]), ("not_evaluated", ["ungated"])):
         assert [r["run_id"] for r in live.get("/api/runs", params={"status": status}).json()] == run_ids
     assert live.get("/api/runs/ungated").json()["status"] == "not_evaluated"
+
+
+def test_the_run_page_says_why_cases_did_not_pass_as_runs_show_does(live: Live) -> None:
+    from agenteval.cli.history import _whys
+    from agenteval.schema import MetricReason
+    from agenteval.store import save_result
+    from agenteval.verdicts import outcomes
+    from tests.result_builders import case, result
+
+    low = case("low", {"m": 0.2})
+    low.reasons = [MetricReason(metric_name="m", reason="ROUGE-1 F 0.2 < threshold 0.5 (precision 0.2)")]
+    doc = result([case("crashed", {}, error="agent exploded"), case("ok", {"m": 1.0}), low], result_id="why")
+    store = RunStore(live.agents_dir / "echo")
+    path = save_result(store.root, doc)
+    store.record(doc, path)
+    got = {c["eval_id"]: c["problems"] for c in live.get("/api/runs/why").json()["cases"]}
+    # the run's own words (they were the database's: "the agent failed (its error is kept with
+    # the case's runs)", "m: score 0.2 < threshold 0.5")
+    assert got == {"crashed": ["inference failed: agent exploded"],
+                   "low": ["m: ROUGE-1 F 0.2 < threshold 0.5 (precision 0.2)"]}
+    row = store.resolve("why")
+    shown = outcomes(store.summary("why", not_passed_only=True))
+    assert dict(zip([c.eval_id for c in shown], _whys(store, row, shown), strict=True)) == got
+    path.unlink()  # the document gone: the database's words, as runs show gives them
+    assert live.get("/api/runs/why").json()["cases"][0]["problems"] == _whys(store, row, shown)[0]

@@ -287,9 +287,8 @@ def _whys(store: RunStore, row: RunRow, shown: list[CaseOutcome]) -> list[list[s
     certificate, read from the document, only these cases' bytes (`store.case_index`). Where
     the document cannot be read so (missing, not laid out for an index), its summary's words
     (`summary_why`)."""
-    import agenteval.reporting.certificates as certificates
     from agenteval.errors import DataError
-    from agenteval.reporting.outcome import problems, summary_why
+    from agenteval.reporting.outcome import shown_why
     from agenteval.store.case_index import Unindexed, case_index
 
     try:
@@ -297,9 +296,7 @@ def _whys(store: RunStore, row: RunRow, shown: list[CaseOutcome]) -> list[list[s
         read = [index.case(c.eval_id) for c in shown]
     except (Unindexed, DataError):
         read = [None] * len(shown)
-    return [summary_why(c) if full is None else
-            [*problems(full), *map(certificates.line, certificates.notes(full.runs).values())]
-            for c, full in zip(shown, read, strict=True)]
+    return [shown_why(c, full) for c, full in zip(shown, read, strict=True)]
 
 
 @click.group(invoke_without_command=True)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import agenteval.reporting.certificates as certificates
 from agenteval.reporting.format import format_score
-from agenteval.reporting.outcome import ci_text, problems
+from agenteval.reporting.outcome import ci_text, report_why
 from agenteval.schema import EvalSetResult, EvalStatus, JudgeCertificateNote
 from agenteval.verdicts.outcome import CaseOutcome, SetCounts, outcomes, set_counts
 
@@ -57,7 +57,7 @@ def _failure_rows(case: CaseOutcome) -> list[str]:
 
 
 def _details(case: CaseOutcome) -> str:
-    text = "\n".join([*problems(case), *map(certificates.line, certificates.notes(case.runs).values())])
+    text = "\n".join(report_why(case))
     if len(text) > _DETAIL_LIMIT:
         text = text[:_DETAIL_LIMIT] + "\n…"
     runs = f" ({case.num_runs} runs)" if case.num_runs > 1 else ""

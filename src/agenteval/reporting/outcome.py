@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import agenteval.reporting.certificates as certificates
 from agenteval.reporting.format import format_call, format_score
 from agenteval.schema import (
     EvalCaseResult,
@@ -171,6 +172,19 @@ def problems(case: CaseOutcome, max_judge: int = 10) -> list[str]:
     return lines
 
 
+def report_why(case: CaseOutcome) -> list[str]:
+    """Why a case did not pass as the file reports give it (Markdown's details, JUnit's
+    failure text): `problems`, then each judged criterion's certificate line."""
+    return [*problems(case), *map(certificates.line, certificates.notes(case.runs).values())]
+
+
+def shown_why(summary: CaseOutcome, read: CaseOutcome | None) -> list[str]:
+    """Why a case did not pass, as `runs show` and the web's run page say it: `report_why` of
+    the case as its document holds it (`read`), else (its document not read) its summary's
+    words (`summary_why`)."""
+    return summary_why(summary) if read is None else report_why(read)
+
+
 def call_lines(calls: Sequence[FunctionCall]) -> list[str]:
     """Tool calls as `name(arg=value)` lines."""
     return [format_call(c) for c in calls]
@@ -193,7 +207,9 @@ __all__ = [
     "not_gated",
     "problems",
     "record_where",
+    "report_why",
     "result_reason",
+    "shown_why",
     "summary_problems",
     "summary_why",
 ]

@@ -152,6 +152,18 @@ class Stores:
         result = self.document(stored)
         return result, next((c for c in outcomes(result) if c.eval_id == eval_id), None)
 
+    def read_cases(self, stored: StoredRun, eval_ids: Iterable[str]) -> dict[str, CaseOutcome]:
+        """These cases (by eval id) as the run's document holds them, read through its case
+        index (only their bytes); none when the document has no usable index or cannot be read
+        (callers then use the database's words, as `agenteval runs show` does)."""
+        try:
+            index = self.index(stored)
+            if index is None:
+                return {}
+            return {c.eval_id: c for e in eval_ids if (c := index.case(e)) is not None}
+        except (Unindexed, DataError):
+            return {}
+
     def case_page(self, stored: StoredRun, offset: int, limit: int,
                   statuses: set[int] | None) -> tuple[int, list[EvalCaseResult]]:
         """How many of the run's case runs have one of `statuses` (or all), and those from

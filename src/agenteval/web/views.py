@@ -9,7 +9,7 @@ documents are returned as they are stored (ADK's integers).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import agenteval.reporting.certificates as certificates
@@ -22,7 +22,7 @@ from agenteval.reporting.outcome import (
     criterion_reason,
     problems,
     result_reason,
-    summary_why,
+    shown_why,
 )
 from agenteval.reporting.paired import inconclusive_line
 from agenteval.schema import (
@@ -163,12 +163,16 @@ def _score(m: EvalMetricResult, stored: str | None, run: EvalCaseResult | None =
 
 def run_view(stored: StoredRun, not_passed: EvalSetResult, counts: SetCounts,
              criteria: tuple[list[str], list[str]], header: RunSpec | None, state: RunState = "finished",
-             max_cases: int = MAX_RUN_CASES) -> RunView:
+             max_cases: int = MAX_RUN_CASES,
+             read: Callable[[list[str]], Mapping[str, CaseOutcome]] = lambda ids: {}) -> RunView:
     """A run: its header, the `counts`, the criteria it was scored with (`RunStore.criteria`:
     gating ones first, in the config's order where known), and the cases that did not pass
     (`not_passed`: their summaries; at most `max_cases` shown, all of them paged by `/cases`),
-    each with its verdict, criteria summaries and why it failed (`summary_why` lines)."""
-    cases = outcomes(not_passed)
+    each with its verdict, criteria summaries and why it failed as `agenteval runs show` says
+    it (`shown_why`: of the shown cases as `read` gives them from the document, else of their
+    summaries)."""
+    cases = outcomes(not_passed)[:max_cases]
+    full = read([c.eval_id for c in cases])
     gating, informational = criteria
     configured = list((header.config.get("criteria") or {}) if header else {})
     rank = {name: i for i, name in enumerate(configured)}  # the config's order, where known
@@ -178,8 +182,8 @@ def run_view(stored: StoredRun, not_passed: EvalSetResult, counts: SetCounts,
         cases_not_passed=counts.total - counts.passed, state=state,
         cases=[CaseVerdict(eval_id=c.eval_id, status=status_word(c.status), runs=c.num_runs,
                            metrics=[summary_metric(m, c.gating, c.runs) for m in c.summary.metrics],
-                           problems=summary_why(c))
-               for c in cases[:max_cases]])
+                           problems=shown_why(c, full.get(c.eval_id)))
+               for c in cases])
 
 
 

@@ -174,8 +174,11 @@ def get_run(run_id: str, web: WebDep) -> RunView | JobView:
     # From the database: the counts and criteria counted there, only the cases that did not
     # pass read (a 50,000-case run's summaries took 10 s a view).
     store, ref = RunStore(stored.root), stored.row.run_id
+    # Why each shown case did not pass, as `agenteval runs show` says it: from the document,
+    # only those cases' bytes (its case index).
     return run_view(stored, store.summary(ref, not_passed_only=True), store.counts(ref), store.criteria(ref),
-                    store.header(ref), job.state if job else "finished")
+                    store.header(ref), job.state if job else "finished",
+                    read=lambda ids: web.stores.read_cases(stored, ids))
 
 
 @by_id.delete("/{run_id:path}")
