@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 from rich.cells import cell_len
 
+from agenteval.cli.compare import compare
 from agenteval.cli.history import COMMANDS
 from agenteval.cli.main import cli
 from agenteval.schema import EvalSetResult
@@ -17,7 +18,7 @@ from agenteval.store import RunStore, record_run
 from agenteval.verdicts.paired import runs_of
 from tests.result_builders import case, result
 
-APP = click.Group("agenteval", commands={**cli.commands, **{c.name or "": c for c in COMMANDS}})
+APP = click.Group("agenteval", commands={**cli.commands, **{c.name or "": c for c in (*COMMANDS, compare)}})
 LONG = "tool_trajectory_avg_score"
 SHORT = "response_match_score"
 

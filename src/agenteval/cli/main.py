@@ -22,7 +22,7 @@ from agenteval.cli.options import report_options
 # modules were 1.5% of `eval`'s start-up to its first model call).
 _ELSEWHERE = {
     "runs": "agenteval.cli.history", "report": "agenteval.cli.history",
-    "compare": "agenteval.cli.history", "trace": "agenteval.cli.trace", "judge": "agenteval.cli.judge",
+    "compare": "agenteval.cli.compare", "trace": "agenteval.cli.trace", "judge": "agenteval.cli.judge",
     "eval_set": "agenteval.cli.eval_set", "web": "agenteval.cli.web", "collect": "agenteval.cli.collect",
 }
 
