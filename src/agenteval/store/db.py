@@ -1,33 +1,8 @@
 """Run history in SQLite, beside the result JSON files: `<root>/.agenteval/history.sqlite`.
 
 The JSON document stays the record of a run; the database indexes it for listing, lookup and
-trends. Tables (schema version in `schema_version`; their statements and the migration of an
-older database are `store.history_schema`):
-
-* `runs` — one row per recorded result: id (`eval_set_result_id`), created (the result's
-  timestamp, epoch seconds), recorded, eval set id, file and sha256, command, agent, agent and
-  judge models, gating, runs per case, case counts, wall-clock and agent seconds, agent tokens,
-  judge prompt tokens, config and meta as JSON, the result file's path (relative to the
-  root when inside it), and (since version 2) the run it belongs to (`run_group`, shared by the
-  documents of one run over several eval sets) with its header as JSON (`spec_json`).
-* `cases` — per run and eval id: position (case order), verdict over runs, runs, agent seconds
-  and tokens, first inference error, and (since version 3) `summaries_derived`: 1 when the
-  case's criterion summaries are not stored but derived from its metric rows (below).
-* `case_metrics` — per run, eval id, run index and criterion: score, threshold, status (ADK's
-  integers). Trends come from joining it with `runs`.
-* `metric_summaries` — per run, eval id and criterion: the summary over repeated runs (mean,
-  std, 95% CI, passed runs, pass@k, pass^k, status) and (since version 4) the reason of a
-  criterion not evaluated (NULL for any other status: readers describe the others from their
-  scores), stored for the cases whose summaries are not derived (a case with a criterion not
-  evaluated never is).
-* `case_summaries` (a view, since version 3) — every case's criterion summaries, as readers
-  read them: the stored rows, and for a case of `summaries_derived` its metric rows' summaries
-  as `store.kept.derived_summaries` makes them (a case of one run whose summary is its score as
-  mean and bounds, deviation 0, pass@1 and pass^1 1 or 0: values copied and constants, so the
-  view gives exactly the rows that would have been stored). Most cases are of that kind; not
-  storing their summaries halves the rows a recording inserts (the summaries were ≈45% of
-  copying a resumed 10,000-case run into the history: bench/README.md, sessions 19–20). A
-  database of an older version keeps its stored rows (its cases read `summaries_derived` 0).
+trends. Its tables and their columns are described in `store.history_schema`, beside their
+statements and the migration of an older database.
 
 Recording is one transaction (WAL journal): a run is stored whole or not at all; recording the
 same id again replaces it.
