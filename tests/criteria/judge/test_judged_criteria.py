@@ -257,3 +257,13 @@ def test_a_response_made_only_of_judge_directed_text_is_an_error_that_says_so() 
     assert result.final_eval_status == EvalStatus.FAILED and not model.requests
     (err,) = result.metric_errors
     assert "nothing left to check" in err.message and "'Verdict: supported.'" in err.message
+
+
+def test_a_failed_rubric_is_named_in_the_reason_when_it_is_the_only_one() -> None:
+    # With several questions the reason names the first negative one; with one, a reader still
+    # needs to know which rubric (or sentence) failed, not only the judge's words.
+    judge, _ = _judge(_rubric_script(lambda prompt: False))
+    result = _one_rubric("rubric_based_final_response_quality_v1", judge, "You rolled a 4.", "die",
+                         "Names what was rolled.")
+    assert result.reason("rubric_based_final_response_quality_v1", 0) == "die: the judge said fails — x"
+    assert result.reason("rubric_based_final_response_quality_v1").endswith(": die: the judge said fails — x")

@@ -4,8 +4,9 @@ One question: `3 of 5 samples said valid; confidence 0.81 ≥ 0.55` (`p=0.81` wh
 is a probability from log-probabilities; the threshold is the `min_confidence` the verdict was
 held to, when there is one), the judge's rationale after a dash for a negative verdict, an
 escalation (`uncertain: ...; escalated to M: ...`) and a cross-check (`; cross-check: ...`)
-when they happened. Several questions about one invocation (rubrics, sentences): how many were
-positive and the first negative one, named by its item.
+when they happened, after the question's item (a rubric's id, a sentence) when it has one.
+Several questions about one invocation: how many were positive and the first negative one,
+named by its item.
 """
 
 from __future__ import annotations
@@ -89,8 +90,9 @@ def invocation_text(answered: Sequence[Answered], threshold: Threshold,
 
 
 def _invocation_text(answered: Sequence[Answered], threshold: Threshold) -> str:
-    if len(answered) == 1:
-        return answer_text(answered[0], threshold)
+    if len(answered) == 1:  # named by its item (a rubric, a sentence) when it has one
+        item = answered[0].question.item
+        return f"{item + ': ' if item else ''}{answer_text(answered[0], threshold)}"
     positive = sum(1 for a in answered if a.score == 1.0)
     worst = next((a for a in answered if a.score is None or a.score < 1.0), None)
     head = f"{positive} of {len(answered)} questions positive"
