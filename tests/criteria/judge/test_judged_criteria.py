@@ -265,5 +265,6 @@ def test_a_failed_rubric_is_named_in_the_reason_when_it_is_the_only_one() -> Non
     judge, _ = _judge(_rubric_script(lambda prompt: False))
     result = _one_rubric("rubric_based_final_response_quality_v1", judge, "You rolled a 4.", "die",
                          "Names what was rolled.")
-    assert result.reason("rubric_based_final_response_quality_v1", 0) == "die: the judge said fails — x"
-    assert result.reason("rubric_based_final_response_quality_v1").endswith(": die: the judge said fails — x")
+    why = "die: the judge said fails — reply_gives: x"
+    assert result.reason("rubric_based_final_response_quality_v1", 0) == why
+    assert (result.reason("rubric_based_final_response_quality_v1") or "").endswith(f": {why}")
