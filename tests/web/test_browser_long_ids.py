@@ -1,5 +1,5 @@
 """A long case id in a narrow window (640 px, about 80 columns), in a real browser (see
-test_browser.py): the eval set's case table, the run's 'Why cases failed', its cases table and
+test_browser.py): the eval set's case table, the run's 'Why cases did not pass', its cases table and
 the case page keep within the window (the id wraps; a wide table scrolls in its own box). The
 id pushed the set's other columns out of sight and ran past the failure list's card."""
 

@@ -61,3 +61,12 @@ def test_the_run_page_says_why_cases_failed_in_the_runs_own_words(page: Any, bas
         "crashed: inference failed: agent exploded")
     expect(why.locator("li", has=page.locator('a:text-is("low")'))).to_have_text(
         "low: m: ROUGE-1 F 0.2 < threshold 0.5 (precision 0.2)")
+
+
+def test_the_run_page_of_a_case_not_evaluated_does_not_call_it_failed(page: Any, base_url: str) -> None:
+    """Its reasons' heading said "Why cases failed" over a case that was not evaluated."""
+    page.goto(base_url + "/#/runs/ungated_r")
+    why = page.locator(".card.failing")
+    expect(why.locator("h3")).to_have_text("Why cases did not pass")
+    expect(why.locator("li")).to_have_count(1)
+    expect(why.locator("li")).to_contain_text("ungated: not evaluated")

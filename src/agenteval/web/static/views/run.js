@@ -68,7 +68,7 @@ export async function showRun(token, runId, query) {
       + (counts.max_runs > 1 ? `, up to ${counts.max_runs} runs each` : "") }))));
   if (failing.length) {
     const all = run.cases_not_passed;
-    const title = "Why cases failed" + (all > failing.length ? ` (first ${failing.length} of ${all})` : "");
+    const title = "Why cases did not pass" + (all > failing.length ? ` (first ${failing.length} of ${all})` : "");
     page.append(h("div", { class: "card failing" }, h("h3", { text: title }), h("ul", {}, failing.map((f) =>
       h("li", {}, h("a", { href: link("runs", id, "cases", f.eval_id), text: f.eval_id }), ": ", f.problems.join("; "))))));
   }
