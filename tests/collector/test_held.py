@@ -41,10 +41,37 @@ def test_a_conversation_held_across_a_restart_is_one_conversation(tmp_path: Path
 
 def test_nothing_held_leaves_no_file(tmp_path: Path) -> None:
     path = held_path(tmp_path)
-    path.parent.mkdir()
-    path.write_text("{}")
     save(path, Assembler().hold())
     assert not path.exists() and load(path) is None
+
+
+def test_two_collects_in_one_directory_keep_what_each_held(tmp_path: Path) -> None:
+    # The second to stop replaced the first's file (or removed it, holding nothing itself).
+    path = held_path(tmp_path)
+    first, second = Assembler(Limits(quiet_seconds=5)), Assembler(Limits(quiet_seconds=5))
+    first.add([span(1, 1, session="a")], now=0.0)
+    second.add([span(9, 9)], now=0.0)
+    (_,) = second.done(now=0.0)  # a trace taken, nothing open
+    save(path, first.hold())
+    save(path, Assembler().hold())  # a third, holding nothing
+    save(path, second.hold())
+    held = load(path)
+    assert held is not None and held.taken == [f"{9:032x}"]
+    assert [[s.span_id[-1] for s in c] for c in held.conversations] == [["1"]]
+    third = Assembler(Limits(quiet_seconds=5))
+    third.add([span(3, 3, session="c")], now=0.0)
+    save(path, third.hold())
+    held = load(path)
+    assert held is not None and [[s.span_id[-1] for s in c] for c in held.conversations] == [["1"], ["3"]]
+
+
+def test_a_file_there_that_is_not_one_is_kept_and_named(tmp_path: Path) -> None:
+    path = held_path(tmp_path)
+    path.parent.mkdir()
+    path.write_text("{")
+    with pytest.raises(DataError, match=r"collect\.held\.json"):
+        save(path, Assembler().hold())
+    assert path.read_text() == "{"
 
 
 @pytest.mark.parametrize(("text", "field"), [

@@ -5,7 +5,9 @@ otherwise score the conversation's first part at the stop and its rest as a seco
 The file (`.agenteval/collect.held.json`) is JSON: `{"format": FORMAT, "conversations": [{"spans":
 [...]}], "taken": [trace ids]}`, a span being `OtlpSpan`'s
 fields (times in epoch seconds, attributes as read). It is written whole (a temporary file renamed
-over it) or not at all, and removed once read back.
+over it) or not at all, and removed once read back. Two `collect`s in one directory each add what
+they held to it (under the folder's edit lock): the second to stop neither replaces nor removes
+what the first kept.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agenteval.collector.assembler import Held
+from agenteval.datasets.files import editing
 from agenteval.errors import DataError
 from agenteval.tracing.otlp_json import OtlpSpan, check_times
 
@@ -31,13 +34,24 @@ def held_path(root: str | Path) -> Path:
 
 
 def save(path: Path, held: Held) -> None:
-    """Writes `held` to `path` whole (removes `path` when nothing is held)."""
-    if not held.conversations and not held.taken:
-        path.unlink(missing_ok=True)
-        return
+    """Adds `held` to `path`: with what another `collect` in the directory kept there since this
+    one started (it removed the file it read then), written whole; nothing held and nothing
+    there leaves no file. A file there that is not one is a DataError naming it (kept as it is)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with editing(path):  # (another collect stopping at the same time adds its own in turn)
+        there = load(path)
+        if there is not None:
+            held = Held(there.conversations + held.conversations,
+                        there.taken + [t for t in held.taken if t not in set(there.taken)])
+        if not held.conversations and not held.taken:
+            path.unlink(missing_ok=True)
+            return
+        _write(path, held)
+
+
+def _write(path: Path, held: Held) -> None:
     document = {"format": FORMAT, "taken": held.taken, "conversations": [
         {"spans": [asdict(s) for s in spans]} for spans in held.conversations]}
-    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
