@@ -54,6 +54,34 @@ def test_criteria_that_differ_between_the_runs_are_named() -> None:
                       "new": 1.0}, "repeat_gating": "all_runs", "not_evaluated": "fail"}
     assert config_differences(a, b) == [
         "gone: only in A", "new: only in B", "response_match_score: threshold 0.8 → 0",
-        "tool_trajectory_avg_score: settings differ", "repeat_gating: mean → all_runs"]
+        "tool_trajectory_avg_score: match_type unset → ANY_ORDER", "repeat_gating: mean → all_runs"]
     assert config_differences(a, a) == []
     assert config_differences({}, b) == []  # a side without its config (an older document): nothing said
+
+
+def test_the_settings_that_differ_are_named_with_both_values() -> None:
+    """compare said `NAME: settings differ` without saying which setting: a user could not tell a
+    judge sampled once from one sampled five times. Each differing setting is named, A → B,
+    nested ones dotted; a default written out on one side is no difference."""
+    from agenteval.criteria import default_registry
+    from agenteval.reporting.paired import config_differences
+
+    a = {"criteria": {"tool_trajectory_avg_score": {"threshold": 1.0, "match_type": "EXACT"},
+                      "final_response_match_v2": {"threshold": 0.5, "judge_model_options": {
+                          "num_samples": 5, "min_confidence": 0.6}}}}
+    b = {"criteria": {"tool_trajectory_avg_score": 1.0,
+                      "final_response_match_v2": {"threshold": 0.5, "judge_model_options": {
+                          "num_samples": 1, "judge_model": "local"}}}}
+    settings = default_registry().settings
+    assert config_differences(a, b, settings) == [
+        "final_response_match_v2: judge_model_options.min_confidence 0.6 → unset, "
+        "judge_model_options.num_samples 5 → 1"]
+    # without the registry's defaults, what is written is compared
+    assert config_differences(a, b) == [
+        "final_response_match_v2: judge_model_options.judge_model unset → local, "
+        "judge_model_options.min_confidence 0.6 → unset, judge_model_options.num_samples 5 → 1",
+        "tool_trajectory_avg_score: match_type EXACT → unset"]
+    # a criterion this registry does not know is compared as written
+    assert config_differences({"criteria": {"mine": {"threshold": 1, "k": [1, 2]}}},
+                              {"criteria": {"mine": {"threshold": 1, "k": [1, 3]}}}, settings) == [
+        "mine: k [1, 2] → [1, 3]"]

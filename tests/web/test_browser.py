@@ -268,7 +268,7 @@ def test_end_to_end(page: Any, base_url: str, agents_dir: Path, judge: ScriptedM
     assert page.inner_text(".compare .paired .inconclusive").startswith("1 INCONCLUSIVE: ")
     # (the candidate ran with the city argument matched as text: a different bar, as compare says)
     differ = page.inner_text(".compare .paired .criteria-differ")
-    assert "tool_trajectory_avg_score: settings differ" in differ
+    assert "tool_trajectory_avg_score: args_match.get_weather.city unset → text" in differ
     shot(page, shots, "compare")
 
     # the run history with its trend chart

@@ -29,6 +29,7 @@ def _compare(ref_a: str, ref_b: str, root: str, fail_on: str, alpha: float, marg
     from rich.console import Console
     from rich.markup import escape
 
+    from agenteval.criteria import default_registry
     from agenteval.datasets.files import write_text_atomic
     from agenteval.datasets.targets import check_targets
     from agenteval.reporting.compare import compare as compare_results
@@ -56,7 +57,8 @@ def _compare(ref_a: str, ref_b: str, root: str, fail_on: str, alpha: float, marg
     if a.eval_set_id != b.eval_set_id:
         console.print(f"[yellow]note: comparing different eval sets ({a.eval_set_id} vs "
                       f"{b.eval_set_id}); cases are matched by eval id[/]")
-    differ = config_differences(*(_config(ref, doc, root) for ref, doc in ((ref_a, a), (ref_b, b))))
+    differ = config_differences(_config(ref_a, a, root), _config(ref_b, b, root),
+                                settings=default_registry().settings)
     if differ:  # (a lowered threshold makes the same scores pass: an "improvement", a hidden regression)
         console.print(f"[yellow]note: the runs' criteria differ, so their passes are judged against "
                       f"different bars: {escape('; '.join(differ))}[/]")

@@ -105,6 +105,19 @@ class Registry:
                             f"threshold {t} is outside [{spec.min_value}, {spec.max_value}]")
         return ConfiguredMetric(spec, criterion)
 
+    def settings(self, name: str, value: Any) -> Any:
+        """A `criteria` entry with every setting it leaves out at its default (as `configure`
+        reads it), for telling what two configs really set apart; the entry as written when it
+        cannot be read so (a criterion not registered here, a value it refuses)."""
+        spec = self.get(name)
+        if spec is None or spec.informational or not isinstance(value, int | float | dict):
+            return value
+        try:
+            raw = dict(value) if isinstance(value, dict) else {"threshold": value}
+            return spec.criterion_model.model_validate(raw).model_dump(mode="json", exclude_none=True)
+        except ValidationError:
+            return value
+
     def resolve(self, config: EvalConfig, source: str | Path | None = None,
                 include_informational: bool = True) -> list[ConfiguredMetric]:
         """Configured metrics for a config, in config order, then the informational ones.

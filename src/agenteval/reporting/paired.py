@@ -11,8 +11,9 @@ pass^k on either side. The console form fits 80 columns: a criterion's name neve
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from rich.cells import cell_len
@@ -146,27 +147,46 @@ def inconclusive_line(c: PairedComparison) -> str | None:
             "choose the runs. The measures above pool every case's runs.")
 
 
-def config_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+def config_differences(a: Mapping[str, Any], b: Mapping[str, Any],
+                       settings: Callable[[str, Any], Any] | None = None) -> list[str]:
     """What differs between two runs' configs (their run headers' `config`) that changes what
-    passes: criteria on one side only, thresholds, a criterion's other settings, `repeat_gating`
-    and `not_evaluated`. Empty when either config is unknown (an empty mapping)."""
+    passes: criteria on one side only, thresholds, a criterion's other settings (each named, A →
+    B, nested ones dotted: `judge_model_options.num_samples 5 → 1`), `repeat_gating` and
+    `not_evaluated`. `settings(name, entry)` fills in what an entry leaves at its default
+    (`Registry.settings`), so that a default written out is not a difference. Empty when either
+    config is unknown (an empty mapping)."""
     if not a or not b:
         return []
     ca, cb = a.get("criteria") or {}, b.get("criteria") or {}
 
-    def settings(value: Any) -> dict[str, Any]:  # a bare threshold, or the criterion object
-        return value if isinstance(value, dict) else {"threshold": value}
+    def flat(name: str, value: Any) -> dict[str, Any]:  # a bare threshold, or the criterion object
+        value = settings(name, value) if settings is not None else value
+        out: dict[str, Any] = {}
+
+        def walk(v: Any, key: str) -> None:
+            if isinstance(v, dict) and v:
+                for k, inner in v.items():
+                    walk(inner, f"{key}.{k}" if key else str(k))
+            else:
+                out[key] = v
+        walk(value if isinstance(value, dict) else {"threshold": value}, "")
+        return out
 
     def shown(value: Any) -> str:
-        return f"{value:g}" if isinstance(value, int | float) else str(value)
+        if isinstance(value, bool) or value is None:
+            return "unset" if value is None else str(value).lower()
+        if isinstance(value, int | float):
+            return f"{value:g}"
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        return text if len(text) <= 40 else text[:39] + "…"
 
     out = [f"{name}: only in {'A' if name in ca else 'B'}" for name in sorted(ca.keys() ^ cb.keys())]
     for name in sorted(ca.keys() & cb.keys()):
-        x, y = settings(ca[name]), settings(cb[name])
-        if x.get("threshold") != y.get("threshold"):
-            out.append(f"{name}: threshold {shown(x.get('threshold'))} → {shown(y.get('threshold'))}")
-        elif x != y:
-            out.append(f"{name}: settings differ")
+        x, y = flat(name, ca[name]), flat(name, cb[name])
+        keys = sorted(x.keys() | y.keys(), key=lambda k: (k != "threshold", k))
+        changed = [f"{k} {shown(x.get(k))} → {shown(y.get(k))}" for k in keys if x.get(k) != y.get(k)]
+        if changed:
+            out.append(f"{name}: {', '.join(changed)}")
     out += [f"{key}: {a.get(key)} → {b.get(key)}" for key in ("repeat_gating", "not_evaluated")
             if a.get(key) != b.get(key)]
     return out

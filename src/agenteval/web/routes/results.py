@@ -73,7 +73,9 @@ def compare_paired_runs(web: WebDep, a: str, b: str, alpha: float = Query(0.05, 
         named = [by_id[i] for i in dict.fromkeys(eval_id) if i in by_id]
     else:
         named = [x for x in paired.cases if change is None or x.change.value in change]
-    differ = config_differences(_config(base), _config(cand))
+    from agenteval.criteria import default_registry  # (its defaults: a default written out is no difference)
+
+    differ = config_differences(_config(base), _config(cand), settings=default_registry().settings)
     return paired_json(paired, len(named), offset, named[offset:offset + limit], differ)
 
 
