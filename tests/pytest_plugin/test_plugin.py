@@ -259,3 +259,20 @@ def test_a_legacy_test_files_item_is_named_the_same_on_every_machine(pytester: p
     result.assert_outcomes(passed=1)
     assert "my_agent/old.test.json::old.test.json PASSED" in result.stdout.str()
     assert str(pytester.path) not in result.stdout.str().split("collected")[1].split("passed")[0]
+
+
+def test_a_case_skipped_or_xfailed_by_a_marker_is_reported_so(pytester: pytest.Pytester,
+                                                                project: Path) -> None:
+    # A `skip` marker added in a conftest ended the session in INTERNALERROR (pytest's report
+    # of a skipped item needs the item's line, which was None).
+    pytester.makeconftest(
+        "import pytest\n\n\n"
+        "def pytest_collection_modifyitems(items):\n"
+        "    for item in items:\n"
+        "        item.add_marker(pytest.mark.skip(reason='flaky') if item.name == 'good'\n"
+        "                        else pytest.mark.xfail(reason='known'))\n")
+    result = pytester.runpytest("--agenteval", "-p", "no:cacheprovider", "-rsx")
+    result.assert_outcomes(skipped=1, xfailed=1)
+    assert result.ret == pytest.ExitCode.OK
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    assert "flaky" in result.stdout.str() and "known" in result.stdout.str()
