@@ -276,3 +276,25 @@ def test_a_case_skipped_or_xfailed_by_a_marker_is_reported_so(pytester: pytest.P
     assert result.ret == pytest.ExitCode.OK
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
     assert "flaky" in result.stdout.str() and "known" in result.stdout.str()
+
+
+@pytest.mark.parametrize("mark", ["pytest.mark.skip(reason='flaky')",
+                                  "pytest.mark.skipif(True, reason='flaky')",
+                                  "pytest.mark.xfail(run=False, reason='flaky')"])
+def test_a_case_a_marker_keeps_from_running_is_neither_run_nor_recorded(
+        pytester: pytest.Pytester, project: Path, mark: str) -> None:
+    # It was run with the file's other cases (a model's time) and recorded in the history as
+    # failed, while pytest said skipped: the history's run was red for a green session.
+    _log_prompts(project)
+    pytester.makeconftest(
+        "import pytest\n\n\n"
+        "def pytest_collection_modifyitems(items):\n"
+        "    for item in items:\n"
+        f"        if item.name == 'bad':\n            item.add_marker({mark})\n")
+    result = pytester.runpytest("--agenteval", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.OK
+    assert (project / "prompts.txt").read_text().split() == ["x"]
+    from agenteval.store import RunStore
+
+    row = RunStore(pytester.path).resolve("latest")
+    assert (row.cases_total, row.cases_failed) == (1, 0)

@@ -172,7 +172,8 @@ class EvalFile(pytest.File):
 
     def run_all(self) -> Any:
         """Runs the file's selected cases (those of its items left after `-k`, `-m`,
-        `--deselect`) once; later items reuse the results, or the error it ended in."""
+        `--deselect`, and not skipped by a marker) once; later items reuse the results, or the
+        error it ended in."""
         if self.failed is not None:
             raise self.failed
         if self.results is None:
@@ -201,7 +202,7 @@ class EvalFile(pytest.File):
         job = to_job(request, eval_config, source, command="pytest", argv=list(config.invocation_params.args),
                    agent=load_root_agent(agent_path), app_name=agent_path.resolve().name)
         selected = [item.eval_id for item in self.session.items
-                    if isinstance(item, EvalCaseItem) and item.parent is self]
+                    if isinstance(item, EvalCaseItem) and item.parent is self and not _not_run(item)]
         whole = len(selected) == len(self.eval_set.eval_cases)
         job.selections = [Selection(self.path, self.eval_set, case_ids=None if whole else selected)]
         if job.executor == "ray":
@@ -213,6 +214,21 @@ class EvalFile(pytest.File):
         record(config.rootpath, done)
         (result,) = done.results
         return result
+
+
+def _not_run(item: pytest.Item) -> bool:
+    """Whether pytest will not run `item`: a `skip` / `skipif` marker that holds, or an
+    `xfail(run=False)` (unless `--runxfail`). Its case is then neither run (a model's time) nor
+    recorded in the history, as a case `-k` leaves is not. A marker whose condition cannot be
+    evaluated counts as one that holds: the item's own set-up reports the error, and runs nothing."""
+    from _pytest.skipping import evaluate_skip_marks, evaluate_xfail_marks
+
+    try:
+        xfail = evaluate_xfail_marks(item)
+        return evaluate_skip_marks(item) is not None or (
+            xfail is not None and not xfail.run and not item.config.option.runxfail)
+    except (Exception, pytest.fail.Exception):  # `fail` is what pytest raises for a bad condition
+        return True
 
 
 _RAY_FAILED = pytest.StashKey[AgentEvalError]()
