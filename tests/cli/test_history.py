@@ -61,9 +61,14 @@ def history(tmp_path: Path, scored: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
 def test_runs_lists_newest_first(history: Path) -> None:
     r = _run("runs", "--root", history)
     assert r.exit_code == 0, r.output
-    assert "Runs (newest first)" in r.output and r.output.count("parity_") == 2
-    assert _run("runs", "list", "--limit", "1", "--root", history).output.count("parity_") == 1
-    assert _run("runs", "list", "--limit", "9" * 20, "--root", history).output.count("parity_") == 2
+    # each run by the id `eval` / `score` printed (the documents' `parity_…` ids are not listed)
+    ids = [r.run_group for r in RunStore(history).list_runs()]
+    assert all(ids) and "parity_" not in r.output
+    assert "Runs (newest first)" in r.output and sum(r.output.count(str(i)) for i in ids) == 2
+    limited = _run("runs", "list", "--limit", "1", "--root", history).output
+    assert str(ids[0]) in limited and str(ids[1]) not in limited
+    unlimited = _run("runs", "list", "--limit", "9" * 20, "--root", history).output
+    assert sum(unlimited.count(str(i)) for i in ids) == 2
     row = RunStore(history).list_runs()[-1]
     assert row.eval_set_sha256 == file_sha256(EXPECTED) and row.cases_failed == 0
     assert row.result_path.parent == history / ".agenteval" / "eval_history"
@@ -144,7 +149,7 @@ def test_runs_reads_at_any_width(history: Path, width: int) -> None:
     assert all(headers) and {"run id", "created", "eval set", "passed", "failed"} <= set(headers), headers
     assert headers == [c for c in RUN_COLUMNS if c in headers]  # in their order
     for row in RunStore(history).list_runs():  # each id whole on one line: ready to copy
-        assert any(row.run_id in line for line in lines), "\n".join(lines)
+        assert row.run_group and any(row.run_group in line for line in lines), "\n".join(lines)
     caption = " ".join(lines[next(i for i, line in enumerate(lines) if line.startswith("└")) + 1:])
     hidden = [c for c in RUN_COLUMNS if c not in headers]
     if hidden:  # named, and where to find them
@@ -453,6 +458,14 @@ def test_the_run_id_eval_prints_names_the_run(tmp_path: Path) -> None:
     shown = _run("compare", both, run_id, "--root", agent)  # one document each side: it says so
     assert shown.exit_code == 2, shown.output
     assert f"run {both!r} holds 2 eval sets, a document each: " in shown.output, shown.output
+    # `runs` lists a run by the id `eval` printed (it listed the documents' ids, which a user
+    # could not match with it), and the documents of the run of two eval sets beside it
+    listed = _run("runs", "--root", agent)
+    assert listed.exit_code == 0 and "document" in listed.output, listed.output
+    lines = [line for line in listed.output.splitlines() if both in line]
+    assert len(lines) == 2 and sorted(d for d in docs for line in lines if d in line) == sorted(docs), \
+        listed.output
+    assert any(run_id in line and both not in line for line in listed.output.splitlines()), listed.output
 
 
 def test_report_to_the_console_reads_the_run_a_case_at_a_time(history: Path,

@@ -41,13 +41,13 @@ def _num(value: float | None, fmt: str = "{:.1f}") -> str:
     return "-" if value is None else fmt.format(value)
 
 
-_RUNS_COLUMNS = ("run id", "created", "eval set", "agent", "agent model", "judge model",
+_RUNS_COLUMNS = ("run id", "document", "created", "eval set", "agent", "agent model", "judge model",
                  "runs", "passed", "failed", "not evaluated", "seconds", "tokens")
 _NUMERIC = ("runs", "passed", "failed", "not evaluated", "seconds", "tokens")
 # What gives way when the run list is wider than the terminal, in this order: columns with no
 # value in any row; then long ids fold; then these columns go, least used first ("created"
 # loses its seconds rather than going). Run id, eval set and pass/fail counts always stay.
-_RUNS_SHED = ("tokens", "runs", "seconds", "judge model", "agent model", "created", "agent")
+_RUNS_SHED = ("tokens", "runs", "seconds", "judge model", "agent model", "created", "agent", "document")
 
 
 def _runs_table(rows: list[RunRow]) -> RenderableType:
@@ -55,13 +55,18 @@ def _runs_table(rows: list[RunRow]) -> RenderableType:
     they fit; narrower, empty columns hidden, then long ids folded, then the columns in
     `_RUNS_SHED` hidden in turn. The caption names what is hidden (`agenteval runs show RUN`
     shows every field). "not evaluated" is there when a listed run has such a case (as in the
-    run summary): "failed" never counts them."""
+    run summary): "failed" never counts them. A run is named by the id `eval` printed (`Recorded
+    run ID`; a document recorded without one, by its own); "document" names each eval set's
+    document when a listed run holds several (`compare` compares one document with another)."""
+    from collections import Counter
+
     from rich.text import Text
 
     from agenteval.reporting.tables import ByWidth, Col, fit_table
 
     cells: dict[str, list[Text]] = {
-        "run id": [Text(r.run_id) for r in rows],
+        "run id": [Text(r.run_group or r.run_id) for r in rows],
+        "document": [Text(r.run_id) for r in rows],
         "created": [Text(_when(r.created)) for r in rows],
         "eval set": [Text(r.eval_set_id) for r in rows],
         "agent": [Text(r.agent or "-") for r in rows],
@@ -81,7 +86,10 @@ def _runs_table(rows: list[RunRow]) -> RenderableType:
     steps = [(None, False), *((c, False) for c in empty), (None, True),
              *((c, True) for c in _RUNS_SHED if c not in empty)]
 
-    columns = [c for c in _RUNS_COLUMNS if c != "not evaluated" or any(r.cases_not_evaluated for r in rows)]
+    groups = Counter(r.run_group for r in rows if r.run_group)
+    wanted = {"not evaluated": any(r.cases_not_evaluated for r in rows),
+              "document": any(n > 1 for n in groups.values())}
+    columns = [c for c in _RUNS_COLUMNS if wanted.get(c, True)]
 
     def build(width: int) -> RenderableType:
         shown, short = list(columns), False
@@ -91,7 +99,7 @@ def _runs_table(rows: list[RunRow]) -> RenderableType:
             elif step is not None:
                 shown.remove(step)
             hidden = [c for c in columns if c not in shown]
-            floors = {"run id": max(20, width * 3 // 10), "eval set": 12, "agent": 12,
+            floors = {"run id": max(20, width * 3 // 10), "document": 20, "eval set": 12, "agent": 12,
                       "agent model": 12, "judge model": 12} if fold else {}
             cols = [Col(c, "right" if c in _NUMERIC else "left", floors.get(c)) for c in shown]
             # Once a column has gone, the full time may fit again: minutes only when it does not.
