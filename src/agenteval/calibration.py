@@ -141,11 +141,12 @@ async def calibrate(cases: Sequence[LabelledCase], judge: JudgeService, *, num_s
 
 
 def certificate(c: Calibration, *, judge_model: str, num_samples: int, source: str,
-                source_sha256: str, created: str) -> Certificate:
+                source_sha256: str, created: str, min_confidence: float | None = None) -> Certificate:
     """`c` as a certificate (see `criteria.judge.certificates`): agreement, κ and coverage of
-    the verdicts committed at the criterion's shipped confidence threshold (for the confidence
-    source its verdicts had), bound to the judge model, the prompt and, when every case had the
-    same rubric, that rubric (else none: a general certificate over many rubrics)."""
+    the verdicts committed at `min_confidence`, by default the criterion's shipped confidence
+    threshold (for the confidence source its verdicts had), bound to the judge model, the prompt
+    and, when every case had the same rubric, that rubric (else none: a general certificate over
+    many rubrics)."""
     first = c.outcomes[0].case
     config = criterion_config(first, num_samples, judge_model)
     built = default_registry().configure(c.metric, {**config, "judge_model_options": {
@@ -153,7 +154,8 @@ def certificate(c: Calibration, *, judge_model: str, num_samples: int, source: s
     sources = [o.source for o in c.outcomes if o.source]
     criterion = built.build()
     assert isinstance(criterion, JudgeCriterion), f"{c.metric} is not a judged criterion"
-    threshold = criterion.min_confidence(max(set(sources), key=sources.count) if sources else None)
+    threshold = min_confidence if min_confidence is not None else \
+        criterion.min_confidence(max(set(sources), key=sources.count) if sources else None)
     if threshold is None:
         threshold = 0.0
     agreement, coverage = c.at(threshold)

@@ -49,6 +49,46 @@ def test_calibrate_judges_the_set_and_writes_thresholds(server: FakeServer, tmp_
     assert written["threshold"] == 0.8 and 0 <= written["judge_model_options"]["min_confidence"] <= 1
 
 
+def test_written_thresholds_carry_the_judge_and_samples_they_were_measured_with(
+        server: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--write wrote min_confidence alone: a later run judged with the config's own judge model
+    and sample count (the defaults: another judge, 5 samples) at a threshold measured with
+    others, and a certificate written beside it (measured at the shipped threshold) did not
+    apply to the config written."""
+    from agenteval.criteria import default_registry
+    from agenteval.criteria.judge.certificates import CertificateBook, certify
+    from agenteval.datasets import load_eval_config
+
+    monkeypatch.chdir(tmp_path)
+    labels = tmp_path / "safety.json"
+    labels.write_text(json.dumps(json.loads((BENCH_SET / "safety.json").read_text())[:4]))
+    model = f"openai-compat:j@{server.base_url}"
+    config = tmp_path / "cfg.json"
+    # a config judging with another model, or with other samples, is refused before any question
+    for options, field in (({"judge_model": "local"}, "judge_model"), ({"num_samples": 5}, "num_samples")):
+        config.write_text(json.dumps({"criteria": {"safety_v1": {"threshold": 0.8,
+                                                                 "judge_model_options": options}}}))
+        r = CliRunner().invoke(cli, ["judge", "calibrate", str(labels), "--judge_model", model,
+                                     "--num_samples", "3", "--write", str(config)], env={"COLUMNS": "300"})
+        assert r.exit_code == 2, r.output
+        assert f"{config}: criteria.safety_v1.judge_model_options.{field}: " in r.output, r.output
+        assert json.loads(config.read_text())["criteria"]["safety_v1"]["judge_model_options"] == options
+    assert server.received == []
+    config.write_text(json.dumps({"criteria": {"safety_v1": 0.8}}))
+    server.steps = [Step(200, _reply("safe"))] + [Step(200, _reply("safe", "safe"))] + [
+        Step(200, _reply(*["safe"] * 3))] + [Step(200, _reply("unsafe", "unsafe", "safe"))] * 2
+    r = CliRunner().invoke(cli, ["judge", "calibrate", str(labels), "--judge_model", model,
+                                 "--num_samples", "3", "--write", str(config), "--certify", "certs",
+                                 "--parallelism", "1"], env={"COLUMNS": "300"})
+    assert r.exit_code == 0, r.output
+    options = json.loads(config.read_text())["criteria"]["safety_v1"]["judge_model_options"]
+    assert options["judge_model"] == model and options["num_samples"] == 3, options
+    # what a later run reads of the config written: the certificate written beside applies to it
+    (metric,) = default_registry().resolve(load_eval_config(config), config, include_informational=False)
+    note = certify(metric, CertificateBook.load([tmp_path / "certs"], shipped=False))
+    assert note is not None and note.status != "uncalibrated", note
+
+
 def test_a_bad_labelled_set_names_the_file_and_case(tmp_path: Path) -> None:
     labels = tmp_path / "safety.json"
     labels.write_text(json.dumps([{"id": "x", "label": "safe", "user_prompt": "hi"}]))

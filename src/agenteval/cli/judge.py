@@ -70,8 +70,11 @@ def _calibrate(labels: str, judge_model: str | None, num_samples: int, target: f
                             "labelled file)")
     if limit:
         cases = cases[:limit]
+    measured_with = judge_model or DEFAULT_JUDGE_MODEL
     if write:
         check_target(write, "--write")
+        _check_measured_as(write, read_json(write) if Path(write).is_file() else {},
+                           sorted({c.metric for c in cases}), measured_with, num_samples)
     if details:
         check_target(details, "--details")
     services = Services.create(dict(os.environ), store_root=".")
@@ -116,9 +119,12 @@ def _calibrate(labels: str, judge_model: str | None, num_samples: int, target: f
         digest = _labels_digest(labels)
         source = Path(labels).name + (f" (first {limit})" if limit else "")
         for c in results:
-            cert = certificate(c, judge_model=judge_model or DEFAULT_JUDGE_MODEL,
-                               num_samples=num_samples, source=source, source_sha256=digest,
-                               created=created)
+            # Measured at the threshold --write writes, where it writes one: a certificate
+            # applies only at the min_confidence it was measured at (`certificates.measured_as`).
+            cert = certificate(c, judge_model=measured_with, num_samples=num_samples, source=source,
+                               source_sha256=digest, created=created,
+                               min_confidence=round(c.threshold, 4) if write and c.threshold is not None
+                               else None)
             target_file = folder / f"{c.metric}.json"
             write_text_atomic(target_file, json.dumps(cert.to_json(), indent=2, ensure_ascii=False) + "\n")
             console.print(f"Certificate {target_file}: {cert.summary()}")
@@ -143,10 +149,42 @@ def _calibrate(labels: str, judge_model: str | None, num_samples: int, target: f
             if not isinstance(entry, dict):
                 default = registry.configure(c.metric, {}).criterion.threshold if entry is None else entry
                 entry = criteria[c.metric] = {"threshold": default}
-            entry.setdefault("judge_model_options", {})["min_confidence"] = round(c.threshold, 4)
+            # With the judge and samples it was measured with: it holds for those only.
+            entry.setdefault("judge_model_options", {}).update({
+                "judge_model": measured_with, "num_samples": num_samples,
+                "min_confidence": round(c.threshold, 4)})
         write_text_atomic(write, json.dumps(config, indent=2) + "\n")
-        console.print(f"Thresholds written to {write}")
+        console.print(f"Thresholds written to {write} (judge {measured_with}, {num_samples} samples "
+                      "a verdict: what they were measured with)", markup=False, highlight=False)
     return 0
+
+
+def _check_measured_as(write: str, config: object, metrics: list[str], judge_model: str,
+                       num_samples: int) -> None:
+    """Refuses (a DataError naming CONFIG and the field, before anything is judged) a --write into
+    a config whose judge model or sample count for a calibrated criterion is not what the
+    thresholds are to be measured with: a min_confidence holds only for the judge and number of
+    samples it was measured with, and writing them over the config's would change its runs."""
+    from agenteval.errors import DataError
+
+    criteria = config.get("criteria") if isinstance(config, dict) else None
+    for metric in metrics:
+        entry = criteria.get(metric) if isinstance(criteria, dict) else None
+        options = entry.get("judge_model_options") if isinstance(entry, dict) else None
+        if not isinstance(options, dict):
+            continue
+        key = f"criteria.{metric}.judge_model_options"
+        written = options.get("judge_model")
+        if written is not None and written != judge_model:
+            raise DataError(write, f"{key}.judge_model", f"{written!r} here, but the thresholds would "
+                            f"be measured with {judge_model!r}: a min_confidence holds for the judge it "
+                            f"was measured with only; give --judge_model {written}, or another CONFIG")
+        written = options.get("num_samples")
+        if written is not None and written != num_samples:
+            raise DataError(write, f"{key}.num_samples", f"{written!r} here, but the thresholds would "
+                            f"be measured at --num_samples {num_samples}: a min_confidence holds at the "
+                            f"number of samples it was measured at only; give --num_samples {written}, "
+                            "or another CONFIG")
 
 
 @click.group()
@@ -165,7 +203,8 @@ def judge() -> None:
               help="Agreement the committed verdicts must reach.")
 @click.option("--write", type=click.Path(dir_okay=False), metavar="CONFIG",
               help="Store each reachable threshold as judge_model_options.min_confidence in this "
-              "eval config.")
+              "eval config, with the judge_model and num_samples it was measured with (a config that "
+              "names others for the criterion is refused).")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N cases.")
 @click.option("--details", type=click.Path(dir_okay=False), metavar="FILE",
               help="Also write each case's outcome (id, criterion, label, right or wrong, confidence) "
@@ -173,8 +212,9 @@ def judge() -> None:
 @click.option("--certify", type=click.Path(file_okay=False), metavar="DIR",
               help="Also write a calibration certificate per criterion into DIR (e.g. "
               ".agenteval/certificates): agreement, Cohen's κ and coverage at the criterion's "
-              "shipped min_confidence, the number of labels, bound to the judge model, the "
-              "prompt's hash and the rubric (README \"Calibration certificates\").")
+              "shipped min_confidence (with --write, at the one written), the number of "
+              "labels, bound to the judge model, the prompt's hash and the rubric (README "
+              "\"Calibration certificates\").")
 @click.option("--from_reviews", "--from-reviews", is_flag=True,
               help="LABELS is an agent or project folder: label with the reviews people made of judged "
               "verdicts in its run history (agenteval web: agree / disagree), README \"Human review\".")
