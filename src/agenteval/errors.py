@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -94,3 +95,31 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, SystemExit):
         text = f"the agent called sys.exit({exc.code!r})"
     return f"{type(exc).__name__}: {text}{where}" if text else f"{type(exc).__name__}{where}"
+
+
+# Loggers that log an agent's exception with its traceback before raising it on to agenteval,
+# which records it on the case: google-adk logs each failing turn twice (the node, then the
+# runner), about 90 lines each, so a run with failing cases buried its report under them.
+_RERAISING = ("google_adk",)
+
+
+class OneLineErrors(logging.Filter):
+    """Writes a record of a `_RERAISING` logger that carries an exception as one line: its
+    message, then the exception as `describe` says it. Other records pass as they are."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None and record.name.startswith(_RERAISING):
+            record.msg = f"{record.getMessage().rstrip('.')}: {describe(record.exc_info[1])}"
+            record.args = None
+            record.exc_info = record.exc_text = None
+        return True
+
+
+def configure_logging(level: str | int) -> None:
+    """For a process's main (the CLI, an isolation worker): the root logger at `level`, written
+    to standard error; above DEBUG, the tracebacks `OneLineErrors` names are one line each."""
+    logging.basicConfig(level=level.upper() if isinstance(level, str) else level)
+    if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
+        for handler in logging.getLogger().handlers:
+            if not any(isinstance(f, OneLineErrors) for f in handler.filters):
+                handler.addFilter(OneLineErrors())

@@ -5,7 +5,6 @@ This is the edge where the environment is read (model API keys) and output is pr
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from agenteval.cli.commands import MAX_TABLE_CASES, Outputs, ReportStreams, fini
 from agenteval.cli.progress import ProgressBar
 from agenteval.cli.report_stream import print_decisions
 from agenteval.datasets.targets import is_stream
-from agenteval.errors import AgentEvalError
+from agenteval.errors import AgentEvalError, configure_logging
 from agenteval.models.replay import replaying
 from agenteval.runner import EvalJob, Services, config_beside, prepare, run, select, weak_judges
 from agenteval.runner.driver import Sink, Sinks, Written
@@ -47,7 +46,7 @@ class EvalArgs:
 
 
 def eval_command(args: EvalArgs) -> int:
-    logging.basicConfig(level=args.log_level.upper())
+    configure_logging(args.log_level)
     console = Console()
     request = args.request
     if args.eval_storage_uri:

@@ -19,6 +19,7 @@ as the local executor does.
 
 from __future__ import annotations
 
+import logging
 import math
 import multiprocessing
 import signal
@@ -258,7 +259,8 @@ class ProcessExecutor:
                            default_http=max(1, math.ceil(default_http / parallelism)),
                            endpoints=plan.endpoint_settings(), simulator=simulator,
                            traces=plan.traces, case_timeout=self.timeout,
-                           inner_tool_calls=plan.inner_tool_calls, mock_tools=plan.mock_tools)
+                           inner_tool_calls=plan.inner_tool_calls, mock_tools=plan.mock_tools,
+                           log_level=logging.getLogger().getEffectiveLevel())
 
     async def execute(self, units: Sequence[Unit], done: Done) -> None:
         if not units:

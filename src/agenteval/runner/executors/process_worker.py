@@ -31,7 +31,7 @@ import anyio
 
 from agenteval.agents import AgentAdapter, SessionSpec, to_adapter
 from agenteval.agents.mock_tools import with_mock_tools
-from agenteval.errors import describe
+from agenteval.errors import configure_logging, describe
 from agenteval.models.base import LLM
 from agenteval.runner.executors.ray_worker import WorkerSetup, load_agent
 from agenteval.runner.inference import infer_case, session_spec
@@ -148,6 +148,7 @@ def serve(setup: WorkerSetup, conn: Connection) -> None:
     """The body of a worker process: loads the agent, says `Ready` (or `LoadFailed`), then
     answers orders. Ctrl-C is the parent's to handle: the parent stops its workers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    configure_logging(setup.log_level)  # as the parent's: a spawned process starts unconfigured
     try:
         worker = Worker(setup)
     except BaseException as e:  # SystemExit too: an agent exiting while it is imported

@@ -14,6 +14,7 @@ before its result.
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import time
 import uuid
@@ -86,6 +87,7 @@ class WorkerSetup:
     mock_tools: MockTools | None = None  # RunPlan.mock_tools
     # Endpoint -> slots shared with the process that spawned this one (models.limits.SharedSlots)
     slots: dict[str, Slots] = field(default_factory=dict)
+    log_level: int = logging.WARNING  # the spawning process's, for an isolation worker's logging
 
     def model_pool(self) -> ModelPool:
         """This process's models, limited as the setup says, resolved by name with this
