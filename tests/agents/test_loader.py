@@ -32,3 +32,15 @@ def test_load_errors_are_clear(tmp_path: Path, files: dict[str, str], message: s
         (tmp_path / name).write_text(text)
     with pytest.raises(AgentLoadError, match=message):
         load_root_agent(tmp_path)
+
+
+def test_an_import_error_names_the_agents_line_that_failed(tmp_path: Path) -> None:
+    # Only the exception was said: a KeyError raised inside `os` left the user to search for it.
+    agent = tmp_path / "keyed_agent"
+    agent.mkdir()
+    (agent / "__init__.py").write_text("from . import agent\n")
+    (agent / "agent.py").write_text('import os\n\nKEY = os.environ["AGENTEVAL_TEST_NO_SUCH_KEY"]\n')
+    with pytest.raises(AgentLoadError) as raised:
+        load_root_agent(agent)
+    assert str(raised.value) == (f"{agent}: importing the agent failed: KeyError: "
+                                 f"'AGENTEVAL_TEST_NO_SUCH_KEY' (at {agent / 'agent.py'}:3)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -84,6 +85,16 @@ def agent_home(agent_path: str | Path) -> Path:
     return path.parent if path.suffix == ".py" and path.is_file() else path
 
 
+def _where(error: BaseException, folder: Path) -> str:
+    """` (at FILE:LINE)`: the last line of the agent's own code (a file under `folder`) that the
+    error passed through, even when a library raised it (a missing key read at import); '' when
+    none did."""
+    root = folder.resolve()
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if Path(f.filename).is_file() and Path(f.filename).resolve().is_relative_to(root)]
+    return f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+
+
 def load_root_agent(agent_path: str | Path) -> Any:
     """Imports the agent module and returns its `root_agent` (or `agent.root_agent`)."""
     path = Path(agent_path)
@@ -94,7 +105,8 @@ def load_root_agent(agent_path: str | Path) -> Any:
     except SystemExit as e:  # sys.exit() at import must not end agenteval, even with code 0
         raise AgentLoadError(f"{path}: importing the agent failed: it called sys.exit({e.code!r})") from e
     except Exception as e:
-        raise AgentLoadError(f"{path}: importing the agent failed: {type(e).__name__}: {e}") from e
+        raise AgentLoadError(f"{path}: importing the agent failed: {type(e).__name__}: {e}"
+                             f"{_where(e, agent_home(path))}") from e
     for holder in (module, getattr(module, "agent", None)):
         if holder is None:
             continue
