@@ -44,3 +44,14 @@ def test_an_import_error_names_the_agents_line_that_failed(tmp_path: Path) -> No
         load_root_agent(agent)
     assert str(raised.value) == (f"{agent}: importing the agent failed: KeyError: "
                                  f"'AGENTEVAL_TEST_NO_SUCH_KEY' (at {agent / 'agent.py'}:3)")
+
+
+def test_a_packages_agent_py_given_as_a_file_keeps_its_relative_imports(tmp_path: Path) -> None:
+    # It was imported alone: "attempted relative import with no known parent package".
+    agent = tmp_path / "relative_agent"
+    agent.mkdir()
+    (agent / "__init__.py").write_text("from . import agent\n")
+    (agent / "helpers.py").write_text("def reply(text):\n    return 'ok ' + text\n")
+    (agent / "agent.py").write_text("from .helpers import reply\n\nroot_agent = reply\n")
+    assert load_root_agent(agent / "agent.py")("x") == "ok x"
+    assert load_root_agent(agent / "__init__.py")("y") == "ok y"

@@ -64,6 +64,13 @@ def _import_path(path: Path) -> ModuleType:
     if not path.is_file():
         raise AgentLoadError(f"{path}: no agent here (expected a package directory, an agent.py, "
                              "or a .py file exposing root_agent)")
+    if (path.parent / "__init__.py").is_file():
+        # A module of a package (an ADK folder's agent.py given as a file): imported as one, so
+        # its relative imports (`from .tools import ...`) work as they do under the folder.
+        package = _import_package(path.parent)
+        if path.stem == "__init__":
+            return package
+        return importlib.import_module(f"{package.__name__}.{path.stem}")
     return _exec(f"agenteval_agent_{abs(hash(str(path.resolve())))}", path)
 
 
