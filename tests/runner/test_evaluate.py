@@ -137,3 +137,22 @@ def test_the_simulated_user_reads_the_agents_tool_calls_when_configured(include:
     calls = 'agent: [calls roll({"sides": 6})]\ntool: [roll returned {"result": 3}]\n'
     assert (calls + "agent: rolled 3" in turn.content) == include
     assert "agent: rolled 3" in turn.content
+
+
+def test_a_conversation_cut_at_the_turn_limit_says_so() -> None:
+    # It passed as if the simulated user had ended it: nothing said the plan was left unfinished.
+    user_model = ScriptedModel(lambda req: "and one more thing")
+    scenario = ConversationScenario(starting_prompt="hi", conversation_plan="Chat forever.")
+    s = EvalSet(eval_set_id="sim", eval_cases=[EvalCase(eval_id="sc", conversation_scenario=scenario)])
+    config = LlmBackedUserSimulatorConfig(max_allowed_invocations=3)
+    no_criteria = [EvalSetRequest(s, resolve_metrics(EvalConfig(criteria={})))]
+    (result,) = asyncio.run(run_evaluation(CallableAdapter(lambda text: f"echo {text}"), no_criteria,
+                                           simulator=lambda sc: LlmUserSimulator(sc, user_model, config)))
+    (case,) = result.eval_case_results
+    assert len(case.eval_metric_result_per_invocation) == 3
+    assert case.warnings == ["the conversation reached the user simulator's turn limit "
+                             "(max_allowed_invocations: 3) before the simulated user said it was done"]
+    done = ScriptedModel(["</finished>"])
+    (result,) = asyncio.run(run_evaluation(CallableAdapter(lambda text: f"echo {text}"), no_criteria,
+                                           simulator=lambda sc: LlmUserSimulator(sc, done, config)))
+    assert result.eval_case_results[0].warnings == []

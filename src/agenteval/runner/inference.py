@@ -25,6 +25,7 @@ from agenteval.schema import (
     content_text,
 )
 from agenteval.simulation import LlmUserSimulator
+from agenteval.simulation.simulator import TURN_LIMIT
 from agenteval.tracing import current_recorder, span
 from agenteval.tracing.figures import figures
 
@@ -51,11 +52,13 @@ def session_spec(case: EvalCase, app_name: str) -> SessionSpec:
 SimulatorFactory = Callable[[ConversationScenario], LlmUserSimulator]
 
 
-async def _user_turns(case: EvalCase, simulator: SimulatorFactory | None,
+async def _user_turns(case: EvalCase, simulator: SimulatorFactory | None, warnings: list[str],
                       ) -> AsyncIterator[tuple[Content, Callable[[TurnResult], None]]]:
     """The user messages of a case, each with a callback that tells the source what the agent did.
 
-    A static conversation replays its user turns; a scenario asks the user simulator.
+    A static conversation replays its user turns; a scenario asks the user simulator. A
+    conversation the simulator's turn limit cut short says so in `warnings`: it scores as any
+    other (as in ADK), but the simulated user did not end it.
     """
     if case.conversation is not None:
         for expected in case.conversation:
@@ -69,7 +72,13 @@ async def _user_turns(case: EvalCase, simulator: SimulatorFactory | None,
         with span("user_simulator", "simulate user turn", {"agenteval.invocation_index": count}) as s:
             served, message = recorded_user_turn(count)  # a replay serves the simulator's turns too
             if not served:
-                message = (await sim.next_turn(count)).message
+                decided = await sim.next_turn(count)
+                message = decided.message
+                if decided.reason == TURN_LIMIT:
+                    limit = sim.config.max_allowed_invocations
+                    warnings.append(f"the conversation reached the user simulator's turn limit "
+                                    f"(max_allowed_invocations: {limit}) before the simulated user "
+                                    "said it was done")
             if s is not None:
                 s.set("output.value", message)
                 s.set("agenteval.finished", message is None)
@@ -164,7 +173,7 @@ async def _converse(adapter: AgentAdapter, case: EvalCase, spec: SessionSpec, ru
     try:
         session = await adapter.start_session(spec)
         i = 0
-        async for user_content, observe in _user_turns(case, simulator):
+        async for user_content, observe in _user_turns(case, simulator, run.warnings):
             started = time.perf_counter()
             replay_turn(i)
             with span("invocation", f"invocation {i}", {

@@ -19,6 +19,7 @@ from agenteval.simulation.config import LlmBackedUserSimulatorConfig
 from agenteval.simulation.personas import persona
 
 PROMPT_VERSION = "user-sim-2"
+TURN_LIMIT = "turn limit reached"  # `NextTurn.reason` when `max_allowed_invocations` ended it
 
 # The default instructions are one system message that stays the same for the whole
 # conversation (what to write, the plan, the persona), then one user message with the
@@ -111,7 +112,7 @@ class LlmUserSimulator:
         """The next user message, or None with the reason the conversation ends."""
         limit = self.config.max_allowed_invocations
         if limit != -1 and turns_so_far >= limit:
-            return NextTurn(None, "turn limit reached")
+            return NextTurn(None, TURN_LIMIT)
         if turns_so_far == 0:
             return NextTurn(self.scenario.starting_prompt, "starting prompt")
         temperature, max_tokens = self.config.sampling()
