@@ -1,6 +1,5 @@
 """Legacy formats: `*.test.json` turn lists and the old list-of-sessions eval-set file."""
 
-from __future__ import annotations
 
 import re
 import uuid

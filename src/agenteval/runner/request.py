@@ -7,7 +7,6 @@ end runs the same cases with the same criteria, limits and settings. The request
 (JSON-serialisable); the loaded agent and eval sets are not part of it.
 """
 
-from __future__ import annotations
 
 import json
 from collections.abc import Sequence

@@ -1,6 +1,5 @@
 """Base model shared by every wire-format model: camelCase or snake_case keys in, snake_case out."""
 
-from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache

@@ -5,7 +5,6 @@ a quoted `"0.8"` or a `true` where a number belongs, or `"no"` where a boolean b
 error naming its key instead of a silently different value. Integers are numbers (`1` for 1.0).
 """
 
-from __future__ import annotations
 
 import json
 import re
@@ -96,7 +95,7 @@ class Interval(_ConfigModel):
     open_at_max: bool = False
 
     @model_validator(mode="after")
-    def _ordered(self) -> Interval:
+    def _ordered(self) -> "Interval":
         if not self.min_value <= self.max_value:  # also refuses NaN
             raise PydanticCustomError("interval", "min_value {low} is not at most max_value "
                                       "{high}", {"low": self.min_value, "high": self.max_value})
@@ -184,7 +183,7 @@ class UserSimulatorConfig(_ConfigModel):
     temperature: float = 0.7
 
     @model_validator(mode="after")
-    def _one_temperature(self) -> UserSimulatorConfig:
+    def _one_temperature(self) -> "UserSimulatorConfig":
         given = self.model_configuration
         if given is not None and given.temperature is not None and "temperature" in self.model_fields_set:
             raise PydanticCustomError("two_temperatures", "set the simulator's temperature once: "

@@ -6,7 +6,6 @@ ADK (whose genai models forbid extras) refuses it: a mistyped `{"txt": "hi"}` wo
 an empty message, and the case scored on nothing.
 """
 
-from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any, ClassVar
@@ -108,7 +107,7 @@ class Content(WireModel):
         )
 
     @classmethod
-    def from_text(cls, text: str, role: str = "model") -> Content:
+    def from_text(cls, text: str, role: str = "model") -> "Content":
         """A one-part text message."""
         return cls(role=role, parts=[Part(text=text)])
 

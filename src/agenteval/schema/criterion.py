@@ -7,7 +7,6 @@ reads as False), is a mistake to report, not to guess at (ADK coerces them). An 
 still a number (`"threshold": 1`).
 """
 
-from __future__ import annotations
 
 from enum import Enum
 from typing import Any, Literal

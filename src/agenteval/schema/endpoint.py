@@ -1,6 +1,5 @@
 """How agenteval talks to one model endpoint: timeouts, attempts, and when to give up on it."""
 
-from __future__ import annotations
 
 from pydantic import Field
 

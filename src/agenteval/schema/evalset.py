@@ -1,6 +1,5 @@
 """Eval sets and eval cases: the recorded conversations an agent is judged against."""
 
-from __future__ import annotations
 
 from typing import Any
 
@@ -71,7 +70,7 @@ class EvalCase(OpenWireModel):
         return rubrics
 
     @model_validator(mode="after")
-    def _one_source(self) -> EvalCase:
+    def _one_source(self) -> "EvalCase":
         if (self.conversation is None) == (self.conversation_scenario is None):
             raise ValueError("exactly one of conversation and conversation_scenario must be set")
         return self

@@ -1,6 +1,5 @@
 """Invocations: one user turn and what the agent did in it, in both ADK intermediate forms."""
 
-from __future__ import annotations
 
 from typing import Any, ClassVar
 
@@ -23,7 +22,7 @@ CALLS_MEMO = _MEMO
 _set = object.__setattr__
 
 
-def _event_calls(events: list[InvocationEvent]) -> tuple[list[FunctionCall], list[tuple[Any, Any]]]:
+def _event_calls(events: list["InvocationEvent"]) -> tuple[list[FunctionCall], list[tuple[Any, Any]]]:
     """The function calls of the events' parts, in order, with ADK's truth tests (each event's
     content read once), and their `(name, args)` keys, made in the same walk (a second pass
     over the calls was an eighth of collecting them)."""
@@ -38,7 +37,7 @@ def _event_calls(events: list[InvocationEvent]) -> tuple[list[FunctionCall], lis
     return calls, keys
 
 
-def _remember(data: IntermediateData | InvocationEvents, source: list[Any],
+def _remember(data: "IntermediateData | InvocationEvents", source: list[Any],
               calls: list[FunctionCall], keys: list[tuple[Any, Any]] | None = None) -> tuple[Any, ...]:
     """Keeps (source, its length, calls, keys) on `data`; `keys` made from the calls if not given."""
     memo = (source, len(source), calls,
@@ -47,7 +46,7 @@ def _remember(data: IntermediateData | InvocationEvents, source: list[Any],
     return memo
 
 
-def _collected(data: IntermediateData | InvocationEvents) -> tuple[Any, ...]:
+def _collected(data: "IntermediateData | InvocationEvents") -> tuple[Any, ...]:
     """(source list, its length, calls, keys) for the data's current calls: those kept, or
     collected again when the list they came from changed length. (Assigning the list drops
     what was kept: `_CallsKept.__setattr__`, so a read checks only the length; the object's
@@ -87,7 +86,7 @@ class IntermediateData(_CallsKept):
     calls_from: ClassVar[str] = "tool_uses"  # the field the turn's calls are read from
 
     @model_validator(mode="after")
-    def _collect_calls(self) -> IntermediateData:
+    def _collect_calls(self) -> "IntermediateData":
         # Collected as the object is validated, while its calls are in the CPU's caches:
         # a pass over the invocations later reads one tuple instead of walking them.
         _remember(self, self.tool_uses, self.tool_uses)
@@ -127,7 +126,7 @@ class InvocationEvents(_CallsKept):
     calls_from: ClassVar[str] = "invocation_events"  # the field the turn's calls are read from
 
     @model_validator(mode="after")
-    def _collect_calls(self) -> InvocationEvents:
+    def _collect_calls(self) -> "InvocationEvents":
         # As `IntermediateData`'s: the events are walked once, as they are validated.
         events = self.invocation_events
         _remember(self, events, *_event_calls(events))

@@ -16,7 +16,6 @@ reason saying why, but it does not decide the case. `criteria` overrides these p
 (fields it leaves out are the top level's). Without `require` nothing changes but what reports show.
 """
 
-from __future__ import annotations
 
 from pydantic import ConfigDict, Field
 

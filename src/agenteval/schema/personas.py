@@ -1,7 +1,6 @@
 """Built-in user personas (ids as in ADK: EXPERT, NOVICE, EVALUATOR), in our own words: pure
 data, read by the user simulator and by the criterion that judges it."""
 
-from __future__ import annotations
 
 from agenteval.schema.evalset import UserBehavior, UserPersona
 

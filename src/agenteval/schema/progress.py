@@ -5,7 +5,6 @@ server-sent events, a journal) takes the same stream. Events are plain frozen da
 cheap to build, safe to hand across threads, and serialisable with `dataclasses.asdict`.
 """
 
-from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass

@@ -7,7 +7,6 @@ nothing is added inside them: why a metric scored as it did (`MetricReason`) liv
 in the case result's `reasons`.
 """
 
-from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
@@ -192,7 +191,7 @@ class JudgeRecord(WireModel):
     confidence_source: Literal["logprobs", "samples"] | None = None
     label_probs: dict[str, float] | None = None
     uncertain: bool = False  # below the criterion's min_confidence (escalated, or not evaluated)
-    escalated: JudgeRecord | None = None  # the stronger judge's answer to the same question
+    escalated: "JudgeRecord | None" = None  # the stronger judge's answer to the same question
 
 
 class EvalCaseResult(WireModel):

@@ -1,6 +1,5 @@
 """Rubrics: properties an LLM judge checks, and the scores it gives them."""
 
-from __future__ import annotations
 
 from collections.abc import Sequence
 

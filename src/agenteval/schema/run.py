@@ -6,7 +6,6 @@ set's result document carries the same header. The run history records the heade
 so `agenteval runs show` and the document say the same thing.
 """
 
-from __future__ import annotations
 
 from typing import Any, Literal
 

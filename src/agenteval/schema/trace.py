@@ -14,7 +14,6 @@ strings; structured payloads (messages, tool arguments and results) are JSON tex
 `MAX_VALUE_CHARS` characters with the cut marked in the text and the key listed in `truncated`.
 """
 
-from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Literal

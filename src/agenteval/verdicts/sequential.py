@@ -15,7 +15,6 @@ or several at a time). A case still undecided when its runs reach `max_runs` sta
 anytime p-value is 1/evidence).
 """
 
-from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
