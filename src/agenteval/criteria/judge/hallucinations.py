@@ -6,21 +6,28 @@ sentence is labelled supported / unsupported / contradictory / not_applicable ag
 context: the agent's instructions, the user prompt, and the turn's tool calls with their
 results. A sentence judged supported is cross-checked: the judge copies the sentence's fact and
 the context's version of it side by side and compares them (`prompts.hallucination_check`);
-"different" makes it contradictory, "not_stated" unsupported. Invocation score: share of
-sentences that are supported (and confirmed) or not applicable; overall: mean over invocations.
+"different" makes it contradictory, "not_stated" unsupported.
+
+Scores combine as ADK 2.13.0's: each text checked (the final response; with
+`evaluate_intermediate_nl_responses` also each text part of the turn's events, or each legacy
+intermediate response) is a step scored by its share of sentences supported (and confirmed) or
+not applicable; an invocation scores the mean of its steps, the case the mean of its
+invocations, both with `statistics.mean` (exactly rounded, as ADK: a left-to-right sum differs
+in the last digit for about a third of three-invocation cases).
 """
 
 from __future__ import annotations
 
 import re
+import statistics
 from collections.abc import Sequence
 
-from agenteval.criteria.base import CriterionResult, EvalContext, InvocationScore, mean
+from agenteval.criteria.base import CriterionResult, EvalContext, InvocationScore
 from agenteval.criteria.judge.base import Answered, JudgeCriterion
 from agenteval.criteria.judge.engine.decision import JudgeQuestion
 from agenteval.criteria.judge.prompting import context, examples, prompts
-from agenteval.criteria.judge.prompting.screen import screen
-from agenteval.schema import HallucinationsCriterion
+from agenteval.criteria.judge.prompting.screen import Screened, screen
+from agenteval.schema import HallucinationsCriterion, Invocation, InvocationEvents
 
 LABELS = prompts.HALLUCINATION_LABELS
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
@@ -35,6 +42,32 @@ def sentences(text: str) -> list[str]:
         if line:
             out += [s.strip() for s in _SENTENCE_END.split(line) if s.strip()]
     return out
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    """ADK's mean: `statistics.mean` of the values present; None when there are none."""
+    present = [float(v) for v in values if v is not None]
+    return statistics.mean(present) if present else None
+
+
+def steps(inv: Invocation, intermediate: bool) -> list[Screened]:
+    """The texts of `inv` checked, each a step, screened: with `intermediate`, each text part
+    (thoughts excluded) of each event, as ADK, or each legacy intermediate response (which ADK
+    does not check); then the final response."""
+    texts: list[str] = []
+    if intermediate:
+        data = inv.intermediate_data
+        if isinstance(data, InvocationEvents):
+            texts = [p.text for e in data.invocation_events if e.content
+                     for p in e.content.parts or [] if p.text and not p.thought]
+        else:
+            texts = [t for _, t in inv.intermediate_texts()]
+    return [screen(t) for t in [*texts, context.response_text(inv)]]
+
+
+def step_sentences(inv: Invocation, intermediate: bool) -> list[tuple[int, str]]:
+    """(step index, sentence) of every sentence checked in `inv`, in order."""
+    return [(k, s) for k, step in enumerate(steps(inv, intermediate)) for s in sentences(step.text)]
 
 
 class HallucinationsV1(JudgeCriterion):
@@ -53,13 +86,9 @@ class HallucinationsV1(JudgeCriterion):
         for i, inv in enumerate(ctx.actual):
             base = prompts.hallucination_context(instructions, context.user_text(inv),
                                                  context.calls(inv))
-            texts = [context.response_text(inv)]
-            if self.criterion.evaluate_intermediate_nl_responses:
-                texts = [t for _, t in inv.intermediate_texts()] + texts
+            texts = steps(inv, self.criterion.evaluate_intermediate_nl_responses)
             n = 0
-            cuts: tuple[str, ...] = ()
-            for text in texts:
-                screened = screen(text)  # judge-directed passages are no claims to check
+            for screened in texts:  # judge-directed passages are no claims to check
                 for sentence in sentences(screened.text):
                     n += 1
                     check = JudgeQuestion(i, f"sentence {n}, cross-check",
@@ -74,15 +103,26 @@ class HallucinationsV1(JudgeCriterion):
                                             examples=examples.HALLUCINATIONS,
                                             screened=screened.removed,
                                             check=check, check_when=frozenset({"supported"})))
-                cuts += screened.removed
+            cuts = tuple(c for screened in texts for c in screened.removed)
             if n == 0 and cuts:
                 raise ValueError(f"invocation {i}: nothing left to check once the text addressed "
                                  f"to the judge was cut ({'; '.join(repr(c) for c in cuts)})")
         return qs
 
     def combine(self, ctx: EvalContext, answered: Sequence[Answered]) -> CriterionResult:
+        """Per step, the share of its sentences that passed; per invocation, the mean of its
+        steps (None if any sentence has no verdict); overall, the mean of the invocations."""
+        intermediate = self.criterion.evaluate_intermediate_nl_responses
         per = []
-        for i in range(len(ctx.actual)):
-            mine = [a.score for a in answered if a.question.invocation_index == i]
-            per.append(InvocationScore(mean(mine) if mine and None not in mine else None))
-        return CriterionResult(mean([p.score for p in per]), per)
+        for i, inv in enumerate(ctx.actual):
+            step_of = {f"sentence {n}": k
+                       for n, (k, _) in enumerate(step_sentences(inv, intermediate), start=1)}
+            by_step: dict[int, list[float | None]] = {}
+            for a in answered:
+                if a.question.invocation_index == i and a.question.item in step_of:
+                    by_step.setdefault(step_of[a.question.item], []).append(a.score)
+            scores = [v for step in by_step.values() for v in step]
+            per.append(InvocationScore(
+                None if not scores or None in scores else
+                _mean([_mean(step) for step in by_step.values()])))
+        return CriterionResult(_mean([p.score for p in per]), per)
