@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from agenteval.schema import MetricReason
+from agenteval.schema import JudgeCertificateNote, MetricReason
 from agenteval.store import record_run
-from tests.result_builders import case, result
+from tests.result_builders import case, judge, result
 from tests.web.browser_support import find_chromium, serve, write_agents
 
 expect = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed").expect
@@ -32,6 +32,13 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     low.reasons = [MetricReason(metric_name="m", reason="ROUGE-1 F 0.2 < threshold 0.5 (precision 0.2)")]
     record_run(shop, [result([case("ok", {"m": 1.0}), low, case("crashed", {}, error="agent exploded")],
                              "failed_r", "verdicts", created=1_700_000_100.0)])
+    bad = case("judged", {"final_response_match_v2": 0.0},
+               judge_records=[judge("final_response_match_v2", 0.0, "It differs.", verdict="invalid")])
+    bad.judge_certificates = [JudgeCertificateNote(
+        metric_name="final_response_match_v2", status="uncalibrated",
+        text="uncalibrated: no certificate for this judge")]
+    record_run(shop, [result([bad, case("rep", {"m": 1.0}), case("rep", {"m": 0.2}, run_index=1)],
+                             "judged_r", "verdicts", created=1_700_000_200.0, gating="all_runs")])
     with serve(create_app(agents)) as url:
         yield url
 
@@ -70,3 +77,21 @@ def test_the_run_page_of_a_case_not_evaluated_does_not_call_it_failed(page: Any,
     expect(why.locator("h3")).to_have_text("Why cases did not pass")
     expect(why.locator("li")).to_have_count(1)
     expect(why.locator("li")).to_contain_text("ungated: not evaluated")
+
+
+def test_the_case_page_says_why_with_the_judges_certificate(page: Any, base_url: str) -> None:
+    """The case page's "Why it did not pass" lacked the certificate line `runs show` gives."""
+    page.goto(base_url + "/#/runs/judged_r/cases/judged")
+    why = page.locator(".card.problems")
+    expect(why.locator("h3")).to_have_text("Why it did not pass")
+    expect(why.locator("li").last).to_have_text(
+        "final_response_match_v2: judge uncalibrated: no certificate for this judge")
+
+
+def test_a_passed_run_of_a_case_not_passed_is_not_called_a_passed_case(page: Any, base_url: str) -> None:
+    """Run 0 passed, run 1 failed, the case failed (all runs gate): run 0's page headed the
+    case's reasons "What counted against it (the case passed)"."""
+    page.goto(base_url + "/#/runs/judged_r/cases/rep/run/0")
+    why = page.locator(".card.problems")
+    expect(why.locator("h3")).to_have_text("Why it did not pass")
+    expect(why.locator("li").first).to_contain_text("m: ")

@@ -453,3 +453,32 @@ def test_the_run_page_says_why_cases_did_not_pass_as_runs_show_does(live: Live) 
     assert dict(zip([c.eval_id for c in shown], _whys(store, row, shown), strict=True)) == got
     path.unlink()  # the document gone: the database's words, as runs show gives them
     assert live.get("/api/runs/why").json()["cases"][0]["problems"] == _whys(store, row, shown)[0]
+
+
+def test_the_case_page_says_why_with_the_judges_certificate_as_runs_show_does(live: Live) -> None:
+    """A judged case's reasons on its page lacked the certificate line `runs show` and the
+    Markdown report give after them ("judge uncalibrated: ..."); a passed case's page lists what
+    counted against it, without certificates (it did not fail on them)."""
+    from agenteval.cli.history import _whys
+    from agenteval.schema import JudgeCertificateNote
+    from agenteval.store import save_result
+    from agenteval.verdicts import outcomes
+    from tests.result_builders import case, judge, result
+
+    def judged(eval_id: str, score: float, status: str, text: str) -> Any:
+        out = case(eval_id, {"final_response_match_v2": score},
+                   judge_records=[judge("final_response_match_v2", score, "said " + eval_id, verdict="x")])
+        out.judge_certificates = [JudgeCertificateNote(metric_name="final_response_match_v2",
+                                                       status=status, text=text)]  # type: ignore[arg-type]
+        return out
+
+    doc = result([judged("bad", 0.0, "uncalibrated", "uncalibrated: no certificate for this judge"),
+                  judged("good", 1.0, "certified", "certified: κ 0.70")], result_id="cert")
+    store = RunStore(live.agents_dir / "echo")
+    store.record(doc, save_result(store.root, doc))
+    shown = outcomes(store.summary("cert", not_passed_only=True))
+    (runs_show,) = _whys(store, store.resolve("cert"), shown)
+    page = live.get("/api/runs/cert/cases/bad").json()["problems"]
+    assert page == runs_show
+    assert page[-1] == "final_response_match_v2: judge uncalibrated: no certificate for this judge"
+    assert live.get("/api/runs/cert/cases/good").json()["problems"] == []

@@ -478,7 +478,8 @@ class CaseView(Out):
     summary: list[SummaryMetric]
     """Each criterion over the case's runs."""
     problems: list[str]
-    """Why the case did not pass."""
+    """Why the case did not pass, as `runs show` says it (each judged criterion's certificate
+    last); for a case that passed, what counted against it (negative judge verdicts, errors)."""
     reviewable: list[str] = []
     """The run's judged criteria: those whose reviews `agenteval judge calibrate --from_reviews`
     takes as labels (only they are offered a review)."""

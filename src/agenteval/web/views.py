@@ -21,6 +21,7 @@ from agenteval.reporting.outcome import (
     call_lines,
     criterion_reason,
     problems,
+    report_why,
     result_reason,
     shown_why,
 )
@@ -268,7 +269,9 @@ def _agents(summary: list[InvocationAgents]) -> list[InvocationAgentsView]:
 def case_view(result: EvalSetResult, case: CaseOutcome, run: EvalCaseResult, app: str | None,
               run_group: str | None = None) -> CaseView:
     """One case run whole (trace and judge records included), its verdict over runs and why it
-    failed, and per invocation the tool-call diff, the argument-level diff and the judge records
+    did not pass as `runs show` and the Markdown report say it (`report_why`: with each judged
+    criterion's certificate; for a case that passed, what counted against it: `problems`), and
+    per invocation the tool-call diff, the argument-level diff and the judge records
     about it."""
     invocations = []
     for i, per in enumerate(run.eval_metric_result_per_invocation):
@@ -288,7 +291,8 @@ def case_view(result: EvalSetResult, case: CaseOutcome, run: EvalCaseResult, app
         eval_id=case.eval_id, run_index=run.run_index, runs=[r.run_index for r in case.runs],
         status=status_word(run.final_eval_status), verdict=status_word(case.status),
         summary=[summary_metric(m, case.gating, case.runs) for m in case.summary.metrics],
-        problems=problems(case), invocations=invocations, result=run, agents=agents_view(run),
+        problems=problems(case) if case.status == EvalStatus.PASSED else report_why(case),
+        invocations=invocations, result=run, agents=agents_view(run),
         reviewable=reviewable(run))
 
 

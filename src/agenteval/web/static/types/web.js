@@ -105,7 +105,7 @@
  * @property {"passed"|"failed"|"not_evaluated"|"informational"} status - This run's status.
  * @property {"passed"|"failed"|"not_evaluated"|"informational"} verdict - The case's verdict over its runs.
  * @property {Array<SummaryMetric>} summary - Each criterion over the case's runs.
- * @property {Array<string>} problems - Why the case did not pass.
+ * @property {Array<string>} problems - Why the case did not pass, as `runs show` says it (each judged criterion's certificate last); for a case that passed, what counted against it (negative judge verdicts, errors).
  * @property {Array<string>} [reviewable] - The run's judged criteria: those whose reviews `agenteval judge calibrate --from_reviews` takes as labels (only they are offered a review).
  * @property {Array<InvocationView>} invocations - Per invocation: the diffs and scores.
  * @property {EvalCaseResult} result - The case run as stored (trace and judge records included).

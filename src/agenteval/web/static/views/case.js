@@ -30,7 +30,7 @@ export async function showCaseResult(token, runId, caseId, opts) {
     if (summary.length) page.append(repeatStats(summary));
   }
   if (d.problems.length) {
-    page.append(h("div", { class: "card problems" }, h("h3", { text: d.status === "passed"
+    page.append(h("div", { class: "card problems" }, h("h3", { text: d.verdict === "passed"
       ? "What counted against it (the case passed)" : "Why it did not pass" }), h("ul", {}, d.problems.map((p) => h("li", { text: p })))));
   }
   page.append(h("div", { class: "card" }, h("h3", { text: "Criteria" }), h("div", { class: "row criteria" }, r.overall_eval_metric_results.map((m) =>
