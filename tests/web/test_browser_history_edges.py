@@ -111,3 +111,24 @@ def test_a_case_opened_by_a_deep_link_names_its_agent_in_the_header(page: Any, b
     page.goto(base_url + "/#/runs/grow_r2/cases/added")
     page.wait_for_selector(".case-result h2")
     expect(page.locator("#app-picker")).to_have_value("shop")
+
+
+def test_a_score_filter_that_is_not_a_number_is_named_not_dropped(page: Any, base_url: str) -> None:
+    """`min_score=abc` in the address, or `1e` typed in a score box (a number box shows no such
+    value and reads as empty), searched without the filter and said nothing."""
+    page.goto(base_url + "/#/runs/grow_r2/explore?min_score=abc")
+    expect(page.locator(".search-results [role=alert]")).to_have_text(
+        'Not searched: min_score "abc" is not a number.')
+    expect(page.locator("#search-count")).to_have_count(0)
+    assert "min_score=abc" in page.url  # the address still says what was asked
+    page.fill('input[name="min_score"]', "0.5")
+    page.keyboard.press("Tab")  # a score box searches when it changes
+    expect(page.locator("#search-count")).to_have_text("1 of 2 cases")
+    page.locator('input[name="max_score"]').focus()
+    page.keyboard.type("1e")
+    page.keyboard.press("Tab")
+    alert = page.locator(".search-results [role=alert]")
+    expect(alert).to_have_text("Not searched: max_score is not a number.")
+    page.fill('input[name="max_score"]', "")
+    page.keyboard.press("Tab")
+    expect(page.locator("#search-count")).to_have_text("1 of 2 cases")

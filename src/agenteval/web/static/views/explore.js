@@ -39,6 +39,10 @@ export async function showExplore(token, runId, query) {
   const refresh = async () => {
     const values = form.values();
     for (const k of FILTERS) setQuery(k, values[k]);
+    // a score the number box cannot hold reads as empty: searching without it would look like
+    // the filter matched everything
+    const bad = form.unreadable();
+    if (bad.length) return replace(results, h("p", { class: "bad", role: "alert", text: `Not searched: ${bad.join("; ")}.` }));
     /** @type {CaseSearch} */
     const found = await api(`/api/runs/${enc(id)}/search?` + qs({ ...values, limit: 500 }));
     form.offer(found);
@@ -86,18 +90,35 @@ function filterForm(query, onChange) {
   };
   const names = h("datalist", { id: "arg-names" });
   const offered = new Set();
+  /** What the address gave a score box that it could not hold (a number box drops "abc"). */
+  const given = {};
   for (const k of FILTERS) {
     const el = f[k];
+    if ((k === "min_score" || k === "max_score") && query[k] && !Number.isFinite(Number(query[k]))) given[k] = query[k];
     if (k === "descending") el.checked = query.descending === "true";
     else if (query[k]) { if (el.tagName === "SELECT" && !el.querySelector(`option[value="${CSS.escape(query[k])}"]`)) el.append(h("option", { value: query[k], text: query[k] })); el.value = query[k]; }
+    el.addEventListener("input", () => { delete given[k]; });
+    if (k === "min_score" || k === "max_score") {
+      // A number box holding what is not a number reads "" and fires no change (nor does
+      // emptying it then): it searches as typed while readable ("0." is not, on the way to
+      // "0.5") and says what is wrong when left unreadable.
+      const box = /** @type {HTMLInputElement} */ (el), later = debounce(onChange, 250);
+      box.addEventListener("input", () => { if (!box.validity.badInput) later(); });
+      box.addEventListener("blur", () => { if (box.validity.badInput) onChange(); });
+      continue;
+    }
     el.addEventListener(k === "text" || k === "argument" ? "input" : "change", debounce(onChange, k === "text" || k === "argument" ? 250 : 0));
   }
   const node = h("form", { class: "row filters", onsubmit: (e) => { e.preventDefault(); onChange(); } },
     f.text, f.status, f.criterion, f.tool, f.argument, names, f.error, f.min_score, f.max_score, f.sort, h("label", { class: "row" }, f.descending, "descending"),
-    h("button", { type: "button", text: "Clear", onclick: () => { for (const k of FILTERS) { if (k === "descending") f[k].checked = false; else f[k].value = k === "sort" ? "position" : ""; } onChange(); } }));
+    h("button", { type: "button", text: "Clear", onclick: () => { for (const k of Object.keys(given)) delete given[k]; for (const k of FILTERS) { if (k === "descending") f[k].checked = false; else f[k].value = k === "sort" ? "position" : ""; } onChange(); } }));
   return {
     node,
-    values: () => Object.fromEntries(FILTERS.map((k) => [k, k === "descending" ? (f[k].checked ? "true" : "") : k === "sort" && f[k].value === "position" ? "" : f[k].value])),
+    values: () => Object.fromEntries(FILTERS.map((k) => [k, k === "descending" ? (f[k].checked ? "true" : "") : k === "sort" && f[k].value === "position" ? "" : given[k] ?? f[k].value])),
+    /** The score boxes holding what is not a number: from the address (quoted), or typed (the
+     * browser does not give a number box's bad text: `validity.badInput`). */
+    unreadable: () => ["min_score", "max_score"].flatMap((k) => given[k] !== undefined ? [`${k} ${JSON.stringify(given[k])} is not a number`]
+      : /** @type {HTMLInputElement} */ (f[k]).validity.badInput ? [`${k} is not a number`] : []),
     /** @param {CaseSearch} found */
     offer: (found) => {
       for (const [k, list] of [["criterion", found.criteria], ["tool", found.tools], ["error", found.errors]]) {
