@@ -3,6 +3,7 @@ runs by `agenteval web`) as the judge's labels."""
 
 import asyncio
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -44,7 +45,9 @@ def _store(root: Path) -> None:
     reviews.save(Review("r1", "matched", 0, F, "agree"))
     reviews.save(Review("r1", "steps", 0, "tool_trajectory_avg_score", "agree"))  # not judged
     reviews.save(Review("r1", "steps", 0, "", "agree"))  # a case review naming no judged criterion
-    reviews.save(Review("gone", "x", 0, S, "agree"))  # a run no longer stored
+    # a review of a run no longer stored (kept by a version that deleted runs without their reviews)
+    with sqlite3.connect(reviews.path) as db:
+        db.execute("INSERT INTO reviews VALUES ('gone', 'x', 0, ?, 'agree', '', NULL, 0)", (S,))
 
 
 def _turns(eval_id: str, verdicts: dict[str, list[float]], records: list[JudgeRecord]) -> EvalCaseResult:

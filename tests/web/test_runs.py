@@ -482,3 +482,27 @@ def test_the_case_page_says_why_with_the_judges_certificate_as_runs_show_does(li
     assert page == runs_show
     assert page[-1] == "final_response_match_v2: judge uncalibrated: no certificate for this judge"
     assert live.get("/api/runs/cert/cases/good").json()["problems"] == []
+
+
+def test_a_review_saved_while_its_run_is_deleted_is_refused_not_kept(live: Live, monkeypatch: Any) -> None:
+    """The run deleted (`runs delete`, another tab's Delete run) between the route's reading of
+    it and the review's saving: the review was kept without its run."""
+    from agenteval.store import record_run
+    from agenteval.store.deletion import delete_run
+    from agenteval.store.reviews import ReviewStore
+    from tests.result_builders import case, result
+
+    store = live.agents_dir / "echo"
+    record_run(store, [result([case("c0", {"m": 1.0})], "doomed")])
+    check = RunStore.check
+
+    def deleted_meanwhile(self: RunStore) -> None:
+        delete_run(store, "doomed")
+        check(self)
+
+    monkeypatch.setattr(RunStore, "check", deleted_meanwhile)
+    r = live.put("/api/runs/doomed/reviews", json={"eval_id": "c0", "run_index": 0, "target": "",
+                                                   "agreement": "agree"})
+    assert r.status_code == 404, r.text
+    assert r.json()["detail"] == "run 'doomed' was deleted: the review was not saved"
+    assert ReviewStore(store).reviews() == []

@@ -6,7 +6,8 @@ A review is a person's agree / disagree, with a comment, on one case run's verdi
 (`safety_v1@1`: the invocation at index 1) or on one rubric of one turn
 (`rubric_based_tool_use_quality_v1@0/r1`); see `ReviewTarget`. There is one review per (run,
 case, run index, target); reviewing again replaces it. Reviews are keyed by the run's document id and
-are kept when the run is recorded again (no foreign key: a replaced run keeps its reviews).
+are kept when the run is recorded again (no foreign key: a replaced run keeps its reviews); a
+review is saved only while its run is recorded, and goes when the run is deleted.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from agenteval.errors import DataError
-from agenteval.store.db import history_db_path
+from agenteval.store.db import UnknownRun, history_db_path
 from agenteval.store.sqlite import connect
 
 Agreement = Literal["agree", "disagree"]
@@ -94,18 +95,30 @@ class ReviewStore:
             yield conn
 
     def save(self, review: Review) -> Review:
-        """Stores `review` (replacing the one on the same verdict) and returns it as stored."""
+        """Stores `review` (replacing the one on the same verdict) and returns it as stored.
+        `UnknownRun` naming the run when the run history does not hold it: the run's presence
+        is checked in the statement that inserts, so a review saved while its run is deleted
+        (`store.deletion`, which deletes the run's reviews with it) is either deleted with the
+        run or refused, never kept without it."""
         if review.agreement not in ("agree", "disagree"):
             raise DataError(None, "agreement", f"expected 'agree' or 'disagree', got {review.agreement!r}")
         if len(review.comment) > MAX_COMMENT:
             raise DataError(None, "comment", f"longer than {MAX_COMMENT} characters")
         stored = Review(review.run_id, review.eval_id, review.run_index, review.target, review.agreement,
                         review.comment, review.reviewer, time.time())
-        with self._conn(True) as conn:
-            assert conn is not None
-            conn.execute("INSERT OR REPLACE INTO reviews VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                         (stored.run_id, stored.eval_id, stored.run_index, stored.target,
-                          stored.agreement, stored.comment, stored.reviewer, stored.created))
+        saved = False
+        with self._conn(False) as conn:
+            # (a database without a `runs` table has recorded no run)
+            if conn is not None and conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' "
+                                                 "AND name = 'runs'").fetchone():
+                saved = conn.execute(
+                    "INSERT OR REPLACE INTO reviews SELECT ?, ?, ?, ?, ?, ?, ?, ? "
+                    "WHERE EXISTS (SELECT 1 FROM runs WHERE run_id = ?)",
+                    (stored.run_id, stored.eval_id, stored.run_index, stored.target, stored.agreement,
+                     stored.comment, stored.reviewer, stored.created, stored.run_id)).rowcount > 0
+        if not saved:
+            raise UnknownRun(self.path, "run_id", f"no run {review.run_id!r} in the run history "
+                             "(deleted?): the review was not saved")
         return stored
 
     def delete(self, run_id: str, eval_id: str, run_index: int, target: str) -> bool:

@@ -17,6 +17,7 @@ from agenteval.reporting.failure_groups import facts_and_groups
 from agenteval.reporting.matrix import MatrixCell, matrix_columns, run_cells, run_matrix
 from agenteval.reporting.matrix import MatrixColumn as MatrixColumnOf
 from agenteval.store import RunStore
+from agenteval.store.db import UnknownRun
 from agenteval.store.reviews import Review, ReviewStore, ReviewTarget
 from agenteval.verdicts.flaky import flaky_cases
 from agenteval.web.context import ContractRoute, WebDep, not_found
@@ -146,8 +147,9 @@ def put_review(run_id: str, body: ReviewBody, web: WebDep) -> ReviewView:
     judged criteria (`target` the criterion; `criterion@<turn index>` its verdict on one turn;
     `criterion@<turn index>/<rubric id>` one rubric's, see `store.reviews.ReviewTarget`);
     replaces the review of the same verdict. 404 when the run has no such case run, criterion,
-    turn or judged rubric; 400 for a malformed target, or a criterion whose review is no label
-    (`calibration.unreviewable`: no judge decides it, or it was not evaluated)."""
+    turn or judged rubric, or was deleted meanwhile (nothing saved); 400 for a malformed
+    target, or a criterion whose review is no label (`calibration.unreviewable`: no judge
+    decides it, or it was not evaluated)."""
     stored = web.run(run_id)
     case = web.stores.case(stored, body.eval_id)[1]
     if case is None or not any(r.run_index == body.run_index for r in case.runs):
@@ -165,8 +167,12 @@ def put_review(run_id: str, body: ReviewBody, web: WebDep) -> ReviewView:
             and r.item == target.item for r in run.judge_records):
         not_found(f"{target.criterion} judged no rubric {target.item!r} on that turn")
     RunStore(stored.root).check()
-    saved = ReviewStore(stored.root).save(Review(stored.row.run_id, body.eval_id, body.run_index, body.target,
-                                                 body.agreement, body.comment, body.reviewer))
+    review = Review(stored.row.run_id, body.eval_id, body.run_index, body.target, body.agreement,
+                    body.comment, body.reviewer)
+    try:
+        saved = ReviewStore(stored.root).save(review)
+    except UnknownRun:  # deleted since it was read above: the review is not kept without it
+        not_found(f"run {run_id!r} was deleted: the review was not saved")
     return _review(saved)
 
 
