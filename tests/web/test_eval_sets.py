@@ -204,3 +204,32 @@ def test_a_delete_of_a_case_changed_since_it_was_read_is_refused(live: Live) -> 
     assert _file(live).read_bytes() == before
     assert live.delete(path, headers={"If-Match": saved.headers["ETag"]}).json() == {"deleted": "c1"}
     assert load_eval_set(_file(live)).eval_cases == []
+
+
+def test_a_legacy_file_is_read_but_not_edited_naming_migrate(live: Live) -> None:
+    """A legacy list of turns (ADK's .test.json) under the set's name: an edit wrote it back in
+    the eval-set format, the legacy file (the only copy of what a faulty conversion would lose)
+    gone. Refused as the CLI's `eval_set` refuses it, naming the file and `migrate`; the file
+    untouched."""
+    from agenteval.store import record_run
+    from tests.result_builders import case, result
+
+    path = _file(live, "legacy")
+    text = json.dumps([{"query": "hi", "expected_tool_use": [], "reference": "echo: hi"}])
+    path.write_text(text)
+    (case_id,) = [c["eval_id"] for c in live.get(f"{SETS}/legacy").json()["eval_cases"]]
+    got = live.get(f"{SETS}/legacy/eval-cases/{case_id}")
+    assert got.status_code == 200  # read as the loader reads it
+    record_run(live.agents_dir / "echo", [result([case("c0", {"m": 1.0})], "r1")])
+    sid = _with_session(live, "hi")
+    edits = [live.put(f"{SETS}/legacy/eval-cases/{case_id}", json=got.json()),
+             live.delete(f"{SETS}/legacy/eval-cases/{case_id}"),
+             live.post(f"{SETS}/legacy/add-session",
+                       json={"eval_id": "new", "session_id": sid, "user_id": "u"}),
+             live.post(f"{SETS}/legacy/from-run", json={"eval_id": "new", "run_id": "r1", "case_id": "c0"})]
+    for r in edits:
+        assert r.status_code == 400, r.text
+        detail = r.json()["detail"]
+        assert "legacy.evalset.json" in detail and "legacy test file" in detail, detail
+        assert "agenteval migrate" in detail, detail
+    assert path.read_text() == text

@@ -15,6 +15,7 @@ from fastapi.routing import APIRoute
 
 from agenteval.datasets import load_eval_set
 from agenteval.datasets.files import editing
+from agenteval.datasets.loader import load_eval_set_to_edit
 from agenteval.errors import DataError
 from agenteval.schema import EvalSet
 from agenteval.store.sessions import SessionStore, sessions_dir
@@ -91,10 +92,13 @@ class Web:
             not_found(f"agent {app!r} has no eval set {set_id!r}")
         return path
 
-    def eval_set(self, app: str, set_id: str) -> tuple[Path, EvalSet]:
+    def eval_set(self, app: str, set_id: str, to_edit: bool = False) -> tuple[Path, EvalSet]:
+        """The set's file and what it holds (404 when there is none). `to_edit`: read to be
+        written back, so a legacy file (a list, ADK's .test.json) is a DataError naming it and
+        `migrate`, as the CLI's `eval_set` commands refuse it (`load_eval_set_to_edit`)."""
         path = self.eval_set_path(app, set_id)
         assert path is not None
-        return path, load_eval_set(path)
+        return path, (load_eval_set_to_edit if to_edit else load_eval_set)(path)
 
     @contextmanager
     def writing(self, path: Path) -> Iterator[None]:

@@ -1,11 +1,12 @@
 """Eval sets (ADK's `/apps/{app}/eval-sets/...` shapes): list, create, read; add a chat session
 or a stored run's case as a case; read, replace and delete a case. (Running a set's cases: `routes.launch`.)
 
-Files are `<app>/<set_id>.evalset.json`. Every change is a read-modify-write of the whole file,
-one at a time per file, written atomically (`datasets.write_as_read`: what was not edited, explicit
-nulls included, is written as it was read) in the snake_case layout ADK reads. A case is read and
-returned as it is in the file too (nulls included, defaults not given left out), so that the
-case editor's save of what it read changes nothing it did not edit.
+Files are `<app>/<set_id>.evalset.json`; a legacy one (a list, ADK's .test.json) is read but not
+changed (a 400 naming it and `migrate`, as the CLI says). Every change is a read-modify-write
+of the whole file, one at a time per file, written atomically (`datasets.write_as_read`: what
+was not edited, explicit nulls included, is written as it was read) in the snake_case layout
+ADK reads. A case is read and returned as it is in the file too (nulls included, defaults not
+given left out), so that the case editor's save of what it read changes nothing it did not edit.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def _edit(web: Web, app: str, set_id: str, change: Any) -> Any:
     path = web.eval_set_path(app, set_id)
     assert path is not None
     with web.writing(path):
-        path, eval_set = web.eval_set(app, set_id)
+        path, eval_set = web.eval_set(app, set_id, to_edit=True)
         out = change(eval_set)
         write_as_read(path, eval_set)
     return out
@@ -142,7 +143,7 @@ def add_from_run(app: str, set_id: str, body: FromRun, web: WebDep) -> EvalCase:
         raise DataError(None, "set_id", f"{set_id!r} is not a plain name (letters, digits, _ - .)")
     case = case_from_source(stored.row.run_id, stored.root, body.case_id, body.eval_id)
     with web.writing(path):
-        eval_set = web.eval_set(app, set_id)[1] if path.exists() else EvalSet(
+        eval_set = web.eval_set(app, set_id, to_edit=True)[1] if path.exists() else EvalSet(
             eval_set_id=set_id, eval_cases=[], creation_timestamp=time.time())
         if eval_set.case(body.eval_id) is not None:
             conflict(f"eval set {set_id!r} has a case {body.eval_id!r} already")
