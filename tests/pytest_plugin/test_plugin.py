@@ -162,6 +162,15 @@ def test_a_refused_option_is_a_usage_error_naming_it(pytester: pytest.Pytester, 
     assert not (pytester.path / ".agenteval").exists()
 
 
+def test_a_misspelt_opt_in_is_a_usage_error_naming_it(pytester: pytest.Pytester, project: Path) -> None:
+    # `agenteval = ture` ended in INTERNALERROR with pytest's traceback.
+    pytester.makeini("[pytest]\nagenteval = ture\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "ini option agenteval: invalid truth value 'ture'" in result.stderr.str()
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
 def test_a_file_whose_run_failed_is_not_run_again_for_each_item(pytester: pytest.Pytester,
                                                                 project: Path) -> None:
     # The run history cannot be written: every item says so, and the cases ran once, not once per item.

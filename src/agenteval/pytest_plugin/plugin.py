@@ -51,7 +51,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _enabled(config: pytest.Config) -> bool:
-    return bool(config.getoption("--agenteval") or config.getini("agenteval"))
+    if config.getoption("--agenteval"):
+        return True
+    try:
+        return bool(config.getini("agenteval"))
+    except ValueError as e:  # `agenteval = ture`: pytest's own message, as a usage error
+        raise pytest.UsageError(f"ini option agenteval: {e}") from None
 
 
 # The RunRequest fields the options set, each with its option and the ini option behind it.
