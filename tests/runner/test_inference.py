@@ -95,3 +95,15 @@ def test_a_late_turn_is_dropped_and_what_finished_in_time_is_kept() -> None:
     assert run.error_message is not None and run.error_message.startswith(
         "TimeoutError: the case took longer than 0.3 s")
     assert run.session_details is not None and run.session_details["id"] == run.session_id
+
+
+def test_an_error_whose_message_utf8_cannot_hold_is_recorded_with_the_run(tmp_path: Path) -> None:
+    # A lone surrogate in the agent's exception ended the whole run in a traceback when the
+    # document (and the journal, the history) wrote the case: its values and trace attributes
+    # are made writable, its error message and its spans' errors were not.
+    agent = 'def root_agent(text):\n    raise ValueError("bad \\ud800 " + text)\n'
+    cases = _eval(tmp_path, agent, {"c": ["x"]})
+    assert cases["c"]["error_message"].startswith("ValueError: bad \ufffd x")
+    assert "error: text with an unpaired surrogate; each written as U+FFFD" in cases["c"]["warnings"]
+    spans = cases["c"]["trace"]["spans"]
+    assert any((s.get("error") or "").startswith("ValueError: bad \ufffd x") for s in spans)

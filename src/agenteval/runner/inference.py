@@ -208,7 +208,9 @@ async def _converse(adapter: AgentAdapter, case: EvalCase, spec: SessionSpec, ru
         # SystemExit too: an agent calling sys.exit() must not end the run (KeyboardInterrupt
         # and cancellation still do).
         refused = spec.tools.refused if spec.tools is not None else None
-        run.error_message = describe(refused or e)  # a strict refusal, not ADK's wrapping of it
+        # A strict refusal, not ADK's wrapping of it; made safe as the agent's values are (its
+        # message may hold a lone surrogate, which failed the journal's and history's writing).
+        run.error_message = make_safe(describe(refused or e), "error", run.warnings)
         return time.monotonic()
     finally:
         if session is not None:
@@ -218,4 +220,4 @@ async def _converse(adapter: AgentAdapter, case: EvalCase, spec: SessionSpec, ru
                 try:
                     await session.close()
                 except (Exception, SystemExit) as e:
-                    run.error_message = run.error_message or describe(e)
+                    run.error_message = run.error_message or make_safe(describe(e), "error", run.warnings)

@@ -102,7 +102,8 @@ class ActiveSpan:
             self.set(key, value)
 
     def fail(self, message: str) -> None:
-        self.span.status, self.span.error = "error", message
+        # Made writable as attributes are: an agent's exception may say a lone surrogate.
+        self.span.status, self.span.error = "error", utf8_text(message)[0]
 
     def end(self) -> None:
         """Ends a span opened with `start_span` (once; later calls change nothing)."""
