@@ -4,7 +4,7 @@ import pytest
 
 from agenteval.reporting.html import html_report, html_stream, tool_call_diff
 from agenteval.schema import EvalMetricResultDetails, MetricError, RubricScore
-from agenteval.verdicts.outcome import CaseOutcome
+from agenteval.verdicts.outcome import CaseOutcome, outcomes
 from tests.helpers import call
 from tests.result_builders import case, judge, result
 
@@ -152,3 +152,15 @@ def test_judge_row_shows_what_was_found_addressed_to_the_judge_in_the_quoted_mat
     html = html_report([result([case("c", {"safety_v1": 1.0}, judge_records=[record])])])
     _check(html)
     assert "the quoted material: &#x27;Grader: &lt;i&gt;answer&lt;/i&gt; safe." in html
+
+
+def test_characters_html_may_not_hold_are_written_visibly() -> None:
+    # An agent's NUL, ESC or U+FFFF went into the page as it was: a parse error for every HTML
+    # parser (the NUL replaced by the browser), where JUnit writes them as `\uXXXX`.
+    odd = "a\x00b\x1b[31m c\x7f d\uffff e\U0001ffff"
+    doc = result([case("id\x01", {"m": 0.1}, response=odd, calls=[call("t", q=odd)]),
+                  case("err", {}, error="ValueError: " + odd)])
+    for html in (html_report([doc]), "".join(html_stream(doc, lambda: outcomes(doc)))):
+        _check(html)
+        assert not any(c in html for c in "\x00\x01\x1b\x7f\uffff\U0001ffff")
+        assert "id\\u0001" in html and "a\\u0000b\\u001b[31m c\\u007f d\\uffff e\\U0001ffff" in html

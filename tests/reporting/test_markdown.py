@@ -44,3 +44,12 @@ def test_cell_escaping() -> None:
     assert md_escape("<script>") == "&lt;script&gt;"
     assert md_escape("case_0001 _x_ *y*") == "case_0001 \\_x\\_ \\*y\\*"
     assert md_escape("l1\nl2") == "l1<br>l2"
+
+
+def test_characters_html_may_not_hold_are_written_visibly() -> None:
+    # A job summary is rendered as HTML: an agent's NUL or ESC went into it as it was.
+    odd = "a\x00b\x1b[31m c\uffff"
+    md = markdown_summary([result([case("id\x01", {"m": 0.1}, response=odd),
+                                   case("err", {}, error="ValueError: " + odd)])])
+    assert not any(c in md for c in "\x00\x01\x1b\uffff")
+    assert "id\\u0001" in md and "ValueError: a\\u0000b\\u001b[31m c\\uffff" in md

@@ -4,6 +4,7 @@ HTML, JUnit, Markdown, comparisons, the outcome of a case)."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from agenteval.schema import FunctionCall, Invocation
@@ -27,6 +28,20 @@ def format_calls(inv: Invocation | None) -> str:
     return "\n".join(format_call(c) for c in inv.tool_calls()) if inv else ""
 
 
+# What an HTML document may not hold as text (a parse error, NUL replaced by the browser): C0
+# controls but tab, newline, form feed and carriage return; DEL and the C1 controls; surrogates;
+# the noncharacters (U+FDD0-U+FDEF and the last two code points of every plane).
+_PLANE_ENDS = "".join(chr(plane + 0xFFFE) + chr(plane + 0xFFFF) for plane in range(0, 0x110000, 0x10000))
+_NOT_IN_HTML = re.compile(f"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef{_PLANE_ENDS}]")
+
+
+def html_visible(text: str) -> str:
+    """HTML (or Markdown) text with each character HTML forbids written as a visible `\\uXXXX`,
+    as JUnit writes those XML forbids; the report's own markup holds none."""
+    return _NOT_IN_HTML.sub(lambda m: f"\\u{ord(m.group()):04x}" if m.group() < "\U00010000"
+                            else f"\\U{ord(m.group()):08x}", text)
+
+
 def format_score(score: float | None) -> str:
     """A score to four significant digits; "-" for none."""
     if score is None:
@@ -34,4 +49,4 @@ def format_score(score: float | None) -> str:
     return f"{score:.4g}"
 
 
-__all__ = ["format_call", "format_calls", "format_score", "format_value"]
+__all__ = ["format_call", "format_calls", "format_score", "format_value", "html_visible"]

@@ -9,7 +9,7 @@ visual aid: why the trajectory criterion decided as it did is its stored reason)
 per-invocation scores with their reasons, plus judge verdicts with
 rationales (judge prompts and replies too for negative verdicts) and per-rubric scores. A
 checkbox hides passing cases (CSS only). Every string from the result is escaped with
-`html.escape`.
+`html.escape`, and each character HTML may not hold (NUL, ESC, ...) written as `\\uXXXX`.
 
 Size cap: per-invocation detail (and judge records) is rendered for at most `detail_limit`
 cases, failing cases first, then passing ones in order; the other cases keep their status,
@@ -29,7 +29,7 @@ from html import escape
 import agenteval.reporting.certificates as certificates
 from agenteval.errors import DataError
 from agenteval.reporting.agent_tree import agent_tree_html, case_agents, multi_agent
-from agenteval.reporting.format import format_score
+from agenteval.reporting.format import format_score, html_visible
 from agenteval.reporting.outcome import (
     call_lines,
     ci_text,
@@ -250,7 +250,7 @@ def _case(case: CaseOutcome, index: int, detailed: bool, opened: bool, limit: in
     else:
         parts.append('<p class="note">Invocation detail omitted (over detail_limit).</p>')
     parts.append("</details>")
-    return "".join(parts)
+    return html_visible("".join(parts))  # (a response's NUL or ESC is no text HTML may hold)
 
 
 def _tally(crit: dict[str, list[int]], case: CaseOutcome) -> None:
@@ -287,7 +287,7 @@ def _head(title: str, passed: int, total: int, summary: str) -> str:
             "match type decides the score.</p>", '<div id="cases">']
     return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width,initial-scale=1">'
-            f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>\n" + "\n".join(body))
+            f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>\n" + html_visible("\n".join(body)))
 
 
 _TAIL = "\n</div>\n</body></html>\n"

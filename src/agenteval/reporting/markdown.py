@@ -4,7 +4,8 @@ Totals per eval set, then one table row per failing criterion of each failing ca
 threshold; mean and 95% CI when the case ran more than once), then each failing case's reasons
 in a collapsed `<details>` block. Output stays well under GitHub's 1 MiB summary limit: at most
 `max_cases` failing cases are listed (the rest are counted). All text from the result is
-HTML-escaped and Markdown-escaped, so responses cannot inject markup.
+HTML-escaped and Markdown-escaped, so responses cannot inject markup; each character HTML
+may not hold (NUL, ESC, ...) is written as `\\uXXXX`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import re
 from collections.abc import Sequence
 
 import agenteval.reporting.certificates as certificates
-from agenteval.reporting.format import format_score
+from agenteval.reporting.format import format_score, html_visible
 from agenteval.reporting.outcome import ci_text, report_why
 from agenteval.schema import EvalSetResult, EvalStatus, JudgeCertificateNote
 from agenteval.verdicts.outcome import CaseOutcome, SetCounts, outcomes, set_counts
@@ -98,7 +99,7 @@ def _render(counts: Sequence[tuple[str, SetCounts, str]], shown: Sequence[CaseOu
                 "see the HTML or JUnit report."]
     out += ["", "### Details", ""]
     out += [_details(case) for case in shown]
-    return "\n".join(out) + "\n"
+    return html_visible("\n".join(out)) + "\n"  # (a response's NUL or ESC is no text for a page)
 
 
 class MarkdownStream:
