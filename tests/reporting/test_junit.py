@@ -65,6 +65,18 @@ def test_not_evaluated_case_is_skipped() -> None:
     assert tc is not None and tc.find("skipped") is not None and root.get("skipped") == "1"
 
 
+def test_a_not_evaluated_case_says_why() -> None:
+    # It said only "no gating criterion produced a verdict": the criterion's error, which the
+    # Markdown, HTML and console reports give, was left out.
+    doc = result([case("n", {"m": None}, metric_errors=[MetricError(metric_name="m", message="boom")])],
+                 ignore_not_evaluated=True)
+    skipped = _parse(junit_xml([doc])).find("testsuite/testcase/skipped")
+    assert skipped is not None
+    assert skipped.get("message") == ("not evaluated: no gating criterion produced a verdict: "
+                                      "m: not evaluated: boom")
+    assert skipped.text == "m: not evaluated: boom"
+
+
 def test_control_characters_and_markup_stay_valid_xml() -> None:
     error = MetricError(metric_name="m", message="bad \x00\x1b byte \ud800 <x/>")
     doc = result([case("c<&>\x01", {"m": None}, metric_errors=[error])])

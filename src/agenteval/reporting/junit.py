@@ -22,7 +22,7 @@ from pathlib import Path
 import agenteval.reporting.certificates as certificates
 from agenteval.datasets.targets import TargetWriter
 from agenteval.reporting.format import format_score
-from agenteval.reporting.outcome import NO_GATING_VERDICT, ci_text, not_gated, problems
+from agenteval.reporting.outcome import NO_GATING_VERDICT, NOT_GATED, ci_text, not_gated, problems
 from agenteval.schema import EvalSetResult, EvalStatus
 from agenteval.verdicts.outcome import CaseOutcome, outcomes
 
@@ -75,9 +75,18 @@ def _testcase(parent: ET.Element, case: CaseOutcome) -> None:
         _set(failure, message=message, type="EvalFailure")
         failure.text = xml_safe("\n".join([*lines, *map(certificates.line, certs.values())]))
     elif case.status == EvalStatus.NOT_EVALUATED:
+        # Why, as a failure says it: the criteria's errors were left out (the Markdown, HTML
+        # and console reports give them).
+        lines = problems(case)
+        head = (not_gated(case).replace("not evaluated", f"not evaluated{runs}", 1)
+                if not case.failing_metrics() else f"not evaluated{runs}: {NO_GATING_VERDICT}")
+        rest = [line for line in lines if not line.startswith(NOT_GATED)]
+        message = head + (": " + "; ".join(rest) if rest else "")
+        if len(message) > _MESSAGE_LIMIT:
+            message = message[:_MESSAGE_LIMIT - 1] + "…"
         skipped = ET.SubElement(el, "skipped")
-        _set(skipped, message=not_gated(case).replace("not evaluated", f"not evaluated{runs}", 1)
-             if not case.failing_metrics() else f"not evaluated{runs}: {NO_GATING_VERDICT}")
+        _set(skipped, message=message)
+        skipped.text = xml_safe("\n".join(lines)) if rest else None
     if case.num_runs > 1:
         ET.SubElement(el, "system-out").text = xml_safe(_runs_text(case))
 
