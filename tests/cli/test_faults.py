@@ -195,3 +195,23 @@ def test_a_scenario_with_an_unknown_persona_is_refused_before_any_case_runs(tmp_
     assert (f"{path}: eval_cases[3].conversation_scenario.user_persona: unknown user persona 'ALIEN'"
             in r.output.replace("\n", ""))
     assert not out.exists()  # refused when read: no case ran, nothing written
+
+
+def test_custom_instructions_that_would_drop_a_scenarios_persona_are_refused(tmp_path: Path) -> None:
+    # The persona was dropped unseen: the simulated user played no one, and the case passed.
+    agent, path = _project(tmp_path)
+    doc = json.loads(path.read_text())
+    doc["eval_cases"].append({"eval_id": "sim", "conversation_scenario": {
+        "starting_prompt": "hi", "conversation_plan": "ask once", "user_persona": "EXPERT"}})
+    path.write_text(json.dumps(doc))
+    cfg, out = tmp_path / "cfg.json", tmp_path / "out.json"
+    template = "Plan: {{ conversation_plan }} So far: {{ conversation_history }} Done: {{ stop_signal }}"
+    simulator = {"model": "openai:m", "custom_instructions": template}
+    cfg.write_text(json.dumps({"criteria": {"tool_trajectory_avg_score": 1.0},
+                               "user_simulator_config": simulator}))
+    r = CliRunner().invoke(cli, ["eval", str(agent), str(path), "--config_file_path", str(cfg), "-o",
+                                 str(out), "--no_history"], env={"COLUMNS": "200", "OPENAI_API_KEY": "k"})
+    assert r.exit_code == 2, r.output
+    assert (f"{cfg}: user_simulator_config.custom_instructions: no {{{{ persona }}}}: case 'sim' of {path} "
+            "(eval_cases[3]) names a user_persona" in r.output.replace("\n", ""))
+    assert not out.exists()

@@ -2,6 +2,8 @@
 
 import asyncio
 
+import pytest
+
 from agenteval.models import ScriptedModel
 from agenteval.schema import ConversationScenario
 from agenteval.simulation import LlmUserSimulator, parse_simulator_config
@@ -26,3 +28,15 @@ def test_adks_model_configuration_sets_temperature_and_reply_length() -> None:
     assert _second_turn_request({"modelConfiguration": {"maxOutputTokens": 32, **thinking}}) == (0.7, 32)
     assert _second_turn_request({"temperature": 0.3}) == (0.3, 200)
     assert _second_turn_request({}) == (0.7, 200)
+
+
+def test_custom_instructions_without_the_persona_refuse_a_scenario_with_one() -> None:
+    # As ADK refuses it: the persona would never reach the simulated user.
+    template = "{{ conversation_plan }} {{ conversation_history }} {{ stop_signal }}"
+    with_persona = ConversationScenario(starting_prompt="hi", conversation_plan="p", user_persona="NOVICE")
+    hidden = parse_simulator_config({"custom_instructions": template})
+    with pytest.raises(ValueError, match=r"custom_instructions: no \{\{ persona \}\}"):
+        LlmUserSimulator(with_persona, ScriptedModel([]), hidden)
+    LlmUserSimulator(SCENARIO, ScriptedModel([]), hidden)
+    shown = parse_simulator_config({"custom_instructions": template + " {{ persona }}"})
+    LlmUserSimulator(with_persona, ScriptedModel([]), shown)

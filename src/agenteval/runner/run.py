@@ -37,11 +37,12 @@ from agenteval.runner.header import start_header
 from agenteval.runner.job import EvalJob, ScoreJob, judge_models
 from agenteval.runner.judges import canonical, check_judges, judge_service
 from agenteval.runner.plan import RunPlan, prepare
-from agenteval.runner.selection import check_args_match, check_has_cases, check_selected_args
+from agenteval.runner.selection import Selection, check_args_match, check_has_cases, check_selected_args
 from agenteval.runner.services import Services
 from agenteval.schema import AgentInfo, ConversationScenario, ModelRoles, Run, RunSpec
+from agenteval.schema.config import names_persona, persona_unseen
 from agenteval.schema.progress import Listener
-from agenteval.simulation import LlmUserSimulator
+from agenteval.simulation import LlmBackedUserSimulatorConfig, LlmUserSimulator
 
 
 async def run(job: EvalJob, services: Services, listener: Listener | None = None,
@@ -84,6 +85,7 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
         except ModelUnavailable as e:
             raise DataError(job.config_source, "user_simulator_config.model", str(e)) from None
         sim_model_name = canonical(sim_config.model)
+        check_personas_shown(sim_config, job.selections, job.config_source)
 
         def simulator(scenario: ConversationScenario) -> LlmUserSimulator:
             return LlmUserSimulator(scenario, sim_model, sim_config)
@@ -117,6 +119,23 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
         raise
     sink.on_end(header)
     return Run(header, results)
+
+
+def check_personas_shown(config: LlmBackedUserSimulatorConfig, selections: Sequence[Selection],
+                         source: str | None) -> None:
+    """A DataError before anything runs when `custom_instructions` has no `{{ persona }}` and a
+    scenario case names a persona (the sets are read again only then)."""
+    template = config.custom_instructions
+    if template is None or names_persona(template):
+        return
+    for selection in selections:
+        if not selection.scenario():
+            continue
+        for i, case in enumerate(selection.cases()):
+            if case.conversation_scenario is not None and case.conversation_scenario.user_persona is not None:
+                where = (f"case {case.eval_id!r} of {selection.path or selection.eval_set.eval_set_id} "
+                         f"(eval_cases[{i}])")
+                raise DataError(source, "user_simulator_config.custom_instructions", persona_unseen(where))
 
 
 def _end(header: RunSpec, totals: Totals, judge: JudgeService, services: Services) -> None:

@@ -254,6 +254,18 @@ def check_simulator_template(template: str) -> None:
                              "{{ conversation_history }} and {{ stop_signal }}")
 
 
+def names_persona(template: str) -> bool:
+    """Whether a `custom_instructions` template shows the simulated user its persona."""
+    return any((m.group(1) or m.group(2)) == "persona" for m in _PLACEHOLDER.finditer(template))
+
+
+def persona_unseen(case: str) -> str:
+    """Why a `custom_instructions` template without `{{ persona }}` cannot simulate `case` (a
+    scenario naming a persona): the persona would be dropped unseen (ADK refuses the pair too)."""
+    return (f"no {{{{ persona }}}}: {case} names a user_persona, which the simulated user would "
+            "never see; add {{ persona }} to the template")
+
+
 class LiveModelConfig(_ConfigModel):
     """`live_model_config` as written (ADK's, for Live API models, which agenteval does not
     run): validated as ADK validates it, then kept as a dict and otherwise ignored."""

@@ -15,6 +15,7 @@ from typing import Any
 
 from agenteval.models.base import LLM, Message, ModelRequest
 from agenteval.schema import ConversationScenario, InvocationEvent
+from agenteval.schema.config import names_persona, persona_unseen
 from agenteval.simulation.config import LlmBackedUserSimulatorConfig
 from agenteval.simulation.personas import persona
 
@@ -67,6 +68,10 @@ class LlmUserSimulator:
         self.config = config
         self.persona = persona(scenario.user_persona)
         self.history: list[tuple[str, str]] = []
+        template = config.custom_instructions
+        if template is not None and self.persona is not None and not names_persona(template):
+            raise ValueError(f"user_simulator_config.custom_instructions: "
+                             f"{persona_unseen('the scenario')}")
 
     def record(self, role: str, text: str) -> None:
         """Adds a message to the transcript the simulator reads."""
