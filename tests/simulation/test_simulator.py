@@ -40,3 +40,13 @@ def test_custom_instructions_without_the_persona_refuse_a_scenario_with_one() ->
     LlmUserSimulator(SCENARIO, ScriptedModel([]), hidden)
     shown = parse_simulator_config({"custom_instructions": template + " {{ persona }}"})
     LlmUserSimulator(with_persona, ScriptedModel([]), shown)
+
+
+def test_an_empty_simulator_reply_names_the_model_and_the_turn() -> None:
+    # It said "the user simulator produced an empty message": which model, which turn, unsaid.
+    model = ScriptedModel(["  \n "], name="stub-user")
+    simulator = LlmUserSimulator(SCENARIO, model, parse_simulator_config({}))
+    simulator.record("user", "hi")
+    with pytest.raises(RuntimeError) as raised:
+        asyncio.run(simulator.next_turn(1))
+    assert str(raised.value) == "the user simulator's model stub-user replied with no text for user turn 2"

@@ -127,5 +127,6 @@ class LlmUserSimulator:
         if self.config.stop_signal.lower() in text.lower():
             return NextTurn(None, "stop signal")
         if not text:
-            raise RuntimeError("the user simulator produced an empty message")
+            raise RuntimeError(f"the user simulator's model {self.model.name} replied with no text "
+                               f"for user turn {turns_so_far + 1}")
         return NextTurn(text, "generated")
