@@ -217,7 +217,7 @@ async def ordered_map(items: Iterator[T], fn: Callable[[T], Awaitable[R]], paral
         raise failed[0]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)  # compared by identity: two fewer methods compiled at import
 class Scorer:
     """How each case run is scored: the run's criteria, not-evaluated policy and judge; the
     listener hears each case run start."""
@@ -443,7 +443,7 @@ def end_run(header: RunSpec, totals: Totals, judge: JudgeService, services: Serv
                       services.models.limits())
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # compared by identity: two fewer methods compiled at import
 class Source:
     """The recorded case runs of one eval set, to score again."""
 

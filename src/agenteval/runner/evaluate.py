@@ -80,7 +80,7 @@ the set's case runs in case and run order (`on_case_run`), its cases (`on_case`)
 completed document (`on_document`)."""
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # compared by identity: two fewer methods compiled at import
 class _Case:
     """One case of the run: where it is, its runs planned, and those known but not yet told to
     its document (by run index); `case` None for a case whose runs were all kept (read as its

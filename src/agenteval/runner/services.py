@@ -20,7 +20,7 @@ from agenteval.store import JudgeCacheDB, judge_cache_path
 from agenteval.store.journal import Journal
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # compared by identity: two fewer methods compiled at import
 class Services:
     """The models of a run (`ModelPool`) and where judge verdicts are cached (None: nowhere)."""
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from agenteval.schema.progress import JudgeCallDone, JudgeCallsPlanned, Listener
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # compared by identity: two fewer methods compiled at import
 class CaseJudging:
     """One case run's judge questions: planned so far, answered so far, and when the first
     was planned or answered (monotonic seconds; None before); `listener` hears each plan."""

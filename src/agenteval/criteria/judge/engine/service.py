@@ -155,7 +155,7 @@ class JudgeAnswer:
         return all(s.cached for s in self.samples)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # compared by identity: two fewer methods compiled at import
 class JudgeService:
     """Asks judge models, with caching and a retry for bad replies.
 
