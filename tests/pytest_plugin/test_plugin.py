@@ -307,3 +307,32 @@ def test_a_case_a_marker_keeps_from_running_is_neither_run_nor_recorded(
 
     row = RunStore(pytester.path).resolve("latest")
     assert (row.cases_total, row.cases_failed) == (1, 0)
+
+
+def test_an_item_run_again_runs_its_case_again(pytester: pytest.Pytester, project: Path) -> None:
+    # A rerun plugin (`--reruns`) runs a failed item again: it was answered from the file's first
+    # results, so a flaky case was never run again and "rerun" changed nothing.
+    (project / "agent.py").write_text(
+        "from pathlib import Path\n\n\n"
+        "def root_agent(text, state):\n"
+        "    seen = Path(__file__).with_name('seen.txt')\n"
+        "    first = not seen.exists()\n"
+        "    seen.write_text('x')\n"
+        "    tool = 'nothing' if first else 'lookup'\n"
+        "    return {'response': 'answer to ' + text,\n"
+        "            'tool_calls': [{'name': tool, 'args': {'q': text}, 'response': {}}]}\n")
+    pytester.makeconftest(
+        "from _pytest.runner import runtestprotocol\n\n\n"
+        "def pytest_runtest_protocol(item, nextitem):\n"
+        "    reports = runtestprotocol(item, nextitem=nextitem, log=False)\n"
+        "    if any(r.failed for r in reports):\n"
+        "        reports = runtestprotocol(item, nextitem=nextitem, log=False)\n"
+        "    for report in reports:\n"
+        "        item.ihook.pytest_runtest_logreport(report=report)\n"
+        "    return True\n")
+    result = pytester.runpytest("--agenteval", "-p", "no:cacheprovider", "-k", "good")
+    result.assert_outcomes(passed=1, deselected=1)
+    from agenteval.store import RunStore
+
+    rows = RunStore(pytester.path).resolve("latest")
+    assert (rows.cases_total, rows.cases_failed) == (1, 0)  # the second run, recorded

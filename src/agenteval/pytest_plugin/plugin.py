@@ -189,7 +189,12 @@ class EvalFile(pytest.File):
                 raise
         return self.results
 
-    def _run(self) -> Any:
+    def run_again(self, eval_id: str) -> Any:
+        """Runs one case again, on its own, and records it: its item is run a second time (a
+        rerun plugin's `--reruns`), which the file's first results cannot answer."""
+        return self._run([eval_id])
+
+    def _run(self, only: list[str] | None = None) -> Any:
         from agenteval.agents import load_root_agent
         from agenteval.runner import Selection, start
         from agenteval.runner.request import request_config, to_job
@@ -206,8 +211,8 @@ class EvalFile(pytest.File):
         eval_config, source = request_config(request, self.path)  # test_config.json beside the file
         job = to_job(request, eval_config, source, command="pytest", argv=list(config.invocation_params.args),
                    agent=load_root_agent(agent_path), app_name=agent_path.resolve().name)
-        selected = [item.eval_id for item in self.session.items
-                    if isinstance(item, EvalCaseItem) and item.parent is self and not _not_run(item)]
+        selected = only or [item.eval_id for item in self.session.items
+                            if isinstance(item, EvalCaseItem) and item.parent is self and not _not_run(item)]
         whole = len(selected) == len(self.eval_set.eval_cases)
         job.selections = [Selection(self.path, self.eval_set, case_ids=None if whole else selected)]
         if job.executor == "ray":
@@ -265,6 +270,7 @@ class EvalCaseItem(pytest.Item):
     def __init__(self, *, eval_id: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.eval_id = eval_id
+        self.attempts = 0
 
     def runtest(self) -> None:
         from agenteval.schema import EvalStatus
@@ -272,7 +278,8 @@ class EvalCaseItem(pytest.Item):
         parent = self.parent
         if not isinstance(parent, EvalFile):
             raise TypeError("EvalCaseItem outside an EvalFile")
-        result = parent.run_all()
+        self.attempts += 1
+        result = parent.run_all() if self.attempts == 1 else parent.run_again(self.eval_id)
         summary = next(s for s in result.summary if s.eval_id == self.eval_id)
         if summary.final_eval_status != EvalStatus.PASSED:
             raise EvalCaseFailure(_render(result, self.eval_id))
