@@ -415,3 +415,20 @@ def test_a_criterion_not_evaluated_is_said_once_with_its_reason(page: Any, base_
     # the invocation's own line gives the reason too, not a bare "not evaluated"
     expect(page.locator(".case-main").get_by_text(f"safety_v1: not evaluated: {NO_JUDGE}")).to_have_count(1)
     shot(page, shots, "case-not-evaluated")
+
+
+def test_a_re_run_that_fails_says_why(page: Any, base_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The explore page's "Re-run…" of a run that failed said only "the re-run failed"; the
+    server's reason (the job's `error`) was there to show."""
+    from playwright.sync_api import expect
+
+    def broken_record(*args: Any) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr("agenteval.web.jobs.record", broken_record)
+    page.goto(base_url + "/#/runs/smoke_r2/explore")
+    page.click('.search tr[data-case="hello"] button.rerun')
+    page.click('.search tr[data-case="hello"] .rerun-form button.primary')
+    expect(page.locator(".toast.bad")).to_contain_text(
+        "the re-run failed: recording the run failed: OSError: disk full", timeout=60_000)
+    expect(page.locator('.search tr[data-case="hello"] .rerun-form button.primary')).to_be_enabled()

@@ -204,7 +204,7 @@ async function finished(runId) {
     /** @type {RunView|JobView} */
     const r = await api(`/api/runs/${enc(runId)}`);
     if (r.state === "finished" && "counts" in r) return r.run_id;
-    if (r.state === "failed" || r.state === "cancelled") throw new Error(`the re-run ${r.state}`);
+    if (r.state === "failed" || r.state === "cancelled") throw new Error(`the re-run ${r.state}` + ("error" in r && r.error ? `: ${r.error}` : ""));
     await new Promise((ok) => setTimeout(ok, 500));
   }
 }
