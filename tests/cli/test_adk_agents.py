@@ -75,3 +75,14 @@ def test_a_failing_adk_tool_is_one_line_not_adks_tracebacks(tmp_path: Path, isol
     assert "Traceback" not in r.stderr + r.stdout
     assert f"ValueError: cannot look b up (at {agent / 'agent.py'}:29)" in r.stderr
     assert "good    │ PASSED" in r.stdout and "bad     │ FAILED" in r.stdout
+
+
+def test_recording_a_failing_adk_turn_says_why_in_one_line(tmp_path: Path) -> None:
+    # `eval_set record` printed ADK's two tracebacks (~180 lines) above its one-line refusal.
+    agent, _ = _project(tmp_path)
+    r = subprocess.run([sys.executable, "-m", "agenteval", "eval_set", "record", str(agent), "set1",
+                        "--prompt", "broken key=b"],
+                       capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"})
+    assert r.returncode != 0 and "Traceback" not in r.stderr + r.stdout, r.stderr
+    assert (f"error: the agent failed, nothing was recorded: ValueError: cannot look b up "
+            f"(at {agent / 'agent.py'}:29)") in r.stderr

@@ -14,6 +14,9 @@ from agenteval.cli import options as opt
 @click.group(name="eval_set")
 def eval_set() -> None:
     """Create eval sets and add cases to them (AGENT_PATH/EVAL_SET_ID.evalset.json)."""
+    from agenteval.errors import configure_logging
+
+    configure_logging("WARNING")  # as `eval`'s: google-adk's tracebacks of a failing turn in one line
 
 
 def _create(agent_path: str, eval_set_id: str) -> int:
