@@ -432,3 +432,16 @@ def test_a_re_run_that_fails_says_why(page: Any, base_url: str, monkeypatch: pyt
     expect(page.locator(".toast.bad")).to_contain_text(
         "the re-run failed: recording the run failed: OSError: disk full", timeout=60_000)
     expect(page.locator('.search tr[data-case="hello"] .rerun-form button.primary')).to_be_enabled()
+
+
+def test_a_repeated_cases_time_and_tokens_are_headed_as_its_runs_sums(page: Any, base_url: str) -> None:
+    """The search's latency and tokens of a repeated case are summed over its runs; headed
+    "latency", a sum of two runs read as one run's latency."""
+    from playwright.sync_api import expect
+
+    page.goto(base_url + "/#/runs/again_r1/explore")
+    heads = page.locator("table.search thead th")
+    expect(heads.nth(3)).to_have_text("latency (all runs)")
+    expect(heads.nth(4)).to_have_text("tokens (all runs)")
+    page.goto(base_url + "/#/runs/smoke_r2/explore")
+    expect(heads.nth(3)).to_have_text("latency")

@@ -36,6 +36,9 @@ export async function showExplore(token, runId, query) {
     h("p", { class: "muted small", text: "Keys: j / k next / previous failing case, Enter opens it." }), results));
   let rows = [];
   let at = -1;
+  // a repeated case's seconds and tokens are its runs' sums (`CaseFacts`): said in the heading,
+  // or 0.25 s read as one run's latency where the case page shows 0.18 s
+  const over = run.num_runs > 1 ? " (all runs)" : "";
   const refresh = async () => {
     const values = form.values();
     for (const k of FILTERS) setQuery(k, values[k]);
@@ -49,7 +52,7 @@ export async function showExplore(token, runId, query) {
     rows = found.cases.map((c) => caseRow(run, c, reviews));
     at = -1;
     replace(results, h("p", { class: "muted", id: "search-count", text: `${found.total} of ${run.counts.total} cases` + (found.total > found.cases.length ? ` (first ${found.cases.length})` : "") }),
-      h("div", { class: "table-wrap" }, h("table", { class: "cases search" }, h("thead", {}, h("tr", {}, ["case", "verdict", "score", "latency", "tokens", "failing", "review", ""].map((t) => h("th", { text: t })))),
+      h("div", { class: "table-wrap" }, h("table", { class: "cases search" }, h("thead", {}, h("tr", {}, ["case", "verdict", "score", "latency" + over, "tokens" + over, "failing", "review", ""].map((t) => h("th", { text: t })))),
         h("tbody", {}, rows.map((r) => r.node)))));
   };
   const jump = (step) => {
