@@ -69,6 +69,7 @@ def test_the_runs_update_time_is_set_by_a_flush_not_by_every_timed_commit(
     from agenteval.store.journal import Journal
 
     monkeypatch.setattr(journal_writer, "FLUSH_SECONDS", 0.01)
+    monkeypatch.setattr(journal_writer, "COMMIT_ROWS", 1)  # (a commit at every batch)
     monkeypatch.setattr(journal_writer, "STAMP_SECONDS", 3600.0, raising=False)
     root = tmp_path
     path = root / "journal.sqlite"

@@ -8,14 +8,17 @@ claims it.
 
 Beginning and appending do not write to the database on the caller's thread (the event loop's, in
 a run; `begin` only reads an existing journal's schema): the run's row and each result are queued,
-and one writer thread per run, holding one connection (`store.journal_writer`), commits what is
-queued in one transaction as soon as `FLUSH_CASES` results wait or the oldest has waited
-`FLUSH_SECONDS`. So a finished case run is committed within `FLUSH_SECONDS` (0.5 s) of `append`,
-and a kill (`kill -9` included) loses at most the case runs of that window, which `--resume` runs
-again. A commit is durable against the process dying (the WAL is in the operating system's hands),
-not against the machine losing power before the next checkpoint (`synchronous=NORMAL`). Reading a
-run through the same `Journal`, releasing, forgetting or closing it first commits whatever is
-queued; a write that failed (a full disk) is raised by the next `append` or by that commit.
+and one writer thread per run, holding one connection (`store.journal_writer`), writes what is
+queued to the run's rows file as soon as `FLUSH_CASES` results wait or the oldest has waited
+`FLUSH_SECONDS`, and commits their keys to SQLite every `COMMIT_ROWS` results. So a finished case
+run is durable within `FLUSH_SECONDS` (0.5 s) of `append`, and a kill (`kill -9` included) loses
+at most the case runs of that window, which `--resume` runs again: the rows written and not
+committed yet are read from the rows file (`store.journal_tail`: by `finished_keys` and `runs`,
+and committed by the next process to claim the run). A write is durable against the process
+dying (the rows file and the WAL are in the operating system's hands), not against the machine
+losing power before the next checkpoint (`synchronous=NORMAL`). Reading a run through the same
+`Journal`, releasing, forgetting or closing it first commits whatever is queued; a write that
+failed (a full disk) is raised by the next `append` or by that commit.
 
 Pruning: once the run's documents are recorded in the run history, `forget` removes it from the
 journal, which thus holds only unfinished runs, and gives the space back (the journal's only
@@ -84,6 +87,7 @@ from agenteval.store.journal_reader import JournalReader
 from agenteval.store.journal_rows import file_size as rows_size
 from agenteval.store.journal_rows import remove as remove_rows
 from agenteval.store.journal_rows import rows_dir, rows_path
+from agenteval.store.journal_tail import counted, recover, tail
 from agenteval.store.journal_writer import FLUSH_CASES, FLUSH_SECONDS, Row, Writer
 from agenteval.store.kept import BESIDE, read_record, verdict_row
 from agenteval.store.output import placed_json, safe_name
@@ -208,6 +212,15 @@ class Journal:
             who = owner(lock_path(self.root, run_id)) or "another process"
             raise RunOwned(self.path, "", f"run {run_id} is owned by a live process ({who}): one "
                            "process runs a run at a time; wait for it to end, or see `agenteval runs`")
+        try:  # what its last owner wrote to its rows file and did not commit (a fresh run: a stat)
+            rows = rows_path(self.root, run_id)
+            if rows_size(rows) and self.path.is_file():
+                with self._connect(create=False) as conn:
+                    if conn is not None:
+                        recover(conn, rows, run_id)
+        except BaseException:
+            held.release(remove=False)
+            raise
         self._claims[run_id] = held
 
     def owned_here(self, run_id: str) -> bool:
@@ -447,10 +460,15 @@ class Journal:
                 return []
             rows = conn.execute(
                 "SELECT r.run_id, r.started, r.updated, r.status, r.pid, r.host, r.total, r.fingerprint, "
-                "count(c.eval_id), coalesce(sum(c.error), 0) FROM journal_runs r LEFT JOIN journal_cases c "
+                "count(c.eval_id), coalesce(sum(c.error), 0), coalesce(max(c.row_at + c.row_size), 0) "
+                "FROM journal_runs r LEFT JOIN journal_cases c "
                 "ON c.run_id = r.run_id GROUP BY r.run_id ORDER BY r.started DESC").fetchall()
+            # The case runs of each run's rows file that SQLite does not name yet (`store.journal_tail`).
+            tails = [counted(conn, r[0], tail(conn, rows_path(self.root, r[0]), r[0], r[10])) for r in rows]
         out = []
-        for run_id, started, updated, status, pid, host, total, fingerprint, done, errors in rows:
+        for (run_id, started, updated, status, pid, host, total, fingerprint, done, errors, _), more in \
+                zip(rows, tails, strict=True):
+            done, errors = done + more[0], errors + more[1]
             lock = lock_path(self.root, run_id)
             alive = (run_id in self._claims or owner(lock) is not None) if lock.exists() \
                 else _alive(pid, host)  # journaled by an agenteval that took no lock
@@ -500,7 +518,8 @@ class Journal:
         reaches past the end of the run's rows file (`store.journal_rows`: the file was cut
         short) is not finished: it runs again."""
         self.flush(run_id)
-        size = rows_size(rows_path(self.root, run_id))
+        path = rows_path(self.root, run_id)
+        size = rows_size(path)
         with self._connect(create=False) as conn:
             if conn is None:
                 return set()
@@ -509,7 +528,12 @@ class Journal:
             # (A scan of the run's small rows: the keys above come from an index alone.)
             torn = conn.execute("SELECT eval_set_id, eval_id, run_index FROM journal_cases WHERE +run_id = ? "
                                 "AND row_at + row_size > ?", (run_id, size)).fetchall()
-        return {(s, e, i) for s, e, i in rows}.difference(torn)
+            found = tail(conn, path, run_id)  # (another process's run: its rows not committed yet)
+        keys = {(s, e, i) for s, e, i in rows}.difference(torn)
+        if without_errors:
+            keys.difference_update(k for k, v in found.items() if v[1])
+            return keys.union(k for k, v in found.items() if not v[1])
+        return keys.union(found)
 
     def reader(self) -> JournalReader:
         """A connection for reading many results one by one (what this process queued is not

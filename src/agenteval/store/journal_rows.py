@@ -346,6 +346,39 @@ class RowsReader:
             self._file = None
 
 
+Scanned = tuple[CaseKey, memoryview, int, int]
+"""A frame found by `scan`: its key, its row (placed; a view of the bytes read), offset and size."""
+
+
+def scan(path: Path, start: int) -> tuple[list[Scanned], int]:
+    """The frames of this version from offset `start` of the rows file at `path` to its end, one
+    after another as the writer appends them, and the offset where the last whole one ends: the
+    scan stops at the first frame that is cut short (a write a kill interrupted), damaged or of
+    an older version, and what follows it is never named (`store.journal_tail`). A summary's
+    frame (run index `SUMMARY`) is given as any other. An unreadable file is a DataError."""
+    try:
+        with open(path, "rb", buffering=0) as f:
+            f.seek(start)
+            data = f.read()
+    except (FileNotFoundError, IsADirectoryError):  # (none written; a directory: none could be)
+        return [], start
+    except OSError as e:
+        raise DataError(path, "", f"cannot read the run journal's rows: {e.strerror or e}") from None
+    view, found, o = memoryview(data), [], 0
+    while o + _FIXED <= len(data):
+        magic, nk, nr, nd = _HEAD.unpack_from(data, o)
+        size = _FIXED + nk + nr + nd
+        if magic != MAGIC or o + size > len(data) or zlib.crc32(view[o:o + size]) != _RESIDUE:
+            break
+        try:
+            set_id, eval_id, index = json.loads(bytes(view[o + 16:o + 16 + nk]))
+        except ValueError:  # (a CRC-32 that matched by chance)
+            break
+        found.append(((set_id, eval_id, index), view[o + 16 + nk:o + 16 + nk + nr], start + o, size))
+        o += size
+    return found, start + o
+
+
 def file_size(path: Path) -> int:
     """The size of a rows file (0: there is none), what `intact` compares frames with."""
     try:
@@ -366,5 +399,5 @@ def remove(path: Path) -> None:
         path.unlink()
 
 
-__all__ = ["MAGIC", "MAGIC_UNPLACED", "MAGIC_V2", "Framed", "RowsReader", "RowsWriter", "file_size", "frame",
-           "remove", "rows_dir", "rows_path"]
+__all__ = ["MAGIC", "MAGIC_UNPLACED", "MAGIC_V2", "Framed", "RowsReader", "RowsWriter", "Scanned",
+           "file_size", "frame", "remove", "rows_dir", "rows_path", "scan"]

@@ -1,14 +1,16 @@
-"""The run journal's writer: one thread and one connection per run, committing batches.
+"""The run journal's writer: one thread and one connection per run, writing batches.
 
 `Journal.append` queues a case run's row here (`Writer.put`), `Journal.append_verdict` a told
 case's verdict row (`store.kept`), `Journal.begin` the run's own row (`Writer.do`, done first,
 at once), and returns: the caller's thread
-(the event loop's, in a run) never touches the database. The writer commits what is queued in
-one transaction once `FLUSH_CASES` rows wait or the oldest has waited `FLUSH_SECONDS`, so a
-finished case run is committed within `FLUSH_SECONDS` of being appended (see `store.journal`).
-A batch's case-run rows and case summaries go to the run's rows file first
-(`store.journal_rows`; a summary's frame has run index `SUMMARY`), and the transaction then
-commits their keys with where their frames are.
+(the event loop's, in a run) never touches the database. The writer takes what is queued as a
+batch once `FLUSH_CASES` rows wait or the oldest has waited `FLUSH_SECONDS`, and writes the
+batch's case-run rows and case summaries to the run's rows file (`store.journal_rows`; a
+summary's frame has run index `SUMMARY`), so a finished case run is durable within
+`FLUSH_SECONDS` of being appended (see `store.journal`). One transaction then commits the keys
+of the rows written with where their frames are, and the verdicts, once `COMMIT_ROWS` wait
+and at every `flush` and `close`; until then readers find them in the rows file
+(`store.journal_tail`).
 
 A case run's frame holds its digest (`store.digest`: what a resume rebuilds a kept case run from
 without parsing its row) only when its case's verdict is not queued soon after it: a case told
@@ -53,6 +55,14 @@ FLUSH_CASES = 64
 UNSETTLED = 16
 """The most case runs queued with their results, waiting for their cases' verdicts (see the
 module docstring)."""
+COMMIT_ROWS = 256
+"""The journal's SQLite commits the rows and verdicts written to the rows file once this many
+wait (and at every `flush` and `close`, so that this process reads what it appended): a finished
+case run is durable once its frame is in the rows file, and readers read the frames past the
+last committed one there (`store.journal_tail`). A commit per batch cost ≈ 0.3 M instructions
+and a dozen WAL pages, and a run's number of batches follows the clock (bench/README.md,
+sessions 38 and 39). A kill leaves at most this many case runs (and a batch) to read from the
+file and commit again when the run is resumed (`journal_tail.recover`)."""
 STAMP_SECONDS = 1.0
 """The run's `updated` time (`journal_runs`) is set by a commit at most this often, and by every
 commit that a `flush` or `close` asks for: setting it at every commit was a statement and a page
@@ -111,7 +121,7 @@ INSERT_VERDICT = ("INSERT INTO journal_verdicts (run_id, eval_set_id, eval_id, "
 # A case run appended again (a resumed run's retried error) makes its case's verdict stale: gone
 # with it, so that a kill before the case is told again leaves no verdict of other runs behind.
 # (Its metric and summary rows stay, tied to no verdict: the history copies only a verdict's own.)
-_STALE = "DELETE FROM journal_verdicts WHERE run_id = ? AND eval_set_id = ? AND eval_id = ?"
+STALE = "DELETE FROM journal_verdicts WHERE run_id = ? AND eval_set_id = ? AND eval_id = ?"
 INSERT_METRIC = f"INSERT INTO journal_metrics VALUES (?1, ?, ?, ?, {_N}, {_N}, ?)"
 INSERT_SUMMARY = (f"INSERT INTO journal_summaries VALUES (?1, ?, ?, {_N}, ?, ?, ?, "
                   f"{_N}, {_N}, {_N}, {_N}, {_N}, {_N}, ?, {_N})")
@@ -145,6 +155,7 @@ class Writer:
         self._ops: list[Op] = []  # run first, before the rows (`do`)
         self._oldest = 0.0  # when the oldest queued row came (monotonic)
         self._queued = self._committed = 0  # rows ever queued / committed (or dropped by an error)
+        self._waiting = 0  # rows written to the rows file, their commit waiting (`COMMIT_ROWS`)
         self.appended = 0  # case-run rows ever given (`appended`)
         self._urgent = self._closing = False
         self._stamped = -STAMP_SECONDS  # when a commit last set the run's `updated` (monotonic)
@@ -240,7 +251,8 @@ class Writer:
         operations (`do`: taken at once, with whatever rows wait) and whether a `flush` or `close`
         asked for it."""
         with self._lock:
-            while not self._queue and not self._verdicts and not self._ops:
+            while not self._queue and not self._verdicts and not self._ops and \
+                    not (self._waiting and (self._urgent or self._closing)):
                 if self._closing:
                     return None
                 self._cond.wait()
@@ -256,7 +268,10 @@ class Writer:
     def _loop(self) -> None:
         conn: sqlite3.Connection | None = None
         told = 0  # the last verdict's `told` number in the run
+        pending = _Pending()  # written to the rows file, not committed yet (`COMMIT_ROWS`)
         while (batch := self._next_batch()) is not None:
+            rows, verdicts, ops, asked = batch
+            done = len(rows) + len(verdicts) + len(ops)
             try:
                 if conn is None:
                     self.path.parent.mkdir(parents=True, exist_ok=True)  # (a new journal's folder)
@@ -269,35 +284,51 @@ class Writer:
                         opened.close()
                         raise
                     conn = opened
-                rows, verdicts, ops, asked = batch
+                if ops and pending.count:  # (in the order they were asked for)
+                    self._commit(conn, pending, asked)
                 for op in ops:  # (`Journal.begin`'s: the run's row, before any of its rows)
                     op(conn)
                 if rows or verdicts:
-                    now = time.monotonic()
-                    stamp = asked or now - self._stamped >= STAMP_SECONDS
-                    told = self._write(conn, rows, verdicts, told, stamp)
-                    if stamp:
-                        self._stamped = now
+                    told = self._write(conn, rows, verdicts, told, pending)
+                if pending.count and (asked or pending.count >= COMMIT_ROWS):
+                    self._commit(conn, pending, asked)
             except sqlite3.DatabaseError as e:
+                pending.clear()
                 error: BaseException = e if isinstance(e, sqlite3.IntegrityError) else \
                     DataError(self.path, "", f"cannot use the run journal: {e}")
                 with self._lock:
                     self._error = error
             except BaseException as e:  # reported to the appending thread, not lost here
+                pending.clear()
                 with self._lock:
                     self._error = e
             with self._lock:
-                self._committed += len(batch[0]) + len(batch[1]) + len(batch[2])
+                if pending.count:  # (its queue items are counted done once committed)
+                    self._waiting += done
+                else:
+                    self._committed += self._waiting + done
+                    self._waiting = 0
                 self._cond.notify_all()
         if conn is not None:
             conn.close()
         self._rows.close()
 
+    def _commit(self, conn: sqlite3.Connection, pending: _Pending, asked: bool) -> None:
+        """Commits what `pending` holds (and, with `asked` or `STAMP_SECONDS` after the last
+        time, the run's `updated` time), then empties it."""
+        now = time.monotonic()
+        stamp = asked or now - self._stamped >= STAMP_SECONDS
+        _commit(conn, self.run_id, pending.rows, pending.verdicts, bool(self._stale), pending.metrics,
+                pending.summaries, stamp)
+        if stamp:
+            self._stamped = now
+        pending.clear()
+
     def _write(self, conn: sqlite3.Connection, rows: list[Row], verdicts: list[VerdictRow], told: int,
-               stamp: bool = True) -> int:
-        """Writes a batch's frames to the rows file, then commits their rows and the verdicts'
-        (numbered from `told` + 1), and with `stamp` the run's `updated` time; returns the last
-        verdict's number."""
+               pending: _Pending) -> int:
+        """Writes a batch's frames to the rows file and adds their rows and the verdicts'
+        (numbered from `told` + 1) to `pending`, to be committed; returns the last verdict's
+        number."""
         if self._stale is None:  # (a run begun here has none: its cases are told after their runs)
             self._stale = conn.execute("SELECT 1 FROM journal_verdicts WHERE run_id = ? LIMIT 1",
                                        (self.run_id,)).fetchone() is not None
@@ -308,15 +339,35 @@ class Writer:
                                         + [(v[1], v[2], SUMMARY, v[12], "") for v in verdicts])
         ran, summaries = places[:len(rows)], places[len(rows):]
         numbers = range(told + 1, told + 1 + len(verdicts))
-        _commit(conn, self.run_id, [(*r[1:6], *at) for r, at in zip(rows, ran, strict=True)],
-                [(*v[1:6], "" if v[6] is None else v[6], "" if v[7] is None else v[7], *v[8:12],
-                  v[13], *at, n)
-                 for v, at, n in zip(verdicts, summaries, numbers, strict=True)], self._stale,
-                [(n, i, name, "" if score is None else score, "" if bar is None else bar, status)
-                 for v, n in zip(verdicts, numbers, strict=True) for i, name, score, bar, status in v[14]],
-                [(n, s[0], _nullable(s[1]), *s[2:5], *map(_nullable, s[5:11]), s[11], _nullable(s[12]))
-                 for v, n in zip(verdicts, numbers, strict=True) for s in v[15]], stamp)
+        pending.rows += [(*r[1:6], *at) for r, at in zip(rows, ran, strict=True)]
+        if verdicts:
+            nums = list(zip(verdicts, numbers, strict=True))
+            pending.verdicts += [(*v[1:6], "" if v[6] is None else v[6], "" if v[7] is None else v[7],
+                                  *v[8:12], v[13], *at, n)
+                                 for (v, n), at in zip(nums, summaries, strict=True)]
+            pending.metrics += [(n, i, name, "" if score is None else score, "" if bar is None else bar,
+                                 status) for v, n in nums for i, name, score, bar, status in v[14]]
+            pending.summaries += [(n, s[0], _nullable(s[1]), *s[2:5], *map(_nullable, s[5:11]), s[11],
+                                   _nullable(s[12])) for v, n in nums for s in v[15]]
+        pending.count += len(rows) + len(verdicts)
         return told + len(verdicts)
+
+
+class _Pending:
+    """A run's rows and verdicts written to its rows file and waiting for their commit, as
+    `_commit` takes them (see `COMMIT_ROWS`)."""
+
+    __slots__ = ("count", "metrics", "rows", "summaries", "verdicts")
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.rows: list[CaseRow] = []
+        self.verdicts: list[tuple[Any, ...]] = []
+        self.metrics: list[tuple[Any, ...]] = []
+        self.summaries: list[tuple[Any, ...]] = []
+        self.count = 0  # rows and verdicts
 
 
 def _last_told(conn: sqlite3.Connection, run_id: str) -> int:
@@ -389,7 +440,7 @@ def _commit(conn: sqlite3.Connection, run_id: str, rows: list[CaseRow], verdicts
     conn.execute("BEGIN IMMEDIATE")
     try:
         if stale:
-            conn.executemany(_STALE, [(run_id, *r[:2]) for r in rows])
+            conn.executemany(STALE, [(run_id, *r[:2]) for r in rows])
         run = (run_id,)
         _insert(conn, INSERT, rows, run)
         if verdicts:
@@ -427,5 +478,5 @@ def _flush_at_exit() -> None:
             writer.flush()
 
 
-__all__ = ["FLUSH_CASES", "FLUSH_SECONDS", "INSERT", "INSERT_METRIC", "INSERT_SUMMARY", "INSERT_VERDICT",
-           "CaseRow", "Row", "VerdictRow", "Writer", "appended"]
+__all__ = ["COMMIT_ROWS", "FLUSH_CASES", "FLUSH_SECONDS", "INSERT", "INSERT_METRIC", "INSERT_SUMMARY",
+           "INSERT_VERDICT", "STALE", "SUMMARY", "CaseRow", "Row", "VerdictRow", "Writer", "appended"]
