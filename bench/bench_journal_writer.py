@@ -7,11 +7,13 @@ The captured run's case runs and verdicts are made into the writer's batches as 
 (`Journal.append`'s and `append_verdict`'s rows, in the order told; a batch closes at
 `FLUSH_CASES` case runs; every case run settled without a digest, as nearly all are in a real
 run), once, before anything is timed. Each round then writes every batch with `Writer._write`
-into a fresh journal (prepared as the writer prepares it, the run's row in) and rows file, on
-this thread: its thread CPU per round (median, min-max) and per case. `--part none` makes the
-batches and the fresh journals and writes nothing: under `valgrind --tool=callgrind` (on the
-interpreter's own binary), `all` minus `none` is the writer's instructions, load-proof, and
-`callgrind_annotate --inclusive=yes` of `all` splits them (`sqlite3_step`, `crc32_z`, binding).
+(and commits as `Writer._loop` does: every `COMMIT_ROWS` rows and verdicts since session 39, a
+commit a batch before) into a fresh journal (prepared as the writer prepares it, the run's row
+in) and rows file, on this thread: its thread CPU per round (median, min-max) and per case.
+`--part none` makes the batches and the fresh journals and writes nothing: under `valgrind
+--tool=callgrind` (on the interpreter's own binary), `all` minus `none` is the writer's
+instructions, load-proof, and `callgrind_annotate --inclusive=yes` of `all` splits them
+(`sqlite3_step`, `crc32_z`, binding).
 The captured objects are frozen out of the cyclic collector's passes (`gc.freeze`).
 """
 
@@ -78,6 +80,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=15)
     ap.add_argument("--part", choices=["all", "none"], default="all")
     args = ap.parse_args()
+    from agenteval.store import journal_writer
     from agenteval.store.journal_rows import RowsWriter
     from agenteval.store.journal_writer import Writer
 
@@ -90,12 +93,20 @@ def main() -> None:
     for _ in range(args.repeat):
         root = OUT / f"round_{os.getpid()}"
         conn = fresh(root, run_id)
-        writer = types.SimpleNamespace(_stale=False, run_id=run_id, _rows=RowsWriter(root / "run.rows"))
+        writer = types.SimpleNamespace(_stale=False, run_id=run_id, _rows=RowsWriter(root / "run.rows"),
+                                       _stamped=0.0)
         t = time.thread_time()
-        if args.part == "all":
+        if args.part == "all" and hasattr(journal_writer, "COMMIT_ROWS"):  # (commits every COMMIT_ROWS)
+            n, pending = 0, journal_writer._Pending()
+            for rows, verdicts in made:
+                n = Writer._write(writer, conn, rows, verdicts, n, pending)  # type: ignore[arg-type]
+                if pending.count >= journal_writer.COMMIT_ROWS:
+                    Writer._commit(writer, conn, pending, False)  # type: ignore[arg-type]
+            Writer._commit(writer, conn, pending, True)  # type: ignore[arg-type]
+        elif args.part == "all":  # (a tree before session 39: a commit a batch)
             n = 0
             for rows, verdicts in made:
-                n = Writer._write(writer, conn, rows, verdicts, n)  # type: ignore[arg-type]
+                n = Writer._write(writer, conn, rows, verdicts, n)  # type: ignore[arg-type,call-arg]
         spent.append(time.thread_time() - t)
         writer._rows.close()
         conn.close()

@@ -400,7 +400,7 @@ def progress(listener: Listener | None) -> Progress | None:
 
 
 class Journaled(Sink):
-    """Each case run queued to the run journal as soon as it is scored (committed within the
+    """Each case run queued to the run journal as soon as it is scored (durable within the
     journal's flush window; `runner.run` flushes it before the documents are completed); a run
     that fails is released at once (interrupted: resumable, by this process or another)."""
 
@@ -419,7 +419,7 @@ class Journaled(Sink):
         self.journal.begin(header, self.fingerprint, self.total)
 
     def on_case_run(self, result: EvalCaseResult, seconds: float) -> None:
-        self.journal.append(self.run_id, result.eval_set_id, result)  # queued: committed within 0.5 s
+        self.journal.append(self.run_id, result.eval_set_id, result)  # queued: durable within 0.5 s
 
     def on_case(self, outcome: CaseOutcome) -> None:
         # What a resume reads of a kept case, and the history of every case.
