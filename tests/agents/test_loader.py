@@ -55,3 +55,24 @@ def test_a_packages_agent_py_given_as_a_file_keeps_its_relative_imports(tmp_path
     (agent / "agent.py").write_text("from .helpers import reply\n\nroot_agent = reply\n")
     assert load_root_agent(agent / "agent.py")("x") == "ok x"
     assert load_root_agent(agent / "__init__.py")("y") == "ok y"
+
+
+def test_the_apps_agents_are_named_where_they_can_be_known() -> None:
+    """What a run checks expected authors against (`runner.expected_agents`): the built-in agent's
+    name; an ADK app's root, sub-agents and AgentTool agents at any depth; none for a callable."""
+    from agenteval.agents import agent_names
+
+    model = ScriptedModel(["ok"])
+    assert agent_names(to_adapter(Agent("shop", model), lambda name: model)) == {"shop"}
+    assert agent_names(to_adapter(lambda text: "ok", lambda name: model)) is None
+    pytest.importorskip("google.adk", reason="google-adk is not installed")
+    from google.adk.agents import LlmAgent
+    from google.adk.apps import App
+    from google.adk.tools.agent_tool import AgentTool
+
+    inner = LlmAgent(name="inner_agent", model="gemini-2.0-flash")
+    booking = LlmAgent(name="booking_agent", model="gemini-2.0-flash", tools=[AgentTool(inner)])
+    root = LlmAgent(name="triage_agent", model="gemini-2.0-flash", sub_agents=[booking])
+    want = {"triage_agent", "booking_agent", "inner_agent"}
+    assert agent_names(to_adapter(root, lambda name: model)) == want
+    assert agent_names(to_adapter(App(name="trips", root_agent=root), lambda name: model)) == want

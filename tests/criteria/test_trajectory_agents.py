@@ -11,6 +11,7 @@ import pytest
 
 from agenteval.criteria import EvalContext, default_registry
 from agenteval.criteria.base import CriterionResult
+from agenteval.errors import DataError
 from agenteval.schema import Content, FunctionCall, Invocation, InvocationEvents
 from tests.helpers import call, inv
 
@@ -268,11 +269,17 @@ def test_the_adk_adapters_authored_events_are_matched_per_agent() -> None:
     booked = call("book_hotel", city="Paris")
     right = expect(("travel_desk", transfer), ("booking_agent", booked))
     assert _adk_score(_adk_case(apps.handoff_app(), right, {"threshold": 1.0}))[0] == 1.0
-    wrong = expect(("travel_desk", transfer), ("concierge_agent", booked))
-    got, why = _adk_score(_adk_case(apps.handoff_app(), wrong, {"threshold": 1.0}))
+    wrong = expect(("travel_desk", transfer), ("travel_desk", booked))
+    got, why = _adk_score(_adk_case(apps.handoff_app(), wrong, {"threshold": 1.0, "per_agent": True}))
     assert got == 0.0
-    assert 'book_hotel(city="Paris") was expected from concierge_agent, made by booking_agent' in why
+    assert 'book_hotel(city="Paris") was expected from travel_desk, made by booking_agent' in why
     assert _adk_score(_adk_case(apps.handoff_app(), wrong, {"threshold": 1.0, "per_agent": False}))[0] == 1.0
+    # an author that is no agent of the app is refused before the run (`runner.expected_agents`)
+    unknown = expect(("travel_desk", transfer), ("concierge_agent", booked))
+    with pytest.raises(DataError, match="'concierge_agent' is not an agent of the app"):
+        _adk_case(apps.handoff_app(), unknown, {"threshold": 1.0})
+    flat = {"threshold": 1.0, "per_agent": False}
+    assert _adk_score(_adk_case(apps.handoff_app(), unknown, flat))[0] == 1.0
     # without the bookkeeping call in the expected turn
     only = expect(("travel_desk", None), ("booking_agent", booked))
     assert _adk_score(_adk_case(apps.handoff_app(), only, {"threshold": 1.0}))[0] == 0.0

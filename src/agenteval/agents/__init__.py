@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from agenteval.agents.loader import (
         AgentLoadError,
         agent_home,
+        agent_names,
         check_agent_path,
         describe,
         load_root_agent,
@@ -27,8 +28,8 @@ __getattr__ = names_from(__name__, {
     **dict.fromkeys(["AgentAdapter", "AgentSession", "SessionSpec", "TurnResult"], "base"),
     **dict.fromkeys(["Agent", "BuiltinAdapter"], "builtin"),
     "CallableAdapter": "callable",
-    **dict.fromkeys(["AgentLoadError", "agent_home", "check_agent_path", "describe", "load_root_agent",
-                     "to_adapter"], "loader"),
+    **dict.fromkeys(["AgentLoadError", "agent_home", "agent_names", "check_agent_path", "describe",
+                     "load_root_agent", "to_adapter"], "loader"),
     **dict.fromkeys(["Tool", "ToolContext"], "tools"),
 })
 
@@ -45,6 +46,7 @@ __all__ = [
     "ToolContext",
     "TurnResult",
     "agent_home",
+    "agent_names",
     "check_agent_path",
     "describe",
     "load_root_agent",

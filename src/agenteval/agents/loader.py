@@ -157,6 +157,33 @@ def to_adapter(obj: Any, resolve_model: Callable[[str], LLM], model_override: st
                          "use agenteval.agents.Agent, a callable, an ADK agent or an AgentAdapter")
 
 
+def agent_names(adapter: AgentAdapter) -> set[str] | None:
+    """The names of the app's agents, as its events' authors give them: agenteval's built-in
+    agent's own; an ADK app's root agent, its sub-agents and the agents its `AgentTool`s run,
+    however deep. None where they cannot be known (a callable, any other adapter: a callable
+    may author the events it reports with any name)."""
+    if isinstance(adapter, BuiltinAdapter):
+        return {adapter.agent.name}
+    if type(adapter).__name__ != "AdkAdapter":  # not imported: google-adk is optional
+        return None
+    root = getattr(adapter, "agent", None)
+    root = getattr(root, "root_agent", None) or root  # an ADK App
+    names: set[str] = set()
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        agent = todo.pop()
+        if agent is None or id(agent) in seen:
+            continue
+        seen.add(id(agent))
+        if isinstance(getattr(agent, "name", None), str):
+            names.add(agent.name)
+        todo += list(getattr(agent, "sub_agents", None) or [])
+        # An AgentTool's agent authors the inner events (`inner_tool_calls`).
+        todo += [getattr(t, "agent", None) for t in getattr(agent, "tools", None) or []]
+    return names or None
+
+
 def describe(adapter: AgentAdapter) -> tuple[str, str | None]:
     """(kind, model name) of an adapter, for the run header: `builtin`, `callable`, `adk` or
     `adapter`; the model is the one the agent runs on when it can be told, else None."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, ClassVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
 from agenteval.criteria.reasons import mean_reason_of
 from agenteval.schema import (
@@ -150,6 +150,11 @@ def mean(values: Sequence[float | None]) -> float | None:
     return fsum_left(present) / len(present) if present else None
 
 
+# Whether a criterion reads the expected events' authors (and handoff targets) as agents of the
+# app: never; in a case whose expected events name two authors or more; always.
+AgentUse = Literal["never", "several", "always"]
+
+
 class Criterion:
     """Base of every criterion. Subclasses set `criterion_model` and implement score/ascore."""
 
@@ -170,6 +175,12 @@ class Criterion:
     def __init__(self, metric_name: str, criterion: BaseCriterion) -> None:
         self.metric_name = metric_name
         self.criterion = criterion
+
+    def agent_use(self) -> AgentUse:
+        """Whether scoring reads the expected events' authors as the app's agents (see
+        `AgentUse`): a run refuses, before it starts, an expected author that is not an agent of
+        the app when some criterion does (it could only fail the case)."""
+        return "never"
 
     def score(self, ctx: EvalContext) -> CriterionResult:
         """Scores a case synchronously (deterministic criteria)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agenteval.criteria.base import Criterion, CriterionResult, EvalContext, InvocationScore, mean
+from agenteval.criteria.base import AgentUse, Criterion, CriterionResult, EvalContext, InvocationScore, mean
 from agenteval.criteria.reasons import mean_reason
 from agenteval.schema import Invocation, InvocationEvents
 
@@ -81,6 +81,9 @@ class TurnAgentMatch(Criterion):
     reusable = True  # nothing of a case is kept
 
     requires_expected = True
+
+    def agent_use(self) -> AgentUse:
+        return "always"
 
     def score(self, ctx: EvalContext) -> CriterionResult:
         expected = list(ctx.expected or [])

@@ -20,6 +20,7 @@ from typing import Any
 
 from agenteval.criteria.args_match import ArgsComparer
 from agenteval.criteria.base import (
+    AgentUse,
     CriterionResult,
     EvalContext,
     InvocationScore,
@@ -384,6 +385,10 @@ class ToolTrajectoryAvgScore(_Trajectory):
         return self.assess_pair(actual, expected).score or 0.0
 
     per_agent = False  # this case's mode: set on the copy `score` makes for a per-agent case
+
+    def agent_use(self) -> AgentUse:
+        setting = self.criterion.per_agent
+        return "never" if setting is False else "always" if setting else "several"
 
     def score(self, ctx: EvalContext) -> CriterionResult:
         setting = self.criterion.per_agent

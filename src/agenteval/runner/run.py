@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agenteval.agents import describe, to_adapter
+from agenteval.agents import agent_names, describe, to_adapter
 from agenteval.agents.mock_tools import with_mock_tools
 from agenteval.criteria.judge import JudgeService
 from agenteval.errors import AgentEvalError, DataError
@@ -33,6 +33,7 @@ from agenteval.runner.driver import (
 from agenteval.runner.durable import fingerprint, resume_from
 from agenteval.runner.evaluate import Documents, EvalSetRequest, run_evaluation
 from agenteval.runner.executors.pick import executor_for
+from agenteval.runner.expected_agents import check_expected_agents
 from agenteval.runner.header import start_header
 from agenteval.runner.job import EvalJob, ScoreJob, judge_models
 from agenteval.runner.judges import canonical, check_judges, judge_service
@@ -72,6 +73,7 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
     check_has_cases(job.selections)
     check_selected_args(metrics, job.selections, job.config_source)
     adapter = to_adapter(job.agent, services.models.get, job.agent_model, plan.inner_tool_calls)
+    check_expected_agents(metrics, [(s.path, s.named_agents()) for s in job.selections], agent_names(adapter))
     kind, agent_model = describe(adapter)
     adapter = with_mock_tools(adapter, plan.mock_tools)
     requests = [EvalSetRequest(s.eval_set, metrics, s.case_ids, plan.not_evaluated, plan.repeat_gating,

@@ -22,11 +22,12 @@ from agenteval.datasets.nesting import MAX_DEPTH
 from agenteval.datasets.scan import scan_file
 from agenteval.datasets.stream import CaseStream, malformed, raw_items, read_head
 from agenteval.errors import DataError, from_validation_error
+from agenteval.runner.expected_agents import NamedAgents
 from agenteval.runner.item_walk import Unread, walk
 from agenteval.schema import EvalCase, EvalConfig, EvalSet
 
 _SET_FIELDS = tuple(k for k in EvalSet.model_fields if k != "eval_cases")
-_RECORD_VERSION = "1"  # of `SetRecord`: a record another version wrote is not trusted
+_RECORD_VERSION = "2"  # of `SetRecord`: a record another version wrote is not trusted
 
 
 @dataclass(frozen=True)
@@ -41,11 +42,13 @@ class SetRecord:
     count: int
     scenario: bool
     tool_args: dict[str, list[str]]
+    agents: NamedAgents = field(default_factory=NamedAgents)
     version: str = _RECORD_VERSION
 
     def to_json(self) -> dict[str, Any]:
         return {"sha256": self.sha256, "shell": self.shell, "digest": self.digest, "count": self.count,
-                "scenario": self.scenario, "tool_args": self.tool_args, "version": self.version}
+                "scenario": self.scenario, "tool_args": self.tool_args, "agents": self.agents.to_json(),
+                "version": self.version}
 
     @classmethod
     def from_json(cls, data: Any) -> SetRecord | None:
@@ -59,8 +62,11 @@ class SetRecord:
             return None
         if any(not isinstance(v, list) or not all(isinstance(a, str) for a in v) for v in args.values()):
             return None
+        agents = NamedAgents.from_json(data.get("agents"))
+        if agents is None:
+            return None
         return cls(data["sha256"], data["shell"], data["digest"], data["count"], data["scenario"],
-                   {str(k): list(v) for k, v in args.items()})
+                   {str(k): list(v) for k, v in args.items()}, agents)
 
 
 def file_sha256(path: Path) -> str:
@@ -78,10 +84,11 @@ class StreamedCases:
     are iterated (a run holds the cases in flight, not the set). `read` checks the whole file
     first, as loading it would (each case valid, eval ids unique: a DataError naming the file
     and field), and keeps what a run needs before its first case: how many, their ids, the
-    expected tool calls' argument names, whether any case is a conversation scenario, and the
-    digest of the set's JSON (`model_dump_json`, as if loaded whole). `record` is what a run
-    journals of the file; a file whose bytes a trusted record names is not checked again
-    (`trusted`: `ids` is then empty). `validated` counts the cases validated so far."""
+    expected tool calls' argument names, the agents the expected events name, whether any case
+    is a conversation scenario, and the digest of the set's JSON (`model_dump_json`, as if
+    loaded whole). `record` is what a run journals of the file; a file whose bytes a trusted
+    record names is not checked again (`trusted`: `ids` is then empty). `validated` counts the
+    cases validated so far."""
 
     path: Path
     count: int = 0
@@ -89,6 +96,7 @@ class StreamedCases:
     tool_args: dict[str, set[str]] = field(default_factory=dict)
     scenario: bool = False
     digest: str = ""
+    agents: NamedAgents = field(default_factory=NamedAgents)
     record: SetRecord | None = None
     trusted: bool = False
     validated: int = 0
@@ -102,7 +110,7 @@ class StreamedCases:
             record = trusted.get(file_sha256(path))
             if record is not None:
                 out = cls(path, record.count, [], {k: set(v) for k, v in record.tool_args.items()},
-                          record.scenario, record.digest, record, trusted=True)
+                          record.scenario, record.digest, record.agents, record, trusted=True)
                 return EvalSet.model_validate_json(record.shell), out
         before = os.stat(path)
         # Every field of the set, wherever the file puts it: ADK writes creation_timestamp
@@ -128,6 +136,7 @@ class StreamedCases:
             check_persona(path, i, case)
             digest.update((b"," if i else b"") + case.model_dump_json().encode())
             add_tool_args(case, out.tool_args)
+            out.agents.add(case, i)
             out.scenario = out.scenario or case.conversation_scenario is not None
             out.ids.append(case.eval_id)
         out.count = len(out.ids)
@@ -139,7 +148,7 @@ class StreamedCases:
         after = os.stat(path)
         if (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns):
             out.record = SetRecord(sha256, shell_json, out.digest, out.count, out.scenario,
-                                   {k: sorted(v) for k, v in out.tool_args.items()})
+                                   {k: sorted(v) for k, v in out.tool_args.items()}, out.agents)
         return shell, out
 
     def __iter__(self) -> Iterator[EvalCase]:
@@ -242,6 +251,17 @@ class Selection:
         if self.streamed is not None:
             return self.streamed.scenario
         return any(c.conversation_scenario is not None for c in self.eval_set.eval_cases)
+
+    def named_agents(self) -> NamedAgents:
+        """The agents the selected cases' expected events name (`runner.expected_agents`)."""
+        if self.streamed is not None:
+            return self.streamed.agents
+        out = NamedAgents()
+        ids = set(self.case_ids) if self.case_ids else None
+        for i, case in enumerate(self.eval_set.eval_cases):
+            if ids is None or case.eval_id in ids:
+                out.add(case, i)
+        return out
 
     def tool_args(self, args: dict[str, set[str]]) -> None:
         """Adds the argument names of each tool the set's expected invocations call to `args`."""
