@@ -73,6 +73,12 @@ def test_written_thresholds_carry_the_judge_and_samples_they_were_measured_with(
         assert r.exit_code == 2, r.output
         assert f"{config}: criteria.safety_v1.judge_model_options.{field}: " in r.output, r.output
         assert json.loads(config.read_text())["criteria"]["safety_v1"]["judge_model_options"] == options
+    # a file that is no eval config is named before anything is judged (it raised a traceback
+    # once every case was judged)
+    config.write_text(json.dumps({"criteria": []}))
+    r = CliRunner().invoke(cli, ["judge", "calibrate", str(labels), "--judge_model", model,
+                                 "--write", str(config)], env={"COLUMNS": "300"})
+    assert r.exit_code == 2 and f"{config}: criteria: " in r.output, r.output
     assert server.received == []
     config.write_text(json.dumps({"criteria": {"safety_v1": 0.8}}))
     server.steps = [Step(200, _reply("safe"))] + [Step(200, _reply("safe", "safe"))] + [

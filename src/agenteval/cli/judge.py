@@ -73,6 +73,10 @@ def _calibrate(labels: str, judge_model: str | None, num_samples: int, target: f
     measured_with = judge_model or DEFAULT_JUDGE_MODEL
     if write:
         check_target(write, "--write")
+        if Path(write).is_file():  # a config that is not one is named now, not once all is judged
+            from agenteval.datasets import load_eval_config
+
+            load_eval_config(write)
         _check_measured_as(write, read_json(write) if Path(write).is_file() else {},
                            sorted({c.metric for c in cases}), measured_with, num_samples)
     if details:
