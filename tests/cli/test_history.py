@@ -603,3 +603,21 @@ def test_runs_lists_not_evaluated_cases_apart_from_failed_ones(tmp_path: Path) -
     assert re.search(r"passed\s+┃\s+failed\s+┃\s+not evaluated", head), r.output
     assert re.search(r"│\s+1 │\s+1 │\s+2 │", r.output), r.output
     assert RunStore(tmp_path).resolve("latest").cases_not_evaluated == 2
+
+
+def test_a_report_is_never_written_over_the_stored_document_it_reads(history: Path) -> None:
+    """`report latest -o <the run's document>` wrote the Markdown over the run's own result
+    document (exit 0: the run was lost); so did compare's --markdown / --junit. Refused, exit 2,
+    nothing written, as `eval` refuses an output naming one of its inputs."""
+    latest = RunStore(history).resolve("latest").result_path
+    before = latest.read_bytes()
+    for args in (["report", "latest", "--format", "markdown", "-o", latest],
+                 ["compare", "previous", "latest", "--markdown", latest],
+                 ["compare", "previous", "latest", "--junit", latest]):
+        r = _run(*args, "--root", history)
+        assert r.exit_code == 2, (args, r.output)
+        assert "is also an input of the run" in r.output and "document" in r.output, r.output
+        assert latest.read_bytes() == before
+    elsewhere = history / "r.md"  # any other file is written as before
+    assert _run("report", "latest", "--format", "markdown", "-o", elsewhere, "--root", history).exit_code == 0
+    assert elsewhere.read_text().startswith("## ")

@@ -39,7 +39,8 @@ def _compare(ref_a: str, ref_b: str, root: str, fail_on: str, alpha: float, marg
     from agenteval.verdicts.paired import compare_paired
 
     check_targets({"--markdown": markdown, "--junit": junit},  # before any work
-                  {"RUN_A": ref_a if is_path(ref_a) else None, "RUN_B": ref_b if is_path(ref_b) else None})
+                  {**opt.run_inputs("RUN_A", ref_a, root), **opt.run_inputs("RUN_B", ref_b, root)}
+                  if markdown or junit else None)
     # The case summaries only for the per-case gate: the paired comparison reads the case runs.
     # Two stored runs are compared in the database (`_stored_rows`), their summaries not read.
     whole = fail_on == "case_regression"

@@ -380,7 +380,8 @@ def _report(ref: str, root: str, fmt: str, output: str | None) -> int:
     from agenteval.store import RunStore, load_result, load_run
     from agenteval.store.lookup import is_path
 
-    check_targets({"--output": output}, {"RUN": ref if is_path(ref) else None})  # before any work
+    # Before any work; never over the document(s) read.
+    check_targets({"--output": output}, opt.run_inputs("RUN", ref, root) if output else None)
     # Read a case at a time where the format allows (memory flat in the run's size); read whole
     # when the document cannot be read so.
     if not is_path(ref) and (documents := RunStore(root).run_documents(ref)):

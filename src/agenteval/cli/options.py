@@ -187,6 +187,24 @@ def check_needs(needs: dict[str, tuple[str, bool]]) -> None:
             raise click.UsageError(f"{flag} applies only with {other}")
 
 
+def run_inputs(what: str, ref: str, root: str) -> dict[str, str | Path | None]:
+    """What a command reading RUN `ref` reads, which none of its outputs may name
+    (`check_targets`): the file itself, or a stored run's documents. Nothing for a stored run
+    that cannot be found (the command says so when it reads it)."""
+    from agenteval.errors import DataError
+    from agenteval.store import RunStore
+    from agenteval.store.lookup import is_path
+
+    if is_path(ref):
+        return {what: ref}
+    store = RunStore(root)
+    try:
+        documents = store.run_documents(ref) or [store.resolve(ref)]
+    except DataError:
+        return {}
+    return {f"{what}'s document {d.run_id}": d.result_path for d in documents}
+
+
 def stores_hint(database: str | Path | None) -> str:
     """When the run database `database` does not exist: where runs are recorded instead (`eval`
     records an agent's under its folder, so `agenteval runs` run beside it finds none), as a
