@@ -362,7 +362,10 @@ class RunStore:
             if len({r[15] for r in rows}) == 1 and rows[0][15] is not None:
                 raise DataError(self.path, "", f"run {ref!r} holds {len(rows)} eval sets, a document "
                                 f"each: {ids}; name one of them here")
-            raise DataError(self.path, "", f"run {ref!r} is ambiguous: it matches {ids}")
+            # Named as `runs` lists them: by the run id `eval` printed, else the document's.
+            named = list(dict.fromkeys(r[15] or r[0] for r in rows))
+            raise DataError(self.path, "", f"run {ref!r} is ambiguous: it matches "
+                            + ", ".join(named[:5]) + (", ..." if len(rows) > 5 else ""))
         return self._row(rows[0])
 
     def run_documents(self, ref: str) -> list[RunRow]:
