@@ -307,3 +307,35 @@ def test_the_pytest_plugin_runs_on_ray(ray_cluster: Any, pytester: pytest.Pytest
     result = pytester.runpytest("--agenteval", "--agenteval-executor", "ray")
     result.assert_outcomes(passed=1, failed=1)
     assert len((package / "calls.log").read_text().splitlines()) == 2
+
+
+LOGGING_AGENT = '''
+import logging, os
+from pathlib import Path
+
+def root_agent(text):
+    (Path(__file__).parent / "pid").write_text(str(os.getpid()))
+    try:
+        raise ValueError("boom")
+    except ValueError:  # google-adk logs a failing turn so, with its traceback, before raising it on
+        logging.getLogger("google_adk.runners").exception("Error in turn")
+    return {"response": "done"}
+'''
+
+
+def test_ray_workers_log_a_failing_adk_turn_as_the_driver_does(ray_cluster: Any, tmp_path: Path) -> None:
+    # a worker's standard error is its log file (Ray forwards it to the driver's output): one line
+    # for the turn, not google-adk's traceback, as the local and process executors write it
+    agent = tmp_path / "logging_agent"
+    agent.mkdir()
+    (agent / "agent.py").write_text(LOGGING_AGENT)
+    s = eval_set("logset", {"c0": [inv("hello", "done")]})
+    job = EvalJob(config=EvalConfig(criteria={"response_match_score": 0.5}), concurrency=Concurrency(cases=1),
+                  agent=load_root_agent(agent), agent_path=str(agent),
+                  selections=[Selection(agent / "logset.evalset.json", s)], num_runs=1, executor="ray")
+    asyncio.run(run(job, Services.create({}, job.concurrency, store_root=None), lambda _: None))
+    pid = (agent / "pid").read_text()
+    logs = Path(ray_cluster._private.worker._global_node.get_logs_dir_path())
+    written = "".join(p.read_text() for p in logs.glob(f"worker-*-{pid}.err"))
+    assert "Error in turn: ValueError: boom" in written
+    assert "Traceback" not in written

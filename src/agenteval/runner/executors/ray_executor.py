@@ -165,7 +165,8 @@ class RayExecutor:
             simulator=simulator,
             judge_max_tokens=self.judge.max_tokens, judge_early_stop=self.judge.early_stop,
             traces=plan.traces, case_timeout=plan.case_timeout,
-            inner_tool_calls=plan.inner_tool_calls, mock_tools=plan.mock_tools)
+            inner_tool_calls=plan.inner_tool_calls, mock_tools=plan.mock_tools,
+            log_level=logging.getLogger().getEffectiveLevel())
 
     def _cache(self, tag: str, actors: list[Any]) -> str | None:
         """The name of an actor serving the run's judge cache from this machine (None: no cache)."""

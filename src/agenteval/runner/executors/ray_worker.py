@@ -28,7 +28,7 @@ from agenteval.agents.mock_tools import MockTools, with_mock_tools
 from agenteval.criteria.judge.engine.progress import tagging
 from agenteval.criteria.judge.engine.service import JudgeCache, JudgeService
 from agenteval.criteria.spec import ConfiguredMetric
-from agenteval.errors import AgentEvalError
+from agenteval.errors import AgentEvalError, configure_logging
 from agenteval.models.base import LLM
 from agenteval.models.limits import Slots
 from agenteval.models.pool import ModelPool
@@ -87,7 +87,7 @@ class WorkerSetup:
     mock_tools: MockTools | None = None  # RunPlan.mock_tools
     # Endpoint -> slots shared with the process that spawned this one (models.limits.SharedSlots)
     slots: dict[str, Slots] = field(default_factory=dict)
-    log_level: int = logging.WARNING  # the spawning process's, for an isolation worker's logging
+    log_level: int = logging.WARNING  # the driver's (or spawning process's): the worker logs as it does
 
     def model_pool(self) -> ModelPool:
         """This process's models, limited as the setup says, resolved by name with this
@@ -183,6 +183,8 @@ class EvalWorker:
         # Judge-cache lookups are deliberately synchronous (a local round trip, far below a judge
         # call); Ray would warn about the first blocking get in an async actor.
         os.environ.setdefault("RAY_WARN_BLOCKING_GET_INSIDE_ASYNC", "0")
+        # as the driver logs: a failing ADK turn one line, not google-adk's tracebacks in its output
+        configure_logging(setup.log_level)
         self.setup = setup
         self.holder = f"{index}:{uuid.uuid4().hex[:12]}"
         ray = import_ray()
