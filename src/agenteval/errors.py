@@ -85,12 +85,15 @@ def unwrap(exc: BaseException) -> BaseException:
 def describe(exc: BaseException) -> str:
     """One line saying what went wrong: `Type: message (at file:line)`, for the exception an
     exception group (e.g. from a task group) wraps rather than for the group, so the cause is
-    never reduced to "unhandled errors in a TaskGroup"."""
+    never reduced to "unhandled errors in a TaskGroup". An `AgentEvalError` has no `(at ...)`:
+    its message names what the user can act on, and the line is agenteval's own."""
     import traceback
 
     exc = unwrap(exc)
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+    if isinstance(exc, AgentEvalError):
+        where = ""
     text = str(exc)
     if isinstance(exc, SystemExit):
         text = f"the agent called sys.exit({exc.code!r})"

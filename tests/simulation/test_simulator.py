@@ -4,7 +4,9 @@ import asyncio
 
 import pytest
 
+from agenteval.errors import describe
 from agenteval.models import ScriptedModel
+from agenteval.models.base import ModelError
 from agenteval.schema import ConversationScenario
 from agenteval.simulation import LlmUserSimulator, parse_simulator_config
 
@@ -47,6 +49,8 @@ def test_an_empty_simulator_reply_names_the_model_and_the_turn() -> None:
     model = ScriptedModel(["  \n "], name="stub-user")
     simulator = LlmUserSimulator(SCENARIO, model, parse_simulator_config({}))
     simulator.record("user", "hi")
-    with pytest.raises(RuntimeError) as raised:
+    with pytest.raises(ModelError) as raised:
         asyncio.run(simulator.next_turn(1))
-    assert str(raised.value) == "the user simulator's model stub-user replied with no text for user turn 2"
+    # as the case's error says it: what to act on, not agenteval's own line that raised it
+    assert describe(raised.value) == ("ModelError: the user simulator's model stub-user replied with no "
+                                      "text for user turn 2")

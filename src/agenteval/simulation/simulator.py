@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agenteval.models.base import LLM, Message, ModelRequest
+from agenteval.models.base import LLM, Message, ModelError, ModelRequest
 from agenteval.schema import ConversationScenario, InvocationEvent
 from agenteval.schema.config import names_persona, persona_unseen
 from agenteval.simulation.config import LlmBackedUserSimulatorConfig
@@ -127,6 +127,6 @@ class LlmUserSimulator:
         if self.config.stop_signal.lower() in text.lower():
             return NextTurn(None, "stop signal")
         if not text:
-            raise RuntimeError(f"the user simulator's model {self.model.name} replied with no text "
-                               f"for user turn {turns_so_far + 1}")
+            raise ModelError(f"the user simulator's model {self.model.name} replied with no text "
+                             f"for user turn {turns_so_far + 1}")
         return NextTurn(text, "generated")
