@@ -11,7 +11,9 @@ from agenteval.reporting.console import (
     repeat_table,
     summary,
 )
+from agenteval.reporting.tables import Col, fit_table
 from agenteval.schema import EvalCaseResult, MetricError
+from tests.helpers import call
 from tests.result_builders import case, judge, result
 
 
@@ -182,3 +184,30 @@ def test_the_run_summary_counts_not_evaluated_cases_apart_only_when_there_are_so
     apart = text(result([case("ungated", {}), case("ok", {"m": 1.0}), case("bad", {"m": 0.0})]))
     assert "not evaluated" in apart and re.search(r"│ s\s+│\s+1 │\s+1 │\s+1 │", apart), apart
     assert "not evaluated" not in text(result([case("ok", {"m": 1.0})]))
+
+
+def test_controls_a_terminal_acts_on_are_shown_not_sent() -> None:
+    # An agent's ESC went to the terminal as it was (rich removes only BEL, BS, VT, FF, CR): a
+    # reply could recolour the output, or move the cursor and overwrite a verdict.
+    odd = "a\x1b[2Jb\x00c\x9bd"
+    run = case("id\x1b[1A", {"m": 0.1}, response=odd, calls=[call("t", q=odd)])
+    console = Console(width=120, record=True, file=io.StringIO(), color_system=None)
+    console.print(invocation_details(run))
+    console.print(case_table([run]))
+    console.print(fit_table((Col("why"),), [("x\x1b]0;title\x07",)], 120))
+    out = console.export_text()
+    assert not any(c in out for c in "\x1b\x00\x9b")
+    flat = "".join(out.replace("│", " ").split())  # (cells wrap)
+    assert "a␛[2Jb␀c\ufffdd" in flat and "id␛[1A" in flat and "x␛]0;title␇" in flat
+
+
+def test_a_traces_controls_are_shown_not_sent() -> None:
+    from agenteval.reporting.trace import trace_tree
+    from agenteval.schema.trace import Span, Trace
+
+    span = Span(span_id="a", parent_id=None, name="tool\x1b[2J", kind="tool", start=0.0, end=1.0,
+                status="error", error="boom\x1b[31m")
+    console = Console(width=120, record=True, file=io.StringIO(), color_system=None)
+    console.print(trace_tree(Trace(trace_id="1" * 32, spans=[span]), "t"))
+    out = console.export_text()
+    assert "\x1b" not in out and "tool␛[2J" in out and "boom␛[31m" in out

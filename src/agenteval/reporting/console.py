@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 import agenteval.reporting.certificates as certificates
-from agenteval.reporting.format import format_calls, format_score
+from agenteval.reporting.format import format_calls, format_score, terminal_visible
 from agenteval.reporting.tables import ID_FLOOR, ByWidth, Col, fit_table, pack
 from agenteval.schema import (
     CaseSummary,
@@ -240,11 +240,11 @@ def invocation_details(case: EvalCaseResult) -> RenderableType:
     """Per invocation: prompt, expected and actual response and tool calls, and scores with the
     reasons stored with them."""
     parts: list[RenderableType] = [
-        Text(f"{case.eval_set_id} / {case.eval_id}  run {case.run_index}: ", style="bold")
+        Text(terminal_visible(f"{case.eval_set_id} / {case.eval_id}  run {case.run_index}: "), style="bold")
         + status_text(case.final_eval_status)
     ]
     if case.error_message:
-        parts.append(Text(f"inference failed: {case.error_message}", style="red"))
+        parts.append(Text(terminal_visible(f"inference failed: {case.error_message}"), style="red"))
     for note in case.judge_certificates:
         parts.append(Text(certificates.line(note), style="dim" if note.status == "certified" else "yellow"))
     for i, per in enumerate(case.eval_metric_result_per_invocation):
@@ -256,13 +256,13 @@ def invocation_details(case: EvalCaseResult) -> RenderableType:
         expected = per.expected_invocation
         actual = per.actual_invocation
         # The values as plain Text: an answer's "[/]" is data, never rich markup.
-        table.add_row("prompt", Text(content_text(actual.user_content)))
+        table.add_row("prompt", Text(terminal_visible(content_text(actual.user_content))))
         if expected is not None:
-            table.add_row("expected response", Text(content_text(expected.final_response)))
-        table.add_row("actual response", Text(content_text(actual.final_response)))
+            table.add_row("expected response", Text(terminal_visible(content_text(expected.final_response))))
+        table.add_row("actual response", Text(terminal_visible(content_text(actual.final_response))))
         if expected is not None:
-            table.add_row("expected tool calls", Text(format_calls(expected)))
-        table.add_row("actual tool calls", Text(format_calls(actual)))
+            table.add_row("expected tool calls", Text(terminal_visible(format_calls(expected))))
+        table.add_row("actual tool calls", Text(terminal_visible(format_calls(actual))))
         scores = Text()
         for m in per.eval_metric_results:
             scores.append(f"{m.metric_name}: ")
@@ -272,7 +272,7 @@ def invocation_details(case: EvalCaseResult) -> RenderableType:
                 scores.append(f"{m.eval_status.name} ({format_score(m.score)})",
                               style=_STYLE[m.eval_status])
             if (why := case.reason(m.metric_name, i)) is not None:
-                scores.append(f" — {why}", style="dim")
+                scores.append(terminal_visible(f" — {why}"), style="dim")
             scores.append("\n")
         scores.rstrip()
         table.add_row("scores", scores)
@@ -287,7 +287,7 @@ def invocation_details(case: EvalCaseResult) -> RenderableType:
                 else:
                     style = "green" if r.score == 1.0 else "red" if r.score == 0.0 else "yellow"
                     lines.append(f"{r.verdict or 'no verdict'}", style=style)
-                lines.append(f" — {r.rationale or r.error or ''}\n")
+                lines.append(terminal_visible(f" — {r.rationale or r.error or ''}") + "\n")
                 if r.screened:
                     cut = "; ".join(repr(c) for c in r.screened)
                     lines.append(f"  cut before judging (addressed to the judge): {cut}\n", style="dim")
@@ -304,7 +304,7 @@ def invocation_details(case: EvalCaseResult) -> RenderableType:
             parts.append(trace_tree(case.trace, f"trace of invocation {i}", invocation=i))
     for err in case.metric_errors:
         where = "" if err.invocation_index is None else f" (invocation {err.invocation_index})"
-        parts.append(Text(f"{err.metric_name}{where}: {err.message}", style="yellow"))
+        parts.append(Text(terminal_visible(f"{err.metric_name}{where}: {err.message}"), style="yellow"))
     return Group(*parts)
 
 

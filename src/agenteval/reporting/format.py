@@ -42,6 +42,20 @@ def html_visible(text: str) -> str:
                             else f"\\U{ord(m.group()):08x}", text)
 
 
+# A terminal acts on C0 controls (ESC starts a sequence that can recolour, move the cursor and
+# overwrite what was printed) and on C1 ones; rich removes only BEL, BS, VT, FF and CR. Each is
+# shown as its control picture (U+2400 + code, DEL U+2421; C1 as U+FFFD): one character for
+# one, so a rich Text's styles stay where they were.
+_TERMINAL = {**{c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)}, 0x7F: 0x2421,
+             **dict.fromkeys(range(0x80, 0xA0), 0xFFFD)}
+
+
+def terminal_visible(text: str) -> str:
+    """`text` with each control character a terminal would act on shown as a visible one of
+    the same length (tab and newline kept)."""
+    return text.translate(_TERMINAL)
+
+
 def format_score(score: float | None) -> str:
     """A score to four significant digits; "-" for none."""
     if score is None:
@@ -49,4 +63,5 @@ def format_score(score: float | None) -> str:
     return f"{score:.4g}"
 
 
-__all__ = ["format_call", "format_calls", "format_score", "format_value", "html_visible"]
+__all__ = ["format_call", "format_calls", "format_score", "format_value", "html_visible",
+           "terminal_visible"]

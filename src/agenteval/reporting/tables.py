@@ -14,6 +14,8 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from agenteval.reporting.format import terminal_visible
+
 # Long ids fold to no narrower than this before a table switches to a narrower layout: a
 # 20-column id folded once or twice still reads; a 6-column one does not.
 ID_FLOOR = 20
@@ -105,8 +107,17 @@ def fit_table(cols: Sequence[Col], rows: Sequence[Sequence[str | Text]], width: 
         table.add_column(c.header, justify=c.justify, style=c.style, overflow="fold",
                          width=None if widths is None else widths[i])
     for row in rows:  # a str cell as plain Text: ids and reasons are data, never rich markup
-        table.add_row(*(Text(c) if isinstance(c, str) else c for c in row))
+        table.add_row(*(_visible(c) if isinstance(c, (str, Text)) else c for c in row))
     return table
+
+
+def _visible(cell: str | Text) -> Text:
+    """A cell's text with the controls a terminal acts on (an agent's ESC) made visible; a
+    Text's styles kept (the replacement is one character for one)."""
+    if isinstance(cell, str):
+        return Text(terminal_visible(cell))
+    cell.plain = terminal_visible(cell.plain)
+    return cell
 
 
 def pack(pieces: Iterable[str], width: int, sep: str = "") -> str:
