@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 MAX_TABLE_CASES = TABLE_CASES
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # a command's arguments, read once: fewer methods compiled
 class Outputs:
     """Where a run's results go besides the console."""
 
@@ -84,7 +84,7 @@ class Outputs:
             RunStore(self.history_root).check()
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # a command's arguments, read once: fewer methods compiled
 class ScoreArgs:
     expected: str
     actual: str

@@ -33,7 +33,7 @@ from agenteval.store import output_paths
 from agenteval.store.history import history_path
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # a command's arguments, read once: fewer methods compiled
 class EvalArgs:
     """`agenteval eval`: the run asked for, and what only the command line has."""
 
