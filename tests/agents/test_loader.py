@@ -57,6 +57,16 @@ def test_a_packages_agent_py_given_as_a_file_keeps_its_relative_imports(tmp_path
     assert load_root_agent(agent / "__init__.py")("y") == "ok y"
 
 
+def test_a_packages_agent_module_is_looked_in_first_as_adk_eval_does(tmp_path: Path) -> None:
+    # An ADK folder whose __init__.py imports agent.py and defines a root_agent of its own:
+    # adk eval scores agent.py's (the package's `agent` attribute first); agenteval scored the other.
+    package = tmp_path / "twice_defined_agent"
+    package.mkdir()
+    (package / "__init__.py").write_text("from . import agent\n\ndef root_agent(text):\n    return 'package'\n")
+    (package / "agent.py").write_text("def root_agent(text):\n    return 'agent.py'\n")
+    assert load_root_agent(package)("hi") == "agent.py"
+
+
 def test_the_apps_agents_are_named_where_they_can_be_known() -> None:
     """What a run checks expected authors against (`runner.expected_agents`): the built-in agent's
     name; an ADK app's root, sub-agents and AgentTool agents at any depth; none for a callable."""

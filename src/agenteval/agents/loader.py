@@ -103,7 +103,8 @@ def _where(error: BaseException, folder: Path) -> str:
 
 
 def load_root_agent(agent_path: str | Path) -> Any:
-    """Imports the agent module and returns its `root_agent` (or `agent.root_agent`)."""
+    """Imports the agent module and returns its `root_agent`: a package's `agent` module's
+    first, when the package imports one (as `adk eval`), then the package's own."""
     path = Path(agent_path)
     try:
         module = _import_path(path)
@@ -114,7 +115,10 @@ def load_root_agent(agent_path: str | Path) -> Any:
     except Exception as e:
         raise AgentLoadError(f"{path}: importing the agent failed: {type(e).__name__}: {e}"
                              f"{_where(e, agent_home(path))}") from e
-    for holder in (module, getattr(module, "agent", None)):
+    sub = getattr(module, "agent", None)
+    # As adk eval (and AgentEvaluator): a package's imported `agent` module is looked in before
+    # the package's own names, so an ADK folder scores the agent that adk eval scored.
+    for holder in (sub, module) if isinstance(sub, ModuleType) else (module, sub):
         if holder is None:
             continue
         # Like adk eval: an ADK `app` (with its plugins) wins over the bare root_agent.
