@@ -62,7 +62,8 @@ def test_a_packages_agent_module_is_looked_in_first_as_adk_eval_does(tmp_path: P
     # adk eval scores agent.py's (the package's `agent` attribute first); agenteval scored the other.
     package = tmp_path / "twice_defined_agent"
     package.mkdir()
-    (package / "__init__.py").write_text("from . import agent\n\ndef root_agent(text):\n    return 'package'\n")
+    (package / "__init__.py").write_text("from . import agent\n\n"
+                                         "def root_agent(text):\n    return 'package'\n")
     (package / "agent.py").write_text("def root_agent(text):\n    return 'agent.py'\n")
     assert load_root_agent(package)("hi") == "agent.py"
 
