@@ -1,5 +1,6 @@
 """The pytest plugin, exercised in a child pytest run (pytester)."""
 
+import http.cookiejar  # noqa: F401  (see below)
 import importlib.util
 import json
 from pathlib import Path
@@ -10,6 +11,11 @@ from tests.fake_server import FakeServer
 from tests.helpers import call, eval_set, inv
 
 pytest_plugins = ["pytester"]
+
+# The child runs import http.cookiejar (through httpx); pytester then drops it from sys.modules but
+# not from the `http` package's attributes, so a later `from http import cookiejar` and a later
+# `import http.cookiejar` gave two modules: requests (the OTLP exporter's) refused its own cookie
+# jar in the next test of this worker that exported spans. Imported here, it stays one module.
 
 AGENT = '''
 def root_agent(text, state):
