@@ -16,10 +16,9 @@ from agenteval.runner.executors.local import LocalExecutor
 from agenteval.runner.selection import StreamedCases
 from agenteval.runner.services import Services
 from agenteval.runner.streamed import StreamedRun
-from agenteval.store.verdict_copy import HeldCopy
 
 CLASSES = [ToolServer, CaseJudging, JudgeService, Scorer, Source, _Case, LocalExecutor, StreamedCases,
-           Services, StreamedRun, HeldCopy]
+           Services, StreamedRun]
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__qualname__)

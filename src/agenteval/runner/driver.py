@@ -265,9 +265,10 @@ def result_id(eval_set_id: str, app_name: str | None = None) -> str:
     return f"{prefix}{eval_set_id}_{time.time()}"
 
 
-def new_document(eval_set_id: str, app_name: str | None = None) -> EvalSetResult:
-    """The document of an eval set about to be scored: its id, nothing else yet."""
-    rid = result_id(eval_set_id, app_name)
+def new_document(eval_set_id: str, app_name: str | None = None, rid: str | None = None) -> EvalSetResult:
+    """The document of an eval set about to be scored: its id (`rid`, else a new one), nothing
+    else yet."""
+    rid = rid or result_id(eval_set_id, app_name)
     return EvalSetResult(eval_set_result_id=rid, eval_set_result_name=rid.replace("/", "_"),
                          eval_set_id=eval_set_id)
 

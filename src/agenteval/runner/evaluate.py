@@ -31,6 +31,7 @@ from agenteval.schema.progress import Listener
 from agenteval.schema.run import RunSpec
 from agenteval.store.kept import KeptCase
 from agenteval.store.kept_copy import drop as drop_copy
+from agenteval.store.kept_copy import staged_document
 from agenteval.store.kept_copy import start as start_copy
 from agenteval.verdicts.sequential import SequentialRule
 
@@ -172,14 +173,16 @@ async def run_evaluation(
         executor = LocalExecutor(adapter, parallelism, app_name, simulator, judge, listener, traces,
                                  case_timeout)
     told = sink if sink is not None else Sinks([progress(listener)])
-    shells = [new_document(req.eval_set.eval_set_id, app_name or adapter.name) for req in requests]
-    # The history's copy of the told cases' rows starts on a thread, in the recording's own
-    # transaction (`store.kept_copy`: a resume's at once, a fresh run's once its end is near):
-    # SQLite's work beside this thread's, not after the run.
+    # The told cases' rows are staged in the history as the run goes, on a thread
+    # (`store.kept_copy`): SQLite's work beside this thread's, not after the run, and left by a
+    # kill for the resume, which takes the document id they were staged under.
     source = finished.source() if isinstance(finished, Finished) and documents is not None \
         and until_decided is None and len(requests) == 1 else None
+    staged = staged_document(source[0].root, source[1], requests[0].eval_set.eval_set_id) \
+        if source is not None and done else None
+    shells = [new_document(req.eval_set.eval_set_id, app_name or adapter.name, staged) for req in requests]
     early = start_copy(source[0].root, source[0].path, source[1], requests[0].eval_set.eval_set_id,
-                       shells[0].eval_set_result_id, kept=bool(done)) if source is not None else None
+                       shells[0].eval_set_result_id) if source is not None else None
     collected: list[Collected] = []
     outs: list[Sink] = []
     # By position: the cases read and not yet told to their documents; a case whose runs were all

@@ -30,19 +30,15 @@ from agenteval.store.history import load_result
 from agenteval.store.history_schema import SCHEMA_VERSION, migrate
 from agenteval.store.kept import summaries_derived
 from agenteval.store.sqlite import connect, use_wal
+from agenteval.store.staging import drop_others, drop_unowned, finish, staged_document
 from agenteval.store.verdict_copy import (
     ATTACHED,
     CASE_TABLES,
-    SCHEMAS,
     CaseTotals,
-    HeldCopy,
-    Summed,
     add,
+    case_totals,
     closed_beside,
-    copy_cases,
-    copy_kept,
-    rows_after,
-    sum_told,
+    copy_rows,
 )
 from agenteval.verdicts.outcome import CaseOutcome, SetCounts, outcomes
 from agenteval.verdicts.paired import RunOutcome, Runs
@@ -202,67 +198,67 @@ class RunStore:
         return self._record(result, result_path, meta, insert)
 
     def record_copied(self, result: EvalSetResult, journal: Path, journal_run_id: str,
-                      result_path: str | Path, meta: Mapping[str, Any] | None = None,
-                      held: HeldCopy | None = None) -> str:
+                      result_path: str | Path, meta: Mapping[str, Any] | None = None) -> str:
         """`record_outcomes` of a journaled run's document whose cases' rows the run journal at
         `journal` holds beside their verdicts (`Journal.copyable`): copied by SQLite with the
-        journal attached (`store.verdict_copy`), in the same one transaction. With `held` (of
-        this document, from `begin_copy`), that transaction is `held`'s: the rows it copied
-        already stay, the verdicts told since are added (from its last unread schema)."""
-        if held is not None and (held.run_id, held.journal_run_id, held.eval_set_id) == \
-                (result.eval_set_result_id, journal_run_id, result.eval_set_id) and held.unread:
-            return self._record(result, result_path, meta, held.finish, held=held.conn)
-        if held is not None:
-            held.rollback()
-        return self._record(result, result_path, meta,
-                            lambda conn, run_id: copy_cases(conn, run_id, journal_run_id, result.eval_set_id),
-                            journal)
+        journal attached (`store.verdict_copy`), in the same one transaction; a document the run
+        staged as it went (`store.staging`) gains only the verdicts told since its last stage."""
+        def insert(conn: sqlite3.Connection, run_id: str) -> CaseTotals:
+            if not finish(conn, run_id, journal_run_id, result.eval_set_id):
+                for table in CASE_TABLES:
+                    conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+                copy_rows(conn, run_id, journal_run_id, result.eval_set_id)
+            drop_others(conn, run_id, journal_run_id, result.eval_set_id)
+            return case_totals(conn, ATTACHED, journal_run_id, result.eval_set_id)
 
-    def begin_copy(self, journal: Path, journal_run_id: str, eval_set_id: str, run_id: str) -> HeldCopy:
-        """Begins recording document `run_id` (eval set `eval_set_id` of the journaled run
-        `journal_run_id`, its journal at `journal`) before its run ends: the transaction, with
-        the rows of the verdicts the journal holds now copied (`verdict_copy.copy_kept`), open
-        for more (`HeldCopy.more`) and for `record_copied` to finish (or `HeldCopy.rollback`).
-        Readers see none of it until then; other writers wait for its write lock."""
+        return self._record(result, result_path, meta, insert, self.attached(journal, checkpoints=False))
+
+    def attached(self, journal: Path, checkpoints: bool = True) -> sqlite3.Connection:
+        """A connection to the history (made if need be, usable from any thread) with the run
+        journal at `journal` attached as `ATTACHED`, committing without an fsync (the WAL's
+        checkpoints sync it: at its close when not `checkpoints`, else also as the WAL grows):
+        for a run's stages (`store.staging`) and its recording."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
         try:
             use_wal(conn)
             self._prepare(conn)
-            conn.execute("PRAGMA wal_autocheckpoint=0")  # (at its close, beside: `closed_beside`)
-            # No fsync at the commit: the close's checkpoint beside syncs the WAL, then the file,
-            # and the process's exit waits for it (`settle`), so the recording is on disk when
-            # the command ends, as before. The commit's fsync of the run's pages (≈ 6 MB at
-            # 10,000 cases) was on the run's last steps' path (the journal's `forget` waited for
-            # it); beside, it overlaps them. Between the commit and the checkpoint the recording
-            # survives the process, not a power cut, as the journal's commits and the documents
-            # (never fsynced) do.
+            if not checkpoints:
+                conn.execute("PRAGMA wal_autocheckpoint=0")  # (at its close, beside: `closed_beside`)
+            # No fsync at a commit: a checkpoint syncs the WAL, then the file (the recording's
+            # at its close, beside, which the process's exit waits for: `settle`), so the
+            # recording is on disk when the command ends. The commit's fsync of the run's pages
+            # (≈ 6 MB at 10,000 cases) was on the run's last steps' path; beside, it overlaps
+            # them. Between a commit and the checkpoint the rows survive the process, not a
+            # power cut, as the journal's commits and the documents (never fsynced) do.
             conn.execute("PRAGMA synchronous=NORMAL")
-            for schema in (ATTACHED, *SCHEMAS):  # (outside the transaction: ATTACH is refused in one)
-                conn.execute(f"ATTACH DATABASE ? AS {schema}", (str(journal),))
-            conn.execute("PRAGMA foreign_keys=OFF")  # (as `_record` does; on again when it ends)
-            # Deferred: the first delete takes this database's write lock; an immediate one would
-            # take the attached journal's too, which its writer needs while the run goes on.
-            conn.execute("BEGIN")
-            for table in CASE_TABLES:
-                conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
-            told = copy_kept(conn, run_id, journal_run_id, eval_set_id)
-            after = rows_after(conn, ATTACHED, journal_run_id)  # (the snapshot `copy_kept` read)
-            summed = sum_told(conn, ATTACHED, journal_run_id, eval_set_id, (0, told), Summed())
+            conn.execute(f"ATTACH DATABASE ? AS {ATTACHED}", (str(journal),))
         except BaseException as e:
             conn.close()
             if isinstance(e, sqlite3.DatabaseError) and not isinstance(e, sqlite3.IntegrityError):
                 raise DataError(self.path, "", f"cannot use the run database: {e}") from None
             raise
-        return HeldCopy(conn, told, journal_run_id, eval_set_id, run_id, after=after, summed=summed)
+        return conn
+
+    def staged_document(self, journal_run_id: str, eval_set_id: str) -> str | None:
+        """The document id the journaled run staged eval set `eval_set_id`'s rows under
+        (`store.staging`), for its resume to take; None: none (or no history)."""
+        with self._connect(create=False) as conn:
+            return None if conn is None else staged_document(conn, journal_run_id, eval_set_id)
+
+    def drop_unowned_stages(self, seen: set[str], journaled: Callable[[], set[str]]) -> int:
+        """Drops the stages of journaled runs the run journal no longer holds
+        (`staging.drop_unowned`); the number dropped."""
+        with self._connect(create=False) as conn:
+            return 0 if conn is None else drop_unowned(conn, seen, journaled)
 
     def _record(self, result: EvalSetResult, result_path: str | Path, meta: Mapping[str, Any] | None,
-                insert: Callable[[sqlite3.Connection, str], CaseTotals], attach: Path | None = None,
+                insert: Callable[[sqlite3.Connection, str], CaseTotals],
                 held: sqlite3.Connection | None = None) -> str:
         """Records the document in one transaction: its run row, its cases' rows (`insert`, which
-        says what the run's row sums over them), with `attach` attached as `ATTACHED` first; or
-        in `held`'s transaction (`begin_copy`: the journal attached, the run's rows deleted
-        already), closing it (`closed_beside`)."""
+        says what the run's row sums over them, the run's earlier rows deleted first); or in
+        `held` (`attached`: the journal attached), where `insert` deletes them as need be,
+        closing it (`closed_beside`)."""
         info = {**result.metadata, **_header_meta(result), **(meta or {})}
         duration = info.get("duration_seconds")
         extra = {k: v for k, v in info.items() if k not in _KNOWN_META}
@@ -277,23 +273,23 @@ class RunStore:
             result.run.model_dump_json() if result.run else None)
         with self._connect(create=True) if held is None else closed_beside(held) as conn:
             assert conn is not None
-            if attach is not None and held is None:  # (outside a transaction: ATTACH is refused in one)
-                conn.execute(f"ATTACH DATABASE ? AS {ATTACHED}", (str(attach),))
             # Foreign keys off for the transaction (the pragma does nothing inside one): every
             # row `insert` adds carries `run_id`, whose run row is inserted first below, so the
             # check of each row's run (a lookup per row, 6% of copying a 10,000-case run's
             # 129,000 rows: bench/README.md, session 19) can never fail; the cascade it would do
             # on the run's deletion is done by the deletes below, of every table that refers to
             # `runs`.
-            if held is None:
-                conn.execute("PRAGMA foreign_keys=OFF")
-                conn.execute("BEGIN IMMEDIATE")
+            conn.execute("PRAGMA foreign_keys=OFF")
+            # (Deferred with the journal attached, its first statement a write: the history's
+            # write lock alone is taken, waited for; an immediate one would lock the journal too.)
+            conn.execute("BEGIN IMMEDIATE" if held is None else "BEGIN")
             try:
+                conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
                 for table in CASE_TABLES if held is None else ():
                     conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
-                conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
                 conn.execute(f"INSERT INTO runs VALUES ({', '.join('?' * len(run_row))})", run_row)
                 t = insert(conn, run_id)
+                conn.execute("DELETE FROM staged WHERE run_id = ?", (run_id,))  # (recorded: no stage)
                 statuses = t.statuses
                 conn.execute(
                     "UPDATE runs SET judge_model = ?, num_runs = ?, cases_total = ?, cases_passed = ?, "
@@ -310,12 +306,11 @@ class RunStore:
                 raise DataError(result_path, "eval_case_results", f"cannot record run {run_id!r}: "
                                 f"{e} (a case, run or metric appears twice?)") from None
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
             finally:
                 conn.execute("PRAGMA foreign_keys=ON")
-                if attach is not None and held is None:  # (a held connection is closed: its attaches go)
-                    conn.execute(f"DETACH DATABASE {ATTACHED}")
         return run_id
 
     def _row(self, v: tuple[Any, ...]) -> RunRow:

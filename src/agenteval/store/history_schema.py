@@ -26,6 +26,13 @@ The schema's version is in `schema_version`; the tables (`store.db` reads and wr
   storing their summaries halves the rows a recording inserts (the summaries were ≈45% of
   copying a resumed 10,000-case run into the history: bench/README.md, sessions 19–20). A
   database of an older version keeps its stored rows (its cases read `summaries_derived` 0).
+* `staged` (since version 5) — the documents whose case rows a journaled run is writing as it
+  goes (`store.staging`): document id, the journaled run and eval set, the last verdict number
+  staged and the journal's rowids after which later verdicts' rows lie. A staged document has
+  rows in `cases`, `case_metrics` and `metric_summaries` but no `runs` row, and every reader
+  starts from `runs` (a run's id, its alias or prefix, its group), so none sees them; its
+  recording writes the `runs` row and deletes the `staged` one in one transaction. An older
+  database gains the table (empty) in place.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from pathlib import Path
 from agenteval.errors import DataError
 from agenteval.store.verdict_copy import DERIVED_SUMMARY
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 SCHEMA = [
     "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
@@ -68,6 +75,9 @@ SCHEMA = [
         passed_runs INTEGER NOT NULL, mean REAL, std REAL, ci_low REAL, ci_high REAL,
         pass_at_k REAL, pass_pow_k REAL, status INTEGER NOT NULL, reason TEXT,
         PRIMARY KEY (run_id, eval_id, metric_name)) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS staged (
+        run_id TEXT PRIMARY KEY, journal_run_id TEXT NOT NULL, eval_set_id TEXT NOT NULL,
+        told INTEGER NOT NULL, after_metrics INTEGER NOT NULL, after_summaries INTEGER NOT NULL)""",
     f"""CREATE VIEW IF NOT EXISTS case_summaries AS
         SELECT run_id, eval_id, metric_name, threshold, runs, scored_runs, passed_runs, mean, std, ci_low,
                ci_high, pass_at_k, pass_pow_k, status, reason FROM metric_summaries

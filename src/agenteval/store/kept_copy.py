@@ -1,25 +1,16 @@
-"""A journaled run's recording in the run history begun while the run goes on.
+"""A journaled run's case rows staged in the run history as the run goes (`store.staging`), on
+a thread of its own.
 
-Recording a journaled run copies its cases' rows from the journal into the history in SQLite
-(`store.verdict_copy`): for 5,000 trivial cases ≈0.1 s of CPU and twice that of wall after the
-last case, and for a resumed 10,000-case run with 100 cases left the copy of the 9,900 kept
-cases (≈0.2 s) was serial work after the run. `start` begins the recording on a thread of its
-own (`RunStore.begin_copy`: its transaction, the rows of the verdicts told so far copied), which
-then copies the verdicts told since, again and again (closer together as the run nears its
-expected end), each time through a fresh snapshot of the journal (`HeldCopy.more`); the
-recording at the end takes it (`take`) and adds only the last verdicts and the run's row
-(`RunStore.record_copied`).
+`start` begins it with the run: every `EVERY` seconds (closer together as the run nears its
+expected end, at the rate its cases have been journaled so far: `_Rate`) the thread stages the
+verdicts told since, each stage a short transaction of its own (`staging.stage`). The recording
+at the end stops it (`take`) and adds only the last verdicts and the run's row
+(`RunStore.record_copied`). A resume takes the document id its killed run staged under
+(`staged_document`), so the kept cases' rows are in the history already and only those told
+since are copied. A run that fails stops it (`drop`); its stage stays for its resume.
 
-When it begins: at once for a resume (`kept`: its kept cases are most of the copy); otherwise
-(a fresh run) once the run's remaining case runs are expected to take at most `HOLD` / 2
-seconds at the rate they have been journaled so far.
-
-Atomicity: the copies are one transaction with the recording's end, so readers never see a run
-half recorded; a process killed meanwhile leaves nothing (SQLite drops an uncommitted
-transaction) and its journal as it was (the copy only reads it). Other writers of the history
-(another run recording, the web UI) wait for the held write lock, so it is held at most `HOLD`
-seconds after the first copy: a run not ended by then drops the held copy (rolled back) and
-records as before, at the end. A run that fails drops it at once (`drop`).
+Stages are invisible to every reader until the recording (no `runs` row); other writers of the
+history wait at most for one stage's transaction (tens of ms), never for the run.
 """
 
 from __future__ import annotations
@@ -32,126 +23,67 @@ from pathlib import Path
 
 from agenteval.store.db import RunStore
 from agenteval.store.journal_writer import appended
-from agenteval.store.verdict_copy import HeldCopy
+from agenteval.store.staging import stage
+from agenteval.store.verdict_copy import ATTACHED, beside
 
-HOLD = 10.0
-"""Seconds a copied recording holds the history's write lock after its first copy, at most."""
 EVERY = 0.5
-"""Seconds between a held recording's copies of the verdicts told since (`HeldCopy.more`) while
-the run's rate is not known; once it is, each copy comes halfway to its expected end (at least
-`PAUSE` seconds apart)."""
+"""Seconds between a run's stages while its rate is not known; once it is, each stage comes
+halfway to its expected end (at least `PAUSE` seconds apart, at most `EVERY`)."""
 PAUSE = 0.05
-POLL = 0.25
-"""Seconds between a fresh run's looks at its progress in the journal, before it begins."""
 
 _copies: dict[tuple[Path, str], KeptCopy] = {}  # by (history database, document id)
 _lock = threading.Lock()
 
 
 class KeptCopy:
-    """One recording begun early, on its own thread (see the module docstring)."""
+    """One run's stages, on their own thread (see the module docstring)."""
 
     def __init__(self, store: RunStore, journal: Path, journal_run_id: str, eval_set_id: str, run_id: str,
-                 hold: float, kept: bool) -> None:
+                 every: float) -> None:
         self._cond = threading.Condition()
-        # "waiting" (not begun), "copying" (a copy under way), "held"; then "taken", "dropped"
-        # or "failed".
-        self._state = "waiting"
-        self._held: HeldCopy | None = None
+        self._stopped = False
         self._args = (store, journal, journal_run_id, eval_set_id, run_id)
-        self._hold, self._kept = hold, kept
+        self._every = every
+        self.told = 0
+        """The last verdict number staged (0: none yet)."""
         self._thread = threading.Thread(target=self._run, name="agenteval-history-copy", daemon=True)
         self._thread.start()
-
-    def _set(self, state: str, held: HeldCopy | None) -> bool:
-        """Ends a copy: the state `state` unless the copy was given up meanwhile (then False)."""
-        with self._cond:
-            if self._state != "copying":
-                return False
-            self._state, self._held = state, held
-            self._cond.notify_all()
-            return True
 
     def _run(self) -> None:
         store, journal, journal_run_id, eval_set_id, run_id = self._args
         rate = _Rate(journal, journal_run_id)
-        if not self._begins(rate):  # (taken or dropped first)
-            return
-        held: HeldCopy | None = None
+        conn: sqlite3.Connection | None = None
         try:
-            held = store.begin_copy(journal, journal_run_id, eval_set_id, run_id)
-        except Exception:
-            held = None
-        if not self._set("held" if held is not None else "failed", held):
-            if held is not None:
-                with contextlib.suppress(Exception):
-                    held.rollback()
-            return
-        assert held is not None
-        end = time.monotonic() + self._hold
-        while True:
-            # The next copy halfway to the run's expected end: the copies come closer together
-            # as it nears, so the recording's end finds few verdicts left to copy.
-            left = rate.left() if len(held.unread) > 1 else self._hold
-            pause = EVERY if left is None else max(PAUSE, left / 2)
-            with self._cond:
-                wait = max(0.0, min(pause, end - time.monotonic()))
-                self._cond.wait_for(lambda: self._state != "held", wait)
-                if self._state == "held" and time.monotonic() >= end:
-                    self._state = "dropped"  # (not taken in time)
-                if self._state != "held":
-                    break
-                self._state = "copying"
-            try:
-                more = held.more()
-            except Exception:
-                more = None
-            if not self._set("held" if more is not None else "failed", held if more is not None else None) \
-                    or more is None:
-                break
-        with self._cond:
-            taken = self._state == "taken"
-        if not taken:
-            with contextlib.suppress(Exception):
-                held.rollback()
+            while True:
+                with self._cond:
+                    if self._stopped:
+                        break
+                left = rate.left()
+                if conn is None and rate.seen:  # (attached once the journal holds the run, not before)
+                    conn = store.attached(journal)
+                # (A look by index first: no transaction, no lock, while nothing new was told.)
+                (last,) = conn.execute(f"SELECT max(told) FROM {ATTACHED}.journal_verdicts WHERE run_id = ?",
+                                       (journal_run_id,)).fetchone() if conn is not None else (None,)
+                if last is not None and last > self.told:
+                    assert conn is not None
+                    told = stage(conn, run_id, journal_run_id, eval_set_id)
+                    if told is None:  # (recorded already)
+                        break
+                    self.told = told
+                pause = self._every if left is None else max(PAUSE, min(self._every, left / 2))
+                with self._cond:
+                    self._cond.wait_for(lambda: self._stopped, pause)
+        except Exception:  # (the recording copies whatever is not staged: nothing is lost)
+            pass
+        finally:
+            if conn is not None:  # (its checkpoint, the syncs, beside: `settle` waits for it)
+                beside(conn.close, "agenteval-history-close")
 
-    def _begins(self, rate: _Rate) -> bool:
-        """Waits until the copy should begin (see the module docstring), then marks it begun;
-        False: taken or dropped first."""
-        while True:
-            left = None if self._kept else rate.left()
-            with self._cond:
-                if self._state != "waiting":
-                    return False
-                if self._kept or (left is not None and left <= self._hold / 2):
-                    self._state = "copying"
-                    return True
-                self._cond.wait_for(lambda: self._state != "waiting", POLL)
-
-    def take(self) -> HeldCopy | None:
-        """The held recording (any copy under way waited for), for the caller to finish; None
-        when it was not begun, failed or was dropped (the caller then records as usual)."""
+    def stop(self) -> None:
+        """Stops the stages: a stage under way ends first (its thread is waited for)."""
         with self._cond:
-            while self._state == "copying":
-                self._cond.wait()
-            if self._state != "held":
-                if self._state == "waiting":
-                    self._state = "dropped"
-                    self._cond.notify_all()
-                return None
-            self._state = "taken"
+            self._stopped = True
             self._cond.notify_all()
-            return self._held
-
-    def drop(self) -> None:
-        """Gives the recording up: rolled back by its thread (once a copy under way is done)."""
-        with self._cond:
-            if self._state in ("waiting", "copying", "held"):
-                self._state = "dropped"
-                self._cond.notify_all()
-
-    def wait(self) -> None:
-        """Waits for the thread to end (its copy rolled back, taken or failed)."""
         self._thread.join()
 
 
@@ -165,6 +97,11 @@ class _Rate:
         self._journal, self._run_id = journal, journal_run_id
         self._first: tuple[float, int] | None = None  # (when, case runs journaled) at the first look
         self._base: tuple[int, int, int] | None = None  # (journaled, total, writer's count) then
+
+    @property
+    def seen(self) -> bool:
+        """Whether a look found the run in the journal."""
+        return self._first is not None
 
     def left(self) -> float | None:
         """Seconds the run's remaining case runs are expected to take (None: not known yet)."""
@@ -206,36 +143,42 @@ class _Rate:
 
 
 def start(root: str | Path, journal: Path, journal_run_id: str, eval_set_id: str, run_id: str,
-          hold: float = HOLD, kept: bool = True) -> KeptCopy:
-    """Begins recording document `run_id` (of eval set `eval_set_id` of the journaled run
-    `journal_run_id`, its journal at `journal`) in the history of `root` on a thread: at once
-    when the run `kept` cases (a resume), else once its end is near; the recording finds it with
-    `take`."""
+          every: float = EVERY) -> KeptCopy:
+    """Begins staging document `run_id` (of eval set `eval_set_id` of the journaled run
+    `journal_run_id`, its journal at `journal`) in the history of `root`, on a thread; the
+    recording stops it with `take`."""
     store = RunStore(root)
-    copy = KeptCopy(store, journal, journal_run_id, eval_set_id, run_id, hold, kept)
+    copy = KeptCopy(store, journal, journal_run_id, eval_set_id, run_id, every)
     with _lock:
         old = _copies.pop((store.path, run_id), None)
         _copies[(store.path, run_id)] = copy
     if old is not None:
-        old.drop()
+        old.stop()
     return copy
 
 
-def take(root: str | Path, run_id: str) -> HeldCopy | None:
-    """The recording of document `run_id` begun by `start` in the history of `root` (None:
-    none, or dropped); the caller finishes it (`RunStore.record_copied`) or rolls it back."""
+def staged_document(root: str | Path, journal_run_id: str, eval_set_id: str) -> str | None:
+    """The document id the journaled run `journal_run_id` staged eval set `eval_set_id` under in
+    the history of `root`, for its resume to take (None: none)."""
+    return RunStore(root).staged_document(journal_run_id, eval_set_id)
+
+
+def take(root: str | Path, run_id: str) -> None:
+    """Stops the stages of document `run_id` in the history of `root`, if `start` began them, for
+    its recording."""
     with _lock:
         copy = _copies.pop((RunStore(root).path, run_id), None)
-    return copy.take() if copy is not None else None
+    if copy is not None:
+        copy.stop()
 
 
 def drop(copy: KeptCopy) -> None:
-    """Gives up `copy` (its run failed): rolled back, forgotten here."""
+    """Stops `copy` (its run failed: its stage stays, for its resume), forgotten here."""
     with _lock:
         for key, c in list(_copies.items()):
             if c is copy:
                 del _copies[key]
-    copy.drop()
+    copy.stop()
 
 
-__all__ = ["EVERY", "HOLD", "PAUSE", "POLL", "KeptCopy", "drop", "start", "take"]
+__all__ = ["EVERY", "PAUSE", "KeptCopy", "drop", "staged_document", "start", "take"]

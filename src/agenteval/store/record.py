@@ -6,7 +6,7 @@ documents that have no run object (e.g. files written elsewhere)."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from agenteval.store.case_rows import CaseRows
 from agenteval.store.db import RunRow, RunStore
 from agenteval.store.history import history_dir, list_results, load_result, save_result
 from agenteval.store.journal import Journal
-from agenteval.store.kept_copy import take as take_held
+from agenteval.store.kept_copy import take as stop_stages
 from agenteval.store.verdict_copy import settle
 from agenteval.verdicts.outcome import CaseOutcome
 
@@ -60,14 +60,14 @@ def record_run(root: str | Path, results: Sequence[EvalSetResult],
     return ids
 
 
-def tidy(root: str | Path, recording: str | Path | None = None,
-         before_writing: Callable[[], None] | None = None) -> None:
+def tidy(root: str | Path, recording: str | Path | None = None) -> None:
     """Leaves nothing a killed run left behind: removes temporary files of writers that died
     mid-write, records result documents that were written but never recorded (a kill
     between the two steps), so every document in the history is in the database, and removes
     from the run journal the runs nobody owns whose documents are all recorded (a kill before
-    the journal forgot them). `recording`: a document in the history being recorded now (not
-    a lost one); `before_writing` is called once before the history is first written to."""
+    the journal forgot them), and drops the staged rows of runs the journal no longer holds
+    (`store.staging`). `recording`: a document in the history being recorded now (not a lost
+    one)."""
     folder = history_dir(root)
     if not folder.is_dir():
         return
@@ -80,13 +80,12 @@ def tidy(root: str | Path, recording: str | Path | None = None,
         if path.resolve() not in known:
             try:
                 result = load_result(path)
-                if before_writing is not None:
-                    before_writing()
-                    before_writing = None
                 store.record(result, path, _journal_meta(journal, result.run.run_id if result.run else None))
             except AgentEvalError:  # not a result document after all: leave it be
                 continue
-    for run in journal.runs():  # recorded, then killed before the journal forgot it
+    runs = journal.runs()
+    store.drop_unowned_stages({run.run_id for run in runs}, lambda: {run.run_id for run in journal.runs()})
+    for run in runs:  # recorded, then killed before the journal forgot it
         if run.status == "interrupted" and store.documents(run.run_id):
             try:
                 journal.claim(run.run_id)
@@ -141,27 +140,17 @@ def record_streamed(root: str | Path, path: str | Path, shell: EvalSetResult,
     but its case lists. As `record` does, documents recorded earlier under the run's id are
     replaced and the run is then forgotten by the run journal."""
     store, journal = RunStore(root), Journal(root)
-    held = take_held(root, shell.eval_set_result_id)  # (begun while the run went on, if it was)
-
-    def give_up() -> None:  # (its write lock would hold up tidy's own recording until `HOLD`)
-        nonlocal held
-        if held is not None:
-            held.rollback()
-            held = None
-
-    tidy(root, recording=path, before_writing=give_up)  # not read whole: this document is not lost
+    stop_stages(root, shell.eval_set_result_id)  # (staged while the run went on, if it was)
+    tidy(root, recording=path)  # not read whole: this document is not lost
     run_id = shell.run.run_id if shell.run is not None else None
     earlier = store.documents(run_id) if run_id is not None else []
     meta = _journal_meta(journal, run_id)
     copied = None
     if rows is None and shell.run is not None and len(shell.run.eval_sets) == 1:
         if journal.copyable(shell.run.run_id, shell.eval_set_id, shell.run.totals.cases):
-            copied = store.record_copied(shell, journal.path, shell.run.run_id, path, meta, held)
-            held = None
+            copied = store.record_copied(shell, journal.path, shell.run.run_id, path, meta)
         else:
             rows = journal.case_rows(shell.run.run_id, shell.eval_set_id, shell.run.totals.cases)
-    if held is not None:
-        held.rollback()
     recorded_id = copied if copied is not None else store.record_outcomes(
         shell, rows if rows is not None else streamed_outcomes(path, shell), path, meta)
     _drop(root, store, [d for d in earlier if d.run_id != shell.eval_set_result_id])

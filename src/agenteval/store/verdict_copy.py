@@ -17,11 +17,10 @@ verdict's case (one run) are not copied at all: the history derives them where t
 from __future__ import annotations
 
 import atexit
-import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from agenteval.schema import EvalStatus
@@ -49,72 +48,16 @@ def add(total: float | None, value: float | None) -> float | None:
     return value if total is None else total + value
 
 
-SCHEMAS = tuple(f"{ATTACHED}_{k}" for k in range(1, 9))
-"""The journal attached again under these names beside `ATTACHED` by a recording begun early
-(`RunStore.begin_copy`), each read first by one more copy (`HeldCopy.more`, the last by the
-recording's end): a fresh snapshot of the journal each (SQLite attaches 10 databases at most)."""
-
-
-@dataclass(eq=False, repr=False)  # compared by identity: two fewer methods compiled at import
-class HeldCopy:
-    """A recording begun before its run ended (`RunStore.begin_copy`): the connection holding
-    its transaction, the last verdict number whose rows it copied, and the journal's schemas not
-    read yet in it (`SCHEMAS`)."""
-
-    conn: sqlite3.Connection
-    told: int
-    journal_run_id: str
-    eval_set_id: str
-    run_id: str
-    unread: list[str] = field(default_factory=lambda: list(SCHEMAS))
-    after: tuple[int, int] = (0, 0)
-    """The run's last metric and summary rows (rowids) in the journal as last copied from
-    (`rows_after`): the rows of every verdict told since lie after them."""
-    summed: Summed | None = None
-    """What the run's row sums over the verdicts copied so far (`sum_told`; None: they did not
-    come in document order, so the recording's end sums them all: `case_totals`)."""
-
-    def more(self) -> bool:
-        """Copies the verdicts told since the last copy (`copy_told_after`), through a schema not
-        read yet, keeping the last one for the recording's end; False: none left for this."""
-        if len(self.unread) < 2:
-            return False
-        schema = self.unread.pop(0)
-        self._copy_since(schema)
-        self.after = rows_after(self.conn, schema, self.journal_run_id)
-        return True
-
-    def finish(self, conn: sqlite3.Connection, run_id: str) -> CaseTotals:
-        """The recording's end (`RunStore.record_copied`, in this transaction: `conn` is
-        `self.conn`, `run_id` `self.run_id`): the verdicts told since the last copy, through the
-        last unread schema, and what the run's row sums over all of them."""
-        schema = self.unread.pop()
-        self._copy_since(schema)
-        return copied_totals(conn, schema, self.journal_run_id, self.eval_set_id, self.summed)
-
-    def _copy_since(self, schema: str) -> None:
-        told = self.told
-        self.told = copy_told_after(self.conn, schema, self.run_id, self.journal_run_id, self.eval_set_id,
-                                    told, self.after)
-        self.summed = sum_told(self.conn, schema, self.journal_run_id, self.eval_set_id, (told, self.told),
-                               self.summed)
-
-    def rollback(self) -> None:
-        """Drops the transaction (nothing was visible) and closes the connection."""
-        with closing(self.conn):
-            self.conn.execute("ROLLBACK")
-
-
 _closing: list[threading.Thread] = []  # `beside`'s threads not yet waited for
 
 
 @contextmanager
 def closed_beside(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """`conn` (of a held recording, `begin_copy`'s: made for any thread), closed when the block
+    """`conn` (a recording's, `RunStore.record_copied`'s), closed when the block
     ends: at once if it raised, else on a thread of its own (`settle` waits for it). Its close is
     the history's checkpoint (it copies the run's pages from the WAL into the file and syncs
     both): the recording is durable once committed, so that need not hold up what follows
-    (`begin_copy` turns its connection's checkpoints at commit off; a process ending first leaves
+    (`RunStore.recording` turns its checkpoints at commit off; a process ending first leaves
     the WAL to the history's next connection, as a kill would)."""
     try:
         yield conn
@@ -247,86 +190,6 @@ def case_totals(conn: sqlite3.Connection, schema: str, journal_run_id: str, eval
     return totals
 
 
-@dataclass
-class Summed:
-    """What the run's row sums (`totals`) over the verdicts of places 0 to `next` - 1 of one eval
-    set, added in document order by a held recording as it copies them (`sum_told`)."""
-
-    totals: CaseTotals = field(default_factory=CaseTotals)
-    next: int = 0
-
-
-_TOTALLED = ("position, status, runs, seconds, tokens, json_extract(record, '$[3]'), "
-             "json_extract(record, '$[2]')")
-_STATUSES = {int(status): status for status in EvalStatus}
-
-
-def sum_told(conn: sqlite3.Connection, schema: str, journal_run_id: str, eval_set_id: str,
-             told: tuple[int, int], summed: Summed | None) -> Summed | None:
-    """`summed` with the verdicts (of eval set `eval_set_id` of the journaled run
-    `journal_run_id`, read from `schema`) told after `told[0]` and up to `told[1]` added, when
-    they are the places `summed.next` onwards in the order told; else None (nor with `summed`
-    None). A held recording sums each copy's verdicts as it copies them (on its own thread), so
-    the recording's end reads only the last few instead of every verdict of the run (three reads
-    of each, 15 ms of the main thread's CPU and up to 80 ms of wall through the end's cold
-    snapshot at 5,000 cases: bench/README.md, session 25). A fresh run tells its cases in
-    document order, so its verdicts come so; a verdict told again (its case's runs retried)
-    comes again, at a place already summed, and ends the sums (`copied_totals` then reads all)."""
-    if summed is None:
-        return None
-    # (By the verdicts' `told` index, in the order told; the eval set is not matched by an index.)
-    found = conn.execute(f"SELECT {_TOTALLED} FROM {schema}.journal_verdicts WHERE run_id = ? AND told > ? "
-                         "AND told <= ? AND +eval_set_id = ? ORDER BY told",
-                         (journal_run_id, int(told[0]), int(told[1]), eval_set_id)).fetchall()
-    if [v[0] for v in found] != list(range(summed.next, summed.next + len(found))):
-        return None
-    sums = summed.totals
-    counts: dict[int, int] = {}
-    judges: set[str] = set()  # (each distinct list of judge models, as JSON: almost always "[]")
-    for _, status, runs, seconds, tokens, judge_tokens, models in found:
-        counts[status] = counts.get(status, 0) + 1
-        sums.max_runs = max(sums.max_runs, runs)
-        sums.judge_tokens += judge_tokens or 0
-        sums.agent_seconds = add(sums.agent_seconds, seconds)  # (in document order: see `add`)
-        sums.total_tokens = add(sums.total_tokens, tokens)
-        judges.add(models)
-    for status, count in counts.items():
-        sums.statuses[_STATUSES[status]] += count
-    for models in judges.difference(("[]", None)):
-        sums.judges.update(json.loads(models))
-    summed.next += len(found)
-    return summed
-
-
-def copied_totals(conn: sqlite3.Connection, schema: str, journal_run_id: str, eval_set_id: str,
-           summed: Summed | None) -> CaseTotals:
-    """What the run's row sums over the verdicts of eval set `eval_set_id` of the journaled run
-    `journal_run_id` read from `schema`: `summed`'s totals when it summed each of them once, in
-    document order (it summed places 0 to `next` - 1 once each, and the set has `next` verdicts:
-    a verdict deleted or told again since it was summed would leave fewer, or repeat a place);
-    else `case_totals`."""
-    if summed is not None:
-        (held,) = conn.execute(f"SELECT count(*) FROM {schema}.journal_verdicts WHERE run_id = ? "
-                               "AND eval_set_id = ?", (journal_run_id, eval_set_id)).fetchone()
-        if held == summed.next:
-            return summed.totals
-    return case_totals(conn, schema, journal_run_id, eval_set_id)
-
-
-def copy_kept(conn: sqlite3.Connection, run_id: str, journal_run_id: str, eval_set_id: str) -> int:
-    """The first part of `copy_cases`, done while a resumed run's remaining cases run: the rows
-    of the verdicts the journal holds now (told up to the number returned; 0: none), inside the
-    recording's transaction (`RunStore.begin_copy`). The recording then adds the verdicts told
-    after that number (`copy_told_after`). A transaction reads one snapshot of an attached
-    database, so those are read by a connection of their own."""
-    (told,) = conn.execute(f"SELECT max(told) FROM {ATTACHED}.journal_verdicts WHERE run_id = ?",
-                           (journal_run_id,)).fetchone()
-    if told is None:
-        return 0
-    copy_rows(conn, run_id, journal_run_id, eval_set_id, told)
-    return int(told)
-
-
 def rows_after(conn: sqlite3.Connection, schema: str, journal_run_id: str) -> tuple[int, int]:
     """The rowids of the journaled run's last metric row and last summary row in the journal read
     as `schema` (0: none). A verdict told after the last one `schema` holds has its rows after
@@ -342,13 +205,12 @@ def rows_after(conn: sqlite3.Connection, schema: str, journal_run_id: str) -> tu
 
 def copy_told_after(conn: sqlite3.Connection, schema: str, run_id: str, journal_run_id: str, eval_set_id: str,
                     told: int, after: tuple[int, int] = (0, 0)) -> int:
-    """More of a recording begun by `copy_kept` (up to verdict `told`): the verdicts told since,
-    read from `schema`, a schema of the journal attached before the transaction began and not
-    read in it yet (a transaction reads one snapshot of each attached database, taken when it
-    first reads it: a schema read first now sees the journal as it is now), as rows of `conn`'s
-    history, replacing those a case had (a case told again: its runs retried); their metric and
-    summary rows are looked for after the rowids `after` only (`rows_after` of the snapshot
-    copied up to `told`). Returns the last verdict number copied."""
+    """More of a document's rows copied up to verdict `told` (`store.staging`): the verdicts
+    told since, read from the journal attached as `schema` (a transaction reads one snapshot of
+    it, taken when it first reads it), as rows of `conn`'s history, replacing those a case had (a
+    case told again: its runs retried); their metric and summary rows are looked for after the
+    rowids `after` only (`rows_after` of the snapshot copied up to `told`). Returns the last
+    verdict number copied."""
     (last,) = conn.execute(f"SELECT max(told) FROM {schema}.journal_verdicts WHERE run_id = ?",
                            (journal_run_id,)).fetchone()
     if last is None or last <= told:
@@ -361,6 +223,5 @@ def copy_told_after(conn: sqlite3.Connection, schema: str, run_id: str, journal_
     return int(last)
 
 
-__all__ = ["ATTACHED", "CASE_TABLES", "DERIVED_SUMMARY", "SCHEMAS", "CaseTotals", "HeldCopy", "Summed", "add",
-           "beside", "case_totals", "closed_beside", "copied_totals", "copy_cases", "copy_kept", "copy_rows",
-           "copy_told_after", "rows_after", "settle", "sum_told"]
+__all__ = ["ATTACHED", "CASE_TABLES", "DERIVED_SUMMARY", "CaseTotals", "add", "beside", "case_totals",
+           "closed_beside", "copy_cases", "copy_rows", "copy_told_after", "rows_after", "settle"]
