@@ -232,6 +232,8 @@ class RunStore:
             # them. Between a commit and the checkpoint the rows survive the process, not a
             # power cut, as the journal's commits and the documents (never fsynced) do.
             conn.execute("PRAGMA synchronous=NORMAL")
+            # (A staged document's rows have no `runs` row yet, by design: `store.staging`.)
+            conn.execute("PRAGMA foreign_keys=OFF")
             conn.execute(f"ATTACH DATABASE ? AS {ATTACHED}", (str(journal),))
         except BaseException as e:
             conn.close()
@@ -246,11 +248,11 @@ class RunStore:
         with self._connect(create=False) as conn:
             return None if conn is None else staged_document(conn, journal_run_id, eval_set_id)
 
-    def drop_unowned_stages(self, seen: set[str], journaled: Callable[[], set[str]]) -> int:
+    def drop_unowned_stages(self, journaled: Callable[[], set[str]], seen: set[str] | None = None) -> int:
         """Drops the stages of journaled runs the run journal no longer holds
         (`staging.drop_unowned`); the number dropped."""
         with self._connect(create=False) as conn:
-            return 0 if conn is None else drop_unowned(conn, seen, journaled)
+            return 0 if conn is None else drop_unowned(conn, journaled, seen)
 
     def _record(self, result: EvalSetResult, result_path: str | Path, meta: Mapping[str, Any] | None,
                 insert: Callable[[sqlite3.Connection, str], CaseTotals],

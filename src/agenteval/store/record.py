@@ -69,10 +69,11 @@ def tidy(root: str | Path, recording: str | Path | None = None) -> None:
     (`store.staging`). `recording`: a document in the history being recorded now (not a lost
     one)."""
     folder = history_dir(root)
+    store, journal = RunStore(root), Journal(root)
     if not folder.is_dir():
+        store.drop_unowned_stages(lambda: {run.run_id for run in journal.runs()})
         return
     remove_stale_temporaries(folder)
-    store, journal = RunStore(root), Journal(root)
     known = {row.result_path.resolve() for row in store.list_runs()}
     if recording is not None:
         known.add(Path(recording).resolve())
@@ -84,7 +85,7 @@ def tidy(root: str | Path, recording: str | Path | None = None) -> None:
             except AgentEvalError:  # not a result document after all: leave it be
                 continue
     runs = journal.runs()
-    store.drop_unowned_stages({run.run_id for run in runs}, lambda: {run.run_id for run in journal.runs()})
+    store.drop_unowned_stages(lambda: {run.run_id for run in journal.runs()}, {run.run_id for run in runs})
     for run in runs:  # recorded, then killed before the journal forgot it
         if run.status == "interrupted" and store.documents(run.run_id):
             try:

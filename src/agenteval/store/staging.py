@@ -20,6 +20,10 @@ pruned after 30 days, the journal removed) are dropped by the next recording (`d
 from `store.record.tidy`), and those of the same run and eval set by that document's recording
 (`drop_others`).
 
+Their `FOREIGN KEY` to `runs` is not checked for them (the connection staging them turns the
+checks off, as every recording does for its copy): until recorded, `PRAGMA foreign_key_check`
+lists them.
+
 Locks: a stage takes the history's write lock for its own transaction only (tens of ms), by
 writing before it reads; the attached journal is only read (its writer never waits for it).
 """
@@ -119,12 +123,15 @@ def drop_others(conn: sqlite3.Connection, run_id: str, journal_run_id: str, eval
           (journal_run_id, eval_set_id, run_id))
 
 
-def drop_unowned(conn: sqlite3.Connection, seen: set[str], journaled: Callable[[], set[str]]) -> int:
+def drop_unowned(conn: sqlite3.Connection, journaled: Callable[[], set[str]],
+                 seen: set[str] | None = None) -> int:
     """Drops the stages of journaled runs that `journaled()` (the run journal's run ids, read
     once the history's write lock is held: a run's stage is committed after its journal row, so
     no stage begun meanwhile is taken for an orphan) does not name; the number dropped. Nothing
-    is locked while every stage is of a run in `seen` (the journal's run ids read before)."""
-    if {r[0] for r in conn.execute("SELECT DISTINCT journal_run_id FROM staged")} <= seen:  # (the usual case)
+    is locked while every stage is of a run in `seen` (the journal's run ids read before; None:
+    read now)."""
+    of = {r[0] for r in conn.execute("SELECT DISTINCT journal_run_id FROM staged")}
+    if not of or of <= (journaled() if seen is None else seen):  # (the usual cases)
         return 0
     conn.execute("BEGIN IMMEDIATE")
     try:
