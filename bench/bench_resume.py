@@ -10,7 +10,7 @@ per turn, so 2 model calls per turn). Per kill point F:
    on, so the run is journaled) is started and SIGKILLed as soon as the journal holds F x cases
    finished case runs;
 2. the finished case runs at that moment are snapshotted (their journal rows), with whether the
-   run history's write lock was held then (the run's recording begun while it goes on,
+   run history's write lock was held then (a stage of the run's rows under way,
    `store.kept_copy`) and the case rows a reader of the history sees then and after the kill
    beyond those it had before (0 and 0: no trace of the killed run);
 3. `agenteval eval ... --resume RUN` finishes it. "Redone" counts snapshotted case runs whose
@@ -77,8 +77,9 @@ HISTORY = JOURNAL.parent / "history.sqlite"
 
 
 def history_state() -> tuple[bool, int]:
-    """Whether a writer holds the run history's write lock now (a recording begun while its run
-    goes on: `store.kept_copy`), and the case rows a reader of the history sees."""
+    """Whether a writer holds the run history's write lock now (a stage of the run's rows under
+    way: `store.kept_copy`), and the case rows a reader of the history sees (those of recorded
+    runs: a run's staged rows have no `runs` row yet, `store.staging`)."""
     if not HISTORY.exists():
         return False, 0
     conn = sqlite3.connect(HISTORY, timeout=0, isolation_level=None)
@@ -89,7 +90,8 @@ def history_state() -> tuple[bool, int]:
             held = False
         except sqlite3.OperationalError:
             held = True
-        return held, int(conn.execute("SELECT count(*) FROM cases").fetchone()[0])
+        return held, int(conn.execute("SELECT count(*) FROM cases WHERE run_id IN (SELECT run_id FROM runs)")
+                         .fetchone()[0])
     finally:
         conn.close()
 
