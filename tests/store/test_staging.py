@@ -169,8 +169,8 @@ def test_a_stage_takes_the_historys_lock_alone_and_waits_for_another_writer(tmp_
     store.record_outcomes(SHELL.model_copy(update={"eval_set_result_id": "earlier"}), [], tmp_path / "e.json")
     with closing(store.attached(journal.path)) as conn:
         conn.execute("BEGIN")
-        conn.execute("INSERT INTO staged VALUES ('doc', ?, 's', 0, 0, 0) ON CONFLICT (run_id) DO NOTHING",
-                     (RUN,))
+        conn.execute("INSERT INTO staged VALUES ('doc', ?, 's', 0, 0, 0, NULL) "
+                     "ON CONFLICT (run_id) DO NOTHING", (RUN,))
         with closing(sqlite3.connect(journal.path, timeout=0.5)) as writer:  # the journal: not locked
             writer.execute("BEGIN IMMEDIATE")
             writer.rollback()
@@ -218,4 +218,50 @@ def test_a_version_4_history_reads_as_it_did_gains_the_staged_table_and_takes_st
     assert _history(store) == _from_python(tmp_path / "python", OUTCOMES)
     spec = importlib.util.spec_from_file_location("make_history_v4", V4 / "make.py")
     assert spec is not None and spec.loader is not None  # (the fixture's maker still loads)
+    journal.close()
+
+
+def test_the_run_rows_sums_are_staged_with_the_rows_and_the_end_reads_only_the_last_verdicts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Agent seconds and tokens are summed in document order (a float sum's last bits depend on
+    it), stage by stage, kept with the stage (a resume goes on from a killed run's sums): the
+    recording's end reads only the verdicts told since; when those summed are no longer the
+    set's (a verdict gone), it sums them all again."""
+    seconds = [1e16, 1.0, -1e16, 1.0, 0.1, 0.2, 0.3]  # (summed in another order: another float)
+    outcomes = [_outcome([case(f"c{i}", {"m": i / 10}, duration=s, tokens=i)]) for i, s in enumerate(seconds)]
+    root = tmp_path / "h"
+    journal = _journaled(root, outcomes[:2])
+    store = RunStore(root)
+    for place in range(2, 5):
+        _stage(store, journal)
+        _tell(journal, outcomes[place:place + 1], place)
+    _stage(store, journal)
+    with closing(sqlite3.connect(store.path)) as conn:
+        (sums,) = conn.execute("SELECT sums FROM staged").fetchone()
+    assert json.loads(sums)[0] == 5 and json.loads(sums)[3] == sum(seconds[:5])
+    _tell(journal, outcomes[5:], 5)
+    statements: list[str] = []
+    attached = RunStore.attached
+
+    def traced(self: RunStore, path: Path, checkpoints: bool = True) -> sqlite3.Connection:
+        conn = attached(self, path, checkpoints)
+        conn.set_trace_callback(statements.append)
+        return conn
+
+    monkeypatch.setattr(RunStore, "attached", traced)
+    store.record_copied(SHELL, journal.path, RUN, tmp_path / "doc.json")
+    assert _history(store) == _from_python(tmp_path / "python", outcomes)
+    assert statements and not any("GROUP BY status" in s for s in statements), statements
+    # A verdict summed, then gone: every verdict summed again at the end.
+    lost = RunStore(tmp_path / "lost")
+    _stage(lost, journal, "doc")
+    with closing(sqlite3.connect(journal.path)) as conn, conn:
+        conn.execute("DELETE FROM journal_verdicts WHERE run_id = ? AND position = 3", (RUN,))
+    statements.clear()
+    lost.record_copied(SHELL, journal.path, RUN, tmp_path / "doc.json")
+    assert any("GROUP BY status" in s for s in statements)
+    unstaged = RunStore(tmp_path / "unstaged")
+    monkeypatch.undo()
+    unstaged.record_copied(SHELL, journal.path, RUN, tmp_path / "doc.json")
+    assert _history(lost) == _history(unstaged)
     journal.close()

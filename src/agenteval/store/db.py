@@ -204,12 +204,14 @@ class RunStore:
         journal attached (`store.verdict_copy`), in the same one transaction; a document the run
         staged as it went (`store.staging`) gains only the verdicts told since its last stage."""
         def insert(conn: sqlite3.Connection, run_id: str) -> CaseTotals:
-            if not finish(conn, run_id, journal_run_id, result.eval_set_id):
+            totals = finish(conn, run_id, journal_run_id, result.eval_set_id)
+            if totals is None:
                 for table in CASE_TABLES:
                     conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
                 copy_rows(conn, run_id, journal_run_id, result.eval_set_id)
+                totals = case_totals(conn, ATTACHED, journal_run_id, result.eval_set_id)
             drop_others(conn, run_id, journal_run_id, result.eval_set_id)
-            return case_totals(conn, ATTACHED, journal_run_id, result.eval_set_id)
+            return totals
 
         return self._record(result, result_path, meta, insert, self.attached(journal, checkpoints=False))
 

@@ -28,7 +28,8 @@ The schema's version is in `schema_version`; the tables (`store.db` reads and wr
   database of an older version keeps its stored rows (its cases read `summaries_derived` 0).
 * `staged` (since version 5) — the documents whose case rows a journaled run is writing as it
   goes (`store.staging`): document id, the journaled run and eval set, the last verdict number
-  staged and the journal's rowids after which later verdicts' rows lie. A staged document has
+  staged, the journal's rowids after which later verdicts' rows lie, and what the run's row
+  sums over the verdicts staged (JSON; NULL: summed at the end). A staged document has
   rows in `cases`, `case_metrics` and `metric_summaries` but no `runs` row, and every reader
   starts from `runs` (a run's id, its alias or prefix, its group), so none sees them; its
   recording writes the `runs` row and deletes the `staged` one in one transaction. An older
@@ -77,7 +78,8 @@ SCHEMA = [
         PRIMARY KEY (run_id, eval_id, metric_name)) WITHOUT ROWID""",
     """CREATE TABLE IF NOT EXISTS staged (
         run_id TEXT PRIMARY KEY, journal_run_id TEXT NOT NULL, eval_set_id TEXT NOT NULL,
-        told INTEGER NOT NULL, after_metrics INTEGER NOT NULL, after_summaries INTEGER NOT NULL)""",
+        told INTEGER NOT NULL, after_metrics INTEGER NOT NULL, after_summaries INTEGER NOT NULL,
+        sums TEXT)""",
     f"""CREATE VIEW IF NOT EXISTS case_summaries AS
         SELECT run_id, eval_id, metric_name, threshold, runs, scored_runs, passed_runs, mean, std, ci_low,
                ci_high, pass_at_k, pass_pow_k, status, reason FROM metric_summaries

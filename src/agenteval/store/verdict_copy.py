@@ -17,6 +17,7 @@ verdict's case (one run) are not copied at all: the history derives them where t
 from __future__ import annotations
 
 import atexit
+import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -190,6 +191,73 @@ def case_totals(conn: sqlite3.Connection, schema: str, journal_run_id: str, eval
     return totals
 
 
+@dataclass
+class Summed:
+    """What the run's row sums (`totals`) over the verdicts of places 0 to `next` - 1 of one eval
+    set, added in document order as a run's rows are staged (`sum_told`, `store.staging`)."""
+
+    totals: CaseTotals = field(default_factory=CaseTotals)
+    next: int = 0
+
+
+_TOTALLED = ("position, status, runs, seconds, tokens, json_extract(record, '$[3]'), "
+             "json_extract(record, '$[2]')")
+_STATUSES = {int(status): status for status in EvalStatus}
+
+
+def sum_told(conn: sqlite3.Connection, schema: str, journal_run_id: str, eval_set_id: str,
+             told: tuple[int, int], summed: Summed | None) -> Summed | None:
+    """`summed` with the verdicts (of eval set `eval_set_id` of the journaled run
+    `journal_run_id`, read from `schema`) told after `told[0]` and up to `told[1]` added, when
+    they are the places `summed.next` onwards in the order told; else None (nor with `summed`
+    None). Each stage sums the verdicts it copies (on the stages' thread; kept with the stage, so
+    a resume goes on from a killed run's sums), so the recording's end reads only the last few
+    instead of every verdict of the run (three reads
+    of each, 15 ms of the main thread's CPU and up to 80 ms of wall through the end's cold
+    snapshot at 5,000 cases: bench/README.md, session 25). A fresh run tells its cases in
+    document order, so its verdicts come so; a verdict told again (its case's runs retried)
+    comes again, at a place already summed, and ends the sums (`copied_totals` then reads all)."""
+    if summed is None:
+        return None
+    # (By the verdicts' `told` index, in the order told; the eval set is not matched by an index.)
+    found = conn.execute(f"SELECT {_TOTALLED} FROM {schema}.journal_verdicts WHERE run_id = ? AND told > ? "
+                         "AND told <= ? AND +eval_set_id = ? ORDER BY told",
+                         (journal_run_id, int(told[0]), int(told[1]), eval_set_id)).fetchall()
+    if [v[0] for v in found] != list(range(summed.next, summed.next + len(found))):
+        return None
+    sums = summed.totals
+    counts: dict[int, int] = {}
+    judges: set[str] = set()  # (each distinct list of judge models, as JSON: almost always "[]")
+    for _, status, runs, seconds, tokens, judge_tokens, models in found:
+        counts[status] = counts.get(status, 0) + 1
+        sums.max_runs = max(sums.max_runs, runs)
+        sums.judge_tokens += judge_tokens or 0
+        sums.agent_seconds = add(sums.agent_seconds, seconds)  # (in document order: see `add`)
+        sums.total_tokens = add(sums.total_tokens, tokens)
+        judges.add(models)
+    for status, count in counts.items():
+        sums.statuses[_STATUSES[status]] += count
+    for models in judges.difference(("[]", None)):
+        sums.judges.update(json.loads(models))
+    summed.next += len(found)
+    return summed
+
+
+def copied_totals(conn: sqlite3.Connection, schema: str, journal_run_id: str, eval_set_id: str,
+           summed: Summed | None) -> CaseTotals:
+    """What the run's row sums over the verdicts of eval set `eval_set_id` of the journaled run
+    `journal_run_id` read from `schema`: `summed`'s totals when it summed each of them once, in
+    document order (it summed places 0 to `next` - 1 once each, and the set has `next` verdicts:
+    a verdict deleted or told again since it was summed would leave fewer, or repeat a place);
+    else `case_totals`."""
+    if summed is not None:
+        (held,) = conn.execute(f"SELECT count(*) FROM {schema}.journal_verdicts WHERE run_id = ? "
+                               "AND eval_set_id = ?", (journal_run_id, eval_set_id)).fetchone()
+        if held == summed.next:
+            return summed.totals
+    return case_totals(conn, schema, journal_run_id, eval_set_id)
+
+
 def rows_after(conn: sqlite3.Connection, schema: str, journal_run_id: str) -> tuple[int, int]:
     """The rowids of the journaled run's last metric row and last summary row in the journal read
     as `schema` (0: none). A verdict told after the last one `schema` holds has its rows after
@@ -223,5 +291,6 @@ def copy_told_after(conn: sqlite3.Connection, schema: str, run_id: str, journal_
     return int(last)
 
 
-__all__ = ["ATTACHED", "CASE_TABLES", "DERIVED_SUMMARY", "CaseTotals", "add", "beside", "case_totals",
-           "closed_beside", "copy_cases", "copy_rows", "copy_told_after", "rows_after", "settle"]
+__all__ = ["ATTACHED", "CASE_TABLES", "DERIVED_SUMMARY", "CaseTotals", "Summed", "add", "beside",
+           "case_totals", "closed_beside", "copied_totals", "copy_cases", "copy_rows", "copy_told_after",
+           "rows_after", "settle", "sum_told"]
