@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+from agenteval.store.journal import FLUSH_SECONDS
 
 
 def appending(root: Path, total: int, cases: int, flush: str = "") -> subprocess.Popen[str]:
@@ -30,6 +33,19 @@ def killed(root: Path, total: int, cases: int) -> None:
     finally:
         proc.kill()
         proc.wait()
+
+
+def killed_after_window(root: Path, total: int, cases: int) -> None:
+    """The journal at `root` as a process leaves it that appended `cases` case runs of `total`,
+    never flushed, and was SIGKILLed once the flush window (`FLUSH_SECONDS`) had passed."""
+    proc = appending(root, total, cases)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "appended"
+        time.sleep(FLUSH_SECONDS + 2.0)  # the window, and a margin for a loaded machine
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == -9
 
 
 def wal_sizes(journal_path: Path) -> tuple[int, int]:

@@ -16,8 +16,8 @@ import pytest
 from agenteval.errors import DataError
 from agenteval.schema import EvalCaseResult, RunSpec
 from agenteval.store.claim import lock_path
-from agenteval.store.journal import FLUSH_CASES, FLUSH_SECONDS, KEEP_INTERRUPTED_DAYS, Journal, RunOwned
-from tests.journal_writers import appending, killed, wal_sizes
+from agenteval.store.journal import FLUSH_CASES, KEEP_INTERRUPTED_DAYS, Journal, RunOwned
+from tests.journal_writers import killed, killed_after_window, wal_sizes
 
 
 def _begin(root: Path, run_id: str = "20250101-000000-aaaaaa") -> Journal:
@@ -164,14 +164,7 @@ def _result(i: int, error: str | None = None) -> EvalCaseResult:
 def test_a_kill_loses_at_most_the_last_half_second(tmp_path: Path) -> None:
     # A real process appends 100 case runs and is SIGKILLed well after the flush window
     # (FLUSH_SECONDS): all 100 are in the journal, though it never flushed or closed.
-    proc = appending(tmp_path, 100, 100)
-    try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "appended"
-        time.sleep(FLUSH_SECONDS + 2.0)  # the window, and a margin for a loaded machine
-    finally:
-        proc.kill()
-        proc.wait()
-    assert proc.returncode == -9
+    killed_after_window(tmp_path, 100, 100)
     journal = Journal(tmp_path)
     assert journal.finished_keys("r1") == {("s", f"c{i}", 0) for i in range(100)}
     assert [(r.status, r.done) for r in journal.runs()] == [("interrupted", 100)]

@@ -7,25 +7,13 @@ import time
 from pathlib import Path
 
 from agenteval.schema import EvalCaseResult
-from agenteval.store.journal import FLUSH_CASES, FLUSH_SECONDS, Journal
+from agenteval.store.journal import FLUSH_CASES, Journal
 from agenteval.store.journal_rows import rows_path
 from agenteval.store.journal_writer import COMMIT_ROWS
-from tests.journal_writers import appending
+from tests.journal_writers import killed_after_window
 
 RUN = "r1"
 
-
-def _killed_after(root: Path, total: int, cases: int) -> None:
-    """What a process leaves that appended `cases` case runs, never flushed, and was SIGKILLed
-    once the flush window had passed."""
-    proc = appending(root, total, cases)
-    try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "appended"
-        time.sleep(FLUSH_SECONDS + 2.0)  # the window, and a margin for a loaded machine
-    finally:
-        proc.kill()
-        proc.wait()
-    assert proc.returncode == -9
 
 
 def _committed(root: Path) -> int:
@@ -42,7 +30,7 @@ def _result(i: int, error: str | None = None) -> EvalCaseResult:
 def test_case_runs_not_committed_yet_are_read_from_the_rows_file(tmp_path: Path) -> None:
     n = FLUSH_CASES + 10  # more than a batch, fewer than a commit: every one in the tail
     assert n < COMMIT_ROWS
-    _killed_after(tmp_path, 400, n)
+    killed_after_window(tmp_path, 400, n)
     assert _committed(tmp_path) == 0  # the rows file alone holds them
     journal = Journal(tmp_path)
     assert journal.finished_keys(RUN) == {("s", f"c{i}", 0) for i in range(n)}
@@ -60,7 +48,7 @@ def test_case_runs_not_committed_yet_are_read_from_the_rows_file(tmp_path: Path)
 
 
 def test_a_torn_last_frame_is_not_finished_and_is_cut_off_by_the_claim(tmp_path: Path) -> None:
-    _killed_after(tmp_path, 400, 5)
+    killed_after_window(tmp_path, 400, 5)
     rows = rows_path(tmp_path, RUN)
     whole = rows.stat().st_size
     data = rows.read_bytes()
