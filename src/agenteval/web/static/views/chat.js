@@ -22,7 +22,7 @@ export function chatView(main, app) {
   const head = h("div", { class: "chathead row" },
     h("strong", { id: "chat-title", text: s ? `Session ${s.id}` : "New session" }),
     h("span", { class: "muted", id: "chat-model", text: `model: ${(s ? s.model : S.model) || "the agent's own"}` }));
-  const input = h("textarea", { id: "chat-input", placeholder: `Message ${app}… (Enter sends, Shift+Enter new line)` });
+  const input = h("textarea", { id: "chat-input", "aria-label": `message to ${app}`, placeholder: `Message ${app}… (Enter sends, Shift+Enter new line)` });
   const send = h("button", { class: "primary", id: "send", text: "Send" });
   const submit = async () => {
     const text = input.value.trim();

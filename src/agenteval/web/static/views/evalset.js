@@ -35,7 +35,7 @@ export async function evalSetView(main, app, setId, caseId) {
   const more = h("button", { text: "Show more", onclick: () => showMore() });
   const showMore = () => {
     for (const c of cases.slice(shown, shown + 200)) {
-      const box = h("input", { type: "checkbox", "data-case": c.eval_id, onchange: (e) => {
+      const box = h("input", { type: "checkbox", "data-case": c.eval_id, "aria-label": "select " + c.eval_id, onchange: (e) => {
         if (e.target.checked) selected.add(c.eval_id); else selected.delete(c.eval_id);
         count();
       } });
@@ -63,7 +63,7 @@ export async function evalSetView(main, app, setId, caseId) {
 function addSessionForm(app, setId, cases) {
   const s = S.session && S.session.app_name === app ? S.session : null;
   if (!s) return h("p", { class: "muted", text: "Chat with the agent to add a session here as a new case (or open a saved session from the Sessions tab)." });
-  const id = h("input", { id: "new-case-id", value: caseIdFrom(s, cases) });
+  const id = h("input", { id: "new-case-id", "aria-label": "new case id", value: caseIdFrom(s, cases) });
   const add = async () => {
     try {
       await api(`${setPath(app, setId)}/add-session`, { method: "POST", body: { eval_id: id.value.trim(), session_id: s.id, user_id: USER } });

@@ -86,8 +86,8 @@ function filterForm(query, onChange) {
     criterion: select("criterion", "any failing criterion"), tool: select("tool", "any tool"),
     argument: h("input", { name: "argument", placeholder: "tool.arg[=value]", list: "arg-names", "aria-label": "argument" }),
     error: select("error", "any error"),
-    min_score: h("input", { name: "min_score", type: "number", step: "0.05", min: "0", max: "1", placeholder: "score ≥", class: "num" }),
-    max_score: h("input", { name: "max_score", type: "number", step: "0.05", min: "0", max: "1", placeholder: "score ≤", class: "num" }),
+    min_score: h("input", { name: "min_score", type: "number", step: "0.05", min: "0", max: "1", placeholder: "score ≥", class: "num", "aria-label": "lowest score" }),
+    max_score: h("input", { name: "max_score", type: "number", step: "0.05", min: "0", max: "1", placeholder: "score ≤", class: "num", "aria-label": "highest score" }),
     sort: h("select", { name: "sort", "aria-label": "sort" }, [["position", "case order"], ["score", "by score"], ["latency", "by latency"], ["tokens", "by tokens"]].map(([v, t]) => h("option", { value: v, text: t }))),
     descending: h("input", { type: "checkbox", name: "descending", "aria-label": "descending" }),
   };

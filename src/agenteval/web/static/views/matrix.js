@@ -42,7 +42,7 @@ export async function showMatrix(token, query) {
   const repeat = repeats > 1 ? h("select", { id: "run-index", title: "repeated runs: every repeat as its own column, or one of them" },
     h("option", { value: "", text: "every repeat" }), [...Array(repeats).keys()].map((k) => h("option", { value: String(k), text: `repeat #${k} only` }))) : null;
   if (repeat) { repeat.value = index; repeat.addEventListener("change", () => go(matrixLink(runs, { ...keep(), index: repeat.value }))); }
-  const picker = h("select", { id: "add-run" }, h("option", { value: "", text: "Add a run…" }));
+  const picker = h("select", { id: "add-run", "aria-label": "add a run" }, h("option", { value: "", text: "Add a run…" }));
   picker.addEventListener("change", () => { if (picker.value) go(matrixLink([...runs, picker.value], keep())); });
   api(`/api/runs/${encodeURIComponent(runs[0])}`).then(async (/** @type {RunView|JobView} */ first) => {
     if (token === S.route) showAgent(first.app); // the agent of the page (a deep link says none)

@@ -32,8 +32,8 @@ export function expectedArgs(cases) {
 /** The argument-matching table of a trajectory criterion; value() → its args_match or null. */
 function argsMatchEditor(name, args) {
   const rows = [...args].flatMap(([tool, names]) => [...names].map((arg) => {
-    const matcher = h("select", { "data-args-match": `${name}:${tool}:${arg}` }, MATCHERS.map((m) => h("option", { value: m, text: m })));
-    const param = h("input", { placeholder: "", style: "width: 140px", hidden: true });
+    const matcher = h("select", { "data-args-match": `${name}:${tool}:${arg}`, "aria-label": `${tool}.${arg} matching` }, MATCHERS.map((m) => h("option", { value: m, text: m })));
+    const param = h("input", { placeholder: "", style: "width: 140px", hidden: true, "aria-label": `${tool}.${arg} tolerance or pattern` });
     matcher.addEventListener("change", () => {
       param.hidden = !["number", "regex"].includes(matcher.value);
       param.placeholder = matcher.value === "number" ? "tolerance (abs)" : "pattern (default: expected)";
@@ -122,9 +122,9 @@ export async function metricDialog(app, setId, evalIds, args) {
     h("h4", { class: "crit-group", text: "In force for this set" }),
     rows.map((r, i) => (i && !(r.name in defaults.criteria) && rows[i - 1].name in defaults.criteria
       ? [h("h4", { class: "crit-group", text: "Other criteria" }), r.el] : r.el)),
-    h("div", { class: "row", style: "margin-top: 10px" }, h("label", { text: "Runs per case " }), runs),
-    h("div", { class: "row" }, h("label", { text: "Escalate uncertain verdicts to " }), escalate),
-    h("div", { class: "row" }, h("label", { text: "Judge rationales " }), rationales)),
+    h("div", { class: "row", style: "margin-top: 10px" }, h("label", { for: "num-runs", text: "Runs per case " }), runs),
+    h("div", { class: "row" }, h("label", { for: "escalate-to", text: "Escalate uncertain verdicts to " }), escalate),
+    h("div", { class: "row" }, h("label", { for: "judge-rationales", text: "Judge rationales " }), rationales)),
   h("div", { class: "dfoot" }, h("button", { text: "Cancel", onclick: () => dialog.close() }),
     h("button", { class: "primary", id: "start-run", text: "Start", onclick: start })));
   dialog.showModal();
@@ -135,9 +135,9 @@ export async function metricDialog(app, setId, evalIds, args) {
  * @param {CriterionInfo} c */
 function criterionRow(c, args, preset) {
   const lo = c.min_value ?? 0, hi = c.max_value ?? 1;
-  const on = h("input", { type: "checkbox", "data-criterion": c.name, checked: Boolean(preset) && !c.informational, disabled: c.informational });
-  const thr = h("input", { type: "number", class: "thr", step: "any", min: lo, max: hi, value: preset?.threshold ?? c.default_threshold ?? hi, "data-threshold": c.name });
-  const slider = h("input", { type: "range", min: lo, max: hi, step: (hi - lo) / 100 || 0.01, value: thr.value, "aria-label": c.name + " threshold" });
+  const on = h("input", { type: "checkbox", "data-criterion": c.name, checked: Boolean(preset) && !c.informational, disabled: c.informational, "aria-label": c.name });
+  const thr = h("input", { type: "number", class: "thr", step: "any", min: lo, max: hi, value: preset?.threshold ?? c.default_threshold ?? hi, "data-threshold": c.name, "aria-label": c.name + " threshold" });
+  const slider = h("input", { type: "range", min: lo, max: hi, step: (hi - lo) / 100 || 0.01, value: thr.value, "aria-label": c.name + " threshold slider" });
   slider.addEventListener("input", () => { thr.value = slider.value; });
   thr.addEventListener("input", () => { slider.value = thr.value; });
   const opts = {};

@@ -73,7 +73,7 @@ export async function showRun(token, runId, query) {
       h("li", {}, h("a", { href: link("runs", id, "cases", f.eval_id), text: f.eval_id }), ": ", f.problems.join("; "))))));
   }
   const charts = h("div", { class: "charts" });
-  const filter = h("select", { id: "status-filter", onchange: (e) => go(link("runs", id) + (e.target.value ? "?status=" + e.target.value : "")) },
+  const filter = h("select", { id: "status-filter", "aria-label": "show cases", onchange: (e) => go(link("runs", id) + (e.target.value ? "?status=" + e.target.value : "")) },
     ["", "passed", "failed", "not_evaluated"].map((s) => h("option", { value: s, text: s ? s.replace("_", " ") : "every case" })));
   filter.value = status;
   const tbody = h("tbody");
@@ -182,7 +182,7 @@ function runCharts(cases, names) {
 /** @param {string} id
  * @param {RunView} run */
 function compareMenu(id, run) {
-  const sel = h("select", { id: "compare-with" }, h("option", { value: "", text: "Compare with…" }));
+  const sel = h("select", { id: "compare-with", "aria-label": "compare with" }, h("option", { value: "", text: "Compare with…" }));
   api("/api/runs?" + qs({ eval_set: run.eval_set_id, app: run.app, limit: 50 })).then((/** @type {Array<RunRow>} */ rows) => {
     for (const r of rows) {
       if (r.run_id !== id) sel.append(h("option", { value: r.run_id, "data-created": r.created, text: `${runLabel(r)} · ${fmtTime(r.created)} (${r.cases_passed}/${r.cases_total})` }));

@@ -23,9 +23,9 @@ export async function showRuns(token, query) {
   const rows = listed.items;
   /** @type {Array<TrendPoint>} */
   const trends = await asked;
-  const f = { app: h("select", { name: "app" }, h("option", { value: "", text: "every agent" }), S.apps.map((a) => h("option", { value: a.name, text: a.name }))),
-    eval_set: h("input", { name: "eval_set", placeholder: "eval set id", value: eval_set }),
-    status: h("select", { name: "status" }, ["", "passed", "failed", "not_evaluated"].map((s) => h("option", { value: s, text: s ? s.replace("_", " ") : "any status" }))) };
+  const f = { app: h("select", { name: "app", "aria-label": "agent" }, h("option", { value: "", text: "every agent" }), S.apps.map((a) => h("option", { value: a.name, text: a.name }))),
+    eval_set: h("input", { name: "eval_set", "aria-label": "eval set id", placeholder: "eval set id", value: eval_set }),
+    status: h("select", { name: "status", "aria-label": "status" }, ["", "passed", "failed", "not_evaluated"].map((s) => h("option", { value: s, text: s ? s.replace("_", " ") : "any status" }))) };
   f.app.value = app; f.status.value = status;
   const apply = (e) => {
     e.preventDefault();
@@ -77,7 +77,7 @@ export function runTable(rows, pick) {
   const unevaluated = rows.some((r) => r.cases_not_evaluated);
   const body = rows.map((r) => {
     const rate = r.cases_total ? r.cases_passed / r.cases_total : null;
-    const box = pick ? h("input", { type: "checkbox", "data-run": r.run_id, onchange: (e) => {
+    const box = pick ? h("input", { type: "checkbox", "data-run": r.run_id, "aria-label": "pick " + r.run_id, onchange: (e) => {
       if (e.target.checked) chosen.push(r); else chosen.splice(chosen.indexOf(r), 1);
       cmp.disabled = chosen.length !== 2;
     } }) : null;

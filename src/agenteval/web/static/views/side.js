@@ -58,7 +58,7 @@ async function deleteSession(app, s) {
 }
 
 async function evalTab(body, app, setId) {
-  const name = h("input", { placeholder: "new eval set id", id: "new-set", pattern: "[A-Za-z0-9_\\-]+" });
+  const name = h("input", { placeholder: "new eval set id", "aria-label": "new eval set id", id: "new-set", pattern: "[A-Za-z0-9_\\-]+" });
   const create = async () => {
     const id = name.value.trim();
     if (!id) return;
