@@ -259,3 +259,21 @@ def test_gzip_of_several_members_is_read_whole_and_one_cut_short_or_trailed_is_r
         decode(packed[:len(packed) // 2], "application/json", "gzip")
     with pytest.raises(BadRequest, match="bytes after its gzip data"):  # was read, the rest ignored
         decode(packed + b"more", "application/json", "gzip")
+
+
+def test_a_request_after_the_stop_is_refused_as_retryable_not_answered_200_and_lost(tmp_path: Path) -> None:
+    # an exporter's keep-alive connection outlives the listening socket: a batch sent on it after
+    # the stop was answered 200 and fed to an assembler whose conversations were already held
+    # (or scored), so it was lost; now 503, which OTLP exporters send again (to the next collect)
+    body = (TRACES / "openai_agents.otlp.json").read_bytes()
+    headers = {"Content-Type": "application/json"}
+    limits = Limits(quiet_seconds=3600)
+    with live_collector(tmp_path, limits=limits) as live, httpx.Client(timeout=30) as client:
+        assert client.post(live.url, content=body, headers=headers).status_code == 200
+        live.collector.stop(drain=False)
+        assert len(live.collector.receiver.assembler.hold().conversations) == 2
+        late = client.post(live.url, content=body, headers=headers)  # the same connection
+        assert late.status_code == 503, late.text
+        assert "stopping" in late.json()["message"]
+        assert live.collector.receiver.assembler.hold().conversations == []
+        assert any("503" in line for line in live.logs), live.logs

@@ -102,6 +102,11 @@ def _same(a: OtlpSpan, b: OtlpSpan) -> bool:
                                           b.end, b.status, b.error, b.attributes, b.resource)
 
 
+class Closed(Exception):
+    """Spans offered after `Assembler.close`: not taken (the receivers answer so that the
+    exporter sends them again, to the next collector)."""
+
+
 class Assembler:
     """Thread-safe: receivers `add` spans, a scorer takes the `done` conversations.
 
@@ -116,6 +121,7 @@ class Assembler:
         self._ended: set[str] = set()  # conversations of one sessionless trace whose root ended
         self._taken: OrderedDict[str, None] = OrderedDict()  # the last traces taken, oldest first
         self._lock = threading.Lock()
+        self._closed = False
         self.held = 0
         self.evicted_traces = 0
         self.evicted_spans = 0
@@ -141,10 +147,20 @@ class Assembler:
             del self._conversations[key]
             self._ended.discard(key)
 
+    def close(self) -> None:
+        """Takes no more spans: `add` raises Closed from now on. At a stop, a request still
+        arriving on an open connection would otherwise be taken after the conversations were held
+        or scored, and lost."""
+        with self._lock:
+            self._closed = True
+
     def add(self, spans: Iterable[OtlpSpan], now: float) -> None:
-        """Holds `spans` (received at `now`), then evicts down to the limits."""
+        """Holds `spans` (received at `now`), then evicts down to the limits; Closed after
+        `close`, nothing of them held."""
         limits = self.limits
         with self._lock:
+            if self._closed:
+                raise Closed("the receiver is stopping")
             for s in spans:
                 trace = self._traces.get(s.trace_id)
                 if trace is None and s.trace_id in self._taken:
@@ -235,4 +251,4 @@ class Assembler:
             return out
 
 
-__all__ = ["Assembler", "Conversation", "Held", "Limits"]
+__all__ = ["Assembler", "Closed", "Conversation", "Held", "Limits"]

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent import futures
 from typing import Any
 
-from agenteval.collector.assembler import Assembler
+from agenteval.collector.assembler import Assembler, Closed
 from agenteval.collector.receiver import MAX_BODY_BYTES, Counters, Log
 from agenteval.errors import AgentEvalError
 from agenteval.tracing.otlp_proto import request_spans
@@ -50,7 +50,11 @@ class GrpcReceiver:
                     receiver.counters.rejected += 1
                     receiver.log(f"rejected a gRPC request from {context.peer()}: {e}")
                     context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
-                receiver.assembler.add(spans, receiver.clock())
+                try:
+                    receiver.assembler.add(spans, receiver.clock())
+                except Closed:  # stopping: UNAVAILABLE, which exporters send again
+                    receiver.counters.rejected += 1
+                    context.abort(grpc.StatusCode.UNAVAILABLE, "the receiver is stopping")
                 receiver.counters.spans += len(spans)
                 receiver.counters.requests += 1
                 return trace_service_pb2.ExportTraceServiceResponse()

@@ -8,7 +8,8 @@ an unknown content type, a malformed span, gzip that does not inflate, is answer
 an OTLP `Status` body (`code` 3, INVALID_ARGUMENT, and the message naming what is wrong, as
 protobuf or JSON like the request) and logged; a body over `max_body_bytes` (before or after
 inflating) is `413`, another path `404` (any method), another method on it `405`; a client that
-disconnects before its body ended is logged and nothing of its request kept. Nothing a
+disconnects before its body ended is logged and nothing of its request kept; a request after
+`stop` (on a connection kept open) is `503`, which exporters send again. Nothing a
 client sends stops the receiver: each request is handled on its own thread and every error is caught there.
 A success is `200` with an empty `ExportTraceServiceResponse`.
 
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from agenteval.collector.assembler import Assembler, Conversation
+from agenteval.collector.assembler import Assembler, Closed, Conversation
 from agenteval.collector.scoring import ConversationScorer, Outcome
 from agenteval.errors import AgentEvalError
 from agenteval.tracing.otlp_json import OtlpSpan, spans_of
@@ -179,14 +180,20 @@ class Receiver:
         self._thread.start()
 
     def stop(self) -> None:
-        """Stops serving and closes the socket."""
+        """Stops serving and closes the socket. A request after it, on a connection the client
+        keeps open, is answered 503 (OTLP's "send it again later"), its spans not taken."""
+        self.assembler.close()
         self._server.shutdown()
         self._server.server_close()
 
     def receive(self, body: bytes, content_type: str, encoding: str) -> int:
         """Decodes one request body and holds its spans; returns how many (BadRequest otherwise)."""
         spans = decode(body, content_type, encoding, self.max_body_bytes)
-        self.assembler.add(spans, self.clock())
+        try:
+            self.assembler.add(spans, self.clock())
+        except Closed:
+            raise BadRequest(503, "the receiver is stopping: nothing of the request kept (send it "
+                             "again to the next collector)") from None
         return len(spans)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
