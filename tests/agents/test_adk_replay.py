@@ -21,11 +21,13 @@ from agenteval.agents.replay import for_replay
 from agenteval.criteria import resolve_metrics
 from agenteval.models.replay import Recording, replaying
 from agenteval.runner.evaluate import EvalSetRequest, run_evaluation
-from agenteval.schema import EvalConfig, EvalSetResult
+from agenteval.schema import EvalConfig, EvalSetResult, InvocationEvents
 from tests.agents import volatile_adk
 from tests.agents.volatile_adk import CALLS
 
 MODEL_CALLS: Counter[str] = Counter()
+pytestmark = pytest.mark.filterwarnings("ignore:.*is deprecated in favor of Workflow:DeprecationWarning",
+                                        "ignore:The `plugins` argument is deprecated:DeprecationWarning")
 
 
 class CountingLlm(volatile_adk.VolatileLlm):
@@ -106,3 +108,42 @@ def test_after_an_adk_divergence_live_runs_the_model_and_tools() -> None:
     assert MODEL_CALLS["calls"] == 6 and sum(CALLS.values()) == 5
     assert [r.error_message for r in replayed.eval_case_results] == [None, None]
     assert all(any("carried on live" in w for w in r.warnings) for r in replayed.eval_case_results)
+
+
+def _calls_by_agent(doc: EvalSetResult) -> list[tuple[str, str, dict[str, Any]]]:
+    calls = []
+    for r in doc.eval_case_results:
+        for i in r.eval_metric_result_per_invocation:
+            data = i.actual_invocation.intermediate_data
+            assert isinstance(data, InvocationEvents)
+            calls += [(e.author, p.function_call.name, dict(p.function_call.args or {}))
+                      for e in data.invocation_events for p in (e.content.parts if e.content else [])
+                      if p.function_call is not None]
+    return calls
+
+
+def test_an_adk_tree_replays_its_agent_tools_handoffs_and_loop_exits() -> None:
+    """An AgentTool, `transfer_to_agent` and `exit_loop` act on the app, not the world: served
+    from the recording, the inner agent would not run (its recorded calls left over), the handoff
+    would not happen and the loop would not end. They run; everything they lead to is served."""
+    from tests.agents import tree_adk
+
+    def evaluate(replay: bool = False) -> EvalSetResult:
+        request = EvalSetRequest(tree_adk.eval_set(), resolve_metrics(EvalConfig(), None))
+        agent = for_replay(tree_adk.app(), _no_model) if replay else tree_adk.app()
+        return asyncio.run(run_evaluation(to_adapter(agent, _no_model), [request]))[0]
+
+    tree_adk.CALLS.clear()
+    recorded = evaluate()
+    assert tree_adk.CALLS == {"lookup": 2, "book": 1}
+    tree_adk.CALLS.clear()
+    recording = Recording([recorded], "recorded.json")
+    with replaying(recording):
+        replayed = evaluate(replay=True)
+    assert [str(d) for d in recording.divergences()] == []
+    assert [r.error_message for r in replayed.eval_case_results] == [None]
+    assert tree_adk.CALLS == {}
+    assert sum(c.served_tools for c in recording.cassettes) == 3  # lookup twice, book
+    assert _calls_by_agent(replayed) == _calls_by_agent(recorded)
+    assert ("research_agent", "lookup", {"city": "Rome"}) in _calls_by_agent(replayed)
+    assert _said(replayed) == _said(recorded)

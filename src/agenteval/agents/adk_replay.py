@@ -3,7 +3,9 @@
 `ReplayPlugin` comes first among the app's plugins. Its `before_model_callback` compares ADK's
 model request (as the trace records it: system instruction and contents, tool names) with the
 recorded one and returns the recorded reply as an `LlmResponse`, so ADK never calls the
-model; its `before_tool_callback` returns the recorded result, so the tool never runs. ADK
+model; its `before_tool_callback` returns the recorded result, so the tool never runs, except
+the tools that act on the app itself (`adk_tree.runs_in_app`: an `AgentTool`, whose agent's
+calls are then replayed, a handoff, a loop's exit), which take their recorded call and run. ADK
 skips the later plugins' before-callbacks when one answers (and, for a model call, the
 after-callbacks too), so the plugin hands the served call to agenteval's recorder itself: the
 replayed run's trace and app details are recorded as a live run's are. Imported only for ADK
@@ -17,6 +19,7 @@ import re
 from typing import Any
 
 from agenteval.agents.adk import _request_messages, _tool_names
+from agenteval.agents.adk_tree import runs_in_app
 from agenteval.models.replay import current_cassette
 
 _App: Any = importlib.import_module("google.adk.apps").App
@@ -68,7 +71,8 @@ class ReplayPlugin(_BasePlugin):  # type: ignore[misc]
         cassette = current_cassette()
         if cassette is None or cassette.live:
             return None
-        got = cassette.tool_step(str(getattr(tool, "name", tool)), dict(tool_args or {}))
+        got = cassette.tool_step(str(getattr(tool, "name", tool)), dict(tool_args or {}),
+                                 runs=runs_in_app(tool))
         if got is None:
             return None
         # ADK runs the after-tool callbacks on a served result: the recorder's ends this span.

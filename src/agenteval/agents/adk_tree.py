@@ -77,6 +77,19 @@ def _is_a(obj: Any, class_name: str) -> bool:
     return any(c.__name__ == class_name for c in type(obj).__mro__)
 
 
+def runs_in_app(tool: Any) -> bool:
+    """Whether an ADK tool acts on the app itself rather than on the world: an `AgentTool` (runs
+    an agent of the app), `transfer_to_agent` (hands control) and `exit_loop` (ends a
+    `LoopAgent`). They work through the tool context's actions, which a served response skips,
+    so neither `mock_tools` nor a replay answers them: they run, and the calls they lead to are
+    answered as any other."""
+    if _is_a(tool, "AgentTool") or _is_a(tool, "TransferToAgentTool"):
+        return True
+    func = getattr(tool, "func", None)
+    return getattr(func, "__module__", "").startswith("google.adk.tools.") and getattr(
+        func, "__name__", "") in ("transfer_to_agent", "exit_loop")
+
+
 def workflow_of(agent: Any) -> str | None:
     """`sequential`, `parallel` or `loop` for ADK's workflow agents, else None."""
     return next((kind for cls, kind in _WORKFLOWS.items() if _is_a(agent, cls)), None)

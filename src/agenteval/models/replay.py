@@ -183,6 +183,7 @@ class Cassette:
         self._next = 0  # the invocation's next step, in recorded order
         self.divergence: Divergence | None = None
         self.served_model = self.served_tools = 0
+        self.run_tools = 0  # recorded calls matched by tools that run in a replay (`tool_step`)
 
     @property
     def live(self) -> bool:
@@ -271,10 +272,13 @@ class Cassette:
         return None
 
     def tool_step(self, name: str, args: Mapping[str, Any], defaults: Mapping[str, Any] | None = None,
-                  ) -> tuple[dict[str, Any], str | None] | None:
+                  runs: bool = False) -> tuple[dict[str, Any], str | None] | None:
         """The recorded result of this tool call (and the error the tool raised, if it did), or
         None when the call is to go live; raises `ReplayDiverged` under `then="stop"`. An
-        argument in `defaults` (the tool's default values) may be absent on either side."""
+        argument in `defaults` (the tool's default values) may be absent on either side.
+        `runs`: a tool that runs even in a replay (one acting on the agent app itself, such as
+        a handoff): its recorded call is matched and taken, and None returned, whatever its
+        recorded result."""
         if self._no_recording("tool call"):
             return None
         now = _json(dict(args))
@@ -284,6 +288,11 @@ class Cassette:
                 continue
             if not _args_match(AttributeText.of(s.span, "gen_ai.tool.call.arguments"), args, defaults or {}):
                 continue
+            if runs:
+                s.served = True
+                self._next = max(self._next, s.index + 1)
+                self.run_tools += 1
+                return None
             result = AttributeText.of(s.span, "gen_ai.tool.call.result")
             if result is None or result.cut:
                 self._diverge(s.index, "tool call", f"the recording of {name}'s result is "
