@@ -135,3 +135,28 @@ def test_a_plugin_of_the_apps_own_that_answers_first_wins_and_is_not_marked() ->
     assert CALLS == {} and run.error_message is None
     assert _served(run) == [["expected", "expected", None]]  # turn 1's quote: never asked, no mark
     assert run.actual[1].final_response.text() == "Here is one: From the plugin."  # type: ignore[union-attr]
+
+
+def test_an_adk_tree_under_strict_serves_only_the_tools_of_the_world() -> None:
+    """Recorded from a live run, the tree's expected calls hold a response for the AgentTool,
+    the handoff and the loop exit too. Served, the inner agent would not run, the handoff would
+    not happen (the agent asks again, and strict refuses the second ask) and the loop would not
+    end. They run, logged live; the tools they lead to are served from the set."""
+    from tests.agents import tree_adk
+
+    tree_adk.CALLS.clear()
+    case = tree_adk.eval_set().eval_cases[0]
+    live = asyncio.run(infer_case(AdkAdapter(tree_adk.app()), case, "tree", 0))
+    assert live.error_message is None and tree_adk.CALLS == {"lookup": 2, "book": 1}
+    recorded = case.model_copy(update={"conversation": live.actual})
+    tree_adk.CALLS.clear()
+    run = asyncio.run(infer_case(AdkAdapter(tree_adk.app()), recorded, "tree", 0,
+                                 mock_tools=MockTools.from_setting("expected", strict=True)))
+    assert run.error_message is None
+    assert tree_adk.CALLS == {}
+    assert _served(run) == [["expected"], ["expected"], ["live"], ["live"], ["expected"], ["live"]]
+    unmarked = _stable(run)
+    for inv in unmarked:
+        for event in inv["intermediate_data"]["invocation_events"]:
+            event.pop("served", None)
+    assert unmarked == _stable(live)

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-from agenteval.agents.adk_tree import INNER_TOOL_CALLS, AgentTree, InnerToolCalls
+from agenteval.agents.adk_tree import INNER_TOOL_CALLS, AgentTree, InnerToolCalls, runs_in_app
 from agenteval.agents.base import SessionSpec, TurnResult
 from agenteval.agents.mock_tools import ToolServer
 from agenteval.errors import AgentEvalError
@@ -235,8 +235,12 @@ class _ServedTools(_BasePlugin):  # type: ignore[misc]
 
     async def before_tool_callback(self, *, tool: Any, tool_args: Any,
                                    tool_context: Any) -> dict[str, Any] | None:
-        served = self.server.serve(str(getattr(tool, "name", tool)), dict(tool_args or {}),
-                                   tool_context.function_call_id)
+        name, args = str(getattr(tool, "name", tool)), dict(tool_args or {})
+        if runs_in_app(tool):  # an AgentTool, a handoff, a loop exit: a served response skips them
+            self.server.runs(name, args, tool_context.function_call_id)
+            served = None
+        else:
+            served = self.server.serve(name, args, tool_context.function_call_id)
         span = self.recorder._tool_spans.get(tool_context.function_call_id or id(tool_context))
         if span is not None:
             span.set("agenteval.served", "live" if served is None else "expected")

@@ -8,7 +8,9 @@ turn** whose tool name is the same and whose arguments are equal under the run's
 matching (`equal`: the trajectory criterion's `args_match` / `ignore_args`, else exact
 equality). Each expected call serves at most once per turn, so a call repeated more often than
 expected is unmatched the extra times. An expected call whose response was not recorded never
-serves. A tool in `live` mode always runs. An unmatched call to a tool in `expected` mode runs
+serves. A tool in `live` mode always runs, and so does a tool acting on the agent app itself
+(an ADK `AgentTool`, handoff or loop exit: the adapter says so with `ToolServer.runs`; the calls
+it leads to are served as any). An unmatched call to a tool in `expected` mode runs
 for real, or with `strict` raises `UnmatchedToolCall` naming it (and the case fails with it,
 even if the agent catches the exception: the runner checks `ToolServer.refused` after each
 turn).
@@ -147,6 +149,11 @@ class ToolServer:
             raise self.refused
         self.log.append(ServedCall(name, args, call_id, "live"))
         return None
+
+    def runs(self, name: str, args: Mapping[str, Any] | None, call_id: str | None = None) -> None:
+        """A call the agent's framework always runs (one acting on the agent app itself, such as
+        a handoff): logged as live, whatever its tool's mode, and never refused."""
+        self.log.append(ServedCall(name, dict(args or {}), call_id, "live"))
 
     def how(self, response: FunctionResponse, taken: set[int]) -> Mode | None:
         """How the call `response` answers was served (None: it was not asked about): by call
