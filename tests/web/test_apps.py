@@ -22,6 +22,24 @@ def test_agents_are_listed_with_their_kind_and_a_broken_one_with_its_error(live:
     assert live.get("/api/apps").status_code == 200  # still up
 
 
+def test_an_agent_edited_while_the_server_runs_is_imported_again(live: Live) -> None:
+    """A fixed agent that failed to import loads, and an edited agent's next turn runs the
+    edit (an agent was imported once and kept: the fix was not seen until a restart, and a
+    run started from the page ran the code as it was when first used)."""
+    assert live.get("/api/apps").json()[0]["name"] == "broken"
+    (live.agents_dir / "broken" / "agent.py").write_text(ECHO_AGENT.replace("echo: ", "fixed: "))
+    (live.agents_dir / "broken" / "helper.py").write_text("X = 1\n")
+    apps = {a["name"]: a for a in live.get("/api/apps").json()}
+    assert apps["broken"] == {"name": "broken", "kind": "callable", "error": None}
+    session = live.session("broken")
+    assert "fixed: hi" in str(live.say(session, "hi", app="broken"))
+    (live.agents_dir / "broken" / "agent.py").write_text(ECHO_AGENT.replace("echo: ", "edited: "))
+    assert "edited: again" in str(live.say(session, "again", app="broken"))
+    (live.agents_dir / "echo" / "agent.py").write_text("def root_agent(:\n")
+    apps = {a["name"]: a for a in live.get("/api/apps").json()}
+    assert "SyntaxError" in apps["echo"]["error"]
+
+
 def test_an_agent_folder_linked_from_outside_is_not_offered(live: Live, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()

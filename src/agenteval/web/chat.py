@@ -19,6 +19,7 @@ import copy
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from agenteval.agents import AgentSession, SessionSpec, to_adapter
 from agenteval.datasets.config import default_config_for
@@ -39,6 +40,7 @@ from agenteval.web.agents import LoadedAgent
 @dataclass
 class _Live:
     session: AgentSession | None = None
+    agent: Any = None  # the imported agent `session` runs (an agent imported again starts anew)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
@@ -95,11 +97,18 @@ class ChatService:
                 with span("invocation", f"invocation {index}", {
                         "agenteval.invocation_index": index, "input.value": text,
                         "gen_ai.conversation.id": session.id}) as recorded:
+                    if live.session is not None and live.agent is not agent.agent:
+                        # the agent's code was edited and imported again: its next turn runs the
+                        # edit, from the state the session has saved
+                        with contextlib.suppress(Exception):
+                            await live.session.close()
+                        live.session = None
                     if live.session is None:
                         # A test_config.json that does not load fails the turn, naming the file.
                         config, _ = default_config_for(agent.path / "test_config.json")
                         adapter = to_adapter(agent.agent, self.models.get, session.model,
                                              config.inner_tool_calls)
+                        live.agent = agent.agent
                         live.session = await adapter.start_session(SessionSpec(
                             session.app_name, session.user_id, session.id, copy.deepcopy(session.state)))
                     with streaming_to(on_chunk):
