@@ -102,3 +102,29 @@ def test_every_case_of_a_run_is_read_a_case_at_a_time(project: Path, monkeypatch
     assert whole[0].count("myset / a  run ") == 2 and whole[1].count("  run 1") == 3
     r = CliRunner().invoke(cli, ["trace", "latest", "--root", str(project), "--invocation", "2"])
     assert r.exit_code == 2 and "the case has 2 invocations" in r.output
+
+
+TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
+
+
+def test_an_otlp_trace_export_is_shown_by_conversation_not_refused_as_a_result(tmp_path: Path) -> None:
+    # `trace` of a framework's export (or of agenteval's own, as a collector wrote it) was refused
+    # "eval_set_result_id: field required", as if the file were a broken result document
+    out = _cli("trace", TRACES / "openai_agents.otlp.json")
+    assert "openai_agents.otlp.json / weather-paris-rome" in out and "/ weather-oslo" in out
+    assert "invocation 1" in out and 'get_weather  ' in out and 'args {"city": "Paris"}' in out
+    one = _cli("trace", TRACES / "adk.otlp.json", "weather-oslo", "--invocation", "0")
+    assert "/ weather-oslo" in one and "weather-paris-rome" not in one and '{"city": "Oslo"}' in one
+    # what carries no content still has its shape
+    assert "execute_tool get_weather" in _cli("trace", TRACES / "adk_no_content.otlp.json")
+    r = CliRunner().invoke(cli, ["trace", str(TRACES / "adk.otlp.json"), "weather-osl"])
+    assert r.exit_code == 2, r.output
+    assert "no conversation 'weather-osl'" in r.output and "did you mean 'weather-oslo'" in r.output
+    r = CliRunner().invoke(cli, ["trace", str(TRACES / "adk.otlp.json"), "--run_index", "1"])
+    assert r.exit_code == 2 and "--run_index" in r.output, r.output
+    r = CliRunner().invoke(cli, ["trace", str(TRACES / "adk.otlp.json"), "--invocation", "2"])
+    assert r.exit_code == 2 and "--invocation: 2 is out of range" in r.output, r.output
+    empty = tmp_path / "empty.otlp.json"
+    empty.write_text('{"resourceSpans": []}')
+    r = CliRunner().invoke(cli, ["trace", str(empty)])
+    assert r.exit_code == 2 and "no spans" in r.output, r.output

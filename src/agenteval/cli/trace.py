@@ -67,6 +67,8 @@ def _trace(ref: str, case_id: str | None, root: str, run_index: int | None, invo
     from agenteval.reporting.trace import trace_tree
     from agenteval.store import load_run
 
+    if _is_otlp(ref):
+        return _otlp(ref, case_id, run_index, invocation)
     found = _runs(ref, root, case_id, run_index)
     if found is None:
         result = load_run(ref, root)
@@ -79,11 +81,7 @@ def _trace(ref: str, case_id: str | None, root: str, run_index: int | None, invo
     if not count:
         raise DataError(ref, "eval_case_results", _unknown(eval_ids, case_id, run_index))
     if invocation is not None:
-        turns = max(len(c.eval_metric_result_per_invocation) for c in cases)
-        if invocation >= turns:  # an empty tree under a header would look like a trace of nothing
-            raise DataError(None, "--invocation", f"{invocation} is out of range: the case has "
-                            f"{turns} invocation{'' if turns == 1 else 's'} (0 to {turns - 1})"
-                            if turns else f"{invocation} is out of range: the case has no invocation")
+        _in_range(invocation, max(len(c.eval_metric_result_per_invocation) for c in cases))
     console = Console()
     for case in cases:
         title = f"{eval_set_id} / {case.eval_id}  run {case.run_index}"
@@ -99,20 +97,69 @@ def _trace(ref: str, case_id: str | None, root: str, run_index: int | None, invo
     return 0
 
 
+def _in_range(invocation: int, turns: int) -> None:
+    """Refuses an invocation a case of `turns` turns does not have: an empty tree under a
+    header would look like a trace of nothing."""
+    from agenteval.errors import DataError
+
+    if invocation >= turns:
+        raise DataError(None, "--invocation", f"{invocation} is out of range: the case has "
+                        f"{turns} invocation{'' if turns == 1 else 's'} (0 to {turns - 1})"
+                        if turns else f"{invocation} is out of range: the case has no invocation")
+
+
+def _is_otlp(ref: str) -> bool:
+    from pathlib import Path
+
+    from agenteval.store import is_path
+    from agenteval.tracing.otlp_json import looks_like_otlp
+
+    if not is_path(ref) or not Path(ref).is_file():
+        return False
+    with open(ref, "rb") as f:
+        return looks_like_otlp(f.read(65536), ref)
+
+
+def _otlp(path: str, key: str | None, run_index: int | None, invocation: int | None) -> int:
+    """An OTLP trace export's conversations (or the one whose key is `key`: its session id, or
+    `trace N`), each turn's spans as `score --actual` reads them; nothing is matched or scored."""
+    from rich.console import Console
+
+    from agenteval.errors import DataError
+    from agenteval.reporting.trace import trace_tree
+    from agenteval.tracing.ingest import TraceConversations, read_traces
+
+    if run_index not in (None, 0):
+        raise DataError(None, "--run_index", f"{run_index}: a trace export holds one run of each "
+                        "conversation (run 0)")
+    conversations = read_traces(path).conversations
+    if key is not None and key not in conversations:
+        raise DataError(path, "", _unknown(list(conversations), key, None, "conversation", "file"))
+    keys = list(conversations) if key is None else [key]
+    if invocation is not None:
+        _in_range(invocation, max(len(conversations[k]) for k in keys))
+    read = TraceConversations(path, conversations)
+    console = Console()
+    for k in keys:
+        console.print(trace_tree(read.trace(k), f"{path} / {k}", invocation))
+    return 0
+
+
 _LISTED = 10  # case ids an unknown-case error lists
 
 
-def _unknown(ids: list[str], case_id: str | None, run_index: int | None) -> str:
-    """Why no case was picked: the closest ids to a mistyped one, and the first few of the run's
-    (a 50,000-case run's every id would make the one-line error megabytes)."""
+def _unknown(ids: list[str], case_id: str | None, run_index: int | None, noun: str = "case",
+             where: str = "run") -> str:
+    """Why no case (or conversation) was picked: the closest ids to a mistyped one, and the first
+    few of the run's (a 50,000-case run's every id would make the one-line error megabytes)."""
     import difflib  # (not at start-up: every command imports this module)
 
-    what = ("case" if case_id is None else f"case {case_id!r}") \
+    what = (noun if case_id is None else f"{noun} {case_id!r}") \
         + ("" if run_index is None else f" run {run_index}")
     close = difflib.get_close_matches(case_id, ids, n=3) if case_id is not None and case_id not in ids else []
-    known = ", ".join(ids[:_LISTED]) + (f", ... ({len(ids)} cases)" if len(ids) > _LISTED else "")
-    return (f"no {what} in this run" + (f"; did you mean {', '.join(map(repr, close))}?" if close else "")
-            + f" (cases: {known or 'none'})")
+    known = ", ".join(ids[:_LISTED]) + (f", ... ({len(ids)} {noun}s)" if len(ids) > _LISTED else "")
+    return (f"no {what} in this {where}" + (f"; did you mean {', '.join(map(repr, close))}?" if close else "")
+            + f" ({noun}s: {known or 'none'})")
 
 
 @click.command()
@@ -128,5 +175,6 @@ def trace(run: str, case_id: str | None, root: str | None, run_index: int | None
     with tokens, tool calls with arguments and results, simulated user turns and judge calls,
     with their durations. Where several agents ran, their tree comes first: how each was reached,
     its own calls, tokens and time, and its verdict when its calls were matched on their own.
-    RUN is a run id, a unique prefix, latest, previous or a result file."""
+    RUN is a run id, a unique prefix, latest, previous or a result file; or an OTLP/JSON trace
+    export (CASE_ID: a conversation's session id), shown as `score --actual` reads it."""
     sys.exit(opt.guard(_trace, run, case_id, root or ".", run_index, invocation))

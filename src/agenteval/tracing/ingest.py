@@ -444,6 +444,11 @@ def _trace(t: Turn, index: int) -> list[Span]:
     return out
 
 
+def _conversation_trace(conv: list[Turn]) -> Trace:
+    return Trace(trace_id=conv[0].spans[0].trace_id,
+                 spans=[s for i, t in enumerate(conv) for s in _trace(t, i)])
+
+
 @dataclass
 class TraceConversations:
     """What a trace file says the agent did, by conversation, before matching to eval cases."""
@@ -522,6 +527,11 @@ class TraceConversations:
         """The conversations `match` leaves out, by key, each with why it matches no case."""
         return self._pairing(expected)[1]
 
+    def trace(self, key: str) -> Trace:
+        """The conversation `key`'s spans as one trace in agenteval's form (each turn under an
+        `invocation N` span), as `match` keeps it; content or not."""
+        return _conversation_trace(self.conversations[key])
+
     def match(self, expected: EvalSet) -> tuple[EvalSet, dict[str, Trace]]:
         """An eval set of the actual conversations under the expected cases' ids, and their traces.
 
@@ -538,9 +548,7 @@ class TraceConversations:
                 _invocation(t, any(u.multi_agent or u.own for u in conv) or _authored(cases[eval_id]))
                 for t in conv])
             for eval_id, conv in matched.items()])
-        traces = {eval_id: Trace(trace_id=conv[0].spans[0].trace_id,
-                                 spans=[s for i, t in enumerate(conv) for s in _trace(t, i)])
-                  for eval_id, conv in matched.items()}
+        traces = {eval_id: _conversation_trace(conv) for eval_id, conv in matched.items()}
         return actual, traces
 
 
