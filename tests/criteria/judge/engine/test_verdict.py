@@ -16,6 +16,8 @@ YN = ("yes", "no")
     ("I think maybe", None),
     ('{"verdict": "perhaps"}', None),
     ("Verdict: yes\nVerdict: no", None),  # contradictory: no guess
+    ('{"verdict": "no", "rationale": "r"}\n{"verdict": "yes", "rationale": "r"}', None),  # likewise
+    ('```json\n{"verdict": "yes"}\n```\nSo: {"verdict": "YES", "rationale": "r"}', "yes"),  # agreeing
     ("", None),
 ])
 def test_parse_verdict(text: str, label: str | None) -> None:

@@ -201,26 +201,35 @@ def _tidy(rationale: str) -> str:
     return text[:text.rindex(" ")].rstrip(" ,;:") + "…"
 
 
+def _object_verdict(obj: dict[str, Any], labels: tuple[str, ...], notes: tuple[str, ...]) -> Verdict | None:
+    """The verdict of one decoded JSON object (its `verdict` or `label`), None without one."""
+    lowered = {str(k).lower(): v for k, v in obj.items()}
+    raw = lowered.get("verdict", lowered.get("label"))
+    if isinstance(raw, bool):
+        raw = "yes" if raw else "no"
+    label = _normalise(raw, labels) if isinstance(raw, str) else None
+    if label is None:
+        return None
+    noted = [f"{n}: {lowered[n]}" for n in notes if isinstance(lowered.get(n), str)]
+    if noted:
+        return Verdict(label, "; ".join(noted))
+    return Verdict(label, _tidy(str(lowered.get("rationale", lowered.get("reasoning", "")))))
+
+
 def parse_verdict(text: str, labels: tuple[str, ...], notes: tuple[str, ...] = ()) -> Verdict | None:
-    """Reads a verdict from a judge reply; None when there is no unambiguous one. The rationale
+    """Reads a verdict from a judge reply; None when there is no unambiguous one (JSON objects or
+    `verdict:` lines naming different labels have none). The rationale
     is the reply's `rationale`, or its `notes` fields joined as `name: text` when it has those.
     A reply cut by the token cap after its label is read with what it has (see `reply_tokens`);
     one cut before its label is complete has none."""
     objects = _json_objects(text)
     if not objects and (cut := _cut_object(text)) is not None:
         objects = [cut]
-    for obj in objects:
-        lowered = {str(k).lower(): v for k, v in obj.items()}
-        raw = lowered.get("verdict", lowered.get("label"))
-        if isinstance(raw, bool):
-            raw = "yes" if raw else "no"
-        if isinstance(raw, str):
-            label = _normalise(raw, labels)
-            if label is not None:
-                noted = [f"{n}: {lowered[n]}" for n in notes if isinstance(lowered.get(n), str)]
-                if noted:
-                    return Verdict(label, "; ".join(noted))
-                return Verdict(label, _tidy(str(lowered.get("rationale", lowered.get("reasoning", "")))))
+    read = [v for v in (_object_verdict(obj, labels, notes) for obj in objects) if v is not None]
+    if read:
+        # Objects naming different labels (`{"verdict": "invalid"} {"verdict": "valid"}`) are
+        # no verdict, as contradictory `verdict:` lines are: reading the first would guess.
+        return read[0] if len({v.label for v in read}) == 1 else None
     pattern = r"verdict\W{0,5}([A-Za-z_/ -]{1,20}?)\s*(?:$|[\n.,;])"
     matches = {_normalise(m, labels) for m in re.findall(pattern, text, flags=re.I | re.M)}
     matches.discard(None)
