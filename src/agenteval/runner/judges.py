@@ -45,7 +45,7 @@ def check_judges(metrics: Sequence[ConfiguredMetric], job: JobOptions, services:
             continue
         options = m.criterion.judge_model_options
         for key, name in (("judge_model", options.judge_model), ("escalate_to", options.escalate_to)):
-            if not name:
+            if name is None:  # an empty name is no model: refused here, naming its key
                 continue
             try:
                 services.models.get(name)
