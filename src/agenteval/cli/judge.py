@@ -82,8 +82,14 @@ def _calibrate(labels: str, judge_model: str | None, num_samples: int, target: f
     if details:
         check_target(details, "--details")
     services = Services.create(dict(os.environ), store_root=".")
-    if judge_model:
-        services.models.get(judge_model)  # a bad name or a missing key fails before any work
+    if judge_model:  # a bad name or a missing key fails before any work, naming the flag
+        from agenteval.errors import DataError
+        from agenteval.models import ModelUnavailable
+
+        try:
+            services.models.get(judge_model)
+        except ModelUnavailable as e:
+            raise DataError(None, "--judge_model", str(e)) from None
     # Every sample is drawn (no early stop): a verdict's confidence is what is calibrated (where it
     # is the share of samples agreeing; a probability from log-probabilities needs none).
     judge = JudgeService(services.models.get, services.judge_cache, early_stop=False)
