@@ -44,8 +44,17 @@ no_cache = click.option(
     "--no_cache", "--no-cache", is_flag=True,
     help="Ask the judge again instead of reusing cached verdicts (.agenteval/judge_cache.sqlite).",
 )
+def _model_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A model option's value; an empty one is refused: read as no option it would silently leave
+    the config's model in use (`--judge_model "$JUDGE"` with JUDGE unset)."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("an empty model name: give one (e.g. local, openai:gpt-4o-mini) "
+                                 "or leave the option out")
+    return value
+
+
 judge_model = click.option(
-    "--judge_model", "--judge-model",
+    "--judge_model", "--judge-model", callback=_model_name,
     help="Judge model for every LLM-judged criterion (e.g. local, openai:gpt-4o-mini, "
     "openai-compat:M@http://127.0.0.1:8080/v1).",
 )
@@ -78,7 +87,7 @@ model_parallelism = click.option(
 
 
 escalate_judge_model = click.option(
-    "--escalate_judge_model", "--escalate-judge-model", metavar="MODEL",
+    "--escalate_judge_model", "--escalate-judge-model", metavar="MODEL", callback=_model_name,
     help="Ask this (stronger) judge again whenever a verdict's confidence is below its criterion's "
     "judge_model_options.min_confidence; only those items are escalated.",
 )
