@@ -131,3 +131,11 @@ def test_register_function_declares_its_range() -> None:
     register_function("tens", lambda *args: 50, registry=registry, max_value=10)
     result = asyncio.run(registry.configure("tens", 5).build().ascore(EvalContext(actual=[inv()])))
     assert result.score is None and result.error is not None and "[0.0, 10.0]" in result.error
+
+
+def test_a_metric_name_utf8_cannot_hold_is_refused_and_a_description_made_writable() -> None:
+    registry = Registry()
+    with pytest.raises(ValueError, match="unpaired surrogate"):
+        register_function("m\ud800", lambda *a: 1.0, registry=registry)
+    register_function("m", lambda *a: 1.0, registry=registry, description="says \ud800")
+    assert registry.get("m").description == "says \ufffd"  # type: ignore[union-attr]

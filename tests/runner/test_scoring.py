@@ -219,3 +219,39 @@ def test_an_informational_metrics_reasons_are_never_made() -> None:
     result = asyncio.run(score_case(_run([inv("a")], [inv("e")]), [replace(metric, spec=spec)]))
     assert [m.eval_status for m in result.overall_eval_metric_results] == [EvalStatus.INFORMATIONAL]
     assert result.reasons == [] and result.final_eval_status == EvalStatus.NOT_EVALUATED
+
+
+def test_what_a_criterion_says_with_a_lone_surrogate_is_written_as_a_document_can_hold_it() -> None:
+    # A plugin criterion's reason, error or rubric rationale holding a lone surrogate failed the
+    # writing of the whole result document (UTF-8 cannot hold one): each is written with U+FFFD,
+    # and the case's warnings say so.
+    from agenteval.criteria import Criterion, InvocationScore, register_criterion
+    from agenteval.schema import EvalMetricResultDetails, RubricScore
+
+    registry = Registry()
+
+    @register_criterion("odd", registry=registry)
+    class Odd(Criterion):
+        """Says odd things."""
+
+        def score(self, ctx: EvalContext) -> CriterionResult:
+            details = EvalMetricResultDetails(rubric_scores=[RubricScore(rubric_id="r\ud800",
+                                                                         rationale="why \udc00")])
+            return CriterionResult(0.0, [InvocationScore(0.0, details=details, error="err \ud801",
+                                                         reason="inv \ud802")], reason="all \ud803")
+
+    def raises(metric, actual, expected, scenario):  # type: ignore[no-untyped-def]
+        raise ValueError("bad \ud804")
+
+    register_function("raises", raises, registry=registry)
+    metrics = [registry.configure("odd", 0.5), registry.configure("raises", 0.5)]
+    result = asyncio.run(score_case(_run([inv("a")], [inv("e")]), metrics))
+    written = result.model_dump_json()  # raised before
+    assert "\\ud8" not in written and "\\udc" not in written
+    assert {r.reason for r in result.reasons} == {"all \ufffd", "inv \ufffd"}
+    messages = [e.message for e in result.metric_errors]
+    assert "err \ufffd" in messages and any(m.startswith("ValueError: bad \ufffd") for m in messages)
+    (rubric,) = result.eval_metric_result_per_invocation[0].eval_metric_results[0].details.rubric_scores
+    assert (rubric.rubric_id, rubric.rationale) == ("r\ufffd", "why \ufffd")
+    assert len(result.warnings) == 6 and all("unpaired surrogate" in w for w in result.warnings)
+

@@ -69,3 +69,17 @@ def test_the_page_and_the_api_docs_are_served(live: Live) -> None:
         assert page.status_code == 404 and "not installed" in page.json()["detail"]
     assert live.get("/openapi.json").json()["info"]["title"] == "agenteval web"
     assert live.get("/static/../agent.py").status_code == 404
+
+
+def test_a_plugin_docstring_utf8_cannot_hold_is_offered_as_json_can_hold_it() -> None:
+    # A lone surrogate in a plugin criterion's docstring failed the criteria list's JSON reply
+    # (set after the class is made: Python refuses one in a class body's docstring).
+    from agenteval.criteria import Criterion
+    from agenteval.web.routes.apps import _description
+
+    class Odd(Criterion):
+        pass
+
+    Odd.__doc__ = "Says \ud800 odd things."
+
+    assert _description("odd", Odd, "") == "Says \ufffd odd things."

@@ -11,6 +11,7 @@ from typing import Any
 
 from agenteval.criteria.base import Criterion
 from agenteval.schema import BaseCriterion, EvalMetric, JudgeCertificateNote
+from agenteval.schema.base import utf8_text
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,17 @@ class MetricSpec:
     informational: bool = False  # reported, never gating; a threshold is not allowed
     requires_expected: bool = False
     custom_function_path: str | None = None
+
+    def __post_init__(self) -> None:
+        # A name is a key of every result document, so one UTF-8 cannot hold (a lone surrogate,
+        # possible only from Python) is refused here; a description is only shown, so it is
+        # kept with U+FFFD in place of each.
+        if utf8_text(self.name)[1]:
+            raise ValueError(f"metric name {self.name!r} holds an unpaired surrogate, which no "
+                             "result document (UTF-8) can hold")
+        description, replaced = utf8_text(self.description)
+        if replaced:
+            object.__setattr__(self, "description", description)  # (frozen: as dataclasses set it)
 
 
 # Where `ConfiguredMetric.build` keeps a reusable criterion: a key of the instance's `__dict__`

@@ -4,6 +4,9 @@ Errors are data: a criterion that raises, or returns no score, is recorded with 
 `metric_errors`, and by default fails the case (ADK would silently report NOT_EVALUATED and
 ignore it). The reasons criteria give with their scores go to the case result's `reasons`: every
 gating criterion's overall one, and an invocation's where that invocation did not pass.
+What a criterion says (its reasons, errors and rubric rationales) may be any text a plugin
+made: a lone surrogate in it is written as U+FFFD (`utf8_text`), noted in the case's warnings,
+so that one criterion's text can never fail the writing of the result document.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from agenteval.schema import (
     MetricError,
     MetricReason,
 )
-from agenteval.schema.base import maker, trusted
+from agenteval.schema.base import maker, trusted, utf8_text
 from agenteval.schema.result import FAILED as _FAILED
 from agenteval.schema.result import INFORMATIONAL as _INFORMATIONAL
 from agenteval.schema.result import NOT_EVALUATED as _NOT_EVALUATED
@@ -195,6 +198,27 @@ def _new_metric_result(wire: dict[str, Any], status: EvalStatus, score: float | 
 _EXPLAINED = (_FAILED, _NOT_EVALUATED)
 
 
+def _said(text: str, where: str, notes: list[str]) -> str:
+    """A criterion's `text` as a document can hold it; a replacement is noted in `notes`."""
+    safe, replaced = utf8_text(text)
+    if replaced:
+        notes.append(f"{where}: text with an unpaired surrogate; each written as U+FFFD")
+    return safe
+
+
+def _said_details(details: EvalMetricResultDetails, name: str, index: int | None,
+                  notes: list[str]) -> EvalMetricResultDetails:
+    """`details` with its rubric ids and rationales (its only text) made writable, in place
+    (`index`: the invocation's, None for the overall result's)."""
+    if details.rubric_scores:
+        where = f"{name}: " + ("details" if index is None else f"invocation {index}'s details")
+        for i, rubric in enumerate(details.rubric_scores):
+            rubric.rubric_id = _said(rubric.rubric_id, f"{where}.rubric_scores[{i}].rubric_id", notes)
+            if rubric.rationale is not None:
+                rubric.rationale = _said(rubric.rationale, f"{where}.rubric_scores[{i}].rationale", notes)
+    return details
+
+
 def _reason(metric_name: str, index: int | None, reason: str) -> MetricReason:
     # Not validated: built from a criterion's strings, once per metric per invocation.
     return _make_reason({"metric_name": metric_name, "invocation_index": index, "reason": reason})
@@ -227,6 +251,7 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
     statuses: list[EvalStatus] = []
     records: list[JudgeRecord] = []
     reasons: list[MetricReason] = []
+    notes: list[str] = []  # what was made writable of what criteria said
     agent_verdicts: list[AgentVerdict] = []
     certificates = [m.certification for m in metrics if m.certification is not None]
     if run.error_message is None:
@@ -249,8 +274,9 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
                                        _NOT_EVALUATED if score is None else
                                        _PASSED if score >= threshold else _FAILED)  # `metric_status`
             if result.error or status == _NOT_EVALUATED:
-                errors.append(MetricError(metric_name=name,
-                                          message=result.error or _no_score(expected, n)))
+                errors.append(MetricError(metric_name=name, message=(
+                    _said(result.error, f"{name}: error", notes) if result.error
+                    else _no_score(expected, n))))
             scores = result.per_invocation or [InvocationScore(None) for _ in range(n)]
             if metric.rubric_certifications:
                 # A certificate naming its rubrics applies to a case judged on those alone; the
@@ -263,13 +289,15 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
                 # Never gating, never explained (an informational metric's reason restates its
                 # value: not stored, which keeps a large run's document a third smaller in
                 # reasons; a criterion may make it when it is read, so it is not read).
-                overall.append(_metric_result(wire, status, score, result.details))
+                overall.append(_metric_result(wire, status, score, d if (d := result.details) is None
+                                              else _said_details(d, name, None, notes)))
                 for i, inv_score in enumerate(scores):
                     if inv_score.error:
-                        errors.append(MetricError(metric_name=name, message=inv_score.error,
-                                                  invocation_index=i))
+                        errors.append(MetricError(metric_name=name, invocation_index=i, message=_said(
+                            inv_score.error, f"{name}: invocation {i}'s error", notes)))
                     per_inv[i].append(_metric_result(wire, _INFORMATIONAL, inv_score.score,
-                                                     inv_score.details))
+                                                     d if (d := inv_score.details) is None
+                                                     else _said_details(d, name, i, notes)))
                     if inv_score.agents is not None:
                         agent_verdicts += _verdicts(name, i, inv_score.agents)
                 continue
@@ -279,28 +307,30 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
             if note is not None:
                 result.reason = (f"advisory, not gating ({note.text})"
                                  + (f": {result.reason}" if result.reason else ""))
-            overall.append(_metric_result(wire, _INFORMATIONAL if advisory else status,
-                                          score, result.details))
+            overall.append(_metric_result(wire, _INFORMATIONAL if advisory else status, score,
+                                          d if (d := result.details) is None
+                                          else _said_details(d, name, None, notes)))
             if not advisory:
                 statuses.append(status)
             # A reason is read only where it is stored: a criterion may make it when it is read.
             if not informational and (why := result.reason) is not None:
-                reasons.append(_reason(name, None, why))
+                reasons.append(_reason(name, None, _said(why, f"{name}: reason", notes)))
             for i, inv_score in enumerate(scores):
                 if inv_score.error:
-                    errors.append(MetricError(metric_name=name, message=inv_score.error,
-                                              invocation_index=i))
+                    errors.append(MetricError(metric_name=name, invocation_index=i, message=_said(
+                        inv_score.error, f"{name}: invocation {i}'s error", notes)))
                 score = inv_score.score
                 # As `metric_status`, with the metric's constants read once.
                 inv_status = (_INFORMATIONAL if informational or advisory else
                               _NOT_EVALUATED if score is None else
                               _PASSED if score >= threshold else _FAILED)
-                per_inv[i].append(_metric_result(wire, inv_status, score, inv_score.details))
+                per_inv[i].append(_metric_result(wire, inv_status, score, d if (d := inv_score.details)
+                                                 is None else _said_details(d, name, i, notes)))
                 # An invocation's reason is kept where it did not pass (a passing one's adds
                 # little to its score, and a large run has hundreds of thousands of them).
                 explained = inv_status in _EXPLAINED or (advisory and (score is None or score < threshold))
                 if explained and (why := inv_score.reason) is not None:
-                    reasons.append(_reason(name, i, why))
+                    reasons.append(_reason(name, i, _said(why, f"{name}: invocation {i}'s reason", notes)))
                 if inv_score.agents is not None:
                     agent_verdicts += _verdicts(name, i, inv_score.agents)
         final = case_status(statuses, policy)
@@ -316,7 +346,8 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
         for i, inv in enumerate(run.actual)
     ]
     if (not records and run.trace is None and run.session_details is None and not run.warnings
-            and run.user_id is None and run.error_message is None and run.case.eval_id.__class__ is str
+            and not notes and run.user_id is None and run.error_message is None
+            and run.case.eval_id.__class__ is str
             and run.eval_set_id.__class__ is str and run.session_id.__class__ is str
             and run.run_index.__class__ is int):
         # A recorded run's result (`score`), every value of its declared type: made without
@@ -350,6 +381,6 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
         agent_verdicts=agent_verdicts,
         judge_certificates=certificates,
         run_index=run.run_index,
-        warnings=run.warnings,
+        warnings=run.warnings + notes if notes else run.warnings,
         trace=run.trace,
     )

@@ -9,6 +9,7 @@ from fastapi import APIRouter
 
 from agenteval.criteria import default_registry
 from agenteval.schema import LlmAsAJudgeCriterion
+from agenteval.schema.base import utf8_text
 from agenteval.schema.config import DEFAULT_CRITERIA
 from agenteval.web.context import ContractRoute, WebDep
 from agenteval.web.contract import AppInfo, CriterionInfo
@@ -54,8 +55,10 @@ def list_criteria() -> list[CriterionInfo]:
 def _description(name: str, factory: object, fallback: str) -> str:
     """What a criterion measures, whole and as plain text: its docstring's first paragraph
     (the registry keeps only its first line, cut mid-sentence), without the leading
-    "`name`:" the docstrings open with and without Markdown backticks."""
+    "`name`:" the docstrings open with and without Markdown backticks. A plugin's docstring may
+    hold a lone surrogate, which no JSON reply can: U+FFFD in its place (`utf8_text`)."""
     doc = inspect.getdoc(factory) if inspect.isclass(factory) else None
+    doc = utf8_text(doc)[0] if doc else doc
     text = " ".join((doc or fallback).split("\n\n")[0].split()) if doc else " ".join(fallback.split())
     text = re.sub(rf"^`{re.escape(name)}`\s*[:;,]?\s*", "", text).replace("`", "")
     return text[:1].upper() + text[1:]
