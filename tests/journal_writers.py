@@ -35,10 +35,11 @@ def killed(root: Path, total: int, cases: int) -> None:
         proc.wait()
 
 
-def killed_after_window(root: Path, total: int, cases: int) -> None:
+def killed_after_window(root: Path, total: int, cases: int, then: str = "") -> None:
     """The journal at `root` as a process leaves it that appended `cases` case runs of `total`,
-    never flushed, and was SIGKILLed once the flush window (`FLUSH_SECONDS`) had passed."""
-    proc = appending(root, total, cases)
+    never flushed (then ran `then`), and was SIGKILLed once the flush window (`FLUSH_SECONDS`)
+    had passed."""
+    proc = appending(root, total, cases, then)
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "appended"
         time.sleep(FLUSH_SECONDS + 2.0)  # the window, and a margin for a loaded machine

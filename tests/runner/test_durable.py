@@ -4,7 +4,7 @@ from pathlib import Path
 
 from agenteval.runner.durable import claim_resume
 from agenteval.store.journal import Journal
-from tests.journal_writers import killed, wal_sizes
+from tests.journal_writers import killed, killed_after_window, wal_sizes
 
 
 def test_claiming_a_killed_run_merges_nothing_of_its_wal(tmp_path: Path) -> None:
@@ -15,4 +15,21 @@ def test_claiming_a_killed_run_merges_nothing_of_its_wal(tmp_path: Path) -> None
     before = wal_sizes(journal.path)
     assert claim_resume(journal, "latest") == "r1"
     assert wal_sizes(journal.path) == before
+    journal.close()
+
+
+def test_claiming_a_killed_run_with_a_tail_and_a_large_wal_merges_nothing_of_it(tmp_path: Path) -> None:
+    # The claim commits the case runs the killed run's rows file holds past its last commit; a
+    # WAL past SQLite's automatic checkpoint (1,000 pages: a 10,000-case run's is 3,500) was then
+    # merged into the file at that commit, with its fsyncs, before the resume's first case.
+    pad = ("import sqlite3\nc = sqlite3.connect(j.path, isolation_level=None)\n"
+           "c.execute('PRAGMA wal_autocheckpoint=0')\nc.execute('CREATE TABLE pad (b BLOB)')\n"
+           "c.execute('INSERT INTO pad VALUES (zeroblob(6000000))')\n")  # (1,465 pages, in the WAL)
+    killed_after_window(tmp_path, 400, 100, pad)
+    journal = Journal(tmp_path)
+    before = wal_sizes(journal.path)
+    assert before[1] > 6_000_000 > before[0]
+    assert claim_resume(journal, "latest") == "r1"
+    assert journal.finished_keys("r1") == {("s", f"c{i}", 0) for i in range(100)}  # (the tail, committed)
+    assert wal_sizes(journal.path)[0] == before[0]  # nothing merged
     journal.close()
