@@ -2,6 +2,9 @@
 
 from pathlib import Path
 
+import pytest
+
+from agenteval.errors import DataError
 from agenteval.runner.durable import claim_resume
 from agenteval.store.journal import Journal
 from tests.journal_writers import killed, killed_after_window, wal_sizes
@@ -32,4 +35,25 @@ def test_claiming_a_killed_run_with_a_tail_and_a_large_wal_merges_nothing_of_it(
     assert claim_resume(journal, "latest") == "r1"
     assert journal.finished_keys("r1") == {("s", f"c{i}", 0) for i in range(100)}  # (the tail, committed)
     assert wal_sizes(journal.path)[0] == before[0]  # nothing merged
+    journal.close()
+
+
+def test_the_claim_reads_a_killed_runs_tail_once_to_commit_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Finding the run (`latest`, an id, a prefix) needs its id alone; counting its case runs
+    # (`Journal.runs`) read the tail from its rows file each time, twice before the commit.
+    import agenteval.store.journal_tail as journal_tail
+
+    killed_after_window(tmp_path, 400, 100)
+    scans: list[int] = []
+    scan = journal_tail.scan
+    monkeypatch.setattr(journal_tail, "scan", lambda *a: scans.append(1) or scan(*a))
+    journal = Journal(tmp_path)
+    assert claim_resume(journal, "latest") == "r1"
+    assert len(scans) == 1
+    journal.release("r1")
+    for ref in ("r1", "r", "latest"):
+        assert journal.resolve(ref) == journal.get(ref).run_id == "r1"
+    with pytest.raises(DataError, match="no journaled run 'x'"):
+        journal.resolve("x")
     journal.close()

@@ -151,14 +151,14 @@ def claim_resume(journal: Journal, ref: str, retry_errors: bool = False) -> str:
     journal.hold_wal()
     history = RunStore(journal.root)
     if ref == "latest":
-        newest = max((r.run_id for r in journal.runs()), default=None)
+        newest = max(journal.run_times(), default=None)
         group = history.run_group("latest")
         if group is not None and (newest is None or group > newest):
             ref = group  # run ids sort by start time: the newest run is a finished one
         elif newest is not None:
             ref = newest
     try:
-        run_id = journal.get(ref).run_id
+        run_id = journal.resolve(ref)
     except DataError:
         group = history.run_group(ref)
         if group is None:

@@ -482,21 +482,35 @@ class Journal:
             out.append(JournalRun(run_id, started, updated, status, done, errors, total, fingerprint))
         return out
 
+    def run_times(self) -> dict[str, tuple[float, float]]:
+        """Each journaled run's (`started`, `updated`) by id: `runs` without counting case runs
+        (which reads each run's tail: 0.02-0.03 s of a killed 10,000-case run's, per call)."""
+        self.flush()
+        with self._connect(create=False) as conn:
+            rows = conn.execute("SELECT run_id, started, updated FROM journal_runs") if conn else []
+            return {r: (s, u) for r, s, u in rows}
+
     def get(self, run_id: str) -> JournalRun:
         """The journaled run `run_id` (or a unique prefix of it, or `latest`: the newest);
         UnjournaledRun when unknown, a DataError when ambiguous."""
-        runs = self.runs()
+        runs = {r.run_id: r for r in self.runs()}
+        return runs[self._find({r: run.started for r, run in runs.items()}, run_id)]
+
+    def resolve(self, run_id: str) -> str:
+        """The id of the journaled run `run_id` as `get` finds it, its case runs not counted."""
+        return self._find({r: t[0] for r, t in self.run_times().items()}, run_id)
+
+    def _find(self, started: dict[str, float], run_id: str) -> str:
         if run_id == "latest":
-            runs.sort(key=lambda r: (r.started, r.run_id), reverse=True)
-            found = runs[:1]
+            found = sorted(started, key=lambda r: (started[r], r), reverse=True)[:1]
         else:
-            found = [r for r in runs if r.run_id == run_id] or \
-                [r for r in runs if run_id and r.run_id.startswith(run_id)]  # ('': no run, not all)
+            found = [r for r in started if r == run_id] or \
+                [r for r in started if run_id and r.startswith(run_id)]  # ('': no run, not all)
         if not found:
             raise UnjournaledRun(self.path, "", f"no journaled run {run_id!r}")
         if len(found) > 1:
             raise DataError(self.path, "", f"journaled run {run_id!r} is ambiguous: it matches "
-                            + ", ".join(sorted((r.run_id for r in found), reverse=True)))
+                            + ", ".join(sorted(found, reverse=True)))
         return found[0]
 
     def spec(self, run_id: str) -> RunSpec:

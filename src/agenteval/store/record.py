@@ -102,9 +102,11 @@ def recorded(store: RunStore, journal: Journal, run_id: str) -> list[RunRow] | N
     """The documents of the journaled run `run_id` when the run history holds one of each of
     its eval sets, all made after the journal's last change to it (a run recorded, then killed
     before the journal forgot it; not one whose errors are being retried); else None."""
-    found = next((r for r in journal.runs() if r.run_id == run_id), None)
     docs = store.documents(run_id)
-    if found is None or not docs or min(d.created for d in docs) < found.updated:
+    if not docs:  # (a resume's claim: its journal's case runs not counted)
+        return None
+    times = journal.run_times().get(run_id)
+    if times is None or min(d.created for d in docs) < times[1]:
         return None
     wanted = {e.eval_set_id for e in journal.spec(run_id).eval_sets}
     return docs if wanted <= {d.eval_set_id for d in docs} else None
