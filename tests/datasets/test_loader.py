@@ -245,3 +245,22 @@ def test_a_scenario_with_an_unknown_persona_id_is_refused_by_every_loader(tmp_pa
         {"eval_id": "c", "conversation_scenario": scenario("ALIEN")}]}))
     _refused_by_every_loader(p, "eval_cases[2].conversation_scenario.user_persona: "
                              "unknown user persona 'ALIEN'; built-in: EXPERT, NOVICE, EVALUATOR")
+
+
+def test_a_legacy_mock_tool_output_becomes_the_calls_recorded_response(tmp_path: Path) -> None:
+    # ADK's first evaluator answered a call matching an expected one that had `mock_tool_output`
+    # with {"result": output}; migrate (and eval of the file) dropped it silently, so
+    # `--mock_tools expected` ran those tools live on the migrated set
+    old, new = tmp_path / "old.test.json", tmp_path / "new.evalset.json"
+    old.write_text(json.dumps([{"query": "lights?", "reference": "on", "expected_tool_use": [
+        {"tool_name": "get_time", "tool_input": {}},
+        {"tool_name": "get_lights", "tool_input": {"room": "hall"}, "mock_tool_output": "on"},
+        {"tool_name": "ping", "tool_input": {}, "mock_tool_output": None}]}]))
+    for source in (old, new):
+        if source is new:
+            migrate(old, new)
+        (inv,) = load_eval_set(source).eval_cases[0].conversation
+        pairs = [(c.name, c.args, r and (r.name, r.response)) for c, r in inv.tool_calls_with_responses()]
+        assert pairs == [("get_time", {}, None),
+                         ("get_lights", {"room": "hall"}, ("get_lights", {"result": "on"})),
+                         ("ping", {}, ("ping", {"result": None}))], source

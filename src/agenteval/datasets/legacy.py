@@ -14,6 +14,7 @@ from agenteval.schema import (
     EvalCase,
     EvalSet,
     FunctionCall,
+    FunctionResponse,
     IntermediateData,
     Invocation,
     Part,
@@ -29,7 +30,9 @@ class _ExpectedToolUse(BaseModel):
 
     tool_name: str
     tool_input: dict[str, Any] = Field(default_factory=dict)
-    mock_tool_output: Any = None  # in ADK's files, never used
+    # ADK's first evaluator answered a matching call with {"result": mock_tool_output} instead
+    # of running the tool: kept as the call's recorded response (what `--mock_tools` answers)
+    mock_tool_output: Any = None
 
 
 class _IntermediateResponse(BaseModel):
@@ -60,6 +63,19 @@ def is_legacy_session_list(data: Any) -> bool:
             and "data" in data[0] and "query" not in data[0])
 
 
+def _calls(uses: list[_ExpectedToolUse]) -> tuple[list[FunctionCall], list[FunctionResponse]]:
+    """A turn's expected calls and, for those with a `mock_tool_output` (null too: the key is
+    what counts), their responses; paired by id when only some calls have one (id-less calls
+    and responses pair by position)."""
+    mocked = [t for t in uses if "mock_tool_output" in t.model_fields_set]
+    ids = 0 < len(mocked) < len(uses)
+    calls = [FunctionCall(id=f"legacy_{i}" if ids else None, name=t.tool_name, args=t.tool_input)
+             for i, t in enumerate(uses)]
+    responses = [FunctionResponse(id=c.id, name=t.tool_name, response={"result": t.mock_tool_output})
+                 for c, t in zip(calls, uses, strict=True) if "mock_tool_output" in t.model_fields_set]
+    return calls, responses
+
+
 def _invocations(file: str | Path, turns: list[Any], prefix: str) -> list[Invocation]:
     if not turns:  # a case with no turn could never pass: refused, as an empty eval set is
         raise DataError(file, prefix, "the list is empty: there is no turn")
@@ -71,14 +87,15 @@ def _invocations(file: str | Path, turns: list[Any], prefix: str) -> list[Invoca
             turn = _LegacyTurn.model_validate(raw)
         except ValidationError as e:
             raise from_validation_error(file, e, f"{prefix}[{i}]") from None
+        calls, responses = _calls(turn.expected_tool_use)
         out.append(
             Invocation(
                 invocation_id=str(uuid.uuid4()),
                 user_content=Content(role="user", parts=[Part(text=turn.query)]),
                 final_response=Content(role="model", parts=[Part(text=turn.reference or "")]),
                 intermediate_data=IntermediateData(
-                    tool_uses=[FunctionCall(name=t.tool_name, args=t.tool_input)
-                               for t in turn.expected_tool_use],
+                    tool_uses=calls,
+                    tool_responses=responses,
                     intermediate_responses=[
                         (r.author, [Part(text=r.text)])
                         for r in turn.expected_intermediate_agent_responses
