@@ -165,7 +165,7 @@ def test_a_case_whose_only_criterion_is_advisory_is_not_evaluated_and_every_repo
     assert f"<pre>{why}\njudge [final_response_match_v2, invocation 0]: invalid" in \
         (tmp_path / "r.md").read_text()
     # JUnit's message goes on with the judge's answer, as Markdown's next line does.
-    assert f'<skipped message="{why}: judge [final_response_match_v2, invocation 0]: invalid' in \
+    assert f'<error message="{why}: judge [final_response_match_v2, invocation 0]: invalid' in \
         (tmp_path / "r.xml").read_text()
     assert why in (tmp_path / "r.html").read_text()
     shown = CliRunner().invoke(cli, ["runs", "show", "latest"], env={"COLUMNS": "1000"})

@@ -58,11 +58,16 @@ def test_repeated_runs_are_one_testcase_that_says_so() -> None:
     assert out is not None and "3 runs (gating: mean)" in (out.text or "") and "pass@k" in (out.text or "")
 
 
-def test_not_evaluated_case_is_skipped() -> None:
-    doc = result([case("n", {"m": None})], ignore_not_evaluated=True)
+def test_a_not_evaluated_case_is_an_error_never_a_skip() -> None:
+    # A skipped test is no failure to CI (pytest skips one and exits 0), while the run exits 1
+    # for a case without a verdict: written as pytest writes a test that could not run, an error.
+    doc = result([case("n", {"m": None}), case("p", {"m": 1.0})], ignore_not_evaluated=True)
     root = _parse(junit_xml([doc]))
     tc = root.find("testsuite/testcase")
-    assert tc is not None and tc.find("skipped") is not None and root.get("skipped") == "1"
+    assert tc is not None and tc.find("skipped") is None and tc.find("failure") is None
+    assert tc.find("error") is not None and tc.find("error").get("type") == "NotEvaluated"  # type: ignore[union-attr]
+    for el in (root, root.find("testsuite")):
+        assert el is not None and (el.get("errors"), el.get("failures"), el.get("skipped")) == ("1", "0", "0")
 
 
 def test_a_not_evaluated_case_says_why() -> None:
@@ -70,11 +75,11 @@ def test_a_not_evaluated_case_says_why() -> None:
     # Markdown, HTML and console reports give, was left out.
     doc = result([case("n", {"m": None}, metric_errors=[MetricError(metric_name="m", message="boom")])],
                  ignore_not_evaluated=True)
-    skipped = _parse(junit_xml([doc])).find("testsuite/testcase/skipped")
-    assert skipped is not None
-    assert skipped.get("message") == ("not evaluated: no gating criterion produced a verdict: "
-                                      "m: not evaluated: boom")
-    assert skipped.text == "m: not evaluated: boom"
+    error = _parse(junit_xml([doc])).find("testsuite/testcase/error")
+    assert error is not None
+    assert error.get("message") == ("not evaluated: no gating criterion produced a verdict: "
+                                    "m: not evaluated: boom")
+    assert error.text == "m: not evaluated: boom"
 
 
 def test_control_characters_and_markup_stay_valid_xml() -> None:

@@ -126,5 +126,5 @@ def test_every_report_says_why_a_case_was_not_evaluated_in_one_wording() -> None
     assert problems(outcome) == summary_why(outcome) == [NOT_GATED]
     md = markdown_summary([doc])
     assert "| s / **ungated** | - | - | - | not evaluated |" in md and f"<pre>{NOT_GATED}</pre>" in md
-    assert f'<skipped message="not evaluated: {NO_GATING_VERDICT}" />' in junit_xml([doc])
+    assert f'<error message="not evaluated: {NO_GATING_VERDICT}" type="NotEvaluated" />' in junit_xml([doc])
     assert NOT_GATED in html_report([doc])

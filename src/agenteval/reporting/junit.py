@@ -4,7 +4,11 @@
 id, name = eval id; stable across runs, so CI tracks a case's history). The verdict is the
 case's summary over its repeated runs: FAILED gives a `failure` element whose text lists every
 reason (failing criteria with score vs threshold, metric errors, inference errors, rationales of
-negative judge verdicts); NOT_EVALUATED gives `skipped`. A case run more than once says so in
+negative judge verdicts); NOT_EVALUATED gives an `error` (type `NotEvaluated`) saying why, and
+counts in `errors`: the case reached no verdict, so, as the exit code (1) says, it did not pass;
+a `skipped` would show it in CI as not failing (pytest, too, writes a test that could not run
+to a verdict as an `error` and exits 1, and a skipped one as `skipped` and exits 0). Nothing is
+ever `skipped` (`skipped="0"`). A case run more than once says so in
 the failure message and in `system-out` (mean, 95% CI, pass@k per criterion). `time` is the sum
 of the agent's invocation durations over all runs, omitted when nothing was timed. Characters
 XML 1.0 forbids (control characters, lone surrogates) are written as `\\uXXXX`.
@@ -84,21 +88,21 @@ def _testcase(parent: ET.Element, case: CaseOutcome) -> None:
         message = head + (": " + "; ".join(rest) if rest else "")
         if len(message) > _MESSAGE_LIMIT:
             message = message[:_MESSAGE_LIMIT - 1] + "…"
-        skipped = ET.SubElement(el, "skipped")
-        _set(skipped, message=message)
-        skipped.text = xml_safe("\n".join(lines)) if rest else None
+        error = ET.SubElement(el, "error")
+        _set(error, message=message, type="NotEvaluated")
+        error.text = xml_safe("\n".join(lines)) if rest else None
     if case.num_runs > 1:
         ET.SubElement(el, "system-out").text = xml_safe(_runs_text(case))
 
 
-def _suite_head(parent: ET.Element, result: EvalSetResult, tests: int, failures: int, skipped: int,
+def _suite_head(parent: ET.Element, result: EvalSetResult, tests: int, failures: int, errors: int,
                 total_time: float | None) -> ET.Element:
     """A `testsuite` element with its counts and properties, its test cases not yet in it."""
     suite = ET.SubElement(parent, "testsuite")
     stamp = (datetime.fromtimestamp(result.creation_timestamp, timezone.utc)
              .strftime("%Y-%m-%dT%H:%M:%S") if result.creation_timestamp else None)
-    _set(suite, name=result.eval_set_id, tests=str(tests), failures=str(failures), errors="0",
-         skipped=str(skipped), time=_time(total_time), timestamp=stamp)
+    _set(suite, name=result.eval_set_id, tests=str(tests), failures=str(failures), errors=str(errors),
+         skipped="0", time=_time(total_time), timestamp=stamp)
     props = ET.SubElement(suite, "properties")
     for name, value in (("eval_set_result_id", result.eval_set_result_id), ("gating", result.gating)):
         _set(ET.SubElement(props, "property"), name=name, value=value)
@@ -108,19 +112,19 @@ def _suite_head(parent: ET.Element, result: EvalSetResult, tests: int, failures:
 def _suite(parent: ET.Element, result: EvalSetResult) -> tuple[int, int, int, float | None]:
     cases = outcomes(result)
     failures = sum(1 for c in cases if c.status == EvalStatus.FAILED)
-    skipped = sum(1 for c in cases if c.status == EvalStatus.NOT_EVALUATED)
+    errors = sum(1 for c in cases if c.status == EvalStatus.NOT_EVALUATED)
     times = [t for c in cases if (t := c.duration()) is not None]
     total_time = sum(times) if times else None
-    suite = _suite_head(parent, result, len(cases), failures, skipped, total_time)
+    suite = _suite_head(parent, result, len(cases), failures, errors, total_time)
     for case in cases:
         _testcase(suite, case)
-    return len(cases), failures, skipped, total_time
+    return len(cases), failures, errors, total_time
 
 
-def _root(tests: int, failures: int, skipped: int, times: Sequence[float]) -> ET.Element:
+def _root(tests: int, failures: int, errors: int, times: Sequence[float]) -> ET.Element:
     root = ET.Element("testsuites")
-    _set(root, name="agenteval", tests=str(tests), failures=str(failures), errors="0",
-         skipped=str(skipped), time=_time(sum(times)) if times else None)
+    _set(root, name="agenteval", tests=str(tests), failures=str(failures), errors=str(errors),
+         skipped="0", time=_time(sum(times)) if times else None)
     return root
 
 
@@ -130,14 +134,14 @@ _DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
 def junit_xml(results: Sequence[EvalSetResult]) -> str:
     """The JUnit XML document (UTF-8 declaration included) for one or more eval-set results."""
     suites = ET.Element("suites")
-    tests = failures = skipped = 0
+    tests = failures = errors = 0
     times: list[float] = []
     for result in results:
-        n, f, s, t = _suite(suites, result)
-        tests, failures, skipped = tests + n, failures + f, skipped + s
+        n, f, e, t = _suite(suites, result)
+        tests, failures, errors = tests + n, failures + f, errors + e
         if t is not None:
             times.append(t)
-    root = _root(tests, failures, skipped, times)
+    root = _root(tests, failures, errors, times)
     root.extend(suites)
     ET.indent(root, space=" ")
     return _DECLARATION + ET.tostring(root, encoding="unicode") + "\n"
@@ -153,7 +157,7 @@ class JUnitStream:
     def __init__(self, path: str | Path | None = None) -> None:
         self._target = None if path is None else TargetWriter(path)
         self._spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed by commit or abort)
-        self.tests = self.failures = self.skipped = 0
+        self.tests = self.failures = self.errors = 0
         self._time: float | None = None
 
     def add(self, case: CaseOutcome) -> None:
@@ -165,15 +169,15 @@ class JUnitStream:
                           .encode("utf-8"))
         self.tests += 1
         self.failures += case.status == EvalStatus.FAILED
-        self.skipped += case.status == EvalStatus.NOT_EVALUATED
+        self.errors += case.status == EvalStatus.NOT_EVALUATED
         if (t := case.duration()) is not None:
             self._time = (self._time or 0.0) + t
 
     def blocks(self, result: EvalSetResult) -> Generator[bytes, None, None]:
         """The document of `result` (its id, eval set, time and gating; its cases are those
         added), UTF-8, a block at a time; the spool is closed once they are all given."""
-        root = _root(self.tests, self.failures, self.skipped, [] if self._time is None else [self._time])
-        suite = _suite_head(root, result, self.tests, self.failures, self.skipped, self._time)
+        root = _root(self.tests, self.failures, self.errors, [] if self._time is None else [self._time])
+        suite = _suite_head(root, result, self.tests, self.failures, self.errors, self._time)
         ET.SubElement(suite, "placeholder")
         ET.indent(root, space=" ")
         before, _, after = ET.tostring(root, encoding="unicode").partition("<placeholder />")
