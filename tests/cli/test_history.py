@@ -315,6 +315,11 @@ def test_the_run_id_eval_prints_names_the_run(tmp_path: Path) -> None:
     assert len(lines) == 2 and sorted(d for d in docs for line in lines if d in line) == sorted(docs), \
         listed.output
     assert any(run_id in line and both not in line for line in listed.output.splitlines()), listed.output
+    # `--limit 1` lists one of its two documents: its run id alone names neither, so the
+    # document column is there too (it went missing: the list held the run once).
+    limited = _run("runs", "list", "--limit", "1", "--root", agent)
+    assert limited.exit_code == 0 and "document" in limited.output, limited.output
+    assert any(d in limited.output for d in docs), limited.output
 
 
 def test_report_to_the_console_reads_the_run_a_case_at_a_time(history: Path,

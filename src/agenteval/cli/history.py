@@ -50,14 +50,16 @@ _NUMERIC = ("runs", "passed", "failed", "not evaluated", "seconds", "tokens")
 _RUNS_SHED = ("tokens", "runs", "seconds", "judge model", "agent model", "created", "agent", "document")
 
 
-def _runs_table(rows: list[RunRow]) -> RenderableType:
+def _runs_table(rows: list[RunRow], several: set[str] | None = None) -> RenderableType:
     """The run list, newest first, built for the width it is printed at: every column where
     they fit; narrower, empty columns hidden, then long ids folded, then the columns in
     `_RUNS_SHED` hidden in turn. The caption names what is hidden (`agenteval runs show RUN`
     shows every field). "not evaluated" is there when a listed run has such a case (as in the
     run summary): "failed" never counts them. A run is named by the id `eval` printed (`Recorded
     run ID`; a document recorded without one, by its own); "document" names each eval set's
-    document when a listed run holds several (`compare` compares one document with another)."""
+    document when a listed run holds several (`compare` compares one document with another):
+    the runs in `several` do, whether or not all their documents are listed (default: those
+    listed more than once)."""
     from collections import Counter
 
     from rich.text import Text
@@ -86,9 +88,9 @@ def _runs_table(rows: list[RunRow]) -> RenderableType:
     steps = [(None, False), *((c, False) for c in empty), (None, True),
              *((c, True) for c in _RUNS_SHED if c not in empty)]
 
-    groups = Counter(r.run_group for r in rows if r.run_group)
-    wanted = {"not evaluated": any(r.cases_not_evaluated for r in rows),
-              "document": any(n > 1 for n in groups.values())}
+    if several is None:
+        several = {g for g, n in Counter(r.run_group for r in rows if r.run_group).items() if n > 1}
+    wanted = {"not evaluated": any(r.cases_not_evaluated for r in rows), "document": bool(several)}
     columns = [c for c in _RUNS_COLUMNS if wanted.get(c, True)]
 
     def build(width: int) -> RenderableType:
@@ -118,6 +120,16 @@ def _runs_table(rows: list[RunRow]) -> RenderableType:
     return ByWidth(build)
 
 
+def _several(store: RunStore, rows: list[RunRow], *, cut: bool) -> set[str]:
+    """The listed runs that hold several documents (eval sets). Where `--limit` cut the list,
+    a run listed once may have more documents past the cut (its id alone would then name no
+    one document, and the "document" column went missing): the store says, for those."""
+    from collections import Counter
+
+    listed = Counter(r.run_group for r in rows if r.run_group)
+    return {g for g, n in listed.items() if n > 1 or (cut and len(store.documents(g)) > 1)}
+
+
 def _list(root: str, limit: int | None) -> int:
     from rich.console import Console
     from rich.table import Table
@@ -135,7 +147,7 @@ def _list(root: str, limit: int | None) -> int:
     if not rows and not unfinished:
         console.print(f"No runs recorded in {store.path}{opt.stores_hint(store.path)}", highlight=False)
     elif rows:
-        console.print(_runs_table(rows))
+        console.print(_runs_table(rows, _several(store, rows, cut=limit is not None and len(rows) == limit)))
     if unfinished:
         # Runs the journal holds that never finished: a crash, a kill, or still going.
         table = Table(title="Unfinished runs (agenteval eval ... --resume RUN finishes one)",
