@@ -14,6 +14,15 @@ YN = ("yes", "no")
     ('{"verdict": true}', "yes"),
     ("Rationale: it matches.\nVerdict: no", "no"),
     ("I think maybe", None),
+    # Honest replies of a judge without JSON output (they were lost: no verdict, a judge error)
+    ("The verdict is: no.", "no"),
+    ("The verdict is yes", "yes"),
+    ("Final verdict: **no**", "no"),
+    ('Verdict: "yes"', "yes"),
+    ("Yes", "yes"),
+    (" **No.** ", "no"),
+    ("The verdict is not yes.", None),  # no guess
+    ("Yes and no", None),
     ('{"verdict": "perhaps"}', None),
     ("Verdict: yes\nVerdict: no", None),  # contradictory: no guess
     ('{"verdict": "no", "rationale": "r"}\n{"verdict": "yes", "rationale": "r"}', None),  # likewise

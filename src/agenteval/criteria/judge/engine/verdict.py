@@ -2,7 +2,8 @@
 
 Backends that support constrained output are given the JSON schema, so their replies always
 parse. For the others the parser accepts fenced JSON, JSON surrounded by prose, any letter case,
-a last-resort `verdict: yes` line, and plain synonyms of a question's labels (see
+a last-resort `verdict: yes` line (`The verdict is **yes**.` too), a reply that is the
+label alone, and plain synonyms of a question's labels (see
 `POSITIVE_WORDS`: "yes" to a valid/invalid question is "valid"). It never guesses: a reply it
 cannot read unambiguously is None, and the caller retries or records a judge error.
 """
@@ -201,6 +202,14 @@ def _tidy(rationale: str) -> str:
     return text[:text.rindex(" ")].rstrip(" ,;:") + "…"
 
 
+# A `verdict` line of a reply in prose: `Verdict: valid`, `The verdict is valid.`, `Final
+# verdict: **invalid**`, `Verdict: "valid"` (markdown and quotes around the label are common
+# where a server has no JSON output). Its words must be one label or synonym: `The verdict is
+# not valid` is no verdict.
+_VERDICT_LINE = re.compile(r"verdict(?:\s+(?:is|was|would\s+be))?\W{0,5}([A-Za-z_/ -]{1,20}?)[\"'*`]*\s*"
+                           r"(?:$|[\n.,;!])", flags=re.I | re.M)
+
+
 def _object_verdict(obj: dict[str, Any], labels: tuple[str, ...], notes: tuple[str, ...]) -> Verdict | None:
     """The verdict of one decoded JSON object (its `verdict` or `label`), None without one."""
     lowered = {str(k).lower(): v for k, v in obj.items()}
@@ -230,11 +239,12 @@ def parse_verdict(text: str, labels: tuple[str, ...], notes: tuple[str, ...] = (
         # Objects naming different labels (`{"verdict": "invalid"} {"verdict": "valid"}`) are
         # no verdict, as contradictory `verdict:` lines are: reading the first would guess.
         return read[0] if len({v.label for v in read}) == 1 else None
-    pattern = r"verdict\W{0,5}([A-Za-z_/ -]{1,20}?)\s*(?:$|[\n.,;])"
-    matches = {_normalise(m, labels) for m in re.findall(pattern, text, flags=re.I | re.M)}
+    matches = {_normalise(m, labels) for m in _VERDICT_LINE.findall(text)}
     matches.discard(None)
     if len(matches) == 1:
         return Verdict(matches.pop() or "", text.strip()[:400])
+    if len(text) <= 40 and (label := _normalise(text, labels)) is not None:  # the label alone
+        return Verdict(label, "")
     return None
 
 
