@@ -211,3 +211,16 @@ def test_a_traces_controls_are_shown_not_sent() -> None:
     console.print(trace_tree(Trace(trace_id="1" * 32, spans=[span]), "t"))
     out = console.export_text()
     assert "\x1b" not in out and "tool␛[2J" in out and "boom␛[31m" in out
+
+
+@pytest.mark.parametrize("width", (200, 80, 60))
+def test_case_table_says_a_case_runs_warnings_passed_or_not(width: int) -> None:
+    # They were in the document and the web only: a conversation the turn limit ended passed
+    # on the console with nothing said.
+    limit = ("the conversation reached the user simulator's turn limit (max_allowed_invocations: 3) "
+             "before the simulated user said it was done")
+    passed = case("sc", {"tool_trajectory_avg_score": 1.0})
+    passed.warnings = [limit]
+    text = " ".join(" ".join(line.strip("│ ").split()) for line in _at(case_table([passed]), width))
+    assert "warning: the conversation reached the user simulator's turn limit" in text
+    assert "(max_allowed_invocations: 3)" in text

@@ -174,7 +174,8 @@ def case_table(results: Iterable[EvalCaseResult]) -> RenderableType:
     narrower, each case (id, run, status) on a row above its indented criteria; narrower
     still, each criterion's score and threshold on a line beneath its name. A criterion name
     is never broken while the narrowest layout has room for it. Run numbers are shown only
-    when some case ran more than once."""
+    when some case ran more than once. A case run's `warnings` (a conversation the simulator's
+    turn limit ended, a value that lost information) follow its criteria, passed or not."""
     cases = [(case, _lines(case)) for case in results]
     names = _longest((line.name for _, lines in cases for line in lines), len("(inference)"))
     statuses = _longest([*(line.status.plain for _, lines in cases for line in lines),
@@ -193,6 +194,7 @@ def case_table(results: Iterable[EvalCaseResult]) -> RenderableType:
                              label, line.status, line.score, line.threshold))
             if case.error_message:
                 rows.append(("", "", "", Text(case.error_message, style="red"), "", "", ""))
+            rows += [("", "", "", Text(f"warning: {w}", style="yellow"), "", "", "") for w in case.warnings]
         cols = [Col("eval id", floor=ID_FLOOR), Col("run", "right"), Col("case"),
                 Col("criterion", floor=names), Col("status"), Col("score", "right"),
                 Col("threshold", "right")]
@@ -227,6 +229,8 @@ def case_table(results: Iterable[EvalCaseResult]) -> RenderableType:
                 rows.append((label, line.status, line.score, line.threshold))
             if case.error_message:
                 rows.append((Text(_indented(case.error_message, room, INDENT), style="red"), "", "", ""))
+            rows += [(Text(_indented(f"warning: {w}", room, INDENT), style="yellow"), "", "", "")
+                     for w in case.warnings]
         return cols, [r[:len(cols)] for r in rows]
 
     def build(width: int) -> Table:
