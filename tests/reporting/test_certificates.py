@@ -97,3 +97,20 @@ def test_a_summary_over_cases_shows_the_weakest_certificate_note() -> None:
     summary = markdown_summary([result([first, second])])
     assert "judge certificate, safety_v1: judge uncalibrated: other rubrics" in summary, summary
     assert "judge certified" not in summary
+
+
+def test_the_streamed_markdown_summary_shows_the_weakest_note_too() -> None:
+    # `eval` and `score` write the Markdown summary case by case: it kept the first case's note
+    # (certified) where the in-memory summary, the same run, said uncalibrated.
+    from agenteval.reporting.markdown import MarkdownStream
+    from agenteval.verdicts.outcome import outcomes
+
+    first = case("c1", {"safety_v1": 1.0})
+    second = case("c2", {"safety_v1": 1.0})
+    weaker = CERTIFIED.model_copy(update={"status": "uncalibrated", "text": "uncalibrated: other rubrics"})
+    first.judge_certificates, second.judge_certificates = [CERTIFIED], [weaker]
+    doc = result([first, second])
+    stream = MarkdownStream()
+    for outcome in outcomes(doc):
+        stream.add(outcome)
+    assert stream.text(doc) == markdown_summary([doc])

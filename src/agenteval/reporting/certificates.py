@@ -32,11 +32,17 @@ def notes(runs: Iterable[EvalCaseResult]) -> dict[str, JudgeCertificateNote]:
     for every case what holds for some."""
     out: dict[str, JudgeCertificateNote] = {}
     for run in runs:
-        for note in run.judge_certificates:
-            kept = out.get(note.metric_name)
-            if kept is None or _RANK[note.status] < _RANK[kept.status]:
-                out[note.metric_name] = note
+        keep_weakest(out, run.judge_certificates)
     return out
+
+
+def keep_weakest(found: dict[str, JudgeCertificateNote], more: Iterable[JudgeCertificateNote]) -> None:
+    """Adds `more` to `found` (by metric name), keeping the weaker note where both have one
+    (the first of equals): `notes`, a case at a time, as a streamed summary gathers it."""
+    for note in more:
+        kept = found.get(note.metric_name)
+        if kept is None or _RANK[note.status] < _RANK[kept.status]:
+            found[note.metric_name] = note
 
 
 def named(name: str, found: dict[str, JudgeCertificateNote]) -> str:
@@ -61,4 +67,4 @@ def line(note: JudgeCertificateNote) -> str:
             + ("; advisory, not gating (judge_certificates.require)" if note.advisory else ""))
 
 
-__all__ = ["line", "named", "notes", "tag", "untagged"]
+__all__ = ["keep_weakest", "line", "named", "notes", "tag", "untagged"]

@@ -115,8 +115,8 @@ class MarkdownStream:
         self.judges: dict[str, JudgeCertificateNote] = {}
 
     def add(self, case: CaseOutcome) -> None:
-        for metric, note in certificates.notes(case.runs).items():
-            self.judges.setdefault(metric, note)
+        # The weakest note of the run's cases, as `markdown_summary` shows (not the first case's).
+        certificates.keep_weakest(self.judges, certificates.notes(case.runs).values())
         self.statuses[case.status] += 1
         self.max_runs = max(self.max_runs, case.num_runs)
         if case.status != EvalStatus.PASSED and len(self.shown) < self.max_cases:
