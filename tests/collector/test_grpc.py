@@ -57,3 +57,27 @@ def test_spans_over_grpc_are_scored_and_bad_ones_refused(tmp_path: Path) -> None
     assert server.counters.spans == 1 and server.counters.rejected == 1
     assert any(line.startswith("rejected a gRPC request") for line in live.logs)
     assert len(RunStore(tmp_path).list_runs()) == 1
+
+
+def test_a_body_that_is_no_protobuf_is_refused_invalid_argument_logged_and_counted(tmp_path: Path) -> None:
+    # gRPC's own deserializer refused it INTERNAL ("Exception deserializing request!"), with
+    # nothing logged or counted by collect: a batch lost without a word, as over HTTP it is not
+    with live_collector(tmp_path) as live:
+        server = GrpcReceiver(live.collector.receiver.assembler, "127.0.0.1", 0, log=live.logs.append)
+        server.start()
+        try:
+            with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+                export = channel.unary_unary(
+                    "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+                    request_serializer=lambda b: b, response_deserializer=lambda b: b)
+                with pytest.raises(grpc.RpcError) as refused:
+                    export(b"\xff\xff\xff not protobuf", timeout=30)
+                assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+                assert "not an ExportTraceServiceRequest" in refused.value.details()
+                stub = trace_service_pb2_grpc.TraceServiceStub(channel)
+                stub.Export(_sdk_request(), timeout=30)  # the server goes on
+                live.wait_for(1)
+        finally:
+            server.stop()
+    assert server.counters.rejected == 1 and server.counters.spans == 1
+    assert any("not an ExportTraceServiceRequest" in line for line in live.logs), live.logs
