@@ -33,6 +33,9 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     record_run(shop, [result([case("paris", {T: 1.0})], "grow_r1", "grow", created=1_700_000_000.0)])
     record_run(shop, [result([case("paris", {T: 1.0}), case("added", {T: 0.0}, response="new")],
                              "grow_r2", "grow", created=1_700_000_100.0)])
+    for k in range(50):  # a page of the run list exactly
+        record_run(agents / "dice", [result([case("roll", {T: 1.0})], f"page_r{k:02d}", "page",
+                                            created=1_600_000_000.0 + k)])
     with serve(create_app(agents)) as url:
         yield url
 
@@ -132,3 +135,22 @@ def test_a_score_filter_that_is_not_a_number_is_named_not_dropped(page: Any, bas
     page.fill('input[name="max_score"]', "")
     page.keyboard.press("Tab")
     expect(page.locator("#search-count")).to_have_text("1 of 2 cases")
+
+
+def test_the_run_list_offers_older_runs_only_when_there_are(page: Any, base_url: str) -> None:
+    """50 runs, a page of them: no "older →" (it led to an empty table, and an address past the
+    last run showed one too, saying nothing)."""
+    page.goto(base_url + "/#/runs?app=dice")
+    expect(page.locator("table.runs tbody tr")).to_have_count(50)
+    expect(page.locator("#view a.btn", has_text="older")).to_have_count(0)
+    page.goto(base_url + "/#/runs?app=dice&offset=49")
+    expect(page.locator("table.runs tbody tr")).to_have_count(1)
+    expect(page.locator("#view a.btn", has_text="older")).to_have_count(0)
+    page.click("text=← newer")
+    expect(page.locator("table.runs tbody tr")).to_have_count(50)  # from the newest again
+    page.goto(base_url + "/#/runs?app=dice&offset=50")
+    expect(page.locator(".empty-runs")).to_have_text("No runs past the first 50 matching these filters.")
+    expect(page.locator("table.runs")).to_have_count(0)
+    page.goto(base_url + "/#/runs?app=shop")
+    expect(page.locator("table.runs tbody tr")).to_have_count(2)
+    expect(page.locator("#view a.btn", has_text="older")).to_have_count(0)

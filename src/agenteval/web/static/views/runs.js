@@ -14,13 +14,18 @@ import { S } from "../state.js";
  * @property {Array<string>} unreadable - the stores left out: `file: message` each
  */
 
+/** Runs a page of the history lists. */
+const PAGE = 50;
+
 export async function showRuns(token, query) {
   const { app = "", eval_set = "", status = "" } = query;
   const offset = Number(query.offset || 0);
   const asked = api("/api/trends?" + qs({ app, eval_set })).catch(() => []); // both requests at once
   /** @type {RunPage} */
-  const listed = await apiPage("/api/runs?" + qs({ app, eval_set, status, limit: 50, offset }));
-  const rows = listed.items;
+  // one row more than a page shows: whether there are older runs (50 exactly left "older →"
+  // leading to an empty table)
+  const listed = await apiPage("/api/runs?" + qs({ app, eval_set, status, limit: PAGE + 1, offset }));
+  const rows = listed.items.slice(0, PAGE), older = listed.items.length > PAGE;
   /** @type {Array<TrendPoint>} */
   const trends = await asked;
   const f = { app: h("select", { name: "app", "aria-label": "agent" }, h("option", { value: "", text: "every agent" }), S.apps.map((a) => h("option", { value: a.name, text: a.name }))),
@@ -38,13 +43,14 @@ export async function showRuns(token, query) {
   if (trends.length > 1) page.append(trendCharts(trends, !eval_set));
   const filtered = app || eval_set || status;
   // no runs: say so and where runs come from, rather than an empty table
-  page.append(rows.length || offset ? runTable(rows, true) : h("p", { class: "muted empty-runs", text: filtered
-    ? "No runs match these filters."
-    : "No runs yet: run an eval set from an agent's Eval tab, or with agenteval eval; every run is listed here." }));
+  page.append(rows.length ? runTable(rows, true) : h("p", { class: "muted empty-runs", text: offset
+    ? `No runs past the first ${offset}${filtered ? " matching these filters" : ""}.`
+    : filtered ? "No runs match these filters."
+      : "No runs yet: run an eval set from an agent's Eval tab, or with agenteval eval; every run is listed here." }));
   const nav = h("div", { class: "row", style: "margin-top: 8px" });
   const to = (o) => { const q = new URLSearchParams(query); q.set("offset", Math.max(0, o)); return "#/runs?" + q; };
-  if (offset > 0) nav.append(h("a", { class: "btn", href: to(offset - 50), text: "← newer" }));
-  if (rows.length === 50) nav.append(h("a", { class: "btn", href: to(offset + 50), text: "older →" }));
+  if (offset > 0) nav.append(h("a", { class: "btn", href: to(offset - PAGE), text: "← newer" }));
+  if (older) nav.append(h("a", { class: "btn", href: to(offset + PAGE), text: "older →" }));
   page.append(nav);
   paint(token, page);
   // a run finished in this page's dock: list it (the view is rebuilt only while it is on screen)
