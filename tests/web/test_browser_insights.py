@@ -445,3 +445,16 @@ def test_a_repeated_cases_time_and_tokens_are_headed_as_its_runs_sums(page: Any,
     expect(heads.nth(4)).to_have_text("tokens (all runs)")
     page.goto(base_url + "/#/runs/smoke_r2/explore")
     expect(heads.nth(3)).to_have_text("latency")
+
+
+def test_a_narrow_window_does_not_push_these_pages_sideways(page: Any, base_url: str) -> None:
+    """At 600 px the run list's trend chart, a repeated case's statistics and compare's tables
+    stay in the page (the chart kept its 640 px and was cut off at the window's edge, the tables
+    made the whole page scroll sideways); a table too wide scrolls in its own box."""
+    page.set_viewport_size({"width": 600, "height": 860})
+    wide = "() => { const p = document.querySelector('#view .page'); return p.scrollWidth - p.clientWidth; }"
+    for route, ready in (("runs?app=shop", ".chart svg circle"), ("runs/again_r1/cases/paris", "table.repeat"),
+                         ("compare/smoke_r1/smoke_r2", "table.cmp:not(.measures) tbody tr")):
+        page.goto(f"{base_url}/#/{route}")
+        page.wait_for_selector(ready)
+        assert page.evaluate(wide) <= 0, route

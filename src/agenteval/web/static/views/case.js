@@ -56,12 +56,12 @@ export async function showCaseResult(token, runId, caseId, opts) {
 /** @param {Array<SummaryMetric>} metrics */
 function repeatStats(metrics) {
   const head = ["criterion", "threshold", "runs", "passed", "mean", "std", "95% CI", "pass@k", "pass^k", "verdict"];
-  return h("div", { class: "card" }, h("h3", { text: "Repeated-run statistics" }), h("table", { class: "repeat" },
+  return h("div", { class: "card" }, h("h3", { text: "Repeated-run statistics" }), h("div", { class: "table-wrap" }, h("table", { class: "repeat" },
     h("thead", {}, h("tr", {}, head.map((t) => h("th", { text: t })))),
     h("tbody", {}, metrics.filter((m) => !INFORMATIONAL.has(m.metric_name)).map((m) => h("tr", {}, h("td", { text: m.metric_name }), h("td", { text: fmt(m.threshold) }),
       h("td", { text: `${m.scored_runs}/${m.runs}` }), h("td", { text: m.passed_runs }), h("td", { text: fmt(m.mean) }), h("td", { text: fmt(m.std) }),
       h("td", { text: m.ci_low === null ? "–" : `${fmt(m.ci_low)} – ${fmt(m.ci_high)}` }),
-      h("td", { text: fmt(m.pass_at_k) }), h("td", { text: fmt(m.pass_pow_k) }), h("td", {}, badge(m.eval_status)))))));
+      h("td", { text: fmt(m.pass_at_k) }), h("td", { text: fmt(m.pass_pow_k) }), h("td", {}, badge(m.eval_status))))))));
 }
 
 /** Expected vs actual side by side, with the call diff, argument diffs and the failing scores.

@@ -82,7 +82,7 @@ export async function showCompare(token, a, b, query) {
     } finally { more.disabled = false; update(); }
   });
   update();
-  add(page, h("table", { class: "cmp" }, h("thead", {}, h("tr", {}, ["case", "change", "before", "after", "from its runs", "criteria"].map((t) => h("th", { text: t })))), body),
+  add(page, h("div", { class: "table-wrap" }, h("table", { class: "cmp" }, h("thead", {}, h("tr", {}, ["case", "change", "before", "after", "from its runs", "criteria"].map((t) => h("th", { text: t })))), body)),
     c.total ? footer : h("p", { class: "muted", text: show === "changed" ? "Nothing changed." : `No ${SHOWN[show]} case.` }));
   paint(token, page);
 }
@@ -129,8 +129,8 @@ function pairedCard(p) {
     h("p", {}, h("span", { class: "badge decision " + (p.gate_failed ? "bad" : "ok"), text: p.decision })),
     // (as `agenteval compare` notes it: a bar lowered in B makes the same scores an "improvement")
     p.criteria_differ.length ? h("p", { class: "note na criteria-differ", text: `The runs' criteria differ, so their passes are judged against different bars: ${p.criteria_differ.join("; ")}.` }) : null,
-    h("table", { class: "cmp measures" }, h("thead", {}, h("tr", {}, ["measure", "", "A → B", "Δ B−A [95% CI]", "p", "p (Holm)", ""].map((t) => h("th", { text: t })))),
-      h("tbody", {}, rows)),
+    h("div", { class: "table-wrap" }, h("table", { class: "cmp measures" }, h("thead", {}, h("tr", {}, ["measure", "", "A → B", "Δ B−A [95% CI]", "p", "p (Holm)", ""].map((t) => h("th", { text: t })))),
+      h("tbody", {}, rows))),
     h("div", { class: "row paired-counts", style: "margin-top: 8px" },
       Object.entries(p.counts).filter(([, n]) => n).map(([w, n]) => h("span", { class: "badge " + (caseTone[w] || "info"), text: `${n} ${w}` }))),
     p.inconclusive ? h("p", { class: "note na inconclusive", text: p.inconclusive }) : null,
