@@ -147,3 +147,33 @@ def test_an_adk_tree_replays_its_agent_tools_handoffs_and_loop_exits() -> None:
     assert _calls_by_agent(replayed) == _calls_by_agent(recorded)
     assert ("research_agent", "lookup", {"city": "Rome"}) in _calls_by_agent(replayed)
     assert _said(replayed) == _said(recorded)
+
+
+def forget(topic: str) -> None:
+    """Forgets a topic (returns nothing)."""
+    CALLS["forget"] += 1
+
+
+def test_an_adk_tool_that_returns_nothing_replays() -> None:
+    """ADK sends `{"result": None}` for it; the recording kept no result, so the replay could
+    only diverge ("the recording of forget's result is missing")."""
+    from tests.agents.tree_adk import StepLlm, asks, says
+
+    def evaluate(replay: bool = False) -> EvalSetResult:
+        agent = LlmAgent(name="forgetful", tools=[forget],
+                         model=StepLlm(script=[asks("forget", topic="rain"), says("Forgotten.")]))
+        request = EvalSetRequest(volatile_adk.eval_set(), resolve_metrics(EvalConfig(), None))
+        adapter = to_adapter(for_replay(agent, _no_model) if replay else agent, _no_model)
+        return asyncio.run(run_evaluation(adapter, [request]))[0]
+
+    CALLS.clear()
+    recorded = evaluate()
+    assert CALLS == {"forget": 3}
+    CALLS.clear()
+    recording = Recording([recorded], "recorded.json")
+    with replaying(recording):
+        replayed = evaluate(replay=True)
+    assert [str(d) for d in recording.divergences()] == []
+    assert CALLS == {}
+    assert sum(c.served_tools for c in recording.cassettes) == 3
+    assert _said(replayed) == _said(recorded)

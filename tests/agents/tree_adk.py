@@ -35,12 +35,12 @@ def book(city: str) -> dict[str, Any]:
     return {"booked": city, "ref": next(_SERIAL)}
 
 
-def _asks(name: str, **args: Any) -> LlmResponse:
+def asks(name: str, **args: Any) -> LlmResponse:
     part = types.Part(function_call=types.FunctionCall(name=name, args=args))
     return LlmResponse(content=types.Content(role="model", parts=[part]))
 
 
-def _says(text: str) -> LlmResponse:
+def says(text: str) -> LlmResponse:
     return LlmResponse(content=types.Content(role="model", parts=[types.Part(text=text)]))
 
 
@@ -64,15 +64,15 @@ class StepLlm(BaseLlm):
 def app() -> SequentialAgent:
     """A fresh tree (ADK agents have one parent each)."""
     research = LlmAgent(name="research_agent", tools=[lookup],
-                        model=StepLlm(script=[_asks("lookup", city="Rome"), _says("Rome ok")]))
+                        model=StepLlm(script=[asks("lookup", city="Rome"), says("Rome ok")]))
     booking = LlmAgent(name="booking_agent", tools=[book],
-                       model=StepLlm(script=[_asks("book", city="Paris"), _says("Booked Paris.")]))
+                       model=StepLlm(script=[asks("book", city="Paris"), says("Booked Paris.")]))
     triage = LlmAgent(name="triage_agent", tools=[lookup, AgentTool(research)], sub_agents=[booking],
-                      model=StepLlm(script=[_asks("lookup", city="Paris"),
-                                            _asks("research_agent", request="Rome"),
-                                            _asks("transfer_to_agent", agent_name="booking_agent")]))
+                      model=StepLlm(script=[asks("lookup", city="Paris"),
+                                            asks("research_agent", request="Rome"),
+                                            asks("transfer_to_agent", agent_name="booking_agent")]))
     closer = LlmAgent(name="closer_agent", tools=[exit_loop],
-                      model=StepLlm(script=[_asks("exit_loop"), _says("Closed.")]))
+                      model=StepLlm(script=[asks("exit_loop"), says("Closed.")]))
     return SequentialAgent(name="desk", sub_agents=[triage, LoopAgent(name="closing", sub_agents=[closer],
                                                                            max_iterations=3)])
 

@@ -197,6 +197,8 @@ class _Recorder(_BasePlugin):  # type: ignore[misc]
             self.tool.append((started, time.monotonic()))
         span = self._tool_spans.pop(key, None)
         if span is not None:
+            if result is None and error is None:  # recorded as ADK sends it, so a replay can serve it
+                result = {"result": None}
             tool_result(span, _dump(result), None if error is None else f"{type(error).__name__}: {error}")
             span.end()
 
