@@ -160,3 +160,38 @@ def test_an_adk_tree_under_strict_serves_only_the_tools_of_the_world() -> None:
         for event in inv["intermediate_data"]["invocation_events"]:
             event.pop("served", None)
     assert unmarked == _stable(live)
+
+
+def test_agents_calling_one_tool_get_their_own_recorded_responses_in_any_order() -> None:
+    """Two agents call `memo()` (the same call), each recorded with its own response; side by
+    side (a `ParallelAgent`) they may call in either order. Each gets the response recorded for
+    it, not the first one left (which swapped them in 3 of 12 parallel reruns)."""
+    from google.adk.agents import LlmAgent, SequentialAgent
+
+    from tests.agents.tree_adk import StepLlm, asks, says
+
+    serial = iter(range(100))
+
+    def memo() -> dict[str, Any]:
+        """Reads the agent's memo."""
+        return {"memo": next(serial)}
+
+    def app(first: str, second: str) -> SequentialAgent:
+        agents = {name: LlmAgent(name=name, tools=[memo], model=StepLlm(script=[asks("memo"), says("ok")]))
+                  for name in (first, second)}
+        return SequentialAgent(name="side_by_side", sub_agents=[agents[first], agents[second]])
+
+    def memos(run: CaseRun) -> dict[str, Any]:
+        data = run.actual[0].intermediate_data
+        return {e.author: p.function_response.response for e in data.invocation_events  # type: ignore[union-attr]
+                for p in (e.content.parts or [] if e.content else []) if p.function_response}
+
+    case = EvalCase.model_validate({"eval_id": "c", "conversation": [
+        {"invocation_id": "i", "user_content": {"role": "user", "parts": [{"text": "go"}]}}]})
+    live = asyncio.run(infer_case(AdkAdapter(app("a_agent", "b_agent")), case, "s", 0))
+    assert memos(live) == {"a_agent": {"memo": 0}, "b_agent": {"memo": 1}}
+    recorded = case.model_copy(update={"conversation": live.actual})
+    run = asyncio.run(infer_case(AdkAdapter(app("b_agent", "a_agent")), recorded, "s", 0,
+                                 mock_tools=MockTools.from_setting("expected", strict=True)))
+    assert run.error_message is None
+    assert memos(run) == {"a_agent": {"memo": 0}, "b_agent": {"memo": 1}}

@@ -242,7 +242,8 @@ class _ServedTools(_BasePlugin):  # type: ignore[misc]
             self.server.runs(name, args, tool_context.function_call_id)
             served = None
         else:
-            served = self.server.serve(name, args, tool_context.function_call_id)
+            served = self.server.serve(name, args, tool_context.function_call_id,
+                                       getattr(tool_context, "agent_name", None))
         span = self.recorder._tool_spans.get(tool_context.function_call_id or id(tool_context))
         if span is not None:
             span.set("agenteval.served", "live" if served is None else "expected")

@@ -34,7 +34,14 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from agenteval.agents.tools import as_response
 from agenteval.errors import AgentEvalError
-from agenteval.schema import EvalCase, FunctionCall, FunctionResponse, Invocation, InvocationEvent
+from agenteval.schema import (
+    EvalCase,
+    FunctionCall,
+    FunctionResponse,
+    Invocation,
+    InvocationEvent,
+    InvocationEvents,
+)
 
 if TYPE_CHECKING:
     from agenteval.agents.base import AgentAdapter, AgentSession, SessionSpec
@@ -116,6 +123,7 @@ class ToolServer:
     log: list[ServedCall] = field(default_factory=list)
     refused: UnmatchedToolCall | None = None
     _pool: list[tuple[FunctionCall, FunctionResponse | None]] = field(default_factory=list)
+    _authors: list[str | None] = field(default_factory=list)  # each pool call's agent, if named
     _used: set[int] = field(default_factory=set)
 
     def begin_turn(self, index: int) -> None:
@@ -123,19 +131,26 @@ class ToolServer:
         self.turn = index
         self.log = []
         self._used = set()
-        self._pool = (self.expected[index].tool_calls_with_responses()
-                      if index < len(self.expected) else [])
+        turn = self.expected[index] if index < len(self.expected) else None
+        self._pool = turn.tool_calls_with_responses() if turn is not None else []
+        self._authors = _call_authors(turn) if turn is not None else []
 
     def serve(self, name: str, args: Mapping[str, Any] | None,
-              call_id: str | None = None) -> dict[str, Any] | None:
+              call_id: str | None = None, agent: str | None = None) -> dict[str, Any] | None:
         """The response to give instead of running the tool, or None: run it. Raises
-        `UnmatchedToolCall` for an unmatched `expected`-mode call under `strict`."""
+        `UnmatchedToolCall` for an unmatched `expected`-mode call under `strict`. `agent`: the
+        agent making the call, when known: an expected call it authored answers first (agents
+        running side by side may call one tool in another order than recorded), then any."""
         args = dict(args or {})
         if self.settings.mode(name) == "live":
             self.log.append(ServedCall(name, args, call_id, "live"))
             return None
         actual = FunctionCall(id=call_id, name=name, args=args)
-        for i, (expected, response) in enumerate(self._pool):
+        order: Sequence[int] = range(len(self._pool))
+        if agent is not None and agent in self._authors:
+            order = sorted(order, key=lambda i: self._authors[i] != agent)  # stable: own calls first
+        for i in order:
+            expected, response = self._pool[i]
             if i in self._used or response is None or response.response is None:
                 continue
             if self.settings.equal(actual, expected):
@@ -178,6 +193,16 @@ class ToolServer:
             # extras), which ADK's InvocationEvent ignores.
             if any(m is not None for m in marks) and event.__pydantic_extra__ is not None:
                 event.__pydantic_extra__["served"] = marks
+
+
+def _call_authors(turn: Invocation) -> list[str | None]:
+    """The agent (its event's author) of each of the turn's tool calls, in `tool_calls()`'s
+    order; None each in the legacy form, which names no agent."""
+    data = turn.intermediate_data
+    if not isinstance(data, InvocationEvents):
+        return [None] * len(turn.tool_calls())
+    return [e.author for e in data.invocation_events if e.content and e.content.parts
+            for p in e.content.parts if p.function_call]
 
 
 def _unwrapped(response: dict[str, Any]) -> Any:
