@@ -177,3 +177,50 @@ def test_an_adk_tool_that_returns_nothing_replays() -> None:
     assert CALLS == {}
     assert sum(c.served_tools for c in recording.cassettes) == 3
     assert _said(replayed) == _said(recorded)
+
+
+def test_agents_side_by_side_replay_their_own_tool_results() -> None:
+    """Two branches of a `ParallelAgent` call `memo()` (the same call); recorded, `a_agent`'s
+    model was the slower, so `b_agent` called first. Replayed, the models answer at once and
+    `a_agent` calls first: it is served its own recorded result, not `b_agent`'s (which made its
+    next request differ from the recorded one: a divergence of a run that did the same)."""
+    from google.adk.agents import ParallelAgent
+
+    from tests.agents.tree_adk import StepLlm, asks, says
+
+    serial = iter(range(100))
+
+    def memo() -> dict[str, Any]:
+        """Reads the agent's memo."""
+        return {"memo": next(serial)}
+
+    class SlowLlm(StepLlm):
+        async def generate_content_async(self, llm_request: LlmRequest,
+                                         stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
+            await asyncio.sleep(0.2)
+            async for response in super().generate_content_async(llm_request, stream):
+                yield response
+
+    def evaluate(replay: bool = False) -> EvalSetResult:
+        a = LlmAgent(name="a_agent", tools=[memo], model=SlowLlm(script=[asks("memo"), says("a")]))
+        b = LlmAgent(name="b_agent", tools=[memo], model=StepLlm(script=[asks("memo"), says("b")]))
+        agent = ParallelAgent(name="side_by_side", sub_agents=[a, b])
+        request = EvalSetRequest(volatile_adk.eval_set().model_copy(update={"eval_cases": [
+            volatile_adk.eval_set().eval_cases[1]]}), resolve_metrics(EvalConfig(), None))
+        adapter = to_adapter(for_replay(agent, _no_model) if replay else agent, _no_model)
+        return asyncio.run(run_evaluation(adapter, [request]))[0]
+
+    def memos(doc: EvalSetResult) -> dict[str, Any]:
+        turn = doc.eval_case_results[0].eval_metric_result_per_invocation[0]
+        data = turn.actual_invocation.intermediate_data
+        assert isinstance(data, InvocationEvents)
+        return {e.author: p.function_response.response for e in data.invocation_events
+                for p in (e.content.parts or [] if e.content else []) if p.function_response}
+
+    recorded = evaluate()
+    assert memos(recorded) == {"b_agent": {"memo": 0}, "a_agent": {"memo": 1}}
+    recording = Recording([recorded], "recorded.json")
+    with replaying(recording):
+        replayed = evaluate(replay=True)
+    assert [str(d) for d in recording.divergences()] == []
+    assert memos(replayed) == memos(recorded)

@@ -72,7 +72,7 @@ class ReplayPlugin(_BasePlugin):  # type: ignore[misc]
         if cassette is None or cassette.live:
             return None
         got = cassette.tool_step(str(getattr(tool, "name", tool)), dict(tool_args or {}),
-                                 runs=runs_in_app(tool))
+                                 runs=runs_in_app(tool), agent=getattr(tool_context, "agent_name", None))
         if got is None:
             return None
         # ADK runs the after-tool callbacks on a served result: the recorder's ends this span.

@@ -121,6 +121,7 @@ class _Step:
     span: Span
     system: AttributeText | None = None  # a model call's system instruction, recorded on its agent step
     served: bool = False
+    agent: str | None = None  # the agent that made the call (its nearest agent span), when traced
 
     @property
     def is_model(self) -> bool:
@@ -272,18 +273,20 @@ class Cassette:
         return None
 
     def tool_step(self, name: str, args: Mapping[str, Any], defaults: Mapping[str, Any] | None = None,
-                  runs: bool = False) -> tuple[dict[str, Any], str | None] | None:
+                  runs: bool = False, agent: str | None = None) -> tuple[dict[str, Any], str | None] | None:
         """The recorded result of this tool call (and the error the tool raised, if it did), or
         None when the call is to go live; raises `ReplayDiverged` under `then="stop"`. An
         argument in `defaults` (the tool's default values) may be absent on either side.
         `runs`: a tool that runs even in a replay (one acting on the agent app itself, such as
         a handoff): its recorded call is matched and taken, and None returned, whatever its
-        recorded result."""
+        recorded result. `agent`: the agent making the call, when known: its own recorded calls
+        are matched first (agents side by side may call one tool in another order)."""
         if self._no_recording("tool call"):
             return None
         now = _json(dict(args))
         candidates = [s for s in self._steps() if not s.is_model and not s.served]
-        for s in candidates:
+        order = candidates if agent is None else sorted(candidates, key=lambda s: s.agent != agent)
+        for s in order:  # the agent's own recorded calls first, each in recorded order
             if s.span.attributes.get("gen_ai.tool.name") != name:
                 continue
             if not _args_match(AttributeText.of(s.span, "gen_ai.tool.call.arguments"), args, defaults or {}):
@@ -415,9 +418,18 @@ def _cassette_steps(trace: Trace) -> dict[int, list[_Step]]:
             parent = by_id.get(s.parent_id or "")
             system = (AttributeText.of(parent, "gen_ai.system_instructions")
                       if s.kind == "llm" and parent is not None and parent.kind == "agent" else None)
-            steps.append(_Step(k, s, system))
+            steps.append(_Step(k, s, system, agent=_agent_of(s, by_id) if s.kind == "tool" else None))
         turns[n] = steps
     return turns
+
+
+def _agent_of(span: Span, by_id: Mapping[str, Span]) -> str | None:
+    """The name of the agent span nearest above `span` (None: none)."""
+    parent = by_id.get(span.parent_id or "")
+    while parent is not None and parent.kind != "agent":
+        parent = by_id.get(parent.parent_id or "")
+    name = parent.attributes.get("gen_ai.agent.name") if parent is not None else None
+    return name if isinstance(name, str) else None
 
 
 def _simulated_turns(trace: Trace) -> dict[int, str | None]:
