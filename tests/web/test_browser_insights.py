@@ -453,7 +453,8 @@ def test_a_narrow_window_does_not_push_these_pages_sideways(page: Any, base_url:
     made the whole page scroll sideways); a table too wide scrolls in its own box."""
     page.set_viewport_size({"width": 600, "height": 860})
     wide = "() => { const p = document.querySelector('#view .page'); return p.scrollWidth - p.clientWidth; }"
-    for route, ready in (("runs?app=shop", ".chart svg circle"), ("runs/again_r1/cases/paris", "table.repeat"),
+    for route, ready in (("runs?app=shop", ".chart svg circle"),
+                         ("runs/again_r1/cases/paris", "table.repeat"),
                          ("compare/smoke_r1/smoke_r2", "table.cmp:not(.measures) tbody tr")):
         page.goto(f"{base_url}/#/{route}")
         page.wait_for_selector(ready)
