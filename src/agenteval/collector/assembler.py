@@ -38,7 +38,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from agenteval.tracing.ingest import SESSION_KEYS
-from agenteval.tracing.otlp_json import OtlpSpan
+from agenteval.tracing.otlp_json import OtlpSpan, same_span
 
 
 @dataclass(frozen=True)
@@ -93,13 +93,6 @@ class Held:
     def spans(self) -> int:
         """How many spans are held."""
         return sum(map(len, self.conversations))
-
-
-def _same(a: OtlpSpan, b: OtlpSpan) -> bool:
-    """Whether `b` is `a` sent again: equal in all but where each sat in its request."""
-    return (a.trace_id, a.span_id, a.parent_id, a.name, a.start, a.end, a.status, a.error,
-            a.attributes, a.resource) == (b.trace_id, b.span_id, b.parent_id, b.name, b.start,
-                                          b.end, b.status, b.error, b.attributes, b.resource)
 
 
 class Closed(Exception):
@@ -173,7 +166,7 @@ class Assembler:
                     self._traces.move_to_end(s.trace_id)
                     self._feed(trace.key, None, now)
                 held = trace.by_id.get(s.span_id)
-                if held is not None and _same(held, s):
+                if held is not None and same_span(held, s):
                     self.duplicate_spans += 1
                     continue
                 if len(trace.spans) >= limits.max_spans_per_trace:

@@ -45,8 +45,9 @@ says so, never empty answers. The spans themselves are kept, as the case's trace
 
 **The tree.** Within a trace, a span whose parent id names no span of that trace is a root
 (partial exports are common: it is kept, under the turn's invocation span in the kept trace).
-A span id used twice in one trace, or a span that is its own ancestor (parent ids forming a
-cycle), is a DataError naming the file and the span. Reading is O(spans) and never recursive:
+A span id used twice in one trace by two different spans, or a span that is its own ancestor
+(parent ids forming a cycle), is a DataError naming the file and the span; a span written twice
+as it was (an exporter's retry) is read once. Reading is O(spans) and never recursive:
 100,000 spans under one parent, or a chain 100,000 parents deep, read in seconds.
 """
 
@@ -75,7 +76,7 @@ from agenteval.schema.invocation import InvocationEvent, InvocationEvents
 from agenteval.schema.trace import Span, Trace
 from agenteval.tracing.agents import HANDOFF_TOOL, AgentTree, Handoff, agent_tree
 from agenteval.tracing.figures import union_seconds
-from agenteval.tracing.otlp_json import OtlpSpan, read_otlp_json
+from agenteval.tracing.otlp_json import OtlpSpan, read_otlp_json, same_span
 from agenteval.tracing.recorder import as_attribute, new_span_id
 from agenteval.tracing.span_content import is_model, is_tool, model_io, tool_args, tool_name, tool_result
 
@@ -276,7 +277,11 @@ def turns(spans: Sequence[OtlpSpan], source: str = "") -> list[Turn]:
     """The turns of a file's spans, in start order (see the module docstring); O(spans).
     `source` (the file) names the file in the DataError for a malformed tree (see `_tree`)."""
     by_trace: dict[str, list[OtlpSpan]] = {}
+    first: dict[tuple[str, str], OtlpSpan] = {}
     for s in spans:
+        held = first.setdefault((s.trace_id, s.span_id), s)
+        if held is not s and same_span(held, s):
+            continue  # sent again (an exporter's retry written twice): read once, as `collect` does
         by_trace.setdefault(s.trace_id, []).append(s)
     try:
         return _turns(by_trace, source)

@@ -37,6 +37,14 @@ class OtlpSpan:
     where: str = ""
 
 
+def same_span(a: OtlpSpan, b: OtlpSpan) -> bool:
+    """Whether `b` is `a` sent again (an exporter's retry): equal in everything but where it was
+    read."""
+    return (a.trace_id, a.span_id, a.parent_id, a.name, a.start, a.end, a.status, a.error,
+            a.attributes, a.resource) == (b.trace_id, b.span_id, b.parent_id, b.name, b.start,
+                                          b.end, b.status, b.error, b.attributes, b.resource)
+
+
 def _value(v: Any, where: str, source: str | Path) -> Any:
     if not isinstance(v, dict) or len(v) > 1:
         raise DataError(source, where, "an attribute value must be an object with one typed key "
@@ -260,4 +268,4 @@ def looks_like_otlp(head: bytes, path: str | Path | None = None) -> bool:
     return path is not None and Path(path).name.lower().endswith(OTLP_SUFFIXES)
 
 
-__all__ = ["OtlpSpan", "check_times", "looks_like_otlp", "read_otlp_json", "spans_of"]
+__all__ = ["OtlpSpan", "check_times", "looks_like_otlp", "read_otlp_json", "same_span", "spans_of"]
