@@ -154,3 +154,21 @@ def test_the_run_list_offers_older_runs_only_when_there_are(page: Any, base_url:
     page.goto(base_url + "/#/runs?app=shop")
     expect(page.locator("table.runs tbody tr")).to_have_count(2)
     expect(page.locator("#view a.btn", has_text="older")).to_have_count(0)
+
+
+def test_runs_ticked_on_two_pages_of_the_run_list_are_compared(page: Any, base_url: str) -> None:
+    """A tick is kept in the address (`pick`) across the list's pages and a reload: with a long
+    history the two runs to compare are seldom on one page (a tick was lost with its page)."""
+    page.goto(base_url + "/#/runs?app=dice&offset=49")
+    page.check('input[data-run="page_r00"]')
+    expect(page.locator("#compare-selected")).to_have_text("Compare selected (1 of 2 picked)")
+    page.click("text=← newer")
+    expect(page.locator("table.runs tbody tr")).to_have_count(50)
+    page.reload()
+    expect(page.locator("#compare-selected")).to_have_text("Compare selected (1 of 2 picked)")
+    page.check('input[data-run="page_r49"]')
+    page.click("#compare-selected")
+    page.wait_for_selector(".compare .counts")
+    assert page.url.endswith("#/compare/page_r00/page_r49")  # the older is the baseline
+    page.go_back()
+    expect(page.locator('input[data-run="page_r49"]')).to_be_checked()

@@ -2,9 +2,9 @@
 
 import { api, apiPage, qs } from "../api.js";
 import { chart, lineChart } from "../charts.js";
-import { badge, errorBox, h } from "../dom.js";
-import { fmt, fmtSecs, fmtTime } from "../format.js";
-import { go, link, paint, reroute } from "../nav.js";
+import { badge, errorBox, h, toast } from "../dom.js";
+import { enc, fmt, fmtSecs, fmtTime } from "../format.js";
+import { go, link, paint, parseHash, reroute, setQuery } from "../nav.js";
 import { S } from "../state.js";
 
 /**
@@ -43,14 +43,17 @@ export async function showRuns(token, query) {
   if (trends.length > 1) page.append(trendCharts(trends, !eval_set));
   const filtered = app || eval_set || status;
   // no runs: say so and where runs come from, rather than an empty table
-  page.append(rows.length ? runTable(rows, true) : h("p", { class: "muted empty-runs", text: offset
+  // the runs ticked to compare are kept in the address (`pick`): they stay ticked across pages
+  page.append(rows.length ? runTable(rows, true, (query.pick || "").split(",").filter(Boolean)) : h("p", { class: "muted empty-runs", text: offset
     ? `No runs past the first ${offset}${filtered ? " matching these filters" : ""}.`
     : filtered ? "No runs match these filters."
       : "No runs yet: run an eval set from an agent's Eval tab, or with agenteval eval; every run is listed here." }));
   const nav = h("div", { class: "row", style: "margin-top: 8px" });
-  const to = (o) => { const q = new URLSearchParams(query); q.set("offset", Math.max(0, o)); return "#/runs?" + q; };
-  if (offset > 0) nav.append(h("a", { class: "btn", href: to(offset - PAGE), text: "← newer" }));
-  if (older) nav.append(h("a", { class: "btn", href: to(offset + PAGE), text: "older →" }));
+  // read from the address when followed: it holds the runs ticked since the page was drawn
+  const to = (o) => { const q = new URLSearchParams(parseHash().query); q.set("offset", String(Math.max(0, o))); return "#/runs?" + q; };
+  const pageLink = (o, text) => h("a", { class: "btn", href: to(o), text, onclick: (e) => { e.preventDefault(); go(to(o)); } });
+  if (offset > 0) nav.append(pageLink(offset - PAGE, "← newer"));
+  if (older) nav.append(pageLink(offset + PAGE, "older →"));
   page.append(nav);
   paint(token, page);
   // a run finished in this page's dock: list it (the view is rebuilt only while it is on screen)
@@ -69,23 +72,32 @@ export async function showRuns(token, query) {
 export function runLabel(r) { return r.run_group || r.run_id; }
 
 /** Run rows; with `pick`, two checkboxes choose the runs to compare: the older is the baseline,
- * whichever was ticked first (the compare page's Swap turns it round).
+ * whichever was ticked first (the compare page's Swap turns it round). `picked`: the runs
+ * ticked already (on this page or another), kept in the address's `pick`.
  * @param {Array<RunRow>} rows
- * @param {boolean} pick */
-export function runTable(rows, pick) {
-  /** @type {Array<RunRow>} */
-  const chosen = [];
-  const cmp = h("button", { id: "compare-selected", text: "Compare selected (pick 2)", disabled: true, onclick: () => {
-    const [old, young] = [...chosen].sort((x, y) => x.created - y.created);
-    go(link("compare", old.run_id, young.run_id));
+ * @param {boolean} pick
+ * @param {Array<string>} [picked] */
+export function runTable(rows, pick, picked = []) {
+  const chosen = picked.slice(0, 2);
+  const label = () => chosen.length ? `Compare selected (${chosen.length} of 2 picked)` : "Compare selected (pick 2)";
+  const cmp = h("button", { id: "compare-selected", text: label(), disabled: chosen.length !== 2, onclick: async () => {
+    // a run ticked on another page is not among these rows: when each was recorded is asked
+    /** @type {Array<RunView>} */
+    try {
+      const runs = await Promise.all(chosen.map((id) => api(`/api/runs/${enc(id)}`)));
+      const [old, young] = runs.sort((x, y) => x.created - y.created);
+      go(link("compare", old.run_id, young.run_id));
+    } catch (err) { toast("Not compared: " + err.message, true); }
   } });
   // cases not evaluated apart from failed ones, as `agenteval runs` lists them: a column when a row has such a case
   const unevaluated = rows.some((r) => r.cases_not_evaluated);
   const body = rows.map((r) => {
     const rate = r.cases_total ? r.cases_passed / r.cases_total : null;
-    const box = pick ? h("input", { type: "checkbox", "data-run": r.run_id, "aria-label": "pick " + r.run_id, onchange: (e) => {
-      if (e.target.checked) chosen.push(r); else chosen.splice(chosen.indexOf(r), 1);
+    const box = pick ? h("input", { type: "checkbox", "data-run": r.run_id, "aria-label": "pick " + r.run_id, checked: chosen.includes(r.run_id), onchange: (e) => {
+      if (e.target.checked) chosen.push(r.run_id); else chosen.splice(chosen.indexOf(r.run_id), 1);
       cmp.disabled = chosen.length !== 2;
+      cmp.textContent = label();
+      setQuery("pick", chosen.join(","));
     } }) : null;
     return h("tr", {}, pick ? h("td", {}, box) : null,
       h("td", {}, h("a", { href: link("runs", r.run_id), class: "mono", title: `document ${r.run_id}`, text: runLabel(r) })),
