@@ -237,13 +237,19 @@ class DocumentWriter:
         # writers no longer alive left there (a killed run's: ~114 MB at 10,000 cases), as
         # recording a run does (`store.record.tidy`). A resume never reads its killed writer's
         # copy (it writes the whole document again), so this loses nothing while that run can
-        # still be resumed. In the background, the writer's thread does it before its first
-        # block: unlinking 114 MB just written took 0.15-0.26 s of wall (0.015 s of CPU: the
-        # file system's own work) at load 20, on the run's thread before its first case.
+        # still be resumed. In the background, a thread of its own does it (`commit` and `abort`
+        # wait for it): unlinking 114 MB just written took 0.15-0.5 s of wall (0.011-0.015 s of
+        # CPU: the file system's own work) at load 20, on the run's thread before its first
+        # case, then on the writer's thread before its first block, while the run's thread
+        # waited for the blocks it had handed over (`_AHEAD`).
         self._stale = [Path(path).parent for path in paths if in_history(path)]
+        self._removing: threading.Thread | None = None
         try:
             if not background:
                 self._remove_stale()
+            elif self._stale:
+                self._removing = threading.Thread(target=self._remove_stale, name="agenteval-stale-copies")
+                self._removing.start()
             for path in paths:  # the same bytes to each (the output and the history's copy)
                 self._targets.append(TargetWriter(path))
                 self._targets[-1].write(self._prelude)
@@ -280,8 +286,6 @@ class DocumentWriter:
             self._writes.popleft().result()  # (a failed write: its DataError, here)
         if self._thread is None:
             self._thread = ThreadPoolExecutor(1, thread_name_prefix="agenteval-document")
-            if self._stale:
-                self._writes.append(self._thread.submit(self._remove_stale))
         self._writes.append(self._thread.submit(write, pieces))
 
     def _remove_stale(self) -> None:
@@ -310,7 +314,10 @@ class DocumentWriter:
 
     def _stop(self) -> None:
         """Ends the writing thread: the blocks not started are dropped, the one being written
-        is waited for (so that the targets are not touched after this)."""
+        is waited for (so that the targets are not touched after this); so is the removal."""
+        if self._removing is not None:
+            self._removing.join()
+            self._removing = None
         if self._thread is not None:
             self._thread.shutdown(wait=True, cancel_futures=True)
             self._thread = None
