@@ -195,3 +195,21 @@ def test_agents_calling_one_tool_get_their_own_recorded_responses_in_any_order()
                                  mock_tools=MockTools.from_setting("expected", strict=True)))
     assert run.error_message is None
     assert memos(run) == {"a_agent": {"memo": 0}, "b_agent": {"memo": 1}}
+
+
+def test_an_agent_tool_whose_agent_the_set_does_not_expect_is_answered_whole() -> None:
+    """A set recorded with `inner_tool_calls: exclude` holds the AgentTool's call and response but
+    none of its agent's calls: run, its agent's `lookup` would match nothing (strict refused it),
+    so the AgentTool is answered from the set as it was recorded, and its agent does not run."""
+    from tests.agents import tree_adk
+
+    case = tree_adk.eval_set().eval_cases[0]
+    live = asyncio.run(infer_case(AdkAdapter(tree_adk.app(), inner_tool_calls="exclude"), case, "tree", 0))
+    assert live.error_message is None
+    tree_adk.CALLS.clear()
+    recorded = case.model_copy(update={"conversation": live.actual})
+    run = asyncio.run(infer_case(AdkAdapter(tree_adk.app(), inner_tool_calls="exclude"), recorded, "tree", 0,
+                                 mock_tools=MockTools.from_setting("expected", strict=True)))
+    assert run.error_message is None
+    assert tree_adk.CALLS == {}
+    assert _served(run) == [["expected"], ["expected"], ["live"], ["expected"], ["live"]]

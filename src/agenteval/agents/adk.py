@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-from agenteval.agents.adk_tree import INNER_TOOL_CALLS, AgentTree, InnerToolCalls, runs_in_app
+from agenteval.agents.adk_tree import INNER_TOOL_CALLS, AgentTree, InnerToolCalls, is_agent_tool, runs_in_app
 from agenteval.agents.base import SessionSpec, TurnResult
 from agenteval.agents.mock_tools import ToolServer
 from agenteval.errors import AgentEvalError
@@ -238,7 +238,11 @@ class _ServedTools(_BasePlugin):  # type: ignore[misc]
     async def before_tool_callback(self, *, tool: Any, tool_args: Any,
                                    tool_context: Any) -> dict[str, Any] | None:
         name, args = str(getattr(tool, "name", tool)), dict(tool_args or {})
-        if runs_in_app(tool):  # an AgentTool, a handoff, a loop exit: a served response skips them
+        # An AgentTool, a handoff, a loop exit: a served response skips them. An AgentTool whose
+        # agent the turn expects no call from (a set recorded with inner_tool_calls "exclude")
+        # is answered whole, as the set recorded it: its agent's calls could match nothing.
+        inner = getattr(getattr(tool, "agent", None), "name", None) if is_agent_tool(tool) else None
+        if runs_in_app(tool) and (inner is None or self.server.expects_from(inner)):
             self.server.runs(name, args, tool_context.function_call_id)
             served = None
         else:

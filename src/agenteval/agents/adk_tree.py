@@ -77,6 +77,11 @@ def _is_a(obj: Any, class_name: str) -> bool:
     return any(c.__name__ == class_name for c in type(obj).__mro__)
 
 
+def is_agent_tool(tool: Any) -> bool:
+    """Whether an ADK tool is an `AgentTool` (it runs an agent of the app as a tool)."""
+    return _is_a(tool, "AgentTool")
+
+
 def runs_in_app(tool: Any) -> bool:
     """Whether an ADK tool acts on the app itself rather than on the world: an `AgentTool` (runs
     an agent of the app), `transfer_to_agent` (hands control) and `exit_loop` (ends a
@@ -216,4 +221,4 @@ class AgentTree:
             self.top[0].set("output.value", output)
 
 
-__all__ = ["INNER_TOOL_CALLS", "AgentTree", "InnerToolCalls", "workflow_of"]
+__all__ = ["INNER_TOOL_CALLS", "AgentTree", "InnerToolCalls", "is_agent_tool", "runs_in_app", "workflow_of"]

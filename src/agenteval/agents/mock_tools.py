@@ -165,6 +165,10 @@ class ToolServer:
         self.log.append(ServedCall(name, args, call_id, "live"))
         return None
 
+    def expects_from(self, agent: str) -> bool:
+        """Whether the turn's expected calls name `agent` as the author of one of them."""
+        return agent in self._authors
+
     def runs(self, name: str, args: Mapping[str, Any] | None, call_id: str | None = None) -> None:
         """A call the agent's framework always runs (one acting on the agent app itself, such as
         a handoff): logged as live, whatever its tool's mode, and never refused."""
