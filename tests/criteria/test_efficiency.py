@@ -89,9 +89,9 @@ def test_duration_averages_each_part_over_the_timed_invocations(case: list[Invoc
     assert result.details is not None and result.details.duration_details is not None
     overall = result.details.duration_details
 
-    def mean(values: list[float | None]) -> float | None:
+    def mean(values: list[float | None]) -> float | None:  # a time: to the microsecond
         present = [v for v in values if v is not None]
-        return sum(present) / len(present) if present else None
+        return round(sum(present) / len(present), 6) if present else None
 
     assert overall.total_seconds == mean([inv.duration for inv in timed])
     assert overall.model_seconds == mean([inv.model_duration for inv in timed])
@@ -137,3 +137,19 @@ def test_an_invocations_duration_details_are_its_parts_with_the_framework_rest()
     assert result.details.duration_details.model_dump() == {
         "total_seconds": 6.5 / 4, "model_seconds": 1.25 / 2, "tool_seconds": 1.25 / 2,
         "framework_seconds": (1.5 + 0.75 + 0.0 + 2.0) / 4}
+
+
+def test_times_are_written_without_float_noise() -> None:
+    # A difference or a mean of times in milliseconds wrote 0.09999999999999998 and
+    # 0.20000000000000004: times are written to the microsecond (a score never is rounded).
+    case = [_inv([None], 0.3, 0.1), _inv([None], 0.1, 0.05), _inv([None], 0.2)]
+    case[0].tool_duration = 0.1
+    result = InvocationDuration("invocation_duration_v1", BaseCriterion(threshold=0.0)).score(
+        EvalContext(actual=case))
+    assert result.score == 0.2
+    assert result.details is not None and result.details.duration_details is not None
+    assert result.details.duration_details.model_dump() == {
+        "total_seconds": 0.2, "model_seconds": 0.075, "tool_seconds": 0.1, "framework_seconds": 0.116667}
+    first = result.per_invocation[0].details
+    assert first is not None and first.duration_details is not None
+    assert first.duration_details.framework_seconds == 0.1

@@ -34,7 +34,7 @@ from agenteval.schema import (
     Invocation,
     TokenUsageDetails,
 )
-from agenteval.schema.base import maker
+from agenteval.schema.base import maker, measured_seconds
 from agenteval.tracing.figures import Figures, invocations_figures
 
 
@@ -203,7 +203,7 @@ class InvocationDuration(Criterion):
                 per.append(InvocationScore(None))
                 continue
             model, tool = inv.model_duration, inv.tool_duration
-            framework = max(seconds - (model or 0.0) - (tool or 0.0), 0.0)
+            framework = measured_seconds(max(seconds - (model or 0.0) - (tool or 0.0), 0.0))
             d = _make_duration({"total_seconds": seconds, "model_seconds": model,
                                 "tool_seconds": tool, "framework_seconds": framework})
             per.append(InvocationScore(seconds, _details(None, d)))
@@ -218,10 +218,13 @@ class InvocationDuration(Criterion):
                 tool_sum += tool
         # The mean of the scores: a timed invocation's is its total, which is never None, so
         # it is the mean of the totals just taken (the same values in the same order).
-        overall = total / timed if timed else None
+        # Times, so written to the microsecond (`measured_seconds`): a sum of times in
+        # milliseconds divided leaves float noise (0.20000000000000004) otherwise.
+        overall = measured_seconds(total / timed) if timed else None
         avg = _make_duration({
-            "total_seconds": overall, "model_seconds": model_sum / with_model if with_model else None,
-            "tool_seconds": tool_sum / with_tool if with_tool else None,
-            "framework_seconds": framework_sum / timed if timed else None})
+            "total_seconds": overall,
+            "model_seconds": measured_seconds(model_sum / with_model) if with_model else None,
+            "tool_seconds": measured_seconds(tool_sum / with_tool) if with_tool else None,
+            "framework_seconds": measured_seconds(framework_sum / timed) if timed else None})
         return CriterionResult(overall, per, _details(None, avg),
                                reason=_reason(overall, "seconds", ctx, traced=False))

@@ -13,6 +13,7 @@ from typing import Any
 from agenteval.runner.job import JobOptions
 from agenteval.runner.selection import Selection, file_sha256
 from agenteval.schema import EndpointOptions, EvalStatus
+from agenteval.schema.base import measured_seconds
 from agenteval.schema.run import EvalSetRef, ModelRoles, ReplayInfo, RunSpec, RunTotals
 from agenteval.store.kept import KeptCase, Tally, figures
 from agenteval.verdicts.outcome import CaseOutcome
@@ -116,7 +117,7 @@ class TotalsCounter:
             cases=self.cases, case_runs=self.case_runs, passed=self.statuses[EvalStatus.PASSED],
             failed=self.statuses[EvalStatus.FAILED], not_evaluated=self.statuses[EvalStatus.NOT_EVALUATED],
             agent_errors=self.agent_errors, metric_errors=self.metric_errors,
-            agent_seconds=self.seconds, agent_tokens=self.tokens, judge_calls=judge_calls,
+            agent_seconds=measured_seconds(self.seconds), agent_tokens=self.tokens, judge_calls=judge_calls,
             judge_prompt_tokens=judge_prompt_tokens, judge_uncertain=self.uncertain,
             judge_escalated=self.escalated)
 
@@ -125,7 +126,7 @@ def end_header(header: RunSpec, run_totals: RunTotals, model_calls: dict[str, in
     """The header completed in place with its end time, duration, the limits the endpoints
     actually had, and `run_totals`."""
     header.ended = time.time()
-    header.duration_seconds = header.ended - header.started
+    header.duration_seconds = measured_seconds(header.ended - header.started)
     header.concurrency = header.concurrency.model_copy(update={"model_calls": model_calls})
     header.totals = run_totals
     return header

@@ -3,7 +3,7 @@
 
 from collections.abc import Callable
 from functools import cache
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
@@ -133,3 +133,22 @@ def utf8_text(text: str) -> tuple[str, bool]:
     except UnicodeEncodeError:
         return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text), True
     return text, False
+
+
+SECONDS_DIGITS = 6
+
+
+@overload
+def measured_seconds(seconds: float) -> float: ...
+
+
+@overload
+def measured_seconds(seconds: float | None) -> float | None: ...
+
+
+def measured_seconds(seconds: float | None) -> float | None:
+    """A measured time (a duration, or a sum, difference or mean of durations) as it is written:
+    to the microsecond, finer than any clock here resolves, so that float arithmetic on times
+    writes no noise (`0.1 + 0.2` is `0.30000000000000004`). Never for a score: a score is
+    written exactly as the criterion made it."""
+    return None if seconds is None else round(seconds, SECONDS_DIGITS)
