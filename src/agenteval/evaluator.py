@@ -38,7 +38,14 @@ class EvaluationFailed(AssertionError):
 
 
 def failure_lines(results: Sequence[EvalSetResult]) -> list[str]:
-    """`<eval id>: <criterion> expected ≥ <threshold>, got <score>` for every failing criterion."""
+    """`<eval id>: <criterion> expected >= <threshold>, got <score>` for every failing criterion.
+
+    Over several runs the score is the mean of the runs' scores, which `repeat_gating: mean`
+    holds to the threshold. ADK's AgentEvaluator pools instead: the mean of every scored
+    invocation of every run. The two differ when runs score different numbers of invocations
+    (a simulated conversation's length varies; an invocation may go unscored); the line then
+    gives ADK's figure too, so that it reads as ADK's would, while the verdict stays the one
+    shown first."""
     lines = []
     for result in results:
         errors = {(c.eval_id, e.metric_name): e.message for c in result.eval_case_results
@@ -54,10 +61,22 @@ def failure_lines(results: Sequence[EvalSetResult]) -> list[str]:
                 if m.eval_status in (EvalStatus.FAILED, EvalStatus.NOT_EVALUATED):
                     runs = f" (mean of {m.runs} runs)" if m.runs > 1 else ""
                     got = "not evaluated" if m.mean is None else f"{m.mean:.4g}{runs}"
+                    pooled = _pooled(result, case.eval_id, m.metric_name) if m.runs > 1 else None
+                    if m.mean is not None and pooled is not None and f"{pooled:.4g}" != f"{m.mean:.4g}":
+                        got += f"; pooled over the runs' invocations, as ADK reports it: {pooled:.4g}"
                     reason = errors.get((case.eval_id, m.metric_name))
                     lines.append(f"{where}: {m.metric_name} expected >= {m.threshold}, got {got}"
                                  + (f" — {reason}" if reason else ""))
     return lines
+
+
+def _pooled(result: EvalSetResult, eval_id: str, metric_name: str) -> float | None:
+    """ADK's overall score of a criterion over a case's runs: the mean of every invocation's
+    score (None where no invocation was scored)."""
+    scores = [r.score for c in result.eval_case_results if c.eval_id == eval_id
+              for inv in c.eval_metric_result_per_invocation for r in inv.eval_metric_results
+              if r.metric_name == metric_name and r.score is not None]
+    return sum(scores) / len(scores) if scores else None
 
 
 def _module_name(agent_module: Any) -> str | None:

@@ -92,3 +92,19 @@ def test_the_configs_endpoint_settings_are_in_force(agent_pkg: str, tmp_path: Pa
     header = failed.value.results[0].run
     assert header is not None and header.endpoints[url].timeout == 0.3
     assert header.endpoints[url].attempts == 2
+
+
+def test_a_failure_line_gives_adks_pooled_score_where_it_differs_from_the_runs_mean() -> None:
+    # Runs of 1 and 3 invocations scoring 0 and 1, 1, 1: the runs' mean (which the verdict
+    # holds to the threshold) is 0.5; ADK's AgentEvaluator pools the 4 invocations: 0.75.
+    from agenteval.evaluator import failure_lines
+    from tests.result_builders import case, result
+
+    first, second = case("c", {"m": 0.0}), case("c", {"m": 1.0}, run_index=1)
+    second.eval_metric_result_per_invocation *= 3
+    doc = result([first, second], gating="all_runs")
+    (line,) = failure_lines([doc])
+    assert line == ("s/c: m expected >= 0.5, got 0.5 (mean of 2 runs); pooled over the runs' "
+                    "invocations, as ADK reports it: 0.75")
+    same = result([case("d", {"m": 0.0}), case("d", {"m": 0.5}, run_index=1)])
+    assert failure_lines([same]) == ["s/d: m expected >= 0.5, got 0.25 (mean of 2 runs)"]
