@@ -4,6 +4,7 @@ Hand-made runs recorded in the `shop` agent's history."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Iterator
@@ -13,10 +14,21 @@ from typing import Any
 import pytest
 
 from agenteval.store import record_run
+from tests.helpers import eval_set, inv
 from tests.result_builders import case, result
 from tests.web.browser_support import find_chromium, serve, write_agents
 
 T = "tool_trajectory_avg_score"
+SLEEPY_AGENT = '''\
+"""A callable agent taking 4 s a turn: a web run's cases are watched in flight together."""
+
+import time
+
+
+def root_agent(text):
+    time.sleep(4)
+    return "slept"
+'''
 expect = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed").expect
 
 
@@ -33,6 +45,11 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     record_run(shop, [result([case("paris", {T: 1.0})], "grow_r1", "grow", created=1_700_000_000.0)])
     record_run(shop, [result([case("paris", {T: 1.0}), case("added", {T: 0.0}, response="new")],
                              "grow_r2", "grow", created=1_700_000_100.0)])
+    (agents / "sleepy").mkdir()
+    (agents / "sleepy" / "agent.py").write_text(SLEEPY_AGENT, encoding="utf-8")
+    slow = eval_set("slow", {f"c{i}": [inv(f"question {i}", "x")] for i in range(3)})
+    (agents / "sleepy" / "slow.evalset.json").write_text(
+        json.dumps(slow.model_dump(mode="json", exclude_none=True)), encoding="utf-8")
     for k in range(50):  # a page of the run list exactly
         record_run(agents / "dice", [result([case("roll", {T: 1.0})], f"page_r{k:02d}", "page",
                                             created=1_600_000_000.0 + k)])
@@ -172,3 +189,14 @@ def test_runs_ticked_on_two_pages_of_the_run_list_are_compared(page: Any, base_u
     assert page.url.endswith("#/compare/page_r00/page_r49")  # the older is the baseline
     page.go_back()
     expect(page.locator('input[data-run="page_r49"]')).to_be_checked()
+
+
+def test_a_web_run_says_how_many_case_runs_are_in_flight(page: Any, base_url: str) -> None:
+    """Three cases run at once: the progress box says so ("running case 1 of 3: c0, c1 and 1
+    more" read as one case in flight)."""
+    page.goto(base_url + "/#/app/sleepy/evalsets/slow")
+    page.click("text=Run evaluation (all)…")
+    page.click("#start-run")
+    step = page.locator("#dock .prog .pstep")
+    expect(step).to_contain_text(re.compile(r"running 3 case runs: c\d, c\d and 1 more"), timeout=15_000)
+    expect(page.locator("#dock .prog.done")).to_have_count(1, timeout=20_000)

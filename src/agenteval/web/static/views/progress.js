@@ -47,7 +47,9 @@ export function watchRun(runId, label) {
       return step ? `${k} (${step})` : k;
     });
     const parts = [
-      names.length ? `running case ${Math.min(done + 1, total || done + 1)} of ${total || "?"}: ${short(names.slice(0, 2).join(", "), 110)}${names.length > 2 ? ` and ${names.length - 2} more` : ""}` : "",
+      // how many run at once (the counts above say how far the run is): "running case 2 of 6"
+      // read as one case in flight while four were
+      names.length ? `running ${names.length > 1 ? names.length + " case runs" : "case run"}: ${short(names.slice(0, 2).join(", "), 110)}${names.length > 2 ? ` and ${names.length - 2} more` : ""}` : "",
       judged ? `${judged} judge question${judged > 1 ? "s" : ""} answered` : "",
       `${clock(secs)} elapsed`, done && total > done ? `about ${clock((secs / done) * (total - done))} left` : ""];
     step.textContent = parts.filter(Boolean).join(" · ");
