@@ -53,6 +53,9 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     for k in range(50):  # a page of the run list exactly
         record_run(agents / "dice", [result([case("roll", {T: 1.0})], f"page_r{k:02d}", "page",
                                             created=1_600_000_000.0 + k)])
+    for k in range(50):  # 103 runs in all, and more from the tests: more than the compare menus list
+        record_run(agents / "evil", [result([case("x", {T: 1.0})], f"old_r{k:02d}", "old",
+                                            created=1_500_000_000.0 + k)])
     with serve(create_app(agents)) as url:
         yield url
 
@@ -200,3 +203,14 @@ def test_a_web_run_says_how_many_case_runs_are_in_flight(page: Any, base_url: st
     step = page.locator("#dock .prog .pstep")
     expect(step).to_contain_text(re.compile(r"running 3 case runs: c\d, c\d and 1 more"), timeout=15_000)
     expect(page.locator("#dock .prog.done")).to_have_count(1, timeout=20_000)
+
+
+def test_the_compare_menus_say_when_older_runs_are_not_listed(page: Any, base_url: str) -> None:
+    """More runs than the menus list: the page says so and where any two can be picked (the
+    older runs were left out of the menus silently)."""
+    page.goto(base_url + "/#/compare")
+    expect(page.locator("#cmp-a option")).to_have_count(100)
+    expect(page.locator("#cmp-older")).to_contain_text("The 100 newest runs are listed.")
+    expect(page.locator("#cmp-a option[value=old_r00]")).to_have_count(0)
+    page.click("#cmp-older a")
+    expect(page.locator("table.runs")).to_have_count(1)

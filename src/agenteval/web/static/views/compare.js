@@ -137,13 +137,20 @@ function pairedCard(p) {
     h("p", { class: "muted", text: `A: ${k(p.pass_k_a)} · B: ${k(p.pass_k_b)}. p: exact McNemar on run pairs (sign test on scores); the decision reads the Holm-adjusted p at alpha ${p.alpha}.` }));
 }
 
+/** Runs the compare page's menus list (the newest). */
+const PICKED = 100;
+
 async function comparePicker(token) {
   /** @type {Array<RunRow>} */
-  const rows = await api("/api/runs?limit=100");
+  const listed = await api(`/api/runs?limit=${PICKED + 1}`);
+  const rows = listed.slice(0, PICKED);
   const opt = (r) => h("option", { value: r.run_id, text: `${runLabel(r)} · ${fmtTime(r.created)} · ${r.eval_set_id} · ${r.cases_passed}/${r.cases_total}` });
   const a = h("select", { id: "cmp-a" }, rows.map(opt)), b = h("select", { id: "cmp-b" }, rows.map(opt));
   if (rows.length > 1) a.value = rows[1].run_id;
   paint(token, h("div", { class: "page" }, h("h2", { text: "Compare two runs" }),
     h("div", { class: "card row" }, h("label", {}, "baseline ", a), h("label", {}, "candidate ", b),
-      h("button", { class: "primary", text: "Compare", onclick: () => go(link("compare", a.value, b.value)) }))));
+      h("button", { class: "primary", text: "Compare", onclick: () => go(link("compare", a.value, b.value)) })),
+    // a long history does not fit the menus: say so, and where any two runs can be picked
+    listed.length > PICKED ? h("p", { class: "muted", id: "cmp-older" }, `The ${PICKED} newest runs are listed. To compare older ones, tick two in the `,
+      h("a", { href: "#/runs", text: "run history" }), " (filter it by agent or eval set; ticks stay across its pages).") : null));
 }
