@@ -135,3 +135,18 @@ def test_rescore_honours_repeat_gating(tmp_path: Path, gating: str, status: Eval
 def test_run_needs_an_agent() -> None:
     with pytest.raises(Exception, match="agent is required"):
         asyncio.run(run(EvalJob(selections=_sets()), Services.create({})))
+
+
+def test_rescoring_a_result_document_keeps_each_runs_warnings(tmp_path: Path) -> None:
+    # What the run said of itself (a conversation the simulator's turn limit ended, a value that
+    # lost information) was dropped by `score --actual result.json`: the new document said nothing.
+    ok = {"x": [inv("x", calls=[call("echo", t="x")])]}
+    expected = eval_set("s", ok)
+    recorded = asyncio.run(run(EvalJob(agent=echo, selections=[Selection(None, expected)]),
+                               Services.create({}))).results[0]
+    said = ["the conversation reached the user simulator's turn limit"]
+    recorded.eval_case_results[0].warnings = list(said)
+    job = ScoreJob(config=EvalConfig(criteria={"tool_trajectory_avg_score": 1.0}), command="score",
+                   expected=Selection(tmp_path / "s.json", expected), actual=recorded, actual_source="r.json")
+    (result,) = asyncio.run(rescore(job, Services.create({}))).results
+    assert result.eval_case_results[0].warnings == said

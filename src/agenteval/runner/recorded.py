@@ -149,7 +149,8 @@ def recorded_run(case: EvalCase, got: EvalCaseResult, i: int, eval_set_id: str,
     return CaseRun(case=case, actual=actual, eval_set_id=eval_set_id, session_id=got.session_id,
                    user_id=got.user_id, run_index=got.run_index, error_message=got.error_message,
                    session_state=(got.session_details or {}).get("state"),
-                   session_details=got.session_details, trace=got.trace)
+                   session_details=got.session_details, trace=got.trace,
+                   warnings=list(got.warnings))  # what the run said of itself stays said
 
 
 def recorded_source(expected: EvalSet, actual: Actual,
