@@ -121,9 +121,14 @@ class CriterionResult:
         self.status, self.records, self._reason = status, [] if records is None else records, reason
 
 
+# `EvalContext.extras` key: True when the user simulator's turn limit (`max_allowed_invocations`)
+# ended the conversation, not the simulated user.
+TURN_LIMITED = "user_simulator_turn_limit"
+
+
 @dataclass
 class EvalContext:
-    """Everything a criterion may read about one case."""
+    """Everything a criterion may read about one case (`extras`: `TURN_LIMITED`)."""
 
     actual: Sequence[Invocation]
     expected: Sequence[Invocation] | None = None

@@ -14,7 +14,7 @@ from agenteval.agents.base import AgentAdapter, SessionSpec, TurnResult
 from agenteval.agents.mock_tools import MockTools, ServedToolsAdapter
 from agenteval.errors import describe
 from agenteval.models.replay import Cassette, recorded_user_turn, replay_case, replay_turn
-from agenteval.runner.scoring import CaseRun
+from agenteval.runner.scoring import TURN_LIMIT_WARNING, CaseRun
 from agenteval.runner.turns import record_turn
 from agenteval.runner.values import make_safe
 from agenteval.schema import (
@@ -76,7 +76,7 @@ async def _user_turns(case: EvalCase, simulator: SimulatorFactory | None, warnin
                 message = decided.message
                 if decided.reason == TURN_LIMIT:
                     limit = sim.config.max_allowed_invocations
-                    warnings.append(f"the conversation reached the user simulator's turn limit "
+                    warnings.append(f"{TURN_LIMIT_WARNING} "
                                     f"(max_allowed_invocations: {limit}) before the simulated user "
                                     "said it was done")
             if s is not None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from math import copysign
 from typing import Any, Literal, NamedTuple
 
-from agenteval.criteria.base import Criterion, CriterionResult, EvalContext, InvocationScore
+from agenteval.criteria.base import TURN_LIMITED, Criterion, CriterionResult, EvalContext, InvocationScore
 from agenteval.criteria.judge.certificates import case_note
 from agenteval.criteria.judge.engine.service import JudgeService
 from agenteval.criteria.spec import ConfiguredMetric
@@ -45,6 +45,12 @@ from agenteval.schema.trace import Trace
 NotEvaluatedPolicy = Literal["fail", "ignore"]
 
 # (The statuses as module names: `schema.result`'s note.)
+
+
+# How a case run's `warnings` say that the user simulator's turn limit ended its conversation
+# (`runner.inference` writes it; a re-scored document keeps it): criteria read it as
+# `EvalContext.extras[TURN_LIMITED]`.
+TURN_LIMIT_WARNING = "the conversation reached the user simulator's turn limit"
 
 
 @dataclass
@@ -256,8 +262,11 @@ async def score_case(run: CaseRun, metrics: Sequence[ConfiguredMetric],
     certificates = [m.certification for m in metrics if m.certification is not None]
     if run.error_message is None:
         # Positionally, in field order (keyword arguments to a dataclass's `__init__` cost more).
+        extras = run.extras
+        if any(w.startswith(TURN_LIMIT_WARNING) for w in run.warnings):  # (kept by a re-score too)
+            extras = {**extras, TURN_LIMITED: True}
         ctx = EvalContext(run.actual, expected, run.case.conversation_scenario, run.session_state,
-                          run.case.rubrics or (), judge, run.extras, run.trace)
+                          run.case.rubrics or (), judge, extras, run.trace)
         for metric in metrics:
             name, wire, informational, requires_expected, threshold, note = _plan(metric)
             if requires_expected and expected is None:

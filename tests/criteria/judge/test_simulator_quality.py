@@ -67,3 +67,29 @@ def test_a_static_case_is_an_error_not_a_silent_skip() -> None:
     result = _score(["hi"], judge, scenario=None)
     assert result.overall_eval_metric_results[0].eval_status == EvalStatus.NOT_EVALUATED
     assert "needs a conversation_scenario case" in result.metric_errors[0].message
+
+
+def test_a_conversation_the_turn_limit_ended_is_not_asked_about_as_if_the_user_stopped() -> None:
+    # The stop question said "the simulated user ended the conversation here" when the
+    # simulator's turn limit had ended it: a judge told so fails a user that was right to go on.
+    from agenteval.runner.scoring import TURN_LIMIT_WARNING
+
+    asked: list[str] = []
+
+    def reply(req: ModelRequest) -> str:
+        asked.append(req.messages[-1].content)
+        return json.dumps({"verdict": "valid", "rationale": "ok"})
+
+    model = ScriptedModel(reply)
+    metric = default_registry().configure("per_turn_user_simulator_quality_v1", {
+        "threshold": 0.5, "judge_model_options": {"num_samples": 1}})
+    actual = [inv(t, f"agent reply {i}") for i, t in enumerate(["Book a table for two.", "At 7pm?"])]
+    run = CaseRun(EvalCase(eval_id="c", conversation_scenario=SCENARIO), actual, "s",
+                  warnings=[f"{TURN_LIMIT_WARNING} (max_allowed_invocations: 2) before the simulated "
+                            "user said it was done"])
+    result = asyncio.run(score_case(run, [metric], judge=JudgeService(lambda name: model)))
+    stop = next(r for r in result.judge_records if r.item == "stop")
+    assert "ended the conversation here" not in stop.prompt and not any(
+        "ended the conversation here" in q for q in asked)
+    assert "A limit on the number of turns cut the conversation off here" in stop.prompt
+    assert _per_turn(result) == [1.0, 1.0]

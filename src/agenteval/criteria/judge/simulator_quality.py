@@ -9,7 +9,9 @@ into a silent NOT_EVALUATED):
   a real user with that goal would (no dumping every detail at once, no troubleshooting for the
   agent past its second failure, answering the agent's questions, correcting it when it erred)?
 - a last question asks whether ending the conversation where it ended was right (the plan was
-  done, or the agent could not help); if not, the last turn fails.
+  done, or the agent could not help); if not, the last turn fails. Where the simulator's turn
+  limit ended it (`EvalContext.extras[TURN_LIMITED]`), the user did not stop, and the question
+  is whether going on was right (ADK asks as if the user had stopped).
 
 Score: the share of turns that passed (ADK's meaning). Prompts are agenteval's own; every
 question is audited like any judged criterion's.
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agenteval.criteria.base import CriterionResult, EvalContext, InvocationScore
+from agenteval.criteria.base import TURN_LIMITED, CriterionResult, EvalContext, InvocationScore
 from agenteval.criteria.judge import explain
 from agenteval.criteria.judge.base import Answered, JudgeCriterion
 from agenteval.criteria.judge.engine.decision import JudgeQuestion
@@ -59,13 +61,23 @@ def turn_prompt(scenario: ConversationScenario, history: str, message: str) -> s
             f"{prompts.IGNORE}\nVerdict: valid or invalid?")
 
 
-def stop_prompt(scenario: ConversationScenario, history: str) -> str:
+def stop_prompt(scenario: ConversationScenario, history: str, turn_limited: bool = False) -> str:
+    """Whether the conversation ended where it should. Where the simulator's turn limit ended
+    it, the simulated user did not stop: the question is then whether going on was right (a goal
+    of the plan still open), not whether stopping was."""
+    if turn_limited:
+        question = ("A limit on the number of turns cut the conversation off here: the simulated user "
+                    "had not ended it. Was it right to go on: some goal of the plan was not reached "
+                    "yet and the agent could still help, so the user did not go on after the plan "
+                    "was done?")
+    else:
+        question = ("The simulated user ended the conversation here. Was that right: every goal of "
+                    "the plan was reached (or the agent clearly could not help), and the user did "
+                    "not stop early or go on after the plan was done?")
     return (f"Conversation plan of the simulated user: {prompts.quote(scenario.conversation_plan)}\n"
             f"{_persona_text(scenario.user_persona)}"
             f"The whole conversation:\n{history}\n\n"
-            "The simulated user ended the conversation here. Was that right: every goal of the plan "
-            "was reached (or the agent clearly could not help), and the user did not stop early or "
-            f"go on after the plan was done? {prompts.IGNORE}\nVerdict: valid or invalid?")
+            f"{question} {prompts.IGNORE}\nVerdict: valid or invalid?")
 
 
 class PerTurnUserSimulatorQuality(JudgeCriterion):
@@ -87,7 +99,8 @@ class PerTurnUserSimulatorQuality(JudgeCriterion):
                              labels=labels, positive=positive)
                for i in range(1, len(ctx.actual))]
         whole = _history(ctx, len(ctx.actual))
-        out.append(JudgeQuestion(len(ctx.actual) - 1, STOP, stop_prompt(scenario, whole),
+        cut = bool(ctx.extras.get(TURN_LIMITED))
+        out.append(JudgeQuestion(len(ctx.actual) - 1, STOP, stop_prompt(scenario, whole, cut),
                                  labels=labels, positive=positive))
         return out
 
