@@ -1,11 +1,15 @@
-"""`agenteval.lazy.names_from`: a package's names imported from their submodules when first asked for."""
+"""`agenteval.lazy`: names imported from submodules when first asked for, patterns compiled at
+first use, work kept for the moment a run waits on a model."""
 
+import asyncio
 import importlib
 import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -161,3 +165,92 @@ def test_eval_builds_no_model_it_never_validates_on_its_own() -> None:
             "inv.rubrics[0].rubric_content.text_property]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == [[], "IntermediateData", "ok"]
+
+
+# --- work kept for the moment a run waits on a model (`while_waiting`, `waiting`)
+
+
+@pytest.fixture
+def no_kept_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agenteval import lazy
+
+    monkeypatch.setattr(lazy, "_work", [])
+    monkeypatch.setattr(lazy, "_looking", [])
+    monkeypatch.setattr(lazy, "_ON_TIME", 0.015)  # a loaded machine wakes a waiting loop late too
+
+
+async def _until(check: Any, seconds: float = 3.0) -> None:
+    """Waits (the loop idle) until `check()` or `seconds` have passed."""
+    for _ in range(int(seconds / 0.05)):
+        if check():
+            return
+        await asyncio.sleep(0.05)
+
+
+def test_kept_work_runs_once_each_while_the_loop_waits(no_kept_work: None) -> None:
+    from agenteval.lazy import waiting, while_waiting
+
+    done: list[str] = []
+
+    def first() -> None:
+        done.append("first")
+        raise OSError("left to its first use")
+
+    def second() -> None:
+        done.append("second")
+
+    async def run() -> list[str]:
+        while_waiting(first)
+        while_waiting(second)
+        while_waiting(first)  # kept once
+        waiting()
+        waiting()  # one series of looks per loop
+        await _until(lambda: len(done) >= 2)  # a model's latency: the loop waits
+        await asyncio.sleep(0.1)
+        return list(done)
+
+    assert asyncio.run(run()) == ["first", "second"]  # fails before (no such functions)
+
+
+def test_kept_work_waits_while_the_loop_is_busy(no_kept_work: None) -> None:
+    from agenteval.lazy import waiting, while_waiting
+
+    done: list[float] = []
+
+    async def run() -> tuple[float, list[float]]:
+        loop = asyncio.get_running_loop()
+        while_waiting(lambda: done.append(loop.time()))
+        waiting()
+        for _ in range(4):  # the loop's own work (requests going out) first: each look late
+            time.sleep(0.03)
+            await asyncio.sleep(0)
+        busy_until = loop.time()
+        await _until(lambda: bool(done))
+        return busy_until, done
+
+    busy_until, done = asyncio.run(run())
+    assert len(done) == 1 and done[0] >= busy_until
+
+
+def test_nothing_is_looked_at_without_kept_work(no_kept_work: None) -> None:
+    from agenteval import lazy
+
+    async def run() -> int:
+        lazy.waiting()
+        return len(asyncio.get_running_loop()._scheduled)  # type: ignore[attr-defined]
+
+    assert asyncio.run(run()) == 0
+
+
+def test_rouges_stemmer_is_imported_at_first_use_or_while_a_run_waits() -> None:
+    # rouge-score's tokenizer (NLTK's Porter stemmer, the `regex` package) was 3.5% of eval's
+    # start-up, which its first model call does not need (bench/README.md, session 40).
+    code = ("import sys, json; import agenteval.cli.run, agenteval.cli.commands; "
+            "from agenteval import lazy; from agenteval.criteria import rouge; "
+            "before = 'rouge_score.tokenizers' in sys.modules; "
+            "rouge.ResponseMatchScore('response_match_score', rouge.BaseCriterion(threshold=0.8)); "
+            "kept = rouge._reference_tokenizer in lazy._work; "
+            "print(json.dumps([before, kept, rouge.tokenize('Running dogs'), "
+            "'rouge_score.tokenizers' in sys.modules]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == [False, True, ["run", "dog"], True]

@@ -1,15 +1,20 @@
 """Names of a package imported when first asked for (PEP 562's module `__getattr__`), so that
 importing one module of a package does not import its siblings (`score` needs neither the
-evaluation loop, the agents nor the HTTP model client: a fifth of a second of its start)."""
+evaluation loop, the agents nor the HTTP model client: a fifth of a second of its start); and
+work a run needs later, done while its event loop first waits on a model (`while_waiting`)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import re
 import sys
 import types
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 def names_from(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
@@ -76,4 +81,48 @@ class LazyPattern:
         return self.compiled.sub(repl, string, count)
 
 
-__all__ = ["LazyPattern", "names_from", "names_over_submodules"]
+# Work a run will need, kept for a moment when its event loop waits on a model (`waiting`).
+_LOOK_EVERY = 0.005  # seconds between looks at the loop
+_ON_TIME = 0.002  # a look this late or less found the loop waiting, not busy
+_LOOKS_MAX = 60  # then the work is left to its first use (a loop that never waits)
+_work: list[Callable[[], object]] = []
+_looking: list[asyncio.AbstractEventLoop] = []  # the loop whose looks are scheduled, if any
+
+
+def while_waiting(work: Callable[[], object]) -> None:
+    """Keeps `work` (a no-argument callable whose result is not used, safe to run more than
+    once: a module's deferred set-up) to be run by `waiting`, once. Its caller must still do it
+    at first use, as without this: it may never run (a run that never waits on a model)."""
+    if work not in _work:
+        _work.append(work)
+
+
+def waiting() -> None:
+    """Says that the running event loop has sent a model request and waits on its reply: the
+    work `while_waiting` kept is run on this loop, a piece at a time, when it finds the loop
+    waiting (a look that comes on time), so that it takes a model's latency instead of a start-
+    up's or a case's time (a run's start-up imports only what its first call needs). An
+    exception of a piece is left to its first use to raise. Cheap when nothing is kept."""
+    if not _work:
+        return
+    import asyncio  # (loaded: a loop is running; not imported by every command that imports this)
+
+    loop = asyncio.get_running_loop()
+    if _looking and _looking[0] is loop and not loop.is_closed():
+        return
+    _looking[:] = [loop]
+    loop.call_later(_LOOK_EVERY, _look, loop, loop.time() + _LOOK_EVERY, _LOOKS_MAX)
+
+
+def _look(loop: asyncio.AbstractEventLoop, due: float, left: int) -> None:
+    if loop.time() - due <= _ON_TIME and _work:  # the loop was waiting: one piece
+        work = _work.pop(0)
+        with contextlib.suppress(Exception):  # raised again where the work is first used
+            work()
+    if _work and left > 1:
+        loop.call_later(_LOOK_EVERY, _look, loop, loop.time() + _LOOK_EVERY, left - 1)
+    else:
+        _looking.clear()
+
+
+__all__ = ["LazyPattern", "names_from", "names_over_submodules", "waiting", "while_waiting"]

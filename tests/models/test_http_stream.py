@@ -145,3 +145,19 @@ def test_a_client_is_wrapped_once_and_other_transports_left_alone() -> None:
     mocked = httpx.AsyncClient(transport=httpx.MockTransport(lambda r: httpx.Response(200)))
     http_stream.faster_streams(mocked)  # (no pool: nothing to do)
     assert isinstance(mocked._transport, httpx.MockTransport)
+
+
+def test_a_read_says_the_loop_waits_on_a_reply(monkeypatch: Any) -> None:
+    # The run's deferred work (agenteval.lazy.while_waiting) takes a model's latency.
+    said: list[list[Any]] = []
+    inner = _Inner(b"reply")
+    stream = _stream(inner)
+    monkeypatch.setattr(http_stream, "waiting", lambda: said.append(list(inner.log)))
+
+    async def go() -> bytes:
+        await stream.write(b"GET / HTTP/1.1\r\n\r\n", timeout=3.0)
+        return await stream.read(100)
+
+    assert asyncio.run(go()) == b"reply"
+    assert len(said) == 1 and ("write", b"GET / HTTP/1.1\r\n\r\n", 3.0) in said[0]  # after the send
+    assert ("read", None) not in said[0]

@@ -22,11 +22,12 @@ import sys
 import types
 import unicodedata
 from collections import _count_elements  # type: ignore[attr-defined]
-from functools import lru_cache, partial
+from functools import cache, lru_cache, partial
 from itertools import chain
 from typing import Any
 
 from agenteval.criteria.base import InvocationScore, PerInvocationCriterion
+from agenteval.lazy import while_waiting
 from agenteval.schema import BaseCriterion, Content, Invocation, content_text
 
 
@@ -57,7 +58,14 @@ def _import_rouge_tokenizers() -> Any:
             del sys.modules[name]
 
 
-_reference_tokenizer = _import_rouge_tokenizers().DefaultTokenizer(use_stemmer=True)
+@cache
+def _reference_tokenizer() -> Any:
+    """rouge-score's stemming tokenizer, made at first use: its import (NLTK's Porter stemmer and
+    the `regex` package) is 3.5% of `eval`'s start-up, and the first call does not need it; a
+    run's `ResponseMatchScore` has it made while the run first waits on a model."""
+    return _import_rouge_tokenizers().DefaultTokenizer(use_stemmer=True)
+
+
 _ASCII_SEPARATORS = re.compile(r"[^a-z0-9]+")
 
 # Character kinds for the non-ASCII path.
@@ -66,7 +74,7 @@ _SEP, _WORD, _ALONE, _CLUSTER_BASE, _CLUSTER_MARK = range(5)
 
 @lru_cache(maxsize=65536)
 def _ascii_word_tokens(word: str) -> tuple[str, ...]:
-    return tuple(_reference_tokenizer.tokenize(word))
+    return tuple(_reference_tokenizer().tokenize(word))
 
 
 @lru_cache(maxsize=65536)
@@ -197,6 +205,10 @@ class ResponseMatchScore(PerInvocationCriterion):
     reusable = True  # nothing of a case is kept
 
     criterion_model = BaseCriterion
+
+    def __init__(self, metric_name: str, criterion: BaseCriterion) -> None:
+        super().__init__(metric_name, criterion)
+        while_waiting(_reference_tokenizer)
 
     def score_pair(self, actual: Invocation, expected: Invocation) -> float:
         return rouge1_fmeasure(

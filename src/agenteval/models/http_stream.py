@@ -22,6 +22,7 @@ import contextlib
 import ssl
 from typing import Any
 
+from agenteval.lazy import waiting
 from agenteval.models.http_lib import httpcore, httpx, is_socket_readable  # (see http_lib)
 
 HOLD_MAX = 16_384
@@ -57,6 +58,7 @@ class _Stream(httpcore.AsyncNetworkStream):
             # As httpcore treats a failed request write: the read then says what happened.
             with contextlib.suppress(httpcore.WriteError):
                 await self._inner.write(held, self._held_timeout)
+        waiting()  # a request is out: the run's deferred work may take its latency
         return await self._inner.read(max_bytes, timeout)
 
     async def aclose(self) -> None:
