@@ -122,6 +122,15 @@ def test_eval_imports_no_rescoring_module() -> None:
     assert json.loads(out.stdout) == []
 
 
+def test_eval_imports_no_paired_comparison() -> None:
+    # The history's database gives `compare` and the web their paired runs; `eval` opens it
+    # without `verdicts.paired` (its dataclasses: 1.4% of eval's start-up, bench/README.md).
+    code = ("import sys, json; import agenteval.cli.run, agenteval.cli.commands, agenteval.store.db; "
+            "print(json.dumps('agenteval.verdicts.paired' in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) is False
+
+
 # Models `eval` never validates or writes on their own: held only inside other models, or used
 # only by judges, simulators, legacy files and sequential verdicts (bench/README.md, session 36).
 DEFERRED = {

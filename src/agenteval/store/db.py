@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, TypeAdapter
 
@@ -41,7 +41,9 @@ from agenteval.store.verdict_copy import (
     copy_rows,
 )
 from agenteval.verdicts.outcome import CaseOutcome, SetCounts, outcomes
-from agenteval.verdicts.paired import RunOutcome, Runs
+
+if TYPE_CHECKING:  # (`verdicts.paired` is compare's and the web's: 1.4% of eval's start-up)
+    from agenteval.verdicts.paired import Runs
 
 ALIASES = ("latest", "previous")
 
@@ -563,6 +565,8 @@ class RunStore:
 
 def _runs(cases: list[Any], metrics: Iterable[Any]) -> Runs:
     """`RunStore.case_runs` from its rows."""
+    from agenteval.verdicts.paired import RunOutcome  # (see the import of `Runs` above)
+
     by_run: dict[str, dict[int, dict[str, tuple[float | None, bool]]]] = {}
     # The rows come case by case, a case's run by run (gating criteria alone, passing as 0 / 1):
     # each case's and run's dict is made once, at its first row.
