@@ -37,13 +37,32 @@ def test_legacy_test_file_becomes_one_case_with_initial_session() -> None:
     s = load_eval_set(path, ADK / "trip_planner_agent" / "initial.session.json")
     raw = json.loads(path.read_text())
     (case,) = s.eval_cases
-    assert case.eval_id == str(path)
+    assert case.eval_id == path.relative_to(Path.cwd()).as_posix()  # (see the next test)
     assert case.conversation is not None and len(case.conversation) == len(raw)
     first = case.conversation[0]
     assert first.user_content.text() == raw[0]["query"]
     assert [c.name for c in first.tool_calls()] == [t["tool_name"] for t in raw[0]["expected_tool_use"]]
     assert case.session_input is not None and case.session_input.state["origin"] == "San Francisco"
     assert "/" not in s.eval_set_id  # unlike ADK, safe to use in a result file name
+
+
+def test_a_legacy_case_id_is_its_path_as_given_or_relative_never_absolute(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An absolute path made the case's id name one machine's folders: another id, and another
+    # history, on every machine and checkout. Given relative, the id is the path as given (ADK's).
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "greet.test.json").write_text('[{"query": "hi", "reference": "hello"}]')
+    monkeypatch.chdir(tmp_path)
+    for given in (tmp_path / "evals" / "greet.test.json", "evals/greet.test.json"):
+        (case,) = load_eval_set(given).eval_cases
+        assert case.eval_id == "evals/greet.test.json"
+    monkeypatch.chdir(tmp_path / "evals")
+    (case,) = load_eval_set(tmp_path / "evals" / "greet.test.json").eval_cases
+    assert case.eval_id == "greet.test.json"
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")  # not under it: no `../` id
+    (case,) = load_eval_set(tmp_path / "evals" / "greet.test.json").eval_cases
+    assert case.eval_id == str(tmp_path / "evals" / "greet.test.json")
 
 
 def test_old_session_list_format(tmp_path: Path) -> None:

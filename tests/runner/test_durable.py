@@ -57,3 +57,29 @@ def test_the_claim_reads_a_killed_runs_tail_once_to_commit_it(
     with pytest.raises(DataError, match="no journaled run 'x'"):
         journal.resolve("x")
     journal.close()
+
+
+def test_a_run_begun_when_a_legacy_case_id_was_its_absolute_path_resumes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its fingerprint holds the set's digest with the absolute id; the set read now has the
+    # relative one (`legacy_case_id`): the resume is not refused as "eval set changed".
+    import hashlib
+    import json
+
+    from agenteval.datasets import load_eval_set
+    from agenteval.runner import EvalJob, Selection
+    from agenteval.runner.durable import changes, fingerprint
+
+    path = tmp_path / "greet.test.json"
+    path.write_text('[{"query": "hi", "reference": "hello"}]')
+    monkeypatch.chdir(tmp_path)
+    eval_set = load_eval_set(path)
+    assert eval_set.eval_cases[0].eval_id == "greet.test.json"
+    job = EvalJob(selections=[Selection(path, eval_set)])
+    then = json.loads(fingerprint(job))
+    before = eval_set.model_copy(update={"eval_cases": [
+        eval_set.eval_cases[0].model_copy(update={"eval_id": str(path)})]})
+    then["content"][eval_set.eval_set_id] = hashlib.sha256(before.model_dump_json().encode()).hexdigest()
+    assert changes(json.dumps(then), job) == []
+    then["content"][eval_set.eval_set_id] = "0" * 64  # any other content is still refused
+    assert changes(json.dumps(then), job) == [f"eval set {eval_set.eval_set_id!r} changed"]

@@ -1,6 +1,7 @@
 """Legacy formats: `*.test.json` turn lists and the old list-of-sessions eval-set file."""
 
 
+import os
 import re
 import uuid
 from pathlib import Path
@@ -123,12 +124,29 @@ def session_input_from(session: SessionFile | None) -> SessionInput | None:
     return SessionInput(app_name=session.app_name, user_id=session.user_id, state=session.state)
 
 
+def legacy_case_id(file: str | Path) -> str:
+    """The eval id of a `.test.json` turn list's one case: the file's path as given, when it is
+    relative (ADK's id: the path it was given), else, for a file under the working directory,
+    its path from there, with `/` between folders. An absolute id named one machine's folders
+    (`/home/ci/...`), so the same case had another id, and another history, on every machine
+    and checkout. A file elsewhere keeps its absolute path (a `../` id could not be used in a
+    URL, as the web's are)."""
+    path = Path(file)
+    if not path.is_absolute():
+        return str(file)
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # (Windows: another drive)
+        return str(file)
+    return str(file) if relative.startswith(os.pardir) else Path(relative).as_posix()
+
+
 def convert_turn_list(
     file: str | Path, data: list[Any], initial_session: SessionFile | None = None
 ) -> EvalSet:
-    """A `.test.json` turn list becomes one case whose id is the file path (as ADK names it)."""
+    """A `.test.json` turn list becomes one case whose id is the file's path (`legacy_case_id`)."""
     case = EvalCase(
-        eval_id=str(file),
+        eval_id=legacy_case_id(file),
         conversation=_invocations(file, data, ""),
         session_input=session_input_from(initial_session),
     )

@@ -160,6 +160,7 @@ class EvalFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item]:
         from agenteval.datasets import load_eval_set
+        from agenteval.datasets.legacy import legacy_case_id
         from agenteval.runner.selection import Selection, check_has_cases
 
         try:
@@ -169,10 +170,10 @@ class EvalFile(pytest.File):
             raise self.CollectError(str(e)) from None
         self.eval_set = eval_set
         for case in eval_set.eval_cases:
-            # A `.test.json` turn list's one case is named by the file's path (as ADK names it):
+            # A `.test.json` turn list's one case is named by the file's path (`legacy_case_id`):
             # its item by the file's name, so that node ids (and JUnit names) are the same on
             # every machine and checkout.
-            name = self.path.name if case.eval_id == str(self.path) else case.eval_id
+            name = self.path.name if case.eval_id == legacy_case_id(self.path) else case.eval_id
             yield EvalCaseItem.from_parent(self, name=name, eval_id=case.eval_id)
 
     def run_all(self) -> Any:

@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from agenteval.datasets.legacy import legacy_case_id
 from agenteval.errors import AgentEvalError, DataError
 from agenteval.runner.job import EvalJob
 from agenteval.runner.selection import SetRecord
@@ -88,6 +89,24 @@ def _cases(ids: list[str] | None) -> str:
     return "every case" if ids is None else _few(ids)
 
 
+def _digests_with_path_ids(job: EvalJob, set_id: str) -> list[str]:
+    """The digest each `.test.json` set of `job` named `set_id` had when its case's id was its
+    path as given, absolute too (`datasets.legacy.legacy_case_id` makes it relative now): the
+    digest a run begun so was fingerprinted with, which a resume of it accepts (its case is run
+    again: the journal keeps it under the old id)."""
+    out = []
+    for s in job.selections:
+        if s.eval_set.eval_set_id != set_id or s.path is None or s.streamed is not None \
+                or len(s.eval_set.eval_cases) != 1:
+            continue
+        (case,) = s.eval_set.eval_cases
+        if case.eval_id != str(s.path) and case.eval_id == legacy_case_id(s.path):
+            old_case = case.model_copy(update={"eval_id": str(s.path)})
+            before = s.eval_set.model_copy(update={"eval_cases": [old_case]})
+            out.append(hashlib.sha256(before.model_dump_json().encode()).hexdigest())
+    return out
+
+
 def changes(journaled: str, job: EvalJob) -> list[str]:
     """What differs between a journaled fingerprint and what `job` covers, one phrase each
     (empty: nothing)."""
@@ -105,7 +124,8 @@ def changes(journaled: str, job: EvalJob) -> list[str]:
     for set_id in new["sets"]:
         if set_id not in (old.get("sets") or []):
             continue
-        if old.get("content", {}).get(set_id) != new["content"][set_id]:
+        was_content = old.get("content", {}).get(set_id)
+        if was_content != new["content"][set_id] and was_content not in _digests_with_path_ids(job, set_id):
             out.append(f"eval set {set_id!r} changed")
         was, now = old.get("selection", {}).get(set_id), new["selection"][set_id]
         if was != now:
