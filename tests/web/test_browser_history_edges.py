@@ -53,7 +53,7 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     for k in range(50):  # a page of the run list exactly
         record_run(agents / "dice", [result([case("roll", {T: 1.0})], f"page_r{k:02d}", "page",
                                             created=1_600_000_000.0 + k)])
-    for k in range(50):  # 103 runs in all, and more from the tests: more than the compare menus list
+    for k in range(52):  # 105 runs in all, and more from the tests: more than the compare menus list
         record_run(agents / "evil", [result([case("x", {T: 1.0})], f"old_r{k:02d}", "old",
                                             created=1_500_000_000.0 + k)])
     with serve(create_app(agents)) as url:
@@ -214,3 +214,16 @@ def test_the_compare_menus_say_when_older_runs_are_not_listed(page: Any, base_ur
     expect(page.locator("#cmp-a option[value=old_r00]")).to_have_count(0)
     page.click("#cmp-older a")
     expect(page.locator("table.runs")).to_have_count(1)
+
+
+def test_an_old_runs_compare_menu_offers_the_runs_before_it(page: Any, base_url: str) -> None:
+    """"Compare with…" on a run older than its set's 50 newest lists the runs just before it
+    too (it listed the 50 newest only: an old run's baseline was not there)."""
+    page.goto(base_url + "/#/runs/old_r01")
+    page.wait_for_selector("#compare-with option >> nth=1", state="attached")
+    expect(page.locator("#compare-with option[value=old_r00]")).to_have_count(1)
+    expect(page.locator("#compare-with option[value=old_r51]")).to_have_count(1)
+    expect(page.locator("#compare-with option[value=old_r01]")).to_have_count(0)
+    page.select_option("#compare-with", "old_r00")
+    page.wait_for_selector(".compare .counts")
+    assert page.url.endswith("#/compare/old_r00/old_r01")

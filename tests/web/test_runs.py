@@ -102,6 +102,9 @@ def test_runs_are_listed_filtered_charted_and_exported(live: Live) -> None:
     assert rows[0]["app"] == "echo" and rows[0]["status"] == "passed" and rows[0]["eval_set_id"] == "smoke"
     assert len(live.get("/api/runs", params={"app": "echo", "eval_set": "smoke", "limit": 1}).json()) == 1
     assert live.get("/api/runs", params={"offset": 1}).json()[0]["run_id"] == first
+    earlier = live.get("/api/runs", params={"before": rows[0]["created"]}).json()
+    assert [r["run_id"] for r in earlier] == [first]
+    assert live.get("/api/runs", params={"before": "abc"}).status_code == 400
     assert live.get("/api/runs", params={"status": "failed"}).json() == []
     assert live.get("/api/runs", params={"eval_set": "other"}).json() == []
     assert live.get("/api/runs", params={"app": "nope"}).status_code == 404

@@ -25,10 +25,11 @@ Status = Literal["passed", "failed", "not_evaluated"]
 
 @router.get("")
 def list_runs(web: WebDep, app: str | None = None, eval_set: str | None = None,
-              status: Status | None = None,
+              status: Status | None = None, before: float | None = None,
               limit: int = Query(100, ge=1, le=10_000), offset: int = Query(0, ge=0),
               *, response: Response) -> list[RunRow]:
-    """Rows of the run history of every store (or of one agent's), newest first. A store that
+    """Rows of the run history of every store (or of one agent's), newest first; with `before`
+    (epoch seconds), those recorded before it only (a run's earlier runs). A store that
     cannot be read is left out, named (`file: message`) in the JSON list of the
     `X-Unreadable-Stores` header."""
     if app is not None:
@@ -38,7 +39,7 @@ def list_runs(web: WebDep, app: str | None = None, eval_set: str | None = None,
         response.headers["X-Unreadable-Stores"] = json.dumps(unreadable)
     rows = [run_row(s) for s in stored]
     rows = [r for r in rows if (eval_set is None or r.eval_set_id == eval_set)
-            and (status is None or r.status == status)]
+            and (status is None or r.status == status) and (before is None or r.created < before)]
     return rows[offset:offset + limit]
 
 

@@ -183,9 +183,15 @@ function runCharts(cases, names) {
  * @param {RunView} run */
 function compareMenu(id, run) {
   const sel = h("select", { id: "compare-with", "aria-label": "compare with" }, h("option", { value: "", text: "Compare with…" }));
-  api("/api/runs?" + qs({ eval_set: run.eval_set_id, app: run.app, limit: 50 })).then((/** @type {Array<RunRow>} */ rows) => {
-    for (const r of rows) {
-      if (r.run_id !== id) sel.append(h("option", { value: r.run_id, "data-created": r.created, text: `${runLabel(r)} · ${fmtTime(r.created)} (${r.cases_passed}/${r.cases_total})` }));
+  // the set's newest runs and the runs just before this one (its baselines: an old run of a long
+  // history has none among the newest), newest first
+  const asked = [{}, { before: run.created }].map((more) => api("/api/runs?" + qs({ eval_set: run.eval_set_id, app: run.app, limit: 50, ...more })));
+  Promise.all(asked).then((/** @type {Array<Array<RunRow>>} */ [newest, earlier]) => {
+    const seen = new Set([id]);
+    for (const r of [...newest, ...earlier].sort((x, y) => y.created - x.created)) {
+      if (seen.has(r.run_id)) continue;
+      seen.add(r.run_id);
+      sel.append(h("option", { value: r.run_id, "data-created": r.created, text: `${runLabel(r)} · ${fmtTime(r.created)} (${r.cases_passed}/${r.cases_total})` }));
     }
   }).catch(() => {});
   // the older of the two is the baseline
