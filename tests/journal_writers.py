@@ -35,17 +35,27 @@ def killed(root: Path, total: int, cases: int) -> None:
         proc.wait()
 
 
-def killed_after_window(root: Path, total: int, cases: int, then: str = "") -> None:
+def killed_after_window(root: Path, total: int, cases: int) -> None:
     """The journal at `root` as a process leaves it that appended `cases` case runs of `total`,
-    never flushed (then ran `then`), and was SIGKILLed once the flush window (`FLUSH_SECONDS`)
-    had passed."""
-    proc = appending(root, total, cases, then)
+    never flushed, and was SIGKILLed once the flush window (`FLUSH_SECONDS`) had passed."""
+    proc = appending(root, total, cases)
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "appended"
         time.sleep(FLUSH_SECONDS + 2.0)  # the window, and a margin for a loaded machine
     finally:
         proc.kill()
         proc.wait()
+    assert proc.returncode == -9
+
+
+def padded_wal(journal_path: Path, size: int) -> None:
+    """Adds a `size`-byte blob to the WAL of the journal at `journal_path` from a process that is
+    SIGKILLed once it committed, so the WAL stays unmerged. (Done after the journal's writer is
+    killed: a commit of that writer's, late on a loaded machine, would merge it.)"""
+    code = ("import os, signal, sqlite3, sys\nc = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+            "c.execute('PRAGMA wal_autocheckpoint=0')\nc.execute('CREATE TABLE pad (b BLOB)')\n"
+            f"c.execute('INSERT INTO pad VALUES (zeroblob({size}))')\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(journal_path)], check=False)
     assert proc.returncode == -9
 
 

@@ -6,8 +6,8 @@ import pytest
 
 from agenteval.errors import DataError
 from agenteval.runner.durable import claim_resume
-from agenteval.store.journal import Journal
-from tests.journal_writers import killed, killed_after_window, wal_sizes
+from agenteval.store.journal import Journal, journal_path
+from tests.journal_writers import killed, killed_after_window, padded_wal, wal_sizes
 
 
 def test_claiming_a_killed_run_merges_nothing_of_its_wal(tmp_path: Path) -> None:
@@ -25,10 +25,8 @@ def test_claiming_a_killed_run_with_a_tail_and_a_large_wal_merges_nothing_of_it(
     # The claim commits the case runs the killed run's rows file holds past its last commit; a
     # WAL past SQLite's automatic checkpoint (1,000 pages: a 10,000-case run's is 3,500) was then
     # merged into the file at that commit, with its fsyncs, before the resume's first case.
-    pad = ("import sqlite3\nc = sqlite3.connect(j.path, isolation_level=None)\n"
-           "c.execute('PRAGMA wal_autocheckpoint=0')\nc.execute('CREATE TABLE pad (b BLOB)')\n"
-           "c.execute('INSERT INTO pad VALUES (zeroblob(6000000))')\n")  # (1,465 pages, in the WAL)
-    killed_after_window(tmp_path, 400, 100, pad)
+    killed_after_window(tmp_path, 400, 100)
+    padded_wal(journal_path(tmp_path), 6_000_000)  # (1,465 pages, in the WAL)
     journal = Journal(tmp_path)
     before = wal_sizes(journal.path)
     assert before[1] > 6_000_000 > before[0]
