@@ -53,3 +53,21 @@ def test_characters_html_may_not_hold_are_written_visibly() -> None:
                                    case("err", {}, error="ValueError: " + odd)])])
     assert not any(c in md for c in "\x00\x01\x1b\uffff")
     assert "id\\u0001" in md and "ValueError: a\\u0000b\\u001b[31m c\\uffff" in md
+
+
+def test_a_case_runs_warnings_are_listed_passed_or_not_streamed_or_not() -> None:
+    # A conversation the simulator's turn limit ended passed with nothing said in the summary.
+    from agenteval.reporting.markdown import MarkdownStream
+    from agenteval.verdicts.outcome import outcomes
+
+    ok = case("sc", {"m": 1.0})
+    ok.warnings = ["the conversation reached the user simulator's turn limit (max_allowed_invocations: 3)"]
+    doc = result([ok, case("other", {"m": 1.0})])
+    md = markdown_summary([doc])
+    assert md.startswith("## ✅")
+    assert "### Warnings" in md and ("- s / **sc**: the conversation reached the user simulator's turn "
+                                     "limit (max_allowed_invocations: 3)") in md, md
+    stream = MarkdownStream()
+    for outcome in outcomes(doc):
+        stream.add(outcome)
+    assert stream.text(doc) == md

@@ -1,8 +1,9 @@
 """A Markdown summary for CI job pages (GitHub's `$GITHUB_STEP_SUMMARY`, GitLab, PR comments).
 
-Totals per eval set, then one table row per failing criterion of each failing case (score vs
-threshold; mean and 95% CI when the case ran more than once), then each failing case's reasons
-in a collapsed `<details>` block. Output stays well under GitHub's 1 MiB summary limit: at most
+Totals per eval set, the judges' certificates, the case runs' warnings (passed or not), then
+one table row per failing criterion of each failing case (score vs threshold; mean and 95% CI
+when the case ran more than once), then each failing case's reasons in a collapsed `<details>`
+block. Output stays well under GitHub's 1 MiB summary limit: at most
 `max_cases` failing cases are listed (the rest are counted). All text from the result is
 HTML-escaped and Markdown-escaped, so responses cannot inject markup; each character HTML
 may not hold (NUL, ESC, ...) is written as `\\uXXXX`.
@@ -67,17 +68,27 @@ def _details(case: CaseOutcome) -> str:
             "</details>")
 
 
+def _warning_lines(case: CaseOutcome) -> list[str]:
+    """A case's runs' `warnings` (passed or not), one list item each."""
+    runs = case.num_runs > 1
+    name = f"{md_escape(case.eval_set_id)} / **{md_escape(case.eval_id)}**"
+    return [f"- {name}{f' run {run.run_index}' if runs else ''}: {md_escape(w)}"
+            for run in case.runs for w in run.warnings]
+
+
 def markdown_summary(results: Sequence[EvalSetResult], max_cases: int = 100) -> str:
     """The Markdown summary of one or more eval-set results (see the module docstring)."""
     per_set = [(r, outcomes(r)) for r in results]
     counts = [(r.eval_set_id, set_counts(r, cases), r.gating) for r, cases in per_set]
     failed = [c for _, cases in per_set for c in cases if c.status != EvalStatus.PASSED]
     judges = certificates.notes(run for _, cases in per_set for c in cases for run in c.runs)
-    return _render(counts, failed[:max_cases], len(failed), judges)
+    warned = [line for _, cases in per_set for c in cases for line in _warning_lines(c)]
+    return _render(counts, failed[:max_cases], len(failed), judges, (warned[:max_cases], len(warned)))
 
 
 def _render(counts: Sequence[tuple[str, SetCounts, str]], shown: Sequence[CaseOutcome],
-            failed: int, judges: dict[str, JudgeCertificateNote] | None = None) -> str:
+            failed: int, judges: dict[str, JudgeCertificateNote] | None = None,
+            warned: tuple[Sequence[str], int] = ((), 0)) -> str:
     total = sum(c.total for _, c, _ in counts)
     icon = "✅" if total and not failed else "❌"
     out = [f"## {icon} agenteval: {total - failed} of {total} case(s) passed", "",
@@ -88,8 +99,13 @@ def _render(counts: Sequence[tuple[str, SetCounts, str]], shown: Sequence[CaseOu
                    f"| {c.not_evaluated} | {c.max_runs} | {md_escape(gating)} |")
     if judges:  # every judged criterion's calibration certificate, or that it has none
         out += ["", *(f"- judge certificate, {md_escape(certificates.line(n))}" for n in judges.values())]
+    lines, total_warned = warned
+    if lines:  # what runs said of themselves, passed or not (a conversation the turn limit ended)
+        out += ["", "### Warnings", "", *lines]
+        if total_warned > len(lines):
+            out.append(f"- … and {total_warned - len(lines)} more warning(s), in the result document")
     if not failed:
-        return "\n".join(out) + "\n"
+        return html_visible("\n".join(out)) + "\n"
     out += ["", "### Failing cases", "",
             "| case | criterion | score | threshold | status |", "|---|---|---|---:|---|"]
     for case in shown:
@@ -113,10 +129,15 @@ class MarkdownStream:
         self.max_runs = 0
         self.shown: list[CaseOutcome] = []
         self.judges: dict[str, JudgeCertificateNote] = {}
+        self.warned: list[str] = []
+        self.total_warned = 0
 
     def add(self, case: CaseOutcome) -> None:
         # The weakest note of the run's cases, as `markdown_summary` shows (not the first case's).
         certificates.keep_weakest(self.judges, certificates.notes(case.runs).values())
+        warned = _warning_lines(case)
+        self.warned += warned[:self.max_cases - len(self.warned)]
+        self.total_warned += len(warned)
         self.statuses[case.status] += 1
         self.max_runs = max(self.max_runs, case.num_runs)
         if case.status != EvalStatus.PASSED and len(self.shown) < self.max_cases:
@@ -128,7 +149,7 @@ class MarkdownStream:
         counts = SetCounts(sum(s.values()), s[EvalStatus.PASSED], s[EvalStatus.FAILED],
                            s[EvalStatus.NOT_EVALUATED], self.max_runs)
         return _render([(result.eval_set_id, counts, result.gating)], self.shown,
-                       counts.total - counts.passed, self.judges)
+                       counts.total - counts.passed, self.judges, (self.warned, self.total_warned))
 
 
 __all__ = ["MarkdownStream", "markdown_summary", "md_escape"]
