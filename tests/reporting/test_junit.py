@@ -118,3 +118,12 @@ def test_a_report_streamed_case_by_case_has_the_bytes_of_one_rendered_whole(tmp_
     aborted.add(outcomes(doc)[0])
     aborted.abort()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["j.xml"]
+
+
+def test_a_case_runs_warnings_go_to_its_system_out_passed_or_not() -> None:
+    # A conversation the simulator's turn limit ended passed with nothing said in the CI's test tab.
+    ok = case("sc", {"m": 1.0})
+    ok.warnings = ["the conversation reached the user simulator's turn limit"]
+    root = ET.fromstring(junit_xml([result([ok, case("other", {"m": 1.0})])]).split("\n", 1)[1])
+    outs = {tc.get("name"): tc.findtext("system-out") for tc in root.iter("testcase")}
+    assert outs == {"sc": "warning: the conversation reached the user simulator's turn limit", "other": None}

@@ -91,8 +91,12 @@ def _testcase(parent: ET.Element, case: CaseOutcome) -> None:
         error = ET.SubElement(el, "error")
         _set(error, message=message, type="NotEvaluated")
         error.text = xml_safe("\n".join(lines)) if rest else None
-    if case.num_runs > 1:
-        ET.SubElement(el, "system-out").text = xml_safe(_runs_text(case))
+    # The runs' warnings (a conversation the simulator's turn limit ended...), passed or not.
+    out = ([_runs_text(case)] if case.num_runs > 1 else []) + [
+        f"{f'run {run.run_index}: ' if case.num_runs > 1 else ''}warning: {w}"
+        for run in case.runs for w in run.warnings]
+    if out:
+        ET.SubElement(el, "system-out").text = xml_safe("\n".join(out))
 
 
 def _suite_head(parent: ET.Element, result: EvalSetResult, tests: int, failures: int, errors: int,
