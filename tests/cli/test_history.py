@@ -270,6 +270,13 @@ def test_eval_records_the_run_beside_the_agent(tmp_path: Path) -> None:
         assert r.exit_code == (0 if args == ["runs"] else 2), r.output
         assert "`eval` records an agent's runs under its folder: give --root my_agent" in \
             " ".join(r.output.split()), (args, r.output)
+    fresh = tmp_path / "fresh_agent"
+    fresh.mkdir()
+    (fresh / "agent.py").write_text(AGENT)
+    r = _run("compare", "previous", "latest", "--root", fresh)  # --root given: no "give --root"
+    assert r.exit_code == 2 and "give --root" not in r.output, r.output
+    said = " ".join(r.output.split())
+    assert f"no run of the agent in {fresh} is recorded yet: `agenteval eval {fresh} EVAL_SET`" in said
     r = _run("runs", "show", "nope", "--root", agent)  # the history and the journal both searched
     assert r.exit_code == 2 and "no run 'nope' in the run history or the journal of unfinished" in r.output
     assert "journaled" not in r.output, r.output  # it said "journal.sqlite: no journaled run 'nope'"

@@ -222,6 +222,10 @@ def stores_hint(database: str | Path | None) -> str:
         return ""
     root = Path(database).parent.parent
     found = sorted(p.parent.parent.name for p in root.glob("*/.agenteval/history.sqlite"))
+    if not found and any((root / name).exists() for name in ("agent.py", "__init__.py")):
+        # --root names the agent's folder already: its runs are yet to be recorded
+        return (f"; no run of the agent in {root} is recorded yet: `agenteval eval {root} EVAL_SET` "
+                "records one")
     if not found:
         return "; `eval` records an agent's runs under its folder: give --root AGENT_PATH"
     return (f"; `eval` records an agent's runs under its folder: give --root {found[0]}"
