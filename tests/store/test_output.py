@@ -184,6 +184,29 @@ def test_items_handed_over_unread_are_read_and_written_by_the_writer_as_given_pl
     assert threads and all(name.startswith("agenteval-document") == background for name in threads)
 
 
+def test_blocks_of_items_handed_over_unread_do_not_hold_up_the_caller(tmp_path: Path) -> None:
+    # A resume's kept blocks hold only where their rows lie: its thread waited for the writer's
+    # four blocks ahead (of 39 at 10,000 cases) instead of running its remaining cases meanwhile.
+    doc = result([])
+    writer = DocumentWriter([tmp_path / "out.json"], doc, background=True)
+    gate = threading.Event()
+
+    def read() -> Any:
+        gate.wait(30)
+        yield [b"{}"]
+
+    def hand_over() -> None:
+        for _ in range(20):
+            writer.add_read(read, 1, output._BLOCK)
+
+    caller = threading.Thread(target=hand_over)
+    caller.start()
+    caller.join(10)
+    assert not caller.is_alive()  # (before: waiting at the fifth block for the first)
+    gate.set()
+    writer.abort()
+
+
 def test_an_item_that_cannot_be_read_is_raised_as_a_failed_write_and_leaves_nothing(tmp_path: Path) -> None:
     doc = summarise(result([case("a", {"m": 1.0}), case("b", {"m": 0.5})]))
     target = tmp_path / "out" / "out.json"

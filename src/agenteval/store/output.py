@@ -64,7 +64,11 @@ def write_outputs(results: Sequence[EvalSetResult], output: str | Path) -> list[
 
 _LISTS = ("eval_case_results", "summary")
 _BLOCK = 1 << 20  # bytes of a document gathered before they are written to its targets
-_AHEAD = 4  # blocks handed to a writer's thread (`background`) and not yet written, at most
+_AHEAD = 4  # blocks' bytes (`_AHEAD` x `_BLOCK`) handed to a writer's thread and not written, at most
+# Blocks handed to it and not written, at most: a block of items handed over unread (`add_read`)
+# holds only where they lie, and a resume's thread, four such blocks ahead, waited for the
+# writer's (0.4-0.8 s of its 39 kept blocks' at load 18) instead of running its cases meanwhile.
+_AHEAD_BLOCKS = 64
 
 _DUMPED: OrderedDict[int, tuple[EvalCaseResult, bytes]] = OrderedDict()  # (a plain dict emptied
 # from the front scans its deleted slots to find the first: 160 µs a call at 10,000 results)
@@ -214,7 +218,7 @@ class DocumentWriter:
     `write_outputs` writes for the same document. `abort` leaves the target as it was.
 
     With `background`, each block is joined and written to the targets by a thread of the writer's
-    own, in order, while the caller goes on (at most `_AHEAD` blocks wait for it): the writes
+    own, in order, while the caller goes on (at most `_AHEAD` blocks' bytes wait for it): the writes
     are system calls that release the GIL, and a resumed 10,000-case run writes 280 MB of them
     (two targets) that its one busy thread used to wait for. So are the summaries' blocks,
     joined and written to the spool, and at `commit` the spool's copy to the targets (a
@@ -230,7 +234,8 @@ class DocumentWriter:
         self._prelude = pieces[0]
         self._background = background
         self._thread: ThreadPoolExecutor | None = None  # (made at the first block: one thread)
-        self._writes: deque[Future[None]] = deque()  # blocks handed to it, oldest first
+        self._writes: deque[tuple[Future[None], int]] = deque()  # blocks handed to it, oldest
+        self._held = 0  # first, with their bytes; the bytes of those
         self._spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed by commit or abort)
         self._targets: list[TargetWriter] = []
         # A run starting to write into a store's history removes the temporary copies that
@@ -281,12 +286,18 @@ class DocumentWriter:
         self._hand_over(self._write_block, pieces)
 
     def _hand_over(self, write: Callable[[list[_Piece]], None], pieces: list[_Piece]) -> None:
-        """`write(pieces)` on the writer's thread, after what was handed over before it."""
-        while self._writes and (self._writes[0].done() or len(self._writes) >= _AHEAD):
-            self._writes.popleft().result()  # (a failed write: its DataError, here)
+        """`write(pieces)` on the writer's thread, after what was handed over before it (once
+        fewer than `_AHEAD` blocks' bytes and `_AHEAD_BLOCKS` blocks wait for it)."""
+        while self._writes and (self._writes[0][0].done() or len(self._writes) >= _AHEAD_BLOCKS
+                                or self._held >= _AHEAD * _BLOCK):
+            done, size = self._writes.popleft()
+            self._held -= size
+            done.result()  # (a failed write: its DataError, here)
         if self._thread is None:
             self._thread = ThreadPoolExecutor(1, thread_name_prefix="agenteval-document")
-        self._writes.append(self._thread.submit(write, pieces))
+        size = sum(len(piece) for piece in pieces if not isinstance(piece, _Later))
+        self._writes.append((self._thread.submit(write, pieces), size))
+        self._held += size
 
     def _remove_stale(self) -> None:
         """`remove_stale_temporaries` of the history folders written to (see `__init__`)."""
@@ -308,7 +319,7 @@ class DocumentWriter:
         """Waits for every block handed to the thread; raises the first write's error."""
         try:
             while self._writes:
-                self._writes.popleft().result()
+                self._writes.popleft()[0].result()
         finally:
             self._stop()
 
@@ -322,6 +333,7 @@ class DocumentWriter:
             self._thread.shutdown(wait=True, cancel_futures=True)
             self._thread = None
         self._writes.clear()
+        self._held = 0
 
     def add(self, result: EvalCaseResult) -> None:
         self.add_placed(placed_json(result, keep=False))
