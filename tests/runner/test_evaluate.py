@@ -1,4 +1,9 @@
 import asyncio
+import sqlite3
+import threading
+import time
+from contextlib import closing
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -7,8 +12,14 @@ from agenteval.agents import Agent, BuiltinAdapter, CallableAdapter
 from agenteval.criteria import resolve_metrics
 from agenteval.models import ScriptedModel, ToolCallRequest
 from agenteval.runner import EvalSetRequest, run_evaluation
+from agenteval.runner.driver import Journaled, Sinks, Written
+from agenteval.runner.durable import Finished
 from agenteval.schema import ConversationScenario, EvalCase, EvalConfig, EvalSet, EvalStatus, SessionInput
+from agenteval.schema.run import RunSpec
 from agenteval.simulation import LlmBackedUserSimulatorConfig, LlmUserSimulator
+from agenteval.store import kept_copy
+from agenteval.store.db import RunStore
+from agenteval.store.journal import Journal
 from tests.helpers import call, eval_set, inv
 
 METRICS = resolve_metrics(EvalConfig(criteria={"tool_trajectory_avg_score": 1.0}))
@@ -156,3 +167,33 @@ def test_a_conversation_cut_at_the_turn_limit_says_so() -> None:
     (result,) = asyncio.run(run_evaluation(CallableAdapter(lambda text: f"echo {text}"), no_criteria,
                                            simulator=lambda sc: LlmUserSimulator(sc, done, config)))
     assert result.eval_case_results[0].warnings == []
+
+
+def _copies_alive() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "agenteval-history-copy"]
+
+
+def test_a_journaled_run_never_recorded_leaves_no_stage_thread_polling_its_journal(tmp_path: Path) -> None:
+    """A library run with a journal and a history stages its told cases as it goes
+    (`store.kept_copy`); nobody records it here, yet once it returns its stage thread stages the
+    rest and ends (it used to poll the journal, a connection each pause, until the process
+    exited), and the stage is there for a recording or a resume."""
+    s = eval_set("s", {f"c{i}": [inv(f"q{i}", calls=[call("echo", t=f"q{i}")])] for i in range(6)})
+    journal = Journal(tmp_path)
+    spec = RunSpec(run_id="20260101-000000-aaaaaa", command="eval")
+    sink = Sinks([Journaled(journal, "{}", 6)])
+    sink.on_start(spec, 6)
+    before = len(_copies_alive())
+    (doc,) = asyncio.run(run_evaluation(CallableAdapter(echo), [EvalSetRequest(s, METRICS)], num_runs=1,
+                                        parallelism=2, sink=sink, finished=Finished(journal, spec.run_id),
+                                        documents=lambda shell: Written([tmp_path / "doc.json"], shell),
+                                        end=lambda: journal.flush(spec.run_id)))  # (as `runner.run`'s)
+    deadline = time.monotonic() + 30  # (a bound, not a timing: it ends at once when it ends at all)
+    while len(_copies_alive()) > before and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert len(_copies_alive()) == before and not kept_copy._copies
+    assert RunStore(tmp_path).staged_document(spec.run_id, "s") == doc.eval_set_result_id
+    with closing(sqlite3.connect(RunStore(tmp_path).path)) as conn:  # every case staged, unseen
+        assert conn.execute("SELECT count(*) FROM cases").fetchone() == (6,)
+        assert conn.execute("SELECT count(*) FROM runs").fetchone() == (0,)
+    journal.close()

@@ -152,3 +152,26 @@ def test_a_recording_is_closed_beside_once_committed_and_at_once_when_it_failed(
     settle()
     assert not Path(f"{store.path}-wal").exists()  # (its close checkpointed the history)
     journal.close()
+
+
+def test_the_stages_end_once_the_runs_writer_here_is_gone_or_the_run_has_ended(tmp_path: Path) -> None:
+    """Never taken (the run is not recorded), the stages still end with the run: once its
+    journal writer in this process, seen, is gone (the run released, forgotten or closed), or
+    once told the run ended (`end`), after a last stage that holds every verdict committed."""
+    root = tmp_path / "h"
+    journal = _journaled(root, OUTCOMES[:2])
+    copy = kept_copy.start(root, journal.path, RUN, "s", "doc", every=0.05)
+    deadline = time.monotonic() + 30
+    while copy.told < 2 and time.monotonic() < deadline:  # (staged: the writer seen, its count watched)
+        time.sleep(0.02)
+    for place, outcome in enumerate(OUTCOMES[2:], start=2):
+        journal.append_all(RUN, outcome.runs, "s")
+        journal.append_verdict(RUN, outcome, place)
+    journal.close()  # (commits, and the writer goes)
+    copy._thread.join(30)  # (a bound: it ends at once when it ends at all)
+    assert not copy._thread.is_alive() and copy.told == len(OUTCOMES) and not kept_copy._copies
+    again = kept_copy.start(root, journal.path, RUN, "s", "doc", every=60)  # (no writer here now)
+    kept_copy.end(again)
+    again._thread.join(30)
+    assert not again._thread.is_alive() and not kept_copy._copies
+    assert _cases(RunStore(root)) == len(OUTCOMES)

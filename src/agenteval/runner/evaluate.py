@@ -31,6 +31,7 @@ from agenteval.schema.progress import Listener
 from agenteval.schema.run import RunSpec
 from agenteval.store.kept import KeptCase
 from agenteval.store.kept_copy import drop as drop_copy
+from agenteval.store.kept_copy import end as end_copy
 from agenteval.store.kept_copy import staged_document
 from agenteval.store.kept_copy import start as start_copy
 from agenteval.verdicts.sequential import SequentialRule
@@ -384,6 +385,8 @@ async def run_evaluation(
             if early is not None:
                 drop_copy(early)
             raise
+    if early is not None:  # (its last stage beside the documents' completion; the recording, if
+        end_copy(early)    # any, adds the rest, and a run never recorded leaves no thread behind)
     out_documents = []
     for ri, (shell, req) in enumerate(zip(shells, requests, strict=True)):
         document = completed(shell, req.gating, header)

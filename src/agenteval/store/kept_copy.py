@@ -9,6 +9,11 @@ at the end stops it (`take`) and adds only the last verdicts and the run's row
 (`staged_document`), so the kept cases' rows are in the history already and only those told
 since are copied. A run that fails stops it (`drop`); its stage stays for its resume.
 
+Its lifetime is the run's: one that ends (`end`, as `runner.evaluate` does when its run returns),
+or whose journal writer in this process was seen and is gone (the run released or forgotten),
+stages once more and stops, whether or not the run is ever recorded (a library caller, a test);
+the recording then adds only what came after.
+
 Stages are invisible to every reader until the recording (no `runs` row); other writers of the
 history wait at most for one stage's transaction (tens of ms), never for the run.
 """
@@ -31,6 +36,8 @@ EVERY = 0.5
 halfway to its expected end (at least `PAUSE` seconds apart, at most `EVERY`)."""
 PAUSE = 0.05
 
+_NEWEST = f"SELECT max(told) FROM {ATTACHED}.journal_verdicts WHERE run_id = ?"
+
 _copies: dict[tuple[Path, str], KeptCopy] = {}  # by (history database, document id)
 _lock = threading.Lock()
 
@@ -41,7 +48,7 @@ class KeptCopy:
     def __init__(self, store: RunStore, journal: Path, journal_run_id: str, eval_set_id: str, run_id: str,
                  every: float) -> None:
         self._cond = threading.Condition()
-        self._stopped = False
+        self._stopped = self._ended = False
         self._args = (store, journal, journal_run_id, eval_set_id, run_id)
         self._every = every
         self.told = 0
@@ -58,26 +65,39 @@ class KeptCopy:
                 with self._cond:
                     if self._stopped:
                         break
+                    last = self._ended
                 left = rate.left()
+                last = last or rate.gone  # (a last stage, then no more)
                 if conn is None and rate.seen:  # (attached once the journal holds the run, not before)
                     conn = store.attached(journal)
                 # (A look by index first: no transaction, no lock, while nothing new was told.)
-                (last,) = conn.execute(f"SELECT max(told) FROM {ATTACHED}.journal_verdicts WHERE run_id = ?",
-                                       (journal_run_id,)).fetchone() if conn is not None else (None,)
-                if last is not None and last > self.told:
+                newest = None
+                if conn is not None:
+                    (newest,) = conn.execute(_NEWEST, (journal_run_id,)).fetchone()
+                if newest is not None and newest > self.told:
                     assert conn is not None
                     told = stage(conn, run_id, journal_run_id, eval_set_id)
                     if told is None:  # (recorded already)
                         break
                     self.told = told
+                if last:
+                    break
                 pause = self._every if left is None else max(PAUSE, min(self._every, left / 2))
                 with self._cond:
-                    self._cond.wait_for(lambda: self._stopped, pause)
+                    self._cond.wait_for(lambda: self._stopped or self._ended, pause)
         except Exception:  # (the recording copies whatever is not staged: nothing is lost)
             pass
         finally:
             if conn is not None:  # (its checkpoint, the syncs, beside: `settle` waits for it)
                 beside(conn.close, "agenteval-history-close")
+            _forget(self)
+
+    def end(self) -> None:
+        """Tells the stages their run has ended: one more comes (beside the caller), then none;
+        returns at once."""
+        with self._cond:
+            self._ended = True
+            self._cond.notify_all()
 
     def stop(self) -> None:
         """Stops the stages: a stage under way ends first (its thread is waited for)."""
@@ -97,6 +117,9 @@ class _Rate:
         self._journal, self._run_id = journal, journal_run_id
         self._first: tuple[float, int] | None = None  # (when, case runs journaled) at the first look
         self._base: tuple[int, int, int] | None = None  # (journaled, total, writer's count) then
+        self.gone = False
+        """Whether the run's writer in this process, once seen, is gone (the run's journal is
+        done with here: released, forgotten or closed)."""
 
     @property
     def seen(self) -> bool:
@@ -127,6 +150,7 @@ class _Rate:
         assert self._base is not None
         done, total, given = self._base
         now = appended(self._journal, self._run_id)
+        self.gone = now is None
         return None if now is None else (done + now - given, total)
 
     def _progress(self) -> tuple[int, int] | None:
@@ -172,13 +196,24 @@ def take(root: str | Path, run_id: str) -> None:
         copy.stop()
 
 
+def end(copy: KeptCopy) -> None:
+    """Tells `copy` its run has ended (see `KeptCopy.end`): not recorded, it stops by itself
+    (and is forgotten here); recorded, `take` stops it."""
+    copy.end()
+
+
 def drop(copy: KeptCopy) -> None:
     """Stops `copy` (its run failed: its stage stays, for its resume), forgotten here."""
+    _forget(copy)
+    copy.stop()
+
+
+def _forget(copy: KeptCopy) -> None:
+    """Removes `copy` from `_copies` (a copy begun again for the same document stays)."""
     with _lock:
         for key, c in list(_copies.items()):
             if c is copy:
                 del _copies[key]
-    copy.stop()
 
 
-__all__ = ["EVERY", "PAUSE", "KeptCopy", "drop", "staged_document", "start", "take"]
+__all__ = ["EVERY", "PAUSE", "KeptCopy", "drop", "end", "staged_document", "start", "take"]
