@@ -27,6 +27,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import tomllib
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_scaling  # (bench/ is not a package: its directory put on the path above)
 import instructions
@@ -62,7 +64,7 @@ def hook(event, args):
         os._exit(0)
 
 sys.addaudithook(hook)
-from agenteval.cli.main import main
+from ENTRY_MODULE import ENTRY_FUNC as main
 sys.argv[0] = "agenteval"
 sys.exit(main())
 '''
@@ -83,10 +85,17 @@ def fixtures(cases: int = 1, base_url: str = "http://127.0.0.1:9/v1") -> list[st
     return ["eval", str(pkg), str(evalset), "--no_history", "--output", str(WORK / "out.json")]
 
 
+def child_code(src: str) -> str:
+    """CHILD calling the console script's entry point, as TREE's pyproject.toml names it."""
+    with open(Path(src).parent / "pyproject.toml", "rb") as f:
+        module, func = tomllib.load(f)["project"]["scripts"]["agenteval"].split(":")
+    return CHILD.replace("ENTRY_MODULE", module).replace("ENTRY_FUNC", func)
+
+
 def child(mode: str, src: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": src}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    run = subprocess.run([PYTHON, "-c", CHILD, mode, *fixtures()], env=env, cwd=WORK,
+    run = subprocess.run([PYTHON, "-c", child_code(src), mode, *fixtures()], env=env, cwd=WORK,
                          capture_output=True, text=True)
     if run.returncode != 0:
         raise SystemExit(f"exit {run.returncode}\n{run.stderr[-2000:]}")
@@ -104,7 +113,7 @@ def main() -> None:
     src = str(Path(args.src).resolve())
     if args.mode == "count":
         os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-        n = instructions.count([PYTHON, "-c", CHILD, "none", *fixtures()], src, out=args.out)
+        n = instructions.count([PYTHON, "-c", child_code(src), "none", *fixtures()], src, out=args.out)
         print(f"{n / 1e6:,.1f} M instructions to the first model call ({src})")
     elif args.mode == "whole":
         os.environ.pop("PYTHONDONTWRITEBYTECODE", None)

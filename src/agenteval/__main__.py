@@ -1,5 +1,5 @@
 """`python -m agenteval` runs the command line."""
 
-from agenteval.cli.main import main
+from agenteval.cli.entry import main
 
-main()
+raise SystemExit(main())
