@@ -4,6 +4,7 @@ spans refused with INVALID_ARGUMENT, the server going on."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,25 @@ def test_a_body_that_is_no_protobuf_is_refused_invalid_argument_logged_and_count
             server.stop()
     assert server.counters.rejected == 1 and server.counters.spans == 1
     assert any("not an ExportTraceServiceRequest" in line for line in live.logs), live.logs
+
+
+def test_a_message_over_the_size_limit_is_refused_logged_and_counted(tmp_path: Path) -> None:
+    # gRPC's core refused it RESOURCE_EXHAUSTED before a unary handler ran: nothing logged or
+    # counted by collect, where every other refusal is
+    with live_collector(tmp_path) as live:
+        server = GrpcReceiver(live.collector.receiver.assembler, "127.0.0.1", 0, log=live.logs.append,
+                              max_message_bytes=64)
+        server.start()
+        try:
+            with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+                stub = trace_service_pb2_grpc.TraceServiceStub(channel)
+                with pytest.raises(grpc.RpcError) as refused:
+                    stub.Export(_sdk_request(), timeout=30)
+                assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            deadline = time.monotonic() + 30  # (the server's thread logs it as the client hears it)
+            while not server.counters.rejected and time.monotonic() < deadline:
+                time.sleep(0.05)
+        finally:
+            server.stop()
+    assert server.counters.rejected == 1 and server.counters.requests == 0
+    assert any(line.startswith("rejected a gRPC request") and "over 64 bytes" in line for line in live.logs)

@@ -3,7 +3,8 @@ default), feeding the same `Assembler` as the HTTP receiver. Needs `grpcio` (the
 pip install 'agenteval[grpc]'); `available()` says whether it is installed.
 
 A request that is no protobuf, or whose spans are malformed, is refused with INVALID_ARGUMENT
-and the reason, and logged; a message over `max_message_bytes` is refused by gRPC itself (RESOURCE_EXHAUSTED).
+and the reason; a message over `max_message_bytes` is refused by gRPC itself (RESOURCE_EXHAUSTED).
+Each refusal is logged and counted (`counters.rejected`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent import futures
 from typing import Any
 
@@ -40,7 +41,21 @@ class GrpcReceiver:
         self.counters = Counters()
         receiver = self
 
-        def export(body: bytes, context: Any) -> Any:
+        def export(requests: Iterator[bytes], context: Any) -> Any:
+            # Served as client-streaming (the wire is the same for one message): this runs before
+            # the message is read, so one over `max_message_bytes`, which gRPC's core refuses
+            # RESOURCE_EXHAUSTED without calling a unary handler, is logged and counted here too.
+            try:
+                body = next(requests)
+            except grpc.RpcError:  # (the core says no more; a client's cancel ends it so too)
+                receiver.counters.rejected += 1
+                receiver.log(f"rejected a gRPC request from {context.peer()}: RESOURCE_EXHAUSTED, "
+                             f"its message is over {max_message_bytes} bytes (or it was cancelled)")
+                raise
+            except StopIteration:
+                receiver.counters.rejected += 1
+                receiver.log(f"rejected a gRPC request from {context.peer()}: it has no message")
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the request has no message")
             # the request comes as its bytes, read here: gRPC's own deserializer refused a body
             # that is no protobuf INTERNAL, before any code of ours ran (nothing logged or counted)
             try:
@@ -58,7 +73,7 @@ class GrpcReceiver:
             receiver.counters.requests += 1
             return trace_service_pb2.ExportTraceServiceResponse()
 
-        handler = grpc.unary_unary_rpc_method_handler(
+        handler = grpc.stream_unary_rpc_method_handler(
             export, request_deserializer=None,
             response_serializer=trace_service_pb2.ExportTraceServiceResponse.SerializeToString)
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=workers),
