@@ -88,6 +88,10 @@ def _invocations(file: str | Path, turns: list[Any], prefix: str) -> list[Invoca
             turn = _LegacyTurn.model_validate(raw)
         except ValidationError as e:
             raise from_validation_error(file, e, f"{prefix}[{i}]") from None
+        if not turn.query.strip():
+            # ADK 2.13 keeps it, as a turn whose user message is empty: the agent would be asked
+            # nothing, so the case could not test anything (a query lost in an export, most likely)
+            raise DataError(file, f"{prefix}[{i}].query", "empty: the turn would ask the agent nothing")
         calls, responses = _calls(turn.expected_tool_use)
         out.append(
             Invocation(
