@@ -20,7 +20,8 @@ def test_a_command_starts_without_the_other_commands_modules() -> None:
     code = ("import sys, json; import agenteval.cli.main; "
             "print(json.dumps(sorted(m for m in sys.modules if m.startswith('agenteval.cli.'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert json.loads(out.stdout) == ["agenteval.cli.main", "agenteval.cli.options", "agenteval.cli.teardown"]
+    assert json.loads(out.stdout) == ["agenteval.cli.main", "agenteval.cli.options", "agenteval.cli.pipe",
+                                       "agenteval.cli.teardown"]
 
 
 def test_every_command_is_listed_and_found_by_its_name() -> None:

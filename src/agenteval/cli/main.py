@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from agenteval.cli import options as opt
-from agenteval.cli import teardown
+from agenteval.cli import pipe, teardown
 from agenteval.cli.options import report_options
 
 # The commands defined in modules of their own, by name: each module is imported when its
@@ -235,6 +235,8 @@ def main(argv: list[str] | None = None) -> Any:
         # instead of ending the command with a UnicodeEncodeError.
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
+    # A reader that stops reading (`| head`) ends what is printed, not the command.
+    sys.stdout, sys.stderr = pipe.guard(sys.stdout), pipe.guard(sys.stderr)
     try:
         return cli.main(args=argv, prog_name="agenteval")
     except SystemExit as e:
