@@ -164,3 +164,16 @@ def test_characters_html_may_not_hold_are_written_visibly() -> None:
         _check(html)
         assert not any(c in html for c in "\x00\x01\x1b\x7f\uffff\U0001ffff")
         assert "id\\u0001" in html and "a\\u0000b\\u001b[31m c\\u007f d\\uffff e\\U0001ffff" in html
+
+
+def test_a_case_runs_warnings_are_shown_passed_or_not() -> None:
+    # A conversation the simulator's turn limit ended passed with nothing said in the report, where
+    # the console, Markdown and JUnit say it.
+    ok = case("sc", {"m": 1.0})
+    ok.warnings = ["the conversation reached the user simulator's turn limit <3>"]
+    page = html_report([result([ok, case("other", {"m": 1.0})])])
+    _check(page)
+    assert "<code>s / sc</code> · 1 warning</summary>" in page
+    assert ("<h5>warnings</h5><ul><li>the conversation reached the user simulator's turn limit "
+            "&lt;3&gt;</li></ul>") in page.replace("&#x27;", "'")
+    assert page.count("<h5>warnings</h5>") == 1

@@ -234,15 +234,25 @@ def _errors(case: CaseOutcome, limit: int) -> str:
     return f"<h5>errors</h5><ul>{''.join(items)}</ul>" if items else ""
 
 
+def _warnings(case: CaseOutcome, limit: int) -> str:
+    """What the case's runs said of themselves, passed or not (a conversation the simulator's
+    turn limit ended, a value that lost characters to be written)."""
+    items = [f"<li>{_e(f'run {run.run_index}: ' if case.num_runs > 1 else '')}{_e(w, limit)}</li>"
+             for run in case.runs for w in run.warnings]
+    return f"<h5>warnings</h5><ul>{''.join(items)}</ul>" if items else ""
+
+
 def _case(case: CaseOutcome, index: int, detailed: bool, opened: bool, limit: int) -> str:
     letter = _LETTER[case.status]
     runs = f" · {case.num_runs} runs" if case.num_runs > 1 else ""
     failing = ", ".join(f"{m.metric_name} {format_score(m.mean)}" for m in case.failing_metrics())
+    warned = sum(len(run.warnings) for run in case.runs)
+    warns = f" · {warned} warning{'s' if warned > 1 else ''}" if warned else ""
     parts = [f'<details class="c c{letter}" id="c{index}"{" open" if opened else ""}>'
              f"<summary>{_status(case.status)} "
              f"<code>{_e(case.eval_set_id)} / {_e(case.eval_id)}</code>{runs}"
-             f"{' · ' + _e(failing) if failing else ''}</summary>", _criteria(case, limit),
-             _errors(case, limit)]
+             f"{' · ' + _e(failing) if failing else ''}{warns}</summary>", _criteria(case, limit),
+             _errors(case, limit), _warnings(case, limit)]
     if case.status == EvalStatus.NOT_EVALUATED and not failing:
         parts.append(f'<p class="note">{_e(not_gated(case))}</p>')  # (it said nothing of why)
     if detailed:
