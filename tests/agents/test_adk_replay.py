@@ -10,6 +10,7 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 pytest.importorskip("google.adk", reason="google-adk is not installed (pip install 'agenteval[adk]')")
 
@@ -18,6 +19,7 @@ from google.adk.models import LlmRequest, LlmResponse
 
 from agenteval.agents import to_adapter
 from agenteval.agents.replay import for_replay
+from agenteval.cli.replay import report_divergences
 from agenteval.criteria import resolve_metrics
 from agenteval.models.replay import Recording, replaying
 from agenteval.runner.evaluate import EvalSetRequest, run_evaluation
@@ -144,6 +146,11 @@ def test_an_adk_tree_replays_its_agent_tools_handoffs_and_loop_exits() -> None:
     assert [r.error_message for r in replayed.eval_case_results] == [None]
     assert tree_adk.CALLS == {}
     assert sum(c.served_tools for c in recording.cassettes) == 3  # lookup twice, book
+    ran = sum(c.run_tools for c in recording.cassettes)
+    said = Console(record=True, width=500)
+    report_divergences(said, recording)  # (it counted the served calls only)
+    assert ran > 0 and (f"3 tool results served from the recording, {ran} recorded call(s) of tools "
+                        "acting on the app run again") in said.export_text()
     assert _calls_by_agent(replayed) == _calls_by_agent(recorded)
     assert ("research_agent", "lookup", {"city": "Rome"}) in _calls_by_agent(replayed)
     assert _said(replayed) == _said(recorded)

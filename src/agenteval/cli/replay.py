@@ -53,10 +53,13 @@ def report_divergences(console: Console, recording: Recording) -> None:
     diverged = recording.divergences()
     served = sum(c.served_model for c in recording.cassettes)
     tools = sum(c.served_tools for c in recording.cassettes)
+    ran = sum(c.run_tools for c in recording.cassettes)  # handoffs and agent tools, run again
     console.print(f"Replay of {escape(recording.source)}: {len(recording.cassettes)} case run(s), "
                   f"{served} model replies and {tools} tool results served from the recording, "
-                  f"{len(diverged)} diverged" + (" (carried on live)" if diverged and
-                                                  recording.then == "live" else ""))
+                  + (f"{ran} recorded call(s) of tools acting on the app run again (handoffs, agent "
+                     "tools, loop exits), " if ran else "")
+                  + f"{len(diverged)} diverged" + (" (carried on live)" if diverged and
+                                                   recording.then == "live" else ""))
     for d in diverged:
         console.print(f"  {escape(str(d))}")
 
