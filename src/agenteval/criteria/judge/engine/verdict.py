@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from agenteval.lazy import LazyPattern
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -205,9 +207,10 @@ def _tidy(rationale: str) -> str:
 # A `verdict` line of a reply in prose: `Verdict: valid`, `The verdict is valid.`, `Final
 # verdict: **invalid**`, `Verdict: "valid"` (markdown and quotes around the label are common
 # where a server has no JSON output). Its words must be one label or synonym: `The verdict is
-# not valid` is no verdict.
-_VERDICT_LINE = re.compile(r"verdict(?:\s+(?:is|was|would\s+be))?\W{0,5}([A-Za-z_/ -]{1,20}?)[\"'*`]*\s*"
-                           r"(?:$|[\n.,;!])", flags=re.I | re.M)
+# not valid` is no verdict. (Compiled when first used: `score` of deterministic criteria
+# imports this module and never reads a reply.)
+_VERDICT_LINE = LazyPattern(r"verdict(?:\s+(?:is|was|would\s+be))?\W{0,5}([A-Za-z_/ -]{1,20}?)[\"'*`]*\s*"
+                            r"(?:$|[\n.,;!])", flags=re.I | re.M)
 
 
 def _object_verdict(obj: dict[str, Any], labels: tuple[str, ...], notes: tuple[str, ...]) -> Verdict | None:
@@ -239,7 +242,7 @@ def parse_verdict(text: str, labels: tuple[str, ...], notes: tuple[str, ...] = (
         # Objects naming different labels (`{"verdict": "invalid"} {"verdict": "valid"}`) are
         # no verdict, as contradictory `verdict:` lines are: reading the first would guess.
         return read[0] if len({v.label for v in read}) == 1 else None
-    matches = {_normalise(m, labels) for m in _VERDICT_LINE.findall(text)}
+    matches = {_normalise(m, labels) for m in _VERDICT_LINE.compiled.findall(text)}
     matches.discard(None)
     if len(matches) == 1:
         return Verdict(matches.pop() or "", text.strip()[:400])
