@@ -43,6 +43,7 @@ def test_an_uncertain_verdict_is_never_a_pass() -> None:
     assert metric.eval_status == EvalStatus.NOT_EVALUATED and result.final_eval_status == EvalStatus.FAILED
     (error,) = [e for e in result.metric_errors if e.metric_name == "final_response_match_v2"]
     assert "judge uncertain: valid with confidence 0.60, below min_confidence 0.8" in error.message
+    assert error.message.startswith("judge uncertain on 1 of 1 question(s)"), error.message  # (not "error")
 
 
 def test_uncertain_items_and_only_those_are_escalated() -> None:

@@ -58,8 +58,13 @@ def keep_records(result: CriterionResult, premises: Sequence[JudgeRecord], done:
         next(r for r in a.records if r.error is not None) for a in done if a.score is None]
     if failed:
         first = failed[0]
+        # An uncertain verdict (below min_confidence, no stronger judge) is no judge fault: say
+        # which it was rather than count it as an error.
+        unsure = sum(1 for r in failed if (r.error or "").startswith("judge uncertain"))
+        what = ("judge uncertain" if unsure == len(failed)
+                else f"judge error{f' or uncertain ({unsure} uncertain)' if unsure else ''}")
         result.score = None
-        result.error = (f"judge error on {len(failed)} of {len(done) + len(premises)} question(s); "
+        result.error = (f"{what} on {len(failed)} of {len(done) + len(premises)} question(s); "
                         f"first: invocation {first.invocation_index}"
                         f"{f', {first.item}' if first.item else ''}: {first.error}")
 
