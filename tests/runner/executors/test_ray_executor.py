@@ -11,6 +11,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from agenteval.schema import Concurrency, EvalConfig, EvalSet, Run
 from agenteval.schema.progress import CaseFinished, CaseStarted, JudgeCallDone
 from agenteval.store import RunStore
 from agenteval.store.journal import Journal
-from tests.fake_server import FakeServer, chat
+from tests.fake_server import FakeServer, Step, chat
 from tests.helpers import call, eval_set, inv
 from tests.runner.executors.test_progress_events import progress_by_case
 
@@ -197,7 +198,17 @@ root_agent = Agent(name="stubbed", model="openai-compat:stub@{url}", instruction
 
 def test_calls_to_one_endpoint_stay_within_its_limit_across_workers(
         ray_cluster: Any, tmp_path: Path, server: FakeServer) -> None:
-    server.respond = chat(lambda text: "an answer", delay=0.2)
+    answer = chat(lambda text: "an answer", delay=0.2)
+
+    def respond(body: dict[str, Any]) -> Step:
+        # Hold each call until 3 are in flight at once (or 30 s pass), so that a loaded machine,
+        # slow to start the second worker, still shows the limit reached and never passed.
+        deadline = time.monotonic() + 30
+        while server.peak < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return answer(body)
+
+    server.respond = respond
     agent = tmp_path / "stub_agent"
     agent.mkdir()
     (agent / "agent.py").write_text(AGENT_ON_STUB.format(url=server.base_url))
