@@ -163,6 +163,15 @@ def serve(app: Any) -> Iterator[str]:
 
 
 @contextmanager
+def serve_agents(agents: Path) -> Iterator[str]:
+    """The web app over the agents folder `agents`, served as by `serve`; yields its base URL."""
+    from agenteval.web.app import create_app
+
+    with serve(create_app(agents)) as url:
+        yield url
+
+
+@contextmanager
 def chromium(executable: str) -> Iterator[Any]:
     """A headless Chromium from `executable`, through Playwright's synchronous API."""
     from playwright.sync_api import sync_playwright

@@ -16,7 +16,7 @@ import pytest
 from agenteval.store import record_run
 from tests.helpers import eval_set, inv
 from tests.result_builders import case, result
-from tests.web.browser_support import find_chromium, serve, write_agents
+from tests.web.browser_support import serve_agents
 
 T = "tool_trajectory_avg_score"
 SLEEPY_AGENT = '''\
@@ -33,13 +33,8 @@ expect = pytest.importorskip("playwright.sync_api", reason="the playwright packa
 
 
 @pytest.fixture(scope="module")
-def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if find_chromium() is None:
-        pytest.skip("no Chromium found (/usr/bin/chromium): browser tests skipped")
-    pytest.importorskip("playwright.sync_api")
-    from agenteval.web.app import create_app
-
-    agents = write_agents(tmp_path_factory.mktemp("agents"))
+def base_url(browser_agents: Path) -> Iterator[str]:
+    agents = browser_agents
     shop = agents / "shop"
     # run 2 has a case run 1 did not have
     record_run(shop, [result([case("paris", {T: 1.0})], "grow_r1", "grow", created=1_700_000_000.0)])
@@ -56,7 +51,7 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     for k in range(52):  # 105 runs in all, and more from the tests: more than the compare menus list
         record_run(agents / "evil", [result([case("x", {T: 1.0})], f"old_r{k:02d}", "old",
                                             created=1_500_000_000.0 + k)])
-    with serve(create_app(agents)) as url:
+    with serve_agents(agents) as url:
         yield url
 
 

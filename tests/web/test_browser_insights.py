@@ -24,7 +24,7 @@ from agenteval.schema import (
 from agenteval.store import record_run
 from tests.helpers import call, eval_set, inv
 from tests.result_builders import case, invocation, metric, result
-from tests.web.browser_support import find_chromium, serve, shot, write_agents
+from tests.web.browser_support import serve_agents, shot
 
 T = "tool_trajectory_avg_score"
 NO_JUDGE = "needs a judge model, none was given"
@@ -74,18 +74,13 @@ def judged_case() -> EvalCaseResult:
 
 
 @pytest.fixture(scope="module")
-def agents_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("agents")
+def agents_dir(browser_agents: Path) -> Path:
+    return browser_agents
 
 
 @pytest.fixture(scope="module")
 def base_url(agents_dir: Path) -> Iterator[str]:
-    if find_chromium() is None:
-        pytest.skip("no Chromium found (/usr/bin/chromium): browser tests skipped")
-    pytest.importorskip("playwright.sync_api")
-    from agenteval.web.app import create_app
-
-    agents = write_agents(agents_dir)
+    agents = agents_dir
     shop = agents / "shop"
     es = eval_set("smoke", {"paris": [inv("weather in paris", "It is 21°C and sunny in Paris.", PARIS)],
                             "hello": [inv("hello", "Hello! Ask me about the weather or to book a table.")]})
@@ -119,7 +114,7 @@ def base_url(agents_dir: Path) -> Iterator[str]:
     noeval = case("weather", {T: 1.0, "safety_v1": None},
                   metric_errors=[MetricError(metric_name="safety_v1", message=NO_JUDGE)])
     record_run(shop, [result([noeval], "noeval_r1", "noeval", created=1_700_000_400.0)])
-    with serve(create_app(agents)) as url:
+    with serve_agents(agents) as url:
         yield url
 
 

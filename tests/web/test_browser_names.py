@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from agenteval.store import record_run
 from tests.helpers import call, eval_set, inv
 from tests.result_builders import case, result
-from tests.web.browser_support import find_chromium, serve, write_agents
+from tests.web.browser_support import serve_agents
 
 T = "tool_trajectory_avg_score"
 PARIS = [call("get_weather", city="Paris", unit="celsius")]
@@ -29,13 +30,8 @@ UNNAMED = """() => [...document.querySelectorAll("input:not([type=hidden]), sele
 
 
 @pytest.fixture(scope="module")
-def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if find_chromium() is None:
-        pytest.skip("no Chromium found (/usr/bin/chromium): browser tests skipped")
-    pytest.importorskip("playwright.sync_api")
-    from agenteval.web.app import create_app
-
-    agents = write_agents(tmp_path_factory.mktemp("agents"))
+def base_url(browser_agents: Path) -> Iterator[str]:
+    agents = browser_agents
     shop = agents / "shop"
     es = eval_set("smoke", {"paris": [inv("weather in paris", "It is 21°C and sunny in Paris.", PARIS)]})
     (shop / "smoke.evalset.json").write_text(json.dumps(es.model_dump(mode="json", exclude_none=True)),
@@ -43,7 +39,7 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     for k, score in enumerate((1.0, 0.0)):
         record_run(shop, [result([case("paris", {T: score}, calls=PARIS, expected_calls=PARIS)],
                                  f"smoke_r{k}", "smoke", created=1_700_000_000.0 + k)])
-    with serve(create_app(agents)) as url:
+    with serve_agents(agents) as url:
         yield url
 
 

@@ -6,6 +6,7 @@ recorded in the `shop` agent's history."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,18 +14,14 @@ import pytest
 from agenteval.schema import JudgeCertificateNote, MetricReason
 from agenteval.store import record_run
 from tests.result_builders import case, judge, result
-from tests.web.browser_support import find_chromium, serve, write_agents
+from tests.web.browser_support import serve_agents
 
 expect = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed").expect
 
 
 @pytest.fixture(scope="module")
-def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if find_chromium() is None:
-        pytest.skip("no Chromium found (/usr/bin/chromium): browser tests skipped")
-    from agenteval.web.app import create_app
-
-    agents = write_agents(tmp_path_factory.mktemp("agents"))
+def base_url(browser_agents: Path) -> Iterator[str]:
+    agents = browser_agents
     shop = agents / "shop"
     record_run(shop, [result([case("ok", {"m": 1.0}), case("ungated", {})], "ungated_r", "verdicts",
                              created=1_700_000_000.0)])
@@ -39,7 +36,7 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         text="uncalibrated: no certificate for this judge")]
     record_run(shop, [result([bad, case("rep", {"m": 1.0}), case("rep", {"m": 0.2}, run_index=1)],
                              "judged_r", "verdicts", created=1_700_000_200.0, gating="all_runs")])
-    with serve(create_app(agents)) as url:
+    with serve_agents(agents) as url:
         yield url
 
 
