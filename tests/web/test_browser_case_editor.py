@@ -1,6 +1,7 @@
 """The case editor keeps what it does not show, in a real browser (see test_browser.py): an
 edited turn's calls keep every key they were read with (`will_continue`, args left out or null),
-and an argument renamed onto another's name is refused, not merged over it."""
+an argument renamed onto another's name is refused, not merged over it, and a call removed or
+moved takes its recorded response with it."""
 
 from __future__ import annotations
 
@@ -62,3 +63,49 @@ def test_an_edited_call_keeps_what_the_editor_does_not_show(page: Any, base_url:
         {"name": "get_time"}, {"name": "get_date", "args": None},
         {"name": "get_weather", "args": {"city": "Paris", "unit": "f"}, "will_continue": False}]
     assert not page.errors
+
+
+def _responses(path: Path, case: int) -> list[dict[str, Any]]:
+    data = json.loads(path.read_text())["eval_cases"][case]["conversation"][0]["intermediate_data"]
+    return [p["function_response"] for e in data["invocation_events"] for p in e["content"]["parts"]
+            if "function_response" in p]
+
+
+def test_a_removed_or_moved_call_takes_its_recorded_response(page: Any, base_url: str,  # noqa: F811
+                                                             agents_dir: Path) -> None:  # noqa: F811
+    """Calls without ids are paired with responses by position (`tool_calls_with_responses`): a
+    removed call's response was left behind and became the next call's (get_time's 'noon'
+    served to get_weather by a mocked run); a call moved up took the other's response."""
+    time = {"name": "get_time", "response": {"t": "noon"}}
+    weather = {"name": "get_weather", "response": {"sky": "sunny"}}
+    cases = []
+    for eval_id in ("removed", "moved"):
+        turn = _set([{"name": "get_time"}, {"name": "get_weather", "args": {"city": "Paris"}}])
+        events = turn["eval_cases"][0]["conversation"][0]["intermediate_data"]["invocation_events"]
+        events += [{"author": "root_agent", "content": {"role": "user", "parts": [{"function_response": r}]}}
+                   for r in (time, weather)]
+        cases.append({**turn["eval_cases"][0], "eval_id": eval_id})
+    path = agents_dir / "shop" / "responses.evalset.json"
+    path.write_text(json.dumps({"eval_set_id": "responses", "eval_cases": cases}))
+    page.goto(base_url + "/#/app/shop/evalsets/responses/cases/removed")
+    page.click("#edit-case")
+    page.locator('.call[data-call="0"] button[title="remove call"]').click()
+    expect(page.locator(".call")).to_have_count(1)
+    page.click("#save-case")
+    expect(page.locator("#save-case")).to_have_count(0)
+    assert _responses(path, 0) == [weather]
+    page.goto(base_url + "/#/app/shop/evalsets/responses/cases/moved")
+    page.click("#edit-case")
+    page.locator('.call[data-call="1"] button[title="move up"]').click()
+    expect(page.locator(".call-name").first).to_have_value("get_weather")
+    page.click("#save-case")
+    expect(page.locator("#save-case")).to_have_count(0)
+    assert [c["name"] for c in _calls_of(path, 1)] == ["get_weather", "get_time"]
+    assert _responses(path, 1) == [weather, time]
+    assert not page.errors
+
+
+def _calls_of(path: Path, case: int) -> list[dict[str, Any]]:
+    data = json.loads(path.read_text())["eval_cases"][case]["conversation"][0]["intermediate_data"]
+    return [p["function_call"] for e in data["invocation_events"] for p in e["content"]["parts"]
+            if "function_call" in p]

@@ -145,7 +145,7 @@ function callsEditor(inv, calls, i, ctx) {
   const authorOf = list.find((c) => c.author);  // a new call is first credited to the first agent named
   const commit = () => { setInvCalls(inv, list); rerender(); };
   const update = () => { setInvCalls(inv, list); changed(); };
-  const move = (k, d) => { const [x] = list.splice(k, 1); list.splice(k + d, 0, x); commit(); };
+  const move = (k, d) => { swapResponses(inv, list, k, k + d); const [x] = list.splice(k, 1); list.splice(k + d, 0, x); commit(); };
   const rows = list.map((call, k) => h("div", { class: "call", "data-call": k },
     h("input", { class: "call-name", value: call.name || "", "aria-label": "tool name", list: "declared-tools", oninput: (e) => { call.name = e.target.value; update(); }, onchange: commit }),
     h("input", { class: "call-author", value: call.author || "", placeholder: "any agent", "aria-label": "agent (author)",
@@ -156,7 +156,7 @@ function callsEditor(inv, calls, i, ctx) {
     h("div", { class: "row" },
       h("button", { class: "icon", title: "move up", text: "↑", disabled: k === 0, onclick: () => move(k, -1) }),
       h("button", { class: "icon", title: "move down", text: "↓", disabled: k === list.length - 1, onclick: () => move(k, 1) }),
-      h("button", { class: "icon danger", title: "remove call", text: "✕", onclick: () => { list.splice(k, 1); commit(); } }))));
+      h("button", { class: "icon danger", title: "remove call", text: "✕", onclick: () => { dropResponse(inv, list, k); list.splice(k, 1); commit(); } }))));
   return h("div", { class: "calls" }, rows, h("button", { class: "add-call", text: "+ tool call",
     onclick: () => { list.push({ name: "tool_name", args: {}, author: authorOf ? authorOf.author : "" }); commit(); } }));
 }
@@ -258,4 +258,51 @@ function setInvCalls(inv, calls) {
   const added = clean.map((c, k) => ({ author: calls[k].author || fallback, content: { role: "model", parts: [{ function_call: c }] } }));
   kept.splice(at < 0 ? kept.length : at, 0, ...added);
   inv.intermediate_data = { invocation_events: kept };
+}
+
+/** The recorded tool responses of an invocation, in order, each with how to replace or drop it. */
+function responseRefs(d) {
+  if (!Array.isArray(d.invocation_events)) {
+    return (d.tool_responses || []).map((r, n) => ({ r,
+      set: (v) => { d.tool_responses[n] = v; },
+      drop: () => { d.tool_responses = d.tool_responses.filter((x) => x !== r); } }));
+  }
+  return d.invocation_events.flatMap((e) => ((e.content && e.content.parts) || []).filter((p) => p.function_response)
+    .map((p) => ({ r: p.function_response,
+      set: (v) => { p.function_response = v; },
+      drop: () => {
+        const parts = e.content.parts.filter((q) => q !== p);
+        // an event that held only this response goes with it
+        if (parts.length) e.content = { ...e.content, parts }; else d.invocation_events = d.invocation_events.filter((x) => x !== e);
+      } })));
+}
+
+/** The recorded response of `calls[k]`, paired as the case's reader pairs them
+ * (`Invocation.tool_calls_with_responses`): by id when the call has one, else the n-th response
+ * without an id for the n-th call without one. */
+function responseOf(inv, calls, k) {
+  const d = inv.intermediate_data;
+  const call = calls[k];
+  if (!d || !call) return undefined;
+  const refs = responseRefs(d).filter((x) => x.r);
+  return call.id ? refs.find((x) => x.r.id === call.id)
+    : refs.filter((x) => !x.r.id)[calls.slice(0, k).filter((c) => !c.id).length];
+}
+
+/** Drops the recorded response of `calls[k]`, a call being removed. Left behind, it became the
+ * response of the next call without an id (a mocked run served it to that call). */
+function dropResponse(inv, calls, k) {
+  const own = responseOf(inv, calls, k);
+  if (own) own.drop();
+}
+
+/** Swaps the recorded responses of `calls[a]` and `calls[b]`, calls being swapped: calls without
+ * an id are paired with responses by position, so moving one alone handed it the other's. */
+function swapResponses(inv, calls, a, b) {
+  const x = responseOf(inv, calls, a);
+  const y = responseOf(inv, calls, b);
+  if (!x || !y || x === y || calls[a].id || calls[b].id) return;
+  const r = x.r;
+  x.set(y.r);
+  y.set(r);
 }
