@@ -60,20 +60,6 @@ def test_a_killed_owner_owns_nothing(tmp_path: Path) -> None:
     journal.close()
 
 
-def test_latest_is_the_newest_run(tmp_path: Path) -> None:
-    journal = _begin(tmp_path, "20250101-000000-aaaaaa")
-    journal.begin(RunSpec(run_id="20250102-000000-bbbbbb", command="eval", started=2.0), "{}", 3)
-    assert journal.get("latest").run_id == "20250102-000000-bbbbbb"
-    assert journal.get("20250101").run_id == "20250101-000000-aaaaaa"
-    # An empty reference names no run (not the only one), and an ambiguous prefix lists its runs.
-    with pytest.raises(DataError, match="no journaled run ''"):
-        journal.get("")
-    with pytest.raises(DataError, match="'2025010' is ambiguous: it matches 20250102-000000-bbbbbb, "
-                       "20250101-000000-aaaaaa"):
-        journal.get("2025010")
-    journal.close()
-
-
 def test_a_forgotten_run_leaves_nothing(tmp_path: Path) -> None:
     from agenteval.schema import EvalCaseResult
     from agenteval.store import verdict_copy

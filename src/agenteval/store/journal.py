@@ -63,7 +63,6 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -87,18 +86,14 @@ from agenteval.store.journal_reader import JournalReader
 from agenteval.store.journal_rows import file_size as rows_size
 from agenteval.store.journal_rows import remove as remove_rows
 from agenteval.store.journal_rows import rows_dir, rows_path
-from agenteval.store.journal_tail import counted, recover, tail
+from agenteval.store.journal_runs import JournalRun, UnjournaledRun, find, listed
+from agenteval.store.journal_tail import recover, tail
 from agenteval.store.journal_writer import FLUSH_CASES, FLUSH_SECONDS, Row, Writer
 from agenteval.store.kept import BESIDE, read_record, verdict_row
 from agenteval.store.output import placed_json, safe_name
 from agenteval.store.sqlite import check_readable, connect, use_wal
 from agenteval.store.verdict_copy import beside
 from agenteval.verdicts.outcome import CaseOutcome
-
-
-class UnjournaledRun(DataError):
-    """A run reference the journal does not know."""
-
 
 KEEP_INTERRUPTED_DAYS = 30
 """An interrupted run not updated for this long is removed when a run begins."""
@@ -117,37 +112,8 @@ def journal_path(root: str | Path) -> Path:
     return Path(root) / ".agenteval" / "journal.sqlite"
 
 
-def _alive(pid: int | None, host: str | None) -> bool:
-    """Whether the process that began a run is alive (for runs journaled without a lock)."""
-    if pid is None or host != os.uname().nodename:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: alive
-        return True
-    return True
-
-
 class RunOwned(DataError):
     """The run is owned by another live process (see `Journal.claim`)."""
-
-
-@dataclass(frozen=True)
-class JournalRun:
-    """A journaled run, which is not recorded in the run history yet: `status` is `running` (a
-    live process owns it) or `interrupted` (nobody does: resumable); `done` case runs of
-    `total`, `errors` of them ended in an error."""
-
-    run_id: str
-    started: float
-    updated: float
-    status: str
-    done: int
-    errors: int
-    total: int
-    fingerprint: str
 
 
 class Journal:
@@ -458,29 +424,10 @@ class Journal:
             self.release(run_id)
 
     def runs(self) -> list[JournalRun]:
-        """Journaled runs, newest first."""
+        """Journaled runs, newest first (`store.journal_runs.listed`)."""
         self.flush()
         with self._connect(create=False) as conn:
-            if conn is None:
-                return []
-            rows = conn.execute(
-                "SELECT r.run_id, r.started, r.updated, r.status, r.pid, r.host, r.total, r.fingerprint, "
-                "count(c.eval_id), coalesce(sum(c.error), 0), coalesce(max(c.row_at + c.row_size), 0) "
-                "FROM journal_runs r LEFT JOIN journal_cases c "
-                "ON c.run_id = r.run_id GROUP BY r.run_id ORDER BY r.started DESC").fetchall()
-            # The case runs of each run's rows file that SQLite does not name yet (`store.journal_tail`).
-            tails = [counted(conn, r[0], tail(conn, rows_path(self.root, r[0]), r[0], r[10])) for r in rows]
-        out = []
-        for (run_id, started, updated, status, pid, host, total, fingerprint, done, errors, _), more in \
-                zip(rows, tails, strict=True):
-            done, errors = done + more[0], errors + more[1]
-            lock = lock_path(self.root, run_id)
-            alive = (run_id in self._claims or owner(lock) is not None) if lock.exists() \
-                else _alive(pid, host)  # journaled by an agenteval that took no lock
-            if status == "finished" or not alive:  # `finished`: marked by an older agenteval
-                status = "interrupted"                # before its history was written
-            out.append(JournalRun(run_id, started, updated, status, done, errors, total, fingerprint))
-        return out
+            return [] if conn is None else listed(conn, self.root, self._claims)
 
     def run_times(self) -> dict[str, tuple[float, float]]:
         """Each journaled run's (`started`, `updated`) by id: `runs` without counting case runs
@@ -494,24 +441,11 @@ class Journal:
         """The journaled run `run_id` (or a unique prefix of it, or `latest`: the newest);
         UnjournaledRun when unknown, a DataError when ambiguous."""
         runs = {r.run_id: r for r in self.runs()}
-        return runs[self._find({r: run.started for r, run in runs.items()}, run_id)]
+        return runs[find(self.path, {r: run.started for r, run in runs.items()}, run_id)]
 
     def resolve(self, run_id: str) -> str:
         """The id of the journaled run `run_id` as `get` finds it, its case runs not counted."""
-        return self._find({r: t[0] for r, t in self.run_times().items()}, run_id)
-
-    def _find(self, started: dict[str, float], run_id: str) -> str:
-        if run_id == "latest":
-            found = sorted(started, key=lambda r: (started[r], r), reverse=True)[:1]
-        else:
-            found = [r for r in started if r == run_id] or \
-                [r for r in started if run_id and r.startswith(run_id)]  # ('': no run, not all)
-        if not found:
-            raise UnjournaledRun(self.path, "", f"no journaled run {run_id!r}")
-        if len(found) > 1:
-            raise DataError(self.path, "", f"journaled run {run_id!r} is ambiguous: it matches "
-                            + ", ".join(sorted(found, reverse=True)))
-        return found[0]
+        return find(self.path, {r: t[0] for r, t in self.run_times().items()}, run_id)
 
     def spec(self, run_id: str) -> RunSpec:
         self.flush(run_id)
