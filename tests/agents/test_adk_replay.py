@@ -95,7 +95,8 @@ def test_a_changed_adk_instruction_is_a_divergence_at_the_first_model_call() -> 
         replayed = _evaluate(for_replay(_agent("Open tickets, share quotes, kindly."), _no_model))
     assert MODEL_CALLS == {} and CALLS == {}
     errors = [r.error_message or "" for r in replayed.eval_case_results]
-    assert all("invocation 0, step 0 (model call): message 0 (system) differs" in e for e in errors), errors
+    assert all("invocation 0, step 0 (model call by agent 'helpdesk'): message 0 (system) differs" in e
+               for e in errors), errors
     assert "kindly" in errors[0]
     assert len(recording.divergences()) == 2
 

@@ -87,6 +87,17 @@ def test_a_call_without_a_recorded_response_never_serves() -> None:
     assert server.refused is not None
 
 
+def test_a_strict_refusal_names_its_agent_and_the_first_one_stays_the_cases() -> None:
+    """Agents side by side, both refused: the case's error (`refused`) is the first agent's
+    call, named with its agent; the later refusal is raised to its own agent only."""
+    server = _server(("lookup", {"city": "Oslo"}, {"temp": 1}), strict=True)
+    with pytest.raises(UnmatchedToolCall, match=r'lookup\(\{"city": "Rome"\}\) by agent \'a_agent\''):
+        server.serve("lookup", {"city": "Rome"}, agent="a_agent")
+    with pytest.raises(UnmatchedToolCall, match="by agent 'b_agent'"):
+        server.serve("lookup", {"city": "Paris"}, agent="b_agent")
+    assert server.refused is not None and "Rome" in str(server.refused) and "a_agent" in str(server.refused)
+
+
 def test_modes_per_tool_and_settings() -> None:
     assert MockTools.from_setting(None) is None
     assert MockTools.from_setting("live") is None  # nothing served: no server at all

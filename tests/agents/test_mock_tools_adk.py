@@ -82,8 +82,8 @@ def test_strict_fails_an_unmatched_call_naming_it() -> None:
     run = _run(case, MockTools.from_setting("expected", strict=True))
     assert CALLS["random_quote"] == 0
     assert run.error_message is not None
-    assert run.error_message.startswith('UnmatchedToolCall: random_quote({"topic": "patience"}) in '
-                                        "invocation 0 matches no expected call")
+    assert run.error_message.startswith('UnmatchedToolCall: random_quote({"topic": "patience"}) by agent '
+                                        "'helpdesk' in invocation 0 matches no expected call")
     assert run.actual == []  # the refused turn is not recorded
 
 

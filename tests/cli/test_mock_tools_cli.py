@@ -112,7 +112,8 @@ def test_strict_fails_an_unmatched_call_naming_it(helpdesk: Path, tmp_path: Path
     cases = {c["eval_id"]: c for c in _doc(out)["eval_case_results"]}
     assert cases["ticket_then_quote"]["error_message"] is None
     assert cases["quote_only"]["error_message"].startswith(
-        'UnmatchedToolCall: random_quote({"topic": "courage"}) in invocation 0 matches no expected call')
+        'UnmatchedToolCall: random_quote({"topic": "courage"}) by agent \'helpdesk\' in invocation 0 '
+        "matches no expected call")
 
 
 def test_args_match_of_the_trajectory_criterion_decides_what_matches(helpdesk: Path,

@@ -130,8 +130,8 @@ def test_a_changed_instruction_diverges_at_the_first_model_call(shop: Path, serv
     assert r.exit_code == 1
     assert server.received == []
     errors = [c.error_message or "" for c in _doc(replayed).eval_case_results]
-    assert all("replay diverged in case" in e and "invocation 0, step 0 (model call): the system "
-               "instruction differs" in e for e in errors), errors
+    assert all("replay diverged in case" in e and "invocation 0, step 0 (model call by agent 'shop'): "
+               "the system instruction differs" in e for e in errors), errors
     assert "politely" in errors[0] and "3 diverged" in _said(r)
 
 
@@ -147,7 +147,8 @@ def test_a_changed_second_turn_diverges_there(shop: Path, server: FakeServer, tm
     results = {c.eval_id: c for c in _doc(replayed).eval_case_results}
     assert results["case0"].error_message is None and results["case2"].error_message is None
     error = results["case1"].error_message or ""
-    assert "case 'case1' (run 0), invocation 1, step 0 (model call): message 4 (user) differs" in error
+    assert ("case 'case1' (run 0), invocation 1, step 0 (model call by agent 'shop'): message 4 (user) "
+            "differs") in error
     assert "other1" in error
     assert error.endswith("\"and then other1\"}'")  # no traceback location: the divergence as it is
 

@@ -91,8 +91,8 @@ def test_the_same_agent_replays_with_no_call_and_other_tools_diverge_at_step_0()
     assert responses(replayed) == responses(recorded)
     _, other_tools = _replay(recorded, _agent(ScriptedModel(_script()), [lookup, other]))
     error = other_tools.eval_case_results[0].error_message or ""
-    assert "invocation 0, step 0 (model call): the tools offered differ: recorded ['lookup'], now " \
-           "['lookup', 'other']" in error
+    assert ("invocation 0, step 0 (model call by agent 'helper'): the tools offered differ: recorded "
+            "['lookup'], now ['lookup', 'other']") in error
 
 
 def test_a_tool_call_the_recording_lacks_and_an_early_end_are_divergences() -> None:
@@ -117,7 +117,7 @@ def test_a_cut_reply_and_a_case_the_recording_lacks_cannot_be_replayed() -> None
     recorded = _evaluate(_agent(ScriptedModel(_script(answer="w " * 1500))))
     _, replayed = _replay(recorded, _agent(ScriptedModel(_script(answer="w " * 1500))))
     error = replayed.eval_case_results[0].error_message or ""
-    assert "invocation 0, step 2 (model call): the recording of this reply is cut" in error
+    assert "invocation 0, step 2 (model call by agent 'helper'): the recording of this reply is cut" in error
     recorded = _evaluate(_agent(ScriptedModel(_script())))
     recording = Recording([recorded], "rec")
     with replaying(recording):
@@ -181,3 +181,63 @@ def test_calls_of_agents_side_by_side_are_served_in_whatever_order_they_come() -
     assert first is not None and first.text == "from b" and second is not None and second.text == "from a"
     with pytest.raises(ReplayDiverged, match="a model call the recording does not have here"):
         cassette.model_step([{"role": "user", "content": "branch c"}], [])
+
+
+def _side_by_side_cassette() -> Any:
+    """A recorded invocation where `a_agent` and `b_agent` (branches side by side) each made a
+    model call and then a `memo` tool call; `a_agent`'s come first."""
+    from agenteval.schema import EvalCaseResult, EvalStatus
+    from agenteval.schema.trace import Span, Trace
+
+    def agent(span_id: str, name: str) -> Span:
+        return Span(span_id=span_id, parent_id="i0", name=f"invoke_agent {name}", kind="agent", start=0.5,
+                    attributes={"gen_ai.agent.name": name})
+
+    def llm(span_id: str, parent: str, start: float, asked: str) -> Span:
+        return Span(span_id=span_id, parent_id=parent, name="chat m", kind="llm", start=start, attributes={
+            "gen_ai.input.messages": f'[{{"role": "user", "content": "{asked}"}}]',
+            "gen_ai.output.messages": '[{"role": "assistant", "content": "ok"}]'})
+
+    def tool(span_id: str, parent: str, start: float, arg: str) -> Span:
+        return Span(span_id=span_id, parent_id=parent, name="execute_tool memo", kind="tool", start=start,
+                    attributes={"gen_ai.tool.name": "memo",
+                                "gen_ai.tool.call.arguments": f'{{"who": "{arg}"}}',
+                                "gen_ai.tool.call.result": '{"memo": 1}'})
+
+    trace = Trace(trace_id="0" * 32, spans=[
+        Span(span_id="i0", name="invocation 0", kind="invocation", start=0.0,
+             attributes={"agenteval.invocation_index": 0}),
+        agent("A", "a_agent"), agent("B", "b_agent"),
+        llm("a1", "A", 1.0, "question for a"), llm("b1", "B", 2.0, "question for b"),
+        tool("a2", "A", 3.0, "a"), tool("b2", "B", 4.0, "b")])
+    result = EvalCaseResult(eval_set_id="s", eval_id="c", final_eval_status=EvalStatus.PASSED,
+                            overall_eval_metric_results=[], eval_metric_result_per_invocation=[],
+                            session_id="x", trace=trace)
+    cassette = Recording([EvalSetResult(eval_set_result_id="r", eval_set_id="s",
+                                        eval_case_results=[result])], "rec").cassette("s", "c", 0)
+    cassette.begin(0)
+    return cassette
+
+
+def test_a_side_by_side_model_call_that_diverges_names_its_agent_and_its_own_recorded_request() -> None:
+    """`b_agent` asks something else: the divergence names `b_agent` and quotes its own recorded
+    request, never `a_agent`'s (which is the first unserved model call of the invocation)."""
+    cassette = _side_by_side_cassette()
+    with pytest.raises(ReplayDiverged) as raised:
+        cassette.model_step([{"role": "user", "content": "question for b, changed"}], [], agent="b_agent")
+    said = str(raised.value)
+    assert "agent 'b_agent'" in said and "question for b" in said and "question for a" not in said, said
+    assert cassette.divergence is not None and cassette.divergence.agent == "b_agent"
+    assert cassette.divergence.step == 1  # b_agent's recorded model call, not a_agent's (step 0)
+
+
+def test_a_side_by_side_tool_call_that_diverges_names_its_agent_and_lists_its_own_recorded_calls() -> None:
+    cassette = _side_by_side_cassette()
+    assert cassette.model_step([{"role": "user", "content": "question for a"}], [], agent="a_agent")
+    assert cassette.model_step([{"role": "user", "content": "question for b"}], [], agent="b_agent")
+    with pytest.raises(ReplayDiverged) as raised:
+        cassette.tool_step("memo", {"who": "b, changed"}, agent="b_agent")
+    said = str(raised.value)
+    assert "agent 'b_agent'" in said and 'memo({"who": "b, changed"})' in said, said
+    assert '"who": "b"}' in said and '"who": "a"}' not in said, said
+    assert cassette.divergence is not None and cassette.divergence.step == 3

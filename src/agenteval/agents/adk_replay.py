@@ -49,7 +49,8 @@ class ReplayPlugin(_BasePlugin):  # type: ignore[misc]
         cassette = current_cassette()
         if cassette is None or cassette.live:
             return None
-        reply = cassette.model_step(_request_messages(llm_request), _tool_names(llm_request))
+        reply = cassette.model_step(_request_messages(llm_request), _tool_names(llm_request),
+                                    agent=getattr(callback_context, "agent_name", None))
         if reply is None:
             return None
         parts = [_genai.Part(text=reply.text)] if reply.text else []

@@ -158,10 +158,14 @@ class ToolServer:
                 self.log.append(ServedCall(name, args, call_id, "expected", i))
                 return as_response(response.response)
         if self.settings.strict:
-            self.refused = UnmatchedToolCall(
-                f"{call_text(name, args)} in invocation {self.turn} matches no expected call "
+            by = f" by agent {agent!r}" if agent is not None else ""
+            refusal = UnmatchedToolCall(
+                f"{call_text(name, args)}{by} in invocation {self.turn} matches no expected call "
                 f"with a recorded response (mock_tools strict: the tool was not run)")
-            raise self.refused
+            # The first refusal is the case's error: an agent running side by side may be
+            # refused after it, and its call is not where the run left the eval set.
+            self.refused = self.refused or refusal
+            raise refusal
         self.log.append(ServedCall(name, args, call_id, "live"))
         return None
 

@@ -59,7 +59,7 @@ def for_replay(agent: Any, resolve_model: Callable[[str], LLM], model_override: 
         model = agent.model
         if model_override or isinstance(model, str):
             model = resolve_model(model_override or str(model))
-        return dataclasses.replace(agent, model=ReplayModel(model),
+        return dataclasses.replace(agent, model=ReplayModel(model, agent.name),
                                    tools=[replayed_tool(t) for t in agent.tools])
     if model_override:
         raise AgentLoadError(f"--agent_model applies to agenteval Agent agents only; this "

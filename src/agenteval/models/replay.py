@@ -85,10 +85,12 @@ class Divergence:
     step: int  # the step of the invocation (model and tool calls, 0-based, recorded order)
     kind: str  # "model call" or "tool call"
     what: str
+    agent: str | None = None  # the agent whose call diverged, when known
 
     def __str__(self) -> str:
+        by = f" by agent {self.agent!r}" if self.agent is not None else ""
         return (f"replay diverged in case {self.eval_id!r} (run {self.run_index}), invocation "
-                f"{self.invocation}, step {self.step} ({self.kind}): {self.what}")
+                f"{self.invocation}, step {self.step} ({self.kind}{by}): {self.what}")
 
 
 class ReplayDiverged(ModelError):
@@ -214,22 +216,22 @@ class Cassette:
         return self._turns.get(self.invocation, [])
 
     def _diverge(self, step: int, kind: str, what: str, raise_it: bool = True,
-                 invocation: int | None = None) -> None:
+                 invocation: int | None = None, agent: str | None = None) -> None:
         if self.divergence is None:
             where = self.invocation if invocation is None else invocation
-            self.divergence = Divergence(self.eval_id, self.run_index, where, step, kind, what)
+            self.divergence = Divergence(self.eval_id, self.run_index, where, step, kind, what, agent)
         if raise_it and self.then == "stop":
             raise ReplayDiverged(self.divergence)
 
-    def _no_recording(self, kind: str) -> bool:
+    def _no_recording(self, kind: str, agent: str | None) -> bool:
         """True (the call goes live) when the cassette is already live or has nothing here."""
         if self.live:
             return True
         if self._missing is not None:
-            self._diverge(0, kind, self._missing)
+            self._diverge(0, kind, self._missing, agent=agent)
             return True
         if self.invocation not in self._turns:
-            self._diverge(0, kind, f"the recording has no invocation {self.invocation}")
+            self._diverge(0, kind, f"the recording has no invocation {self.invocation}", agent=agent)
             return True
         return False
 
@@ -245,16 +247,19 @@ class Cassette:
         return True, self._simulated[invocation]
 
     def model_step(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[str],
-                   system: str | None = None) -> RecordedReply | None:
+                   system: str | None = None, agent: str | None = None) -> RecordedReply | None:
         """The recorded reply to this request (messages as the trace records them, tool names;
         `system`: the system instruction when it is not among the messages), or None when the
-        call is to go live; raises `ReplayDiverged` on a divergence under `then="stop"`."""
-        if self._no_recording("model call"):
+        call is to go live; raises `ReplayDiverged` on a divergence under `then="stop"`.
+        `agent`: the agent asking, when known: its own recorded calls are tried first, and a
+        divergence names it and tells the difference from its own next recorded call."""
+        if self._no_recording("model call", agent):
             return None
         steps = self._steps()
-        candidates = [s for s in steps if s.is_model and not s.served]
+        candidates = _own_first([s for s in steps if s.is_model and not s.served], agent)
         if not candidates:
-            self._diverge(len(steps), "model call", "a model call the recording does not have here")
+            self._diverge(len(steps), "model call", "a model call the recording does not have here",
+                          agent=agent)
             return None
         # The first unserved recorded call with this request: in recorded order for one agent,
         # and agents running side by side (parallel branches) may ask in another order.
@@ -269,7 +274,7 @@ class Cassette:
                     self.served_model += 1
                     return reply
             differs = differs or what
-        self._diverge(candidates[0].index, "model call", differs or "")
+        self._diverge(candidates[0].index, "model call", differs or "", agent=agent)
         return None
 
     def tool_step(self, name: str, args: Mapping[str, Any], defaults: Mapping[str, Any] | None = None,
@@ -281,11 +286,10 @@ class Cassette:
         a handoff): its recorded call is matched and taken, and None returned, whatever its
         recorded result. `agent`: the agent making the call, when known: its own recorded calls
         are matched first (agents side by side may call one tool in another order)."""
-        if self._no_recording("tool call"):
+        if self._no_recording("tool call", agent):
             return None
         now = _json(dict(args))
-        candidates = [s for s in self._steps() if not s.is_model and not s.served]
-        order = candidates if agent is None else sorted(candidates, key=lambda s: s.agent != agent)
+        order = _own_first([s for s in self._steps() if not s.is_model and not s.served], agent)
         for s in order:  # the agent's own recorded calls first, each in recorded order
             if s.span.attributes.get("gen_ai.tool.name") != name:
                 continue
@@ -299,19 +303,28 @@ class Cassette:
             result = AttributeText.of(s.span, "gen_ai.tool.call.result")
             if result is None or result.cut:
                 self._diverge(s.index, "tool call", f"the recording of {name}'s result is "
-                              f"{'cut' if result else 'missing'}: it cannot be replayed")
+                              f"{'cut' if result else 'missing'}: it cannot be replayed", agent=agent)
                 return None
             s.served = True
             self._next = max(self._next, s.index + 1)
             self.served_tools += 1
             return _tool_result(s.span.attributes["gen_ai.tool.call.result"]), s.span.error
-        index = candidates[0].index if candidates else len(self._steps())
+        # Quoted: the agent's own recorded calls left when it has any (another agent's calls
+        # would read as what this one was expected to do), else every call left.
+        own = [s for s in order if agent is not None and s.agent == agent] or order
+        index = own[0].index if own else len(self._steps())
         recorded_calls = ", ".join(f"{c.span.attributes.get('gen_ai.tool.name')}"
                                    f"({c.span.attributes.get('gen_ai.tool.call.arguments', '')})"
-                                   for c in candidates[:3]) or "none"
-        self._diverge(index, "tool call", f"{name}({now}) is not among the recorded calls left "
-                      f"({recorded_calls})")
+                                   for c in own[:3]) or "none"
+        whose = f"{agent}'s" if own is not order else "the"
+        self._diverge(index, "tool call", f"{name}({now}) is not among {whose} recorded calls left "
+                      f"({recorded_calls})", agent=agent)
         return None
+
+
+def _own_first(steps: list[_Step], agent: str | None) -> list[_Step]:
+    """`steps` with `agent`'s own first, each group in recorded order."""
+    return steps if agent is None else sorted(steps, key=lambda s: s.agent != agent)
 
 
 def _tool_result(recorded: Any) -> dict[str, Any]:
@@ -418,7 +431,7 @@ def _cassette_steps(trace: Trace) -> dict[int, list[_Step]]:
             parent = by_id.get(s.parent_id or "")
             system = (AttributeText.of(parent, "gen_ai.system_instructions")
                       if s.kind == "llm" and parent is not None and parent.kind == "agent" else None)
-            steps.append(_Step(k, s, system, agent=_agent_of(s, by_id) if s.kind == "tool" else None))
+            steps.append(_Step(k, s, system, agent=_agent_of(s, by_id)))
         turns[n] = steps
     return turns
 
@@ -545,10 +558,12 @@ class ReplayModel:
     """An `LLM` that serves the recorded replies of the case run being replayed, and calls
     `inner` when there is no replay here or the replay went live. Requests are compared as the
     built-in agent's trace records them (messages but the system one; the system instruction
-    as its agent step records it; tool names)."""
+    as its agent step records it; tool names). `agent`: the name of the agent it serves, which
+    a divergence names."""
 
-    def __init__(self, inner: LLM) -> None:
+    def __init__(self, inner: LLM, agent: str | None = None) -> None:
         self.inner = inner
+        self.agent = agent
 
     @property
     def name(self) -> str:
@@ -560,7 +575,7 @@ class ReplayModel:
             system = "\n".join(m.content for m in request.messages if m.role == "system")
             reply = cassette.model_step(
                 [{"role": m.role, "content": m.content} for m in request.messages if m.role != "system"],
-                [t.name for t in request.tools], system)
+                [t.name for t in request.tools], system, self.agent)
             if reply is not None:
                 return reply.response()
         return await self.inner.generate(request)
