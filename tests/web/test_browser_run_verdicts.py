@@ -36,6 +36,11 @@ def base_url(browser_agents: Path) -> Iterator[str]:
         text="uncalibrated: no certificate for this judge")]
     record_run(shop, [result([bad, case("rep", {"m": 1.0}), case("rep", {"m": 0.2}, run_index=1)],
                              "judged_r", "verdicts", created=1_700_000_200.0, gating="all_runs")])
+    warned = case("warned", {"m": 1.0})
+    warned.warnings = ["the conversation reached the user simulator's turn limit after 5 turns"]
+    again = [case("again", {"m": 1.0}), case("again", {"m": 1.0}, run_index=1)]
+    again[1].warnings = ["run 1 lost 3 characters"]
+    record_run(shop, [result([warned, *again], "warned_r", "verdicts", created=1_700_000_300.0)])
     with serve_agents(agents) as url:
         yield url
 
@@ -92,3 +97,17 @@ def test_a_passed_run_of_a_case_not_passed_is_not_called_a_passed_case(page: Any
     why = page.locator(".card.problems")
     expect(why.locator("h3")).to_have_text("Why it did not pass")
     expect(why.locator("li").first).to_contain_text("m: ")
+
+
+def test_the_case_page_says_the_case_runs_warnings(page: Any, base_url: str) -> None:
+    """A case run's warnings (a conversation the simulator's turn limit ended), passed or not,
+    as the reports list them: the page said nothing of them."""
+    page.goto(base_url + "/#/runs/warned_r/cases/warned")
+    expect(page.locator(".card.warnings li")).to_have_text(
+        ["the conversation reached the user simulator's turn limit after 5 turns"])
+    page.goto(base_url + "/#/runs/warned_r/cases/again/run/1")
+    expect(page.locator(".card.warnings h3")).to_have_text("Warnings (run 1)")
+    expect(page.locator(".card.warnings li")).to_have_text(["run 1 lost 3 characters"])
+    page.goto(base_url + "/#/runs/warned_r/cases/again/run/0")
+    expect(page.locator("h2")).to_contain_text("again")
+    expect(page.locator(".card.warnings")).to_have_count(0)

@@ -33,6 +33,12 @@ export async function showCaseResult(token, runId, caseId, opts) {
     page.append(h("div", { class: "card problems" }, h("h3", { text: d.verdict === "passed"
       ? "What counted against it (the case passed)" : "Why it did not pass" }), h("ul", {}, d.problems.map((p) => h("li", { text: p })))));
   }
+  // what the case run said of itself, passed or not (a conversation the simulator's turn limit
+  // ended, a value that lost characters to be written), as the reports list them
+  if (r.warnings && r.warnings.length) {
+    page.append(h("div", { class: "card warnings" }, h("h3", { text: runs.length > 1 ? `Warnings (run ${runIndex})` : "Warnings" }),
+      h("ul", {}, r.warnings.map((w) => h("li", { text: w })))));
+  }
   page.append(h("div", { class: "card" }, h("h3", { text: "Criteria" }), h("div", { class: "row criteria" }, r.overall_eval_metric_results.map((m) =>
     h("span", { class: "badge " + statusClass(m.eval_status), "data-metric": m.metric_name, title: statusOf(m.eval_status),
       text: `${m.metric_name} ${fmt(m.score)}${m.threshold !== null && m.threshold !== undefined ? " / " + fmt(m.threshold) : ""}` })))));
