@@ -111,3 +111,15 @@ def test_the_case_page_says_the_case_runs_warnings(page: Any, base_url: str) -> 
     page.goto(base_url + "/#/runs/warned_r/cases/again/run/0")
     expect(page.locator("h2")).to_contain_text("again")
     expect(page.locator(".card.warnings")).to_have_count(0)
+
+
+def test_the_run_pages_case_table_marks_a_case_run_with_warnings(page: Any, base_url: str) -> None:
+    """The console's case table lists a case run's warnings, passed or not; the run page's
+    showed nothing of them."""
+    page.goto(base_url + "/#/runs/warned_r")
+    rows = page.locator("table tr[data-case]")
+    expect(rows).to_have_count(3)
+    expect(page.locator('tr[data-case="warned"] .warned')).to_have_text(
+        "⚠ the conversation reached the user simulator's turn limit after 5 turns")
+    expect(rows.locator(".warned")).to_have_count(2)
+    expect(rows.nth(2).locator(".warned")).to_have_text("⚠ run 1 lost 3 characters")

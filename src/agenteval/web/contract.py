@@ -390,6 +390,8 @@ class CaseRow(Out):
     """The agent's error when inference failed."""
     metric_errors: int
     """How many criteria failed to score."""
+    warnings: list[str] = []
+    """What the case run said of itself, passed or not (`EvalCaseResult.warnings`)."""
     seconds: float | None = None
     """The agent's time over the case run's turns, summed (None when no turn was timed)."""
     tokens: float | None = None

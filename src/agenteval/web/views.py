@@ -194,12 +194,12 @@ def statuses(word: str | None) -> set[int] | None:
 
 
 def case_rows(page: Sequence[EvalCaseResult]) -> list[CaseRow]:
-    """Per case run of a page its status, each criterion's score, threshold and status, and the
-    agent's error."""
+    """Per case run of a page its status, each criterion's score, threshold and status, the
+    agent's error and the run's warnings."""
     return [CaseRow(
         eval_id=r.eval_id, run_index=r.run_index, status=status_word(r.final_eval_status),
         metrics=[_score(m, r.reason(m.metric_name), r) for m in r.overall_eval_metric_results],
-        error=r.error_message, metric_errors=len(r.metric_errors),
+        error=r.error_message, metric_errors=len(r.metric_errors), warnings=list(r.warnings),
         seconds=_total([p.actual_invocation.duration for p in r.eval_metric_result_per_invocation]),
         tokens=_total([invocation_tokens(p.actual_invocation) for p in r.eval_metric_result_per_invocation]),
     ) for r in page]

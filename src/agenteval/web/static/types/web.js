@@ -78,6 +78,7 @@
  * @property {Array<ScoreCell>} metrics - Each criterion's score.
  * @property {string|null} error - The agent's error when inference failed.
  * @property {number} metric_errors - How many criteria failed to score.
+ * @property {Array<string>} [warnings] - What the case run said of itself, passed or not (`EvalCaseResult.warnings`).
  * @property {number|null} [seconds] - The agent's time over the case run's turns, summed (None when no turn was timed).
  * @property {number|null} [tokens] - The agent's tokens over the case run's turns, summed (None when none were reported).
  */

@@ -150,7 +150,8 @@ function caseRow(runId, c, names, reviews) {
   const byName = Object.fromEntries(c.metrics.map((m) => [m.name, m]));
   const href = link("runs", runId, "cases", c.eval_id) + (c.run_index ? "/run/" + c.run_index : "");
   const review = (target) => reviews.get(reviewKey(c.eval_id, c.run_index, target));
-  return h("tr", { "data-case": c.eval_id, "data-status": c.status }, h("td", {}, h("a", { href, text: c.eval_id }), c.error ? h("div", { class: "muted", text: short(c.error, 80) }) : null),
+  return h("tr", { "data-case": c.eval_id, "data-status": c.status }, h("td", {}, h("a", { href, text: c.eval_id }), c.error ? h("div", { class: "muted", text: short(c.error, 80) }) : null,
+    c.warnings.length ? h("div", { class: "muted warned", title: c.warnings.join("\n"), text: `⚠ ${c.warnings.length === 1 ? short(c.warnings[0], 80) : c.warnings.length + " warnings"}` }) : null),
     h("td", { text: c.run_index }), h("td", {}, badge(c.status), reviewMark(review(""))),
     names.map((n) => {
       const m = byName[n];
