@@ -283,3 +283,23 @@ def test_a_legacy_mock_tool_output_becomes_the_calls_recorded_response(tmp_path:
         assert pairs == [("get_time", {}, None),
                          ("get_lights", {"room": "hall"}, ("get_lights", {"result": "on"})),
                          ("ping", {}, ("ping", {"result": None}))], source
+
+
+def test_an_empty_legacy_query_loads_as_adk_loads_it_and_migrate_notes_it(tmp_path: Path) -> None:
+    """ADK 2.13 keeps a turn whose `query` is empty (a user message with empty text): a file it
+    loads loads here too, for `eval` / `score` and `migrate`, and migrate says where."""
+    from click.testing import CliRunner
+
+    from agenteval.cli.main import cli
+    from agenteval.datasets.legacy import asks_nothing
+
+    old = tmp_path / "old.test.json"
+    old.write_text(json.dumps([{"query": "hi", "reference": "hello"}, {"query": "  ", "reference": "bye"}]))
+    loaded = load_eval_set(old)
+    assert [inv.user_content.text() for inv in loaded.eval_cases[0].conversation] == ["hi", "  "]
+    assert asks_nothing(loaded) == [f"case {loaded.eval_cases[0].eval_id!r}, turn 2"]
+    new = tmp_path / "new.evalset.json"
+    result = CliRunner().invoke(cli, ["migrate", str(old), str(new)])
+    assert result.exit_code == 0, result.output
+    assert "1 turn(s) with an empty query" in result.output and "turn 2" in result.output
+    assert load_eval_set(new).eval_cases[0].conversation[1].user_content.text() == "  "

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from agenteval.cli import teardown
 from agenteval.cli.progress import ProgressBar
@@ -448,8 +449,16 @@ def _score_streamed(console: Console, args: ScoreArgs, job: ScoreJob, services: 
 
 def migrate_command(old: str, new: str, initial_session_file: str | None,
                     force: bool = False) -> int:
+    from agenteval.datasets.legacy import asks_nothing
+
     eval_set = migrate(old, new, initial_session_file, force=force)
-    Console().print(f"Wrote {len(eval_set.eval_cases)} eval case(s) to {new}")
+    console = Console()
+    console.print(f"Wrote {len(eval_set.eval_cases)} eval case(s) to {new}")
+    empty = asks_nothing(eval_set)
+    if empty:  # kept, as ADK keeps them; most likely a query lost in an export
+        console.print(f"[yellow]Note: {len(empty)} turn(s) with an empty query, kept as ADK keeps "
+                      f"them (the agent is sent an empty message): {escape('; '.join(empty[:5]))}"
+                      + (" …" if len(empty) > 5 else "") + "[/]")
     return 0
 
 

@@ -88,10 +88,8 @@ def _invocations(file: str | Path, turns: list[Any], prefix: str) -> list[Invoca
             turn = _LegacyTurn.model_validate(raw)
         except ValidationError as e:
             raise from_validation_error(file, e, f"{prefix}[{i}]") from None
-        if not turn.query.strip():
-            # ADK 2.13 keeps it, as a turn whose user message is empty: the agent would be asked
-            # nothing, so the case could not test anything (a query lost in an export, most likely)
-            raise DataError(file, f"{prefix}[{i}].query", "empty: the turn would ask the agent nothing")
+        # An empty query is kept, as ADK 2.13 keeps it (a turn whose user message is empty): a
+        # file ADK loads must load here too; `migrate` notes it (`asks_nothing`).
         calls, responses = _calls(turn.expected_tool_use)
         out.append(
             Invocation(
@@ -109,6 +107,13 @@ def _invocations(file: str | Path, turns: list[Any], prefix: str) -> list[Invoca
             )
         )
     return out
+
+
+def asks_nothing(eval_set: EvalSet) -> list[str]:
+    """Where a case's turn has an empty (or blank) user message, which asks the agent nothing:
+    `case 'c', turn 2` (1-based), in order."""
+    return [f"case {c.eval_id!r}, turn {i + 1}" for c in eval_set.eval_cases
+            for i, inv in enumerate(c.conversation or []) if not inv.user_content.text().strip()]
 
 
 def set_id_for(path: str | Path) -> str:
