@@ -71,7 +71,7 @@ def tidy(root: str | Path, recording: str | Path | None = None) -> None:
     folder = history_dir(root)
     store, journal = RunStore(root), Journal(root)
     if not folder.is_dir():
-        store.drop_unowned_stages(lambda: {run.run_id for run in journal.runs()})
+        store.drop_unowned_stages(lambda: set(journal.run_times()))
         return
     remove_stale_temporaries(folder)
     known = {row.result_path.resolve() for row in store.list_runs()}
@@ -84,9 +84,14 @@ def tidy(root: str | Path, recording: str | Path | None = None) -> None:
                 store.record(result, path, _journal_meta(journal, result.run.run_id if result.run else None))
             except AgentEvalError:  # not a result document after all: leave it be
                 continue
-    runs = journal.runs()
-    store.drop_unowned_stages(lambda: {run.run_id for run in journal.runs()}, {run.run_id for run in runs})
-    for run in runs:  # recorded, then killed before the journal forgot it
+    # The journaled runs by id alone (`Journal.runs` counts each run's case runs, reading its
+    # rows file's tail: 0.01 s of a resumed 10,000-case run's recording, which is journaled but
+    # has no document yet); counted only when one has documents in the history.
+    journaled = set(journal.run_times())
+    store.drop_unowned_stages(lambda: set(journal.run_times()), journaled)
+    if not any(store.documents(run_id) for run_id in journaled):
+        return
+    for run in journal.runs():  # recorded, then killed before the journal forgot it
         if run.status == "interrupted" and store.documents(run.run_id):
             try:
                 journal.claim(run.run_id)
