@@ -31,3 +31,20 @@ def test_score_piped_to_a_reader_that_stops_records_its_run(tmp_path: Path, toge
     assert errors.read_text() == ""  # no traceback, no "Exception ignored" at exit
     runs = RunStore(tmp_path).list_runs()
     assert len(runs) == 1 and runs[0].cases_total == 60
+
+
+def test_report_junit_to_a_reader_that_stops_exits_0_quietly(tmp_path: Path) -> None:
+    # The streamed JUnit report goes to standard output in bytes (its blocks, UTF-8), through
+    # the stream's binary buffer: that bypassed the dropped-writes guard, and click turned the
+    # BrokenPipeError into exit 1 with no message, where every text report exits 0.
+    subprocess.run(SCORE, cwd=tmp_path, capture_output=True, check=False)
+    report = [sys.executable, "-m", "agenteval", "report", "latest", "--format", "junit"]
+    errors = tmp_path / "stderr.txt"
+    with errors.open("w") as err:
+        proc = subprocess.Popen(report, cwd=tmp_path, stdout=subprocess.PIPE, stderr=err)
+        assert proc.stdout is not None
+        proc.stdout.close()
+        code = proc.wait(timeout=120)
+    assert (code, errors.read_text()) == (0, "")
+    whole = subprocess.run(report, cwd=tmp_path, capture_output=True, check=True)
+    assert whole.stdout.startswith(b"<?xml")

@@ -15,29 +15,39 @@ from typing import Any, TextIO
 
 class _Outlet:
     """`stream` (sys.stdout or sys.stderr) whose writes and flushes, once its reader has gone,
-    are dropped instead of raising; everything else is the stream's own."""
+    are dropped instead of raising; everything else is the stream's own. Its `buffer` (where
+    bytes are written: click.echo of bytes, the streamed JUnit report) is guarded with it: a
+    reader gone for one is gone for both."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: Any, owner: _Outlet | None = None) -> None:
         self._stream = stream
+        self._owner = owner or self
         self._gone = False
+        self._buffer: _Outlet | None = None
 
-    def write(self, text: str) -> int:
-        if not self._gone:
+    @property
+    def buffer(self) -> Any:
+        if self._buffer is None:
+            self._buffer = _Outlet(self._stream.buffer, owner=self._owner)
+        return self._buffer
+
+    def write(self, text: Any) -> int:
+        if not self._owner._gone:
             try:
-                return self._stream.write(text)
+                return int(self._stream.write(text))
             except BrokenPipeError:
                 self._lose()
         return len(text)
 
     def flush(self) -> None:
-        if not self._gone:
+        if not self._owner._gone:
             try:
                 self._stream.flush()
             except BrokenPipeError:
                 self._lose()
 
     def _lose(self) -> None:
-        self._gone = True
+        self._owner._gone = True
         # What the stream still buffers would raise again at the interpreter's exit (its
         # "Exception ignored" lines): its file descriptor now points to the null device.
         null = os.open(os.devnull, os.O_WRONLY)
