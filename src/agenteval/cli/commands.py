@@ -274,7 +274,8 @@ def complete(console: Console, steps: Sequence[Step], code: int) -> int:
     for step in steps:
         try:
             # Unwrapped: a path cut at the console's width (80 columns in a CI log) cannot be copied.
-            console.print(step(), soft_wrap=True)
+            # Plain: a path's brackets are not markup, nor are its digits highlighted.
+            console.print(step(), soft_wrap=True, markup=False, highlight=False)
         except Warned as e:
             warned.append(str(e))
         except AgentEvalError as e:
@@ -416,7 +417,8 @@ def _eval_set_head(path: str) -> bool:
 def _say_criteria(console: Console, job: ScoreJob) -> None:
     metrics = job.metrics()
     console.print(f"Using criteria from {job.config_source or 'defaults'}: "
-                  f"{', '.join(m.name for m in metrics if not m.spec.informational)}")
+                  f"{', '.join(m.name for m in metrics if not m.spec.informational)}",
+                  markup=False, highlight=False, soft_wrap=True)  # (a path: never cut, nor markup)
     warn_weak_judges(console, weak_judges(metrics))
 
 
@@ -453,7 +455,7 @@ def migrate_command(old: str, new: str, initial_session_file: str | None,
 
     eval_set = migrate(old, new, initial_session_file, force=force)
     console = Console()
-    console.print(f"Wrote {len(eval_set.eval_cases)} eval case(s) to {new}")
+    console.print(f"Wrote {len(eval_set.eval_cases)} eval case(s) to {new}", markup=False, highlight=False)
     empty = asks_nothing(eval_set)
     if empty:  # kept, as ADK keeps them; most likely a query lost in an export
         console.print(f"[yellow]Note: {len(empty)} turn(s) with an empty query, kept as ADK keeps "

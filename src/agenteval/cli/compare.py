@@ -56,8 +56,8 @@ def _compare(ref_a: str, ref_b: str, root: str, fail_on: str, alpha: float, marg
         raise DataError(ref_b, "", f"compares run {a.eval_set_result_id!r} with itself: name two runs")
     console = Console()
     if a.eval_set_id != b.eval_set_id:
-        console.print(f"[yellow]note: comparing different eval sets ({a.eval_set_id} vs "
-                      f"{b.eval_set_id}); cases are matched by eval id[/]")
+        console.print(f"note: comparing different eval sets ({a.eval_set_id} vs {b.eval_set_id}); "
+                      "cases are matched by eval id", style="yellow", markup=False, highlight=False)
     differ = config_differences(_config(ref_a, a, root), _config(ref_b, b, root),
                                 settings=default_registry().settings)
     if differ:  # (a lowered threshold makes the same scores pass: an "improvement", a hidden regression)

@@ -200,7 +200,7 @@ def _fields_table(title: str, fields: list[tuple[str, str]]) -> RenderableType:
         whole = max((len(k) for k, _ in fields), default=0) <= room // 2
         cap = max([room * 2 // 5, *(len(p) + 1 for k, _ in fields for p in k.split("."))])
         rows = [(Text(k if whole else wrapped(k, cap), style="bold"), Text(v)) for k, v in fields]
-        return fit_table([Col("field"), Col("value", floor=1)], rows, width, force=True, title=title,
+        return fit_table([Col("field"), Col("value", floor=1)], rows, width, force=True, title=Text(title),
                          title_justify="left", show_header=False)
 
     return ByWidth(build)
@@ -237,10 +237,10 @@ def _show_unfinished(root: str, ref: str, unknown: UnknownRun) -> int:
     console = Console()
     console.print(f"Run {found.run_id}: {found.status}, {found.done} of {found.total} case runs finished "
                   f"({found.errors} with errors), started {_when(found.started)}, last update "
-                  f"{_when(found.updated)}")
+                  f"{_when(found.updated)}", markup=False, highlight=False)
     sets = " ".join(e.file or e.eval_set_id for e in spec.eval_sets)
     console.print(f"Finish it with: agenteval eval {spec.agent.path if spec.agent else 'AGENT'} {sets} "
-                  f"--resume {found.run_id}")
+                  f"--resume {found.run_id}", markup=False, highlight=False)
     return 0
 
 
@@ -282,9 +282,11 @@ def _show_document(store: RunStore, row: RunRow, *, others: bool) -> None:
         rest = [r for r in store.documents(row.run_group) if r.run_id != row.run_id]
         if rest:
             console.print(f"Other eval sets of run {row.run_group}: "
-                          + ", ".join(f"{r.eval_set_id} ({r.run_id})" for r in rest))
+                          + ", ".join(f"{r.eval_set_id} ({r.run_id})" for r in rest),
+                          markup=False, highlight=False)
     if not row.result_path.is_file():
-        console.print(f"[yellow]result document missing: {row.result_path}[/]")
+        console.print(f"result document missing: {row.result_path}", style="yellow",
+                      markup=False, highlight=False)
     # From the database (no need to load the document): the counts by verdict (as the web's),
     # only the cases that did not pass read (a 50,000-case run's summaries took 12 s, for a few lines).
     counts = store.counts(row.run_id)
@@ -297,7 +299,7 @@ def _show_document(store: RunStore, row: RunRow, *, others: bool) -> None:
         console.print(cases)
         if len(failing) > _FAILING_SHOWN:
             console.print(f"... and {len(failing) - _FAILING_SHOWN} more; see `agenteval report "
-                          f"{row.run_id} --format html -o report.html`")
+                          f"{row.run_id} --format html -o report.html`", markup=False, highlight=False)
 
 
 def _whys(store: RunStore, row: RunRow, shown: list[CaseOutcome]) -> list[list[str]]:

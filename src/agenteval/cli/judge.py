@@ -97,7 +97,7 @@ def _calibrate(labels: str, judge_model: str | None, num_samples: int, target: f
     if skipped_note:
         console.print(skipped_note, end="", markup=False, highlight=False)
     console.print(f"Judging {len(cases)} labelled cases with {judge_model or 'the criteria defaults'} "
-                  f"({num_samples} samples each)...")
+                  f"({num_samples} samples each)...", markup=False, highlight=False)
     results = run_sync(calibrate(cases, judge, num_samples=num_samples, judge_model=judge_model,
                                  target=target, parallelism=parallelism))
     unjudged = [o for c in results for o in c.outcomes if o.correct is None]
@@ -137,7 +137,7 @@ def _calibrate(labels: str, judge_model: str | None, num_samples: int, target: f
                                else None)
             target_file = folder / f"{c.metric}.json"
             write_text_atomic(target_file, json.dumps(cert.to_json(), indent=2, ensure_ascii=False) + "\n")
-            console.print(f"Certificate {target_file}: {cert.summary()}")
+            console.print(f"Certificate {target_file}: {cert.summary()}", markup=False, highlight=False)
     if details:
         write_text_atomic(details, "".join(json.dumps({
             "id": o.case.id, "metric": c.metric, "label": o.case.label, "correct": o.correct,

@@ -58,13 +58,15 @@ def print_decisions(console: Console, documents: Sequence[EvalSetResult]) -> Non
         console.print(f"{document.eval_set_id}: until decided (each decision wrong with chance ≤ "
                       f"{d.alpha:g}, bar: pass rate {d.rate:g}, at most {d.max_runs} runs a case): "
                       f"{counts[Decision.PASSED]} passed, {counts[Decision.FAILED]} failed, "
-                      f"{counts[Decision.UNDECIDED]} undecided; {sum(c.runs for c in d.cases)} case runs")
+                      f"{counts[Decision.UNDECIDED]} undecided; {sum(c.runs for c in d.cases)} case runs",
+                      markup=False, highlight=False)
         for c in d.cases:
             if c.decision == Decision.UNDECIDED:
                 could = runs_that_could_decide(c.passed_runs, c.runs, d.alpha, d.rate)
                 console.print(f"  undecided: {c.eval_id} passed {c.passed_runs}/{c.runs} (no outcome of "
                               f"{d.max_runs} runs could decide it; "
-                              + (f"--max_runs {could} could)" if could else "nor of 1,000)"))
+                              + (f"--max_runs {could} could)" if could else "nor of 1,000)"),
+                              markup=False, highlight=False)
 
 
 def streamed_report(ref: str, root: str, fmt: str, output: str | None) -> bool:

@@ -136,7 +136,8 @@ def _eval(args: EvalArgs, job: EvalJob, services: Services, console: Console, ou
                                    "live" if args.replay_then == "live" else "stop")
         prepare_replay(job, services.models.get)
     console.print(f"Using criteria from {job.config_source or 'defaults'}: "
-                  f"{', '.join(m.name for m in metrics if not m.spec.informational)}")
+                  f"{', '.join(m.name for m in metrics if not m.spec.informational)}",
+                  markup=False, highlight=False, soft_wrap=True)  # (a path: never cut, nor markup)
     warn_weak_judges(console, weak_judges(metrics))
     streamed = Streamed(outputs) if Streamed.fits(job, args.detailed, outputs) else None
     teardown.settle()  # what the run was built from lives to the end: out of the GC's passes
