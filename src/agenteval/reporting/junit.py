@@ -8,8 +8,11 @@ negative judge verdicts); NOT_EVALUATED gives an `error` (type `NotEvaluated`) s
 counts in `errors`: the case reached no verdict, so, as the exit code (1) says, it did not pass;
 a `skipped` would show it in CI as not failing (pytest, too, writes a test that could not run
 to a verdict as an `error` and exits 1, and a skipped one as `skipped` and exits 0). Nothing is
-ever `skipped` (`skipped="0"`). A case run more than once says so in
-the failure message and in `system-out` (mean, 95% CI, pass@k per criterion). `time` is the sum
+ever `skipped` (each suite's `skipped="0"`). A case run more than once says so in
+the failure message and in `system-out` (mean, 95% CI, pass@k per criterion); `system-out` also
+gives the runs' warnings and each judged criterion's calibration certificate. The layout is the
+one CI servers validate against (Jenkins' xUnit `junit-10` schema, pytest's xunit2): no
+`properties` in a `testcase`, no `skipped` on `testsuites`. `time` is the sum
 of the agent's invocation durations over all runs, omitted when nothing was timed. Characters
 XML 1.0 forbids (control characters, lone surrogates) are written as `\\uXXXX`.
 """
@@ -65,11 +68,6 @@ def _testcase(parent: ET.Element, case: CaseOutcome) -> None:
     _set(el, classname=case.eval_set_id, name=case.eval_id, time=_time(case.duration()))
     runs = f" over {case.num_runs} runs" if case.num_runs > 1 else ""
     certs = certificates.notes(case.runs)
-    if certs:  # each judged criterion's calibration certificate, or that it has none
-        props = ET.SubElement(el, "properties")
-        for note in certs.values():
-            _set(ET.SubElement(props, "property"), name=f"judge_certificate.{note.metric_name}",
-                 value=certificates.line(note).split(": ", 1)[1])
     if case.status == EvalStatus.FAILED:
         lines = problems(case)
         message = f"failed{runs}: " + ("; ".join(lines) or "no reason recorded")
@@ -91,10 +89,13 @@ def _testcase(parent: ET.Element, case: CaseOutcome) -> None:
         error = ET.SubElement(el, "error")
         _set(error, message=message, type="NotEvaluated")
         error.text = xml_safe("\n".join(lines)) if rest else None
-    # The runs' warnings (a conversation the simulator's turn limit ended...), passed or not.
+    # The runs' warnings (a conversation the simulator's turn limit ended...) and each judged
+    # criterion's certificate (or that it has none), passed or not: in `system-out`, since the
+    # schema CI servers validate against allows no `properties` in a `testcase`.
     out = ([_runs_text(case)] if case.num_runs > 1 else []) + [
         f"{f'run {run.run_index}: ' if case.num_runs > 1 else ''}warning: {w}"
-        for run in case.runs for w in run.warnings]
+        for run in case.runs for w in run.warnings] + [
+        f"judge certificate, {certificates.line(note)}" for note in certs.values()]
     if out:
         ET.SubElement(el, "system-out").text = xml_safe("\n".join(out))
 
@@ -126,9 +127,10 @@ def _suite(parent: ET.Element, result: EvalSetResult) -> tuple[int, int, int, fl
 
 
 def _root(tests: int, failures: int, errors: int, times: Sequence[float]) -> ET.Element:
+    # No `skipped` here: the schema allows it on a `testsuite` only.
     root = ET.Element("testsuites")
     _set(root, name="agenteval", tests=str(tests), failures=str(failures), errors=str(errors),
-         skipped="0", time=_time(sum(times)) if times else None)
+         time=_time(sum(times)) if times else None)
     return root
 
 
