@@ -16,6 +16,7 @@ from agenteval.cli.main import cli
 from agenteval.schema import EvalSetResult
 from agenteval.store import RunStore, record_run
 from agenteval.verdicts.paired import runs_of
+from tests.reporting.junit_rules import violations
 from tests.result_builders import case, result
 
 APP = click.Group("agenteval", commands={**cli.commands, **{c.name or "": c for c in (*COMMANDS, compare)}})
@@ -105,6 +106,8 @@ def test_markdown_and_junit(store: Path, tmp_path: Path) -> None:
     failed = [t.get("name") for t in suite.iter("testcase") if t.find("failure") is not None]
     assert failed == ["overall", SHORT, LONG]
     assert int(suite.get("failures", "0")) == 3 and int(suite.get("tests", "0")) == 3 + 30
+    # The suite lacked `errors`, which the schema CI servers validate against requires.
+    assert violations(junit.read_text(encoding="utf-8")) == []
     r = _run("compare", "base", "same", "--root", store, "--junit", junit, "--markdown", md)
     assert r.exit_code == 0
     assert ET.parse(junit).getroot().find("testsuite").get("failures") == "0"  # type: ignore[union-attr]
