@@ -342,3 +342,11 @@ def test_an_item_run_again_runs_its_case_again(pytester: pytest.Pytester, projec
 
     rows = RunStore(pytester.path).resolve("latest")
     assert (rows.cases_total, rows.cases_failed) == (1, 0)  # the second run, recorded
+
+
+def test_the_executor_option_says_which_cluster_it_uses(pytester: pytest.Pytester) -> None:
+    # Its help named RAY_ADDRESS and a new local cluster only: a cluster `ray start` runs on
+    # this machine, which the run joins first (as `eval --executor ray` says), went unmentioned.
+    text = " ".join(pytester.runpytest("--help").stdout.str().split())
+    help_text = text[text.index("--agenteval-executor"):][:400]
+    assert "ray start" in help_text and "RAY_ADDRESS" in help_text and "agenteval[ray]" in help_text

@@ -42,8 +42,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--agenteval-num-runs", type=int, help="runs per case (default 1)")
     group.addoption("--agenteval-parallelism", type=int, help="cases in flight at once (default 4)")
     group.addoption("--agenteval-executor", choices=["local", "ray"], default="local",
-                    help="where case runs go: this process, or a Ray cluster (RAY_ADDRESS, else a new "
-                    "local one; pip install 'agenteval[ray]')")
+                    help="where case runs go: this process, or a Ray cluster (RAY_ADDRESS, else the "
+                    "one `ray start` runs on this machine, else a new local one; pip install "
+                    "'agenteval[ray]')")
     parser.addini("agenteval", "collect eval files as tests", type="bool", default=False)
     parser.addini("agenteval_agent", "agent directory or file exposing root_agent", default="")
     parser.addini("agenteval_num_runs", "runs per case", default="1")
