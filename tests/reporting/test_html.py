@@ -166,6 +166,23 @@ def test_characters_html_may_not_hold_are_written_visibly() -> None:
         assert "id\\u0001" in html and "a\\u0000b\\u001b[31m c\\u007f d\\uffff e\\U0001ffff" in html
 
 
+def test_bidi_controls_in_an_agents_text_are_written_visibly() -> None:
+    """A reply holding RIGHT-TO-LEFT OVERRIDE (U+202E) was shown reversed in the browser, in
+    its cell and the rest of its trace line: the report showed text the agent never wrote in
+    that order. The embedding, override and isolate controls are written as `\\u202e`, in the
+    HTML, the Markdown and the JUnit report alike; marks (U+200F) and RTL letters stay."""
+    from agenteval.reporting.junit import junit_xml
+    from agenteval.reporting.markdown import markdown_summary
+
+    odd = "pay \u202e001 ot \u202c \u2067isolated\u2069 \u200fمرحبا"
+    doc = result([case("bidi", {"m": 0.1}, response=odd, calls=[call("t", q=odd)]),
+                  case("err", {}, error="ValueError: " + odd)])
+    for text in (html_report([doc]), "".join(html_stream(doc, lambda: outcomes(doc))),
+                 markdown_summary([doc]), junit_xml([doc])):
+        assert not any(c in text for c in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+        assert "pay \\u202e001 ot \\u202c \\u2067isolated\\u2069 \u200fمرحبا" in text
+
+
 def test_a_case_runs_warnings_are_shown_passed_or_not() -> None:
     # A conversation the simulator's turn limit ended passed with nothing said in the report, where
     # the console, Markdown and JUnit say it.

@@ -28,16 +28,21 @@ def format_calls(inv: Invocation | None) -> str:
     return "\n".join(format_call(c) for c in inv.tool_calls()) if inv else ""
 
 
+# The invisible bidi controls that reorder the text after them in a browser (embeddings and
+# overrides U+202A-U+202E, isolates U+2066-U+2069): an agent's RIGHT-TO-LEFT OVERRIDE showed its
+# reply, and the rest of the line, reversed. Marks (U+200E, U+200F) reorder nothing and stay.
+BIDI_CONTROLS = "\u202a-\u202e\u2066-\u2069"
 # What an HTML document may not hold as text (a parse error, NUL replaced by the browser): C0
 # controls but tab, newline, form feed and carriage return; DEL and the C1 controls; surrogates;
 # the noncharacters (U+FDD0-U+FDEF and the last two code points of every plane).
 _PLANE_ENDS = "".join(chr(plane + 0xFFFE) + chr(plane + 0xFFFF) for plane in range(0, 0x110000, 0x10000))
-_NOT_IN_HTML = re.compile(f"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef{_PLANE_ENDS}]")
+_NOT_IN_HTML = re.compile(
+    f"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef{_PLANE_ENDS}{BIDI_CONTROLS}]")
 
 
 def html_visible(text: str) -> str:
-    """HTML (or Markdown) text with each character HTML forbids written as a visible `\\uXXXX`,
-    as JUnit writes those XML forbids; the report's own markup holds none."""
+    """HTML (or Markdown) text with each character HTML forbids, and each bidi control, written
+    as a visible `\\uXXXX`, as JUnit writes those; the report's own markup holds none."""
     return _NOT_IN_HTML.sub(lambda m: f"\\u{ord(m.group()):04x}" if m.group() < "\U00010000"
                             else f"\\U{ord(m.group()):08x}", text)
 
@@ -63,5 +68,5 @@ def format_score(score: float | None) -> str:
     return f"{score:.4g}"
 
 
-__all__ = ["format_call", "format_calls", "format_score", "format_value", "html_visible",
+__all__ = ["BIDI_CONTROLS", "format_call", "format_calls", "format_score", "format_value", "html_visible",
            "terminal_visible"]

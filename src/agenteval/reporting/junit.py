@@ -14,7 +14,7 @@ gives the runs' warnings and each judged criterion's calibration certificate. Th
 one CI servers validate against (Jenkins' xUnit `junit-10` schema, pytest's xunit2): no
 `properties` in a `testcase`, no `skipped` on `testsuites`. `time` is the sum
 of the agent's invocation durations over all runs, omitted when nothing was timed. Characters
-XML 1.0 forbids (control characters, lone surrogates) are written as `\\uXXXX`.
+XML 1.0 forbids (control characters, lone surrogates), and bidi controls, are written as `\\uXXXX`.
 """
 
 from __future__ import annotations
@@ -28,17 +28,20 @@ from pathlib import Path
 
 import agenteval.reporting.certificates as certificates
 from agenteval.datasets.targets import TargetWriter
-from agenteval.reporting.format import format_score
+from agenteval.reporting.format import BIDI_CONTROLS, format_score
 from agenteval.reporting.outcome import NO_GATING_VERDICT, NOT_GATED, ci_text, not_gated, problems
 from agenteval.schema import EvalSetResult, EvalStatus
 from agenteval.verdicts.outcome import CaseOutcome, outcomes
 
-_INVALID_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# What XML 1.0 cannot carry, and the bidi controls, which would reorder the text after them
+# where a CI server shows it in a page.
+_INVALID_XML = re.compile(f"[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[{BIDI_CONTROLS}]")
 _MESSAGE_LIMIT = 500
 
 
 def xml_safe(text: str) -> str:
-    """Text with characters XML 1.0 cannot carry replaced by a visible `\\uXXXX`."""
+    """Text with characters XML 1.0 cannot carry, and bidi controls, replaced by a visible
+    `\\uXXXX`."""
     return _INVALID_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
