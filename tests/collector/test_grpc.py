@@ -5,6 +5,7 @@ spans refused with INVALID_ARGUMENT, the server going on."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -86,10 +87,10 @@ def test_a_body_that_is_no_protobuf_is_refused_invalid_argument_logged_and_count
 
 def test_a_message_over_the_size_limit_is_refused_logged_and_counted(tmp_path: Path) -> None:
     # gRPC's core refused it RESOURCE_EXHAUSTED before a unary handler ran: nothing logged or
-    # counted by collect, where every other refusal is
+    # counted by collect, where every other refusal is. (The message is 520 bytes.)
     with live_collector(tmp_path) as live:
         server = GrpcReceiver(live.collector.receiver.assembler, "127.0.0.1", 0, log=live.logs.append,
-                              max_message_bytes=64)
+                              max_message_bytes=400)
         server.start()
         try:
             with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
@@ -102,5 +103,45 @@ def test_a_message_over_the_size_limit_is_refused_logged_and_counted(tmp_path: P
                 time.sleep(0.05)
         finally:
             server.stop()
-    assert server.counters.rejected == 1 and server.counters.requests == 0
-    assert any(line.startswith("rejected a gRPC request") and "over 64 bytes" in line for line in live.logs)
+    assert (server.counters.rejected, server.counters.cancelled, server.counters.requests) == (1, 0, 0)
+    assert any(line.startswith("rejected a gRPC request") and "is 520 bytes, over 400" in line
+               for line in live.logs), live.logs
+
+
+def test_an_upload_the_client_cancels_part_way_is_counted_and_logged_as_cancelled(tmp_path: Path) -> None:
+    """A client that cancels its call before its message ended: no refusal (before, it was
+    counted as one, and logged as a message over the size limit)."""
+    import threading
+
+    with live_collector(tmp_path) as live:
+        server = GrpcReceiver(live.collector.receiver.assembler, "127.0.0.1", 0, log=live.logs.append)
+        server.start()
+        try:
+            with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+                export = channel.stream_unary(
+                    "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+                    request_serializer=lambda b: b, response_deserializer=lambda b: b)
+                release = threading.Event()
+
+                def never_sent() -> Iterator[bytes]:
+                    release.wait(30)
+                    yield from ()
+
+                # A cancel that reaches the server before its handler runs is never seen there
+                # (nothing to count): a new call is cancelled later each time, until one is seen.
+                deadline, wait, counters = time.monotonic() + 120, 0.05, server.counters
+                while not (counters.cancelled or counters.rejected) and time.monotonic() < deadline:
+                    call = export.future(never_sent(), timeout=300)
+                    seen = time.monotonic() + wait
+                    while not (counters.cancelled or counters.rejected) and time.monotonic() < seen:
+                        time.sleep(0.01)
+                    call.cancel()
+                    wait *= 2
+                    seen = time.monotonic() + 5  # the cancel reaching the server
+                    while not (counters.cancelled or counters.rejected) and time.monotonic() < seen:
+                        time.sleep(0.01)
+                release.set()
+        finally:
+            server.stop()
+    assert server.counters.rejected == 0 and server.counters.cancelled >= 1, live.logs
+    assert any("cancelled by the client part-way" in line for line in live.logs), live.logs

@@ -129,10 +129,10 @@ def _collect(eval_sets: tuple[str, ...], config_file_path: str | None, host: str
                    "(--at_stop score scores them at stop instead).")
     c = receiver.counters
     if grpc is not None:
-        c.spans, c.requests, c.rejected = (c.spans + grpc.counters.spans, c.requests + grpc.counters.requests,
-                                           c.rejected + grpc.counters.rejected)
+        c.add(grpc.counters)
     a = receiver.assembler
-    click.echo(f"Received {c.spans} spans in {c.requests} requests ({c.rejected} rejected); "
+    click.echo(f"Received {c.spans} spans in {c.requests} requests ({c.rejected} rejected"
+               + (f", {c.cancelled} cancelled by the client part-way" if c.cancelled else "") + "); "
                f"evicted {a.evicted_traces} traces ({a.evicted_spans} spans) and dropped "
                f"{a.dropped_spans} spans over the limits"
                + (f"; {a.duplicate_spans} spans sent again (exporter retries) were held once"

@@ -3,8 +3,15 @@ default), feeding the same `Assembler` as the HTTP receiver. Needs `grpcio` (the
 pip install 'agenteval[grpc]'); `available()` says whether it is installed.
 
 A request that is no protobuf, or whose spans are malformed, is refused with INVALID_ARGUMENT
-and the reason; a message over `max_message_bytes` is refused by gRPC itself (RESOURCE_EXHAUSTED).
-Each refusal is logged and counted (`counters.rejected`).
+and the reason; a message over `max_message_bytes` with RESOURCE_EXHAUSTED. Each refusal is
+logged and counted (`counters.rejected`). A call that ends before its message arrived (the
+client cancelled the upload part-way, or its deadline passed) is no refusal: it is logged and
+counted as cancelled (`counters.cancelled`).
+
+gRPC's core refuses a message over its receive limit itself, and the handler then sees what it
+sees of a cancelled call: the two cannot be told apart. So the core's limit is twice
+`max_message_bytes` and the handler refuses what is over `max_message_bytes` (a size it then
+knows); only a message over the core's limit is still told as "cancelled, or over N bytes".
 """
 
 from __future__ import annotations
@@ -41,21 +48,29 @@ class GrpcReceiver:
         self.counters = Counters()
         receiver = self
 
+        core_limit = 2 * max_message_bytes  # see the module: over it, the core refuses unseen
+
         def export(requests: Iterator[bytes], context: Any) -> Any:
             # Served as client-streaming (the wire is the same for one message): this runs before
-            # the message is read, so one over `max_message_bytes`, which gRPC's core refuses
-            # RESOURCE_EXHAUSTED without calling a unary handler, is logged and counted here too.
+            # the message is read, so a call ended before it (which a unary handler never sees)
+            # is logged and counted here too.
+            # A call ended with no message is one the client cancelled (an exporter's unary call
+            # always sends one, if empty): gRPC tells it as an error or as the stream's end.
             try:
                 body = next(requests)
-            except grpc.RpcError:  # (the core says no more; a client's cancel ends it so too)
-                receiver.counters.rejected += 1
-                receiver.log(f"rejected a gRPC request from {context.peer()}: RESOURCE_EXHAUSTED, "
-                             f"its message is over {max_message_bytes} bytes (or it was cancelled)")
-                raise
-            except StopIteration:
-                receiver.counters.rejected += 1
-                receiver.log(f"rejected a gRPC request from {context.peer()}: it has no message")
+            except (grpc.RpcError, StopIteration) as e:
+                receiver.counters.cancelled += 1
+                receiver.log(f"a gRPC request from {context.peer()} ended before its message arrived: "
+                             f"cancelled by the client part-way (or its message was over {core_limit} "
+                             "bytes, which gRPC refuses before agenteval sees it): nothing of it kept")
+                if isinstance(e, grpc.RpcError):
+                    raise
                 context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the request has no message")
+            if len(body) > max_message_bytes:
+                receiver.counters.rejected += 1
+                message = f"the message is {len(body)} bytes, over {max_message_bytes}"
+                receiver.log(f"rejected a gRPC request from {context.peer()}: RESOURCE_EXHAUSTED, {message}")
+                context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, message)
             # the request comes as its bytes, read here: gRPC's own deserializer refused a body
             # that is no protobuf INTERNAL, before any code of ours ran (nothing logged or counted)
             try:
@@ -77,7 +92,7 @@ class GrpcReceiver:
             export, request_deserializer=None,
             response_serializer=trace_service_pb2.ExportTraceServiceResponse.SerializeToString)
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=workers),
-                                   options=[("grpc.max_receive_message_length", max_message_bytes)])
+                                   options=[("grpc.max_receive_message_length", core_limit)])
         self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
             "opentelemetry.proto.collector.trace.v1.TraceService", {"Export": handler}),))
         try:

@@ -7,8 +7,10 @@ Content-Length or chunked (`Transfer-Encoding: chunked`, a body streamed as it i
 an unknown content type, a malformed span, gzip that does not inflate, is answered `400` with
 an OTLP `Status` body (`code` 3, INVALID_ARGUMENT, and the message naming what is wrong, as
 protobuf or JSON like the request) and logged; a body over `max_body_bytes` (before or after
-inflating) is `413`, another path `404` (any method), another method on it `405`; a client that
-disconnects before its body ended is logged and nothing of its request kept; a request after
+inflating) is `413`, another path `404` (any method), another method on it `405`; each refusal is
+counted (`rejected`). A client that disconnects before its body ended (an upload cancelled
+part-way) is no refusal: it is logged as cancelled and counted so (`cancelled`), nothing of its
+request kept; a request after
 `stop` (on a connection kept open) is `503`, which exporters send again. Nothing a
 client sends stops the receiver: each request is handled on its own thread and every error is caught there.
 A success is `200` with an empty `ExportTraceServiceResponse`.
@@ -154,7 +156,15 @@ class Counters:
 
     requests: int = 0  # accepted
     spans: int = 0
-    rejected: int = 0
+    rejected: int = 0  # refused: malformed, too large, another path or method, stopping
+    cancelled: int = 0  # ended by the client before its body (message) did: nothing kept
+
+    def add(self, other: Counters) -> None:
+        """Adds `other`'s counts to these (one total for the HTTP and gRPC receivers)."""
+        self.requests += other.requests
+        self.spans += other.spans
+        self.rejected += other.rejected
+        self.cancelled += other.cancelled
 
 
 class Receiver:
@@ -216,11 +226,13 @@ class Receiver:
                     self.close_connection = True
 
             def _refuse(self, error: BadRequest, protobuf: bool) -> None:
+                self.close_connection = True  # its body may be unread: the connection cannot be reused
+                if isinstance(error, Disconnected):  # no refusal: nobody is there to answer
+                    receiver.counters.cancelled += 1
+                    receiver.log(f"a request from {self.client_address[0]} was cancelled part-way: {error}")
+                    return
                 receiver.counters.rejected += 1
                 receiver.log(f"rejected a request from {self.client_address[0]}: {error.status} {error}")
-                self.close_connection = True  # its body may be unread: the connection cannot be reused
-                if isinstance(error, Disconnected):
-                    return
                 self._reply(error.status, status_body(str(error), protobuf),
                             "application/x-protobuf" if protobuf else "application/json")
 
