@@ -46,7 +46,7 @@ _RUNS_COLUMNS = ("run id", "document", "created", "eval set", "agent", "agent mo
 _NUMERIC = ("runs", "passed", "failed", "not evaluated", "seconds", "tokens")
 # What gives way when the run list is wider than the terminal, in this order: columns with no
 # value in any row; then long ids fold; then these columns go, least used first ("created"
-# loses its seconds rather than going). Run id, eval set and pass/fail counts always stay.
+# loses its seconds first, and goes last of all). Run id, eval set and pass/fail counts always stay.
 _RUNS_SHED = ("tokens", "runs", "seconds", "judge model", "agent model", "created", "agent", "document")
 
 
@@ -83,21 +83,26 @@ def _runs_table(rows: list[RunRow], several: set[str] | None = None) -> Renderab
         "tokens": [Text(_num(r.total_tokens, "{:.0f}")) for r in rows],
     }
     to_minutes = [Text(t.plain[:16]) for t in cells["created"]]  # minutes tell runs apart well enough
-    empty = [c for c in _RUNS_SHED if c != "created" and all(t.plain == "-" for t in cells[c])]
-    # (column to hide or shorten, whether ids may fold); None: as it stands.
-    steps = [(None, False), *((c, False) for c in empty), (None, True),
-             *((c, True) for c in _RUNS_SHED if c not in empty)]
-
     if several is None:
         several = {g for g, n in Counter(r.run_group for r in rows if r.run_group).items() if n > 1}
     wanted = {"not evaluated": any(r.cases_not_evaluated for r in rows), "document": bool(several)}
     columns = [c for c in _RUNS_COLUMNS if wanted.get(c, True)]
+    # Only the columns shown can be shed ("document" is not shown for runs of one eval set each).
+    shed = [c for c in _RUNS_SHED if c in columns]
+    empty = [c for c in shed if c != "created" and all(t.plain == "-" for t in cells[c])]
+    # (column to hide or shorten, whether ids may fold); None: as it stands.
+    # Last, "created" goes too: in a narrow terminal the run id is worth more whole.
+    steps = [(None, False), *((c, False) for c in empty), (None, True),
+             *((c, True) for c in shed if c not in empty), ("created, whole", True)]
 
     def build(width: int) -> RenderableType:
         shown, short = list(columns), False
         for n, (step, fold) in enumerate(steps):
             if step == "created":
                 short = True
+            elif step == "created, whole":
+                shown.remove("created")
+                short = False
             elif step is not None:
                 shown.remove(step)
             hidden = [c for c in columns if c not in shown]
