@@ -194,3 +194,15 @@ def test_a_case_runs_warnings_are_shown_passed_or_not() -> None:
     assert ("<h5>warnings</h5><ul><li>the conversation reached the user simulator's turn limit "
             "&lt;3&gt;</li></ul>") in page.replace("&#x27;", "'")
     assert page.count("<h5>warnings</h5>") == 1
+
+
+def test_a_case_the_agent_failed_says_so_in_its_summary_without_an_empty_table() -> None:
+    # Its one line read `FAILED s / err · 1 warning` (as though the warning failed it) over a
+    # criterion table of headers only; the Markdown says `agent error`, the console `(inference)`.
+    err = case("err", {}, error="RuntimeError: boom")
+    err.warnings = ["a value written as its repr"]
+    page = html_report([result([err, case("ok", {"m": 1.0})])])
+    summary = page[page.index("<code>s / err</code>"):]
+    assert summary[:summary.index("</summary>")] == "<code>s / err</code> · agent error · 1 warning"
+    assert "</th></tr></table>" not in page
+    assert "no criterion was scored" in page

@@ -218,7 +218,10 @@ def _criteria(case: CaseOutcome, limit: int) -> str:
     if advisory:  # why these judged criteria did not gate
         info += "".join(f"<br>{_e(certificates.line(c), limit)}" for c in advisory)
     mean = " (mean over runs)" if multi else ""
-    return ("<table>" + "".join(rows) + "</table>"
+    # Headers over no row said nothing (an agent error before any scoring: the errors below).
+    table = ("<table>" + "".join(rows) + "</table>" if len(rows) > 1
+             else '<p class="note">no criterion was scored</p>')
+    return (table
             + (f'<p class="note">informational{mean}: {info}</p>' if info else ""))
 
 
@@ -246,6 +249,11 @@ def _case(case: CaseOutcome, index: int, detailed: bool, opened: bool, limit: in
     letter = _LETTER[case.status]
     runs = f" · {case.num_runs} runs" if case.num_runs > 1 else ""
     failing = ", ".join(f"{m.metric_name} {format_score(m.mean)}" for m in case.failing_metrics())
+    # An agent error too, else the line of a case the agent failed named only its warnings.
+    errored = sum(1 for run in case.runs if run.error_message)
+    if errored:
+        failing += (", " if failing else "") + "agent error" + (
+            f" in {errored} of {case.num_runs} runs" if case.num_runs > 1 else "")
     warned = sum(len(run.warnings) for run in case.runs)
     warns = f" · {warned} warning{'s' if warned > 1 else ''}" if warned else ""
     parts = [f'<details class="c c{letter}" id="c{index}"{" open" if opened else ""}>'
