@@ -1,5 +1,6 @@
 """`agenteval web`: loopback by default, a warning elsewhere, the URL printed, the app built
-for AGENTS_DIR with the environment (uvicorn is replaced by a recorder: nothing listens)."""
+for AGENTS_DIR with the environment (uvicorn's server is replaced by a recorder: nothing
+listens), and the server's stop told to the app before its connections are waited for."""
 
 from __future__ import annotations
 
@@ -18,7 +19,12 @@ def served(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     import uvicorn
 
     calls: list[dict[str, Any]] = []
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: calls.append({"app": app, **kw}))
+
+    def run(server: Any, sockets: Any = None) -> None:
+        config = server.config
+        calls.append({"app": config.app, "host": config.host, "port": config.port, "server": server})
+
+    monkeypatch.setattr(uvicorn.Server, "run", run)
     return calls
 
 
@@ -37,6 +43,21 @@ def test_it_serves_on_loopback_by_default_and_prints_the_url(tmp_path: Path,
     (call,) = served
     assert (call["host"], call["port"]) == ("127.0.0.1", 8000)
     assert call["app"].title == "agenteval web"
+
+
+def test_the_servers_stop_is_told_to_the_app_first(tmp_path: Path, served: list[dict[str, Any]]) -> None:
+    """Ctrl-C: the app's runs are cancelled and its streams end (`Web.stop`) before uvicorn
+    waits for the open connections (it waited 3 s for a run's event stream, then cut it with a
+    traceback)."""
+    import signal
+
+    r = CliRunner().invoke(cli, ["web", str(_agents(tmp_path))])
+    assert r.exit_code == 0, r.output
+    (call,) = served
+    web = call["app"].state.web
+    assert not web.stopping
+    call["server"].handle_exit(signal.SIGINT, None)
+    assert web.stopping and call["server"].should_exit
 
 
 def test_another_host_is_warned_about_and_the_token_is_in_the_url(tmp_path: Path,

@@ -10,6 +10,7 @@ import ipaddress
 import os
 import sys
 from pathlib import Path
+from types import FrameType
 
 import click
 
@@ -68,9 +69,20 @@ def _serve(agents_dir: str, host: str, port: int, token: str | None) -> int:
     url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
     click.echo(f"agenteval web: {len(names)} agent(s) under {root.resolve()}")
     click.echo(f"Serving on {url}  (API docs: http://{shown}:{port}/docs; Ctrl-C stops)")
-    # Open event streams of running runs must not hold Ctrl-C up: after a few seconds the
-    # server stops anyway (and cancels what still runs).
-    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
+    web = app.state.web
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            # Before the open connections are waited for: the runs still going are cancelled
+            # (their pages told "the server stopped"), which ends their event streams, and the
+            # history's change streams end. Waited on, then cut, the streams held Ctrl-C up
+            # 3 s and printed a traceback; the page said only that its stream had closed.
+            web.stop()
+            super().handle_exit(sig, frame)
+
+    # Whatever stream is still open after a few seconds does not hold Ctrl-C up.
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
+    Server(config).run()
     return 0
 
 

@@ -45,6 +45,9 @@ class Web:
     chat: ChatService
     stores: Stores
     jobs: RunJobs = field(default_factory=RunJobs)
+    stopping: bool = False
+    """Set as the server begins to stop: the streams that would wait on (the history's changes)
+    end, so that the server's graceful shutdown does not wait for them and then cut them."""
     _locks: dict[str, threading.Lock] = field(default_factory=dict)
     _guard: threading.Lock = field(default_factory=threading.Lock)
 
@@ -52,6 +55,12 @@ class Web:
     def create(cls, agents_dir: str | Path, env: Mapping[str, str]) -> Web:
         agents = AgentsDir(agents_dir)
         return cls(agents=agents, env=dict(env), chat=ChatService(env), stores=Stores(agents))
+
+    def stop(self) -> None:
+        """The server begins to stop (its signal handler calls this, before the open connections
+        are waited for): the runs still going are cancelled, saying so, and the streams end."""
+        self.stopping = True
+        self.jobs.stop()
 
     def app_dir(self, app: str) -> Path:
         """The folder of agent `app` (404 when there is none)."""

@@ -3,8 +3,9 @@ the app's run history as a CLI run is, with its progress events kept for server-
 
 Events are the runner's progress events as JSON objects (`{"type": "CaseFinished", ...}`),
 then exactly one terminal event: `RunFinished` (sent only once the run is recorded, with the
-ids of its result documents as `result_ids`), `RunFailed` (`error`) or `RunCancelled`. A run
-is known by its run id (`RunSpec.run_id`), which the history keeps as the documents' run group.
+ids of its result documents as `result_ids`), `RunFailed` (`error`) or `RunCancelled` (with
+`reason` "the server stopped" when the server's stop cancelled it). A run is known by its run
+id (`RunSpec.run_id`), which the history keeps as the documents' run group.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from agenteval.store import record
 from agenteval.web.contract import RunState
 
 TERMINAL = ("RunFinished", "RunFailed", "RunCancelled")
+SERVER_STOPPED = "the server stopped"
 KEEPALIVE_SECONDS = 15.0
 
 
@@ -117,8 +119,9 @@ class RunJobs:
                 if not started.done():
                     raise
                 web = await registered
-                web.state = "cancelled"
-                web.publish({"type": "RunCancelled", "run_id": web.run_id})
+                if web.state != "cancelled":  # (the server's stop said so already)
+                    web.state = "cancelled"
+                    web.publish({"type": "RunCancelled", "run_id": web.run_id})
                 return
             except (Exception, SystemExit) as e:  # a crashed run is an event; the server stays up
                 if not started.done():
@@ -161,6 +164,14 @@ class RunJobs:
         web.task.cancel()
         return True
 
+    def stop(self) -> None:
+        """The server is stopping: each run still going is cancelled, its `RunCancelled` saying
+        "the server stopped" (what it finished is in its journal, to resume). Called from the
+        server's signal handler, so safe from any thread; a run being recorded is left to end."""
+        for web in list(self.runs.values()):
+            if web.task is not None and not web.task.done():
+                web.task.get_loop().call_soon_threadsafe(_stopped, web)
+
     async def close(self) -> None:
         """Cancels every run still going (at server shutdown) and waits for them."""
         tasks = [w.task for w in self.runs.values() if w.task is not None and not w.task.done()]
@@ -169,4 +180,15 @@ class RunJobs:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-__all__ = ["TERMINAL", "RunJobs", "WebRun", "event_json"]
+def _stopped(web: WebRun) -> None:
+    """Cancels `web` for the server's stop (on its event loop). Said at once, not once the
+    agent calls in flight have returned (a call in a thread is not cut short): the server waits
+    a few seconds only for the run's event stream to end, then cuts it."""
+    if web.state != "running" or web.task is None:
+        return
+    web.task.cancel()
+    web.state = "cancelled"
+    web.publish({"type": "RunCancelled", "run_id": web.run_id, "reason": SERVER_STOPPED})
+
+
+__all__ = ["SERVER_STOPPED", "TERMINAL", "RunJobs", "WebRun", "event_json"]

@@ -51,7 +51,7 @@ async def live_runs(web: WebDep) -> StreamingResponse:
     """Server-sent events of the run history changing, whoever records (`agenteval collect`,
     `agenteval eval`, another server): checked every second, an event `{"runs": N, "newest":
     RUN_ID}` each time the number of recorded documents or the newest one changes (none for the
-    history as it is when the stream opens). A stream, not JSON."""
+    history as it is when the stream opens), ending as the server stops. A stream, not JSON."""
     import anyio
 
     def snapshot() -> tuple[int, str | None]:
@@ -61,8 +61,10 @@ async def live_runs(web: WebDep) -> StreamingResponse:
     async def stream() -> AsyncIterator[str]:
         seen = await anyio.to_thread.run_sync(snapshot)
         quiet = 0.0
-        while True:
+        while not web.stopping:
             await anyio.sleep(LIVE_POLL_SECONDS)
+            if web.stopping:  # (the server's shutdown would wait for the stream, then cut it)
+                return
             now = await anyio.to_thread.run_sync(snapshot)
             if now != seen:
                 seen, quiet = now, 0.0

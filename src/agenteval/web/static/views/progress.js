@@ -61,6 +61,7 @@ export function watchRun(runId, label) {
     step.textContent = `took ${clock((Date.now() - started) / 1000)}`;
     box.classList.add("done");
     if (resultId) actions.append(h("a", { class: "btn primary open-results", href: link("runs", resultId), text: "Open results" }));
+    else if (resultId === null) actions.append(h("a", { class: "btn", href: link("runs"), text: "Run history" }));
     window.dispatchEvent(new CustomEvent("agenteval:run-finished", { detail: { runId, resultId: resultId || null } }));
   };
   const es = new EventSource(`/api/runs/${enc(runId)}/events`);
@@ -93,9 +94,14 @@ export function watchRun(runId, label) {
       finish(`finished: ${e.passed} passed, ${e.failed} failed, ${e.not_evaluated} not evaluated`, e.result_ids[0]);
     }
     else if (e.type === "RunFailed") { finish("failed: " + (e.error || "the run stopped")); box.classList.add("bad"); }
-    else if (e.type === "RunCancelled") finish("cancelled");
+    else if (e.type === "RunCancelled") {
+      // the cases done are in the run's journal: the set's run dialog offers to resume it
+      finish(e.reason ? `cancelled: ${e.reason}; the case runs done are kept: resume the run from the Run evaluation dialog once the server is back` : "cancelled");
+    }
     if (!ended) { status.textContent = `${done} / ${total || "?"} case runs · ${passed} passed · ${failed} failed`; showStep(); }
     bar.style.width = total ? `${Math.round((100 * done) / total)}%` : "0%";
   };
-  es.onerror = () => { if (!ended) finish("the progress stream closed; see the run history", runId); };
+  // (the run id is no recorded run's: "Open results" of it was a 404; the history lists the run
+  // once recorded, its set's run dialog offers to resume it if it was interrupted)
+  es.onerror = () => { if (!ended) finish("the progress stream closed (the server stopped or could not be reached); see the run history", null); };
 }
