@@ -166,6 +166,14 @@ def test_runs_show_at_80_columns_wraps_field_names_at_dots_and_leaves_values_roo
     sha = file_sha256(EXPECTED)
     assert fields["run.eval_sets[0].sha256"] == sha
     assert any(sha[:40] in line for line in lines)  # the values get the room, not the names
+    # A path too long for its column breaks after a '/' (else a '_', '.'), never mid-word.
+    first = next(i for i, line in enumerate(lines) if line.startswith("│ result_path "))
+    pieces = [lines[first].split("│")[2].strip()]
+    for line in lines[first + 1:]:
+        if not line.startswith("│") or line.split("│")[1].strip():
+            break
+        pieces.append(line.split("│")[2].strip())
+    assert len(pieces) > 1 and all(p[-1] in "/_.-" for p in pieces[:-1]), pieces
     # What `runs` hides at 80 columns is here.
     assert {"run.num_runs", "run.duration_seconds", "run.models.agent", "run.models.judge",
             "run.totals.agent_tokens"} <= set(fields)

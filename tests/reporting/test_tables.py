@@ -1,6 +1,6 @@
 """Tables fitted to a width: column widths and packed lines."""
 
-from agenteval.reporting.tables import fit_widths, pack
+from agenteval.reporting.tables import break_long, fit_widths, pack
 
 
 def test_fit_widths_narrows_the_widest_first_and_never_below_a_floor() -> None:
@@ -15,3 +15,17 @@ def test_pack_breaks_only_between_pieces() -> None:
     assert pack(["run.", "config.", "criteria.", "tool_trajectory_avg_score.", "threshold"], 20) == (
         "run.config.criteria.\ntool_trajectory_avg_score.\nthreshold")
     assert pack(["mean 0.5", "std 0.1", "pass@k 1"], 18, "  ") == "mean 0.5  std 0.1\npass@k 1"
+
+
+def test_break_long_breaks_at_spaces_and_slashes_then_punctuation_and_keeps_every_character() -> None:
+    path = ".agenteval/eval_history/my_agent_demo_1795987802.3619425.evalset_result.json"
+    assert break_long(path, 47).split("\n") == [
+        ".agenteval/eval_history/", "my_agent_demo_1795987802.3619425.evalset_", "result.json"]
+    assert break_long(path, 80) == path  # fits: untouched
+    assert break_long("eval 'my agent' 'my agent/demo.evalset.json:simple'", 30).split("\n") == [
+        "eval 'my agent' 'my agent/", "demo.evalset.json:simple'"]
+    sha = "e990b29401b19d885e629e3f20b91f5770ce99390e87fbe4ede55786cd1c6ccd"
+    assert break_long(sha, 47) == sha  # nowhere to break: left to fold
+    for text, width in ((path, 10), ("a b  c/d_e", 3), ("x\n" + path, 20)):
+        assert break_long(text, width).replace("\n", "").replace(" ", "") == \
+            text.replace("\n", "").replace(" ", "")

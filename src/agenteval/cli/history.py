@@ -191,10 +191,12 @@ def _fields_table(title: str, fields: list[tuple[str, str]]) -> RenderableType:
     """Field / value rows, built for the width they are printed at. Field names stay whole up
     to half the width; past that they wrap at their dots to 2/5 of it (`run.config.criteria.` /
     `tool_trajectory_avg_score.` / `threshold`), so no name breaks mid-word and the values keep
-    the most room. Values fold."""
+    the most room. Values wrap at spaces and after a path's `/` (else its `_`, `.`, ...); only
+    what has no such place (a hash) folds."""
+    from rich.cells import cell_len
     from rich.text import Text
 
-    from agenteval.reporting.tables import ByWidth, Col, fit_table, pack
+    from agenteval.reporting.tables import ByWidth, Col, break_long, fit_table, pack
 
     def wrapped(name: str, width: int) -> str:
         parts = name.split(".")
@@ -204,7 +206,11 @@ def _fields_table(title: str, fields: list[tuple[str, str]]) -> RenderableType:
         room = width - 7  # two boxed columns, padded
         whole = max((len(k) for k, _ in fields), default=0) <= room // 2
         cap = max([room * 2 // 5, *(len(p) + 1 for k, _ in fields for p in k.split("."))])
-        rows = [(Text(k if whole else wrapped(k, cap), style="bold"), Text(v)) for k, v in fields]
+        names = [k if whole else wrapped(k, cap) for k, _ in fields]
+        # The values' column: what the names leave (as `fit_table` gives it).
+        room_for_values = room - max((cell_len(line) for n in names for line in n.split("\n")), default=0)
+        rows = [(Text(n, style="bold"), Text(break_long(v, max(room_for_values, 1))))
+                for n, (_, v) in zip(names, fields, strict=True)]
         return fit_table([Col("field"), Col("value", floor=1)], rows, width, force=True, title=Text(title),
                          title_justify="left", show_header=False)
 

@@ -132,4 +132,31 @@ def pack(pieces: Iterable[str], width: int, sep: str = "") -> str:
     return "\n".join(lines)
 
 
-__all__ = ["ID_FLOOR", "ByWidth", "Col", "fit_table", "fit_widths", "pack", "text_width"]
+def break_long(text: str, width: int) -> str:
+    """`text` with each line wider than `width` broken where a reader expects a break: at
+    spaces and after `/`, else (a piece still too wide) also after `_ . - , : = ;`. What is
+    left wider (a hash) folds where the table puts it. Only breaks are added: the characters
+    are the same, in order."""
+    lines: list[str] = []
+    for line in text.split("\n"):
+        if cell_len(line) <= width:
+            lines.append(line)
+            continue
+        for part in _broken(line, width, r"[^ /]*(?:[ /]|$)"):
+            if cell_len(part) <= width:
+                lines.append(part)
+            else:
+                lines.extend(_broken(part, width, r"[^ /_.,:=;-]*(?:[ /_.,:=;-]|$)"))
+    return "\n".join(lines)
+
+
+def _broken(line: str, width: int, piece: str) -> list[str]:
+    """`line` packed into lines of at most `width` between the pieces `piece` matches; the
+    spaces a line ends at dropped (the break stands for them)."""
+    import re
+
+    packed = pack([p for p in re.findall(piece, line) if p], width).split("\n")
+    return [p.rstrip(" ") or p for p in packed]
+
+
+__all__ = ["ID_FLOOR", "ByWidth", "Col", "break_long", "fit_table", "fit_widths", "pack", "text_width"]
