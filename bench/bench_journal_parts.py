@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import gc
 import os
 import pickle
@@ -41,6 +42,26 @@ from bench_journal import write_set  # noqa: E402
 from bench_journal_instructions import AGENT  # noqa: E402
 
 OUT = BENCH_DIR / "out" / "journal_parts"
+
+
+def _snapshot(src: Path, dst: Path) -> None:
+    """A copy of a store's `.agenteval` folder as it is now: each SQLite database through
+    SQLite's backup (a `-wal` file copied beside its database could vanish mid-copy, merged and
+    removed by a thread closing its last connection: the history's stage thread ends with its
+    run), every other file as it is."""
+    for path in sorted(src.rglob("*")):
+        target = dst / path.relative_to(src)
+        if path.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+        elif path.suffix == ".sqlite":
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.closing(sqlite3.connect(path)) as source, \
+                    contextlib.closing(sqlite3.connect(target)) as copy:
+                source.backup(copy)
+        elif not path.name.endswith(("-wal", "-shm")):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(FileNotFoundError):  # (a lock file released meanwhile)
+                shutil.copy2(path, target)
 
 
 def capture(cases: int) -> None:
@@ -74,7 +95,7 @@ def capture(cases: int) -> None:
     recording = record_module.record_streamed
 
     def record_streamed(root: Any, path: Any, shell: Any, rows: Any = None) -> str:
-        shutil.copytree(Path(root) / ".agenteval", OUT / "snapshot" / ".agenteval")
+        _snapshot(Path(root) / ".agenteval", OUT / "snapshot" / ".agenteval")
         (OUT / "record.pkl").write_bytes(pickle.dumps((Path(path).name, shell, rows)))
         return recording(root, path, shell, rows)
 
