@@ -109,3 +109,29 @@ def _calls_of(path: Path, case: int) -> list[dict[str, Any]]:
     data = json.loads(path.read_text())["eval_cases"][case]["conversation"][0]["intermediate_data"]
     return [p["function_call"] for e in data["invocation_events"] for p in e["content"]["parts"]
             if "function_call" in p]
+
+
+def test_select_all_selects_every_case_of_a_long_set(page: Any, base_url: str,  # noqa: F811
+                                                     agents_dir: Path) -> None:  # noqa: F811
+    """A set of 250 cases shows 200 rows at first: "select all" ticked those 200 ("Run
+    evaluation (200)…" ran them, the 50 others left out unseen) and the rows shown later were
+    unticked under a ticked "select all"."""
+    turn = _set([])["eval_cases"][0]["conversation"]
+    cases = [{"eval_id": f"c{i:03d}", "conversation": turn} for i in range(250)]
+    long = {"eval_set_id": "long", "eval_cases": cases}
+    (agents_dir / "shop" / "long.evalset.json").write_text(json.dumps(long))
+    page.goto(base_url + "/#/app/shop/evalsets/long")
+    expect(page.locator("table.cases tbody tr")).to_have_count(200)
+    expect(page.locator("text=Show more (200 of 250 shown)")).to_be_visible()
+    page.check('table.cases thead input[type="checkbox"]')
+    expect(page.locator("#run-eval")).to_have_text("Run evaluation (250)…")
+    page.click("text=Show more")
+    expect(page.locator("table.cases tbody tr")).to_have_count(250)
+    expect(page.locator('input[data-case="c249"]')).to_be_checked()
+    page.uncheck('input[data-case="c249"]')
+    expect(page.locator("#run-eval")).to_have_text("Run evaluation (249)…")
+    expect(page.locator('table.cases thead input[type="checkbox"]')).not_to_be_checked()
+    page.uncheck('table.cases thead input[type="checkbox"]')
+    page.check('table.cases thead input[type="checkbox"]')
+    expect(page.locator("#run-eval")).to_have_text("Run evaluation (250)…")
+    assert not page.errors

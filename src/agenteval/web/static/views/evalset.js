@@ -26,8 +26,12 @@ export async function evalSetView(main, app, setId, caseId) {
     addSessionForm(app, setId, cases));
   // a 10,000-case set renders 200 rows at a time
   const rows = h("tbody");
-  const all = h("input", { type: "checkbox", title: "select all", onchange: (e) => {
-    for (const box of rows.querySelectorAll("input[type=checkbox]")) { box.checked = e.target.checked; box.dispatchEvent(new Event("change")); }
+  // every case of the set, the rows not drawn yet too: it ticked the 200 shown, and "Run
+  // evaluation (200)…" ran those of a 500-case set whose every case was meant
+  const all = h("input", { type: "checkbox", title: "select all", "aria-label": "select every case of the set", onchange: (e) => {
+    for (const c of cases) { if (e.target.checked) selected.add(c.eval_id); else selected.delete(c.eval_id); }
+    for (const box of rows.querySelectorAll("input[type=checkbox]")) box.checked = e.target.checked;
+    count();
   } });
   const table = h("table", { class: "cases" }, h("thead", {}, h("tr", {}, h("th", {}, all), h("th", { text: "eval id" }),
     h("th", { text: "turns" }), h("th", { text: "first user message" }))), rows);
@@ -35,8 +39,9 @@ export async function evalSetView(main, app, setId, caseId) {
   const more = h("button", { text: "Show more", onclick: () => showMore() });
   const showMore = () => {
     for (const c of cases.slice(shown, shown + 200)) {
-      const box = h("input", { type: "checkbox", "data-case": c.eval_id, "aria-label": "select " + c.eval_id, onchange: (e) => {
+      const box = h("input", { type: "checkbox", "data-case": c.eval_id, "aria-label": "select " + c.eval_id, checked: selected.has(c.eval_id), onchange: (e) => {
         if (e.target.checked) selected.add(c.eval_id); else selected.delete(c.eval_id);
+        all.checked = selected.size === cases.length;
         count();
       } });
       const first = c.conversation && c.conversation[0] ? contentText(c.conversation[0].user_content)
@@ -47,6 +52,7 @@ export async function evalSetView(main, app, setId, caseId) {
     }
     shown = Math.min(cases.length, shown + 200);
     more.hidden = shown >= cases.length;
+    more.textContent = `Show more (${shown} of ${cases.length} shown)`;
   };
   showMore();
   count();
