@@ -95,6 +95,7 @@ def test_a_removed_or_moved_call_takes_its_recorded_response(page: Any, base_url
     expect(page.locator("#save-case")).to_have_count(0)
     assert _responses(path, 0) == [weather]
     page.goto(base_url + "/#/app/shop/evalsets/responses/cases/moved")
+    expect(page.locator("#case-editor h3")).to_have_text("Case moved")  # (not the last case's page)
     page.click("#edit-case")
     page.locator('.call[data-call="1"] button[title="move up"]').click()
     expect(page.locator(".call-name").first).to_have_value("get_weather")
