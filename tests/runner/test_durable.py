@@ -6,8 +6,11 @@ import pytest
 
 from agenteval.errors import DataError
 from agenteval.runner.durable import claim_resume
+from agenteval.store import RunStore, record_run
 from agenteval.store.journal import Journal, journal_path
+from agenteval.store.sqlite import let_wal_go
 from tests.journal_writers import killed, killed_after_window, padded_wal, wal_sizes
+from tests.result_builders import case, result
 
 
 def test_claiming_a_killed_run_merges_nothing_of_its_wal(tmp_path: Path) -> None:
@@ -35,6 +38,26 @@ def test_claiming_a_killed_run_with_a_tail_and_a_large_wal_merges_nothing_of_it(
     assert wal_sizes(journal.path)[0] == before[0]  # nothing merged
     journal.close()
 
+
+
+def test_claiming_a_killed_run_merges_nothing_of_the_historys_wal(tmp_path: Path) -> None:
+    # A killed run's stages leave the history's WAL unmerged: the claim's first look-up of the
+    # history merged it, with its syncs, before the resume's first case (`store.sqlite.hold_wal`).
+    killed(tmp_path, 400, 300)
+    history = RunStore(tmp_path)
+    record_run(tmp_path, [result([case("a", {"m": 1.0})], "other", "s")])
+    padded_wal(history.path, 6_000_000)
+    before = wal_sizes(history.path)
+    assert before[1] > 6_000_000 > before[0]
+    journal = Journal(tmp_path)
+    assert claim_resume(journal, "r1") == "r1"
+    history.check()  # (as `eval` does before its first case)
+    assert wal_sizes(history.path)[0] == before[0]  # nothing merged
+    held = let_wal_go(history.path)  # (what the recording does: `closed_beside`)
+    assert held is not None
+    held.close()  # the last connection: it merges the WAL
+    assert wal_sizes(history.path)[1] == 0
+    journal.close()
 
 def test_the_claim_reads_a_killed_runs_tail_once_to_commit_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -128,11 +128,11 @@ class _Closes(sqlite3.Connection):
 
 def test_a_recording_is_closed_beside_once_committed_and_at_once_when_it_failed(tmp_path: Path) -> None:
     failed = sqlite3.connect(tmp_path / "a.sqlite", factory=_Closes, check_same_thread=False)
-    with pytest.raises(RuntimeError), closed_beside(failed):
+    with pytest.raises(RuntimeError), closed_beside(failed, tmp_path / "a.sqlite"):
         raise RuntimeError("the recording failed")
     assert _Closes.closed_by == [threading.current_thread().name]  # (at once: nothing to wait for)
     committed = sqlite3.connect(tmp_path / "b.sqlite", factory=_Closes, check_same_thread=False)
-    with closed_beside(committed):
+    with closed_beside(committed, tmp_path / "b.sqlite"):
         committed.execute("CREATE TABLE t (x)")
     settle()
     assert _Closes.closed_by[1:] == ["agenteval-history-close"]

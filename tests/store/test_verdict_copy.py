@@ -231,3 +231,25 @@ def test_a_criterion_not_evaluated_is_copied_with_its_reason(tmp_path: Path) -> 
     assert {(r[0], r[1], r[-1]) for r in copied[2] if r[-1] is not None} == {
         ("one", "m", "unreachable"), ("many", "m", "run 0: slow")}
     journal.close()
+
+
+def test_the_recording_lets_the_historys_wal_a_claim_kept_go_and_merges_it(tmp_path: Path) -> None:
+    from agenteval.store import record_run
+    from agenteval.store.sqlite import hold_wal, let_wal_go
+    from agenteval.store.verdict_copy import settle
+    from tests.journal_writers import padded_wal, wal_sizes
+    from tests.result_builders import result
+
+    journal = _journaled(tmp_path, OUTCOMES)
+    store = RunStore(tmp_path)
+    record_run(tmp_path, [result([case("a", {"m": 1.0})], "other", "s")])
+    padded_wal(store.path, 6_000_000)  # (a killed run's stages, unmerged)
+    before = wal_sizes(store.path)
+    hold_wal(store.path)  # (a resume's claim)
+    store.list_runs()
+    assert wal_sizes(store.path)[0] == before[0]  # a look-up's close merges nothing
+    store.record_copied(SHELL, journal.path, RUN, tmp_path / "doc.json")
+    settle()
+    assert let_wal_go(store.path) is None  # let go by the recording, whose close merged the WAL
+    assert wal_sizes(store.path)[1] == 0 and wal_sizes(store.path)[0] > before[0] + 6_000_000
+    journal.close()

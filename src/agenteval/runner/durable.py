@@ -31,6 +31,7 @@ from agenteval.store import RunRow, RunStore, load_result
 from agenteval.store.journal import CaseKey, Journal, JournalReader
 from agenteval.store.kept import KeptCase
 from agenteval.store.record import recorded
+from agenteval.store.sqlite import hold_wal
 
 _SHOWN = 5  # case ids, config keys named in a refusal before "..."
 
@@ -170,6 +171,7 @@ def claim_resume(journal: Journal, ref: str, retry_errors: bool = False) -> str:
     # (`Journal.hold_wal`) when that look-up's connection closes.
     journal.hold_wal()
     history = RunStore(journal.root)
+    hold_wal(history.path)  # (and the history's: the killed run's stages, till the recording)
     if ref == "latest":
         newest = max(journal.run_times(), default=None)
         group = history.run_group("latest")

@@ -277,7 +277,7 @@ class RunStore:
             _json(info.get("config")), _json(extra) if extra else None,
             self._stored_path(Path(result_path)), result.run.run_id if result.run else None,
             result.run.model_dump_json() if result.run else None)
-        with self._connect(create=True) if held is None else closed_beside(held) as conn:
+        with self._connect(create=True) if held is None else closed_beside(held, self.path) as conn:
             assert conn is not None
             # Foreign keys off for the transaction (the pragma does nothing inside one): every
             # row `insert` adds carries `run_id`, whose run row is inserted first below, so the

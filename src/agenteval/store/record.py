@@ -16,10 +16,11 @@ from agenteval.datasets.targets import remove_stale_temporaries
 from agenteval.errors import AgentEvalError, DataError
 from agenteval.schema import CaseSummary, EvalCaseResult, EvalSetResult, Run
 from agenteval.store.case_rows import CaseRows
-from agenteval.store.db import RunRow, RunStore
+from agenteval.store.db import RunRow, RunStore, history_db_path
 from agenteval.store.history import history_dir, list_results, load_result, save_result
 from agenteval.store.journal import Journal
 from agenteval.store.kept_copy import take as stop_stages
+from agenteval.store.sqlite import let_wal_go
 from agenteval.store.verdict_copy import settle
 from agenteval.verdicts.outcome import CaseOutcome
 
@@ -165,6 +166,7 @@ def record_streamed(root: str | Path, path: str | Path, shell: EvalSetResult,
     if run_id is not None:
         journal.forget(run_id)
     settle()  # (the history's checkpoint, beside the journal's forgetting)
+    _let_wal_go(root)
     return recorded_id
 
 
@@ -187,7 +189,17 @@ def record(root: str | Path, run: Run, paths: Sequence[str | Path] | None = None
         store.record(result, path, meta)
     _drop(root, store, [d for d in earlier if d.run_id not in {r.eval_set_result_id for r in run.results}])
     journal.forget(run.run_id)
+    _let_wal_go(root)
     return saved
+
+
+def _let_wal_go(root: str | Path) -> None:
+    """Closes the history connection a resume's claim kept (`store.sqlite.hold_wal`) once the
+    recording's are closed, unless the recording's close beside let it go (`closed_beside`):
+    the last, it merges the WAL, as the recording's last connection did before."""
+    held = let_wal_go(history_db_path(root))
+    if held is not None:
+        held.close()
 
 
 def _journal_meta(journal: Journal, run_id: str | None) -> dict[str, Any]:

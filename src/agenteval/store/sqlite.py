@@ -66,3 +66,34 @@ def check_readable(path: Path, what: str) -> None:
 
 
 __all__ = ["check_readable", "connect", "use_wal"]
+
+
+_held: dict[Path, sqlite3.Connection] = {}  # `hold_wal`'s, by the database's absolute path
+
+
+def hold_wal(path: Path) -> None:
+    """Keeps a connection to the database at `path` open (nothing when there is none, or one is
+    kept already) until `let_wal_go`, so that no other connection's close merges its WAL into
+    the file: SQLite's last connection to close does, with two syncs. A killed run leaves the
+    history's WAL unmerged (its stages: 4 MB at 10,000 trivial cases), and a resume's first
+    look-up of the history then merged it before the first case (0.06-0.1 s of wall,
+    bench/README.md, session 41). Kept, it is merged by the run's stages as the WAL grows, or
+    by the recording's close, beside the run."""
+    key = path.absolute()
+    if key in _held or not path.is_file():
+        return
+    conn = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
+    try:
+        use_wal(conn)
+        # (A connection holds the WAL's index, and so keeps it, once it has read.)
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+    except sqlite3.DatabaseError:
+        conn.close()  # (the database's next use names the problem)
+        return
+    _held[key] = conn
+
+
+def let_wal_go(path: Path) -> sqlite3.Connection | None:
+    """The connection `hold_wal` keeps to the database at `path`, no longer kept (None: none
+    is): the caller closes it, where it may wait (its close merges the WAL if it is the last)."""
+    return _held.pop(path.absolute(), None)

@@ -23,9 +23,11 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from agenteval.schema import EvalStatus
 from agenteval.store.kept import DERIVED
+from agenteval.store.sqlite import let_wal_go
 
 ATTACHED = "journal"
 """The schema name the journal is attached under."""
@@ -53,18 +55,23 @@ _closing: list[threading.Thread] = []  # `beside`'s threads not yet waited for
 
 
 @contextmanager
-def closed_beside(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """`conn` (a recording's, `RunStore.record_copied`'s), closed when the block
-    ends: at once if it raised, else on a thread of its own (`settle` waits for it). Its close is
-    the history's checkpoint (it copies the run's pages from the WAL into the file and syncs
-    both): the recording is durable once committed, so that need not hold up what follows
-    (`RunStore.recording` turns its checkpoints at commit off; a process ending first leaves
-    the WAL to the history's next connection, as a kill would)."""
+def closed_beside(conn: sqlite3.Connection, path: Path) -> Iterator[sqlite3.Connection]:
+    """`conn` (a recording's, `RunStore.record_copied`'s, to the history at `path`), closed when
+    the block ends: at once if it raised, else on a thread of its own (`settle` waits for it).
+    Its close is the history's checkpoint (it copies the run's pages from the WAL into the file
+    and syncs both): the recording is durable once committed, so that need not hold up what
+    follows (`RunStore.recording` turns its checkpoints at commit off; a process ending first
+    leaves the WAL to the history's next connection, as a kill would). The connection a resume's
+    claim kept (`store.sqlite.hold_wal`) is closed first, here: with `conn` open it is not the
+    last, so its close merges nothing and `conn`'s does."""
     try:
         yield conn
     except BaseException:
         conn.close()
         raise
+    held = let_wal_go(path)
+    if held is not None:
+        held.close()
     beside(conn.close, "agenteval-history-close")
 
 
