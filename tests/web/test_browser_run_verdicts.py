@@ -13,8 +13,30 @@ import pytest
 
 from agenteval.schema import JudgeCertificateNote, MetricReason
 from agenteval.store import record_run
+from tests.helpers import eval_set, inv
 from tests.result_builders import case, judge, result
 from tests.web.browser_support import serve_agents
+
+INTERRUPTED = "20260101-000000-abcdef"
+
+
+def _interrupted(agents: Path) -> None:
+    """A run of `shop`'s set `two` begun in its journal, its process gone: interrupted."""
+    from agenteval.runner.durable import fingerprint
+    from agenteval.schema import EvalSetRef, RunSpec
+    from agenteval.web import create_app
+    from agenteval.web.routes.launch import RunBody, prepare_run
+
+    path = agents / "shop" / "two.evalset.json"
+    path.write_text(eval_set("two", {f"c{i}": [inv(f"q{i}", "x")] for i in range(2)}).model_dump_json())
+    web = create_app(agents).state.web
+    job, _, services, _ = prepare_run(web, "shop", "two", RunBody(criteria={"response_match_score": 0.5}))
+    assert services.journal is not None
+    spec = RunSpec(run_id=INTERRUPTED, command="web", started=1.0, eval_sets=[EvalSetRef(eval_set_id="two")],
+                   config=job.config.model_dump(mode="json"), num_runs=1)
+    services.journal.begin(spec, fingerprint(job), 2)
+    services.journal.close()
+
 
 expect = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed").expect
 
@@ -41,6 +63,7 @@ def base_url(browser_agents: Path) -> Iterator[str]:
     again = [case("again", {"m": 1.0}), case("again", {"m": 1.0}, run_index=1)]
     again[1].warnings = ["run 1 lost 3 characters"]
     record_run(shop, [result([warned, *again], "warned_r", "verdicts", created=1_700_000_300.0)])
+    _interrupted(agents)
     with serve_agents(agents) as url:
         yield url
 
@@ -123,3 +146,13 @@ def test_the_run_pages_case_table_marks_a_case_run_with_warnings(page: Any, base
         "⚠ the conversation reached the user simulator's turn limit after 5 turns")
     expect(rows.locator(".warned")).to_have_count(2)
     expect(rows.nth(2).locator(".warned")).to_have_text("⚠ run 1 lost 3 characters")
+
+
+def test_an_interrupted_run_opened_by_its_id_says_how_to_finish_it(page: Any, base_url: str) -> None:
+    """`runs list` lists it under "Unfinished runs"; its page (the run id a run's panel or
+    `agenteval eval` gave) said only "no run … in the run history"."""
+    page.goto(f"{base_url}/#/runs/{INTERRUPTED}")
+    expect(page.locator(".error-box")).to_contain_text(
+        f"run '{INTERRUPTED}' is not recorded: the journal of agent 'shop' has it interrupted, 0 of 2 case "
+        f"runs done; resume it from its eval set's Run evaluation dialog, or with agenteval eval ... "
+        f"--resume {INTERRUPTED}")

@@ -3,6 +3,7 @@ the lookups that turn URL names into things (404 when there is no such thing).""
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -18,6 +19,7 @@ from agenteval.datasets.files import editing
 from agenteval.datasets.loader import load_eval_set_to_edit
 from agenteval.errors import DataError
 from agenteval.schema import EvalSet
+from agenteval.store.journal import Journal
 from agenteval.store.sessions import SessionStore, sessions_dir
 from agenteval.web.agents import AgentsDir, LoadedAgent
 from agenteval.web.chat import ChatService
@@ -126,7 +128,22 @@ class Web:
         return stored
 
     def no_run(self, run_id: str) -> NoReturn:
-        """404 for a run in no store, naming any store that could not be read (it may be there)."""
+        """404 for a run in no store, naming any store that could not be read (it may be there);
+        for a run an agent's journal holds unfinished (`runs list`'s "Unfinished runs"), what it
+        says of it and how to finish it."""
+        for name in self.agents.names():
+            folder = self.agents.folder(name)
+            try:
+                runs = Journal(folder).runs() if folder is not None else []
+            except (DataError, OSError, sqlite3.Error):  # (an unreadable journal: the plain 404)
+                continue
+            for r in runs:
+                if r.run_id == run_id and r.status != "finished":
+                    what = ("it runs in another process" if r.status != "interrupted" else
+                            "resume it from its eval set's Run evaluation dialog, or with agenteval "
+                            f"eval ... --resume {run_id}")
+                    not_found(f"run {run_id!r} is not recorded: the journal of agent {name!r} has it "
+                              f"{r.status}, {r.done} of {r.total} case runs done; {what}")
         unreadable = self.stores.unreadable()
         not_found(f"no run {run_id!r} in the run history"
                   + (f" (not read: {'; '.join(unreadable)})" if unreadable else ""))
