@@ -511,3 +511,42 @@ def test_a_resume_of_the_same_bytes_validates_only_the_cases_it_runs(project: tu
     resumed = _eval(agent, path, "--resume", run_id)
     assert resumed.returncode == 0, resumed.stderr
     assert _calls(agent) == [f"case {i}" for i in range(6, 10)]
+
+
+@pytest.mark.parametrize("whole", [False, True], ids=["streamed", "whole"])
+def test_recording_the_run_ends_its_ownership_before_the_commands_other_outputs(
+        project: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, whole: bool) -> None:
+    """Once `eval` recorded the run, nothing of its journal is held while the rest of the tail
+    runs (a slow trace export, say): no lock file (a kill there left it for good), no writer
+    thread, no open journal file. Before, the owner's `Journal` kept them until eval's end."""
+    import threading
+
+    import agenteval.cli.run as cli_run
+    from agenteval.store.verdict_copy import settle
+
+    agent, path = project
+    seen: dict[str, object] = {}
+    finish = cli_run.finish
+
+    def then_look(*args: object, **kwargs: object) -> int:
+        code = finish(*args, **kwargs)  # type: ignore[arg-type]
+        seen["locks"] = sorted(p.name for p in (agent / ".agenteval" / "journal.locks").glob("*.lock"))
+        seen["threads"] = [t.name for t in threading.enumerate() if t.name.startswith("agenteval-journal")]
+        settle()  # the checkpoint made beside a forgotten run's (its own connection, by design)
+        fds = Path("/proc/self/fd")
+        if fds.is_dir():
+            links = []
+            for fd in fds.iterdir():
+                try:
+                    links.append(os.readlink(fd))
+                except OSError:
+                    continue
+            seen["open"] = [x for x in links if "journal" in x and str(agent) in x]
+        return code
+
+    monkeypatch.setattr(cli_run, "finish", then_look)
+    result = CliRunner().invoke(cli, ["eval", str(agent), str(path),
+                                      *(["--print_detailed_results"] if whole else [])])
+    assert result.exit_code == 0, result.output
+    assert seen["locks"] == [] and seen["threads"] == [], seen
+    assert seen.get("open", []) == [], seen

@@ -50,6 +50,7 @@ from agenteval.verdicts.outcome import CaseOutcome
 if TYPE_CHECKING:
     from agenteval.reporting.junit import JUnitStream
     from agenteval.reporting.markdown import MarkdownStream
+    from agenteval.store.journal import Journal
 
 MAX_TABLE_CASES = TABLE_CASES
 
@@ -205,10 +206,12 @@ class TableAhead:
 
 
 def finish(console: Console, run: Run | StreamedRun, detailed: bool, outputs: Outputs,
-           streams: ReportStreams | None = None, ahead: TableAhead | None = None) -> int:
+           streams: ReportStreams | None = None, ahead: TableAhead | None = None,
+           journal: Journal | None = None) -> int:
     """The tail of every run command: reports the run (loaded whole, or streamed with the
     report files gathered in `streams`), writes what `outputs` asks for, records it; returns
-    the exit code.
+    the exit code. `journal`: the run journal owning the run, which recording ends (see
+    `store.record.record`).
 
     A target that fails although it was checked (a full disk, say) is reported and the other
     targets are still written: one failed write never loses the others. Exit 2 then. `ahead`:
@@ -233,7 +236,7 @@ def finish(console: Console, run: Run | StreamedRun, detailed: bool, outputs: Ou
         if path:
             steps.append(functools.partial(_report_file, run, fmt, path, streams))
     if outputs.history_root is not None:
-        steps.append(functools.partial(_record, run, outputs.history_root, streams))
+        steps.append(functools.partial(_record, run, outputs.history_root, streams, journal))
     if outputs.otlp_endpoint:
         endpoint = outputs.otlp_endpoint
         if isinstance(run, Run):
@@ -305,15 +308,17 @@ def _report_file(run: Run | StreamedRun, fmt: str, path: str, streams: ReportStr
     return f"Report written to {path}"
 
 
-def _record(run: Run | StreamedRun, root: str, streams: ReportStreams | None = None) -> str:
+def _record(run: Run | StreamedRun, root: str, streams: ReportStreams | None = None,
+            journal: Journal | None = None) -> str:
     from agenteval.store.db import history_db_path
     from agenteval.store.record import record, record_streamed
 
     if isinstance(run, StreamedRun):
-        record_streamed(root, run.paths[-1], run.document, streams.rows if streams is not None else None)
+        record_streamed(root, run.paths[-1], run.document, streams.rows if streams is not None else None,
+                        journal)
         paths = run.paths[-1:]
     else:
-        paths = record(root, run)
+        paths = record(root, run, journal=journal)
     return "\n".join([*(f"History: {p}" for p in paths),
                       f"Recorded run {run.run_id} in {history_db_path(root)}"])
 

@@ -152,7 +152,8 @@ def _eval(args: EvalArgs, job: EvalJob, services: Services, console: Console, ou
 
         report_divergences(console, recording)
     print_decisions(console, result.results if isinstance(result, Run) else [result.document])
-    return finish(console, result, args.detailed, outputs, streamed.reports if streamed else None)
+    return finish(console, result, args.detailed, outputs, streamed.reports if streamed else None,
+                  journal=services.journal)
 
 
 class Streamed:

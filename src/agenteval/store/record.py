@@ -140,15 +140,16 @@ def streamed_outcomes(path: str | Path, shell: EvalSetResult) -> Iterator[CaseOu
 
 
 def record_streamed(root: str | Path, path: str | Path, shell: EvalSetResult,
-                    rows: Iterable[CaseRows] | None = None) -> str:
+                    rows: Iterable[CaseRows] | None = None, journal: Journal | None = None) -> str:
     """Records the streamed document at `path` (in the history of `root`) in the run database,
     from `rows` (its cases' rows, made as they were decided: `store.case_rows.RowSpool`), else
     from the run journal's verdicts of its cases (a journaled run of one eval set: copied in
     SQLite, `RunStore.record_copied`, or read from older verdicts' records, `Journal.case_rows`),
     else reading its cases back one at a time; `shell` is the document
     but its case lists. As `record` does, documents recorded earlier under the run's id are
-    replaced and the run is then forgotten by the run journal."""
-    store, journal = RunStore(root), Journal(root)
+    replaced and the run is then forgotten by the run journal (`journal`: the one that owns the
+    run, if this process does, so that forgetting it ends the ownership too: see `record`)."""
+    store, journal = RunStore(root), journal or Journal(root)
     stop_stages(root, shell.eval_set_result_id)  # (staged while the run went on, if it was)
     tidy(root, recording=path)  # not read whole: this document is not lost
     run_id = shell.run.run_id if shell.run is not None else None
@@ -170,7 +171,8 @@ def record_streamed(root: str | Path, path: str | Path, shell: EvalSetResult,
     return recorded_id
 
 
-def record(root: str | Path, run: Run, paths: Sequence[str | Path] | None = None) -> list[Path]:
+def record(root: str | Path, run: Run, paths: Sequence[str | Path] | None = None,
+           journal: Journal | None = None) -> list[Path]:
     """Saves each of the run's documents into `<root>/.agenteval/eval_history` (unless `paths`
     says where they already are) and records them in the run database, under the run's id
     (shared by all of them) with its header. Returns the documents' paths.
@@ -179,8 +181,11 @@ def record(root: str | Path, run: Run, paths: Sequence[str | Path] | None = None
     cut short) are replaced, so a run is listed once. Once all are recorded, the run is
     forgotten by the run journal of `root` (`Journal.forget`): a kill at any point before
     leaves the run in the journal (interrupted, resumable), after it the run is fully
-    recorded."""
-    store, journal = RunStore(root), Journal(root)
+    recorded. `journal`: the `Journal` that owns the run, when this process does: forgetting
+    the run through it ends the ownership then (its lock file removed, its writer thread and
+    connections closed), not when that object is closed (a command's exit, after its other
+    outputs: a kill before it left the lock file behind for good)."""
+    store, journal = RunStore(root), journal or Journal(root)
     tidy(root)
     earlier = store.documents(run.run_id)
     meta = _journal_meta(journal, run.run_id)
