@@ -23,7 +23,7 @@ from agenteval import AgentEvaluator
 from agenteval.agents import load_root_agent
 from agenteval.cli.main import cli
 from agenteval.runner import EvalJob, Selection, Services, run
-from agenteval.runner.executors.ray_executor import RETRIES
+from agenteval.runner.executors.ray_executor import RERUN_WARNING, RETRIES
 from agenteval.schema import Concurrency, EvalConfig, EvalSet, Run
 from agenteval.schema.progress import CaseFinished, CaseStarted, JudgeCallDone
 from agenteval.store import RunStore
@@ -115,6 +115,7 @@ def test_ray_scores_what_the_local_executor_scores(ray_cluster: Any, tmp_path: P
         runs[executor] = (asyncio.run(run(job, services, events.append)), events)
     (local, local_events), (remote, remote_events) = runs["local"], runs["ray"]
     assert _scores(remote) == _scores(local)
+    assert not [c.warnings for c in remote.results[0].eval_case_results if c.warnings]  # none died
     statuses = [c.final_eval_status for c in remote.results[0].summary]
     assert sum(s == 1 for s in statuses) == 4  # the even ones pass; the judge fails the odd ones
     assert remote.spec.totals == local.spec.totals.model_copy(
@@ -167,6 +168,11 @@ def test_a_worker_killed_mid_run_has_its_case_runs_run_again_and_each_kept_once(
     # worker held (case 3's among them; at most 2, its share of the 4 in flight), run again.
     cut = len(calls) - 2 * CASES
     assert dead.count("case 3") <= cut <= 2, calls
+    # Each case run the killed worker held says so (it said nothing: a result as clean as any,
+    # though its agent was called twice); case 3's run that killed it among them.
+    warned = [(c["eval_id"], c["run_index"]) for c in doc["eval_case_results"]
+              if RERUN_WARNING in c.get("warnings", [])]
+    assert any(eval_id == "c3" for eval_id, _ in warned) and cut <= len(warned) <= 4, warned
     assert Journal(agent).runs() == []  # finished and recorded: the journal keeps only unfinished runs
     (recorded,) = RunStore(agent).list_runs()
     assert recorded.run_group == doc["run"]["run_id"]

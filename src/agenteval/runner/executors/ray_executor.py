@@ -57,6 +57,10 @@ log = logging.getLogger(__name__)
 RETRIES = 3  # runs of a unit again after its worker died (Ray's max_task_retries)
 _POLL = 1.0  # seconds one ray.wait blocks, so a cancelled run stops within about that
 _CONNECT_TIMEOUT = 10.0  # seconds to reach a cluster's HOST:PORT
+# A case run Ray ran again after its worker died: the result is the second run's, but the first
+# may have got as far as calling the agent and its tools (costs, side effects, a flaky crash).
+RERUN_WARNING = ("its Ray worker died while holding this case run, which was run again from its start "
+                 "on the restarted worker: the agent and its tools may have been called more than once")
 
 # One Ray connection per process, shared by every run in it (two evals started from the web UI):
 # the runs using it, and whether a run made it (then the last run to end closes it).
@@ -99,8 +103,8 @@ class RayExecutor:
                     distinct.append(unit.metrics)
             setup = self._setup(distinct, units, actors)
             workers = self._start(setup, len(units), actors)
-            await self._ready(workers)
-            await self._dispatch(workers, units, metric_sets, done)
+            incarnations = await self._ready(workers)
+            await self._dispatch(workers, incarnations, units, metric_sets, done)
         finally:
             self.services.models.unshare()
             for actor in actors:
@@ -215,18 +219,22 @@ class RayExecutor:
         actors.extend(workers)
         return workers
 
-    async def _ready(self, workers: list[Any]) -> None:
-        """Waits until every worker has loaded the agent; one that cannot fails the run here,
-        with its reason (an agent missing on a worker's machine, a failing import)."""
+    async def _ready(self, workers: list[Any]) -> list[str]:
+        """Waits until every worker has loaded the agent, and gives each one's incarnation
+        (`EvalWorker.holder`); one that cannot fails the run here, with its reason (an agent
+        missing on a worker's machine, a failing import)."""
         ray = self.ray
         refs = [w.ready.remote() for w in workers]
-        while refs:
-            for ref in await self._wait(refs):
-                refs.remove(ref)
+        holders = [""] * len(workers)
+        left = list(refs)
+        while left:
+            for ref in await self._wait(left):
+                left.remove(ref)
                 try:
-                    ray.get(ref)
+                    holders[refs.index(ref)] = ray.get(ref)
                 except ray.exceptions.RayError as e:
                     raise AgentEvalError(f"a Ray worker could not start: {_cause(e)}") from None
+        return holders
 
     async def _wait(self, refs: list[Any]) -> list[Any]:
         """The refs that are done (at least one, unless `_POLL` seconds pass first)."""
@@ -241,11 +249,14 @@ class RayExecutor:
 
         return await anyio.to_thread.run_sync(wait)
 
-    async def _dispatch(self, workers: list[Any], units: Sequence[Unit], metric_sets: dict[int, int],
-                        done: Done) -> None:
-        """Keeps `parallelism` units in flight and reports each result as it comes."""
+    async def _dispatch(self, workers: list[Any], incarnations: list[str], units: Sequence[Unit],
+                        metric_sets: dict[int, int], done: Done) -> None:
+        """Keeps `parallelism` units in flight and reports each result as it comes. A result
+        from another incarnation of its worker than the one it was sent to was run again after
+        the worker died: it says so in a warning (its agent may have been called twice), unless
+        it was sent after that incarnation started (a unit sent while Ray restarted the worker)."""
         busy = [0] * len(workers)
-        pending: dict[Any, tuple[Unit, int, float]] = {}
+        pending: dict[Any, tuple[Unit, int, float, tuple[str, float]]] = {}
         todo = iter(units)
 
         def submit() -> None:
@@ -253,7 +264,8 @@ class RayExecutor:
                 w = min(range(len(workers)), key=busy.__getitem__)
                 wire = WireUnit(unit.index, unit.eval_set_id, unit.case, unit.run_index,
                                 metric_sets[id(unit.metrics)], unit.policy)
-                pending[workers[w].run.remote(wire)] = (unit, w, time.monotonic())
+                pending[workers[w].run.remote(wire)] = (unit, w, time.monotonic(),
+                                                        (incarnations[w], time.time()))
                 busy[w] += 1
                 if self.listener is not None:
                     self.listener(CaseStarted(unit.eval_set_id, unit.case.eval_id, unit.run_index))
@@ -264,14 +276,20 @@ class RayExecutor:
             # a finished unit's events were in the inbox before its result: told first
             await anyio.to_thread.run_sync(self._tell_progress)
             for ref in ready:
-                unit, w, sent = pending.pop(ref)
+                unit, w, sent, (sent_to, sent_at) = pending.pop(ref)
                 busy[w] -= 1
-                result, seconds = await self._take(ref, unit, sent)
+                result, seconds, ran_on = await self._take(ref, unit, sent)
+                if ran_on is not None and ran_on[0] != sent_to:
+                    if sent_at < ran_on[1]:
+                        result.warnings.append(RERUN_WARNING)
+                    incarnations[w] = ran_on[0]
                 done(unit, result, seconds)
             submit()
 
-    async def _take(self, ref: Any, unit: Unit, sent: float) -> tuple[EvalCaseResult, float]:
-        """The result behind a finished ref; a unit Ray gave up on is an error result."""
+    async def _take(self, ref: Any, unit: Unit,
+                    sent: float) -> tuple[EvalCaseResult, float, tuple[str, float] | None]:
+        """The result behind a finished ref and the worker incarnation that ran it; a unit Ray
+        gave up on is an error result (no incarnation)."""
         ray = self.ray
         try:
             out: UnitDone = ray.get(ref)
@@ -283,10 +301,11 @@ class RayExecutor:
         else:
             self.judge.calls += out.judge_calls
             self.judge.prompt_tokens += out.judge_prompt_tokens
-            return EvalCaseResult.model_validate_json(out.result_json), out.seconds
+            return (EvalCaseResult.model_validate_json(out.result_json), out.seconds,
+                    (out.worker, out.worker_started))
         run = CaseRun(case=unit.case, actual=[], eval_set_id=unit.eval_set_id, run_index=unit.run_index,
                       error_message=message)
-        return await score_case(run, unit.metrics, unit.policy), time.monotonic() - sent
+        return await score_case(run, unit.metrics, unit.policy), time.monotonic() - sent, None
 
 
 def join_cluster(ray: Any, address: str | None) -> None:
@@ -326,4 +345,4 @@ def _cause(error: BaseException) -> str:
     return f"{type(cause).__name__}: {_first_line(cause)}"
 
 
-__all__ = ["RETRIES", "RayExecutor", "join_cluster"]
+__all__ = ["RERUN_WARNING", "RETRIES", "RayExecutor", "join_cluster"]

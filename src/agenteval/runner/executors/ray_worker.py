@@ -112,13 +112,16 @@ class WireUnit:
 
 @dataclass
 class UnitDone:
-    """A unit's result as JSON (`EvalCaseResult.model_dump_json()`), the seconds it took and the
-    judge calls it made (for the driver's totals)."""
+    """A unit's result as JSON (`EvalCaseResult.model_dump_json()`), the seconds it took, the
+    judge calls it made (for the driver's totals) and the worker incarnation that ran it
+    (`EvalWorker.holder`: another than the one the unit was sent to ran it again after a death)."""
 
     result_json: str
     seconds: float
     judge_calls: int
     judge_prompt_tokens: int
+    worker: str = ""
+    worker_started: float = 0.0  # when that incarnation started (time.time())
 
 
 class ProgressInbox:
@@ -187,6 +190,7 @@ class EvalWorker:
         configure_logging(setup.log_level)
         self.setup = setup
         self.holder = f"{index}:{uuid.uuid4().hex[:12]}"
+        self.started = time.time()
         ray = import_ray()
         self._limiters = {endpoint: ray.get_actor(name) for endpoint, name in setup.limiters.items()}
         # slots a dead earlier incarnation of this worker held come back
@@ -210,9 +214,10 @@ class EvalWorker:
                 llm, limiter, self.holder, reuse=endpoint not in self.setup.rated)
         return self._models[name]
 
-    def ready(self) -> int:
-        """This worker's process id, once the agent is loaded."""
-        return os.getpid()
+    def ready(self) -> str:
+        """This incarnation's `holder` (new each time Ray restarts the worker), once the agent
+        is loaded."""
+        return self.holder
 
     def _simulator(self, scenario: ConversationScenario) -> LlmUserSimulator:
         config = self.setup.simulator
@@ -247,7 +252,7 @@ class EvalWorker:
         for ref in sent:
             await ref
         return UnitDone(result.model_dump_json(exclude_none=False), time.monotonic() - started,
-                        judge.calls, judge.prompt_tokens)
+                        judge.calls, judge.prompt_tokens, self.holder, self.started)
 
 
 def agent_location(agent_path: str) -> str:
