@@ -20,6 +20,17 @@ from agenteval.criteria.spec import ConfiguredMetric, MetricSpec
 from agenteval.errors import DataError, SettingError, from_validation_error
 from agenteval.schema import BaseCriterion, EvalConfig
 
+# ADK criteria agenteval does not compute, and why: said so, not "unknown" with a near name
+# (`response_evaluation_score` suggested `response_match_score`, another criterion, another scale).
+NOT_COMPUTED: dict[str, str] = {
+    "response_evaluation_score": (
+        "ADK's coherence score (1 to 5), which ADK computes on Vertex AI's evaluation service only; "
+        "agenteval does not compute it (its judged criteria score 0 to 1 with their own judge): for "
+        "a judged view of the response use rubric_based_final_response_quality_v1 with a rubric "
+        "such as 'the response is coherent', or final_response_match_v2 against the expected "
+        "response"),
+}
+
 
 class Registry:
     """Metric specs by name. `fork()` gives a copy that can take custom metrics privately.
@@ -81,6 +92,8 @@ class Registry:
         """Validates one `criteria` entry (a bare threshold or a criterion object)."""
         key = f"criteria.{name}"
         spec = self.get(name)
+        if spec is None and name in NOT_COMPUTED:
+            raise DataError(source, key, NOT_COMPUTED[name])
         if spec is None:
             close = difflib.get_close_matches(name, self.names(), n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
@@ -134,4 +147,4 @@ class Registry:
         return metrics
 
 
-__all__ = ["Registry"]
+__all__ = ["NOT_COMPUTED", "Registry"]
