@@ -29,3 +29,19 @@ def test_break_long_breaks_at_spaces_and_slashes_then_punctuation_and_keeps_ever
     for text, width in ((path, 10), ("a b  c/d_e", 3), ("x\n" + path, 20)):
         assert break_long(text, width).replace("\n", "").replace(" ", "") == \
             text.replace("\n", "").replace(" ", "")
+
+
+def test_fit_table_breaks_a_too_wide_id_after_its_underscores_not_mid_word() -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from agenteval.reporting.tables import Col, fit_table
+
+    long_id = "customer_support_multi_turn_regression_suite_v2_with_handoffs"
+    table = fit_table([Col("eval id", floor=20), Col("status")], [[long_id, "FAILED"], ["x y", "PASSED"]],
+                      40, force=True)
+    out = StringIO()
+    Console(file=out, width=40, color_system=None).print(table)
+    cells = [line.split("│")[1].strip() for line in out.getvalue().splitlines() if line.startswith("│")]
+    assert "".join(cells[:-1]) == long_id and all(c.endswith("_") for c in cells[:-2]), cells

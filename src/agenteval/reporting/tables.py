@@ -107,8 +107,21 @@ def fit_table(cols: Sequence[Col], rows: Sequence[Sequence[str | Text]], width: 
         table.add_column(c.header, justify=c.justify, style=c.style, overflow="fold",
                          width=None if widths is None else widths[i])
     for row in rows:  # a str cell as plain Text: ids and reasons are data, never rich markup
-        table.add_row(*(_visible(c) if isinstance(c, (str, Text)) else c for c in row))
+        cells = [_visible(c) if isinstance(c, (str, Text)) else c for c in row]
+        if widths is not None:
+            cells = [_word_broken(c, widths[i]) if isinstance(c, Text) else c for i, c in enumerate(cells)]
+        table.add_row(*cells)
     return table
+
+
+def _word_broken(cell: Text, width: int) -> Text:
+    """A cell that is one word too wide for its column (an id, a path) broken after a `_`, `/`,
+    `.` or `-` (`break_long`) rather than folded mid-word; a cell of several words or styles,
+    or one that fits, as it is (rich wraps those at their spaces)."""
+    plain = cell.plain
+    if cell.spans or cell_len(plain) <= width or any(ch.isspace() for ch in plain):
+        return cell
+    return Text(break_long(plain, width), style=cell.style, justify=cell.justify)
 
 
 def _visible(cell: str | Text) -> Text:
