@@ -224,3 +224,35 @@ def test_case_table_says_a_case_runs_warnings_passed_or_not(width: int) -> None:
     text = " ".join(" ".join(line.strip("│ ").split()) for line in _at(case_table([passed]), width))
     assert "warning: the conversation reached the user simulator's turn limit" in text
     assert "(max_allowed_invocations: 3)" in text
+
+
+def test_bidi_controls_are_written_as_the_html_reports_write_them() -> None:
+    # A RIGHT-TO-LEFT OVERRIDE in a reply reversed it, and the rest of its line, in a terminal
+    # that lays out bidirectional text; the HTML, Markdown and JUnit reports wrote it as \u202e.
+    from rich.text import Text
+
+    from agenteval.reporting.format import html_visible
+    from agenteval.reporting.trace import trace_tree
+    from agenteval.schema.trace import Span, Trace
+
+    odd = "pay \u202egnp.exe\u202c to \u2066x\u2069"
+    run = case("id\u202e", {"m": 0.1}, response=odd, calls=[call("t", q=odd)])
+    styled = Text("why ", style="bold")
+    styled.append("\u202eab", style="red")
+    span = Span(span_id="a", parent_id=None, name="tool\u202e", kind="tool", start=0.0, end=1.0)
+    console = Console(width=200, record=True, file=io.StringIO(), color_system=None)
+    console.print(invocation_details(run))
+    console.print(case_table([run]))
+    console.print(fit_table((Col("why"),), [(odd,), (styled,)], 200))
+    console.print(trace_tree(Trace(trace_id="1" * 32, spans=[span]), "t"))
+    out = console.export_text()
+    assert not any(chr(c) in out for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A)))
+    assert html_visible(odd) == "pay \\u202egnp.exe\\u202c to \\u2066x\\u2069"
+    assert html_visible(odd) in out and "id\\u202e" in out and "tool\\u202e" in out
+    # a styled Text keeps its styles, the escape taking the style of the control it stands for
+    from agenteval.reporting.format import terminal_visible_text
+    shown = terminal_visible_text(styled)
+    assert shown.plain == "why \\u202eab"
+    styles = [shown.get_style_at_offset(console, i) for i in range(len(shown))]
+    assert all(s.bold and s.color is None for s in styles[:4])
+    assert all(s.bold and s.color and s.color.name == "red" for s in styles[4:])

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from rich.text import Text
 from rich.tree import Tree
 
-from agenteval.reporting.format import terminal_visible
+from agenteval.reporting.format import terminal_visible_text
 from agenteval.schema import EvalCaseResult
 from agenteval.tracing.agent_summary import AgentNode, InvocationAgents, agent_summary, agents_in
 from agenteval.tracing.figures import Figures
@@ -100,8 +100,8 @@ def agent_tree(summary: Sequence[InvocationAgents], title: str) -> Tree:
         verdict = verdict_text(item)
         if verdict is not None:
             line.append(f"  {verdict}", style="green" if item.passed else "red")
-        line.plain = terminal_visible(line.plain)  # an agent's name is data: its ESC shown, not sent
-        path.append(path[depth].add(line))
+        # an agent's name is data: its ESC shown, not sent
+        path.append(path[depth].add(terminal_visible_text(line)))
     return tree
 
 

@@ -14,7 +14,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from agenteval.reporting.format import terminal_visible
+from agenteval.reporting.format import terminal_visible, terminal_visible_text
 
 # Long ids fold to no narrower than this before a table switches to a narrower layout: a
 # 20-column id folded once or twice still reads; a 6-column one does not.
@@ -126,11 +126,10 @@ def _word_broken(cell: Text, width: int) -> Text:
 
 def _visible(cell: str | Text) -> Text:
     """A cell's text with the controls a terminal acts on (an agent's ESC) made visible; a
-    Text's styles kept (the replacement is one character for one)."""
+    Text's styles kept."""
     if isinstance(cell, str):
         return Text(terminal_visible(cell))
-    cell.plain = terminal_visible(cell.plain)
-    return cell
+    return terminal_visible_text(cell)
 
 
 def pack(pieces: Iterable[str], width: int, sep: str = "") -> str:

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from rich.text import Text
 from rich.tree import Tree
 
-from agenteval.reporting.format import terminal_visible
+from agenteval.reporting.format import terminal_visible_text
 from agenteval.schema.trace import Span, Trace
 
 DETAIL_CHARS = 160
@@ -95,8 +95,7 @@ def _label(span: Span, width: int) -> Text:
         text.append(f"  {fact}")
     if span.error:
         text.append(f"  error: {_short(span.error, width)}", style="red")
-    text.plain = terminal_visible(text.plain)  # an agent's ESC shown, not sent (styles kept)
-    return text
+    return terminal_visible_text(text)  # an agent's ESC shown, not sent (styles kept)
 
 
 def _roots(trace: Trace, invocation: int | None) -> list[Span]:
