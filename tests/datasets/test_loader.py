@@ -303,3 +303,14 @@ def test_an_empty_legacy_query_loads_as_adk_loads_it_and_migrate_notes_it(tmp_pa
     assert result.exit_code == 0, result.output
     assert "1 turn(s) with an empty query" in result.output and "turn 2" in result.output
     assert load_eval_set(new).eval_cases[0].conversation[1].user_content.text() == "  "
+
+
+def test_a_legacy_file_reads_the_same_every_time(tmp_path: Path) -> None:
+    """Its invocations' ids included: the set's digest is what `--resume` compares (a random id
+    made every run of a legacy file unresumable: 'eval set changed')."""
+    old = tmp_path / "old.test.json"
+    old.write_text(json.dumps([{"query": "hi", "reference": "hello"}, {"query": "bye", "reference": "bye"}]))
+    first, again = load_eval_set(old), load_eval_set(old)
+    assert first.model_dump_json() == again.model_dump_json()
+    ids = [inv.invocation_id for inv in first.eval_cases[0].conversation]
+    assert len(set(ids)) == 2

@@ -93,7 +93,10 @@ def _invocations(file: str | Path, turns: list[Any], prefix: str) -> list[Invoca
         calls, responses = _calls(turn.expected_tool_use)
         out.append(
             Invocation(
-                invocation_id=str(uuid.uuid4()),
+                # The same every time the file is read (a UUID, as ADK's random one): the set's
+                # digest is what a resume compares, and a random id changed it on every read,
+                # so a run of a legacy file could never be resumed ("eval set changed").
+                invocation_id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"{legacy_case_id(file)}{prefix}[{i}]")),
                 user_content=Content(role="user", parts=[Part(text=turn.query)]),
                 final_response=Content(role="model", parts=[Part(text=turn.reference or "")]),
                 intermediate_data=IntermediateData(
