@@ -8,9 +8,21 @@ from typing import Any
 
 import pytest
 
+from agenteval.agents.base import TurnResult
 from agenteval.agents.callable import CallableAdapter
-from agenteval.runner import infer_case
-from agenteval.schema import Content, EvalCase, Invocation
+from agenteval.reporting.agent_tree import case_agents, multi_agent
+from agenteval.runner import EvalJob, Selection, Services, infer_case, run
+from agenteval.schema import (
+    Content,
+    EvalCase,
+    EvalConfig,
+    FunctionCall,
+    FunctionResponse,
+    Invocation,
+    InvocationEvent,
+    Part,
+)
+from tests.helpers import eval_set, inv
 
 
 def _error(reply: Any) -> str | None:
@@ -45,3 +57,35 @@ def test_a_malformed_tool_call_report_fails_the_case_saying_what_is_wrong(reply:
 def test_a_well_formed_reply_is_taken() -> None:
     assert _error({"response": "x", "tool_calls": [{"name": "a", "args": {"k": 1}, "response": 2}]}) is None
     assert _error({"response": "x"}) is None
+
+
+def _two_agent_reply(text: str) -> TurnResult:
+    """A planner that hands a booker the table to book (authors as an agent tree records them)."""
+    def said(author: str, part: Part, role: str = "model") -> InvocationEvent:
+        return InvocationEvent(author=author, content=Content(role=role, parts=[part]))
+
+    return TurnResult(final_response=Content.from_text("Booked."), events=[
+        said("planner", Part(function_call=FunctionCall(id="1", name="find_table", args={"city": "Paris"}))),
+        said("planner", Part(function_response=FunctionResponse(id="1", name="find_table",
+                                                                response={"table": 4})), "user"),
+        said("planner", Part(function_call=FunctionCall(id="2", name="transfer_to_agent",
+                                                        args={"agent_name": "booker"}))),
+        said("booker", Part(function_call=FunctionCall(id="3", name="book", args={"table": 4}))),
+        said("booker", Part(text="Booked table 4.")),
+    ])
+
+
+def test_a_callables_authored_events_are_its_agent_tree_in_the_trace() -> None:
+    s = eval_set("s", {"c": [inv("Book Paris", "Booked.")]})
+    job = EvalJob(agent=CallableAdapter(_two_agent_reply, "app"), selections=[Selection(None, s)],
+                  config=EvalConfig(criteria={"tool_trajectory_avg_score": 1.0}))
+    case = asyncio.run(run(job, Services.create({}))).results[0].eval_case_results[0]
+    (turn,) = case_agents(case)
+    (app,) = turn.roots
+    assert app.agent == "app" and [k.agent for k in app.children] == ["planner"]
+    (planner,) = app.children
+    assert planner.tools == [("find_table", 1), ("transfer_to_agent", 1)]
+    (booker,) = planner.children
+    assert (booker.agent, booker.via, booker.tools) == ("booker", "handoff", [("book", 1)])
+    assert booker.figures.duration is None  # reported after the fact: no time of its own
+    assert multi_agent([turn])

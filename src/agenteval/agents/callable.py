@@ -16,6 +16,7 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from typing import Any
 
 import anyio
@@ -84,18 +85,51 @@ def _hooked_events(hook: ToolCalls, author: str) -> list[InvocationEvent]:
     return events
 
 
-def _record_reported_calls(turn: TurnResult) -> None:
-    """The tool calls the callable reported, as tool spans (untimed: they happened inside it)."""
+def _handed_to(events: list[InvocationEvent]) -> set[str]:
+    """The agents the events' `transfer_to_agent` calls hand control to."""
+    return {str(p.function_call.args.get("agent_name")) for e in events
+            for p in (e.content.parts or [] if e.content else [])
+            if p.function_call is not None and p.function_call.name == "transfer_to_agent"
+            and p.function_call.args}
+
+
+def _record_reported_calls(turn: TurnResult, name: str) -> None:
+    """The tool calls the callable reported, as tool spans (untimed: they happened inside it).
+
+    Events authored by an agent other than the callable (`name`) are that agent's run: each
+    stretch of one author's events becomes an untimed `invoke_agent AUTHOR` span holding its
+    calls, under the run of the agent that handed it control (`transfer_to_agent`, as agenteval
+    records an ADK handoff), else under the callable's step; so a callable running several
+    agents shows their tree as an ADK app does."""
     responses = {p.function_response.id: p.function_response.response for e in turn.events
                  for p in (e.content.parts or [] if e.content else []) if p.function_response}
+    stretches: list[tuple[str | None, list[InvocationEvent]]] = []
     for e in turn.events:
-        for p in (e.content.parts or [] if e.content else []):
-            if p.function_call is not None:
-                fc = p.function_call
-                with tool_call(fc.name or "", fc.id, fc.args) as s:
-                    if s is not None:
-                        s.set("agenteval.untimed", True)
-                    tool_result(s, responses.get(fc.id))
+        author = e.author if e.author and e.author != name else None
+        if not stretches or stretches[-1][0] != author:
+            stretches.append((author, []))
+        stretches[-1][1].append(e)
+    with ExitStack() as open_runs:
+        handed: set[str] = set()
+        for author, events in stretches:
+            if author is None or author not in handed:  # not handed control: a run of its own
+                open_runs.close()
+            run = open_runs.enter_context(agent_step(author, None)) if author is not None else None
+            if run is not None:
+                run.set("agenteval.untimed", True)
+            texts = []
+            for e in events:
+                for p in (e.content.parts or [] if e.content else []):
+                    texts += [p.text] if p.text else []
+                    if p.function_call is not None:
+                        fc = p.function_call
+                        with tool_call(fc.name or "", fc.id, fc.args) as s:
+                            if s is not None:
+                                s.set("agenteval.untimed", True)
+                            tool_result(s, responses.get(fc.id))
+            if run is not None and texts:
+                run.set("output.value", texts[-1])
+            handed = _handed_to(events)
 
 
 class CallableSession:
@@ -130,7 +164,7 @@ class CallableSession:
             if hook.calls:
                 turn.events = [*_hooked_events(hook, self.name), *turn.events]
             if recorded is not None:
-                _record_reported_calls(turn)
+                _record_reported_calls(turn, self.name)
                 recorded.set("output.value", turn.final_response.text() if turn.final_response else "")
         if turn.model_seconds is None:  # the callable's own time: it is not known how it was spent
             turn.model_seconds = time.perf_counter() - started

@@ -163,8 +163,14 @@ def _verdicts(verdicts: Iterable[AgentVerdict]) -> dict[tuple[int, str], tuple[b
 Verdicts = Mapping[tuple[int, str], tuple[bool, str | None]]  # (invocation, agent) -> passed, why not
 
 
+def _covered(runs: list[Span]) -> list[tuple[float, float]]:
+    # A run reported after the fact (`agenteval.untimed`, a callable's authored events) has no
+    # time of its own.
+    return [(s.start, s.end) for s in runs if s.end is not None and not s.attributes.get("agenteval.untimed")]
+
+
 def _finish(node: _Building, index: int, verdicts: Verdicts) -> AgentNode:
-    covered = [(s.start, s.end) for s in node.runs if s.end is not None]
+    covered = _covered(node.runs)
     counts: dict[str, int] = {}
     for s in node.own:
         if s.kind == "tool":
@@ -235,7 +241,7 @@ def agent_figures(trace: Trace | None, invocation: Span | None = None) -> dict[s
         stack.extend(node.children)
     out = {}
     for agent, spans in own.items():
-        covered = [(s.start, s.end) for s in runs[agent] if s.end is not None]
+        covered = _covered(runs[agent])
         out[agent] = step_figures(union_seconds(covered) if covered else None, spans, spans)
     return out
 
