@@ -46,6 +46,21 @@ def test_an_import_error_names_the_agents_line_that_failed(tmp_path: Path) -> No
                                  f"'AGENTEVAL_TEST_NO_SUCH_KEY' (at {agent / 'agent.py'}:3)")
 
 
+@pytest.mark.parametrize("package", [False, True])
+def test_a_syntax_error_names_the_broken_files_path_and_line(tmp_path: Path, package: bool) -> None:
+    # It said `(agent.py, line 2)`, the bare name, and in a package also `(at .../__init__.py:1)`,
+    # the line importing the broken file, as if that were where the error was.
+    agent = tmp_path / "broken_agent"
+    agent.mkdir()
+    if package:
+        (agent / "__init__.py").write_text("from . import agent\n")
+    (agent / "agent.py").write_text("def root_agent(text):\n    x = (\n")
+    with pytest.raises(AgentLoadError) as raised:
+        load_root_agent(agent)
+    assert str(raised.value) == (f"{agent}: importing the agent failed: SyntaxError: '(' was never "
+                                 f"closed (at {agent / 'agent.py'}:2)")
+
+
 def test_a_packages_agent_py_given_as_a_file_keeps_its_relative_imports(tmp_path: Path) -> None:
     # It was imported alone: "attempted relative import with no known parent package".
     agent = tmp_path / "relative_agent"

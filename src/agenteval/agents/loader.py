@@ -95,7 +95,10 @@ def agent_home(agent_path: str | Path) -> Path:
 def _where(error: BaseException, folder: Path) -> str:
     """` (at FILE:LINE)`: the last line of the agent's own code (a file under `folder`) that the
     error passed through, even when a library raised it (a missing key read at import); '' when
-    none did."""
+    none did. A SyntaxError's place is the broken file's line, which no frame holds (its message
+    gave only the file's bare name, `(agent.py, line 2)`, and the frame the `import` of it)."""
+    if isinstance(error, SyntaxError) and error.filename and error.lineno:
+        return f" (at {error.filename}:{error.lineno})"
     root = folder.resolve()
     frames = [f for f in traceback.extract_tb(error.__traceback__)
               if Path(f.filename).is_file() and Path(f.filename).resolve().is_relative_to(root)]
@@ -113,7 +116,8 @@ def load_root_agent(agent_path: str | Path) -> Any:
     except SystemExit as e:  # sys.exit() at import must not end agenteval, even with code 0
         raise AgentLoadError(f"{path}: importing the agent failed: it called sys.exit({e.code!r})") from e
     except Exception as e:
-        raise AgentLoadError(f"{path}: importing the agent failed: {type(e).__name__}: {e}"
+        said = e.msg if isinstance(e, SyntaxError) else e  # its place is said by `_where`
+        raise AgentLoadError(f"{path}: importing the agent failed: {type(e).__name__}: {said}"
                              f"{_where(e, agent_home(path))}") from e
     sub = getattr(module, "agent", None)
     # As adk eval (and AgentEvaluator): a package's imported `agent` module is looked in before
