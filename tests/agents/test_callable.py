@@ -89,3 +89,36 @@ def test_a_callables_authored_events_are_its_agent_tree_in_the_trace() -> None:
     assert (booker.agent, booker.via, booker.tools) == ("booker", "handoff", [("book", 1)])
     assert booker.figures.duration is None  # reported after the fact: no time of its own
     assert multi_agent([turn])
+
+
+class _AsyncCallable:
+    async def __call__(self, text: str, state: dict[str, Any]) -> str:
+        state["seen"] = text
+        return "async " + text
+
+
+def _reply(fn: Any) -> tuple[str | None, str | None]:
+    case = EvalCase(eval_id="c", conversation=[Invocation(user_content=Content.from_text("hi"))])
+    done = asyncio.run(infer_case(CallableAdapter(fn, "agent"), case, "s", 0))
+    final = done.actual[0].final_response if done.actual else None
+    return (final.text() if final else None), done.error_message
+
+
+def _sync_wrapper(text: str) -> Any:
+    async def inner() -> str:
+        return "awaited " + text
+    return inner()
+
+
+def _keywords(text: str, **options: Any) -> str:
+    return "kw " + text
+
+
+@pytest.mark.parametrize(("fn", "reply"), [
+    # Each failed its case: "returned coroutine" (twice), "takes 1 positional argument but 2 were given".
+    (_AsyncCallable(), "async hi"),
+    (_sync_wrapper, "awaited hi"),
+    (_keywords, "kw hi"),
+])
+def test_every_kind_of_callable_the_docs_allow_is_run(fn: Any, reply: str) -> None:
+    assert _reply(fn) == (reply, None)

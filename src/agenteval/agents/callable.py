@@ -1,7 +1,8 @@
 """Plain Python callables as agents.
 
 The callable receives the user's text, and the session state if it takes a second parameter:
-`fn(text)` or `fn(text, state)`, sync or async. It returns the reply text, a `TurnResult`, or a
+`fn(text)` or `fn(text, state)`, sync or async (an `async def`, an object whose `__call__` is one,
+or a function returning an awaitable). It returns the reply text, a `TurnResult`, or a
 dict `{"response": str, "tool_calls": [{"name", "args", "response"?}]}` describing what it did
 (`tool_calls` may be left out; `response` may not: a reply without it fails the case).
 
@@ -140,7 +141,15 @@ class CallableSession:
         self._server = spec.tools
         params = inspect.signature(fn).parameters
         self._takes_tools = TOOLS_PARAM in params
-        self._takes_state = len([p for p in params if p != TOOLS_PARAM]) >= 2
+        # The state goes positionally: only a second named positional parameter takes it (a
+        # `**kwargs` or keyword-only one counted, and `fn(text, **kw)` got a TypeError).
+        positional = [n for n, p in params.items() if n != TOOLS_PARAM and p.kind in (
+            inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        self._takes_state = len(positional) >= 2
+        # An object whose `__call__` is async is an async callable too (it was called in a
+        # thread and its coroutine refused as "returned coroutine").
+        self._is_async = (inspect.iscoroutinefunction(fn)
+                          or inspect.iscoroutinefunction(type(fn).__call__))
 
     def state(self) -> dict[str, Any]:
         return self._state
@@ -154,12 +163,14 @@ class CallableSession:
         kwargs: dict[str, Any] = {TOOLS_PARAM: hook} if self._takes_tools else {}
         started = time.perf_counter()
         with agent_step(self.name, message.text()) as recorded:
-            if inspect.iscoroutinefunction(self.fn):
+            if self._is_async:
                 value = await self.fn(*args, **kwargs)
             else:
                 # Abandoned on cancel (a case timeout): the thread cannot be stopped, the run goes on.
                 value = await anyio.to_thread.run_sync(lambda: self.fn(*args, **kwargs),
                                                        abandon_on_cancel=True)
+                if inspect.isawaitable(value):  # a sync wrapper of an async function (a decorator)
+                    value = await value
             turn = _turn_from(value, self.name)
             if hook.calls:
                 turn.events = [*_hooked_events(hook, self.name), *turn.events]
