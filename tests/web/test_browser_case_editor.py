@@ -136,3 +136,30 @@ def test_select_all_selects_every_case_of_a_long_set(page: Any, base_url: str,  
     page.check('table.cases thead input[type="checkbox"]')
     expect(page.locator("#run-eval")).to_have_text("Run evaluation (250)…")
     assert not page.errors
+
+
+def test_a_call_moved_past_one_without_a_response_keeps_its_own(page: Any, base_url: str,  # noqa: F811
+                                                                agents_dir: Path) -> None:  # noqa: F811
+    """get_time has the only recorded response; moved below get_weather, position alone would
+    hand it to get_weather (the first call without an id): the moved call and its response are
+    paired by an id instead, and the other pairs are left as they were."""
+    from agenteval.datasets import load_eval_set
+
+    time = {"name": "get_time", "response": {"t": "noon"}}
+    for k, (call, direction) in enumerate([(0, "move down"), (1, "move up")]):
+        turn = _set([{"name": "get_time"}, {"name": "get_weather", "args": {"city": "Paris"}}])
+        events = turn["eval_cases"][0]["conversation"][0]["intermediate_data"]["invocation_events"]
+        events.append({"author": "root_agent",
+                       "content": {"role": "user", "parts": [{"function_response": time}]}})
+        path = agents_dir / "shop" / f"past{k}.evalset.json"
+        path.write_text(json.dumps({**turn, "eval_set_id": f"past{k}"}))
+        page.goto(base_url + f"/#/app/shop/evalsets/past{k}/cases/t")
+        page.click("#edit-case")
+        page.locator(f'.call[data-call="{call}"] button[title="{direction}"]').click()
+        expect(page.locator(".call-name").first).to_have_value("get_weather")
+        page.click("#save-case")
+        expect(page.locator("#save-case")).to_have_count(0)
+        pairs = load_eval_set(path).eval_cases[0].conversation[0].tool_calls_with_responses()
+        assert [(c.name, r.response if r else None) for c, r in pairs] == [
+            ("get_weather", None), ("get_time", {"t": "noon"})]
+    assert not page.errors

@@ -296,13 +296,31 @@ function dropResponse(inv, calls, k) {
   if (own) own.drop();
 }
 
-/** Swaps the recorded responses of `calls[a]` and `calls[b]`, calls being swapped: calls without
- * an id are paired with responses by position, so moving one alone handed it the other's. */
+/** Keeps the recorded responses with `calls[a]` and `calls[b]`, calls being swapped: calls
+ * without an id are paired with responses by position, so moving one alone handed it the other's
+ * (both have one: they are swapped). When only one has a response (the other is past the last
+ * response), position cannot pair it once it moves past the other: that call and its response
+ * get an id of their own, which leaves every other pair as it was. */
 function swapResponses(inv, calls, a, b) {
+  if (calls[a].id || calls[b].id) return;
   const x = responseOf(inv, calls, a);
   const y = responseOf(inv, calls, b);
-  if (!x || !y || x === y || calls[a].id || calls[b].id) return;
-  const r = x.r;
-  x.set(y.r);
-  y.set(r);
+  if (x && y) {
+    if (x === y) return;
+    const r = x.r;
+    x.set(y.r);
+    y.set(r);
+  } else if (x || y) {
+    pinResponse(inv, calls, x ? a : b, x || y);
+  }
+}
+
+/** Pairs `calls[k]` with its response `ref` by an id no other call or response of the turn has. */
+function pinResponse(inv, calls, k, ref) {
+  const used = new Set([...calls.map((c) => c.id), ...responseRefs(inv.intermediate_data).map((x) => x.r && x.r.id)]);
+  let n = 1;
+  while (used.has(`call_${n}`)) n += 1;
+  const id = `call_${n}`;
+  calls[k].id = id;
+  ref.set({ ...ref.r, id });
 }
