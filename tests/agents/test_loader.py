@@ -61,6 +61,16 @@ def test_a_syntax_error_names_the_broken_files_path_and_line(tmp_path: Path, pac
                                  f"closed (at {agent / 'agent.py'}:2)")
 
 
+def test_no_root_agent_names_the_files_looked_in(tmp_path: Path) -> None:
+    # It named only the folder: which of its files was expected to define root_agent was unsaid.
+    (tmp_path / "__init__.py").write_text("from . import agent\n")
+    (tmp_path / "agent.py").write_text("x = 1\n")
+    with pytest.raises(AgentLoadError) as raised:
+        load_root_agent(tmp_path)
+    assert str(raised.value).endswith(f"defines no `root_agent` (looked in {tmp_path / 'agent.py'}, "
+                                      f"{tmp_path / '__init__.py'})")
+
+
 def test_a_packages_agent_py_given_as_a_file_keeps_its_relative_imports(tmp_path: Path) -> None:
     # It was imported alone: "attempted relative import with no known parent package".
     agent = tmp_path / "relative_agent"

@@ -131,7 +131,10 @@ def load_root_agent(agent_path: str | Path) -> Any:
             return app
         if hasattr(holder, "root_agent"):
             return holder.root_agent
-    raise AgentLoadError(f"{path}: the module defines no `root_agent`")
+    # The files looked in are named: a folder's name alone left which file to fix unsaid.
+    looked = [str(getattr(h, "__file__", None) or h.__name__) for h in (sub, module)
+              if isinstance(h, ModuleType)]
+    raise AgentLoadError(f"{path}: the module defines no `root_agent` (looked in {', '.join(looked)})")
 
 
 def is_adk_agent(obj: Any) -> bool:
