@@ -206,3 +206,23 @@ def test_a_case_the_agent_failed_says_so_in_its_summary_without_an_empty_table()
     assert summary[:summary.index("</summary>")] == "<code>s / err</code> · agent error · 1 warning"
     assert "</th></tr></table>" not in page
     assert "no criterion was scored" in page
+
+
+def test_hiding_passing_cases_keeps_those_with_warnings_in_a_browser() -> None:
+    # "hide passing cases" hid a passed case's warnings with it: nothing on the page said so.
+    from tests.web.browser_support import chromium, find_chromium, fresh_page
+
+    path = find_chromium()
+    if path is None:
+        pytest.skip("no Chromium found: browser test skipped")
+    pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    warned = case("warned", {"m": 1.0})
+    warned.warnings = ["the conversation reached the user simulator's turn limit"]
+    page_html = html_report([result([warned, case("quiet", {"m": 1.0}), case("bad", {"m": 0.0})])])
+    with chromium(path) as browser, fresh_page(browser, 10_000) as page:
+        page.set_content(page_html)
+        page.check("#hp")
+        shown = [page.locator(f"details:has(code:text-is('s / {c}'))").is_visible()
+                 for c in ("warned", "quiet", "bad")]
+        assert shown == [True, False, True]
+        assert "warnings" in page.locator("label[for=hp]").inner_text()

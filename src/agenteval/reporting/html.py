@@ -8,7 +8,7 @@ errors, and per run and invocation the prompt, expected vs actual response, a to
 visual aid: why the trajectory criterion decided as it did is its stored reason) and
 per-invocation scores with their reasons, plus judge verdicts with
 rationales (judge prompts and replies too for negative verdicts) and per-rubric scores. A
-checkbox hides passing cases (CSS only). Every string from the result is escaped with
+checkbox hides passing cases without warnings (CSS only). Every string from the result is escaped with
 `html.escape`, and each character HTML may not hold (NUL, ESC, ...) written as `\\uXXXX`.
 
 Size cap: per-invocation detail (and judge records) is rendered for at most `detail_limit`
@@ -62,7 +62,7 @@ details.c{border-left:4px solid #17702f;margin:.35em 0;padding:.1em .6em}
 details.c.cF,details.c.cN{border-color:#b3261e}summary{cursor:pointer}
 .io td{width:45%}.io th{width:8em}.m{background:#fde3e1}.x{background:#fff1c2}.e{color:#555}
 .agents ul{margin:0}.note{color:#666;font-size:.92em}.err{color:#b3261e}ul{margin:.2em 0;padding-left:1.4em}
-#hp:checked~#cases .cP{display:none}
+#hp:checked~#cases .cP:not(.cW){display:none}
 .trace{font-size:.92em;margin:.2em 0 .6em}
 """
 _OPEN = 50  # failing cases shown expanded
@@ -256,7 +256,9 @@ def _case(case: CaseOutcome, index: int, detailed: bool, opened: bool, limit: in
             f" in {errored} of {case.num_runs} runs" if case.num_runs > 1 else "")
     warned = sum(len(run.warnings) for run in case.runs)
     warns = f" · {warned} warning{'s' if warned > 1 else ''}" if warned else ""
-    parts = [f'<details class="c c{letter}" id="c{index}"{" open" if opened else ""}>'
+    # A passed case with warnings keeps them in view when passing cases are hidden (`cW`).
+    css = f"c c{letter} cW" if warned else f"c c{letter}"
+    parts = [f'<details class="{css}" id="c{index}"{" open" if opened else ""}>'
              f"<summary>{_status(case.status)} "
              f"<code>{_e(case.eval_set_id)} / {_e(case.eval_id)}</code>{runs}"
              f"{' · ' + _e(failing) if failing else ''}{warns}</summary>", _criteria(case, limit),
@@ -299,7 +301,8 @@ def _head(title: str, passed: int, total: int, summary: str) -> str:
     verdict = "P" if total and passed == total else "F"
     body = [f"<h1>{_e(title)}</h1>",
             f'<p class="{verdict}"><b>{passed} of {total} case(s) passed</b></p>', summary,
-            '<h2>Cases</h2><input type="checkbox" id="hp"><label for="hp"> hide passing cases</label>',
+            '<h2>Cases</h2><input type="checkbox" id="hp">'
+            '<label for="hp"> hide passing cases (not those with warnings)</label>',
             '<p class="note">Failing cases first. Tool-call diffs are order-aware line diffs '
             "(− expected but not called, + called but not expected); the trajectory criterion's "
             "match type decides the score.</p>", '<div id="cases">']
