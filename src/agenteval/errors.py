@@ -82,6 +82,16 @@ def unwrap(exc: BaseException) -> BaseException:
     return exc
 
 
+_PLACED = "_agenteval_placed"
+
+
+def placed(exc: BaseException) -> BaseException:
+    """`exc`, marked as saying in its message where it comes from (the user's code it is about):
+    `describe` then adds no `(at ...)`, which would name agenteval's line that raised it."""
+    setattr(exc, _PLACED, True)  # in the instance's __dict__: kept when pickled from a worker
+    return exc
+
+
 def describe(exc: BaseException) -> str:
     """One line saying what went wrong: `Type: message (at file:line)`, for the exception an
     exception group (e.g. from a task group) wraps rather than for the group, so the cause is
@@ -92,7 +102,7 @@ def describe(exc: BaseException) -> str:
     exc = unwrap(exc)
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
-    if isinstance(exc, AgentEvalError):
+    if isinstance(exc, AgentEvalError) or getattr(exc, _PLACED, False):
         where = ""
     text = str(exc)
     if isinstance(exc, SystemExit):

@@ -122,3 +122,15 @@ def _keywords(text: str, **options: Any) -> str:
 ])
 def test_every_kind_of_callable_the_docs_allow_is_run(fn: Any, reply: str) -> None:
     assert _reply(fn) == (reply, None)
+
+
+def _none_reply(text: str) -> None:
+    return None
+
+
+def test_a_wrong_reply_is_placed_at_the_callable_not_in_agenteval() -> None:
+    # It ended "(at .../agenteval/agents/callable.py:69)", agenteval's line, not the agent's.
+    _, error = _reply(_none_reply)
+    line = _none_reply.__code__.co_firstlineno
+    assert error == ("TypeError: an agent callable returned NoneType; expected str, dict or "
+                     f"TurnResult ({__file__}:{line})")

@@ -24,6 +24,7 @@ import anyio
 
 from agenteval.agents.base import SessionSpec, TurnResult
 from agenteval.agents.mock_tools import ToolCalls
+from agenteval.errors import placed
 from agenteval.schema import Content, FunctionCall, FunctionResponse, InvocationEvent, Part
 from agenteval.tracing.genai import agent_step, tool_call, tool_result
 
@@ -70,6 +71,15 @@ def _turn_from(value: Any, author: str) -> TurnResult:
         return TurnResult(final_response=Content.from_text(str(value["response"])), events=events)
     raise TypeError(f"an agent callable returned {type(value).__name__}; expected str, dict "
                     "or TurnResult")
+
+
+def _defined_at(fn: Any) -> str:
+    """` (FILE:LINE)` where the callable is defined, '' when that cannot be told."""
+    target = fn if inspect.isroutine(fn) else type(fn)
+    try:
+        return f" ({inspect.getsourcefile(target)}:{inspect.getsourcelines(target)[1]})"
+    except (OSError, TypeError):
+        return ""
 
 
 TOOLS_PARAM = "tools"
@@ -171,7 +181,11 @@ class CallableSession:
                                                        abandon_on_cancel=True)
                 if inspect.isawaitable(value):  # a sync wrapper of an async function (a decorator)
                     value = await value
-            turn = _turn_from(value, self.name)
+            try:
+                turn = _turn_from(value, self.name)
+            except TypeError as e:
+                # Said at the callable that replied: the line raising it is agenteval's own.
+                raise placed(TypeError(f"{e}{_defined_at(self.fn)}")) from None
             if hook.calls:
                 turn.events = [*_hooked_events(hook, self.name), *turn.events]
             if recorded is not None:
