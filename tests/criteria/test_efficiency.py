@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agenteval.criteria import EvalContext
+from agenteval.criteria import EvalContext, efficiency
 from agenteval.criteria.efficiency import (
     InferenceCallCount,
     InvocationDuration,
@@ -15,6 +15,8 @@ from agenteval.criteria.efficiency import (
     ToolCallCount,
 )
 from agenteval.schema import BaseCriterion, Invocation, InvocationEvents, TokenUsageDetails
+from agenteval.schema.trace import Span, Trace
+from agenteval.tracing.figures import Figures
 
 COUNTS = ("prompt_token_count", "cached_content_token_count", "tool_use_prompt_token_count",
           "candidates_token_count", "thoughts_token_count")
@@ -153,3 +155,36 @@ def test_times_are_written_without_float_noise() -> None:
     first = result.per_invocation[0].details
     assert first is not None and first.duration_details is not None
     assert first.duration_details.framework_seconds == 0.1
+
+
+def _traced_case() -> tuple[list[Invocation], Trace]:
+    spans = [Span(span_id="i", name="turn", kind="invocation", start=0.0, end=2.0),
+             Span(span_id="m", parent_id="i", name="llm", kind="llm", start=0.0, end=1.0,
+                  attributes={"gen_ai.usage.input_tokens": 7, "gen_ai.usage.output_tokens": 3}),
+             Span(span_id="t", parent_id="i", name="tool", kind="tool", start=1.0, end=1.5)]
+    return [_inv([{"prompt_token_count": 1}], 2.0)], Trace(trace_id="x", spans=spans)
+
+
+def test_a_cases_figures_are_read_from_its_trace_once_for_every_criterion(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    reads: list[int] = []
+    real = efficiency.invocations_figures
+
+    def counted(trace: Trace | None, count: int) -> list[Figures | None]:
+        reads.append(count)
+        return real(trace, count)
+
+    monkeypatch.setattr(efficiency, "invocations_figures", counted)
+    actual, trace = _traced_case()
+    ctx = EvalContext(actual=actual, trace=trace)
+    scores = [cls(name, BaseCriterion(threshold=0.0)).score(ctx).score for cls, name in (
+        (ToolCallCount, "tool_call_count_v1"), (InferenceCallCount, "inference_call_count_v1"),
+        (TokenUsage, "token_usage_v1"))]
+    assert scores == [1.0, 1.0, 10.0]  # from the spans, not the invocation's own usage
+    assert reads == [1]
+    # Another trace (or another count of invocations) in the same context is read again.
+    ctx.trace = Trace(trace_id="y", spans=[*trace.spans, Span(
+        span_id="t2", parent_id="i", name="tool", kind="tool", start=1.5, end=1.6)])
+    assert ToolCallCount("tool_call_count_v1", BaseCriterion(threshold=0.0)).score(ctx).score == 2.0
+    assert reads == [1, 1]
+    assert ctx == EvalContext(actual=actual, trace=ctx.trace)  # what was kept is not compared

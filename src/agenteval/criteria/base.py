@@ -37,6 +37,7 @@ from agenteval.schema.trace import Trace
 
 if TYPE_CHECKING:
     from agenteval.criteria.judge.engine.service import JudgeService
+    from agenteval.tracing.figures import Figures
 
 
 # A reason as given: its text, a function making it when it is first read, or none.
@@ -138,6 +139,11 @@ class EvalContext:
     judge: JudgeService | None = None
     extras: dict[str, Any] = field(default_factory=dict)
     trace: Trace | None = None  # the case run's spans, when they were recorded
+    # The figures of `trace`'s invocations (`tracing.figures.invocations_figures`) with the
+    # trace and count they were read for: read once a case, not once per efficiency criterion
+    # (three read them); set by `agenteval.criteria.efficiency`, not by callers.
+    figures: tuple[Trace, int, list[Figures | None]] | None = field(
+        default=None, init=False, repr=False, compare=False)
 
 
 def fsum_left(values: Sequence[float]) -> float:

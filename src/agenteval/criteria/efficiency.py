@@ -39,7 +39,15 @@ from agenteval.tracing.figures import Figures, invocations_figures
 
 
 def _figures(ctx: EvalContext) -> list[Figures | None]:
-    return invocations_figures(ctx.trace, len(ctx.actual))
+    """The figures of the case's invocations, read from its trace once for the criteria that
+    use them (kept in the context with the trace and count they were read for)."""
+    kept, trace, n = ctx.figures, ctx.trace, len(ctx.actual)
+    if kept is not None and kept[0] is trace and kept[1] == n:
+        return kept[2]
+    figures = invocations_figures(trace, n)
+    if trace is not None:
+        ctx.figures = (trace, n, figures)
+    return figures
 
 
 def _reason(score: float | None, unit: str, ctx: EvalContext, traced: bool = True) -> Reason:
