@@ -6,6 +6,9 @@ import math
 import uuid
 from dataclasses import dataclass
 
+import pytest
+
+from agenteval.runner import values
 from agenteval.runner.values import MAX_DEPTH, make_safe
 from agenteval.schema import FunctionCall
 
@@ -67,3 +70,22 @@ def test_unpaired_surrogates_become_replacement_characters() -> None:
     assert call.name == "f\ufffd" and call.args == {"q": "a\ufffdb", "ok": "é"}
     assert len(notes) == 2 and "unpaired surrogate" in notes[0]
     call.model_dump_json()  # writable
+
+
+def test_a_values_place_is_written_out_only_for_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[str] = []
+    real = values._where
+
+    def where(at: object) -> str:
+        made.append(real(at))  # type: ignore[arg-type]
+        return made[-1]
+
+    monkeypatch.setattr(values, "_where", where)
+    notes: list[str] = []
+    call = FunctionCall(name="f", args={"q": ["a", 1, 2.5, None, {"k": "é"}]})
+    make_safe({"calls": [call], 3: (True,)}, "turn", notes)
+    assert made == [] and notes == []
+    make_safe({"calls": [FunctionCall(name="f", args={"q": [0, {"k": math.inf}]})], 7: [0, math.nan]},
+              "turn", notes)
+    assert made == ["turn.calls[0].args.q[1].k", "turn.7[1]"]
+    assert [n.split(":")[0] for n in notes] == made

@@ -40,13 +40,44 @@ def _unserialisable(value: Any) -> str:
     return f"<unserialisable {kind.__module__}.{kind.__qualname__}: {text}>"
 
 
+# Where a value is, as the notes say it (`invocation 0.args.q`, `calls[1]`): the text of the
+# top-level value, or (the container's place, ".", key) for a dict's key or a model's field and
+# (the container's place, "[]", index) for a list's item. The text is made only for a note: a
+# turn's record holds about sixty values, and formatting each one's path, with the other
+# per-value work skipped here, was a sixth of making it safe (bench/README.md, session 41).
+_At = str | tuple["_At", str, object]
+
+
+def _where(at: _At) -> str:
+    parts: list[str] = []
+    while not isinstance(at, str):
+        at, sep, key = at
+        parts.append(f"[{key}]" if sep == "[]" else f".{key}")
+    return at + "".join(reversed(parts))
+
+
+def _plain(value: Any) -> bool:
+    """Whether `_safe` would give `value` itself back at once and note nothing: None, an int, a
+    bool or ASCII text, of exactly those types (most of a turn's values; tested before a call)."""
+    kind = value.__class__
+    return value is None or kind is int or kind is bool or (kind is str and value.isascii())
+
+
 def make_safe(value: Any, where: str, notes: list[str], depth: int = 0,
               path_ids: frozenset[int] = frozenset()) -> Any:
     """`value` as the module docstring says; what was lost is appended to `notes` with `where`."""
+    return _safe(value, where, notes, depth, set(path_ids))
+
+
+def _safe(value: Any, at: _At, notes: list[str], depth: int, path_ids: set[int]) -> Any:
+    # `path_ids`: the ids of the containers holding `value` (a cycle is a container inside
+    # itself; the same container twice side by side is not one), added and removed around each.
     if isinstance(value, str):
+        if value.isascii():  # (`utf8_text`'s first test: most text)
+            return value
         text, replaced = utf8_text(value)
         if replaced:  # a lone surrogate: no UTF-8 (so no JSON file) can hold it
-            notes.append(f"{where}: text with an unpaired surrogate; each written as U+FFFD")
+            notes.append(f"{_where(at)}: text with an unpaired surrogate; each written as U+FFFD")
         return text
     if value is None or isinstance(value, (bool, int)):
         return value
@@ -54,41 +85,55 @@ def make_safe(value: Any, where: str, notes: list[str], depth: int = 0,
         if math.isfinite(value):
             return value
         text = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-        notes.append(f"{where}: {text} is not a JSON number; written as the string {text!r}")
+        notes.append(f"{_where(at)}: {text} is not a JSON number; written as the string {text!r}")
         return text
     if depth >= MAX_DEPTH:
-        notes.append(f"{where}: nested deeper than {MAX_DEPTH} levels; cut there")
+        notes.append(f"{_where(at)}: nested deeper than {MAX_DEPTH} levels; cut there")
         return f"<nested deeper than {MAX_DEPTH} levels>"
     if isinstance(value, BaseModel):
-        make_model_safe(value, where, notes, depth)
+        _model_safe(value, at, notes, depth, set())  # (a model's fields start a path of their own)
         return value
     if isinstance(value, (dict, list, tuple)):
-        if id(value) in path_ids:
-            notes.append(f"{where}: contains itself; written as '<cycle>'")
+        key = id(value)
+        if key in path_ids:
+            notes.append(f"{_where(at)}: contains itself; written as '<cycle>'")
             return "<cycle>"
-        inner = path_ids | {id(value)}
+        path_ids.add(key)
+        depth += 1
+        out: Any
         if isinstance(value, dict):
-            return {(k if isinstance(k, str) else str(k)):
-                    make_safe(v, f"{where}.{k}", notes, depth + 1, inner) for k, v in value.items()}
-        return [make_safe(v, f"{where}[{i}]", notes, depth + 1, inner) for i, v in enumerate(value)]
+            out = {(k if isinstance(k, str) else str(k)):
+                   v if _plain(v) else _safe(v, (at, ".", k), notes, depth, path_ids)
+                   for k, v in value.items()}
+        else:
+            out = [v if _plain(v) else _safe(v, (at, "[]", i), notes, depth, path_ids)
+                   for i, v in enumerate(value)]
+        path_ids.discard(key)
+        return out
     try:
         plain = pydantic_core.to_jsonable_python(value)
     except (pydantic_core.PydanticSerializationError, ValueError, TypeError, RecursionError):
         text = _unserialisable(value)
-        notes.append(f"{where}: {type(value).__name__} cannot be written as JSON; written as its repr")
+        notes.append(f"{_where(at)}: {type(value).__name__} cannot be written as JSON; written as its repr")
         return text
-    return make_safe(plain, where, notes, depth + 1, path_ids)
+    return _safe(plain, at, notes, depth + 1, path_ids)
 
 
 def make_model_safe(model: BaseModel, where: str, notes: list[str], depth: int = 0) -> None:
     """Makes every field and extra key of a (wire) model safe, in place."""
-    for name, value in list(model.__dict__.items()):
-        if value is not None and not isinstance(value, (bool, int)):
-            model.__dict__[name] = make_safe(value, f"{where}.{name}", notes, depth + 1)
+    _model_safe(model, where, notes, depth, set())
+
+
+def _model_safe(model: BaseModel, at: _At, notes: list[str], depth: int, path_ids: set[int]) -> None:
+    fields = model.__dict__
+    depth += 1
+    for name, value in fields.items():  # (values replaced in place: the keys stay as they are)
+        if not (value is None or isinstance(value, (bool, int)) or _plain(value)):
+            fields[name] = _safe(value, (at, ".", name), notes, depth, path_ids)
     extra = model.__pydantic_extra__
     if extra:
         for name, value in list(extra.items()):
-            extra[name] = make_safe(value, f"{where}.{name}", notes, depth + 1)
+            extra[name] = _safe(value, (at, ".", name), notes, depth, path_ids)
 
 
 __all__ = ["MAX_DEPTH", "make_model_safe", "make_safe"]
