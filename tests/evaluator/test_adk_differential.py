@@ -1,0 +1,115 @@
+"""Differential check: agenteval's `AgentEvaluator.evaluate` against ADK 2.13's on the same ADK
+agent (tests/evaluator/scripted_runs_adk.py: scripted per run, no model) over seeded random
+cases: several runs that behave differently, multi-turn, nested and 1-vs-1.0 arguments, unicode,
+empty answers, thresholds at the edges, `*.test.json` files written as eval sets or as ADK's
+legacy list of turns, `test_config.json` in every criterion form. Per case (one file each, since
+ADK's failure lines do not name the case): the same pass / fail, the same failing criteria, and
+the score ADK reports shown in agenteval's line. Runs where ADK's eval extras import."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import re
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agenteval import AgentEvaluator as OurEvaluator
+from agenteval import EvaluationFailed
+from tests.cli import adk_differential as gen
+
+pytest.importorskip("google.adk.evaluation.local_eval_service",
+                    reason="google-adk is not installed (pip install 'agenteval[adk]')")
+
+from tests.evaluator import scripted_runs_adk as agent  # (imports google.adk)
+
+MODULE = agent.__name__
+ADK_LINE = re.compile(r"^(\w+) for \S+ (?:Failed\. Expected (\S+), but got (\S+)\.|was not evaluated)")
+
+
+def case(rng: random.Random, i: int, num_runs: int) -> tuple[dict[str, Any], bool]:
+    """(the file's JSON, written as a legacy list?), with the agent's script for every run set."""
+    turns, script = [], {}
+    for j in range(rng.choice([1, 1, 2, 3])):
+        prompt = f"c{i}t{j} {gen.text(rng, 0, 3)}"
+        calls = gen.calls(rng)
+        reference = gen.text(rng, 0, 6)
+        turns.append((prompt, calls, reference))
+        runs = []
+        for _ in range(num_runs):
+            text = reference if rng.random() < 0.4 else gen.text(rng, 0, 6)
+            runs.append({"calls": gen.mutate_calls(rng, calls), "text": text})
+        script[prompt] = runs
+    agent.SCRIPT.update(script)
+    if rng.random() < 0.4:
+        return [{"query": p, "expected_tool_use": [{"tool_name": n, "tool_input": a} for n, a in cs],
+                 "reference": r} for p, cs, r in turns], True
+    conversation = [{"user_content": {"role": "user", "parts": [{"text": p}]},
+                     "final_response": {"role": "model", "parts": [{"text": r}]},
+                     "intermediate_data": {"tool_uses": [{"name": n, "args": a} for n, a in cs]}}
+                    for p, cs, r in turns]
+    return {"eval_set_id": f"s{i}", "eval_cases": [{"eval_id": f"c{i}", "conversation": conversation}]}, False
+
+
+def adk_failures(path: Path, num_runs: int) -> dict[str, str | None] | None:
+    """ADK's verdict on one file: None when it passes, else {criterion: the score it reports}."""
+    from google.adk.evaluation.agent_evaluator import AgentEvaluator
+
+    agent.HEARD.clear()
+    try:
+        asyncio.run(AgentEvaluator.evaluate(MODULE, str(path), num_runs=num_runs,
+                                            print_detailed_results=False))
+    except AssertionError as e:
+        lines = [m for line in str(e).splitlines() if (m := ADK_LINE.match(line))]
+        return {m.group(1): m.group(3) for m in lines}
+    return None
+
+
+def our_failures(path: Path, num_runs: int) -> dict[str, str] | None:
+    """agenteval's verdict on one file: None when it passes, else {criterion: its failure line}."""
+    agent.HEARD.clear()
+    try:
+        asyncio.run(OurEvaluator.evaluate(MODULE, path, num_runs=num_runs, print_detailed_results=False,
+                                          parallelism=1, store_root=None))
+    except EvaluationFailed as e:
+        return {line.split(": ")[1].split()[0]: line for line in e.failures}
+    return None
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_agent_evaluator_decides_as_adks_does(seed: int, tmp_path: Path) -> None:
+    rng = random.Random(1000 + seed)
+    problems = []
+    for i in range(6):
+        num_runs = rng.choice([1, 2, 3])
+        data, legacy = case(rng, i, num_runs)
+        folder = tmp_path / f"case{i}"
+        folder.mkdir()
+        config = gen.config(rng) or {"criteria": {"tool_trajectory_avg_score": 1.0,
+                                                  "response_match_score": 0.8}}
+        (folder / "test_config.json").write_text(json.dumps({"criteria": config["criteria"]}))
+        path = folder / f"c{i}.test.json"
+        path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            logging.disable(logging.CRITICAL)
+            try:
+                theirs = adk_failures(path, num_runs)
+                ours = our_failures(path, num_runs)
+            finally:
+                logging.disable(logging.NOTSET)
+        where = f"case {i} ({'legacy' if legacy else 'eval set'}, {num_runs} runs, {config['criteria']})"
+        if (theirs is None) != (ours is None) or set(theirs or {}) != set(ours or {}):
+            problems.append(f"{where}: ADK {theirs}, agenteval {ours}")
+            continue
+        for metric, score in (theirs or {}).items():
+            line = (ours or {})[metric]
+            if score is not None and f"{float(score):.4g}" not in line and score not in line:
+                problems.append(f"{where}: ADK reports {metric} {score}, agenteval says {line}")
+    assert not problems, "\n".join(problems)
+
