@@ -60,7 +60,7 @@ def failure_lines(results: Sequence[EvalSetResult]) -> list[str]:
             for m in case.metrics:
                 if m.eval_status in (EvalStatus.FAILED, EvalStatus.NOT_EVALUATED):
                     runs = f" (mean of {m.runs} runs)" if m.runs > 1 else ""
-                    got = "not evaluated" if m.mean is None else f"{m.mean:.4g}{runs}"
+                    got = "not evaluated" if m.mean is None else f"{_shown(m.mean, m.threshold)}{runs}"
                     pooled = _pooled(result, case.eval_id, m.metric_name) if m.runs > 1 else None
                     if m.mean is not None and pooled is not None and f"{pooled:.4g}" != f"{m.mean:.4g}":
                         got += f"; pooled over the runs' invocations, as ADK reports it: {pooled:.4g}"
@@ -68,6 +68,13 @@ def failure_lines(results: Sequence[EvalSetResult]) -> list[str]:
                     lines.append(f"{where}: {m.metric_name} expected >= {m.threshold}, got {got}"
                                  + (f" — {reason}" if reason else ""))
     return lines
+
+
+def _shown(score: float, threshold: float | None) -> str:
+    """A failing score to 4 significant digits, or every digit where those would round it up to
+    the threshold or past it (a score one ulp below 0.17297517297517298 is not "0.173")."""
+    short = f"{score:.4g}"
+    return repr(score) if threshold is not None and float(short) >= threshold else short
 
 
 def _pooled(result: EvalSetResult, eval_id: str, metric_name: str) -> float | None:

@@ -113,3 +113,24 @@ def test_agent_evaluator_decides_as_adks_does(seed: int, tmp_path: Path) -> None
                 problems.append(f"{where}: ADK reports {metric} {score}, agenteval says {line}")
     assert not problems, "\n".join(problems)
 
+
+def test_one_ulp_below_the_threshold_fails_and_the_line_shows_it(tmp_path: Path) -> None:
+    # ROUGE-1 of 1/7, 2/13 and 2/9 over three turns: the left-to-right mean that ADK's evaluator
+    # gives the case (and agenteval the case and the run) is 0.17297517297517295, one ulp below
+    # the threshold; ADK's AgentEvaluator re-averages with statistics.mean (…298) and passes the
+    # case its own LocalEvalService marks FAILED (docs/adk-differences.md). The failure line must
+    # not round the score up to the threshold ("got 0.173").
+    turns = [("u1", "a b c d e f g", "a z0 z1 z2 z3 z4 z5"), ("u2", "a b c d e f", "a z0 z1 z2 z3 z4 z5"),
+             ("u3", "a b", "a z0 z1 z2 z3 z4 z5")]
+    agent.SCRIPT.update({p: [{"calls": [], "text": said}] for p, _, said in turns})
+    threshold = 0.17297517297517298
+    (tmp_path / "test_config.json").write_text(json.dumps({"criteria": {"response_match_score": threshold}}))
+    path = tmp_path / "edge.test.json"
+    legacy = [{"query": p, "expected_tool_use": [], "reference": ref} for p, ref, _ in turns]
+    path.write_text(json.dumps(legacy))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert adk_failures(path, 1) is None
+    ours = our_failures(path, 1)
+    assert ours is not None
+    assert ours["response_match_score"].endswith(f"expected >= {threshold}, got 0.17297517297517295")
