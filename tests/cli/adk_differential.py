@@ -120,8 +120,13 @@ def intermediate(rng: random.Random, cs: list[tuple[str, Json]], camel: bool) ->
         return {key: [{"name": n, "args": a} for n, a in cs]}
     events = []
     for n, a in cs:
-        events.append({"author": "agent", "content": {"role": "model", "parts": [
-            {"function_call": {"name": n, "args": a}}]}})
+        call = {"author": "agent", "content": {"role": "model", "parts": [
+            {"function_call": {"name": n, "args": a}}]}}
+        if rng.random() < 0.5:  # a model call's usage (the efficiency metrics read it)
+            call["usage_metadata"] = {"prompt_token_count": rng.randint(0, 900),
+                                      "candidates_token_count": rng.randint(0, 90),
+                                      "total_token_count": rng.randint(0, 999)}
+        events.append(call)
         events.append({"author": "agent", "content": {"role": "user", "parts": [
             {"function_response": {"name": n, "response": {"result": text(rng, 1, 2)}}}]}})
         if rng.random() < 0.3:
@@ -135,6 +140,8 @@ def invocation(rng: random.Random, user: str, final: Json, cs: list[tuple[str, J
     d: dict[str, Any] = {("userContent" if camel else "user_content"): user_content}
     if final is not None:
         d["finalResponse" if camel else "final_response"] = final
+    if rng.random() < 0.3:
+        d["duration"] = rng.choice([0.5, 1.25, 0.1, 3.0, 0.0])
     inter = intermediate(rng, cs, camel)
     if inter is not None:
         d["intermediateData" if camel else "intermediate_data"] = inter

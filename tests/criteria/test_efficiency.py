@@ -137,13 +137,14 @@ def test_an_invocations_duration_details_are_its_parts_with_the_framework_rest()
         assert score.score == total
     assert result.details is not None and result.details.duration_details is not None
     assert result.details.duration_details.model_dump() == {
-        "total_seconds": 6.5 / 4, "model_seconds": 1.25 / 2, "tool_seconds": 1.25 / 2,
-        "framework_seconds": (1.5 + 0.75 + 0.0 + 2.0) / 4}
+        "total_seconds": 1.625, "model_seconds": 0.625, "tool_seconds": 0.625,
+        "framework_seconds": 1.062}  # (1.5 + 0.75 + 0.0 + 2.0) / 4 = 1.0625, to the millisecond as ADK
 
 
 def test_times_are_written_without_float_noise() -> None:
     # A difference or a mean of times in milliseconds wrote 0.09999999999999998 and
-    # 0.20000000000000004: times are written to the microsecond (a score never is rounded).
+    # 0.20000000000000004: an invocation's times are written to the microsecond, the means to
+    # the millisecond as ADK 2.13 rounds them (a score never is rounded otherwise).
     case = [_inv([None], 0.3, 0.1), _inv([None], 0.1, 0.05), _inv([None], 0.2)]
     case[0].tool_duration = 0.1
     result = InvocationDuration("invocation_duration_v1", BaseCriterion(threshold=0.0)).score(
@@ -151,7 +152,7 @@ def test_times_are_written_without_float_noise() -> None:
     assert result.score == 0.2
     assert result.details is not None and result.details.duration_details is not None
     assert result.details.duration_details.model_dump() == {
-        "total_seconds": 0.2, "model_seconds": 0.075, "tool_seconds": 0.1, "framework_seconds": 0.116667}
+        "total_seconds": 0.2, "model_seconds": 0.075, "tool_seconds": 0.1, "framework_seconds": 0.117}
     first = result.per_invocation[0].details
     assert first is not None and first.duration_details is not None
     assert first.duration_details.framework_seconds == 0.1
@@ -188,3 +189,12 @@ def test_a_cases_figures_are_read_from_its_trace_once_for_every_criterion(
     assert ToolCallCount("tool_call_count_v1", BaseCriterion(threshold=0.0)).score(ctx).score == 2.0
     assert reads == [1, 1]
     assert ctx == EvalContext(actual=actual, trace=ctx.trace)  # what was kept is not compared
+def test_the_overall_duration_is_the_mean_to_the_millisecond_as_adks() -> None:
+    # ADK 2.13's invocation_duration_v1 reports round(mean, 3): 1.25, 3.0 and 0.0 seconds give
+    # 1.417 there (tests/cli/test_score_adk_differential.py compares whole documents).
+    case = [Invocation.model_validate({"user_content": {"role": "user", "parts": [{"text": "q"}]},
+                                       "duration": d}) for d in (1.25, 3.0, None, 0.0)]
+    result = InvocationDuration("invocation_duration_v1", BaseCriterion(threshold=0.0)).score(
+        EvalContext(actual=case))
+    assert result.score == 1.417
+    assert [s.score for s in result.per_invocation] == [1.25, 3.0, None, 0.0]

@@ -291,7 +291,7 @@ def test_eval_set_runs_and_compare_edges(page: Any, base_url: str, agents_dir: P
     cases = api(page, f"/api/runs/{newer['run_id']}/cases")
     case = cases[0]
     mean = next(m["score"] for m in case["metrics"] if m["name"] == "invocation_duration_v1")
-    assert case["seconds"] == pytest.approx(2 * mean, rel=1e-6)
+    assert case["seconds"] == pytest.approx(2 * mean, abs=1e-3)  # the mean is to the millisecond
     title = page.locator(".chart:has-text('Latency per case') svg title").first.text_content() or ""
     secs = case["seconds"]
     shown = f"{int(secs * 1000 + 0.5)} ms" if secs < 1 else f"{secs:.2f} s"

@@ -225,14 +225,14 @@ class InvocationDuration(Criterion):
                 with_tool += 1
                 tool_sum += tool
         # The mean of the scores: a timed invocation's is its total, which is never None, so
-        # it is the mean of the totals just taken (the same values in the same order).
-        # Times, so written to the microsecond (`measured_seconds`): a sum of times in
-        # milliseconds divided leaves float noise (0.20000000000000004) otherwise.
-        overall = measured_seconds(total / timed) if timed else None
+        # it is the mean of the totals just taken (the same values in the same order). Each
+        # mean to the millisecond, as ADK 2.13 rounds its averaged parts (and so its overall
+        # score): 1.25, 3.0 and 0.0 seconds make 1.417, not 1.416667.
+        overall = round(total / timed, 3) if timed else None
         avg = _make_duration({
             "total_seconds": overall,
-            "model_seconds": measured_seconds(model_sum / with_model) if with_model else None,
-            "tool_seconds": measured_seconds(tool_sum / with_tool) if with_tool else None,
-            "framework_seconds": measured_seconds(framework_sum / timed) if timed else None})
+            "model_seconds": round(model_sum / with_model, 3) if with_model else None,
+            "tool_seconds": round(tool_sum / with_tool, 3) if with_tool else None,
+            "framework_seconds": round(framework_sum / timed, 3) if timed else None})
         return CriterionResult(overall, per, _details(None, avg),
                                reason=_reason(overall, "seconds", ctx, traced=False))
