@@ -56,29 +56,62 @@ def case(rng: random.Random, i: int, num_runs: int) -> tuple[dict[str, Any], boo
     return {"eval_set_id": f"s{i}", "eval_cases": [{"eval_id": f"c{i}", "conversation": conversation}]}, False
 
 
-def adk_failures(path: Path, num_runs: int) -> dict[str, str | None] | None:
-    """ADK's verdict on one file: None when it passes, else {criterion: the score it reports}."""
+Runs = list[str]  # each run of the case: its scores as JSON, sorted
+
+
+def run_scores(overall: Any, per_invocation: Any) -> str:
+    """A run's (score, status) per criterion, overall and per invocation, as JSON; the measured
+    duration left out (real clocks)."""
+    def scores(results: Any) -> dict[str, Any]:
+        return {m.metric_name: [m.score, m.eval_status.value] for m in results
+                if m.metric_name != "invocation_duration_v1"}
+    return json.dumps([scores(overall), [scores(p.eval_metric_results) for p in per_invocation]],
+                      sort_keys=True)
+
+
+def adk_failures(path: Path, num_runs: int) -> tuple[dict[str, str | None] | None, Runs]:
+    """ADK's verdict on one file (None when it passes, else {criterion: the score it reports})
+    and its runs' scores."""
     from google.adk.evaluation.agent_evaluator import AgentEvaluator
 
     agent.HEARD.clear()
+    results: list[Any] = []
+    real = AgentEvaluator._get_eval_results_by_eval_id
+
+    async def kept(*args: Any, **kwargs: Any) -> Any:
+        by_id = await real(*args, **kwargs)
+        results.extend(r for runs in by_id.values() for r in runs)
+        return by_id
+
+    AgentEvaluator._get_eval_results_by_eval_id = kept  # type: ignore[method-assign]
+    failures: dict[str, str | None] | None = None
     try:
         asyncio.run(AgentEvaluator.evaluate(MODULE, str(path), num_runs=num_runs,
                                             print_detailed_results=False))
     except AssertionError as e:
         lines = [m for line in str(e).splitlines() if (m := ADK_LINE.match(line))]
-        return {m.group(1): m.group(3) for m in lines}
-    return None
+        failures = {m.group(1): m.group(3) for m in lines}
+    finally:
+        AgentEvaluator._get_eval_results_by_eval_id = real  # type: ignore[method-assign]
+    runs = sorted(run_scores(r.overall_eval_metric_results, r.eval_metric_result_per_invocation)
+                  for r in results)
+    return failures, runs
 
 
-def our_failures(path: Path, num_runs: int) -> dict[str, str] | None:
-    """agenteval's verdict on one file: None when it passes, else {criterion: its failure line}."""
+def our_failures(path: Path, num_runs: int) -> tuple[dict[str, str] | None, Runs]:
+    """agenteval's verdict on one file (None when it passes, else {criterion: its failure line})
+    and its runs' scores."""
     agent.HEARD.clear()
+    failures = None
     try:
-        asyncio.run(OurEvaluator.evaluate(MODULE, path, num_runs=num_runs, print_detailed_results=False,
-                                          parallelism=1, store_root=None))
+        results = asyncio.run(OurEvaluator.evaluate(MODULE, path, num_runs=num_runs, parallelism=1,
+                                                    print_detailed_results=False, store_root=None))
     except EvaluationFailed as e:
-        return {line.split(": ")[1].split()[0]: line for line in e.failures}
-    return None
+        failures = {line.split(": ")[1].split()[0]: line for line in e.failures}
+        results = e.results
+    runs = sorted(run_scores(c.overall_eval_metric_results, c.eval_metric_result_per_invocation)
+                  for r in results for c in r.eval_case_results)
+    return failures, runs
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -99,11 +132,13 @@ def test_agent_evaluator_decides_as_adks_does(seed: int, tmp_path: Path) -> None
             warnings.simplefilter("ignore")
             logging.disable(logging.CRITICAL)
             try:
-                theirs = adk_failures(path, num_runs)
-                ours = our_failures(path, num_runs)
+                theirs, their_runs = adk_failures(path, num_runs)
+                ours, our_runs = our_failures(path, num_runs)
             finally:
                 logging.disable(logging.NOTSET)
         where = f"case {i} ({'legacy' if legacy else 'eval set'}, {num_runs} runs, {config['criteria']})"
+        if our_runs != their_runs:
+            problems.append(f"{where}: runs scored\n  ADK       {their_runs}\n  agenteval {our_runs}")
         if (theirs is None) != (ours is None) or set(theirs or {}) != set(ours or {}):
             problems.append(f"{where}: ADK {theirs}, agenteval {ours}")
             continue
@@ -130,7 +165,7 @@ def test_one_ulp_below_the_threshold_fails_and_the_line_shows_it(tmp_path: Path)
     path.write_text(json.dumps(legacy))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert adk_failures(path, 1) is None
-    ours = our_failures(path, 1)
+        assert adk_failures(path, 1)[0] is None
+    ours = our_failures(path, 1)[0]
     assert ours is not None
     assert ours["response_match_score"].endswith(f"expected >= {threshold}, got 0.17297517297517295")
