@@ -153,7 +153,7 @@ def test_one_ulp_below_the_threshold_fails_and_the_line_shows_it(tmp_path: Path)
     # ROUGE-1 of 1/7, 2/13 and 2/9 over three turns: the left-to-right mean that ADK's evaluator
     # gives the case (and agenteval the case and the run) is 0.17297517297517295, one ulp below
     # the threshold; ADK's AgentEvaluator re-averages with statistics.mean (…298) and passes the
-    # case its own LocalEvalService marks FAILED (docs/adk-differences.md). The failure line must
+    # case its own LocalEvalService marks FAILED (docs/adk-parity.md). The failure line must
     # not round the score up to the threshold ("got 0.173").
     turns = [("u1", "a b c d e f g", "a z0 z1 z2 z3 z4 z5"), ("u2", "a b c d e f", "a z0 z1 z2 z3 z4 z5"),
              ("u3", "a b", "a z0 z1 z2 z3 z4 z5")]
