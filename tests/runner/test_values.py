@@ -5,6 +5,7 @@ import json
 import math
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -89,3 +90,20 @@ def test_a_values_place_is_written_out_only_for_a_note(monkeypatch: pytest.Monke
               "turn", notes)
     assert made == ["turn.calls[0].args.q[1].k", "turn.7[1]"]
     assert [n.split(":")[0] for n in notes] == made
+
+
+def test_a_value_of_a_class_in_the_agent_file_is_named_as_its_user_knows_it(tmp_path: Path) -> None:
+    # It was shown as `agenteval_agent_<hash>.Odd`, the loader's private name for the file.
+    from agenteval.agents.loader import load_root_agent
+
+    (tmp_path / "shop_agent.py").write_text("class Odd:\n    pass\n\nroot_agent = Odd()\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "json").mkdir()  # a package named as a standard module: a private name
+    (tmp_path / "pkg" / "json" / "__init__.py").write_text("from .kinds import Odd\nroot_agent = Odd()\n")
+    (tmp_path / "pkg" / "json" / "kinds.py").write_text("class Odd:\n    pass\n")
+    for path, shown in ((tmp_path / "shop_agent.py", "shop_agent.Odd"),
+                        (tmp_path / "pkg" / "json", "json.kinds.Odd")):
+        notes: list[str] = []
+        text = make_safe(load_root_agent(path), "tool_response", notes)
+        assert text.startswith(f"<unserialisable {shown}: <{shown} object at 0x"), text
+        assert "agenteval_agent_" not in text and notes

@@ -23,6 +23,20 @@ class AgentLoadError(AgentEvalError):
     """The agent could not be found or imported."""
 
 
+# The private module names agent files and packages are imported under (`agenteval_agent_<hash>`,
+# so two agents' `agent.py` do not collide), each with the name its user knows it by.
+_SHOWN: dict[str, str] = {}
+
+
+def shown_module_name(name: str) -> str:
+    """The module `name` as its user knows it: an agent file or package imported under a private
+    name is named by the file's stem or the folder's name (`my_agent.Odd`, not
+    `agenteval_agent_123.Odd`); any other name as it is."""
+    head, dot, rest = name.partition(".")
+    shown = _SHOWN.get(head)
+    return name if shown is None else shown + dot + rest
+
+
 def _shadows(name: str, folder: Path) -> bool:
     """True when importing `name` would not give the package in `folder`: a standard-library
     module of that name, or a module already imported from elsewhere (`json/`, `test/`, ...)."""
@@ -42,16 +56,18 @@ def _import_package(path: Path) -> ModuleType:
             sys.path.insert(0, parent)
         return importlib.import_module(path.name)
     return _exec(f"agenteval_agent_{path.name}_{abs(hash(str(path.resolve())))}", path / "__init__.py",
-                 [str(path)])
+                 path.name, [str(path)])
 
 
-def _exec(name: str, location: Path, search: list[str] | None = None) -> ModuleType:
-    """Imports the file `location` as module `name` (a package when `search` is given)."""
+def _exec(name: str, location: Path, shown: str, search: list[str] | None = None) -> ModuleType:
+    """Imports the file `location` as module `name` (a package when `search` is given), shown to
+    the user as `shown`."""
     spec = importlib.util.spec_from_file_location(name, location, submodule_search_locations=search)
     if spec is None or spec.loader is None:
         raise AgentLoadError(f"{location}: cannot import")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    _SHOWN[name] = shown
     spec.loader.exec_module(module)
     return module
 
@@ -71,7 +87,7 @@ def _import_path(path: Path) -> ModuleType:
         if path.stem == "__init__":
             return package
         return importlib.import_module(f"{package.__name__}.{path.stem}")
-    return _exec(f"agenteval_agent_{abs(hash(str(path.resolve())))}", path)
+    return _exec(f"agenteval_agent_{abs(hash(str(path.resolve())))}", path, path.stem)
 
 
 def check_agent_path(agent_path: str | Path) -> None:

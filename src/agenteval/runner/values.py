@@ -33,11 +33,16 @@ _REPR_CHARS = 200
 
 
 def _unserialisable(value: Any) -> str:
+    # Imported here: the loader is needed only on this rare path.
+    from agenteval.agents.loader import shown_module_name
+
     kind = type(value)
-    text = repr(value)
+    module = shown_module_name(kind.__module__)
+    # the default repr names the module too (`<agenteval_agent_123.Odd object at 0x...>`)
+    text = repr(value).replace(f"{kind.__module__}.", f"{module}.")
     if len(text) > _REPR_CHARS:
         text = text[:_REPR_CHARS] + "..."
-    return f"<unserialisable {kind.__module__}.{kind.__qualname__}: {text}>"
+    return f"<unserialisable {module}.{kind.__qualname__}: {text}>"
 
 
 # Where a value is, as the notes say it (`invocation 0.args.q`, `calls[1]`): the text of the
