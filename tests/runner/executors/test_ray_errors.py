@@ -89,6 +89,8 @@ def test_a_run_whose_cluster_could_not_be_joined_leaves_nothing_to_resume(
     def no_start(**kwargs: object) -> None:  # a local cluster that did not start in time
         raise TimeoutError("the raylet did not start in 30 s")
 
+    # (this process may already be connected, from another Ray test: the run would then use that)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
     monkeypatch.setattr(ray, "init", no_start)
     agent, path = _project(tmp_path)
     flags = ["--ray_address", address] if address else []
