@@ -185,10 +185,23 @@ def test_a_cases_figures_are_read_from_its_trace_once_for_every_criterion(
     assert reads == [1]
     # Another trace (or another count of invocations) in the same context is read again.
     ctx.trace = Trace(trace_id="y", spans=[*trace.spans, Span(
-        span_id="t2", parent_id="i", name="tool", kind="tool", start=1.5, end=1.6)])
-    assert ToolCallCount("tool_call_count_v1", BaseCriterion(threshold=0.0)).score(ctx).score == 2.0
+        span_id="m2", parent_id="i", name="llm", kind="llm", start=1.5, end=1.6)])
+    assert InferenceCallCount("inference_call_count_v1",
+                              BaseCriterion(threshold=0.0)).score(ctx).score == 2.0
     assert reads == [1, 1]
     assert ctx == EvalContext(actual=actual, trace=ctx.trace)  # what was kept is not compared
+
+
+def test_tool_calls_are_the_invocations_own_as_adk_counts_them_trace_or_not() -> None:
+    # A custom agent that answers its own calls makes no tool span: ADK 2.13 counts the calls in
+    # the invocation's events (1 here), where the trace's spans counted 0.
+    actual, trace = _traced_case()
+    untimed = Trace(trace_id="x", spans=[s for s in trace.spans if s.kind != "tool"])
+    ctx = EvalContext(actual=actual, trace=untimed)
+    result = ToolCallCount("tool_call_count_v1", BaseCriterion(threshold=0.0)).score(ctx)
+    assert result.score == 1.0 and [p.score for p in result.per_invocation] == [1.0]
+
+
 def test_the_overall_duration_is_the_mean_to_the_millisecond_as_adks() -> None:
     # ADK 2.13's invocation_duration_v1 reports round(mean, 3): 1.25, 3.0 and 0.0 seconds give
     # 1.417 there (tests/cli/test_score_adk_differential.py compares whole documents).

@@ -64,9 +64,7 @@ def run_scores(overall: Any, per_invocation: Any) -> str:
     duration left out (real clocks)."""
     def scores(results: Any) -> dict[str, Any]:
         return {m.metric_name: [m.score, m.eval_status.value] for m in results
-                # (tool_call_count_v1: agenteval counts the trace's tool spans, which this
-                # agent's self-answered calls do not make; ADK the events' calls: docs/adk-parity.md)
-                if m.metric_name not in ("invocation_duration_v1", "tool_call_count_v1")}
+                if m.metric_name != "invocation_duration_v1"}
     return json.dumps([scores(overall), [scores(p.eval_metric_results) for p in per_invocation]],
                       sort_keys=True)
 

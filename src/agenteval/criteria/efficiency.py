@@ -4,11 +4,11 @@ Results are built with `trusted` (no validation): every value is a float or None
 from validated invocations, and a run builds several per invocation.
 
 They read the case run's trace when there is one (`agenteval.tracing.figures`: the spans are
-the one source of counts, tokens and timings; inference writes the same timings into the
+the one source of model calls, tokens and timings; inference writes the same timings into the
 invocations). Without a trace (results read back from ADK files) they read what the invocations
-say: tool calls, model calls (events with usage metadata or a model version), token usage and
-timings. Where the data lacks them (the legacy intermediate form, files without timings) the
-value is None, i.e. not available.
+say: model calls (events with usage metadata or a model version), token usage and timings. Tool
+calls are always the invocations' own, as ADK counts them. Where the data lacks them (the legacy
+intermediate form, files without timings) the value is None, i.e. not available.
 
 Reasons: overall only (an invocation's score is its count, which says it all): the mean per
 invocation, over how many invocations, and where the counts came from (the trace, or the
@@ -72,14 +72,12 @@ class ToolCallCount(Criterion):
     reusable = True  # nothing of a case is kept
 
     def score(self, ctx: EvalContext) -> CriterionResult:
-        if ctx.trace is None:  # no figures to read (a recorded run: `score`)
-            per = [float(len(inv.tool_calls())) for inv in ctx.actual]
-        else:
-            per = [float(f.tool_calls if f is not None else len(inv.tool_calls()))
-                   for inv, f in zip(ctx.actual, _figures(ctx), strict=True)]
+        # The invocation's calls, trace or not, as ADK counts them and as the trajectory scores
+        # them: a custom agent's calls that no tool span times (it answers them itself) count.
+        per = [float(len(inv.tool_calls())) for inv in ctx.actual]
         overall = mean(per)
         return CriterionResult(overall, [InvocationScore(v) for v in per],
-                               reason=_reason(overall, "tool calls", ctx))
+                               reason=_reason(overall, "tool calls", ctx, traced=False))
 
 
 class InferenceCallCount(Criterion):
