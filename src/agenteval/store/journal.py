@@ -91,7 +91,7 @@ from agenteval.store.journal_tail import recover, tail
 from agenteval.store.journal_writer import FLUSH_CASES, FLUSH_SECONDS, Row, Writer
 from agenteval.store.kept import BESIDE, read_record, verdict_row
 from agenteval.store.output import placed_json, safe_name
-from agenteval.store.sqlite import check_readable, connect, use_wal
+from agenteval.store.sqlite import check_readable, connect, use_wal, wal_holder
 from agenteval.store.verdict_copy import beside
 from agenteval.verdicts.outcome import CaseOutcome
 
@@ -223,17 +223,8 @@ class Journal:
         bench/README.md, session 28) — pages of the run's rows, which `forget` deletes once the
         run is recorded. Kept, they are never copied: `forget` deletes the rows first and its
         checkpoint copies only the pages the rebuilt file still has."""
-        if self._wal_held is not None or not self.path.is_file():
-            return
-        conn = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
-        try:
-            use_wal(conn)
-            # (A connection holds the WAL's index, and so keeps it, once it has read.)
-            conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-        except sqlite3.DatabaseError:
-            conn.close()  # (the journal's next use names the problem)
-            return
-        self._wal_held = conn
+        if self._wal_held is None:
+            self._wal_held = wal_holder(self.path)
 
     def _let_wal_go(self) -> None:
         conn, self._wal_held = self._wal_held, None

@@ -65,7 +65,7 @@ def check_readable(path: Path, what: str) -> None:
         raise DataError(path, "", f"cannot use {what}: {e}") from None
 
 
-__all__ = ["check_readable", "connect", "use_wal"]
+__all__ = ["check_readable", "connect", "hold_wal", "let_wal_go", "use_wal", "wal_holder"]
 
 
 _held: dict[Path, sqlite3.Connection] = {}  # `hold_wal`'s, by the database's absolute path
@@ -80,17 +80,25 @@ def hold_wal(path: Path) -> None:
     bench/README.md, session 41). Kept, it is merged by the run's stages as the WAL grows, or
     by the recording's close, beside the run."""
     key = path.absolute()
-    if key in _held or not path.is_file():
-        return
+    if key not in _held and (conn := wal_holder(path)) is not None:
+        _held[key] = conn
+
+
+def wal_holder(path: Path) -> sqlite3.Connection | None:
+    """A connection to the database at `path` that has read it, and so holds its WAL: while it
+    is open, no other connection's close merges the WAL into the file. None when there is no
+    database there, or it cannot be read (its next use names the problem)."""
+    if not path.is_file():
+        return None
     conn = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
     try:
         use_wal(conn)
         # (A connection holds the WAL's index, and so keeps it, once it has read.)
         conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
     except sqlite3.DatabaseError:
-        conn.close()  # (the database's next use names the problem)
-        return
-    _held[key] = conn
+        conn.close()
+        return None
+    return conn
 
 
 def let_wal_go(path: Path) -> sqlite3.Connection | None:
