@@ -24,7 +24,8 @@ from agenteval import EvaluationFailed
 from tests.cli import adk_differential as gen
 
 pytest.importorskip("google.adk.evaluation.local_eval_service",
-                    reason="google-adk is not installed (pip install 'agenteval[adk]')")
+                    reason="ADK's evaluation is not importable: it needs google-adk's eval extra "
+                           "(pip install 'google-adk[eval]==2.13.0')")
 
 from tests.evaluator import scripted_runs_adk as agent  # (imports google.adk)
 
