@@ -153,7 +153,10 @@ def test_a_call_moved_past_one_without_a_response_keeps_its_own(page: Any, base_
                        "content": {"role": "user", "parts": [{"function_response": time}]}})
         path = agents_dir / "shop" / f"past{k}.evalset.json"
         path.write_text(json.dumps({**turn, "eval_set_id": f"past{k}"}))
-        page.goto(base_url + f"/#/app/shop/evalsets/past{k}/cases/t")
+        # (a query of its own loads the page afresh: a hash change alone left the last set's
+        # case on screen, whose Edit button could be clicked before the new one was drawn)
+        page.goto(base_url + f"/?set=past{k}#/app/shop/evalsets/past{k}/cases/t")
+        expect(page.locator("#case-editor h3")).to_have_text("Case t")
         page.click("#edit-case")
         page.locator(f'.call[data-call="{call}"] button[title="{direction}"]').click()
         expect(page.locator(".call-name").first).to_have_value("get_weather")
