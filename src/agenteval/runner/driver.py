@@ -403,15 +403,12 @@ def progress(listener: Listener | None) -> Progress | None:
 class Journaled(Sink):
     """Each case run queued to the run journal as soon as it is scored (durable within the
     journal's flush window; `runner.run` flushes it before the documents are completed); a run
-    that fails is released at once (interrupted: resumable, by this process or another). A new
-    run that fails before any case run was journaled (its executor could not be set up: a Ray
-    cluster that did not start) is removed instead: there is nothing to resume."""
+    that fails is released at once (interrupted: resumable, by this process or another)."""
 
-    def __init__(self, journal: Journal, fingerprint: str, total: int, resumed: bool = False) -> None:
+    def __init__(self, journal: Journal, fingerprint: str, total: int) -> None:
         self.journal, self.fingerprint, self.total = journal, fingerprint, total
         self.run_id = ""
         self._told: dict[str, int] = {}  # cases told so far, by eval set: the next one's place
-        self._kept = resumed  # the journal holds case runs of this run (a resumed run's, at least)
 
     def _place(self, eval_set_id: str) -> int:
         place = self._told.get(eval_set_id, 0)
@@ -423,7 +420,6 @@ class Journaled(Sink):
         self.journal.begin(header, self.fingerprint, self.total)
 
     def on_case_run(self, result: EvalCaseResult, seconds: float) -> None:
-        self._kept = True
         self.journal.append(self.run_id, result.eval_set_id, result)  # queued: durable within 0.5 s
 
     def on_case(self, outcome: CaseOutcome) -> None:
@@ -438,10 +434,8 @@ class Journaled(Sink):
             self._place(case.eval_set_id)
 
     def on_abort(self) -> None:
-        if self.run_id and self._kept:
+        if self.run_id:
             self.journal.release(self.run_id)
-        elif self.run_id:
-            self.journal.forget(self.run_id)
 
 
 def end_run(header: RunSpec, totals: Totals, judge: JudgeService, services: Services) -> RunSpec:

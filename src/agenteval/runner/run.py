@@ -104,9 +104,8 @@ async def run(job: EvalJob, services: Services, listener: Listener | None = None
     total = sum(r.count() for r in requests) * plan.num_runs
 
     totals = Totals()
-    resumed = job.resume is not None
-    journaled = None if journal is None else Journaled(journal, fingerprint(job), total, resumed)
-    sink = Sinks([journaled, progress(listener), totals, *outputs])
+    sink = Sinks([None if journal is None else Journaled(journal, fingerprint(job), total),
+                  progress(listener), totals, *outputs])
     try:
         sink.on_start(header, total - len(kept))
         results = await run_evaluation(adapter, requests, num_runs=plan.num_runs,

@@ -78,28 +78,3 @@ def test_a_local_cluster_that_does_not_start_is_refused_with_rays_reason(
     assert "Traceback" not in r.output and "more" not in r.output
     assert not (agent / "calls.log").exists()
 
-
-@pytest.mark.parametrize("address", ["127.0.0.1:1", None])
-def test_a_run_whose_cluster_could_not_be_joined_leaves_nothing_to_resume(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, address: str | None) -> None:
-    # It left an `interrupted 0/1` run in `runs list`, offered for --resume, that never ran a case.
-    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'agenteval[ray]')")
-    from agenteval.store.journal import Journal
-
-    def no_start(**kwargs: object) -> None:  # a local cluster that did not start in time
-        raise TimeoutError("the raylet did not start in 30 s")
-
-    # (this process may already be connected, from another Ray test: the run would then use that)
-    monkeypatch.setattr(ray, "is_initialized", lambda: False)
-    monkeypatch.setattr(ray, "init", no_start)
-    agent, path = _project(tmp_path)
-    flags = ["--ray_address", address] if address else []
-    r = CliRunner().invoke(cli, ["eval", str(agent), str(path), "--executor", "ray", *flags])
-    assert r.exit_code == 2, r.output
-    assert ("cannot use the Ray cluster at 127.0.0.1:1: " if address else
-            "the raylet did not start in 30 s") in r.output
-    journal = Journal(agent)
-    assert journal.runs() == []
-    journal.close()
-    listed = CliRunner().invoke(cli, ["runs", "list", "--root", str(agent)])
-    assert "interrupted" not in listed.output and "Unfinished" not in listed.output, listed.output
