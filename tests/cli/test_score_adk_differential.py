@@ -118,19 +118,14 @@ def differences(ours: Scores, theirs: Scores) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_random_sets_score_as_adk_scores_them(seed: int, tmp_path: Path) -> None:
-    expected, actual, config = gen.scenario(seed, n_cases=12)
+@pytest.mark.parametrize(("make", "seed", "n_cases"),
+                         [(gen.scenario, seed, 12) for seed in range(12)]
+                         + [(gen.legacy_scenario, seed, 6) for seed in range(100, 104)])
+def test_random_sets_score_as_adk_scores_them(make: Any, seed: int, n_cases: int, tmp_path: Path) -> None:
+    """New-format sets, and legacy list files (seeds from 100), with the config beside the set
+    in every other seed."""
+    expected, actual, config = make(seed, n_cases=n_cases)
     files = gen.write(tmp_path, expected, actual, config, beside=seed % 2 == 0)
-    theirs = as_documented(adk_scores(*files), config)
-    ours = agenteval_scores(*files, tmp_path / "result.json")
-    assert not differences(ours, theirs), "\n".join(differences(ours, theirs))
-
-
-@pytest.mark.parametrize("seed", range(100, 104))
-def test_legacy_list_files_score_as_adk_scores_them(seed: int, tmp_path: Path) -> None:
-    expected, actual, config = gen.legacy_scenario(seed, n_cases=6)
-    files = gen.write(tmp_path, expected, actual, config, beside=seed % 2 == 1)
     theirs = as_documented(adk_scores(*files), config)
     ours = agenteval_scores(*files, tmp_path / "result.json")
     assert not differences(ours, theirs), "\n".join(differences(ours, theirs))
